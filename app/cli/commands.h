@@ -1,0 +1,19 @@
+#pragma once
+
+#include "args.h"
+
+#include <string>
+#include <vector>
+
+namespace attnscope::cli {
+
+struct Command {
+    const char* name;
+    const char* summary;
+    const char* usage;  // full --help text
+    int (*run)(const std::vector<std::string>& argv);
+};
+
+const std::vector<Command>& commands();
+
+}  // namespace attnscope::cli

@@ -1,0 +1,72 @@
+// Model: a loaded transformer (weights, config) that runs a forward pass with capture.
+//
+// Model::load reads a folder (config.json + model.safetensors), validates every tensor's shape
+// against the config before anything runs, and returns an immutable model. forward() may be
+// called from several threads at once. Weights are memory-mapped; tensors in the compute dtype
+// are used without a copy.
+#pragma once
+
+#include "attnscope/progress.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+class Trace;
+
+enum class DeviceChoice { Cpu, Cuda, Auto };
+
+// "cpu", "cuda", "auto"; throws attnscope::Error otherwise.
+DeviceChoice parseDeviceChoice(const std::string& text);
+// True when LibTorch was built with CUDA and a GPU is visible.
+bool cudaAvailable();
+
+struct ModelInfo {
+    std::string family;           // config.json model_type, e.g. "gpt2"
+    std::filesystem::path path;   // the folder
+    int layers = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    int headDim = 0;
+    int hidden = 0;
+    int vocabSize = 0;
+    int maxPositions = 0;
+    std::int64_t parameters = 0;  // distinct weights (a tied output embedding counts once)
+    std::string dtype;            // storage dtype of the weights: "F32", "F16", "BF16" or "mixed"
+    std::string device;           // where the weights live: "cpu", "cuda:0"
+};
+
+struct LoadOptions {
+    DeviceChoice device = DeviceChoice::Auto;
+    Progress progress;  // (tensors loaded, total)
+};
+
+struct RunOptions {
+    Progress progress;  // (layers done, total)
+};
+
+class Model {
+public:
+    // Throws attnscope::Error naming the file and what is wrong.
+    static std::shared_ptr<const Model> load(const std::filesystem::path& folder,
+                                             const LoadOptions& options = {});
+
+    virtual ~Model();
+    virtual const ModelInfo& info() const = 0;
+
+    // Labels for ids: the vocabulary's strings when the folder has vocab.json or
+    // tokenizer.json, else the ids themselves. Throws on an id outside the vocabulary.
+    virtual std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const = 0;
+
+    // One forward pass over ids, used exactly as given (no special tokens added). Throws
+    // attnscope::Error for an empty input, an id outside [0, vocab) or more ids than the model
+    // has positions; attnscope::Cancelled when progress returns false.
+    virtual std::shared_ptr<const Trace> forward(const std::vector<std::int64_t>& ids,
+                                                 const RunOptions& options = {}) const = 0;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,72 @@
+// Trace: what one forward pass recorded, enough to recompute any attention map on demand.
+//
+// Per attention block (GPT-2 has one, "self"; encoder-decoder models add "cross") and per layer,
+// the Trace keeps Q [heads, queries, head_dim] and K [kv_heads, keys, head_dim] exactly as the
+// model used them, plus the model's additive mask [queries, keys] (0 or -inf). Storing Q/K
+// instead of maps keeps capture memory O(L·H·n·d) rather than O(L·H·n²); a map is one small
+// matmul + softmax away. Tensors stay on the device the model ran on.
+//
+// A Trace is immutable once built: share it as std::shared_ptr<const Trace> across threads.
+// Torch stays out of this header (pimpl) so ui code compiles without LibTorch's headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// Row-major probabilities: values[query * cols + key]; each row sums to 1 over allowed keys.
+struct HeadMap {
+    int rows = 0;  // queries
+    int cols = 0;  // keys
+    std::vector<float> values;
+
+    float at(int query, int key) const { return values[static_cast<std::size_t>(query) * cols + key]; }
+};
+
+struct MapOptions {
+    // Display temperature T: softmax((QKᵀ·scale)/T + mask). T = 1 is the model's own map.
+    double temperature = 1.0;
+};
+
+struct BlockInfo {
+    std::string name;   // "self", "encoder", "decoder", "cross"
+    int layers = 0;
+    int heads = 0;      // query heads
+    int kvHeads = 0;    // key/value heads (== heads unless grouped-query attention)
+    bool causal = false;
+    std::vector<std::string> queryTokens;  // one label per map row
+    std::vector<std::string> keyTokens;    // one label per map column
+};
+
+class Trace {
+public:
+    struct Impl;  // defined in core/src/trace_impl.h
+    explicit Trace(std::unique_ptr<Impl> impl);
+    ~Trace();
+    Trace(const Trace&) = delete;
+    Trace& operator=(const Trace&) = delete;
+
+    const std::vector<std::int64_t>& ids() const;
+    const std::vector<std::string>& tokens() const;  // one label per input id
+    const std::vector<BlockInfo>& blocks() const;
+    // Index of the block with this name; throws attnscope::Error listing the names if absent.
+    int blockIndex(const std::string& name) const;
+
+    // The attention probabilities of one head. Throws attnscope::Error on an index out of range
+    // or a temperature that is not finite and > 0.
+    HeadMap map(int block, int layer, int head, const MapOptions& options = {}) const;
+
+    // Model outputs: logits of the token after the last position (decoder LMs), else empty.
+    const std::vector<float>& nextTokenLogits() const;
+    std::string device() const;  // "cpu" or "cuda:N"
+
+    const Impl& impl() const { return *impl_; }
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,85 @@
+#include "json_util.h"
+
+#include "attnscope/error.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace attnscope {
+
+nlohmann::json readJsonObject(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw Error(file.string() + ": file not found");
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error(file.string() + ": cannot be read");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(buffer.str());
+    } catch (const nlohmann::json::exception& e) {
+        // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+        std::string what = e.what();
+        auto pos = what.find("] ");
+        throw Error(file.string() + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    }
+    if (!json.is_object()) throw Error(file.string() + ": expected a JSON object at the top level");
+    return json;
+}
+
+bool JsonConfig::has(const std::string& key) const {
+    auto it = json_.find(key);
+    return it != json_.end() && !it->is_null();
+}
+
+void JsonConfig::fail(const std::string& key, const std::string& what) const {
+    throw Error(file_.string() + ": '" + key + "' " + what);
+}
+
+int JsonConfig::positiveInt(const std::string& key, int max) const {
+    if (!has(key)) fail(key, "is missing");
+    const auto& v = json_.at(key);
+    if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
+        fail(key, "must be an integer, found " + v.dump());
+    const double d = v.get<double>();
+    if (d < 1 || d > max) fail(key, "must be between 1 and " + std::to_string(max) + ", found " + v.dump());
+    return static_cast<int>(d);
+}
+
+std::optional<int> JsonConfig::optionalPositiveInt(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    return positiveInt(key);
+}
+
+double JsonConfig::positiveNumber(const std::string& key, std::optional<double> fallback) const {
+    if (!has(key)) {
+        if (fallback) return *fallback;
+        fail(key, "is missing");
+    }
+    const auto& v = json_.at(key);
+    if (!v.is_number()) fail(key, "must be a number, found " + v.dump());
+    const double d = v.get<double>();
+    if (!(d > 0) || !std::isfinite(d)) fail(key, "must be a positive number, found " + v.dump());
+    return d;
+}
+
+std::string JsonConfig::string(const std::string& key, std::optional<std::string> fallback) const {
+    if (!has(key)) {
+        if (fallback) return *fallback;
+        fail(key, "is missing");
+    }
+    const auto& v = json_.at(key);
+    if (!v.is_string()) fail(key, "must be a string, found " + v.dump());
+    return v.get<std::string>();
+}
+
+bool JsonConfig::boolean(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const auto& v = json_.at(key);
+    if (!v.is_boolean()) fail(key, "must be true or false, found " + v.dump());
+    return v.get<bool>();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,58 @@
+#include "trace_impl.h"
+
+#include "attnscope/error.h"
+
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+void checkIndex(const char* what, int value, int count) {
+    if (value < 0 || value >= count)
+        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
+}
+
+}  // namespace
+
+Trace::Trace(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Trace::~Trace() = default;
+
+const std::vector<std::int64_t>& Trace::ids() const { return impl_->ids; }
+const std::vector<std::string>& Trace::tokens() const { return impl_->tokens; }
+const std::vector<BlockInfo>& Trace::blocks() const { return impl_->infos; }
+const std::vector<float>& Trace::nextTokenLogits() const { return impl_->nextTokenLogits; }
+std::string Trace::device() const { return impl_->device.str(); }
+
+int Trace::blockIndex(const std::string& name) const {
+    std::string names;
+    for (std::size_t i = 0; i < impl_->infos.size(); ++i) {
+        if (impl_->infos[i].name == name) return static_cast<int>(i);
+        names += (i ? ", " : "") + impl_->infos[i].name;
+    }
+    throw Error("this model has no '" + name + "' attention block (it has: " + names + ")");
+}
+
+at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptions& options) const {
+    checkIndex("block", block, static_cast<int>(blocks.size()));
+    const BlockInfo& info = infos[block];
+    checkIndex("layer", layer, info.layers);
+    checkIndex("head", head, info.heads);
+    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
+    const LayerCapture& cap = blocks[block].layers[layer];
+    const int group = head / (info.heads / info.kvHeads);
+    return headProbs(cap.q[head], cap.k[group], blocks[block].mask, cap.scale, options.temperature);
+}
+
+HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {
+    at::Tensor probs = impl_->mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
+    HeadMap out;
+    out.rows = static_cast<int>(probs.size(0));
+    out.cols = static_cast<int>(probs.size(1));
+    const float* p = probs.data_ptr<float>();
+    out.values.assign(p, p + probs.numel());
+    return out;
+}
+
+}  // namespace attnscope

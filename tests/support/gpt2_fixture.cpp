@@ -1,0 +1,113 @@
+#include "gpt2_fixture.h"
+
+#include "attnscope/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+namespace attnscope::testing {
+
+namespace {
+
+Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset = 0.f) {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    std::normal_distribution<float> dist(0.f, 1.f);
+    Tensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(n))};
+    for (auto& v : t.values) v = offset + scale * dist(rng);
+    return t;
+}
+
+}  // namespace
+
+Gpt2Checkpoint makeGpt2(const Gpt2Spec& s, unsigned seed) {
+    std::mt19937 rng(seed);
+    Gpt2Checkpoint c;
+    c.spec = s;
+    const std::int64_t E = s.embd;
+    c.tensors["wte.weight"] = randomTensor({s.vocab, E}, rng, 0.5f);
+    c.tensors["wpe.weight"] = randomTensor({s.positions, E}, rng, 0.3f);
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        c.tensors[p + "ln_1.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
+        c.tensors[p + "ln_1.bias"] = randomTensor({E}, rng, 0.1f);
+        c.tensors[p + "attn.c_attn.weight"] = randomTensor({E, 3 * E}, rng, 0.4f);
+        c.tensors[p + "attn.c_attn.bias"] = randomTensor({3 * E}, rng, 0.1f);
+        c.tensors[p + "attn.c_proj.weight"] = randomTensor({E, E}, rng, 0.2f);
+        c.tensors[p + "attn.c_proj.bias"] = randomTensor({E}, rng, 0.1f);
+        c.tensors[p + "ln_2.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
+        c.tensors[p + "ln_2.bias"] = randomTensor({E}, rng, 0.1f);
+        c.tensors[p + "mlp.c_fc.weight"] = randomTensor({E, 4 * E}, rng, 0.2f);
+        c.tensors[p + "mlp.c_fc.bias"] = randomTensor({4 * E}, rng, 0.1f);
+        c.tensors[p + "mlp.c_proj.weight"] = randomTensor({4 * E, E}, rng, 0.1f);
+        c.tensors[p + "mlp.c_proj.bias"] = randomTensor({E}, rng, 0.1f);
+    }
+    c.tensors["ln_f.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
+    c.tensors["ln_f.bias"] = randomTensor({E}, rng, 0.1f);
+    if (s.untiedHead) c.tensors["lm_head.weight"] = randomTensor({s.vocab, E}, rng, 0.5f);
+    return c;
+}
+
+void writeText(const std::filesystem::path& file, const std::string& text) {
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+}
+
+void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) {
+    const auto& s = c.spec;
+    std::filesystem::create_directories(dir);
+    nlohmann::json config = {
+        {"model_type", "gpt2"},          {"architectures", {"GPT2LMHeadModel"}},
+        {"vocab_size", s.vocab},         {"n_positions", s.positions},
+        {"n_ctx", s.positions},          {"n_embd", s.embd},
+        {"n_head", s.heads},             {"n_layer", s.layers},
+        {"n_inner", nullptr},            {"layer_norm_epsilon", s.eps},
+        {"activation_function", s.activation}, {"tie_word_embeddings", !s.untiedHead},
+        {"torch_dtype", "float32"},
+    };
+    writeText(dir / "config.json", config.dump(2));
+
+    std::vector<TensorBytes> out;
+    for (const auto& [name, t] : c.tensors) {
+        TensorBytes b;
+        b.name = (s.prefix && name != "lm_head.weight") ? "transformer." + name : name;
+        b.dtype = DType::F32;
+        b.shape = t.shape;
+        b.bytes.resize(t.values.size() * sizeof(float));
+        std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
+        out.push_back(std::move(b));
+    }
+    if (s.legacyBuffers) {
+        for (int l = 0; l < s.layers; ++l) {
+            const std::string p = std::string(s.prefix ? "transformer." : "") + "h." + std::to_string(l) + ".attn.";
+            TensorBytes bias{p + "bias", DType::F32, {1, 1, s.positions, s.positions}, {}};
+            bias.bytes.assign(static_cast<std::size_t>(s.positions) * s.positions * sizeof(float), std::byte{0});
+            out.push_back(std::move(bias));
+            TensorBytes masked{p + "masked_bias", DType::F32, {}, std::vector<std::byte>(sizeof(float))};
+            out.push_back(std::move(masked));
+        }
+    }
+    writeSafetensors(dir / "model.safetensors", out, {{"format", "pt"}});
+
+    if (s.vocabJson) {
+        nlohmann::json vocab = nlohmann::json::object();
+        for (int i = 0; i < s.vocab; ++i) vocab["t" + std::to_string(i)] = i;
+        writeText(dir / "vocab.json", vocab.dump());
+    }
+}
+
+std::filesystem::path freshDir(const std::string& name) {
+    static std::atomic<int> counter{0};
+    auto dir = std::filesystem::temp_directory_path() /
+               ("attnscope-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+}  // namespace attnscope::testing

@@ -1,0 +1,49 @@
+// Random GPT-2 checkpoints for tests: real tensor names and shapes, deterministic weights.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnscope::testing {
+
+struct Gpt2Spec {
+    int vocab = 40;
+    int positions = 24;
+    int embd = 16;
+    int heads = 4;
+    int layers = 2;
+    double eps = 1e-5;
+    std::string activation = "gelu_new";
+    bool prefix = true;        // names start with "transformer."
+    bool untiedHead = false;   // write a separate lm_head.weight
+    bool legacyBuffers = true; // write attn.bias / attn.masked_bias like old checkpoints
+    bool vocabJson = true;     // write vocab.json with labels "t0", "t1", ...
+};
+
+struct Tensor {
+    std::vector<std::int64_t> shape;
+    std::vector<float> values;
+};
+
+struct Gpt2Checkpoint {
+    Gpt2Spec spec;
+    std::map<std::string, Tensor> tensors;  // names without the "transformer." prefix
+
+    const Tensor& get(const std::string& name) const { return tensors.at(name); }
+};
+
+Gpt2Checkpoint makeGpt2(const Gpt2Spec& spec, unsigned seed = 1);
+
+// Writes config.json, model.safetensors and (optionally) vocab.json into dir (created).
+void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& checkpoint);
+
+// Writes the config.json only (for config validation tests), from a JSON text.
+void writeText(const std::filesystem::path& file, const std::string& text);
+
+// A fresh, empty directory under the system temp dir, unique per call.
+std::filesystem::path freshDir(const std::string& name);
+
+}  // namespace attnscope::testing

@@ -1,0 +1,108 @@
+#include "reference_gpt2.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope::testing {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+Vec layerNorm(const Vec& x, const Tensor& w, const Tensor& b, double eps) {
+    double mean = 0, var = 0;
+    for (double v : x) mean += v;
+    mean /= x.size();
+    for (double v : x) var += (v - mean) * (v - mean);
+    var /= x.size();
+    Vec y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + eps) * w.values[i] + b.values[i];
+    return y;
+}
+
+// GPT-2's Conv1D: weight [in, out], y = x W + b.
+Vec conv1d(const Vec& x, const Tensor& w, const Tensor& b) {
+    const std::size_t in = w.shape[0], out = w.shape[1];
+    Vec y(out);
+    for (std::size_t j = 0; j < out; ++j) {
+        double s = b.values[j];
+        for (std::size_t i = 0; i < in; ++i) s += x[i] * w.values[i * out + j];
+        y[j] = s;
+    }
+    return y;
+}
+
+double activate(double x, const std::string& name) {
+    if (name == "relu") return std::max(0.0, x);
+    if (name == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    const double pi = 3.14159265358979323846;
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+}
+
+}  // namespace
+
+std::vector<double> causalSoftmax(const std::vector<double>& scores, int n, double temperature) {
+    std::vector<double> p(static_cast<std::size_t>(n) * n, 0.0);
+    for (int i = 0; i < n; ++i) {
+        double mx = -1e300, sum = 0;
+        for (int j = 0; j <= i; ++j) mx = std::max(mx, scores[i * n + j] / temperature);
+        for (int j = 0; j <= i; ++j) sum += std::exp(scores[i * n + j] / temperature - mx);
+        for (int j = 0; j <= i; ++j) p[i * n + j] = std::exp(scores[i * n + j] / temperature - mx) / sum;
+    }
+    return p;
+}
+
+Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long>& ids) {
+    const auto& s = c.spec;
+    const int n = static_cast<int>(ids.size()), E = s.embd, H = s.heads, d = E / H;
+    std::vector<Vec> x(n, Vec(E));
+    for (int t = 0; t < n; ++t)
+        for (int e = 0; e < E; ++e)
+            x[t][e] = c.get("wte.weight").values[ids[t] * E + e] + c.get("wpe.weight").values[t * E + e];
+
+    Gpt2Reference ref;
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        std::vector<Vec> qkv(n);
+        for (int t = 0; t < n; ++t)
+            qkv[t] = conv1d(layerNorm(x[t], c.get(p + "ln_1.weight"), c.get(p + "ln_1.bias"), s.eps),
+                            c.get(p + "attn.c_attn.weight"), c.get(p + "attn.c_attn.bias"));
+        ref.scores.emplace_back();
+        ref.probs.emplace_back();
+        std::vector<Vec> context(n, Vec(E, 0.0));
+        for (int h = 0; h < H; ++h) {
+            Vec sc(static_cast<std::size_t>(n) * n, 0.0);
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    double dot = 0;
+                    for (int k = 0; k < d; ++k) dot += qkv[i][h * d + k] * qkv[j][E + h * d + k];
+                    sc[i * n + j] = dot / std::sqrt(static_cast<double>(d));
+                }
+            Vec pr = causalSoftmax(sc, n, 1.0);
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j <= i; ++j)
+                    for (int k = 0; k < d; ++k) context[i][h * d + k] += pr[i * n + j] * qkv[j][2 * E + h * d + k];
+            ref.scores.back().push_back(sc);
+            ref.probs.back().push_back(pr);
+        }
+        for (int t = 0; t < n; ++t) {
+            Vec a = conv1d(context[t], c.get(p + "attn.c_proj.weight"), c.get(p + "attn.c_proj.bias"));
+            for (int e = 0; e < E; ++e) x[t][e] += a[e];
+            Vec m = conv1d(layerNorm(x[t], c.get(p + "ln_2.weight"), c.get(p + "ln_2.bias"), s.eps),
+                           c.get(p + "mlp.c_fc.weight"), c.get(p + "mlp.c_fc.bias"));
+            for (double& v : m) v = activate(v, s.activation);
+            Vec o = conv1d(m, c.get(p + "mlp.c_proj.weight"), c.get(p + "mlp.c_proj.bias"));
+            for (int e = 0; e < E; ++e) x[t][e] += o[e];
+        }
+    }
+    Vec last = layerNorm(x[n - 1], c.get("ln_f.weight"), c.get("ln_f.bias"), s.eps);
+    const Tensor& head = s.untiedHead ? c.get("lm_head.weight") : c.get("wte.weight");
+    for (int v = 0; v < s.vocab; ++v) {
+        double z = 0;
+        for (int e = 0; e < E; ++e) z += head.values[v * E + e] * last[e];
+        ref.nextTokenLogits.push_back(z);
+    }
+    return ref;
+}
+
+}  // namespace attnscope::testing

@@ -1,0 +1,23 @@
+// An independent GPT-2 forward for tests: plain loops in double precision over the fixture's
+// float weights, written from the GPT-2 definition (no LibTorch, nothing shared with core).
+#pragma once
+
+#include "gpt2_fixture.h"
+
+#include <vector>
+
+namespace attnscope::testing {
+
+struct Gpt2Reference {
+    // scores[l][h][i * n + j] = q_i·k_j / √d before masking and softmax (j <= i only meaningful)
+    std::vector<std::vector<std::vector<double>>> scores;
+    std::vector<std::vector<std::vector<double>>> probs;  // same layout, softmax over j <= i
+    std::vector<double> nextTokenLogits;                 // [vocab], from the last position
+};
+
+Gpt2Reference referenceGpt2(const Gpt2Checkpoint& checkpoint, const std::vector<long long>& ids);
+
+// softmax over j <= i of scores / temperature (causal), row-major n×n with zeros above the diagonal.
+std::vector<double> causalSoftmax(const std::vector<double>& scores, int n, double temperature);
+
+}  // namespace attnscope::testing
