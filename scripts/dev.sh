@@ -37,7 +37,8 @@ configure_and_build() {
   local extra=()
   # CMAKE_PREFIX_PATH (e.g. a CUDA LibTorch) and other -D options pass through ATTNSCOPE_CMAKE_ARGS.
   read -r -a extra <<< "${ATTNSCOPE_CMAKE_ARGS:-}"
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=ON "${extra[@]}"
   cmake --build "$build" --parallel "$(nproc)"
 }
 

@@ -19,14 +19,21 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
     return out;
 }
 
-at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
+at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, double scale,
                           double temperature) {
     const auto H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0);
-    // Grouped-query attention: view the query heads as [Hkv, H/Hkv * n, d] against each group.
-    at::Tensor scores = at::bmm(q.reshape({Hkv, (H / Hkv) * n, q.size(2)}), k.transpose(1, 2)).view({H, n, m});
-    scores.mul_(scale / temperature);
-    if (at::Tensor add = additiveMask(mask, n, m, scores.options()); add.defined()) scores.add_(add);
-    return at::softmax(scores, -1);
+    const double alpha = scale / temperature;
+    at::Tensor scores;
+    if (H == Hkv && additive.defined()) {
+        // One BLAS call: mask + alpha · q kᵀ.
+        scores = at::baddbmm(additive.expand({H, n, m}), q, k.transpose(1, 2), /*beta=*/1.0, alpha);
+    } else {
+        // Grouped-query attention: view the query heads as [Hkv, H/Hkv * n, d] against each group.
+        scores = at::bmm(q.reshape({Hkv, (H / Hkv) * n, q.size(2)}), k.transpose(1, 2)).view({H, n, m});
+        scores.mul_(alpha);
+        if (additive.defined()) scores.add_(additive);
+    }
+    return at::_softmax(scores, -1, false);
 }
 
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
@@ -41,7 +48,8 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
         return out;
     }
 #endif
-    return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), mask, scale, temperature).squeeze(0);
+    const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
+    return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, scale, temperature).squeeze(0);
 }
 
 }  // namespace attnscope

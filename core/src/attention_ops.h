@@ -18,8 +18,9 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
 
 // Probabilities softmax(q kᵀ · scale / temperature + mask) for all heads.
 // q [H, n, d]; k [Hkv, m, d] with H a multiple of Hkv (grouped-query attention: query head h
-// uses key group h / (H / Hkv)). Returns [H, n, m] in q's dtype and device.
-at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
+// uses key group h / (H / Hkv)); additive [n, m] from additiveMask(), or undefined for none.
+// Returns [H, n, m] in q's dtype and device.
+at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, double scale,
                           double temperature);
 
 // One head: q [n, d], k [m, d] -> [n, m]. Uses the fused CUDA kernel when the tensors are on a

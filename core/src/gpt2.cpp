@@ -121,6 +121,7 @@ public:
 
         at::Tensor idx = at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).to(device_);
         at::Tensor x = wte_.index_select(0, idx) + wpe_.narrow(0, 0, n);
+        const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             at::Tensor h = at::layer_norm(x, {E}, L.ln1w, L.ln1b, cfg_.eps);
@@ -131,7 +132,7 @@ public:
             at::Tensor q = heads(0), k = heads(1), v = heads(2);
             double scale = cfg_.scaleWeights ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
             if (cfg_.scaleByLayer) scale /= static_cast<double>(l + 1);
-            at::Tensor probs = attentionProbs(q, k, capture.mask, scale, 1.0);  // [H, n, n]
+            at::Tensor probs = attentionProbs(q, k, mask, scale, 1.0);  // [H, n, n]
             at::Tensor context = at::bmm(probs, v).transpose(0, 1).reshape({n, E});
             x = x + at::addmm(L.projB, context, L.projW);
             h = at::layer_norm(x, {E}, L.ln2w, L.ln2b, cfg_.eps);

@@ -154,3 +154,21 @@ TEST_CASE("GPT-2 forward rejects bad input with a message", "[gpt2]") {
         CHECK(calls == 1);
     }
 }
+
+TEST_CASE("F16 and BF16 checkpoints load and run exactly on their stored values", "[gpt2]") {
+    CHECK(fromHalf(toHalf(1.0f)) == 1.0f);
+    CHECK(fromHalf(toHalf(-0.333251953125f)) == -0.333251953125f);  // exactly representable
+    CHECK(toHalf(65504.f) == 0x7bff);
+    CHECK(toBFloat16(1.0f) == 0x3f80);
+    CHECK(fromBFloat16(toBFloat16(3.140625f)) == 3.140625f);
+    for (const std::string dtype : {"F16", "BF16"}) {
+        Gpt2Spec spec;
+        spec.dtype = dtype;
+        const auto c = makeGpt2(spec, 9);
+        auto model = loadFixture(c, "gpt2-" + dtype);
+        CHECK(model->info().dtype == dtype);
+        const std::vector<long long> ids = {4, 8, 15, 16, 23};
+        auto trace = model->forward({4, 8, 15, 16, 23});
+        requireMapsMatch(*trace, referenceGpt2(c, ids), spec.layers, spec.heads, 5);
+    }
+}

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -23,7 +24,52 @@ Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float sc
     return t;
 }
 
+std::uint32_t bitsOf(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+float floatOf(std::uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
 }  // namespace
+
+std::uint16_t toBFloat16(float value) {
+    const std::uint32_t u = bitsOf(value);
+    return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float fromBFloat16(std::uint16_t bits) { return floatOf(static_cast<std::uint32_t>(bits) << 16); }
+
+std::uint16_t toHalf(float value) {
+    // Finite values of test magnitude only (|x| < 65504); subnormals are flushed through the
+    // generic path below by scaling with the exact power of two.
+    const std::uint32_t u = bitsOf(value);
+    const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+    const float a = std::fabs(value);
+    if (a < 6.103515625e-05f) {  // half subnormal: units of 2^-24
+        return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(a * 16777216.0f)));
+    }
+    std::uint32_t m = bitsOf(a);
+    const int exp = static_cast<int>(m >> 23) - 127 + 15;
+    std::uint32_t mant = m & 0x7fffffu;
+    std::uint32_t half = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
+    const std::uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // carries into the exponent correctly
+    return static_cast<std::uint16_t>(sign | half);
+}
+
+float fromHalf(std::uint16_t bits) {
+    const float sign = (bits & 0x8000u) ? -1.f : 1.f;
+    const int exp = (bits >> 10) & 0x1f;
+    const int mant = bits & 0x3ff;
+    if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);
+    return sign * std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+}
 
 Gpt2Checkpoint makeGpt2(const Gpt2Spec& s, unsigned seed) {
     std::mt19937 rng(seed);
@@ -50,6 +96,11 @@ Gpt2Checkpoint makeGpt2(const Gpt2Spec& s, unsigned seed) {
     c.tensors["ln_f.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
     c.tensors["ln_f.bias"] = randomTensor({E}, rng, 0.1f);
     if (s.untiedHead) c.tensors["lm_head.weight"] = randomTensor({s.vocab, E}, rng, 0.5f);
+    for (auto& [name, t] : c.tensors)
+        for (auto& v : t.values) {
+            if (s.dtype == "F16") v = fromHalf(toHalf(v));
+            if (s.dtype == "BF16") v = fromBFloat16(toBFloat16(v));
+        }
     return c;
 }
 
@@ -76,10 +127,18 @@ void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) 
     for (const auto& [name, t] : c.tensors) {
         TensorBytes b;
         b.name = (s.prefix && name != "lm_head.weight") ? "transformer." + name : name;
-        b.dtype = DType::F32;
         b.shape = t.shape;
-        b.bytes.resize(t.values.size() * sizeof(float));
-        std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
+        if (s.dtype == "F32") {
+            b.dtype = DType::F32;
+            b.bytes.resize(t.values.size() * sizeof(float));
+            std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
+        } else {
+            b.dtype = s.dtype == "F16" ? DType::F16 : DType::BF16;
+            std::vector<std::uint16_t> half;
+            for (float v : t.values) half.push_back(s.dtype == "F16" ? toHalf(v) : toBFloat16(v));
+            b.bytes.resize(half.size() * 2);
+            std::memcpy(b.bytes.data(), half.data(), b.bytes.size());
+        }
         out.push_back(std::move(b));
     }
     if (s.legacyBuffers) {

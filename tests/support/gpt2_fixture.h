@@ -21,6 +21,7 @@ struct Gpt2Spec {
     bool untiedHead = false;   // write a separate lm_head.weight
     bool legacyBuffers = true; // write attn.bias / attn.masked_bias like old checkpoints
     bool vocabJson = true;     // write vocab.json with labels "t0", "t1", ...
+    std::string dtype = "F32"; // storage dtype: F32, F16 or BF16 (values are rounded to it)
 };
 
 struct Tensor {
@@ -36,6 +37,12 @@ struct Gpt2Checkpoint {
 };
 
 Gpt2Checkpoint makeGpt2(const Gpt2Spec& spec, unsigned seed = 1);
+
+// IEEE half and bfloat16 encodings (round to nearest even) and back, for F16/BF16 checkpoints.
+std::uint16_t toHalf(float value);
+float fromHalf(std::uint16_t bits);
+std::uint16_t toBFloat16(float value);
+float fromBFloat16(std::uint16_t bits);
 
 // Writes config.json, model.safetensors and (optionally) vocab.json into dir (created).
 void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& checkpoint);

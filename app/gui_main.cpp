@@ -1,0 +1,49 @@
+// attnscope [MODEL]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
+#include "mainwindow.h"
+#include "version.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include <cstring>
+#include <memory>
+
+namespace {
+
+// --help and --version print text and exit; they get a QCoreApplication so they work without a
+// display (the pattern from QApplication's documentation).
+std::unique_ptr<QCoreApplication> createApplication(int& argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        for (const char* flag : {"-h", "--help", "--help-all", "-?", "-v", "--version"})
+            if (std::strcmp(argv[i], flag) == 0) return std::make_unique<QCoreApplication>(argc, argv);
+    }
+    return std::make_unique<QApplication>(argc, argv);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const auto app = createApplication(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScope"));
+    QCoreApplication::setApplicationName(QStringLiteral("AttnScope"));
+    QCoreApplication::setApplicationVersion(QString::fromLatin1(attnscopeVersion()));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Explore what every attention head of a transformer attends to."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("MODEL"),
+                                 QStringLiteral("A model folder (config.json + model.safetensors) to open."),
+                                 QStringLiteral("[MODEL]"));
+    parser.process(*app);  // exits for --help, --version and unknown options
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 1) {
+        parser.showHelp(1);
+    }
+
+    MainWindow window;
+    window.show();
+    if (!args.isEmpty()) window.openModel(args.first());
+    return app->exec();
+}

@@ -1,0 +1,234 @@
+#include "heatmapview.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+// Perceptually uniform and colour-blind safe (matplotlib's viridis at 11 stops).
+QCPColorGradient viridis() {
+    static const char* const stops[] = {"#440154", "#482475", "#414487", "#355f8d",
+                                        "#2a788e", "#21918c", "#22a884", "#44bf70",
+                                        "#7ad151", "#bddf26", "#fde725"};
+    QCPColorGradient g;
+    g.clearColorStops();
+    const int n = static_cast<int>(std::size(stops));
+    for (int i = 0; i < n; ++i) g.setColorStopAt(double(i) / (n - 1), QColor(stops[i]));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setLevelCount(256);
+    return g;
+}
+
+// Byte-level BPE marks a leading space as 'Ġ' and a newline as 'Ċ'; long tokens are elided.
+QString tickText(const QString& label) {
+    QString t = label;
+    t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
+    return t.size() > 14 ? t.left(13) + QChar(0x2026) : t;
+}
+
+QString labelAt(const QStringList& labels, int i) {
+    return i < labels.size() ? labels[i] : QString::number(i);
+}
+
+}  // namespace
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+    plot_ = new QCustomPlot(this);
+    plot_->setObjectName(QStringLiteral("heatmapPlot"));
+    plot_->setMouseTracking(true);
+    plot_->setMinimumSize(240, 200);
+
+    title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, title_);
+
+    QCPAxisRect* rect = plot_->axisRect();
+    colorScale_ = new QCPColorScale(plot_);
+    plot_->plotLayout()->addElement(1, 1, colorScale_);
+    colorScale_->setType(QCPAxis::atRight);
+    colorScale_->setLabel(QStringLiteral("attention"));
+    colorScale_->setDataRange(QCPRange(0.0, 1.0));
+    colorScale_->setGradient(viridis());
+    colorScale_->setBarWidth(14);
+    // Keep the colour bar exactly as tall as the map.
+    auto* margins = new QCPMarginGroup(plot_);
+    rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+    colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+
+    colorMap_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
+    colorMap_->setInterpolate(false);
+    colorMap_->setTightBoundary(false);
+    colorMap_->setColorScale(colorScale_);  // takes the scale's gradient and data range
+
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        ticker->setSubTickCount(0);
+        axis->setTicker(ticker);
+        axis->grid()->setVisible(false);
+        axis->setSubTicks(false);
+        axis->setTickLengthOut(3);
+        axis->setTickLengthIn(0);
+    }
+    plot_->xAxis->setLabel(QStringLiteral("key"));
+    plot_->yAxis->setLabel(QStringLiteral("query"));
+    plot_->yAxis->setRangeReversed(true);  // like a matrix: query 0 on top
+
+    hoverLabel_ = new QLabel(this);
+    hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
+    hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(plot_, 1);
+    layout->addWidget(hoverLabel_);
+
+    connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    applyPalette();
+    clear(tr("Open a model folder (Ctrl+O) to see its attention."));
+}
+
+void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
+                         const QStringList& keyLabels, const QString& title) {
+    map_ = map;
+    queryLabels_ = queryLabels;
+    keyLabels_ = keyLabels;
+    // Cell centres on integers. QCustomPlot draws a single-cell dimension with zero extent, so
+    // such a dimension gets a unit range instead.
+    const auto range = [](int n) { return n > 1 ? QCPRange(0, n - 1) : QCPRange(-0.5, 0.5); };
+    auto* data = colorMap_->data();
+    data->setSize(map.cols, map.rows);
+    data->setRange(range(map.cols), range(map.rows));
+    for (int q = 0; q < map.rows; ++q)
+        for (int k = 0; k < map.cols; ++k) data->setCell(k, q, map.at(q, k));
+    setPlotVisible(map.rows > 0 && map.cols > 0);
+    plot_->xAxis->setRange(-0.5, map.cols - 0.5);
+    plot_->yAxis->setRange(-0.5, map.rows - 0.5);
+    title_->setText(title);
+    hoverLabel_->clear();
+    updateTicks();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::clear(const QString& message) {
+    map_ = {};
+    queryLabels_.clear();
+    keyLabels_.clear();
+    colorMap_->data()->clear();
+    setPlotVisible(false);
+    title_->setText(message);
+    hoverLabel_->clear();
+    updateTicks();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// Without a map only the title (a message) shows: no empty axes or colour bar.
+void HeatmapView::setPlotVisible(bool visible) {
+    colorMap_->setVisible(visible);
+    plot_->axisRect()->setVisible(visible);
+    colorScale_->setVisible(visible);
+}
+
+CellGeometry HeatmapView::cellGeometry() const {
+    CellGeometry g;
+    g.area = plot_->axisRect()->rect();
+    g.keyLower = plot_->xAxis->range().lower;
+    g.keyUpper = plot_->xAxis->range().upper;
+    g.queryLower = plot_->yAxis->range().lower;  // at the top: the y axis is reversed
+    g.queryUpper = plot_->yAxis->range().upper;
+    g.rows = map_.rows;
+    g.cols = map_.cols;
+    return g;
+}
+
+QString HeatmapView::describeCell(const Cell& cell) const {
+    return QStringLiteral("query %1 '%2' \u2192 key %3 '%4': %5")
+        .arg(cell.query)
+        .arg(labelAt(queryLabels_, cell.query))
+        .arg(cell.key)
+        .arg(labelAt(keyLabels_, cell.key))
+        .arg(double(map_.at(cell.query, cell.key)), 0, 'f', 4);
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+    const auto cell = cellGeometry().cellAt(event->position());
+    if (!cell) {
+        hoverLabel_->clear();
+        QToolTip::hideText();
+        return;
+    }
+    const QString text = describeCell(*cell);
+    hoverLabel_->setText(text);
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
+    emit cellHovered(cell->query, cell->key, map_.at(cell->query, cell->key));
+}
+
+// One tick per token while they fit; otherwise every k-th. Key labels turn vertical when they
+// are wider than a cell.
+void HeatmapView::updateTicks() {
+    // Lay the plot out for its current size first, so the axis rect is the one we place on.
+    QCPLayoutGrid* layout = plot_->plotLayout();
+    for (auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
+                       QCPLayoutElement::upLayout})
+        layout->update(phase);
+    const QFontMetrics metrics(plot_->xAxis->tickLabelFont());
+    const auto fill = [&](QCPAxis* axis, const QStringList& labels, int n, double pixels,
+                          double extent) {
+        auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+        ticker->clear();
+        if (n <= 0) return;
+        const int stride = std::max(1, int(std::ceil(n * extent / std::max(pixels, 1.0))));
+        for (int i = 0; i < n; i += stride) ticker->addTick(i, tickText(labelAt(labels, i)));
+    };
+    int widest = 0;
+    for (int i = 0; i < map_.cols; ++i)
+        widest = std::max(widest, metrics.horizontalAdvance(tickText(labelAt(keyLabels_, i))));
+    const QRect rect = plot_->axisRect()->rect();
+    const double cellWidth = map_.cols > 0 ? double(rect.width()) / map_.cols : 0.0;
+    const bool vertical = widest + 6 > cellWidth;
+    plot_->xAxis->setTickLabelRotation(vertical ? -90 : 0);
+    const double rowExtent = metrics.height() * 1.1;
+    fill(plot_->xAxis, keyLabels_, map_.cols, rect.width(), vertical ? rowExtent : widest + 6);
+    fill(plot_->yAxis, queryLabels_, map_.rows, rect.height(), rowExtent);
+}
+
+void HeatmapView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    // The axis rect gets its new size in the next layout pass; place ticks after it.
+    QMetaObject::invokeMethod(this, [this] {
+        updateTicks();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }, Qt::QueuedConnection);
+}
+
+void HeatmapView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) applyPalette();
+}
+
+// Follow the widget palette (dark themes) instead of QCustomPlot's fixed black on white.
+void HeatmapView::applyPalette() {
+    const QPalette pal = palette();
+    const QColor text = pal.color(QPalette::WindowText);
+    plot_->setBackground(pal.brush(QPalette::Window));
+    for (QCPAxis* axis : plot_->axisRect()->axes()) {
+        axis->setBasePen(QPen(text));
+        axis->setTickPen(QPen(text));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+    }
+    if (QCPAxis* axis = colorScale_->axis()) {
+        axis->setBasePen(QPen(text));
+        axis->setTickPen(QPen(text));
+        axis->setSubTickPen(QPen(text));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+    }
+    title_->setTextColor(text);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}

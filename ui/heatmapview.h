@@ -1,0 +1,65 @@
+// HeatmapView: one attention map drawn like a matrix (row = query, column = key, query 0 at
+// the top), crisp cells, a 0..1 colour bar and the tokens as tick labels on both axes.
+// Hovering a cell shows "query 'tok' → key 'tok': value" below the plot.
+//
+// The view only draws what it is given; it never computes attention (that is Trace::map).
+#pragma once
+
+#include "cellgeometry.h"
+
+#include "attnscope/trace.h"
+
+#include <QStringList>
+#include <QWidget>
+
+#include <optional>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QLabel;
+class QMouseEvent;
+
+class HeatmapView : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeatmapView(QWidget* parent = nullptr);
+
+    // Shows map (rows = queries, cols = keys). queryLabels / keyLabels have one entry per row /
+    // column (missing ones are shown as indices).
+    void setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
+                const QStringList& keyLabels, const QString& title);
+    // Removes the map and shows message in its place.
+    void clear(const QString& message);
+
+    const attnscope::HeadMap& map() const { return map_; }
+    QCustomPlot* plot() const { return plot_; }
+    QCPColorMap* colorMap() const { return colorMap_; }
+    // Where the cells are now, in plot() pixel coordinates.
+    CellGeometry cellGeometry() const;
+    // The text shown for a hovered cell.
+    QString describeCell(const Cell& cell) const;
+
+signals:
+    void cellHovered(int query, int key, float value);
+
+protected:
+    void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    void onMouseMove(QMouseEvent* event);
+    void updateTicks();
+    void setPlotVisible(bool visible);
+    void applyPalette();
+
+    QCustomPlot* plot_ = nullptr;
+    QCPColorMap* colorMap_ = nullptr;
+    QCPColorScale* colorScale_ = nullptr;
+    QCPTextElement* title_ = nullptr;
+    QLabel* hoverLabel_ = nullptr;
+    attnscope::HeadMap map_;
+    QStringList queryLabels_;
+    QStringList keyLabels_;
+};

@@ -1,0 +1,105 @@
+// JobTracker: runs background jobs on its own thread pool and hands their results back to the
+// GUI thread, dropping stale ones (the idea of KDAB hotspot's src/jobtracker.h).
+//
+// Each start() bumps an atomic generation id. A job is cancelled once a newer job started,
+// cancel() was called or the tracker was destroyed; it can ask with the Stop it is given (cheap,
+// any thread) and should then return early. Results travel with
+// QMetaObject::invokeMethod(context, ..., Qt::QueuedConnection) and are delivered only while
+// their job is still the current one, so a deliver callback never sees an outdated result.
+// Workers never block on the GUI thread. The destructor cancels and waits for running jobs, so
+// no job outlives its owner.
+//
+// Ownership: the context object must own the tracker (a member), so the tracker's destructor
+// has waited for every worker before the context dies.
+#pragma once
+
+#include <QMetaObject>
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+class JobTracker {
+public:
+    // A job's view of its own cancellation; copyable, safe on any thread.
+    class Stop {
+    public:
+        bool requested() const { return generation_->load() != id_; }
+        explicit operator bool() const { return requested(); }
+
+    private:
+        friend class JobTracker;
+        Stop(std::shared_ptr<const std::atomic<quint64>> generation, quint64 id)
+            : generation_(std::move(generation)), id_(id) {}
+        std::shared_ptr<const std::atomic<quint64>> generation_;
+        quint64 id_;
+    };
+
+    // Results are delivered in context's thread (the GUI thread). maxThreads bounds how many superseded jobs may still be winding down at once.
+    explicit JobTracker(QObject* context, int maxThreads = 2) : context_(context) {
+        pool_.setMaxThreadCount(maxThreads);
+    }
+    ~JobTracker() {
+        cancel();
+        pool_.waitForDone();
+    }
+    JobTracker(const JobTracker&) = delete;
+    JobTracker& operator=(const JobTracker&) = delete;
+
+    // Runs job(Stop) on a worker thread; its return value R (copyable) goes to deliver(R) on the
+    // GUI thread if no newer job has started by then. Returns the job's id. The job must not
+    // throw: catch at the job's boundary and return the error inside R.
+    template <typename Job, typename Deliver>
+    quint64 start(Job job, Deliver deliver) {
+        const quint64 id = ++*generation_;
+        running_ = true;
+        Stop stop(generation_, id);
+        pool_.start([this, job = std::move(job), deliver = std::move(deliver), stop]() mutable {
+            const auto result = job(stop);
+            if (stop.requested()) return;
+            // The queued call checks the generation through its own shared pointer first:
+            // `this` is touched only while the job is current, i.e. before cancel()/destruction.
+            auto generation = stop.generation_;
+            QMetaObject::invokeMethod(
+                context_,
+                [this, generation, id = stop.id_, deliver, result]() {
+                    if (generation->load() != id) return;  // stale: a newer job or cancel()
+                    running_ = false;
+                    deliver(result);
+                },
+                Qt::QueuedConnection);
+        });
+        return id;
+    }
+
+    // Posts fn() to the GUI thread while job `stop` is current (for progress reports).
+    template <typename Fn>
+    void post(const Stop& stop, Fn fn) {
+        if (stop.requested()) return;
+        auto generation = stop.generation_;
+        QMetaObject::invokeMethod(
+            context_,
+            [generation, id = stop.id_, fn]() {
+                if (generation->load() == id) fn();
+            },
+            Qt::QueuedConnection);
+    }
+
+    // Cancels the current job; its result will be dropped. Does not wait.
+    void cancel() {
+        ++*generation_;
+        running_ = false;
+    }
+    // True from start() until the current job's result was delivered or it was cancelled.
+    bool isRunning() const { return running_; }
+    // Blocks until every job, current or superseded, has returned. For shutdown and tests.
+    void waitForDone() { pool_.waitForDone(); }
+
+private:
+    QObject* context_;
+    std::shared_ptr<std::atomic<quint64>> generation_ = std::make_shared<std::atomic<quint64>>(0);
+    bool running_ = false;  // GUI thread only
+    QThreadPool pool_;
+};

@@ -1,0 +1,67 @@
+// Session: the model and trace the window shows, and the background work that produces them.
+//
+// openModel() and run() do their work on a worker thread (JobTracker) and report back on the
+// GUI thread through signals. Starting one supersedes whatever was running: the older job is
+// asked to stop at its next progress tick and its result is dropped. Model and Trace are
+// immutable and shared (std::shared_ptr<const ...>), so the GUI reads them while workers run.
+// Errors from core (attnscope::Error) or anything else arrive as failed(message); a cancelled
+// job ends silently.
+#pragma once
+
+#include "jobtracker.h"
+
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+Q_DECLARE_METATYPE(attnscope::ModelInfo)
+Q_DECLARE_METATYPE(std::shared_ptr<const attnscope::Trace>)
+
+class Session : public QObject {
+    Q_OBJECT
+public:
+    explicit Session(QObject* parent = nullptr);
+    ~Session() override;  // cancels and waits for workers
+
+    std::shared_ptr<const attnscope::Model> model() const { return model_; }
+    // The latest trace of the current model; null before the first run and after a model change.
+    std::shared_ptr<const attnscope::Trace> trace() const { return trace_; }
+    bool isBusy() const { return busy_; }
+
+    // Loads a model folder. On success the model replaces the current one and the trace is
+    // cleared; on failure the current model stays.
+    void openModel(const QString& folder);
+    // One forward pass of the current model over ids (used as given).
+    void run(std::vector<std::int64_t> ids);
+    // Stops the running job; no signal other than busyChanged(false) follows for it.
+    void cancel();
+    // Blocks until every worker has returned (also superseded ones). For shutdown and tests.
+    void waitForWorkers();
+
+signals:
+    void busyChanged(bool busy);
+    // Thousandths of the current job's work done; -1 until the first report.
+    void progress(int permille);
+    void modelLoaded(const attnscope::ModelInfo& info);
+    void traceReady(std::shared_ptr<const attnscope::Trace> trace);
+    void failed(const QString& message);
+
+private:
+    struct Outcome;
+    template <typename Work>
+    void startJob(Work work);
+    void finish(const Outcome& outcome);
+    void setBusy(bool busy);
+
+    JobTracker jobs_{this};
+    bool busy_ = false;
+    std::shared_ptr<const attnscope::Model> model_;
+    std::shared_ptr<const attnscope::Trace> trace_;
+};

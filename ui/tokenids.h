@@ -1,0 +1,20 @@
+// Token ids typed by the user: "3, 1 4,1" -> {3, 1, 4, 1}. Plain functions, testable without a GUI.
+#pragma once
+
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+struct TokenIdsParse {
+    std::vector<std::int64_t> ids;
+    QString error;  // empty on success; otherwise one sentence for the user
+    bool ok() const { return error.isEmpty(); }
+};
+
+// Comma- and/or whitespace-separated decimal ids. vocabSize > 0 also checks each id is in
+// [0, vocabSize); maxCount > 0 bounds how many ids there may be (the model's positions).
+TokenIdsParse parseTokenIds(const QString& text, int vocabSize = 0, int maxCount = 0);
+
+// "0 1 2 3" for a list of ids, the form the ids field shows.
+QString formatTokenIds(const std::vector<std::int64_t>& ids);

@@ -1,0 +1,3 @@
+#include "version.h"
+
+const char* attnscopeVersion() { return ATTNSCOPE_VERSION; }
