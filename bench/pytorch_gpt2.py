@@ -93,7 +93,7 @@ def forward(w, cfg, ids):
 
 
 def bench(folder, seq, repeat, warmup):
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", os.cpu_count())))
     w, cfg = load(folder)
     ids = torch.randint(0, cfg["vocab_size"], (seq,), generator=torch.Generator().manual_seed(0))
     times = []

@@ -7,7 +7,8 @@
 namespace attnscope {
 
 // Resolves a DeviceChoice: Cuda throws attnscope::Error when no GPU can be used; Auto falls
-// back to the CPU. Also sets LibTorch's intra-op threads to every core, once.
+// back to the CPU. The first call also sets the process-wide threading and allocator policy
+// (see device.cpp).
 c10::Device resolveDevice(DeviceChoice choice);
 
 std::string deviceName(const c10::Device& device);  // "cpu", "cuda:0"
