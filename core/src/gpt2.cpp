@@ -106,7 +106,8 @@ public:
         return vocab_.labels(ids, cfg_.vocab);
     }
 
-    std::shared_ptr<const Trace> forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+protected:
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.embd, H = cfg_.heads, d = E / H;

@@ -1,6 +1,7 @@
 #include "attnscope/error.h"
 #include "device.h"
 #include "families.h"
+#include "torch_errors.h"
 
 namespace attnscope {
 
@@ -17,8 +18,14 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& folder, co
     JsonConfig config(readJsonObject(configFile), configFile);
     const std::string type = config.string("model_type");
     const c10::Device device = resolveDevice(options.device);
-    if (type == "gpt2") return loadGpt2(folder, config, device, options);
-    throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: gpt2)");
+    if (type != "gpt2")
+        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: gpt2)");
+    return translateTorchErrors("loading " + folder.string(), [&] { return loadGpt2(folder, config, device, options); });
+}
+
+std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
+    return translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
+                                [&] { return runForward(ids, options); });
 }
 
 }  // namespace attnscope

@@ -1,6 +1,7 @@
 #include "trace_impl.h"
 
 #include "attnscope/error.h"
+#include "torch_errors.h"
 
 #include <cmath>
 
@@ -46,7 +47,9 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
 }
 
 HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {
-    at::Tensor probs = impl_->mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
+    at::Tensor probs = translateTorchErrors("computing an attention map", [&] {
+        return impl_->mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
+    });
     HeadMap out;
     out.rows = static_cast<int>(probs.size(0));
     out.cols = static_cast<int>(probs.size(1));

@@ -63,10 +63,16 @@ public:
     virtual std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const = 0;
 
     // One forward pass over ids, used exactly as given (no special tokens added). Throws
-    // attnscope::Error for an empty input, an id outside [0, vocab) or more ids than the model
-    // has positions; attnscope::Cancelled when progress returns false.
-    virtual std::shared_ptr<const Trace> forward(const std::vector<std::int64_t>& ids,
-                                                 const RunOptions& options = {}) const = 0;
+    // attnscope::Error for an empty input, an id outside [0, vocab), more ids than the model
+    // has positions, or a failure inside LibTorch (out of memory, say); attnscope::Cancelled
+    // when progress returns false.
+    std::shared_ptr<const Trace> forward(const std::vector<std::int64_t>& ids, const RunOptions& options = {}) const;
+
+protected:
+    // The family's forward; forward() validates nothing itself but turns LibTorch's exceptions
+    // into attnscope::Error, so no family has to.
+    virtual std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                                    const RunOptions& options) const = 0;
 };
 
 }  // namespace attnscope
