@@ -49,12 +49,6 @@ std::string brief(const json& v) {
     return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
 std::string offsetsText(std::uint64_t begin, std::uint64_t end) {
     return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
 }
@@ -191,10 +185,10 @@ TensorInfo parseEntry(const fs::path& path, const std::string& name, const json&
     if (t.begin > t.end) bad(range + " begin after they end");
 
     const auto needed = byteSize(t.shape, t.dtype);
-    if (!needed) bad(std::string(dtypeName(t.dtype)) + " shape " + shapeText(t.shape) + " overflows 64 bits");
+    if (!needed) bad(std::string(dtypeName(t.dtype)) + " shape " + shapeString(t.shape) + " overflows 64 bits");
     if (*needed != t.end - t.begin)
         bad(range + " hold " + std::to_string(t.end - t.begin) + " bytes but " + dtypeName(t.dtype) + " shape " +
-            shapeText(t.shape) + " needs " + std::to_string(*needed));
+            shapeString(t.shape) + " needs " + std::to_string(*needed));
     if (t.end > dataSize)
         bad(range + " end past the data section, which has " + std::to_string(dataSize) +
             " bytes (file truncated?)");
@@ -341,12 +335,12 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
         if (t.name == "__metadata__") bad("the name is reserved for metadata");
         if (header.contains(t.name)) bad("the name appears twice");
         for (auto d : t.shape)
-            if (d < 0) bad("shape " + shapeText(t.shape) + " has a negative dimension");
+            if (d < 0) bad("shape " + shapeString(t.shape) + " has a negative dimension");
         const auto needed = byteSize(t.shape, t.dtype);
-        if (!needed) bad(std::string(dtypeName(t.dtype)) + " shape " + shapeText(t.shape) + " overflows 64 bits");
+        if (!needed) bad(std::string(dtypeName(t.dtype)) + " shape " + shapeString(t.shape) + " overflows 64 bits");
         if (*needed != t.bytes.size())
             bad("has " + std::to_string(t.bytes.size()) + " bytes but " + dtypeName(t.dtype) + " shape " +
-                shapeText(t.shape) + " needs " + std::to_string(*needed));
+                shapeString(t.shape) + " needs " + std::to_string(*needed));
         header[t.name] = {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + *needed}}};
         offset += *needed;
     }
@@ -391,6 +385,12 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
         ::unlink(tmp.c_str());
         fail(path, "cannot write: " + why);
     }
+}
+
+std::string shapeString(const std::vector<std::int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
 }
 
 }  // namespace attnscope

@@ -6,12 +6,6 @@
 
 namespace attnscope {
 
-std::string shapeString(const std::vector<std::int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
 WeightStore::WeightStore(const std::filesystem::path& folder, c10::Device device) : device_(device) {
     const auto path = folder / "model.safetensors";
     std::error_code ec;

@@ -45,6 +45,4 @@ private:
     std::set<std::string> used_;
 };
 
-std::string shapeString(const std::vector<std::int64_t>& shape);
-
 }  // namespace attnscope

@@ -22,6 +22,7 @@ enum class DType { F32, F16, BF16 };
 
 const char* dtypeName(DType);      // "F32", "F16", "BF16"
 std::size_t dtypeSize(DType);      // bytes per element
+std::string shapeString(const std::vector<std::int64_t>& shape);  // "[4, 8]", "[]" for a scalar
 
 struct TensorInfo {
     std::string name;
