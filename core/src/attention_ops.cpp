@@ -33,7 +33,7 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
         scores.mul_(alpha);
         if (additive.defined()) scores.add_(additive);
     }
-    return at::_softmax(scores, -1, false);
+    return at::softmax(scores, -1);
 }
 
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
