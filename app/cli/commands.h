@@ -16,4 +16,9 @@ struct Command {
 
 const std::vector<Command>& commands();
 
+// Each command is defined in its own cmd_NAME.cpp.
+Command infoCommand();
+Command attentionCommand();
+Command benchCommand();
+
 }  // namespace attnscope::cli

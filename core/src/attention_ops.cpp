@@ -1,5 +1,8 @@
 #include "attention_ops.h"
 
+#include "attnscope/error.h"
+
+#include <algorithm>
 #include <limits>
 
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
@@ -50,6 +53,71 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
 #endif
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, scale, temperature).squeeze(0);
+}
+
+at::Tensor featureMap(const at::Tensor& x, FeatureMap map) {
+    switch (map) {
+        case FeatureMap::Elu: return at::elu(x) + 1.0;
+        case FeatureMap::Relu: return at::relu(x);
+        case FeatureMap::Favor: break;
+    }
+    throw Error("featureMap: FAVOR+ needs random features; use the lab's favor map");
+}
+
+at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap map) {
+    at::Tensor scores = at::mm(featureMap(q, map), featureMap(k, map).t());  // [n, m], >= 0
+    const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
+    if (additive.defined()) scores.masked_fill_(additive.isinf(), 0.0);
+    // A row whose allowed scores are all zero (relu can do that) has no defined distribution;
+    // it is shown as all zeros rather than NaN.
+    at::Tensor sums = scores.sum(-1, /*keepdim=*/true);
+    return scores / at::where(sums > 0, sums, at::ones_like(sums));
+}
+
+at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::Tensor& v, const MaskSpec& mask,
+                         double temperature) {
+    const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
+    at::Tensor logits = at::empty({n, m}, qa.options());
+    // Blocks of queries sized so that one [block, m, w] temporary stays around 4M elements.
+    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
+    for (std::int64_t start = 0; start < n; start += block) {
+        const auto len = std::min(block, n - start);
+        at::Tensor t = at::tanh(qa.narrow(0, start, len).unsqueeze(1) + ka.unsqueeze(0));  // [len, m, w]
+        logits.narrow(0, start, len).copy_(at::matmul(t, v));
+    }
+    if (temperature != 1.0) logits.div_(temperature);
+    const at::Tensor additive = additiveMask(mask, n, m, qa.options());
+    if (additive.defined()) logits.add_(additive);
+    return at::softmax(logits, -1);
+}
+
+LayerRun layerRun(const RunOptions& options, const std::string& block, int layer) {
+    LayerRun run;
+    const auto& layers = options.temperatureLayers;
+    if (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end())
+        run.temperature = options.temperature;
+    for (const HeadRef& h : options.maskHeads)
+        if ((h.block.empty() || h.block == block) && h.layer == layer) run.maskedHeads.push_back(h.head);
+    return run;
+}
+
+void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
+    for (int h : run.maskedHeads)
+        if (h >= 0 && h < context.size(0)) context[h].zero_();
+}
+
+at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
+                     double scale, const LayerRun& run) {
+    const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
+    at::Tensor probs = attentionProbs(q, k, additive, scale, run.temperature);  // [H, n, m]
+    at::Tensor context;
+    if (H == Hkv) {
+        context = at::bmm(probs, v);
+    } else {  // each key/value group serves H / Hkv query heads
+        context = at::bmm(probs.reshape({Hkv, (H / Hkv) * n, probs.size(2)}), v).view({H, n, v.size(2)});
+    }
+    zeroMaskedHeads(context, run);
+    return context;
 }
 
 }  // namespace attnscope

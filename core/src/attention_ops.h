@@ -2,7 +2,12 @@
 // map recomputed from a Trace is the model's own map.
 #pragma once
 
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+
 #include <ATen/ATen.h>
+
+#include <string>
 
 namespace attnscope {
 
@@ -27,5 +32,31 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
 // GPU and the kernels were compiled in.
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
                      double temperature);
+
+// Linear attention map for one head: φ(q)·φ(k) over allowed keys, each row normalised to sum 1.
+// q [n, d], k [m, d] unscaled; φ is elu+1 or relu (FAVOR+ lives with the lab code).
+at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap featureMap);
+at::Tensor featureMap(const at::Tensor& x, FeatureMap map);  // elu+1 or relu
+
+// Additive (Bahdanau) map for one head: softmax(vᵀ tanh(qa_i + ka_j) / T + mask), computed in
+// query blocks so that no [n, m, width] tensor is materialised. qa [n, w], ka [m, w], v [w].
+at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::Tensor& v, const MaskSpec& mask,
+                         double temperature);
+
+// What RunOptions asks of one layer of one block during a forward pass.
+struct LayerRun {
+    double temperature = 1.0;       // inside the softmax
+    std::vector<int> maskedHeads;   // heads whose output is zeroed
+};
+LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
+
+// Dot-product attention output with capture-compatible semantics: probabilities from
+// attentionProbs (GQA-aware) at run.temperature, context = probs · v with v [Hkv, m, dv],
+// masked heads zeroed. Returns [H, n, dv].
+at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
+                     double scale, const LayerRun& run);
+
+// Zeroes the masked heads of a context [H, n, dv] in place.
+void zeroMaskedHeads(at::Tensor& context, const LayerRun& run);
 
 }  // namespace attnscope

@@ -116,7 +116,12 @@ protected:
         impl->ids = ids;
         impl->tokens = tokenLabels(ids);
         impl->device = device_;
-        BlockInfo block{"self", cfg_.layers, cfg_.heads, cfg_.heads, true, impl->tokens, impl->tokens};
+        BlockInfo block;
+        block.name = "self";
+        block.layers = cfg_.layers;
+        block.heads = block.kvHeads = cfg_.heads;
+        block.causal = true;
+        block.queryTokens = block.keyTokens = impl->tokens;
         BlockCapture capture;
         capture.mask.causal = true;
 
@@ -133,12 +138,11 @@ protected:
             at::Tensor q = heads(0), k = heads(1), v = heads(2);
             double scale = cfg_.scaleWeights ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
             if (cfg_.scaleByLayer) scale /= static_cast<double>(l + 1);
-            at::Tensor probs = attentionProbs(q, k, mask, scale, 1.0);  // [H, n, n]
-            at::Tensor context = at::bmm(probs, v).transpose(0, 1).reshape({n, E});
+            at::Tensor context = attendDot(q, k, v, mask, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, E});
             x = x + at::addmm(L.projB, context, L.projW);
             h = at::layer_norm(x, {E}, L.ln2w, L.ln2b, cfg_.eps);
             x = x + at::addmm(L.outB, activation(at::addmm(L.fcB, h, L.fcW)), L.outW);
-            capture.layers.push_back(LayerCapture{q, k, scale});
+            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
             if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
         }
         // Only the last position's logits: the next-token distribution is what the app shows,

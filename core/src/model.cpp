@@ -3,11 +3,62 @@
 #include "families.h"
 #include "torch_errors.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace attnscope {
 
 Model::~Model() = default;
 
-std::shared_ptr<const Model> Model::load(const std::filesystem::path& folder, const LoadOptions& options) {
+namespace {
+
+std::vector<std::filesystem::path> builtinSearchPath() {
+    std::vector<std::filesystem::path> dirs;
+    if (const char* env = std::getenv("ATTNSCOPE_BUILTIN_DIR"); env && *env) dirs.emplace_back(env);
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "attnscope" / "builtin");
+#ifdef ATTNSCOPE_SOURCE_BUILTIN_DIR
+    dirs.emplace_back(ATTNSCOPE_SOURCE_BUILTIN_DIR);
+#endif
+    return dirs;
+}
+
+}  // namespace
+
+std::vector<BuiltinModel> builtinModels() {
+    std::error_code ec;
+    for (const auto& dir : builtinSearchPath()) {
+        if (!std::filesystem::is_directory(dir, ec)) continue;
+        std::vector<BuiltinModel> out;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+            if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json", ec))
+                out.push_back({entry.path().filename().string(), entry.path()});
+        std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+        if (!out.empty()) return out;
+    }
+    return {};
+}
+
+std::filesystem::path resolveModelPath(const std::string& spec) {
+    static const std::string prefix = "builtin:";
+    if (spec.compare(0, prefix.size(), prefix) != 0) return spec;
+    const std::string name = spec.substr(prefix.size());
+    std::string names;
+    for (const auto& b : builtinModels()) {
+        if (b.name == name) return b.folder;
+        names += (names.empty() ? "" : ", ") + b.name;
+    }
+    if (names.empty()) throw Error(spec + ": no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR, ../share/attnscope/builtin)");
+    throw Error(spec + ": no such built-in model (built-in: " + names + ")");
+}
+
+std::vector<std::int64_t> Model::encodeText(const std::string&) const {
+    throw Error(info().family + " model at " + info().path.string() + " has no tokenizer; give token ids instead");
+}
+
+std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, const LoadOptions& options) {
+    const std::filesystem::path folder = resolveModelPath(spec.string());
     std::error_code ec;
     if (!std::filesystem::exists(folder, ec)) throw Error(folder.string() + ": no such model folder");
     if (!std::filesystem::is_directory(folder, ec))

@@ -23,6 +23,19 @@ const std::vector<std::int64_t>& Trace::ids() const { return impl_->ids; }
 const std::vector<std::string>& Trace::tokens() const { return impl_->tokens; }
 const std::vector<BlockInfo>& Trace::blocks() const { return impl_->infos; }
 const std::vector<float>& Trace::nextTokenLogits() const { return impl_->nextTokenLogits; }
+const std::vector<std::string>& Trace::classLabels() const { return impl_->classLabels; }
+const std::vector<float>& Trace::classProbabilities() const { return impl_->classProbabilities; }
+const std::vector<std::int64_t>& Trace::outputIds() const { return impl_->outputIds; }
+const std::vector<std::string>& Trace::outputTokens() const { return impl_->outputTokens; }
+
+const char* kindName(AttentionKind kind) {
+    switch (kind) {
+        case AttentionKind::Dot: return "dot";
+        case AttentionKind::Additive: return "additive";
+        case AttentionKind::Linear: return "linear";
+    }
+    return "?";
+}
 std::string Trace::device() const { return impl_->device.str(); }
 
 int Trace::blockIndex(const std::string& name) const {
@@ -42,8 +55,22 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     const LayerCapture& cap = blocks[block].layers[layer];
+    const MaskSpec& mask = blocks[block].mask;
     const int group = head / (info.heads / info.kvHeads);
-    return headProbs(cap.q[head], cap.k[group], blocks[block].mask, cap.scale, options.temperature);
+    MapVariant variant = options.variant;
+    if (variant == MapVariant::Native)
+        variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
+    if (cap.kind == AttentionKind::Additive) {
+        if (options.variant != MapVariant::Native)
+            throw Error("this layer uses additive attention; its captured projections only give its own map");
+        return additiveProbs(cap.q[head], cap.k[head], cap.v[head], mask, options.temperature);
+    }
+    if (variant == MapVariant::Linear) {
+        // A Linear layer's own map uses elu+1, the feature map it was trained with.
+        const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
+        return linearProbs(cap.q[head], cap.k[group], mask, fm);
+    }
+    return headProbs(cap.q[head], cap.k[group], mask, cap.scale, options.temperature);
 }
 
 HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {

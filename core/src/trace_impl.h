@@ -10,10 +10,16 @@
 
 namespace attnscope {
 
+// Dot and Linear layers: q [heads, queries, head_dim] and k [kv_heads, keys, head_dim] as the
+// model used them (after any rotation); scale is the factor on q·k before the softmax.
+// Additive layers: q = W_q·q [heads, queries, width], k = W_k·k [heads, keys, width] and
+// v [heads, width], so that logits_ij = vᵀ tanh(q_i + k_j).
 struct LayerCapture {
-    at::Tensor q;        // [heads, queries, head_dim], as used by the model (after any rotation)
-    at::Tensor k;        // [kv_heads, keys, head_dim]
-    double scale = 1.0;  // the factor on q·k before the softmax (1/√d for GPT-2)
+    at::Tensor q;
+    at::Tensor k;
+    double scale = 1.0;
+    AttentionKind kind = AttentionKind::Dot;
+    at::Tensor v;  // Additive only
 };
 
 struct BlockCapture {
@@ -27,6 +33,10 @@ struct Trace::Impl {
     std::vector<BlockInfo> infos;        // parallel to blocks
     std::vector<BlockCapture> blocks;
     std::vector<float> nextTokenLogits;
+    std::vector<std::string> classLabels;
+    std::vector<float> classProbabilities;
+    std::vector<std::int64_t> outputIds;
+    std::vector<std::string> outputTokens;
     c10::Device device = c10::Device(c10::kCPU);
 
     // [queries, keys] probabilities on the trace's device, float32.

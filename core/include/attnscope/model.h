@@ -45,13 +45,38 @@ struct LoadOptions {
     Progress progress;  // (tensors loaded, total)
 };
 
+// A head of one attention block, e.g. for masking. block "" means every block that has it.
+struct HeadRef {
+    std::string block;
+    int layer = 0;
+    int head = 0;
+};
+
 struct RunOptions {
     Progress progress;  // (layers done, total)
+
+    // Propagated temperature: the model runs with softmax(logits / temperature) inside the
+    // chosen layers (empty = all layers) of every block, so later layers and the outputs change.
+    double temperature = 1.0;
+    std::vector<int> temperatureLayers;
+    // Heads whose output is zeroed before the output projection.
+    std::vector<HeadRef> maskHeads;
 };
+
+// The built-in models shipped under resources/builtin: name (e.g. "reverse-dot") and folder.
+struct BuiltinModel {
+    std::string name;
+    std::filesystem::path folder;
+};
+std::vector<BuiltinModel> builtinModels();
+// "builtin:NAME" -> its folder; any other string is returned as a path unchanged. Throws
+// attnscope::Error listing the built-in names for an unknown one.
+std::filesystem::path resolveModelPath(const std::string& spec);
 
 class Model {
 public:
-    // Throws attnscope::Error naming the file and what is wrong.
+    // folder is a model folder or "builtin:NAME" (see builtinModels()). Throws attnscope::Error
+    // naming the file and what is wrong.
     static std::shared_ptr<const Model> load(const std::filesystem::path& folder,
                                              const LoadOptions& options = {});
 
@@ -61,6 +86,10 @@ public:
     // Labels for ids: the vocabulary's strings when the folder has vocab.json or
     // tokenizer.json, else the ids themselves. Throws on an id outside the vocabulary.
     virtual std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const = 0;
+
+    // Text -> ids through the model's tokenizer, special tokens included as the model expects.
+    // Throws attnscope::Error when the model has no tokenizer (the default) or the text is empty.
+    virtual std::vector<std::int64_t> encodeText(const std::string& text) const;
 
     // One forward pass over ids, used exactly as given (no special tokens added). Throws
     // attnscope::Error for an empty input, an id outside [0, vocab), more ids than the model

@@ -26,9 +26,26 @@ struct HeadMap {
     float at(int query, int key) const { return values[static_cast<std::size_t>(query) * cols + key]; }
 };
 
+// How a layer computes attention (built-in models may use any; pretrained models use Dot).
+enum class AttentionKind { Dot, Additive, Linear };
+const char* kindName(AttentionKind kind);  // "dot", "additive", "linear"
+
+// Which map to compute from a head's captured Q and K.
+enum class MapVariant {
+    Native,  // the layer's own kind, exactly as the model used it
+    Dot,     // softmax(q·k·scale / T + mask); for a Dot layer the same as Native
+    Linear,  // φ(q)·φ(k) normalised over allowed keys, φ on the unscaled q, k
+};
+enum class FeatureMap { Elu, Relu, Favor };  // φ = elu+1, relu, FAVOR+ positive random features
+
 struct MapOptions {
-    // Display temperature T: softmax((QKᵀ·scale)/T + mask). T = 1 is the model's own map.
+    // Display temperature T: softmax(logits/T + mask). T = 1 is the model's own map. Applies to
+    // Dot and Additive maps; a Linear map has no softmax and ignores it.
     double temperature = 1.0;
+    MapVariant variant = MapVariant::Native;
+    FeatureMap featureMap = FeatureMap::Elu;  // Linear only
+    int features = 256;                       // FAVOR+ only: number of random features
+    std::uint64_t seed = 0;                   // FAVOR+ only
 };
 
 struct BlockInfo {
@@ -37,6 +54,7 @@ struct BlockInfo {
     int heads = 0;      // query heads
     int kvHeads = 0;    // key/value heads (== heads unless grouped-query attention)
     bool causal = false;
+    AttentionKind kind = AttentionKind::Dot;
     std::vector<std::string> queryTokens;  // one label per map row
     std::vector<std::string> keyTokens;    // one label per map column
 };
@@ -61,6 +79,13 @@ public:
 
     // Model outputs: logits of the token after the last position (decoder LMs), else empty.
     const std::vector<float>& nextTokenLogits() const;
+    // Classifiers: class names and probabilities (parallel), else empty.
+    const std::vector<std::string>& classLabels() const;
+    const std::vector<float>& classProbabilities() const;
+    // Encoder-decoder models: the generated output ids and their labels (no start/end marks),
+    // else empty.
+    const std::vector<std::int64_t>& outputIds() const;
+    const std::vector<std::string>& outputTokens() const;
     std::string device() const;  // "cpu" or "cuda:N"
 
     const Impl& impl() const { return *impl_; }

@@ -1,0 +1,65 @@
+#include "commands.h"
+#include "common.h"
+
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <thread>
+
+namespace attnscope::cli {
+
+namespace {
+
+int runBench(const std::vector<std::string>& argv) {
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed"}, {"json"});
+    args.expectPositionals(1);
+    const long long seq = args.integer("seq").value_or(512);
+    const long long repeat = args.integer("repeat").value_or(5);
+    const long long warmup = args.integer("warmup").value_or(1);
+    if (seq < 1 || repeat < 1 || warmup < 0) throw UsageError("--seq and --repeat must be >= 1, --warmup >= 0");
+    auto model = loadModel(args);
+    const ModelInfo& info = model->info();
+    std::mt19937_64 rng(static_cast<std::uint64_t>(args.integer("seed").value_or(0)));
+    std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(seq));
+    for (auto& id : ids) id = pick(rng);
+
+    std::vector<double> ms;
+    for (long long r = 0; r < warmup + repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto trace = model->forward(ids);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2], best = ms.front();
+    if (args.flag("json")) {
+        nlohmann::json j = {{"family", info.family}, {"seq", seq}, {"device", info.device}, {"runs", ms},
+                            {"median_ms", median}, {"min_ms", best}, {"threads", std::thread::hardware_concurrency()}};
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
+                  << info.heads << "x" << info.hidden << ", " << seq << " tokens on " << info.device << ": median "
+                  << median << " ms, min " << best << " ms over " << repeat << " runs\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+Command benchCommand() {
+    return {"bench", "time forward+capture",
+    "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S] [--json]\n\n"
+    "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n",
+            runBench};
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,51 @@
+#include "commands.h"
+#include "common.h"
+
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace attnscope::cli {
+
+namespace {
+
+int runInfo(const std::vector<std::string>& argv) {
+    Args args(argv, {"device"}, {"json"});
+    args.expectPositionals(1);
+    auto model = loadModel(args);
+    const ModelInfo& i = model->info();
+    if (args.flag("json")) {
+        nlohmann::json j = {{"family", i.family},       {"layers", i.layers},     {"heads", i.heads},
+                            {"kv_heads", i.kvHeads},    {"head_dim", i.headDim},  {"hidden", i.hidden},
+                            {"vocab_size", i.vocabSize}, {"max_positions", i.maxPositions},
+                            {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device}};
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "family:        " << i.family << "\n"
+              << "layers:        " << i.layers << "\n"
+              << "heads:         " << i.heads << (i.kvHeads != i.heads ? " (" + std::to_string(i.kvHeads) + " key/value heads)" : "") << "\n"
+              << "head dim:      " << i.headDim << "\n"
+              << "hidden:        " << i.hidden << "\n"
+              << "vocab size:    " << i.vocabSize << "\n"
+              << "parameters:    " << i.parameters << "\n"
+              << "dtype:         " << i.dtype << "\n"
+              << "max positions: " << i.maxPositions << "\n"
+              << "device:        " << i.device << "\n";
+    return 0;
+}
+
+}  // namespace
+
+Command infoCommand() {
+    return {"info", "describe a model",
+    "usage: attnscope-cli info MODEL [--device cpu|cuda|auto] [--json]\n\n"
+    "Prints the model's family, layers, heads, head dim, parameters, dtype and max positions.\n"
+    "MODEL is a folder with config.json and model.safetensors.\n",
+            runInfo};
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,77 @@
+#include "common.h"
+
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace attnscope::cli {
+
+std::shared_ptr<const Model> loadModel(const Args& args) {
+    LoadOptions options;
+    options.device = parseDeviceChoice(args.value("device").value_or("auto"));
+    return Model::load(args.positional(0, "MODEL (a model folder or builtin:NAME)"), options);
+}
+
+std::vector<std::int64_t> parseIds(const std::string& text) {
+    std::vector<std::int64_t> ids;
+    std::string token;
+    std::istringstream in(text);
+    while (std::getline(in, token, ',')) {
+        token.erase(0, token.find_first_not_of(" \t"));
+        token.erase(token.find_last_not_of(" \t") + 1);
+        std::size_t used = 0;
+        long long id = -1;
+        try {
+            id = std::stoll(token, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (token.empty() || used != token.size()) throw Error("--ids: '" + token + "' is not a token id (expected e.g. 3,17,42)");
+        ids.push_back(id);
+    }
+    if (ids.empty()) throw Error("--ids: no token ids given");
+    return ids;
+}
+
+
+void writeTextFile(const std::filesystem::path& path, const std::string& text) {
+    auto tmp = path;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw Error(path.string() + ": cannot write here");
+        out << text;
+        if (!out.flush()) throw Error(path.string() + ": write failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw Error(path.string() + ": cannot be written");
+    }
+}
+
+std::filesystem::path prepareOutDir(const std::string& dir) {
+    std::filesystem::path out(dir);
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec) && !std::filesystem::is_directory(out, ec))
+        throw Error("--out " + dir + ": exists and is not a folder");
+    std::filesystem::create_directories(out, ec);
+    if (ec) throw Error("--out " + dir + ": cannot create the folder: " + ec.message());
+    if (::access(out.c_str(), W_OK) != 0) throw Error("--out " + dir + ": the folder is not writable");
+    return out;
+}
+
+std::vector<std::int64_t> inputIds(const Args& args, const Model& model) {
+    const auto ids = args.value("ids");
+    const auto text = args.value("text");
+    if (ids && text) throw UsageError("give either --ids or --text, not both");
+    if (ids) return parseIds(*ids);
+    if (text) return model.encodeText(*text);
+    throw UsageError("missing input: --ids 3,17,42 or --text STRING");
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,33 @@
+// Helpers shared by the attnscope-cli commands.
+#pragma once
+
+#include "args.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+class Model;
+}
+
+namespace attnscope::cli {
+
+// Loads positional 0 (a model folder or builtin:NAME) on --device (default auto).
+std::shared_ptr<const Model> loadModel(const Args& args);
+
+// "3,17,42" -> ids; throws attnscope::Error naming the bad entry.
+std::vector<std::int64_t> parseIds(const std::string& text);
+
+// The model's input from --ids or --text (exactly one of them); throws UsageError otherwise.
+std::vector<std::int64_t> inputIds(const Args& args, const Model& model);
+
+// Writes text to path via a temporary file, so a failure never leaves a half-written file.
+void writeTextFile(const std::filesystem::path& path, const std::string& text);
+
+// Creates --out DIR if needed and checks it is a writable folder.
+std::filesystem::path prepareOutDir(const std::string& dir);
+
+}  // namespace attnscope::cli
