@@ -1,6 +1,7 @@
 #include "attention_ops.h"
 
 #include "attnscope/error.h"
+#include "lab/additive_cpu.h"
 
 #include <algorithm>
 #include <limits>
@@ -77,7 +78,28 @@ at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec&
 at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::Tensor& v, const MaskSpec& mask,
                          double temperature) {
     const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
-    at::Tensor logits = at::empty({n, m}, qa.options());
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= 512) {  // fused kernel, see core/cuda
+        at::Tensor q = qa.contiguous(), k = ka.contiguous(), vc = v.to(qa.options()).contiguous();
+        at::Tensor allowed;
+        if (mask.keyAllowed.defined()) allowed = mask.keyAllowed.to(qa.device(), at::kByte).contiguous();
+        at::Tensor out = at::empty({n, m}, qa.options());
+        cuda::additiveSoftmaxRows(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(),
+                                  allowed.defined() ? allowed.data_ptr<std::uint8_t>() : nullptr, out.data_ptr<float>(),
+                                  static_cast<int>(n), static_cast<int>(m), static_cast<int>(w),
+                                  static_cast<float>(1.0 / temperature), mask.causal);
+        return out;
+    }
+#endif
+    at::Tensor logits;
+    if (qa.device().is_cpu() && qa.scalar_type() == at::kFloat) logits = additiveLogitsCpu(qa, ka, v.to(qa.options()), mask.causal);
+    if (logits.defined()) {
+        if (temperature != 1.0) logits.div_(temperature);
+        const at::Tensor additive = additiveMask(mask, n, m, qa.options());
+        if (additive.defined()) logits.add_(additive);
+        return at::softmax(logits, -1);
+    }
+    logits = at::empty({n, m}, qa.options());
     // Blocks of queries sized so that one [block, m, w] temporary stays around 4M elements.
     const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
     for (std::int64_t start = 0; start < n; start += block) {

@@ -1,6 +1,7 @@
 #include "trace_impl.h"
 
 #include "attnscope/error.h"
+#include "lab/favor.h"
 #include "torch_errors.h"
 
 #include <cmath>
@@ -68,6 +69,9 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     if (variant == MapVariant::Linear) {
         // A Linear layer's own map uses elu+1, the feature map it was trained with.
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
+        // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
+        if (fm == FeatureMap::Favor)
+            return favorProbs(cap.q[head], cap.k[group], mask, cap.scale / options.temperature, options.features, options.seed);
         return linearProbs(cap.q[head], cap.k[group], mask, fm);
     }
     return headProbs(cap.q[head], cap.k[group], mask, cap.scale, options.temperature);

@@ -1,8 +1,16 @@
 // Measures on attention maps. Plain C++ on HeadMap (no torch), so ui code can call them.
-// Entropies and divergences are in nats.
+// Entropies and divergences are in nats. Every "mean over rows" skips rows that are all zero
+// (queries that see no key, e.g. padding), and a map with no such row gives 0.
+//
+// Rows and columns: row i is query i, column j key j. For maps whose keys and queries are
+// different sequences of different lengths (cross-attention, a decoder with a cached prefix)
+// query i is aligned with key a_i = i + (cols - rows), the position the causal mask uses; for
+// self-attention a_i = i.
 #pragma once
 
 #include "attnscope/trace.h"
+
+#include <vector>
 
 namespace attnscope {
 
@@ -13,5 +21,58 @@ double meanRowEntropy(const HeadMap& map);
 // zero in q where p is positive gives a large finite value. Rows where p is all zero are skipped.
 // Throws attnscope::Error when the shapes differ.
 double meanRowKl(const HeadMap& p, const HeadMap& q);
+
+// Mean attention distance in tokens: mean over rows of Σ_j p_ij |j - a_i|.
+double meanAttentionDistance(const HeadMap& map);
+
+// Share of attention on the given key columns: mean over rows of Σ_{j in keys} p_ij. Columns
+// outside the map and repeated columns count once / not at all. {0} gives "attention to the first
+// token"; the separator positions give "attention to the separator".
+double attentionToKeys(const HeadMap& map, const std::vector<int>& keys);
+
+// Pattern classes of a head, tested in this order; the first whose rule holds wins.
+//   Diagonal       D >= diagonal     D = mean over rows of p_{i, a_i}            (rows with 0 <= a_i < cols)
+//   PreviousToken  P >= previous     P = mean over rows of p_{i, a_i - 1}        (rows with 1 <= a_i <= cols)
+//   Global         G >= global       G = max_j (mean over rows of p_ij): one key column takes most of
+//                                        every query's attention (first token, [CLS], [SEP])
+//   Local          W >= local        W = mean over rows of Σ_{|j - a_i| <= localRadius} p_ij
+//   Sparse         S >= sparse       S = mean over rows of the sum of the row's sparseKeys largest
+//                  and cols >= 2·sparseKeys + 2    values: each query picks a few keys anywhere
+//   Mixed          none of the above (broad or unstructured attention)
+// In a causal map the first rows see fewer than sparseKeys keys and count as concentrated; with
+// n tokens they shift S by at most sparseKeys/n.
+enum class PatternClass { Diagonal, PreviousToken, Global, Local, Sparse, Mixed };
+const char* patternName(PatternClass pattern);  // "diagonal", "previous-token", "global", "local", "sparse", "mixed"
+
+struct PatternThresholds {
+    double diagonal = 0.5;
+    double previous = 0.5;
+    double global = 0.5;
+    double local = 0.8;
+    int localRadius = 2;
+    double sparse = 0.8;
+    int sparseKeys = 3;
+};
+
+struct PatternScores {
+    double diagonal = 0;  // D
+    double previous = 0;  // P
+    double global = 0;    // G
+    int globalKey = 0;    // the column j that gives G
+    double local = 0;     // W
+    double sparse = 0;    // S
+};
+
+PatternScores patternScores(const HeadMap& map, const PatternThresholds& thresholds = {});
+PatternClass classifyPattern(const PatternScores& scores, int cols, const PatternThresholds& thresholds = {});
+PatternClass classifyPattern(const HeadMap& map, const PatternThresholds& thresholds = {});
+
+// Cosine similarity of two maps seen as vectors, Σ a_ij b_ij / (‖a‖ ‖b‖), over the positions both
+// maps have: the leading min(rows) × min(cols) entries, so a decoder's map can be compared with
+// an encoder's over the shared positions. 0 when either part is all zero.
+double mapCosine(const HeadMap& a, const HeadMap& b);
+
+// Head-to-head similarity: k maps -> row-major k×k matrix of mapCosine, symmetric.
+std::vector<double> similarityMatrix(const std::vector<HeadMap>& maps);
 
 }  // namespace attnscope

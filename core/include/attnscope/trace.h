@@ -40,12 +40,13 @@ enum class FeatureMap { Elu, Relu, Favor };  // φ = elu+1, relu, FAVOR+ positiv
 
 struct MapOptions {
     // Display temperature T: softmax(logits/T + mask). T = 1 is the model's own map. Applies to
-    // Dot and Additive maps; a Linear map has no softmax and ignores it.
+    // Dot and Additive maps; a Linear map has no softmax and ignores it, except with FAVOR+,
+    // which estimates softmax(q·k·scale/T + mask) (see core/src/lab/favor.h).
     double temperature = 1.0;
     MapVariant variant = MapVariant::Native;
     FeatureMap featureMap = FeatureMap::Elu;  // Linear only
-    int features = 256;                       // FAVOR+ only: number of random features
-    std::uint64_t seed = 0;                   // FAVOR+ only
+    int features = 256;                       // FAVOR+ only: number of random features (>= 1)
+    std::uint64_t seed = 0;                   // FAVOR+ only: orthogonal random features, fixed by seed
 };
 
 struct BlockInfo {

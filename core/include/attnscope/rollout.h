@@ -1,0 +1,42 @@
+// Attention rollout and attention flow (Abnar & Zuidema, "Quantifying Attention Flow in
+// Transformers", ACL 2020). Plain C++ on HeadMap (no torch).
+//
+// Input: one square n×n map per layer, layer 0 first, usually the mean over the layer's heads
+// (averageHeads). The residual connection is modelled as in the paper:
+//     Â_l = residual·I + (1 - residual)·A_l, each row renormalised to sum 1
+// (residual = 0.5 is the paper's choice; a row of A_l that is all zero becomes the identity row).
+#pragma once
+
+#include "attnscope/progress.h"
+#include "attnscope/trace.h"
+
+#include <vector>
+
+namespace attnscope {
+
+// Entry-wise mean of maps of one shape. Throws attnscope::Error for no maps or mixed shapes.
+HeadMap averageHeads(const std::vector<HeadMap>& heads);
+
+// Rollout R = Â_{L-1} · … · Â_1 · Â_0. Row i: how much the top-layer position i draws from
+// input token j; rows sum to 1. Throws attnscope::Error for no layers, a non-square map, maps
+// of different sizes or residual outside [0, 1].
+HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual = 0.5);
+
+struct FlowOptions {
+    double residual = 0.5;
+    // Top-layer positions (rows) to compute; empty = all. Rows not asked for stay zero.
+    std::vector<int> rows;
+    Progress progress;  // (max-flow problems solved, total); returning false throws Cancelled
+};
+
+// Attention flow: the graph has a node (l, i) for each level l = 0..L and position i (level 0 =
+// input tokens, level L = the last layer's output) and an edge (l+1, i) -> (l, j) of capacity
+// Â_l[i][j]. flow[i][j] = the maximum flow from (L, i) to (0, j), computed exactly (up to
+// floating point) with Dinic's algorithm on the nodes that lie on some path between the two.
+// Rows are not normalised (the paper leaves them as flow values; each is at most 1).
+// Cost: one max-flow per (row, key) pair; each touches at most L·n² edges. Measured on the
+// development machine (2 cores, one used): 64 tokens × 12 layers takes about a second for a
+// causal model and a few seconds for a bidirectional one; at 256 tokens ask for a few rows.
+HeadMap attentionFlow(const std::vector<HeadMap>& layers, const FlowOptions& options = {});
+
+}  // namespace attnscope

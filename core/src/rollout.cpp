@@ -1,0 +1,243 @@
+// Attention rollout and attention flow (see rollout.h). Plain C++: the flow is a max-flow
+// problem, solved with Dinic's algorithm on a compact arc array.
+#include "attnscope/rollout.h"
+
+#include "attnscope/error.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace attnscope {
+
+namespace {
+
+using Matrix = std::vector<double>;  // row-major n×n
+
+std::string shapeOf(const HeadMap& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
+
+// Â_l for every layer, after checking that the layers are square maps of one size.
+std::vector<Matrix> residualLayers(const std::vector<HeadMap>& layers, double residual, const char* what) {
+    if (layers.empty()) throw Error(std::string(what) + " needs at least one layer");
+    if (!(residual >= 0 && residual <= 1)) throw Error(std::string(what) + ": residual must be in [0, 1]");
+    const int n = layers[0].rows;
+    std::vector<Matrix> out;
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const HeadMap& a = layers[l];
+        if (a.rows != a.cols || a.rows != n)
+            throw Error(std::string(what) + " needs square maps of one size (self-attention); layer " + std::to_string(l) +
+                        " is " + shapeOf(a) + ", layer 0 is " + shapeOf(layers[0]));
+        Matrix m(static_cast<std::size_t>(n) * n);
+        for (int i = 0; i < n; ++i) {
+            double sum = 0;
+            for (int j = 0; j < n; ++j) {
+                double v = (1 - residual) * a.at(i, j) + (i == j ? residual : 0.0);
+                m[static_cast<std::size_t>(i) * n + j] = v;
+                sum += v;
+            }
+            for (int j = 0; j < n; ++j) {
+                double& v = m[static_cast<std::size_t>(i) * n + j];
+                v = sum > 0 ? v / sum : (i == j ? 1.0 : 0.0);
+            }
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+HeadMap toHeadMap(const Matrix& m, int n) {
+    HeadMap out{n, n, std::vector<float>(m.size())};
+    std::transform(m.begin(), m.end(), out.values.begin(), [](double v) { return static_cast<float>(v); });
+    return out;
+}
+
+// The layered flow graph. Node (level, pos) = level * n + pos. Each node's arcs are contiguous:
+// forward arcs down to level - 1 (capacity Â) and the reverse arcs of the edges from level + 1
+// (capacity 0).
+class FlowGraph {
+public:
+    FlowGraph(const std::vector<Matrix>& layers, int n) : n_(n), levels_(static_cast<int>(layers.size()) + 1) {
+        const int nodes = levels_ * n;
+        std::vector<std::vector<std::pair<int, double>>> out(nodes);
+        std::vector<int> inDegree(nodes, 0);
+        for (int l = 0; l + 1 < levels_; ++l)
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    const double c = layers[l][static_cast<std::size_t>(i) * n + j];
+                    if (c > 0) {
+                        out[(l + 1) * n + i].push_back({l * n + j, c});
+                        ++inDegree[l * n + j];
+                    }
+                }
+        head_.assign(nodes + 1, 0);
+        for (int v = 0; v < nodes; ++v) head_[v + 1] = head_[v] + static_cast<int>(out[v].size()) + inDegree[v];
+        to_.resize(head_[nodes]);
+        cap_.resize(head_[nodes]);
+        rev_.resize(head_[nodes]);
+        // Forward arcs first in each node's range, then the reverse arcs of its incoming edges.
+        std::vector<int> reverseFill(nodes);
+        for (int v = 0; v < nodes; ++v) reverseFill[v] = head_[v] + static_cast<int>(out[v].size());
+        for (int v = 0; v < nodes; ++v)
+            for (std::size_t k = 0; k < out[v].size(); ++k) {
+                const int u = out[v][k].first;
+                const int a = head_[v] + static_cast<int>(k), b = reverseFill[u]++;
+                to_[a] = u, cap_[a] = out[v][k].second, rev_[a] = b;
+                to_[b] = v, cap_[b] = 0, rev_[b] = a;
+            }
+        res_ = cap_;
+        level_.assign(nodes, -1);
+        iter_.assign(nodes, 0);
+        active_.assign(nodes, 0);
+    }
+
+    int nodes() const { return levels_ * n_; }
+
+    // Nodes reachable from v along forward arcs (down) or reverse-of-forward arcs (up).
+    std::vector<char> reach(int start, bool down) const {
+        std::vector<char> seen(nodes(), 0);
+        std::vector<int> stack{start};
+        seen[start] = 1;
+        while (!stack.empty()) {
+            const int v = stack.back();
+            stack.pop_back();
+            for (int a = head_[v]; a < head_[v + 1]; ++a) {
+                const bool forward = cap_[a] > 0;
+                if (forward != down || seen[to_[a]]) continue;
+                if (!down && cap_[rev_[a]] <= 0) continue;
+                seen[to_[a]] = 1;
+                stack.push_back(to_[a]);
+            }
+        }
+        return seen;
+    }
+
+    // Max flow from s to t using only nodes with both marks set.
+    double maxFlow(int s, int t, const std::vector<char>& fromS, const std::vector<char>& toT) {
+        activeList_.clear();
+        for (int v = 0; v < nodes(); ++v)
+            if (fromS[v] && toT[v]) activeList_.push_back(v);
+        for (int v : activeList_) {
+            active_[v] = 1;
+            for (int a = head_[v]; a < head_[v + 1]; ++a) res_[a] = cap_[a];
+        }
+        double total = 0;
+        while (bfs(s, t)) {
+            for (int v : activeList_) iter_[v] = head_[v];
+            while (true) {
+                const double f = push(s, t, std::numeric_limits<double>::infinity());
+                if (f <= kEps) break;
+                total += f;
+            }
+        }
+        for (int v : activeList_) active_[v] = 0, level_[v] = -1;
+        return total;
+    }
+
+private:
+    static constexpr double kEps = 1e-12;
+
+    bool bfs(int s, int t) {
+        for (int v : activeList_) level_[v] = -1;
+        queue_.clear();
+        queue_.push_back(s);
+        level_[s] = 0;
+        for (std::size_t q = 0; q < queue_.size(); ++q) {
+            const int v = queue_[q];
+            if (v == t) break;
+            for (int a = head_[v]; a < head_[v + 1]; ++a) {
+                const int u = to_[a];
+                if (active_[u] && level_[u] < 0 && res_[a] > kEps) {
+                    level_[u] = level_[v] + 1;
+                    queue_.push_back(u);
+                }
+            }
+        }
+        return level_[t] >= 0;
+    }
+
+    // Pushes up to `limit` along level-increasing arcs; returns the amount pushed.
+    double push(int v, int t, double limit) {
+        if (v == t) return limit;
+        double pushed = 0;
+        for (int& a = iter_[v]; a < head_[v + 1]; ++a) {
+            const int u = to_[a];
+            if (!active_[u] || level_[u] != level_[v] + 1 || res_[a] <= kEps) continue;
+            if (level_[u] > level_[t] || (level_[u] == level_[t] && u != t)) continue;
+            const double d = push(u, t, std::min(limit - pushed, res_[a]));
+            if (d > 0) {
+                res_[a] -= d;
+                res_[rev_[a]] += d;
+                pushed += d;
+                if (limit - pushed <= kEps) break;  // this arc may still have room: keep iter_
+            }
+        }
+        return pushed;
+    }
+
+    int n_, levels_;
+    std::vector<int> head_, to_, rev_;
+    std::vector<double> cap_, res_;
+    std::vector<int> level_, iter_, queue_, activeList_;
+    std::vector<char> active_;
+};
+
+}  // namespace
+
+HeadMap averageHeads(const std::vector<HeadMap>& heads) {
+    if (heads.empty()) throw Error("averaging heads needs at least one map");
+    HeadMap out{heads[0].rows, heads[0].cols, std::vector<float>(heads[0].values.size(), 0.0f)};
+    std::vector<double> sum(out.values.size(), 0.0);
+    for (const HeadMap& h : heads) {
+        if (h.rows != out.rows || h.cols != out.cols)
+            throw Error("averaging heads needs maps of one shape, got " + shapeOf(heads[0]) + " and " + shapeOf(h));
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += h.values[i];
+    }
+    for (std::size_t i = 0; i < sum.size(); ++i) out.values[i] = static_cast<float>(sum[i] / heads.size());
+    return out;
+}
+
+HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual) {
+    const std::vector<Matrix> a = residualLayers(layers, residual, "attention rollout");
+    const int n = layers[0].rows;
+    Matrix r = a[0], next(r.size());
+    for (std::size_t l = 1; l < a.size(); ++l) {
+        std::fill(next.begin(), next.end(), 0.0);
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < n; ++k) {
+                const double w = a[l][static_cast<std::size_t>(i) * n + k];
+                if (w == 0) continue;
+                const double* src = &r[static_cast<std::size_t>(k) * n];
+                double* dst = &next[static_cast<std::size_t>(i) * n];
+                for (int j = 0; j < n; ++j) dst[j] += w * src[j];
+            }
+        r.swap(next);
+    }
+    return toHeadMap(r, n);
+}
+
+HeadMap attentionFlow(const std::vector<HeadMap>& layers, const FlowOptions& options) {
+    const std::vector<Matrix> a = residualLayers(layers, options.residual, "attention flow");
+    const int n = layers[0].rows, L = static_cast<int>(layers.size());
+    std::vector<int> rows = options.rows;
+    if (rows.empty())
+        for (int i = 0; i < n; ++i) rows.push_back(i);
+    for (int r : rows)
+        if (r < 0 || r >= n) throw Error("attention flow: row " + std::to_string(r) + " is out of range (0.." + std::to_string(n - 1) + ")");
+    FlowGraph graph(a, n);
+    std::vector<std::vector<char>> toSink(n);
+    for (int j = 0; j < n; ++j) toSink[j] = graph.reach(j, /*down=*/false);
+    Matrix flow(static_cast<std::size_t>(n) * n, 0.0);
+    const long long total = static_cast<long long>(rows.size()) * n;
+    long long done = 0;
+    for (int i : rows) {
+        const int s = L * n + i;
+        const std::vector<char> fromSource = graph.reach(s, /*down=*/true);
+        for (int j = 0; j < n; ++j, ++done) {
+            if (fromSource[j]) flow[static_cast<std::size_t>(i) * n + j] = graph.maxFlow(s, j, fromSource, toSink[j]);
+        }
+        if (options.progress && !options.progress(done, total)) throw Cancelled();
+    }
+    return toHeadMap(flow, n);
+}
+
+}  // namespace attnscope
