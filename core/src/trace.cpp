@@ -57,6 +57,7 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     const LayerCapture& cap = blocks[block].layers[layer];
     const MaskSpec& mask = blocks[block].mask;
+    const double temperature = options.temperature * cap.temperature;  // display × propagated
     const int group = head / (info.heads / info.kvHeads);
     MapVariant variant = options.variant;
     if (variant == MapVariant::Native)
@@ -64,17 +65,17 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     if (cap.kind == AttentionKind::Additive) {
         if (options.variant != MapVariant::Native)
             throw Error("this layer uses additive attention; its captured projections only give its own map");
-        return additiveProbs(cap.q[head], cap.k[head], cap.v[head], mask, options.temperature);
+        return additiveProbs(cap.q[head], cap.k[head], cap.v[head], mask, temperature);
     }
     if (variant == MapVariant::Linear) {
         // A Linear layer's own map uses elu+1, the feature map it was trained with.
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
         // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
         if (fm == FeatureMap::Favor)
-            return favorProbs(cap.q[head], cap.k[group], mask, cap.scale / options.temperature, options.features, options.seed);
+            return favorProbs(cap.q[head], cap.k[group], mask, cap.scale / temperature, options.features, options.seed);
         return linearProbs(cap.q[head], cap.k[group], mask, fm);
     }
-    return headProbs(cap.q[head], cap.k[group], mask, cap.scale, options.temperature);
+    return headProbs(cap.q[head], cap.k[group], mask, cap.scale, temperature);
 }
 
 HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {

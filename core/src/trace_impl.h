@@ -20,6 +20,9 @@ struct LayerCapture {
     double scale = 1.0;
     AttentionKind kind = AttentionKind::Dot;
     at::Tensor v;  // Additive only
+    // Propagated temperature the layer ran at (RunOptions); maps divide their logits by it, so
+    // that a map at display temperature 1 is the one the model used.
+    double temperature = 1.0;
 };
 
 struct BlockCapture {

@@ -53,6 +53,10 @@ std::vector<double> causalSoftmax(const std::vector<double>& scores, int n, doub
 }
 
 Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long>& ids) {
+    return referenceGpt2(c, ids, ReferenceRun{});
+}
+
+Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long>& ids, const ReferenceRun& run) {
     const auto& s = c.spec;
     const int n = static_cast<int>(ids.size()), E = s.embd, H = s.heads, d = E / H;
     std::vector<Vec> x(n, Vec(E));
@@ -69,6 +73,8 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                             c.get(p + "attn.c_attn.weight"), c.get(p + "attn.c_attn.bias"));
         ref.scores.emplace_back();
         ref.probs.emplace_back();
+        ref.q.emplace_back();
+        ref.k.emplace_back();
         std::vector<Vec> context(n, Vec(E, 0.0));
         for (int h = 0; h < H; ++h) {
             Vec sc(static_cast<std::size_t>(n) * n, 0.0);
@@ -78,10 +84,18 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                     for (int k = 0; k < d; ++k) dot += qkv[i][h * d + k] * qkv[j][E + h * d + k];
                     sc[i * n + j] = dot / std::sqrt(static_cast<double>(d));
                 }
-            Vec pr = causalSoftmax(sc, n, 1.0);
-            for (int i = 0; i < n; ++i)
+            const bool hot = run.temperatureLayers.empty() ||
+                             std::find(run.temperatureLayers.begin(), run.temperatureLayers.end(), l) != run.temperatureLayers.end();
+            Vec pr = causalSoftmax(sc, n, hot ? run.temperature : 1.0);
+            const bool masked = std::find(run.maskedHeads.begin(), run.maskedHeads.end(), std::make_pair(l, h)) != run.maskedHeads.end();
+            for (int i = 0; i < n && !masked; ++i)
                 for (int j = 0; j <= i; ++j)
                     for (int k = 0; k < d; ++k) context[i][h * d + k] += pr[i * n + j] * qkv[j][2 * E + h * d + k];
+            Vec qh(static_cast<std::size_t>(n) * d), kh(static_cast<std::size_t>(n) * d);
+            for (int i = 0; i < n; ++i)
+                for (int c2 = 0; c2 < d; ++c2) qh[i * d + c2] = qkv[i][h * d + c2], kh[i * d + c2] = qkv[i][E + h * d + c2];
+            ref.q.back().push_back(qh);
+            ref.k.back().push_back(kh);
             ref.scores.back().push_back(sc);
             ref.probs.back().push_back(pr);
         }

@@ -162,6 +162,8 @@ void validateLayers(const Trace& trace, const std::vector<int>& layers) {
 }
 
 Rerun rerun(const Model& model, const Trace& original, const RunOptions& options, int topK) {
+    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     validateHeads(original, options.maskHeads);
     validateLayers(original, options.temperatureLayers);
     Rerun r;
