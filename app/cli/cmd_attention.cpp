@@ -1,7 +1,10 @@
 #include "commands.h"
 #include "common.h"
+#include "lab_output.h"
 
 #include "attnscope/error.h"
+#include "attnscope/interventions.h"
+#include "attnscope/lab.h"
 #include "attnscope/model.h"
 #include "attnscope/npy.h"
 #include "attnscope/trace.h"
@@ -11,20 +14,128 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <sstream>
 
 namespace attnscope::cli {
 
 namespace {
 
-// Writes one block's maps as [layers, heads, queries, keys] float32.
-void writeBlock(const Trace& trace, int b, const MapOptions& mapOptions, const std::filesystem::path& file) {
+enum class Variant { Native, Dot, Linear, Additive, Hybrid };
+
+struct AttentionSettings {
+    MapOptions map;
+    Variant variant = Variant::Native;
+    AdditiveFitOptions fit;
+    double gate = 0.5;
+    RunOptions run;
+    bool rerun = false;  // --propagate or --mask-heads
+    int topK = 5;
+    std::string what;    // the intervention, in words
+};
+
+Variant parseVariant(const std::string& v) {
+    if (v == "dot") return Variant::Dot;
+    if (v == "linear") return Variant::Linear;
+    if (v == "additive") return Variant::Additive;
+    if (v == "hybrid") return Variant::Hybrid;
+    throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid");
+}
+
+FeatureMap parseFeatureMap(const std::string& v) {
+    if (v == "elu") return FeatureMap::Elu;
+    if (v == "relu") return FeatureMap::Relu;
+    if (v == "favor") return FeatureMap::Favor;
+    throw Error("--feature-map '" + v + "' is not one of elu, relu, favor");
+}
+
+void requireWith(const Args& args, const char* option, bool allowed, const char* needs) {
+    if (args.value(option) && !allowed) throw UsageError(std::string("--") + option + " needs " + needs);
+}
+
+// Everything is checked before the model is loaded, so a bad value costs nothing.
+AttentionSettings parseSettings(const Args& args) {
+    AttentionSettings s;
+    const double temperature = args.number("temperature").value_or(1.0);
+    if (!(temperature > 0) || !std::isfinite(temperature)) throw Error("--temperature must be a finite number > 0");
+    const bool propagate = args.flag("propagate");
+    if (propagate && !args.value("temperature")) throw UsageError("--propagate needs --temperature T");
+    requireWith(args, "layers", propagate, "--propagate");
+    if (propagate) {
+        s.run.temperature = temperature;
+        if (auto layers = args.value("layers")) s.run.temperatureLayers = parseLayerList(*layers);
+        std::ostringstream w;
+        w << "temperature " << temperature << " inside ";
+        if (s.run.temperatureLayers.empty()) w << "every layer";
+        else {
+            w << "layers ";
+            for (std::size_t i = 0; i < s.run.temperatureLayers.size(); ++i) w << (i ? "," : "") << s.run.temperatureLayers[i];
+        }
+        s.what = w.str();
+    } else {
+        s.map.temperature = temperature;
+    }
+    if (auto heads = args.value("mask-heads")) {
+        s.run.maskHeads = parseHeadList(*heads);
+        s.what += (s.what.empty() ? "" : "; ") + std::string("masked heads ") + *heads;
+    }
+    s.rerun = propagate || !s.run.maskHeads.empty();
+    s.topK = static_cast<int>(args.integer("top-k").value_or(5));
+    if (s.topK < 1) throw Error("--top-k must be >= 1");
+
+    if (auto v = args.value("variant")) s.variant = parseVariant(*v);
+    const bool linear = s.variant == Variant::Linear;
+    const bool fitted = s.variant == Variant::Additive || s.variant == Variant::Hybrid;
+    requireWith(args, "feature-map", linear, "--variant linear");
+    requireWith(args, "gate", s.variant == Variant::Hybrid, "--variant hybrid");
+    requireWith(args, "fit-width", fitted, "--variant additive or hybrid");
+    requireWith(args, "fit-steps", fitted, "--variant additive or hybrid");
+    s.map.variant = linear ? MapVariant::Linear : s.variant == Variant::Native ? MapVariant::Native : MapVariant::Dot;
+    if (auto fm = args.value("feature-map")) s.map.featureMap = parseFeatureMap(*fm);
+    requireWith(args, "features", linear && s.map.featureMap == FeatureMap::Favor, "--feature-map favor");
+    if (auto m = args.integer("features")) {
+        if (*m < 1 || *m > 65536) throw Error("--features must be between 1 and 65536, got " + std::to_string(*m));
+        s.map.features = static_cast<int>(*m);
+    }
+    if (auto seed = args.integer("seed")) {
+        if (*seed < 0) throw Error("--seed must be >= 0");
+        s.map.seed = s.fit.seed = static_cast<std::uint64_t>(*seed);
+    }
+    if (auto g = args.number("gate")) {
+        if (!(*g >= 0 && *g <= 1)) throw Error("--gate must be in [0, 1]");
+        s.gate = *g;
+    }
+    if (auto w = args.integer("fit-width")) {
+        if (*w < 1 || *w > 512) throw Error("--fit-width must be between 1 and 512");
+        s.fit.width = static_cast<int>(*w);
+    }
+    if (auto st = args.integer("fit-steps")) {
+        if (*st < 1 || *st > 100000) throw Error("--fit-steps must be between 1 and 100000");
+        s.fit.steps = static_cast<int>(*st);
+    }
+    s.fit.temperature = s.map.temperature;
+    return s;
+}
+
+// One block's maps as [layers, heads, queries, keys] float32; fitted variants also fill `fits`.
+void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std::filesystem::path& file,
+                nlohmann::json& fits) {
     const BlockInfo& block = trace.blocks()[b];
     const auto rows = static_cast<std::int64_t>(block.queryTokens.size());
     const auto cols = static_cast<std::int64_t>(block.keyTokens.size());
+    const bool fitted = s.variant == Variant::Additive || s.variant == Variant::Hybrid;
     NpyWriter npy(file, {block.layers, block.heads, rows, cols});
     for (int l = 0; l < block.layers; ++l)
         for (int h = 0; h < block.heads; ++h) {
-            const HeadMap map = trace.map(b, l, h, mapOptions);
+            HeadMap map;
+            if (fitted && block.kind == AttentionKind::Additive) {
+                map = trace.map(b, l, h, MapOptions{s.map.temperature});  // the layer's own additive map
+            } else if (fitted) {
+                const AdditiveFit fit = fitAdditive(trace, b, l, h, s.fit);
+                fits.push_back({{"block", block.name}, {"layer", l}, {"head", h}, {"initial_kl", fit.initialKl}, {"final_kl", fit.finalKl}});
+                map = s.variant == Variant::Hybrid ? mixMaps(fit.map, trace.map(b, l, h, s.map), s.gate) : fit.map;
+            } else {
+                map = trace.map(b, l, h, s.map);
+            }
             npy.append(map.values.data(), map.values.size());
         }
     npy.finish();
@@ -33,24 +144,32 @@ void writeBlock(const Trace& trace, int b, const MapOptions& mapOptions, const s
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "out", "device", "temperature"}, {});
+    Args args(argv, {"ids", "text", "out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
+                     "mask-heads", "gate", "fit-width", "fit-steps", "top-k"},
+              {"propagate"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
-    MapOptions mapOptions;
-    mapOptions.temperature = args.number("temperature").value_or(1.0);
-    if (!(mapOptions.temperature > 0) || !std::isfinite(mapOptions.temperature))
-        throw Error("--temperature must be a finite number > 0");
+    const AttentionSettings s = parseSettings(args);
 
     auto model = loadModel(args);
     const std::vector<std::int64_t> ids = inputIds(args, *model);
-    auto trace = model->forward(ids);
+    std::shared_ptr<const Trace> trace = model->forward(ids);
+    nlohmann::json change;
+    if (s.rerun) {
+        const Rerun r = rerun(*model, *trace, s.run, s.topK);  // validates layers and heads
+        trace = r.trace;
+        change = outputChangeJson(r.change);
+        change["intervention"] = s.what;
+        printOutputChange(std::cout, r.change, s.what);
+    }
     const std::filesystem::path out = prepareOutDir(outArg);
 
     // One block ("self") is attention.npy; models with several write one file per block.
     const auto& blocks = trace->blocks();
+    nlohmann::json fits = nlohmann::json::array();
     for (int b = 0; b < static_cast<int>(blocks.size()); ++b)
-        writeBlock(*trace, b, mapOptions, out / (blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy"));
+        writeBlock(*trace, b, s, out / (blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy"), fits);
 
     nlohmann::json tokens = {{"ids", trace->ids()}, {"tokens", trace->tokens()}};
     if (!trace->outputTokens().empty()) {
@@ -68,6 +187,18 @@ int runAttention(const std::vector<std::string>& argv) {
     for (const auto& block : blocks) tokens["blocks"][block.name] = {{"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
     writeTextFile(out / "tokens.json", tokens.dump(2) + "\n");
     std::cerr << "wrote " << (out / "tokens.json").string() << "\n";
+    if (s.rerun) {
+        writeTextFile(out / "output_change.json", change.dump(2) + "\n");
+        std::cerr << "wrote " << (out / "output_change.json").string() << "\n";
+    }
+    if (!fits.empty()) {
+        double before = 0, after = 0;
+        for (const auto& f : fits) before += f["initial_kl"].get<double>(), after += f["final_kl"].get<double>();
+        std::cout << "additive fit (width " << s.fit.width << ", " << s.fit.steps << " Adam steps): mean KL to the dot map "
+                  << before / fits.size() << " -> " << after / fits.size() << " nats over " << fits.size() << " heads\n";
+        writeTextFile(out / "fit.json", nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
+        std::cerr << "wrote " << (out / "fit.json").string() << "\n";
+    }
     return 0;
 }
 
@@ -76,7 +207,9 @@ int runAttention(const std::vector<std::string>& argv) {
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
     "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING) --out DIR [--device cpu|cuda|auto]\n"
-    "                               [--temperature T]\n\n"
+    "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
+    "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
+    "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n\n"
     "Runs the model on the token ids (used exactly as given) or on the text (through the model's\n"
     "tokenizer) and writes\n"
     "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
@@ -85,7 +218,18 @@ Command attentionCommand() {
     "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
     "                     model's outputs (generated target, or class label and probabilities)\n"
     "MODEL is a model folder or builtin:NAME.\n"
-    "--temperature T divides the attention logits by T before the softmax (display only).\n"
+    "--temperature T divides the attention logits by T before the softmax (display only), or with\n"
+    "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
+    "  the outputs change; the maps written are those the model then used.\n"
+    "--mask-heads L:H,L:H zeroes those heads' outputs (BLOCK:L:H for one block) and re-runs.\n"
+    "  With --propagate or --mask-heads the output change against the plain run (next-token top-K\n"
+    "  and KL, class probabilities, or the generated sequence) is printed and written to\n"
+    "  DIR/output_change.json.\n"
+    "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
+    "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
+    "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
+    "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
+    "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runAttention};
 }

@@ -1,0 +1,69 @@
+#include "lab_output.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace attnscope::cli {
+
+namespace {
+
+std::string cell(const TokenProbability& t) {
+    std::ostringstream s;
+    s << std::left << std::setw(14) << t.label << " " << std::fixed << std::setprecision(4) << t.probability;
+    return s.str();
+}
+
+}  // namespace
+
+void printOutputChange(std::ostream& out, const OutputChange& c, const std::string& what) {
+    out << "output change (" << what << "):\n";
+    if (c.kind == "next-token" || c.kind == "class")
+        out << "  KL(original || changed) = " << std::setprecision(6) << c.kl << " nats; top "
+            << (c.sameTop ? "unchanged" : "changed") << "\n";
+    if (c.kind == "next-token") {
+        out << "  rank  original                 changed\n";
+        for (std::size_t r = 0; r < c.originalTop.size(); ++r)
+            out << "  " << std::left << std::setw(4) << r + 1 << "  " << std::setw(24) << cell(c.originalTop[r]) << " "
+                << cell(c.changedTop[r]) << "\n";
+    } else if (c.kind == "class") {
+        out << "  class           original  changed\n";
+        for (std::size_t i = 0; i < c.classLabels.size(); ++i)
+            out << "  " << std::left << std::setw(14) << c.classLabels[i] << "  " << std::fixed << std::setprecision(4)
+                << c.originalProbabilities[i] << "    " << c.changedProbabilities[i] << "\n";
+    } else if (c.kind == "sequence") {
+        auto join = [](const std::vector<std::string>& t) {
+            std::string s;
+            for (const auto& x : t) s += (s.empty() ? "" : " ") + x;
+            return s;
+        };
+        out << "  original: " << join(c.originalOutput) << "\n  changed:  " << join(c.changedOutput) << "\n  "
+            << c.changedPositions << " output positions differ\n";
+    } else {
+        out << "  the model has no outputs to compare\n";
+    }
+}
+
+nlohmann::json outputChangeJson(const OutputChange& c) {
+    nlohmann::json j = {{"kind", c.kind}, {"kl", c.kl}, {"same_top", c.sameTop}};
+    auto top = [](const std::vector<TokenProbability>& v) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& t : v) a.push_back({{"id", t.id}, {"token", t.label}, {"probability", t.probability}});
+        return a;
+    };
+    if (c.kind == "next-token") {
+        j["original_top"] = top(c.originalTop);
+        j["changed_top"] = top(c.changedTop);
+    } else if (c.kind == "class") {
+        j["labels"] = c.classLabels;
+        j["original_probabilities"] = c.originalProbabilities;
+        j["changed_probabilities"] = c.changedProbabilities;
+    } else if (c.kind == "sequence") {
+        j["original_output"] = c.originalOutput;
+        j["changed_output"] = c.changedOutput;
+        j["changed_positions"] = c.changedPositions;
+    }
+    return j;
+}
+
+}  // namespace attnscope::cli
