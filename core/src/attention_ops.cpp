@@ -40,6 +40,27 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
     return at::softmax(scores, -1);
 }
 
+namespace {
+
+// Causal map in blocks of query rows: each block scores only the keys it may see (about half the
+// products and exps of the full square), the -inf mask touches only the block's diagonal part,
+// and no [n, m] mask tensor is built. Query i sees keys j <= i + (m - n), m >= n.
+at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, double alpha) {
+    const std::int64_t n = q.size(0), m = k.size(0), offset = m - n, block = 256;
+    at::Tensor out = at::zeros({n, m}, q.options());
+    const at::Tensor future = at::ones({block, block}, q.options().dtype(at::kBool)).triu_(1);
+    for (std::int64_t s = 0; s < n; s += block) {
+        const std::int64_t len = std::min(block, n - s), keys = s + len + offset;
+        at::Tensor scores = at::mm(q.narrow(0, s, len), k.narrow(0, 0, keys).t()).mul_(alpha);
+        scores.narrow(1, s + offset, len).masked_fill_(future.narrow(0, 0, len).narrow(1, 0, len),
+                                                       -std::numeric_limits<double>::infinity());
+        out.narrow(0, s, len).narrow(1, 0, keys).copy_(at::softmax(scores, -1));
+    }
+    return out;
+}
+
+}  // namespace
+
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
@@ -52,6 +73,7 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
         return out;
     }
 #endif
+    if (mask.causal && !mask.keyAllowed.defined() && k.size(0) >= q.size(0)) return causalHeadProbs(q, k, scale / temperature);
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, scale, temperature).squeeze(0);
 }
@@ -66,13 +88,17 @@ at::Tensor featureMap(const at::Tensor& x, FeatureMap map) {
 }
 
 at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap map) {
-    at::Tensor scores = at::mm(featureMap(q, map), featureMap(k, map).t());  // [n, m], >= 0
-    const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
-    if (additive.defined()) scores.masked_fill_(additive.isinf(), 0.0);
+    return normaliseAllowed(at::mm(featureMap(q, map), featureMap(k, map).t()), mask);  // [n, m], >= 0
+}
+
+at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {
+    if (mask.causal) scores.tril_(scores.size(1) - scores.size(0));  // keys j <= i + (m - n)
+    if (mask.keyAllowed.defined()) scores.mul_(mask.keyAllowed.to(scores.options()).unsqueeze(0));
     // A row whose allowed scores are all zero (relu can do that) has no defined distribution;
     // it is shown as all zeros rather than NaN.
     at::Tensor sums = scores.sum(-1, /*keepdim=*/true);
-    return scores / at::where(sums > 0, sums, at::ones_like(sums));
+    sums.masked_fill_(sums <= 0, 1.0);
+    return scores.div_(sums);
 }
 
 at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::Tensor& v, const MaskSpec& mask,

@@ -78,6 +78,12 @@ TEST_CASE("exponential-form additive logits equal vᵀ tanh(qa + ka)", "[lab][ad
                                           * at::ones({29, 37}).tril(8);
     CHECK(maxAbsDiff(causal, expectedCausal) < 2e-5 * 24);
     CHECK_FALSE(additiveLogitsCpu(qa * 10, ka, v, false).defined());  // |x| > 20: caller falls back
+    // Long rows take the vectorised tiles of 64 keys (plus a tail), and the rows are split
+    // over threads once n·m·w >= 1e6.
+    const auto qb = at::randn({300, 40}) * 2, kb = at::randn({330, 40}) * 2, vb = at::randn({40});
+    const at::Tensor expectedLong = at::matmul(at::tanh(qb.unsqueeze(1) + kb.unsqueeze(0)), vb);
+    CHECK(maxAbsDiff(additiveLogitsCpu(qb, kb, vb, false), expectedLong) < 2e-5 * 40);
+    CHECK(maxAbsDiff(additiveLogitsCpu(qb, kb, vb, true), expectedLong * at::ones({300, 330}).tril(30)) < 2e-5 * 40);
 
     SECTION("additiveProbs gives the same map on both paths") {
         MaskSpec mask;

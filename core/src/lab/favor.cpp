@@ -74,12 +74,6 @@ at::Tensor favorFeatureMap(const at::Tensor& x, const at::Tensor& omega, bool ro
     return proj.exp_();
 }
 
-at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {
-    const at::Tensor additive = additiveMask(mask, scores.size(0), scores.size(1), scores.options());
-    if (additive.defined()) scores.masked_fill_(additive.isinf(), 0.0);
-    at::Tensor sums = scores.sum(-1, /*keepdim=*/true);
-    return scores.div_(at::where(sums > 0, sums, at::ones_like(sums)));
-}
 
 at::Tensor favorProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale, int features,
                       std::uint64_t seed) {

@@ -31,7 +31,5 @@ at::Tensor favorProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& 
 // (keys, rowwiseMax false).
 at::Tensor favorFeatureMap(const at::Tensor& x, const at::Tensor& omega, bool rowwiseMax);
 
-// Rows of scores [n, m] >= 0 masked and normalised to sum 1 (all-zero rows stay zero).
-at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask);
 
 }  // namespace attnscope
