@@ -88,7 +88,23 @@ at::Tensor featureMap(const at::Tensor& x, FeatureMap map) {
 }
 
 at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap map) {
-    return normaliseAllowed(at::mm(featureMap(q, map), featureMap(k, map).t()), mask);  // [n, m], >= 0
+    return linearMapFromFeatures(featureMap(q, map), featureMap(k, map), mask);
+}
+
+at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK, const MaskSpec& mask) {
+    const std::int64_t n = phiQ.size(0), m = phiK.size(0), offset = m - n, block = 256;
+    if (!mask.causal || mask.keyAllowed.defined() || offset < 0) return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
+    // Causal: each block of query rows multiplies only against the keys it may see.
+    at::Tensor out = at::zeros({n, m}, phiQ.options());
+    for (std::int64_t s = 0; s < n; s += block) {
+        const std::int64_t len = std::min(block, n - s), keys = s + len + offset;
+        at::Tensor rows = out.narrow(0, s, len).narrow(1, 0, keys);
+        at::mm_out(rows, phiQ.narrow(0, s, len), phiK.narrow(0, 0, keys).t());
+        rows.narrow(1, s + offset, len).tril_();
+    }
+    at::Tensor sums = out.sum(-1, /*keepdim=*/true);
+    sums.masked_fill_(sums <= 0, 1.0);
+    return out.div_(sums);
 }
 
 at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {

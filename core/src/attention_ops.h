@@ -37,6 +37,9 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
 // q [n, d], k [m, d] unscaled; φ is elu+1 or relu (FAVOR+ lives with the lab code).
 at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap featureMap);
 at::Tensor featureMap(const at::Tensor& x, FeatureMap map);  // elu+1 or relu
+// The linear map from features φq [n, f], φk [m, f] (>= 0): φq·φk over allowed keys, rows
+// normalised; causal inputs compute only the products below the diagonal.
+at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK, const MaskSpec& mask);
 // Non-negative scores [n, m] -> zero where the mask forbids, rows divided by their sums (a row
 // that sums to 0 stays 0), in place; no [n, m] mask tensor is built.
 at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask);

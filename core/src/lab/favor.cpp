@@ -82,7 +82,7 @@ at::Tensor favorProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& 
     const double s = std::sqrt(scale);
     at::Tensor phiQ = favorFeatureMap(q * s, omega, /*rowwiseMax=*/true);
     at::Tensor phiK = favorFeatureMap(k * s, omega, /*rowwiseMax=*/false);
-    return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
+    return linearMapFromFeatures(phiQ, phiK, mask);
 }
 
 }  // namespace attnscope
