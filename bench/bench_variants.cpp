@@ -157,6 +157,8 @@ void BM_LinearOutput_PlainQuadratic(benchmark::State& s) {
 
 void maps(benchmark::internal::Benchmark* b, std::int64_t largest) {
     for (std::int64_t n = 256; n <= largest; n *= 2) b->Arg(n);
+    if (largest == 16384)  // attention outputs: finer steps around where linear overtakes dot
+        for (std::int64_t n : {128, 192, 320, 384, 448}) b->Arg(n);
     // Wall time, and CPU time of the whole process (BLAS threads included): on a shared machine
     // the second is the steadier measure of the work done.
     b->Unit(benchmark::kMillisecond)->MinTime(0.2)->UseRealTime()->MeasureProcessCPUTime();

@@ -2,8 +2,10 @@
 #include "device.h"
 #include "families.h"
 #include "torch_errors.h"
+#include "trace_impl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace attnscope {
@@ -75,8 +77,20 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
 }
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
-    return translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
-                                [&] { return runForward(ids, options); });
+    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
+    auto trace = translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
+                                      [&] { return runForward(ids, options); });
+    // Record the propagated temperature each layer ran at, for every family in one place, so
+    // that the Trace's maps are the ones the model used. The Impl is not const (only the Trace
+    // handle is) and nothing else holds it yet.
+    if (options.temperature != 1.0) {
+        auto& impl = const_cast<Trace::Impl&>(trace->impl());
+        for (std::size_t b = 0; b < impl.blocks.size(); ++b)
+            for (std::size_t l = 0; l < impl.blocks[b].layers.size(); ++l)
+                impl.blocks[b].layers[l].temperature = layerRun(options, impl.infos[b].name, static_cast<int>(l)).temperature;
+    }
+    return trace;
 }
 
 }  // namespace attnscope

@@ -21,7 +21,8 @@ struct LayerCapture {
     AttentionKind kind = AttentionKind::Dot;
     at::Tensor v;  // Additive only
     // Propagated temperature the layer ran at (RunOptions); maps divide their logits by it, so
-    // that a map at display temperature 1 is the one the model used.
+    // that a map at display temperature 1 is the one the model used. Model::forward sets it from
+    // RunOptions for every family; families need not.
     double temperature = 1.0;
 };
 

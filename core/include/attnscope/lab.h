@@ -63,7 +63,8 @@ struct MetricsOptions {
     // Key labels that count as separators; the default covers BERT, RoBERTa/BART, GPT-2, Llama
     // and the built-in models.
     std::vector<std::string> separatorLabels = {"[SEP]", "</s>", "<|endoftext|>", "<eos>", "<sep>", "[EOS]"};
-    // KL(dot ‖ linear with this feature map) per head; off when compareLinear is false.
+    // KL(dot ‖ linear with this feature map) per head of dot-product layers (0 for others and
+    // when compareLinear is false).
     bool compareLinear = true;
     FeatureMap compareFeatureMap = FeatureMap::Elu;
     Progress progress;  // (heads done, total)
