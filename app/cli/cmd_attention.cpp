@@ -28,7 +28,11 @@ struct AttentionSettings {
     AdditiveFitOptions fit;
     double gate = 0.5;
     RunOptions run;
-    bool rerun = false;  // --propagate or --mask-heads
+    bool rerun = false;  // --propagate, --mask-heads or --prune
+    bool prune = false;
+    Importance importance = Importance::Entropy;
+    int pruneCount = 0;
+    bool pruneLeast = false;
     int topK = 5;
     std::string what;    // the intervention, in words
 };
@@ -78,7 +82,20 @@ AttentionSettings parseSettings(const Args& args) {
         s.run.maskHeads = parseHeadList(*heads);
         s.what += (s.what.empty() ? "" : "; ") + std::string("masked heads ") + *heads;
     }
-    s.rerun = propagate || !s.run.maskHeads.empty();
+    if (auto p = args.value("prune")) {
+        if (*p == "entropy") s.importance = Importance::Entropy;
+        else if (*p == "output") s.importance = Importance::OutputChange;
+        else throw Error("--prune '" + *p + "' is not one of entropy, output");
+        s.prune = true;
+        s.pruneCount = static_cast<int>(args.integer("prune-count").value_or(1));
+        if (s.pruneCount < 1) throw Error("--prune-count must be >= 1");
+        s.pruneLeast = args.flag("prune-least");
+        s.what += (s.what.empty() ? "" : "; ") + std::string("pruned the ") + std::to_string(s.pruneCount) +
+                  (s.pruneLeast ? " least" : " most") + " important heads by " + *p;
+    } else if (args.value("prune-count") || args.flag("prune-least")) {
+        throw UsageError("--prune-count and --prune-least need --prune entropy|output");
+    }
+    s.rerun = propagate || !s.run.maskHeads.empty() || s.prune;
     s.topK = static_cast<int>(args.integer("top-k").value_or(5));
     if (s.topK < 1) throw Error("--top-k must be >= 1");
 
@@ -145,8 +162,8 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv, {"ids", "text", "out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
-                     "mask-heads", "gate", "fit-width", "fit-steps", "top-k"},
-              {"propagate"});
+                     "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"},
+              {"propagate", "prune-least"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
@@ -156,7 +173,19 @@ int runAttention(const std::vector<std::string>& argv) {
     const std::vector<std::int64_t> ids = inputIds(args, *model);
     std::shared_ptr<const Trace> trace = model->forward(ids);
     nlohmann::json change;
-    if (s.rerun) {
+    if (s.prune) {
+        validateHeads(*trace, s.run.maskHeads);
+        const PruneResult p = pruneByImportance(*model, *trace, s.importance, s.pruneCount, s.pruneLeast, s.run, s.topK);
+        std::cout << "masked by importance:";
+        for (const HeadRef& h : p.masked) std::cout << " " << h.layer << ":" << h.head << (h.block.empty() || p.trace->blocks().size() == 1 ? "" : "(" + h.block + ")");
+        std::cout << "\n";
+        trace = p.trace;
+        change = outputChangeJson(p.change);
+        change["intervention"] = s.what;
+        for (const HeadScore& r : p.ranking)
+            change["ranking"].push_back({{"block", r.head.block}, {"layer", r.head.layer}, {"head", r.head.head}, {"score", r.score}});
+        printOutputChange(std::cout, p.change, s.what);
+    } else if (s.rerun) {
         const Rerun r = rerun(*model, *trace, s.run, s.topK);  // validates layers and heads
         trace = r.trace;
         change = outputChangeJson(r.change);
@@ -209,7 +238,8 @@ Command attentionCommand() {
     "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING) --out DIR [--device cpu|cuda|auto]\n"
     "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
     "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
-    "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n\n"
+    "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
+    "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n\n"
     "Runs the model on the token ids (used exactly as given) or on the text (through the model's\n"
     "tokenizer) and writes\n"
     "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
@@ -222,7 +252,10 @@ Command attentionCommand() {
     "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
     "  the outputs change; the maps written are those the model then used.\n"
     "--mask-heads L:H,L:H zeroes those heads' outputs (BLOCK:L:H for one block) and re-runs.\n"
-    "  With --propagate or --mask-heads the output change against the plain run (next-token top-K\n"
+    "--prune entropy|output ranks heads by importance (low mean entropy, or the output change when\n"
+    "  the head alone is masked: one run per head) and masks the K (--prune-count, 1) most important\n"
+    "  (--prune-least: least important) on top of --mask-heads; the ranking goes to output_change.json.\n"
+    "  With --propagate, --mask-heads or --prune the output change against the plain run (next-token top-K\n"
     "  and KL, class probabilities, or the generated sequence) is printed and written to\n"
     "  DIR/output_change.json.\n"
     "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"

@@ -127,6 +127,40 @@ TEST_CASE("cli attention --propagate and --mask-heads re-run the model and repor
     CHECK_THAT(r.out, Catch::Contains("KL(original || changed) = ") && Catch::Contains("rank  original"));
 }
 
+TEST_CASE("cli attention --prune masks the heads ranked most important", "[cli][lab]") {
+    const Setup& s = setup();
+    const auto out = freshDir("cli-lab-prune");
+    const Result r = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--prune", "entropy",
+                          "--prune-count", "2"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    // Rank by mean row entropy of the reference maps, lowest first.
+    const auto plain = referenceGpt2(s.checkpoint, s.ids);
+    std::vector<std::pair<double, int>> entropy;
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 4; ++h) {
+            double e = 0;
+            for (int i = 0; i < 6; ++i)
+                for (int k = 0; k <= i; ++k) {
+                    const double p = plain.probs[l][h][i * 6 + k];
+                    if (p > 0) e -= p * std::log(p) / 6;
+                }
+            entropy.push_back({e, l * 4 + h});
+        }
+    std::stable_sort(entropy.begin(), entropy.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    ReferenceRun run;
+    for (int i = 0; i < 2; ++i) run.maskedHeads.push_back({entropy[i].second / 4, entropy[i].second % 4});
+    const auto q = softmaxOf(referenceGpt2(s.checkpoint, s.ids, run).nextTokenLogits);
+    const auto change = nlohmann::json::parse(slurp(out / "output_change.json"));
+    REQUIRE(change["ranking"].size() == 8);
+    CHECK(change["ranking"][0]["layer"].get<int>() * 4 + change["ranking"][0]["head"].get<int>() == entropy[0].second);
+    const auto best = std::max_element(q.begin(), q.end()) - q.begin();
+    CHECK(change["changed_top"][0]["id"] == best);
+    CHECK(change["changed_top"][0]["probability"].get<double>() == Approx(q[best]).epsilon(1e-4));
+    CHECK_THAT(r.out, Catch::Contains("masked by importance: " + std::to_string(entropy[0].second / 4) + ":" +
+                                      std::to_string(entropy[0].second % 4)));
+}
+
 TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid", "[cli][lab]") {
     const Setup& s = setup();
     const auto out = freshDir("cli-lab-variants");
@@ -229,6 +263,7 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
     requireExit(with({"--temperature", "2", "--propagate", "--layers", "2"}), 2, "layer 2 is out of range (0..1)");
     requireExit(with({"--feature-map", "elu"}), 1, "--feature-map needs --variant linear");
     requireExit(with({"--propagate"}), 1, "--propagate needs --temperature T");
+    requireExit(with({"--prune", "entropy", "--prune-count", "9"}), 2, "cannot mask 9 heads: the model has 8");
     CHECK(slurp(out / "attention.npy") == "previous result");
     requireExit(cli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
     CHECK_FALSE(std::filesystem::exists(out / "m.txt"));

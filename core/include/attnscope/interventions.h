@@ -81,7 +81,8 @@ struct PruneResult {
 };
 // Masks the `count` most important heads (leastImportant: the `count` least important) on top
 // of base.maskHeads and re-runs. Throws for count < 0 or more heads than the model has.
+// base.progress, if set, reports the ranking; topK is passed to the output change.
 PruneResult pruneByImportance(const Model& model, const Trace& original, Importance importance, int count,
-                              bool leastImportant = false, const RunOptions& base = {});
+                              bool leastImportant = false, const RunOptions& base = {}, int topK = 5);
 
 }  // namespace attnscope

@@ -197,7 +197,7 @@ std::vector<HeadScore> rankHeads(const Model& model, const Trace& original, Impo
 }
 
 PruneResult pruneByImportance(const Model& model, const Trace& original, Importance importance, int count,
-                              bool leastImportant, const RunOptions& base) {
+                              bool leastImportant, const RunOptions& base, int topK) {
     PruneResult r;
     r.ranking = rankHeads(model, original, importance, base.progress);
     if (count < 0 || count > static_cast<int>(r.ranking.size()))
@@ -207,7 +207,7 @@ PruneResult pruneByImportance(const Model& model, const Trace& original, Importa
     RunOptions options = base;
     options.progress = {};
     options.maskHeads.insert(options.maskHeads.end(), r.masked.begin(), r.masked.end());
-    Rerun run = rerun(model, original, options);
+    Rerun run = rerun(model, original, options, topK);
     r.trace = run.trace;
     r.change = run.change;
     return r;
