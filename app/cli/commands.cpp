@@ -8,6 +8,8 @@ const std::vector<Command>& commands() {
         infoCommand(),
         attentionCommand(),
         benchCommand(),
+        trainCommand(),
+        listBuiltinCommand(),
     };
     return all;
 }

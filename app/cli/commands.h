@@ -20,5 +20,7 @@ const std::vector<Command>& commands();
 Command infoCommand();
 Command attentionCommand();
 Command benchCommand();
+Command trainCommand();
+Command listBuiltinCommand();
 
 }  // namespace attnscope::cli
