@@ -88,7 +88,7 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         context = attendDot(q, k, v, additiveMask(mask, n, m, q.options()), scale, run);
         cap.q = q;
         cap.k = k;
-        cap.scale = scale;
+        cap.scale = scale / run.temperature;  // the Trace's map at T = 1 is the one the layer used
     } else if (c.kind == AttentionKind::Additive) {
         at::Tensor qa = at::bmm(q, get(w, p + ".aq"));  // [H, n, w]
         at::Tensor ka = at::bmm(k, get(w, p + ".ak"));  // [H, m, w]
@@ -99,7 +99,7 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         zeroMaskedHeads(context, run);
         cap.q = qa;
         cap.k = ka;
-        cap.v = av;
+        cap.v = av / run.temperature;  // (v/T)ᵀ tanh(..) = vᵀ tanh(..) / T: the map the layer used
     } else {  // linear: φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j), O(n·d²)
         at::Tensor fq = featureMap(q, FeatureMap::Elu), fk = featureMap(k, FeatureMap::Elu);
         at::Tensor numerator, denominator;

@@ -6,7 +6,9 @@
 //  - inference (Pass::run set): a batch of one without padding; additive attention blockwise
 //    through additiveProbs (no [n, m, w] tensor), linear attention in O(n·d²) with prefix sums
 //    when causal; RunOptions (temperature inside the softmax, masked heads) honoured per block
-//    and layer; each layer's Q/K recorded into the BlockCapture when one is given.
+//    and layer; each layer's Q/K recorded into the BlockCapture when one is given, with a
+//    propagated temperature folded in (dot: scale / T, additive: v / T), so that Trace::map at
+//    display temperature 1 is exactly the map the layer used.
 // Both modes compute the same function; tests check the inference maps and outputs against an
 // independent reference.
 #pragma once
