@@ -22,7 +22,7 @@ int runTrain(const std::vector<std::string>& argv) {
     const long long steps = args.integer("steps").value_or(0);
     const long long batch = args.integer("batch").value_or(64);
     if (seed < 0) throw Error("--seed must be >= 0");
-    if (steps < 0 || steps > 1000000) throw Error("--steps must be between 1 and 1000000");
+    if (steps < 0 || steps > 1000000) throw Error("--steps must be between 0 (the task's default) and 1000000");
     if (batch < 1 || batch > 4096) throw Error("--batch must be between 1 and 4096");
     options.seed = static_cast<std::uint64_t>(seed);
     options.steps = static_cast<int>(steps);
