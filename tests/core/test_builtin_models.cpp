@@ -144,6 +144,41 @@ TEST_CASE("display temperature on a built-in map equals the reference's softmax 
     }
 }
 
+TEST_CASE("comparison variants on built-in layers use the captured per-head q and k", "[builtin]") {
+    // A linear layer's Dot variant is softmax(q·k/√d); a dot layer's Linear variant is the
+    // normalised φ(q)·φ(k) with φ = elu+1; both from the layer's own (unscaled) q and k.
+    auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };
+    for (const std::string name : {"sentiment-linear", "sentiment-dot"}) {
+        SECTION(name) {
+            const auto model = builtin(name);
+            const auto ids = model->encodeText("the music is so boring but the cast was superb");
+            const auto trace = model->forward(ids);
+            const RefClassifier ref = referenceClassifier(folderOf(name), asLong(ids));
+            const bool linearLayer = name == "sentiment-linear";
+            MapOptions options;
+            options.variant = linearLayer ? MapVariant::Dot : MapVariant::Linear;
+            const int n = static_cast<int>(ids.size()), d = 16;
+            for (int l = 0; l < 2; ++l)
+                for (int h = 0; h < 2; ++h) {
+                    const HeadMap map = trace->map(0, l, h, options);
+                    for (int i = 0; i < n; ++i) {
+                        std::vector<double> row(n);
+                        double sum = 0;
+                        for (int j = 0; j < n; ++j) {
+                            double s = 0;
+                            for (int a = 0; a < d; ++a) {
+                                const double q = ref.self.q[l][i][h * d + a], k = ref.self.k[l][j][h * d + a];
+                                s += linearLayer ? q * k / std::sqrt(static_cast<double>(d)) : phi(q) * phi(k);
+                            }
+                            sum += row[j] = linearLayer ? std::exp(s) : s;
+                        }
+                        for (int j = 0; j < n; ++j) REQUIRE(map.at(i, j) == Approx(row[j] / sum).margin(2e-5));
+                    }
+                }
+        }
+    }
+}
+
 TEST_CASE("built-in traces follow the block contract", "[builtin]") {
     SECTION("encoder-decoder") {
         const auto model = builtin("reverse-dot");

@@ -171,6 +171,8 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
     block.rows = n;
     block.cols = m;
     block.maps.push_back(maps);
+    block.q.push_back(q);
+    block.k.push_back(k);
     Mat out;
     for (const Vec& c : context) out.push_back(affine(net, p + ".wo", p + ".bo", c));
     return out;

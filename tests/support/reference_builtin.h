@@ -14,6 +14,8 @@ namespace attnscope::testing {
 struct RefBlock {
     int rows = 0, cols = 0;
     std::vector<std::vector<std::vector<double>>> maps;
+    // Per layer, the head-concatenated query and key projections: q[layer][i][h * d + a].
+    std::vector<std::vector<std::vector<double>>> q, k;
 };
 
 struct RefOptions {

@@ -116,6 +116,7 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         zeroMaskedHeads(context, run);
         cap.q = q;
         cap.k = k;
+        cap.scale = 1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
     }
     if (capture) capture->layers.push_back(std::move(cap));
     return at::linear(context.transpose(0, 1).reshape({n, E}), get(w, p + ".wo"), get(w, p + ".bo")).unsqueeze(0);
