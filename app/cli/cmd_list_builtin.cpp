@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "common.h"
 
+#include "attnscope/error.h"
 #include "attnscope/model.h"
 
 #include <nlohmann/json.hpp>
@@ -18,7 +19,10 @@ int runListBuiltin(const std::vector<std::string>& argv) {
     nlohmann::json list = nlohmann::json::array();
     LoadOptions options;
     options.device = DeviceChoice::Cpu;
-    for (const BuiltinModel& b : builtinModels()) {
+    const auto models = builtinModels();
+    if (models.empty())
+        throw Error("no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR and <install prefix>/share/attnscope/builtin)");
+    for (const BuiltinModel& b : models) {
         const auto model = Model::load(b.folder, options);
         const ModelInfo& i = model->info();
         if (args.flag("json")) {
