@@ -5,12 +5,17 @@
 #include "attnscope/error.h"
 #include "attnscope/model.h"
 #include "attnscope/trace.h"
+#include "gpt2_fixture.h"
 #include "reference_builtin.h"
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <functional>
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -235,4 +240,56 @@ TEST_CASE("built-in text splitting: per character and per word, with clear error
         return s;
     }()), Catch::Contains("16 words") && Catch::Contains("at most 15"));
     CHECK_THROWS_AS(sentiment->forward({1, 2, 999}), Error);
+}
+
+TEST_CASE("broken built-in model folders are errors that name the file and the problem", "[builtin]") {
+    auto copy = [](const std::string& name) {
+        const auto dir = freshDir("broken-" + name);
+        for (const char* f : {"config.json", "model.safetensors", "vocab.json"})
+            std::filesystem::copy_file(folderOf(name) / f, dir / f);
+        return dir;
+    };
+    auto edit = [](const std::filesystem::path& file, const std::function<void(nlohmann::json&)>& change) {
+        std::ifstream in(file);
+        nlohmann::json j = nlohmann::json::parse(in);
+        change(j);
+        writeText(file, j.dump());
+    };
+    auto loadError = [](const std::filesystem::path& dir) {
+        try {
+            Model::load(dir);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(loaded)");
+    };
+    SECTION("task and model_type disagree") {
+        const auto dir = copy("reverse-dot");
+        edit(dir / "config.json", [](nlohmann::json& j) { j["task"] = "sentiment"; });
+        CHECK_THAT(loadError(dir), Catch::Contains("config.json") && Catch::Contains("'task'") && Catch::Contains("attnscope-seq2seq"));
+    }
+    SECTION("unknown attention kind") {
+        const auto dir = copy("sentiment-dot");
+        edit(dir / "config.json", [](nlohmann::json& j) { j["attention"] = "flash"; });
+        CHECK_THAT(loadError(dir), Catch::Contains("config.json") && Catch::Contains("unknown attention kind 'flash'"));
+    }
+    SECTION("weights that do not fit the config") {
+        const auto dir = copy("sentiment-linear");
+        edit(dir / "config.json", [](nlohmann::json& j) { j["d_ffn"] = 48; });
+        CHECK_THAT(loadError(dir), Catch::Contains("model.safetensors") && Catch::Contains("encoder.0.ffn.fc1.weight") &&
+                                       Catch::Contains("[64, 32]") && Catch::Contains("[48, 32]"));
+    }
+    SECTION("a vocabulary with a gap") {
+        const auto dir = copy("reverse-linear");
+        edit(dir / "vocab.json", [](nlohmann::json& j) { j.erase("q"); });
+        CHECK_THAT(loadError(dir), Catch::Contains("vocab.json") && Catch::Contains("no symbol has id"));
+    }
+    SECTION("specials in the wrong place") {
+        const auto dir = copy("sentiment-additive");
+        edit(dir / "vocab.json", [](nlohmann::json& j) {
+            j["<cls>"] = 2;
+            j["the"] = 1;
+        });
+        CHECK_THAT(loadError(dir), Catch::Contains("vocab.json") && Catch::Contains("id 1 must be '<cls>'"));
+    }
 }

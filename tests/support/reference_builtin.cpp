@@ -60,7 +60,7 @@ Net loadNet(const std::filesystem::path& folder) {
 
 // y = W x + b with W stored [out, in].
 Vec linear(const Net& net, const std::string& name, const Vec& x) {
-    const auto& shape = net.weights.at(name + "").first;
+    const auto& shape = net.weights.at(name).first;
     const Vec& W = net.get(name);
     const auto out = static_cast<std::size_t>(shape[0]), inSize = static_cast<std::size_t>(shape[1]);
     Vec y(out, 0.0);
