@@ -201,11 +201,15 @@ int runAttention(const std::vector<std::string>& argv) {
         writeBlock(*trace, b, s, out / (blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy"), fits);
 
     nlohmann::json tokens = {{"ids", trace->ids()}, {"tokens", trace->tokens()}};
-    if (!trace->outputTokens().empty()) {
-        tokens["source"] = trace->tokens();
-        tokens["target"] = trace->outputTokens();
-        tokens["output_ids"] = trace->outputIds();
-    }
+    // Encoder-decoder: "source" labels the columns of cross.npy, "target" its rows (the decoder's
+    // inputs, starting with the start symbol); "output" is the decoded text without marks.
+    for (const auto& block : blocks)
+        if (block.name == "cross") {
+            tokens["source"] = block.keyTokens;
+            tokens["target"] = block.queryTokens;
+            tokens["output"] = trace->outputTokens();
+            tokens["output_ids"] = trace->outputIds();
+        }
     if (!trace->classLabels().empty()) {
         const auto& p = trace->classProbabilities();
         const auto best = std::max_element(p.begin(), p.end()) - p.begin();
@@ -246,7 +250,10 @@ Command attentionCommand() {
     "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
     "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
     "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
-    "                     model's outputs (generated target, or class label and probabilities)\n"
+    "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
+    "                     column), \"target\" (one per row: the start symbol <s>, then each\n"
+    "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
+    "                     decode); for a classifier \"label\" and \"probabilities\"\n"
     "MODEL is a model folder or builtin:NAME.\n"
     "--temperature T divides the attention logits by T before the softmax (display only), or with\n"
     "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"

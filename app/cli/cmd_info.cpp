@@ -22,6 +22,8 @@ int runInfo(const std::vector<std::string>& argv) {
                             {"kv_heads", i.kvHeads},    {"head_dim", i.headDim},  {"hidden", i.hidden},
                             {"vocab_size", i.vocabSize}, {"max_positions", i.maxPositions},
                             {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device}};
+        if (!i.task.empty()) j["task"] = i.task;
+        if (!i.attention.empty()) j["attention"] = i.attention;
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -35,6 +37,8 @@ int runInfo(const std::vector<std::string>& argv) {
               << "dtype:         " << i.dtype << "\n"
               << "max positions: " << i.maxPositions << "\n"
               << "device:        " << i.device << "\n";
+    if (!i.task.empty()) std::cout << "task:          " << i.task << "\n";
+    if (!i.attention.empty()) std::cout << "attention:     " << i.attention << "\n";
     return 0;
 }
 

@@ -9,6 +9,8 @@ const std::vector<Command>& commands() {
         attentionCommand(),
         benchCommand(),
         metricsCommand(),
+        trainCommand(),
+        listBuiltinCommand(),
     };
     return all;
 }

@@ -21,5 +21,7 @@ Command infoCommand();
 Command attentionCommand();
 Command benchCommand();
 Command metricsCommand();
+Command trainCommand();
+Command listBuiltinCommand();
 
 }  // namespace attnscope::cli

@@ -71,8 +71,12 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
     JsonConfig config(readJsonObject(configFile), configFile);
     const std::string type = config.string("model_type");
     const c10::Device device = resolveDevice(options.device);
+    if (type == "attnscope-seq2seq")
+        return translateTorchErrors("loading " + folder.string(), [&] { return loadBuiltinSeq2seq(folder, config, device, options); });
+    if (type == "attnscope-classifier")
+        return translateTorchErrors("loading " + folder.string(), [&] { return loadBuiltinClassifier(folder, config, device, options); });
     if (type != "gpt2")
-        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: gpt2)");
+        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: gpt2, attnscope-seq2seq, attnscope-classifier)");
     return translateTorchErrors("loading " + folder.string(), [&] { return loadGpt2(folder, config, device, options); });
 }
 

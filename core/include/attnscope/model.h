@@ -38,6 +38,8 @@ struct ModelInfo {
     std::int64_t parameters = 0;  // distinct weights (a tied output embedding counts once)
     std::string dtype;            // storage dtype of the weights: "F32", "F16", "BF16" or "mixed"
     std::string device;           // where the weights live: "cpu", "cuda:0"
+    std::string task;             // built-in models: "reverse" or "sentiment", else empty
+    std::string attention;        // built-in models: "dot", "additive" or "linear", else empty
 };
 
 struct LoadOptions {

@@ -1,0 +1,99 @@
+// Built-in models: the two toy tasks they learn, the data those tasks are drawn from, and the
+// trainer that produces the models shipped under resources/builtin.
+//
+// reverse   a string of 2-16 symbols from 0-9 a-z -> the same string reversed
+//           (encoder-decoder, model_type "attnscope-seq2seq", per-character vocabulary)
+// sentiment a short English sentence from the grammar in builtin/tasks.cpp -> positive/negative
+//           (encoder classifier, model_type "attnscope-classifier", per-word vocabulary)
+//
+// Every sample is a pure function of a seed (a project-defined generator, not std:: distributions
+// or LibTorch's), so data, initial weights and therefore trained weights are reproducible.
+#pragma once
+
+#include "attnscope/progress.h"
+#include "attnscope/trace.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+enum class BuiltinTask { Reverse, Sentiment };
+const char* taskName(BuiltinTask task);               // "reverse", "sentiment"
+BuiltinTask parseTask(const std::string& text);       // throws attnscope::Error naming the value
+AttentionKind parseAttentionKind(const std::string& text);  // "dot", "additive", "linear"
+
+// The symbols of the reverse task, in vocabulary order after the specials.
+inline constexpr const char* kReverseAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
+inline constexpr int kReverseMinLength = 2;
+inline constexpr int kReverseMaxLength = 16;
+
+// Held-out examples are those whose text hashes (FNV-1a 64) to 0 mod 10; the trainer never sees
+// them, so "held-out" is a property of the example, not of the seed that drew it.
+bool isHeldOut(const std::string& text);
+
+enum class Split { Train, HeldOut };
+
+struct SentimentExample {
+    std::string text;       // lowercase words separated by single spaces, no punctuation
+    bool positive = false;
+};
+
+// A deterministic stream of task examples from one split.
+class TaskData {
+public:
+    TaskData(std::uint64_t seed, Split split);
+    std::string reverseSource();     // 2-16 symbols of kReverseAlphabet
+    SentimentExample sentiment();
+
+    std::uint64_t next();            // raw 64-bit output (splitmix64)
+    int uniform(int n);              // in [0, n)
+    double unit();                   // in [0, 1)
+
+private:
+    std::uint64_t state_;
+    Split split_;
+};
+
+// Every word the sentiment grammar can produce, in vocabulary order.
+const std::vector<std::string>& sentimentWords();
+
+// Trainer. Runs on the CPU, single-threaded, so a seed gives bit-identical weights.
+struct TrainProgress {
+    int step = 0;
+    int steps = 0;
+    double loss = 0;          // mean training loss over the last logging interval
+    double seconds = 0;       // since training started
+};
+
+struct TrainOptions {
+    BuiltinTask task = BuiltinTask::Reverse;
+    AttentionKind attention = AttentionKind::Dot;
+    std::uint64_t seed = 1;
+    int steps = 0;            // 0: the task's default
+    int batch = 64;
+    double learningRate = 0;  // 0: the task's default
+    int evalExamples = -1;    // held-out examples scored after training; -1: the task's default
+    std::filesystem::path out;  // folder: config.json, model.safetensors, vocab.json
+    // Called every few steps; returning false stops training (attnscope::Cancelled).
+    std::function<bool(const TrainProgress&)> progress;
+};
+
+struct TrainResult {
+    int steps = 0;
+    double initialLoss = 0;   // training loss of the first step
+    double finalLoss = 0;     // mean training loss over the last 50 steps
+    double heldOutAccuracy = -1;  // exact-match (reverse) or label accuracy (sentiment); -1: not scored
+    int heldOutExamples = 0;
+    double seconds = 0;       // training time, without scoring
+    std::int64_t parameters = 0;
+};
+
+// Trains a model and writes it to options.out (created; files replaced atomically). Throws
+// attnscope::Error for invalid options or an unwritable folder.
+TrainResult trainBuiltin(const TrainOptions& options);
+
+}  // namespace attnscope

@@ -1,0 +1,56 @@
+// config.json of the built-in models and the names and shapes of their weights.
+//
+// Both families are pre-LayerNorm transformers with learned positions and GELU feed-forwards.
+// Weight layout (nn.Linear convention, [out, in]); every attention module ATT has
+//   ATT.wq/wk/wv/wo [E, E], ATT.bq/bk/bv/bo [E]
+// and, when additive, per head h the Bahdanau projections
+//   ATT.aq [H, d, w], ATT.ak [H, d, w], ATT.av [H, w]      (d = E / H, w = additive_width)
+// so that logits_ij = av_hᵀ tanh(q_i·aq_h + k_j·ak_h) with q, k the head's query and key.
+#pragma once
+
+#include "attnscope/builtin.h"
+#include "attnscope/trace.h"
+#include "json_util.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnscope::builtin {
+
+inline constexpr const char* kSeq2seqType = "attnscope-seq2seq";
+inline constexpr const char* kClassifierType = "attnscope-classifier";
+
+struct Config {
+    bool seq2seq = true;
+    BuiltinTask task = BuiltinTask::Reverse;
+    AttentionKind kind = AttentionKind::Dot;
+    int dModel = 32;
+    int heads = 2;
+    int ffn = 64;
+    int encoderLayers = 2;   // the classifier's "n_layers"
+    int decoderLayers = 2;   // seq2seq only
+    int additiveWidth = 16;  // additive only
+    int vocabSize = 0;
+    int maxSource = 16;      // encoder positions (classifier: <cls> included)
+    int maxTarget = 16;      // seq2seq: longest output; the decoder has maxTarget + 1 positions
+    bool sourceFromEnd = true;  // seq2seq: source position 0 is the last symbol
+    std::vector<std::string> labels;  // classifier class names
+    double eps = 1e-5;
+
+    int headDim() const { return dModel / heads; }
+};
+
+Config parseConfig(const JsonConfig& json);
+// config.json contents; `training` (may be null) records how the weights were made.
+nlohmann::json configJson(const Config& config, const nlohmann::json& training);
+
+// The weights of a model in storage order.
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> parameterShapes(const Config& config);
+
+// Writes text to a temporary file beside path and renames it into place.
+void writeFileAtomically(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace attnscope::builtin

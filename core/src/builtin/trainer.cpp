@@ -1,0 +1,292 @@
+// The trainer of the built-in models: LibTorch autograd over the same network functions the
+// models run (net.h, training mode), Adam with warm-up and cosine decay, gradient clipping.
+// Deterministic: data and initial weights come from the project's own generator (TaskData) and
+// LibTorch runs single-threaded, so a seed gives bit-identical weights on a given build.
+#include "attnscope/builtin.h"
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+#include "attnscope/safetensors.h"
+#include "attnscope/trace.h"
+#include "config.h"
+#include "device.h"
+#include "net.h"
+#include "symbols.h"
+
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace attnscope {
+
+namespace {
+
+using builtin::Config;
+using builtin::Weights;
+
+constexpr double kPi = 3.14159265358979323846;
+
+Config defaultConfig(BuiltinTask task, AttentionKind kind) {
+    Config c;
+    c.task = task;
+    c.kind = kind;
+    c.seq2seq = task == BuiltinTask::Reverse;
+    c.vocabSize = builtin::Symbols::forTask(task).size();
+    if (c.seq2seq) {
+        c.maxSource = kReverseMaxLength;
+        c.maxTarget = kReverseMaxLength;
+        c.sourceFromEnd = true;
+    } else {
+        c.maxSource = 16;  // <cls> + up to 15 words; the grammar's longest sentence has 13
+        c.labels = {"negative", "positive"};
+    }
+    return c;
+}
+
+int defaultSteps(BuiltinTask task) { return task == BuiltinTask::Reverse ? 1500 : 1000; }
+double defaultLearningRate(BuiltinTask) { return 3e-3; }
+int defaultEvalExamples(BuiltinTask task) { return task == BuiltinTask::Reverse ? 500 : 1000; }
+
+// Normal(0, std) from the project's generator (Box-Muller), so the weights do not depend on
+// LibTorch's random number generators.
+at::Tensor normal(TaskData& rng, const std::vector<std::int64_t>& shape, double std) {
+    at::Tensor t = at::empty(shape, at::kFloat);
+    float* p = t.data_ptr<float>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+        const double u1 = 1.0 - rng.unit(), u2 = rng.unit();
+        p[i] = static_cast<float>(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * kPi * u2));
+    }
+    return t;
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Weights initialWeights(const Config& c, std::uint64_t seed) {
+    TaskData rng(seed ^ 0x5EEDull, Split::Train);
+    Weights w;
+    for (const auto& [name, shape] : builtin::parameterShapes(c)) {
+        at::Tensor t;
+        if (name.find(".ln") != std::string::npos) {  // LayerNorm: identity
+            t = endsWith(name, ".weight") ? at::ones(shape, at::kFloat) : at::zeros(shape, at::kFloat);
+        } else if (shape.size() == 1) {  // biases
+            t = at::zeros(shape, at::kFloat);
+        } else if (name == "src_embed" || name == "tgt_embed" || name == "src_pos" || name == "tgt_pos") {
+            t = normal(rng, shape, 0.5);
+        } else if (endsWith(name, ".av")) {
+            t = normal(rng, shape, 1.0 / std::sqrt(static_cast<double>(shape[1])));
+        } else {  // [out, in] matrices and the additive [H, d, w] projections: fan-in scaling
+            t = normal(rng, shape, 1.0 / std::sqrt(static_cast<double>(shape[1])));
+        }
+        w[name] = t.requires_grad_(true);
+    }
+    return w;
+}
+
+struct Batch {
+    at::Tensor source, sourceAllowed, targetIn, targetOut, labels;
+};
+
+Batch reverseBatch(TaskData& data, const builtin::Symbols& symbols, int size) {
+    std::vector<std::string> sources(static_cast<std::size_t>(size));
+    std::size_t longest = 0;
+    for (auto& s : sources) longest = std::max(longest, (s = data.reverseSource()).size());
+    const auto S = static_cast<std::int64_t>(longest);
+    Batch b;
+    b.source = at::full({size, S}, builtin::kPad, at::kLong);
+    b.targetIn = at::full({size, S + 1}, builtin::kPad, at::kLong);
+    b.targetOut = at::full({size, S + 1}, -100, at::kLong);  // -100: ignored by the loss
+    auto src = b.source.accessor<std::int64_t, 2>();
+    auto in = b.targetIn.accessor<std::int64_t, 2>();
+    auto out = b.targetOut.accessor<std::int64_t, 2>();
+    for (int i = 0; i < size; ++i) {
+        const std::string& s = sources[static_cast<std::size_t>(i)];
+        const auto n = static_cast<std::int64_t>(s.size());
+        in[i][0] = builtin::kStart;
+        for (std::int64_t j = 0; j < n; ++j) {
+            src[i][j] = symbols.id(std::string(1, s[static_cast<std::size_t>(j)]));
+            const std::int64_t y = symbols.id(std::string(1, s[static_cast<std::size_t>(n - 1 - j)]));
+            out[i][j] = y;
+            in[i][j + 1] = y;
+        }
+        out[i][n] = builtin::kEnd;
+    }
+    b.sourceAllowed = b.source.ne(builtin::kPad);
+    return b;
+}
+
+std::vector<std::int64_t> sentenceIds(const builtin::Symbols& symbols, const std::string& text) {
+    std::vector<std::int64_t> ids = {builtin::kCls};
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t end = std::min(text.find(' ', start), text.size());
+        ids.push_back(symbols.id(text.substr(start, end - start)));
+        start = end + 1;
+    }
+    return ids;
+}
+
+Batch sentimentBatch(TaskData& data, const builtin::Symbols& symbols, int size) {
+    std::vector<std::vector<std::int64_t>> rows;
+    std::vector<std::int64_t> labels;
+    std::size_t longest = 0;
+    for (int i = 0; i < size; ++i) {
+        const SentimentExample ex = data.sentiment();
+        rows.push_back(sentenceIds(symbols, ex.text));
+        labels.push_back(ex.positive ? 1 : 0);
+        longest = std::max(longest, rows.back().size());
+    }
+    Batch b;
+    b.source = at::full({size, static_cast<std::int64_t>(longest)}, builtin::kPad, at::kLong);
+    auto src = b.source.accessor<std::int64_t, 2>();
+    for (int i = 0; i < size; ++i)
+        for (std::size_t j = 0; j < rows[static_cast<std::size_t>(i)].size(); ++j) src[i][static_cast<std::int64_t>(j)] = rows[static_cast<std::size_t>(i)][j];
+    b.sourceAllowed = b.source.ne(builtin::kPad);
+    b.labels = at::tensor(labels, at::kLong);
+    return b;
+}
+
+at::Tensor loss(const Weights& w, const Config& c, const Batch& b) {
+    const builtin::Pass training;
+    const at::Tensor memory = builtin::encode(w, c, b.source, b.sourceAllowed, training, nullptr);
+    if (!c.seq2seq) return at::cross_entropy_loss(builtin::classify(w, memory), b.labels);
+    const at::Tensor logits = builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr);
+    return at::cross_entropy_loss(logits.reshape({-1, c.vocabSize}), b.targetOut.reshape({-1}));
+}
+
+void save(const Weights& w, const Config& c, const builtin::Symbols& symbols, const nlohmann::json& training,
+          const std::filesystem::path& out) {
+    std::vector<TensorBytes> tensors;
+    for (const auto& [name, shape] : builtin::parameterShapes(c)) {
+        const at::Tensor t = w.at(name).detach().contiguous();
+        TensorBytes tb{name, DType::F32, shape, std::vector<std::byte>(static_cast<std::size_t>(t.numel()) * 4)};
+        std::memcpy(tb.bytes.data(), t.data_ptr<float>(), tb.bytes.size());
+        tensors.push_back(std::move(tb));
+    }
+    writeSafetensors(out / "model.safetensors", tensors, {{"format", "pt"}, {"attnscope_task", taskName(c.task)}});
+    symbols.write(out);
+    builtin::writeFileAtomically(out / "config.json", builtin::configJson(c, training).dump(2) + "\n");
+}
+
+// Exact-match (reverse) or label (sentiment) accuracy of the saved model on held-out examples.
+double heldOutAccuracy(const std::filesystem::path& folder, BuiltinTask task, int examples) {
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    const auto model = Model::load(folder, load);
+    TaskData data(20260601, Split::HeldOut);
+    int correct = 0;
+    for (int i = 0; i < examples; ++i) {
+        if (task == BuiltinTask::Reverse) {
+            const std::string s = data.reverseSource();
+            const auto trace = model->forward(model->encodeText(s));
+            std::string got;
+            for (const auto& t : trace->outputTokens()) got += t;
+            correct += got == std::string(s.rbegin(), s.rend());
+        } else {
+            const SentimentExample ex = data.sentiment();
+            const auto trace = model->forward(model->encodeText(ex.text));
+            correct += (trace->classProbabilities()[1] > trace->classProbabilities()[0]) == ex.positive;
+        }
+    }
+    return static_cast<double>(correct) / examples;
+}
+
+}  // namespace
+
+TrainResult trainBuiltin(const TrainOptions& options) {
+    if (options.out.empty()) throw Error("train: no output folder given");
+    if (options.steps < 0) throw Error("train: steps must be >= 0");
+    if (options.batch < 1) throw Error("train: batch must be >= 1");
+    resolveDevice(DeviceChoice::Cpu);  // process-wide threading policy first, then pin to one thread
+    at::set_num_threads(1);
+    std::error_code ec;
+    std::filesystem::create_directories(options.out, ec);
+    if (ec || !std::filesystem::is_directory(options.out, ec))
+        throw Error(options.out.string() + ": cannot create the output folder");
+
+    const Config config = defaultConfig(options.task, options.attention);
+    const builtin::Symbols symbols = builtin::Symbols::forTask(options.task);
+    const int steps = options.steps > 0 ? options.steps : defaultSteps(options.task);
+    const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(options.task);
+    const int warmup = std::min(100, steps / 10 + 1);
+    c10::AutoGradMode gradMode(true);
+
+    Weights w = initialWeights(config, options.seed);
+    Weights m, v;  // Adam moments
+    for (const auto& [name, t] : w) {
+        m[name] = at::zeros_like(t).detach();
+        v[name] = at::zeros_like(t).detach();
+    }
+    TaskData data(options.seed, Split::Train);
+    TrainResult result;
+    result.steps = steps;
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    double windowLoss = 0, tailLoss = 0;
+    int windowCount = 0, tailCount = 0;
+    const int tail = std::min(50, steps);
+    for (int step = 1; step <= steps; ++step) {
+        const Batch batch = options.task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
+                                                                 : sentimentBatch(data, symbols, options.batch);
+        at::Tensor l = loss(w, config, batch);
+        l.backward();
+        const double value = l.item<double>();
+        if (step == 1) result.initialLoss = value;
+        windowLoss += value;
+        ++windowCount;
+        if (step > steps - tail) {
+            tailLoss += value;
+            ++tailCount;
+        }
+        {
+            at::NoGradGuard noGrad;
+            double norm2 = 0;
+            for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
+            const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
+            const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
+            const double lr = step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress)));
+            const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+            const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
+            for (auto& [name, t] : w) {
+                at::Tensor g = t.grad() * clip;
+                m[name].mul_(b1).add_(g, 1 - b1);
+                v[name].mul_(b2).addcmul_(g, g, 1 - b2);
+                t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
+                t.mutable_grad().zero_();
+            }
+        }
+        if (options.progress && (step % 25 == 0 || step == steps)) {
+            if (!options.progress(TrainProgress{step, steps, windowLoss / windowCount, elapsed()})) throw Cancelled();
+            windowLoss = 0;
+            windowCount = 0;
+        }
+    }
+    result.finalLoss = tailLoss / std::max(1, tailCount);
+    result.seconds = elapsed();
+    for (const auto& [name, t] : w) result.parameters += t.numel();
+
+    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskName(options.task) + " --attention " +
+                                               kindName(options.attention) + " --seed " + std::to_string(options.seed) +
+                                               " --steps " + std::to_string(steps)},
+                               {"seed", options.seed},
+                               {"steps", steps},
+                               {"batch", options.batch},
+                               {"learning_rate", peak},
+                               {"final_loss", result.finalLoss}};
+    save(w, config, symbols, training, options.out);
+    const int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(options.task);
+    if (examples > 0) {
+        result.heldOutAccuracy = heldOutAccuracy(options.out, options.task, examples);
+        result.heldOutExamples = examples;
+        training["held_out_accuracy"] = result.heldOutAccuracy;
+        training["held_out_examples"] = examples;
+        builtin::writeFileAtomically(options.out / "config.json", builtin::configJson(config, training).dump(2) + "\n");
+    }
+    return result;
+}
+
+}  // namespace attnscope

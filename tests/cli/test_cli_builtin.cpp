@@ -1,0 +1,165 @@
+// attnscope-cli on the built-in models: list-builtin, train, attention on an encoder-decoder and
+// on a classifier (files checked against the Trace), and the errors.
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+#include "gpt2_fixture.h"
+#include "npy_read.h"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace attnscope;
+using namespace attnscope::testing;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+Result cli(const std::vector<std::string>& args) {
+    static const auto dir = freshDir("cli-builtin-io");
+    std::string cmd = quote(ATTNSCOPE_CLI);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(dir / "out");
+    r.err = slurp(dir / "err");
+    return r;
+}
+
+void requireInputError(const Result& r, const std::string& mentions) {
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 2);
+    REQUIRE(r.err.rfind("error: ", 0) == 0);
+    REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    REQUIRE_THAT(r.err, Catch::Contains(mentions));
+}
+
+// The .npy block equals the Trace's maps, head by head.
+void requireNpyMatchesTrace(const NpyArray& a, const Trace& trace, const std::string& block) {
+    const int b = trace.blockIndex(block);
+    const BlockInfo& info = trace.blocks()[b];
+    REQUIRE(a.shape == std::vector<std::int64_t>{info.layers, info.heads, static_cast<std::int64_t>(info.queryTokens.size()),
+                                                 static_cast<std::int64_t>(info.keyTokens.size())});
+    std::size_t at = 0;
+    for (int l = 0; l < info.layers; ++l)
+        for (int h = 0; h < info.heads; ++h)
+            for (float v : trace.map(b, l, h).values) REQUIRE(a.values[at++] == v);
+}
+
+}  // namespace
+
+TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
+    const Result r = cli({"list-builtin"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 6);
+    for (const char* task : {"reverse", "sentiment"})
+        for (const char* kind : {"dot", "additive", "linear"}) {
+            const std::string name = std::string(task) + "-" + kind;
+            const auto line = r.out.substr(r.out.find(name), r.out.find('\n', r.out.find(name)) - r.out.find(name));
+            CHECK_THAT(line, Catch::Contains(task) && Catch::Contains(std::string(" ") + kind + " ") && Catch::Contains("parameters"));
+        }
+    const Result j = cli({"list-builtin", "--json"});
+    REQUIRE(j.code == 0);
+    const auto list = nlohmann::json::parse(j.out);
+    REQUIRE(list.size() == 6);
+    CHECK(list[0]["name"] == "reverse-additive");
+    CHECK(list[0]["spec"] == "builtin:reverse-additive");
+    CHECK(list[0]["task"] == "reverse");
+    CHECK(list[0]["attention"] == "additive");
+    CHECK(list[0]["parameters"].get<long long>() > 1000);
+}
+
+TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cross maps and their labels", "[cli][builtin]") {
+    const auto out = freshDir("cli-reverse");
+    const Result r = cli({"attention", "builtin:reverse-dot", "--text", "abc123", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    CHECK(tokens["source"] == nlohmann::json({"a", "b", "c", "1", "2", "3"}));
+    CHECK(tokens["target"] == nlohmann::json({"<s>", "3", "2", "1", "c", "b", "a"}));
+    CHECK(tokens["output"] == nlohmann::json({"3", "2", "1", "c", "b", "a"}));
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    const auto model = Model::load("builtin:reverse-dot", load);
+    const auto trace = model->forward(model->encodeText("abc123"));
+    requireNpyMatchesTrace(readNpy(out / "encoder.npy"), *trace, "encoder");
+    requireNpyMatchesTrace(readNpy(out / "decoder.npy"), *trace, "decoder");
+    const NpyArray cross = readNpy(out / "cross.npy");
+    requireNpyMatchesTrace(cross, *trace, "cross");
+    CHECK(cross.shape == std::vector<std::int64_t>{2, 2, 7, 6});
+    CHECK_FALSE(std::filesystem::exists(out / "attention.npy"));
+}
+
+TEST_CASE("cli attention on the classifier writes attention.npy, the label and the probabilities", "[cli][builtin]") {
+    const auto out = freshDir("cli-sentiment");
+    const Result r = cli({"attention", "builtin:sentiment-additive", "--text", "The movie was not bad.", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    CHECK(tokens["tokens"] == nlohmann::json({"<cls>", "the", "movie", "was", "not", "bad"}));
+    CHECK(tokens["label"] == "positive");
+    REQUIRE(tokens["probabilities"].size() == 2);
+    CHECK(tokens["probabilities"][0].get<double>() + tokens["probabilities"][1].get<double>() == Approx(1.0));
+    CHECK(tokens["probabilities"][1].get<double>() > 0.5);
+    const NpyArray a = readNpy(out / "attention.npy");
+    CHECK(a.shape == std::vector<std::int64_t>{2, 2, 6, 6});
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    const auto model = Model::load("builtin:sentiment-additive", load);
+    requireNpyMatchesTrace(a, *model->forward(model->encodeText("The movie was not bad.")), "self");
+}
+
+TEST_CASE("cli train writes a model folder that the other commands accept", "[cli][builtin]") {
+    const auto out = freshDir("cli-train") / "model";
+    const Result r = cli({"train", "--task", "sentiment", "--attention", "linear", "--steps", "30", "--seed", "5", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("step    25/30") && Catch::Contains("step    30/30") && Catch::Contains("held-out accuracy"));
+    const auto config = nlohmann::json::parse(slurp(out / "config.json"));
+    CHECK(config["model_type"] == "attnscope-classifier");
+    CHECK(config["attention"] == "linear");
+    CHECK(config["training"]["seed"] == 5);
+    CHECK(config["training"]["steps"] == 30);
+    CHECK(nlohmann::json::parse(slurp(out / "vocab.json"))["<cls>"] == 1);
+    const Result info = cli({"info", out.string()});
+    REQUIRE(info.code == 0);
+    CHECK_THAT(info.out, Catch::Contains("family:        attnscope-classifier") && Catch::Contains("task:          sentiment") &&
+                             Catch::Contains("attention:     linear"));
+}
+
+TEST_CASE("cli built-in errors: one line, exit 2, nothing written", "[cli][builtin]") {
+    const auto out = freshDir("cli-builtin-errors") / "never";
+    requireInputError(cli({"attention", "builtin:reverse-dot", "--text", "abC", "--out", out.string()}), "symbol 'C'");
+    requireInputError(cli({"attention", "builtin:sentiment-dot", "--text", "the acting was amazing", "--out", out.string()}),
+                      "word 'amazing'");
+    requireInputError(cli({"attention", "builtin:nope", "--text", "ab", "--out", out.string()}), "reverse-dot");
+    CHECK_FALSE(std::filesystem::exists(out));
+    requireInputError(cli({"train", "--task", "translate", "--attention", "dot", "--out", out.string()}), "unknown task 'translate'");
+    CHECK_FALSE(std::filesystem::exists(out));
+    const Result usage = cli({"train", "--task", "reverse"});
+    CHECK(usage.code == 1);
+}

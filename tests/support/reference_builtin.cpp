@@ -1,0 +1,248 @@
+#include "reference_builtin.h"
+
+#include "attnscope/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace attnscope::testing {
+
+namespace {
+
+using Vec = std::vector<double>;
+using Mat = std::vector<Vec>;  // rows
+
+struct Net {
+    nlohmann::json config;
+    std::map<std::string, std::pair<std::vector<std::int64_t>, Vec>> weights;
+    std::string kind;
+    int E = 0, H = 0, d = 0, w = 0;
+    double eps = 1e-5;
+
+    const Vec& get(const std::string& name) const {
+        auto it = weights.find(name);
+        if (it == weights.end()) throw std::runtime_error("reference: no weight " + name);
+        return it->second.second;
+    }
+};
+
+Net loadNet(const std::filesystem::path& folder) {
+    Net net;
+    std::ifstream in(folder / "config.json");
+    net.config = nlohmann::json::parse(in);
+    net.kind = net.config.at("attention").get<std::string>();
+    net.E = net.config.at("d_model").get<int>();
+    net.H = net.config.at("n_heads").get<int>();
+    net.d = net.E / net.H;
+    net.w = net.config.value("additive_width", 0);
+    net.eps = net.config.value("layer_norm_epsilon", 1e-5);
+    const auto file = SafetensorsFile::open(folder / "model.safetensors");
+    for (const auto& t : file->tensors()) {
+        if (t.dtype != DType::F32) throw std::runtime_error("reference: F32 weights only");
+        Vec values(static_cast<std::size_t>(t.numel()));
+        const std::byte* p = file->data(t);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            float f;
+            std::memcpy(&f, p + 4 * i, 4);
+            values[i] = f;
+        }
+        net.weights[t.name] = {t.shape, values};
+    }
+    return net;
+}
+
+// y = W x + b with W stored [out, in].
+Vec linear(const Net& net, const std::string& name, const Vec& x) {
+    const auto& shape = net.weights.at(name).first;
+    const Vec& W = net.get(name);
+    const auto out = static_cast<std::size_t>(shape[0]), inSize = static_cast<std::size_t>(shape[1]);
+    Vec y(out, 0.0);
+    for (std::size_t o = 0; o < out; ++o)
+        for (std::size_t i = 0; i < inSize; ++i) y[o] += W[o * inSize + i] * x[i];
+    return y;
+}
+
+Vec affine(const Net& net, const std::string& w, const std::string& b, const Vec& x) {
+    Vec y = linear(net, w, x);
+    const Vec& bias = net.get(b);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += bias[i];
+    return y;
+}
+
+Mat layerNorm(const Net& net, const std::string& p, const Mat& x) {
+    Mat out;
+    const Vec& g = net.get(p + ".weight");
+    const Vec& b = net.get(p + ".bias");
+    for (const Vec& row : x) {
+        double mean = 0, var = 0;
+        for (double v : row) mean += v;
+        mean /= row.size();
+        for (double v : row) var += (v - mean) * (v - mean);
+        var /= row.size();
+        Vec y(row.size());
+        for (std::size_t i = 0; i < row.size(); ++i) y[i] = (row[i] - mean) / std::sqrt(var + net.eps) * g[i] + b[i];
+        out.push_back(y);
+    }
+    return out;
+}
+
+Mat ffn(const Net& net, const std::string& p, const Mat& x) {
+    Mat out;
+    for (const Vec& row : x) {
+        Vec h = affine(net, p + ".fc1.weight", p + ".fc1.bias", row);
+        for (double& v : h) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        out.push_back(affine(net, p + ".fc2.weight", p + ".fc2.bias", h));
+    }
+    return out;
+}
+
+double phi(double x) { return x > 0 ? x + 1 : std::exp(x); }  // elu + 1
+
+struct Call {
+    std::string prefix, block;
+    int layer = 0;
+    bool causal = false;
+};
+
+// Attention of xq over xkv; appends one layer's maps to `block`.
+Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const RefOptions& opt, RefBlock& block) {
+    const int n = static_cast<int>(xq.size()), m = static_cast<int>(xkv.size()), H = net.H, d = net.d;
+    const auto& p = call.prefix;
+    Mat q, k, v;
+    for (const Vec& x : xq) q.push_back(affine(net, p + ".wq", p + ".bq", x));
+    for (const Vec& x : xkv) k.push_back(affine(net, p + ".wk", p + ".bk", x));
+    for (const Vec& x : xkv) v.push_back(affine(net, p + ".wv", p + ".bv", x));
+    const auto& tl = opt.temperatureLayers;
+    const double T = tl.empty() || std::find(tl.begin(), tl.end(), call.layer) != tl.end() ? opt.temperature : 1.0;
+    Mat context(n, Vec(net.E, 0.0));
+    std::vector<std::vector<double>> maps;
+    for (int h = 0; h < H; ++h) {
+        Vec probs(static_cast<std::size_t>(n) * m, 0.0);
+        for (int i = 0; i < n; ++i) {
+            Vec s(m, 0.0);
+            for (int j = 0; j < m; ++j) {
+                double score = 0;
+                if (net.kind == "dot") {
+                    for (int a = 0; a < d; ++a) score += q[i][h * d + a] * k[j][h * d + a];
+                    score /= std::sqrt(static_cast<double>(d)) * T;
+                } else if (net.kind == "additive") {
+                    const Vec& aq = net.get(p + ".aq");
+                    const Vec& ak = net.get(p + ".ak");
+                    const Vec& av = net.get(p + ".av");
+                    for (int u = 0; u < net.w; ++u) {
+                        double pre = 0;
+                        for (int a = 0; a < d; ++a)
+                            pre += q[i][h * d + a] * aq[(h * d + a) * net.w + u] + k[j][h * d + a] * ak[(h * d + a) * net.w + u];
+                        score += av[h * net.w + u] * std::tanh(pre);
+                    }
+                    score /= T;
+                } else {
+                    for (int a = 0; a < d; ++a) score += phi(q[i][h * d + a]) * phi(k[j][h * d + a]);
+                }
+                s[j] = score;
+            }
+            const bool linear = net.kind == "linear";
+            double top = -std::numeric_limits<double>::infinity(), sum = 0;
+            for (int j = 0; j < m; ++j)
+                if (!call.causal || j <= i) top = std::max(top, s[j]);
+            for (int j = 0; j < m; ++j) {
+                const double e = (call.causal && j > i) ? 0.0 : (linear ? s[j] : std::exp(s[j] - top));
+                probs[static_cast<std::size_t>(i) * m + j] = e;
+                sum += e;
+            }
+            for (int j = 0; j < m; ++j) probs[static_cast<std::size_t>(i) * m + j] /= sum;
+        }
+        bool masked = false;
+        for (const auto& mh : opt.masked)
+            masked |= (mh.block.empty() || mh.block == call.block) && mh.layer == call.layer && mh.head == h;
+        if (!masked)
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < m; ++j)
+                    for (int a = 0; a < d; ++a) context[i][h * d + a] += probs[static_cast<std::size_t>(i) * m + j] * v[j][h * d + a];
+        maps.push_back(probs);
+    }
+    block.rows = n;
+    block.cols = m;
+    block.maps.push_back(maps);
+    block.q.push_back(q);
+    block.k.push_back(k);
+    Mat out;
+    for (const Vec& c : context) out.push_back(affine(net, p + ".wo", p + ".bo", c));
+    return out;
+}
+
+void addInPlace(Mat& x, const Mat& y) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t j = 0; j < x[i].size(); ++j) x[i][j] += y[i][j];
+}
+
+Mat embed(const Net& net, const std::string& table, const std::string& positions, const std::vector<long long>& ids,
+          bool fromEnd) {
+    Mat x;
+    const Vec& t = net.get(table);
+    const Vec& pos = net.get(positions);
+    const int n = static_cast<int>(ids.size());
+    for (int i = 0; i < n; ++i) {
+        const int p = fromEnd ? n - 1 - i : i;
+        Vec row(net.E);
+        for (int a = 0; a < net.E; ++a) row[a] = t[ids[i] * net.E + a] + pos[p * net.E + a];
+        x.push_back(row);
+    }
+    return x;
+}
+
+Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string& blockName, const RefOptions& opt,
+            RefBlock& block) {
+    const bool fromEnd = net.config.value("source_positions", "from_start") == "from_end";
+    Mat x = embed(net, "src_embed", "src_pos", ids, fromEnd);
+    const int layers = net.config.value("encoder_layers", net.config.value("n_layers", 0));
+    for (int l = 0; l < layers; ++l) {
+        const std::string p = "encoder." + std::to_string(l);
+        Mat h = layerNorm(net, p + ".ln1", x);
+        addInPlace(x, attention(net, Call{p + ".attn", blockName, l, false}, h, h, opt, block));
+        addInPlace(x, ffn(net, p + ".ffn", layerNorm(net, p + ".ln2", x)));
+    }
+    return layerNorm(net, "encoder.ln", x);
+}
+
+}  // namespace
+
+RefClassifier referenceClassifier(const std::filesystem::path& folder, const std::vector<long long>& ids,
+                                  const RefOptions& options) {
+    const Net net = loadNet(folder);
+    RefClassifier out;
+    const Mat encoded = encoder(net, ids, "self", options, out.self);
+    const Vec logits = affine(net, "head.weight", "head.bias", encoded[0]);
+    double top = *std::max_element(logits.begin(), logits.end()), sum = 0;
+    for (double l : logits) sum += std::exp(l - top);
+    for (double l : logits) out.probabilities.push_back(std::exp(l - top) / sum);
+    return out;
+}
+
+RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vector<long long>& source,
+                            const std::vector<long long>& decoderInput, const RefOptions& options) {
+    const Net net = loadNet(folder);
+    RefSeq2seq out;
+    const Mat memory = encoder(net, source, "encoder", options, out.encoder);
+    Mat x = embed(net, "tgt_embed", "tgt_pos", decoderInput, false);
+    const int layers = net.config.at("decoder_layers").get<int>();
+    for (int l = 0; l < layers; ++l) {
+        const std::string p = "decoder." + std::to_string(l);
+        Mat h = layerNorm(net, p + ".ln1", x);
+        addInPlace(x, attention(net, Call{p + ".self", "decoder", l, true}, h, h, options, out.decoder));
+        h = layerNorm(net, p + ".ln2", x);
+        addInPlace(x, attention(net, Call{p + ".cross", "cross", l, false}, h, memory, options, out.cross));
+        addInPlace(x, ffn(net, p + ".ffn", layerNorm(net, p + ".ln3", x)));
+    }
+    for (const Vec& row : layerNorm(net, "decoder.ln", x)) out.logits.push_back(affine(net, "head.weight", "head.bias", row));
+    return out;
+}
+
+}  // namespace attnscope::testing
