@@ -188,7 +188,8 @@ std::uint64_t WeightStore::computeBytes() const {
 }
 
 void WeightStore::requireMemory(std::uint64_t budgetBytes) const {
-    requireBytes(folder_.string() + ": loading the weights (" + std::string(c10::toString(compute_)) + ")",
+    const char* type = compute_ == at::kHalf ? "float16" : compute_ == at::kBFloat16 ? "bfloat16" : "float32";
+    requireBytes(folder_.string() + ": loading the weights (" + type + ")",
                  computeBytes(), device_, budgetBytes);
 }
 
