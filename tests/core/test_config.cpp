@@ -42,7 +42,7 @@ TEST_CASE("a model folder must exist and hold config.json and model.safetensors"
     CHECK_THAT(loadError(dir / "file.txt"), Catch::Contains("not a folder"));
     CHECK_THAT(loadError(dir), Catch::Contains("no config.json in this folder"));
     writeText(dir / "config.json", "{\"model_type\": \"gpt2\", \"vocab_size\": 40, \"n_positions\": 24, \"n_embd\": 16, \"n_head\": 4, \"n_layer\": 2}");
-    CHECK_THAT(loadError(dir), Catch::Contains("no model.safetensors in this folder"));
+    CHECK_THAT(loadError(dir), Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
 }
 
 TEST_CASE("config.json must be a JSON object with a known model_type", "[config]") {
