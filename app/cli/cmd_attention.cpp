@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "common.h"
+#include "image_file.h"
 
 #include "attnscope/error.h"
 #include "attnscope/model.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <iostream>
 
 namespace attnscope::cli {
@@ -33,18 +35,23 @@ void writeBlock(const Trace& trace, int b, const MapOptions& mapOptions, const s
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "out", "device", "temperature"}, {});
+    Args args(argv, {"ids", "text", "image", "out", "device", "temperature"}, {});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
+    if (args.value("image") && (args.value("ids") || args.value("text")))
+        throw UsageError("give one input: --ids, --text or --image");
     if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
+    std::optional<RgbImage> image;
+    if (args.value("image")) image = readImageFile(*args.value("image"));
     MapOptions mapOptions;
     mapOptions.temperature = args.number("temperature").value_or(1.0);
     if (!(mapOptions.temperature > 0) || !std::isfinite(mapOptions.temperature))
         throw Error("--temperature must be a finite number > 0");
 
     auto model = loadModel(args);
-    const std::vector<std::int64_t> ids = inputIds(args, *model);
-    auto trace = model->forward(ids);
+    if (model->info().imageInput && !image)
+        throw UsageError(model->info().family + " models take an image: --image FILE.png|.jpg");
+    auto trace = image ? model->forwardImage(*image) : model->forward(inputIds(args, *model));
     const std::filesystem::path out = prepareOutDir(outArg);
 
     // One block ("self") is attention.npy; models with several write one file per block.
@@ -75,15 +82,18 @@ int runAttention(const std::vector<std::string>& argv) {
 
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
-    "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING) --out DIR [--device cpu|cuda|auto]\n"
-    "                               [--temperature T]\n\n"
-    "Runs the model on the token ids (used exactly as given) or on the text (through the model's\n"
-    "tokenizer) and writes\n"
+    "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
+    "                               [--device cpu|cuda|auto]"
+    " [--temperature T]\n\n"
+    "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
+    "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
+    "as the model's preprocessor_config.json says), and writes\n"
     "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
     "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
     "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
     "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
-    "                     model's outputs (generated target, or class label and probabilities)\n"
+    "                     model's outputs (generated target, or class label and probabilities);\n"
+    "                     an image's tokens are [CLS] and its patches rRcC (row R, column C)\n"
     "MODEL is a model folder or builtin:NAME.\n"
     "--temperature T divides the attention logits by T before the softmax (display only).\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
