@@ -16,6 +16,7 @@ c10::ScalarType scalarType(DType dtype) {
         case DType::F32: return at::kFloat;
         case DType::F16: return at::kHalf;
         case DType::BF16: return at::kBFloat16;
+        case DType::I64: return at::kLong;
     }
     return at::kFloat;
 }
@@ -69,7 +70,7 @@ WeightStore::WeightStore(const fs::path& folder, c10::Device device) : folder_(f
     if (!device_.is_cpu()) {
         std::set<DType> halves;
         for (const auto& [name, e] : entries_)
-            if (e.info->dtype != DType::F32) halves.insert(e.info->dtype);
+            if (e.info->dtype == DType::F16 || e.info->dtype == DType::BF16) halves.insert(e.info->dtype);
         if (halves.size() == 1) compute_ = scalarType(*halves.begin());
     }
 }
@@ -144,6 +145,8 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
     if (info.shape != shape)
         throw Error(e->file->path().string() + ": tensor '" + info.name + "' has shape " + shapeString(info.shape) +
                     ", the config needs " + shapeString(shape));
+    if (info.dtype == DType::I64)
+        throw Error(e->file->path().string() + ": tensor '" + info.name + "' is I64; weights must be F32, F16 or BF16");
 
     // The mapping is read-only and outlives the tensor: the deleter holds the file's owner.
     std::shared_ptr<const SafetensorsFile> owner;
@@ -183,7 +186,8 @@ Linear WeightStore::linearOptionalBias(const std::string& name, std::int64_t out
 std::uint64_t WeightStore::computeBytes() const {
     const std::uint64_t size = c10::elementSize(compute_);
     std::uint64_t total = 0;
-    for (const auto& [name, e] : entries_) total += static_cast<std::uint64_t>(e.info->numel()) * size;
+    for (const auto& [name, e] : entries_)
+        total += static_cast<std::uint64_t>(e.info->numel()) * (e.info->dtype == DType::I64 ? 8 : size);
     return total;
 }
 

@@ -92,6 +92,23 @@ TEST_CASE("DistilBERT: its own names, no token types", "[bert]") {
     CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}), Catch::Contains("distilbert models have no token types"));
 }
 
+TEST_CASE("BERT: an I64 position_ids buffer from older transformers is ignored", "[bert]") {
+    BertSpec spec;
+    WriteOptions o;
+    TensorBytes ids{"bert.embeddings.position_ids", DType::I64, {1, spec.positions}, {}};
+    for (std::int64_t i = 0; i < spec.positions; ++i) {
+        const auto* p = reinterpret_cast<const std::byte*>(&i);
+        ids.bytes.insert(ids.bytes.end(), p, p + sizeof i);
+    }
+    o.extra.push_back(ids);
+    o.shards = 2;
+    Checkpoint c = makeBert(spec, 10);
+    auto model = writeAndLoad(c, "bert-i64", o);
+    const double diff = maxMapDiff(*model->forward(ids64(kIds)), referenceBert(c, spec, kIds));
+    CHECK(diff < 2e-6);
+    CHECK(model->info().dtype == "F32");
+}
+
 TEST_CASE("BERT: bad inputs and configs are errors that say so", "[bert]") {
     BertSpec spec;
     auto model = writeAndLoad(makeBert(spec, 8), "bert-input");

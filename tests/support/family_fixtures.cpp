@@ -54,6 +54,10 @@ void writeCheckpoint(const std::filesystem::path& dir, const Checkpoint& c, cons
         weightMap[name] = shardName(s);
         shards[s].push_back(std::move(b));
     }
+    for (const auto& b : o.extra) {
+        weightMap[b.name] = shardName(0);
+        shards[0].push_back(b);
+    }
     if (shards.size() == 1) {
         writeSafetensors(dir / "model.safetensors", shards[0], {{"format", "pt"}});
         return;

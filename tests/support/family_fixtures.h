@@ -3,6 +3,7 @@
 // model.safetensors.index.json, in F32, F16 or BF16.
 #pragma once
 
+#include "attnscope/safetensors.h"
 #include "gpt2_fixture.h"
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@ struct Checkpoint {
 struct WriteOptions {
     std::string dtype = "F32";  // F32, F16 or BF16
     int shards = 1;             // > 1: model-0000i-of-0000N.safetensors + model.safetensors.index.json
+    std::vector<TensorBytes> extra;  // written as given into the first file (buffers such as I64 position_ids)
 };
 
 // Rounds every value to the dtype (so references see what the model reads).
