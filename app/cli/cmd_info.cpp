@@ -22,6 +22,7 @@ int runInfo(const std::vector<std::string>& argv) {
                             {"kv_heads", i.kvHeads},    {"head_dim", i.headDim},  {"hidden", i.hidden},
                             {"vocab_size", i.vocabSize}, {"max_positions", i.maxPositions},
                             {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device}};
+        if (i.imageInput) j["image"] = {{"size", i.imageSize}, {"patch", i.patchSize}};
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -35,6 +36,9 @@ int runInfo(const std::vector<std::string>& argv) {
               << "dtype:         " << i.dtype << "\n"
               << "max positions: " << i.maxPositions << "\n"
               << "device:        " << i.device << "\n";
+    if (i.imageInput)
+        std::cout << "image input:   " << i.imageSize << "×" << i.imageSize << " pixels, " << i.patchSize << "×" << i.patchSize
+                  << " patches\n";
     return 0;
 }
 

@@ -140,7 +140,9 @@ bool WeightStore::anyNameStartsWith(const std::string& prefix) const {
 
 at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Entry* e = lookup(name);
-    if (!e) throw Error(source_.string() + ": tensor '" + prefix_ + name + "' is missing");
+    if (!e)
+        throw Error(source_.string() + ": tensor '" + prefix_ + name + "'" + (prefix_.empty() ? "" : " (or '" + name + "')") +
+                    " is missing");
     const TensorInfo& info = *e->info;
     if (info.shape != shape)
         throw Error(e->file->path().string() + ": tensor '" + info.name + "' has shape " + shapeString(info.shape) +

@@ -150,7 +150,7 @@ TEST_CASE("Llama: malformed configs and checkpoints are rejected with a message"
     LlamaSpec tied;
     tied.tied = true;
     CHECK_THAT(loadError(tied, [](auto& c) { c["tie_word_embeddings"] = false; }),
-               Catch::Contains("tensor 'model.lm_head.weight' is missing"));
+               Catch::Contains("tensor 'model.lm_head.weight' (or 'lm_head.weight') is missing"));
     LlamaSpec qwen;
     qwen.type = "qwen2";
     CHECK_THAT(loadError(qwen, [](auto& c) { c["use_sliding_window"] = true; }),
