@@ -74,9 +74,12 @@ checkpoint vit base F16 vit-f16
   for m in gpt2-f32 gpt2-f16 llama-f32 llama-bf16 bert-f32 vit-f16; do
     size=$(du -sh "$models/$m" | cut -f1)
     start=$(date +%s%N)
-    "$cli" info "$models/$m" --device cuda >/dev/null || fail "info $m"
-    end=$(date +%s%N)
-    echo "open $m ($size) on cuda: $(( (end - start) / 1000000 )) ms (process start, CUDA init, load to GPU)"
+    if "$cli" info "$models/$m" --device cuda >/dev/null; then
+      end=$(date +%s%N)
+      echo "open $m ($size) on cuda: $(( (end - start) / 1000000 )) ms (process start, CUDA init, load to GPU)"
+    else
+      fail "info $m"
+    fi
     for seq in 512 2048; do
       case $m in bert-*) [ $seq -gt 512 ] && continue ;; vit-*) [ $seq -gt 512 ] && continue ;; esac
       "$cli" bench "$models/$m" --device cuda --seq $seq --repeat 10 --warmup 2 || fail "bench $m cuda $seq"
