@@ -35,7 +35,7 @@ void writeBlock(const Trace& trace, int b, const MapOptions& mapOptions, const s
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "image", "out", "device", "temperature"}, {});
+    Args args(argv, {"ids", "text", "image", "type-ids", "attend", "out", "device", "temperature"}, {});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     if (args.value("image") && (args.value("ids") || args.value("text")))
@@ -51,7 +51,21 @@ int runAttention(const std::vector<std::string>& argv) {
     auto model = loadModel(args);
     if (model->info().imageInput && !image)
         throw UsageError(model->info().family + " models take an image: --image FILE.png|.jpg");
-    auto trace = image ? model->forwardImage(*image) : model->forward(inputIds(args, *model));
+    std::shared_ptr<const Trace> trace;
+    if (image) {
+        trace = model->forwardImage(*image);
+    } else if (args.value("type-ids") || args.value("attend")) {  // encoder extras (BERT family)
+        TextInput in{inputIds(args, *model), {}, {}};
+        if (auto types = args.value("type-ids")) in.typeIds = parseIntegers(*types, "--type-ids", "token type");
+        if (auto attend = args.value("attend"))
+            for (auto a : parseIntegers(*attend, "--attend", "0/1 value")) {
+                if (a != 0 && a != 1) throw Error("--attend: values must be 0 (padding) or 1, found " + std::to_string(a));
+                in.attend.push_back(static_cast<std::uint8_t>(a));
+            }
+        trace = model->forwardText(in);
+    } else {
+        trace = model->forward(inputIds(args, *model));
+    }
     const std::filesystem::path out = prepareOutDir(outArg);
 
     // One block ("self") is attention.npy; models with several write one file per block.
@@ -83,8 +97,8 @@ int runAttention(const std::vector<std::string>& argv) {
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
     "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
-    "                               [--device cpu|cuda|auto]"
-    " [--temperature T]\n\n"
+    "                               [--device cpu|cuda|auto] [--temperature T]\n"
+    "                               [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n\n"
     "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
     "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
     "as the model's preprocessor_config.json says), and writes\n"
@@ -96,6 +110,8 @@ Command attentionCommand() {
     "                     an image's tokens are [CLS] and its patches rRcC (row R, column C)\n"
     "MODEL is a model folder or builtin:NAME.\n"
     "--temperature T divides the attention logits by T before the softmax (display only).\n"
+    "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
+    "no query may attend to (1 = real token).\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runAttention};
 }

@@ -30,6 +30,19 @@ TEST_CASE("cli attention on BERT and Llama writes every head", "[cli][bert][llam
     REQUIRE(r.code == 0);
     CHECK(readNpy(out / "attention.npy").shape == std::vector<std::int64_t>{2, 3, 4, 4});
 
+    // Token types and padding: the padded keys get no attention.
+    r = runCli({"attention", bert.string(), "--ids", "2,7,9,3", "--type-ids", "0,0,1,1", "--attend", "1,1,1,0", "--out",
+                out.string(), "--device", "cpu"});
+    REQUIRE(r.code == 0);
+    const NpyArray padded = readNpy(out / "attention.npy");
+    for (std::size_t row = 0; row < padded.values.size() / 4; ++row) REQUIRE(padded.values[row * 4 + 3] == 0.0f);
+    requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,x", "--out", out.string()}),
+                         "--type-ids: 'x' is not a token type");
+    requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--attend", "1,2", "--out", out.string()}),
+                         "--attend: values must be 0 (padding) or 1");
+    requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,5", "--out", out.string()}),
+                         "token type 5 at position 1 is outside [0, 2)");
+
     const auto llama = freshDir("cli-llama2");
     writeCheckpoint(llama, makeLlama(LlamaSpec{}, 3));
     r = runCli({"attention", llama.string(), "--ids", "1,2,3", "--out", out.string(), "--device", "cpu"});
