@@ -8,8 +8,9 @@
 
 namespace attnscope::cli {
 
-// PNG, JPEG, BMP, ... (whatever QImage reads) -> 8-bit RGB, alpha dropped. Throws
-// attnscope::Error naming the file when it cannot be read, or when this build has no Qt.
+// PNG, JPEG, BMP, ... (whatever QImage reads) -> 8-bit RGB, alpha dropped. Binary PPM (P6) is
+// read without Qt too, so a headless build (ATTNSCOPE_BUILD_UI=OFF) can run image models. Throws
+// attnscope::Error naming the file when it cannot be read, or is not PPM in a build without Qt.
 RgbImage readImageFile(const std::string& path);
 
 }  // namespace attnscope::cli

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <random>
 
 using namespace attnscope::testing;
@@ -91,8 +92,25 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
                          "config.json: cannot be read as an image");
 #else
     requireCliInputError(runCli({"attention", dir.string(), "--image", png.string(), "--out", out.string()}),
-                         "built without Qt");
+                         "built without Qt (ATTNSCOPE_BUILD_UI=OFF) and reads only binary PPM (P6) images");
 #endif
+    // Binary PPM is read with or without Qt; the maps are the PNG's (same pixels).
+    const auto ppm = dir / "picture.ppm";
+    {
+        std::ofstream f(ppm, std::ios::binary);
+        f << "P6\n# made by the test\n16 16\n255\n";
+        f.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
+    }
+    const auto outPpm = freshDir("cli-vit-ppm");
+    const CliResult p = runCli({"attention", dir.string(), "--image", ppm.string(), "--out", outPpm.string(), "--device", "cpu"});
+    INFO(p.err);
+    REQUIRE(p.code == 0);
+#ifdef ATTNSCOPE_CLI_HAS_QT
+    CHECK(readNpy(outPpm / "attention.npy").values == maps.values);
+#endif
+    writeText(dir / "broken.ppm", "P6\n16 16\n255\nabc");
+    requireCliInputError(runCli({"attention", dir.string(), "--image", (dir / "broken.ppm").string(), "--out", out.string()}),
+                         "broken.ppm: not a binary PPM image (pixel data truncated)");
     requireCliInputError(runCli({"attention", dir.string(), "--image", (dir / "nothing.png").string(), "--out", out.string()}),
                          "nothing.png: no such image file");
     const CliResult usage = runCli({"attention", dir.string(), "--ids", "1,2", "--out", out.string()});

@@ -3,11 +3,13 @@
 #   1. builds core, attnscope-cli and the tests without Qt against PyTorch's LibTorch
 #      (CMAKE_PREFIX_PATH from torch.utils.cmake_prefix_path), with core's CUDA kernels;
 #   2. runs the CUDA tests (tests/core/test_cuda.cpp: CPU and GPU maps agree, half precision
-#      within the stated tolerances), then the whole core and CLI suites;
+#      within the stated tolerances); where transformers is installed, tests/gpu/hf_check.py
+#      compares the CLI's maps with transformers' own (eager attention) on tiny random models of
+#      every family; then the whole core and CLI suites;
 #   3. prints benchmark figures: open time, forward+capture on the GPU (F32/F16/BF16) and the
 #      CPU for comparison, on random checkpoints written by bench/make_checkpoint.py.
 # Results go to $OUT (or the first argument, or ./gpu-results): log.txt, cuda-tests.txt,
-# bench.txt, summary.txt. Record them in docs/benchmarks.md with the date and the GPU.
+# hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks.md with the date and the GPU.
 #
 # Header-only dependencies the machine lacks (nlohmann-json, Catch2 v2) are taken from
 # .gpu-deps/ when present (tests/gpu/stage_deps.sh fills it on a Debian machine).
@@ -54,6 +56,14 @@ step "CUDA tests (max |GPU map - CPU map| per family and dtype)"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "CUDA tests"
 grep -q "cuda-check" "$out/cuda-tests.txt" || fail "the CUDA tests did not run on a GPU (LibTorch sees no CUDA device?)"
 
+step "Hugging Face transformers cross-check (tiny random models of every family)"
+if "$py" -c 'import transformers, PIL' 2>/dev/null; then
+  "$py" "$root/tests/gpu/hf_check.py" --cli "$cli" 2>&1 | tee "$out/hf-check.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || fail "transformers cross-check"
+else
+  echo "transformers or Pillow not installed: skipped" | tee "$out/hf-check.txt"
+fi
+
 step "core tests (all)"
 "$build/tests/attnscope_core_tests" || fail "core tests"
 step "CLI tests"
@@ -96,6 +106,7 @@ step "summary"
   echo "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n 1)"
   "$py" -c 'import torch; print("libtorch:", torch.__version__, "cuda", torch.version.cuda)'
   grep "cuda-check" "$out/cuda-tests.txt"
+  grep "hf-check" "$out/hf-check.txt"
   grep -E "^open|forward\+capture" "$out/bench.txt"
   echo "failures: $failures"
 } | tee "$out/summary.txt"
