@@ -54,6 +54,10 @@ TEST_CASE("Llama: grouped-query attention, RoPE and SwiGLU equal an independent 
     CHECK(b.causal);
     CHECK(b.heads == 4);
     CHECK(b.kvHeads == 2);
+    CHECK(b.kvGroup(0) == 0);
+    CHECK(b.kvGroup(1) == 0);
+    CHECK(b.kvGroup(2) == 1);
+    CHECK(b.kvGroup(3) == 1);
 }
 
 TEST_CASE("Llama: multi-query, explicit head_dim, tied head", "[llama]") {

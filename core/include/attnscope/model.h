@@ -1,6 +1,7 @@
 // Model: a loaded transformer (weights, config) that runs a forward pass with capture.
 //
-// Model::load reads a folder (config.json + model.safetensors), validates every tensor's shape
+// Model::load reads a folder (config.json + model.safetensors, or shards listed in
+// model.safetensors.index.json), validates every tensor's shape
 // against the config before anything runs, and returns an immutable model. forward() may be
 // called from several threads at once. Weights are memory-mapped; tensors in the compute dtype
 // are used without a copy.

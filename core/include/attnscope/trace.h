@@ -57,6 +57,10 @@ struct BlockInfo {
     AttentionKind kind = AttentionKind::Dot;
     std::vector<std::string> queryTokens;  // one label per map row
     std::vector<std::string> keyTokens;    // one label per map column
+
+    // The key/value group query head `head` shares (grouped-query attention: heads / kvHeads
+    // consecutive query heads per group); == head when kvHeads == heads.
+    int kvGroup(int head) const { return kvHeads > 0 && heads >= kvHeads ? head / (heads / kvHeads) : head; }
 };
 
 class Trace {
