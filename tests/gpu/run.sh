@@ -5,7 +5,7 @@
 #   2. runs the CUDA tests (tests/core/test_cuda.cpp: CPU and GPU maps agree, half precision
 #      within the stated tolerances); where transformers is installed, tests/gpu/hf_check.py
 #      compares the CLI's maps with transformers' own (eager attention) on tiny random models of
-#      every family; then the whole core and CLI suites;
+#      every family; the whole core suite (and, last, the CLI suite);
 #   3. prints benchmark figures: open time, forward+capture on the GPU (F32/F16/BF16) and the
 #      CPU for comparison, on random checkpoints written by bench/make_checkpoint.py.
 # Results go to $OUT (or the first argument, or ./gpu-results): log.txt, cuda-tests.txt,
@@ -66,9 +66,6 @@ fi
 
 step "core tests (all)"
 "$build/tests/attnscope_core_tests" || fail "core tests"
-step "CLI tests"
-(cd "$build/tests" && ./attnscope_cli_tests) || fail "CLI tests"
-
 step "benchmarks"
 mkdir -p "$models"
 checkpoint() {  # family size dtype name
@@ -108,6 +105,12 @@ step "summary"
   grep "cuda-check" "$out/cuda-tests.txt"
   grep "hf-check" "$out/hf-check.txt"
   grep -E "^open|forward\+capture" "$out/bench.txt"
-  echo "failures: $failures"
+  echo "failures before the CLI tests: $failures"
 } | tee "$out/summary.txt"
+
+# Last, since it is the slowest part (one process and CUDA start per case) and checks no GPU path
+# the CUDA tests above do not.
+step "CLI tests"
+(cd "$build/tests" && ./attnscope_cli_tests) || fail "CLI tests"
+echo "failures: $failures" | tee -a "$out/summary.txt"
 exit $((failures > 0))
