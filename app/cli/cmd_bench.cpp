@@ -28,9 +28,12 @@ int runBench(const std::vector<std::string>& argv) {
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
     std::mt19937_64 rng(static_cast<std::uint64_t>(args.integer("seed").value_or(0)));
-    std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(seq));
-    for (auto& id : ids) id = pick(rng);
+    std::vector<std::int64_t> ids;
+    if (!info.imageInput) {
+        std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
+        ids.resize(static_cast<std::size_t>(seq));
+        for (auto& id : ids) id = pick(rng);
+    }
     // Image models run on one random image of their input size (--seq does not apply).
     RgbImage image{info.imageSize, info.imageSize, {}};
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
