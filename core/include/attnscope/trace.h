@@ -71,8 +71,8 @@ public:
     Trace(const Trace&) = delete;
     Trace& operator=(const Trace&) = delete;
 
-    const std::vector<std::int64_t>& ids() const;
-    const std::vector<std::string>& tokens() const;  // one label per input id
+    const std::vector<std::int64_t>& ids() const;     // the input ids; empty for an image input
+    const std::vector<std::string>& tokens() const;  // one label per input id ([CLS], rRcC patches for images)
     const std::vector<BlockInfo>& blocks() const;
     // Index of the block with this name; throws attnscope::Error listing the names if absent.
     int blockIndex(const std::string& name) const;
