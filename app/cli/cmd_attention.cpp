@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "common.h"
+#include "image_file.h"
 #include "lab_output.h"
 
 #include "attnscope/error.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -161,17 +163,37 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
-                     "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"},
+    Args args(argv, {"ids", "text", "image", "type-ids", "attend", "out", "device", "temperature", "layers", "variant",
+                     "feature-map", "features", "seed", "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune",
+                     "prune-count"},
               {"propagate", "prune-least"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
+    if (args.value("image") && (args.value("ids") || args.value("text")))
+        throw UsageError("give one input: --ids, --text or --image");
     if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
     const AttentionSettings s = parseSettings(args);
+    std::optional<RgbImage> image;
+    if (args.value("image")) image = readImageFile(*args.value("image"));
 
     auto model = loadModel(args);
-    const std::vector<std::int64_t> ids = inputIds(args, *model);
-    std::shared_ptr<const Trace> trace = model->forward(ids);
+    if (model->info().imageInput && !image)
+        throw UsageError(model->info().family + " models take an image: --image FILE.png|.jpg");
+    std::shared_ptr<const Trace> trace;
+    if (image) {
+        trace = model->forwardImage(*image);
+    } else if (args.value("type-ids") || args.value("attend")) {  // encoder extras (BERT family)
+        TextInput in{inputIds(args, *model), {}, {}};
+        if (auto types = args.value("type-ids")) in.typeIds = parseIntegers(*types, "--type-ids", "token type");
+        if (auto attend = args.value("attend"))
+            for (auto a : parseIntegers(*attend, "--attend", "0/1 value")) {
+                if (a != 0 && a != 1) throw Error("--attend: values must be 0 (padding) or 1, found " + std::to_string(a));
+                in.attend.push_back(static_cast<std::uint8_t>(a));
+            }
+        trace = model->forwardText(in);
+    } else {
+        trace = model->forward(inputIds(args, *model));
+    }
     nlohmann::json change;
     if (s.prune) {
         validateHeads(*trace, s.run.maskHeads);
@@ -239,13 +261,15 @@ int runAttention(const std::vector<std::string>& argv) {
 
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
-    "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING) --out DIR [--device cpu|cuda|auto]\n"
+    "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
+    "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
     "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
     "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
     "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n\n"
-    "Runs the model on the token ids (used exactly as given) or on the text (through the model's\n"
-    "tokenizer) and writes\n"
+    "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
+    "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
+    "as the model's preprocessor_config.json says), and writes\n"
     "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
     "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
     "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
@@ -253,8 +277,11 @@ Command attentionCommand() {
     "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
     "                     column), \"target\" (one per row: the start symbol <s>, then each\n"
     "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
-    "                     decode); for a classifier \"label\" and \"probabilities\"\n"
+    "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
+    "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
     "MODEL is a model folder or builtin:NAME.\n"
+    "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
+    "  no query may attend to (1 = real token).\n"
     "--temperature T divides the attention logits by T before the softmax (display only), or with\n"
     "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
     "  the outputs change; the maps written are those the model then used.\n"

@@ -28,14 +28,21 @@ int runBench(const std::vector<std::string>& argv) {
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
     std::mt19937_64 rng(static_cast<std::uint64_t>(args.integer("seed").value_or(0)));
-    std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(seq));
-    for (auto& id : ids) id = pick(rng);
+    std::vector<std::int64_t> ids;
+    if (!info.imageInput) {
+        std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
+        ids.resize(static_cast<std::size_t>(seq));
+        for (auto& id : ids) id = pick(rng);
+    }
+    // Image models run on one random image of their input size (--seq does not apply).
+    RgbImage image{info.imageSize, info.imageSize, {}};
+    for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
+        image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
     std::vector<double> ms;
     for (long long r = 0; r < warmup + repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto trace = model->forward(ids);
+        auto trace = info.imageInput ? model->forwardImage(image) : model->forward(ids);
         const auto t1 = std::chrono::steady_clock::now();
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
@@ -47,7 +54,8 @@ int runBench(const std::vector<std::string>& argv) {
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
-                  << info.heads << "x" << info.hidden << ", " << seq << " tokens on " << info.device << ": median "
+                  << info.heads << "x" << info.hidden << ", "
+                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)" : std::to_string(seq) + " tokens") << " on " << info.device << ": median "
                   << median << " ms, min " << best << " ms over " << repeat << " runs\n";
     }
     return 0;
@@ -58,7 +66,8 @@ int runBench(const std::vector<std::string>& argv) {
 Command benchCommand() {
     return {"bench", "time forward+capture",
     "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S] [--json]\n\n"
-    "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n",
+    "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
+    "Image models (ViT) run on a random image of their input size instead.\n",
             runBench};
 }
 

@@ -24,6 +24,7 @@ int runInfo(const std::vector<std::string>& argv) {
                             {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device}};
         if (!i.task.empty()) j["task"] = i.task;
         if (!i.attention.empty()) j["attention"] = i.attention;
+        if (i.imageInput) j["image"] = {{"size", i.imageSize}, {"patch", i.patchSize}};
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -39,6 +40,9 @@ int runInfo(const std::vector<std::string>& argv) {
               << "device:        " << i.device << "\n";
     if (!i.task.empty()) std::cout << "task:          " << i.task << "\n";
     if (!i.attention.empty()) std::cout << "attention:     " << i.attention << "\n";
+    if (i.imageInput)
+        std::cout << "image input:   " << i.imageSize << "×" << i.imageSize << " pixels, " << i.patchSize << "×" << i.patchSize
+                  << " patches\n";
     return 0;
 }
 

@@ -15,7 +15,9 @@ std::shared_ptr<const Model> loadModel(const Args& args) {
     return Model::load(args.positional(0, "MODEL (a model folder or builtin:NAME)"), options);
 }
 
-std::vector<std::int64_t> parseIds(const std::string& text) {
+std::vector<std::int64_t> parseIds(const std::string& text) { return parseIntegers(text, "--ids", "token id"); }
+
+std::vector<std::int64_t> parseIntegers(const std::string& text, const std::string& option, const std::string& what) {
     std::vector<std::int64_t> ids;
     std::string token;
     std::istringstream in(text);
@@ -29,10 +31,11 @@ std::vector<std::int64_t> parseIds(const std::string& text) {
         } catch (const std::exception&) {
             used = 0;
         }
-        if (token.empty() || used != token.size()) throw Error("--ids: '" + token + "' is not a token id (expected e.g. 3,17,42)");
+        if (token.empty() || used != token.size())
+            throw Error(option + ": '" + token + "' is not a " + what + " (expected e.g. 3,17,42)");
         ids.push_back(id);
     }
-    if (ids.empty()) throw Error("--ids: no token ids given");
+    if (ids.empty()) throw Error(option + ": no " + what + "s given");
     return ids;
 }
 

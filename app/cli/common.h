@@ -20,6 +20,9 @@ std::shared_ptr<const Model> loadModel(const Args& args);
 
 // "3,17,42" -> ids; throws attnscope::Error naming the bad entry.
 std::vector<std::int64_t> parseIds(const std::string& text);
+// The same for any option's comma-separated integers; messages name the option and what an
+// entry is ("token type").
+std::vector<std::int64_t> parseIntegers(const std::string& text, const std::string& option, const std::string& what);
 
 // The model's input from --ids or --text (exactly one of them); throws UsageError otherwise.
 std::vector<std::int64_t> inputIds(const Args& args, const Model& model);

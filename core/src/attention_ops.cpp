@@ -13,11 +13,13 @@
 namespace attnscope {
 
 at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, const at::TensorOptions& options) {
-    if (!mask.causal && !mask.keyAllowed.defined()) return {};
+    if (!mask.causal && !mask.keyAllowed.defined() && mask.window <= 0) return {};
     const double ninf = -std::numeric_limits<double>::infinity();
     at::Tensor out = at::zeros({n, m}, options);
     if (mask.causal)  // key j is in the future of query i when j > i + (m - n)
         out.masked_fill_(at::ones({n, m}, options.dtype(at::kBool)).triu_(m - n + 1), ninf);
+    if (mask.window > 0)  // key j is outside the window of query i when j <= i + (m - n) - window
+        out.masked_fill_(at::ones({n, m}, options.dtype(at::kBool)).tril_(m - n - mask.window), ninf);
     if (mask.keyAllowed.defined())
         out.masked_fill_(mask.keyAllowed.logical_not().to(options.device()).unsqueeze(0), ninf);
     return out;
@@ -37,6 +39,8 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
         scores.mul_(alpha);
         if (additive.defined()) scores.add_(additive);
     }
+    if (scores.scalar_type() == at::kHalf || scores.scalar_type() == at::kBFloat16)
+        return at::softmax(scores, -1, at::kFloat);
     return at::softmax(scores, -1);
 }
 
@@ -64,7 +68,7 @@ at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, double alph
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (q.is_cuda() && q.scalar_type() == at::kFloat && !mask.keyAllowed.defined()) {
+    if (q.is_cuda() && q.scalar_type() == at::kFloat && !mask.keyAllowed.defined() && mask.window <= 0) {
         at::Tensor qc = q.contiguous(), kc = k.contiguous();
         at::Tensor out = at::empty({q.size(0), k.size(0)}, q.options());
         cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(), out.data_ptr<float>(),
@@ -173,7 +177,7 @@ void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
                      double scale, const LayerRun& run) {
     const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
-    at::Tensor probs = attentionProbs(q, k, additive, scale, run.temperature);  // [H, n, m]
+    at::Tensor probs = attentionProbs(q, k, additive, scale, run.temperature).to(v.scalar_type());  // [H, n, m]
     at::Tensor context;
     if (H == Hkv) {
         context = at::bmm(probs, v);

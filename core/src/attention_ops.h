@@ -16,6 +16,7 @@ namespace attnscope {
 struct MaskSpec {
     bool causal = false;    // query i sees keys j <= i + (m - n)
     at::Tensor keyAllowed;  // optional [m] bool: padding mask over keys
+    std::int64_t window = 0;  // sliding window (Mistral): query i sees keys j > i + (m - n) - window; 0 = none
 };
 
 // Additive mask [n, m]: 0 where allowed, -inf where not. Undefined tensor when nothing is masked.
@@ -24,7 +25,8 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
 // Probabilities softmax(q kᵀ · scale / temperature + mask) for all heads.
 // q [H, n, d]; k [Hkv, m, d] with H a multiple of Hkv (grouped-query attention: query head h
 // uses key group h / (H / Hkv)); additive [n, m] from additiveMask(), or undefined for none.
-// Returns [H, n, m] in q's dtype and device.
+// Returns [H, n, m] on q's device, in q's dtype for float32 (the softmax of F16/BF16 scores is
+// taken in float32 and returned as float32, as Hugging Face's eager attention does).
 at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, double scale,
                           double temperature);
 
@@ -57,7 +59,8 @@ struct LayerRun {
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 
 // Dot-product attention output with capture-compatible semantics: probabilities from
-// attentionProbs (GQA-aware) at run.temperature, context = probs · v with v [Hkv, m, dv],
+// attentionProbs (GQA-aware) at run.temperature, context = probs · v with v [Hkv, m, dv] (probs
+// cast to v's dtype),
 // masked heads zeroed. Returns [H, n, dv].
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
                      double scale, const LayerRun& run);

@@ -8,8 +8,23 @@
 
 namespace attnscope {
 
+using FamilyLoader = std::shared_ptr<const Model> (*)(const std::filesystem::path& folder, const JsonConfig& config,
+                                                      c10::Device device, const LoadOptions& options);
+
 std::shared_ptr<const Model> loadGpt2(const std::filesystem::path& folder, const JsonConfig& config,
                                       c10::Device device, const LoadOptions& options);
+// bert, roberta, distilbert (bert.cpp)
+std::shared_ptr<const Model> loadBert(const std::filesystem::path& folder, const JsonConfig& config,
+                                      c10::Device device, const LoadOptions& options);
+// llama, mistral, qwen2 and configs that follow them (llama.cpp)
+std::shared_ptr<const Model> loadLlama(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
+                                     c10::Device device, const LoadOptions& options);
+
+// The loader for a config.json model_type, or nullptr; supportedFamilies() lists the types.
+FamilyLoader familyLoader(const std::string& modelType);
+std::string supportedFamilies();
 
 // Built-in models (core/src/builtin): model_type "attnscope-seq2seq" and "attnscope-classifier".
 std::shared_ptr<const Model> loadBuiltinSeq2seq(const std::filesystem::path& folder, const JsonConfig& config,

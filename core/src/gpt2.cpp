@@ -3,6 +3,7 @@
 #include "attnscope/error.h"
 #include "device.h"
 #include "families.h"
+#include "memory.h"
 #include "trace_impl.h"
 #include "vocab.h"
 #include "weights.h"
@@ -54,6 +55,7 @@ public:
         : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
+        w.requireMemory(options.memoryLimitBytes);
         if (w.anyNameStartsWith("transformer.")) w.setPrefix("transformer.");
         const std::int64_t E = cfg_.embd, I = cfg_.inner;
         const long long total = 4 + cfg_.layers;
@@ -111,6 +113,7 @@ protected:
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.embd, H = cfg_.heads, d = E / H;
+        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n, static_cast<std::int64_t>(c10::elementSize(wte_.scalar_type()))}, device_);
 
         auto impl = std::make_unique<Trace::Impl>();
         impl->ids = ids;

@@ -71,13 +71,31 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
     JsonConfig config(readJsonObject(configFile), configFile);
     const std::string type = config.string("model_type");
     const c10::Device device = resolveDevice(options.device);
-    if (type == "attnscope-seq2seq")
-        return translateTorchErrors("loading " + folder.string(), [&] { return loadBuiltinSeq2seq(folder, config, device, options); });
-    if (type == "attnscope-classifier")
-        return translateTorchErrors("loading " + folder.string(), [&] { return loadBuiltinClassifier(folder, config, device, options); });
-    if (type != "gpt2")
-        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: gpt2, attnscope-seq2seq, attnscope-classifier)");
-    return translateTorchErrors("loading " + folder.string(), [&] { return loadGpt2(folder, config, device, options); });
+    const auto loader = familyLoader(type);
+    if (!loader)
+        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: " + supportedFamilies() + ")");
+    return translateTorchErrors("loading " + folder.string(), [&] { return loader(folder, config, device, options); });
+}
+
+std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
+    return translateTorchErrors("running the model on " + std::to_string(input.ids.size()) + " tokens",
+                                [&] { return runForwardText(input, options); });
+}
+
+std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
+    return translateTorchErrors("running the model on an image", [&] { return runForwardImage(image, options); });
+}
+
+std::shared_ptr<const Trace> Model::runForwardText(const TextInput& input, const RunOptions& options) const {
+    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
+        throw Error(info().family + " models have no token types; give only ids");
+    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
+        throw Error(info().family + " models take no padding mask; give only the real tokens");
+    return runForward(input.ids, options);
+}
+
+std::shared_ptr<const Trace> Model::runForwardImage(const RgbImage&, const RunOptions&) const {
+    throw Error(info().family + " model at " + info().path.string() + " takes token ids, not an image");
 }
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
@@ -95,6 +113,45 @@ std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids
                 impl.blocks[b].layers[l].temperature = layerRun(options, impl.infos[b].name, static_cast<int>(l)).temperature;
     }
     return trace;
+}
+
+}  // namespace attnscope
+
+namespace attnscope {
+
+namespace {
+
+struct FamilyEntry {
+    const char* modelType;
+    FamilyLoader loader;
+};
+
+// One line per model_type.
+const FamilyEntry kFamilies[] = {
+    {"gpt2", loadGpt2},
+    {"bert", loadBert},
+    {"roberta", loadBert},
+    {"distilbert", loadBert},
+    {"llama", loadLlama},
+    {"mistral", loadLlama},
+    {"qwen2", loadLlama},
+    {"vit", loadVit},
+    {"attnscope-seq2seq", loadBuiltinSeq2seq},
+    {"attnscope-classifier", loadBuiltinClassifier},
+};
+
+}  // namespace
+
+FamilyLoader familyLoader(const std::string& modelType) {
+    for (const auto& f : kFamilies)
+        if (modelType == f.modelType) return f.loader;
+    return nullptr;
+}
+
+std::string supportedFamilies() {
+    std::string names;
+    for (const auto& f : kFamilies) names += (names.empty() ? "" : ", ") + std::string(f.modelType);
+    return names;
 }
 
 }  // namespace attnscope

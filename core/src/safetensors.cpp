@@ -136,8 +136,9 @@ DType parseDType(const std::string& name, const std::function<void(const std::st
     if (name == "F32") return DType::F32;
     if (name == "F16") return DType::F16;
     if (name == "BF16") return DType::BF16;
+    if (name == "I64") return DType::I64;
     static const std::set<std::string> kOtherKnown = {
-        "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F64", "C64",
+        "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "F64", "C64",
         "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"};
     if (kOtherKnown.count(name)) bad("dtype " + name + " is not supported (F32, F16, BF16 are)");
     bad("unknown dtype " + quote(name) + " (expected F32, F16 or BF16)");
@@ -234,11 +235,12 @@ const char* dtypeName(DType d) {
         case DType::F32: return "F32";
         case DType::F16: return "F16";
         case DType::BF16: return "BF16";
+        case DType::I64: return "I64";
     }
     return "?";
 }
 
-std::size_t dtypeSize(DType d) { return d == DType::F32 ? 4 : 2; }
+std::size_t dtypeSize(DType d) { return d == DType::I64 ? 8 : d == DType::F32 ? 4 : 2; }
 
 std::int64_t TensorInfo::numel() const {
     std::int64_t n = 1;

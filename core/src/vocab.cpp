@@ -3,6 +3,8 @@
 #include "attnscope/error.h"
 #include "json_util.h"
 
+#include <fstream>
+
 namespace attnscope {
 
 namespace {
@@ -22,6 +24,7 @@ VocabLabels VocabLabels::fromFolder(const std::filesystem::path& folder) {
     VocabLabels v;
     const auto tokenizerJson = folder / "tokenizer.json";
     const auto vocabJson = folder / "vocab.json";
+    const auto vocabTxt = folder / "vocab.txt";
     if (std::filesystem::exists(tokenizerJson)) {
         const auto json = readJsonObject(tokenizerJson);
         const auto model = json.find("model");
@@ -42,6 +45,14 @@ VocabLabels VocabLabels::fromFolder(const std::filesystem::path& folder) {
     } else if (std::filesystem::exists(vocabJson)) {
         const auto json = readJsonObject(vocabJson);
         for (auto it = json.begin(); it != json.end(); ++it) put(v.byId_, vocabJson, it.key(), it.value());
+    } else if (std::filesystem::exists(vocabTxt)) {  // WordPiece (BERT): one token per line, id = line
+        std::ifstream in(vocabTxt, std::ios::binary);
+        if (!in) throw Error(vocabTxt.string() + ": cannot be read");
+        std::string line;
+        while (std::getline(in, line)) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            v.byId_.push_back(line);
+        }
     }
     return v;
 }

@@ -1,4 +1,5 @@
-// Vocabulary labels (id -> token string) from a model folder's vocab.json or tokenizer.json.
+// Vocabulary labels (id -> token string) from a model folder's tokenizer.json, vocab.json or
+// vocab.txt (WordPiece, one token per line).
 // Only for labelling axes; tokenising text is the tokenizer's job.
 #pragma once
 
@@ -11,7 +12,7 @@ namespace attnscope {
 
 class VocabLabels {
 public:
-    // Reads tokenizer.json (model.vocab, added_tokens) or vocab.json when present; otherwise
+    // Reads tokenizer.json (model.vocab, added_tokens), else vocab.json, else vocab.txt; otherwise
     // labels are the ids in decimal. Malformed files throw attnscope::Error naming the file.
     static VocabLabels fromFolder(const std::filesystem::path& folder);
 

@@ -1,6 +1,7 @@
 // Model: a loaded transformer (weights, config) that runs a forward pass with capture.
 //
-// Model::load reads a folder (config.json + model.safetensors), validates every tensor's shape
+// Model::load reads a folder (config.json + model.safetensors, or shards listed in
+// model.safetensors.index.json), validates every tensor's shape
 // against the config before anything runs, and returns an immutable model. forward() may be
 // called from several threads at once. Weights are memory-mapped; tensors in the compute dtype
 // are used without a copy.
@@ -40,11 +41,37 @@ struct ModelInfo {
     std::string device;           // where the weights live: "cpu", "cuda:0"
     std::string task;             // built-in models: "reverse" or "sentiment", else empty
     std::string attention;        // built-in models: "dot", "additive" or "linear", else empty
+    // Image models (ViT): forwardImage() takes an RGB image, resized to imageSize × imageSize
+    // pixels and cut into patches of patchSize; forward(ids) is an error for them.
+    bool imageInput = false;
+    int imageSize = 0;
+    int patchSize = 0;
 };
 
 struct LoadOptions {
     DeviceChoice device = DeviceChoice::Auto;
     Progress progress;  // (tensors loaded, total)
+    // The most memory loading may take, in bytes; 0 = what the device has available now
+    // (MemAvailable on the CPU, free GPU memory). A model that needs more is refused with
+    // attnscope::Error "... needs X GiB on DEVICE, Y GiB available" before anything is read.
+    std::uint64_t memoryLimitBytes = 0;
+};
+
+// Text input with the extras encoder models (BERT family) take. Empty vectors mean the
+// defaults: every token type 0, every position a real token.
+struct TextInput {
+    std::vector<std::int64_t> ids;
+    std::vector<std::int64_t> typeIds;  // token types (segment ids), one per id
+    std::vector<std::uint8_t> attend;   // 1 = real token, 0 = padding (masked as a key), one per id
+};
+
+// An 8-bit RGB image, row-major, 3 bytes per pixel: pixels[(y * width + x) * 3 + channel].
+// Decoding files is the caller's job (ui and cli use Qt's QImage); the model resizes and
+// normalises as its preprocessor_config.json says.
+struct RgbImage {
+    int width = 0;
+    int height = 0;
+    std::vector<std::uint8_t> pixels;
 };
 
 // A head of one attention block, e.g. for masking. block "" means every block that has it.
@@ -98,12 +125,22 @@ public:
     // has positions, or a failure inside LibTorch (out of memory, say); attnscope::Cancelled
     // when progress returns false.
     std::shared_ptr<const Trace> forward(const std::vector<std::int64_t>& ids, const RunOptions& options = {}) const;
+    // forward() with token types and a padding mask. Models without token types or padding
+    // (decoders) throw attnscope::Error when either is given.
+    std::shared_ptr<const Trace> forwardText(const TextInput& input, const RunOptions& options = {}) const;
+    // Image models: one forward over an image (info().imageInput). Text models throw
+    // attnscope::Error saying they take token ids.
+    std::shared_ptr<const Trace> forwardImage(const RgbImage& image, const RunOptions& options = {}) const;
 
 protected:
     // The family's forward; forward() validates nothing itself but turns LibTorch's exceptions
     // into attnscope::Error, so no family has to.
     virtual std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
                                                     const RunOptions& options) const = 0;
+    // Default: refuses typeIds / attend that differ from the defaults, else runForward(ids).
+    virtual std::shared_ptr<const Trace> runForwardText(const TextInput& input, const RunOptions& options) const;
+    // Default: throws "this model takes token ids, not an image".
+    virtual std::shared_ptr<const Trace> runForwardImage(const RgbImage& image, const RunOptions& options) const;
 };
 
 }  // namespace attnscope

@@ -18,9 +18,11 @@
 
 namespace attnscope {
 
-enum class DType { F32, F16, BF16 };
+// Weights are F32, F16 or BF16. I64 is read too because older checkpoints store buffers such
+// as BERT's embeddings.position_ids with it; no family uses them as weights.
+enum class DType { F32, F16, BF16, I64 };
 
-const char* dtypeName(DType);      // "F32", "F16", "BF16"
+const char* dtypeName(DType);      // "F32", "F16", "BF16", "I64"
 std::size_t dtypeSize(DType);      // bytes per element
 std::string shapeString(const std::vector<std::int64_t>& shape);  // "[4, 8]", "[]" for a scalar
 

@@ -58,6 +58,10 @@ struct BlockInfo {
     AttentionKind kind = AttentionKind::Dot;
     std::vector<std::string> queryTokens;  // one label per map row
     std::vector<std::string> keyTokens;    // one label per map column
+
+    // The key/value group query head `head` shares (grouped-query attention: heads / kvHeads
+    // consecutive query heads per group); == head when kvHeads == heads.
+    int kvGroup(int head) const { return kvHeads > 0 && heads >= kvHeads ? head / (heads / kvHeads) : head; }
 };
 
 class Trace {
@@ -68,8 +72,8 @@ public:
     Trace(const Trace&) = delete;
     Trace& operator=(const Trace&) = delete;
 
-    const std::vector<std::int64_t>& ids() const;
-    const std::vector<std::string>& tokens() const;  // one label per input id
+    const std::vector<std::int64_t>& ids() const;     // the input ids; empty for an image input
+    const std::vector<std::string>& tokens() const;  // one label per input id ([CLS], rRcC patches for images)
     const std::vector<BlockInfo>& blocks() const;
     // Index of the block with this name; throws attnscope::Error listing the names if absent.
     int blockIndex(const std::string& name) const;

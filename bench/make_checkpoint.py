@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Random checkpoint folders with real Hugging Face tensor names, for timing and GPU checks.
+
+  python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
+
+FAMILY: gpt2, llama, bert, vit. Needs only numpy. --size 500mb gives about 500 MB of F32 weights
+(a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
+norms near 1, so forwards are numerically tame.
+"""
+import argparse
+import json
+import os
+import struct
+
+import numpy as np
+
+SIZES = {
+    "gpt2": {"small": dict(layers=2, embd=64, heads=4, vocab=1000, positions=256),
+             "base": dict(layers=12, embd=768, heads=12, vocab=50257, positions=1024),
+             "500mb": dict(layers=12, embd=768, heads=12, vocab=50257, positions=1024)},
+    "llama": {"small": dict(layers=2, hidden=64, inner=128, heads=4, kv=2, vocab=1000, positions=512),
+              "base": dict(layers=16, hidden=1024, inner=2816, heads=16, kv=4, vocab=32000, positions=2048),
+              "500mb": dict(layers=12, hidden=768, inner=2048, heads=12, kv=4, vocab=32000, positions=2048)},
+    "bert": {"small": dict(layers=2, hidden=64, inner=128, heads=4, vocab=1000, positions=512),
+             "base": dict(layers=12, hidden=768, inner=3072, heads=12, vocab=30522, positions=512),
+             "500mb": dict(layers=8, hidden=1024, inner=4096, heads=16, vocab=30522, positions=512)},
+    "vit": {"small": dict(layers=2, hidden=64, inner=128, heads=4, image=32, patch=8, labels=10),
+            "base": dict(layers=12, hidden=768, inner=3072, heads=12, image=224, patch=16, labels=1000),
+            "500mb": dict(layers=10, hidden=1024, inner=4096, heads=16, image=224, patch=16, labels=1000)},
+}
+
+
+def gpt2(s, rnd):
+    E, t = s["embd"], {}
+    t["transformer.wte.weight"] = rnd(s["vocab"], E)
+    t["transformer.wpe.weight"] = rnd(s["positions"], E)
+    for l in range(s["layers"]):
+        p = f"transformer.h.{l}."
+        t[p + "ln_1.weight"], t[p + "ln_1.bias"] = rnd(E, mean=1), rnd(E)
+        t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = rnd(E, 3 * E), rnd(3 * E)
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = rnd(E, E), rnd(E)
+        t[p + "ln_2.weight"], t[p + "ln_2.bias"] = rnd(E, mean=1), rnd(E)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = rnd(E, 4 * E), rnd(4 * E)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = rnd(4 * E, E), rnd(E)
+    t["transformer.ln_f.weight"], t["transformer.ln_f.bias"] = rnd(E, mean=1), rnd(E)
+    config = {"model_type": "gpt2", "vocab_size": s["vocab"], "n_positions": s["positions"], "n_embd": E,
+              "n_head": s["heads"], "n_layer": s["layers"], "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"}
+    return t, config
+
+
+def llama(s, rnd):
+    E, I, H, G = s["hidden"], s["inner"], s["heads"], s["kv"]
+    d, t = E // H, {}
+    t["model.embed_tokens.weight"] = rnd(s["vocab"], E)
+    for l in range(s["layers"]):
+        p = f"model.layers.{l}."
+        t[p + "input_layernorm.weight"] = rnd(E, mean=1)
+        t[p + "self_attn.q_proj.weight"] = rnd(H * d, E)
+        t[p + "self_attn.k_proj.weight"] = rnd(G * d, E)
+        t[p + "self_attn.v_proj.weight"] = rnd(G * d, E)
+        t[p + "self_attn.o_proj.weight"] = rnd(E, H * d)
+        t[p + "post_attention_layernorm.weight"] = rnd(E, mean=1)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = rnd(I, E), rnd(I, E)
+        t[p + "mlp.down_proj.weight"] = rnd(E, I)
+    t["model.norm.weight"] = rnd(E, mean=1)
+    t["lm_head.weight"] = rnd(s["vocab"], E)
+    config = {"model_type": "llama", "vocab_size": s["vocab"], "hidden_size": E, "intermediate_size": I,
+              "num_hidden_layers": s["layers"], "num_attention_heads": H, "num_key_value_heads": G,
+              "max_position_embeddings": s["positions"], "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+              "hidden_act": "silu", "tie_word_embeddings": False}
+    return t, config
+
+
+def bert(s, rnd):
+    E, I, t = s["hidden"], s["inner"], {}
+    def lin(name, out, inp):
+        t[name + ".weight"], t[name + ".bias"] = rnd(out, inp), rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t["bert.embeddings.word_embeddings.weight"] = rnd(s["vocab"], E)
+    t["bert.embeddings.position_embeddings.weight"] = rnd(s["positions"], E)
+    t["bert.embeddings.token_type_embeddings.weight"] = rnd(2, E)
+    norm("bert.embeddings.LayerNorm")
+    for l in range(s["layers"]):
+        p = f"bert.encoder.layer.{l}."
+        for n in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            lin(p + n, E, E)
+        norm(p + "attention.output.LayerNorm")
+        lin(p + "intermediate.dense", I, E)
+        lin(p + "output.dense", E, I)
+        norm(p + "output.LayerNorm")
+    config = {"model_type": "bert", "vocab_size": s["vocab"], "hidden_size": E, "intermediate_size": I,
+              "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
+              "max_position_embeddings": s["positions"], "type_vocab_size": 2, "hidden_act": "gelu",
+              "layer_norm_eps": 1e-12}
+    return t, config
+
+
+def vit(s, rnd):
+    E, I, P, t = s["hidden"], s["inner"], s["patch"], {}
+    g = s["image"] // P
+    def lin(name, out, inp):
+        t[name + ".weight"], t[name + ".bias"] = rnd(out, inp), rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t["vit.embeddings.cls_token"] = rnd(1, 1, E)
+    t["vit.embeddings.position_embeddings"] = rnd(1, g * g + 1, E)
+    t["vit.embeddings.patch_embeddings.projection.weight"] = rnd(E, 3, P, P)
+    t["vit.embeddings.patch_embeddings.projection.bias"] = rnd(E)
+    for l in range(s["layers"]):
+        p = f"vit.encoder.layer.{l}."
+        norm(p + "layernorm_before")
+        for n in ("attention.attention.query", "attention.attention.key", "attention.attention.value",
+                  "attention.output.dense"):
+            lin(p + n, E, E)
+        norm(p + "layernorm_after")
+        lin(p + "intermediate.dense", I, E)
+        lin(p + "output.dense", E, I)
+    norm("vit.layernorm")
+    lin("classifier", s["labels"], E)
+    config = {"model_type": "vit", "hidden_size": E, "intermediate_size": I, "num_hidden_layers": s["layers"],
+              "num_attention_heads": s["heads"], "image_size": s["image"], "patch_size": P, "num_channels": 3,
+              "qkv_bias": True, "hidden_act": "gelu", "layer_norm_eps": 1e-12,
+              "id2label": {str(i): f"class{i}" for i in range(s["labels"])}}
+    return t, config
+
+
+def encode(x, dtype):
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if dtype == "F32":
+        return x.tobytes()
+    if dtype == "F16":
+        return x.astype(np.float16).tobytes()
+    u = x.view(np.uint32).astype(np.uint64)  # BF16: round to nearest even on the top 16 bits
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16).tobytes()
+
+
+def write_safetensors(path, tensors, dtype):
+    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    for name, x in tensors:
+        b = encode(x, dtype)
+        header[name] = {"dtype": dtype, "shape": list(x.shape), "data_offsets": [offset, offset + len(b)]}
+        offset += len(b)
+        blobs.append(b)
+    raw = json.dumps(header).encode()
+    raw += b" " * ((8 - len(raw) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)))
+        f.write(raw)
+        for b in blobs:
+            f.write(b)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("family", choices=sorted(SIZES))
+    ap.add_argument("folder")
+    ap.add_argument("--size", default="small", choices=["small", "base", "500mb"])
+    ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
+    ap.add_argument("--shards", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    rng = np.random.default_rng(a.seed)
+    def rnd(*shape, mean=0.0):
+        return (rng.standard_normal(shape, dtype=np.float32) * 0.02 + mean).astype(np.float32)
+    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}[a.family](SIZES[a.family][a.size], rnd)
+    os.makedirs(a.folder, exist_ok=True)
+    with open(os.path.join(a.folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    items = list(tensors.items())
+    if a.shards <= 1:
+        write_safetensors(os.path.join(a.folder, "model.safetensors"), items, a.dtype)
+        return
+    # Contiguous runs of tensors per shard, as transformers' save_pretrained does.
+    total = sum(x.size for _, x in items)
+    shards, current, size = [], [], 0
+    for item in items:
+        current.append(item)
+        size += item[1].size
+        if size >= total / a.shards and len(shards) < a.shards - 1:
+            shards.append(current)
+            current, size = [], 0
+    shards.append(current)
+    weight_map = {}
+    for i, shard in enumerate(shards):
+        name = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+        write_safetensors(os.path.join(a.folder, name), shard, a.dtype)
+        weight_map.update({n: name for n, _ in shard})
+    with open(os.path.join(a.folder, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#include "memory.h"
+
+#include "attnscope/error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+#include "../cuda/device_memory.h"
+#endif
+
+namespace attnscope {
+
+std::optional<std::uint64_t> availableBytes(const c10::Device& device) {
+    if (device.is_cpu()) {
+        std::ifstream in("/proc/meminfo");
+        std::string key;
+        std::uint64_t value = 0;
+        std::string unit;
+        while (in >> key >> value) {
+            std::getline(in, unit);
+            if (key == "MemAvailable:") return value * 1024;  // reported in kB
+        }
+        return std::nullopt;
+    }
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+    if (device.is_cuda()) {
+        std::size_t freeBytes = 0, totalBytes = 0;
+        if (cuda::deviceMemory(device.has_index() ? device.index() : 0, freeBytes, totalBytes)) return freeBytes;
+    }
+#endif
+    return std::nullopt;
+}
+
+std::string gibString(std::uint64_t bytes) {
+    char text[32];
+    const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+    std::snprintf(text, sizeof text, gib < 0.1 && bytes > 0 ? "%.2f GiB" : "%.1f GiB", gib);
+    return text;
+}
+
+void requireBytes(const std::string& what, std::uint64_t needed, const c10::Device& device, std::uint64_t budgetBytes) {
+    std::optional<std::uint64_t> available = budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device);
+    if (!available || needed <= *available) return;
+    throw Error(what + " needs " + gibString(needed) + " on " + device.str() + ", " + gibString(*available) +
+                (budgetBytes ? " allowed" : " available"));
+}
+
+std::uint64_t ForwardFootprint::bytes() const {
+    const auto e = static_cast<std::uint64_t>(elementSize);
+    const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * e;
+    // Scores, probabilities and the mask for one layer in float32, plus q/k/v/context and the
+    // MLP's inner activations.
+    const std::uint64_t scores = 3ull * heads * queries * keys * 4 + static_cast<std::uint64_t>(queries) * keys * 4;
+    const std::uint64_t hiddenStates = static_cast<std::uint64_t>(queries) * (8 * hidden + 3 * inner) * e;
+    return capture + scores + hiddenStates;
+}
+
+void requireForwardMemory(const ForwardFootprint& f, const c10::Device& device) {
+    if (!device.is_cpu()) return;
+    requireBytes("a forward pass over " + std::to_string(f.queries) + " tokens", f.bytes(), device);
+}
+
+}  // namespace attnscope

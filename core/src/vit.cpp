@@ -1,0 +1,228 @@
+// ViT (model_type "vit"): the image is cut into patch_size² patches (a strided convolution),
+// a CLS token is prepended, learned positions added, then pre-LN encoder layers with GELU.
+// ViTForImageClassification's classifier on the final CLS state gives the predicted class,
+// named by config.json's id2label. Weights with or without the "vit." prefix.
+#include "attnscope/error.h"
+#include "device.h"
+#include "families.h"
+#include "image.h"
+#include "memory.h"
+#include "trace_impl.h"
+#include "weights.h"
+
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+struct VitConfig {
+    int hidden = 0, layers = 0, heads = 0, inner = 0, imageSize = 0, patch = 0;
+    double eps = 1e-12;
+    std::string activation;
+    bool qkvBias = true;
+    int grid() const { return imageSize / patch; }
+    int tokens() const { return grid() * grid() + 1; }
+};
+
+VitConfig parseConfig(const JsonConfig& c) {
+    VitConfig g;
+    g.hidden = c.positiveInt("hidden_size");
+    g.layers = c.positiveInt("num_hidden_layers");
+    g.heads = c.positiveInt("num_attention_heads");
+    g.inner = c.positiveInt("intermediate_size");
+    g.imageSize = c.positiveInt("image_size", 1 << 14);
+    g.patch = c.positiveInt("patch_size", 1 << 14);
+    g.eps = c.positiveNumber("layer_norm_eps", 1e-12);
+    g.activation = c.string("hidden_act", "gelu");
+    g.qkvBias = c.boolean("qkv_bias", true);
+    if (c.has("num_channels") && c.positiveInt("num_channels") != 3) c.fail("num_channels", "must be 3 (RGB)");
+    if (g.imageSize % g.patch != 0)
+        c.fail("image_size", "(" + std::to_string(g.imageSize) + ") must be a multiple of patch_size (" + std::to_string(g.patch) + ")");
+    if (g.hidden % g.heads != 0)
+        c.fail("num_attention_heads", "(" + std::to_string(g.heads) + ") must divide hidden_size (" + std::to_string(g.hidden) + ")");
+    if (g.activation != "gelu" && g.activation != "gelu_new" && g.activation != "gelu_pytorch_tanh" && g.activation != "relu")
+        c.fail("hidden_act", "'" + g.activation + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+    return g;
+}
+
+// id2label {"0": "cat", ...} in id order; absent ids are "LABEL_i" as in transformers.
+std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
+    std::vector<std::string> names(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) names[i] = "LABEL_" + std::to_string(i);
+    if (!c.has("id2label")) return names;
+    const auto& map = c.json().at("id2label");
+    if (!map.is_object()) c.fail("id2label", "must be an object {\"0\": \"label\", ...}");
+    if (static_cast<std::int64_t>(map.size()) != count)
+        c.fail("id2label", "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
+    for (auto it = map.begin(); it != map.end(); ++it) {
+        std::size_t used = 0;
+        long long id = -1;
+        try {
+            id = std::stoll(it.key(), &used);
+        } catch (const std::exception&) {
+        }
+        if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
+            c.fail("id2label", "entry \"" + it.key() + "\": " + it.value().dump() + " is not {\"id\": \"label\"} with id < " + std::to_string(count));
+        names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
+    }
+    return names;
+}
+
+struct Norm {
+    at::Tensor weight, bias;
+};
+
+struct Layer {
+    Norm before, after;
+    Linear q, k, v, o, inner, out;
+};
+
+class VitModel final : public Model {
+public:
+    VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
+        : cfg_(parseConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
+        if (preprocess_.width != cfg_.imageSize || preprocess_.height != cfg_.imageSize)
+            throw Error((folder / "preprocessor_config.json").string() + ": 'size' " + std::to_string(preprocess_.width) + "×" +
+                        std::to_string(preprocess_.height) + " differs from config.json's image_size " + std::to_string(cfg_.imageSize));
+        c10::InferenceMode guard;
+        WeightStore w(folder, device);
+        w.requireMemory(options.memoryLimitBytes);
+        if (w.anyNameStartsWith("vit.")) w.setPrefix("vit.");
+        const std::int64_t E = cfg_.hidden, I = cfg_.inner, p = cfg_.patch;
+        const long long total = 2 + cfg_.layers;
+        auto step = [&](long long done) {
+            if (options.progress && !options.progress(done, total)) throw Cancelled();
+        };
+        cls_ = w.get("embeddings.cls_token", {1, 1, E});
+        positions_ = w.get("embeddings.position_embeddings", {1, cfg_.tokens(), E});
+        patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
+        patchB_ = w.get("embeddings.patch_embeddings.projection.bias", {E});
+        step(1);
+        for (int l = 0; l < cfg_.layers; ++l) {
+            const std::string pre = "encoder.layer." + std::to_string(l) + ".";
+            Layer L;
+            L.before = {w.get(pre + "layernorm_before.weight", {E}), w.get(pre + "layernorm_before.bias", {E})};
+            L.q = w.linear(pre + "attention.attention.query", E, E, cfg_.qkvBias);
+            L.k = w.linear(pre + "attention.attention.key", E, E, cfg_.qkvBias);
+            L.v = w.linear(pre + "attention.attention.value", E, E, cfg_.qkvBias);
+            L.o = w.linear(pre + "attention.output.dense", E, E);
+            L.after = {w.get(pre + "layernorm_after.weight", {E}), w.get(pre + "layernorm_after.bias", {E})};
+            L.inner = w.linear(pre + "intermediate.dense", I, E);
+            L.out = w.linear(pre + "output.dense", E, I);
+            layers_.push_back(std::move(L));
+            step(2 + l);
+        }
+        final_ = {w.get("layernorm.weight", {E}), w.get("layernorm.bias", {E})};
+        // ViTForImageClassification: a top-level classifier [labels, E]; ViTModel has none.
+        if (const auto shape = w.shape("classifier.weight")) {
+            const std::int64_t labels = shape->empty() ? 0 : shape->front();
+            classifier_ = w.linear("classifier", labels, E);
+            classNames_ = classNames(config, labels);
+        }
+        step(total);
+
+        info_.family = "vit";
+        info_.path = folder;
+        info_.layers = cfg_.layers;
+        info_.heads = info_.kvHeads = cfg_.heads;
+        info_.headDim = cfg_.hidden / cfg_.heads;
+        info_.hidden = cfg_.hidden;
+        info_.maxPositions = cfg_.tokens();
+        info_.parameters = w.parametersUsed();
+        info_.dtype = w.storageDtype();
+        info_.device = deviceName(device);
+        info_.imageInput = true;
+        info_.imageSize = cfg_.imageSize;
+        info_.patchSize = cfg_.patch;
+    }
+
+    const ModelInfo& info() const override { return info_; }
+
+    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>&) const override {
+        throw Error("vit model at " + info_.path.string() + " takes an image, not token ids");
+    }
+
+protected:
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>&, const RunOptions&) const override {
+        throw Error("vit model at " + info_.path.string() + " takes an image, not token ids (use --image)");
+    }
+
+    std::shared_ptr<const Trace> runForwardImage(const RgbImage& image, const RunOptions& options) const override {
+        at::Tensor pixels = preprocessImage(image, preprocess_);
+        c10::InferenceMode guard;
+        const std::int64_t n = cfg_.tokens(), E = cfg_.hidden, H = cfg_.heads, d = E / H, g = cfg_.grid();
+        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n,
+                              static_cast<std::int64_t>(c10::elementSize(cls_.scalar_type()))},
+                             device_);
+        auto impl = std::make_unique<Trace::Impl>();
+        impl->tokens.push_back("[CLS]");
+        for (std::int64_t r = 0; r < g; ++r)
+            for (std::int64_t c = 0; c < g; ++c) impl->tokens.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
+        impl->device = device_;
+        BlockInfo block;
+        block.name = "self";
+        block.layers = cfg_.layers;
+        block.heads = block.kvHeads = cfg_.heads;
+        block.queryTokens = block.keyTokens = impl->tokens;
+        BlockCapture capture;
+
+        pixels = pixels.to(device_, cls_.scalar_type()).unsqueeze(0);
+        // [1, E, g, g] -> [g·g, E], patches in row-major order (row r, column c at r·g + c)
+        at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {cfg_.patch, cfg_.patch}).flatten(2)[0].t();
+        at::Tensor x = at::cat({cls_[0], patches}, 0) + positions_[0];
+        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        for (int l = 0; l < cfg_.layers; ++l) {
+            const Layer& L = layers_[l];
+            at::Tensor h = layerNorm(x, L.before);
+            auto heads = [&](const Linear& proj) { return proj(h).view({n, H, d}).transpose(0, 1).contiguous(); };
+            at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
+            at::Tensor context = attendDot(q, k, v, {}, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, E});
+            x = x + L.o(context);
+            h = layerNorm(x, L.after);
+            x = x + L.out(activation(L.inner(h)));
+            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
+            if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
+        }
+        if (classifier_.weight.defined()) {
+            at::Tensor cls = layerNorm(x.narrow(0, 0, 1), final_);
+            at::Tensor probs = at::softmax(classifier_(cls).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
+            impl->classLabels = classNames_;
+            impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+        }
+        impl->infos.push_back(std::move(block));
+        impl->blocks.push_back(std::move(capture));
+        return std::make_shared<const Trace>(std::move(impl));
+    }
+
+private:
+    at::Tensor layerNorm(const at::Tensor& x, const Norm& n) const {
+        return at::layer_norm(x, {cfg_.hidden}, n.weight, n.bias, cfg_.eps);
+    }
+    at::Tensor activation(const at::Tensor& x) const {
+        if (cfg_.activation == "gelu") return at::gelu(x);
+        if (cfg_.activation == "relu") return at::relu(x);
+        return at::gelu(x, "tanh");
+    }
+
+    VitConfig cfg_;
+    c10::Device device_;
+    ImagePreprocess preprocess_;
+    ModelInfo info_;
+    at::Tensor cls_, positions_, patchW_, patchB_;
+    std::vector<Layer> layers_;
+    Norm final_;
+    Linear classifier_;
+    std::vector<std::string> classNames_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
+                                     const LoadOptions& options) {
+    return std::make_shared<const VitModel>(folder, config, device, options);
+}
+
+}  // namespace attnscope

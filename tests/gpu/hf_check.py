@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Cross-checks attnscope-cli's attention maps against Hugging Face transformers.
+
+  python3 tests/gpu/hf_check.py --cli build-gpu/app/attnscope-cli [--devices cpu,cuda]
+
+For each family a tiny random model is built with transformers, saved with save_pretrained (real
+tensor names, config.json, shards for Llama, the image processor's preprocessor_config.json for
+ViT), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
+same folder and input, and the two [layers, heads, n, n] stacks are compared. Needs torch,
+transformers, numpy and (for ViT) Pillow; tests/gpu/run.sh calls it where they are installed.
+Exits 1 when a difference exceeds its tolerance.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import transformers as tf
+
+TOLERANCE = {"cpu": 1e-4, "cuda": 1e-3}
+
+
+def randomise(model, seed):
+    # transformers' init (std 0.02) gives nearly uniform maps; larger weights make a real test.
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+            elif p.dim() == 1:
+                p.copy_(1 + torch.randn(p.shape, generator=g) * 0.1)
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.25)
+
+
+def text_models():
+    common = dict(vocab_size=99, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                  max_position_embeddings=64)
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 16}
+    try:
+        llama = tf.LlamaConfig(**common, num_key_value_heads=2, rope_theta=500000.0, rope_scaling=llama3)
+    except TypeError:  # newer layout only
+        llama = tf.LlamaConfig(**common, num_key_value_heads=2, rope_parameters=dict(llama3, rope_theta=500000.0))
+    return {
+        "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(vocab_size=99, n_embd=64, n_layer=2, n_head=4, n_positions=64), {}),
+        "bert": (tf.BertModel, tf.BertConfig(**common, type_vocab_size=2), {"types": True, "pad": 2}),
+        "roberta": (tf.RobertaModel, tf.RobertaConfig(**dict(common, max_position_embeddings=66), pad_token_id=1,
+                                                      type_vocab_size=1), {"pad": 2, "pad_id": 1}),
+        "distilbert": (tf.DistilBertModel, tf.DistilBertConfig(vocab_size=99, dim=64, hidden_dim=96, n_layers=2, n_heads=4,
+                                                                max_position_embeddings=64), {"pad": 3}),
+        "llama": (tf.LlamaForCausalLM, llama, {"shard": "60KB"}),
+        "mistral": (tf.MistralForCausalLM, tf.MistralConfig(**common, num_key_value_heads=2, sliding_window=4), {}),
+        "qwen2": (tf.Qwen2ForCausalLM, tf.Qwen2Config(**common, num_key_value_heads=2, tie_word_embeddings=True), {}),
+    }
+
+
+def run_cli(cli, folder, args, device):
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run([cli, "attention", folder, *args, "--out", out, "--device", device], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"attnscope-cli failed: {r.stderr.strip()}")
+        with open(os.path.join(out, "tokens.json")) as f:
+            return np.load(os.path.join(out, "attention.npy")), json.load(f)
+
+
+def report(name, device, ours, theirs, failures, tolerance=None):
+    tolerance = tolerance or TOLERANCE[device]
+    diff = float(np.abs(ours - theirs).max()) if ours.shape == theirs.shape else float("inf")
+    ok = diff <= tolerance
+    print(f"hf-check {name:<10} {device:<4} shape {list(ours.shape)} max |attnscope - transformers| = {diff:.3g}"
+          f" ({'ok' if ok else 'FAILED'}, tolerance {tolerance:.0e})", flush=True)
+    if not ok:
+        failures.append(f"{name} on {device}")
+
+
+def check_text(cli, devices, root, failures):
+    for i, (name, (cls, config, opts)) in enumerate(text_models().items()):
+        try:
+            check_one_text(cli, devices, root, failures, i, name, cls, config, opts)
+        except Exception as e:  # report and go on with the other families
+            print(f"hf-check {name}: {type(e).__name__}: {e}", flush=True)
+            failures.append(name)
+
+
+def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
+    torch.manual_seed(i)
+    model = cls(config)
+    randomise(model, i)
+    folder = os.path.join(root, name)
+    model.save_pretrained(folder, max_shard_size=opts.get("shard", "1GB"))
+    model = cls.from_pretrained(folder, attn_implementation="eager").eval()
+    n, pad = 10, opts.get("pad", 0)
+    ids = torch.randint(3, 99, (1, n), generator=torch.Generator().manual_seed(i))
+    attend = torch.ones(1, n, dtype=torch.long)
+    if pad:
+        attend[0, n - pad:] = 0
+        if "pad_id" in opts:
+            ids[0, n - pad:] = opts["pad_id"]
+    types = torch.tensor([[0] * (n // 2) + [1] * (n - n // 2)]) if opts.get("types") else None
+    kwargs = {"attention_mask": attend} if pad else {}
+    if types is not None:
+        kwargs["token_type_ids"] = types
+    with torch.no_grad():
+        theirs = torch.stack(model(ids, output_attentions=True, **kwargs).attentions)[:, 0].numpy()
+    args = ["--ids", ",".join(map(str, ids[0].tolist()))]
+    if pad:
+        args += ["--attend", ",".join(map(str, attend[0].tolist()))]
+    if types is not None:
+        args += ["--type-ids", ",".join(map(str, types[0].tolist()))]
+    for device in devices:
+        ours, _ = run_cli(cli, folder, args, device)
+        if pad:  # rows of padded queries are not defined the same way; compare real queries
+            ours, theirs_cmp = ours[:, :, : n - pad], theirs[:, :, : n - pad]
+        else:
+            theirs_cmp = theirs
+        report(name, device, ours, theirs_cmp, failures)
+
+
+def check_vit(cli, devices, root, failures):
+    from PIL import Image
+    config = tf.ViTConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                          patch_size=8, num_labels=3, id2label={0: "cat", 1: "dog", 2: "fox"}, label2id={"cat": 0, "dog": 1, "fox": 2})
+    torch.manual_seed(7)
+    model = tf.ViTForImageClassification(config)
+    randomise(model, 7)
+    folder = os.path.join(root, "vit")
+    model.save_pretrained(folder)
+    processor = tf.ViTImageProcessor(size={"height": 32, "width": 32}, image_mean=[0.4, 0.5, 0.6], image_std=[0.2, 0.3, 0.25])
+    processor.save_pretrained(folder)
+    model = tf.ViTForImageClassification.from_pretrained(folder, attn_implementation="eager").eval()
+    rng = np.random.default_rng(7)
+    # One image at the model's size (exact comparison) and one that is resized (PIL's bilinear
+    # filter in 8 bits; transformers' fast processors resize in float, hence the looser bound).
+    for size, tolerance in (((32, 32), None), ((40, 48), 3e-2)):
+        image = Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8), "RGB")
+        # PPM: the format a CLI built without Qt (as on a GPU machine) reads
+        png = os.path.join(root, f"picture-{size[1]}x{size[0]}.ppm")
+        image.save(png)
+        with torch.no_grad():
+            out = model(processor(images=image, return_tensors="pt").pixel_values, output_attentions=True)
+        theirs = torch.stack(out.attentions)[:, 0].numpy()
+        label = config.id2label[int(out.logits.argmax())]
+        for device in devices:
+            ours, tokens = run_cli(cli, folder, ["--image", png], device)
+            report(f"vit{size[1]}x{size[0]}", device, ours, theirs, failures, tolerance)
+            if tokens.get("label") != label:
+                print(f"hf-check vit {device}: label {tokens.get('label')} != transformers' {label} FAILED")
+                failures.append(f"vit label on {device}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--devices", default="cpu,cuda" if torch.cuda.is_available() else "cpu")
+    a = ap.parse_args()
+    print(f"transformers {tf.__version__}, torch {torch.__version__}", flush=True)
+    failures = []
+    with tempfile.TemporaryDirectory() as root:
+        devices = a.devices.split(",")
+        for check in (check_text, check_vit):
+            try:
+                check(a.cli, devices, root, failures)
+            except Exception as e:  # report and go on with the other families
+                print(f"hf-check {check.__name__}: {type(e).__name__}: {e}", flush=True)
+                failures.append(check.__name__)
+    print("hf-check failures: " + (", ".join(failures) if failures else "none"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
