@@ -77,7 +77,7 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
         return out;
     }
 #endif
-    if (mask.causal && !mask.keyAllowed.defined() && k.size(0) >= q.size(0)) return causalHeadProbs(q, k, scale / temperature);
+    if (mask.causal && !mask.keyAllowed.defined() && mask.window <= 0 && k.size(0) >= q.size(0)) return causalHeadProbs(q, k, scale / temperature);
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, scale, temperature).squeeze(0);
 }
@@ -97,7 +97,7 @@ at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec&
 
 at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK, const MaskSpec& mask) {
     const std::int64_t n = phiQ.size(0), m = phiK.size(0), offset = m - n, block = 256;
-    if (!mask.causal || mask.keyAllowed.defined() || offset < 0) return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
+    if (!mask.causal || mask.keyAllowed.defined() || mask.window > 0 || offset < 0) return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
     // Causal: each block of query rows multiplies only against the keys it may see.
     at::Tensor out = at::zeros({n, m}, phiQ.options());
     for (std::int64_t s = 0; s < n; s += block) {
@@ -113,6 +113,7 @@ at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK,
 
 at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {
     if (mask.causal) scores.tril_(scores.size(1) - scores.size(0));  // keys j <= i + (m - n)
+    if (mask.window > 0) scores.triu_(scores.size(1) - scores.size(0) - mask.window + 1);  // j > i + (m - n) - window
     if (mask.keyAllowed.defined()) scores.mul_(mask.keyAllowed.to(scores.options()).unsqueeze(0));
     // A row whose allowed scores are all zero (relu can do that) has no defined distribution;
     // it is shown as all zeros rather than NaN.
@@ -125,7 +126,7 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
                          double temperature) {
     const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= 512) {  // fused kernel, see core/cuda
+    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= 512 && mask.window <= 0) {  // fused kernel, see core/cuda
         at::Tensor q = qa.contiguous(), k = ka.contiguous(), vc = v.to(qa.options()).contiguous();
         at::Tensor allowed;
         if (mask.keyAllowed.defined()) allowed = mask.keyAllowed.to(qa.device(), at::kByte).contiguous();

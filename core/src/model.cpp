@@ -77,15 +77,6 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
     return translateTorchErrors("loading " + folder.string(), [&] { return loader(folder, config, device, options); });
 }
 
-std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
-    return translateTorchErrors("running the model on " + std::to_string(input.ids.size()) + " tokens",
-                                [&] { return runForwardText(input, options); });
-}
-
-std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
-    return translateTorchErrors("running the model on an image", [&] { return runForwardImage(image, options); });
-}
-
 std::shared_ptr<const Trace> Model::runForwardText(const TextInput& input, const RunOptions& options) const {
     if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
         throw Error(info().family + " models have no token types; give only ids");
@@ -98,21 +89,56 @@ std::shared_ptr<const Trace> Model::runForwardImage(const RgbImage&, const RunOp
     throw Error(info().family + " model at " + info().path.string() + " takes token ids, not an image");
 }
 
-std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
+namespace {
+
+void checkRunOptions(const RunOptions& options) {
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
-    auto trace = translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
-                                      [&] { return runForward(ids, options); });
-    // Record the propagated temperature each layer ran at, for every family in one place, so
-    // that the Trace's maps are the ones the model used. The Impl is not const (only the Trace
-    // handle is) and nothing else holds it yet.
-    if (options.temperature != 1.0) {
-        auto& impl = const_cast<Trace::Impl&>(trace->impl());
+}
+
+// Records, for every family in one place, what a Trace needs beyond the family's capture: the
+// propagated temperature each layer ran at (so that the Trace's maps are the ones the model
+// used) and the input (so that interventions can re-run it). The Impl is not const (only the
+// Trace handle is) and nothing else holds it yet.
+std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const RunOptions& options,
+                                    std::shared_ptr<const TextInput> text, std::shared_ptr<const RgbImage> image) {
+    auto& impl = const_cast<Trace::Impl&>(trace->impl());
+    if (options.temperature != 1.0)
         for (std::size_t b = 0; b < impl.blocks.size(); ++b)
             for (std::size_t l = 0; l < impl.blocks[b].layers.size(); ++l)
                 impl.blocks[b].layers[l].temperature = layerRun(options, impl.infos[b].name, static_cast<int>(l)).temperature;
-    }
+    impl.textInput = std::move(text);
+    impl.imageInput = std::move(image);
     return trace;
+}
+
+}  // namespace
+
+std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
+    checkRunOptions(options);
+    auto trace = translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
+                                      [&] { return runForward(ids, options); });
+    return finish(std::move(trace), options, nullptr, nullptr);
+}
+
+std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
+    checkRunOptions(options);
+    auto trace = translateTorchErrors("running the model on " + std::to_string(input.ids.size()) + " tokens",
+                                      [&] { return runForwardText(input, options); });
+    return finish(std::move(trace), options, std::make_shared<const TextInput>(input), nullptr);
+}
+
+std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
+    checkRunOptions(options);
+    auto trace = translateTorchErrors("running the model on an image", [&] { return runForwardImage(image, options); });
+    return finish(std::move(trace), options, nullptr, std::make_shared<const RgbImage>(image));
+}
+
+std::shared_ptr<const Trace> Model::rerun(const Trace& original, const RunOptions& options) const {
+    const Trace::Impl& impl = original.impl();
+    if (impl.imageInput) return forwardImage(*impl.imageInput, options);
+    if (impl.textInput) return forwardText(*impl.textInput, options);
+    return forward(original.ids(), options);
 }
 
 }  // namespace attnscope

@@ -41,6 +41,9 @@ struct Trace::Impl {
     std::vector<float> classProbabilities;
     std::vector<std::int64_t> outputIds;
     std::vector<std::string> outputTokens;
+    // The input beyond ids, when it was given (Model::rerun runs it again).
+    std::shared_ptr<const TextInput> textInput;
+    std::shared_ptr<const RgbImage> imageInput;
     c10::Device device = c10::Device(c10::kCPU);
 
     // [queries, keys] probabilities on the trace's device, float32.

@@ -131,6 +131,9 @@ public:
     // Image models: one forward over an image (info().imageInput). Text models throw
     // attnscope::Error saying they take token ids.
     std::shared_ptr<const Trace> forwardImage(const RgbImage& image, const RunOptions& options = {}) const;
+    // The same input as original (ids, text with types/padding, or image) with new options:
+    // what interventions (propagated temperature, masked heads) compare against.
+    std::shared_ptr<const Trace> rerun(const Trace& original, const RunOptions& options) const;
 
 protected:
     // The family's forward; forward() validates nothing itself but turns LibTorch's exceptions

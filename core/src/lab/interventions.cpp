@@ -167,7 +167,7 @@ Rerun rerun(const Model& model, const Trace& original, const RunOptions& options
     validateHeads(original, options.maskHeads);
     validateLayers(original, options.temperatureLayers);
     Rerun r;
-    r.trace = model.forward(original.ids(), options);
+    r.trace = model.rerun(original, options);
     r.change = compareOutputsLabelled(original, *r.trace, topK, &model);
     return r;
 }
@@ -186,7 +186,7 @@ std::vector<HeadScore> rankHeads(const Model& model, const Trace& original, Impo
                 } else {
                     RunOptions options;
                     options.maskHeads = {s.head};
-                    s.score = compareOutputsLabelled(original, *model.forward(original.ids(), options), 1, nullptr).magnitude();
+                    s.score = compareOutputsLabelled(original, *model.rerun(original, options), 1, nullptr).magnitude();
                 }
                 scores.push_back(s);
                 if (progress && !progress(++done, total)) throw Cancelled();
