@@ -68,16 +68,21 @@ Pattern invertPattern(Pattern pattern) {
     };
 }
 
-NormalizedString::NormalizedString(std::string_view text, std::size_t shift) : s_(text), shift_(shift) {
+NormalizedString::NormalizedString(std::string_view text, std::size_t shift) : s_(text), identity_(true), shift_(shift) {}
+
+void NormalizedString::materialize() {
+    if (!identity_) return;
+    identity_ = false;
     align_.resize(s_.size());
     for (std::size_t i = 0, n = 0; i < s_.size(); i += n) {
         decodeUtf8(s_, i, &n);
-        for (std::size_t k = 0; k < n; ++k) align_[i + k] = {shift + i, shift + i + n};
+        for (std::size_t k = 0; k < n && i + k < s_.size(); ++k) align_[i + k] = {static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)};
     }
 }
 
 void NormalizedString::transformRange(std::size_t begin, std::size_t end, const std::vector<Change>& dest,
                                       std::size_t initialOffset) {
+    materialize();
     // Old characters of [begin, end) are consumed as the changes say; `offset` is the byte in the
     // old string where the next consumed character starts.
     std::size_t cursor = begin;
@@ -96,17 +101,42 @@ void NormalizedString::transformRange(std::size_t begin, std::size_t end, const 
     align.reserve(end - begin);
     for (const Change& ch : dest) {
         Span a;
-        if (ch.change > 0) a = offset < 1 ? Span{shift_, shift_} : align_[offset - 1];
-        else a = offset < align_.size() ? align_[offset] : (align_.empty() ? Span{shift_, shift_} : align_.back());
+        if (ch.change > 0) a = offset < 1 ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)} : align_[offset - 1];
+        else a = offset < align_.size() ? align_[offset] : (align_.empty() ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)} : align_.back());
         if (ch.change <= 0) offset += nextOld();
         for (int k = 0; k < -ch.change; ++k) offset += nextOld();
         const std::size_t len = utf8Length(ch.c);
         appendUtf8(out, ch.c);
-        align.insert(align.end(), len, a);
+        for (std::size_t k = 0; k < len; ++k) align.push_back(a);
+    }
+    if (begin == 0 && end == s_.size()) {  // the whole string (most transformations): no splicing
+        s_.swap(out);
+        align_.swap(align);
+        return;
     }
     s_.replace(begin, end - begin, out);
     align_.erase(align_.begin() + static_cast<std::ptrdiff_t>(begin), align_.begin() + static_cast<std::ptrdiff_t>(end));
     align_.insert(align_.begin() + static_cast<std::ptrdiff_t>(begin), align.begin(), align.end());
+}
+
+void NormalizedString::mapBytes(const std::array<char32_t, 256>& table) {
+    std::string out;
+    std::vector<Span> align;
+    out.reserve(s_.size() * 2);
+    align.reserve(s_.size() * 2);
+    for (std::size_t i = 0, n = 0; i < s_.size(); i += n) {
+        decodeUtf8(s_, i, &n);
+        const Span first = identity_ ? Span{static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)} : align_[i];
+        const Span last = identity_ ? first : align_[i + n - 1];
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t before = out.size();
+            appendUtf8(out, table[static_cast<unsigned char>(s_[i + k])]);
+            align.insert(align.end(), out.size() - before, k == 0 ? first : last);
+        }
+    }
+    s_.swap(out);
+    align_.swap(align);
+    identity_ = false;
 }
 
 void NormalizedString::prepend(std::string_view text) {
@@ -218,6 +248,11 @@ void NormalizedString::strip(bool left, bool right) {
 NormalizedString NormalizedString::slice(std::size_t begin, std::size_t end) const {
     NormalizedString out;
     out.s_ = s_.substr(begin, end - begin);
+    if (identity_) {
+        out.identity_ = true;
+        out.shift_ = shift_ + begin;
+        return out;
+    }
     out.align_.assign(align_.begin() + static_cast<std::ptrdiff_t>(begin), align_.begin() + static_cast<std::ptrdiff_t>(end));
     out.shift_ = end > begin ? align_[begin].begin : shift_;
     return out;
@@ -267,8 +302,16 @@ std::vector<NormalizedString> NormalizedString::split(const Pattern& pattern, Sp
 }
 
 Span NormalizedString::original(std::size_t begin, std::size_t end) const {
-    if (begin >= end || begin >= align_.size()) return {shift_ + begin, shift_ + begin};
-    return {align_[begin].begin, align_[std::min(end, align_.size()) - 1].end};
+    const auto at = [](std::size_t v) { return static_cast<std::uint32_t>(v); };
+    if (begin >= end || begin >= s_.size()) return {at(shift_ + begin), at(shift_ + begin)};
+    end = std::min(end, s_.size());
+    if (identity_) {  // widen to whole characters
+        auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(s_[i]) & 0xC0) == 0x80; };
+        while (begin > 0 && continuation(begin)) --begin;
+        while (end < s_.size() && continuation(end)) ++end;
+        return {at(shift_ + begin), at(shift_ + end)};
+    }
+    return {align_[begin].begin, align_[end - 1].end};
 }
 
 }  // namespace attnscope::tok

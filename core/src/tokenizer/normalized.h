@@ -11,6 +11,7 @@
 #include "regex.h"
 #include "unicode.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,8 +20,9 @@
 
 namespace attnscope::tok {
 
+// Byte offsets into the original text (texts are limited to 4 GiB).
 struct Span {
-    std::size_t begin = 0, end = 0;
+    std::uint32_t begin = 0, end = 0;
 };
 
 struct Change {
@@ -55,6 +57,9 @@ public:
     void transformRange(std::size_t begin, std::size_t end, const std::vector<Change>& dest, std::size_t initialOffset);
     void transform(const std::vector<Change>& dest, std::size_t initialOffset) { transformRange(0, s_.size(), dest, initialOffset); }
 
+    // Byte-level: every byte becomes table[byte]; the first byte of a character takes its
+    // alignment, the others (insertions) the alignment of the character's last byte.
+    void mapBytes(const std::array<char32_t, 256>& table);
     void prepend(std::string_view text);
     void replace(const Pattern& pattern, std::string_view content);
     void filter(const std::function<bool(char32_t)>& keep);
@@ -70,8 +75,13 @@ public:
     Span original(std::size_t begin, std::size_t end) const;
 
 private:
+    void materialize();  // builds align_ for an identity string
+
     std::string s_;
-    std::vector<Span> align_;  // one per byte of s_
+    // One per byte of s_. An identity string (text not transformed yet, the common case for
+    // byte-level BPE) keeps none: byte i maps to its own character at shift_ + i.
+    std::vector<Span> align_;
+    bool identity_ = false;
     std::size_t shift_ = 0;
 };
 

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+
 namespace attnscope::tok {
 
 namespace {
@@ -62,18 +64,13 @@ public:
             if (useRegex_) return s.split(gpt2, SplitBehavior::Isolated);
             return std::vector<NormalizedString>{std::move(s)};
         });
-        std::vector<Change> changes;
-        for (auto& split : splits) {
-            if (split.tokens) continue;
-            changes.clear();
-            const std::string& t = split.text.get();
-            for (std::size_t i = 0, n = 0; i < t.size(); i += n) {
-                decodeUtf8(t, i, &n);
-                for (std::size_t k = 0; k < n; ++k)
-                    changes.push_back({byteToChar(static_cast<unsigned char>(t[i + k])), k > 0 ? 1 : 0});
-            }
-            split.text.transform(changes, 0);
-        }
+        static const auto table = [] {
+            std::array<char32_t, 256> t{};
+            for (int b = 0; b < 256; ++b) t[static_cast<std::size_t>(b)] = byteToChar(static_cast<unsigned char>(b));
+            return t;
+        }();
+        for (auto& split : splits)
+            if (!split.tokens) split.text.mapBytes(table);
     }
 
 private:

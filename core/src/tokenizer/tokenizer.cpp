@@ -108,6 +108,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFile(const std::filesystem::path& file
 Encoding Tokenizer::encode(const std::string& text, bool addSpecialTokens) const {
     std::size_t bad = 0;
     if (!isValidUtf8(text, &bad)) throw Error("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+    if (text.size() >= (std::size_t{1} << 32)) throw Error("the text is longer than 4 GiB");
     const Impl& m = *impl_;
     std::vector<Split> splits = m.added.extractAndNormalize(text, m.normalizer.get());
     if (m.preTokenizer) m.preTokenizer->preTokenize(splits);
