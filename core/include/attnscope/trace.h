@@ -55,8 +55,10 @@ struct BlockInfo {
     int kvHeads = 0;    // key/value heads (== heads unless grouped-query attention)
     bool causal = false;
     AttentionKind kind = AttentionKind::Dot;
-    std::vector<std::string> queryTokens;  // one label per map row
-    std::vector<std::string> keyTokens;    // one label per map column
+    // One label per map row / column, in readable form when the model has a tokenizer (see
+    // Trace::displayTokens); Trace::tokens() keeps the raw vocabulary strings.
+    std::vector<std::string> queryTokens;
+    std::vector<std::string> keyTokens;
 };
 
 class Trace {
@@ -68,7 +70,11 @@ public:
     Trace& operator=(const Trace&) = delete;
 
     const std::vector<std::int64_t>& ids() const;
-    const std::vector<std::string>& tokens() const;  // one label per input id
+    const std::vector<std::string>& tokens() const;  // one raw vocabulary string per input id
+    // Readable labels parallel to tokens(): byte-level marks decoded, "▁" as a space, "##"
+    // dropped, spaces shown as "·" (Tokenizer::displayToken); equal to tokens() for a model
+    // without a tokenizer.
+    const std::vector<std::string>& displayTokens() const;
     const std::vector<BlockInfo>& blocks() const;
     // Index of the block with this name; throws attnscope::Error listing the names if absent.
     int blockIndex(const std::string& name) const;

@@ -134,7 +134,10 @@ private:
             word.push_back({id, n - 1, -1, len});
             if (n > 0) word[static_cast<std::size_t>(n - 1)].next = n;
         };
-        std::optional<std::pair<std::int64_t, std::uint32_t>> unk;
+        // A pending unknown token (id, bytes), fused with the next ones when fuse_unk is set.
+        bool pending = false;
+        std::int64_t pendingId = 0;
+        std::uint32_t pendingLen = 0;
         std::string s;
         for (std::size_t i = 0, n = 0; i < w.size(); i += n) {
             decodeUtf8(w, i, &n);
@@ -144,8 +147,8 @@ private:
             s.append(w, i, n);
             if (last) s += suffix_;
             if (const auto* id = vocab_.find(s)) {
-                if (unk) add(unk->first, unk->second);
-                unk.reset();
+                if (pending) add(pendingId, pendingLen);
+                pending = false;
                 add(*id, static_cast<std::uint32_t>(n));
                 continue;
             }
@@ -160,14 +163,16 @@ private:
             if (!unk_) continue;
             const auto* unkId = vocab_.find(*unk_);
             if (!unkId) throw Error(where_ + ": unk_token '" + *unk_ + "' is not in the vocabulary");
-            if (unk && fuseUnk_) {
-                unk->second += static_cast<std::uint32_t>(n);
+            if (pending && fuseUnk_) {
+                pendingLen += static_cast<std::uint32_t>(n);
             } else {
-                if (unk) add(unk->first, unk->second);
-                unk = std::make_pair(*unkId, static_cast<std::uint32_t>(n));
+                if (pending) add(pendingId, pendingLen);
+                pending = true;
+                pendingId = *unkId;
+                pendingLen = static_cast<std::uint32_t>(n);
             }
         }
-        if (unk) add(unk->first, unk->second);
+        if (pending) add(pendingId, pendingLen);
         return word;
     }
 
