@@ -114,14 +114,16 @@ Encoding Tokenizer::encode(const std::string& text, bool addSpecialTokens) const
     if (m.preTokenizer) m.preTokenizer->preTokenize(splits);
     Encoded e;
     e.text = text;
-    std::vector<Token> tokens;
+    e.tokens.reserve(splits.size() + 4);
+    e.special.reserve(splits.size() + 4);
+    thread_local std::vector<Token> tokens;  // reused: one allocation per thread, not per word
     for (auto& split : splits) {
+        std::vector<Token>* from = split.tokens ? &*split.tokens : &tokens;
         if (!split.tokens) {
             tokens.clear();
             m.model->tokenize(split.text.get(), tokens);
-            split.tokens = std::move(tokens);
         }
-        for (auto& t : *split.tokens) {
+        for (auto& t : *from) {
             const Span span = split.text.original(t.begin, t.end);
             e.tokens.push_back({t.id, std::move(t.value), span.begin, span.end});
             e.special.push_back(false);
@@ -130,6 +132,8 @@ Encoding Tokenizer::encode(const std::string& text, bool addSpecialTokens) const
     if (m.postProcessor) m.postProcessor->process(e, addSpecialTokens);
     Encoding out;
     out.ids.reserve(e.tokens.size());
+    out.tokens.reserve(e.tokens.size());
+    out.offsets.reserve(e.tokens.size());
     for (std::size_t i = 0; i < e.tokens.size(); ++i) {
         out.ids.push_back(e.tokens[i].id);
         out.tokens.push_back(std::move(e.tokens[i].value));
