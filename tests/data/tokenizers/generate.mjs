@@ -244,6 +244,7 @@ const cases = [
   ['pre-digits-grouped', 'bert-uncased.json', { normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Sequence', pretokenizers: [wsSplit, { type: 'Digits', individual_digits: false }] } }],
   ...['Isolated', 'Removed', 'MergedWithPrevious', 'MergedWithNext', 'Contiguous'].map((b) =>
     [`pre-split-string-${b}`, 'bert-uncased.json', { normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Split', pattern: { String: ' ' }, behavior: b, invert: false } }]),
+  ['pre-char-delimiter', 'bert-uncased.json', { normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'CharDelimiterSplit', delimiter: 'e' } }],
   ['pre-split-regex-invert', 'bert-uncased.json', { normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Split', pattern: { Regex: '\\p{L}+|\\p{N}' }, behavior: 'Isolated', invert: true } }],
   ['pre-split-regex-merged-next', 'bert-uncased.json', { normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Split', pattern: { Regex: '\\s+' }, behavior: 'MergedWithNext', invert: false } }],
   // Llama-2 (byte-fallback BPE) and its Metaspace form
