@@ -44,7 +44,10 @@ int runTokenize(const std::vector<std::string>& argv) {
     const Encoding e = tok->encode(text, !args.flag("no-special"));
     nlohmann::json offsets = nlohmann::json::array();
     for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
-    const nlohmann::json out = {{"ids", e.ids}, {"tokens", e.tokens}, {"offsets", offsets}};
+    nlohmann::ordered_json out;
+    out["ids"] = e.ids;
+    out["tokens"] = e.tokens;
+    out["offsets"] = offsets;
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
 }

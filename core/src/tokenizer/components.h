@@ -79,7 +79,6 @@ public:
 std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& j, const Origin& origin);
 std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& j, const Origin& origin);
 std::unique_ptr<Model> makeModel(const nlohmann::json& j, const Origin& origin);
-// specialIds resolves a token to its id for processors that name tokens only.
 std::unique_ptr<PostProcessor> makePostProcessor(const nlohmann::json& j, const Origin& origin);
 std::unique_ptr<Decoder> makeDecoder(const nlohmann::json& j, const Origin& origin);
 

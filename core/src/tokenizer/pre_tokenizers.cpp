@@ -81,7 +81,7 @@ class BertPre final : public PreTokenizer {
 public:
     void preTokenize(std::vector<Split>& splits) const override {
         static const Pattern space = charPattern(isWhitespace);
-        static const Pattern punct = charPattern(isBertPunctuation);
+        static const Pattern punct = charPattern(isPunctuation);
         splitEach(splits, [&](NormalizedString& s) { return s.split(space, SplitBehavior::Removed); });
         splitEach(splits, [&](NormalizedString& s) { return s.split(punct, SplitBehavior::Isolated); });
     }

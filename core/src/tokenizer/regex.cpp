@@ -87,13 +87,4 @@ void Regex::findAll(std::string_view text, std::vector<std::pair<std::size_t, st
     pcre2_match_data_free(md);
 }
 
-std::string escapeRegex(std::string_view text) {
-    std::string out;
-    for (char c : text) {
-        if (std::string_view("\\^$.|?*+()[]{}-#&~ ").find(c) != std::string_view::npos) out += '\\';
-        out += c;
-    }
-    return out;
-}
-
 }  // namespace attnscope::tok

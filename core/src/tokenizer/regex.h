@@ -27,7 +27,4 @@ private:
     std::unique_ptr<Code> code_;
 };
 
-// Escapes every regex metacharacter so the text matches literally.
-std::string escapeRegex(std::string_view text);
-
 }  // namespace attnscope::tok

@@ -85,8 +85,6 @@ bool isPunctuation(char32_t c) {
     return isPunctCategory(category(c));
 }
 
-bool isBertPunctuation(char32_t c) { return isPunctuation(c); }
-
 bool isBertControl(char32_t c) {
     if (c == '\t' || c == '\n' || c == '\r') return false;
     const auto k = category(c);
