@@ -211,3 +211,45 @@ TEST_CASE("a GPT-2 folder's tokenizer feeds encodeText and readable Trace labels
     auto bareTrace = bare->forward({1, 2});
     CHECK(bareTrace->displayTokens() == bareTrace->tokens());
 }
+
+TEST_CASE("a regex that backtracks without end is an error, not a hang", "[tokenizer][errors]") {
+    auto j = tinyBpe();
+    j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a|aa)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
+    auto tok = Tokenizer::fromJson(j.dump(), "tok.json");
+    CHECK(tok->encode("aaa").ids == std::vector<std::int64_t>{0, 0, 0});
+    CHECK_THROWS_WITH(tok->encode(std::string(60, 'a') + "b"),
+                      Catch::StartsWith("tok.json: pre_tokenizer (Split): regex '(a|aa)+$' failed on the text"));
+}
+
+TEST_CASE("random text through every committed pipeline: offsets stay on character boundaries", "[tokenizer]") {
+    // Pieces of hard text, glued at random: whatever the mix, encoding must not throw and every
+    // offset must be an ordered range of whole characters inside the text.
+    const std::vector<std::string> pieces = {" ", "  ", "\t", "\n", "\r\n", "a", "The", "don't", "42", "3.5", "\xC3\xA9",
+                                             "e\xCC\x81", "\xE4\xB8\xAD\xE6\x96\x87", "\xD0\x9F\xD1\x80\xD0\xB8",
+                                             "\xD9\x85\xD8\xB1", "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D",
+                                             "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xE2\x80\x8B", "\xC2\xA0", "<s>", "[CLS]",
+                                             "<|endoftext|>", "!!", "https://x.org/?a=1", "\xEF\xBC\x8C"};
+    std::uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (const char* file : {"gpt2.json", "bert-uncased.json", "llama2.json", "llama3.json", "unigram.json", "affix-bpe.json"}) {
+        auto tok = Tokenizer::fromFile(kData / file);
+        for (int round = 0; round < 40; ++round) {
+            std::string text;
+            const int n = static_cast<int>(next() % 12);
+            for (int i = 0; i < n; ++i) text += pieces[next() % pieces.size()];
+            INFO(file << " text " << nlohmann::json(text).dump());
+            const Encoding e = tok->encode(text);
+            REQUIRE(e.ids.size() == e.offsets.size());
+            auto boundary = [&](std::size_t at) {
+                return at == text.size() || (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80);
+            };
+            for (const auto& [b, en] : e.offsets) {
+                REQUIRE(b <= en);
+                REQUIRE(en <= text.size());
+                REQUIRE(boundary(b));
+                REQUIRE(boundary(en));
+            }
+            CHECK_NOTHROW(tok->decode(e.ids));
+        }
+    }
+}

@@ -1,5 +1,7 @@
 #include "normalized.h"
 
+#include <algorithm>
+
 namespace attnscope::tok {
 
 Pattern charPattern(std::function<bool(char32_t)> predicate) {
@@ -154,20 +156,30 @@ void NormalizedString::prepend(std::string_view text) {
 }
 
 void NormalizedString::replace(const Pattern& pattern, std::string_view content) {
+    // One pass, with the alignments Hugging Face's per-match transformation gives: each inserted
+    // character takes the alignment of the last byte the match removed.
     std::vector<PatternMatch> matches;
     pattern(s_, matches);
-    const auto contentChars = codePoints(content);
-    std::vector<Change> changes;
-    for (const auto& c : contentChars) changes.push_back({c, 1});
-    std::ptrdiff_t delta = 0;
+    if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.isMatch; })) return;
+    materialize();
+    std::string out;
+    std::vector<Span> align;
+    out.reserve(s_.size());
+    align.reserve(s_.size());
+    const Span start{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)};
     for (const auto& m : matches) {
-        if (!m.isMatch) continue;
-        const std::size_t b = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(m.begin) + delta);
-        const std::size_t e = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(m.end) + delta);
-        const std::size_t removedChars = codePoints(std::string_view(s_).substr(b, e - b)).size();
-        transformRange(b, e, changes, removedChars);
-        delta += static_cast<std::ptrdiff_t>(content.size()) - static_cast<std::ptrdiff_t>(m.end - m.begin);
+        if (!m.isMatch) {
+            out.append(s_, m.begin, m.end - m.begin);
+            align.insert(align.end(), align_.begin() + static_cast<std::ptrdiff_t>(m.begin),
+                         align_.begin() + static_cast<std::ptrdiff_t>(m.end));
+            continue;
+        }
+        const Span a = m.end < 1 ? start : align_[m.end - 1];
+        out.append(content);
+        align.insert(align.end(), content.size(), a);
     }
+    s_.swap(out);
+    align_.swap(align);
 }
 
 void NormalizedString::filter(const std::function<bool(char32_t)>& keep) {

@@ -45,7 +45,8 @@ struct Regex::Code {
     ~Code() { pcre2_code_free(code); }
 };
 
-Regex::Regex(const std::string& pattern, const std::string& where) : code_(std::make_unique<Code>()) {
+Regex::Regex(const std::string& pattern, const std::string& where)
+    : code_(std::make_unique<Code>()), where_(where), pattern_(pattern) {
     int error = 0;
     PCRE2_SIZE offset = 0;
     const std::string translated = translate(pattern);
@@ -70,6 +71,12 @@ void Regex::findAll(std::string_view text, std::vector<std::pair<std::size_t, st
     std::uint32_t flags = 0;
     while (start <= text.size()) {
         const int rc = pcre2_match(code_->code, subject, text.size(), start, flags | PCRE2_NO_UTF_CHECK, md, nullptr);
+        if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+            pcre2_match_data_free(md);
+            PCRE2_UCHAR message[256];
+            pcre2_get_error_message(rc, message, sizeof message);
+            throw Error(where_ + ": regex '" + pattern_ + "' failed on the text: " + reinterpret_cast<const char*>(message));
+        }
         if (rc < 0) {
             if (flags == 0) break;
             // No non-empty match here after an empty one: step over one character.

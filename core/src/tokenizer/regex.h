@@ -19,12 +19,13 @@ public:
     Regex& operator=(const Regex&) = delete;
 
     // Every non-overlapping match [begin, end) in byte offsets, left to right. text must be
-    // valid UTF-8.
+    // valid UTF-8. Throws attnscope::Error when PCRE2 gives up (its backtracking limit).
     void findAll(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
 
 private:
     struct Code;
     std::unique_ptr<Code> code_;
+    std::string where_, pattern_;
 };
 
 }  // namespace attnscope::tok
