@@ -105,4 +105,25 @@ TEST_CASE("legacy folders tokenize like the tokenizer.json they stand for", "[to
     };
     SECTION("vocab.json + merges.txt is GPT-2's byte-level BPE") { check(kData / "gpt2", "gpt2"); }
     SECTION("vocab.txt is BERT's WordPiece, lower-cased by default") { check(kData / "bert-uncased", "bert-uncased"); }
+    SECTION("tokenizer_config.json's do_lower_case false keeps the case") {
+        const auto dir = std::filesystem::temp_directory_path() / "attnscope-legacy-cased";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        std::filesystem::copy_file(kData / "bert-uncased" / "vocab.txt", dir / "vocab.txt");
+        std::ofstream(dir / "tokenizer_config.json") << R"({"do_lower_case": false})";
+        check(dir, "bert-legacy-cased");
+    }
+    SECTION("vocab.json with <s> and </s> is RoBERTa's byte-level BPE") {
+        const auto dir = std::filesystem::temp_directory_path() / "attnscope-legacy-roberta";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        auto vocab = readJson(kData / "gpt2" / "vocab.json");
+        const auto size = static_cast<std::int64_t>(vocab.size());  // 8257; <|endoftext|> is the last
+        vocab["<s>"] = size;
+        vocab["</s>"] = size + 1;
+        vocab["<mask>"] = size + 2;
+        std::ofstream(dir / "vocab.json") << vocab.dump();
+        std::filesystem::copy_file(kData / "gpt2" / "merges.txt", dir / "merges.txt");
+        check(dir, "roberta-legacy");
+    }
 }

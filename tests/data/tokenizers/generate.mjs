@@ -212,6 +212,11 @@ const cases = [
     pre_tokenizer: byteLevel({ add_prefix_space: true }),
     post_processor: { type: 'RobertaProcessing', sep: ['</s>', G + 1], cls: ['<s>', G], trim_offsets: false, add_prefix_space: true },
   }],
+  // what a legacy RoBERTa folder (GPT-2's files plus <s>, </s>, <mask>) means
+  ['roberta-legacy', 'gpt2.json', {
+    added_tokens: [added(G, '<s>'), added(G + 1, '</s>'), added(G + 2, '<mask>', { lstrip: true }), added(G - 1, '<|endoftext|>')],
+    post_processor: { type: 'RobertaProcessing', sep: ['</s>', G + 1], cls: ['<s>', G], trim_offsets: true, add_prefix_space: false },
+  }],
   // BERT family
   ['bert-uncased', 'bert-uncased.json', {}],
   // what a legacy folder with do_lower_case false means
