@@ -219,8 +219,9 @@ void NormalizedString::lowercase() {
 
 void NormalizedString::normalize(NormalForm form) {
     // Normalise one run at a time: a starter and the characters that can combine with it. Within
-    // a run the first output character stands for the first input one; extra output characters
-    // are insertions and a shorter output drops input characters after its first one.
+    // a run output character k stands for input character k; extra output characters are
+    // insertions, and when the output is shorter its last character also drops the rest of the
+    // input (so a composed "é" keeps the alignment of the "e" it started from).
     const auto chars = codePoints(s_);
     std::vector<Change> changes;
     changes.reserve(chars.size());
