@@ -11,6 +11,7 @@ const std::vector<Command>& commands() {
         metricsCommand(),
         trainCommand(),
         listBuiltinCommand(),
+        tokenizeCommand(),
     };
     return all;
 }

@@ -23,5 +23,6 @@ Command benchCommand();
 Command metricsCommand();
 Command trainCommand();
 Command listBuiltinCommand();
+Command tokenizeCommand();
 
 }  // namespace attnscope::cli

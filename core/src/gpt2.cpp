@@ -4,6 +4,7 @@
 #include "device.h"
 #include "families.h"
 #include "memory.h"
+#include "tokenizer/model_text.h"
 #include "trace_impl.h"
 #include "vocab.h"
 #include "weights.h"
@@ -52,7 +53,8 @@ class Gpt2Model final : public Model {
 public:
     Gpt2Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)) {
+        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)),
+          tokenizer_(Tokenizer::fromFolder(folder)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -108,6 +110,10 @@ public:
         return vocab_.labels(ids, cfg_.vocab);
     }
 
+    std::vector<std::int64_t> encodeText(const std::string& text) const override {
+        return encodeModelText(tokenizer_.get(), text, info_);
+    }
+
 protected:
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
@@ -118,13 +124,14 @@ protected:
         auto impl = std::make_unique<Trace::Impl>();
         impl->ids = ids;
         impl->tokens = tokenLabels(ids);
+        impl->displayTokens = displayLabels(tokenizer_.get(), ids, impl->tokens);
         impl->device = device_;
         BlockInfo block;
         block.name = "self";
         block.layers = cfg_.layers;
         block.heads = block.kvHeads = cfg_.heads;
         block.causal = true;
-        block.queryTokens = block.keyTokens = impl->tokens;
+        block.queryTokens = block.keyTokens = impl->displayTokens;
         BlockCapture capture;
         capture.mask.causal = true;
 
@@ -168,6 +175,7 @@ private:
     Gpt2Config cfg_;
     c10::Device device_;
     VocabLabels vocab_;
+    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
     ModelInfo info_;
     at::Tensor wte_, wpe_, lnfW_, lnfB_, head_;
     std::vector<Layer> layers_;

@@ -22,6 +22,9 @@ Trace::~Trace() = default;
 
 const std::vector<std::int64_t>& Trace::ids() const { return impl_->ids; }
 const std::vector<std::string>& Trace::tokens() const { return impl_->tokens; }
+const std::vector<std::string>& Trace::displayTokens() const {
+    return impl_->displayTokens.empty() ? impl_->tokens : impl_->displayTokens;
+}
 const std::vector<BlockInfo>& Trace::blocks() const { return impl_->infos; }
 const std::vector<float>& Trace::nextTokenLogits() const { return impl_->nextTokenLogits; }
 const std::vector<std::string>& Trace::classLabels() const { return impl_->classLabels; }

@@ -34,6 +34,7 @@ struct BlockCapture {
 struct Trace::Impl {
     std::vector<std::int64_t> ids;
     std::vector<std::string> tokens;
+    std::vector<std::string> displayTokens;  // readable labels; empty means "same as tokens"
     std::vector<BlockInfo> infos;        // parallel to blocks
     std::vector<BlockCapture> blocks;
     std::vector<float> nextTokenLogits;

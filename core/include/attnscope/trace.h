@@ -56,8 +56,10 @@ struct BlockInfo {
     int kvHeads = 0;    // key/value heads (== heads unless grouped-query attention)
     bool causal = false;
     AttentionKind kind = AttentionKind::Dot;
-    std::vector<std::string> queryTokens;  // one label per map row
-    std::vector<std::string> keyTokens;    // one label per map column
+    // One label per map row / column, in readable form when the model has a tokenizer (see
+    // Trace::displayTokens); Trace::tokens() keeps the raw vocabulary strings.
+    std::vector<std::string> queryTokens;
+    std::vector<std::string> keyTokens;
 
     // The key/value group query head `head` shares (grouped-query attention: heads / kvHeads
     // consecutive query heads per group); == head when kvHeads == heads.
@@ -73,7 +75,12 @@ public:
     Trace& operator=(const Trace&) = delete;
 
     const std::vector<std::int64_t>& ids() const;     // the input ids; empty for an image input
-    const std::vector<std::string>& tokens() const;  // one label per input id ([CLS], rRcC patches for images)
+    // One raw vocabulary string per input id ([CLS], rRcC patches for images).
+    const std::vector<std::string>& tokens() const;
+    // Readable labels parallel to tokens(): byte-level marks decoded, "▁" as a space, "##"
+    // dropped, spaces shown as "·" (Tokenizer::displayToken); equal to tokens() for a model
+    // without a tokenizer.
+    const std::vector<std::string>& displayTokens() const;
     const std::vector<BlockInfo>& blocks() const;
     // Index of the block with this name; throws attnscope::Error listing the names if absent.
     int blockIndex(const std::string& name) const;

@@ -1,0 +1,67 @@
+#include "commands.h"
+#include "common.h"
+
+#include "attnscope/error.h"
+#include "attnscope/tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace attnscope::cli {
+
+namespace {
+
+std::unique_ptr<Tokenizer> openTokenizer(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file or folder");
+    if (!std::filesystem::is_directory(path, ec)) return Tokenizer::fromFile(path);
+    auto tok = Tokenizer::fromFolder(path);
+    if (!tok) throw Error(path + ": no tokenizer here (tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
+    return tok;
+}
+
+std::string inputText(const Args& args) {
+    const auto text = args.value("text");
+    const auto file = args.value("text-file");
+    if (text && file) throw UsageError("give either --text or --text-file, not both");
+    if (text) return *text;
+    if (!file) throw UsageError("missing input: --text STRING or --text-file FILE");
+    std::ifstream in(*file, std::ios::binary);
+    if (!in) throw Error("--text-file " + *file + ": cannot be read");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+int runTokenize(const std::vector<std::string>& argv) {
+    Args args(argv, {"text", "text-file"}, {"no-special"});
+    args.expectPositionals(1);
+    const std::string text = inputText(args);
+    const auto tok = openTokenizer(args.positional(0, "PATH (a tokenizer.json or a model folder)"));
+    const Encoding e = tok->encode(text, !args.flag("no-special"));
+    nlohmann::json offsets = nlohmann::json::array();
+    for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
+    nlohmann::ordered_json out;
+    out["ids"] = e.ids;
+    out["tokens"] = e.tokens;
+    out["offsets"] = offsets;
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+}
+
+}  // namespace
+
+Command tokenizeCommand() {
+    return {"tokenize", "text -> token ids, exactly as Hugging Face's tokenizers",
+    "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
+    "PATH is a tokenizer.json or a model folder (tokenizer.json, else vocab.json + merges.txt, else\n"
+    "vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\": [[begin, end], ...]}:\n"
+    "raw vocabulary tokens and byte offsets into the UTF-8 text ((0, 0) for tokens the post-processor\n"
+    "adds). Special tokens ([CLS], <s>, ...) are added as the post-processor says unless --no-special.\n",
+            runTokenize};
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,126 @@
+// Tokenizer::fromFolder: tokenizer.json, or the legacy files older checkpoints ship, turned into
+// the tokenizer.json pipeline Hugging Face's converters build from them:
+//   vocab.json + merges.txt -> byte-level BPE (GPT-2; RoBERTa's <s> ... </s> when the vocabulary
+//                              has them)
+//   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
+#include "attnscope/tokenizer.h"
+
+#include "attnscope/error.h"
+#include "json_util.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace attnscope {
+
+namespace {
+
+nlohmann::json addedToken(const std::string& content, std::int64_t id, bool lstrip = false) {
+    return {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", lstrip}, {"rstrip", false},
+            {"normalized", false}, {"special", true}};
+}
+
+nlohmann::json readConfig(const std::filesystem::path& folder) {
+    const auto file = folder / "tokenizer_config.json";
+    std::error_code ec;
+    return std::filesystem::exists(file, ec) ? readJsonObject(file) : nlohmann::json::object();
+}
+
+bool configBool(const nlohmann::json& config, const std::filesystem::path& folder, const char* key, bool fallback) {
+    const auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be true or false");
+    return it->get<bool>();
+}
+
+std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
+    const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
+    const nlohmann::json vocab = readJsonObject(vocabFile);
+    std::ifstream in(mergesFile, std::ios::binary);
+    if (!in) throw Error(mergesFile.string() + ": cannot be read");
+    nlohmann::json merges = nlohmann::json::array();
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || (n == 1 && line.rfind("#version", 0) == 0)) continue;
+        if (line.find(' ') == std::string::npos || line.find(' ') != line.rfind(' '))
+            throw Error(mergesFile.string() + ": line " + std::to_string(n) + " is not two tokens separated by one space");
+        merges.push_back(line);
+    }
+    const nlohmann::json config = readConfig(folder);
+    const bool prefixSpace = configBool(config, folder, "add_prefix_space", false);
+    auto byteLevel = [](bool prefix, bool trim) {
+        return nlohmann::json{{"type", "ByteLevel"}, {"add_prefix_space", prefix}, {"trim_offsets", trim}, {"use_regex", true}};
+    };
+    nlohmann::json added = nlohmann::json::array();
+    auto id = [&](const char* t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
+    const bool roberta = id("<s>") >= 0 && id("</s>") >= 0;
+    nlohmann::json post = byteLevel(true, false);
+    if (roberta) {
+        for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"})
+            if (id(t) >= 0) added.push_back(addedToken(t, id(t)));
+        if (id("<mask>") >= 0) added.push_back(addedToken("<mask>", id("<mask>"), true));
+        post = {{"type", "RobertaProcessing"}, {"sep", {"</s>", id("</s>")}}, {"cls", {"<s>", id("<s>")}},
+                {"trim_offsets", true}, {"add_prefix_space", prefixSpace}};
+    }
+    if (id("<|endoftext|>") >= 0) added.push_back(addedToken("<|endoftext|>", id("<|endoftext|>")));
+    const nlohmann::json root = {
+        {"added_tokens", added},
+        {"normalizer", nullptr},
+        {"pre_tokenizer", byteLevel(prefixSpace, true)},
+        {"post_processor", post},
+        {"decoder", byteLevel(true, true)},
+        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"fuse_unk", false}, {"byte_fallback", false}}},
+    };
+    return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.json + merges.txt)");
+}
+
+std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
+    const auto vocabFile = folder / "vocab.txt";
+    std::ifstream in(vocabFile, std::ios::binary);
+    if (!in) throw Error(vocabFile.string() + ": cannot be read");
+    nlohmann::json vocab = nlohmann::json::object();
+    std::string line;
+    for (std::int64_t id = 0; std::getline(in, line); ++id) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty() && !vocab.contains(line)) vocab[line] = id;
+    }
+    if (vocab.empty()) throw Error(vocabFile.string() + ": the vocabulary is empty");
+    const nlohmann::json config = readConfig(folder);
+    const bool lower = configBool(config, folder, "do_lower_case", true);
+    nlohmann::json stripAccents = nullptr;
+    if (config.contains("strip_accents") && config["strip_accents"].is_boolean()) stripAccents = config["strip_accents"];
+    auto id = [&](const char* t) { return vocab.contains(t) ? vocab[t].get<std::int64_t>() : -1; };
+    nlohmann::json added = nlohmann::json::array();
+    for (const char* t : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+        if (id(t) >= 0) added.push_back(addedToken(t, id(t)));
+    nlohmann::json post = nullptr;
+    if (id("[CLS]") >= 0 && id("[SEP]") >= 0)
+        post = {{"type", "BertProcessing"}, {"sep", {"[SEP]", id("[SEP]")}}, {"cls", {"[CLS]", id("[CLS]")}}};
+    const nlohmann::json root = {
+        {"added_tokens", added},
+        {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true},
+                        {"handle_chinese_chars", configBool(config, folder, "tokenize_chinese_chars", true)},
+                        {"strip_accents", stripAccents}, {"lowercase", lower}}},
+        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+        {"post_processor", post},
+        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+        {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                   {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+    };
+    return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.txt)");
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder) {
+    std::error_code ec;
+    if (std::filesystem::exists(folder / "tokenizer.json", ec)) return fromFile(folder / "tokenizer.json");
+    if (std::filesystem::exists(folder / "vocab.json", ec) && std::filesystem::exists(folder / "merges.txt", ec))
+        return byteLevelBpe(folder);
+    if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);
+    return nullptr;
+}
+
+}  // namespace attnscope

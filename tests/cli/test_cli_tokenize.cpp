@@ -1,0 +1,147 @@
+// attnscope-cli tokenize and attention --text, end to end on the committed vocabularies: output
+// ids, tokens and offsets against the reference's golden values, exit codes and error lines.
+#include "gpt2_fixture.h"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace attnscope::testing;
+
+namespace {
+
+const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
+
+struct Run {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+Run cli(const std::vector<std::string>& args) {
+    static const auto dir = freshDir("cli-tokenize-io");
+    std::string cmd = quote(ATTNSCOPE_CLI);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Run r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(dir / "out");
+    r.err = slurp(dir / "err");
+    return r;
+}
+
+const nlohmann::json& goldenCase(const std::string& name) {
+    static const nlohmann::json g = nlohmann::json::parse(slurp(kData / "golden.json"));
+    for (const auto& c : g["cases"])
+        if (c["name"] == name) return c;
+    FAIL("no golden case " << name);
+    throw;
+}
+
+std::string goldenText(std::size_t i) {
+    static const nlohmann::json g = nlohmann::json::parse(slurp(kData / "golden.json"));
+    return g["texts"][i];
+}
+
+void requireError(const Run& r, int code, const std::string& mentions) {
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == code);
+    if (code == 2) {
+        REQUIRE(r.err.rfind("error: ", 0) == 0);
+        REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    REQUIRE_THAT(r.err, Catch::Contains(mentions));
+    REQUIRE(r.out.empty());
+}
+
+}  // namespace
+
+TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference does", "[cli][tokenize]") {
+    const std::string text = goldenText(7);  // "café naïve résumé Ångström façade"
+    const auto& expected = goldenCase("bert-uncased")["results"][7];
+
+    SECTION("a model folder with vocab.txt") {
+        const Run r = cli({"tokenize", (kData / "bert-uncased").string(), "--text", text});
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j.size() == 3);
+        CHECK(j["ids"] == expected["ids"]);
+        CHECK(j["tokens"] == expected["tokens"]);
+        CHECK(j["offsets"] == expected["offsets"]);
+    }
+    SECTION("a tokenizer.json file, without special tokens") {
+        const Run r = cli({"tokenize", (kData / "bert-uncased.json").string(), "--text", text, "--no-special"});
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["ids"] == expected["ids_no_special"]);
+    }
+    SECTION("--text-file reads the text from a file") {
+        const auto dir = freshDir("tokenize-file");
+        const std::string multi = goldenText(3);  // tabs, \n and \r\n
+        writeText(dir / "in.txt", multi);
+        const Run r = cli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "in.txt").string()});
+        REQUIRE(r.code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["ids"] == goldenCase("gpt2")["results"][3]["ids"]);
+        CHECK(j["offsets"] == goldenCase("gpt2")["results"][3]["offsets"]);
+    }
+}
+
+TEST_CASE("cli tokenize rejects bad input with exit code 2 and usage errors with 1", "[cli][tokenize]") {
+    const auto dir = freshDir("tokenize-errors");
+    requireError(cli({"tokenize", (dir / "missing.json").string(), "--text", "x"}), 2, "missing.json: no such file or folder");
+    requireError(cli({"tokenize", dir.string(), "--text", "x"}), 2, "no tokenizer here");
+    writeText(dir / "bad.json", "{\"model\": {\"type\": \"BPE\", ");
+    requireError(cli({"tokenize", (dir / "bad.json").string(), "--text", "x"}), 2, "bad.json: not valid JSON");
+    writeText(dir / "unknown.json", R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Fancy"}})");
+    requireError(cli({"tokenize", (dir / "unknown.json").string(), "--text", "x"}), 2,
+                 "unknown.json: pre_tokenizer: type 'Fancy' is not supported");
+    writeText(dir / "merges.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})");
+    requireError(cli({"tokenize", (dir / "merges.json").string(), "--text", "x"}), 2,
+                 "merges.json: model (BPE): merge 0 'a b' needs 'b', which is not in the vocabulary");
+    writeText(dir / "regex.json",
+              R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[a-"}, "behavior": "Isolated"}})");
+    requireError(cli({"tokenize", (dir / "regex.json").string(), "--text", "x"}), 2, "regex.json: pre_tokenizer (Split): regex '[a-' does not compile");
+    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "none.txt").string()}), 2, "none.txt: cannot be read");
+    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text", std::string("\xFF", 1)}), 2, "not valid UTF-8");
+    requireError(cli({"tokenize", (kData / "gpt2").string()}), 1, "missing input");
+    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text", "a", "--text-file", "b"}), 1, "not both");
+}
+
+TEST_CASE("cli attention --text runs the folder's tokenizer", "[cli][tokenize]") {
+    Gpt2Spec spec;
+    spec.vocab = 8257;  // the pruned GPT-2 vocabulary
+    spec.vocabJson = false;
+    const auto model = freshDir("attention-text");
+    writeGpt2Folder(model, makeGpt2(spec, 5));
+    std::filesystem::copy_file(kData / "gpt2" / "vocab.json", model / "vocab.json");
+    std::filesystem::copy_file(kData / "gpt2" / "merges.txt", model / "merges.txt");
+    const auto out = freshDir("attention-text-out");
+    const Run r = cli({"attention", model.string(), "--text", goldenText(4), "--out", out.string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    CHECK(tokens["ids"] == goldenCase("gpt2")["results"][4]["ids"]);
+    CHECK(tokens["tokens"] == goldenCase("gpt2")["results"][4]["tokens"]);
+
+    const auto bare = freshDir("attention-text-bare");
+    writeGpt2Folder(bare, makeGpt2(Gpt2Spec{}, 5));
+    requireError(cli({"attention", bare.string(), "--text", "hi", "--out", out.string()}), 2, "has no tokenizer");
+}
