@@ -8,6 +8,7 @@ const std::vector<Command>& commands() {
         infoCommand(),
         attentionCommand(),
         benchCommand(),
+        exportCommand(),
     };
     return all;
 }

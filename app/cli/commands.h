@@ -20,5 +20,6 @@ const std::vector<Command>& commands();
 Command infoCommand();
 Command attentionCommand();
 Command benchCommand();
+Command exportCommand();
 
 }  // namespace attnscope::cli
