@@ -494,9 +494,16 @@ void MainWindow::onProgress(int permille) {
 void MainWindow::updateRunEnabled() { controls_->runButton()->setEnabled(session_->model() && !session_->isBusy()); }
 
 void MainWindow::showError(const QString& title, const QString& message) {
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), title, QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("errorDialog"));
+    // Non-modal: the window stays usable while the message shows; a new error replaces the text.
+    auto* box = findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    if (!box) {
+        box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), title, QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("errorDialog"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->setWindowModality(Qt::NonModal);
+    }
+    box->setText(title);
     box->setInformativeText(message);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
+    box->show();
+    box->raise();
 }
