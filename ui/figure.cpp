@@ -327,6 +327,9 @@ void writeFigure(const Figure& figure, const QString& path, int dpi) {
     const auto format = figureFormatFor(path);
     if (!format) throw attnscope::Error(name + ": unknown figure format (use .pdf, .svg or .png)");
     checkFigure(figure);
+    if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)  // checked for every format: a bad request is refused
+        throw attnscope::Error(name + ": dpi must be between " + std::to_string(kMinFigureDpi) + " and " +
+                               std::to_string(kMaxFigureDpi) + ", got " + std::to_string(dpi));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
