@@ -21,7 +21,11 @@ QStringList toQt(const std::vector<std::string>& v) {
     return out;
 }
 
-QString nats(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::number(v, 'f', 3); }
+// Three decimals; rounding noise around zero (KL of a map with itself) shows as 0.000, not -0.000.
+QString nats(double v) {
+    if (std::isnan(v)) return QStringLiteral("–");
+    return QString::number(std::abs(v) < 5e-4 ? 0.0 : v, 'f', 3);
+}
 
 }  // namespace
 
@@ -37,6 +41,8 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     top->addWidget(new QLabel(tr("Task:")));
     top->addWidget(taskCombo_);
     top->addWidget(status_, 1);
+    selection_ = new QLabel;
+    selection_->setObjectName(QStringLiteral("compareSelection"));
 
     auto* grid = new QGridLayout;
     const auto kinds = compareKinds();
@@ -78,6 +84,7 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
 
     auto* column = new QVBoxLayout(this);
     column->addLayout(top);
+    column->addWidget(selection_);
     column->addLayout(grid, 1);
     column->addWidget(new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:")));
     column->addWidget(kl_);
@@ -118,7 +125,8 @@ void ComparePanel::onRunFinished(const CompareRun& run) {
     QStringList problems;
     for (std::size_t i = 0; i < 3; ++i)
         if (!run.errors[i].isEmpty()) problems << run.specs[i] + QStringLiteral(": ") + run.errors[i];
-    status_->setText(problems.isEmpty() ? tr("Same input through the three kinds of attention.") : problems.join(QLatin1Char('\n')));
+    status_->setText(problems.isEmpty() ? tr("The same input through the three kinds of attention.")
+                                        : problems.join(QLatin1Char('\n')));
     if (problems.size() == 3) emit failed(problems.join(QLatin1Char('\n')));
     requestMaps();
 }
@@ -142,14 +150,15 @@ void ComparePanel::onMaps(const CompareResult& result) {
         const auto& trace = *result.traces[i];
         const auto& info = trace.blocks()[std::size_t(trace.blockIndex(block_.toStdString()))];
         const bool linear = info.kind == attnscope::AttentionKind::Linear;
-        v->setMap(result.maps[i], toQt(info.queryTokens), toQt(info.keyTokens),
-                  mapTitle(name, QString(), layer_, head_, linear ? 1.0 : temperature_));
+        v->setMap(result.maps[i], toQt(info.queryTokens), toQt(info.keyTokens), name);
         entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
                                  .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
                                       linear ? tr(" · no softmax: T does not apply") : QString()));
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
+    selection_->setText(tr("<b>%1</b> — the same head position in each model")
+                            .arg(mapTitle(QString(), block_, layer_, head_, temperature_).toHtmlEscaped()));
     emit updated();
 }
 

@@ -58,6 +58,7 @@ private:
     CompareSession* session_;
     QComboBox* taskCombo_ = nullptr;
     QLabel* status_ = nullptr;
+    QLabel* selection_ = nullptr;
     std::array<HeatmapView*, 3> views_{};
     std::array<QLabel*, 3> entropy_{};
     QTableWidget* kl_ = nullptr;

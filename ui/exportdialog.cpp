@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -89,7 +90,10 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
     column->addWidget(buttons);
 
     QSettings settings;
-    width_->setValue(settings.value(QStringLiteral("export/widthIn"), kOneColumnIn).toDouble());
+    // Several panels side by side need the width of two columns.
+    const double fallback = figure_.panels.size() > 1 ? kTwoColumnIn : kOneColumnIn;
+    width_->setValue(settings.value(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
+                                    fallback).toDouble());
     dpi_->setValue(settings.value(QStringLiteral("export/dpi"), 300).toInt());
     setWidthInches(width_->value());
     path_->setText(suggestedPath);
@@ -114,6 +118,11 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     updatePreview();
+}
+
+void ExportDialog::resizeEvent(QResizeEvent* event) {
+    QDialog::resizeEvent(event);
+    updatePreview();  // the preview fits the label's new size
 }
 
 void ExportDialog::setPath(const QString& path) { path_->setText(path); }
@@ -150,10 +159,11 @@ void ExportDialog::updatePreview() {
     figure_.widthIn = width_->value();
     try {
         const QSizeF pt = figureSizePoints(figure_);
-        const double previewDpi = std::min(144.0, preview_->width() * 72.0 / pt.width());
-        const QImage image = renderFigure(figure_, std::max(kMinFigureDpi, int(previewDpi)));
-        preview_->setPixmap(QPixmap::fromImage(image.scaled(preview_->size() - QSize(8, 8), Qt::KeepAspectRatio,
-                                                            Qt::SmoothTransformation)));
+        // Rendered at twice the label's size and scaled down: the preview shows the whole figure.
+        const QSize box = preview_->contentsRect().size() - QSize(8, 8);
+        const double fit = std::min(box.width() / pt.width(), box.height() / pt.height()) * 72.0;
+        const QImage image = renderFigure(figure_, std::clamp(int(2 * fit), kMinFigureDpi, kMaxFigureDpi));
+        preview_->setPixmap(QPixmap::fromImage(image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
         const auto format = figureFormatFor(path_->text());
         QString text = tr("%1 × %2 in").arg(pt.width() / 72, 0, 'f', 2).arg(pt.height() / 72, 0, 'f', 2);
         if (format == FigureFormat::Png)
@@ -177,7 +187,8 @@ bool ExportDialog::exportNow() {
         return false;
     }
     QSettings settings;
-    settings.setValue(QStringLiteral("export/widthIn"), width_->value());
+    settings.setValue(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
+                      width_->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi_->value());
     error_->setVisible(false);
     emit exported(path_->text());

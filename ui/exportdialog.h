@@ -35,6 +35,7 @@ signals:
     void exported(const QString& path);
 
 private:
+    void resizeEvent(QResizeEvent* event) override;
     void browse();
     void updatePreview();
     void syncFormat();

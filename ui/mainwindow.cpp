@@ -40,6 +40,7 @@
 #include <QTabWidget>
 
 #include <algorithm>
+#include <cmath>
 
 namespace {
 
@@ -441,8 +442,13 @@ void MainWindow::exportFigure() {
         showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
         return;
     }
-    QString name = figure.title;
-    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9.=-]+")), QStringLiteral("_"));
+    // e.g. reverse-dot_L1_H2_T0.5 or reverse_compare_L1_H2
+    const bool compare = tabs_->currentWidget() == compare_;
+    QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
+                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
+    const double t = controls_->temperature()->temperature();
+    if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     auto* dialog = new ExportDialog(figure, QDir(dir.isEmpty() ? QDir::homePath() : dir).filePath(name + QStringLiteral(".pdf")), this);
     connect(dialog, &ExportDialog::exported, this,

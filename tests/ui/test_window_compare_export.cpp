@@ -59,8 +59,8 @@ void checkCompare(WindowFixture& w, const std::array<attnscope::HeadMap, 3>& ref
     REQUIRE(kl);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            CHECK(kl->item(i, j)->text() ==
-                  QString::number(attnscope::meanRowKl(ref[std::size_t(i)], ref[std::size_t(j)]), 'f', 3));
+            CHECK(kl->item(i, j)->text().toDouble() ==
+                  Approx(attnscope::meanRowKl(ref[std::size_t(i)], ref[std::size_t(j)])).margin(5e-4));
 }
 
 ExportDialog* openExportDialog(WindowFixture& w) {
@@ -218,4 +218,28 @@ TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy an
     CHECK_FALSE(window.writeCurrentMapData(qpath(dir / "map.xlsx")));
     CHECK(takeErrorDialog().contains(QStringLiteral("map.xlsx")));
     fs::remove_all(dir);
+}
+
+// Pictures of the window for a person to look at (not run by default):
+//   ATTNSCOPE_SCREENSHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.screenshots]"
+TEST_CASE_METHOD(WindowFixture, "save screenshots of the explore and compare tabs", "[.screenshots]") {
+    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
+    REQUIRE(dir);
+    window.resize(1500, 900);
+    open(QStringLiteral("builtin:reverse-dot"));
+    runText(QStringLiteral("5 9 2 14 3 7 21 8 11 4"));
+    layer->setValue(1);
+    head->setValue(2);
+    slider->setValue(TemperatureSlider::positionOf(0.5));
+    QTest::qWait(300);
+    window.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/explore.png"));
+    window.tabs()->setCurrentWidget(window.compare());
+    QSignalSpy updated(window.compare(), &ComparePanel::updated);
+    REQUIRE(updated.wait(20000));
+    QTest::qWait(300);
+    window.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/compare.png"));
+    ExportDialog* dialog = openExportDialog(*this);
+    QTest::qWait(200);
+    dialog->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/export.png"));
+    dialog->close();
 }
