@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 
@@ -67,14 +68,33 @@ std::optional<Colormap> parseColormap(const QString& name) {
     return std::nullopt;
 }
 
+namespace {
+
+// The stops parsed once (colormapColor runs for every cell of every thumbnail).
+const std::vector<QColor>& parsedStops(Colormap map) {
+    static const std::array<std::vector<QColor>, 4> parsed = [] {
+        std::array<std::vector<QColor>, 4> out;
+        for (int m = 0; m < 4; ++m) {
+            const Stops s = stopsOf(Colormap(m));
+            for (int i = 0; i < s.count; ++i) out[std::size_t(m)].emplace_back(s.colors[i]);
+        }
+        return out;
+    }();
+    return parsed[std::size_t(map)];
+}
+
+}  // namespace
+
 QColor colormapColor(Colormap map, double t) {
-    const Stops s = stopsOf(map);
+    const std::vector<QColor>& stops = parsedStops(map);
+    const int count = int(stops.size());
     if (!(t > 0)) t = 0;  // also NaN
     if (t > 1) t = 1;
-    const double x = t * (s.count - 1);
-    const int i = std::min(int(x), s.count - 2);
+    const double x = t * (count - 1);
+    const int i = std::min(int(x), count - 2);
     const double f = x - i;
-    const QColor a(s.colors[i]), b(s.colors[i + 1]);
+    const QColor& a = stops[std::size_t(i)];
+    const QColor& b = stops[std::size_t(i) + 1];
     const auto mix = [f](int u, int v) { return int(std::lround(u + (v - u) * f)); };
     return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
 }
