@@ -2,10 +2,8 @@
 
 #include "comparepanel.h"
 #include "controlpanel.h"
-#include "exportdialog.h"
 #include "figure.h"
 #include "heatmapview.h"
-#include "mapdata.h"
 #include "modelpicker.h"
 #include "outputpanel.h"
 #include "overviewgrid.h"
@@ -23,6 +21,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -34,13 +33,10 @@
 #include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QRegularExpression>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 
 #include <algorithm>
-#include <cmath>
 
 namespace {
 
@@ -67,8 +63,13 @@ QString modelFolderOf(const QString& path) {
 
 }  // namespace
 
+// resources/attnscope.qrc lives in this static library: referencing it keeps it linked.
+static void initResources() { Q_INIT_RESOURCE(attnscope); }
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    initResources();
     setWindowTitle(QStringLiteral("AttnScope"));
+    setWindowIcon(QIcon(QStringLiteral(":/attnscope/attnscope.svg")));
     setAcceptDrops(true);
     session_ = new Session(this);
     session_->setObjectName(QStringLiteral("session"));
@@ -422,63 +423,6 @@ void MainWindow::updateCompare(bool runIfNeeded) {
     compare_->setSelection(controls_->blockCombo()->currentText().isEmpty() ? QStringLiteral("self") : controls_->blockCombo()->currentText(),
                            controls_->layerSpin()->value(), controls_->headSpin()->value(),
                            controls_->temperature()->temperature());
-}
-
-Figure MainWindow::currentFigure() const {
-    if (tabs_->currentWidget() == compare_) return compare_->figure();
-    Figure f;
-    if (heatmap_->map().rows > 0) {
-        f.panels.push_back({heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), QString()});
-        f.title = modelName() + QStringLiteral(" \u00b7 ") + heatmap_->title();
-    }
-    f.colormap = controls_->colormap();
-    f.scale = controls_->colorScale();
-    return f;
-}
-
-void MainWindow::exportFigure() {
-    const Figure figure = currentFigure();
-    if (figure.panels.empty()) {
-        showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
-        return;
-    }
-    // e.g. reverse-dot_L1_H2_T0.5 or reverse_compare_L1_H2
-    const bool compare = tabs_->currentWidget() == compare_;
-    QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
-                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
-    const double t = controls_->temperature()->temperature();
-    if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
-    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    auto* dialog = new ExportDialog(figure, QDir(dir.isEmpty() ? QDir::homePath() : dir).filePath(name + QStringLiteral(".pdf")), this);
-    connect(dialog, &ExportDialog::exported, this,
-            [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
-    dialog->open();
-}
-
-void MainWindow::exportMapData() {
-    if (heatmap_->map().rows <= 0) {
-        showError(tr("There is no map to export."), tr("Run an input first."));
-        return;
-    }
-    auto* dialog = new QFileDialog(this, tr("Export map data"), QDir::homePath(), tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
-    dialog->setObjectName(QStringLiteral("exportDataDialog"));
-    dialog->setAcceptMode(QFileDialog::AcceptSave);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-        if (writeCurrentMapData(path)) statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
-    });
-    dialog->open();
-}
-
-bool MainWindow::writeCurrentMapData(const QString& path) {
-    try {
-        writeMapData(heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), path);
-        return true;
-    } catch (const std::exception& e) {
-        showError(tr("Could not export the map data."), QString::fromUtf8(e.what()));
-        return false;
-    }
 }
 
 void MainWindow::onBusyChanged(bool busy) {

@@ -11,6 +11,7 @@
 #include "gpt2_fixture.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QLabel>
 #include <QMimeData>
 #include <QUrl>
@@ -48,6 +49,8 @@ TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its
     CHECK(layer->maximum() == 1);
     CHECK(head->maximum() == 3);
     CHECK(controls->picker()->currentText().startsWith(QStringLiteral("reverse-dot")));
+    CHECK(QFile::exists(QStringLiteral(":/attnscope/attnscope.svg")));  // the compiled-in icon
+    CHECK_FALSE(window.windowIcon().isNull());
 
     // Overview: one thumbnail per (layer, head), coloured from Trace::map.
     REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8; }, 20000));
