@@ -249,6 +249,22 @@ TEST_CASE_METHOD(WindowFixture, "Errors show in a non-modal dialog and the windo
     waitForMap(session->trace()->map(0, layer->value(), head->value()));
 }
 
+TEST_CASE_METHOD(WindowFixture, "The model picker lists the built-in models and opens the chosen one", "[ui][window]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    ModelPicker* picker = controls->picker();
+    for (const auto& name : {"reverse-dot", "reverse-additive", "reverse-linear", "sentiment-dot", "sentiment-additive",
+                             "sentiment-linear"})
+        CHECK(picker->findData(QStringLiteral("builtin:") + QString::fromLatin1(name)) >= 0);
+    CHECK(picker->itemText(picker->count() - 1) == QStringLiteral("Open folder…"));
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    emit picker->activated(picker->findData(QStringLiteral("builtin:sentiment-additive")));  // as a user's pick
+    REQUIRE(loaded.wait(20000));
+    REQUIRE(QTest::qWaitFor([&] { return session->trace() && session->modelSpec() == QStringLiteral("builtin:sentiment-additive"); }, 20000));
+    CHECK(picker->currentData().toString() == QStringLiteral("builtin:sentiment-additive"));
+    CHECK(window.windowTitle().contains(QStringLiteral("sentiment-additive")));
+    waitForMap(session->trace()->map(0, layer->value(), head->value()));
+}
+
 TEST_CASE_METHOD(WindowFixture, "A dropped folder opens and becomes a recent model", "[ui][window]") {
     const fs::path folder = freshDir("ui-dropped");
     Gpt2Spec spec;
