@@ -131,9 +131,23 @@ void ComparePanel::onRunFinished(const CompareRun& run) {
     requestMaps();
 }
 
+// The window's block when the compared models have it (else cross, else their first block).
+QString ComparePanel::blockToShow() const {
+    TracePtr first;
+    for (const auto& t : run_.traces)
+        if (t && !first) first = t;
+    if (!first) return block_;
+    QStringList names;
+    for (const auto& b : first->blocks()) names << QString::fromStdString(b.name);
+    if (names.contains(block_)) return block_;
+    if (names.contains(QStringLiteral("cross"))) return QStringLiteral("cross");
+    return names.value(0);
+}
+
 void ComparePanel::requestMaps() {
     if (!run_.traces[0] && !run_.traces[1] && !run_.traces[2]) return;
-    maps_->requestCompare(run_.traces, block_, layer_, head_, temperature_);
+    shownBlock_ = blockToShow();
+    maps_->requestCompare(run_.traces, shownBlock_, layer_, head_, temperature_);
 }
 
 void ComparePanel::onMaps(const CompareResult& result) {
@@ -148,7 +162,7 @@ void ComparePanel::onMaps(const CompareResult& result) {
             continue;
         }
         const auto& trace = *result.traces[i];
-        const auto& info = trace.blocks()[std::size_t(trace.blockIndex(block_.toStdString()))];
+        const auto& info = trace.blocks()[std::size_t(trace.blockIndex(shownBlock_.toStdString()))];
         const bool linear = info.kind == attnscope::AttentionKind::Linear;
         v->setMap(result.maps[i], toQt(info.queryTokens), toQt(info.keyTokens), name);
         entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
@@ -158,7 +172,7 @@ void ComparePanel::onMaps(const CompareResult& result) {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
     selection_->setText(tr("<b>%1</b> — the same head position in each model")
-                            .arg(mapTitle(QString(), block_, layer_, head_, temperature_).toHtmlEscaped()));
+                            .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
     emit updated();
 }
 
@@ -180,7 +194,7 @@ Figure ComparePanel::figure() const {
     if (!f.panels.empty()) {
         f.colormap = views_[0]->colormap();
         f.scale = views_[0]->colorScale();
-        f.title = mapTitle(QString(), block_, layer_, head_, temperature_);
+        f.title = mapTitle(QString(), shownBlock_, layer_, head_, temperature_);
     }
     return f;
 }

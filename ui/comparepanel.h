@@ -53,6 +53,7 @@ private:
     void onRunFinished(const CompareRun& run);
     void onMaps(const CompareResult& result);
     void requestMaps();
+    QString blockToShow() const;
 
     MapService* maps_;
     CompareSession* session_;
@@ -67,6 +68,7 @@ private:
     QString ranTask_, ranText_;
     bool ranIds_ = false;
     QString block_;
+    QString shownBlock_;  // block_, or a block the compared models have
     int layer_ = 0, head_ = 0;
     double temperature_ = 1.0;
     CompareRun run_;

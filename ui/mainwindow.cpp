@@ -148,7 +148,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         updateCompare(true);
         updateTemperatureApplicability();
     });
-    connect(compare_, &ComparePanel::taskChosen, this, [this] { updateCompare(true); });
+    connect(compare_, &ComparePanel::taskChosen, this, [this](const QString& task) {
+        compareTask_ = task;
+        updateCompare(true);
+    });
     connect(compare_, &ComparePanel::failed, this,
             [this](const QString& message) { showError(tr("The comparison could not run."), message); });
 
@@ -302,7 +305,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
         input->setText(exampleShown_);
     }
     statusBar()->showMessage(tr("Loaded %1.").arg(modelName()), 5000);
-    if (const auto task = compareTaskOf(spec)) compare_->setInput(*task, input->text(), controls_->idsMode());
+    if (const auto task = compareTaskOf(spec)) compareTask_ = *task;  // compare this model's task
     runInput();
 }
 
@@ -417,8 +420,13 @@ void MainWindow::updateTemperatureApplicability() {
 void MainWindow::updateCompare(bool runIfNeeded) {
     if (tabs_->currentWidget() != compare_) return;
     if (runIfNeeded) {
-        const QString task = compareTaskOf(session_->modelSpec()).value_or(compare_->task());
-        compare_->setInput(task, controls_->input()->text(), controls_->idsMode());
+        // The window's input when its model belongs to the task; else the task's example text
+        // (token ids carry over, since they need no tokenizer).
+        const auto ownTask = compareTaskOf(session_->modelSpec());
+        const QString task = compareTask_;
+        QString text = controls_->input()->text();
+        if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
+        compare_->setInput(task, text, controls_->idsMode());
     }
     compare_->setSelection(controls_->blockCombo()->currentText().isEmpty() ? QStringLiteral("self") : controls_->blockCombo()->currentText(),
                            controls_->layerSpin()->value(), controls_->headSpin()->value(),

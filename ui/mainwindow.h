@@ -98,4 +98,5 @@ private:
     QPushButton* cancelButton_ = nullptr;
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
+    QString compareTask_ = QStringLiteral("reverse");  // the task the Compare tab runs
 };

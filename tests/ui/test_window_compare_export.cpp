@@ -36,13 +36,14 @@ QByteArray slurp(const QString& path) {
 }
 
 // Maps of (block 0, layer, head) at t from an independent load and forward of each kind.
-std::array<attnscope::HeadMap, 3> referenceMaps(const std::vector<std::int64_t>& ids, int layer, int head, double t) {
+std::array<attnscope::HeadMap, 3> referenceMaps(const std::vector<std::int64_t>& ids, int layer, int head, double t,
+                                                const std::string& task = "reverse") {
     std::array<attnscope::HeadMap, 3> out;
     const char* kinds[] = {"dot", "additive", "linear"};
     attnscope::MapOptions options;
     options.temperature = t;
     for (int i = 0; i < 3; ++i)
-        out[std::size_t(i)] = attnscope::Model::load(std::string("builtin:reverse-") + kinds[i])->forward(ids)->map(0, layer, head, options);
+        out[std::size_t(i)] = attnscope::Model::load("builtin:" + task + "-" + kinds[i])->forward(ids)->map(0, layer, head, options);
     return out;
 }
 
@@ -101,10 +102,17 @@ TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and 
     window.tabs()->setCurrentWidget(window.compare());
     checkCompare(*this, referenceMaps({9, 8, 7, 6}, 1, 1, t));
 
+    // Another task from the panel's own choice: the sentiment models on the same ids.
+    auto* task = window.compare()->findChild<QComboBox*>(QStringLiteral("compareTaskCombo"));
+    task->setCurrentText(QStringLiteral("sentiment"));
+    emit task->activated(task->currentIndex());  // as a user's pick
+    checkCompare(*this, referenceMaps({9, 8, 7, 6}, 1, 1, t, "sentiment"));
+    CHECK(window.compare()->lastRun().specs[2] == QStringLiteral("builtin:sentiment-linear"));
+
     // Its figure: three panels side by side.
     const Figure figure = window.currentFigure();
     REQUIRE(figure.panels.size() == 3);
-    CHECK(figure.panels[1].title.startsWith(QStringLiteral("reverse-additive")));
+    CHECK(figure.panels[1].title.startsWith(QStringLiteral("sentiment-additive")));
 }
 
 TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the shown map", "[ui][window][export]") {
