@@ -86,6 +86,7 @@ private:
     void showError(const QString& title, const QString& message);
     MapKey currentKey() const;
     QString modelName() const;
+    QString suggestedFileName() const;
 
     Session* session_ = nullptr;
     MapService* maps_ = nullptr;

@@ -33,21 +33,33 @@ Figure MainWindow::currentFigure() const {
     return f;
 }
 
+namespace {
+
+// Documents when it exists, else home.
+QString exportFolder() {
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+}
+
+}  // namespace
+
+// e.g. reverse-dot_L1_H2_T0.5 or reverse_compare_L1_H2 (no extension).
+QString MainWindow::suggestedFileName() const {
+    const bool compare = tabs_->currentWidget() == compare_;
+    QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
+                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
+    const double t = controls_->temperature()->temperature();
+    if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
+    return name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+}
+
 void MainWindow::exportFigure() {
     const Figure figure = currentFigure();
     if (figure.panels.empty()) {
         showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
         return;
     }
-    // e.g. reverse-dot_L1_H2_T0.5 or reverse_compare_L1_H2
-    const bool compare = tabs_->currentWidget() == compare_;
-    QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
-                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
-    const double t = controls_->temperature()->temperature();
-    if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
-    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    auto* dialog = new ExportDialog(figure, QDir(dir.isEmpty() ? QDir::homePath() : dir).filePath(name + QStringLiteral(".pdf")), this);
+    auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
     connect(dialog, &ExportDialog::exported, this,
             [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();
@@ -58,9 +70,15 @@ void MainWindow::exportMapData() {
         showError(tr("There is no map to export."), tr("Run an input first."));
         return;
     }
-    auto* dialog = new QFileDialog(this, tr("Export map data"), QDir::homePath(), tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
+    auto* dialog = new QFileDialog(this, tr("Export map data"), exportFolder(),
+                                   tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
     dialog->setObjectName(QStringLiteral("exportDataDialog"));
     dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setDefaultSuffix(QStringLiteral("npy"));
+    dialog->selectFile(suggestedFileName() + QStringLiteral(".npy"));
+    connect(dialog, &QFileDialog::filterSelected, dialog, [dialog](const QString& filter) {
+        dialog->setDefaultSuffix(filter.contains(QLatin1String("*.csv")) ? QStringLiteral("csv") : QStringLiteral("npy"));
+    });
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
         if (writeCurrentMapData(path)) statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
