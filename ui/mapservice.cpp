@@ -47,8 +47,9 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
     if (!trace) return;
     detailClock_.start();
     detailJobs_.start(
-        [trace, key, temperature](const JobTracker::Stop&) {
+        [trace, key, temperature](const JobTracker::Stop& stop) {
             DetailResult r{trace, key, temperature, {}, {}};
+            if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
             try {
                 attnscope::MapOptions options;
                 options.temperature = temperature;
@@ -89,13 +90,14 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
                                 double temperature) {
     compareJobs_.start(
-        [=](const JobTracker::Stop&) {
+        [=](const JobTracker::Stop& stop) {
             CompareResult r;
             r.traces = traces;
+            if (stop.requested()) return r;  // superseded while queued
             const double nan = std::numeric_limits<double>::quiet_NaN();
             attnscope::MapOptions options;
             options.temperature = temperature;
-            for (int i = 0; i < 3; ++i) {
+            for (int i = 0; i < 3 && !stop.requested(); ++i) {
                 r.entropy[std::size_t(i)] = nan;
                 try {
                     if (!traces[std::size_t(i)]) throw std::runtime_error("not run");

@@ -355,3 +355,25 @@ TEST_CASE_METHOD(WindowFixture, "time the live temperature re-render", "[.timing
     }
     fs::remove_all(folder);
 }
+
+TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs]") {
+    const auto trace = attnscope::Model::load("builtin:reverse-dot")->forward({1, 2, 3, 4, 5, 6});
+    MapService maps;
+    std::vector<DetailResult> details;
+    std::vector<ThumbnailResult> thumbs;
+    QObject::connect(&maps, &MapService::detailReady, [&](const DetailResult& r) { details.push_back(r); });
+    QObject::connect(&maps, &MapService::thumbnailsReady, [&](const ThumbnailResult& r) { thumbs.push_back(r); });
+    for (int i = 1; i <= 20; ++i) {
+        maps.requestDetail(trace, {0, 1, 2}, 0.1 * i);
+        maps.requestThumbnails(trace, 0, 0.1 * i, Colormap::Viridis, ColorScale{});
+    }
+    maps.waitForWorkers();
+    QTest::qWait(20);
+    REQUIRE(details.size() == 1);
+    CHECK(details[0].temperature == Approx(2.0));
+    CHECK(details[0].map.values == trace->map(0, 1, 2, at(2.0)).values);
+    REQUIRE(thumbs.size() == 1);
+    CHECK(thumbs[0].images.size() == 8);
+    CHECK(sameImage(thumbs[0].images[6], mapImage(trace->map(0, 1, 2, at(2.0)), Colormap::Viridis, ColorScale{}, 48)));
+    CHECK(maps.lastDetailLatencyMs() > 0);
+}
