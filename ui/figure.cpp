@@ -38,6 +38,12 @@ public:
     double width(const QString& s) const { return QFontMetricsF(font_, device()).horizontalAdvance(s) / 10; }
     double height() const { return QFontMetricsF(font_, device()).height() / 10; }
     double ascent() const { return QFontMetricsF(font_, device()).ascent() / 10; }
+    // Each line elided with "…" to at most width points.
+    QString elide(const QString& text, double width) const {
+        QStringList lines = text.split(QLatin1Char('\n'));
+        for (QString& line : lines) line = QFontMetricsF(font_, device()).elidedText(line, Qt::ElideRight, width * 10);
+        return lines.join(QLatin1Char('\n'));
+    }
 
 private:
     static QPaintDevice* device() {
@@ -59,7 +65,9 @@ int strideFor(double cell, double need) { return std::max(1, int(std::ceil(need 
 
 struct Layout {
     double width = 0, height = 0;
-    double base = 7, tickPt = 7, titlePt = 8;
+    double base = 7, tickPt = 7, titlePt = 8, panelTitlePt = 7, barLabelPt = 7;
+    QString title, barLabel;  // as drawn: shrunk to fit (>= 5 pt), then elided
+    std::vector<QString> panelTitles;
     double pad = 2;
     double titleH = 0, panelTitleH = 0;
     double yAxisLabelW = 0, yTickW = 0;
@@ -82,12 +90,16 @@ Layout layoutFor(const Figure& f) {
     L.base = baseFontPt(f.widthIn);
     L.titlePt = L.base + 1;
     L.pad = L.base * 0.4;
-    const Measure base(f.fontFamily, L.base), title(f.fontFamily, L.titlePt);
-    L.titleH = f.title.isEmpty() ? 0 : title.height() * 1.3;
-    int titleLines = 0;
-    for (const auto& p : f.panels)
-        if (!p.title.isEmpty()) titleLines = std::max(titleLines, int(p.title.count(QLatin1Char('\n'))) + 1);
-    L.panelTitleH = titleLines * base.height() * 1.1 + (titleLines ? L.pad * 0.5 : 0);
+    const Measure base(f.fontFamily, L.base);
+    // Text that must fit a length: the largest size up to `largest` (but >= 5 pt), elided beyond.
+    const auto fit = [&](const QString& text, double largest, double room, double& pt) {
+        double widest = 0;
+        for (const QString& line : text.split(QLatin1Char('\n'))) widest = std::max(widest, Measure(f.fontFamily, largest).width(line));
+        pt = widest > room ? std::max(5.0, largest * room / widest) : largest;
+        return Measure(f.fontFamily, pt).elide(text, room);
+    };
+    L.title = fit(f.title, L.titlePt, L.width - 2 * L.pad, L.titlePt);
+    L.titleH = f.title.isEmpty() ? 0 : Measure(f.fontFamily, L.titlePt).height() * 1.3;
     L.yAxisLabelW = base.height();
     L.panelGap = n > 1 ? L.base * 1.2 : 0;
     L.barW = std::max(5.0, L.base * 0.9);
@@ -118,6 +130,18 @@ Layout layoutFor(const Figure& f) {
     L.yStride = strideFor(L.cellH, tick.height() * 0.95);
     L.xTickH = kTickLen + (L.keyVertical ? widest : tick.height()) + 1.0;
     L.mapH = L.cellH * L.rows;
+    int titleLines = 0;
+    L.panelTitlePt = L.base;
+    for (const auto& p : f.panels) {
+        double pt = L.base;
+        fit(p.title, L.base, L.panelW + L.panelGap * 0.8, pt);
+        L.panelTitlePt = std::min(L.panelTitlePt, pt);  // one size for all panels
+        if (!p.title.isEmpty()) titleLines = std::max(titleLines, int(p.title.count(QLatin1Char('\n'))) + 1);
+    }
+    for (const auto& p : f.panels) L.panelTitles.push_back(Measure(f.fontFamily, L.panelTitlePt).elide(p.title, L.panelW + L.panelGap * 0.8));
+    L.panelTitleH = titleLines * Measure(f.fontFamily, L.panelTitlePt).height() * 1.1 + (titleLines ? L.pad * 0.5 : 0);
+    L.barLabel = fit(f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()), L.base,
+                     L.mapH * 0.98, L.barLabelPt);
     L.mapTop = L.pad + L.titleH + L.panelTitleH;
     L.barX = L.left + n * L.panelW + (n - 1) * L.panelGap + L.base;
     L.height = std::ceil(L.mapTop + L.mapH + L.xTickH + base.height() * 1.2 + L.pad);
@@ -177,9 +201,9 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     const Measure base(f.fontFamily, L.base), tick(f.fontFamily, L.tickPt);
     p.setPen(ink);
 
-    if (!f.title.isEmpty()) {
+    if (!L.title.isEmpty()) {
         p.setFont(fontFor(f.fontFamily, L.titlePt, dpi));
-        p.drawText(QRectF(0, L.pad, L.width, L.titleH), Qt::AlignHCenter | Qt::AlignTop, f.title);
+        p.drawText(QRectF(0, L.pad, L.width, L.titleH), Qt::AlignHCenter | Qt::AlignTop, L.title);
     }
     const int n = int(f.panels.size());
     const QPen frame(ink, kLine);
@@ -188,10 +212,10 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         const double x0 = L.left + i * (L.panelW + L.panelGap);
         const QRectF area(x0, L.mapTop, L.cellW * panel.map.cols, L.cellH * panel.map.rows);
         if (!panel.title.isEmpty()) {
-            p.setFont(baseFont);
+            p.setFont(fontFor(f.fontFamily, L.panelTitlePt, dpi));
             p.setPen(ink);
             p.drawText(QRectF(x0 - L.panelGap / 2, L.mapTop - L.panelTitleH, L.panelW + L.panelGap, L.panelTitleH),
-                     Qt::AlignHCenter | Qt::AlignTop, panel.title);
+                       Qt::AlignHCenter | Qt::AlignTop, L.panelTitles[std::size_t(i)]);
         }
         drawCells(p, panel, area, f);
         p.setPen(frame);
@@ -259,8 +283,9 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     p.save();
     p.translate(bar.right() + kTickLen + 1 + L.barTickW + L.pad * 0.5, bar.center().y());
     p.rotate(90);
+    p.setFont(fontFor(f.fontFamily, L.barLabelPt, dpi));
     p.drawText(QRectF(-bar.height() / 2, -base.height(), bar.height(), base.height()), Qt::AlignHCenter | Qt::AlignBottom,
-             f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()));
+               L.barLabel);
     p.restore();
 }
 

@@ -103,6 +103,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* dockScroll = new QScrollArea;
     dockScroll->setWidget(controls_);
     dockScroll->setWidgetResizable(true);
+    dockScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     dockScroll->setMinimumWidth(300);
     dock->setWidget(dockScroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
@@ -296,11 +297,15 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     overview_->setShape(0, 0);
     updateRunEnabled();
 
-    // Keep what the user typed when it suits this model; otherwise put an example in.
+    // Keep what the user typed when it suits this model (same input mode, same built-in task or
+    // both not built-in); otherwise put an example in.
     const bool hadIds = controls_->idsMode();
     controls_->setTokenizerAvailable(session_->hasTokenizer());
     QLineEdit* input = controls_->input();
-    if (input->text().trimmed().isEmpty() || input->text() == exampleShown_ || hadIds != controls_->idsMode()) {
+    const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
+    previousSpec_ = spec;
+    if (input->text().trimmed().isEmpty() || input->text() == exampleShown_ || hadIds != controls_->idsMode() ||
+        !sameKindOfInput) {
         exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
         input->setText(exampleShown_);
     }

@@ -99,5 +99,6 @@ private:
     QPushButton* cancelButton_ = nullptr;
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
+    QString previousSpec_;    // the model opened before the current one
     QString compareTask_ = QStringLiteral("reverse");  // the task the Compare tab runs
 };

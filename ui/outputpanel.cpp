@@ -13,7 +13,7 @@
 
 namespace {
 
-QString bar(double p) { return QString(int(std::lround(p * 20)), QChar(0x2588)); }
+QString bar(double p) { return QString(int(std::lround(p * 10)), QChar(0x2588)); }  // 10 blocks = 1
 
 QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
 
