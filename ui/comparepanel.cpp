@@ -105,6 +105,11 @@ void ComparePanel::setInput(const QString& task, const QString& text, bool asIds
     ranText_ = text;
     ranIds_ = asIds;
     status_->setText(tr("Running the %1 models…").arg(task));
+    // The old run's maps go: nothing is shown or recomputed for it any more.
+    run_ = CompareRun{};
+    result_ = CompareResult{};
+    for (auto* v : views_) v->clear(tr("Running…"));
+    for (auto* e : entropy_) e->clear();
     session_->run(task, text, asIds);
 }
 
