@@ -95,7 +95,7 @@ Layout layoutFor(const Figure& f) {
     const auto fit = [&](const QString& text, double largest, double room, double& pt) {
         double widest = 0;
         for (const QString& line : text.split(QLatin1Char('\n'))) widest = std::max(widest, Measure(f.fontFamily, largest).width(line));
-        pt = widest > room ? std::max(5.0, largest * room / widest) : largest;
+        pt = widest > room ? std::max(5.0, largest * room / widest * 0.97) : largest;  // a little slack for rounding
         return Measure(f.fontFamily, pt).elide(text, room);
     };
     L.title = fit(f.title, L.titlePt, L.width - 2 * L.pad, L.titlePt);
