@@ -1,14 +1,18 @@
 // attnscope [MODEL]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
 #include "mainwindow.h"
+#include "attnscope/model.h"
 #include "version.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 namespace {
+
+constexpr const char* kDefaultModel = "reverse-dot";
 
 // --help and --version print text and exit; they get a QCoreApplication so they work without a
 // display (the pattern from QApplication's documentation).
@@ -34,7 +38,8 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("MODEL"),
-                                 QStringLiteral("A model folder (config.json + model.safetensors) to open."),
+                                 QStringLiteral("A model folder (config.json + model.safetensors) or builtin:NAME to "
+                                                "open (default: builtin:reverse-dot with an example input)."),
                                  QStringLiteral("[MODEL]"));
     parser.process(*app);  // exits for --help, --version and unknown options
     const QStringList args = parser.positionalArguments();
@@ -44,6 +49,15 @@ int main(int argc, char** argv) {
 
     MainWindow window;
     window.show();
-    if (!args.isEmpty()) window.openModel(args.first());
+    if (!args.isEmpty()) {
+        window.openModel(args.first());
+    } else {
+        // The default: a built-in model with an example input already run.
+        const auto builtin = attnscope::builtinModels();
+        const bool hasDefault = std::any_of(builtin.begin(), builtin.end(),
+                                            [](const attnscope::BuiltinModel& b) { return b.name == kDefaultModel; });
+        if (hasDefault) window.openModel(QStringLiteral("builtin:") + QString::fromLatin1(kDefaultModel));
+        else if (!builtin.empty()) window.openModel(QStringLiteral("builtin:") + QString::fromStdString(builtin.front().name));
+    }
     return app->exec();
 }

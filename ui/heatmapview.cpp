@@ -11,20 +11,6 @@
 
 namespace {
 
-// Perceptually uniform and colour-blind safe (matplotlib's viridis at 11 stops).
-QCPColorGradient viridis() {
-    static const char* const stops[] = {"#440154", "#482475", "#414487", "#355f8d",
-                                        "#2a788e", "#21918c", "#22a884", "#44bf70",
-                                        "#7ad151", "#bddf26", "#fde725"};
-    QCPColorGradient g;
-    g.clearColorStops();
-    const int n = static_cast<int>(std::size(stops));
-    for (int i = 0; i < n; ++i) g.setColorStopAt(double(i) / (n - 1), QColor(stops[i]));
-    g.setColorInterpolation(QCPColorGradient::ciRGB);
-    g.setLevelCount(256);
-    return g;
-}
-
 // Byte-level BPE marks a leading space as 'Ġ' and a newline as 'Ċ'; long tokens are elided.
 QString tickText(const QString& label) {
     QString t = label;
@@ -54,7 +40,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     colorScale_->setType(QCPAxis::atRight);
     colorScale_->setLabel(QStringLiteral("attention"));
     colorScale_->setDataRange(QCPRange(0.0, 1.0));
-    colorScale_->setGradient(viridis());
+    colorScale_->setGradient(colormapGradient(colormap_));
     colorScale_->setBarWidth(14);
     // Keep the colour bar exactly as tall as the map.
     auto* margins = new QCPMarginGroup(plot_);
@@ -89,6 +75,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(hoverLabel_);
 
     connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    setColoring(colormap_, scale_);
     applyPalette();
     clear(tr("Open a model folder (Ctrl+O) to see its attention."));
 }
@@ -104,8 +91,7 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     auto* data = colorMap_->data();
     data->setSize(map.cols, map.rows);
     data->setRange(range(map.cols), range(map.rows));
-    for (int q = 0; q < map.rows; ++q)
-        for (int k = 0; k < map.cols; ++k) data->setCell(k, q, map.at(q, k));
+    fillColorMap();
     setPlotVisible(map.rows > 0 && map.cols > 0);
     plot_->xAxis->setRange(-0.5, map.cols - 0.5);
     plot_->yAxis->setRange(-0.5, map.rows - 0.5);
@@ -113,7 +99,35 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     hoverLabel_->clear();
     updateTicks();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    emit mapShown();
 }
+
+// The cells hold the weights themselves; on a log scale weights below the floor (zeros too)
+// are raised to it, since a logarithmic colour scale cannot place them.
+void HeatmapView::fillColorMap() {
+    auto* data = colorMap_->data();
+    const double floor = scale_.type == ColorScaleType::Log ? scale_.logFloor : -1.0;
+    for (int q = 0; q < map_.rows; ++q)
+        for (int k = 0; k < map_.cols; ++k) data->setCell(k, q, std::max(double(map_.at(q, k)), floor));
+}
+
+void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
+    colormap_ = colormap;
+    scale_ = scale;
+    colorScale_->setGradient(colormapGradient(colormap));
+    const bool log = scale.type == ColorScaleType::Log;
+    colorScale_->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    colorScale_->setDataRange(QCPRange(scale.lower(), scale.upper()));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (double v : scale.ticks()) ticker->addTick(v, tickLabel(scale, v));
+    colorScale_->axis()->setTicker(ticker);
+    colorScale_->setLabel(log ? QStringLiteral("attention (log)") : QStringLiteral("attention"));
+    fillColorMap();
+    colorMap_->setDataRange(QCPRange(scale.lower(), scale.upper()));
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString HeatmapView::title() const { return title_->text(); }
 
 void HeatmapView::clear(const QString& message) {
     map_ = {};
@@ -125,6 +139,7 @@ void HeatmapView::clear(const QString& message) {
     hoverLabel_->clear();
     updateTicks();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    emit mapShown();
 }
 
 // Without a map only the title (a message) shows: no empty axes or colour bar.

@@ -1,11 +1,12 @@
 // HeatmapView: one attention map drawn like a matrix (row = query, column = key, query 0 at
-// the top), crisp cells, a 0..1 colour bar and the tokens as tick labels on both axes.
+// the top), crisp cells, a colour bar (linear 0..1 or log), a choice of colormap and the tokens as tick labels on both axes.
 // Hovering a cell shows "query 'tok' → key 'tok': value" below the plot.
 //
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
 
 #include "cellgeometry.h"
+#include "colormaps.h"
 
 #include "attnscope/trace.h"
 
@@ -32,6 +33,13 @@ public:
                 const QStringList& keyLabels, const QString& title);
     // Removes the map and shows message in its place.
     void clear(const QString& message);
+    // Colours: the colormap and a linear (0..1) or log (floor..1) scale; the map is redrawn.
+    void setColoring(Colormap colormap, const ColorScale& scale);
+    Colormap colormap() const { return colormap_; }
+    const ColorScale& colorScale() const { return scale_; }
+    const QStringList& queryLabels() const { return queryLabels_; }
+    const QStringList& keyLabels() const { return keyLabels_; }
+    QString title() const;
 
     const attnscope::HeadMap& map() const { return map_; }
     QCustomPlot* plot() const { return plot_; }
@@ -43,6 +51,8 @@ public:
 
 signals:
     void cellHovered(int query, int key, float value);
+    // After setMap() or clear() changed what is shown.
+    void mapShown();
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -53,6 +63,7 @@ private:
     void updateTicks();
     void setPlotVisible(bool visible);
     void applyPalette();
+    void fillColorMap();
 
     QCustomPlot* plot_ = nullptr;
     QCPColorMap* colorMap_ = nullptr;
@@ -62,4 +73,6 @@ private:
     attnscope::HeadMap map_;
     QStringList queryLabels_;
     QStringList keyLabels_;
+    Colormap colormap_ = Colormap::Viridis;
+    ColorScale scale_;
 };

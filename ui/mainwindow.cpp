@@ -1,29 +1,40 @@
 #include "mainwindow.h"
 
+#include "comparepanel.h"
+#include "controlpanel.h"
+#include "figure.h"
 #include "heatmapview.h"
+#include "modelpicker.h"
+#include "outputpanel.h"
+#include "overviewgrid.h"
 #include "session.h"
-#include "tokenids.h"
+#include "temperatureslider.h"
 
 #include "attnscope/error.h"
 
 #include <QAction>
-#include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpressionValidator>
+#include <QScrollArea>
+#include <QShortcut>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStatusBar>
-#include <QVBoxLayout>
+#include <QTabWidget>
 
 #include <algorithm>
 
@@ -36,111 +47,65 @@ QString formatCount(std::int64_t n) {
     return QString::number(n);
 }
 
-QString tokenCount(std::size_t n) {
-    return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n);
-}
+QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
 
-QStringList toQStringList(const std::vector<std::string>& labels) {
+QStringList toQt(const std::vector<std::string>& labels) {
     QStringList out;
-    out.reserve(static_cast<qsizetype>(labels.size()));
     for (const auto& s : labels) out << QString::fromStdString(s);
     return out;
 }
 
-}  // namespace
-
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-    setWindowTitle(QStringLiteral("AttnScope"));
-    session_ = new Session(this);
-    session_->setObjectName(QStringLiteral("session"));
-    heatmap_ = new HeatmapView(this);
-    heatmap_->setObjectName(QStringLiteral("heatmap"));
-    setCentralWidget(heatmap_);
-    buildControls();
-    buildMenus();
-
-    connect(session_, &Session::modelLoaded, this, &MainWindow::onModelLoaded);
-    connect(session_, &Session::traceReady, this, &MainWindow::onTraceReady);
-    connect(session_, &Session::busyChanged, this, &MainWindow::onBusyChanged);
-    connect(session_, &Session::progress, this, &MainWindow::onProgress);
-    connect(session_, &Session::failed, this, [this](const QString& message) {
-        const QString headline = pendingFolder_.isEmpty()
-                                     ? tr("The model could not run these token ids.")
-                                     : tr("Could not open the model folder %1.")
-                                           .arg(QDir::toNativeSeparators(pendingFolder_));
-        pendingFolder_.clear();
-        statusBar()->showMessage(tr("Failed: %1").arg(message), 10000);
-        showError(headline, message);
-    });
-    resize(1100, 760);
-    statusBar()->showMessage(tr("Open a model folder to begin (Ctrl+O)."));
+// A dropped or given path: the folder itself, or the folder of a dropped config.json.
+QString modelFolderOf(const QString& path) {
+    const QFileInfo info(path);
+    return info.isFile() ? info.absolutePath() : info.absoluteFilePath();
 }
 
-MainWindow::~MainWindow() = default;  // session_ (a child) cancels and waits for its workers
+}  // namespace
 
-void MainWindow::buildControls() {
-    auto* panel = new QWidget;
-    auto* form = new QFormLayout(panel);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+// resources/attnscope.qrc lives in this static library: referencing it keeps it linked.
+static void initResources() { Q_INIT_RESOURCE(attnscope); }
 
-    modelLabel_ = new QLabel(tr("No model"));
-    modelLabel_->setObjectName(QStringLiteral("modelLabel"));
-    modelLabel_->setWordWrap(true);
-    modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    form->addRow(tr("Model:"), modelLabel_);
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    initResources();
+    setWindowTitle(QStringLiteral("AttnScope"));
+    setWindowIcon(QIcon(QStringLiteral(":/attnscope/attnscope.svg")));
+    setAcceptDrops(true);
+    session_ = new Session(this);
+    session_->setObjectName(QStringLiteral("session"));
+    maps_ = new MapService(this);
 
-    idsEdit_ = new QLineEdit;
-    idsEdit_->setObjectName(QStringLiteral("idsEdit"));
-    idsEdit_->setPlaceholderText(tr("comma- or space-separated token ids"));
-    idsEdit_->setToolTip(tr("Token ids, used exactly as given (no special tokens added)."));
-    idsEdit_->setValidator(new QRegularExpressionValidator(
-        QRegularExpression(QStringLiteral("[0-9,\\s]*")), idsEdit_));
-    connect(idsEdit_, &QLineEdit::returnPressed, this, &MainWindow::runInput);
-    auto* idsLabel = new QLabel(tr("Token ids:"));
-    idsLabel->setBuddy(idsEdit_);
-    form->addRow(idsLabel);
-    form->addRow(idsEdit_);  // full width, so the placeholder fits
+    overview_ = new OverviewGrid;
+    overview_->setObjectName(QStringLiteral("overview"));
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(overview_);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    heatmap_ = new HeatmapView;
+    heatmap_->setObjectName(QStringLiteral("heatmap"));
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(scroll);
+    split->addWidget(heatmap_);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    compare_ = new ComparePanel(maps_);
+    compare_->setObjectName(QStringLiteral("comparePanel"));
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName(QStringLiteral("viewTabs"));
+    tabs_->addTab(split, tr("&Explore"));
+    tabs_->addTab(compare_, tr("&Compare dot · additive · linear"));
+    setCentralWidget(tabs_);
 
-    runButton_ = new QPushButton(tr("Run"));
-    runButton_->setObjectName(QStringLiteral("runButton"));
-    runButton_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
-    runButton_->setToolTip(tr("Run the model on the token ids (Ctrl+Return)"));
-    runButton_->setEnabled(false);
-    connect(runButton_, &QPushButton::clicked, this, &MainWindow::runInput);
-    form->addRow(runButton_);
-
-    blockCombo_ = new QComboBox;
-    blockCombo_->setObjectName(QStringLiteral("blockCombo"));
-    blockLabel_ = new QLabel(tr("Block:"));
-    form->addRow(blockLabel_, blockCombo_);
-    blockLabel_->setVisible(false);  // only for models with more than one attention block
-    blockCombo_->setVisible(false);
-
-    layerSpin_ = new QSpinBox;
-    layerSpin_->setObjectName(QStringLiteral("layerSpin"));
-    headSpin_ = new QSpinBox;
-    headSpin_->setObjectName(QStringLiteral("headSpin"));
-    for (QSpinBox* spin : {layerSpin_, headSpin_}) {
-        spin->setRange(0, 0);
-        spin->setEnabled(false);
-        spin->setKeyboardTracking(false);
-        connect(spin, &QSpinBox::valueChanged, this, &MainWindow::renderMap);
-    }
-    form->addRow(tr("Layer:"), layerSpin_);
-    form->addRow(tr("Head:"), headSpin_);
-    connect(blockCombo_, &QComboBox::currentIndexChanged, this, [this] {
-        if (auto trace = session_->trace()) onTraceReady(trace);
-    });
-
-    auto* dock = new QDockWidget(tr("Input"), this);
-    dock->setObjectName(QStringLiteral("inputDock"));
+    controls_ = new ControlPanel;
+    auto* dock = new QDockWidget(tr("Controls"), this);
+    dock->setObjectName(QStringLiteral("controlsDock"));
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    auto* holder = new QWidget;
-    auto* column = new QVBoxLayout(holder);
-    column->addWidget(panel);
-    column->addStretch(1);
-    holder->setMinimumWidth(280);
-    dock->setWidget(holder);
+    auto* dockScroll = new QScrollArea;
+    dockScroll->setWidget(controls_);
+    dockScroll->setWidgetResizable(true);
+    dockScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    dockScroll->setMinimumWidth(300);
+    dock->setWidget(dockScroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     progressBar_ = new QProgressBar;
@@ -150,13 +115,75 @@ void MainWindow::buildControls() {
     cancelButton_ = new QPushButton(tr("Cancel"));
     cancelButton_->setObjectName(QStringLiteral("cancelButton"));
     cancelButton_->setVisible(false);
-    connect(cancelButton_, &QPushButton::clicked, this, [this] {
-        session_->cancel();
-        pendingFolder_.clear();
-        statusBar()->showMessage(tr("Cancelled."), 5000);
-    });
     statusBar()->addPermanentWidget(progressBar_);
     statusBar()->addPermanentWidget(cancelButton_);
+    buildMenus();
+    buildShortcuts();
+
+    const ControlPanel* c = controls_;
+    connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
+    connect(c->picker(), &ModelPicker::openFolderRequested, this, &MainWindow::chooseModelFolder);
+    connect(c->runButton(), &QPushButton::clicked, this, &MainWindow::runInput);
+    connect(c->input(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
+    connect(c->blockCombo(), &QComboBox::currentIndexChanged, this, &MainWindow::onBlockChanged);
+    for (QSpinBox* spin : {c->layerSpin(), c->headSpin()})
+        connect(spin, &QSpinBox::valueChanged, this, [this] {
+            overview_->setSelected(controls_->layerSpin()->value(), controls_->headSpin()->value());
+            requestDetail();
+            updateCompare(false);
+        });
+    connect(c->temperature(), &TemperatureSlider::temperatureChanged, this, &MainWindow::onTemperatureChanged);
+    connect(controls_, &ControlPanel::coloringChanged, this, [this] {
+        heatmap_->setColoring(controls_->colormap(), controls_->colorScale());
+        compare_->setColoring(controls_->colormap(), controls_->colorScale());
+        requestThumbnails();
+    });
+    connect(overview_, &OverviewGrid::headChosen, this, [this](int layer, int head) {
+        const QSignalBlocker b1(controls_->layerSpin()), b2(controls_->headSpin());
+        controls_->layerSpin()->setValue(layer);
+        controls_->headSpin()->setValue(head);
+        requestDetail();
+        updateCompare(false);
+    });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        updateCompare(true);
+        updateTemperatureApplicability();
+    });
+    connect(compare_, &ComparePanel::taskChosen, this, [this](const QString& task) {
+        compareTask_ = task;
+        updateCompare(true);
+    });
+    connect(compare_, &ComparePanel::failed, this,
+            [this](const QString& message) { showError(tr("The comparison could not run."), message); });
+
+    connect(session_, &Session::modelLoaded, this, &MainWindow::onModelLoaded);
+    connect(session_, &Session::traceReady, this, &MainWindow::onTraceReady);
+    connect(session_, &Session::busyChanged, this, &MainWindow::onBusyChanged);
+    connect(session_, &Session::progress, this, &MainWindow::onProgress);
+    connect(session_, &Session::failed, this, [this](const QString& message) {
+        const QString headline = pendingSpec_.isEmpty() ? tr("The model could not run this input.")
+                                                        : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
+        pendingSpec_.clear();
+        statusBar()->showMessage(tr("Failed: %1").arg(message), 10000);
+        showError(headline, message);
+    });
+    connect(cancelButton_, &QPushButton::clicked, this, [this] {
+        session_->cancel();
+        pendingSpec_.clear();
+        statusBar()->showMessage(tr("Cancelled."), 5000);
+    });
+    connect(maps_, &MapService::detailReady, this, &MainWindow::onDetail);
+    connect(maps_, &MapService::thumbnailsReady, this, &MainWindow::onThumbnails);
+
+    heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
+    resize(1280, 820);
+    statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
+}
+
+MainWindow::~MainWindow() {
+    // Workers first: their results must not reach half-destroyed views.
+    maps_->cancelAll();
+    maps_->waitForWorkers();
 }
 
 void MainWindow::buildMenus() {
@@ -165,126 +192,250 @@ void MainWindow::buildMenus() {
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
     file->addSeparator();
+    QAction* fig = file->addAction(tr("&Export Figure…"), this, &MainWindow::exportFigure);
+    fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    fig->setObjectName(QStringLiteral("exportFigureAction"));
+    QAction* data = file->addAction(tr("Export Map &Data (.npy, .csv)…"), this, &MainWindow::exportMapData);
+    data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    data->setObjectName(QStringLiteral("exportDataAction"));
+    file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
     quit->setMenuRole(QAction::QuitRole);
 }
 
-void MainWindow::chooseModelFolder() {
-    const QString start = pendingFolder_.isEmpty() && session_->model()
-                              ? QString::fromStdString(session_->model()->info().path.string())
-                              : QDir::homePath();
-    const QString folder = QFileDialog::getExistingDirectory(
-        this, tr("Open Model Folder (config.json + model.safetensors)"), start);
-    if (!folder.isEmpty()) openModel(folder);
+// Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
+void MainWindow::buildShortcuts() {
+    const struct { Qt::Key key; int dLayer, dHead; } moves[] = {
+        {Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
+    for (const auto& m : moves) {
+        auto* s = new QShortcut(QKeySequence(m.key), tabs_);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, [this, m] { moveSelection(m.dLayer, m.dHead); });
+    }
 }
 
-void MainWindow::openModel(const QString& folder) {
-    pendingFolder_ = folder;
-    statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(folder)));
-    session_->openModel(folder);
+void MainWindow::moveSelection(int dLayer, int dHead) {
+    QSpinBox* layer = controls_->layerSpin();
+    QSpinBox* head = controls_->headSpin();
+    if (!layer->isEnabled()) return;
+    const QSignalBlocker b1(layer), b2(head);
+    layer->setValue(std::clamp(layer->value() + dLayer, layer->minimum(), layer->maximum()));
+    head->setValue(std::clamp(head->value() + dHead, head->minimum(), head->maximum()));
+    overview_->setSelected(layer->value(), head->value());
+    requestDetail();
+    updateCompare(false);
+}
+
+void MainWindow::chooseModelFolder() {
+    auto* dialog = new QFileDialog(this, tr("Open Model Folder (config.json + model.safetensors)"));
+    dialog->setObjectName(QStringLiteral("openFolderDialog"));
+    dialog->setFileMode(QFileDialog::Directory);
+    dialog->setOption(QFileDialog::ShowDirsOnly);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    const QStringList recent = ModelPicker::recentFolders();
+    dialog->setDirectory(recent.isEmpty() ? QDir::homePath() : QFileInfo(recent.first()).absolutePath());
+    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openModel);
+    dialog->open();
+}
+
+void MainWindow::openModel(const QString& spec) {
+    const QString target = spec.startsWith(QLatin1String("builtin:")) ? spec : modelFolderOf(spec);
+    pendingSpec_ = target;
+    statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(target)));
+    session_->openModel(target);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    event->acceptProposedAction();
+    openModel(urls.first().toLocalFile());
+}
+
+QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
+    if (!hasTokenizer) {
+        int n = std::min(8, vocabSize);
+        if (maxPositions > 0) n = std::min(n, maxPositions);
+        QStringList ids;
+        for (int i = 0; i < n; ++i) ids << QString::number(i);
+        return ids.join(QLatin1Char(' '));
+    }
+    if (spec.startsWith(QLatin1String("builtin:reverse"))) return QStringLiteral("attention2026");
+    if (spec.startsWith(QLatin1String("builtin:sentiment"))) return QStringLiteral("the acting was not good but the plot was great");
+    return QStringLiteral("The quick brown fox jumps over the lazy dog");
+}
+
+QString MainWindow::modelName() const {
+    const QString spec = session_->modelSpec();
+    return spec.startsWith(QLatin1String("builtin:")) ? spec.mid(8) : QFileInfo(spec).fileName();
 }
 
 void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
-    pendingFolder_.clear();
-    const QString folder = QString::fromStdString(info.path.string());
-    modelLabel_->setText(tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
-                             .arg(QString::fromStdString(info.family).toHtmlEscaped())
-                             .arg(info.layers)
-                             .arg(info.heads)
-                             .arg(formatCount(info.parameters))
-                             .arg(QString::fromStdString(info.dtype))
-                             .arg(QString::fromStdString(info.device)));
-    modelLabel_->setToolTip(QDir::toNativeSeparators(folder));
-    setWindowTitle(tr("AttnScope — %1 (%2)")
-                       .arg(QString::fromStdString(info.family), QFileInfo(folder).fileName()));
-    layerSpin_->setEnabled(false);
-    headSpin_->setEnabled(false);
-    heatmap_->clear(tr("Enter token ids and press Run (Ctrl+Return)."));
-    statusBar()->showMessage(tr("Loaded %1 from %2.")
-                                 .arg(QString::fromStdString(info.family),
-                                      QDir::toNativeSeparators(folder)),
-                             5000);
+    const QString spec = pendingSpec_.isEmpty() ? session_->modelSpec() : pendingSpec_;
+    pendingSpec_.clear();
+    controls_->picker()->setCurrentSpec(spec);
+    controls_->modelLabel()->setText(tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
+                                         .arg(QString::fromStdString(info.family).toHtmlEscaped())
+                                         .arg(info.layers)
+                                         .arg(info.heads)
+                                         .arg(formatCount(info.parameters))
+                                         .arg(QString::fromStdString(info.dtype))
+                                         .arg(QString::fromStdString(info.device)));
+    controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
+    setWindowTitle(tr("AttnScope — %1").arg(modelName()));
+    controls_->layerSpin()->setEnabled(false);
+    controls_->headSpin()->setEnabled(false);
+    controls_->outputs()->clear();
+    maps_->cancelAll();
+    heatmap_->clear(tr("Type an input and press Run."));
+    overview_->setShape(0, 0);
     updateRunEnabled();
 
-    // Put an example on screen: the first ids of the vocabulary, unless the user typed some.
-    if (idsEdit_->text().trimmed().isEmpty()) {
-        int n = std::min(8, info.vocabSize);
-        if (info.maxPositions > 0) n = std::min(n, info.maxPositions);
-        std::vector<std::int64_t> ids(static_cast<std::size_t>(std::max(n, 0)));
-        for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
-        idsEdit_->setText(formatTokenIds(ids));
+    // Keep what the user typed when it suits this model (same input mode, same built-in task or
+    // both not built-in); otherwise put an example in.
+    const bool hadIds = controls_->idsMode();
+    controls_->setTokenizerAvailable(session_->hasTokenizer());
+    QLineEdit* input = controls_->input();
+    const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
+    previousSpec_ = spec;
+    if (input->text().trimmed().isEmpty() || input->text() == exampleShown_ || hadIds != controls_->idsMode() ||
+        !sameKindOfInput) {
+        exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
+        input->setText(exampleShown_);
     }
-    if (parseTokenIds(idsEdit_->text(), info.vocabSize, info.maxPositions).ok()) runInput();
+    statusBar()->showMessage(tr("Loaded %1.").arg(modelName()), 5000);
+    if (const auto task = compareTaskOf(spec)) compareTask_ = *task;  // compare this model's task
+    runInput();
 }
 
 void MainWindow::runInput() {
-    const auto model = session_->model();
-    if (!model) {
-        showError(tr("No model is open."), tr("Open a model folder first (File > Open Model Folder…)."));
+    if (!session_->model()) {
+        showError(tr("No model is open."), tr("Pick a built-in model or open a model folder first."));
         return;
     }
     if (session_->isBusy()) return;
-    const auto& info = model->info();
-    const TokenIdsParse parsed = parseTokenIds(idsEdit_->text(), info.vocabSize, info.maxPositions);
-    if (!parsed.ok()) {
-        showError(tr("These token ids cannot be used."), parsed.error);
-        return;
-    }
-    statusBar()->showMessage(tr("Running %1…").arg(tokenCount(parsed.ids.size())));
-    session_->run(parsed.ids);
+    statusBar()->showMessage(tr("Running…"));
+    session_->runInput(controls_->input()->text(), controls_->idsMode());
+    updateCompare(true);
 }
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
+    controls_->outputs()->showOutputs(*trace, *session_->model());
     if (blocks.empty()) {
         heatmap_->clear(tr("This model recorded no attention."));
         return;
     }
-    {
-        const QSignalBlocker blockBlocker(blockCombo_);
-        const int keep = blockCombo_->currentIndex();
-        const QString keepName = keep >= 0 ? blockCombo_->itemText(keep) : QString();
-        blockCombo_->clear();
-        for (const auto& b : blocks) blockCombo_->addItem(QString::fromStdString(b.name));
-        const int found = blockCombo_->findText(keepName);
-        blockCombo_->setCurrentIndex(found >= 0 ? found : 0);
-        blockLabel_->setVisible(blocks.size() > 1);
-        blockCombo_->setVisible(blocks.size() > 1);
-    }
-    const auto& block = blocks[static_cast<std::size_t>(blockCombo_->currentIndex())];
-    {
-        // Keep the chosen layer/head where the new bounds allow; render once below.
-        const QSignalBlocker layerBlocker(layerSpin_);
-        const QSignalBlocker headBlocker(headSpin_);
-        layerSpin_->setRange(0, std::max(0, block.layers - 1));
-        headSpin_->setRange(0, std::max(0, block.heads - 1));
-        layerSpin_->setEnabled(true);
-        headSpin_->setEnabled(true);
-    }
-    statusBar()->showMessage(tr("Ran %1 on %2.")
-                                 .arg(tokenCount(trace->ids().size()),
-                                      QString::fromStdString(trace->device())),
-                             5000);
-    renderMap();
+    QStringList names;
+    for (const auto& b : blocks) names << QString::fromStdString(b.name);
+    controls_->setBlocks(names, controls_->blockCombo()->currentText());
+    statusBar()->showMessage(tr("Ran %1 on %2.").arg(tokenCount(trace->ids().size()), QString::fromStdString(trace->device())), 5000);
+    onBlockChanged();
 }
 
-// Asks the current trace for the chosen head's map; the model does not run again.
-void MainWindow::renderMap() {
+// New block (or trace): bounds of layer and head, the overview's shape, then fresh maps.
+void MainWindow::onBlockChanged() {
     const auto trace = session_->trace();
-    if (!trace || blockCombo_->currentIndex() < 0) return;
-    const int blockIndex = blockCombo_->currentIndex();
-    const auto& block = trace->blocks()[static_cast<std::size_t>(blockIndex)];
-    const int layer = layerSpin_->value();
-    const int head = headSpin_->value();
-    try {
-        const attnscope::HeadMap map = trace->map(blockIndex, layer, head);
-        QString title = tr("layer %1 · head %2").arg(layer).arg(head);
-        if (trace->blocks().size() > 1) title = QString::fromStdString(block.name) + QStringLiteral(" · ") + title;
-        heatmap_->setMap(map, toQStringList(block.queryTokens), toQStringList(block.keyTokens), title);
-    } catch (const std::exception& e) {
-        showError(tr("Could not compute this attention map."), QString::fromStdString(e.what()));
+    if (!trace || controls_->blockCombo()->currentIndex() < 0) return;
+    const auto& block = trace->blocks()[std::size_t(controls_->blockCombo()->currentIndex())];
+    QSpinBox* layer = controls_->layerSpin();
+    QSpinBox* head = controls_->headSpin();
+    {
+        const QSignalBlocker b1(layer), b2(head);
+        layer->setRange(0, std::max(0, block.layers - 1));
+        head->setRange(0, std::max(0, block.heads - 1));
+        layer->setEnabled(true);
+        head->setEnabled(true);
     }
+    overview_->setShape(block.layers, block.heads);
+    overview_->setSelected(layer->value(), head->value());
+    updateTemperatureApplicability();
+    requestDetail();
+    requestThumbnails();
+    updateCompare(false);
+}
+
+void MainWindow::onTemperatureChanged() {
+    requestDetail();
+    requestThumbnails();
+    updateCompare(false);
+}
+
+MapKey MainWindow::currentKey() const {
+    return {controls_->blockCombo()->currentIndex(), controls_->layerSpin()->value(), controls_->headSpin()->value()};
+}
+
+void MainWindow::requestDetail() {
+    if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
+        maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
+}
+
+void MainWindow::requestThumbnails() {
+    const auto trace = session_->trace();
+    if (!trace || currentKey().block < 0) return;
+    const int block = currentKey().block;
+    const auto& info = trace->blocks()[std::size_t(block)];
+    const double t = controls_->temperature()->temperature();
+    overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4 attention%5")
+                              .arg(QString::fromStdString(info.name))
+                              .arg(info.layers)
+                              .arg(info.heads)
+                              .arg(QString::fromLatin1(attnscope::kindName(info.kind)))
+                              .arg(info.kind == attnscope::AttentionKind::Linear ? QString()
+                                                                                 : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
+    maps_->requestThumbnails(trace, block, t, controls_->colormap(), controls_->colorScale());
+}
+
+void MainWindow::onDetail(const DetailResult& r) {
+    if (r.trace != session_->trace()) return;  // from the previous run
+    if (!r.error.isEmpty()) {
+        heatmap_->clear(r.error);
+        return;
+    }
+    const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
+    const bool linear = info.kind == attnscope::AttentionKind::Linear;
+    heatmap_->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens),
+                     mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
+                              r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
+    statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
+}
+
+void MainWindow::onThumbnails(const ThumbnailResult& r) {
+    if (r.trace != session_->trace() || r.block != currentKey().block) return;
+    overview_->setImages(r.images);
+}
+
+void MainWindow::updateTemperatureApplicability() {
+    const auto trace = session_->trace();
+    const bool compare = tabs_->currentWidget() == compare_;
+    const int block = currentKey().block;
+    const bool linear = !compare && trace && block >= 0 &&
+                        trace->blocks()[std::size_t(block)].kind == attnscope::AttentionKind::Linear;
+    controls_->temperature()->setApplicable(!linear, linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.")
+                                                            : QString());
+}
+
+// The comparison follows the window's input and selection while its tab is shown.
+void MainWindow::updateCompare(bool runIfNeeded) {
+    if (tabs_->currentWidget() != compare_) return;
+    if (runIfNeeded) {
+        // The window's input when its model belongs to the task; else the task's example text
+        // (token ids carry over, since they need no tokenizer).
+        const auto ownTask = compareTaskOf(session_->modelSpec());
+        const QString task = compareTask_;
+        QString text = controls_->input()->text();
+        if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
+        compare_->setInput(task, text, controls_->idsMode());
+    }
+    compare_->setSelection(controls_->blockCombo()->currentText().isEmpty() ? QStringLiteral("self") : controls_->blockCombo()->currentText(),
+                           controls_->layerSpin()->value(), controls_->headSpin()->value(),
+                           controls_->temperature()->temperature());
 }
 
 void MainWindow::onBusyChanged(bool busy) {
@@ -303,14 +454,19 @@ void MainWindow::onProgress(int permille) {
     progressBar_->setValue(permille);
 }
 
-void MainWindow::updateRunEnabled() {
-    runButton_->setEnabled(session_->model() && !session_->isBusy());
-}
+void MainWindow::updateRunEnabled() { controls_->runButton()->setEnabled(session_->model() && !session_->isBusy()); }
 
 void MainWindow::showError(const QString& title, const QString& message) {
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), title, QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("errorDialog"));
+    // Non-modal: the window stays usable while the message shows; a new error replaces the text.
+    auto* box = findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    if (!box) {
+        box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), title, QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("errorDialog"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->setWindowModality(Qt::NonModal);
+    }
+    box->setText(title);
     box->setInformativeText(message);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
+    box->show();
+    box->raise();
 }

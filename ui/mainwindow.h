@@ -1,9 +1,15 @@
-// MainWindow: opens a model, runs token ids through it and shows one head's attention map.
+// MainWindow: opens a model (a built-in one or a folder), runs an input through it and shows
+// every head of the chosen block as an overview grid next to one head's heat map, or the three
+// attention kinds of a built-in task side by side (Compare tab).
 //
-// All heavy work goes through Session (worker threads); switching layer or head only asks the
-// current Trace for another map (Trace::map, cheap) without running the model again. Errors are
-// shown in a non-modal QMessageBox named "errorDialog" and leave the window usable.
+// All heavy work runs on workers: loading and running through Session, maps through MapService
+// (Trace::map), comparison runs through ComparePanel's CompareSession. Moving the temperature,
+// layer or head only asks the current Trace for other maps; the model does not run again.
+// Errors show in a non-modal QMessageBox named "errorDialog" and leave the window usable.
 #pragma once
+
+#include "colormaps.h"
+#include "mapservice.h"
 
 #include <QMainWindow>
 
@@ -14,14 +20,15 @@ struct ModelInfo;
 class Trace;
 }  // namespace attnscope
 
+class ComparePanel;
+class ControlPanel;
 class HeatmapView;
+class OverviewGrid;
 class Session;
-class QComboBox;
-class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
-class QSpinBox;
+class QTabWidget;
+struct Figure;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -30,36 +37,68 @@ public:
     ~MainWindow() override;
 
     Session* session() const { return session_; }
+    MapService* maps() const { return maps_; }
     HeatmapView* heatmap() const { return heatmap_; }
+    OverviewGrid* overview() const { return overview_; }
+    ComparePanel* compare() const { return compare_; }
+    ControlPanel* controls() const { return controls_; }
+    QTabWidget* tabs() const { return tabs_; }
 
-    // Loads the model folder in the background; errors show in the error dialog.
-    void openModel(const QString& folder);
-    // Runs the ids in the ids field (after validating them).
+    // Loads a model folder or builtin:NAME in the background, then runs the input (an example
+    // when the box holds none for this model); errors show in the error dialog.
+    void openModel(const QString& spec);
+    // Runs what the input box holds.
     void runInput();
+    // Moves the selection by (layers, heads), clamped; what the arrow keys do.
+    void moveSelection(int dLayer, int dHead);
+    // File > Export figure… (non-modal dialog "exportDialog") and File > Export map data….
+    void exportFigure();
+    void exportMapData();
+    // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
+    Figure currentFigure() const;
+    // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
+    bool writeCurrentMapData(const QString& path);
+
+    // An example input for a model: text for the built-in tasks, else the first token ids.
+    static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
-    void buildControls();
     void buildMenus();
+    void buildShortcuts();
     void chooseModelFolder();
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
+    void onDetail(const DetailResult& result);
+    void onThumbnails(const ThumbnailResult& result);
     void onBusyChanged(bool busy);
     void onProgress(int permille);
-    void renderMap();
+    void onBlockChanged();
+    void onTemperatureChanged();
+    void requestDetail();
+    void requestThumbnails();
+    void updateCompare(bool runIfNeeded);
+    void updateTemperatureApplicability();
     void updateRunEnabled();
     void showError(const QString& title, const QString& message);
+    MapKey currentKey() const;
+    QString modelName() const;
+    QString suggestedFileName() const;
 
     Session* session_ = nullptr;
+    MapService* maps_ = nullptr;
+    ControlPanel* controls_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    OverviewGrid* overview_ = nullptr;
     HeatmapView* heatmap_ = nullptr;
-    QLabel* modelLabel_ = nullptr;
-    QLineEdit* idsEdit_ = nullptr;
-    QPushButton* runButton_ = nullptr;
-    QComboBox* blockCombo_ = nullptr;
-    QLabel* blockLabel_ = nullptr;
-    QSpinBox* layerSpin_ = nullptr;
-    QSpinBox* headSpin_ = nullptr;
+    ComparePanel* compare_ = nullptr;
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
-    QString pendingFolder_;   // the folder being opened, for messages
-    bool autoRun_ = false;    // run the example ids once the model has loaded
+    QString pendingSpec_;     // the model being opened, for messages
+    QString exampleShown_;    // the example the input box was given (replaced on a model change)
+    QString previousSpec_;    // the model opened before the current one
+    QString compareTask_ = QStringLiteral("reverse");  // the task the Compare tab runs
 };

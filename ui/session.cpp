@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include "tokenids.h"
+
 #include "attnscope/error.h"
 
 #include <exception>
@@ -10,6 +12,8 @@ struct Session::Outcome {
     std::shared_ptr<const attnscope::Model> model;
     std::shared_ptr<const attnscope::Trace> trace;
     QString error;
+    bool hasTokenizer = false;
+    QString spec;
 };
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -46,9 +50,9 @@ void Session::startJob(Work work) {
             } catch (const attnscope::Cancelled&) {
                 return {};
             } catch (const std::exception& e) {
-                return {nullptr, nullptr, QString::fromStdString(e.what())};
+                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}};
             } catch (...) {
-                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job.")};
+                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}};
             }
         },
         [this](const Outcome& outcome) { finish(outcome); });
@@ -56,10 +60,12 @@ void Session::startJob(Work work) {
 
 void Session::openModel(const QString& folder) {
     const std::filesystem::path path = folder.toStdString();
-    startJob([path](const attnscope::Progress& report) {
+    startJob([path, folder](const attnscope::Progress& report) {
         attnscope::LoadOptions options;
         options.progress = report;
-        return Outcome{attnscope::Model::load(path, options), nullptr, {}};
+        auto model = attnscope::Model::load(path, options);
+        const bool tokenizer = modelHasTokenizer(*model);
+        return Outcome{std::move(model), nullptr, {}, tokenizer, folder};
     });
 }
 
@@ -71,7 +77,20 @@ void Session::run(std::vector<std::int64_t> ids) {
     startJob([model = model_, ids = std::move(ids)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+    });
+}
+
+void Session::runInput(const QString& text, bool asIds) {
+    if (!model_) {
+        emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
+        return;
+    }
+    startJob([model = model_, text, asIds](const attnscope::Progress& report) {
+        const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
+        attnscope::RunOptions options;
+        options.progress = report;
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
     });
 }
 
@@ -88,6 +107,8 @@ void Session::finish(const Outcome& outcome) {
         emit failed(outcome.error);
     } else if (outcome.model) {
         model_ = outcome.model;
+        hasTokenizer_ = outcome.hasTokenizer;
+        modelSpec_ = outcome.spec;
         trace_.reset();
         emit modelLoaded(model_->info());
     } else if (outcome.trace) {

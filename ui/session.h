@@ -40,6 +40,13 @@ public:
     void openModel(const QString& folder);
     // One forward pass of the current model over ids (used as given).
     void run(std::vector<std::int64_t> ids);
+    // The typed input: token ids when asIds, else text through the model's tokenizer; encoding
+    // errors (an unknown symbol, too many tokens) arrive as failed().
+    void runInput(const QString& text, bool asIds);
+    // Whether the current model splits text itself (else its input is token ids).
+    bool hasTokenizer() const { return hasTokenizer_; }
+    // The folder or builtin:NAME the current model was opened from.
+    QString modelSpec() const { return modelSpec_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
     void cancel();
     // Blocks until every worker has returned (also superseded ones). For shutdown and tests.
@@ -64,4 +71,6 @@ private:
     bool busy_ = false;
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
+    bool hasTokenizer_ = false;
+    QString modelSpec_;
 };

@@ -1,5 +1,8 @@
 #include "tokenids.h"
 
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+
 #include <QRegularExpression>
 #include <QStringList>
 
@@ -39,4 +42,26 @@ QString formatTokenIds(const std::vector<std::int64_t>& ids) {
     QStringList parts;
     for (auto id : ids) parts << QString::number(id);
     return parts.join(QLatin1Char(' '));
+}
+
+std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QString& text, bool asIds) {
+    if (asIds) {
+        const auto& info = model.info();
+        const TokenIdsParse parsed = parseTokenIds(text, info.vocabSize, 0);  // length: forward() says
+        if (!parsed.ok()) throw attnscope::Error(parsed.error.toStdString());
+        return parsed.ids;
+    }
+    if (text.trimmed().isEmpty()) throw attnscope::Error("Type a text to run.");
+    return model.encodeText(text.toStdString());
+}
+
+bool modelHasTokenizer(const attnscope::Model& model) {
+    try {
+        model.encodeText("a");
+        return true;
+    } catch (const std::exception& e) {
+        // Core's default encodeText: "... has no tokenizer; give token ids instead". Any other
+        // complaint (an unknown symbol, say) comes from a real tokenizer.
+        return std::string(e.what()).find("no tokenizer") == std::string::npos;
+    }
 }

@@ -3,6 +3,8 @@
 
 #include <QString>
 
+#include <memory>
+
 #include <cstdint>
 #include <vector>
 
@@ -18,3 +20,15 @@ TokenIdsParse parseTokenIds(const QString& text, int vocabSize = 0, int maxCount
 
 // "0 1 2 3" for a list of ids, the form the ids field shows.
 QString formatTokenIds(const std::vector<std::int64_t>& ids);
+
+namespace attnscope {
+class Model;
+}
+
+// The model's input from what the user typed: token ids when asIds, else the text through the
+// model's tokenizer (Model::encodeText). Throws attnscope::Error naming the problem (a bad id,
+// an unknown symbol, no tokenizer). Runs on worker threads.
+std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QString& text, bool asIds);
+
+// Whether the model can split text itself: false when encodeText reports it has no tokenizer.
+bool modelHasTokenizer(const attnscope::Model& model);

@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
         trainCommand(),
         listBuiltinCommand(),
         tokenizeCommand(),
+        exportCommand(),
     };
     return all;
 }

@@ -24,5 +24,6 @@ Command metricsCommand();
 Command trainCommand();
 Command listBuiltinCommand();
 Command tokenizeCommand();
+Command exportCommand();
 
 }  // namespace attnscope::cli

@@ -1,0 +1,144 @@
+// attnscope-cli export: one head's attention map as a figure for papers (PDF, SVG, PNG), drawn by
+// the same renderer as the GUI's File > Export figure… (ui/figure.h). Built only with the Qt UI;
+// without it the command says so.
+#include "commands.h"
+#include "common.h"
+
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+
+#include <cmath>
+#include <iostream>
+
+#ifdef ATTNSCOPE_CLI_EXPORT
+#include "figure.h"
+
+#include <QFileInfo>
+#include <QGuiApplication>
+#endif
+
+namespace attnscope::cli {
+
+namespace {
+
+#ifdef ATTNSCOPE_CLI_EXPORT
+
+QStringList toQt(const std::vector<std::string>& labels) {
+    QStringList out;
+    for (const auto& s : labels) out << QString::fromStdString(s);
+    return out;
+}
+
+// "builtin:reverse-dot" -> "reverse-dot", "/models/gpt2/" -> "gpt2".
+QString modelName(const std::string& spec) {
+    const std::string prefix = "builtin:";
+    if (spec.compare(0, prefix.size(), prefix) == 0) return QString::fromStdString(spec.substr(prefix.size()));
+    return QFileInfo(QString::fromStdString(spec)).canonicalFilePath().section(QLatin1Char('/'), -1);
+}
+
+int runExport(const std::vector<std::string>& argv) {
+    Args args(argv, {"ids", "text", "out", "device", "temperature", "layer", "head", "block", "colormap", "scale",
+                     "width-in", "dpi", "title"},
+              {});
+    args.expectPositionals(1);
+    const QString out = QString::fromStdString(args.required("out"));
+    const long long layer = args.integer("layer").value_or(-1);
+    const long long head = args.integer("head").value_or(-1);
+    if (!args.value("layer") || !args.value("head")) throw UsageError("give the map: --layer L --head H");
+    if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
+
+    // Every option is checked before the model loads.
+    if (!figureFormatFor(out)) throw Error("--out " + args.required("out") + ": unknown figure format (use .pdf, .svg or .png)");
+    Figure figure;
+    MapOptions mapOptions;
+    mapOptions.temperature = args.number("temperature").value_or(1.0);
+    if (!(mapOptions.temperature > 0) || !std::isfinite(mapOptions.temperature))
+        throw Error("--temperature must be a finite number > 0");
+    const QString cmap = QString::fromStdString(args.value("colormap").value_or("viridis"));
+    const auto colormap = parseColormap(cmap);
+    if (!colormap) throw Error("--colormap " + cmap.toStdString() + ": unknown (use " + colormapNames().join(", ").toStdString() + ")");
+    figure.colormap = *colormap;
+    const std::string scale = args.value("scale").value_or("linear");
+    if (scale != "linear" && scale != "log") throw Error("--scale " + scale + ": unknown (use linear or log)");
+    figure.scale.type = scale == "log" ? ColorScaleType::Log : ColorScaleType::Linear;
+    figure.widthIn = args.number("width-in").value_or(3.25);
+    if (!(figure.widthIn >= kMinFigureWidthIn && figure.widthIn <= kMaxFigureWidthIn))
+        throw Error("--width-in must be between " + std::to_string(int(kMinFigureWidthIn)) + " and " +
+                    std::to_string(int(kMaxFigureWidthIn)) + " inches");
+    const long long dpi = args.integer("dpi").value_or(300);
+    if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)
+        throw Error("--dpi must be between " + std::to_string(kMinFigureDpi) + " and " + std::to_string(kMaxFigureDpi));
+
+    auto model = loadModel(args);
+    const std::vector<std::int64_t> ids = inputIds(args, *model);
+    auto trace = model->forward(ids);
+    const auto& blocks = trace->blocks();
+    int block = 0;
+    if (const auto name = args.value("block")) {
+        block = trace->blockIndex(*name);
+    } else {
+        for (int b = 0; b < int(blocks.size()); ++b)
+            if (blocks[b].name == "cross") block = b;  // the most telling map of a seq2seq model
+    }
+    const BlockInfo& info = blocks.at(std::size_t(block));
+    FigurePanel panel;
+    panel.map = trace->map(block, int(layer), int(head), mapOptions);  // checks the indices
+    panel.queryLabels = toQt(info.queryTokens);
+    panel.keyLabels = toQt(info.keyTokens);
+    figure.panels.push_back(std::move(panel));
+    const double shownT = info.kind == AttentionKind::Linear ? 1.0 : mapOptions.temperature;
+    figure.title = args.value("title") ? QString::fromStdString(*args.value("title"))
+                                       : mapTitle(modelName(args.positional(0, "MODEL")),
+                                                  blocks.size() > 1 ? QString::fromStdString(info.name) : QString(),
+                                                  int(layer), int(head), shownT);
+    writeFigure(figure, out, int(dpi));
+    const QSizeF size = figureSizePoints(figure);
+    std::cerr << "wrote " << out.toStdString() << " (" << size.width() << " x " << size.height() << " pt)\n";
+    return 0;
+}
+
+int runExportCommand(const std::vector<std::string>& argv) {
+    // Fonts need a QGuiApplication; the offscreen platform needs no display.
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Qt's own notes (e.g. "XDG_RUNTIME_DIR not set") would break the one-line error contract;
+    // only critical messages get through.
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& message) {
+        if (type == QtCriticalMsg || type == QtFatalMsg) std::cerr << "qt: " << message.toStdString() << "\n";
+    });
+    static int argc = 1;
+    static char name[] = "attnscope-cli";
+    static char* args[] = {name, nullptr};
+    QGuiApplication app(argc, args);
+    return runExport(argv);
+}
+
+#else
+
+int runExportCommand(const std::vector<std::string>&) {
+    throw Error("export is unavailable: this attnscope-cli was built without the Qt UI (ATTNSCOPE_BUILD_UI=OFF)");
+}
+
+#endif
+
+}  // namespace
+
+Command exportCommand() {
+    return {"export", "write one head's attention map as a figure (PDF, SVG, PNG)",
+    "usage: attnscope-cli export MODEL (--ids 3,17,42 | --text STRING) --layer L --head H --out FIG.pdf|.svg|.png\n"
+    "                            [--block self|cross|encoder|decoder] [--temperature T]\n"
+    "                            [--colormap viridis|cividis|magma|gray] [--scale linear|log]\n"
+    "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n\n"
+    "Runs the model on the input and draws the map of head H in layer L of the block (default:\n"
+    "cross when the model has it, else its only block) the way the desktop app shows it: token\n"
+    "labels on both axes (row = query, column = key), a colour bar and a title.\n"
+    "  --width-in   physical width in inches: 3.25 for one column, 6.75 for two columns;\n"
+    "               fonts are sized in points for that width\n"
+    "  --dpi        pixels per inch of a PNG (stored in the file); PDF and SVG are vector\n"
+    "  --scale log  colours on a log scale from 1e-4 to 1\n"
+    "The format follows the extension of --out. PDF keeps text as text with embedded fonts.\n"
+    "Invalid input exits with code 2 and one 'error: ...' line; an existing --out is then untouched.\n",
+            runExportCommand};
+}
+
+}  // namespace attnscope::cli

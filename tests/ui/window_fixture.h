@@ -1,0 +1,123 @@
+// The real window for ui tests: created, shown on the offscreen platform, driven like a user.
+// The destructor waits for every worker, so no job outlives a test.
+#pragma once
+
+#include "comparepanel.h"
+#include "controlpanel.h"
+#include "heatmapview.h"
+#include "mainwindow.h"
+#include "overviewgrid.h"
+#include "session.h"
+#include "temperatureslider.h"
+
+#include "attnscope/trace.h"
+
+#include <catch2/catch.hpp>
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTest>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace uitest {
+
+inline QString qpath(const std::filesystem::path& p) { return QString::fromStdString(p.string()); }
+
+inline QStringList toQt(const std::vector<std::string>& v) {
+    QStringList out;
+    for (const auto& s : v) out << QString::fromStdString(s);
+    return out;
+}
+
+// Cells where the view's colour map differs from expected (exact: floats stored as doubles).
+inline int mismatchedCells(const HeatmapView& view, const attnscope::HeadMap& expected) {
+    QCPColorMapData* data = view.colorMap()->data();
+    if (view.map().rows != expected.rows || view.map().cols != expected.cols) return -1;
+    if (data->keySize() != expected.cols || data->valueSize() != expected.rows) return -1;
+    int bad = 0;
+    for (int q = 0; q < expected.rows; ++q)
+        for (int k = 0; k < expected.cols; ++k)
+            if (data->cell(k, q) != double(expected.at(q, k)) || view.map().at(q, k) != expected.at(q, k)) ++bad;
+    return bad;
+}
+
+struct WindowFixture {
+    MainWindow window;
+    Session* session = window.session();
+    ControlPanel* controls = window.controls();
+    QLineEdit* input = controls->input();
+    QPushButton* run = controls->runButton();
+    QSpinBox* layer = controls->layerSpin();
+    QSpinBox* head = controls->headSpin();
+    QSlider* slider = controls->temperature()->slider();
+    HeatmapView* heatmap = window.heatmap();
+    OverviewGrid* overview = window.overview();
+
+    WindowFixture() {
+        window.show();
+        REQUIRE(QTest::qWaitForWindowExposed(&window));
+    }
+    ~WindowFixture() {
+        session->cancel();
+        session->waitForWorkers();
+        window.maps()->waitForWorkers();
+        window.compare()->session()->waitForWorkers();
+        QTest::qWait(10);  // deliver (and drop) queued results before the window goes
+    }
+
+    // Opens spec and waits for the load and the example run that follows, and its map.
+    void open(const QString& spec) {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        QSignalSpy traced(session, &Session::traceReady);
+        window.openModel(spec);
+        REQUIRE(loaded.wait(20000));
+        REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
+        REQUIRE(session->trace());
+        waitForMap(session->trace()->map(0, layer->value(), head->value()));
+    }
+
+    // Waits until the heat map shows exactly `expected`.
+    void waitForMap(const attnscope::HeadMap& expected) {
+        const bool shown = QTest::qWaitFor([&] { return mismatchedCells(*heatmap, expected) == 0; }, 20000);
+        INFO("heat map " << heatmap->map().rows << "x" << heatmap->map().cols);
+        REQUIRE(shown);
+    }
+
+    // Types into the input box and clicks Run; waits for the new trace.
+    void runText(const QString& text) {
+        input->clear();
+        QTest::keyClicks(input, text);
+        REQUIRE(input->text() == text);
+        QSignalSpy traced(session, &Session::traceReady);
+        REQUIRE(run->isEnabled());
+        QTest::mouseClick(run, Qt::LeftButton);
+        REQUIRE(traced.wait(20000));
+    }
+
+    // Waits for the error dialog, returns "text\ninformative text" and closes it.
+    QString takeErrorDialog() {
+        QMessageBox* box = nullptr;
+        const bool shown = QTest::qWaitFor(
+            [&] { return (box = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"))); }, 20000);
+        REQUIRE(shown);
+        CHECK(box->isVisible());
+        CHECK(box->windowModality() == Qt::NonModal);  // the window stays usable
+        const QString text = box->text() + QLatin1Char('\n') + box->informativeText();
+        box->close();
+        REQUIRE(QTest::qWaitFor([&] { return !window.findChild<QMessageBox*>(QStringLiteral("errorDialog")); }));
+        return text;
+    }
+};
+
+}  // namespace uitest

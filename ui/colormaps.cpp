@@ -1,0 +1,144 @@
+#include "colormaps.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iterator>
+
+namespace {
+
+// 17 stops at i/16 of matplotlib's 256-entry tables (entries round(i·255/16)).
+constexpr const char* kViridis[] = {"#440154", "#48186a", "#472d7b", "#424086", "#3b528b", "#33638d",
+                                    "#2c728e", "#26828e", "#21918c", "#1f9f88", "#27ad81", "#3dbc74",
+                                    "#5cc863", "#81d34d", "#aadc32", "#d5e21a", "#fde725"};
+constexpr const char* kCividis[] = {"#00224e", "#002e6a", "#1a386f", "#32436d", "#434e6c", "#535a6d",
+                                    "#61656f", "#6f7073", "#7d7c78", "#8b8778", "#9a9376", "#aaa073",
+                                    "#bbad6d", "#ccba64", "#ddc858", "#efd748", "#fee838"};
+constexpr const char* kMagma[] = {"#000004", "#0a0822", "#1d1147", "#36106b", "#51127c", "#6a1c81",
+                                  "#832681", "#9c2e7f", "#b73779", "#cf4070", "#e55064", "#f4695c",
+                                  "#fb8761", "#fea571", "#fec287", "#fde0a1", "#fcfdbf"};
+constexpr const char* kGray[] = {"#000000", "#ffffff"};
+
+struct Stops {
+    const char* const* colors;
+    int count;
+};
+
+Stops stopsOf(Colormap map) {
+    switch (map) {
+        case Colormap::Viridis: return {kViridis, int(std::size(kViridis))};
+        case Colormap::Cividis: return {kCividis, int(std::size(kCividis))};
+        case Colormap::Magma: return {kMagma, int(std::size(kMagma))};
+        case Colormap::Gray: return {kGray, int(std::size(kGray))};
+    }
+    return {kViridis, int(std::size(kViridis))};
+}
+
+QString superscript(int n) {
+    static const char16_t digits[] = {0x2070, 0x00B9, 0x00B2, 0x00B3, 0x2074, 0x2075, 0x2076, 0x2077, 0x2078, 0x2079};
+    QString out;
+    if (n < 0) out += QChar(char16_t(0x207B));
+    for (QChar c : QString::number(std::abs(n))) out += QChar(digits[c.digitValue()]);
+    return out;
+}
+
+}  // namespace
+
+QString colormapName(Colormap map) {
+    switch (map) {
+        case Colormap::Viridis: return QStringLiteral("viridis");
+        case Colormap::Cividis: return QStringLiteral("cividis");
+        case Colormap::Magma: return QStringLiteral("magma");
+        case Colormap::Gray: return QStringLiteral("gray");
+    }
+    return {};
+}
+
+QStringList colormapNames() {
+    return {colormapName(Colormap::Viridis), colormapName(Colormap::Cividis), colormapName(Colormap::Magma),
+            colormapName(Colormap::Gray)};
+}
+
+std::optional<Colormap> parseColormap(const QString& name) {
+    for (Colormap m : {Colormap::Viridis, Colormap::Cividis, Colormap::Magma, Colormap::Gray})
+        if (name.compare(colormapName(m), Qt::CaseInsensitive) == 0) return m;
+    if (name.compare(QStringLiteral("grey"), Qt::CaseInsensitive) == 0) return Colormap::Gray;
+    return std::nullopt;
+}
+
+namespace {
+
+// The stops parsed once (colormapColor runs for every cell of every thumbnail).
+const std::vector<QColor>& parsedStops(Colormap map) {
+    static const std::array<std::vector<QColor>, 4> parsed = [] {
+        std::array<std::vector<QColor>, 4> out;
+        for (int m = 0; m < 4; ++m) {
+            const Stops s = stopsOf(Colormap(m));
+            for (int i = 0; i < s.count; ++i) out[std::size_t(m)].emplace_back(s.colors[i]);
+        }
+        return out;
+    }();
+    return parsed[std::size_t(map)];
+}
+
+}  // namespace
+
+QColor colormapColor(Colormap map, double t) {
+    const std::vector<QColor>& stops = parsedStops(map);
+    const int count = int(stops.size());
+    if (!(t > 0)) t = 0;  // also NaN
+    if (t > 1) t = 1;
+    const double x = t * (count - 1);
+    const int i = std::min(int(x), count - 2);
+    const double f = x - i;
+    const QColor& a = stops[std::size_t(i)];
+    const QColor& b = stops[std::size_t(i) + 1];
+    const auto mix = [f](int u, int v) { return int(std::lround(u + (v - u) * f)); };
+    return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
+}
+
+QGradientStops colormapStops(Colormap map) {
+    const Stops s = stopsOf(map);
+    QGradientStops out;
+    for (int i = 0; i < s.count; ++i) out.append({double(i) / (s.count - 1), QColor(s.colors[i])});
+    return out;
+}
+
+QCPColorGradient colormapGradient(Colormap map) {
+    QCPColorGradient g;
+    g.clearColorStops();
+    for (const auto& stop : colormapStops(map)) g.setColorStopAt(stop.first, stop.second);
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setLevelCount(256);
+    return g;
+}
+
+double ColorScale::position(double value) const {
+    if (type == ColorScaleType::Linear) return std::clamp(value, 0.0, 1.0);
+    if (!(value > logFloor)) return 0.0;
+    return std::clamp(std::log10(value / logFloor) / std::log10(1.0 / logFloor), 0.0, 1.0);
+}
+
+double ColorScale::valueAt(double p) const {
+    if (type == ColorScaleType::Linear) return p;
+    return logFloor * std::pow(1.0 / logFloor, p);
+}
+
+QList<double> ColorScale::ticks() const {
+    QList<double> out;
+    if (type == ColorScaleType::Linear) {
+        for (int i = 0; i <= 4; ++i) out << i * 0.25;
+        return out;
+    }
+    const int first = int(std::ceil(std::log10(logFloor) - 1e-9));
+    for (int e = first; e <= 0; ++e) out << std::pow(10.0, e);
+    return out;
+}
+
+QString tickLabel(const ColorScale& scale, double value) {
+    if (scale.type == ColorScaleType::Linear) return QString::number(value, 'g', 3);
+    const int e = int(std::lround(std::log10(value)));
+    return e == 0 ? QStringLiteral("1") : QStringLiteral("10") + superscript(e);
+}

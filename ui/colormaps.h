@@ -1,0 +1,49 @@
+// Colour maps and colour scales shared by the interactive views and the exported figures, so a
+// figure has exactly the colours the window shows.
+//
+// The gradients are sampled from the published 256-entry tables of matplotlib's viridis, cividis
+// and magma (17 evenly spaced stops, linear interpolation in RGB between them); gray runs from
+// black to white. QCustomPlot 2.1 has no gradient presets for these.
+#pragma once
+
+#include <QColor>
+#include <QGradientStops>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+class QCPColorGradient;
+
+enum class Colormap { Viridis, Cividis, Magma, Gray };
+
+QString colormapName(Colormap map);                      // "viridis", ...
+std::optional<Colormap> parseColormap(const QString& name);  // case-insensitive; nothing if unknown
+QStringList colormapNames();                              // in enum order
+
+// Colour at t in [0, 1] (clamped): linear RGB interpolation between the stops.
+QColor colormapColor(Colormap map, double t);
+// The stops as positions in [0, 1] (for QLinearGradient colour bars).
+QGradientStops colormapStops(Colormap map);
+// The same gradient for QCustomPlot views (256 levels, RGB interpolation).
+QCPColorGradient colormapGradient(Colormap map);
+
+enum class ColorScaleType { Linear, Log };
+
+// Maps an attention weight to [0, 1]: linear over [0, 1], or log10 over [logFloor, 1] (weights
+// below the floor, zeros included, get the lowest colour).
+struct ColorScale {
+    ColorScaleType type = ColorScaleType::Linear;
+    double logFloor = 1e-4;
+
+    double lower() const { return type == ColorScaleType::Log ? logFloor : 0.0; }
+    double upper() const { return 1.0; }
+    double position(double value) const;
+    // The value drawn at position p in [0, 1] (inverse of position()).
+    double valueAt(double p) const;
+    // Tick values for a colour bar: 0, 0.25, …, 1 or the decades 1e-4 … 1.
+    QList<double> ticks() const;
+};
+
+// "0.25", "10⁻⁴": a colour bar tick label.
+QString tickLabel(const ColorScale& scale, double value);

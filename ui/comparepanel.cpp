@@ -1,0 +1,205 @@
+#include "comparepanel.h"
+
+#include "figure.h"
+#include "heatmapview.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace {
+
+QStringList toQt(const std::vector<std::string>& v) {
+    QStringList out;
+    for (const auto& s : v) out << QString::fromStdString(s);
+    return out;
+}
+
+// Three decimals; rounding noise around zero (KL of a map with itself) shows as 0.000, not -0.000.
+QString nats(double v) {
+    if (std::isnan(v)) return QStringLiteral("–");
+    return QString::number(std::abs(v) < 5e-4 ? 0.0 : v, 'f', 3);
+}
+
+}  // namespace
+
+ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
+    : QWidget(parent), maps_(maps), session_(new CompareSession(this)) {
+    taskCombo_ = new QComboBox;
+    taskCombo_->setObjectName(QStringLiteral("compareTaskCombo"));
+    taskCombo_->addItems(compareTasks());
+    status_ = new QLabel;
+    status_->setObjectName(QStringLiteral("compareStatus"));
+    status_->setWordWrap(true);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Task:")));
+    top->addWidget(taskCombo_);
+    top->addWidget(status_, 1);
+    selection_ = new QLabel;
+    selection_->setObjectName(QStringLiteral("compareSelection"));
+
+    auto* grid = new QGridLayout;
+    const auto kinds = compareKinds();
+    for (int i = 0; i < 3; ++i) {
+        auto* v = new HeatmapView;
+        v->setObjectName(QStringLiteral("compareView%1").arg(i));
+        v->clear(tr("%1 attention").arg(kinds[std::size_t(i)]));
+        auto* e = new QLabel;
+        e->setObjectName(QStringLiteral("entropyLabel%1").arg(i));
+        e->setAlignment(Qt::AlignCenter);
+        e->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        grid->addWidget(v, 0, i);
+        grid->addWidget(e, 1, i);
+        grid->setColumnStretch(i, 1);
+        views_[std::size_t(i)] = v;
+        entropy_[std::size_t(i)] = e;
+    }
+
+    kl_ = new QTableWidget(3, 3);
+    kl_->setObjectName(QStringLiteral("klTable"));
+    QStringList rows, cols;
+    for (const auto& k : kinds) {
+        rows << QStringLiteral("P = %1").arg(k);
+        cols << QStringLiteral("Q = %1").arg(k);
+    }
+    kl_->setVerticalHeaderLabels(rows);
+    kl_->setHorizontalHeaderLabels(cols);
+    kl_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    kl_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    kl_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    kl_->setMaximumHeight(kl_->horizontalHeader()->sizeHint().height() * 4 + 8);
+    kl_->setToolTip(tr("Mean over query rows of KL(P‖Q) in nats (core: meanRowKl)"));
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            auto* item = new QTableWidgetItem(QStringLiteral("–"));
+            item->setTextAlignment(Qt::AlignCenter);
+            kl_->setItem(i, j, item);
+        }
+
+    auto* column = new QVBoxLayout(this);
+    column->addLayout(top);
+    column->addWidget(selection_);
+    column->addLayout(grid, 1);
+    column->addWidget(new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:")));
+    column->addWidget(kl_);
+
+    connect(taskCombo_, &QComboBox::activated, this, [this] { emit taskChosen(task()); });
+    connect(session_, &CompareSession::finished, this, &ComparePanel::onRunFinished);
+    connect(maps_, &MapService::compareReady, this, &ComparePanel::onMaps);
+}
+
+QString ComparePanel::task() const { return taskCombo_->currentText(); }
+
+void ComparePanel::setInput(const QString& task, const QString& text, bool asIds) {
+    taskCombo_->setCurrentText(task);
+    text_ = text;
+    asIds_ = asIds;
+    if (task == ranTask_ && text == ranText_ && asIds == ranIds_) return;
+    ranTask_ = task;
+    ranText_ = text;
+    ranIds_ = asIds;
+    status_->setText(tr("Running the %1 models…").arg(task));
+    // The old run's maps go: nothing is shown or recomputed for it any more.
+    run_ = CompareRun{};
+    result_ = CompareResult{};
+    for (auto* v : views_) v->clear(tr("Running…"));
+    for (auto* e : entropy_) e->clear();
+    session_->run(task, text, asIds);
+}
+
+void ComparePanel::setSelection(const QString& block, int layer, int head, double temperature) {
+    block_ = block;
+    layer_ = layer;
+    head_ = head;
+    temperature_ = temperature;
+    requestMaps();
+}
+
+void ComparePanel::setColoring(Colormap colormap, const ColorScale& scale) {
+    for (auto* v : views_) v->setColoring(colormap, scale);
+}
+
+void ComparePanel::onRunFinished(const CompareRun& run) {
+    run_ = run;
+    QStringList problems;
+    for (std::size_t i = 0; i < 3; ++i)
+        if (!run.errors[i].isEmpty()) problems << run.specs[i] + QStringLiteral(": ") + run.errors[i];
+    status_->setText(problems.isEmpty() ? tr("The same input through the three kinds of attention.")
+                                        : problems.join(QLatin1Char('\n')));
+    if (problems.size() == 3) emit failed(problems.join(QLatin1Char('\n')));
+    requestMaps();
+}
+
+// The window's block when the compared models have it (else cross, else their first block).
+QString ComparePanel::blockToShow() const {
+    TracePtr first;
+    for (const auto& t : run_.traces)
+        if (t && !first) first = t;
+    if (!first) return block_;
+    QStringList names;
+    for (const auto& b : first->blocks()) names << QString::fromStdString(b.name);
+    if (names.contains(block_)) return block_;
+    if (names.contains(QStringLiteral("cross"))) return QStringLiteral("cross");
+    return names.value(0);
+}
+
+void ComparePanel::requestMaps() {
+    if (!run_.traces[0] && !run_.traces[1] && !run_.traces[2]) return;
+    shownBlock_ = blockToShow();
+    maps_->requestCompare(run_.traces, shownBlock_, layer_, head_, temperature_);
+}
+
+void ComparePanel::onMaps(const CompareResult& result) {
+    if (result.traces != run_.traces) return;  // from an older run
+    result_ = result;
+    for (std::size_t i = 0; i < 3; ++i) {
+        HeatmapView* v = views_[i];
+        const QString name = run_.specs[i].section(QLatin1Char(':'), 1);
+        if (!result.errors[i].isEmpty()) {
+            v->clear(name + QStringLiteral(": ") + (run_.errors[i].isEmpty() ? result.errors[i] : run_.errors[i]));
+            entropy_[i]->setText(QString());
+            continue;
+        }
+        const auto& trace = *result.traces[i];
+        const auto& info = trace.blocks()[std::size_t(trace.blockIndex(shownBlock_.toStdString()))];
+        const bool linear = info.kind == attnscope::AttentionKind::Linear;
+        v->setMap(result.maps[i], toQt(info.queryTokens), toQt(info.keyTokens), name);
+        entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
+                                 .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
+                                      linear ? tr(" · no softmax: T does not apply") : QString()));
+    }
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
+    selection_->setText(tr("<b>%1</b> — the same head position in each model")
+                            .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
+    emit updated();
+}
+
+bool ComparePanel::hasMaps() const {
+    for (auto* v : views_)
+        if (v->map().rows > 0) return true;
+    return false;
+}
+
+Figure ComparePanel::figure() const {
+    Figure f;
+    for (std::size_t i = 0; i < 3; ++i) {
+        const HeatmapView* v = views_[i];
+        if (v->map().rows <= 0) continue;
+        FigurePanel p{v->map(), v->queryLabels(), v->keyLabels(),
+                      run_.specs[i].section(QLatin1Char(':'), 1) + QStringLiteral("\nH = %1 nats").arg(nats(result_.entropy[i]))};
+        f.panels.push_back(std::move(p));
+    }
+    if (!f.panels.empty()) {
+        f.colormap = views_[0]->colormap();
+        f.scale = views_[0]->colorScale();
+        f.title = mapTitle(QString(), shownBlock_, layer_, head_, temperature_);
+    }
+    return f;
+}

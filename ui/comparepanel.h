@@ -1,0 +1,76 @@
+// ComparePanel: the three attention kinds of a built-in task (dot, additive, linear) side by
+// side on the same input and the same (block, layer, head), each with its mean row entropy, and
+// the mean row KL divergence between every pair (core's attnscope/metrics.h; nats).
+//
+// The panel runs the input through the three models (CompareSession) and asks MapService for
+// the maps and measures whenever the selection or the temperature changes; a linear map has no
+// softmax, so the temperature leaves it unchanged (its panel says so).
+#pragma once
+
+#include "colormaps.h"
+#include "comparesession.h"
+#include "mapservice.h"
+
+#include <QWidget>
+
+#include <array>
+
+class HeatmapView;
+class QComboBox;
+class QLabel;
+class QTableWidget;
+struct Figure;
+
+class ComparePanel : public QWidget {
+    Q_OBJECT
+public:
+    ComparePanel(MapService* maps, QWidget* parent = nullptr);
+
+    // What to run: the task ("reverse"/"sentiment") and the typed input. Runs when it changed.
+    void setInput(const QString& task, const QString& text, bool asIds);
+    // Which map of each model and at which temperature; re-renders without running again.
+    void setSelection(const QString& block, int layer, int head, double temperature);
+    void setColoring(Colormap colormap, const ColorScale& scale);
+
+    QString task() const;
+    CompareSession* session() const { return session_; }
+    HeatmapView* view(int i) const { return views_[std::size_t(i)]; }
+    const CompareRun& lastRun() const { return run_; }
+    const CompareResult& lastResult() const { return result_; }
+    // The shown maps as one figure (three panels, titled with kind and entropy).
+    Figure figure() const;
+    bool hasMaps() const;
+
+signals:
+    // The user picked another task in the panel's combo box.
+    void taskChosen(const QString& task);
+    // A run failed as a whole (every model) or a message worth a dialog.
+    void failed(const QString& message);
+    // Maps and measures are on screen (after a run or a selection change).
+    void updated();
+
+private:
+    void onRunFinished(const CompareRun& run);
+    void onMaps(const CompareResult& result);
+    void requestMaps();
+    QString blockToShow() const;
+
+    MapService* maps_;
+    CompareSession* session_;
+    QComboBox* taskCombo_ = nullptr;
+    QLabel* status_ = nullptr;
+    QLabel* selection_ = nullptr;
+    std::array<HeatmapView*, 3> views_{};
+    std::array<QLabel*, 3> entropy_{};
+    QTableWidget* kl_ = nullptr;
+    QString text_;
+    bool asIds_ = false;
+    QString ranTask_, ranText_;
+    bool ranIds_ = false;
+    QString block_;
+    QString shownBlock_;  // block_, or a block the compared models have
+    int layer_ = 0, head_ = 0;
+    double temperature_ = 1.0;
+    CompareRun run_;
+    CompareResult result_;
+};

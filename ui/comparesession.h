@@ -1,0 +1,54 @@
+// CompareSession: runs one input through the three attention kinds of a built-in task
+// (builtin:TASK-dot, -additive, -linear) on a worker, for the side-by-side comparison.
+// Models are loaded once and kept; a new run supersedes the previous one (JobTracker).
+#pragma once
+
+#include "jobtracker.h"
+#include "mapservice.h"
+
+#include "attnscope/model.h"
+
+#include <QHash>
+#include <QObject>
+#include <QStringList>
+
+#include <array>
+#include <memory>
+#include <optional>
+
+using ModelPtr = std::shared_ptr<const attnscope::Model>;
+
+struct CompareRun {
+    std::array<QString, 3> specs;            // builtin:TASK-KIND
+    std::array<ModelPtr, 3> models;
+    std::array<TracePtr, 3> traces;          // null where the model failed
+    std::array<QString, 3> errors;           // per model; empty on success
+};
+Q_DECLARE_METATYPE(CompareRun)
+
+// The tasks with three built-in kinds, and the kinds in display order.
+QStringList compareTasks();                 // {"reverse", "sentiment"}
+std::array<QString, 3> compareKinds();      // {"dot", "additive", "linear"}
+// "builtin:reverse-additive" -> "reverse"; nothing for any other model.
+std::optional<QString> compareTaskOf(const QString& modelSpec);
+std::array<QString, 3> compareSpecs(const QString& task);
+
+class CompareSession : public QObject {
+    Q_OBJECT
+public:
+    explicit CompareSession(QObject* parent = nullptr);
+    ~CompareSession() override;
+
+    // Runs text (or token ids when asIds) through the task's three models.
+    void run(const QString& task, const QString& text, bool asIds);
+    bool isBusy() const { return jobs_.isRunning(); }
+    void waitForWorkers() { jobs_.waitForDone(); }
+
+signals:
+    void finished(const CompareRun& run);
+    void busyChanged(bool busy);
+
+private:
+    JobTracker jobs_{this, 2};
+    QHash<QString, ModelPtr> models_;  // GUI thread only
+};

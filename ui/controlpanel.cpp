@@ -1,0 +1,123 @@
+#include "controlpanel.h"
+
+#include "modelpicker.h"
+#include "outputpanel.h"
+#include "temperatureslider.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
+    auto* modelBox = new QGroupBox(tr("Model"));
+    auto* modelForm = new QVBoxLayout(modelBox);
+    picker_ = new ModelPicker;
+    modelLabel_ = new QLabel(tr("No model"));
+    modelLabel_->setObjectName(QStringLiteral("modelLabel"));
+    modelLabel_->setWordWrap(true);
+    modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    modelForm->addWidget(picker_);
+    modelForm->addWidget(modelLabel_);
+
+    auto* inputBox = new QGroupBox(tr("Input"));
+    auto* inputForm = new QVBoxLayout(inputBox);
+    input_ = new QLineEdit;
+    input_->setObjectName(QStringLiteral("inputEdit"));
+    input_->setClearButtonEnabled(true);
+    ids_ = new QCheckBox(tr("Token ids (e.g. 3 17 42)"));
+    ids_->setObjectName(QStringLiteral("idsCheck"));
+    ids_->setToolTip(tr("Use the numbers as token ids exactly as given (no special tokens added)."));
+    run_ = new QPushButton(tr("Run"));
+    run_->setObjectName(QStringLiteral("runButton"));
+    run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+    run_->setToolTip(tr("Run the model on the input (Return or Ctrl+Return)"));
+    run_->setEnabled(false);
+    inputForm->addWidget(input_);
+    inputForm->addWidget(ids_);
+    inputForm->addWidget(run_);
+    connect(ids_, &QCheckBox::toggled, this, [this](bool ids) {
+        input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
+    });
+    input_->setPlaceholderText(tr("text to run through the model"));
+
+    auto* viewBox = new QGroupBox(tr("Attention map"));
+    auto* form = new QFormLayout(viewBox);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    block_ = new QComboBox;
+    block_->setObjectName(QStringLiteral("blockCombo"));
+    blockLabel_ = new QLabel(tr("Block:"));
+    form->addRow(blockLabel_, block_);
+    blockLabel_->setVisible(false);
+    block_->setVisible(false);
+    layer_ = new QSpinBox;
+    layer_->setObjectName(QStringLiteral("layerSpin"));
+    head_ = new QSpinBox;
+    head_->setObjectName(QStringLiteral("headSpin"));
+    for (QSpinBox* spin : {layer_, head_}) {
+        spin->setRange(0, 0);
+        spin->setEnabled(false);
+        spin->setKeyboardTracking(false);
+        spin->setToolTip(tr("Arrow keys on the maps: left/right = head, up/down = layer"));
+    }
+    form->addRow(tr("Layer:"), layer_);
+    form->addRow(tr("Head:"), head_);
+    temperature_ = new TemperatureSlider;
+    form->addRow(new QLabel(tr("Display temperature (log scale):")));
+    form->addRow(temperature_);
+    colormap_ = new QComboBox;
+    colormap_->setObjectName(QStringLiteral("colormapCombo"));
+    colormap_->addItems(colormapNames());
+    scale_ = new QComboBox;
+    scale_->setObjectName(QStringLiteral("scaleCombo"));
+    scale_->addItem(tr("linear (0–1)"));
+    scale_->addItem(tr("log (10⁻⁴–1)"));
+    form->addRow(tr("Colours:"), colormap_);
+    form->addRow(tr("Scale:"), scale_);
+    connect(colormap_, &QComboBox::currentIndexChanged, this, &ControlPanel::coloringChanged);
+    connect(scale_, &QComboBox::currentIndexChanged, this, &ControlPanel::coloringChanged);
+
+    auto* outputBox = new QGroupBox(tr("Output"));
+    auto* outputLayout = new QVBoxLayout(outputBox);
+    outputs_ = new OutputPanel;
+    outputLayout->addWidget(outputs_);
+
+    auto* column = new QVBoxLayout(this);
+    column->addWidget(modelBox);
+    column->addWidget(inputBox);
+    column->addWidget(viewBox);
+    column->addWidget(outputBox);
+    column->addStretch(1);
+}
+
+Colormap ControlPanel::colormap() const { return parseColormap(colormap_->currentText()).value_or(Colormap::Viridis); }
+
+ColorScale ControlPanel::colorScale() const {
+    ColorScale s;
+    s.type = scale_->currentIndex() == 1 ? ColorScaleType::Log : ColorScaleType::Linear;
+    return s;
+}
+
+bool ControlPanel::idsMode() const { return ids_->isChecked(); }
+
+void ControlPanel::setTokenizerAvailable(bool available) {
+    ids_->setChecked(!available);
+    ids_->setEnabled(available);
+    ids_->setToolTip(available ? tr("Use the numbers as token ids exactly as given (no special tokens added).")
+                               : tr("This model has no tokenizer: its input is token ids."));
+}
+
+void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {
+    const QSignalBlocker blocker(block_);
+    block_->clear();
+    block_->addItems(names);
+    const int found = block_->findText(keep);
+    block_->setCurrentIndex(found >= 0 ? found : (names.contains(QStringLiteral("cross")) ? names.indexOf(QStringLiteral("cross")) : 0));
+    blockLabel_->setVisible(names.size() > 1);
+    block_->setVisible(names.size() > 1);
+}

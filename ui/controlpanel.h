@@ -1,0 +1,64 @@
+// ControlPanel: the left-hand column of the window: model picker and summary, the input (text,
+// or token ids for models without a tokenizer) with Run, the map selection (block, layer, head),
+// the display temperature, colours, and the model's outputs. Widgets only; MainWindow wires
+// them to the session and the views.
+#pragma once
+
+#include "colormaps.h"
+
+#include <QWidget>
+
+class ModelPicker;
+class OutputPanel;
+class TemperatureSlider;
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+class ControlPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlPanel(QWidget* parent = nullptr);
+
+    ModelPicker* picker() const { return picker_; }
+    QLabel* modelLabel() const { return modelLabel_; }
+    QLineEdit* input() const { return input_; }
+    QCheckBox* idsCheck() const { return ids_; }
+    QPushButton* runButton() const { return run_; }
+    QComboBox* blockCombo() const { return block_; }
+    QSpinBox* layerSpin() const { return layer_; }
+    QSpinBox* headSpin() const { return head_; }
+    TemperatureSlider* temperature() const { return temperature_; }
+    QComboBox* colormapCombo() const { return colormap_; }
+    QComboBox* scaleCombo() const { return scale_; }
+    OutputPanel* outputs() const { return outputs_; }
+
+    Colormap colormap() const;
+    ColorScale colorScale() const;
+    bool idsMode() const;
+    // Ids-only models: the box is ticked and locked.
+    void setTokenizerAvailable(bool available);
+    // Shows the block row only when the model has several blocks.
+    void setBlocks(const QStringList& names, const QString& keep);
+
+signals:
+    void coloringChanged();
+
+private:
+    ModelPicker* picker_ = nullptr;
+    QLabel* modelLabel_ = nullptr;
+    QLineEdit* input_ = nullptr;
+    QCheckBox* ids_ = nullptr;
+    QPushButton* run_ = nullptr;
+    QLabel* blockLabel_ = nullptr;
+    QComboBox* block_ = nullptr;
+    QSpinBox* layer_ = nullptr;
+    QSpinBox* head_ = nullptr;
+    TemperatureSlider* temperature_ = nullptr;
+    QComboBox* colormap_ = nullptr;
+    QComboBox* scale_ = nullptr;
+    OutputPanel* outputs_ = nullptr;
+};

@@ -1,0 +1,196 @@
+#include "exportdialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+const QString kFormats[] = {QStringLiteral("pdf"), QStringLiteral("svg"), QStringLiteral("png")};
+
+}  // namespace
+
+ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget* parent)
+    : QDialog(parent), figure_(std::move(figure)) {
+    setObjectName(QStringLiteral("exportDialog"));
+    setWindowTitle(tr("Export figure"));
+    setAttribute(Qt::WA_DeleteOnClose);
+
+    path_ = new QLineEdit;
+    path_->setObjectName(QStringLiteral("exportPath"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    auto* pathRow = new QHBoxLayout;
+    pathRow->addWidget(path_, 1);
+    pathRow->addWidget(browse);
+
+    format_ = new QComboBox;
+    format_->setObjectName(QStringLiteral("exportFormat"));
+    format_->addItem(tr("PDF (vector, fonts embedded)"), kFormats[0]);
+    format_->addItem(tr("SVG (vector)"), kFormats[1]);
+    format_->addItem(tr("PNG (raster, dpi stored)"), kFormats[2]);
+
+    preset_ = new QComboBox;
+    preset_->setObjectName(QStringLiteral("widthPreset"));
+    preset_->addItem(tr("One column (3.25 in)"), kOneColumnIn);
+    preset_->addItem(tr("Two columns (6.75 in)"), kTwoColumnIn);
+    preset_->addItem(tr("Custom"), 0.0);
+    width_ = new QDoubleSpinBox;
+    width_->setObjectName(QStringLiteral("widthSpin"));
+    width_->setRange(kMinFigureWidthIn, kMaxFigureWidthIn);
+    width_->setDecimals(2);
+    width_->setSingleStep(0.25);
+    width_->setSuffix(tr(" in"));
+    dpi_ = new QSpinBox;
+    dpi_->setObjectName(QStringLiteral("dpiSpin"));
+    dpi_->setRange(kMinFigureDpi, kMaxFigureDpi);
+    dpi_->setSingleStep(50);
+    auto* widthRow = new QHBoxLayout;
+    widthRow->addWidget(preset_, 1);
+    widthRow->addWidget(width_);
+
+    preview_ = new QLabel;
+    preview_->setObjectName(QStringLiteral("exportPreview"));
+    preview_->setAlignment(Qt::AlignCenter);
+    preview_->setMinimumSize(360, 300);
+    preview_->setFrameShape(QFrame::StyledPanel);
+    size_ = new QLabel;
+    size_->setObjectName(QStringLiteral("exportSize"));
+    error_ = new QLabel;
+    error_->setObjectName(QStringLiteral("exportError"));
+    error_->setWordWrap(true);
+    error_->setStyleSheet(QStringLiteral("color: #b00020"));
+    error_->setVisible(false);
+
+    auto* form = new QFormLayout;
+    form->addRow(tr("File:"), pathRow);
+    form->addRow(tr("Format:"), format_);
+    form->addRow(tr("Width:"), widthRow);
+    form->addRow(tr("Resolution (PNG):"), dpi_);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel);
+    buttons->setObjectName(QStringLiteral("exportButtons"));
+    auto* column = new QVBoxLayout(this);
+    column->addLayout(form);
+    column->addWidget(preview_, 1);
+    column->addWidget(size_);
+    column->addWidget(error_);
+    column->addWidget(buttons);
+
+    QSettings settings;
+    // Several panels side by side need the width of two columns.
+    const double fallback = figure_.panels.size() > 1 ? kTwoColumnIn : kOneColumnIn;
+    width_->setValue(settings.value(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
+                                    fallback).toDouble());
+    dpi_->setValue(settings.value(QStringLiteral("export/dpi"), 300).toInt());
+    setWidthInches(width_->value());
+    path_->setText(suggestedPath);
+    syncFormat();
+
+    connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
+    connect(path_, &QLineEdit::textChanged, this, &ExportDialog::syncFormat);
+    connect(format_, &QComboBox::activated, this, [this] {
+        QFileInfo info(path_->text());
+        const QString base = info.path() + QLatin1Char('/') + info.completeBaseName();
+        path_->setText(QDir::cleanPath(base + QLatin1Char('.') + format_->currentData().toString()));
+    });
+    connect(preset_, &QComboBox::activated, this, [this] {
+        const double w = preset_->currentData().toDouble();
+        if (w > 0) width_->setValue(w);
+        width_->setEnabled(w <= 0);
+    });
+    connect(width_, &QDoubleSpinBox::valueChanged, this, &ExportDialog::updatePreview);
+    connect(dpi_, &QSpinBox::valueChanged, this, &ExportDialog::updatePreview);
+    connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+        if (exportNow()) accept();
+    });
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    updatePreview();
+}
+
+void ExportDialog::resizeEvent(QResizeEvent* event) {
+    QDialog::resizeEvent(event);
+    updatePreview();  // the preview fits the label's new size
+}
+
+void ExportDialog::setPath(const QString& path) { path_->setText(path); }
+
+void ExportDialog::setWidthInches(double inches) {
+    width_->setValue(inches);
+    int preset = 2;
+    for (int i = 0; i < 2; ++i)
+        if (std::abs(preset_->itemData(i).toDouble() - inches) < 1e-9) preset = i;
+    preset_->setCurrentIndex(preset);
+    width_->setEnabled(preset == 2);
+}
+
+void ExportDialog::setDpi(int dpi) { dpi_->setValue(dpi); }
+QString ExportDialog::path() const { return path_->text(); }
+double ExportDialog::widthInches() const { return width_->value(); }
+int ExportDialog::dpi() const { return dpi_->value(); }
+
+void ExportDialog::browse() {
+    const QString chosen = QFileDialog::getSaveFileName(this, tr("Export figure"), path_->text(),
+                                                        tr("Figures (*.pdf *.svg *.png)"));
+    if (!chosen.isEmpty()) path_->setText(chosen);
+}
+
+void ExportDialog::syncFormat() {
+    const auto format = figureFormatFor(path_->text());
+    if (format) format_->setCurrentIndex(int(*format));
+    dpi_->setEnabled(!format || *format == FigureFormat::Png);
+    updatePreview();
+}
+
+// The figure at screen resolution, scaled to fit, and its physical and pixel size.
+void ExportDialog::updatePreview() {
+    figure_.widthIn = width_->value();
+    try {
+        const QSizeF pt = figureSizePoints(figure_);
+        // Rendered at twice the label's size and scaled down: the preview shows the whole figure.
+        const QSize box = preview_->contentsRect().size() - QSize(8, 8);
+        const double fit = std::min(box.width() / pt.width(), box.height() / pt.height()) * 72.0;
+        const QImage image = renderFigure(figure_, std::clamp(int(2 * fit), kMinFigureDpi, kMaxFigureDpi));
+        preview_->setPixmap(QPixmap::fromImage(image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+        const auto format = figureFormatFor(path_->text());
+        QString text = tr("%1 × %2 in").arg(pt.width() / 72, 0, 'f', 2).arg(pt.height() / 72, 0, 'f', 2);
+        if (format == FigureFormat::Png)
+            text += tr(" · %1 × %2 px at %3 dpi")
+                        .arg(std::lround(figure_.widthIn * dpi_->value()))
+                        .arg(std::lround(pt.height() / 72 * dpi_->value()))
+                        .arg(dpi_->value());
+        size_->setText(text);
+    } catch (const std::exception& e) {
+        size_->setText(QString::fromUtf8(e.what()));
+    }
+}
+
+bool ExportDialog::exportNow() {
+    figure_.widthIn = width_->value();
+    try {
+        writeFigure(figure_, path_->text(), dpi_->value());
+    } catch (const std::exception& e) {
+        error_->setText(QString::fromUtf8(e.what()));
+        error_->setVisible(true);
+        return false;
+    }
+    QSettings settings;
+    settings.setValue(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
+                      width_->value());
+    settings.setValue(QStringLiteral("export/dpi"), dpi_->value());
+    error_->setVisible(false);
+    emit exported(path_->text());
+    return true;
+}

@@ -1,0 +1,52 @@
+// ExportDialog: File > Export figure… Picks the file (PDF, SVG or PNG), the physical width
+// (one column 3.25 in, two columns 6.75 in, or custom) and the PNG's dpi, shows a preview and
+// the resulting size, and writes the figure with writeFigure (ui/figure.h). Non-modal: open()
+// it; exported(path) follows a successful write, errors show in the dialog and keep it open.
+#pragma once
+
+#include "figure.h"
+
+#include <QDialog>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+class ExportDialog : public QDialog {
+    Q_OBJECT
+public:
+    ExportDialog(Figure figure, const QString& suggestedPath, QWidget* parent = nullptr);
+
+    void setPath(const QString& path);
+    void setWidthInches(double inches);  // picks the matching preset or Custom
+    void setDpi(int dpi);
+    QString path() const;
+    double widthInches() const;
+    int dpi() const;
+    // Writes the figure; false (with the message shown) when it failed.
+    bool exportNow();
+
+    static constexpr double kOneColumnIn = 3.25;
+    static constexpr double kTwoColumnIn = 6.75;
+
+signals:
+    void exported(const QString& path);
+
+private:
+    void resizeEvent(QResizeEvent* event) override;
+    void browse();
+    void updatePreview();
+    void syncFormat();
+
+    Figure figure_;
+    QLineEdit* path_ = nullptr;
+    QComboBox* format_ = nullptr;
+    QComboBox* preset_ = nullptr;
+    QDoubleSpinBox* width_ = nullptr;
+    QSpinBox* dpi_ = nullptr;
+    QLabel* preview_ = nullptr;
+    QLabel* size_ = nullptr;
+    QLabel* error_ = nullptr;
+};

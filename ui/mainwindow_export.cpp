@@ -1,0 +1,97 @@
+// MainWindow's exports: File > Export figure… (the current tab as a figure) and File > Export
+// map data… (the shown head's map as .npy or .csv).
+#include "mainwindow.h"
+
+#include "comparepanel.h"
+#include "controlpanel.h"
+#include "exportdialog.h"
+#include "figure.h"
+#include "heatmapview.h"
+#include "mapdata.h"
+#include "session.h"
+#include "temperatureslider.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <cmath>
+
+Figure MainWindow::currentFigure() const {
+    if (tabs_->currentWidget() == compare_) return compare_->figure();
+    Figure f;
+    if (heatmap_->map().rows > 0) {
+        f.panels.push_back({heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), QString()});
+        f.title = modelName() + QStringLiteral(" \u00b7 ") + heatmap_->title();
+    }
+    f.colormap = controls_->colormap();
+    f.scale = controls_->colorScale();
+    return f;
+}
+
+namespace {
+
+// Documents when it exists, else home.
+QString exportFolder() {
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+}
+
+}  // namespace
+
+// e.g. reverse-dot_L1_H2_T0.5 or reverse_compare_L1_H2 (no extension).
+QString MainWindow::suggestedFileName() const {
+    const bool compare = tabs_->currentWidget() == compare_;
+    QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
+                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
+    const double t = controls_->temperature()->temperature();
+    if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
+    return name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+}
+
+void MainWindow::exportFigure() {
+    const Figure figure = currentFigure();
+    if (figure.panels.empty()) {
+        showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
+        return;
+    }
+    auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
+    connect(dialog, &ExportDialog::exported, this,
+            [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
+    dialog->open();
+}
+
+void MainWindow::exportMapData() {
+    if (heatmap_->map().rows <= 0) {
+        showError(tr("There is no map to export."), tr("Run an input first."));
+        return;
+    }
+    auto* dialog = new QFileDialog(this, tr("Export map data"), exportFolder(),
+                                   tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
+    dialog->setObjectName(QStringLiteral("exportDataDialog"));
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setDefaultSuffix(QStringLiteral("npy"));
+    dialog->selectFile(suggestedFileName() + QStringLiteral(".npy"));
+    connect(dialog, &QFileDialog::filterSelected, dialog, [dialog](const QString& filter) {
+        dialog->setDefaultSuffix(filter.contains(QLatin1String("*.csv")) ? QStringLiteral("csv") : QStringLiteral("npy"));
+    });
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
+        if (writeCurrentMapData(path)) statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
+    });
+    dialog->open();
+}
+
+bool MainWindow::writeCurrentMapData(const QString& path) {
+    try {
+        writeMapData(heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), path);
+        return true;
+    } catch (const std::exception& e) {
+        showError(tr("Could not export the map data."), QString::fromUtf8(e.what()));
+        return false;
+    }
+}

@@ -1,0 +1,137 @@
+#include "mapservice.h"
+
+#include "attnscope/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+
+namespace {
+
+QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
+
+}  // namespace
+
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide) {
+    if (map.rows <= 0 || map.cols <= 0) return {};
+    // Large maps are pooled (mean over blocks of cells) so a thumbnail stays cheap to draw.
+    const int f = maxSide > 0 ? std::max(1, int(std::ceil(double(std::max(map.rows, map.cols)) / maxSide))) : 1;
+    const int w = (map.cols + f - 1) / f, h = (map.rows + f - 1) / f;
+    QImage img(w, h, QImage::Format_RGB32);
+    for (int y = 0; y < h; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+        for (int x = 0; x < w; ++x) {
+            double sum = 0;
+            int n = 0;
+            for (int q = y * f; q < std::min(map.rows, (y + 1) * f); ++q)
+                for (int k = x * f; k < std::min(map.cols, (x + 1) * f); ++k, ++n) sum += map.at(q, k);
+            line[x] = colormapColor(colormap, scale.position(sum / std::max(n, 1))).rgb();
+        }
+    }
+    return img;
+}
+
+MapService::MapService(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<DetailResult>();
+    qRegisterMetaType<ThumbnailResult>();
+    qRegisterMetaType<CompareResult>();
+}
+
+MapService::~MapService() {
+    cancelAll();
+    waitForWorkers();
+}
+
+void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
+    if (!trace) return;
+    detailClock_.start();
+    detailJobs_.start(
+        [trace, key, temperature](const JobTracker::Stop& stop) {
+            DetailResult r{trace, key, temperature, {}, {}};
+            if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
+            try {
+                attnscope::MapOptions options;
+                options.temperature = temperature;
+                r.map = trace->map(key.block, key.layer, key.head, options);
+            } catch (const std::exception& e) {
+                r.error = messageOf(e);
+            }
+            return r;
+        },
+        [this](const DetailResult& r) {
+            lastDetailMs_ = detailClock_.nsecsElapsed() / 1e6;
+            emit detailReady(r);
+        });
+}
+
+void MapService::requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
+                                   int maxSide) {
+    if (!trace || block < 0 || block >= int(trace->blocks().size())) return;
+    thumbJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            const auto& info = trace->blocks()[std::size_t(block)];
+            ThumbnailResult r{trace, block, info.layers, info.heads, {}};
+            attnscope::MapOptions options;
+            options.temperature = temperature;
+            for (int l = 0; l < info.layers && !stop.requested(); ++l)
+                for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                    try {
+                        r.images.push_back(mapImage(trace->map(block, l, h, options), colormap, scale, maxSide));
+                    } catch (const std::exception&) {
+                        r.images.push_back({});  // drawn as an empty tile
+                    }
+                }
+            return r;
+        },
+        [this](const ThumbnailResult& r) { emit thumbnailsReady(r); });
+}
+
+void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
+                                double temperature) {
+    compareJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            CompareResult r;
+            r.traces = traces;
+            if (stop.requested()) return r;  // superseded while queued
+            const double nan = std::numeric_limits<double>::quiet_NaN();
+            attnscope::MapOptions options;
+            options.temperature = temperature;
+            for (int i = 0; i < 3 && !stop.requested(); ++i) {
+                r.entropy[std::size_t(i)] = nan;
+                try {
+                    if (!traces[std::size_t(i)]) throw std::runtime_error("not run");
+                    const auto& t = *traces[std::size_t(i)];
+                    r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
+                    r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
+                } catch (const std::exception& e) {
+                    r.errors[std::size_t(i)] = messageOf(e);
+                }
+            }
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) {
+                    double& kl = r.kl[std::size_t(i)][std::size_t(j)];
+                    kl = nan;
+                    if (!r.errors[std::size_t(i)].isEmpty() || !r.errors[std::size_t(j)].isEmpty()) continue;
+                    try {
+                        kl = attnscope::meanRowKl(r.maps[std::size_t(i)], r.maps[std::size_t(j)]);
+                    } catch (const std::exception&) {
+                        // different shapes (the models split the text differently): no KL
+                    }
+                }
+            return r;
+        },
+        [this](const CompareResult& r) { emit compareReady(r); });
+}
+
+void MapService::cancelAll() {
+    detailJobs_.cancel();
+    thumbJobs_.cancel();
+    compareJobs_.cancel();
+}
+
+void MapService::waitForWorkers() {
+    detailJobs_.waitForDone();
+    thumbJobs_.waitForDone();
+    compareJobs_.waitForDone();
+}

@@ -1,0 +1,95 @@
+// MapService: attention maps computed on worker threads from immutable Traces, for the views.
+//
+// The ui never computes attention: every map comes from Trace::map (core), and entropy / KL
+// from attnscope/metrics.h. Each kind of request (the detail map, the overview thumbnails, the
+// comparison) has its own JobTracker: a new request supersedes the previous one of its kind, the
+// superseded job stops at its next map and its result is dropped, so dragging the temperature
+// slider always ends on the newest maps. Results arrive on the GUI thread as signals.
+#pragma once
+
+#include "colormaps.h"
+#include "jobtracker.h"
+
+#include "attnscope/trace.h"
+
+#include <QElapsedTimer>
+#include <QImage>
+#include <QObject>
+#include <QString>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+using TracePtr = std::shared_ptr<const attnscope::Trace>;
+
+// Which map: block index into trace->blocks(), layer, head.
+struct MapKey {
+    int block = 0;
+    int layer = 0;
+    int head = 0;
+    bool operator==(const MapKey& o) const { return block == o.block && layer == o.layer && head == o.head; }
+};
+
+struct DetailResult {
+    TracePtr trace;
+    MapKey key;
+    double temperature = 1.0;
+    attnscope::HeadMap map;
+    QString error;  // empty on success
+};
+
+// Thumbnails of every (layer, head) of one block, row-major: index = layer * heads + head.
+struct ThumbnailResult {
+    TracePtr trace;
+    int block = 0;
+    int layers = 0;
+    int heads = 0;
+    std::vector<QImage> images;  // one pixel per cell, or pooled down to at most maxSide
+};
+
+// The same (block name, layer, head) in three traces (e.g. dot, additive, linear).
+struct CompareResult {
+    std::array<TracePtr, 3> traces;
+    std::array<attnscope::HeadMap, 3> maps;
+    std::array<QString, 3> errors;            // per map; empty when it was computed
+    std::array<double, 3> entropy{};          // meanRowEntropy, nats (NaN when missing)
+    std::array<std::array<double, 3>, 3> kl{};  // kl[i][j] = meanRowKl(map i, map j), nats
+};
+
+class MapService : public QObject {
+    Q_OBJECT
+public:
+    explicit MapService(QObject* parent = nullptr);
+    ~MapService() override;  // cancels and waits for its workers
+
+    void requestDetail(TracePtr trace, MapKey key, double temperature);
+    void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
+                           int maxSide = 48);
+    void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature);
+    // Drops whatever is pending (e.g. when the model changes).
+    void cancelAll();
+    void waitForWorkers();
+
+    // Milliseconds from the latest delivered detail request to its delivery (for the status bar).
+    double lastDetailLatencyMs() const { return lastDetailMs_; }
+
+signals:
+    void detailReady(const DetailResult& result);
+    void thumbnailsReady(const ThumbnailResult& result);
+    void compareReady(const CompareResult& result);
+
+private:
+    JobTracker detailJobs_{this, 2};
+    JobTracker thumbJobs_{this, 2};
+    JobTracker compareJobs_{this, 2};
+    QElapsedTimer detailClock_;
+    double lastDetailMs_ = 0.0;
+};
+
+// A map as an image, one pixel per cell, coloured like the views (also used by the tests).
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);
+
+Q_DECLARE_METATYPE(DetailResult)
+Q_DECLARE_METATYPE(ThumbnailResult)
+Q_DECLARE_METATYPE(CompareResult)

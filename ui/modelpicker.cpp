@@ -1,0 +1,76 @@
+#include "modelpicker.h"
+
+#include "attnscope/model.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSettings>
+
+namespace {
+
+const char* const kRecentKey = "recentModelFolders";
+const int kSpecRole = Qt::UserRole;
+const QString kOpenFolder = QStringLiteral("open-folder");
+
+}  // namespace
+
+ModelPicker::ModelPicker(QWidget* parent) : QComboBox(parent) {
+    setObjectName(QStringLiteral("modelCombo"));
+    setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    setMinimumContentsLength(16);
+    setToolTip(tr("Built-in models, recent model folders, or open another folder"));
+    connect(this, &QComboBox::activated, this, &ModelPicker::onActivated);
+    refresh();
+}
+
+QStringList ModelPicker::recentFolders() { return QSettings().value(QLatin1String(kRecentKey)).toStringList(); }
+
+void ModelPicker::addRecentFolder(const QString& folder) {
+    const QString path = QDir::cleanPath(QFileInfo(folder).absoluteFilePath());
+    QStringList list = recentFolders();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecent) list.removeLast();
+    QSettings().setValue(QLatin1String(kRecentKey), list);
+}
+
+void ModelPicker::refresh() {
+    const QSignalBlocker blocker(this);
+    clear();
+    for (const auto& b : attnscope::builtinModels()) {
+        const QString name = QString::fromStdString(b.name);
+        addItem(tr("%1 (built-in)").arg(name), QStringLiteral("builtin:") + name);
+        setItemData(count() - 1, QString::fromStdString(b.folder.string()), Qt::ToolTipRole);
+    }
+    const QStringList recent = recentFolders();
+    if (count() > 0 && !recent.isEmpty()) insertSeparator(count());
+    for (const QString& folder : recent) {
+        addItem(QFileInfo(folder).fileName(), folder);
+        setItemData(count() - 1, QDir::toNativeSeparators(folder), Qt::ToolTipRole);
+    }
+    if (count() > 0) insertSeparator(count());
+    addItem(tr("Open folder…"), kOpenFolder);
+    const int found = findData(current_, kSpecRole);
+    setCurrentIndex(found);
+}
+
+void ModelPicker::setCurrentSpec(const QString& spec) {
+    current_ = spec;
+    if (!spec.startsWith(QLatin1String("builtin:"))) {
+        addRecentFolder(spec);
+        current_ = QDir::cleanPath(QFileInfo(spec).absoluteFilePath());
+    }
+    refresh();
+}
+
+QString ModelPicker::currentSpec() const { return current_; }
+
+void ModelPicker::onActivated(int index) {
+    const QString spec = itemData(index, kSpecRole).toString();
+    if (spec == kOpenFolder) {
+        setCurrentIndex(findData(current_, kSpecRole));  // stays on the open model
+        emit openFolderRequested();
+    } else if (!spec.isEmpty() && spec != current_) {
+        emit modelChosen(spec);
+    }
+}

@@ -1,0 +1,83 @@
+#include "outputpanel.h"
+
+#include "attnscope/model.h"
+#include "attnscope/trace.h"
+
+#include <QLabel>
+#include <QTextDocument>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace {
+
+QString bar(double p) { return QString(int(std::lround(p * 10)), QChar(0x2588)); }  // 10 blocks = 1
+
+QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+}  // namespace
+
+OutputPanel::OutputPanel(QWidget* parent) : QWidget(parent) {
+    label_ = new QLabel;
+    label_->setObjectName(QStringLiteral("outputLabel"));
+    label_->setWordWrap(true);
+    label_->setTextFormat(Qt::RichText);
+    label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(label_);
+    clear();
+}
+
+void OutputPanel::clear() { label_->setText(tr("<i>Run an input to see the model's output.</i>")); }
+
+QString OutputPanel::text() const {
+    QTextDocument doc;
+    doc.setHtml(label_->text());
+    return doc.toPlainText();
+}
+
+void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Model& model) {
+    QString html;
+    if (!trace.outputTokens().empty()) {
+        const auto& out = trace.outputTokens();
+        const bool chars = std::all_of(out.begin(), out.end(), [](const std::string& s) { return s.size() == 1; });
+        QString joined;
+        for (std::size_t i = 0; i < out.size(); ++i) joined += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
+        html = tr("Generated: <b><tt>%1</tt></b> (%2 tokens)").arg(joined).arg(out.size());
+    } else if (!trace.classLabels().empty()) {
+        const auto& labels = trace.classLabels();
+        const auto& p = trace.classProbabilities();
+        const auto best = std::size_t(std::max_element(p.begin(), p.end()) - p.begin());
+        html = tr("Class: <b>%1</b><table>").arg(esc(labels[best]));
+        for (std::size_t i = 0; i < labels.size() && i < p.size(); ++i)
+            html += QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
+                        .arg(esc(labels[i]), QString::number(p[i], 'f', 3), bar(p[i]));
+        html += QStringLiteral("</table>");
+    } else if (!trace.nextTokenLogits().empty()) {
+        // Softmax of the output logits (not attention): the next-token distribution.
+        const auto& logits = trace.nextTokenLogits();
+        const double top = *std::max_element(logits.begin(), logits.end());
+        double z = 0;
+        for (float l : logits) z += std::exp(double(l) - top);
+        std::vector<std::int64_t> order(logits.size());
+        std::iota(order.begin(), order.end(), 0);
+        const std::size_t k = std::min<std::size_t>(kTopK, order.size());
+        std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
+                          [&](std::int64_t a, std::int64_t b) { return logits[std::size_t(a)] > logits[std::size_t(b)]; });
+        order.resize(k);
+        const auto labels = model.tokenLabels(order);
+        html = tr("Next token (top %1):<table>").arg(k);
+        for (std::size_t i = 0; i < k; ++i) {
+            const double p = std::exp(double(logits[std::size_t(order[i])]) - top) / z;
+            html += QStringLiteral("<tr><td><tt>%1</tt></td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
+                        .arg(esc(labels[i]), QString::number(p, 'f', 3), bar(p));
+        }
+        html += QStringLiteral("</table>");
+    } else {
+        html = tr("<i>This model reports no outputs.</i>");
+    }
+    label_->setText(html);
+}

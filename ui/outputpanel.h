@@ -1,0 +1,29 @@
+// OutputPanel: what the model produced for the input: the generated target (encoder-decoder),
+// the class and its probabilities (classifier) or the most likely next tokens (language model).
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+namespace attnscope {
+class Model;
+class Trace;
+}  // namespace attnscope
+
+class QLabel;
+
+class OutputPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit OutputPanel(QWidget* parent = nullptr);
+
+    void showOutputs(const attnscope::Trace& trace, const attnscope::Model& model);
+    void clear();
+    QString text() const;  // the shown text (plain), for tests
+
+    static constexpr int kTopK = 5;
+
+private:
+    QLabel* label_ = nullptr;
+};

@@ -1,0 +1,127 @@
+#include "overviewgrid.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+
+OverviewGrid::OverviewGrid(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+    setMinimumSize(120, 80);
+}
+
+void OverviewGrid::setShape(int layers, int heads) {
+    if (layers != layers_ || heads != heads_) {
+        layers_ = layers;
+        heads_ = heads;
+        images_.clear();
+        updateGeometry();
+    }
+    layer_ = std::clamp(layer_, 0, std::max(0, layers - 1));
+    head_ = std::clamp(head_, 0, std::max(0, heads - 1));
+    update();
+}
+
+void OverviewGrid::setImages(std::vector<QImage> images) {
+    images_ = std::move(images);
+    update();
+}
+
+void OverviewGrid::setSelected(int layer, int head) {
+    layer_ = layer;
+    head_ = head;
+    update();
+}
+
+void OverviewGrid::setCaption(const QString& caption) {
+    caption_ = caption;
+    update();
+}
+
+// Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads.
+OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
+    Metrics m;
+    const QFontMetrics fm(font());
+    m.left = fm.horizontalAdvance(QStringLiteral("L00")) + 6;
+    m.top = fm.height() * 2 + 6;
+    m.gap = 4;
+    const int cols = std::max(1, heads_);
+    m.tile = std::clamp((width - m.left - 4 - (cols - 1) * m.gap) / cols, 16, 160);
+    return m;
+}
+
+int OverviewGrid::heightForWidth(int width) const {
+    const Metrics m = metricsFor(width);
+    return m.top + std::max(1, layers_) * (m.tile + m.gap) + 4;
+}
+
+QSize OverviewGrid::sizeHint() const { return {360, heightForWidth(360)}; }
+
+QRect OverviewGrid::tileRect(int layer, int head) const {
+    const Metrics m = metricsFor(width());
+    return {m.left + head * (m.tile + m.gap), m.top + layer * (m.tile + m.gap), m.tile, m.tile};
+}
+
+void OverviewGrid::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const QPalette pal = palette();
+    p.fillRect(rect(), pal.base());
+    const QFontMetrics fm(font());
+    p.setPen(pal.color(QPalette::Text));
+    p.drawText(QRect(4, 2, width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, caption_);
+    if (layers_ <= 0 || heads_ <= 0) return;
+    const Metrics m = metricsFor(width());
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    for (int h = 0; h < heads_; ++h) {
+        const QRect r = tileRect(0, h);
+        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter,
+                   m.tile >= fm.horizontalAdvance(QStringLiteral("H00")) ? QStringLiteral("H%1").arg(h) : QString::number(h));
+    }
+    for (int l = 0; l < layers_; ++l) {
+        const QRect r = tileRect(l, 0);
+        p.setPen(pal.color(QPalette::Text));
+        p.drawText(QRect(0, r.top(), m.left - 4, r.height()), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+        for (int h = 0; h < heads_; ++h) {
+            const QRect t = tileRect(l, h);
+            const std::size_t i = std::size_t(l) * heads_ + h;
+            if (i < images_.size() && !images_[i].isNull())
+                p.drawImage(t, images_[i]);
+            else
+                p.fillRect(t, pal.color(QPalette::Mid));
+        }
+    }
+    const QRect sel = tileRect(layer_, head_).adjusted(-2, -2, 2, 2);
+    p.setPen(QPen(pal.color(QPalette::Highlight), hasFocus() ? 3 : 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(sel);
+}
+
+void OverviewGrid::mousePressEvent(QMouseEvent* event) {
+    setFocus(Qt::MouseFocusReason);
+    for (int l = 0; l < layers_; ++l)
+        for (int h = 0; h < heads_; ++h)
+            if (tileRect(l, h).contains(event->position().toPoint())) {
+                setSelected(l, h);
+                emit headChosen(l, h);
+                return;
+            }
+    QWidget::mousePressEvent(event);
+}
+
+bool OverviewGrid::event(QEvent* event) {
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        for (int l = 0; l < layers_; ++l)
+            for (int h = 0; h < heads_; ++h)
+                if (tileRect(l, h).contains(help->pos())) {
+                    QToolTip::showText(help->globalPos(), tr("layer %1 · head %2").arg(l).arg(h), this);
+                    return true;
+                }
+        QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(event);
+}

@@ -1,0 +1,58 @@
+// OverviewGrid: every (layer, head) of one attention block as a thumbnail, layers as rows and
+// heads as columns. Clicking a thumbnail selects it (the window's arrow keys move the
+// selection too); the selected one is outlined. Thumbnails are images prepared on a
+// worker (MapService), drawn magnified without smoothing.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+
+#include <vector>
+
+class OverviewGrid : public QWidget {
+    Q_OBJECT
+public:
+    explicit OverviewGrid(QWidget* parent = nullptr);
+
+    // The grid's shape; clears the images until setImages() brings new ones.
+    void setShape(int layers, int heads);
+    // Row-major images (index = layer * heads + head) for the current shape.
+    void setImages(std::vector<QImage> images);
+    void setSelected(int layer, int head);
+    // A line shown above the grid (e.g. "decoder block · T = 0.5").
+    void setCaption(const QString& caption);
+
+    int layers() const { return layers_; }
+    int heads() const { return heads_; }
+    int selectedLayer() const { return layer_; }
+    int selectedHead() const { return head_; }
+    const std::vector<QImage>& images() const { return images_; }
+    // Where a thumbnail is drawn, in widget coordinates (for clicks and tests).
+    QRect tileRect(int layer, int head) const;
+
+    QSize sizeHint() const override;
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
+
+signals:
+    // The user clicked a thumbnail.
+    void headChosen(int layer, int head);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    struct Metrics {
+        int tile = 0, gap = 0, left = 0, top = 0;
+    };
+    Metrics metricsFor(int width) const;
+
+    int layers_ = 0;
+    int heads_ = 0;
+    int layer_ = 0;
+    int head_ = 0;
+    QString caption_;
+    std::vector<QImage> images_;
+};
