@@ -1,4 +1,4 @@
-// Running the real attnscope-cli from tests (for the family CLI tests; test_cli.cpp keeps its own).
+// Running the real attnscope-cli from tests: every CLI test file uses these.
 #pragma once
 
 #include "gpt2_fixture.h"
@@ -26,7 +26,7 @@ inline std::string slurpFile(const std::filesystem::path& file) {
 }
 
 inline CliResult runCli(const std::vector<std::string>& args) {
-    static const auto dir = freshDir("cli-family-io");
+    static const auto dir = freshDir("cli-run-io");
     auto quote = [](const std::string& s) {
         std::string q = "'";
         for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -5,6 +5,8 @@
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 
+#include "cli_run.h"
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -18,44 +20,12 @@ using namespace attnscope::testing;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
+using Result = CliResult;
 
-std::string slurp(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+Result cli(const std::vector<std::string>& args) { return runCli(args); }
+std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
 
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Result cli(const std::vector<std::string>& args) {
-    static const auto dir = freshDir("cli-builtin-io");
-    std::string cmd = quote(ATTNSCOPE_CLI);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(dir / "out");
-    r.err = slurp(dir / "err");
-    return r;
-}
-
-void requireInputError(const Result& r, const std::string& mentions) {
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 2);
-    REQUIRE(r.err.rfind("error: ", 0) == 0);
-    REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    REQUIRE_THAT(r.err, Catch::Contains(mentions));
-}
+void requireInputError(const Result& r, const std::string& mentions) { requireCliInputError(r, mentions); }
 
 // The .npy block equals the Trace's maps, head by head.
 void requireNpyMatchesTrace(const NpyArray& a, const Trace& trace, const std::string& block) {

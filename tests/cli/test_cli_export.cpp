@@ -3,6 +3,8 @@
 // and pHYs chunk), and invalid requests give exit code 2 and one line, leaving --out untouched.
 #include "gpt2_fixture.h"
 
+#include "cli_run.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -16,36 +18,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
+using Run = CliResult;
 
-std::string slurp(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+Run exportCli(std::vector<std::string> args) {
+    args.insert(args.begin(), "export");
+    return runCli(args);
 }
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Run exportCli(const std::vector<std::string>& args) {
-    static const auto dir = freshDir("cli-export-io");
-    std::string cmd = quote(ATTNSCOPE_CLI) + " export";
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(dir / "out");
-    r.err = slurp(dir / "err");
-    return r;
-}
+std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
 
 std::uint32_t be32(const std::string& s, std::size_t at) {
     return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |

@@ -4,6 +4,8 @@
 #include "npy_read.h"
 #include "reference_gpt2.h"
 
+#include "cli_run.h"
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -19,36 +21,10 @@ using namespace attnscope::testing;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
+using Result = CliResult;
 
-std::string slurp(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Result cli(const std::vector<std::string>& args) {
-    static const auto dir = freshDir("cli-lab-io");
-    std::string cmd = quote(ATTNSCOPE_CLI);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(dir / "out");
-    r.err = slurp(dir / "err");
-    return r;
-}
+Result cli(const std::vector<std::string>& args) { return runCli(args); }
+std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
 
 void requireExit(const Result& r, int code, const std::string& mentions) {
     INFO("stderr: " << r.err);

@@ -2,6 +2,8 @@
 // ids, tokens and offsets against the reference's golden values, exit codes and error lines.
 #include "gpt2_fixture.h"
 
+#include "cli_run.h"
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -14,38 +16,12 @@ using namespace attnscope::testing;
 
 namespace {
 
+using Run = CliResult;
+
+Run cli(const std::vector<std::string>& args) { return runCli(args); }
+std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
+
 const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
-
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Run cli(const std::vector<std::string>& args) {
-    static const auto dir = freshDir("cli-tokenize-io");
-    std::string cmd = quote(ATTNSCOPE_CLI);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(dir / "out");
-    r.err = slurp(dir / "err");
-    return r;
-}
 
 const nlohmann::json& goldenCase(const std::string& name) {
     static const nlohmann::json g = nlohmann::json::parse(slurp(kData / "golden.json"));
