@@ -16,7 +16,7 @@ namespace attnscope::tok {
 
 namespace {
 
-class Bpe final : public Model {
+class Bpe final : public VocabularyModel {
 public:
     Bpe(const nlohmann::json& j, const Origin& origin) {
         const Fields f{j, origin.at("model (BPE)")};
@@ -91,15 +91,6 @@ public:
         if (cache_.size() < kCacheCapacity) cache_.emplace(piece, std::move(result));
     }
 
-    std::optional<std::int64_t> tokenToId(const std::string& token) const override {
-        const auto* id = vocab_.find(token);
-        return id ? std::optional<std::int64_t>(*id) : std::nullopt;
-    }
-    std::optional<std::string> idToToken(std::int64_t id) const override {
-        const auto* t = vocab_.token(id);
-        return t ? std::optional<std::string>(*t) : std::nullopt;
-    }
-    std::int64_t maxId() const override { return vocab_.maxId(); }
 
 private:
     struct MergeInfo {
@@ -210,7 +201,6 @@ private:
     }
 
     std::string where_;
-    Vocabulary vocab_;
     std::unordered_map<std::uint64_t, MergeInfo> merges_;
     std::optional<std::string> unk_;
     std::string prefix_, suffix_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "normalized.h"
+#include "vocabulary.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -55,6 +56,23 @@ public:
     virtual std::optional<std::int64_t> tokenToId(const std::string& token) const = 0;
     virtual std::optional<std::string> idToToken(std::int64_t id) const = 0;
     virtual std::int64_t maxId() const = 0;  // highest id, -1 when empty
+};
+
+// A model whose ids are one token -> id table (BPE, WordPiece, Unigram).
+class VocabularyModel : public Model {
+public:
+    std::optional<std::int64_t> tokenToId(const std::string& token) const final {
+        const auto* id = vocab_.find(token);
+        return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+    }
+    std::optional<std::string> idToToken(std::int64_t id) const final {
+        const auto* t = vocab_.token(id);
+        return t ? std::optional<std::string>(*t) : std::nullopt;
+    }
+    std::int64_t maxId() const final { return vocab_.maxId(); }
+
+protected:
+    Vocabulary vocab_;
 };
 
 // An encoding while post-processing.

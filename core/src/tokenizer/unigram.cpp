@@ -15,7 +15,7 @@ namespace attnscope::tok {
 
 namespace {
 
-class Unigram final : public Model {
+class Unigram final : public VocabularyModel {
 public:
     Unigram(const nlohmann::json& j, const Origin& origin) {
         const Fields f{j, origin.at("model (Unigram)")};
@@ -116,19 +116,9 @@ public:
         }
     }
 
-    std::optional<std::int64_t> tokenToId(const std::string& token) const override {
-        const auto* id = vocab_.find(token);
-        return id ? std::optional<std::int64_t>(*id) : std::nullopt;
-    }
-    std::optional<std::string> idToToken(std::int64_t id) const override {
-        const auto* t = vocab_.token(id);
-        return t ? std::optional<std::string>(*t) : std::nullopt;
-    }
-    std::int64_t maxId() const override { return vocab_.maxId(); }
 
 private:
     std::string where_;
-    Vocabulary vocab_;
     std::vector<double> scores_;
     double minScore_ = 0;
     std::size_t maxPieceBytes_ = 0;

@@ -11,7 +11,7 @@ namespace attnscope::tok {
 
 namespace {
 
-class WordPiece final : public Model {
+class WordPiece final : public VocabularyModel {
 public:
     WordPiece(const nlohmann::json& j, const Origin& origin) {
         const Fields f{j, origin.at("model (WordPiece)")};
@@ -57,15 +57,6 @@ public:
         }
     }
 
-    std::optional<std::int64_t> tokenToId(const std::string& token) const override {
-        const auto* id = vocab_.find(token);
-        return id ? std::optional<std::int64_t>(*id) : std::nullopt;
-    }
-    std::optional<std::string> idToToken(std::int64_t id) const override {
-        const auto* t = vocab_.token(id);
-        return t ? std::optional<std::string>(*t) : std::nullopt;
-    }
-    std::int64_t maxId() const override { return vocab_.maxId(); }
 
 private:
     Token unknown(const std::string& piece) const {
@@ -75,7 +66,6 @@ private:
     }
 
     std::string where_;
-    Vocabulary vocab_;
     std::string unk_, prefix_;
     std::size_t maxChars_ = 100;
 };
