@@ -1,0 +1,282 @@
+// The attention lab in the real window: propagated temperature, map variants, the additive fit,
+// head masking and pruning, the metrics table and the block views. Every expectation is computed
+// here straight from core (Model::forward with RunOptions, Trace::map, fitAdditive,
+// compareOutputs, headMetrics, blockRollout) and compared with what the widgets show.
+#include "window_fixture.h"
+
+#include "labcontroller.h"
+#include "labpanel.h"
+#include "labservice.h"
+#include "metricspanel.h"
+#include "outputchangeview.h"
+
+#include "attnscope/interventions.h"
+#include "attnscope/lab.h"
+#include "attnscope/model.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+
+#include <cmath>
+
+using namespace uitest;
+
+namespace {
+
+// Points core's built-in search at the trained models in the source tree while alive.
+struct RealBuiltins {
+    QByteArray saved = qgetenv("ATTNSCOPE_BUILTIN_DIR");
+    RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", ATTNSCOPE_TEST_BUILTIN_SOURCE); }
+    ~RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", saved); }
+};
+
+struct LabFixture : WindowFixture {
+    LabController* lab = window.lab();
+    LabPanel* panel = lab->panel();
+
+    ~LabFixture() { lab->shutdown(); }
+
+    MapKey key() const { return {controls->blockCombo()->currentIndex(), layer->value(), head->value()}; }
+
+    // Opens spec, waits for its run and the current head's map (any block).
+    void openAny(const QString& spec) {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        QSignalSpy traced(session, &Session::traceReady);
+        window.openModel(spec);
+        REQUIRE(loaded.wait(20000));
+        REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
+        REQUIRE(session->trace());
+        const MapKey k = key();
+        waitForMap(session->trace()->map(k.block, k.layer, k.head));
+    }
+
+    // Waits for the lab's re-run of the current trace (the change display shows it).
+    void waitForRerun() {
+        REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); }, 20000));
+    }
+
+    void requireSameChange(const attnscope::OutputChange& expected) {
+        const attnscope::OutputChange& shown = lab->changeView()->change();
+        CHECK(shown.kind == expected.kind);
+        CHECK(shown.kl == Approx(expected.kl).margin(1e-12));
+        CHECK(shown.sameTop == expected.sameTop);
+        CHECK(shown.changedOutput == expected.changedOutput);
+        CHECK(shown.changedProbabilities == expected.changedProbabilities);
+        REQUIRE(shown.changedTop.size() == expected.changedTop.size());
+        for (std::size_t i = 0; i < shown.changedTop.size(); ++i) CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
+        const QString text = lab->changeView()->text();
+        if (expected.kind != "sequence") CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
+        for (const auto& t : expected.changedOutput) CHECK(text.contains(QString::fromStdString(t)));
+        for (const auto& t : expected.changedTop) CHECK(text.contains(QString::fromStdString(t.label)));
+    }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and outputs are core's", "[ui][lab]") {
+    RealBuiltins real;
+    const QString spec = GENERATE(QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot"),
+                                  QStringLiteral("gpt2-fixture"));
+    if (spec == QLatin1String("gpt2-fixture")) {
+        qputenv("ATTNSCOPE_BUILTIN_DIR", real.saved);  // the GPT-2 stand-ins: next-token outputs
+        openAny(QStringLiteral("builtin:reverse-dot"));
+    } else {
+        openAny(spec);
+    }
+    const auto base = session->trace();
+    QCheckBox* propagate = lab->propagateCheck();
+    propagate->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(0.4));
+    const double t = controls->temperature()->temperature();
+    REQUIRE(std::abs(t - 0.4) < 0.01);
+    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->changeView()->hasChange() && lab->shownTrace() != base; }, 20000));
+
+    attnscope::RunOptions options;
+    options.temperature = t;
+    const auto expected = session->model()->forward(base->ids(), options);
+    const attnscope::OutputChange change = attnscope::compareOutputs(*base, *expected, 5);
+    requireSameChange(change);
+    CHECK(lab->changeView()->text().contains(QStringLiteral("inside every layer")));
+    const MapKey k = key();
+    waitForMap(expected->map(k.block, k.layer, k.head));  // the model's map at T inside, drawn at display T = 1
+    CHECK(heatmap->title().contains(QStringLiteral("inside")));
+    // The overview shows the re-run's maps too.
+    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
+
+    // Only layer 0: a different run.
+    lab->layersEdit()->setText(QStringLiteral("0"));
+    emit lab->layersEdit()->editingFinished();
+    options.temperatureLayers = {0};
+    const auto layer0 = session->model()->forward(base->ids(), options);
+    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() && lab->intervention().layers == std::vector<int>{0} &&
+                                         lab->changeView()->text().contains(QStringLiteral("layers 0")); }, 20000));
+    requireSameChange(attnscope::compareOutputs(*base, *layer0, 5));
+    waitForMap(layer0->map(k.block, k.layer, k.head));
+
+    // Off again: the original trace and its map at the slider's display temperature.
+    propagate->setChecked(false);
+    CHECK_FALSE(lab->changeView()->isVisible());
+    CHECK(lab->shownTrace() == base);
+    attnscope::MapOptions display;
+    display.temperature = t;
+    waitForMap(base->map(k.block, k.layer, k.head, display));
+}
+
+TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with those options", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:sentiment-dot"));
+    const auto trace = session->trace();
+    head->setValue(1);
+    const MapKey k = key();
+    attnscope::MapOptions o;
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Dot));
+    o.variant = attnscope::MapVariant::Dot;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    CHECK(heatmap->title().contains(QStringLiteral("dot")));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    o.variant = attnscope::MapVariant::Linear;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));  // elu + 1
+    panel->featureMapCombo()->setCurrentIndex(1);
+    o.featureMap = attnscope::FeatureMap::Relu;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    panel->featureMapCombo()->setCurrentIndex(2);
+    panel->featuresSpin()->setValue(16);
+    o.featureMap = attnscope::FeatureMap::Favor;
+    o.features = 16;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    CHECK(heatmap->title().contains(QStringLiteral("FAVOR+ M = 16")));
+
+    // The display temperature applies to FAVOR+ (it estimates the tempered softmax).
+    slider->setValue(TemperatureSlider::positionOf(2.0));
+    o.temperature = controls->temperature()->temperature();
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    waitForMap(trace->map(k.block, k.layer, k.head, attnscope::MapOptions{o.temperature}));
+}
+
+TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    const auto trace = session->trace();
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // no fit yet: a message
+    panel->fitStepsSpin()->setValue(120);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+    const auto fit = lab->lastFit();
+    CHECK(fit->finalKl < fit->initialKl);
+    CHECK(fit->klHistory.size() == 120u);
+    const QString label = panel->fitLabel()->text();
+    CHECK(label.contains(QString::number(fit->initialKl, 'f', 4)));
+    CHECK(label.contains(QString::number(fit->finalKl, 'f', 4)));
+    waitForMap(fit->map);
+
+    // The same fit, run here: deterministic for its seed.
+    const MapKey k = key();
+    attnscope::AdditiveFitOptions options;
+    options.steps = 120;
+    const auto independent = attnscope::fitAdditive(*trace, k.block, k.layer, k.head, options);
+    CHECK(independent.finalKl == Approx(fit->finalKl).epsilon(1e-5));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Hybrid));
+    panel->gateSlider()->setValue(30);
+    attnscope::MapOptions dot;
+    dot.variant = attnscope::MapVariant::Dot;
+    waitForMap(attnscope::mixMaps(fit->map, trace->map(k.block, k.layer, k.head, dot), 0.3));
+}
+
+TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads", "[ui][lab]") {
+    open(QStringLiteral("builtin:reverse-dot"));  // GPT-2 stand-in: next-token output
+    const auto base = session->trace();
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
+    waitForRerun();
+    CHECK(lab->isMasked(QStringLiteral("self"), 1, 2));
+    CHECK(panel->maskList()->count() == 1);
+    CHECK(layer->value() == 0);  // ctrl+click masks, it does not select
+    attnscope::RunOptions options;
+    options.maskHeads = {{"self", 1, 2}};
+    const auto expected = session->model()->forward(base->ids(), options);
+    requireSameChange(attnscope::compareOutputs(*base, *expected, 5));
+    CHECK(lab->changeView()->text().contains(QStringLiteral("1 head masked")));
+
+    // Unmasking returns to the original run.
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
+    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() == base; }, 20000));
+    CHECK(panel->maskList()->count() == 0);
+    CHECK_FALSE(lab->changeView()->hasChange());
+
+    // Prune by entropy: core's ranking decides which heads.
+    panel->pruneCountSpin()->setValue(3);
+    QTest::mouseClick(panel->pruneButton(), Qt::LeftButton);
+    waitForRerun();
+    const auto pruned = attnscope::pruneByImportance(*session->model(), *base, attnscope::Importance::Entropy, 3);
+    REQUIRE(lab->intervention().masked.size() == 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(lab->intervention().masked[i].layer == pruned.masked[i].layer);
+        CHECK(lab->intervention().masked[i].head == pruned.masked[i].head);
+    }
+    CHECK(panel->maskList()->count() == 3);
+    requireSameChange(pruned.change);
+}
+
+TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:sentiment-dot"));
+    const auto trace = session->trace();
+    MetricsPanel* metrics = lab->metrics();
+    window.tabs()->setCurrentWidget(metrics);
+    attnscope::MetricsOptions options;
+    const auto expected = attnscope::headMetrics(*trace, options);
+    REQUIRE(QTest::qWaitFor([&] { return metrics->model()->rowCount() == int(expected.size()); }, 20000));
+    auto* model = metrics->model();
+    for (int r = 0; r < int(expected.size()); ++r) {
+        const auto& e = expected[std::size_t(r)];
+        CHECK(model->index(r, HeadMetricsModel::Layer).data(Qt::UserRole).toInt() == e.layer);
+        CHECK(model->index(r, HeadMetricsModel::Head).data(Qt::UserRole).toInt() == e.head);
+        CHECK(model->index(r, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() == e.entropy);
+        CHECK(model->index(r, HeadMetricsModel::MeanDistance).data(Qt::UserRole).toDouble() == e.meanDistance);
+        CHECK(model->index(r, HeadMetricsModel::FirstToken).data(Qt::UserRole).toDouble() == e.firstToken);
+        CHECK(model->index(r, HeadMetricsModel::Separator).data(Qt::UserRole).toDouble() == e.separator);
+        CHECK(model->index(r, HeadMetricsModel::KlLinear).data(Qt::UserRole).toDouble() == e.klDotLinear);
+        CHECK(model->index(r, HeadMetricsModel::Pattern).data().toString() == QString::fromLatin1(attnscope::patternName(e.pattern)));
+        CHECK(model->index(r, HeadMetricsModel::Entropy).data().toString() == QString::number(e.entropy, 'f', 3));
+    }
+    CHECK(model->headerData(HeadMetricsModel::Entropy, Qt::Horizontal).toString().contains(QStringLiteral("nats")));
+
+    // Sorting by entropy, descending: the proxy's rows follow core's numbers.
+    metrics->table()->sortByColumn(HeadMetricsModel::Entropy, Qt::DescendingOrder);
+    auto* proxy = metrics->proxy();
+    double best = -1;
+    int bestRow = 0;
+    for (int r = 0; r < int(expected.size()); ++r)
+        if (expected[std::size_t(r)].entropy > best) best = expected[std::size_t(r)].entropy, bestRow = r;
+    for (int r = 1; r < proxy->rowCount(); ++r)
+        CHECK(proxy->index(r - 1, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() >=
+              proxy->index(r, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble());
+    CHECK(proxy->index(0, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() == best);
+
+    // Clicking the top row selects that head in the window.
+    QTableView* table = metrics->table();
+    const QRect cell = table->visualRect(proxy->index(0, HeadMetricsModel::Layer));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+    CHECK(layer->value() == expected[std::size_t(bestRow)].layer);
+    CHECK(head->value() == expected[std::size_t(bestRow)].head);
+
+    // Rollout (the default view), then head similarity, of the shown block.
+    const int block = controls->blockCombo()->currentIndex();
+    const auto rollout = attnscope::blockRollout(*trace, block);
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), rollout) == 0; }, 20000));
+    metrics->viewCombo()->setCurrentIndex(2);
+    const auto sim = attnscope::blockSimilarity(*trace, block);
+    attnscope::HeadMap simMap;
+    simMap.rows = simMap.cols = int(std::lround(std::sqrt(double(sim.size()))));
+    simMap.values.assign(sim.begin(), sim.end());
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), simMap) == 0; }, 20000));
+    metrics->viewCombo()->setCurrentIndex(1);
+    const auto flow = attnscope::blockFlow(*trace, block);
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), flow) == 0; }, 20000));
+}

@@ -1,0 +1,552 @@
+#include "labcontroller.h"
+
+#include "controlpanel.h"
+#include "figure.h"
+#include "heatmapview.h"
+#include "labpanel.h"
+#include "mainwindow.h"
+#include "metricspanel.h"
+#include "outputchangeview.h"
+#include "outputpanel.h"
+#include "overviewgrid.h"
+#include "session.h"
+#include "temperatureslider.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QContextMenuEvent>
+#include <QDockWidget>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <algorithm>
+
+namespace {
+
+QStringList toQt(const std::vector<std::string>& labels) {
+    QStringList out;
+    for (const auto& s : labels) out << QString::fromStdString(s);
+    return out;
+}
+
+}  // namespace
+
+// Crosses out the masked heads of the shown block on top of the overview grid.
+class MaskOverlay : public QWidget {
+public:
+    MaskOverlay(LabController* lab, OverviewGrid* grid, QComboBox* block)
+        : QWidget(grid), lab_(lab), grid_(grid), block_(block) {
+        setAttribute(Qt::WA_TransparentForMouseEvents);
+        setAttribute(Qt::WA_NoSystemBackground);
+        setGeometry(grid->rect());
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.setRenderHint(QPainter::Antialiasing);
+        const QString block = block_->currentText().isEmpty() ? QStringLiteral("self") : block_->currentText();
+        for (const auto& h : lab_->intervention().masked) {
+            if (QString::fromStdString(h.block) != block || h.layer >= grid_->layers() || h.head >= grid_->heads()) continue;
+            const QRectF r = QRectF(grid_->tileRect(h.layer, h.head)).adjusted(1, 1, -1, -1);
+            p.fillRect(r, QColor(0, 0, 0, 110));
+            p.setPen(QPen(QColor(230, 50, 50), std::max(2.0, r.width() / 14)));
+            p.drawRect(r);
+            const QRectF c = r.adjusted(r.width() / 4, r.height() / 4, -r.width() / 4, -r.height() / 4);
+            p.drawLine(c.topLeft(), c.bottomRight());
+            p.drawLine(c.topRight(), c.bottomLeft());
+        }
+    }
+
+private:
+    LabController* lab_;
+    OverviewGrid* grid_;
+    QComboBox* block_;
+};
+
+LabController::LabController(MainWindow* window) : QObject(window), window_(window) {
+    service_ = new LabService(this);
+    ControlPanel* controls = window->controls();
+
+    panel_ = new LabPanel;
+    panel_->setObjectName(QStringLiteral("labPanel"));
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(panel_);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(270);
+    auto* dock = new QDockWidget(tr("Lab"), window);
+    dock->setObjectName(QStringLiteral("labDock"));
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setWidget(scroll);
+    window->addDockWidget(Qt::RightDockWidgetArea, dock);
+
+    metrics_ = new MetricsPanel;
+    metrics_->setObjectName(QStringLiteral("metricsPanel"));
+    window->tabs()->addTab(metrics_, tr("&Metrics · rollout"));
+
+    change_ = new OutputChangeView;
+    change_->setObjectName(QStringLiteral("outputChange"));
+    if (QLayout* l = controls->outputs()->parentWidget()->layout()) l->addWidget(change_);
+    buildPropagateRow();
+
+    overlay_ = new MaskOverlay(this, window->overview(), controls->blockCombo());
+    window->overview()->installEventFilter(this);
+
+    Session* session = window->session();
+    connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
+    connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
+    connect(controls->temperature(), &TemperatureSlider::temperatureChanged, this, &LabController::onTemperature);
+    connect(controls->blockCombo(), &QComboBox::currentIndexChanged, this, [this] {
+        overlay_->update();
+        if (metricsVisible()) refreshBlockView();
+    });
+    connect(panel_, &LabPanel::variantChanged, window_, &MainWindow::refreshMaps);
+    connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
+    connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
+    connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
+    connect(panel_->unmaskButton(), &QPushButton::clicked, this, [this] {
+        std::vector<attnscope::HeadRef> kept;
+        for (int i = 0; i < int(intervention_.masked.size()); ++i)
+            if (!panel_->maskList()->item(i) || !panel_->maskList()->item(i)->isSelected()) kept.push_back(intervention_.masked[std::size_t(i)]);
+        intervention_.masked = kept;
+        updateMaskViews();
+        applyIntervention();
+    });
+    connect(panel_->cancelButton(), &QPushButton::clicked, this, [this] {
+        service_->cancelAll();
+        jobText_.clear();
+        panel_->setJob({});
+        panel_->jobLabel()->setText(tr("Cancelled."));
+    });
+    connect(service_, &LabService::rerunReady, this, &LabController::onRerun);
+    connect(service_, &LabService::variantMapReady, this, &LabController::onVariantMap);
+    connect(service_, &LabService::fitReady, this, &LabController::onFit);
+    connect(service_, &LabService::metricsReady, this, &LabController::onMetrics);
+    connect(service_, &LabService::blockViewReady, this, &LabController::onBlockView);
+    connect(service_, &LabService::progress, this, &LabController::onProgress);
+    connect(metrics_, &MetricsPanel::headSelected, this, &LabController::selectHead);
+    connect(metrics_, &MetricsPanel::headActivated, this, [this](const QString& block, int layer, int head) {
+        selectHead(block, layer, head);
+        window_->tabs()->setCurrentIndex(0);
+    });
+    connect(metrics_, &MetricsPanel::viewChanged, this, &LabController::refreshBlockView);
+    connect(window->tabs(), &QTabWidget::currentChanged, this, [this] {
+        if (!metricsVisible()) return;
+        refreshMetrics();
+        refreshBlockView();
+    });
+}
+
+LabController::~LabController() { shutdown(); }
+
+void LabController::shutdown() {
+    service_->cancelAll();
+    service_->waitForWorkers();
+}
+
+// "Inside the model" and its layers, in the row under the temperature slider.
+void LabController::buildPropagateRow() {
+    TemperatureSlider* slider = window_->controls()->temperature();
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    propagate_ = new QCheckBox(tr("Inside the model, layers"));
+    propagate_->setObjectName(QStringLiteral("propagateCheck"));
+    propagate_->setToolTip(tr("Re-run the model with softmax(logits / T) inside the chosen layers, so later layers and "
+                              "the output change too (propagated temperature). Off: T only redraws the maps."));
+    layers_ = new QLineEdit;
+    layers_->setObjectName(QStringLiteral("temperatureLayersEdit"));
+    layers_->setPlaceholderText(tr("all"));
+    layers_->setToolTip(tr("Layers the temperature applies in, e.g. 0,2 (empty = every layer)"));
+    layers_->setMaximumWidth(90);
+    layout->addWidget(propagate_);
+    layout->addWidget(layers_);
+    layout->addStretch(1);
+    auto* form = qobject_cast<QFormLayout*>(slider->parentWidget() ? slider->parentWidget()->layout() : nullptr);
+    int at = -1;
+    QFormLayout::ItemRole role;
+    if (form) form->getWidgetPosition(slider, &at, &role);
+    if (form && at >= 0) form->insertRow(at + 1, row);
+    else if (QLayout* l = window_->controls()->layout()) l->addWidget(row);
+    connect(propagate_, &QCheckBox::toggled, this, [this] {
+        window_->refreshMaps();
+        applyIntervention();
+    });
+    connect(layers_, &QLineEdit::editingFinished, this, [this] {
+        try {
+            intervention_.layers = layers_->text().trimmed().isEmpty() ? std::vector<int>{}
+                                                                        : attnscope::parseLayerList(layers_->text().toStdString());
+            layers_->setStyleSheet({});
+        } catch (const std::exception& e) {
+            layers_->setStyleSheet(QStringLiteral("color: #c03030;"));
+            window_->statusBar()->showMessage(QString::fromUtf8(e.what()), 8000);
+            return;
+        }
+        if (propagate_->isChecked()) applyIntervention();
+    });
+}
+
+TracePtr LabController::shownTrace() const {
+    const TracePtr base = window_->session()->trace();
+    return rerunTrace_ && base && base_ == base ? rerunTrace_ : base;
+}
+
+double LabController::displayTemperature(double sliderTemperature) const {
+    return propagate_->isChecked() ? 1.0 : sliderTemperature;
+}
+
+bool LabController::takesDetail() const {
+    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != window_->session()->trace();
+}
+
+static MapKey keyOf(const ControlPanel* c) {
+    return {c->blockCombo()->currentIndex(), c->layerSpin()->value(), c->headSpin()->value()};
+}
+
+VariantSpec LabController::variantSpec(MapKey key) const {
+    VariantSpec s;
+    s.variant = panel_->variant();
+    s.map.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    s.map.featureMap = panel_->featureMap();
+    s.map.features = panel_->featuresSpin()->value();
+    s.gate = panel_->gate();
+    if (fit_ && fitTrace_ == shownTrace() && fitKey_ == key) s.fit = fit_;
+    return s;
+}
+
+void LabController::requestDetail(MapKey key) {
+    if (const TracePtr t = shownTrace(); t && key.block >= 0) service_->requestVariantMap(t, key, variantSpec(key));
+}
+
+void LabController::onVariantMap(const VariantMapResult& r) {
+    if (r.trace != shownTrace() || !(r.key == keyOf(window_->controls())) || !takesDetail()) return;
+    HeatmapView* view = window_->heatmap();
+    if (!r.error.isEmpty()) {
+        view->clear(r.error);
+        return;
+    }
+    const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
+    const bool linearKind = info.kind == attnscope::AttentionKind::Linear;
+    const bool usesT = !linearKind && r.spec.variant != LabVariant::Linear;
+    QString title = mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
+                             r.key.layer, r.key.head, usesT ? r.spec.map.temperature : 1.0);
+    switch (r.spec.variant) {
+    case LabVariant::Native: break;
+    case LabVariant::Dot: title += tr(" · dot"); break;
+    case LabVariant::Linear:
+        title += r.spec.map.featureMap == attnscope::FeatureMap::Favor ? tr(" · linear, FAVOR+ M = %1").arg(r.spec.map.features)
+                 : r.spec.map.featureMap == attnscope::FeatureMap::Relu ? tr(" · linear, relu")
+                                                                         : tr(" · linear, elu+1");
+        break;
+    case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
+    case LabVariant::Hybrid: title += tr(" · hybrid g = %1").arg(r.spec.gate, 0, 'f', 2); break;
+    }
+    if (r.trace != window_->session()->trace()) title += QStringLiteral(" · ") + intervention_.describe();
+    view->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens), title);
+}
+
+void LabController::onBaseTrace() {
+    rerunTrace_.reset();
+    base_.reset();
+    fit_.reset();
+    fitTrace_.reset();
+    change_->clear();
+    panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
+    if (intervention_.active()) applyIntervention();
+    if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+void LabController::onModelLoaded() {
+    service_->cancelAll();
+    jobText_.clear();
+    panel_->setJob({});
+    intervention_.masked.clear();
+    rerunTrace_.reset();
+    base_.reset();
+    fit_.reset();
+    fitTrace_.reset();
+    metricsTrace_.reset();
+    change_->clear();
+    metrics_->clearAll(tr("Run an input to see per-head metrics."));
+    panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
+    updateMaskViews();
+}
+
+void LabController::onTemperature() {
+    if (propagate_->isChecked()) applyIntervention();
+    else if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+// Re-runs the session's trace with what the user asked for; no intervention: back to it.
+void LabController::applyIntervention() {
+    intervention_.propagate = propagate_->isChecked();
+    intervention_.temperature = window_->controls()->temperature()->temperature();
+    service_->cancel(LabJob::Prune);
+    if (!intervention_.active()) {
+        service_->cancel(LabJob::Rerun);
+        const bool had = rerunTrace_ != nullptr;
+        rerunTrace_.reset();
+        base_.reset();
+        change_->clear();
+        jobEnded();
+        if (had) {
+            window_->refreshMaps();
+            emit shownTraceChanged();
+            if (metricsVisible()) {
+                refreshMetrics();
+                refreshBlockView();
+            }
+        }
+        return;
+    }
+    const TracePtr base = window_->session()->trace();
+    if (!base || !window_->session()->model()) return;
+    jobStarted(tr("Re-running the model (%1)…").arg(intervention_.describe()));
+    service_->requestRerun(window_->session()->model(), base, intervention_, OutputPanel::kTopK);
+}
+
+void LabController::onRerun(const RerunResult& r) {
+    if (r.original != window_->session()->trace()) return;
+    if (!r.error.isEmpty()) {
+        jobEnded(tr("<span style='color:#c03030'>The re-run failed: %1</span>").arg(r.error.toHtmlEscaped()));
+        window_->statusBar()->showMessage(tr("Re-run failed: %1").arg(r.error), 10000);
+        return;
+    }
+    base_ = r.original;
+    rerunTrace_ = r.trace;
+    intervention_.masked = r.intervention.masked;  // pruning adds heads
+    fit_.reset();
+    fitTrace_.reset();
+    change_->showChange(r.change, r.intervention.describe(), r.ms);
+    jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 0));
+    window_->statusBar()->showMessage(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
+    updateMaskViews();
+    window_->refreshMaps();
+    emit shownTraceChanged();
+    if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+void LabController::fitAdditive() {
+    const TracePtr trace = shownTrace();
+    if (!trace) return;
+    const MapKey key = keyOf(window_->controls());
+    attnscope::AdditiveFitOptions o;
+    o.width = panel_->fitWidthSpin()->value();
+    o.steps = panel_->fitStepsSpin()->value();
+    o.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    jobStarted(tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
+    service_->requestFit(trace, key, o);
+}
+
+void LabController::onFit(const FitResult& r) {
+    if (!r.error.isEmpty()) {
+        panel_->fitLabel()->setText(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
+        jobEnded(tr("The fit failed."));
+        return;
+    }
+    if (r.trace != shownTrace()) return;
+    fit_ = r.fit;
+    fitTrace_ = r.trace;
+    fitKey_ = r.key;
+    panel_->fitLabel()->setText(tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7 ms")
+                                    .arg(r.key.layer)
+                                    .arg(r.key.head)
+                                    .arg(r.fit->initialKl, 0, 'f', 4)
+                                    .arg(r.fit->finalKl, 0, 'f', 4)
+                                    .arg(r.fit->klHistory.size())
+                                    .arg(r.fit->width)
+                                    .arg(r.ms, 0, 'f', 0));
+    jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
+    if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
+    else window_->refreshMaps();
+}
+
+void LabController::prune() {
+    const TracePtr base = window_->session()->trace();
+    if (!base || !window_->session()->model()) return;
+    intervention_.propagate = propagate_->isChecked();
+    intervention_.temperature = window_->controls()->temperature()->temperature();
+    service_->cancel(LabJob::Rerun);
+    jobStarted(tr("Ranking heads by %1 and masking the top %2…").arg(panel_->importanceCombo()->currentText()).arg(panel_->pruneCountSpin()->value()));
+    service_->requestPrune(window_->session()->model(), base, intervention_, panel_->importance(), panel_->pruneCountSpin()->value(),
+                           OutputPanel::kTopK);
+}
+
+void LabController::toggleMask(const QString& block, int layer, int head) {
+    auto& m = intervention_.masked;
+    const auto it = std::find_if(m.begin(), m.end(), [&](const attnscope::HeadRef& h) {
+        return QString::fromStdString(h.block) == block && h.layer == layer && h.head == head;
+    });
+    if (it != m.end()) m.erase(it);
+    else m.push_back({block.toStdString(), layer, head});
+    updateMaskViews();
+    applyIntervention();
+}
+
+bool LabController::isMasked(const QString& block, int layer, int head) const {
+    return std::any_of(intervention_.masked.begin(), intervention_.masked.end(), [&](const attnscope::HeadRef& h) {
+        return QString::fromStdString(h.block) == block && h.layer == layer && h.head == head;
+    });
+}
+
+void LabController::clearMasks() {
+    intervention_.masked.clear();
+    updateMaskViews();
+    applyIntervention();
+}
+
+void LabController::updateMaskViews() {
+    panel_->setMaskedHeads(intervention_.masked);
+    overlay_->update();
+}
+
+QString LabController::currentBlockName() const {
+    const QString b = window_->controls()->blockCombo()->currentText();
+    return b.isEmpty() ? QStringLiteral("self") : b;
+}
+
+bool LabController::metricsVisible() const { return window_->tabs()->currentWidget() == metrics_; }
+
+bool LabController::eventFilter(QObject* watched, QEvent* event) {
+    OverviewGrid* grid = window_->overview();
+    if (watched != grid) return QObject::eventFilter(watched, event);
+    if (event->type() == QEvent::Resize) overlay_->setGeometry(grid->rect());
+    const auto tileAt = [grid](const QPoint& p, int& layer, int& head) {
+        for (layer = 0; layer < grid->layers(); ++layer)
+            for (head = 0; head < grid->heads(); ++head)
+                if (grid->tileRect(layer, head).contains(p)) return true;
+        return false;
+    };
+    if (event->type() == QEvent::MouseButtonPress) {
+        auto* e = static_cast<QMouseEvent*>(event);
+        int layer = 0, head = 0;
+        if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier) && tileAt(e->position().toPoint(), layer, head)) {
+            toggleMask(currentBlockName(), layer, head);
+            return true;
+        }
+    } else if (event->type() == QEvent::ContextMenu) {
+        auto* e = static_cast<QContextMenuEvent*>(event);
+        int layer = 0, head = 0;
+        if (!tileAt(e->pos(), layer, head) || !window_->session()->trace()) return false;
+        const QString block = currentBlockName();
+        auto* menu = new QMenu(grid);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        const bool masked = isMasked(block, layer, head);
+        menu->addAction(masked ? tr("Unmask layer %1 head %2").arg(layer).arg(head) : tr("Mask layer %1 head %2 (re-run)").arg(layer).arg(head),
+                        this, [=] { toggleMask(block, layer, head); });
+        QAction* clear = menu->addAction(tr("Clear all masks"), this, &LabController::clearMasks);
+        clear->setEnabled(!intervention_.masked.empty());
+        menu->popup(e->globalPos());
+        return true;
+    }
+    return QObject::eventFilter(watched, event);
+}
+
+void LabController::refreshMetrics() {
+    const TracePtr t = shownTrace();
+    if (!t) return;
+    const double temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    if (t == metricsTrace_ && temperature == metricsTemperature_) return;
+    metrics_->setStatus(tr("Computing per-head metrics…"));
+    jobStarted(tr("Computing per-head metrics…"));
+    service_->requestMetrics(t, temperature);
+}
+
+void LabController::onMetrics(const MetricsResult& r) {
+    if (r.trace != shownTrace()) return;
+    jobEnded();
+    if (!r.error.isEmpty()) {
+        metrics_->setStatus(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
+        return;
+    }
+    metricsTrace_ = r.trace;
+    metricsTemperature_ = r.temperature;
+    metrics_->showMetrics(r);
+    QString what = r.trace == window_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
+    metrics_->setStatus(tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
+                           "double-click to show it")
+                            .arg(r.metrics.size())
+                            .arg(std::abs(r.temperature - 1.0) > 1e-9 ? tr(" at display T = %1").arg(r.temperature, 0, 'g', 3) : QString())
+                            .arg(what.toHtmlEscaped()));
+}
+
+void LabController::refreshBlockView() {
+    const TracePtr t = shownTrace();
+    const int block = window_->controls()->blockCombo()->currentIndex();
+    if (!t || block < 0) return;
+    const BlockView view = metrics_->currentView();
+    jobStarted(view == BlockView::Flow ? tr("Computing attention flow…") : tr("Computing the block view…"));
+    service_->requestBlockView(t, block, view, displayTemperature(window_->controls()->temperature()->temperature()));
+}
+
+void LabController::onBlockView(const BlockViewResult& r) {
+    if (r.trace != shownTrace() || r.block != window_->controls()->blockCombo()->currentIndex() || r.view != metrics_->currentView()) return;
+    jobEnded();
+    if (!r.error.isEmpty()) {
+        metrics_->clearBlockView(r.error);
+        return;
+    }
+    const auto& info = r.trace->blocks()[std::size_t(r.block)];
+    QStringList rows, cols;
+    QString title;
+    if (r.view == BlockView::Similarity) {
+        for (int l = 0; l < info.layers; ++l)
+            for (int h = 0; h < info.heads; ++h) rows << QStringLiteral("L%1H%2").arg(l).arg(h);
+        cols = rows;
+        title = tr("Head similarity (cosine) · %1 block").arg(QString::fromStdString(info.name));
+    } else {
+        rows = toQt(info.queryTokens);
+        cols = toQt(info.keyTokens);
+        title = (r.view == BlockView::Rollout ? tr("Attention rollout") : tr("Attention flow")) +
+                tr(" · %1 block · %2 layers").arg(QString::fromStdString(info.name)).arg(info.layers);
+    }
+    if (std::abs(r.temperature - 1.0) > 1e-9) title += tr(" · T = %1").arg(r.temperature, 0, 'g', 3);
+    metrics_->showBlockView(r, rows, cols, title);
+}
+
+void LabController::selectHead(const QString& block, int layer, int head) {
+    ControlPanel* c = window_->controls();
+    const int index = c->blockCombo()->findText(block);
+    if (index >= 0 && index != c->blockCombo()->currentIndex()) c->blockCombo()->setCurrentIndex(index);
+    c->layerSpin()->setValue(layer);
+    c->headSpin()->setValue(head);
+}
+
+void LabController::jobStarted(const QString& text) {
+    jobText_ = text;
+    panel_->setJob(text);
+}
+
+void LabController::jobEnded(const QString& text) {
+    jobText_.clear();
+    panel_->setJob({});
+    if (!text.isEmpty()) panel_->jobLabel()->setText(text);
+}
+
+void LabController::onProgress(LabJob job, int permille) {
+    if (jobText_.isEmpty()) return;
+    panel_->setJobProgress(permille);
+    Q_UNUSED(job);
+}
