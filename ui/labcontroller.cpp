@@ -62,7 +62,7 @@ protected:
             if (QString::fromStdString(h.block) != block || h.layer >= grid_->layers() || h.head >= grid_->heads()) continue;
             const QRectF r = QRectF(grid_->tileRect(h.layer, h.head)).adjusted(1, 1, -1, -1);
             p.fillRect(r, QColor(0, 0, 0, 110));
-            p.setPen(QPen(QColor(230, 50, 50), std::max(2.0, r.width() / 14)));
+            p.setPen(QPen(QColor(230, 60, 60), std::max(1.5, r.width() / 28)));
             p.drawRect(r);
             const QRectF c = r.adjusted(r.width() / 4, r.height() / 4, -r.width() / 4, -r.height() / 4);
             p.drawLine(c.topLeft(), c.bottomRight());
@@ -254,7 +254,10 @@ void LabController::onVariantMap(const VariantMapResult& r) {
     case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
     case LabVariant::Hybrid: title += tr(" · hybrid g = %1").arg(r.spec.gate, 0, 'f', 2); break;
     }
-    if (r.trace != window_->session()->trace()) title += QStringLiteral(" · ") + intervention_.describe();
+    if (r.trace != window_->session()->trace()) {  // compact: the output panel says it in full
+        if (intervention_.propagate) title += tr(" · T = %1 in the model").arg(intervention_.temperature, 0, 'g', 3);
+        if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
+    }
     view->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens), title);
 }
 
@@ -337,7 +340,7 @@ void LabController::onRerun(const RerunResult& r) {
     fit_.reset();
     fitTrace_.reset();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
-    jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 0));
+    jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 1));
     window_->statusBar()->showMessage(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
     updateMaskViews();
     window_->refreshMaps();

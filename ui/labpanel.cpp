@@ -43,6 +43,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     fitWidth_->setObjectName(QStringLiteral("fitWidthSpin"));
     fitWidth_->setRange(1, 512);
     fitWidth_->setValue(32);
+    fitWidth_->setPrefix(tr("width "));
+    fitWidth_->setToolTip(tr("Width of W_q, W_k and v"));
     fitSteps_ = new QSpinBox;
     fitSteps_->setObjectName(QStringLiteral("fitStepsSpin"));
     fitSteps_->setRange(1, 10000);
@@ -51,7 +53,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* fitRow = new QHBoxLayout;
     fitRow->addWidget(fitWidth_);
     fitRow->addWidget(fitSteps_);
-    form->addRow(tr("Fit width:"), fitRow);
+    form->addRow(tr("Additive fit:"), fitRow);
     fit_ = new QPushButton(tr("Fit additive"));
     fit_->setObjectName(QStringLiteral("fitButton"));
     fit_->setToolTip(tr("Fit W_q, W_k and v of additive attention to this head's dot-product map (Adam, minimises KL)"));
@@ -76,10 +78,12 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* maskLayout = new QVBoxLayout(maskBox);
     auto* hint = new QLabel(tr("Ctrl+click a head in the overview, or right-click it, to mask its output. The model re-runs."));
     hint->setWordWrap(true);
-    hint->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    QFont small = hint->font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    hint->setFont(small);
     masks_ = new QListWidget;
     masks_->setObjectName(QStringLiteral("maskList"));
-    masks_->setMaximumHeight(110);
+    masks_->setMaximumHeight(84);
     masks_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     unmask_ = new QPushButton(tr("Unmask"));
     unmask_->setObjectName(QStringLiteral("unmaskButton"));

@@ -55,8 +55,8 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
 
 QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* const names[] = {"Block", "Layer", "Head", "Entropy (nats)", "Mean distance (tokens)",
-                                        "First token", "Separator", "Pattern", "KL dot‖linear (nats)"};
+    static const char* const names[] = {"Block", "Layer", "Head", "Entropy (nats)", "Distance (tokens)",
+                                        "→ first", "→ separator", "Pattern", "KL dot‖linear (nats)"};
     static const char* const tips[] = {
         "Attention block", "Layer index", "Head index",
         "Mean over queries of the row entropy −Σ p log p, in nats (low = focused)",
@@ -118,8 +118,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(left);
     split->addWidget(right);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setSizes({640, 460});
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(split);
 

@@ -14,6 +14,7 @@
 #include "attnscope/lab.h"
 #include "attnscope/model.h"
 
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
 #include <QSortFilterProxyModel>
@@ -101,7 +102,7 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     CHECK(lab->changeView()->text().contains(QStringLiteral("inside every layer")));
     const MapKey k = key();
     waitForMap(expected->map(k.block, k.layer, k.head));  // the model's map at T inside, drawn at display T = 1
-    CHECK(heatmap->title().contains(QStringLiteral("inside")));
+    CHECK(heatmap->title().contains(QStringLiteral("in the model")));
     // The overview shows the re-run's maps too.
     REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
 
@@ -279,4 +280,71 @@ TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads;
     metrics->viewCombo()->setCurrentIndex(1);
     const auto flow = attnscope::blockFlow(*trace, block);
     REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), flow) == 0; }, 20000));
+}
+
+// Pictures of the lab for looking at by hand (not part of the suite):
+//   ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.lab-shots]"
+TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
+    const QByteArray dir = qgetenv("ATTNSCOPE_SHOT_DIR");
+    REQUIRE(!dir.isEmpty());
+    RealBuiltins real;
+    window.resize(1500, 940);
+    const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL") ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
+                                                                           : QStringLiteral("builtin:sentiment-dot");
+    openAny(spec);
+    QTest::qWait(300);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/1-open.png"));
+    lab->propagateCheck()->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(0.3));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != session->trace(); }, 20000));
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 1).center());
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("masked")); }, 20000));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    panel->featureMapCombo()->setCurrentIndex(2);
+    QTest::qWait(500);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/2-lab.png"));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+    QTest::qWait(500);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/3-fit.png"));
+    window.tabs()->setCurrentWidget(lab->metrics());
+    REQUIRE(QTest::qWaitFor([&] { return lab->metrics()->model()->rowCount() > 0; }, 20000));
+    lab->metrics()->table()->sortByColumn(HeadMetricsModel::Entropy, Qt::AscendingOrder);
+    QTest::qWait(800);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/4-metrics.png"));
+}
+
+// Latencies for docs: slider move -> re-run shown (propagated temperature), additive fit.
+//   build/tests/ui/attnscope_ui_tests "[.lab-timing]"
+TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
+    RealBuiltins real;
+    for (const QString spec : {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot")}) {
+        openAny(spec);
+        lab->propagateCheck()->setChecked(true);
+        std::vector<double> ms;
+        for (int i = 0; i < 20; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            slider->setValue(TemperatureSlider::positionOf(0.2 + 0.1 * i));
+            const double t = controls->temperature()->temperature();
+            REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->shownTrace() != session->trace() &&
+                                                 lab->changeView()->hasChange() && !heatmap->title().isEmpty() &&
+                                                 lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+            ms.push_back(clock.nsecsElapsed() / 1e6);
+            if (i == 19) WARN("last " << lab->panel()->jobLabel()->text().toStdString());
+        }
+        std::sort(ms.begin(), ms.end());
+        lab->propagateCheck()->setChecked(false);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+        REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+        const double fitMs = clock.nsecsElapsed() / 1e6;
+        WARN(spec.toStdString() << ": propagate re-run shown, median " << ms[ms.size() / 2] << " ms, max " << ms.back()
+                                << " ms; additive fit (300 steps, width 32, " << session->trace()->blocks()[0].queryTokens.size()
+                                << " tokens) " << fitMs << " ms, KL " << lab->lastFit()->initialKl << " -> " << lab->lastFit()->finalKl);
+        panel->setVariant(LabVariant::Native);
+        slider->setValue(TemperatureSlider::positionOf(1.0));
+    }
 }
