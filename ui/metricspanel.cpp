@@ -11,6 +11,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 void HeadMetricsModel::setMetrics(std::vector<attnscope::HeadMetrics> metrics) {
     beginResetModel();
     metrics_ = std::move(metrics);
@@ -55,8 +57,8 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
 
 QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* const names[] = {"Block", "Layer", "Head", "Entropy (nats)", "Distance (tokens)",
-                                        "→ first", "→ separator", "Pattern", "KL dot‖linear (nats)"};
+    static const char* const names[] = {"Block", "Layer", "Head", "Entropy\n(nats)", "Distance\n(tokens)",
+                                        "To first\ntoken", "To\nseparator", "Pattern", "KL dot‖linear\n(nats)"};
     static const char* const tips[] = {
         "Attention block", "Layer index", "Head index",
         "Mean over queries of the row entropy −Σ p log p, in nats (low = focused)",
@@ -147,6 +149,10 @@ void MetricsPanel::setStatus(const QString& text) { status_->setText(text); }
 
 void MetricsPanel::showMetrics(const MetricsResult& r) {
     model_->setMetrics(r.metrics);
+    // The block column only when there is more than one block (encoder-decoder models).
+    const bool oneBlock = std::all_of(r.metrics.begin(), r.metrics.end(),
+                                      [&](const attnscope::HeadMetrics& m) { return m.block == r.metrics.front().block; });
+    table_->setColumnHidden(HeadMetricsModel::Block, oneBlock);
     table_->resizeColumnsToContents();
 }
 

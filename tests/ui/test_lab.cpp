@@ -14,6 +14,8 @@
 #include "attnscope/lab.h"
 #include "attnscope/model.h"
 
+#include "family_fixtures.h"
+
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
@@ -280,6 +282,46 @@ TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads;
     metrics->viewCombo()->setCurrentIndex(1);
     const auto flow = attnscope::blockFlow(*trace, block);
     REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), flow) == 0; }, 20000));
+}
+
+TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT folders", "[ui][lab][families]") {
+    using namespace attnscope::testing;
+    const bool llama = GENERATE(true, false);
+    const auto dir = freshDir(llama ? "ui-lab-llama" : "ui-lab-bert");
+    if (llama) writeCheckpoint(dir, makeLlama(LlamaSpec{}, 5));
+    else writeCheckpoint(dir, makeBert(BertSpec{}, 6));
+    openAny(qpath(dir));
+    const auto base = session->trace();
+    const MapKey k = key();
+
+    // Variant: linear on a pretrained head, and propagated temperature with a layer choice.
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    attnscope::MapOptions linear;
+    linear.variant = attnscope::MapVariant::Linear;
+    waitForMap(base->map(k.block, k.layer, k.head, linear));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    lab->layersEdit()->setText(QStringLiteral("1"));
+    emit lab->layersEdit()->editingFinished();
+    lab->propagateCheck()->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(3.0));
+    attnscope::RunOptions options;
+    options.temperature = controls->temperature()->temperature();
+    options.temperatureLayers = {1};
+    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == options.temperature && lab->changeView()->hasChange(); }, 20000));
+    const auto expected = session->model()->forward(base->ids(), options);
+    requireSameChange(attnscope::compareOutputs(*base, *expected, 5));
+    layer->setValue(1);
+    waitForMap(expected->map(k.block, 1, k.head));
+
+    // Masking head 3 (Llama: the second query head of key/value group 1) on top.
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 2).center());
+    options.maskHeads = {{base->blocks()[std::size_t(k.block)].name, 0, 2}};
+    const auto masked = session->model()->forward(base->ids(), options);
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); }, 20000));
+    requireSameChange(attnscope::compareOutputs(*base, *masked, 5));
+    waitForMap(masked->map(k.block, 1, k.head));
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
 }
 
 // Pictures of the lab for looking at by hand (not part of the suite):
