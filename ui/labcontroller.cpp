@@ -86,7 +86,7 @@ LabController::LabController(MainWindow* window) : QObject(window), window_(wind
     scroll->setWidget(panel_);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(270);
+    scroll->setMinimumWidth(250);
     auto* dock = new QDockWidget(tr("Lab"), window);
     dock->setObjectName(QStringLiteral("labDock"));
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
@@ -181,6 +181,14 @@ void LabController::buildPropagateRow() {
     if (form) form->getWidgetPosition(slider, &at, &role);
     if (form && at >= 0) form->insertRow(at + 1, row);
     else if (QLayout* l = window_->controls()->layout()) l->addWidget(row);
+    // The slider's caption says which temperature it sets.
+    QLabel* caption = nullptr;
+    if (form && at > 0)
+        if (QLayoutItem* item = form->itemAt(at - 1, QFormLayout::SpanningRole)) caption = qobject_cast<QLabel*>(item->widget());
+    const QString displayCaption = caption ? caption->text() : QString();
+    connect(propagate_, &QCheckBox::toggled, this, [caption, displayCaption](bool on) {
+        if (caption) caption->setText(on ? tr("Temperature inside the model (log scale):") : displayCaption);
+    });
     connect(propagate_, &QCheckBox::toggled, this, [this] {
         window_->refreshMaps();
         applyIntervention();
@@ -234,6 +242,7 @@ void LabController::requestDetail(MapKey key) {
 void LabController::onVariantMap(const VariantMapResult& r) {
     if (r.trace != shownTrace() || !(r.key == keyOf(window_->controls())) || !takesDetail()) return;
     HeatmapView* view = window_->heatmap();
+    panel_->variantKlLabel()->setText(r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
     if (!r.error.isEmpty()) {
         view->clear(r.error);
         return;

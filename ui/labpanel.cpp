@@ -73,6 +73,11 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     gateRow->addWidget(gate_, 1);
     gateRow->addWidget(gateValue_);
     form->addRow(tr("Gate:"), gateRow);
+    variantKl_ = new QLabel;
+    variantKl_->setObjectName(QStringLiteral("variantKlLabel"));
+    variantKl_->setWordWrap(true);
+    variantKl_->setToolTip(tr("Mean over queries of KL(dot-product map ‖ shown map) for this head, in nats"));
+    form->addRow(variantKl_);
 
     auto* maskBox = new QGroupBox(tr("Head masking"));
     auto* maskLayout = new QVBoxLayout(maskBox);

@@ -28,6 +28,7 @@ public:
     QSpinBox* fitStepsSpin() const { return fitSteps_; }
     QPushButton* fitButton() const { return fit_; }
     QLabel* fitLabel() const { return fitLabel_; }
+    QLabel* variantKlLabel() const { return variantKl_; }
     QSlider* gateSlider() const { return gate_; }
     QListWidget* maskList() const { return masks_; }
     QPushButton* unmaskButton() const { return unmask_; }
@@ -63,6 +64,7 @@ private:
     QSpinBox* fitSteps_ = nullptr;
     QPushButton* fit_ = nullptr;
     QLabel* fitLabel_ = nullptr;
+    QLabel* variantKl_ = nullptr;
     QSlider* gate_ = nullptr;
     QLabel* gateValue_ = nullptr;
     QListWidget* masks_ = nullptr;

@@ -1,6 +1,7 @@
 #include "labservice.h"
 
 #include "attnscope/error.h"
+#include "attnscope/metrics.h"
 
 #include <QElapsedTimer>
 
@@ -192,10 +193,19 @@ void LabService::requestVariantMap(TracePtr trace, MapKey key, const VariantSpec
     if (!trace) return;
     mapJobs_.start(
         [=](const JobTracker::Stop& stop) {
-            VariantMapResult r{trace, key, spec, {}, {}};
+            VariantMapResult r{trace, key, spec, {}, -1, {}};
             if (stop.requested()) return r;
             bool cancelled = false;
-            r.error = guarded([&] { r.map = variantMap(*trace, key, spec); }, cancelled);
+            r.error = guarded(
+                [&] {
+                    r.map = variantMap(*trace, key, spec);
+                    if (spec.variant != LabVariant::Native && spec.variant != LabVariant::Dot) {
+                        attnscope::MapOptions dot = spec.map;
+                        dot.variant = attnscope::MapVariant::Dot;
+                        r.klFromDot = attnscope::meanRowKl(trace->map(key.block, key.layer, key.head, dot), r.map);
+                    }
+                },
+                cancelled);
             return r;
         },
         [this](const VariantMapResult& r) { emit variantMapReady(r); });

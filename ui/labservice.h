@@ -63,6 +63,7 @@ struct VariantMapResult {
     MapKey key;
     VariantSpec spec;
     attnscope::HeadMap map;
+    double klFromDot = -1;  // mean row KL(dot map at the same T ‖ map), nats; < 0 when not computed
     QString error;
 };
 

@@ -12,6 +12,7 @@
 
 #include "attnscope/interventions.h"
 #include "attnscope/lab.h"
+#include "attnscope/metrics.h"
 #include "attnscope/model.h"
 
 #include "family_fixtures.h"
@@ -149,8 +150,22 @@ TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with
     panel->featuresSpin()->setValue(16);
     o.featureMap = attnscope::FeatureMap::Favor;
     o.features = 16;
-    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    const auto favor16 = trace->map(k.block, k.layer, k.head, o);
+    waitForMap(favor16);
     CHECK(heatmap->title().contains(QStringLiteral("FAVOR+ M = 16")));
+    attnscope::MapOptions dotOptions;
+    dotOptions.variant = attnscope::MapVariant::Dot;
+    const auto dotMap = trace->map(k.block, k.layer, k.head, dotOptions);
+    const double kl16 = attnscope::meanRowKl(dotMap, favor16);
+    CHECK(panel->variantKlLabel()->text().contains(QString::number(kl16, 'g', 4)));
+    // More random features: the estimate approaches the softmax map.
+    panel->featuresSpin()->setValue(4096);
+    o.features = 4096;
+    const auto favor4096 = trace->map(k.block, k.layer, k.head, o);
+    waitForMap(favor4096);
+    const double kl4096 = attnscope::meanRowKl(dotMap, favor4096);
+    CHECK(kl4096 < kl16);
+    REQUIRE(QTest::qWaitFor([&] { return panel->variantKlLabel()->text().contains(QString::number(kl4096, 'g', 4)); }, 20000));
 
     // The display temperature applies to FAVOR+ (it estimates the tempered softmax).
     slider->setValue(TemperatureSlider::positionOf(2.0));
@@ -190,6 +205,22 @@ TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybr
     attnscope::MapOptions dot;
     dot.variant = attnscope::MapVariant::Dot;
     waitForMap(attnscope::mixMaps(fit->map, trace->map(k.block, k.layer, k.head, dot), 0.3));
+}
+
+TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never shows", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    panel->fitStepsSpin()->setValue(10000);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    CHECK(panel->cancelButton()->isEnabled());
+    REQUIRE(QTest::qWaitFor([&] { return panel->progressBar()->maximum() == 1000 && panel->progressBar()->value() > 0; }, 20000));
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    CHECK(panel->jobLabel()->text() == QStringLiteral("Cancelled."));
+    CHECK_FALSE(panel->cancelButton()->isEnabled());
+    lab->service()->waitForWorkers();
+    QTest::qWait(50);
+    CHECK(lab->lastFit() == nullptr);
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
 }
 
 TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads", "[ui][lab]") {
@@ -320,6 +351,13 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); }, 20000));
     requireSameChange(attnscope::compareOutputs(*base, *masked, 5));
     waitForMap(masked->map(k.block, 1, k.head));
+
+    // A layer the model does not have: core's message, and the window stays as it was.
+    lab->layersEdit()->setText(QStringLiteral("9"));
+    emit lab->layersEdit()->editingFinished();
+    REQUIRE(QTest::qWaitFor([&] { return panel->jobLabel()->text().contains(QStringLiteral("failed")); }, 20000));
+    CHECK(panel->jobLabel()->text().contains(QStringLiteral("9")));
+    CHECK(mismatchedCells(*heatmap, masked->map(k.block, 1, k.head)) == 0);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
 }
