@@ -12,6 +12,7 @@
 #include "session.h"
 #include "temperatureslider.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QContextMenuEvent>
@@ -22,10 +23,12 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -86,12 +89,18 @@ LabController::LabController(MainWindow* window) : QObject(window), window_(wind
     scroll->setWidget(panel_);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(250);
+    // Wide enough for the panel itself: the dock never clips its controls.
+    scroll->setMinimumWidth(panel_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
     auto* dock = new QDockWidget(tr("Lab"), window);
     dock->setObjectName(QStringLiteral("labDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
     dock->setWidget(scroll);
     window->addDockWidget(Qt::RightDockWidgetArea, dock);
+    QAction* toggle = dock->toggleViewAction();
+    toggle->setText(tr("&Lab Panel"));
+    toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    toggle->setObjectName(QStringLiteral("labPanelAction"));
+    window->menuBar()->addMenu(tr("&View"))->addAction(toggle);
 
     metrics_ = new MetricsPanel;
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
@@ -252,19 +261,20 @@ void LabController::onVariantMap(const VariantMapResult& r) {
     const bool usesT = !linearKind && r.spec.variant != LabVariant::Linear;
     QString title = mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                              r.key.layer, r.key.head, usesT ? r.spec.map.temperature : 1.0);
+    // Short, so the title fits above the map; the Lab dock and the output panel say it in full.
     switch (r.spec.variant) {
     case LabVariant::Native: break;
     case LabVariant::Dot: title += tr(" · dot"); break;
     case LabVariant::Linear:
-        title += r.spec.map.featureMap == attnscope::FeatureMap::Favor ? tr(" · linear, FAVOR+ M = %1").arg(r.spec.map.features)
-                 : r.spec.map.featureMap == attnscope::FeatureMap::Relu ? tr(" · linear, relu")
-                                                                         : tr(" · linear, elu+1");
+        title += r.spec.map.featureMap == attnscope::FeatureMap::Favor ? tr(" · FAVOR+ M=%1").arg(r.spec.map.features)
+                 : r.spec.map.featureMap == attnscope::FeatureMap::Relu ? tr(" · linear relu")
+                                                                         : tr(" · linear elu+1");
         break;
     case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
-    case LabVariant::Hybrid: title += tr(" · hybrid g = %1").arg(r.spec.gate, 0, 'f', 2); break;
+    case LabVariant::Hybrid: title += tr(" · hybrid g=%1").arg(r.spec.gate, 0, 'f', 2); break;
     }
-    if (r.trace != window_->session()->trace()) {  // compact: the output panel says it in full
-        if (intervention_.propagate) title += tr(" · T = %1 in the model").arg(intervention_.temperature, 0, 'g', 3);
+    if (r.trace != window_->session()->trace()) {
+        if (intervention_.propagate) title += tr(" · T=%1 inside").arg(intervention_.temperature, 0, 'g', 3);
         if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
     }
     view->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens), title);
