@@ -516,15 +516,26 @@ void LabController::onMetrics(const MetricsResult& r) {
 
 void LabController::refreshBlockView() {
     const TracePtr t = shownTrace();
-    const int block = window_->controls()->blockCombo()->currentIndex();
-    if (!t || block < 0) return;
+    int block = window_->controls()->blockCombo()->currentIndex();
+    if (!t || block < 0 || block >= int(t->blocks().size())) return;
     const BlockView view = metrics_->currentView();
+    // Rollout and flow follow a token through self-attention layers: for cross-attention, whose
+    // maps are not square, show the first self-attention block (the title names it).
+    const auto square = [&](int b) { return t->blocks()[std::size_t(b)].queryTokens.size() == t->blocks()[std::size_t(b)].keyTokens.size() &&
+                                            t->blocks()[std::size_t(b)].name != "cross"; };
+    if (view != BlockView::Similarity && !square(block))
+        for (int b = 0; b < int(t->blocks().size()); ++b)
+            if (square(b)) {
+                block = b;
+                break;
+            }
+    blockViewBlock_ = block;
     jobStarted(view == BlockView::Flow ? tr("Computing attention flow…") : tr("Computing the block view…"));
     service_->requestBlockView(t, block, view, displayTemperature(window_->controls()->temperature()->temperature()));
 }
 
 void LabController::onBlockView(const BlockViewResult& r) {
-    if (r.trace != shownTrace() || r.block != window_->controls()->blockCombo()->currentIndex() || r.view != metrics_->currentView()) return;
+    if (r.trace != shownTrace() || r.block != blockViewBlock_ || r.view != metrics_->currentView()) return;
     jobEnded();
     if (!r.error.isEmpty()) {
         metrics_->clearBlockView(r.error);

@@ -101,5 +101,6 @@ private:
     MapKey fitKey_;
     TracePtr metricsTrace_;          // what the metrics table shows
     double metricsTemperature_ = 0;
+    int blockViewBlock_ = -1;        // the block the block view was asked for
     QString jobText_;
 };

@@ -109,6 +109,20 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     // The overview shows the re-run's maps too.
     REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
 
+    // A fast drag: only the newest position's run is shown.
+    for (double dragged : {0.6, 0.9, 1.6, 2.5}) slider->setValue(TemperatureSlider::positionOf(dragged));
+    attnscope::RunOptions last;
+    last.temperature = controls->temperature()->temperature();
+    const auto lastRun = session->model()->forward(base->ids(), last);
+    const auto lastChange = attnscope::compareOutputs(*base, *lastRun, 5);
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == lastChange.kl &&
+                                         lab->changeView()->change().changedOutput == lastChange.changedOutput &&
+                                         lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+    requireSameChange(lastChange);
+    waitForMap(lastRun->map(k.block, k.layer, k.head));
+    slider->setValue(TemperatureSlider::positionOf(0.4));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == change.kl && lab->changeView()->change().changedOutput == change.changedOutput; }, 20000));
+
     // Only layer 0: a different run.
     lab->layersEdit()->setText(QStringLiteral("0"));
     emit lab->layersEdit()->editingFinished();
@@ -205,6 +219,20 @@ TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybr
     attnscope::MapOptions dot;
     dot.variant = attnscope::MapVariant::Dot;
     waitForMap(attnscope::mixMaps(fit->map, trace->map(k.block, k.layer, k.head, dot), 0.3));
+}
+
+TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the first self-attention block", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    const auto trace = session->trace();
+    REQUIRE(controls->blockCombo()->currentText() == QStringLiteral("cross"));
+    window.tabs()->setCurrentWidget(lab->metrics());
+    const auto rollout = attnscope::blockRollout(*trace, trace->blockIndex("encoder"));
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*lab->metrics()->blockView(), rollout) == 0; }, 20000));
+    CHECK(lab->metrics()->blockView()->title().contains(QStringLiteral("encoder")));
+    controls->blockCombo()->setCurrentIndex(controls->blockCombo()->findText(QStringLiteral("decoder")));
+    const auto decoder = attnscope::blockRollout(*trace, trace->blockIndex("decoder"));
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*lab->metrics()->blockView(), decoder) == 0; }, 20000));
 }
 
 TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never shows", "[ui][lab]") {
