@@ -356,7 +356,14 @@ void LabController::onRerun(const RerunResult& r) {
     fit_.reset();
     fitTrace_.reset();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
-    jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 1));
+    if (r.ranking.empty()) {
+        jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 1));
+    } else {
+        QStringList top;
+        for (std::size_t i = 0; i < r.ranking.size() && i < 3; ++i)
+            top << tr("L%1H%2 (%3)").arg(r.ranking[i].head.layer).arg(r.ranking[i].head.head).arg(r.ranking[i].score, 0, 'g', 3);
+        jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.").arg(r.ms, 0, 'f', 1).arg(r.ranking.size()).arg(top.join(QStringLiteral(", "))));
+    }
     window_->statusBar()->showMessage(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
     updateMaskViews();
     window_->refreshMaps();

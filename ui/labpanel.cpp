@@ -198,9 +198,9 @@ void LabPanel::setJob(const QString& text) {
     const bool busy = !text.isEmpty();
     job_->setText(busy ? text : tr("Idle."));
     cancel_->setEnabled(busy);
-    progress_->setRange(0, 1000);
-    progress_->setValue(busy ? 0 : 0);
-    if (busy) progress_->setRange(0, 0);
+    progress_->setEnabled(busy);
+    progress_->setRange(0, busy ? 0 : 1000);  // busy: moving until the first report
+    progress_->setValue(0);
 }
 
 void LabPanel::setJobProgress(int permille) {
