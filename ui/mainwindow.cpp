@@ -4,6 +4,7 @@
 #include "controlpanel.h"
 #include "figure.h"
 #include "heatmapview.h"
+#include "labcontroller.h"
 #include "modelpicker.h"
 #include "outputpanel.h"
 #include "overviewgrid.h"
@@ -175,6 +176,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(maps_, &MapService::detailReady, this, &MainWindow::onDetail);
     connect(maps_, &MapService::thumbnailsReady, this, &MainWindow::onThumbnails);
 
+    lab_ = new LabController(this);
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -182,6 +184,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
     // Workers first: their results must not reach half-destroyed views.
+    lab_->shutdown();
     maps_->cancelAll();
     maps_->waitForWorkers();
 }
@@ -371,17 +374,23 @@ MapKey MainWindow::currentKey() const {
     return {controls_->blockCombo()->currentIndex(), controls_->layerSpin()->value(), controls_->headSpin()->value()};
 }
 
+void MainWindow::refreshMaps() {
+    requestDetail();
+    requestThumbnails();
+}
+
 void MainWindow::requestDetail() {
+    if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
         maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
 }
 
 void MainWindow::requestThumbnails() {
-    const auto trace = session_->trace();
+    const auto trace = lab_->shownTrace();  // the lab's re-run when there is one
     if (!trace || currentKey().block < 0) return;
     const int block = currentKey().block;
     const auto& info = trace->blocks()[std::size_t(block)];
-    const double t = controls_->temperature()->temperature();
+    const double t = lab_->displayTemperature(controls_->temperature()->temperature());
     overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4 attention%5")
                               .arg(QString::fromStdString(info.name))
                               .arg(info.layers)
@@ -393,7 +402,7 @@ void MainWindow::requestThumbnails() {
 }
 
 void MainWindow::onDetail(const DetailResult& r) {
-    if (r.trace != session_->trace()) return;  // from the previous run
+    if (r.trace != session_->trace() || lab_->takesDetail()) return;  // from the previous run, or the lab draws
     if (!r.error.isEmpty()) {
         heatmap_->clear(r.error);
         return;
@@ -407,7 +416,7 @@ void MainWindow::onDetail(const DetailResult& r) {
 }
 
 void MainWindow::onThumbnails(const ThumbnailResult& r) {
-    if (r.trace != session_->trace() || r.block != currentKey().block) return;
+    if (r.trace != lab_->shownTrace() || r.block != currentKey().block) return;
     overview_->setImages(r.images);
 }
 

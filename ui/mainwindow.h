@@ -23,6 +23,7 @@ class Trace;
 class ComparePanel;
 class ControlPanel;
 class HeatmapView;
+class LabController;
 class OverviewGrid;
 class Session;
 class QProgressBar;
@@ -43,6 +44,7 @@ public:
     ComparePanel* compare() const { return compare_; }
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
+    LabController* lab() const { return lab_; }
 
     // Loads a model folder or builtin:NAME in the background, then runs the input (an example
     // when the box holds none for this model); errors show in the error dialog.
@@ -54,6 +56,8 @@ public:
     // File > Export figure… (non-modal dialog "exportDialog") and File > Export map data….
     void exportFigure();
     void exportMapData();
+    // Asks for the shown head's map and the overview again (the lab changed what they show).
+    void refreshMaps();
     // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
     Figure currentFigure() const;
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
@@ -97,6 +101,7 @@ private:
     ComparePanel* compare_ = nullptr;
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
+    LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one

@@ -1,0 +1,458 @@
+// The attention lab in the real window: propagated temperature, map variants, the additive fit,
+// head masking and pruning, the metrics table and the block views. Every expectation is computed
+// here straight from core (Model::forward with RunOptions, Trace::map, fitAdditive,
+// compareOutputs, headMetrics, blockRollout) and compared with what the widgets show.
+#include "window_fixture.h"
+
+#include "labcontroller.h"
+#include "labpanel.h"
+#include "labservice.h"
+#include "metricspanel.h"
+#include "outputchangeview.h"
+
+#include "attnscope/interventions.h"
+#include "attnscope/lab.h"
+#include "attnscope/metrics.h"
+#include "attnscope/model.h"
+
+#include "family_fixtures.h"
+
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QListWidget>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+
+#include <cmath>
+
+using namespace uitest;
+
+namespace {
+
+// Points core's built-in search at the trained models in the source tree while alive.
+struct RealBuiltins {
+    QByteArray saved = qgetenv("ATTNSCOPE_BUILTIN_DIR");
+    RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", ATTNSCOPE_TEST_BUILTIN_SOURCE); }
+    ~RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", saved); }
+};
+
+struct LabFixture : WindowFixture {
+    LabController* lab = window.lab();
+    LabPanel* panel = lab->panel();
+
+    ~LabFixture() { lab->shutdown(); }
+
+    MapKey key() const { return {controls->blockCombo()->currentIndex(), layer->value(), head->value()}; }
+
+    // Opens spec, waits for its run and the current head's map (any block).
+    void openAny(const QString& spec) {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        QSignalSpy traced(session, &Session::traceReady);
+        window.openModel(spec);
+        REQUIRE(loaded.wait(20000));
+        REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
+        REQUIRE(session->trace());
+        const MapKey k = key();
+        waitForMap(session->trace()->map(k.block, k.layer, k.head));
+    }
+
+    // Waits for the lab's re-run of the current trace (the change display shows it).
+    void waitForRerun() {
+        REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); }, 20000));
+    }
+
+    void requireSameChange(const attnscope::OutputChange& expected) {
+        const attnscope::OutputChange& shown = lab->changeView()->change();
+        CHECK(shown.kind == expected.kind);
+        CHECK(shown.kl == Approx(expected.kl).margin(1e-12));
+        CHECK(shown.sameTop == expected.sameTop);
+        CHECK(shown.changedOutput == expected.changedOutput);
+        CHECK(shown.changedProbabilities == expected.changedProbabilities);
+        REQUIRE(shown.changedTop.size() == expected.changedTop.size());
+        for (std::size_t i = 0; i < shown.changedTop.size(); ++i) CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
+        const QString text = lab->changeView()->text();
+        if (expected.kind != "sequence") CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
+        for (const auto& t : expected.changedOutput) CHECK(text.contains(QString::fromStdString(t)));
+        for (const auto& t : expected.changedTop) CHECK(text.contains(QString::fromStdString(t.label)));
+    }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and outputs are core's", "[ui][lab]") {
+    RealBuiltins real;
+    const QString spec = GENERATE(QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot"),
+                                  QStringLiteral("gpt2-fixture"));
+    if (spec == QLatin1String("gpt2-fixture")) {
+        qputenv("ATTNSCOPE_BUILTIN_DIR", real.saved);  // the GPT-2 stand-ins: next-token outputs
+        openAny(QStringLiteral("builtin:reverse-dot"));
+    } else {
+        openAny(spec);
+    }
+    const auto base = session->trace();
+    QCheckBox* propagate = lab->propagateCheck();
+    propagate->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(0.4));
+    const double t = controls->temperature()->temperature();
+    REQUIRE(std::abs(t - 0.4) < 0.01);
+    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->changeView()->hasChange() && lab->shownTrace() != base; }, 20000));
+
+    attnscope::RunOptions options;
+    options.temperature = t;
+    const auto expected = session->model()->forward(base->ids(), options);
+    const attnscope::OutputChange change = attnscope::compareOutputs(*base, *expected, 5);
+    requireSameChange(change);
+    CHECK(lab->changeView()->text().contains(QStringLiteral("inside every layer")));
+    const MapKey k = key();
+    waitForMap(expected->map(k.block, k.layer, k.head));  // the model's map at T inside, drawn at display T = 1
+    CHECK(heatmap->title().contains(QStringLiteral("inside")));
+    // The overview shows the re-run's maps too.
+    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
+
+    // A fast drag: only the newest position's run is shown.
+    for (double dragged : {0.6, 0.9, 1.6, 2.5}) slider->setValue(TemperatureSlider::positionOf(dragged));
+    attnscope::RunOptions last;
+    last.temperature = controls->temperature()->temperature();
+    const auto lastRun = session->model()->forward(base->ids(), last);
+    const auto lastChange = attnscope::compareOutputs(*base, *lastRun, 5);
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == lastChange.kl &&
+                                         lab->changeView()->change().changedOutput == lastChange.changedOutput &&
+                                         lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+    requireSameChange(lastChange);
+    waitForMap(lastRun->map(k.block, k.layer, k.head));
+    slider->setValue(TemperatureSlider::positionOf(0.4));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == change.kl && lab->changeView()->change().changedOutput == change.changedOutput; }, 20000));
+
+    // Only layer 0: a different run.
+    lab->layersEdit()->setText(QStringLiteral("0"));
+    emit lab->layersEdit()->editingFinished();
+    options.temperatureLayers = {0};
+    const auto layer0 = session->model()->forward(base->ids(), options);
+    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() && lab->intervention().layers == std::vector<int>{0} &&
+                                         lab->changeView()->text().contains(QStringLiteral("layers 0")); }, 20000));
+    requireSameChange(attnscope::compareOutputs(*base, *layer0, 5));
+    waitForMap(layer0->map(k.block, k.layer, k.head));
+
+    // Off again: the original trace and its map at the slider's display temperature.
+    propagate->setChecked(false);
+    CHECK_FALSE(lab->changeView()->isVisible());
+    CHECK(lab->shownTrace() == base);
+    attnscope::MapOptions display;
+    display.temperature = t;
+    waitForMap(base->map(k.block, k.layer, k.head, display));
+}
+
+TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with those options", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:sentiment-dot"));
+    const auto trace = session->trace();
+    head->setValue(1);
+    const MapKey k = key();
+    attnscope::MapOptions o;
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Dot));
+    o.variant = attnscope::MapVariant::Dot;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    CHECK(heatmap->title().contains(QStringLiteral("dot")));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    o.variant = attnscope::MapVariant::Linear;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));  // elu + 1
+    panel->featureMapCombo()->setCurrentIndex(1);
+    o.featureMap = attnscope::FeatureMap::Relu;
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+    panel->featureMapCombo()->setCurrentIndex(2);
+    panel->featuresSpin()->setValue(16);
+    o.featureMap = attnscope::FeatureMap::Favor;
+    o.features = 16;
+    const auto favor16 = trace->map(k.block, k.layer, k.head, o);
+    waitForMap(favor16);
+    CHECK(heatmap->title().contains(QStringLiteral("FAVOR+ M=16")));
+    attnscope::MapOptions dotOptions;
+    dotOptions.variant = attnscope::MapVariant::Dot;
+    const auto dotMap = trace->map(k.block, k.layer, k.head, dotOptions);
+    const double kl16 = attnscope::meanRowKl(dotMap, favor16);
+    CHECK(panel->variantKlLabel()->text().contains(QString::number(kl16, 'g', 4)));
+    // More random features: the estimate approaches the softmax map.
+    panel->featuresSpin()->setValue(4096);
+    o.features = 4096;
+    const auto favor4096 = trace->map(k.block, k.layer, k.head, o);
+    waitForMap(favor4096);
+    const double kl4096 = attnscope::meanRowKl(dotMap, favor4096);
+    CHECK(kl4096 < kl16);
+    REQUIRE(QTest::qWaitFor([&] { return panel->variantKlLabel()->text().contains(QString::number(kl4096, 'g', 4)); }, 20000));
+
+    // The display temperature applies to FAVOR+ (it estimates the tempered softmax).
+    slider->setValue(TemperatureSlider::positionOf(2.0));
+    o.temperature = controls->temperature()->temperature();
+    waitForMap(trace->map(k.block, k.layer, k.head, o));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    waitForMap(trace->map(k.block, k.layer, k.head, attnscope::MapOptions{o.temperature}));
+}
+
+TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    const auto trace = session->trace();
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // no fit yet: a message
+    panel->fitStepsSpin()->setValue(120);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+    const auto fit = lab->lastFit();
+    CHECK(fit->finalKl < fit->initialKl);
+    CHECK(fit->klHistory.size() == 120u);
+    const QString label = panel->fitLabel()->text();
+    CHECK(label.contains(QString::number(fit->initialKl, 'f', 4)));
+    CHECK(label.contains(QString::number(fit->finalKl, 'f', 4)));
+    waitForMap(fit->map);
+
+    // The same fit, run here: deterministic for its seed.
+    const MapKey k = key();
+    attnscope::AdditiveFitOptions options;
+    options.steps = 120;
+    const auto independent = attnscope::fitAdditive(*trace, k.block, k.layer, k.head, options);
+    CHECK(independent.finalKl == Approx(fit->finalKl).epsilon(1e-5));
+
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Hybrid));
+    panel->gateSlider()->setValue(30);
+    attnscope::MapOptions dot;
+    dot.variant = attnscope::MapVariant::Dot;
+    waitForMap(attnscope::mixMaps(fit->map, trace->map(k.block, k.layer, k.head, dot), 0.3));
+}
+
+TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the first self-attention block", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    const auto trace = session->trace();
+    REQUIRE(controls->blockCombo()->currentText() == QStringLiteral("cross"));
+    window.tabs()->setCurrentWidget(lab->metrics());
+    const auto rollout = attnscope::blockRollout(*trace, trace->blockIndex("encoder"));
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*lab->metrics()->blockView(), rollout) == 0; }, 20000));
+    CHECK(lab->metrics()->blockView()->title().contains(QStringLiteral("encoder")));
+    controls->blockCombo()->setCurrentIndex(controls->blockCombo()->findText(QStringLiteral("decoder")));
+    const auto decoder = attnscope::blockRollout(*trace, trace->blockIndex("decoder"));
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*lab->metrics()->blockView(), decoder) == 0; }, 20000));
+}
+
+TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never shows", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:reverse-dot"));
+    panel->fitStepsSpin()->setValue(10000);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    CHECK(panel->cancelButton()->isEnabled());
+    REQUIRE(QTest::qWaitFor([&] { return panel->progressBar()->maximum() == 1000 && panel->progressBar()->value() > 0; }, 20000));
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    CHECK(panel->jobLabel()->text() == QStringLiteral("Cancelled."));
+    CHECK_FALSE(panel->cancelButton()->isEnabled());
+    lab->service()->waitForWorkers();
+    QTest::qWait(50);
+    CHECK(lab->lastFit() == nullptr);
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
+}
+
+TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads", "[ui][lab]") {
+    open(QStringLiteral("builtin:reverse-dot"));  // GPT-2 stand-in: next-token output
+    const auto base = session->trace();
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
+    waitForRerun();
+    CHECK(lab->isMasked(QStringLiteral("self"), 1, 2));
+    CHECK(panel->maskList()->count() == 1);
+    CHECK(layer->value() == 0);  // ctrl+click masks, it does not select
+    attnscope::RunOptions options;
+    options.maskHeads = {{"self", 1, 2}};
+    const auto expected = session->model()->forward(base->ids(), options);
+    requireSameChange(attnscope::compareOutputs(*base, *expected, 5));
+    CHECK(lab->changeView()->text().contains(QStringLiteral("1 head masked")));
+
+    // Unmasking returns to the original run.
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
+    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() == base; }, 20000));
+    CHECK(panel->maskList()->count() == 0);
+    CHECK_FALSE(lab->changeView()->hasChange());
+
+    // Prune by entropy: core's ranking decides which heads.
+    panel->pruneCountSpin()->setValue(3);
+    QTest::mouseClick(panel->pruneButton(), Qt::LeftButton);
+    waitForRerun();
+    const auto pruned = attnscope::pruneByImportance(*session->model(), *base, attnscope::Importance::Entropy, 3);
+    REQUIRE(lab->intervention().masked.size() == 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(lab->intervention().masked[i].layer == pruned.masked[i].layer);
+        CHECK(lab->intervention().masked[i].head == pruned.masked[i].head);
+    }
+    CHECK(panel->maskList()->count() == 3);
+    requireSameChange(pruned.change);
+}
+
+TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {
+    RealBuiltins real;
+    openAny(QStringLiteral("builtin:sentiment-dot"));
+    const auto trace = session->trace();
+    MetricsPanel* metrics = lab->metrics();
+    window.tabs()->setCurrentWidget(metrics);
+    attnscope::MetricsOptions options;
+    const auto expected = attnscope::headMetrics(*trace, options);
+    REQUIRE(QTest::qWaitFor([&] { return metrics->model()->rowCount() == int(expected.size()); }, 20000));
+    auto* model = metrics->model();
+    for (int r = 0; r < int(expected.size()); ++r) {
+        const auto& e = expected[std::size_t(r)];
+        CHECK(model->index(r, HeadMetricsModel::Layer).data(Qt::UserRole).toInt() == e.layer);
+        CHECK(model->index(r, HeadMetricsModel::Head).data(Qt::UserRole).toInt() == e.head);
+        CHECK(model->index(r, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() == e.entropy);
+        CHECK(model->index(r, HeadMetricsModel::MeanDistance).data(Qt::UserRole).toDouble() == e.meanDistance);
+        CHECK(model->index(r, HeadMetricsModel::FirstToken).data(Qt::UserRole).toDouble() == e.firstToken);
+        CHECK(model->index(r, HeadMetricsModel::Separator).data(Qt::UserRole).toDouble() == e.separator);
+        CHECK(model->index(r, HeadMetricsModel::KlLinear).data(Qt::UserRole).toDouble() == e.klDotLinear);
+        CHECK(model->index(r, HeadMetricsModel::Pattern).data().toString() == QString::fromLatin1(attnscope::patternName(e.pattern)));
+        CHECK(model->index(r, HeadMetricsModel::Entropy).data().toString() == QString::number(e.entropy, 'f', 3));
+    }
+    CHECK(model->headerData(HeadMetricsModel::Entropy, Qt::Horizontal).toString().contains(QStringLiteral("nats")));
+
+    // Sorting by entropy, descending: the proxy's rows follow core's numbers.
+    metrics->table()->sortByColumn(HeadMetricsModel::Entropy, Qt::DescendingOrder);
+    auto* proxy = metrics->proxy();
+    double best = -1;
+    int bestRow = 0;
+    for (int r = 0; r < int(expected.size()); ++r)
+        if (expected[std::size_t(r)].entropy > best) best = expected[std::size_t(r)].entropy, bestRow = r;
+    for (int r = 1; r < proxy->rowCount(); ++r)
+        CHECK(proxy->index(r - 1, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() >=
+              proxy->index(r, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble());
+    CHECK(proxy->index(0, HeadMetricsModel::Entropy).data(Qt::UserRole).toDouble() == best);
+
+    // Clicking the top row selects that head in the window.
+    QTableView* table = metrics->table();
+    const QRect cell = table->visualRect(proxy->index(0, HeadMetricsModel::Layer));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+    CHECK(layer->value() == expected[std::size_t(bestRow)].layer);
+    CHECK(head->value() == expected[std::size_t(bestRow)].head);
+
+    // Rollout (the default view), then head similarity, of the shown block.
+    const int block = controls->blockCombo()->currentIndex();
+    const auto rollout = attnscope::blockRollout(*trace, block);
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), rollout) == 0; }, 20000));
+    metrics->viewCombo()->setCurrentIndex(2);
+    const auto sim = attnscope::blockSimilarity(*trace, block);
+    attnscope::HeadMap simMap;
+    simMap.rows = simMap.cols = int(std::lround(std::sqrt(double(sim.size()))));
+    simMap.values.assign(sim.begin(), sim.end());
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), simMap) == 0; }, 20000));
+    metrics->viewCombo()->setCurrentIndex(1);
+    const auto flow = attnscope::blockFlow(*trace, block);
+    REQUIRE(QTest::qWaitFor([&] { return mismatchedCells(*metrics->blockView(), flow) == 0; }, 20000));
+}
+
+TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT folders", "[ui][lab][families]") {
+    using namespace attnscope::testing;
+    const bool llama = GENERATE(true, false);
+    const auto dir = freshDir(llama ? "ui-lab-llama" : "ui-lab-bert");
+    if (llama) writeCheckpoint(dir, makeLlama(LlamaSpec{}, 5));
+    else writeCheckpoint(dir, makeBert(BertSpec{}, 6));
+    openAny(qpath(dir));
+    const auto base = session->trace();
+    const MapKey k = key();
+
+    // Variant: linear on a pretrained head, and propagated temperature with a layer choice.
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    attnscope::MapOptions linear;
+    linear.variant = attnscope::MapVariant::Linear;
+    waitForMap(base->map(k.block, k.layer, k.head, linear));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    lab->layersEdit()->setText(QStringLiteral("1"));
+    emit lab->layersEdit()->editingFinished();
+    lab->propagateCheck()->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(3.0));
+    attnscope::RunOptions options;
+    options.temperature = controls->temperature()->temperature();
+    options.temperatureLayers = {1};
+    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == options.temperature && lab->changeView()->hasChange(); }, 20000));
+    const auto expected = session->model()->forward(base->ids(), options);
+    requireSameChange(attnscope::compareOutputs(*base, *expected, 5));
+    layer->setValue(1);
+    waitForMap(expected->map(k.block, 1, k.head));
+
+    // Masking head 3 (Llama: the second query head of key/value group 1) on top.
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 2).center());
+    options.maskHeads = {{base->blocks()[std::size_t(k.block)].name, 0, 2}};
+    const auto masked = session->model()->forward(base->ids(), options);
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); }, 20000));
+    requireSameChange(attnscope::compareOutputs(*base, *masked, 5));
+    waitForMap(masked->map(k.block, 1, k.head));
+
+    // A layer the model does not have: core's message, and the window stays as it was.
+    lab->layersEdit()->setText(QStringLiteral("9"));
+    emit lab->layersEdit()->editingFinished();
+    REQUIRE(QTest::qWaitFor([&] { return panel->jobLabel()->text().contains(QStringLiteral("failed")); }, 20000));
+    CHECK(panel->jobLabel()->text().contains(QStringLiteral("9")));
+    CHECK(mismatchedCells(*heatmap, masked->map(k.block, 1, k.head)) == 0);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+}
+
+// Pictures of the lab for looking at by hand (not part of the suite):
+//   ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.lab-shots]"
+TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
+    const QByteArray dir = qgetenv("ATTNSCOPE_SHOT_DIR");
+    REQUIRE(!dir.isEmpty());
+    RealBuiltins real;
+    window.resize(1500, 940);
+    const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL") ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
+                                                                           : QStringLiteral("builtin:sentiment-dot");
+    openAny(spec);
+    QTest::qWait(300);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/1-open.png"));
+    lab->propagateCheck()->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(0.3));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != session->trace(); }, 20000));
+    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 1).center());
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("masked")); }, 20000));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    panel->featureMapCombo()->setCurrentIndex(2);
+    QTest::qWait(500);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/2-lab.png"));
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+    QTest::qWait(500);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/3-fit.png"));
+    window.tabs()->setCurrentWidget(lab->metrics());
+    REQUIRE(QTest::qWaitFor([&] { return lab->metrics()->model()->rowCount() > 0; }, 20000));
+    lab->metrics()->table()->sortByColumn(HeadMetricsModel::Entropy, Qt::AscendingOrder);
+    QTest::qWait(800);
+    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/4-metrics.png"));
+}
+
+// Latencies for docs: slider move -> re-run shown (propagated temperature), additive fit.
+//   build/tests/ui/attnscope_ui_tests "[.lab-timing]"
+TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
+    RealBuiltins real;
+    for (const QString spec : {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot")}) {
+        openAny(spec);
+        lab->propagateCheck()->setChecked(true);
+        std::vector<double> ms;
+        for (int i = 0; i < 20; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            slider->setValue(TemperatureSlider::positionOf(0.2 + 0.1 * i));
+            const double t = controls->temperature()->temperature();
+            REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->shownTrace() != session->trace() &&
+                                                 lab->changeView()->hasChange() && !heatmap->title().isEmpty() &&
+                                                 lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+            ms.push_back(clock.nsecsElapsed() / 1e6);
+            if (i == 19) WARN("last " << lab->panel()->jobLabel()->text().toStdString());
+        }
+        std::sort(ms.begin(), ms.end());
+        lab->propagateCheck()->setChecked(false);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+        REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
+        const double fitMs = clock.nsecsElapsed() / 1e6;
+        WARN(spec.toStdString() << ": propagate re-run shown, median " << ms[ms.size() / 2] << " ms, max " << ms.back()
+                                << " ms; additive fit (300 steps, width 32, " << session->trace()->blocks()[0].queryTokens.size()
+                                << " tokens) " << fitMs << " ms, KL " << lab->lastFit()->initialKl << " -> " << lab->lastFit()->finalKl);
+        panel->setVariant(LabVariant::Native);
+        slider->setValue(TemperatureSlider::positionOf(1.0));
+    }
+}

@@ -1,0 +1,445 @@
+#include "labcontroller.h"
+
+#include "controlpanel.h"
+#include "figure.h"
+#include "heatmapview.h"
+#include "labpanel.h"
+#include "mainwindow.h"
+#include "metricspanel.h"
+#include "outputchangeview.h"
+#include "outputpanel.h"
+#include "overviewgrid.h"
+#include "session.h"
+#include "temperatureslider.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <algorithm>
+
+namespace {
+
+QStringList toQt(const std::vector<std::string>& labels) {
+    QStringList out;
+    for (const auto& s : labels) out << QString::fromStdString(s);
+    return out;
+}
+
+}  // namespace
+
+// Crosses out the masked heads of the shown block on top of the overview grid.
+class MaskOverlay : public QWidget {
+public:
+    MaskOverlay(LabController* lab, OverviewGrid* grid, QComboBox* block)
+        : QWidget(grid), lab_(lab), grid_(grid), block_(block) {
+        setAttribute(Qt::WA_TransparentForMouseEvents);
+        setAttribute(Qt::WA_NoSystemBackground);
+        setGeometry(grid->rect());
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.setRenderHint(QPainter::Antialiasing);
+        const QString block = block_->currentText().isEmpty() ? QStringLiteral("self") : block_->currentText();
+        for (const auto& h : lab_->intervention().masked) {
+            if (QString::fromStdString(h.block) != block || h.layer >= grid_->layers() || h.head >= grid_->heads()) continue;
+            const QRectF r = QRectF(grid_->tileRect(h.layer, h.head)).adjusted(1, 1, -1, -1);
+            p.fillRect(r, QColor(0, 0, 0, 110));
+            p.setPen(QPen(QColor(230, 60, 60), std::max(1.5, r.width() / 28)));
+            p.drawRect(r);
+            const QRectF c = r.adjusted(r.width() / 4, r.height() / 4, -r.width() / 4, -r.height() / 4);
+            p.drawLine(c.topLeft(), c.bottomRight());
+            p.drawLine(c.topRight(), c.bottomLeft());
+        }
+    }
+
+private:
+    LabController* lab_;
+    OverviewGrid* grid_;
+    QComboBox* block_;
+};
+
+LabController::LabController(MainWindow* window) : QObject(window), window_(window) {
+    service_ = new LabService(this);
+    ControlPanel* controls = window->controls();
+
+    panel_ = new LabPanel;
+    panel_->setObjectName(QStringLiteral("labPanel"));
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(panel_);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Wide enough for the panel itself: the dock never clips its controls.
+    scroll->setMinimumWidth(panel_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
+    auto* dock = new QDockWidget(tr("Lab"), window);
+    dock->setObjectName(QStringLiteral("labDock"));
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    dock->setWidget(scroll);
+    window->addDockWidget(Qt::RightDockWidgetArea, dock);
+    QAction* toggle = dock->toggleViewAction();
+    toggle->setText(tr("&Lab Panel"));
+    toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    toggle->setObjectName(QStringLiteral("labPanelAction"));
+    window->menuBar()->addMenu(tr("&View"))->addAction(toggle);
+
+    metrics_ = new MetricsPanel;
+    metrics_->setObjectName(QStringLiteral("metricsPanel"));
+    window->tabs()->addTab(metrics_, tr("&Metrics · rollout"));
+
+    change_ = new OutputChangeView;
+    change_->setObjectName(QStringLiteral("outputChange"));
+    if (QLayout* l = controls->outputs()->parentWidget()->layout()) l->addWidget(change_);
+    buildPropagateRow();
+
+    overlay_ = new MaskOverlay(this, window->overview(), controls->blockCombo());
+    window->overview()->installEventFilter(this);
+
+    Session* session = window->session();
+    connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
+    connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
+    connect(controls->temperature(), &TemperatureSlider::temperatureChanged, this, &LabController::onTemperature);
+    connect(controls->blockCombo(), &QComboBox::currentIndexChanged, this, [this] {
+        overlay_->update();
+        if (metricsVisible()) refreshBlockView();
+    });
+    connect(panel_, &LabPanel::variantChanged, window_, &MainWindow::refreshMaps);
+    connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
+    connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
+    connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
+    connect(panel_->unmaskButton(), &QPushButton::clicked, this, [this] {
+        std::vector<attnscope::HeadRef> kept;
+        for (int i = 0; i < int(intervention_.masked.size()); ++i)
+            if (!panel_->maskList()->item(i) || !panel_->maskList()->item(i)->isSelected()) kept.push_back(intervention_.masked[std::size_t(i)]);
+        intervention_.masked = kept;
+        updateMaskViews();
+        applyIntervention();
+    });
+    connect(panel_->cancelButton(), &QPushButton::clicked, this, [this] {
+        service_->cancelAll();
+        jobText_.clear();
+        panel_->setJob({});
+        panel_->jobLabel()->setText(tr("Cancelled."));
+    });
+    connect(service_, &LabService::rerunReady, this, &LabController::onRerun);
+    connect(service_, &LabService::variantMapReady, this, &LabController::onVariantMap);
+    connect(service_, &LabService::fitReady, this, &LabController::onFit);
+    connect(service_, &LabService::metricsReady, this, &LabController::onMetrics);
+    connect(service_, &LabService::blockViewReady, this, &LabController::onBlockView);
+    connect(service_, &LabService::progress, this, &LabController::onProgress);
+    connect(metrics_, &MetricsPanel::headSelected, this, &LabController::selectHead);
+    connect(metrics_, &MetricsPanel::headActivated, this, [this](const QString& block, int layer, int head) {
+        selectHead(block, layer, head);
+        window_->tabs()->setCurrentIndex(0);
+    });
+    connect(metrics_, &MetricsPanel::viewChanged, this, &LabController::refreshBlockView);
+    connect(window->tabs(), &QTabWidget::currentChanged, this, [this] {
+        if (!metricsVisible()) return;
+        refreshMetrics();
+        refreshBlockView();
+    });
+}
+
+LabController::~LabController() { shutdown(); }
+
+void LabController::shutdown() {
+    service_->cancelAll();
+    service_->waitForWorkers();
+}
+
+// "Inside the model" and its layers, in the row under the temperature slider.
+void LabController::buildPropagateRow() {
+    TemperatureSlider* slider = window_->controls()->temperature();
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    propagate_ = new QCheckBox(tr("Inside the model, layers"));
+    propagate_->setObjectName(QStringLiteral("propagateCheck"));
+    propagate_->setToolTip(tr("Re-run the model with softmax(logits / T) inside the chosen layers, so later layers and "
+                              "the output change too (propagated temperature). Off: T only redraws the maps."));
+    layers_ = new QLineEdit;
+    layers_->setObjectName(QStringLiteral("temperatureLayersEdit"));
+    layers_->setPlaceholderText(tr("all"));
+    layers_->setToolTip(tr("Layers the temperature applies in, e.g. 0,2 (empty = every layer)"));
+    layers_->setMaximumWidth(90);
+    layout->addWidget(propagate_);
+    layout->addWidget(layers_);
+    layout->addStretch(1);
+    auto* form = qobject_cast<QFormLayout*>(slider->parentWidget() ? slider->parentWidget()->layout() : nullptr);
+    int at = -1;
+    QFormLayout::ItemRole role;
+    if (form) form->getWidgetPosition(slider, &at, &role);
+    if (form && at >= 0) form->insertRow(at + 1, row);
+    else if (QLayout* l = window_->controls()->layout()) l->addWidget(row);
+    // The slider's caption says which temperature it sets.
+    QLabel* caption = nullptr;
+    if (form && at > 0)
+        if (QLayoutItem* item = form->itemAt(at - 1, QFormLayout::SpanningRole)) caption = qobject_cast<QLabel*>(item->widget());
+    const QString displayCaption = caption ? caption->text() : QString();
+    connect(propagate_, &QCheckBox::toggled, this, [caption, displayCaption](bool on) {
+        if (caption) caption->setText(on ? tr("Temperature inside the model (log scale):") : displayCaption);
+    });
+    connect(propagate_, &QCheckBox::toggled, this, [this] {
+        window_->refreshMaps();
+        applyIntervention();
+    });
+    connect(layers_, &QLineEdit::editingFinished, this, [this] {
+        try {
+            intervention_.layers = layers_->text().trimmed().isEmpty() ? std::vector<int>{}
+                                                                        : attnscope::parseLayerList(layers_->text().toStdString());
+            layers_->setStyleSheet({});
+        } catch (const std::exception& e) {
+            layers_->setStyleSheet(QStringLiteral("color: #c03030;"));
+            window_->statusBar()->showMessage(QString::fromUtf8(e.what()), 8000);
+            return;
+        }
+        if (propagate_->isChecked()) applyIntervention();
+    });
+}
+
+TracePtr LabController::shownTrace() const {
+    const TracePtr base = window_->session()->trace();
+    return rerunTrace_ && base && base_ == base ? rerunTrace_ : base;
+}
+
+double LabController::displayTemperature(double sliderTemperature) const {
+    return propagate_->isChecked() ? 1.0 : sliderTemperature;
+}
+
+bool LabController::takesDetail() const {
+    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != window_->session()->trace();
+}
+
+static MapKey keyOf(const ControlPanel* c) {
+    return {c->blockCombo()->currentIndex(), c->layerSpin()->value(), c->headSpin()->value()};
+}
+
+VariantSpec LabController::variantSpec(MapKey key) const {
+    VariantSpec s;
+    s.variant = panel_->variant();
+    s.map.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    s.map.featureMap = panel_->featureMap();
+    s.map.features = panel_->featuresSpin()->value();
+    s.gate = panel_->gate();
+    if (fit_ && fitTrace_ == shownTrace() && fitKey_ == key) s.fit = fit_;
+    return s;
+}
+
+void LabController::requestDetail(MapKey key) {
+    if (const TracePtr t = shownTrace(); t && key.block >= 0) service_->requestVariantMap(t, key, variantSpec(key));
+}
+
+void LabController::onVariantMap(const VariantMapResult& r) {
+    if (r.trace != shownTrace() || !(r.key == keyOf(window_->controls())) || !takesDetail()) return;
+    HeatmapView* view = window_->heatmap();
+    panel_->variantKlLabel()->setText(r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
+    if (!r.error.isEmpty()) {
+        view->clear(r.error);
+        return;
+    }
+    const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
+    const bool linearKind = info.kind == attnscope::AttentionKind::Linear;
+    const bool usesT = !linearKind && r.spec.variant != LabVariant::Linear;
+    QString title = mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
+                             r.key.layer, r.key.head, usesT ? r.spec.map.temperature : 1.0);
+    // Short, so the title fits above the map; the Lab dock and the output panel say it in full.
+    switch (r.spec.variant) {
+    case LabVariant::Native: break;
+    case LabVariant::Dot: title += tr(" · dot"); break;
+    case LabVariant::Linear:
+        title += r.spec.map.featureMap == attnscope::FeatureMap::Favor ? tr(" · FAVOR+ M=%1").arg(r.spec.map.features)
+                 : r.spec.map.featureMap == attnscope::FeatureMap::Relu ? tr(" · linear relu")
+                                                                         : tr(" · linear elu+1");
+        break;
+    case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
+    case LabVariant::Hybrid: title += tr(" · hybrid g=%1").arg(r.spec.gate, 0, 'f', 2); break;
+    }
+    if (r.trace != window_->session()->trace()) {
+        if (intervention_.propagate) title += tr(" · T=%1 inside").arg(intervention_.temperature, 0, 'g', 3);
+        if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
+    }
+    view->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens), title);
+}
+
+void LabController::onBaseTrace() {
+    rerunTrace_.reset();
+    base_.reset();
+    fit_.reset();
+    fitTrace_.reset();
+    change_->clear();
+    panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
+    if (intervention_.active()) applyIntervention();
+    if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+void LabController::onModelLoaded() {
+    service_->cancelAll();
+    jobText_.clear();
+    panel_->setJob({});
+    intervention_.masked.clear();
+    rerunTrace_.reset();
+    base_.reset();
+    fit_.reset();
+    fitTrace_.reset();
+    metricsTrace_.reset();
+    change_->clear();
+    metrics_->clearAll(tr("Run an input to see per-head metrics."));
+    panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
+    updateMaskViews();
+}
+
+void LabController::onTemperature() {
+    if (propagate_->isChecked()) applyIntervention();
+    else if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+// Re-runs the session's trace with what the user asked for; no intervention: back to it.
+void LabController::applyIntervention() {
+    intervention_.propagate = propagate_->isChecked();
+    intervention_.temperature = window_->controls()->temperature()->temperature();
+    service_->cancel(LabJob::Prune);
+    if (!intervention_.active()) {
+        service_->cancel(LabJob::Rerun);
+        const bool had = rerunTrace_ != nullptr;
+        rerunTrace_.reset();
+        base_.reset();
+        change_->clear();
+        jobEnded();
+        if (had) {
+            window_->refreshMaps();
+            emit shownTraceChanged();
+            if (metricsVisible()) {
+                refreshMetrics();
+                refreshBlockView();
+            }
+        }
+        return;
+    }
+    const TracePtr base = window_->session()->trace();
+    if (!base || !window_->session()->model()) return;
+    jobStarted(tr("Re-running the model (%1)…").arg(intervention_.describe()));
+    service_->requestRerun(window_->session()->model(), base, intervention_, OutputPanel::kTopK);
+}
+
+void LabController::onRerun(const RerunResult& r) {
+    if (r.original != window_->session()->trace()) return;
+    if (!r.error.isEmpty()) {
+        jobEnded(tr("<span style='color:#c03030'>The re-run failed: %1</span>").arg(r.error.toHtmlEscaped()));
+        window_->statusBar()->showMessage(tr("Re-run failed: %1").arg(r.error), 10000);
+        return;
+    }
+    base_ = r.original;
+    rerunTrace_ = r.trace;
+    intervention_.masked = r.intervention.masked;  // pruning adds heads
+    fit_.reset();
+    fitTrace_.reset();
+    change_->showChange(r.change, r.intervention.describe(), r.ms);
+    if (r.ranking.empty()) {
+        jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 1));
+    } else {
+        QStringList top;
+        for (std::size_t i = 0; i < r.ranking.size() && i < 3; ++i)
+            top << tr("L%1H%2 (%3)").arg(r.ranking[i].head.layer).arg(r.ranking[i].head.head).arg(r.ranking[i].score, 0, 'g', 3);
+        jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.").arg(r.ms, 0, 'f', 1).arg(r.ranking.size()).arg(top.join(QStringLiteral(", "))));
+    }
+    window_->statusBar()->showMessage(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
+    updateMaskViews();
+    window_->refreshMaps();
+    emit shownTraceChanged();
+    if (metricsVisible()) {
+        refreshMetrics();
+        refreshBlockView();
+    }
+}
+
+void LabController::fitAdditive() {
+    const TracePtr trace = shownTrace();
+    if (!trace) return;
+    const MapKey key = keyOf(window_->controls());
+    attnscope::AdditiveFitOptions o;
+    o.width = panel_->fitWidthSpin()->value();
+    o.steps = panel_->fitStepsSpin()->value();
+    o.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    jobStarted(tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
+    service_->requestFit(trace, key, o);
+}
+
+void LabController::onFit(const FitResult& r) {
+    if (!r.error.isEmpty()) {
+        panel_->fitLabel()->setText(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
+        jobEnded(tr("The fit failed."));
+        return;
+    }
+    if (r.trace != shownTrace()) return;
+    fit_ = r.fit;
+    fitTrace_ = r.trace;
+    fitKey_ = r.key;
+    panel_->fitLabel()->setText(tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7 ms")
+                                    .arg(r.key.layer)
+                                    .arg(r.key.head)
+                                    .arg(r.fit->initialKl, 0, 'f', 4)
+                                    .arg(r.fit->finalKl, 0, 'f', 4)
+                                    .arg(r.fit->klHistory.size())
+                                    .arg(r.fit->width)
+                                    .arg(r.ms, 0, 'f', 0));
+    jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
+    if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
+    else window_->refreshMaps();
+}
+
+void LabController::prune() {
+    const TracePtr base = window_->session()->trace();
+    if (!base || !window_->session()->model()) return;
+    intervention_.propagate = propagate_->isChecked();
+    intervention_.temperature = window_->controls()->temperature()->temperature();
+    service_->cancel(LabJob::Rerun);
+    jobStarted(tr("Ranking heads by %1 and masking the top %2…").arg(panel_->importanceCombo()->currentText()).arg(panel_->pruneCountSpin()->value()));
+    service_->requestPrune(window_->session()->model(), base, intervention_, panel_->importance(), panel_->pruneCountSpin()->value(),
+                           OutputPanel::kTopK);
+}
+
+QString LabController::currentBlockName() const {
+    const QString b = window_->controls()->blockCombo()->currentText();
+    return b.isEmpty() ? QStringLiteral("self") : b;
+}
+
+bool LabController::metricsVisible() const { return window_->tabs()->currentWidget() == metrics_; }
+
+void LabController::jobStarted(const QString& text) {
+    jobText_ = text;
+    panel_->setJob(text);
+}
+
+void LabController::jobEnded(const QString& text) {
+    jobText_.clear();
+    panel_->setJob({});
+    if (!text.isEmpty()) panel_->jobLabel()->setText(text);
+}
+
+void LabController::onProgress(LabJob job, int permille) {
+    if (jobText_.isEmpty()) return;
+    panel_->setJobProgress(permille);
+    Q_UNUSED(job);
+}

@@ -1,0 +1,106 @@
+// LabController: the attention lab in the main window. It adds
+//   - next to the temperature slider, "inside the model": the slider's T then re-runs the model
+//     with RunOptions{temperature, layers} (newest wins) instead of rescaling the maps;
+//   - the "Lab" dock (LabPanel): map variant of the shown head, additive fit, hybrid gate, head
+//     masking (ctrl+click or right-click in the overview; masked heads are crossed out) and
+//     pruning by importance, with progress and Cancel;
+//   - under the output, how the intervention changed it (OutputChangeView);
+//   - the "Metrics" tab (MetricsPanel): per-head metrics, rollout, flow and head similarity.
+// Every number comes from core through LabService workers. MainWindow asks shownTrace(),
+// displayTemperature() and takesDetail() before drawing, and calls requestDetail() when the
+// lab draws the detail map.
+#pragma once
+
+#include "labservice.h"
+
+#include <QObject>
+
+class LabPanel;
+class MainWindow;
+class MetricsPanel;
+class OutputChangeView;
+class QCheckBox;
+class QLineEdit;
+class QWidget;
+
+class LabController : public QObject {
+    Q_OBJECT
+public:
+    explicit LabController(MainWindow* window);
+    ~LabController() override;
+
+    // The trace the views show: the intervention's re-run when there is a current one, else
+    // the session's trace.
+    TracePtr shownTrace() const;
+    // The temperature maps are drawn at: 1 while the temperature is inside the model.
+    double displayTemperature(double sliderTemperature) const;
+    // True when the lab, not MapService, draws the detail map (a variant or an intervention).
+    bool takesDetail() const;
+    void requestDetail(MapKey key);
+    // The variant the detail map shows now, with the fit that applies to key (if any).
+    VariantSpec variantSpec(MapKey key) const;
+
+    const Intervention& intervention() const { return intervention_; }
+    void toggleMask(const QString& block, int layer, int head);
+    bool isMasked(const QString& block, int layer, int head) const;
+    void clearMasks();
+    void fitAdditive();
+    void prune();
+    // Stops and waits for every lab worker (window shutdown, tests).
+    void shutdown();
+
+    LabService* service() const { return service_; }
+    LabPanel* panel() const { return panel_; }
+    MetricsPanel* metrics() const { return metrics_; }
+    OutputChangeView* changeView() const { return change_; }
+    QCheckBox* propagateCheck() const { return propagate_; }
+    QLineEdit* layersEdit() const { return layers_; }
+    std::shared_ptr<const attnscope::AdditiveFit> lastFit() const { return fit_; }
+
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+signals:
+    // The shown trace changed (an intervention's run arrived or was dropped).
+    void shownTraceChanged();
+
+private:
+    void buildPropagateRow();
+    void onBaseTrace();
+    void onModelLoaded();
+    void onTemperature();
+    void applyIntervention();
+    void onRerun(const RerunResult& r);
+    void onVariantMap(const VariantMapResult& r);
+    void onFit(const FitResult& r);
+    void onMetrics(const MetricsResult& r);
+    void onBlockView(const BlockViewResult& r);
+    void onProgress(LabJob job, int permille);
+    void jobStarted(const QString& text);
+    void jobEnded(const QString& text = {});
+    void refreshMetrics();
+    void refreshBlockView();
+    void selectHead(const QString& block, int layer, int head);
+    void overviewMenu(const QPoint& pos);
+    void updateMaskViews();
+    QString currentBlockName() const;
+    bool metricsVisible() const;
+
+    MainWindow* window_;
+    LabService* service_ = nullptr;
+    LabPanel* panel_ = nullptr;
+    MetricsPanel* metrics_ = nullptr;
+    OutputChangeView* change_ = nullptr;
+    QCheckBox* propagate_ = nullptr;
+    QLineEdit* layers_ = nullptr;
+    QWidget* overlay_ = nullptr;
+
+    Intervention intervention_;      // what the user asked for
+    TracePtr base_, rerunTrace_;     // the re-run of base_ under intervention_
+    std::shared_ptr<const attnscope::AdditiveFit> fit_;
+    TracePtr fitTrace_;
+    MapKey fitKey_;
+    TracePtr metricsTrace_;          // what the metrics table shows
+    double metricsTemperature_ = 0;
+    int blockViewBlock_ = -1;        // the block the block view was asked for
+    QString jobText_;
+};

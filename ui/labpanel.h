@@ -1,0 +1,79 @@
+// LabPanel: the attention lab's controls (the "Lab" dock): which map variant of the shown head
+// to draw (the model's own, dot, linear with a feature map, additive fitted to the head, or the
+// gated hybrid), the additive fit, head masking and pruning by importance, and the progress of
+// the lab's background jobs with a Cancel button. Widgets only; LabController wires them.
+#pragma once
+
+#include "labservice.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+
+class LabPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit LabPanel(QWidget* parent = nullptr);
+
+    QComboBox* variantCombo() const { return variant_; }
+    QComboBox* featureMapCombo() const { return featureMap_; }
+    QSpinBox* featuresSpin() const { return features_; }
+    QSpinBox* fitWidthSpin() const { return fitWidth_; }
+    QSpinBox* fitStepsSpin() const { return fitSteps_; }
+    QPushButton* fitButton() const { return fit_; }
+    QLabel* fitLabel() const { return fitLabel_; }
+    QLabel* variantKlLabel() const { return variantKl_; }
+    QSlider* gateSlider() const { return gate_; }
+    QListWidget* maskList() const { return masks_; }
+    QPushButton* unmaskButton() const { return unmask_; }
+    QPushButton* clearMasksButton() const { return clearMasks_; }
+    QComboBox* importanceCombo() const { return importance_; }
+    QSpinBox* pruneCountSpin() const { return pruneCount_; }
+    QPushButton* pruneButton() const { return prune_; }
+    QPushButton* cancelButton() const { return cancel_; }
+    QProgressBar* progressBar() const { return progress_; }
+    QLabel* jobLabel() const { return job_; }
+
+    LabVariant variant() const;
+    void setVariant(LabVariant v);
+    attnscope::FeatureMap featureMap() const;
+    double gate() const;
+    attnscope::Importance importance() const;
+    // Shows the masked heads ("block L:H"), keeping the list's selection where possible.
+    void setMaskedHeads(const std::vector<attnscope::HeadRef>& heads);
+    // A job started (text) or ended (empty text); permille < 0 = busy without a fraction.
+    void setJob(const QString& text);
+    void setJobProgress(int permille);
+
+signals:
+    void variantChanged();  // variant, feature map, features or gate
+
+private:
+    void updateEnabled();
+
+    QComboBox* variant_ = nullptr;
+    QComboBox* featureMap_ = nullptr;
+    QSpinBox* features_ = nullptr;
+    QSpinBox* fitWidth_ = nullptr;
+    QSpinBox* fitSteps_ = nullptr;
+    QPushButton* fit_ = nullptr;
+    QLabel* fitLabel_ = nullptr;
+    QLabel* variantKl_ = nullptr;
+    QSlider* gate_ = nullptr;
+    QLabel* gateValue_ = nullptr;
+    QListWidget* masks_ = nullptr;
+    QPushButton* unmask_ = nullptr;
+    QPushButton* clearMasks_ = nullptr;
+    QComboBox* importance_ = nullptr;
+    QSpinBox* pruneCount_ = nullptr;
+    QPushButton* prune_ = nullptr;
+    QLabel* job_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+};

@@ -1,0 +1,301 @@
+#include "labservice.h"
+
+#include "attnscope/error.h"
+#include "attnscope/metrics.h"
+
+#include <QElapsedTimer>
+
+#include <exception>
+
+namespace {
+
+QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
+
+// Runs work() and turns its exceptions into text; a cancelled job returns with `cancelled` set.
+template <typename Fn>
+QString guarded(Fn fn, bool& cancelled) {
+    try {
+        fn();
+    } catch (const attnscope::Cancelled&) {
+        cancelled = true;
+    } catch (const std::exception& e) {
+        return messageOf(e);
+    } catch (...) {
+        return QStringLiteral("Unknown error in a background job.");
+    }
+    return {};
+}
+
+}  // namespace
+
+QString labVariantName(LabVariant v) {
+    switch (v) {
+    case LabVariant::Native: return QStringLiteral("model's own");
+    case LabVariant::Dot: return QStringLiteral("dot");
+    case LabVariant::Linear: return QStringLiteral("linear");
+    case LabVariant::Additive: return QStringLiteral("additive");
+    case LabVariant::Hybrid: return QStringLiteral("hybrid");
+    }
+    return {};
+}
+
+attnscope::RunOptions Intervention::runOptions() const {
+    attnscope::RunOptions o;
+    if (propagate) {
+        o.temperature = temperature;
+        o.temperatureLayers = layers;
+    }
+    o.maskHeads = masked;
+    return o;
+}
+
+QString Intervention::describe() const {
+    QStringList parts;
+    if (propagate) {
+        QStringList ls;
+        for (int l : layers) ls << QString::number(l);
+        parts << QStringLiteral("T = %1 inside %2")
+                     .arg(temperature, 0, 'g', 3)
+                     .arg(layers.empty() ? QStringLiteral("every layer") : QStringLiteral("layers ") + ls.join(QLatin1Char(',')));
+    }
+    if (!masked.empty())
+        parts << (masked.size() == 1 ? QStringLiteral("1 head masked") : QStringLiteral("%1 heads masked").arg(masked.size()));
+    return parts.join(QStringLiteral(" · "));
+}
+
+attnscope::HeadMap variantMap(const attnscope::Trace& trace, MapKey key, const VariantSpec& spec) {
+    using attnscope::MapVariant;
+    attnscope::MapOptions o = spec.map;
+    const auto& block = trace.blocks().at(std::size_t(key.block));
+    const bool additiveLayer = block.kind == attnscope::AttentionKind::Additive;
+    switch (spec.variant) {
+    case LabVariant::Native: o.variant = MapVariant::Native; break;
+    case LabVariant::Dot: o.variant = MapVariant::Dot; break;
+    case LabVariant::Linear: o.variant = MapVariant::Linear; break;
+    case LabVariant::Additive:
+    case LabVariant::Hybrid: {
+        attnscope::HeadMap additive;
+        if (additiveLayer) {
+            o.variant = MapVariant::Native;  // the layer's own additive map
+            additive = trace.map(key.block, key.layer, key.head, o);
+        } else {
+            if (!spec.fit) throw attnscope::Error("this head has no additive fit yet: press Fit additive");
+            additive = spec.fit->map;
+        }
+        if (spec.variant == LabVariant::Additive) return additive;
+        o.variant = MapVariant::Dot;
+        return attnscope::mixMaps(additive, trace.map(key.block, key.layer, key.head, o), spec.gate);
+    }
+    }
+    return trace.map(key.block, key.layer, key.head, o);
+}
+
+LabService::LabService(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<LabJob>();
+    qRegisterMetaType<RerunResult>();
+    qRegisterMetaType<VariantMapResult>();
+    qRegisterMetaType<FitResult>();
+    qRegisterMetaType<MetricsResult>();
+    qRegisterMetaType<BlockViewResult>();
+}
+
+LabService::~LabService() {
+    cancelAll();
+    waitForWorkers();
+}
+
+JobTracker& LabService::tracker(LabJob job) {
+    return const_cast<JobTracker&>(static_cast<const LabService*>(this)->tracker(job));
+}
+
+const JobTracker& LabService::tracker(LabJob job) const {
+    switch (job) {
+    case LabJob::Rerun: return rerunJobs_;
+    case LabJob::Fit: return fitJobs_;
+    case LabJob::Prune: return pruneJobs_;
+    case LabJob::Metrics: return metricsJobs_;
+    case LabJob::BlockView: return blockJobs_;
+    }
+    return rerunJobs_;
+}
+
+// Progress in thousandths (posted only when they change); false once the job is superseded.
+attnscope::Progress LabService::reporter(LabJob job, const JobTracker::Stop& stop) {
+    auto last = std::make_shared<int>(-1);
+    JobTracker* t = &tracker(job);
+    return [this, t, job, stop, last](long long done, long long total) {
+        if (stop.requested()) return false;
+        const int permille = total > 0 ? int(done * 1000 / total) : -1;
+        if (permille != *last) {
+            *last = permille;
+            t->post(stop, [this, job, permille] { emit progress(job, permille); });
+        }
+        return true;
+    };
+}
+
+void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervention& intervention, int topK) {
+    if (!model || !original) return;
+    emit progress(LabJob::Rerun, -1);
+    rerunJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            RerunResult r{original, intervention, nullptr, {}, {}, 0, {}};
+            if (stop.requested()) return r;  // superseded while queued (a slider drag)
+            QElapsedTimer clock;
+            clock.start();
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    attnscope::RunOptions options = intervention.runOptions();
+                    options.progress = reporter(LabJob::Rerun, stop);
+                    auto rr = attnscope::rerun(*model, *original, options, topK);
+                    r.trace = rr.trace;
+                    r.change = rr.change;
+                },
+                cancelled);
+            r.ms = clock.nsecsElapsed() / 1e6;
+            return r;
+        },
+        [this](const RerunResult& r) { emit rerunReady(r); });
+}
+
+void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervention& base,
+                              attnscope::Importance importance, int count, int topK) {
+    if (!model || !original) return;
+    emit progress(LabJob::Prune, -1);
+    rerunJobs_.cancel();  // the pruned run replaces any pending plain re-run
+    pruneJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            RerunResult r{original, base, nullptr, {}, {}, 0, {}};
+            if (stop.requested()) return r;
+            QElapsedTimer clock;
+            clock.start();
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    attnscope::RunOptions options = base.runOptions();
+                    options.progress = reporter(LabJob::Prune, stop);
+                    auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
+                    r.trace = p.trace;
+                    r.change = p.change;
+                    r.ranking = p.ranking;
+                    r.intervention.masked = base.masked;
+                    for (const auto& h : p.masked) r.intervention.masked.push_back(h);
+                },
+                cancelled);
+            r.ms = clock.nsecsElapsed() / 1e6;
+            return r;
+        },
+        [this](const RerunResult& r) { emit rerunReady(r); });
+}
+
+void LabService::requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec) {
+    if (!trace) return;
+    mapJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            VariantMapResult r{trace, key, spec, {}, -1, {}};
+            if (stop.requested()) return r;
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    r.map = variantMap(*trace, key, spec);
+                    if (spec.variant != LabVariant::Native && spec.variant != LabVariant::Dot) {
+                        attnscope::MapOptions dot = spec.map;
+                        dot.variant = attnscope::MapVariant::Dot;
+                        r.klFromDot = attnscope::meanRowKl(trace->map(key.block, key.layer, key.head, dot), r.map);
+                    }
+                },
+                cancelled);
+            return r;
+        },
+        [this](const VariantMapResult& r) { emit variantMapReady(r); });
+}
+
+void LabService::requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options) {
+    if (!trace) return;
+    emit progress(LabJob::Fit, -1);
+    fitJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            FitResult r{trace, key, nullptr, 0, {}};
+            if (stop.requested()) return r;
+            QElapsedTimer clock;
+            clock.start();
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    attnscope::AdditiveFitOptions o = options;
+                    o.progress = reporter(LabJob::Fit, stop);
+                    r.fit = std::make_shared<const attnscope::AdditiveFit>(
+                        attnscope::fitAdditive(*trace, key.block, key.layer, key.head, o));
+                },
+                cancelled);
+            r.ms = clock.nsecsElapsed() / 1e6;
+            return r;
+        },
+        [this](const FitResult& r) { emit fitReady(r); });
+}
+
+void LabService::requestMetrics(TracePtr trace, double temperature) {
+    if (!trace) return;
+    emit progress(LabJob::Metrics, -1);
+    metricsJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            MetricsResult r{trace, temperature, {}, {}};
+            if (stop.requested()) return r;
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    attnscope::MetricsOptions o;
+                    o.map.temperature = temperature;
+                    o.progress = reporter(LabJob::Metrics, stop);
+                    r.metrics = attnscope::headMetrics(*trace, o);
+                },
+                cancelled);
+            return r;
+        },
+        [this](const MetricsResult& r) { emit metricsReady(r); });
+}
+
+void LabService::requestBlockView(TracePtr trace, int block, BlockView view, double temperature) {
+    if (!trace) return;
+    emit progress(LabJob::BlockView, -1);
+    blockJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            BlockViewResult r{trace, block, view, temperature, {}, {}};
+            if (stop.requested()) return r;
+            bool cancelled = false;
+            r.error = guarded(
+                [&] {
+                    attnscope::MapOptions o;
+                    o.temperature = temperature;
+                    if (view == BlockView::Rollout) {
+                        r.map = attnscope::blockRollout(*trace, block, o);
+                    } else if (view == BlockView::Flow) {
+                        attnscope::FlowOptions flow;
+                        flow.progress = reporter(LabJob::BlockView, stop);
+                        r.map = attnscope::blockFlow(*trace, block, o, flow);
+                    } else {
+                        const auto& info = trace->blocks().at(std::size_t(block));
+                        const int k = info.layers * info.heads;
+                        r.map.rows = r.map.cols = k;
+                        const auto sim = attnscope::blockSimilarity(*trace, block, o);
+                        r.map.values.assign(sim.begin(), sim.end());
+                    }
+                },
+                cancelled);
+            return r;
+        },
+        [this](const BlockViewResult& r) { emit blockViewReady(r); });
+}
+
+void LabService::cancel(LabJob job) { tracker(job).cancel(); }
+
+void LabService::cancelAll() {
+    for (JobTracker* t : {&rerunJobs_, &fitJobs_, &pruneJobs_, &metricsJobs_, &blockJobs_, &mapJobs_}) t->cancel();
+}
+
+void LabService::waitForWorkers() {
+    for (JobTracker* t : {&rerunJobs_, &fitJobs_, &pruneJobs_, &metricsJobs_, &blockJobs_, &mapJobs_}) t->waitForDone();
+}
+
+bool LabService::isRunning(LabJob job) const { return tracker(job).isRunning(); }

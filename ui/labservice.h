@@ -1,0 +1,147 @@
+// LabService: the attention lab's computations (core's interventions.h and lab.h) on worker
+// threads, for the GUI. Never computes anything itself: every number comes from core.
+//
+// Each kind of request has its own JobTracker, so a new request supersedes the previous one of
+// its kind (newest wins) and the superseded job stops at its next progress tick. Long jobs
+// (re-runs, additive fits, pruning, metrics, flow) report progress in thousandths through
+// progress(kind, permille); cancel(kind) drops one. Results arrive on the GUI thread as signals;
+// errors travel inside them as text.
+#pragma once
+
+#include "jobtracker.h"
+#include "mapservice.h"
+
+#include "attnscope/interventions.h"
+#include "attnscope/lab.h"
+#include "attnscope/model.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+using ModelPtr = std::shared_ptr<const attnscope::Model>;
+
+// Which map of a head the lab shows.
+enum class LabVariant { Native, Dot, Linear, Additive, Hybrid };
+QString labVariantName(LabVariant v);
+
+struct VariantSpec {
+    LabVariant variant = LabVariant::Native;
+    attnscope::MapOptions map;  // temperature (display), feature map and features for Linear
+    double gate = 0.5;          // Hybrid: gate · additive + (1 - gate) · dot
+    // Additive and Hybrid on a dot-product layer: the fit of this head (null: not fitted yet).
+    std::shared_ptr<const attnscope::AdditiveFit> fit;
+};
+
+// The interventions a re-run applies (RunOptions without the progress callback).
+struct Intervention {
+    bool propagate = false;
+    double temperature = 1.0;
+    std::vector<int> layers;                 // empty = every layer
+    std::vector<attnscope::HeadRef> masked;  // heads whose output is zeroed
+    bool active() const { return propagate || !masked.empty(); }
+    attnscope::RunOptions runOptions() const;
+    QString describe() const;  // "temperature 0.5 inside every layer · 2 heads masked"
+};
+
+enum class LabJob { Rerun, Fit, Prune, Metrics, BlockView };
+
+struct RerunResult {
+    TracePtr original;
+    Intervention intervention;
+    TracePtr trace;
+    attnscope::OutputChange change;
+    std::vector<attnscope::HeadScore> ranking;  // pruning only
+    double ms = 0;
+    QString error;
+};
+
+struct VariantMapResult {
+    TracePtr trace;
+    MapKey key;
+    VariantSpec spec;
+    attnscope::HeadMap map;
+    double klFromDot = -1;  // mean row KL(dot map at the same T ‖ map), nats; < 0 when not computed
+    QString error;
+};
+
+struct FitResult {
+    TracePtr trace;
+    MapKey key;
+    std::shared_ptr<const attnscope::AdditiveFit> fit;
+    double ms = 0;
+    QString error;
+};
+
+struct MetricsResult {
+    TracePtr trace;
+    double temperature = 1.0;
+    std::vector<attnscope::HeadMetrics> metrics;
+    QString error;
+};
+
+enum class BlockView { Similarity, Rollout, Flow };
+
+struct BlockViewResult {
+    TracePtr trace;
+    int block = 0;
+    BlockView view = BlockView::Rollout;
+    double temperature = 1.0;
+    attnscope::HeadMap map;  // similarity: k × k with k = layers · heads
+    QString error;
+};
+
+class LabService : public QObject {
+    Q_OBJECT
+public:
+    explicit LabService(QObject* parent = nullptr);
+    ~LabService() override;
+
+    // Runs the model again on original's input with the intervention (Model::rerun).
+    void requestRerun(ModelPtr model, TracePtr original, const Intervention& intervention, int topK = 5);
+    // Masks the `count` most important heads on top of the intervention's and re-runs.
+    void requestPrune(ModelPtr model, TracePtr original, const Intervention& base, attnscope::Importance importance,
+                      int count, int topK = 5);
+    void requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec);
+    void requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options);
+    void requestMetrics(TracePtr trace, double temperature);
+    void requestBlockView(TracePtr trace, int block, BlockView view, double temperature);
+
+    void cancel(LabJob job);
+    void cancelAll();
+    void waitForWorkers();
+    bool isRunning(LabJob job) const;
+
+signals:
+    void progress(LabJob job, int permille);
+    void rerunReady(const RerunResult& result);  // re-runs and pruning
+    void variantMapReady(const VariantMapResult& result);
+    void fitReady(const FitResult& result);
+    void metricsReady(const MetricsResult& result);
+    void blockViewReady(const BlockViewResult& result);
+
+private:
+    JobTracker& tracker(LabJob job);
+    const JobTracker& tracker(LabJob job) const;
+    attnscope::Progress reporter(LabJob job, const JobTracker::Stop& stop);
+
+    JobTracker rerunJobs_{this, 2};
+    JobTracker fitJobs_{this, 2};
+    JobTracker pruneJobs_{this, 2};
+    JobTracker metricsJobs_{this, 2};
+    JobTracker blockJobs_{this, 2};
+    JobTracker mapJobs_{this, 2};
+};
+
+// The map a VariantSpec asks for (core: Trace::map, mixMaps); throws attnscope::Error when an
+// additive or hybrid map has no fit. Used by the workers and by the tests.
+attnscope::HeadMap variantMap(const attnscope::Trace& trace, MapKey key, const VariantSpec& spec);
+
+Q_DECLARE_METATYPE(LabJob)
+Q_DECLARE_METATYPE(RerunResult)
+Q_DECLARE_METATYPE(VariantMapResult)
+Q_DECLARE_METATYPE(FitResult)
+Q_DECLARE_METATYPE(MetricsResult)
+Q_DECLARE_METATYPE(BlockViewResult)

@@ -1,0 +1,70 @@
+// MetricsPanel: the lab's per-head metrics of the current trace as a sortable table (core's
+// attnscope::headMetrics), next to one block-level view drawn as a heat map: the head-to-head
+// similarity matrix, attention rollout or attention flow (Abnar & Zuidema 2020). Clicking a row
+// selects that head in the window; double-clicking also shows it on the Explore tab.
+// Display only: LabService computes everything on workers.
+#pragma once
+
+#include "labservice.h"
+
+#include <QAbstractTableModel>
+#include <QWidget>
+
+class HeatmapView;
+class QComboBox;
+class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
+
+// One row per head; Qt::UserRole holds the raw number (or text) the column sorts by.
+class HeadMetricsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Block, Layer, Head, Entropy, MeanDistance, FirstToken, Separator, Pattern, KlLinear, ColumnCount };
+    using QAbstractTableModel::QAbstractTableModel;
+
+    void setMetrics(std::vector<attnscope::HeadMetrics> metrics);
+    const std::vector<attnscope::HeadMetrics>& metrics() const { return metrics_; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::vector<attnscope::HeadMetrics> metrics_;
+};
+
+class MetricsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit MetricsPanel(QWidget* parent = nullptr);
+
+    HeadMetricsModel* model() const { return model_; }
+    QSortFilterProxyModel* proxy() const { return proxy_; }
+    QTableView* table() const { return table_; }
+    HeatmapView* blockView() const { return view_; }
+    QComboBox* viewCombo() const { return viewCombo_; }
+    BlockView currentView() const;
+
+    void setStatus(const QString& text);
+    void showMetrics(const MetricsResult& result);
+    void showBlockView(const BlockViewResult& result, const QStringList& rowLabels, const QStringList& colLabels,
+                       const QString& title);
+    void clearBlockView(const QString& message);
+    void clearAll(const QString& message);
+
+signals:
+    // A row was clicked (activated: double-clicked or Enter).
+    void headSelected(const QString& block, int layer, int head);
+    void headActivated(const QString& block, int layer, int head);
+    void viewChanged();
+
+private:
+    HeadMetricsModel* model_ = nullptr;
+    QSortFilterProxyModel* proxy_ = nullptr;
+    QTableView* table_ = nullptr;
+    QLabel* status_ = nullptr;
+    QComboBox* viewCombo_ = nullptr;
+    HeatmapView* view_ = nullptr;
+};
