@@ -2,8 +2,10 @@
 
 #include "comparepanel.h"
 #include "controlpanel.h"
+#include "devicecombo.h"
 #include "figure.h"
 #include "heatmapview.h"
+#include "imageinput.h"
 #include "modelpicker.h"
 #include "outputpanel.h"
 #include "overviewgrid.h"
@@ -48,12 +50,6 @@ QString formatCount(std::int64_t n) {
 }
 
 QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
-
-QStringList toQt(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& s : labels) out << QString::fromStdString(s);
-    return out;
-}
 
 // A dropped or given path: the folder itself, or the folder of a dropped config.json.
 QString modelFolderOf(const QString& path) {
@@ -119,6 +115,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->addPermanentWidget(cancelButton_);
     buildMenus();
     buildShortcuts();
+    buildFamilyInputs();
 
     const ControlPanel* c = controls_;
     connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
@@ -188,6 +185,7 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->setObjectName(QStringLiteral("fileMenu"));
     QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
@@ -243,7 +241,7 @@ void MainWindow::openModel(const QString& spec) {
     const QString target = spec.startsWith(QLatin1String("builtin:")) ? spec : modelFolderOf(spec);
     pendingSpec_ = target;
     statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(target)));
-    session_->openModel(target);
+    session_->openModel(target, controls_->device()->choice());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -255,7 +253,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
     if (urls.isEmpty() || !urls.first().isLocalFile()) return;
     event->acceptProposedAction();
-    openModel(urls.first().toLocalFile());
+    const QString path = urls.first().toLocalFile();
+    if (isImageFile(path)) setImageFile(path);  // an image for image models; else a model folder
+    else openModel(path);
 }
 
 QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
@@ -301,6 +301,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     // both not built-in); otherwise put an example in.
     const bool hadIds = controls_->idsMode();
     controls_->setTokenizerAvailable(session_->hasTokenizer());
+    controls_->setImageInput(info.imageInput);
     QLineEdit* input = controls_->input();
     const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
     previousSpec_ = spec;
@@ -317,6 +318,10 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
 void MainWindow::runInput() {
     if (!session_->model()) {
         showError(tr("No model is open."), tr("Pick a built-in model or open a model folder first."));
+        return;
+    }
+    if (session_->model()->info().imageInput) {
+        runImageInput();
         return;
     }
     if (session_->isBusy()) return;
@@ -372,6 +377,7 @@ MapKey MainWindow::currentKey() const {
 }
 
 void MainWindow::requestDetail() {
+    updateHeadGroup();
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
         maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
 }
@@ -400,7 +406,9 @@ void MainWindow::onDetail(const DetailResult& r) {
     }
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
     const bool linear = info.kind == attnscope::AttentionKind::Linear;
-    heatmap_->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens),
+    const bool raw = rawTokensAction_->isChecked();
+    heatmap_->setRawLabels(axisLabels(*r.trace, info, true, true), axisLabels(*r.trace, info, false, true));
+    heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                      mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                               r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
     statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);

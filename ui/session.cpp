@@ -58,10 +58,11 @@ void Session::startJob(Work work) {
         [this](const Outcome& outcome) { finish(outcome); });
 }
 
-void Session::openModel(const QString& folder) {
+void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
     const std::filesystem::path path = folder.toStdString();
-    startJob([path, folder](const attnscope::Progress& report) {
+    startJob([path, folder, device](const attnscope::Progress& report) {
         attnscope::LoadOptions options;
+        options.device = device;
         options.progress = report;
         auto model = attnscope::Model::load(path, options);
         const bool tokenizer = modelHasTokenizer(*model);
@@ -91,6 +92,18 @@ void Session::runInput(const QString& text, bool asIds) {
         attnscope::RunOptions options;
         options.progress = report;
         return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+    });
+}
+
+void Session::runImage(attnscope::RgbImage image) {
+    if (!model_) {
+        emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
+        return;
+    }
+    startJob([model = model_, image = std::move(image)](const attnscope::Progress& report) {
+        attnscope::RunOptions options;
+        options.progress = report;
+        return Outcome{nullptr, model->forwardImage(image, options), {}, false, {}};
     });
 }
 
