@@ -204,6 +204,30 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
         CHECK(QString::fromStdString(session->model()->info().device).startsWith(QStringLiteral("cuda")));
     }
 
+    // An input whose forward pass would not fit in memory is refused before it runs, saying how
+    // much it needs and what there is. 512 heads of size 2 over 16,000 tokens: terabytes of
+    // attention scores, more than any machine has (RoPE keeps long positions cheap to configure).
+    const auto longDir = freshDir("ui-device-long");
+    LlamaSpec longSpec;
+    longSpec.positions = 20000;
+    longSpec.heads = 512;
+    longSpec.kvHeads = 1;
+    longSpec.headDim = 2;
+    writeCheckpoint(longDir, makeLlama(longSpec, 28));
+    open(qpath(longDir));
+    const auto shortTrace = session->trace();
+    QStringList ids;
+    for (int i = 0; i < 16000; ++i) ids << QStringLiteral("1");
+    input->setText(ids.join(QLatin1Char(' ')));
+    REQUIRE(input->text().size() == 31999);  // within QLineEdit's 32767 characters
+    QTest::mouseClick(run, Qt::LeftButton);
+    const QString refusal = takeErrorDialog();
+    CHECK(refusal.contains(QStringLiteral("a forward pass over 16000 tokens needs")));
+    CHECK(refusal.contains(QStringLiteral("GiB available")));
+    CHECK(session->trace() == shortTrace);
+    input->setText(QStringLiteral("1 2 3"));
+    open(qpath(dir));
+
     // A checkpoint whose tensor has the wrong shape: the message names it; the window goes on.
     const auto bad = freshDir("ui-device-bad");
     LlamaSpec spec;
@@ -212,6 +236,7 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
     writeCheckpoint(bad, c);
     window.openModel(qpath(bad));
     const QString text = takeErrorDialog();
+    INFO(text.toStdString());
     CHECK(text.contains(QStringLiteral("Could not open the model")));
     CHECK(text.contains(QStringLiteral("embed_tokens.weight")));
     CHECK(session->modelSpec() == qpath(dir));
