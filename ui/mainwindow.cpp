@@ -295,6 +295,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     maps_->cancelAll();
     heatmap_->clear(tr("Type an input and press Run."));
     overview_->setShape(0, 0);
+    updateHeadGroup();  // no trace yet: the previous model's key/value group line goes
     updateRunEnabled();
 
     // Keep what the user typed when it suits this model (same input mode, same built-in task or

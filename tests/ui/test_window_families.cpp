@@ -117,10 +117,14 @@ TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value grou
     CHECK(head->toolTip() == group->text());
     waitForMap(session->trace()->map(0, 0, 3));
 
-    // A model without grouped-query attention has no such line.
+    // A model without grouped-query attention has no such line, from the moment it is loaded.
     const auto bert = freshDir("ui-bert-plain");
     writeCheckpoint(bert, makeBert(BertSpec{}, 23));
-    open(qpath(bert));
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(bert));
+    REQUIRE(loaded.wait(20000));
+    CHECK_FALSE(group->isVisibleTo(controls));
+    REQUIRE(QTest::qWaitFor([&] { return session->trace() != nullptr; }, 20000));
     CHECK_FALSE(group->isVisibleTo(controls));
 }
 
