@@ -333,7 +333,7 @@ void MainWindow::runInput() {
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
-    controls_->outputs()->showOutputs(*trace, *session_->model());
+    controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get());
     if (blocks.empty()) {
         heatmap_->clear(tr("This model recorded no attention."));
         return;

@@ -14,6 +14,7 @@ struct Session::Outcome {
     QString error;
     bool hasTokenizer = false;
     QString spec;
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer;
 };
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -50,9 +51,9 @@ void Session::startJob(Work work) {
             } catch (const attnscope::Cancelled&) {
                 return {};
             } catch (const std::exception& e) {
-                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}};
+                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}, {}};
             } catch (...) {
-                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}};
+                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}, {}};
             }
         },
         [this](const Outcome& outcome) { finish(outcome); });
@@ -66,7 +67,9 @@ void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
         options.progress = report;
         auto model = attnscope::Model::load(path, options);
         const bool tokenizer = modelHasTokenizer(*model);
-        return Outcome{std::move(model), nullptr, {}, tokenizer, folder};
+        std::shared_ptr<const attnscope::Tokenizer> folderTokenizer;
+        if (!folder.startsWith(QLatin1String("builtin:"))) folderTokenizer = attnscope::Tokenizer::fromFolder(path);
+        return Outcome{std::move(model), nullptr, {}, tokenizer, folder, std::move(folderTokenizer)};
     });
 }
 
@@ -78,7 +81,7 @@ void Session::run(std::vector<std::int64_t> ids) {
     startJob([model = model_, ids = std::move(ids)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
     });
 }
 
@@ -91,7 +94,7 @@ void Session::runInput(const QString& text, bool asIds) {
         const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
     });
 }
 
@@ -103,7 +106,7 @@ void Session::runImage(attnscope::RgbImage image) {
     startJob([model = model_, image = std::move(image)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forwardImage(image, options), {}, false, {}};
+        return Outcome{nullptr, model->forwardImage(image, options), {}, false, {}, {}};
     });
 }
 
@@ -121,6 +124,7 @@ void Session::finish(const Outcome& outcome) {
     } else if (outcome.model) {
         model_ = outcome.model;
         hasTokenizer_ = outcome.hasTokenizer;
+        tokenizer_ = outcome.tokenizer;
         modelSpec_ = outcome.spec;
         trace_.reset();
         emit modelLoaded(model_->info());

@@ -11,6 +11,7 @@
 #include "jobtracker.h"
 
 #include "attnscope/model.h"
+#include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
 
 #include <QMetaType>
@@ -48,6 +49,9 @@ public:
     void runImage(attnscope::RgbImage image);
     // Whether the current model splits text itself (else its input is token ids).
     bool hasTokenizer() const { return hasTokenizer_; }
+    // The model folder's tokenizer for readable output tokens; null for built-in models and
+    // folders without one.
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer() const { return tokenizer_; }
     // The folder or builtin:NAME the current model was opened from.
     QString modelSpec() const { return modelSpec_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
@@ -75,5 +79,6 @@ private:
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
     bool hasTokenizer_ = false;
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer_;
     QString modelSpec_;
 };

@@ -17,7 +17,11 @@
 #include <QStandardItemModel>
 #include <QUrl>
 
+#include "attnscope/tokenizer.h"
+
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace uitest;
@@ -144,6 +148,21 @@ TEST_CASE_METHOD(WindowFixture, "GPT-2 and BERT folders show readable tokens; th
     CHECK(heatmap->queryLabels() == readable);
     CHECK(heatmap->describeCell({3, 3}).contains(QStringLiteral("'\u00B7world' [\u0120world]")));
     CHECK(heatmap->describeCell({1, 0}).contains(QStringLiteral("query 1 'ell' \u2192 key 0 'H'")));
+
+    // The next-token list reads the same way: the readable forms of the five likeliest ids.
+    const auto& logits = session->trace()->nextTokenLogits();
+    std::vector<std::int64_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                      [&](std::int64_t a, std::int64_t b) { return logits[std::size_t(a)] > logits[std::size_t(b)]; });
+    const auto reference = attnscope::Tokenizer::fromFile(kData / "gpt2.json");
+    const QString outputs = controls->outputs()->text();
+    for (int i = 0; i < 5; ++i) {
+        const QString readableToken = QString::fromStdString(reference->displayToken(order[std::size_t(i)]));
+        const QString rawToken = QString::fromStdString(*reference->idToToken(order[std::size_t(i)]));
+        INFO(outputs.toStdString());
+        CHECK(outputs.contains(readableToken == rawToken ? readableToken : readableToken + QStringLiteral(" [") + rawToken + QStringLiteral("]")));
+    }
 
     QAction* raw = window.rawTokensAction();
     raw->trigger();
