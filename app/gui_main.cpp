@@ -1,4 +1,4 @@
-// attnscope [MODEL]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
+// attnscope [MODEL] [--image FILE]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
 #include "mainwindow.h"
 #include "attnscope/model.h"
 #include "version.h"
@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
                                  QStringLiteral("A model folder (config.json + model.safetensors) or builtin:NAME to "
                                                 "open (default: builtin:reverse-dot with an example input)."),
                                  QStringLiteral("[MODEL]"));
+    const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
+                                   QStringLiteral("FILE"));
+    parser.addOption(image);
     parser.process(*app);  // exits for --help, --version and unknown options
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) {
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
 
     MainWindow window;
     window.show();
+    if (parser.isSet(image)) window.setImageFile(parser.value(image));
     if (!args.isEmpty()) {
         window.openModel(args.first());
     } else {

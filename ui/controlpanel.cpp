@@ -1,5 +1,7 @@
 #include "controlpanel.h"
 
+#include "devicecombo.h"
+#include "imageinput.h"
 #include "modelpicker.h"
 #include "outputpanel.h"
 #include "temperatureslider.h"
@@ -23,6 +25,10 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     modelLabel_->setWordWrap(true);
     modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     modelForm->addWidget(picker_);
+    device_ = new DeviceCombo;
+    auto* deviceRow = new QFormLayout;
+    deviceRow->addRow(tr("Device:"), device_);
+    modelForm->addLayout(deviceRow);
     modelForm->addWidget(modelLabel_);
 
     auto* inputBox = new QGroupBox(tr("Input"));
@@ -38,8 +44,12 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
     run_->setToolTip(tr("Run the model on the input (Return or Ctrl+Return)"));
     run_->setEnabled(false);
+    image_ = new ImageInputBar;
+    image_->setObjectName(QStringLiteral("imageInputBar"));
+    image_->setVisible(false);
     inputForm->addWidget(input_);
     inputForm->addWidget(ids_);
+    inputForm->addWidget(image_);
     inputForm->addWidget(run_);
     connect(ids_, &QCheckBox::toggled, this, [this](bool ids) {
         input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
@@ -67,6 +77,11 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     }
     form->addRow(tr("Layer:"), layer_);
     form->addRow(tr("Head:"), head_);
+    headGroup_ = new QLabel;
+    headGroup_->setObjectName(QStringLiteral("headGroupLabel"));
+    headGroup_->setWordWrap(true);
+    headGroup_->setVisible(false);
+    form->addRow(headGroup_);
     temperature_ = new TemperatureSlider;
     form->addRow(new QLabel(tr("Display temperature (log scale):")));
     form->addRow(temperature_);
@@ -110,6 +125,12 @@ void ControlPanel::setTokenizerAvailable(bool available) {
     ids_->setEnabled(available);
     ids_->setToolTip(available ? tr("Use the numbers as token ids exactly as given (no special tokens added).")
                                : tr("This model has no tokenizer: its input is token ids."));
+}
+
+void ControlPanel::setImageInput(bool image) {
+    image_->setVisible(image);
+    input_->setVisible(!image);
+    ids_->setVisible(!image);
 }
 
 void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {

@@ -8,6 +8,8 @@
 
 #include <QWidget>
 
+class DeviceCombo;
+class ImageInputBar;
 class ModelPicker;
 class OutputPanel;
 class TemperatureSlider;
@@ -35,12 +37,18 @@ public:
     QComboBox* colormapCombo() const { return colormap_; }
     QComboBox* scaleCombo() const { return scale_; }
     OutputPanel* outputs() const { return outputs_; }
+    DeviceCombo* device() const { return device_; }
+    ImageInputBar* imageInput() const { return image_; }
+    // Under the head spin box: which key/value group the head shares (grouped-query attention).
+    QLabel* headGroupLabel() const { return headGroup_; }
 
     Colormap colormap() const;
     ColorScale colorScale() const;
     bool idsMode() const;
     // Ids-only models: the box is ticked and locked.
     void setTokenizerAvailable(bool available);
+    // Image models take an image (the image bar) instead of text or ids.
+    void setImageInput(bool image);
     // Shows the block row only when the model has several blocks.
     void setBlocks(const QStringList& names, const QString& keep);
 
@@ -61,4 +69,7 @@ private:
     QComboBox* colormap_ = nullptr;
     QComboBox* scale_ = nullptr;
     OutputPanel* outputs_ = nullptr;
+    DeviceCombo* device_ = nullptr;
+    ImageInputBar* image_ = nullptr;
+    QLabel* headGroup_ = nullptr;
 };

@@ -22,6 +22,13 @@ QString labelAt(const QStringList& labels, int i) {
     return i < labels.size() ? labels[i] : QString::number(i);
 }
 
+// "'label'", or "'label' [raw]" when the raw token reads differently.
+QString quotedLabel(const QStringList& labels, const QStringList& raw, int i) {
+    const QString label = labelAt(labels, i);
+    if (i < raw.size() && raw[i] != label) return QStringLiteral("'%1' [%2]").arg(label, raw[i]);
+    return QStringLiteral("'%1'").arg(label);
+}
+
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
@@ -129,10 +136,17 @@ void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
 
 QString HeatmapView::title() const { return title_->text(); }
 
+void HeatmapView::setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw) {
+    rawQueryLabels_ = queryRaw;
+    rawKeyLabels_ = keyRaw;
+}
+
 void HeatmapView::clear(const QString& message) {
     map_ = {};
     queryLabels_.clear();
     keyLabels_.clear();
+    rawQueryLabels_.clear();
+    rawKeyLabels_.clear();
     colorMap_->data()->clear();
     setPlotVisible(false);
     title_->setText(message);
@@ -162,11 +176,11 @@ CellGeometry HeatmapView::cellGeometry() const {
 }
 
 QString HeatmapView::describeCell(const Cell& cell) const {
-    return QStringLiteral("query %1 '%2' \u2192 key %3 '%4': %5")
+    return QStringLiteral("query %1 %2 \u2192 key %3 %4: %5")
         .arg(cell.query)
-        .arg(labelAt(queryLabels_, cell.query))
+        .arg(quotedLabel(queryLabels_, rawQueryLabels_, cell.query))
         .arg(cell.key)
-        .arg(labelAt(keyLabels_, cell.key))
+        .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
         .arg(double(map_.at(cell.query, cell.key)), 0, 'f', 4);
 }
 

@@ -1,6 +1,7 @@
 // HeatmapView: one attention map drawn like a matrix (row = query, column = key, query 0 at
 // the top), crisp cells, a colour bar (linear 0..1 or log), a choice of colormap and the tokens as tick labels on both axes.
-// Hovering a cell shows "query 'tok' → key 'tok': value" below the plot.
+// Hovering a cell shows "query 'tok' → key 'tok': value" below the plot (with the raw token in
+// brackets where it differs from the readable label).
 //
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
@@ -31,6 +32,9 @@ public:
     // column (missing ones are shown as indices).
     void setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
                 const QStringList& keyLabels, const QString& title);
+    // The raw vocabulary strings behind the labels of the next setMap() (parallel to its labels;
+    // empty = none). Hovering a cell whose raw token differs from its label shows both.
+    void setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw);
     // Removes the map and shows message in its place.
     void clear(const QString& message);
     // Colours: the colormap and a linear (0..1) or log (floor..1) scale; the map is redrawn.
@@ -73,6 +77,8 @@ private:
     attnscope::HeadMap map_;
     QStringList queryLabels_;
     QStringList keyLabels_;
+    QStringList rawQueryLabels_;
+    QStringList rawKeyLabels_;
     Colormap colormap_ = Colormap::Viridis;
     ColorScale scale_;
 };

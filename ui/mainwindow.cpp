@@ -2,8 +2,10 @@
 
 #include "comparepanel.h"
 #include "controlpanel.h"
+#include "devicecombo.h"
 #include "figure.h"
 #include "heatmapview.h"
+#include "imageinput.h"
 #include "labcontroller.h"
 #include "modelpicker.h"
 #include "outputpanel.h"
@@ -49,12 +51,6 @@ QString formatCount(std::int64_t n) {
 }
 
 QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
-
-QStringList toQt(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& s : labels) out << QString::fromStdString(s);
-    return out;
-}
 
 // A dropped or given path: the folder itself, or the folder of a dropped config.json.
 QString modelFolderOf(const QString& path) {
@@ -120,6 +116,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->addPermanentWidget(cancelButton_);
     buildMenus();
     buildShortcuts();
+    buildFamilyInputs();
 
     const ControlPanel* c = controls_;
     connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
@@ -191,6 +188,7 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->setObjectName(QStringLiteral("fileMenu"));
     QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
@@ -246,7 +244,7 @@ void MainWindow::openModel(const QString& spec) {
     const QString target = spec.startsWith(QLatin1String("builtin:")) ? spec : modelFolderOf(spec);
     pendingSpec_ = target;
     statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(target)));
-    session_->openModel(target);
+    session_->openModel(target, controls_->device()->choice());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -258,7 +256,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
     if (urls.isEmpty() || !urls.first().isLocalFile()) return;
     event->acceptProposedAction();
-    openModel(urls.first().toLocalFile());
+    const QString path = urls.first().toLocalFile();
+    if (isImageFile(path)) setImageFile(path);  // an image for image models; else a model folder
+    else openModel(path);
 }
 
 QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
@@ -298,12 +298,14 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     maps_->cancelAll();
     heatmap_->clear(tr("Type an input and press Run."));
     overview_->setShape(0, 0);
+    updateHeadGroup();  // no trace yet: the previous model's key/value group line goes
     updateRunEnabled();
 
     // Keep what the user typed when it suits this model (same input mode, same built-in task or
     // both not built-in); otherwise put an example in.
     const bool hadIds = controls_->idsMode();
     controls_->setTokenizerAvailable(session_->hasTokenizer());
+    controls_->setImageInput(info.imageInput);
     QLineEdit* input = controls_->input();
     const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
     previousSpec_ = spec;
@@ -322,6 +324,10 @@ void MainWindow::runInput() {
         showError(tr("No model is open."), tr("Pick a built-in model or open a model folder first."));
         return;
     }
+    if (session_->model()->info().imageInput) {
+        runImageInput();
+        return;
+    }
     if (session_->isBusy()) return;
     statusBar()->showMessage(tr("Running…"));
     session_->runInput(controls_->input()->text(), controls_->idsMode());
@@ -330,7 +336,7 @@ void MainWindow::runInput() {
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
-    controls_->outputs()->showOutputs(*trace, *session_->model());
+    controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get());
     if (blocks.empty()) {
         heatmap_->clear(tr("This model recorded no attention."));
         return;
@@ -380,6 +386,7 @@ void MainWindow::refreshMaps() {
 }
 
 void MainWindow::requestDetail() {
+    updateHeadGroup();
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
         maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
@@ -409,7 +416,9 @@ void MainWindow::onDetail(const DetailResult& r) {
     }
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
     const bool linear = info.kind == attnscope::AttentionKind::Linear;
-    heatmap_->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens),
+    const bool raw = rawTokensAction_->isChecked();
+    heatmap_->setRawLabels(axisLabels(*r.trace, info, true, true), axisLabels(*r.trace, info, false, true));
+    heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                      mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                               r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
     statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);

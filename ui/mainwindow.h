@@ -16,7 +16,9 @@
 #include <memory>
 
 namespace attnscope {
+struct BlockInfo;
 struct ModelInfo;
+struct RgbImage;
 class Trace;
 }  // namespace attnscope
 
@@ -26,6 +28,7 @@ class HeatmapView;
 class LabController;
 class OverviewGrid;
 class Session;
+class QAction;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
@@ -63,6 +66,15 @@ public:
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
     bool writeCurrentMapData(const QString& path);
 
+    // Image models (mainwindow_inputs.cpp): File > Open Image… (non-modal dialog "openImageDialog"),
+    // or a file given here or dropped on the window: decoded with QImage, then run when the
+    // current model takes images. Unreadable files show in the error dialog; returns success.
+    void openImage();
+    bool setImageFile(const QString& path);
+    QString imageFile() const { return imagePath_; }
+    // View > Raw Tokens: the axes show the raw vocabulary strings instead of the readable forms.
+    QAction* rawTokensAction() const { return rawTokensAction_; }
+
     // An example input for a model: text for the built-in tasks, else the first token ids.
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
@@ -73,6 +85,10 @@ protected:
 private:
     void buildMenus();
     void buildShortcuts();
+    void buildFamilyInputs();
+    bool runImageInput();
+    void updateHeadGroup();
+    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
     void chooseModelFolder();
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
@@ -106,4 +122,7 @@ private:
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one
     QString compareTask_ = QStringLiteral("reverse");  // the task the Compare tab runs
+    QString imagePath_;                 // the image file image models run on
+    std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
+    QAction* rawTokensAction_ = nullptr;
 };

@@ -1,6 +1,7 @@
 #include "outputpanel.h"
 
 #include "attnscope/model.h"
+#include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
 
 #include <QLabel>
@@ -39,7 +40,8 @@ QString OutputPanel::text() const {
     return doc.toPlainText();
 }
 
-void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Model& model) {
+void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Model& model,
+                              const attnscope::Tokenizer* tokenizer) {
     QString html;
     if (!trace.outputTokens().empty()) {
         const auto& out = trace.outputTokens();
@@ -72,8 +74,13 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
         html = tr("Next token (top %1):<table>").arg(k);
         for (std::size_t i = 0; i < k; ++i) {
             const double p = std::exp(double(logits[std::size_t(order[i])]) - top) / z;
+            QString label = esc(labels[i]);
+            if (tokenizer && tokenizer->idToToken(order[i])) {
+                const std::string readable = tokenizer->displayToken(order[i]);
+                if (readable != labels[i]) label = esc(readable) + QStringLiteral(" <small>[%1]</small>").arg(label);
+            }
             html += QStringLiteral("<tr><td><tt>%1</tt></td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
-                        .arg(esc(labels[i]), QString::number(p, 'f', 3), bar(p));
+                        .arg(label, QString::number(p, 'f', 3), bar(p));
         }
         html += QStringLiteral("</table>");
     } else {

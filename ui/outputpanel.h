@@ -8,6 +8,7 @@
 
 namespace attnscope {
 class Model;
+class Tokenizer;
 class Trace;
 }  // namespace attnscope
 
@@ -18,7 +19,10 @@ class OutputPanel : public QWidget {
 public:
     explicit OutputPanel(QWidget* parent = nullptr);
 
-    void showOutputs(const attnscope::Trace& trace, const attnscope::Model& model);
+    // tokenizer (the folder's, may be null): next tokens in their readable forms, the raw
+    // vocabulary string in brackets where it differs.
+    void showOutputs(const attnscope::Trace& trace, const attnscope::Model& model,
+                     const attnscope::Tokenizer* tokenizer = nullptr);
     void clear();
     QString text() const;  // the shown text (plain), for tests
 

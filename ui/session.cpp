@@ -14,6 +14,7 @@ struct Session::Outcome {
     QString error;
     bool hasTokenizer = false;
     QString spec;
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer;
 };
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -50,22 +51,25 @@ void Session::startJob(Work work) {
             } catch (const attnscope::Cancelled&) {
                 return {};
             } catch (const std::exception& e) {
-                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}};
+                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}, {}};
             } catch (...) {
-                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}};
+                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}, {}};
             }
         },
         [this](const Outcome& outcome) { finish(outcome); });
 }
 
-void Session::openModel(const QString& folder) {
+void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
     const std::filesystem::path path = folder.toStdString();
-    startJob([path, folder](const attnscope::Progress& report) {
+    startJob([path, folder, device](const attnscope::Progress& report) {
         attnscope::LoadOptions options;
+        options.device = device;
         options.progress = report;
         auto model = attnscope::Model::load(path, options);
         const bool tokenizer = modelHasTokenizer(*model);
-        return Outcome{std::move(model), nullptr, {}, tokenizer, folder};
+        std::shared_ptr<const attnscope::Tokenizer> folderTokenizer;
+        if (!folder.startsWith(QLatin1String("builtin:"))) folderTokenizer = attnscope::Tokenizer::fromFolder(path);
+        return Outcome{std::move(model), nullptr, {}, tokenizer, folder, std::move(folderTokenizer)};
     });
 }
 
@@ -77,7 +81,7 @@ void Session::run(std::vector<std::int64_t> ids) {
     startJob([model = model_, ids = std::move(ids)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
     });
 }
 
@@ -90,7 +94,19 @@ void Session::runInput(const QString& text, bool asIds) {
         const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
+    });
+}
+
+void Session::runImage(attnscope::RgbImage image) {
+    if (!model_) {
+        emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
+        return;
+    }
+    startJob([model = model_, image = std::move(image)](const attnscope::Progress& report) {
+        attnscope::RunOptions options;
+        options.progress = report;
+        return Outcome{nullptr, model->forwardImage(image, options), {}, false, {}, {}};
     });
 }
 
@@ -108,6 +124,7 @@ void Session::finish(const Outcome& outcome) {
     } else if (outcome.model) {
         model_ = outcome.model;
         hasTokenizer_ = outcome.hasTokenizer;
+        tokenizer_ = outcome.tokenizer;
         modelSpec_ = outcome.spec;
         trace_.reset();
         emit modelLoaded(model_->info());

@@ -11,6 +11,7 @@
 #include "jobtracker.h"
 
 #include "attnscope/model.h"
+#include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
 
 #include <QMetaType>
@@ -37,14 +38,20 @@ public:
 
     // Loads a model folder. On success the model replaces the current one and the trace is
     // cleared; on failure the current model stays.
-    void openModel(const QString& folder);
+    // device: where the weights go (memory refusals and a missing GPU arrive as failed()).
+    void openModel(const QString& folder, attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto);
     // One forward pass of the current model over ids (used as given).
     void run(std::vector<std::int64_t> ids);
     // The typed input: token ids when asIds, else text through the model's tokenizer; encoding
     // errors (an unknown symbol, too many tokens) arrive as failed().
     void runInput(const QString& text, bool asIds);
+    // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
+    void runImage(attnscope::RgbImage image);
     // Whether the current model splits text itself (else its input is token ids).
     bool hasTokenizer() const { return hasTokenizer_; }
+    // The model folder's tokenizer for readable output tokens; null for built-in models and
+    // folders without one.
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer() const { return tokenizer_; }
     // The folder or builtin:NAME the current model was opened from.
     QString modelSpec() const { return modelSpec_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
@@ -72,5 +79,6 @@ private:
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
     bool hasTokenizer_ = false;
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer_;
     QString modelSpec_;
 };

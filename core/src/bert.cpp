@@ -7,6 +7,7 @@
 #include "device.h"
 #include "families.h"
 #include "memory.h"
+#include "tokenizer/model_text.h"
 #include "trace_impl.h"
 #include "vocab.h"
 #include "weights.h"
@@ -104,7 +105,8 @@ public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
         : cfg_(parseConfig(config)), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames), device_(device),
-          vocab_(VocabLabels::fromFolder(folder)) {
+          vocab_(VocabLabels::fromFolder(folder)),
+          tokenizer_(Tokenizer::fromFolder(folder)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -155,6 +157,10 @@ public:
         return vocab_.labels(ids, cfg_.vocab);
     }
 
+    std::vector<std::int64_t> encodeText(const std::string& text) const override {
+        return encodeModelText(tokenizer_.get(), text, info_);
+    }
+
 protected:
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
         return runForwardText(TextInput{ids, {}, {}}, options);
@@ -172,13 +178,14 @@ protected:
         auto impl = std::make_unique<Trace::Impl>();
         impl->ids = in.ids;
         impl->tokens = tokenLabels(in.ids);
+        impl->displayTokens = displayLabels(tokenizer_.get(), in.ids, impl->tokens);
         impl->device = device_;
         BlockInfo block;
         block.name = "self";
         block.layers = cfg_.layers;
         block.heads = block.kvHeads = cfg_.heads;
         block.causal = false;
-        block.queryTokens = block.keyTokens = impl->tokens;
+        block.queryTokens = block.keyTokens = impl->displayTokens;
         BlockCapture capture;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
@@ -258,6 +265,7 @@ private:
     Names names_;
     c10::Device device_;
     VocabLabels vocab_;
+    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
     ModelInfo info_;
     at::Tensor word_, position_, type_;
     Norm embNorm_;

@@ -7,6 +7,7 @@
 #include "families.h"
 #include "memory.h"
 #include "rope.h"
+#include "tokenizer/model_text.h"
 #include "trace_impl.h"
 #include "vocab.h"
 #include "weights.h"
@@ -80,7 +81,8 @@ class LlamaModel final : public Model {
 public:
     LlamaModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                const LoadOptions& options)
-        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)) {
+        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)),
+          tokenizer_(Tokenizer::fromFolder(folder)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -135,6 +137,10 @@ public:
         return vocab_.labels(ids, cfg_.vocab);
     }
 
+    std::vector<std::int64_t> encodeText(const std::string& text) const override {
+        return encodeModelText(tokenizer_.get(), text, info_);
+    }
+
 protected:
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
@@ -147,6 +153,7 @@ protected:
         auto impl = std::make_unique<Trace::Impl>();
         impl->ids = ids;
         impl->tokens = tokenLabels(ids);
+        impl->displayTokens = displayLabels(tokenizer_.get(), ids, impl->tokens);
         impl->device = device_;
         BlockInfo block;
         block.name = "self";
@@ -154,7 +161,7 @@ protected:
         block.heads = cfg_.heads;
         block.kvHeads = cfg_.kvHeads;
         block.causal = true;
-        block.queryTokens = block.keyTokens = impl->tokens;
+        block.queryTokens = block.keyTokens = impl->displayTokens;
         BlockCapture capture;
         capture.mask.causal = true;
         capture.mask.window = cfg_.window;
@@ -190,6 +197,7 @@ private:
     LlamaConfig cfg_;
     c10::Device device_;
     VocabLabels vocab_;
+    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
     ModelInfo info_;
     at::Tensor embed_, norm_, head_;
     std::vector<Layer> layers_;

@@ -4,19 +4,20 @@
 
 namespace attnscope::testing {
 
-const std::vector<std::string>& builtinFixtureNames() {
-    static const std::vector<std::string> names = {"reverse-additive",   "reverse-dot",     "reverse-linear",
-                                                   "sentiment-additive", "sentiment-dot",   "sentiment-linear"};
-    return names;
-}
-
-std::filesystem::path writeBuiltinFixtures(const std::filesystem::path& dir) {
-    unsigned seed = 11;
-    for (const auto& name : builtinFixtureNames()) {
-        Gpt2Spec spec;  // vocab 40, 24 positions, 2 layers x 4 heads
-        writeGpt2Folder(dir / name, makeGpt2(spec, seed++));
-    }
+namespace {
+std::filesystem::path& standIn() {
+    static std::filesystem::path dir;
     return dir;
 }
+}  // namespace
+
+std::filesystem::path writeStandInModel(const std::filesystem::path& dir) {
+    Gpt2Spec spec;  // vocab 40, 24 positions, 2 layers x 4 heads
+    writeGpt2Folder(dir, makeGpt2(spec, 11));
+    return dir;
+}
+
+const std::filesystem::path& standInModel() { return standIn(); }
+void setStandInModel(const std::filesystem::path& dir) { standIn() = dir; }
 
 }  // namespace attnscope::testing

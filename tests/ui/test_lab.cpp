@@ -29,13 +29,6 @@ using namespace uitest;
 
 namespace {
 
-// Points core's built-in search at the trained models in the source tree while alive.
-struct RealBuiltins {
-    QByteArray saved = qgetenv("ATTNSCOPE_BUILTIN_DIR");
-    RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", ATTNSCOPE_TEST_BUILTIN_SOURCE); }
-    ~RealBuiltins() { qputenv("ATTNSCOPE_BUILTIN_DIR", saved); }
-};
-
 struct LabFixture : WindowFixture {
     LabController* lab = window.lab();
     LabPanel* panel = lab->panel();
@@ -80,12 +73,10 @@ struct LabFixture : WindowFixture {
 }  // namespace
 
 TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and outputs are core's", "[ui][lab]") {
-    RealBuiltins real;
     const QString spec = GENERATE(QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot"),
                                   QStringLiteral("gpt2-fixture"));
     if (spec == QLatin1String("gpt2-fixture")) {
-        qputenv("ATTNSCOPE_BUILTIN_DIR", real.saved);  // the GPT-2 stand-ins: next-token outputs
-        openAny(QStringLiteral("builtin:reverse-dot"));
+        openAny(qpath(attnscope::testing::standInModel()));  // a GPT-2 stand-in: next-token outputs
     } else {
         openAny(spec);
     }
@@ -143,7 +134,6 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
 }
 
 TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with those options", "[ui][lab]") {
-    RealBuiltins real;
     openAny(QStringLiteral("builtin:sentiment-dot"));
     const auto trace = session->trace();
     head->setValue(1);
@@ -191,7 +181,6 @@ TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with
 }
 
 TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map", "[ui][lab]") {
-    RealBuiltins real;
     openAny(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
@@ -222,7 +211,6 @@ TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybr
 }
 
 TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the first self-attention block", "[ui][lab]") {
-    RealBuiltins real;
     openAny(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     REQUIRE(controls->blockCombo()->currentText() == QStringLiteral("cross"));
@@ -236,7 +224,6 @@ TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the fir
 }
 
 TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never shows", "[ui][lab]") {
-    RealBuiltins real;
     openAny(QStringLiteral("builtin:reverse-dot"));
     panel->fitStepsSpin()->setValue(10000);
     QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
@@ -252,7 +239,7 @@ TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never
 }
 
 TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads", "[ui][lab]") {
-    open(QStringLiteral("builtin:reverse-dot"));  // GPT-2 stand-in: next-token output
+    openStandIn();  // a GPT-2 stand-in: next-token output
     const auto base = session->trace();
     QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
     waitForRerun();
@@ -286,7 +273,6 @@ TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model
 }
 
 TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {
-    RealBuiltins real;
     openAny(QStringLiteral("builtin:sentiment-dot"));
     const auto trace = session->trace();
     MetricsPanel* metrics = lab->metrics();
@@ -395,7 +381,6 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
 TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
     const QByteArray dir = qgetenv("ATTNSCOPE_SHOT_DIR");
     REQUIRE(!dir.isEmpty());
-    RealBuiltins real;
     window.resize(1500, 940);
     const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL") ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
                                                                            : QStringLiteral("builtin:sentiment-dot");
@@ -426,7 +411,6 @@ TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
 // Latencies for docs: slider move -> re-run shown (propagated temperature), additive fit.
 //   build/tests/ui/attnscope_ui_tests "[.lab-timing]"
 TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
-    RealBuiltins real;
     for (const QString spec : {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot")}) {
         openAny(spec);
         lab->propagateCheck()->setChecked(true);

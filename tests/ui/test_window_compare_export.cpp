@@ -35,15 +35,19 @@ QByteArray slurp(const QString& path) {
     return f.readAll();
 }
 
-// Maps of (block 0, layer, head) at t from an independent load and forward of each kind.
-std::array<attnscope::HeadMap, 3> referenceMaps(const std::vector<std::int64_t>& ids, int layer, int head, double t,
-                                                const std::string& task = "reverse") {
+// Maps of (block, layer, head) at t from an independent load and forward of each shipped kind
+// on the text, encoded by each model's own tokenizer.
+std::array<attnscope::HeadMap, 3> referenceMaps(const std::string& text, const std::string& block, int layer, int head,
+                                                double t, const std::string& task = "reverse") {
     std::array<attnscope::HeadMap, 3> out;
     const char* kinds[] = {"dot", "additive", "linear"};
     attnscope::MapOptions options;
     options.temperature = t;
-    for (int i = 0; i < 3; ++i)
-        out[std::size_t(i)] = attnscope::Model::load("builtin:" + task + "-" + kinds[i])->forward(ids)->map(0, layer, head, options);
+    for (int i = 0; i < 3; ++i) {
+        const auto model = attnscope::Model::load("builtin:" + task + "-" + kinds[i]);
+        const auto trace = model->forward(model->encodeText(text));
+        out[std::size_t(i)] = trace->map(trace->blockIndex(block), layer, head, options);
+    }
     return out;
 }
 
@@ -79,34 +83,36 @@ void clickSave(ExportDialog* dialog) {
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and KL from core", "[ui][window][compare]") {
+    // The shipped reverse models: dot, additive and linear attention on the same text.
     open(QStringLiteral("builtin:reverse-dot"));
     layer->setValue(1);
-    head->setValue(2);
+    head->setValue(1);
     window.tabs()->setCurrentWidget(window.compare());
-    const std::vector<std::int64_t> ids{0, 1, 2, 3, 4, 5, 6, 7};
-    checkCompare(*this, referenceMaps(ids, 1, 2, 1.0));
+    checkCompare(*this, referenceMaps("attention2026", "cross", 1, 1, 1.0));
     CHECK(window.compare()->task() == QStringLiteral("reverse"));
 
     // The temperature and the arrows act on all three.
     slider->setValue(TemperatureSlider::positionOf(2.0));
     const double t = controls->temperature()->temperature();
-    checkCompare(*this, referenceMaps(ids, 1, 2, t));
+    checkCompare(*this, referenceMaps("attention2026", "cross", 1, 1, t));
     window.compare()->view(0)->plot()->setFocus();
     QTest::keyClick(window.compare()->view(0)->plot(), Qt::Key_Left);
-    CHECK(head->value() == 1);
-    checkCompare(*this, referenceMaps(ids, 1, 1, t));
+    CHECK(head->value() == 0);
+    checkCompare(*this, referenceMaps("attention2026", "cross", 1, 0, t));
 
-    // A new input runs through the three models again.
+    // A new input runs through the three models again; another block follows the window's.
     window.tabs()->setCurrentIndex(0);
-    runText(QStringLiteral("9 8 7 6"));
+    runText(QStringLiteral("hello42"));
+    controls->blockCombo()->setCurrentText(QStringLiteral("encoder"));
     window.tabs()->setCurrentWidget(window.compare());
-    checkCompare(*this, referenceMaps({9, 8, 7, 6}, 1, 1, t));
+    checkCompare(*this, referenceMaps("hello42", "encoder", 1, 0, t));
 
-    // Another task from the panel's own choice: the sentiment models on the same ids.
+    // Another task from the panel's own choice: the sentiment models on their example text.
     auto* task = window.compare()->findChild<QComboBox*>(QStringLiteral("compareTaskCombo"));
     task->setCurrentText(QStringLiteral("sentiment"));
     emit task->activated(task->currentIndex());  // as a user's pick
-    checkCompare(*this, referenceMaps({9, 8, 7, 6}, 1, 1, t, "sentiment"));
+    checkCompare(*this, referenceMaps(MainWindow::exampleInput(QStringLiteral("builtin:sentiment-dot"), true, 0, 0).toStdString(),
+                                      "self", 1, 0, t, "sentiment"));
     CHECK(window.compare()->lastRun().specs[2] == QStringLiteral("builtin:sentiment-linear"));
 
     // Its figure: three panels side by side.
@@ -116,7 +122,7 @@ TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and 
 }
 
 TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the shown map", "[ui][window][export]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const fs::path dir = freshDir("ui-export");
     const QString pdf = qpath(dir / "map.pdf"), svg = qpath(dir / "map.svg"), png = qpath(dir / "map.png");
     const double heightPt = figureSizePoints(window.currentFigure()).height();
@@ -190,7 +196,7 @@ TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the sh
 }
 
 TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy and .csv", "[ui][window][export]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     runText(QStringLiteral("4 5 6"));
     slider->setValue(TemperatureSlider::positionOf(0.5));
     const attnscope::HeadMap expected = session->trace()->map(0, 0, 0, [] {
@@ -234,7 +240,7 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the explore and compare tab
     const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
     REQUIRE(dir);
     window.resize(1500, 900);
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     runText(QStringLiteral("5 9 2 14 3 7 21 8 11 4"));
     layer->setValue(1);
     head->setValue(2);

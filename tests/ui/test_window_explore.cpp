@@ -1,4 +1,5 @@
-// The window on built-in models (GPT-2 stand-ins, see builtin_fixture.h): the example run,
+// The window on the shipped built-in models (default start, blocks, tokenizer errors, linear
+// attention) and on a GPT-2 stand-in folder (builtin_fixture.h): the example run,
 // layer/head/temperature changes, the overview, hover, errors, drag and drop, cancel. Every map
 // on screen is checked against Trace::map cell by cell.
 #include "window_fixture.h"
@@ -37,40 +38,87 @@ bool sameImage(const QImage& a, const QImage& b) { return a.size() == b.size() &
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its map, overview and outputs", "[ui][window]") {
+    // The default start: the shipped reverse-dot model (encoder-decoder) on its example text.
     open(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     CHECK(session->modelSpec() == QStringLiteral("builtin:reverse-dot"));
-    // The GPT-2 stand-in has no tokenizer: the input is ids and the box says so.
-    CHECK_FALSE(session->hasTokenizer());
-    CHECK(controls->idsCheck()->isChecked());
-    CHECK_FALSE(controls->idsCheck()->isEnabled());
-    CHECK(input->text() == QStringLiteral("0 1 2 3 4 5 6 7"));
-    CHECK(trace->ids().size() == 8);
-    CHECK(layer->maximum() == 1);
-    CHECK(head->maximum() == 3);
+    CHECK(session->hasTokenizer());  // a per-character vocabulary: text goes in as text
+    CHECK_FALSE(controls->idsCheck()->isChecked());
+    CHECK(controls->idsCheck()->isEnabled());
+    CHECK(input->text() == QStringLiteral("attention2026"));
     CHECK(controls->picker()->currentText().startsWith(QStringLiteral("reverse-dot")));
     CHECK(QFile::exists(QStringLiteral(":/attnscope/attnscope.svg")));  // the compiled-in icon
     CHECK_FALSE(window.windowIcon().isNull());
 
-    // Overview: one thumbnail per (layer, head), coloured from Trace::map.
-    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8; }, 20000));
-    CHECK(overview->layers() == 2);
-    CHECK(overview->heads() == 4);
-    for (int l = 0; l < 2; ++l)
-        for (int h = 0; h < 4; ++h)
-            CHECK(sameImage(overview->images()[std::size_t(l * 4 + h)],
-                            mapImage(trace->map(0, l, h), Colormap::Viridis, ColorScale{}, 48)));
+    // Three blocks; the window starts on cross-attention (output character -> input character).
+    QComboBox* blocks = controls->blockCombo();
+    REQUIRE(blocks->count() == 3);
+    CHECK(blocks->itemText(0) == QStringLiteral("encoder"));
+    CHECK(blocks->itemText(1) == QStringLiteral("decoder"));
+    CHECK(blocks->itemText(2) == QStringLiteral("cross"));
+    CHECK(blocks->isVisibleTo(controls));
+    CHECK(blocks->currentText() == QStringLiteral("cross"));
+    const int cross = trace->blockIndex("cross");
+    CHECK(layer->maximum() == 1);
+    CHECK(head->maximum() == 1);
+    waitForMap(trace->map(cross, 0, 0));
+    const auto& info = trace->blocks()[std::size_t(cross)];
+    CHECK(heatmap->keyLabels() == QString("attention2026").split(QString(), Qt::SkipEmptyParts));  // keys: the input
+    CHECK(heatmap->queryLabels().size() == int(info.queryTokens.size()));
 
-    // Outputs of a language model: the five most likely next tokens, from the logits.
-    const auto& logits = trace->nextTokenLogits();
-    const auto best = std::size_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    const QString shown = controls->outputs()->text();
-    CHECK(shown.contains(QStringLiteral("Next token (top 5)")));
-    CHECK(shown.contains(QStringLiteral("t%1").arg(best)));
+    // Overview: one thumbnail per (layer, head) of the cross block, coloured from Trace::map.
+    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 4; }, 20000));
+    CHECK(overview->layers() == 2);
+    CHECK(overview->heads() == 2);
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 2; ++h)
+            CHECK(sameImage(overview->images()[std::size_t(l * 2 + h)],
+                            mapImage(trace->map(cross, l, h), Colormap::Viridis, ColorScale{}, 48)));
+
+    // Outputs: the trained model reverses the text (the task's answer, computed here).
+    QString reversed = QStringLiteral("attention2026");
+    std::reverse(reversed.begin(), reversed.end());
+    CHECK(controls->outputs()->text().contains(QStringLiteral("Generated: ") + reversed));
+
+    // Switching blocks shows the encoder's self-attention over the input characters.
+    blocks->setCurrentIndex(0);
+    waitForMap(trace->map(0, layer->value(), head->value()));
+    CHECK(heatmap->queryLabels() == heatmap->keyLabels());
+}
+
+TEST_CASE_METHOD(WindowFixture, "A built-in model's tokenizer refuses symbols outside its alphabet", "[ui][window]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    const auto good = session->trace();
+    input->setText(QStringLiteral("abC"));
+    QTest::mouseClick(run, Qt::LeftButton);
+    const QString text = takeErrorDialog();
+    CHECK(text.contains(QStringLiteral("The model could not run this input.")));
+    CHECK(text.contains(QStringLiteral("symbol 'C'")));
+    CHECK(session->trace() == good);
+    runText(QStringLiteral("abc"));
+    CHECK(session->trace()->tokens().size() >= 3);
+}
+
+TEST_CASE_METHOD(WindowFixture, "The temperature slider is off for linear attention blocks", "[ui][window][temperature]") {
+    open(QStringLiteral("builtin:reverse-linear"));
+    TemperatureSlider* t = controls->temperature();
+    const auto trace = session->trace();
+    const auto& shown = trace->blocks()[std::size_t(controls->blockCombo()->currentIndex())];
+    CHECK(shown.kind == attnscope::AttentionKind::Linear);
+    CHECK_FALSE(slider->isEnabled());
+    auto* note = t->findChild<QLabel*>(QStringLiteral("temperatureNote"));
+    REQUIRE(note);
+    CHECK(note->isVisibleTo(t));
+    CHECK(note->text().contains(QStringLiteral("no softmax")));
+
+    // The dot model's blocks take a temperature again.
+    open(QStringLiteral("builtin:reverse-dot"));
+    CHECK(slider->isEnabled());
+    CHECK_FALSE(note->isVisibleTo(t));
 }
 
 TEST_CASE_METHOD(WindowFixture, "Typed ids run; hovering names the query, key and weight", "[ui][window]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     layer->setValue(1);
     head->setValue(2);
     runText(QStringLiteral("3, 1 4 1 5"));
@@ -82,7 +130,7 @@ TEST_CASE_METHOD(WindowFixture, "Typed ids run; hovering names the query, key an
     waitForMap(expected);
 
     // The same map from an independent load and forward of the same ids.
-    const auto model = attnscope::Model::load("builtin:reverse-dot");
+    const auto model = attnscope::Model::load(standInModel());
     const attnscope::HeadMap reference = model->forward({3, 1, 4, 1, 5})->map(0, 1, 2);
     REQUIRE(reference.values.size() == expected.values.size());
     for (std::size_t i = 0; i < reference.values.size(); ++i)
@@ -108,7 +156,7 @@ TEST_CASE_METHOD(WindowFixture, "Typed ids run; hovering names the query, key an
 }
 
 TEST_CASE_METHOD(WindowFixture, "Layer, head, arrows and thumbnails re-render from the same trace", "[ui][window]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const auto trace = session->trace();
     QSignalSpy traced(session, &Session::traceReady);
 
@@ -146,7 +194,7 @@ TEST_CASE_METHOD(WindowFixture, "Layer, head, arrows and thumbnails re-render fr
 }
 
 TEST_CASE_METHOD(WindowFixture, "The temperature slider re-renders the maps live without running the model", "[ui][window][temperature]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const auto trace = session->trace();
     layer->setValue(1);
     head->setValue(1);
@@ -191,7 +239,7 @@ TEST_CASE_METHOD(WindowFixture, "The temperature slider re-renders the maps live
 }
 
 TEST_CASE_METHOD(WindowFixture, "Colormap and log scale recolour the views", "[ui][window]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const auto trace = session->trace();
     controls->colormapCombo()->setCurrentText(QStringLiteral("magma"));
     controls->scaleCombo()->setCurrentIndex(1);
@@ -210,7 +258,7 @@ TEST_CASE_METHOD(WindowFixture, "Colormap and log scale recolour the views", "[u
 }
 
 TEST_CASE_METHOD(WindowFixture, "Errors show in a non-modal dialog and the window stays usable", "[ui][window]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const auto goodTrace = session->trace();
 
     SECTION("a folder that is not a model") {
@@ -291,7 +339,7 @@ TEST_CASE_METHOD(WindowFixture, "A dropped folder opens and becomes a recent mod
 }
 
 TEST_CASE_METHOD(WindowFixture, "Cancel drops the running job's result", "[ui][window]") {
-    open(QStringLiteral("builtin:reverse-dot"));
+    openStandIn();
     const auto trace = session->trace();
     QSignalSpy traced(session, &Session::traceReady);
     QSignalSpy busy(session, &Session::busyChanged);
@@ -357,7 +405,7 @@ TEST_CASE_METHOD(WindowFixture, "time the live temperature re-render", "[.timing
 }
 
 TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs]") {
-    const auto trace = attnscope::Model::load("builtin:reverse-dot")->forward({1, 2, 3, 4, 5, 6});
+    const auto trace = attnscope::Model::load(standInModel())->forward({1, 2, 3, 4, 5, 6});
     MapService maps;
     std::vector<DetailResult> details;
     std::vector<ThumbnailResult> thumbs;

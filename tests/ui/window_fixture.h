@@ -2,6 +2,7 @@
 // The destructor waits for every worker, so no job outlives a test.
 #pragma once
 
+#include "builtin_fixture.h"
 #include "comparepanel.h"
 #include "controlpanel.h"
 #include "heatmapview.h"
@@ -84,8 +85,13 @@ struct WindowFixture {
         REQUIRE(loaded.wait(20000));
         REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
         REQUIRE(session->trace());
-        waitForMap(session->trace()->map(0, layer->value(), head->value()));
+        // The block the window shows (built-in encoder-decoders start on cross-attention).
+        REQUIRE(QTest::qWaitFor([&] { return controls->blockCombo()->currentIndex() >= 0; }, 20000));
+        waitForMap(session->trace()->map(controls->blockCombo()->currentIndex(), layer->value(), head->value()));
     }
+
+    // Opens the GPT-2 stand-in folder (builtin_fixture.h).
+    void openStandIn() { open(qpath(attnscope::testing::standInModel())); }
 
     // Waits until the heat map shows exactly `expected`.
     void waitForMap(const attnscope::HeadMap& expected) {

@@ -1,0 +1,103 @@
+// attnscope-cli attention / export --text on BERT and Llama folders that carry a tokenizer: the ids
+// are the reference tokenizer's (tests/data/tokenizers/golden.json) and the labels readable.
+#include "cli_run.h"
+#include "family_fixtures.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace attnscope::testing;
+
+namespace {
+
+const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
+
+nlohmann::json goldenIds(const std::string& name, std::size_t text) {
+    const auto g = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
+    for (const auto& c : g["cases"])
+        if (c["name"] == name && c["patch"].empty()) return c["results"].at(text)["ids"];
+    return nullptr;
+}
+
+std::filesystem::path bertFolder() {
+    static const auto dir = [] {
+        const auto d = freshDir("cli-bert-text");
+        BertSpec spec;
+        spec.vocab = 11506;  // the pruned bert-base-uncased vocabulary
+        writeCheckpoint(d, makeBert(spec, 11));
+        std::filesystem::copy_file(kData / "bert-uncased" / "vocab.txt", d / "vocab.txt");
+        return d;
+    }();
+    return dir;
+}
+
+std::filesystem::path llamaFolder() {
+    static const auto dir = [] {
+        const auto d = freshDir("cli-llama-text");
+        LlamaSpec spec;
+        spec.vocab = 9295;  // the pruned Llama-2 vocabulary
+        spec.tied = true;
+        writeCheckpoint(d, makeLlama(spec, 12));
+        std::filesystem::copy_file(kData / "llama2.json", d / "tokenizer.json");
+        return d;
+    }();
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("cli attention --text on a BERT folder uses its WordPiece tokenizer", "[cli][bert][tokenizer]") {
+    const auto out = freshDir("cli-bert-text-out");
+    const CliResult r = runCli({"attention", bertFolder().string(), "--text", "Hello world", "--out", out.string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
+    CHECK(tokens["ids"] == goldenIds("bert-uncased", 0));
+    CHECK(tokens["tokens"] == nlohmann::json({"[CLS]", "hell", "##o", "world", "[SEP]"}));
+    CHECK(tokens["blocks"]["self"]["queries"] == nlohmann::json({"[CLS]", "hell", "o", "world", "[SEP]"}));
+}
+
+TEST_CASE("cli attention --text on a Llama folder uses its byte-fallback BPE", "[cli][llama][tokenizer]") {
+    const auto out = freshDir("cli-llama-text-out");
+    const auto g = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
+    const std::string emoji = g["texts"].at(13).get<std::string>();  // byte fallback for emoji with modifiers
+    const CliResult r = runCli({"attention", llamaFolder().string(), "--text", emoji, "--out", out.string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(slurpFile(out / "tokens.json"))["ids"] == goldenIds("llama2", 13));
+    const CliResult hello = runCli({"attention", llamaFolder().string(), "--text", "Hello world", "--out", out.string()});
+    REQUIRE(hello.code == 0);
+    const auto helloTokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
+    CHECK(helloTokens["ids"] == goldenIds("llama2", 0));
+    CHECK(helloTokens["blocks"]["self"]["keys"] == nlohmann::json({"<s>", "\xC2\xB7H", "ello", "\xC2\xB7world"}));
+}
+
+TEST_CASE("cli attention --text on a folder without a tokenizer names what is missing", "[cli][bert][tokenizer]") {
+    const auto dir = freshDir("cli-bert-bare");
+    writeCheckpoint(dir, makeBert(BertSpec{}, 13));
+    const auto out = freshDir("cli-bert-bare-out");
+    requireCliInputError(runCli({"attention", dir.string(), "--text", "hi", "--out", out.string()}), "has no tokenizer");
+    CHECK(std::filesystem::is_empty(out));
+}
+
+#ifdef ATTNSCOPE_CLI_HAS_EXPORT
+TEST_CASE("cli export --text on BERT and Llama folders draws the readable tokens", "[cli][export][tokenizer]") {
+    const auto dir = freshDir("cli-family-text-export");
+    CliResult r = runCli({"export", bertFolder().string(), "--text", "Hello world", "--layer", "0", "--head", "1", "--out",
+                          (dir / "bert.svg").string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const std::string svg = slurpFile(dir / "bert.svg");
+    CHECK(svg.find(">[CLS]<") != std::string::npos);
+    CHECK(svg.find(">hell<") != std::string::npos);
+    CHECK(svg.find(">##o<") == std::string::npos);  // the raw WordPiece mark is not drawn
+
+    r = runCli({"export", llamaFolder().string(), "--text", "Hello world", "--layer", "1", "--head", "3", "--out",
+                (dir / "llama.svg").string(), "--device", "cpu"});
+    REQUIRE(r.code == 0);
+    const std::string llama = slurpFile(dir / "llama.svg");
+    CHECK(llama.find(">&lt;s&gt;<") != std::string::npos);
+    CHECK(llama.find(">ello<") != std::string::npos);
+}
+#endif

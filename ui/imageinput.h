@@ -1,0 +1,42 @@
+// Image input for image models (ViT): files decoded with Qt's QImage into the plain RGB buffer
+// core takes (core never decodes files), and ImageInputBar, the "Open image…" button with the
+// chosen file's name, size and a thumbnail.
+#pragma once
+
+#include "attnscope/model.h"
+
+#include <QImage>
+#include <QString>
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+
+// 8-bit RGB, row-major, alpha dropped (composited on nothing: the colour channels as stored).
+attnscope::RgbImage toRgbImage(const QImage& image);
+// Reads and decodes a file; a null image with *error set (naming the file) when it cannot.
+QImage readImageFile(const QString& path, QString* error);
+// Whether the file's extension is an image format Qt reads (for drops: image vs model folder).
+bool isImageFile(const QString& path);
+// The file dialog filter: "Images (*.png *.jpg …)".
+QString imageFileFilter();
+
+class ImageInputBar : public QWidget {
+    Q_OBJECT
+public:
+    explicit ImageInputBar(QWidget* parent = nullptr);
+
+    QPushButton* openButton() const { return open_; }
+    QLabel* nameLabel() const { return name_; }
+    // Shows the file and a thumbnail of image.
+    void setImage(const QString& path, const QImage& image);
+    void clearImage();
+
+signals:
+    void openRequested();
+
+private:
+    QPushButton* open_ = nullptr;
+    QLabel* name_ = nullptr;
+    QLabel* thumbnail_ = nullptr;
+};
