@@ -97,7 +97,7 @@ LabController::LabController(MainWindow* window) : QObject(window), window_(wind
     toggle->setText(tr("&Lab Panel"));
     toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     toggle->setObjectName(QStringLiteral("labPanelAction"));
-    window->menuBar()->addMenu(tr("&View"))->addAction(toggle);
+    window->viewMenu()->addAction(toggle);
 
     metrics_ = new MetricsPanel;
     metrics_->setObjectName(QStringLiteral("metricsPanel"));

@@ -29,6 +29,7 @@ class LabController;
 class OverviewGrid;
 class Session;
 class QAction;
+class QMenu;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
@@ -48,6 +49,8 @@ public:
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
     LabController* lab() const { return lab_; }
+    // The window's one View menu (created on first use, after File).
+    QMenu* viewMenu();
 
     // Loads a model folder or builtin:NAME in the background, then runs the input (an example
     // when the box holds none for this model); errors show in the error dialog.

@@ -44,12 +44,7 @@ void MainWindow::buildFamilyInputs() {
         file->insertAction(actions.size() > 1 ? actions[1] : nullptr, openImageAction);
     }
 
-    QMenu* view = menuBar()->findChild<QMenu*>(QStringLiteral("viewMenu"));
-    if (!view) {
-        view = menuBar()->addMenu(tr("&View"));
-        view->setObjectName(QStringLiteral("viewMenu"));
-    }
-    rawTokensAction_ = view->addAction(tr("&Raw Tokens on the Axes"));
+    rawTokensAction_ = viewMenu()->addAction(tr("&Raw Tokens on the Axes"));
     rawTokensAction_->setObjectName(QStringLiteral("rawTokensAction"));
     rawTokensAction_->setCheckable(true);
     rawTokensAction_->setToolTip(tr("Show the vocabulary's own strings (Ġ, ##, ▁) instead of the readable forms"));
@@ -139,4 +134,13 @@ void MainWindow::updateHeadGroup() {
     label->setText(text);
     label->setVisible(true);
     headSpin->setToolTip(text);
+}
+
+QMenu* MainWindow::viewMenu() {
+    auto* view = menuBar()->findChild<QMenu*>(QStringLiteral("viewMenu"));
+    if (!view) {
+        view = menuBar()->addMenu(tr("&View"));
+        view->setObjectName(QStringLiteral("viewMenu"));
+    }
+    return view;
 }

@@ -11,6 +11,8 @@
 #include "attnscope/model.h"
 #include "gpt2_fixture.h"
 
+#include <QMenu>
+#include <QMenuBar>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
@@ -424,4 +426,14 @@ TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs
     CHECK(thumbs[0].images.size() == 8);
     CHECK(sameImage(thumbs[0].images[6], mapImage(trace->map(0, 1, 2, at(2.0)), Colormap::Viridis, ColorScale{}, 48)));
     CHECK(maps.lastDetailLatencyMs() > 0);
+}
+
+TEST_CASE_METHOD(WindowFixture, "The menu bar has one File and one View menu; View holds the lab and raw-token toggles", "[ui][window]") {
+    QStringList titles;
+    for (QAction* a : window.menuBar()->actions()) titles << a->text();
+    CHECK(titles == QStringList{QStringLiteral("&File"), QStringLiteral("&View")});
+    QStringList view;
+    for (QAction* a : window.viewMenu()->actions()) view << a->objectName();
+    CHECK(view.contains(QStringLiteral("labPanelAction")));
+    CHECK(view.contains(QStringLiteral("rawTokensAction")));
 }
