@@ -71,7 +71,9 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), pal.base());
     const QFontMetrics fm(font());
     p.setPen(pal.color(QPalette::Text));
-    p.drawText(QRect(4, 2, width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, caption_);
+    // Elided when the grid is narrow (the heat map title and the controls repeat its parts).
+    p.drawText(QRect(4, 2, width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(caption_, Qt::ElideRight, width() - 8));
     if (layers_ <= 0 || heads_ <= 0) return;
     const Metrics m = metricsFor(width());
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
