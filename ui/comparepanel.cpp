@@ -2,6 +2,7 @@
 
 #include "figure.h"
 #include "heatmapview.h"
+#include "qtstrings.h"
 
 #include <QComboBox>
 #include <QGridLayout>
@@ -14,12 +15,6 @@
 #include <cmath>
 
 namespace {
-
-QStringList toQt(const std::vector<std::string>& v) {
-    QStringList out;
-    for (const auto& s : v) out << QString::fromStdString(s);
-    return out;
-}
 
 // Three decimals; rounding noise around zero (KL of a map with itself) shows as 0.000, not -0.000.
 QString nats(double v) {
@@ -169,7 +164,7 @@ void ComparePanel::onMaps(const CompareResult& result) {
         const auto& trace = *result.traces[i];
         const auto& info = trace.blocks()[std::size_t(trace.blockIndex(shownBlock_.toStdString()))];
         const bool linear = info.kind == attnscope::AttentionKind::Linear;
-        v->setMap(result.maps[i], toQt(info.queryTokens), toQt(info.keyTokens), name);
+        v->setMap(result.maps[i], toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), name);
         entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
                                  .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
                                       linear ? tr(" · no softmax: T does not apply") : QString()));

@@ -9,6 +9,7 @@
 #include "outputchangeview.h"
 #include "outputpanel.h"
 #include "overviewgrid.h"
+#include "qtstrings.h"
 #include "session.h"
 #include "temperatureslider.h"
 
@@ -32,16 +33,6 @@
 #include <QTabWidget>
 
 #include <algorithm>
-
-namespace {
-
-QStringList toQt(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& s : labels) out << QString::fromStdString(s);
-    return out;
-}
-
-}  // namespace
 
 // Crosses out the masked heads of the shown block on top of the overview grid.
 class MaskOverlay : public QWidget {
@@ -274,7 +265,7 @@ void LabController::onVariantMap(const VariantMapResult& r) {
         if (intervention_.propagate) title += tr(" · T=%1 inside").arg(intervention_.temperature, 0, 'g', 3);
         if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
     }
-    view->setMap(r.map, toQt(info.queryTokens), toQt(info.keyTokens), title);
+    view->setMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
 }
 
 void LabController::onBaseTrace() {

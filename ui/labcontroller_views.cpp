@@ -8,6 +8,7 @@
 #include "mainwindow.h"
 #include "metricspanel.h"
 #include "overviewgrid.h"
+#include "qtstrings.h"
 #include "session.h"
 #include "temperatureslider.h"
 
@@ -20,16 +21,6 @@
 
 #include <algorithm>
 #include <cmath>
-
-namespace {
-
-QStringList toQt(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& s : labels) out << QString::fromStdString(s);
-    return out;
-}
-
-}  // namespace
 
 void LabController::toggleMask(const QString& block, int layer, int head) {
     auto& m = intervention_.masked;
@@ -158,8 +149,8 @@ void LabController::onBlockView(const BlockViewResult& r) {
         cols = rows;
         title = tr("Head similarity (cosine) · %1 block").arg(QString::fromStdString(info.name));
     } else {
-        rows = toQt(info.queryTokens);
-        cols = toQt(info.keyTokens);
+        rows = toQtStrings(info.queryTokens);
+        cols = toQtStrings(info.keyTokens);
         title = (r.view == BlockView::Rollout ? tr("Attention rollout") : tr("Attention flow")) +
                 tr(" · %1 block · %2 layers").arg(QString::fromStdString(info.name)).arg(info.layers);
     }

@@ -26,6 +26,16 @@ QString guarded(Fn fn, bool& cancelled) {
     return {};
 }
 
+// A re-run's work(), guarded: its error and how long it took go into r.
+template <typename Fn>
+void timedRerun(RerunResult& r, Fn work) {
+    QElapsedTimer clock;
+    clock.start();
+    bool cancelled = false;
+    r.error = guarded(work, cancelled);
+    r.ms = clock.nsecsElapsed() / 1e6;
+}
+
 }  // namespace
 
 QString labVariantName(LabVariant v) {
@@ -141,19 +151,13 @@ void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervent
         [=](const JobTracker::Stop& stop) {
             RerunResult r{original, intervention, nullptr, {}, {}, 0, {}};
             if (stop.requested()) return r;  // superseded while queued (a slider drag)
-            QElapsedTimer clock;
-            clock.start();
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::RunOptions options = intervention.runOptions();
-                    options.progress = reporter(LabJob::Rerun, stop);
-                    auto rr = attnscope::rerun(*model, *original, options, topK);
-                    r.trace = rr.trace;
-                    r.change = rr.change;
-                },
-                cancelled);
-            r.ms = clock.nsecsElapsed() / 1e6;
+            timedRerun(r, [&] {
+                attnscope::RunOptions options = intervention.runOptions();
+                options.progress = reporter(LabJob::Rerun, stop);
+                auto rr = attnscope::rerun(*model, *original, options, topK);
+                r.trace = rr.trace;
+                r.change = rr.change;
+            });
             return r;
         },
         [this](const RerunResult& r) { emit rerunReady(r); });
@@ -168,22 +172,16 @@ void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervent
         [=](const JobTracker::Stop& stop) {
             RerunResult r{original, base, nullptr, {}, {}, 0, {}};
             if (stop.requested()) return r;
-            QElapsedTimer clock;
-            clock.start();
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::RunOptions options = base.runOptions();
-                    options.progress = reporter(LabJob::Prune, stop);
-                    auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
-                    r.trace = p.trace;
-                    r.change = p.change;
-                    r.ranking = p.ranking;
-                    r.intervention.masked = base.masked;
-                    for (const auto& h : p.masked) r.intervention.masked.push_back(h);
-                },
-                cancelled);
-            r.ms = clock.nsecsElapsed() / 1e6;
+            timedRerun(r, [&] {
+                attnscope::RunOptions options = base.runOptions();
+                options.progress = reporter(LabJob::Prune, stop);
+                auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
+                r.trace = p.trace;
+                r.change = p.change;
+                r.ranking = p.ranking;
+                r.intervention.masked = base.masked;
+                for (const auto& h : p.masked) r.intervention.masked.push_back(h);
+            });
             return r;
         },
         [this](const RerunResult& r) { emit rerunReady(r); });

@@ -6,6 +6,7 @@
 #include "devicecombo.h"
 #include "heatmapview.h"
 #include "imageinput.h"
+#include "qtstrings.h"
 #include "session.h"
 
 #include "attnscope/model.h"
@@ -20,16 +21,6 @@
 #include <QMenuBar>
 #include <QSpinBox>
 #include <QStatusBar>
-
-namespace {
-
-QStringList toQtLabels(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& s : labels) out << QString::fromStdString(s);
-    return out;
-}
-
-}  // namespace
 
 void MainWindow::buildFamilyInputs() {
     QMenu* file = menuBar()->findChild<QMenu*>(QStringLiteral("fileMenu"));
@@ -103,8 +94,8 @@ bool MainWindow::runImageInput() {
 // the input tokens' readable forms (Trace::tokens() parallel to Trace::displayTokens()).
 QStringList MainWindow::axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const {
     const auto& labels = queries ? block.queryTokens : block.keyTokens;
-    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size()) return toQtLabels(trace.tokens());
-    return toQtLabels(labels);
+    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size()) return toQtStrings(trace.tokens());
+    return toQtStrings(labels);
 }
 
 void MainWindow::updateHeadGroup() {

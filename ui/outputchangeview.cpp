@@ -1,5 +1,7 @@
 #include "outputchangeview.h"
 
+#include "qtstrings.h"
+
 #include <QLabel>
 #include <QTextDocument>
 #include <QVBoxLayout>
@@ -30,11 +32,7 @@ QString joined(const std::vector<std::string>& tokens) {
 }  // namespace
 
 OutputChangeView::OutputChangeView(QWidget* parent) : QWidget(parent) {
-    label_ = new QLabel;
-    label_->setObjectName(QStringLiteral("outputChangeLabel"));
-    label_->setWordWrap(true);
-    label_->setTextFormat(Qt::RichText);
-    label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label_ = richTextLabel(QStringLiteral("outputChangeLabel"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(label_);

@@ -1,5 +1,7 @@
 #include "outputpanel.h"
 
+#include "qtstrings.h"
+
 #include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
@@ -21,11 +23,7 @@ QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscap
 }  // namespace
 
 OutputPanel::OutputPanel(QWidget* parent) : QWidget(parent) {
-    label_ = new QLabel;
-    label_->setObjectName(QStringLiteral("outputLabel"));
-    label_->setWordWrap(true);
-    label_->setTextFormat(Qt::RichText);
-    label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label_ = richTextLabel(QStringLiteral("outputLabel"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(label_);

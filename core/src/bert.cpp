@@ -4,12 +4,9 @@
 // keys. Weights nn.Linear [out, in], with or without the "bert." / "roberta." / "distilbert."
 // prefix; legacy LayerNorm "gamma"/"beta" names are accepted.
 #include "attnscope/error.h"
-#include "device.h"
 #include "families.h"
+#include "family_common.h"
 #include "memory.h"
-#include "tokenizer/model_text.h"
-#include "trace_impl.h"
-#include "vocab.h"
 #include "weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -84,29 +81,21 @@ BertConfig parseConfig(const JsonConfig& c) {
     const std::string heads = g.type == "distilbert" ? "n_heads" : "num_attention_heads";
     if (g.hidden % g.heads != 0)
         c.fail(heads, "(" + std::to_string(g.heads) + ") must divide the hidden size (" + std::to_string(g.hidden) + ")");
-    static const char* known[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
-    if (std::find(std::begin(known), std::end(known), g.activation) == std::end(known))
-        c.fail(g.type == "distilbert" ? "activation" : "hidden_act",
-               "'" + g.activation + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+    requireKnown(c, g.type == "distilbert" ? "activation" : "hidden_act", g.activation,
+                 {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
 }
-
-struct Norm {
-    at::Tensor weight, bias;
-};
 
 struct Layer {
     Linear q, k, v, o, inner, out;
     Norm attnNorm, outNorm;
 };
 
-class BertModel final : public Model {
+class BertModel final : public TextFamilyModel<BertConfig> {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : cfg_(parseConfig(config)), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames), device_(device),
-          vocab_(VocabLabels::fromFolder(folder)),
-          tokenizer_(Tokenizer::fromFolder(folder)) {
+        : TextFamilyModel(parseConfig(config), folder, device), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -114,9 +103,7 @@ public:
         if (w.anyNameStartsWith(prefix)) w.setPrefix(prefix);
         const std::int64_t E = cfg_.hidden, I = cfg_.inner;
         const long long total = 2 + cfg_.layers;
-        auto step = [&](long long done) {
-            if (options.progress && !options.progress(done, total)) throw Cancelled();
-        };
+        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         word_ = w.get(names_.word + ".weight", {cfg_.vocab, E});
         position_ = w.get(names_.position + ".weight", {cfg_.positions, E});
         if (!names_.type.empty()) type_ = w.get(names_.type + ".weight", {cfg_.typeVocab, E});
@@ -138,27 +125,9 @@ public:
         }
         step(total);
 
-        info_.family = cfg_.type;
-        info_.path = folder;
-        info_.layers = cfg_.layers;
-        info_.heads = info_.kvHeads = cfg_.heads;
-        info_.headDim = cfg_.hidden / cfg_.heads;
-        info_.hidden = cfg_.hidden;
+        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads, cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.usablePositions();
-        info_.parameters = w.parametersUsed();
-        info_.dtype = w.storageDtype();
-        info_.device = deviceName(device);
-    }
-
-    const ModelInfo& info() const override { return info_; }
-
-    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
-        return vocab_.labels(ids, cfg_.vocab);
-    }
-
-    std::vector<std::int64_t> encodeText(const std::string& text) const override {
-        return encodeModelText(tokenizer_.get(), text, info_);
     }
 
 protected:
@@ -175,24 +144,14 @@ protected:
                               static_cast<std::int64_t>(c10::elementSize(word_.scalar_type()))},
                              device_);
 
-        auto impl = std::make_unique<Trace::Impl>();
-        impl->ids = in.ids;
-        impl->tokens = tokenLabels(in.ids);
-        impl->displayTokens = displayLabels(tokenizer_.get(), in.ids, impl->tokens);
-        impl->device = device_;
-        BlockInfo block;
-        block.name = "self";
-        block.layers = cfg_.layers;
-        block.heads = block.kvHeads = cfg_.heads;
-        block.causal = false;
-        block.queryTokens = block.keyTokens = impl->displayTokens;
+        auto impl = newTrace(in.ids);
         BlockCapture capture;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
-            capture.mask.keyAllowed = at::tensor(at::ArrayRef<std::int64_t>(allowed), at::kLong).to(device_).ne(0);
+            capture.mask.keyAllowed = idTensor(allowed, device_).ne(0);
         }
 
-        at::Tensor idx = at::tensor(at::ArrayRef<std::int64_t>(in.ids), at::kLong).to(device_);
+        at::Tensor idx = idTensor(in.ids, device_);
         at::Tensor positions;
         if (cfg_.roberta) {  // non-pad tokens count up from pad + 1; pad tokens sit at pad
             at::Tensor real = idx.ne(cfg_.pad).to(at::kLong);
@@ -203,22 +162,22 @@ protected:
         at::Tensor x = word_.index_select(0, idx) + position_.index_select(0, positions);
         if (type_.defined()) {
             std::vector<std::int64_t> types = in.typeIds.empty() ? std::vector<std::int64_t>(n, 0) : in.typeIds;
-            x = x + type_.index_select(0, at::tensor(at::ArrayRef<std::int64_t>(types), at::kLong).to(device_));
+            x = x + type_.index_select(0, idTensor(types, device_));
         }
-        x = layerNorm(x, embNorm_);
+        x = layerNorm(x, embNorm_, cfg_.eps);
         const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
         const double scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
-            auto heads = [&](const Linear& proj) { return proj(x).view({n, H, d}).transpose(0, 1).contiguous(); };
+            auto heads = [&](const Linear& proj) { return splitHeads(proj(x), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = attendDot(q, k, v, mask, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, E});
-            x = layerNorm(x + L.o(context), L.attnNorm);
-            x = layerNorm(x + L.out(activation(L.inner(x))), L.outNorm);
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
+            x = layerNorm(x + L.o(context), L.attnNorm, cfg_.eps);
+            x = layerNorm(x + L.out(activate(cfg_.activation, L.inner(x))), L.outNorm, cfg_.eps);
             capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
-            if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
+            reportProgress(options.progress, l + 1, cfg_.layers);
         }
-        impl->infos.push_back(std::move(block));
+        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
@@ -227,17 +186,7 @@ private:
     static Norm norm(WeightStore& w, const std::string& name, std::int64_t E) {
         if (!w.has(name + ".weight") && w.has(name + ".gamma"))  // legacy TF-converted names
             return {w.get(name + ".gamma", {E}), w.get(name + ".beta", {E})};
-        return {w.get(name + ".weight", {E}), w.get(name + ".bias", {E})};
-    }
-
-    at::Tensor layerNorm(const at::Tensor& x, const Norm& n) const {
-        return at::layer_norm(x, {cfg_.hidden}, n.weight, n.bias, cfg_.eps);
-    }
-
-    at::Tensor activation(const at::Tensor& x) const {
-        if (cfg_.activation == "gelu") return at::gelu(x);
-        if (cfg_.activation == "relu") return at::relu(x);
-        return at::gelu(x, "tanh");
+        return loadNorm(w, name, E);
     }
 
     void checkExtras(const TextInput& in) const {
@@ -261,12 +210,7 @@ private:
         }
     }
 
-    BertConfig cfg_;
     Names names_;
-    c10::Device device_;
-    VocabLabels vocab_;
-    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
-    ModelInfo info_;
     at::Tensor word_, position_, type_;
     Norm embNorm_;
     std::vector<Layer> layers_;

@@ -1,12 +1,9 @@
 // GPT-2 (model_type "gpt2"): pre-LN decoder, learned positions, Conv1D weights stored [in, out],
 // fused c_attn producing q, k, v; output embedding tied to wte unless lm_head.weight is present.
 #include "attnscope/error.h"
-#include "device.h"
 #include "families.h"
+#include "family_common.h"
 #include "memory.h"
-#include "tokenizer/model_text.h"
-#include "trace_impl.h"
-#include "vocab.h"
 #include "weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -39,45 +36,39 @@ Gpt2Config parseConfig(const JsonConfig& c) {
     g.scaleByLayer = c.boolean("scale_attn_by_inverse_layer_idx", false);
     if (g.embd % g.heads != 0)
         c.fail("n_embd", "(" + std::to_string(g.embd) + ") must be divisible by n_head (" + std::to_string(g.heads) + ")");
-    static const char* known[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"};
-    if (std::find(std::begin(known), std::end(known), g.activation) == std::end(known))
-        c.fail("activation_function", "'" + g.activation + "' is not supported (gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu)");
+    requireKnown(c, "activation_function", g.activation, {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
     return g;
 }
 
 struct Layer {
-    at::Tensor ln1w, ln1b, attnW, attnB, projW, projB, ln2w, ln2b, fcW, fcB, outW, outB;
+    Norm ln1, ln2;
+    at::Tensor attnW, attnB, projW, projB, fcW, fcB, outW, outB;
 };
 
-class Gpt2Model final : public Model {
+class Gpt2Model final : public TextFamilyModel<Gpt2Config> {
 public:
     Gpt2Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)),
-          tokenizer_(Tokenizer::fromFolder(folder)) {
+        : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
         if (w.anyNameStartsWith("transformer.")) w.setPrefix("transformer.");
         const std::int64_t E = cfg_.embd, I = cfg_.inner;
         const long long total = 4 + cfg_.layers;
-        auto step = [&](long long done) {
-            if (options.progress && !options.progress(done, total)) throw Cancelled();
-        };
+        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         wte_ = w.get("wte.weight", {cfg_.vocab, E});
         wpe_ = w.get("wpe.weight", {cfg_.positions, E});
         step(2);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
             Layer L;
-            L.ln1w = w.get(p + "ln_1.weight", {E});
-            L.ln1b = w.get(p + "ln_1.bias", {E});
+            L.ln1 = loadNorm(w, p + "ln_1", E);
             L.attnW = w.get(p + "attn.c_attn.weight", {E, 3 * E});
             L.attnB = w.get(p + "attn.c_attn.bias", {3 * E});
             L.projW = w.get(p + "attn.c_proj.weight", {E, E});
             L.projB = w.get(p + "attn.c_proj.bias", {E});
-            L.ln2w = w.get(p + "ln_2.weight", {E});
-            L.ln2b = w.get(p + "ln_2.bias", {E});
+            L.ln2 = loadNorm(w, p + "ln_2", E);
             L.fcW = w.get(p + "mlp.c_fc.weight", {E, I});
             L.fcB = w.get(p + "mlp.c_fc.bias", {I});
             L.outW = w.get(p + "mlp.c_proj.weight", {I, E});
@@ -85,33 +76,14 @@ public:
             layers_.push_back(std::move(L));
             step(3 + l);
         }
-        lnfW_ = w.get("ln_f.weight", {E});
-        lnfB_ = w.get("ln_f.bias", {E});
+        lnf_ = loadNorm(w, "ln_f", E);
         // An untied head is a top-level "lm_head.weight"; GPT2LMHeadModel ties it to wte otherwise.
         head_ = w.has("lm_head.weight") ? w.get("lm_head.weight", {cfg_.vocab, E}) : wte_;
         step(total);
 
-        info_.family = "gpt2";
-        info_.path = folder;
-        info_.layers = cfg_.layers;
-        info_.heads = info_.kvHeads = cfg_.heads;
-        info_.headDim = cfg_.embd / cfg_.heads;
-        info_.hidden = cfg_.embd;
+        info_ = familyInfo("gpt2", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.embd / cfg_.heads, cfg_.embd);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
-        info_.parameters = w.parametersUsed();
-        info_.dtype = w.storageDtype();
-        info_.device = deviceName(device);
-    }
-
-    const ModelInfo& info() const override { return info_; }
-
-    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
-        return vocab_.labels(ids, cfg_.vocab);
-    }
-
-    std::vector<std::int64_t> encodeText(const std::string& text) const override {
-        return encodeModelText(tokenizer_.get(), text, info_);
     }
 
 protected:
@@ -121,63 +93,38 @@ protected:
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.embd, H = cfg_.heads, d = E / H;
         requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n, static_cast<std::int64_t>(c10::elementSize(wte_.scalar_type()))}, device_);
 
-        auto impl = std::make_unique<Trace::Impl>();
-        impl->ids = ids;
-        impl->tokens = tokenLabels(ids);
-        impl->displayTokens = displayLabels(tokenizer_.get(), ids, impl->tokens);
-        impl->device = device_;
-        BlockInfo block;
-        block.name = "self";
-        block.layers = cfg_.layers;
-        block.heads = block.kvHeads = cfg_.heads;
-        block.causal = true;
-        block.queryTokens = block.keyTokens = impl->displayTokens;
+        auto impl = newTrace(ids);
         BlockCapture capture;
         capture.mask.causal = true;
 
-        at::Tensor idx = at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).to(device_);
-        at::Tensor x = wte_.index_select(0, idx) + wpe_.narrow(0, 0, n);
+        at::Tensor x = wte_.index_select(0, idTensor(ids, device_)) + wpe_.narrow(0, 0, n);
         const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
-            at::Tensor h = at::layer_norm(x, {E}, L.ln1w, L.ln1b, cfg_.eps);
+            at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             at::Tensor qkv = at::addmm(L.attnB, h, L.attnW);  // [n, 3E]
-            auto heads = [&](int part) {  // [n, E] slice -> [H, n, d]
-                return qkv.narrow(1, part * E, E).view({n, H, d}).transpose(0, 1).contiguous();
-            };
+            auto heads = [&](int part) { return splitHeads(qkv.narrow(1, part * E, E), H, d); };
             at::Tensor q = heads(0), k = heads(1), v = heads(2);
             double scale = cfg_.scaleWeights ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
             if (cfg_.scaleByLayer) scale /= static_cast<double>(l + 1);
-            at::Tensor context = attendDot(q, k, v, mask, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, E});
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
             x = x + at::addmm(L.projB, context, L.projW);
-            h = at::layer_norm(x, {E}, L.ln2w, L.ln2b, cfg_.eps);
-            x = x + at::addmm(L.outB, activation(at::addmm(L.fcB, h, L.fcW)), L.outW);
+            h = layerNorm(x, L.ln2, cfg_.eps);
+            x = x + at::addmm(L.outB, activate(cfg_.activation, at::addmm(L.fcB, h, L.fcW)), L.outW);
             capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
-            if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
+            reportProgress(options.progress, l + 1, cfg_.layers);
         }
         // Only the last position's logits: the next-token distribution is what the app shows,
         // and [n, vocab] logits would cost more than the rest of a small model's forward.
-        at::Tensor last = at::layer_norm(x.narrow(0, n - 1, 1), {E}, lnfW_, lnfB_, cfg_.eps);
-        at::Tensor logits = at::mm(last, head_.t()).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
-        impl->nextTokenLogits.assign(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
-        impl->infos.push_back(std::move(block));
+        impl->nextTokenLogits = nextLogits(layerNorm(x.narrow(0, n - 1, 1), lnf_, cfg_.eps), head_);
+        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, true, impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
 
 private:
-    at::Tensor activation(const at::Tensor& x) const {
-        if (cfg_.activation == "gelu") return at::gelu(x);
-        if (cfg_.activation == "relu") return at::relu(x);
-        return at::gelu(x, "tanh");  // gelu_new, gelu_pytorch_tanh and gelu_fast are the tanh form
-    }
-
-    Gpt2Config cfg_;
-    c10::Device device_;
-    VocabLabels vocab_;
-    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
-    ModelInfo info_;
-    at::Tensor wte_, wpe_, lnfW_, lnfB_, head_;
+    at::Tensor wte_, wpe_, head_;
+    Norm lnf_;
     std::vector<Layer> layers_;
 };
 

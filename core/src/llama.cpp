@@ -3,13 +3,10 @@
 // grouped-query attention, optional q/k/v(/o) biases, tied or untied lm_head, Mistral's sliding
 // window. Weights are nn.Linear [out, in] under "model.".
 #include "attnscope/error.h"
-#include "device.h"
 #include "families.h"
+#include "family_common.h"
 #include "memory.h"
 #include "rope.h"
-#include "tokenizer/model_text.h"
-#include "trace_impl.h"
-#include "vocab.h"
 #include "weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -77,21 +74,18 @@ at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
     return weight * xf.to(x.scalar_type());
 }
 
-class LlamaModel final : public Model {
+class LlamaModel final : public TextFamilyModel<LlamaConfig> {
 public:
     LlamaModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                const LoadOptions& options)
-        : cfg_(parseConfig(config)), device_(device), vocab_(VocabLabels::fromFolder(folder)),
-          tokenizer_(Tokenizer::fromFolder(folder)) {
+        : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
         w.setPrefix("model.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner, H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
         const long long total = 2 + cfg_.layers;
-        auto step = [&](long long done) {
-            if (options.progress && !options.progress(done, total)) throw Cancelled();
-        };
+        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, bool bias) {
             return w.linear(name, out, in, bias);
         };
@@ -117,28 +111,9 @@ public:
         head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
-        info_.family = cfg_.type;
-        info_.path = folder;
-        info_.layers = cfg_.layers;
-        info_.heads = cfg_.heads;
-        info_.kvHeads = cfg_.kvHeads;
-        info_.headDim = cfg_.headDim;
-        info_.hidden = cfg_.hidden;
+        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.kvHeads, cfg_.headDim, cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
-        info_.parameters = w.parametersUsed();
-        info_.dtype = w.storageDtype();
-        info_.device = deviceName(device);
-    }
-
-    const ModelInfo& info() const override { return info_; }
-
-    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
-        return vocab_.labels(ids, cfg_.vocab);
-    }
-
-    std::vector<std::int64_t> encodeText(const std::string& text) const override {
-        return encodeModelText(tokenizer_.get(), text, info_);
     }
 
 protected:
@@ -150,55 +125,34 @@ protected:
                               static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
                              device_);
 
-        auto impl = std::make_unique<Trace::Impl>();
-        impl->ids = ids;
-        impl->tokens = tokenLabels(ids);
-        impl->displayTokens = displayLabels(tokenizer_.get(), ids, impl->tokens);
-        impl->device = device_;
-        BlockInfo block;
-        block.name = "self";
-        block.layers = cfg_.layers;
-        block.heads = cfg_.heads;
-        block.kvHeads = cfg_.kvHeads;
-        block.causal = true;
-        block.queryTokens = block.keyTokens = impl->displayTokens;
+        auto impl = newTrace(ids);
         BlockCapture capture;
         capture.mask.causal = true;
         capture.mask.window = cfg_.window;
 
-        at::Tensor idx = at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).to(device_);
-        at::Tensor x = embed_.index_select(0, idx);
+        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
         const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
         const RopeTables rope = ropeTables(cfg_.invFreq, n, device_);
         const double scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             at::Tensor h = rmsNorm(x, L.inNorm, cfg_.eps);
-            auto heads = [&](const Linear& proj, std::int64_t count) {  // [n, count·d] -> [count, n, d]
-                return proj(h).view({n, count, d}).transpose(0, 1).contiguous();
-            };
+            auto heads = [&](const Linear& proj, std::int64_t count) { return splitHeads(proj(h), count, d); };
             at::Tensor q = applyRope(heads(L.q, H), rope), k = applyRope(heads(L.k, G), rope), v = heads(L.v, G);
-            at::Tensor context = attendDot(q, k, v, mask, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, H * d});
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
             x = x + L.o(context);
             h = rmsNorm(x, L.postNorm, cfg_.eps);
             x = x + L.down(at::silu(L.gate(h)) * L.up(h));
             capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
-            if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
+            reportProgress(options.progress, l + 1, cfg_.layers);
         }
-        at::Tensor last = rmsNorm(x.narrow(0, n - 1, 1), norm_, cfg_.eps);
-        at::Tensor logits = at::mm(last, head_.t()).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
-        impl->nextTokenLogits.assign(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
-        impl->infos.push_back(std::move(block));
+        impl->nextTokenLogits = nextLogits(rmsNorm(x.narrow(0, n - 1, 1), norm_, cfg_.eps), head_);
+        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.kvHeads, true, impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
 
 private:
-    LlamaConfig cfg_;
-    c10::Device device_;
-    VocabLabels vocab_;
-    std::unique_ptr<Tokenizer> tokenizer_;  // null when the folder has none
-    ModelInfo info_;
     at::Tensor embed_, norm_, head_;
     std::vector<Layer> layers_;
 };

@@ -3,11 +3,10 @@
 // ViTForImageClassification's classifier on the final CLS state gives the predicted class,
 // named by config.json's id2label. Weights with or without the "vit." prefix.
 #include "attnscope/error.h"
-#include "device.h"
 #include "families.h"
+#include "family_common.h"
 #include "image.h"
 #include "memory.h"
-#include "trace_impl.h"
 #include "weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -43,8 +42,7 @@ VitConfig parseConfig(const JsonConfig& c) {
         c.fail("image_size", "(" + std::to_string(g.imageSize) + ") must be a multiple of patch_size (" + std::to_string(g.patch) + ")");
     if (g.hidden % g.heads != 0)
         c.fail("num_attention_heads", "(" + std::to_string(g.heads) + ") must divide hidden_size (" + std::to_string(g.hidden) + ")");
-    if (g.activation != "gelu" && g.activation != "gelu_new" && g.activation != "gelu_pytorch_tanh" && g.activation != "relu")
-        c.fail("hidden_act", "'" + g.activation + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+    requireKnown(c, "hidden_act", g.activation, {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
 }
 
@@ -71,10 +69,6 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
     return names;
 }
 
-struct Norm {
-    at::Tensor weight, bias;
-};
-
 struct Layer {
     Norm before, after;
     Linear q, k, v, o, inner, out;
@@ -93,9 +87,7 @@ public:
         if (w.anyNameStartsWith("vit.")) w.setPrefix("vit.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner, p = cfg_.patch;
         const long long total = 2 + cfg_.layers;
-        auto step = [&](long long done) {
-            if (options.progress && !options.progress(done, total)) throw Cancelled();
-        };
+        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         cls_ = w.get("embeddings.cls_token", {1, 1, E});
         positions_ = w.get("embeddings.position_embeddings", {1, cfg_.tokens(), E});
         patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
@@ -104,18 +96,18 @@ public:
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string pre = "encoder.layer." + std::to_string(l) + ".";
             Layer L;
-            L.before = {w.get(pre + "layernorm_before.weight", {E}), w.get(pre + "layernorm_before.bias", {E})};
+            L.before = loadNorm(w, pre + "layernorm_before", E);
             L.q = w.linear(pre + "attention.attention.query", E, E, cfg_.qkvBias);
             L.k = w.linear(pre + "attention.attention.key", E, E, cfg_.qkvBias);
             L.v = w.linear(pre + "attention.attention.value", E, E, cfg_.qkvBias);
             L.o = w.linear(pre + "attention.output.dense", E, E);
-            L.after = {w.get(pre + "layernorm_after.weight", {E}), w.get(pre + "layernorm_after.bias", {E})};
+            L.after = loadNorm(w, pre + "layernorm_after", E);
             L.inner = w.linear(pre + "intermediate.dense", I, E);
             L.out = w.linear(pre + "output.dense", E, I);
             layers_.push_back(std::move(L));
             step(2 + l);
         }
-        final_ = {w.get("layernorm.weight", {E}), w.get("layernorm.bias", {E})};
+        final_ = loadNorm(w, "layernorm", E);
         // ViTForImageClassification: a top-level classifier [labels, E]; ViTModel has none.
         if (const auto shape = w.shape("classifier.weight")) {
             const std::int64_t labels = shape->empty() ? 0 : shape->front();
@@ -124,16 +116,8 @@ public:
         }
         step(total);
 
-        info_.family = "vit";
-        info_.path = folder;
-        info_.layers = cfg_.layers;
-        info_.heads = info_.kvHeads = cfg_.heads;
-        info_.headDim = cfg_.hidden / cfg_.heads;
-        info_.hidden = cfg_.hidden;
+        info_ = familyInfo("vit", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads, cfg_.hidden);
         info_.maxPositions = cfg_.tokens();
-        info_.parameters = w.parametersUsed();
-        info_.dtype = w.storageDtype();
-        info_.device = deviceName(device);
         info_.imageInput = true;
         info_.imageSize = cfg_.imageSize;
         info_.patchSize = cfg_.patch;
@@ -162,11 +146,6 @@ protected:
         for (std::int64_t r = 0; r < g; ++r)
             for (std::int64_t c = 0; c < g; ++c) impl->tokens.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
         impl->device = device_;
-        BlockInfo block;
-        block.name = "self";
-        block.layers = cfg_.layers;
-        block.heads = block.kvHeads = cfg_.heads;
-        block.queryTokens = block.keyTokens = impl->tokens;
         BlockCapture capture;
 
         pixels = pixels.to(device_, cls_.scalar_type()).unsqueeze(0);
@@ -176,37 +155,28 @@ protected:
         const double scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
-            at::Tensor h = layerNorm(x, L.before);
-            auto heads = [&](const Linear& proj) { return proj(h).view({n, H, d}).transpose(0, 1).contiguous(); };
+            at::Tensor h = layerNorm(x, L.before, cfg_.eps);
+            auto heads = [&](const Linear& proj) { return splitHeads(proj(h), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = attendDot(q, k, v, {}, scale, layerRun(options, "self", l)).transpose(0, 1).reshape({n, E});
+            at::Tensor context = mergeHeads(attendDot(q, k, v, {}, scale, layerRun(options, "self", l)));
             x = x + L.o(context);
-            h = layerNorm(x, L.after);
-            x = x + L.out(activation(L.inner(h)));
+            h = layerNorm(x, L.after, cfg_.eps);
+            x = x + L.out(activate(cfg_.activation, L.inner(h)));
             capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
-            if (options.progress && !options.progress(l + 1, cfg_.layers)) throw Cancelled();
+            reportProgress(options.progress, l + 1, cfg_.layers);
         }
         if (classifier_.weight.defined()) {
-            at::Tensor cls = layerNorm(x.narrow(0, 0, 1), final_);
+            at::Tensor cls = layerNorm(x.narrow(0, 0, 1), final_, cfg_.eps);
             at::Tensor probs = at::softmax(classifier_(cls).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
             impl->classLabels = classNames_;
             impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
         }
-        impl->infos.push_back(std::move(block));
+        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
 
 private:
-    at::Tensor layerNorm(const at::Tensor& x, const Norm& n) const {
-        return at::layer_norm(x, {cfg_.hidden}, n.weight, n.bias, cfg_.eps);
-    }
-    at::Tensor activation(const at::Tensor& x) const {
-        if (cfg_.activation == "gelu") return at::gelu(x);
-        if (cfg_.activation == "relu") return at::relu(x);
-        return at::gelu(x, "tanh");
-    }
-
     VitConfig cfg_;
     c10::Device device_;
     ImagePreprocess preprocess_;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -43,13 +44,18 @@ inline CliResult runCli(const std::vector<std::string>& args) {
     return r;
 }
 
-// Exit 2 and exactly one line "error: ..." naming the problem.
-inline void requireCliInputError(const CliResult& r, const std::string& mentions) {
+// Exit `code` with stderr naming the problem; exit 2 (invalid input) is exactly one line "error: ...".
+inline void requireCliExit(const CliResult& r, int code, const std::string& mentions) {
     INFO("stderr: " << r.err);
-    REQUIRE(r.code == 2);
-    REQUIRE(r.err.rfind("error: ", 0) == 0);
-    REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    REQUIRE(r.code == code);
+    if (code == 2) {
+        REQUIRE(r.err.rfind("error: ", 0) == 0);
+        REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
     REQUIRE_THAT(r.err, Catch::Contains(mentions));
 }
+
+// Exit 2 and exactly one line "error: ..." naming the problem.
+inline void requireCliInputError(const CliResult& r, const std::string& mentions) { requireCliExit(r, 2, mentions); }
 
 }  // namespace attnscope::testing

@@ -26,16 +26,6 @@ using Result = CliResult;
 Result cli(const std::vector<std::string>& args) { return runCli(args); }
 std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
 
-void requireExit(const Result& r, int code, const std::string& mentions) {
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == code);
-    if (code == 2) {
-        REQUIRE(r.err.rfind("error: ", 0) == 0);
-        REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    }
-    REQUIRE_THAT(r.err, Catch::Contains(mentions));
-}
-
 struct Setup {
     Gpt2Checkpoint checkpoint;
     std::filesystem::path model;
@@ -234,13 +224,13 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
         a.insert(a.end(), extra.begin(), extra.end());
         return cli(a);
     };
-    requireExit(with({"--variant", "softmax"}), 2, "--variant 'softmax' is not one of dot, linear, additive, hybrid");
-    requireExit(with({"--mask-heads", "0:4"}), 2, "head 0:4: head 4 is out of range for block 'self' (0..3)");
-    requireExit(with({"--temperature", "2", "--propagate", "--layers", "2"}), 2, "layer 2 is out of range (0..1)");
-    requireExit(with({"--feature-map", "elu"}), 1, "--feature-map needs --variant linear");
-    requireExit(with({"--propagate"}), 1, "--propagate needs --temperature T");
-    requireExit(with({"--prune", "entropy", "--prune-count", "9"}), 2, "cannot mask 9 heads: the model has 8");
+    requireCliExit(with({"--variant", "softmax"}), 2, "--variant 'softmax' is not one of dot, linear, additive, hybrid");
+    requireCliExit(with({"--mask-heads", "0:4"}), 2, "head 0:4: head 4 is out of range for block 'self' (0..3)");
+    requireCliExit(with({"--temperature", "2", "--propagate", "--layers", "2"}), 2, "layer 2 is out of range (0..1)");
+    requireCliExit(with({"--feature-map", "elu"}), 1, "--feature-map needs --variant linear");
+    requireCliExit(with({"--propagate"}), 1, "--propagate needs --temperature T");
+    requireCliExit(with({"--prune", "entropy", "--prune-count", "9"}), 2, "cannot mask 9 heads: the model has 8");
     CHECK(slurp(out / "attention.npy") == "previous result");
-    requireExit(cli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
+    requireCliExit(cli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
     CHECK_FALSE(std::filesystem::exists(out / "m.txt"));
 }

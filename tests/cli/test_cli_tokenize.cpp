@@ -37,13 +37,7 @@ std::string goldenText(std::size_t i) {
 }
 
 void requireError(const Run& r, int code, const std::string& mentions) {
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == code);
-    if (code == 2) {
-        REQUIRE(r.err.rfind("error: ", 0) == 0);
-        REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    }
-    REQUIRE_THAT(r.err, Catch::Contains(mentions));
+    requireCliExit(r, code, mentions);
     REQUIRE(r.out.empty());
 }
 

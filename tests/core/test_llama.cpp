@@ -27,14 +27,7 @@ void requireMatches(const LlamaSpec& spec, unsigned seed, const std::string& nam
 std::string loadError(const LlamaSpec& spec, const std::function<void(nlohmann::json&)>& edit) {
     Checkpoint c = makeLlama(spec, 1);
     edit(c.config);
-    const auto dir = freshDir("llama-bad");
-    writeCheckpoint(dir, c);
-    try {
-        loadCpu(dir);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
+    return writeAndLoadError(c, "llama-bad");
 }
 
 }  // namespace

@@ -21,15 +21,6 @@ Checkpoint gpt2Checkpoint(const Gpt2Checkpoint& g) {
     return c;
 }
 
-std::string loadError(const std::filesystem::path& dir) {
-    try {
-        loadCpu(dir);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
 // A two-shard Llama folder, and its index as JSON to edit.
 std::filesystem::path shardedFolder(nlohmann::json& index) {
     const auto dir = freshDir("shards");
@@ -72,29 +63,29 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
     SECTION("a shard that is not a plain file name") {
         index["weight_map"]["model.norm.weight"] = "../" + first;
         writeText(file, index.dump());
-        CHECK_THAT(loadError(dir), Catch::Contains("shard '../" + first + "' must be a plain file name in the model folder"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("shard '../" + first + "' must be a plain file name in the model folder"));
     }
     SECTION("a missing shard") {
         std::filesystem::remove(dir / second);
-        CHECK_THAT(loadError(dir), Catch::Contains("model.safetensors.index.json: shard '" + second + "'") &&
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("model.safetensors.index.json: shard '" + second + "'") &&
                                        Catch::Contains("is missing from the folder"));
     }
     SECTION("a tensor listed twice") {
         std::string text = index.dump();
         text.insert(text.find("\"weight_map\":{") + 14, "\"model.norm.weight\":\"" + first + "\",");
         writeText(file, text);
-        CHECK_THAT(loadError(dir), Catch::Contains("tensor 'model.norm.weight' is listed twice in weight_map"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.norm.weight' is listed twice in weight_map"));
     }
     SECTION("a tensor in another shard than the index says") {
         const std::string where = index["weight_map"]["model.norm.weight"];
         index["weight_map"]["model.norm.weight"] = where == first ? second : first;
         writeText(file, index.dump());
-        CHECK_THAT(loadError(dir), Catch::Contains("tensor 'model.norm.weight' is in shard '" + where + "' but weight_map says"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.norm.weight' is in shard '" + where + "' but weight_map says"));
     }
     SECTION("a tensor in no shard") {
         index["weight_map"]["model.extra.weight"] = first;
         writeText(file, index.dump());
-        CHECK_THAT(loadError(dir), Catch::Contains("tensor 'model.extra.weight' is not in its shard '" + first + "'"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.extra.weight' is not in its shard '" + first + "'"));
     }
     SECTION("a tensor in two shards") {
         // copy.safetensors also holds model.norm.weight, and the index points there.
@@ -103,15 +94,15 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
         const std::string original = index["weight_map"]["model.norm.weight"];
         index["weight_map"]["model.norm.weight"] = "copy.safetensors";
         writeText(file, index.dump());
-        CHECK_THAT(loadError(dir), Catch::Contains("tensor 'model.norm.weight' is in two shards, 'copy.safetensors' and '" + original + "'"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.norm.weight' is in two shards, 'copy.safetensors' and '" + original + "'"));
     }
     SECTION("no weight_map") {
         writeText(file, R"({"metadata": {}})");
-        CHECK_THAT(loadError(dir), Catch::Contains("'weight_map' must be a non-empty object"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("'weight_map' must be a non-empty object"));
     }
     SECTION("no weights at all") {
         std::filesystem::remove(file);
-        CHECK_THAT(loadError(dir), Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
+        CHECK_THAT(loadErrorAt(dir), Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
     }
 }
 

@@ -1,7 +1,8 @@
-// Helpers shared by the family tests: load a checkpoint folder on the CPU and compare every
-// head's map with a reference.
+// Helpers shared by the family tests: load a checkpoint folder on the CPU (or the error it gives)
+// and compare every head's map with a reference.
 #pragma once
 
+#include "attnscope/error.h"
 #include "attnscope/model.h"
 #include "attnscope/trace.h"
 #include "family_fixtures.h"
@@ -20,6 +21,23 @@ inline std::shared_ptr<const Model> writeAndLoad(const Checkpoint& c, const std:
     const auto dir = freshDir(name);
     writeCheckpoint(dir, c, o);
     return loadCpu(dir);
+}
+
+// The attnscope::Error message loading `dir` on the CPU gives, or "(no error)".
+inline std::string loadErrorAt(const std::filesystem::path& dir) {
+    try {
+        loadCpu(dir);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+// loadErrorAt for a checkpoint written into a fresh folder.
+inline std::string writeAndLoadError(const Checkpoint& c, const std::string& name) {
+    const auto dir = freshDir(name);
+    writeCheckpoint(dir, c);
+    return loadErrorAt(dir);
 }
 
 // Largest |map - reference| over every layer, head, query and key.

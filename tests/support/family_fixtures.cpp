@@ -3,25 +3,12 @@
 #include "attnscope/safetensors.h"
 
 #include <cstdio>
-#include <cstring>
 
 namespace attnscope::testing {
 
-Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset) {
-    std::int64_t n = 1;
-    for (auto s : shape) n *= s;
-    std::normal_distribution<float> dist(0.f, 1.f);
-    Tensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(n))};
-    for (auto& v : t.values) v = offset + scale * dist(rng);
-    return t;
-}
-
 void roundTensors(Checkpoint& c, const std::string& dtype) {
     for (auto& [name, t] : c.tensors)
-        for (auto& v : t.values) {
-            if (dtype == "F16") v = fromHalf(toHalf(v));
-            if (dtype == "BF16") v = fromBFloat16(toBFloat16(v));
-        }
+        for (auto& v : t.values) v = roundTo(v, dtype);
 }
 
 void writeCheckpoint(const std::filesystem::path& dir, const Checkpoint& c, const WriteOptions& o) {
@@ -36,23 +23,9 @@ void writeCheckpoint(const std::filesystem::path& dir, const Checkpoint& c, cons
         return std::string(name);
     };
     for (const auto& [name, t] : c.tensors) {
-        TensorBytes b;
-        b.name = name;
-        b.shape = t.shape;
-        if (o.dtype == "F32") {
-            b.dtype = DType::F32;
-            b.bytes.resize(t.values.size() * sizeof(float));
-            std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
-        } else {
-            b.dtype = o.dtype == "F16" ? DType::F16 : DType::BF16;
-            std::vector<std::uint16_t> half;
-            for (float v : t.values) half.push_back(o.dtype == "F16" ? toHalf(v) : toBFloat16(v));
-            b.bytes.resize(half.size() * 2);
-            std::memcpy(b.bytes.data(), half.data(), b.bytes.size());
-        }
         const std::size_t s = i++ % shards.size();
         weightMap[name] = shardName(s);
-        shards[s].push_back(std::move(b));
+        shards[s].push_back(encodeTensor(name, t, o.dtype));
     }
     for (const auto& b : o.extra) {
         weightMap[b.name] = shardName(0);

@@ -30,8 +30,6 @@ void roundTensors(Checkpoint& c, const std::string& dtype);
 // Writes config.json and the weights into dir (created).
 void writeCheckpoint(const std::filesystem::path& dir, const Checkpoint& c, const WriteOptions& options = {});
 
-Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset = 0.f);
-
 // ---- Llama family ---------------------------------------------------------------------------
 struct LlamaSpec {
     std::string type = "llama";  // llama, mistral, qwen2

@@ -15,15 +15,6 @@ namespace attnscope::testing {
 
 namespace {
 
-Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset = 0.f) {
-    std::int64_t n = 1;
-    for (auto s : shape) n *= s;
-    std::normal_distribution<float> dist(0.f, 1.f);
-    Tensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(n))};
-    for (auto& v : t.values) v = offset + scale * dist(rng);
-    return t;
-}
-
 std::uint32_t bitsOf(float f) {
     std::uint32_t u;
     std::memcpy(&u, &f, 4);
@@ -97,11 +88,41 @@ Gpt2Checkpoint makeGpt2(const Gpt2Spec& s, unsigned seed) {
     c.tensors["ln_f.bias"] = randomTensor({E}, rng, 0.1f);
     if (s.untiedHead) c.tensors["lm_head.weight"] = randomTensor({s.vocab, E}, rng, 0.5f);
     for (auto& [name, t] : c.tensors)
-        for (auto& v : t.values) {
-            if (s.dtype == "F16") v = fromHalf(toHalf(v));
-            if (s.dtype == "BF16") v = fromBFloat16(toBFloat16(v));
-        }
+        for (auto& v : t.values) v = roundTo(v, s.dtype);
     return c;
+}
+
+Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset) {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    std::normal_distribution<float> dist(0.f, 1.f);
+    Tensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(n))};
+    for (auto& v : t.values) v = offset + scale * dist(rng);
+    return t;
+}
+
+float roundTo(float value, const std::string& dtype) {
+    if (dtype == "F16") return fromHalf(toHalf(value));
+    if (dtype == "BF16") return fromBFloat16(toBFloat16(value));
+    return value;
+}
+
+TensorBytes encodeTensor(const std::string& name, const Tensor& t, const std::string& dtype) {
+    TensorBytes b;
+    b.name = name;
+    b.shape = t.shape;
+    if (dtype == "F32") {
+        b.dtype = DType::F32;
+        b.bytes.resize(t.values.size() * sizeof(float));
+        std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
+    } else {
+        b.dtype = dtype == "F16" ? DType::F16 : DType::BF16;
+        std::vector<std::uint16_t> half;
+        for (float v : t.values) half.push_back(dtype == "F16" ? toHalf(v) : toBFloat16(v));
+        b.bytes.resize(half.size() * 2);
+        std::memcpy(b.bytes.data(), half.data(), b.bytes.size());
+    }
+    return b;
 }
 
 void writeText(const std::filesystem::path& file, const std::string& text) {
@@ -125,21 +146,7 @@ void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) 
 
     std::vector<TensorBytes> out;
     for (const auto& [name, t] : c.tensors) {
-        TensorBytes b;
-        b.name = (s.prefix && name != "lm_head.weight") ? "transformer." + name : name;
-        b.shape = t.shape;
-        if (s.dtype == "F32") {
-            b.dtype = DType::F32;
-            b.bytes.resize(t.values.size() * sizeof(float));
-            std::memcpy(b.bytes.data(), t.values.data(), b.bytes.size());
-        } else {
-            b.dtype = s.dtype == "F16" ? DType::F16 : DType::BF16;
-            std::vector<std::uint16_t> half;
-            for (float v : t.values) half.push_back(s.dtype == "F16" ? toHalf(v) : toBFloat16(v));
-            b.bytes.resize(half.size() * 2);
-            std::memcpy(b.bytes.data(), half.data(), b.bytes.size());
-        }
-        out.push_back(std::move(b));
+        out.push_back(encodeTensor((s.prefix && name != "lm_head.weight") ? "transformer." + name : name, t, s.dtype));
     }
     if (s.legacyBuffers) {
         for (int l = 0; l < s.layers; ++l) {

@@ -1,9 +1,12 @@
 // Random GPT-2 checkpoints for tests: real tensor names and shapes, deterministic weights.
 #pragma once
 
+#include "attnscope/safetensors.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,13 @@ std::uint16_t toHalf(float value);
 float fromHalf(std::uint16_t bits);
 std::uint16_t toBFloat16(float value);
 float fromBFloat16(std::uint16_t bits);
+// value stored as dtype ("F32", "F16" or "BF16") and read back.
+float roundTo(float value, const std::string& dtype);
+
+// Normal values: offset + scale · N(0, 1), shape's element count of them.
+Tensor randomTensor(std::vector<std::int64_t> shape, std::mt19937& rng, float scale, float offset = 0.f);
+// `name` with t's shape and values encoded as dtype (F32, F16 or BF16).
+TensorBytes encodeTensor(const std::string& name, const Tensor& t, const std::string& dtype);
 
 // Writes config.json, model.safetensors and (optionally) vocab.json into dir (created).
 void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& checkpoint);

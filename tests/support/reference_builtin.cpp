@@ -1,5 +1,7 @@
 #include "reference_builtin.h"
 
+#include "reference_math.h"
+
 #include "attnscope/safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -80,16 +82,7 @@ Mat layerNorm(const Net& net, const std::string& p, const Mat& x) {
     Mat out;
     const Vec& g = net.get(p + ".weight");
     const Vec& b = net.get(p + ".bias");
-    for (const Vec& row : x) {
-        double mean = 0, var = 0;
-        for (double v : row) mean += v;
-        mean /= row.size();
-        for (double v : row) var += (v - mean) * (v - mean);
-        var /= row.size();
-        Vec y(row.size());
-        for (std::size_t i = 0; i < row.size(); ++i) y[i] = (row[i] - mean) / std::sqrt(var + net.eps) * g[i] + b[i];
-        out.push_back(y);
-    }
+    for (const Vec& row : x) out.push_back(layerNormRow(row, g, b, net.eps));
     return out;
 }
 
@@ -97,7 +90,7 @@ Mat ffn(const Net& net, const std::string& p, const Mat& x) {
     Mat out;
     for (const Vec& row : x) {
         Vec h = affine(net, p + ".fc1.weight", p + ".fc1.bias", row);
-        for (double& v : h) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        for (double& v : h) v = geluErf(v);
         out.push_back(affine(net, p + ".fc2.weight", p + ".fc2.bias", h));
     }
     return out;

@@ -1,6 +1,7 @@
 // Independent forwards for the BERT, Llama and ViT fixtures: plain loops in double precision,
 // written from the models' definitions (no LibTorch, nothing shared with core).
 #include "family_fixtures.h"
+#include "reference_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,17 +30,6 @@ Vec linearOf(const Checkpoint& c, const std::string& name, const Vec& x) {
     return linear(x, c.get(name + ".weight"), b == c.tensors.end() ? nullptr : &b->second);
 }
 
-Vec layerNorm(const Vec& x, const Tensor& w, const Tensor& b, double eps) {
-    double mean = 0, var = 0;
-    for (double v : x) mean += v;
-    mean /= x.size();
-    for (double v : x) var += (v - mean) * (v - mean);
-    var /= x.size();
-    Vec y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + eps) * w.values[i] + b.values[i];
-    return y;
-}
-
 Vec rmsNorm(const Vec& x, const Tensor& w, double eps) {
     double ms = 0;
     for (double v : x) ms += v * v;
@@ -49,7 +39,6 @@ Vec rmsNorm(const Vec& x, const Tensor& w, double eps) {
     return y;
 }
 
-double gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 double silu(double x) { return x / (1 + std::exp(-x)); }
 
 // Softmax over allowed keys of one row.
@@ -182,7 +171,6 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
         const bool legacy = s.legacyNorm && !distil;
         return layerNorm(x, c.get(name + (legacy ? ".gamma" : ".weight")), c.get(name + (legacy ? ".beta" : ".bias")), eps);
     };
-    auto act = [&](double v) { return s.activation == "relu" ? std::max(0.0, v) : gelu(v); };
     std::vector<Vec> x(n, Vec(E));
     int counted = 0;
     for (int t = 0; t < n; ++t) {
@@ -217,7 +205,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             for (int e = 0; e < E; ++e) y[e] = x[t][e] + o[e];
             x[t] = ln(y, p + (distil ? "sa_layer_norm" : "attention.output.LayerNorm"));
             Vec inner = linearOf(c, p + (distil ? "ffn.lin1" : "intermediate.dense"), x[t]);
-            for (double& a : inner) a = act(a);
+            for (double& a : inner) a = activate(a, s.activation);
             const Vec out = linearOf(c, p + (distil ? "ffn.lin2" : "output.dense"), inner);
             for (int e = 0; e < E; ++e) y[e] = x[t][e] + out[e];
             x[t] = ln(y, p + (distil ? "output_layer_norm" : "output.LayerNorm"));
@@ -266,7 +254,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
             const Vec o = linearOf(c, p + "attention.output.dense", context[t]);
             for (int e = 0; e < E; ++e) x[t][e] += o[e];
             Vec inner = linearOf(c, p + "intermediate.dense", ln(x[t], p + "layernorm_after"));
-            for (double& a : inner) a = gelu(a);
+            for (double& a : inner) a = geluErf(a);
             const Vec out = linearOf(c, p + "output.dense", inner);
             for (int e = 0; e < E; ++e) x[t][e] += out[e];
         }

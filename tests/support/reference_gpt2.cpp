@@ -1,5 +1,7 @@
 #include "reference_gpt2.h"
 
+#include "reference_math.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,17 +10,6 @@ namespace attnscope::testing {
 namespace {
 
 using Vec = std::vector<double>;
-
-Vec layerNorm(const Vec& x, const Tensor& w, const Tensor& b, double eps) {
-    double mean = 0, var = 0;
-    for (double v : x) mean += v;
-    mean /= x.size();
-    for (double v : x) var += (v - mean) * (v - mean);
-    var /= x.size();
-    Vec y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + eps) * w.values[i] + b.values[i];
-    return y;
-}
 
 // GPT-2's Conv1D: weight [in, out], y = x W + b.
 Vec conv1d(const Vec& x, const Tensor& w, const Tensor& b) {
@@ -30,13 +21,6 @@ Vec conv1d(const Vec& x, const Tensor& w, const Tensor& b) {
         y[j] = s;
     }
     return y;
-}
-
-double activate(double x, const std::string& name) {
-    if (name == "relu") return std::max(0.0, x);
-    if (name == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    const double pi = 3.14159265358979323846;
-    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
 }
 
 }  // namespace

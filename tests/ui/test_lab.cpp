@@ -37,18 +37,6 @@ struct LabFixture : WindowFixture {
 
     MapKey key() const { return {controls->blockCombo()->currentIndex(), layer->value(), head->value()}; }
 
-    // Opens spec, waits for its run and the current head's map (any block).
-    void openAny(const QString& spec) {
-        QSignalSpy loaded(session, &Session::modelLoaded);
-        QSignalSpy traced(session, &Session::traceReady);
-        window.openModel(spec);
-        REQUIRE(loaded.wait(20000));
-        REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
-        REQUIRE(session->trace());
-        const MapKey k = key();
-        waitForMap(session->trace()->map(k.block, k.layer, k.head));
-    }
-
     // Waits for the lab's re-run of the current trace (the change display shows it).
     void waitForRerun() {
         REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); }, 20000));
@@ -76,9 +64,9 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     const QString spec = GENERATE(QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot"),
                                   QStringLiteral("gpt2-fixture"));
     if (spec == QLatin1String("gpt2-fixture")) {
-        openAny(qpath(attnscope::testing::standInModel()));  // a GPT-2 stand-in: next-token outputs
+        open(qpath(attnscope::testing::standInModel()));  // a GPT-2 stand-in: next-token outputs
     } else {
-        openAny(spec);
+        open(spec);
     }
     const auto base = session->trace();
     QCheckBox* propagate = lab->propagateCheck();
@@ -134,7 +122,7 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
 }
 
 TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with those options", "[ui][lab]") {
-    openAny(QStringLiteral("builtin:sentiment-dot"));
+    open(QStringLiteral("builtin:sentiment-dot"));
     const auto trace = session->trace();
     head->setValue(1);
     const MapKey k = key();
@@ -181,7 +169,7 @@ TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with
 }
 
 TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map", "[ui][lab]") {
-    openAny(QStringLiteral("builtin:reverse-dot"));
+    open(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // no fit yet: a message
@@ -211,7 +199,7 @@ TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybr
 }
 
 TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the first self-attention block", "[ui][lab]") {
-    openAny(QStringLiteral("builtin:reverse-dot"));
+    open(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     REQUIRE(controls->blockCombo()->currentText() == QStringLiteral("cross"));
     window.tabs()->setCurrentWidget(lab->metrics());
@@ -224,7 +212,7 @@ TEST_CASE_METHOD(LabFixture, "With cross-attention chosen, rollout shows the fir
 }
 
 TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never shows", "[ui][lab]") {
-    openAny(QStringLiteral("builtin:reverse-dot"));
+    open(QStringLiteral("builtin:reverse-dot"));
     panel->fitStepsSpin()->setValue(10000);
     QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
     CHECK(panel->cancelButton()->isEnabled());
@@ -273,7 +261,7 @@ TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model
 }
 
 TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {
-    openAny(QStringLiteral("builtin:sentiment-dot"));
+    open(QStringLiteral("builtin:sentiment-dot"));
     const auto trace = session->trace();
     MetricsPanel* metrics = lab->metrics();
     window.tabs()->setCurrentWidget(metrics);
@@ -335,7 +323,7 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     const auto dir = freshDir(llama ? "ui-lab-llama" : "ui-lab-bert");
     if (llama) writeCheckpoint(dir, makeLlama(LlamaSpec{}, 5));
     else writeCheckpoint(dir, makeBert(BertSpec{}, 6));
-    openAny(qpath(dir));
+    open(qpath(dir));
     const auto base = session->trace();
     const MapKey k = key();
 
@@ -384,7 +372,7 @@ TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
     window.resize(1500, 940);
     const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL") ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
                                                                            : QStringLiteral("builtin:sentiment-dot");
-    openAny(spec);
+    open(spec);
     QTest::qWait(300);
     window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/1-open.png"));
     lab->propagateCheck()->setChecked(true);
@@ -412,7 +400,7 @@ TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
 //   build/tests/ui/attnscope_ui_tests "[.lab-timing]"
 TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
     for (const QString spec : {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot")}) {
-        openAny(spec);
+        open(spec);
         lab->propagateCheck()->setChecked(true);
         std::vector<double> ms;
         for (int i = 0; i < 20; ++i) {

@@ -2,8 +2,8 @@
 // encoder / decoder / cross) and "attnscope-classifier" (block self, class probabilities).
 #include "attnscope/error.h"
 #include "config.h"
-#include "device.h"
 #include "families.h"
+#include "family_common.h"
 #include "net.h"
 #include "symbols.h"
 #include "vocab.h"
@@ -29,19 +29,12 @@ public:
         long long done = 0;
         for (const auto& [name, shape] : shapes) {
             weights_[name] = store.get(name, shape);
-            if (options.progress && !options.progress(++done, static_cast<long long>(shapes.size()))) throw Cancelled();
+            reportProgress(options.progress, ++done, static_cast<long long>(shapes.size()));
         }
-        info_.family = json.string("model_type");
-        info_.path = folder;
-        info_.layers = std::max(config_.encoderLayers, config_.decoderLayers);
-        info_.heads = info_.kvHeads = config_.heads;
-        info_.headDim = config_.headDim();
-        info_.hidden = config_.dModel;
+        info_ = familyInfo(json.string("model_type"), folder, store, device, std::max(config_.encoderLayers, config_.decoderLayers),
+                           config_.heads, config_.heads, config_.headDim(), config_.dModel);
         info_.vocabSize = config_.vocabSize;
         info_.maxPositions = config_.maxSource;
-        info_.parameters = store.parametersUsed();
-        info_.dtype = store.storageDtype();
-        info_.device = deviceName(device);
         info_.task = taskName(config_.task);
         info_.attention = kindName(config_.kind);
     }
@@ -74,8 +67,17 @@ protected:
         return b;
     }
 
-    at::Tensor idTensor(const std::vector<std::int64_t>& ids) const {
-        return at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).view({1, -1}).to(device_);
+    at::Tensor idTensor(const std::vector<std::int64_t>& ids) const {  // [1, n]
+        return attnscope::idTensor(ids, device_).view({1, -1});
+    }
+
+    // A trace of the input ids, labelled, on this model's device.
+    std::unique_ptr<Trace::Impl> newTrace(const std::vector<std::int64_t>& ids) const {
+        auto impl = std::make_unique<Trace::Impl>();
+        impl->ids = ids;
+        impl->tokens = tokenLabels(ids);
+        impl->device = device_;
+        return impl;
     }
 
     Config config_;
@@ -105,17 +107,14 @@ protected:
             decoder = BlockCapture{};
             cross = BlockCapture{};
             const at::Tensor logits = builtin::decode(weights_, config_, idTensor(fed), memory, {}, pass, &decoder, &cross);
-            if (options.progress && !options.progress(static_cast<long long>(fed.size()), total)) throw Cancelled();
+            reportProgress(options.progress, static_cast<long long>(fed.size()), total);
             if (static_cast<int>(out.size()) == config_.maxTarget) break;
             const std::int64_t next = logits[0][-1].argmax().item<std::int64_t>();
             if (next == builtin::kEnd) break;
             out.push_back(next);
             fed.push_back(next);
         }
-        auto impl = std::make_unique<Trace::Impl>();
-        impl->ids = ids;
-        impl->tokens = tokenLabels(ids);
-        impl->device = device_;
+        auto impl = newTrace(ids);
         const auto target = tokenLabels(fed);
         impl->infos.push_back(blockInfo("encoder", config_.encoderLayers, false, impl->tokens, impl->tokens));
         impl->infos.push_back(blockInfo("decoder", config_.decoderLayers, true, target, target));
@@ -138,11 +137,8 @@ protected:
         BlockCapture capture;
         const at::Tensor encoded = builtin::encode(weights_, config_, idTensor(ids), {}, builtin::Pass{&options}, &capture);
         const at::Tensor probs = at::softmax(builtin::classify(weights_, encoded)[0], -1).to(at::kCPU, at::kFloat).contiguous();
-        if (options.progress && !options.progress(1, 1)) throw Cancelled();
-        auto impl = std::make_unique<Trace::Impl>();
-        impl->ids = ids;
-        impl->tokens = tokenLabels(ids);
-        impl->device = device_;
+        reportProgress(options.progress, 1, 1);
+        auto impl = newTrace(ids);
         impl->infos.push_back(blockInfo("self", config_.encoderLayers, false, impl->tokens, impl->tokens));
         impl->blocks.push_back(std::move(capture));
         impl->classLabels = config_.labels;

@@ -1,0 +1,110 @@
+// Pieces the model families (gpt2.cpp, bert.cpp, llama.cpp, vit.cpp, builtin/models.cpp) share:
+// progress and cancellation, ModelInfo's common fields, a text family's labels and tokenizer,
+// the single "self" block, and the small tensor steps every layer repeats.
+#pragma once
+
+#include "attnscope/model.h"
+#include "attnscope/tokenizer.h"
+#include "trace_impl.h"
+#include "vocab.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/Device.h>
+
+#include <initializer_list>
+#include <memory>
+
+namespace attnscope {
+
+class JsonConfig;
+class WeightStore;
+
+// Calls progress(done, total) when it is set; throws Cancelled when it asks to stop.
+void reportProgress(const Progress& progress, long long done, long long total);
+
+// ModelInfo with family, path, the attention shape (arguments in ModelInfo's field order) and
+// what the loaded weights say: parameters, storage dtype, device.
+ModelInfo familyInfo(const std::string& family, const std::filesystem::path& folder, const WeightStore& weights,
+                     c10::Device device, int layers, int heads, int kvHeads, int headDim, int hidden);
+
+// A text family's vocabulary labels and its tokenizer (null when the folder has none).
+class FamilyText {
+public:
+    FamilyText(const std::filesystem::path& folder, std::int64_t vocabSize);
+
+    // Model::tokenLabels: raw vocabulary strings; throws for ids outside [0, vocabSize).
+    std::vector<std::string> labels(const std::vector<std::int64_t>& ids) const;
+    // Model::encodeText (see tokenizer/model_text.h).
+    std::vector<std::int64_t> encode(const std::string& text, const ModelInfo& info) const;
+    // A trace's ids, raw labels and readable labels.
+    void label(Trace::Impl& impl, const std::vector<std::int64_t>& ids) const;
+
+private:
+    VocabLabels vocab_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::int64_t vocabSize_;
+};
+
+// Base of the text families (gpt2.cpp, bert.cpp, llama.cpp): the parsed config (a type with
+// `vocab`), the device, the folder's labels and tokenizer, ModelInfo (the family fills it), and
+// the Model overrides that need only those. The config is parsed before the folder's vocabulary
+// and tokenizer are read, and they before the family's weights.
+template <class Config>
+class TextFamilyModel : public Model {
+public:
+    const ModelInfo& info() const override { return info_; }
+
+    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
+        return text_.labels(ids);
+    }
+
+    std::vector<std::int64_t> encodeText(const std::string& text) const override { return text_.encode(text, info_); }
+
+protected:
+    TextFamilyModel(Config config, const std::filesystem::path& folder, c10::Device device)
+        : cfg_(std::move(config)), device_(device), text_(folder, cfg_.vocab) {}
+
+    // A trace of `ids`, labelled, on this model's device.
+    std::unique_ptr<Trace::Impl> newTrace(const std::vector<std::int64_t>& ids) const {
+        auto impl = std::make_unique<Trace::Impl>();
+        text_.label(*impl, ids);
+        impl->device = device_;
+        return impl;
+    }
+
+    Config cfg_;
+    c10::Device device_;
+    FamilyText text_;
+    ModelInfo info_;
+};
+
+// The one "self" block of a single-stack model; its tokens are both queries and keys.
+BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens);
+
+// ids as a 1-D long tensor on `device`.
+at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device);
+
+// [n, count·d] -> [count, n, d], contiguous.
+at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d);
+// [count, n, d] -> [n, count·d].
+at::Tensor mergeHeads(const at::Tensor& x);
+
+// The feed-forward activations of config.json's hidden_act / activation_function: "gelu" (erf),
+// "relu", and every other accepted name is the tanh approximation.
+at::Tensor activate(const std::string& name, const at::Tensor& x);
+// Fails config key `key` unless `value` is one of `known`: "'value' is not supported (a, b, ...)".
+void requireKnown(const JsonConfig& config, const std::string& key, const std::string& value,
+                  std::initializer_list<const char*> known);
+
+// LayerNorm weight and bias.
+struct Norm {
+    at::Tensor weight, bias;
+};
+// name.weight and name.bias, each [size].
+Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size);
+at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
+
+// Next-token logits of the final hidden state `last` [1, E] through head [vocab, E], float32 on the CPU.
+std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head);
+
+}  // namespace attnscope

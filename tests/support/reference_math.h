@@ -1,0 +1,44 @@
+// Plain double-precision pieces the independent references (reference_gpt2, reference_families,
+// reference_builtin) share: written from the definitions, nothing shared with core.
+#pragma once
+
+#include "gpt2_fixture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace attnscope::testing {
+
+// LayerNorm of one row: (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance.
+// weight and bias are any indexable float or double sequences of x's size.
+template <class W, class B>
+std::vector<double> layerNormRow(const std::vector<double>& x, const W& weight, const B& bias, double eps) {
+    double mean = 0, var = 0;
+    for (double v : x) mean += v;
+    mean /= x.size();
+    for (double v : x) var += (v - mean) * (v - mean);
+    var /= x.size();
+    std::vector<double> y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + eps) * weight[i] + bias[i];
+    return y;
+}
+
+inline std::vector<double> layerNorm(const std::vector<double>& x, const Tensor& w, const Tensor& b, double eps) {
+    return layerNormRow(x, w.values, b.values, eps);
+}
+
+// GELU with erf.
+inline double geluErf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+
+// A config activation by name: "relu", "gelu" (erf); every other name is the tanh approximation
+// (gelu_new, gelu_pytorch_tanh, gelu_fast).
+inline double activate(double x, const std::string& name) {
+    if (name == "relu") return std::max(0.0, x);
+    if (name == "gelu") return geluErf(x);
+    const double pi = 3.14159265358979323846;
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+}
+
+}  // namespace attnscope::testing
