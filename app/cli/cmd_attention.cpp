@@ -1,7 +1,7 @@
 #include "commands.h"
 #include "common.h"
-#include "image_file.h"
 #include "lab_output.h"
+#include "model_input.h"
 
 #include "attnscope/error.h"
 #include "attnscope/interventions.h"
@@ -163,37 +163,17 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "image", "type-ids", "attend", "out", "device", "temperature", "layers", "variant",
-                     "feature-map", "features", "seed", "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune",
-                     "prune-count"},
+    Args args(argv,
+              withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
+                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"}),
               {"propagate", "prune-least"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
-    if (args.value("image") && (args.value("ids") || args.value("text")))
-        throw UsageError("give one input: --ids, --text or --image");
-    if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
+    const ModelInput input(args);
     const AttentionSettings s = parseSettings(args);
-    std::optional<RgbImage> image;
-    if (args.value("image")) image = readImageFile(*args.value("image"));
 
     auto model = loadModel(args);
-    if (model->info().imageInput && !image)
-        throw UsageError(model->info().family + " models take an image: --image FILE.png|.jpg");
-    std::shared_ptr<const Trace> trace;
-    if (image) {
-        trace = model->forwardImage(*image);
-    } else if (args.value("type-ids") || args.value("attend")) {  // encoder extras (BERT family)
-        TextInput in{inputIds(args, *model), {}, {}};
-        if (auto types = args.value("type-ids")) in.typeIds = parseIntegers(*types, "--type-ids", "token type");
-        if (auto attend = args.value("attend"))
-            for (auto a : parseIntegers(*attend, "--attend", "0/1 value")) {
-                if (a != 0 && a != 1) throw Error("--attend: values must be 0 (padding) or 1, found " + std::to_string(a));
-                in.attend.push_back(static_cast<std::uint8_t>(a));
-            }
-        trace = model->forwardText(in);
-    } else {
-        trace = model->forward(inputIds(args, *model));
-    }
+    std::shared_ptr<const Trace> trace = input.run(*model);
     nlohmann::json change;
     if (s.prune) {
         validateHeads(*trace, s.run.maskHeads);

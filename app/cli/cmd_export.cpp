@@ -3,6 +3,7 @@
 // without it the command says so.
 #include "commands.h"
 #include "common.h"
+#include "model_input.h"
 
 #include "attnscope/error.h"
 #include "attnscope/model.h"
@@ -38,15 +39,16 @@ QString modelName(const std::string& spec) {
 }
 
 int runExport(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "out", "device", "temperature", "layer", "head", "block", "colormap", "scale",
-                     "width-in", "dpi", "title"},
+    Args args(argv,
+              withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale", "width-in",
+                                "dpi", "title"}),
               {});
     args.expectPositionals(1);
     const QString out = QString::fromStdString(args.required("out"));
     const long long layer = args.integer("layer").value_or(-1);
     const long long head = args.integer("head").value_or(-1);
     if (!args.value("layer") || !args.value("head")) throw UsageError("give the map: --layer L --head H");
-    if (args.value("ids")) parseIds(*args.value("ids"));  // malformed ids fail before loading
+    const ModelInput input(args);  // malformed input fails before loading
 
     // Every option is checked before the model loads.
     if (!figureFormatFor(out)) throw Error("--out " + args.required("out") + ": unknown figure format (use .pdf, .svg or .png)");
@@ -71,8 +73,7 @@ int runExport(const std::vector<std::string>& argv) {
         throw Error("--dpi must be between " + std::to_string(kMinFigureDpi) + " and " + std::to_string(kMaxFigureDpi));
 
     auto model = loadModel(args);
-    const std::vector<std::int64_t> ids = inputIds(args, *model);
-    auto trace = model->forward(ids);
+    auto trace = input.run(*model);
     const auto& blocks = trace->blocks();
     int block = 0;
     if (const auto name = args.value("block")) {
@@ -125,7 +126,8 @@ int runExportCommand(const std::vector<std::string>&) {
 
 Command exportCommand() {
     return {"export", "write one head's attention map as a figure (PDF, SVG, PNG)",
-    "usage: attnscope-cli export MODEL (--ids 3,17,42 | --text STRING) --layer L --head H --out FIG.pdf|.svg|.png\n"
+    "usage: attnscope-cli export MODEL (--ids 3,17,42 | --text STRING | --image FILE) --layer L --head H\n"
+    "                            --out FIG.pdf|.svg|.png [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                            [--block self|cross|encoder|decoder] [--temperature T]\n"
     "                            [--colormap viridis|cividis|magma|gray] [--scale linear|log]\n"
     "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n\n"

@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "common.h"
+#include "model_input.h"
 
 #include "attnscope/error.h"
 #include "attnscope/interventions.h"
@@ -50,14 +51,15 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics) {
 }
 
 int runMetrics(const std::vector<std::string>& argv) {
-    Args args(argv, {"ids", "text", "out", "device", "temperature", "variant", "feature-map", "features", "seed", "separators",
-                     "flow-rows"},
+    Args args(argv,
+              withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed", "separators",
+                                "flow-rows"}),
               {"flow"});
     args.expectPositionals(1);
     const std::filesystem::path out = args.required("out");
     const std::string ext = out.extension().string();
     if (ext != ".json" && ext != ".csv") throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
-    if (args.value("ids")) parseIds(*args.value("ids"));
+    const ModelInput input(args);
     MetricsOptions options;
     options.map.temperature = args.number("temperature").value_or(1.0);
     if (!(options.map.temperature > 0) || !std::isfinite(options.map.temperature))
@@ -92,8 +94,7 @@ int runMetrics(const std::vector<std::string>& argv) {
     if (auto rows = args.value("flow-rows")) flow.rows = parseLayerList(*rows);
 
     auto model = loadModel(args);
-    const std::vector<std::int64_t> ids = inputIds(args, *model);
-    auto trace = model->forward(ids);
+    auto trace = input.run(*model);
     const std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
     if (ext == ".csv") {
         writeTextFile(out, csvOf(metrics));
@@ -126,7 +127,8 @@ int runMetrics(const std::vector<std::string>& argv) {
 
 Command metricsCommand() {
     return {"metrics", "per-head attention metrics (.json or .csv)",
-    "usage: attnscope-cli metrics MODEL (--ids 3,17,42 | --text STRING) --out FILE.json|FILE.csv\n"
+    "usage: attnscope-cli metrics MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out FILE.json|FILE.csv\n"
+    "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
     "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
     "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n\n"

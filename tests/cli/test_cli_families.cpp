@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 
@@ -116,4 +117,54 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
     const CliResult usage = runCli({"attention", dir.string(), "--ids", "1,2", "--out", out.string()});
     CHECK(usage.code == 1);
     CHECK_THAT(usage.err, Catch::Contains("vit models take an image: --image FILE"));
+}
+
+TEST_CASE("cli metrics and export take --image like attention", "[cli][vit]") {
+    VitSpec spec;
+    const Checkpoint c = makeVit(spec, 6);
+    const auto dir = freshDir("cli-vit-lab");
+    writeCheckpoint(dir, c);
+    std::mt19937 rng(9);
+    std::vector<std::uint8_t> pixels(16 * 16 * 3);
+    for (auto& p : pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    const auto ppm = dir / "picture.ppm";  // read with or without Qt
+    {
+        std::ofstream f(ppm, std::ios::binary);
+        f << "P6\n16 16\n255\n";
+        f.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
+    }
+    std::vector<double> input(3 * 256);
+    for (int i = 0; i < 256; ++i)
+        for (int ch = 0; ch < 3; ++ch) input[ch * 256 + i] = (pixels[i * 3 + ch] / 255.0 - 0.5) / 0.5;
+    const Reference ref = referenceVit(c, spec, input);
+
+    // Each head's entropy is the mean row entropy of the reference map (17 tokens: [CLS] + 16 patches).
+    const auto json = dir / "metrics.json";
+    const CliResult m = runCli({"metrics", dir.string(), "--image", ppm.string(), "--out", json.string(), "--device", "cpu"});
+    INFO(m.err);
+    REQUIRE(m.code == 0);
+    const auto j = nlohmann::json::parse(slurpFile(json));
+    REQUIRE(j["heads"].size() == 6);
+    for (const auto& head : j["heads"]) {
+        const auto& p = ref.probs[head["layer"].get<int>()][head["head"].get<int>()];
+        double entropy = 0;
+        for (double v : p)
+            if (v > 0) entropy -= v * std::log(v);
+        CHECK(head["entropy"].get<double>() == Approx(entropy / 17).margin(1e-5));
+    }
+
+#ifdef ATTNSCOPE_CLI_HAS_EXPORT
+    const auto fig = dir / "head.svg";
+    const CliResult e = runCli({"export", dir.string(), "--image", ppm.string(), "--layer", "1", "--head", "2", "--out",
+                                fig.string(), "--device", "cpu"});
+    INFO(e.err);
+    REQUIRE(e.code == 0);
+    const std::string svg = slurpFile(fig);
+    CHECK_THAT(svg, Catch::Contains("<svg"));
+    CHECK_THAT(svg, Catch::Contains(">[CLS]<"));
+    CHECK_THAT(svg, Catch::Contains(">r3c3<"));
+#endif
+    // --type-ids belongs to text input; two inputs at once are a usage error.
+    CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--type-ids", "0", "--out", json.string()}).code == 1);
+    CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--ids", "1", "--out", json.string()}).code == 1);
 }

@@ -1,0 +1,53 @@
+#include "model_input.h"
+
+#include "common.h"
+#include "image_file.h"
+
+#include "attnscope/error.h"
+#include "attnscope/trace.h"
+
+namespace attnscope::cli {
+
+namespace {
+
+std::vector<std::uint8_t> parseAttend(const std::string& text) {
+    std::vector<std::uint8_t> out;
+    for (auto a : parseIntegers(text, "--attend", "0/1 value")) {
+        if (a != 0 && a != 1) throw Error("--attend: values must be 0 (padding) or 1, found " + std::to_string(a));
+        out.push_back(static_cast<std::uint8_t>(a));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::set<std::string> withInputOptions(std::set<std::string> options) {
+    options.insert({"ids", "text", "image", "type-ids", "attend"});
+    return options;
+}
+
+ModelInput::ModelInput(const Args& args) : args_(args) {
+    const int given = (args.value("ids") ? 1 : 0) + (args.value("text") ? 1 : 0) + (args.value("image") ? 1 : 0);
+    if (given > 1) throw UsageError("give one input: --ids, --text or --image");
+    if ((args.value("type-ids") || args.value("attend")) && args.value("image"))
+        throw UsageError("--type-ids and --attend go with --ids or --text, not --image");
+    if (auto ids = args.value("ids")) parseIds(*ids);  // malformed values fail before loading
+    if (auto types = args.value("type-ids")) parseIntegers(*types, "--type-ids", "token type");
+    if (auto attend = args.value("attend")) parseAttend(*attend);
+    if (auto image = args.value("image")) image_ = readImageFile(*image);
+}
+
+std::shared_ptr<const Trace> ModelInput::run(const Model& model, const RunOptions& options) const {
+    if (model.info().imageInput && !image_)
+        throw UsageError(model.info().family + " models take an image: --image FILE.png|.jpg");
+    if (image_) return model.forwardImage(*image_, options);
+    if (args_.value("type-ids") || args_.value("attend")) {  // encoder extras (BERT family)
+        TextInput in{inputIds(args_, model), {}, {}};
+        if (auto types = args_.value("type-ids")) in.typeIds = parseIntegers(*types, "--type-ids", "token type");
+        if (auto attend = args_.value("attend")) in.attend = parseAttend(*attend);
+        return model.forwardText(in, options);
+    }
+    return model.forward(inputIds(args_, model), options);
+}
+
+}  // namespace attnscope::cli

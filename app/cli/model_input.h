@@ -1,0 +1,37 @@
+// The model input every command that runs a model takes: --ids, --text or --image, plus the
+// BERT family's --type-ids and --attend. One place, so attention, metrics and export agree.
+#pragma once
+
+#include "args.h"
+
+#include "attnscope/model.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace attnscope {
+class Trace;
+}
+
+namespace attnscope::cli {
+
+// options plus ids, text, image, type-ids, attend.
+std::set<std::string> withInputOptions(std::set<std::string> options);
+
+class ModelInput {
+public:
+    // Checks what can be checked before a model loads: one of --ids/--text/--image, well-formed
+    // ids, type ids and padding flags, and a readable image file.
+    explicit ModelInput(const Args& args);
+
+    // Runs the model on the input; image models without --image are a usage error.
+    std::shared_ptr<const Trace> run(const Model& model, const RunOptions& options = {}) const;
+
+private:
+    const Args& args_;
+    std::optional<RgbImage> image_;
+};
+
+}  // namespace attnscope::cli
