@@ -98,6 +98,11 @@ public:
     // else empty.
     const std::vector<std::int64_t>& outputIds() const;
     const std::vector<std::string>& outputTokens() const;
+    // Encoders without a task head (BERT, RoBERTa, DistilBERT): the last layer's hidden states,
+    // row-major [tokens, finalHiddenWidth()] float32 on the CPU (what Hugging Face calls
+    // last_hidden_state), else empty with width 0. Models with another output leave it empty.
+    const std::vector<float>& finalHidden() const;
+    int finalHiddenWidth() const;
     std::string device() const;  // "cpu" or "cuda:N"
 
     const Impl& impl() const { return *impl_; }
