@@ -68,7 +68,7 @@ struct Reference {
     // probs[l][h][i * m + j]: attention of query i on key j.
     std::vector<std::vector<std::vector<double>>> probs;
     std::vector<double> logits;  // next-token logits (Llama) or class logits (ViT)
-    std::vector<std::vector<double>> hidden;  // BERT: final hidden states [n][hidden]
+    std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
 };
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& spec, const std::vector<long long>& ids);

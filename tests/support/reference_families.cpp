@@ -265,6 +265,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
         }
     }
     if (s.labels) ref.logits = linearOf(c, "classifier", ln(x[0], pre + "layernorm"));
+    for (const Vec& row : x) ref.hidden.push_back(ln(row, pre + "layernorm"));
     return ref;
 }
 

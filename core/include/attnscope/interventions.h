@@ -25,7 +25,7 @@ struct TokenProbability {
 //   class (classifiers): the class probabilities; kl likewise.
 //   sequence (encoder-decoder): the generated outputs; kl = 0, changedPositions counts the
 //     positions where the two outputs differ (a length difference counts every extra position).
-//   hidden (encoders without a task head: BERT, RoBERTa, DistilBERT; Trace::finalHidden): per
+//   hidden (encoders without a task head: BERT family, ViT; Trace::finalHidden): per
 //     token, the cosine distance 1 − cos(original_t, changed_t) of the final hidden states;
 //     meanCosineDistance is their mean over tokens (the magnitude), maxCosineDistance the largest,
 //     at token mostChangedToken (mostChangedLabel: its display label). kl = 0; sameTop is true
