@@ -97,6 +97,13 @@ void OutputChangeView::showChange(const attnscope::OutputChange& c, const QStrin
                     .arg(joined(c.originalOutput), joined(c.changedOutput))
                     .arg(c.changedPositions)
                     .arg(std::max(c.originalOutput.size(), c.changedOutput.size()));
+    } else if (c.kind == "hidden") {
+        html += tr("Final hidden states: mean cosine distance <b>%1</b> · max %2")
+                    .arg(c.meanCosineDistance, 0, 'g', 4)
+                    .arg(c.maxCosineDistance, 0, 'g', 4);
+        if (c.mostChangedToken >= 0)
+            html += tr(" at token %1 <tt>%2</tt>").arg(c.mostChangedToken).arg(esc(c.mostChangedLabel));
+        html += tr("<br><small>1 − cos(original, changed) per token; 0 = unchanged direction, 2 = reversed</small>");
     } else {
         html += tr("<i>This model reports no outputs to compare.</i>");
     }

@@ -1,6 +1,7 @@
 // OutputChangeView: how an intervention (propagated temperature, masked heads) changed the
 // model's output, as core's compareOutputs reports it: next-token top-k before and after with
-// KL(original ‖ changed), class probabilities before and after, or the two generated sequences.
+// KL(original ‖ changed), class probabilities before and after, the two generated sequences, or
+// (encoders without a head) the cosine distance of the final hidden states.
 // Display only; every number comes from attnscope::OutputChange.
 #pragma once
 

@@ -81,6 +81,10 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
                         .arg(label, QString::number(p, 'f', 3), bar(p));
         }
         html += QStringLiteral("</table>");
+    } else if (trace.finalHiddenWidth() > 0) {
+        html = tr("Final hidden states: %1 tokens × %2 (no task head; interventions compare them by cosine distance)")
+                   .arg(trace.finalHidden().size() / std::size_t(trace.finalHiddenWidth()))
+                   .arg(trace.finalHiddenWidth());
     } else {
         html = tr("<i>This model reports no outputs.</i>");
     }

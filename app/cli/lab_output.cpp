@@ -39,6 +39,11 @@ void printOutputChange(std::ostream& out, const OutputChange& c, const std::stri
         };
         out << "  original: " << join(c.originalOutput) << "\n  changed:  " << join(c.changedOutput) << "\n  "
             << c.changedPositions << " output positions differ\n";
+    } else if (c.kind == "hidden") {
+        out << "  final hidden states, cosine distance 1 - cos(original, changed) per token:\n"
+            << "  mean " << std::setprecision(6) << c.meanCosineDistance << ", max " << c.maxCosineDistance;
+        if (c.mostChangedToken >= 0) out << " at token " << c.mostChangedToken << " '" << c.mostChangedLabel << "'";
+        out << "\n";
     } else {
         out << "  the model has no outputs to compare\n";
     }
@@ -62,6 +67,12 @@ nlohmann::json outputChangeJson(const OutputChange& c) {
         j["original_output"] = c.originalOutput;
         j["changed_output"] = c.changedOutput;
         j["changed_positions"] = c.changedPositions;
+    } else if (c.kind == "hidden") {
+        j["mean_cosine_distance"] = c.meanCosineDistance;
+        j["max_cosine_distance"] = c.maxCosineDistance;
+        j["most_changed_token"] = c.mostChangedToken;
+        j["most_changed_label"] = c.mostChangedLabel;
+        j["cosine_distances"] = c.cosineDistances;
     }
     return j;
 }

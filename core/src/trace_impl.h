@@ -42,6 +42,8 @@ struct Trace::Impl {
     std::vector<float> classProbabilities;
     std::vector<std::int64_t> outputIds;
     std::vector<std::string> outputTokens;
+    std::vector<float> finalHidden;  // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
+    int finalHiddenWidth = 0;
     // The input beyond ids, when it was given (Model::rerun runs it again).
     std::shared_ptr<const TextInput> textInput;
     std::shared_ptr<const RgbImage> imageInput;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 
 using namespace attnscope::testing;
@@ -101,3 +102,41 @@ TEST_CASE("cli export --text on BERT and Llama folders draws the readable tokens
     CHECK(llama.find(">ello<") != std::string::npos);
 }
 #endif
+
+TEST_CASE("cli attention --mask-heads on a BERT folder reports the final hidden-state change", "[cli][bert][lab]") {
+    const auto out = freshDir("cli-bert-hidden-out");
+    const std::vector<long long> ids = {101, 7592, 2088, 999, 102};
+    const CliResult r = runCli({"attention", bertFolder().string(), "--ids", "101,7592,2088,999,102", "--mask-heads", "0:1",
+                                "--out", out.string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    // Expected: 1 - cos per token between two reference forwards, without and with head 0:1 masked.
+    BertSpec spec;
+    spec.vocab = 11506;
+    const Checkpoint c = makeBert(spec, 11);
+    const auto a = referenceBert(c, spec, ids).hidden, b = referenceBert(c, spec, ids, {}, {}, {{0, 1}}).hidden;
+    std::vector<double> want;
+    double mean = 0;
+    std::size_t most = 0;
+    for (std::size_t t = 0; t < a.size(); ++t) {
+        double dot = 0, na = 0, nb = 0;
+        for (std::size_t e = 0; e < a[t].size(); ++e) dot += a[t][e] * b[t][e], na += a[t][e] * a[t][e], nb += b[t][e] * b[t][e];
+        want.push_back(1.0 - dot / std::sqrt(na * nb));
+        mean += want.back() / a.size();
+        if (want.back() > want[most]) most = t;
+    }
+    REQUIRE(mean > 1e-3);
+    const auto change = nlohmann::json::parse(slurpFile(out / "output_change.json"));
+    CHECK(change["kind"] == "hidden");
+    CHECK(change["mean_cosine_distance"].get<double>() == Approx(mean).margin(1e-5));
+    CHECK(change["max_cosine_distance"].get<double>() == Approx(want[most]).margin(1e-5));
+    CHECK(change["most_changed_token"] == most);
+    REQUIRE(change["cosine_distances"].size() == want.size());
+    for (std::size_t t = 0; t < want.size(); ++t) CHECK(change["cosine_distances"][t].get<double>() == Approx(want[t]).margin(1e-5));
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
+    const std::string label = tokens["blocks"]["self"]["queries"][most];
+    CHECK(change["most_changed_label"] == label);
+    CHECK_THAT(r.out, Catch::Contains("final hidden states, cosine distance"));
+    CHECK_THAT(r.out, Catch::Contains("at token " + std::to_string(most) + " '" + label + "'"));
+    CHECK_THAT(r.out, !Catch::Contains("no outputs to compare"));
+}

@@ -1,6 +1,7 @@
 // ViT on images against the independent reference in tests/support; preprocessing from
 // preprocessor_config.json.
 #include "attnscope/error.h"
+#include "attnscope/interventions.h"
 #include "family_checks.h"
 
 #include <cmath>
@@ -95,6 +96,51 @@ TEST_CASE("ViT: patch attention and the predicted class equal an independent com
     CHECK(trace->tokens()[6] == "r1c1");
     CHECK(trace->tokens()[16] == "r3c3");
     CHECK_FALSE(trace->blocks()[0].causal);
+}
+
+TEST_CASE("ViT without a classifier: final hidden states and their change under head masking", "[vit][hidden]") {
+    VitSpec spec;
+    spec.labels = 0;  // ViTModel: no head
+    const Checkpoint c = makeVit(spec, 8);
+    auto model = writeAndLoad(c, "vit-base");
+    const RgbImage image = randomImage(16, 16, 2);
+    auto trace = model->forwardImage(image);
+    CHECK(trace->classProbabilities().empty());
+    const double half[3] = {0.5, 0.5, 0.5};
+    const Reference ref = referenceVit(c, spec, normalised(image, 1 / 255.0, half, half));
+    REQUIRE(trace->finalHiddenWidth() == spec.hidden);
+    REQUIRE(trace->finalHidden().size() == ref.hidden.size() * spec.hidden);
+    double diff = 0;
+    for (std::size_t t = 0; t < ref.hidden.size(); ++t)
+        for (int e = 0; e < spec.hidden; ++e) diff = std::max(diff, std::abs(trace->finalHidden()[t * spec.hidden + e] - ref.hidden[t][e]));
+    INFO("vit: max |final hidden - reference| " << diff);
+    CHECK(diff < 1e-5);
+
+    // Masking a head: 1 - cos per token from the two traces' hidden states, computed here.
+    RunOptions options;
+    options.maskHeads = {{"", 1, 0}};
+    const Rerun r = rerun(*model, *trace, options);
+    REQUIRE(r.change.kind == "hidden");
+    const std::vector<float>&a = trace->finalHidden(), &b = r.trace->finalHidden();
+    REQUIRE(r.change.cosineDistances.size() == ref.hidden.size());
+    double mean = 0;
+    for (std::size_t t = 0; t < ref.hidden.size(); ++t) {
+        double dot = 0, na = 0, nb = 0;
+        for (int e = 0; e < spec.hidden; ++e) {
+            const double x = a[t * spec.hidden + e], y = b[t * spec.hidden + e];
+            dot += x * y, na += x * x, nb += y * y;
+        }
+        const double want = 1 - dot / std::sqrt(na * nb);
+        CHECK(r.change.cosineDistances[t] == Approx(want).margin(1e-9));
+        mean += want / ref.hidden.size();
+    }
+    CHECK(mean > 1e-4);
+    CHECK(r.change.magnitude() == Approx(mean).margin(1e-12));
+
+    // With a classifier, the class probabilities are the output; no hidden states are kept.
+    auto classifier = writeAndLoad(makeVit(VitSpec{}, 8), "vit-head")->forwardImage(image);
+    CHECK(classifier->finalHiddenWidth() == 0);
+    CHECK(classifier->finalHidden().empty());
 }
 
 TEST_CASE("ViT: preprocessor_config.json resizes (PIL bilinear) and normalises", "[vit]") {

@@ -68,12 +68,15 @@ struct Reference {
     // probs[l][h][i * m + j]: attention of query i on key j.
     std::vector<std::vector<std::vector<double>>> probs;
     std::vector<double> logits;  // next-token logits (Llama) or class logits (ViT)
+    std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
 };
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& spec, const std::vector<long long>& ids);
-// typeIds / attend empty = all 0 / all 1.
+// typeIds / attend empty = all 0 / all 1. maskHeads: {layer, head} pairs whose attention output
+// is zeroed before the output projection (RunOptions::maskHeads).
 Reference referenceBert(const Checkpoint& c, const BertSpec& spec, const std::vector<long long>& ids,
-                        const std::vector<long long>& typeIds = {}, const std::vector<int>& attend = {});
+                        const std::vector<long long>& typeIds = {}, const std::vector<int>& attend = {},
+                        const std::vector<std::pair<int, int>>& maskHeads = {});
 // pixels: [3][size][size] already preprocessed (channels first).
 Reference referenceVit(const Checkpoint& c, const VitSpec& spec, const std::vector<double>& pixels);
 

@@ -162,7 +162,8 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
 }
 
 Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vector<long long>& ids,
-                        const std::vector<long long>& typeIds, const std::vector<int>& attend_) {
+                        const std::vector<long long>& typeIds, const std::vector<int>& attend_,
+                        const std::vector<std::pair<int, int>>& maskHeads) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const bool distil = s.type == "distilbert";
     const std::string pre = s.prefix ? s.type + "." : "";
@@ -198,7 +199,10 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             v[t] = linearOf(c, p + vn, x[t]);
         }
         auto allowed = [&](int, int j) { return attend_.empty() || attend_[j] != 0; };
-        const auto context = attend(q, k, v, H, H, d, allowed, ref);
+        auto context = attend(q, k, v, H, H, d, allowed, ref);
+        for (const auto& [layer, head] : maskHeads)
+            if (layer == l)
+                for (Vec& row : context) std::fill(row.begin() + head * d, row.begin() + (head + 1) * d, 0.0);
         for (int t = 0; t < n; ++t) {
             const Vec o = linearOf(c, p + (distil ? "attention.out_lin" : "attention.output.dense"), context[t]);
             Vec y(E);
@@ -211,6 +215,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             x[t] = ln(y, p + (distil ? "output_layer_norm" : "output.LayerNorm"));
         }
     }
+    ref.hidden = x;
     return ref;
 }
 
@@ -260,6 +265,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
         }
     }
     if (s.labels) ref.logits = linearOf(c, "classifier", ln(x[0], pre + "layernorm"));
+    for (const Vec& row : x) ref.hidden.push_back(ln(row, pre + "layernorm"));
     return ref;
 }
 

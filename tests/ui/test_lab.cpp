@@ -9,6 +9,7 @@
 #include "labservice.h"
 #include "metricspanel.h"
 #include "outputchangeview.h"
+#include "outputpanel.h"
 
 #include "attnscope/interventions.h"
 #include "attnscope/lab.h"
@@ -52,7 +53,15 @@ struct LabFixture : WindowFixture {
         REQUIRE(shown.changedTop.size() == expected.changedTop.size());
         for (std::size_t i = 0; i < shown.changedTop.size(); ++i) CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
         const QString text = lab->changeView()->text();
-        if (expected.kind != "sequence") CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
+        if (expected.kind == "next-token" || expected.kind == "class") CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
+        CHECK(shown.meanCosineDistance == Approx(expected.meanCosineDistance).margin(1e-12));
+        CHECK(shown.mostChangedToken == expected.mostChangedToken);
+        if (expected.kind == "hidden") {  // encoders without a head: the final hidden states' change
+            CHECK(text.contains(QStringLiteral("mean cosine distance %1").arg(expected.meanCosineDistance, 0, 'g', 4)));
+            CHECK(text.contains(QStringLiteral("max %1").arg(expected.maxCosineDistance, 0, 'g', 4)));
+            CHECK(text.contains(QStringLiteral("at token %1 %2").arg(expected.mostChangedToken).arg(QString::fromStdString(expected.mostChangedLabel))));
+        }
+        CHECK_FALSE(text.contains(QStringLiteral("no outputs")));
         for (const auto& t : expected.changedOutput) CHECK(text.contains(QString::fromStdString(t)));
         for (const auto& t : expected.changedTop) CHECK(text.contains(QString::fromStdString(t.label)));
     }
@@ -326,6 +335,8 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     open(qpath(dir));
     const auto base = session->trace();
     const MapKey k = key();
+    if (!llama)  // no task head: the output panel names the final hidden states it recorded
+        CHECK(controls->outputs()->text().contains(QStringLiteral("Final hidden states: %1 tokens × 24").arg(base->ids().size())));
 
     // Variant: linear on a pretrained head, and propagated temperature with a layer choice.
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
@@ -351,7 +362,10 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     options.maskHeads = {{base->blocks()[std::size_t(k.block)].name, 0, 2}};
     const auto masked = session->model()->forward(base->ids(), options);
     REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); }, 20000));
-    requireSameChange(attnscope::compareOutputs(*base, *masked, 5));
+    const auto maskedChange = attnscope::compareOutputs(*base, *masked, 5);
+    CHECK(maskedChange.kind == (llama ? "next-token" : "hidden"));
+    if (!llama) CHECK(maskedChange.meanCosineDistance > 1e-4);
+    requireSameChange(maskedChange);
     waitForMap(masked->map(k.block, 1, k.head));
 
     // A layer the model does not have: core's message, and the window stays as it was.

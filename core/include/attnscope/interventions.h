@@ -25,17 +25,28 @@ struct TokenProbability {
 //   class (classifiers): the class probabilities; kl likewise.
 //   sequence (encoder-decoder): the generated outputs; kl = 0, changedPositions counts the
 //     positions where the two outputs differ (a length difference counts every extra position).
+//   hidden (encoders without a task head: BERT family, ViT; Trace::finalHidden): per
+//     token, the cosine distance 1 − cos(original_t, changed_t) of the final hidden states;
+//     meanCosineDistance is their mean over tokens (the magnitude), maxCosineDistance the largest,
+//     at token mostChangedToken (mostChangedLabel: its display label). kl = 0; sameTop is true
+//     when no token's distance exceeds 1e-6. A zero vector has cosine 1 with another zero vector
+//     and 0 with anything else.
 struct OutputChange {
-    std::string kind;  // "next-token", "class", "sequence" or "none"
+    std::string kind;  // "next-token", "class", "sequence", "hidden" or "none"
     double kl = 0;     // nats
     std::vector<TokenProbability> originalTop, changedTop;  // next-token: top-k of each run
     std::vector<std::string> classLabels;
     std::vector<double> originalProbabilities, changedProbabilities;  // class
     std::vector<std::string> originalOutput, changedOutput;           // sequence
     int changedPositions = 0;
+    std::vector<double> cosineDistances;  // hidden: one per token
+    double meanCosineDistance = 0, maxCosineDistance = 0;
+    int mostChangedToken = -1;
+    std::string mostChangedLabel;
     bool sameTop = true;  // the most likely token / class / the whole sequence is unchanged
 
-    // One number for ranking: kl for distributions, changedPositions / max length for sequences.
+    // One number for ranking: kl for distributions, changedPositions / max length for sequences,
+    // meanCosineDistance for hidden states.
     double magnitude() const;
 };
 

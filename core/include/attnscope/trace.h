@@ -98,6 +98,12 @@ public:
     // else empty.
     const std::vector<std::int64_t>& outputIds() const;
     const std::vector<std::string>& outputTokens() const;
+    // Encoders without a task head (BERT, RoBERTa, DistilBERT; ViT without a classifier): the
+    // final hidden states, row-major [tokens, finalHiddenWidth()] float32 on the CPU (Hugging
+    // Face's last_hidden_state: BERT's last layer, ViT's after its final LayerNorm), else empty
+    // with width 0. Models with another output leave it empty.
+    const std::vector<float>& finalHidden() const;
+    int finalHiddenWidth() const;
     std::string device() const;  // "cpu" or "cuda:N"
 
     const Impl& impl() const { return *impl_; }

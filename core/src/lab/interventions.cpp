@@ -66,6 +66,38 @@ std::vector<std::string> splitTrim(const std::string& text, char sep) {
     return out;
 }
 
+// 1 − cos(a, b) for two rows of width w, in double; two zero rows are identical.
+double cosineDistance(const float* a, const float* b, int w) {
+    double dot = 0, na = 0, nb = 0;
+    for (int i = 0; i < w; ++i) {
+        dot += static_cast<double>(a[i]) * b[i];
+        na += static_cast<double>(a[i]) * a[i];
+        nb += static_cast<double>(b[i]) * b[i];
+    }
+    if (na == 0 || nb == 0) return na == nb ? 0.0 : 1.0;
+    return std::clamp(1.0 - dot / std::sqrt(na * nb), 0.0, 2.0);
+}
+
+void compareHidden(const Trace& a, const Trace& b, OutputChange& c) {
+    const int w = a.finalHiddenWidth();
+    if (w != b.finalHiddenWidth() || a.finalHidden().size() != b.finalHidden().size())
+        throw Error("comparing hidden states of different models");
+    c.kind = "hidden";
+    const std::size_t n = a.finalHidden().size() / w;
+    for (std::size_t t = 0; t < n; ++t) {
+        const double dist = cosineDistance(a.finalHidden().data() + t * w, b.finalHidden().data() + t * w, w);
+        c.cosineDistances.push_back(dist);
+        c.meanCosineDistance += dist / static_cast<double>(n);
+        if (c.mostChangedToken < 0 || dist > c.maxCosineDistance) {
+            c.maxCosineDistance = dist;
+            c.mostChangedToken = static_cast<int>(t);
+        }
+    }
+    if (c.mostChangedToken >= 0 && static_cast<std::size_t>(c.mostChangedToken) < a.displayTokens().size())
+        c.mostChangedLabel = a.displayTokens()[c.mostChangedToken];
+    c.sameTop = c.maxCosineDistance <= 1e-6;
+}
+
 OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const Model* model) {
     if (a.ids() != b.ids()) throw Error("comparing outputs needs two runs on the same input");
     OutputChange c;
@@ -94,6 +126,8 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
         for (std::size_t i = 0; i < common; ++i) c.changedPositions += a.outputIds()[i] != b.outputIds()[i];
         c.changedPositions += static_cast<int>(std::max(a.outputIds().size(), b.outputIds().size()) - common);
         c.sameTop = c.changedPositions == 0;
+    } else if (a.finalHiddenWidth() > 0 || b.finalHiddenWidth() > 0) {
+        compareHidden(a, b, c);
     } else {
         c.kind = "none";
     }
@@ -107,6 +141,7 @@ double OutputChange::magnitude() const {
         const std::size_t len = std::max(originalOutput.size(), changedOutput.size());
         return len ? static_cast<double>(changedPositions) / len : 0.0;
     }
+    if (kind == "hidden") return meanCosineDistance;
     return kl;
 }
 
