@@ -20,13 +20,8 @@ using namespace attnscope::testing;
 
 namespace {
 
-using Result = CliResult;
-
-Result cli(const std::vector<std::string>& args) { return runCli(args); }
-std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
-
 // Invalid input: exit 2 and exactly one line "error: ..." on stderr, nothing on stdout.
-void requireInputError(const Result& r, const std::string& mentions) {
+void requireInputError(const CliResult& r, const std::string& mentions) {
     requireCliInputError(r, mentions);
     REQUIRE(r.out.empty());
 }
@@ -41,7 +36,7 @@ std::filesystem::path fixtureModel(const std::string& name, const Gpt2Spec& spec
 
 TEST_CASE("cli info describes a GPT-2 folder", "[cli]") {
     const auto model = fixtureModel("info");
-    const Result r = cli({"info", model.string(), "--device", "cpu"});
+    const CliResult r = runCli({"info", model.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("family:        gpt2"));
@@ -53,7 +48,7 @@ TEST_CASE("cli info describes a GPT-2 folder", "[cli]") {
     // wte 40·16 + wpe 24·16 + 2 layers · 3,280 + ln_f 32 (the tied head is not counted again)
     CHECK_THAT(r.out, Catch::Contains("parameters:    7616"));
 
-    const Result j = cli({"info", model.string(), "--json"});
+    const CliResult j = runCli({"info", model.string(), "--json"});
     REQUIRE(j.code == 0);
     const auto json = nlohmann::json::parse(j.out);
     CHECK(json["family"] == "gpt2");
@@ -65,7 +60,7 @@ TEST_CASE("cli attention writes [layers, heads, seq, seq] float32 maps and the t
     spec.vocab = 50;
     const auto model = fixtureModel("attention", spec);
     const auto out = freshDir("attention-out") / "nested";
-    const Result r = cli({"attention", model.string(), "--ids", "3, 17,42,0,9", "--out", out.string(), "--device", "cpu"});
+    const CliResult r = runCli({"attention", model.string(), "--ids", "3, 17,42,0,9", "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
 
@@ -80,12 +75,12 @@ TEST_CASE("cli attention writes [layers, heads, seq, seq] float32 maps and the t
                     REQUIRE(a.values[((l * 4 + h) * 5 + q) * 5 + k] == Approx(ref.probs[l][h][q * 5 + k]).margin(2e-6));
                 }
 
-    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["ids"] == nlohmann::json({3, 17, 42, 0, 9}));
     CHECK(tokens["tokens"] == nlohmann::json({"t3", "t17", "t42", "t0", "t9"}));
 
     SECTION("--temperature changes the written maps as softmax(logits / T)") {
-        const Result t = cli({"attention", model.string(), "--ids", "3,17,42,0,9", "--out", out.string(), "--temperature", "2.5"});
+        const CliResult t = runCli({"attention", model.string(), "--ids", "3,17,42,0,9", "--out", out.string(), "--temperature", "2.5"});
         REQUIRE(t.code == 0);
         const NpyArray b = readNpy(out / "attention.npy");
         const auto expected = causalSoftmax(ref.scores[1][2], 5, 2.5);
@@ -99,36 +94,36 @@ TEST_CASE("cli rejects invalid input with exit code 2 and one error line", "[cli
     // An earlier result in --out must survive every failed run untouched.
     writeText(out / "attention.npy", "previous result");
 
-    requireInputError(cli({"info", (out / "nope").string()}), "no such model folder");
-    requireInputError(cli({"attention", model.string(), "--ids", "1,40", "--out", out.string()}),
+    requireInputError(runCli({"info", (out / "nope").string()}), "no such model folder");
+    requireInputError(runCli({"attention", model.string(), "--ids", "1,40", "--out", out.string()}),
                       "token id 40 at position 1 is outside the vocabulary [0, 40)");
     std::string tooLong = "1";
     for (int i = 0; i < 24; ++i) tooLong += ",1";
-    requireInputError(cli({"attention", model.string(), "--ids", tooLong, "--out", out.string()}),
+    requireInputError(runCli({"attention", model.string(), "--ids", tooLong, "--out", out.string()}),
                       "25 tokens but the model has only 24 positions");
-    requireInputError(cli({"attention", model.string(), "--ids", "1,x", "--out", out.string()}), "'x' is not a token id");
-    requireInputError(cli({"attention", model.string(), "--ids", "1,2", "--out", out.string(), "--temperature", "0"}),
+    requireInputError(runCli({"attention", model.string(), "--ids", "1,x", "--out", out.string()}), "'x' is not a token id");
+    requireInputError(runCli({"attention", model.string(), "--ids", "1,2", "--out", out.string(), "--temperature", "0"}),
                       "--temperature must be a finite number > 0");
-    requireInputError(cli({"attention", model.string(), "--ids", "1", "--out", out.string(), "--device", "tpu"}),
+    requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", out.string(), "--device", "tpu"}),
                       "unknown device 'tpu'");
-    requireInputError(cli({"attention", model.string(), "--ids", "1", "--out", (model / "config.json").string()}),
+    requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", (model / "config.json").string()}),
                       "exists and is not a folder");
-    requireInputError(cli({"attention", model.string(), "--ids", "1", "--out", "/proc/attnscope"}), "--out /proc/attnscope");
-    CHECK(slurp(out / "attention.npy") == "previous result");
+    requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", "/proc/attnscope"}), "--out /proc/attnscope");
+    CHECK(slurpFile(out / "attention.npy") == "previous result");
 
     SECTION("malformed files") {
         const auto bad = fixtureModel("malformed");
         writeText(bad / "model.safetensors", std::string("\x08\x00\x00\x00\x00\x00\x00\x00{\"a\":1}", 15));
-        requireInputError(cli({"info", bad.string()}), "model.safetensors");
+        requireInputError(runCli({"info", bad.string()}), "model.safetensors");
         writeText(bad / "config.json", "{\"model_type\": \"t5\"}");
-        requireInputError(cli({"info", bad.string()}), "model_type 't5' is not supported");
+        requireInputError(runCli({"info", bad.string()}), "model_type 't5' is not supported");
         writeText(bad / "config.json", "not json");
-        requireInputError(cli({"attention", bad.string(), "--ids", "1", "--out", out.string()}), "invalid JSON");
-        CHECK(slurp(out / "attention.npy") == "previous result");
+        requireInputError(runCli({"attention", bad.string(), "--ids", "1", "--out", out.string()}), "invalid JSON");
+        CHECK(slurpFile(out / "attention.npy") == "previous result");
     }
     SECTION("cuda without a GPU is a clear error") {
         if (!cudaAvailable())
-            requireInputError(cli({"info", model.string(), "--device", "cuda"}), "device 'cuda' is not available");
+            requireInputError(runCli({"info", model.string(), "--device", "cuda"}), "device 'cuda' is not available");
     }
 }
 
@@ -138,30 +133,30 @@ TEST_CASE("cli usage errors exit 1 with a hint; --help works everywhere", "[cli]
              {}, {"frobnicate"}, {"info"}, {"attention", model.string(), "--ids", "1"},
              {"attention", model.string(), "--out", "x"}, {"info", model.string(), "--bogus"},
              {"info", model.string(), "extra"}, {"bench", model.string(), "--seq", "ten"}}) {
-        const Result r = cli(args);
+        const CliResult r = runCli(args);
         INFO("args: " << (args.empty() ? "" : args[0]) << " stderr: " << r.err);
         CHECK(r.code == 1);
         CHECK_FALSE(r.err.empty());
         CHECK_THAT(r.err, Catch::Contains("attnscope-cli") || Catch::Contains("usage:"));
     }
     for (const std::string command : {"info", "attention", "bench"}) {
-        const Result r = cli({command, "--help"});
+        const CliResult r = runCli({command, "--help"});
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Catch::StartsWith("usage: attnscope-cli " + command));
     }
-    const Result top = cli({"--help"});
+    const CliResult top = runCli({"--help"});
     CHECK(top.code == 0);
     CHECK_THAT(top.out, Catch::Contains("attention") && Catch::Contains("bench") && Catch::Contains("info"));
 }
 
 TEST_CASE("cli bench times forward+capture", "[cli]") {
     const auto model = fixtureModel("bench");
-    const Result r = cli({"bench", model.string(), "--seq", "16", "--repeat", "2", "--warmup", "0", "--json"});
+    const CliResult r = runCli({"bench", model.string(), "--seq", "16", "--repeat", "2", "--warmup", "0", "--json"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto json = nlohmann::json::parse(r.out);
     CHECK(json["seq"] == 16);
     CHECK(json["runs"].size() == 2);
     CHECK(json["median_ms"].get<double>() > 0);
-    requireInputError(cli({"bench", model.string(), "--seq", "25"}), "25 tokens but the model has only 24 positions");
+    requireInputError(runCli({"bench", model.string(), "--seq", "25"}), "25 tokens but the model has only 24 positions");
 }

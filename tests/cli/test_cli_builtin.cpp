@@ -20,12 +20,6 @@ using namespace attnscope::testing;
 
 namespace {
 
-using Result = CliResult;
-
-Result cli(const std::vector<std::string>& args) { return runCli(args); }
-std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
-
-void requireInputError(const Result& r, const std::string& mentions) { requireCliInputError(r, mentions); }
 
 // The .npy block equals the Trace's maps, head by head.
 void requireNpyMatchesTrace(const NpyArray& a, const Trace& trace, const std::string& block) {
@@ -42,7 +36,7 @@ void requireNpyMatchesTrace(const NpyArray& a, const Trace& trace, const std::st
 }  // namespace
 
 TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
-    const Result r = cli({"list-builtin"});
+    const CliResult r = runCli({"list-builtin"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 6);
@@ -52,7 +46,7 @@ TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
             const auto line = r.out.substr(r.out.find(name), r.out.find('\n', r.out.find(name)) - r.out.find(name));
             CHECK_THAT(line, Catch::Contains(task) && Catch::Contains(std::string(" ") + kind + " ") && Catch::Contains("parameters"));
         }
-    const Result j = cli({"list-builtin", "--json"});
+    const CliResult j = runCli({"list-builtin", "--json"});
     REQUIRE(j.code == 0);
     const auto list = nlohmann::json::parse(j.out);
     REQUIRE(list.size() == 6);
@@ -65,10 +59,10 @@ TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
 
 TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cross maps and their labels", "[cli][builtin]") {
     const auto out = freshDir("cli-reverse");
-    const Result r = cli({"attention", "builtin:reverse-dot", "--text", "abc123", "--out", out.string()});
+    const CliResult r = runCli({"attention", "builtin:reverse-dot", "--text", "abc123", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["source"] == nlohmann::json({"a", "b", "c", "1", "2", "3"}));
     CHECK(tokens["target"] == nlohmann::json({"<s>", "3", "2", "1", "c", "b", "a"}));
     CHECK(tokens["output"] == nlohmann::json({"3", "2", "1", "c", "b", "a"}));
@@ -86,10 +80,10 @@ TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cros
 
 TEST_CASE("cli attention on the classifier writes attention.npy, the label and the probabilities", "[cli][builtin]") {
     const auto out = freshDir("cli-sentiment");
-    const Result r = cli({"attention", "builtin:sentiment-additive", "--text", "The movie was not bad.", "--out", out.string()});
+    const CliResult r = runCli({"attention", "builtin:sentiment-additive", "--text", "The movie was not bad.", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["tokens"] == nlohmann::json({"<cls>", "the", "movie", "was", "not", "bad"}));
     CHECK(tokens["label"] == "positive");
     REQUIRE(tokens["probabilities"].size() == 2);
@@ -105,17 +99,17 @@ TEST_CASE("cli attention on the classifier writes attention.npy, the label and t
 
 TEST_CASE("cli train writes a model folder that the other commands accept", "[cli][builtin]") {
     const auto out = freshDir("cli-train") / "model";
-    const Result r = cli({"train", "--task", "sentiment", "--attention", "linear", "--steps", "30", "--seed", "5", "--out", out.string()});
+    const CliResult r = runCli({"train", "--task", "sentiment", "--attention", "linear", "--steps", "30", "--seed", "5", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("step    25/30") && Catch::Contains("step    30/30") && Catch::Contains("held-out accuracy"));
-    const auto config = nlohmann::json::parse(slurp(out / "config.json"));
+    const auto config = nlohmann::json::parse(slurpFile(out / "config.json"));
     CHECK(config["model_type"] == "attnscope-classifier");
     CHECK(config["attention"] == "linear");
     CHECK(config["training"]["seed"] == 5);
     CHECK(config["training"]["steps"] == 30);
-    CHECK(nlohmann::json::parse(slurp(out / "vocab.json"))["<cls>"] == 1);
-    const Result info = cli({"info", out.string()});
+    CHECK(nlohmann::json::parse(slurpFile(out / "vocab.json"))["<cls>"] == 1);
+    const CliResult info = runCli({"info", out.string()});
     REQUIRE(info.code == 0);
     CHECK_THAT(info.out, Catch::Contains("family:        attnscope-classifier") && Catch::Contains("task:          sentiment") &&
                              Catch::Contains("attention:     linear"));
@@ -123,13 +117,13 @@ TEST_CASE("cli train writes a model folder that the other commands accept", "[cl
 
 TEST_CASE("cli built-in errors: one line, exit 2, nothing written", "[cli][builtin]") {
     const auto out = freshDir("cli-builtin-errors") / "never";
-    requireInputError(cli({"attention", "builtin:reverse-dot", "--text", "abC", "--out", out.string()}), "symbol 'C'");
-    requireInputError(cli({"attention", "builtin:sentiment-dot", "--text", "the acting was amazing", "--out", out.string()}),
+    requireCliInputError(runCli({"attention", "builtin:reverse-dot", "--text", "abC", "--out", out.string()}), "symbol 'C'");
+    requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--text", "the acting was amazing", "--out", out.string()}),
                       "word 'amazing'");
-    requireInputError(cli({"attention", "builtin:nope", "--text", "ab", "--out", out.string()}), "reverse-dot");
+    requireCliInputError(runCli({"attention", "builtin:nope", "--text", "ab", "--out", out.string()}), "reverse-dot");
     CHECK_FALSE(std::filesystem::exists(out));
-    requireInputError(cli({"train", "--task", "translate", "--attention", "dot", "--out", out.string()}), "unknown task 'translate'");
+    requireCliInputError(runCli({"train", "--task", "translate", "--attention", "dot", "--out", out.string()}), "unknown task 'translate'");
     CHECK_FALSE(std::filesystem::exists(out));
-    const Result usage = cli({"train", "--task", "reverse"});
+    const CliResult usage = runCli({"train", "--task", "reverse"});
     CHECK(usage.code == 1);
 }

@@ -18,13 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Run = CliResult;
-
-Run exportCli(std::vector<std::string> args) {
+CliResult exportCli(std::vector<std::string> args) {
     args.insert(args.begin(), "export");
     return runCli(args);
 }
-std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
 
 std::uint32_t be32(const std::string& s, std::size_t at) {
     return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
@@ -71,12 +68,12 @@ fs::path fixtureModel() {
 
 TEST_CASE("cli export writes a PDF with its page size and an embedded font", "[cli][export]") {
     const auto out = freshDir("cli-export") / "fig.pdf";
-    const Run r = exportCli({fixtureModel().string(), "--ids", "1,2,3,4,5", "--layer", "1", "--head", "2", "--out",
+    const CliResult r = exportCli({fixtureModel().string(), "--ids", "1,2,3,4,5", "--layer", "1", "--head", "2", "--out",
                              out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("wrote " + out.string()));
-    const std::string pdf = slurp(out);
+    const std::string pdf = slurpFile(out);
     CHECK(pdf.compare(0, 5, "%PDF-") == 0);
     std::smatch box;
     REQUIRE(std::regex_search(pdf, box, std::regex("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")));
@@ -87,11 +84,11 @@ TEST_CASE("cli export writes a PDF with its page size and an embedded font", "[c
 
 TEST_CASE("cli export writes an SVG and a PNG that carries its dpi", "[cli][export]") {
     const auto dir = freshDir("cli-export");
-    Run r = exportCli({fixtureModel().string(), "--ids", "3,1,4,1,5,9", "--layer", "0", "--head", "3", "--width-in",
+    CliResult r = exportCli({fixtureModel().string(), "--ids", "3,1,4,1,5,9", "--layer", "0", "--head", "3", "--width-in",
                        "6.75", "--colormap", "cividis", "--temperature", "0.5", "--out", (dir / "fig.svg").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const std::string svg = slurp(dir / "fig.svg");
+    const std::string svg = slurpFile(dir / "fig.svg");
     CHECK(svg.find("<svg width=\"171.45mm\"") != std::string::npos);
     CHECK(svg.find("T = 0.5") != std::string::npos);  // the title names the temperature
     CHECK(svg.find(">t9<") != std::string::npos);     // token labels are text
@@ -100,7 +97,7 @@ TEST_CASE("cli export writes an SVG and a PNG that carries its dpi", "[cli][expo
                    "--dpi", "150", "--scale", "log", "--out", (dir / "fig.png").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const PngInfo png = pngInfo(slurp(dir / "fig.png"));
+    const PngInfo png = pngInfo(slurpFile(dir / "fig.png"));
     CHECK(png.width == 300);  // 2 in x 150 dpi
     CHECK(png.height > 100);
     CHECK(png.unit == 1);
@@ -115,7 +112,7 @@ TEST_CASE("cli export refuses bad requests with one line and leaves --out alone"
     const auto refused = [&](std::vector<std::string> extra, const std::string& mentions, int code = 2) {
         std::vector<std::string> args = {fixtureModel().string(), "--ids", "1,2,3"};
         args.insert(args.end(), extra.begin(), extra.end());
-        const Run r = exportCli(args);
+        const CliResult r = exportCli(args);
         INFO(r.err);
         CHECK(r.code == code);
         if (code == 2) {
@@ -123,7 +120,7 @@ TEST_CASE("cli export refuses bad requests with one line and leaves --out alone"
             CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
         }
         CHECK_THAT(r.err, Catch::Contains(mentions));
-        CHECK(slurp(out) == "keep");
+        CHECK(slurpFile(out) == "keep");
     };
     refused({"--layer", "5", "--head", "0", "--out", out.string()}, "layer 5 is out of range");
     refused({"--layer", "0", "--head", "9", "--out", out.string()}, "head 9 is out of range");
@@ -138,7 +135,7 @@ TEST_CASE("cli export refuses bad requests with one line and leaves --out alone"
 #else
 
 TEST_CASE("cli export says it is unavailable without the UI", "[cli][export]") {
-    const Run r = exportCli({fixtureModel().string(), "--ids", "1,2", "--layer", "0", "--head", "0", "--out", "x.pdf"});
+    const CliResult r = exportCli({fixtureModel().string(), "--ids", "1,2", "--layer", "0", "--head", "0", "--out", "x.pdf"});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("export is unavailable"));
 }

@@ -21,11 +21,6 @@ using namespace attnscope::testing;
 
 namespace {
 
-using Result = CliResult;
-
-Result cli(const std::vector<std::string>& args) { return runCli(args); }
-std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
-
 struct Setup {
     Gpt2Checkpoint checkpoint;
     std::filesystem::path model;
@@ -69,7 +64,7 @@ void requireBlockEquals(const NpyArray& a, const Gpt2Reference& ref, int layers,
 TEST_CASE("cli attention --propagate and --mask-heads re-run the model and report the output change", "[cli][lab]") {
     const Setup& s = setup();
     const auto out = freshDir("cli-lab-propagate");
-    const Result r = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--temperature", "2.5",
+    const CliResult r = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--temperature", "2.5",
                           "--propagate", "--layers", "0", "--mask-heads", "1:2", "--top-k", "3"});
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -84,7 +79,7 @@ TEST_CASE("cli attention --propagate and --mask-heads re-run the model and repor
     const auto p = softmaxOf(plain.nextTokenLogits), q = softmaxOf(ref.nextTokenLogits);
     double kl = 0;
     for (std::size_t i = 0; i < p.size(); ++i) kl += p[i] * std::log(p[i] / q[i]);
-    const auto change = nlohmann::json::parse(slurp(out / "output_change.json"));
+    const auto change = nlohmann::json::parse(slurpFile(out / "output_change.json"));
     CHECK(change["kind"] == "next-token");
     CHECK(change["kl"].get<double>() == Approx(kl).epsilon(1e-3));
     CHECK(change["changed_top"].size() == 3);
@@ -96,7 +91,7 @@ TEST_CASE("cli attention --propagate and --mask-heads re-run the model and repor
 TEST_CASE("cli attention --prune masks the heads ranked most important", "[cli][lab]") {
     const Setup& s = setup();
     const auto out = freshDir("cli-lab-prune");
-    const Result r = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--prune", "entropy",
+    const CliResult r = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--prune", "entropy",
                           "--prune-count", "2"});
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -117,7 +112,7 @@ TEST_CASE("cli attention --prune masks the heads ranked most important", "[cli][
     ReferenceRun run;
     for (int i = 0; i < 2; ++i) run.maskedHeads.push_back({entropy[i].second / 4, entropy[i].second % 4});
     const auto q = softmaxOf(referenceGpt2(s.checkpoint, s.ids, run).nextTokenLogits);
-    const auto change = nlohmann::json::parse(slurp(out / "output_change.json"));
+    const auto change = nlohmann::json::parse(slurpFile(out / "output_change.json"));
     REQUIRE(change["ranking"].size() == 8);
     CHECK(change["ranking"][0]["layer"].get<int>() * 4 + change["ranking"][0]["head"].get<int>() == entropy[0].second);
     const auto best = std::max_element(q.begin(), q.end()) - q.begin();
@@ -133,7 +128,7 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
     const auto ref = referenceGpt2(s.checkpoint, s.ids);
     const int n = 6, d = 4;
 
-    const Result relu = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant", "linear",
+    const CliResult relu = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant", "linear",
                              "--feature-map", "relu"});
     REQUIRE(relu.code == 0);
     const NpyArray a = readNpy(out / "attention.npy");
@@ -153,17 +148,17 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
                 }
             }
 
-    const Result additive = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
+    const CliResult additive = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
                                  "additive", "--fit-steps", "120", "--fit-width", "8"});
     INFO(additive.err);
     REQUIRE(additive.code == 0);
     CHECK_THAT(additive.out, Catch::Contains("additive fit (width 8, 120 Adam steps)"));
-    const auto fit = nlohmann::json::parse(slurp(out / "fit.json"));
+    const auto fit = nlohmann::json::parse(slurpFile(out / "fit.json"));
     REQUIRE(fit["heads"].size() == 8);
     for (const auto& h : fit["heads"]) CHECK(h["final_kl"].get<double>() < h["initial_kl"].get<double>());
     const NpyArray add = readNpy(out / "attention.npy");
 
-    const Result hybrid = cli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
+    const CliResult hybrid = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
                                "hybrid", "--gate", "0.25", "--fit-steps", "120", "--fit-width", "8"});
     REQUIRE(hybrid.code == 0);
     const NpyArray hyb = readNpy(out / "attention.npy");
@@ -178,12 +173,12 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
 TEST_CASE("cli metrics writes per-head metrics as json and csv", "[cli][lab]") {
     const Setup& s = setup();
     const auto dir = freshDir("cli-lab-metrics");
-    const Result r = cli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.json").string(), "--flow",
+    const CliResult r = runCli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.json").string(), "--flow",
                           "--separators", "t0"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto ref = referenceGpt2(s.checkpoint, s.ids);
-    const auto j = nlohmann::json::parse(slurp(dir / "m.json"));
+    const auto j = nlohmann::json::parse(slurpFile(dir / "m.json"));
     REQUIRE(j["heads"].size() == 8);
     const auto& h = j["heads"][5];  // layer 1, head 1
     CHECK(h["layer"] == 1);
@@ -206,9 +201,9 @@ TEST_CASE("cli metrics writes per-head metrics as json and csv", "[cli][lab]") {
     CHECK(block["rollout"].size() == 6);
     CHECK(block["flow"][0][0].get<double>() == Approx(1.0));  // the first token only sees itself
 
-    const Result csv = cli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.csv").string()});
+    const CliResult csv = runCli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.csv").string()});
     REQUIRE(csv.code == 0);
-    const std::string text = slurp(dir / "m.csv");
+    const std::string text = slurpFile(dir / "m.csv");
     CHECK(std::count(text.begin(), text.end(), '\n') == 9);
     CHECK_THAT(text, Catch::StartsWith("block,layer,head,entropy,mean_distance,first_token,separator,pattern"));
     CHECK_THAT(text, Catch::Contains("\nself,1,1,"));
@@ -222,7 +217,7 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
     auto with = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = base;
         a.insert(a.end(), extra.begin(), extra.end());
-        return cli(a);
+        return runCli(a);
     };
     requireCliExit(with({"--variant", "softmax"}), 2, "--variant 'softmax' is not one of dot, linear, additive, hybrid");
     requireCliExit(with({"--mask-heads", "0:4"}), 2, "head 0:4: head 4 is out of range for block 'self' (0..3)");
@@ -230,7 +225,7 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
     requireCliExit(with({"--feature-map", "elu"}), 1, "--feature-map needs --variant linear");
     requireCliExit(with({"--propagate"}), 1, "--propagate needs --temperature T");
     requireCliExit(with({"--prune", "entropy", "--prune-count", "9"}), 2, "cannot mask 9 heads: the model has 8");
-    CHECK(slurp(out / "attention.npy") == "previous result");
-    requireCliExit(cli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
+    CHECK(slurpFile(out / "attention.npy") == "previous result");
+    requireCliExit(runCli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
     CHECK_FALSE(std::filesystem::exists(out / "m.txt"));
 }

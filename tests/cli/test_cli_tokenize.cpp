@@ -16,15 +16,10 @@ using namespace attnscope::testing;
 
 namespace {
 
-using Run = CliResult;
-
-Run cli(const std::vector<std::string>& args) { return runCli(args); }
-std::string slurp(const std::filesystem::path& file) { return slurpFile(file); }
-
 const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
 
 const nlohmann::json& goldenCase(const std::string& name) {
-    static const nlohmann::json g = nlohmann::json::parse(slurp(kData / "golden.json"));
+    static const nlohmann::json g = nlohmann::json::parse(slurpFile(kData / "golden.json"));
     for (const auto& c : g["cases"])
         if (c["name"] == name) return c;
     FAIL("no golden case " << name);
@@ -32,11 +27,11 @@ const nlohmann::json& goldenCase(const std::string& name) {
 }
 
 std::string goldenText(std::size_t i) {
-    static const nlohmann::json g = nlohmann::json::parse(slurp(kData / "golden.json"));
+    static const nlohmann::json g = nlohmann::json::parse(slurpFile(kData / "golden.json"));
     return g["texts"][i];
 }
 
-void requireError(const Run& r, int code, const std::string& mentions) {
+void requireError(const CliResult& r, int code, const std::string& mentions) {
     requireCliExit(r, code, mentions);
     REQUIRE(r.out.empty());
 }
@@ -48,7 +43,7 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
     const auto& expected = goldenCase("bert-uncased")["results"][7];
 
     SECTION("a model folder with vocab.txt") {
-        const Run r = cli({"tokenize", (kData / "bert-uncased").string(), "--text", text});
+        const CliResult r = runCli({"tokenize", (kData / "bert-uncased").string(), "--text", text});
         INFO(r.err);
         REQUIRE(r.code == 0);
         const auto j = nlohmann::json::parse(r.out);
@@ -58,7 +53,7 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
         CHECK(j["offsets"] == expected["offsets"]);
     }
     SECTION("a tokenizer.json file, without special tokens") {
-        const Run r = cli({"tokenize", (kData / "bert-uncased.json").string(), "--text", text, "--no-special"});
+        const CliResult r = runCli({"tokenize", (kData / "bert-uncased.json").string(), "--text", text, "--no-special"});
         REQUIRE(r.code == 0);
         CHECK(nlohmann::json::parse(r.out)["ids"] == expected["ids_no_special"]);
     }
@@ -66,7 +61,7 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
         const auto dir = freshDir("tokenize-file");
         const std::string multi = goldenText(3);  // tabs, \n and \r\n
         writeText(dir / "in.txt", multi);
-        const Run r = cli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "in.txt").string()});
+        const CliResult r = runCli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "in.txt").string()});
         REQUIRE(r.code == 0);
         const auto j = nlohmann::json::parse(r.out);
         CHECK(j["ids"] == goldenCase("gpt2")["results"][3]["ids"]);
@@ -76,23 +71,23 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
 
 TEST_CASE("cli tokenize rejects bad input with exit code 2 and usage errors with 1", "[cli][tokenize]") {
     const auto dir = freshDir("tokenize-errors");
-    requireError(cli({"tokenize", (dir / "missing.json").string(), "--text", "x"}), 2, "missing.json: no such file or folder");
-    requireError(cli({"tokenize", dir.string(), "--text", "x"}), 2, "no tokenizer here");
+    requireError(runCli({"tokenize", (dir / "missing.json").string(), "--text", "x"}), 2, "missing.json: no such file or folder");
+    requireError(runCli({"tokenize", dir.string(), "--text", "x"}), 2, "no tokenizer here");
     writeText(dir / "bad.json", "{\"model\": {\"type\": \"BPE\", ");
-    requireError(cli({"tokenize", (dir / "bad.json").string(), "--text", "x"}), 2, "bad.json: not valid JSON");
+    requireError(runCli({"tokenize", (dir / "bad.json").string(), "--text", "x"}), 2, "bad.json: not valid JSON");
     writeText(dir / "unknown.json", R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Fancy"}})");
-    requireError(cli({"tokenize", (dir / "unknown.json").string(), "--text", "x"}), 2,
+    requireError(runCli({"tokenize", (dir / "unknown.json").string(), "--text", "x"}), 2,
                  "unknown.json: pre_tokenizer: type 'Fancy' is not supported");
     writeText(dir / "merges.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})");
-    requireError(cli({"tokenize", (dir / "merges.json").string(), "--text", "x"}), 2,
+    requireError(runCli({"tokenize", (dir / "merges.json").string(), "--text", "x"}), 2,
                  "merges.json: model (BPE): merge 0 'a b' needs 'b', which is not in the vocabulary");
     writeText(dir / "regex.json",
               R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[a-"}, "behavior": "Isolated"}})");
-    requireError(cli({"tokenize", (dir / "regex.json").string(), "--text", "x"}), 2, "regex.json: pre_tokenizer (Split): regex '[a-' does not compile");
-    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "none.txt").string()}), 2, "none.txt: cannot be read");
-    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text", std::string("\xFF", 1)}), 2, "not valid UTF-8");
-    requireError(cli({"tokenize", (kData / "gpt2").string()}), 1, "missing input");
-    requireError(cli({"tokenize", (kData / "gpt2").string(), "--text", "a", "--text-file", "b"}), 1, "not both");
+    requireError(runCli({"tokenize", (dir / "regex.json").string(), "--text", "x"}), 2, "regex.json: pre_tokenizer (Split): regex '[a-' does not compile");
+    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "none.txt").string()}), 2, "none.txt: cannot be read");
+    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text", std::string("\xFF", 1)}), 2, "not valid UTF-8");
+    requireError(runCli({"tokenize", (kData / "gpt2").string()}), 1, "missing input");
+    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text", "a", "--text-file", "b"}), 1, "not both");
 }
 
 TEST_CASE("cli attention --text runs the folder's tokenizer", "[cli][tokenize]") {
@@ -104,14 +99,14 @@ TEST_CASE("cli attention --text runs the folder's tokenizer", "[cli][tokenize]")
     std::filesystem::copy_file(kData / "gpt2" / "vocab.json", model / "vocab.json");
     std::filesystem::copy_file(kData / "gpt2" / "merges.txt", model / "merges.txt");
     const auto out = freshDir("attention-text-out");
-    const Run r = cli({"attention", model.string(), "--text", goldenText(4), "--out", out.string(), "--device", "cpu"});
+    const CliResult r = runCli({"attention", model.string(), "--text", goldenText(4), "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const auto tokens = nlohmann::json::parse(slurp(out / "tokens.json"));
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["ids"] == goldenCase("gpt2")["results"][4]["ids"]);
     CHECK(tokens["tokens"] == goldenCase("gpt2")["results"][4]["tokens"]);
 
     const auto bare = freshDir("attention-text-bare");
     writeGpt2Folder(bare, makeGpt2(Gpt2Spec{}, 5));
-    requireError(cli({"attention", bare.string(), "--text", "hi", "--out", out.string()}), 2, "has no tokenizer");
+    requireError(runCli({"attention", bare.string(), "--text", "hi", "--out", out.string()}), 2, "has no tokenizer");
 }
