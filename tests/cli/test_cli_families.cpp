@@ -12,6 +12,27 @@
 
 using namespace attnscope::testing;
 
+namespace {
+
+// A 16×16 RGB picture of random pixels.
+std::vector<std::uint8_t> randomPixels(unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::uint8_t> pixels(16 * 16 * 3);
+    for (auto& p : pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    return pixels;
+}
+
+// The ViT fixture's input for those pixels: channel-major, rescaled to [0, 1], normalised with
+// mean 0.5 and std 0.5 (the defaults, as the fixture has no preprocessor_config.json).
+std::vector<double> vitInput(const std::vector<std::uint8_t>& pixels) {
+    std::vector<double> input(3 * 256);
+    for (int i = 0; i < 256; ++i)
+        for (int ch = 0; ch < 3; ++ch) input[ch * 256 + i] = (pixels[i * 3 + ch] / 255.0 - 0.5) / 0.5;
+    return input;
+}
+
+}  // namespace
+
 TEST_CASE("cli info names grouped-query heads", "[cli][llama]") {
     const auto dir = freshDir("cli-llama");
     writeCheckpoint(dir, makeLlama(LlamaSpec{}, 1), WriteOptions{"BF16", 2});
@@ -59,9 +80,7 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
     const Checkpoint c = makeVit(spec, 4);
     const auto dir = freshDir("cli-vit");
     writeCheckpoint(dir, c);
-    std::mt19937 rng(5);
-    std::vector<std::uint8_t> pixels(16 * 16 * 3);
-    for (auto& p : pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    const std::vector<std::uint8_t> pixels = randomPixels(5);
     const auto png = dir / "picture.png";
     writePng(png, 16, 16, pixels);
     const auto out = freshDir("cli-vit-out");
@@ -71,10 +90,7 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
     REQUIRE(r.code == 0);
     const NpyArray maps = readNpy(out / "attention.npy");
     REQUIRE(maps.shape == std::vector<std::int64_t>{2, 3, 17, 17});
-    std::vector<double> input(3 * 256);
-    for (int i = 0; i < 256; ++i)
-        for (int ch = 0; ch < 3; ++ch) input[ch * 256 + i] = (pixels[i * 3 + ch] / 255.0 - 0.5) / 0.5;
-    const Reference ref = referenceVit(c, spec, input);
+    const Reference ref = referenceVit(c, spec, vitInput(pixels));
     double worst = 0;
     for (int l = 0; l < 2; ++l)
         for (int h = 0; h < 3; ++h)
@@ -124,19 +140,14 @@ TEST_CASE("cli metrics and export take --image like attention", "[cli][vit]") {
     const Checkpoint c = makeVit(spec, 6);
     const auto dir = freshDir("cli-vit-lab");
     writeCheckpoint(dir, c);
-    std::mt19937 rng(9);
-    std::vector<std::uint8_t> pixels(16 * 16 * 3);
-    for (auto& p : pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    const std::vector<std::uint8_t> pixels = randomPixels(9);
     const auto ppm = dir / "picture.ppm";  // read with or without Qt
     {
         std::ofstream f(ppm, std::ios::binary);
         f << "P6\n16 16\n255\n";
         f.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
     }
-    std::vector<double> input(3 * 256);
-    for (int i = 0; i < 256; ++i)
-        for (int ch = 0; ch < 3; ++ch) input[ch * 256 + i] = (pixels[i * 3 + ch] / 255.0 - 0.5) / 0.5;
-    const Reference ref = referenceVit(c, spec, input);
+    const Reference ref = referenceVit(c, spec, vitInput(pixels));
 
     // Each head's entropy is the mean row entropy of the reference map (17 tokens: [CLS] + 16 patches).
     const auto json = dir / "metrics.json";
