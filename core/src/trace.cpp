@@ -63,7 +63,7 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     const LayerCapture& cap = blocks[block].layers[layer];
     const MaskSpec& mask = blocks[block].mask;
     const double temperature = options.temperature * cap.temperature;  // display × propagated
-    const int group = head / (info.heads / info.kvHeads);
+    const int group = info.kvGroup(head);
     MapVariant variant = options.variant;
     if (variant == MapVariant::Native)
         variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;

@@ -68,7 +68,7 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
 
     return translateTorchErrors("fitting additive attention", [&] {
         c10::InferenceMode guard;
-        const int group = head / (info.heads / info.kvHeads);
+        const int group = info.kvGroup(head);
         at::Tensor q = cap.q[head].to(at::kFloat), k = cap.k[group].to(at::kFloat);
         const std::int64_t n = q.size(0), m = k.size(0), d = q.size(1), w = options.width;
         // Inputs normalised to unit RMS for conditioning; the scales are folded back at the end.
