@@ -140,19 +140,15 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
 #endif
     at::Tensor logits;
     if (qa.device().is_cpu() && qa.scalar_type() == at::kFloat) logits = additiveLogitsCpu(qa, ka, v.to(qa.options()), mask.causal);
-    if (logits.defined()) {
-        if (temperature != 1.0) logits.div_(temperature);
-        const at::Tensor additive = additiveMask(mask, n, m, qa.options());
-        if (additive.defined()) logits.add_(additive);
-        return at::softmax(logits, -1);
-    }
-    logits = at::empty({n, m}, qa.options());
-    // Blocks of queries sized so that one [block, m, w] temporary stays around 4M elements.
-    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
-    for (std::int64_t start = 0; start < n; start += block) {
-        const auto len = std::min(block, n - start);
-        at::Tensor t = at::tanh(qa.narrow(0, start, len).unsqueeze(1) + ka.unsqueeze(0));  // [len, m, w]
-        logits.narrow(0, start, len).copy_(at::matmul(t, v));
+    if (!logits.defined()) {
+        logits = at::empty({n, m}, qa.options());
+        // Blocks of queries sized so that one [block, m, w] temporary stays around 4M elements.
+        const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
+        for (std::int64_t start = 0; start < n; start += block) {
+            const auto len = std::min(block, n - start);
+            at::Tensor t = at::tanh(qa.narrow(0, start, len).unsqueeze(1) + ka.unsqueeze(0));  // [len, m, w]
+            logits.narrow(0, start, len).copy_(at::matmul(t, v));
+        }
     }
     if (temperature != 1.0) logits.div_(temperature);
     const at::Tensor additive = additiveMask(mask, n, m, qa.options());
