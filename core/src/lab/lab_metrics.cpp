@@ -41,6 +41,9 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
         dot.variant = MapVariant::Dot;
         linear.variant = MapVariant::Linear;
         linear.featureMap = options.compareFeatureMap;
+        // On a dot-product block the Native map is the Dot map: reuse it rather than compute it twice.
+        const bool mapIsDot = options.map.variant == MapVariant::Dot ||
+                              (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
         for (int l = 0; l < b.layers; ++l)
             for (int h = 0; h < b.heads; ++h) {
                 const HeadMap map = trace.map(bi, l, h, options.map);
@@ -54,8 +57,10 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
                 m.separator = separators.empty() ? 0.0 : attentionToKeys(map, separators);
                 m.scores = patternScores(map, options.thresholds);
                 m.pattern = classifyPattern(m.scores, map.cols, options.thresholds);
-                if (options.compareLinear && b.kind == AttentionKind::Dot)
-                    m.klDotLinear = meanRowKl(trace.map(bi, l, h, dot), trace.map(bi, l, h, linear));
+                if (options.compareLinear && b.kind == AttentionKind::Dot) {
+                    const HeadMap linearMap = trace.map(bi, l, h, linear);
+                    m.klDotLinear = mapIsDot ? meanRowKl(map, linearMap) : meanRowKl(trace.map(bi, l, h, dot), linearMap);
+                }
                 out.push_back(std::move(m));
                 if (options.progress && !options.progress(++done, total)) throw Cancelled();
             }
