@@ -1,6 +1,7 @@
 #include "net.h"
 
 #include "attnscope/error.h"
+#include "family_common.h"
 
 #include <cmath>
 #include <limits>
@@ -71,12 +72,12 @@ at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, cons
 // Inference: batch of one, no padding. Records Q/K as the layer used them.
 at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
                            const RunOptions& options, BlockCapture* capture) {
-    const std::int64_t n = xq.size(1), m = xkv.size(1), H = c.heads, d = c.headDim(), E = c.dModel;
-    auto heads = [&](const at::Tensor& x, std::int64_t len) { return x.view({len, H, d}).transpose(0, 1).contiguous(); };
+    const std::int64_t n = xq.size(1), m = xkv.size(1), H = c.heads, d = c.headDim();
+    auto heads = [&](const at::Tensor& x) { return splitHeads(x, H, d); };
     const std::string& p = s.prefix;
-    at::Tensor q = heads(at::linear(xq[0], get(w, p + ".wq"), get(w, p + ".bq")), n);  // [H, n, d]
-    at::Tensor k = heads(at::linear(xkv[0], get(w, p + ".wk"), get(w, p + ".bk")), m);
-    at::Tensor v = heads(at::linear(xkv[0], get(w, p + ".wv"), get(w, p + ".bv")), m);
+    at::Tensor q = heads(at::linear(xq[0], get(w, p + ".wq"), get(w, p + ".bq")));  // [H, n, d]
+    at::Tensor k = heads(at::linear(xkv[0], get(w, p + ".wk"), get(w, p + ".bk")));
+    at::Tensor v = heads(at::linear(xkv[0], get(w, p + ".wv"), get(w, p + ".bv")));
     const LayerRun run = layerRun(options, s.block, s.layer);
     MaskSpec mask;
     mask.causal = s.causal;
@@ -119,7 +120,7 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         cap.scale = 1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
     }
     if (capture) capture->layers.push_back(std::move(cap));
-    return at::linear(context.transpose(0, 1).reshape({n, E}), get(w, p + ".wo"), get(w, p + ".bo")).unsqueeze(0);
+    return at::linear(mergeHeads(context), get(w, p + ".wo"), get(w, p + ".bo")).unsqueeze(0);
 }
 
 at::Tensor attend(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
