@@ -1,6 +1,7 @@
 // Positional measures, pattern classes and similarity of attention maps (see metrics.h).
 #include "attnscope/error.h"
 #include "attnscope/metrics.h"
+#include "map_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +13,6 @@
 namespace attnscope {
 
 namespace {
-
-bool rowIsZero(const HeadMap& m, int r) {
-    const float* row = m.values.data() + static_cast<std::size_t>(r) * m.cols;
-    return std::all_of(row, row + m.cols, [](float v) { return v == 0.0f; });
-}
 
 // Mean over non-empty rows i (for which `use(i)` holds) of f(i).
 double rowMean(const HeadMap& m, const std::function<bool(int)>& use, const std::function<double(int)>& f) {

@@ -1,22 +1,13 @@
 #include "attnscope/metrics.h"
 
 #include "attnscope/error.h"
+#include "map_rows.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 namespace attnscope {
-
-namespace {
-
-bool rowIsZero(const HeadMap& m, int r) {
-    for (int c = 0; c < m.cols; ++c)
-        if (m.at(r, c) != 0.0f) return false;
-    return true;
-}
-
-}  // namespace
 
 double meanRowEntropy(const HeadMap& map) {
     double total = 0;
