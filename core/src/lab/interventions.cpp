@@ -29,14 +29,13 @@ double kl(const std::vector<double>& p, const std::vector<double>& q) {
     return std::max(total, 0.0);
 }
 
-std::vector<TokenProbability> topK(const std::vector<double>& p, int k, const Trace& trace, const Model* labels) {
+std::vector<TokenProbability> topK(const std::vector<double>& p, int k, const Model* labels) {
     std::vector<std::int64_t> order(p.size());
     std::iota(order.begin(), order.end(), 0);
     k = std::min<int>(k, static_cast<int>(p.size()));
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](auto a, auto b) { return p[a] > p[b]; });
     std::vector<TokenProbability> out;
     for (int r = 0; r < k; ++r) out.push_back({order[r], labels ? labels->tokenLabels({order[r]})[0] : std::to_string(order[r]), p[order[r]]});
-    (void)trace;
     return out;
 }
 
@@ -106,8 +105,8 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
         c.kind = "next-token";
         const auto p = softmax(a.nextTokenLogits()), q = softmax(b.nextTokenLogits());
         c.kl = kl(p, q);
-        c.originalTop = topK(p, k, a, model);
-        c.changedTop = topK(q, k, b, model);
+        c.originalTop = topK(p, k, model);
+        c.changedTop = topK(q, k, model);
         c.sameTop = c.originalTop.empty() || c.originalTop[0].id == c.changedTop[0].id;
     } else if (!a.classProbabilities().empty()) {
         if (a.classLabels() != b.classLabels()) throw Error("comparing outputs of different classifiers");
