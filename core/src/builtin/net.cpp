@@ -2,6 +2,7 @@
 
 #include "attnscope/error.h"
 #include "family_common.h"
+#include "lab/linear_attention.h"
 
 #include <cmath>
 #include <limits>
@@ -101,19 +102,8 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         cap.q = qa;
         cap.k = ka;
         cap.v = av;
-    } else {  // linear: φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j), O(n·d²)
-        at::Tensor fq = featureMap(q, FeatureMap::Elu), fk = featureMap(k, FeatureMap::Elu);
-        at::Tensor numerator, denominator;
-        if (s.causal) {  // prefix sums over keys j <= i (n == m for decoder self-attention)
-            at::Tensor kv = (fk.unsqueeze(-1) * v.unsqueeze(-2)).cumsum(1);  // [H, n, d, d]
-            at::Tensor z = fk.cumsum(1);                                      // [H, n, d]
-            numerator = at::matmul(fq.unsqueeze(-2), kv).squeeze(-2);
-            denominator = (fq * z).sum(-1, /*keepdim=*/true);
-        } else {
-            numerator = at::bmm(fq, at::bmm(fk.transpose(1, 2), v));
-            denominator = (fq * fk.sum(1, /*keepdim=*/true)).sum(-1, /*keepdim=*/true);
-        }
-        context = numerator / denominator;
+    } else {  // linear: φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j), never an n×n map
+        context = linearAttention(featureMap(q, FeatureMap::Elu), featureMap(k, FeatureMap::Elu), v, mask);
         zeroMaskedHeads(context, run);
         cap.q = q;
         cap.k = k;
