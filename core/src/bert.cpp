@@ -178,9 +178,7 @@ protected:
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).
-        const at::Tensor hidden = x.to(at::kCPU, at::kFloat).contiguous();
-        impl->finalHidden.assign(hidden.data_ptr<float>(), hidden.data_ptr<float>() + hidden.numel());
-        impl->finalHiddenWidth = static_cast<int>(E);
+        recordFinalHidden(*impl, x);
         impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));

@@ -97,4 +97,10 @@ std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head) {
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 
+void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden) {
+    const at::Tensor h = hidden.to(at::kCPU, at::kFloat).contiguous();
+    impl.finalHidden.assign(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());
+    impl.finalHiddenWidth = static_cast<int>(h.size(1));
+}
+
 }  // namespace attnscope

@@ -106,5 +106,7 @@ at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
 
 // Next-token logits of the final hidden state `last` [1, E] through head [vocab, E], float32 on the CPU.
 std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head);
+// Records final hidden states [n, E] (any device and dtype) as the Trace's float32 CPU output.
+void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
 
 }  // namespace attnscope

@@ -171,9 +171,7 @@ protected:
             impl->classLabels = classNames_;
             impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
         } else {  // ViTModel without a head: last_hidden_state (after the final LayerNorm) is the output
-            const at::Tensor hidden = layerNorm(x, final_, cfg_.eps).to(at::kCPU, at::kFloat).contiguous();
-            impl->finalHidden.assign(hidden.data_ptr<float>(), hidden.data_ptr<float>() + hidden.numel());
-            impl->finalHiddenWidth = static_cast<int>(E);
+            recordFinalHidden(*impl, layerNorm(x, final_, cfg_.eps));
         }
         impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens));
         impl->blocks.push_back(std::move(capture));
