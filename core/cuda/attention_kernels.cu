@@ -43,6 +43,26 @@ __device__ float blockReduceSum(float v, float* shared) {
     return v;
 }
 
+// The softmax tail both row kernels share: outRow[j] holds the scores of the keys j <= lastKey
+// that `keyAllowed` (when given) admits; their max over the block is rowMax. Exponentiates,
+// normalises and writes 0 to every other key of the row (a row with no admitted key is all 0).
+__device__ void softmaxRowInPlace(float* outRow, int m, int lastKey, const unsigned char* keyAllowed, float rowMax,
+                                  float* reduce) {
+    float localSum = 0.f;
+    for (int j = threadIdx.x; j <= lastKey; j += blockDim.x) {
+        if (keyAllowed && !keyAllowed[j]) continue;
+        const float e = __expf(outRow[j] - rowMax);
+        outRow[j] = e;
+        localSum += e;
+    }
+    const float sum = blockReduceSum(localSum, reduce);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    for (int j = threadIdx.x; j < m; j += blockDim.x) {
+        const bool allowed = j <= lastKey && (!keyAllowed || keyAllowed[j]);
+        outRow[j] = allowed ? outRow[j] * inv : 0.f;
+    }
+}
+
 // One block per query row. The row's scores are written to `out` first and rescaled in place,
 // so no [n, m] temporary exists beyond the output itself.
 __global__ void scaledSoftmaxRowsKernel(const float* __restrict__ q, const float* __restrict__ k,
@@ -64,20 +84,12 @@ __global__ void scaledSoftmaxRowsKernel(const float* __restrict__ q, const float
         outRow[j] = dot;
         localMax = fmaxf(localMax, dot);
     }
-    const float rowMax = blockReduceMax(localMax, reduce);
-    float localSum = 0.f;
-    for (int j = threadIdx.x; j <= lastKey; j += blockDim.x) {
-        const float e = __expf(outRow[j] - rowMax);
-        outRow[j] = e;
-        localSum += e;
-    }
-    const float inv = 1.f / blockReduceSum(localSum, reduce);
-    for (int j = threadIdx.x; j < m; j += blockDim.x) outRow[j] = j <= lastKey ? outRow[j] * inv : 0.f;
+    softmaxRowInPlace(outRow, m, lastKey, nullptr, blockReduceMax(localMax, reduce), reduce);
 }
 
 // Additive (Bahdanau) scores fused with the softmax: one block per query row; the row's
 // projected query and v sit in shared memory, each thread scores keys j = tid, tid + blockDim...
-// as Σ_w v_w tanh(qa_iw + ka_jw), then the row max, exp, sum and normalisation as above.
+// as Σ_w v_w tanh(qa_iw + ka_jw), then softmaxRowInPlace.
 __global__ void additiveSoftmaxRowsKernel(const float* __restrict__ qa, const float* __restrict__ ka,
                                           const float* __restrict__ v, const unsigned char* __restrict__ keyAllowed,
                                           float* __restrict__ out, int n, int m, int w, float invTemperature,
@@ -104,20 +116,7 @@ __global__ void additiveSoftmaxRowsKernel(const float* __restrict__ qa, const fl
         outRow[j] = score;
         localMax = fmaxf(localMax, score);
     }
-    const float rowMax = blockReduceMax(localMax, reduce);
-    float localSum = 0.f;
-    for (int j = threadIdx.x; j <= lastKey; j += blockDim.x) {
-        if (keyAllowed && !keyAllowed[j]) continue;
-        const float e = __expf(outRow[j] - rowMax);
-        outRow[j] = e;
-        localSum += e;
-    }
-    const float sum = blockReduceSum(localSum, reduce);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    for (int j = threadIdx.x; j < m; j += blockDim.x) {
-        const bool allowed = j <= lastKey && (!keyAllowed || keyAllowed[j]);
-        outRow[j] = allowed ? outRow[j] * inv : 0.f;
-    }
+    softmaxRowInPlace(outRow, m, lastKey, keyAllowed, blockReduceMax(localMax, reduce), reduce);
 }
 
 // Causal linear attention with running prefix sums: one block per (head, value column c),
@@ -144,24 +143,19 @@ __global__ void causalLinearAttentionKernel(const float* __restrict__ phiQ, cons
     }
 }
 
-}  // namespace
-
-void scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal) {
-    if (d > kMaxHeadDim) throw std::runtime_error("head dimension " + std::to_string(d) + " exceeds the kernel's 512");
-    if (n == 0 || m == 0) return;
-    scaledSoftmaxRowsKernel<<<n, kThreads>>>(q, k, out, n, m, d, scale, causal);
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA kernel launch failed: ") + cudaGetErrorString(err));
-}
-
-namespace {
-
 void checkLaunch() {
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess)
         throw std::runtime_error(std::string("CUDA kernel launch failed: ") + cudaGetErrorString(err));
 }
 
 }  // namespace
+
+void scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal) {
+    if (d > kMaxHeadDim) throw std::runtime_error("head dimension " + std::to_string(d) + " exceeds the kernel's 512");
+    if (n == 0 || m == 0) return;
+    scaledSoftmaxRowsKernel<<<n, kThreads>>>(q, k, out, n, m, d, scale, causal);
+    checkLaunch();
+}
 
 void additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed, float* out,
                          int n, int m, int w, float invTemperature, bool causal) {
