@@ -2,6 +2,7 @@
 // are the reference tokenizer's (tests/data/tokenizers/golden.json) and the labels readable.
 #include "cli_run.h"
 #include "family_fixtures.h"
+#include "golden.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,13 +14,6 @@ using namespace attnscope::testing;
 namespace {
 
 const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
-
-nlohmann::json goldenIds(const std::string& name, std::size_t text) {
-    const auto g = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
-    for (const auto& c : g["cases"])
-        if (c["name"] == name && c["patch"].empty()) return c["results"].at(text)["ids"];
-    return nullptr;
-}
 
 std::filesystem::path bertFolder() {
     static const auto dir = [] {
@@ -54,23 +48,22 @@ TEST_CASE("cli attention --text on a BERT folder uses its WordPiece tokenizer", 
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
-    CHECK(tokens["ids"] == goldenIds("bert-uncased", 0));
+    CHECK(tokens["ids"] == goldenResult("bert-uncased", 0)["ids"]);
     CHECK(tokens["tokens"] == nlohmann::json({"[CLS]", "hell", "##o", "world", "[SEP]"}));
     CHECK(tokens["blocks"]["self"]["queries"] == nlohmann::json({"[CLS]", "hell", "o", "world", "[SEP]"}));
 }
 
 TEST_CASE("cli attention --text on a Llama folder uses its byte-fallback BPE", "[cli][llama][tokenizer]") {
     const auto out = freshDir("cli-llama-text-out");
-    const auto g = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
-    const std::string emoji = g["texts"].at(13).get<std::string>();  // byte fallback for emoji with modifiers
+    const std::string emoji = goldenText(13);  // byte fallback for emoji with modifiers
     const CliResult r = runCli({"attention", llamaFolder().string(), "--text", emoji, "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    CHECK(nlohmann::json::parse(slurpFile(out / "tokens.json"))["ids"] == goldenIds("llama2", 13));
+    CHECK(nlohmann::json::parse(slurpFile(out / "tokens.json"))["ids"] == goldenResult("llama2", 13)["ids"]);
     const CliResult hello = runCli({"attention", llamaFolder().string(), "--text", "Hello world", "--out", out.string()});
     REQUIRE(hello.code == 0);
     const auto helloTokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
-    CHECK(helloTokens["ids"] == goldenIds("llama2", 0));
+    CHECK(helloTokens["ids"] == goldenResult("llama2", 0)["ids"]);
     CHECK(helloTokens["blocks"]["self"]["keys"] == nlohmann::json({"<s>", "\xC2\xB7H", "ello", "\xC2\xB7world"}));
 }
 

@@ -3,6 +3,7 @@
 #include "gpt2_fixture.h"
 
 #include "cli_run.h"
+#include "golden.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,19 +18,6 @@ using namespace attnscope::testing;
 namespace {
 
 const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
-
-const nlohmann::json& goldenCase(const std::string& name) {
-    static const nlohmann::json g = nlohmann::json::parse(slurpFile(kData / "golden.json"));
-    for (const auto& c : g["cases"])
-        if (c["name"] == name) return c;
-    FAIL("no golden case " << name);
-    throw;
-}
-
-std::string goldenText(std::size_t i) {
-    static const nlohmann::json g = nlohmann::json::parse(slurpFile(kData / "golden.json"));
-    return g["texts"][i];
-}
 
 void requireError(const CliResult& r, int code, const std::string& mentions) {
     requireCliExit(r, code, mentions);

@@ -5,6 +5,7 @@
 #include "attnscope/model.h"
 #include "attnscope/trace.h"
 #include "family_fixtures.h"
+#include "golden.h"
 
 #include <catch2/catch.hpp>
 
@@ -18,20 +19,6 @@ using namespace attnscope::testing;
 namespace {
 
 const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
-
-const nlohmann::json& golden() {
-    static const nlohmann::json g = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
-    return g;
-}
-
-// The reference result for text number `text` of the unpatched case `name`.
-const nlohmann::json& goldenResult(const std::string& name, std::size_t text) {
-    for (const auto& c : golden()["cases"])
-        if (c["name"] == name && c["patch"].empty()) return c["results"].at(text);
-    throw std::runtime_error("no golden case " + name);
-}
-
-std::string goldenText(std::size_t text) { return golden()["texts"].at(text).get<std::string>(); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
 #include "gpt2_fixture.h"
+#include "golden.h"
 
 #include <catch2/catch.hpp>
 
@@ -181,12 +182,6 @@ TEST_CASE("encode is safe from several threads at once", "[tokenizer]") {
 }
 
 TEST_CASE("a GPT-2 folder's tokenizer feeds encodeText and readable Trace labels", "[tokenizer][gpt2]") {
-    auto golden = nlohmann::json::parse(std::ifstream(kData / "golden.json"));
-    const nlohmann::json* gpt2Case = nullptr;
-    for (const auto& c : golden["cases"])
-        if (c["name"] == "gpt2") gpt2Case = &c;
-    REQUIRE(gpt2Case);
-
     Gpt2Spec spec;
     spec.vocab = 8257;  // the pruned GPT-2 vocabulary in tests/data/tokenizers
     spec.vocabJson = false;
@@ -195,8 +190,8 @@ TEST_CASE("a GPT-2 folder's tokenizer feeds encodeText and readable Trace labels
     std::filesystem::copy_file(kData / "gpt2.json", dir / "tokenizer.json");
     auto model = Model::load(dir, LoadOptions{DeviceChoice::Cpu, {}});
 
-    const auto ids = model->encodeText(golden["texts"][0].get<std::string>());  // "Hello world"
-    CHECK(nlohmann::json(ids) == (*gpt2Case)["results"][0]["ids"]);
+    const auto ids = model->encodeText(goldenText(0));  // "Hello world"
+    CHECK(nlohmann::json(ids) == goldenResult("gpt2", 0)["ids"]);
     auto trace = model->forward(ids);
     CHECK(trace->tokens() == std::vector<std::string>{"H", "ell", "o", "\xC4\xA0world"});
     CHECK(trace->displayTokens() == std::vector<std::string>{"H", "ell", "o", "\xC2\xB7world"});

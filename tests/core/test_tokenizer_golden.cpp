@@ -2,6 +2,7 @@
 // texts, against the ids, tokens, byte offsets and decoded strings that Hugging Face's own
 // `tokenizers` (Rust, 0.23.2) produced for the same files (generate.mjs, run at development time).
 #include "attnscope/tokenizer.h"
+#include "golden.h"
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 using namespace attnscope;
+using attnscope::testing::golden;
 
 namespace {
 
@@ -21,11 +23,6 @@ nlohmann::json readJson(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     REQUIRE(in);
     return nlohmann::json::parse(in);
-}
-
-const nlohmann::json& golden() {
-    static const nlohmann::json g = readJson(kData / "golden.json");
-    return g;
 }
 
 // The base file with the case's patch applied: top-level keys replaced, "model" keys merged.

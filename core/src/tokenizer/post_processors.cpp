@@ -41,9 +41,11 @@ void trimOffsets(Encoded& e, bool addPrefixSpace) {
     auto toChar = [&](std::size_t byte) {  // index of the character holding `byte`
         return static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), byte) - starts.begin()) - 1;
     };
+    std::vector<char32_t> chars;  // the token's characters; one buffer for all tokens
     for (std::size_t i = 0; i < e.tokens.size(); ++i) {
         Token& t = e.tokens[i];
-        const auto chars = codePoints(t.value);
+        chars.clear();
+        for (std::size_t k = 0, n = 0; k < t.value.size(); k += n) chars.push_back(decodeUtf8(t.value, k, &n));
         std::size_t lead = 0, trail = 0;
         while (lead < chars.size() && isSpace(chars[lead])) ++lead;
         while (trail < chars.size() && isSpace(chars[chars.size() - 1 - trail])) ++trail;

@@ -33,6 +33,12 @@ void appendUtf8(std::string& out, char32_t cp) {
 
 std::size_t utf8Length(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
+std::size_t countCodePoints(std::string_view s) {
+    std::size_t count = 0;
+    for (std::size_t i = 0, n = 0; i < s.size(); i += n, ++count) decodeUtf8(s, i, &n);
+    return count;
+}
+
 std::vector<char32_t> codePoints(std::string_view s) {
     std::vector<char32_t> out;
     out.reserve(s.size());

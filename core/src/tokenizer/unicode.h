@@ -15,6 +15,8 @@ char32_t decodeUtf8(std::string_view s, std::size_t i, std::size_t* length);
 void appendUtf8(std::string& out, char32_t cp);
 std::size_t utf8Length(char32_t cp);
 std::vector<char32_t> codePoints(std::string_view s);
+// codePoints(s).size() without building the vector.
+std::size_t countCodePoints(std::string_view s);
 
 bool isWhitespace(char32_t c);         // Unicode White_Space (Rust char::is_whitespace)
 bool isNumeric(char32_t c);            // Nd, Nl, No (Rust char::is_numeric)

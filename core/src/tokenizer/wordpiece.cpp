@@ -25,7 +25,7 @@ public:
     }
 
     void tokenize(const std::string& piece, std::vector<Token>& out) const override {
-        if (codePoints(piece).size() > maxChars_) {
+        if (countCodePoints(piece) > maxChars_) {
             out.push_back(unknown(piece));
             return;
         }
