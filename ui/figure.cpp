@@ -1,5 +1,7 @@
 #include "figure.h"
 
+#include "qtstrings.h"
+
 #include "attnscope/error.h"
 
 #include <QFileInfo>
@@ -19,14 +21,6 @@ namespace {
 constexpr int kVectorCellLimit = 40000;  // above this, cells are one image
 constexpr double kTickLen = 2.0;         // pt
 constexpr double kLine = 0.5;            // frame pen, pt
-constexpr int kMaxLabelChars = 14;
-
-// Byte-level BPE marks a leading space as 'Ġ' and a newline as 'Ċ'; long tokens are elided.
-QString tickText(const QStringList& labels, int i) {
-    QString t = i < labels.size() ? labels[i] : QString::number(i);
-    t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
-    return t.size() > kMaxLabelChars ? t.left(kMaxLabelChars - 1) + QChar(0x2026) : t;
-}
 
 // Text measured in points, on a 72-dpi reference at 10x size (hinting-free enough).
 class Measure {
