@@ -1,5 +1,7 @@
 #include "colormaps.h"
 
+#include "attnscope/trace.h"
+
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -141,4 +143,23 @@ QString tickLabel(const ColorScale& scale, double value) {
     if (scale.type == ColorScaleType::Linear) return QString::number(value, 'g', 3);
     const int e = int(std::lround(std::log10(value)));
     return e == 0 ? QStringLiteral("1") : QStringLiteral("10") + superscript(e);
+}
+
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide) {
+    if (map.rows <= 0 || map.cols <= 0) return {};
+    // Large maps are pooled (mean over blocks of cells) so a thumbnail stays cheap to draw.
+    const int f = maxSide > 0 ? std::max(1, int(std::ceil(double(std::max(map.rows, map.cols)) / maxSide))) : 1;
+    const int w = (map.cols + f - 1) / f, h = (map.rows + f - 1) / f;
+    QImage img(w, h, QImage::Format_RGB32);
+    for (int y = 0; y < h; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+        for (int x = 0; x < w; ++x) {
+            double sum = 0;
+            int n = 0;
+            for (int q = y * f; q < std::min(map.rows, (y + 1) * f); ++q)
+                for (int k = x * f; k < std::min(map.cols, (x + 1) * f); ++k, ++n) sum += map.at(q, k);
+            line[x] = colormapColor(colormap, scale.position(sum / std::max(n, 1))).rgb();
+        }
+    }
+    return img;
 }

@@ -8,12 +8,16 @@
 
 #include <QColor>
 #include <QGradientStops>
+#include <QImage>
 #include <QString>
 #include <QStringList>
 
 #include <optional>
 
 class QCPColorGradient;
+namespace attnscope {
+struct HeadMap;
+}
 
 enum class Colormap { Viridis, Cividis, Magma, Gray };
 
@@ -47,3 +51,8 @@ struct ColorScale {
 
 // "0.25", "10⁻⁴": a colour bar tick label.
 QString tickLabel(const ColorScale& scale, double value);
+
+// A map as an image, one pixel per cell, coloured like the views (the overview's thumbnails, the
+// figures' large maps, the tests). maxSide > 0: larger maps are pooled (the mean over square
+// blocks of cells) to at most maxSide pixels a side.
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);

@@ -166,11 +166,7 @@ void drawCells(QPainter& p, const FigurePanel& panel, const QRectF& area, const 
                 p.drawRect(QRectF(area.left() + k * cw, area.top() + q * ch, cw + overlap, ch + overlap));
             }
     } else {
-        QImage img(m.cols, m.rows, QImage::Format_RGB32);
-        for (int q = 0; q < m.rows; ++q) {
-            auto* line = reinterpret_cast<QRgb*>(img.scanLine(q));
-            for (int k = 0; k < m.cols; ++k) line[k] = colormapColor(f.colormap, f.scale.position(m.at(q, k))).rgb();
-        }
+        const QImage img = mapImage(m, f.colormap, f.scale);  // one pixel per cell
         // Magnify without smoothing so that viewers that smooth images still show crisp cells.
         const int factor = std::max(1, 2048 / std::max(m.rows, m.cols));
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);

@@ -87,9 +87,6 @@ private:
     double lastDetailMs_ = 0.0;
 };
 
-// A map as an image, one pixel per cell, coloured like the views (also used by the tests).
-QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);
-
 Q_DECLARE_METATYPE(DetailResult)
 Q_DECLARE_METATYPE(ThumbnailResult)
 Q_DECLARE_METATYPE(CompareResult)
