@@ -13,6 +13,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <vector>
 
 class QCPColorGradient;
 namespace attnscope {
@@ -54,5 +55,14 @@ QString tickLabel(const ColorScale& scale, double value);
 
 // A map as an image, one pixel per cell, coloured like the views (the overview's thumbnails, the
 // figures' large maps, the tests). maxSide > 0: larger maps are pooled (the mean over square
-// blocks of cells) to at most maxSide pixels a side.
+// blocks of cells) to at most maxSide pixels a side. The same as pooledImage(poolMap(...)).
 QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);
+
+// The values mapImage colours: row-major, width × height (0 × 0 for an empty map).
+struct PooledMap {
+    int width = 0;
+    int height = 0;
+    std::vector<double> values;
+};
+PooledMap poolMap(const attnscope::HeadMap& map, int maxSide);
+QImage pooledImage(const PooledMap& pooled, Colormap colormap, const ColorScale& scale);

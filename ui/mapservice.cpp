@@ -47,23 +47,38 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
 void MapService::requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
                                    int maxSide) {
     if (!trace || block < 0 || block >= int(trace->blocks().size())) return;
+    const ThumbnailValues& last = thumbValues_;
+    const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block &&
+                          last.temperature == temperature && last.maxSide == maxSide;
+    auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
     thumbJobs_.start(
         [=](const JobTracker::Stop& stop) {
             const auto& info = trace->blocks()[std::size_t(block)];
-            ThumbnailResult r{trace, block, info.layers, info.heads, {}};
-            attnscope::MapOptions options;
-            options.temperature = temperature;
-            for (int l = 0; l < info.layers && !stop.requested(); ++l)
-                for (int h = 0; h < info.heads && !stop.requested(); ++h) {
-                    try {
-                        r.images.push_back(mapImage(trace->map(block, l, h, options), colormap, scale, maxSide));
-                    } catch (const std::exception&) {
-                        r.images.push_back({});  // drawn as an empty tile
+            ThumbnailResult r{trace, block, info.layers, info.heads, {}, known};
+            if (!known) {
+                auto pooled = std::make_shared<std::vector<PooledMap>>();
+                attnscope::MapOptions options;
+                options.temperature = temperature;
+                for (int l = 0; l < info.layers && !stop.requested(); ++l)
+                    for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                        try {
+                            pooled->push_back(poolMap(trace->map(block, l, h, options), maxSide));
+                        } catch (const std::exception&) {
+                            pooled->push_back({});  // drawn as an empty tile
+                        }
                     }
-                }
+                r.pooled = pooled;
+            }
+            for (const PooledMap& p : *r.pooled) {
+                if (stop.requested()) break;
+                r.images.push_back(pooledImage(p, colormap, scale));
+            }
             return r;
         },
-        [this](const ThumbnailResult& r) { emit thumbnailsReady(r); });
+        [this, temperature, maxSide](const ThumbnailResult& r) {
+            thumbValues_ = {r.trace, r.block, temperature, maxSide, r.pooled};
+            emit thumbnailsReady(r);
+        });
 }
 
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
