@@ -64,6 +64,8 @@ public:
     void exportMapData();
     // Asks for the shown head's map and the overview again (the lab changed what they show).
     void refreshMaps();
+    // Asks for the shown head's map alone (the lab changed how it is drawn, not the overview).
+    void requestDetail();
     // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
     Figure currentFigure() const;
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
@@ -101,7 +103,6 @@ private:
     void onProgress(int permille);
     void onBlockChanged();
     void onTemperatureChanged();
-    void requestDetail();
     void requestThumbnails();
     void updateCompare(bool runIfNeeded);
     void updateTemperatureApplicability();
