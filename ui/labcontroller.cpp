@@ -210,8 +210,10 @@ TracePtr LabController::shownTrace() const {
 }
 
 double LabController::displayTemperature(double sliderTemperature) const {
-    return propagate_->isChecked() ? 1.0 : sliderTemperature;
+    return temperatureInside() ? 1.0 : sliderTemperature;
 }
+
+bool LabController::temperatureInside() const { return propagate_->isChecked(); }
 
 bool LabController::takesDetail() const {
     return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != window_->session()->trace();

@@ -371,8 +371,9 @@ void MainWindow::onBlockChanged() {
 }
 
 void MainWindow::onTemperatureChanged() {
-    requestDetail();
-    requestThumbnails();
+    // With the temperature inside the model the maps are drawn at T = 1: they change only with
+    // the lab's re-run (LabController::onTemperature), which redraws them when it arrives.
+    if (!lab_->temperatureInside()) refreshMaps();
     updateCompare(false);
 }
 
