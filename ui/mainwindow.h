@@ -98,6 +98,8 @@ private:
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
     void onDetail(const DetailResult& result);
+    void showDetail(const DetailResult& result);
+    void onRawTokensToggled();
     void onThumbnails(const ThumbnailResult& result);
     void onBusyChanged(bool busy);
     void onProgress(int permille);
@@ -129,4 +131,5 @@ private:
     QString imagePath_;                 // the image file image models run on
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
+    DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
 };
