@@ -1,5 +1,7 @@
 #include "colormaps.h"
 
+#include "attnscope/trace.h"
+
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -141,4 +143,38 @@ QString tickLabel(const ColorScale& scale, double value) {
     if (scale.type == ColorScaleType::Linear) return QString::number(value, 'g', 3);
     const int e = int(std::lround(std::log10(value)));
     return e == 0 ? QStringLiteral("1") : QStringLiteral("10") + superscript(e);
+}
+
+PooledMap poolMap(const attnscope::HeadMap& map, int maxSide) {
+    if (map.rows <= 0 || map.cols <= 0) return {};
+    // Large maps are pooled (mean over blocks of cells) so a thumbnail stays cheap to draw.
+    const int f = maxSide > 0 ? std::max(1, int(std::ceil(double(std::max(map.rows, map.cols)) / maxSide))) : 1;
+    PooledMap out;
+    out.width = (map.cols + f - 1) / f;
+    out.height = (map.rows + f - 1) / f;
+    out.values.reserve(std::size_t(out.width) * std::size_t(out.height));
+    for (int y = 0; y < out.height; ++y)
+        for (int x = 0; x < out.width; ++x) {
+            double sum = 0;
+            int n = 0;
+            for (int q = y * f; q < std::min(map.rows, (y + 1) * f); ++q)
+                for (int k = x * f; k < std::min(map.cols, (x + 1) * f); ++k, ++n) sum += map.at(q, k);
+            out.values.push_back(sum / std::max(n, 1));
+        }
+    return out;
+}
+
+QImage pooledImage(const PooledMap& pooled, Colormap colormap, const ColorScale& scale) {
+    if (pooled.width <= 0 || pooled.height <= 0) return {};
+    QImage img(pooled.width, pooled.height, QImage::Format_RGB32);
+    for (int y = 0; y < pooled.height; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+        const double* row = pooled.values.data() + std::size_t(y) * std::size_t(pooled.width);
+        for (int x = 0; x < pooled.width; ++x) line[x] = colormapColor(colormap, scale.position(row[x])).rgb();
+    }
+    return img;
+}
+
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide) {
+    return pooledImage(poolMap(map, maxSide), colormap, scale);
 }

@@ -8,12 +8,17 @@
 
 #include <QColor>
 #include <QGradientStops>
+#include <QImage>
 #include <QString>
 #include <QStringList>
 
 #include <optional>
+#include <vector>
 
 class QCPColorGradient;
+namespace attnscope {
+struct HeadMap;
+}
 
 enum class Colormap { Viridis, Cividis, Magma, Gray };
 
@@ -47,3 +52,17 @@ struct ColorScale {
 
 // "0.25", "10⁻⁴": a colour bar tick label.
 QString tickLabel(const ColorScale& scale, double value);
+
+// A map as an image, one pixel per cell, coloured like the views (the overview's thumbnails, the
+// figures' large maps, the tests). maxSide > 0: larger maps are pooled (the mean over square
+// blocks of cells) to at most maxSide pixels a side. The same as pooledImage(poolMap(...)).
+QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);
+
+// The values mapImage colours: row-major, width × height (0 × 0 for an empty map).
+struct PooledMap {
+    int width = 0;
+    int height = 0;
+    std::vector<double> values;
+};
+PooledMap poolMap(const attnscope::HeadMap& map, int maxSide);
+QImage pooledImage(const PooledMap& pooled, Colormap colormap, const ColorScale& scale);

@@ -1,5 +1,7 @@
 #include "figure.h"
 
+#include "qtstrings.h"
+
 #include "attnscope/error.h"
 
 #include <QFileInfo>
@@ -19,14 +21,6 @@ namespace {
 constexpr int kVectorCellLimit = 40000;  // above this, cells are one image
 constexpr double kTickLen = 2.0;         // pt
 constexpr double kLine = 0.5;            // frame pen, pt
-constexpr int kMaxLabelChars = 14;
-
-// Byte-level BPE marks a leading space as 'Ġ' and a newline as 'Ċ'; long tokens are elided.
-QString tickText(const QStringList& labels, int i) {
-    QString t = i < labels.size() ? labels[i] : QString::number(i);
-    t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
-    return t.size() > kMaxLabelChars ? t.left(kMaxLabelChars - 1) + QChar(0x2026) : t;
-}
 
 // Text measured in points, on a 72-dpi reference at 10x size (hinting-free enough).
 class Measure {
@@ -172,11 +166,7 @@ void drawCells(QPainter& p, const FigurePanel& panel, const QRectF& area, const 
                 p.drawRect(QRectF(area.left() + k * cw, area.top() + q * ch, cw + overlap, ch + overlap));
             }
     } else {
-        QImage img(m.cols, m.rows, QImage::Format_RGB32);
-        for (int q = 0; q < m.rows; ++q) {
-            auto* line = reinterpret_cast<QRgb*>(img.scanLine(q));
-            for (int k = 0; k < m.cols; ++k) line[k] = colormapColor(f.colormap, f.scale.position(m.at(q, k))).rgb();
-        }
+        const QImage img = mapImage(m, f.colormap, f.scale);  // one pixel per cell
         // Magnify without smoothing so that viewers that smooth images still show crisp cells.
         const int factor = std::max(1, 2048 / std::max(m.rows, m.cols));
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);

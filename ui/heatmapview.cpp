@@ -1,5 +1,7 @@
 #include "heatmapview.h"
 
+#include "qtstrings.h"
+
 #include <qcustomplot.h>
 
 #include <QLabel>
@@ -10,13 +12,6 @@
 #include <cmath>
 
 namespace {
-
-// Byte-level BPE marks a leading space as 'Ġ' and a newline as 'Ċ'; long tokens are elided.
-QString tickText(const QString& label) {
-    QString t = label;
-    t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
-    return t.size() > 14 ? t.left(13) + QChar(0x2026) : t;
-}
 
 QString labelAt(const QStringList& labels, int i) {
     return i < labels.size() ? labels[i] : QString::number(i);
@@ -212,11 +207,11 @@ void HeatmapView::updateTicks() {
         ticker->clear();
         if (n <= 0) return;
         const int stride = std::max(1, int(std::ceil(n * extent / std::max(pixels, 1.0))));
-        for (int i = 0; i < n; i += stride) ticker->addTick(i, tickText(labelAt(labels, i)));
+        for (int i = 0; i < n; i += stride) ticker->addTick(i, tickText(labels, i));
     };
     int widest = 0;
     for (int i = 0; i < map_.cols; ++i)
-        widest = std::max(widest, metrics.horizontalAdvance(tickText(labelAt(keyLabels_, i))));
+        widest = std::max(widest, metrics.horizontalAdvance(tickText(keyLabels_, i)));
     const QRect rect = plot_->axisRect()->rect();
     const double cellWidth = map_.cols > 0 ? double(rect.width()) / map_.cols : 0.0;
     const bool vertical = widest + 6 > cellWidth;

@@ -110,7 +110,7 @@ LabController::LabController(MainWindow* window) : QObject(window), window_(wind
         overlay_->update();
         if (metricsVisible()) refreshBlockView();
     });
-    connect(panel_, &LabPanel::variantChanged, window_, &MainWindow::refreshMaps);
+    connect(panel_, &LabPanel::variantChanged, window_, &MainWindow::requestDetail);  // the overview shows the model's own maps
     connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
@@ -210,8 +210,10 @@ TracePtr LabController::shownTrace() const {
 }
 
 double LabController::displayTemperature(double sliderTemperature) const {
-    return propagate_->isChecked() ? 1.0 : sliderTemperature;
+    return temperatureInside() ? 1.0 : sliderTemperature;
 }
+
+bool LabController::temperatureInside() const { return propagate_->isChecked(); }
 
 bool LabController::takesDetail() const {
     return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != window_->session()->trace();
@@ -397,7 +399,7 @@ void LabController::onFit(const FitResult& r) {
                                     .arg(r.ms, 0, 'f', 0));
     jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
-    else window_->refreshMaps();
+    else window_->requestDetail();  // the fit draws the detail map only
 }
 
 void LabController::prune() {

@@ -34,6 +34,9 @@ public:
     TracePtr shownTrace() const;
     // The temperature maps are drawn at: 1 while the temperature is inside the model.
     double displayTemperature(double sliderTemperature) const;
+    // True while the slider's temperature is inside the model ("Inside the model" checked): a new
+    // temperature re-runs the model, and the re-run redraws the maps when it arrives.
+    bool temperatureInside() const;
     // True when the lab, not MapService, draws the detail map (a variant or an intervention).
     bool takesDetail() const;
     void requestDetail(MapKey key);

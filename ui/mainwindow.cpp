@@ -371,8 +371,9 @@ void MainWindow::onBlockChanged() {
 }
 
 void MainWindow::onTemperatureChanged() {
-    requestDetail();
-    requestThumbnails();
+    // With the temperature inside the model the maps are drawn at T = 1: they change only with
+    // the lab's re-run (LabController::onTemperature), which redraws them when it arrives.
+    if (!lab_->temperatureInside()) refreshMaps();
     updateCompare(false);
 }
 
@@ -411,9 +412,16 @@ void MainWindow::requestThumbnails() {
 void MainWindow::onDetail(const DetailResult& r) {
     if (r.trace != session_->trace() || lab_->takesDetail()) return;  // from the previous run, or the lab draws
     if (!r.error.isEmpty()) {
+        shownDetail_ = {};
         heatmap_->clear(r.error);
         return;
     }
+    shownDetail_ = r;
+    showDetail(r);
+    statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
+}
+
+void MainWindow::showDetail(const DetailResult& r) {
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
     const bool linear = info.kind == attnscope::AttentionKind::Linear;
     const bool raw = rawTokensAction_->isChecked();
@@ -421,7 +429,6 @@ void MainWindow::onDetail(const DetailResult& r) {
     heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                      mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                               r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
-    statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
 }
 
 void MainWindow::onThumbnails(const ThumbnailResult& r) {

@@ -64,6 +64,8 @@ public:
     void exportMapData();
     // Asks for the shown head's map and the overview again (the lab changed what they show).
     void refreshMaps();
+    // Asks for the shown head's map alone (the lab changed how it is drawn, not the overview).
+    void requestDetail();
     // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
     Figure currentFigure() const;
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
@@ -96,12 +98,13 @@ private:
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
     void onDetail(const DetailResult& result);
+    void showDetail(const DetailResult& result);
+    void onRawTokensToggled();
     void onThumbnails(const ThumbnailResult& result);
     void onBusyChanged(bool busy);
     void onProgress(int permille);
     void onBlockChanged();
     void onTemperatureChanged();
-    void requestDetail();
     void requestThumbnails();
     void updateCompare(bool runIfNeeded);
     void updateTemperatureApplicability();
@@ -128,4 +131,5 @@ private:
     QString imagePath_;                 // the image file image models run on
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
+    DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
 };

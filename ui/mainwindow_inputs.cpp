@@ -6,8 +6,10 @@
 #include "devicecombo.h"
 #include "heatmapview.h"
 #include "imageinput.h"
+#include "labcontroller.h"
 #include "qtstrings.h"
 #include "session.h"
+#include "temperatureslider.h"
 
 #include "attnscope/model.h"
 #include "attnscope/trace.h"
@@ -39,7 +41,7 @@ void MainWindow::buildFamilyInputs() {
     rawTokensAction_->setObjectName(QStringLiteral("rawTokensAction"));
     rawTokensAction_->setCheckable(true);
     rawTokensAction_->setToolTip(tr("Show the vocabulary's own strings (Ġ, ##, ▁) instead of the readable forms"));
-    connect(rawTokensAction_, &QAction::toggled, this, [this] { requestDetail(); });
+    connect(rawTokensAction_, &QAction::toggled, this, &MainWindow::onRawTokensToggled);
 
     connect(controls_->imageInput(), &ImageInputBar::openRequested, this, &MainWindow::openImage);
     connect(controls_->device(), &DeviceCombo::choiceChanged, this, [this] {
@@ -88,6 +90,15 @@ bool MainWindow::runImageInput() {
     statusBar()->showMessage(tr("Running on %1…").arg(QFileInfo(imagePath_).fileName()));
     session_->runImage(*image_);
     return true;
+}
+
+// View > Raw Tokens: only the labels change, so the map on screen is drawn again with them
+// rather than computed again (unless the lab draws it, or another map is on its way).
+void MainWindow::onRawTokensToggled() {
+    const bool current = shownDetail_.trace && shownDetail_.trace == session_->trace() && shownDetail_.key == currentKey() &&
+                         shownDetail_.temperature == controls_->temperature()->temperature();
+    if (current && !lab_->takesDetail()) showDetail(shownDetail_);
+    else requestDetail();
 }
 
 // Readable labels (the block's), or with raw the vocabulary strings where the block's labels are

@@ -2,8 +2,6 @@
 
 #include "attnscope/metrics.h"
 
-#include <algorithm>
-#include <cmath>
 #include <exception>
 #include <limits>
 
@@ -12,25 +10,6 @@ namespace {
 QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
 
 }  // namespace
-
-QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide) {
-    if (map.rows <= 0 || map.cols <= 0) return {};
-    // Large maps are pooled (mean over blocks of cells) so a thumbnail stays cheap to draw.
-    const int f = maxSide > 0 ? std::max(1, int(std::ceil(double(std::max(map.rows, map.cols)) / maxSide))) : 1;
-    const int w = (map.cols + f - 1) / f, h = (map.rows + f - 1) / f;
-    QImage img(w, h, QImage::Format_RGB32);
-    for (int y = 0; y < h; ++y) {
-        auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
-        for (int x = 0; x < w; ++x) {
-            double sum = 0;
-            int n = 0;
-            for (int q = y * f; q < std::min(map.rows, (y + 1) * f); ++q)
-                for (int k = x * f; k < std::min(map.cols, (x + 1) * f); ++k, ++n) sum += map.at(q, k);
-            line[x] = colormapColor(colormap, scale.position(sum / std::max(n, 1))).rgb();
-        }
-    }
-    return img;
-}
 
 MapService::MapService(QObject* parent) : QObject(parent) {
     qRegisterMetaType<DetailResult>();
@@ -68,23 +47,38 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
 void MapService::requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
                                    int maxSide) {
     if (!trace || block < 0 || block >= int(trace->blocks().size())) return;
+    const ThumbnailValues& last = thumbValues_;
+    const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block &&
+                          last.temperature == temperature && last.maxSide == maxSide;
+    auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
     thumbJobs_.start(
         [=](const JobTracker::Stop& stop) {
             const auto& info = trace->blocks()[std::size_t(block)];
-            ThumbnailResult r{trace, block, info.layers, info.heads, {}};
-            attnscope::MapOptions options;
-            options.temperature = temperature;
-            for (int l = 0; l < info.layers && !stop.requested(); ++l)
-                for (int h = 0; h < info.heads && !stop.requested(); ++h) {
-                    try {
-                        r.images.push_back(mapImage(trace->map(block, l, h, options), colormap, scale, maxSide));
-                    } catch (const std::exception&) {
-                        r.images.push_back({});  // drawn as an empty tile
+            ThumbnailResult r{trace, block, info.layers, info.heads, {}, known};
+            if (!known) {
+                auto pooled = std::make_shared<std::vector<PooledMap>>();
+                attnscope::MapOptions options;
+                options.temperature = temperature;
+                for (int l = 0; l < info.layers && !stop.requested(); ++l)
+                    for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                        try {
+                            pooled->push_back(poolMap(trace->map(block, l, h, options), maxSide));
+                        } catch (const std::exception&) {
+                            pooled->push_back({});  // drawn as an empty tile
+                        }
                     }
-                }
+                r.pooled = pooled;
+            }
+            for (const PooledMap& p : *r.pooled) {
+                if (stop.requested()) break;
+                r.images.push_back(pooledImage(p, colormap, scale));
+            }
             return r;
         },
-        [this](const ThumbnailResult& r) { emit thumbnailsReady(r); });
+        [this, temperature, maxSide](const ThumbnailResult& r) {
+            thumbValues_ = {r.trace, r.block, temperature, maxSide, r.pooled};
+            emit thumbnailsReady(r);
+        });
 }
 
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,

@@ -46,6 +46,8 @@ struct ThumbnailResult {
     int layers = 0;
     int heads = 0;
     std::vector<QImage> images;  // one pixel per cell, or pooled down to at most maxSide
+    // The values behind the images (one per head, empty where the map failed), for recolouring.
+    std::shared_ptr<const std::vector<PooledMap>> pooled;
 };
 
 // The same (block name, layer, head) in three traces (e.g. dot, additive, linear).
@@ -85,10 +87,16 @@ private:
     JobTracker compareJobs_{this, 2};
     QElapsedTimer detailClock_;
     double lastDetailMs_ = 0.0;
+    // The last thumbnails' values: a new colouring of the same maps only recolours them.
+    struct ThumbnailValues {
+        std::weak_ptr<const attnscope::Trace> trace;  // does not keep an old trace alive
+        int block = -1;
+        double temperature = 0.0;
+        int maxSide = 0;
+        std::shared_ptr<const std::vector<PooledMap>> pooled;
+    };
+    ThumbnailValues thumbValues_;
 };
-
-// A map as an image, one pixel per cell, coloured like the views (also used by the tests).
-QImage mapImage(const attnscope::HeadMap& map, Colormap colormap, const ColorScale& scale, int maxSide = 0);
 
 Q_DECLARE_METATYPE(DetailResult)
 Q_DECLARE_METATYPE(ThumbnailResult)
