@@ -2,6 +2,7 @@
 
 #include "qtstrings.h"
 
+#include "attnscope/interventions.h"
 #include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/trace.h"
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace {
 
@@ -57,28 +57,17 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
                         .arg(esc(labels[i]), QString::number(p[i], 'f', 3), bar(p[i]));
         html += QStringLiteral("</table>");
     } else if (!trace.nextTokenLogits().empty()) {
-        // Softmax of the output logits (not attention): the next-token distribution.
-        const auto& logits = trace.nextTokenLogits();
-        const double top = *std::max_element(logits.begin(), logits.end());
-        double z = 0;
-        for (float l : logits) z += std::exp(double(l) - top);
-        std::vector<std::int64_t> order(logits.size());
-        std::iota(order.begin(), order.end(), 0);
-        const std::size_t k = std::min<std::size_t>(kTopK, order.size());
-        std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
-                          [&](std::int64_t a, std::int64_t b) { return logits[std::size_t(a)] > logits[std::size_t(b)]; });
-        order.resize(k);
-        const auto labels = model.tokenLabels(order);
-        html = tr("Next token (top %1):<table>").arg(k);
-        for (std::size_t i = 0; i < k; ++i) {
-            const double p = std::exp(double(logits[std::size_t(order[i])]) - top) / z;
-            QString label = esc(labels[i]);
-            if (tokenizer && tokenizer->idToToken(order[i])) {
-                const std::string readable = tokenizer->displayToken(order[i]);
-                if (readable != labels[i]) label = esc(readable) + QStringLiteral(" <small>[%1]</small>").arg(label);
+        // The next-token distribution, from core.
+        const auto top = attnscope::nextTokenTop(trace, model, kTopK);
+        html = tr("Next token (top %1):<table>").arg(top.size());
+        for (const auto& t : top) {
+            QString label = esc(t.label);
+            if (tokenizer && tokenizer->idToToken(t.id)) {
+                const std::string readable = tokenizer->displayToken(t.id);
+                if (readable != t.label) label = esc(readable) + QStringLiteral(" <small>[%1]</small>").arg(label);
             }
             html += QStringLiteral("<tr><td><tt>%1</tt></td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
-                        .arg(label, QString::number(p, 'f', 3), bar(p));
+                        .arg(label, QString::number(t.probability, 'f', 3), bar(t.probability));
         }
         html += QStringLiteral("</table>");
     } else if (trace.finalHiddenWidth() > 0) {

@@ -50,6 +50,10 @@ struct OutputChange {
     double magnitude() const;
 };
 
+// The k most likely next tokens of a decoder LM's trace (softmax of its next-token logits),
+// labelled by model.tokenLabels; empty when the trace has no next-token logits.
+std::vector<TokenProbability> nextTokenTop(const Trace& trace, const Model& model, int k = 5);
+
 // Throws attnscope::Error when the two traces are not outputs of one model on one input.
 OutputChange compareOutputs(const Trace& original, const Trace& changed, int topK = 5);
 

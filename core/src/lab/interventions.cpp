@@ -144,6 +144,11 @@ double OutputChange::magnitude() const {
     return kl;
 }
 
+std::vector<TokenProbability> nextTokenTop(const Trace& trace, const Model& model, int k) {
+    if (trace.nextTokenLogits().empty()) return {};
+    return topK(softmax(trace.nextTokenLogits()), k, &model);
+}
+
 OutputChange compareOutputs(const Trace& original, const Trace& changed, int topK) {
     return compareOutputsLabelled(original, changed, topK, nullptr);
 }
