@@ -96,7 +96,7 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
         for (int h = 0; h < 3; ++h)
             for (int i = 0; i < 17 * 17; ++i)
                 worst = std::max(worst, std::abs(maps.values[(l * 3 + h) * 289 + i] - ref.probs[l][h][i]));
-    CHECK(worst < 2e-6);
+    CHECK(worst < 1e-5);  // float32 forward vs the double reference; BLAS kernels differ by CPU
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["tokens"][0] == "[CLS]");
     CHECK(tokens["tokens"][16] == "r3c3");

@@ -1,3 +1,0 @@
-#include "version.h"
-
-const char* attnscopeVersion() { return ATTNSCOPE_VERSION; }
