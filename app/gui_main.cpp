@@ -1,7 +1,7 @@
 // attnscope [MODEL] [--image FILE]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
-#include "mainwindow.h"
-#include "attnscope/model.h"
-#include "version.h"
+#include "window/mainwindow.h"
+#include "attnscope/models/model.h"
+#include "attnscope/runtime/version.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     const auto app = createApplication(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScope"));
     QCoreApplication::setApplicationName(QStringLiteral("AttnScope"));
-    QCoreApplication::setApplicationVersion(QString::fromLatin1(attnscopeVersion()));
+    QCoreApplication::setApplicationVersion(QString::fromLatin1(attnscope::kVersion));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(

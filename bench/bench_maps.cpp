@@ -1,7 +1,7 @@
 // Google Benchmark: Trace::map for one head of a GPT-2-small-shaped layer (random weights).
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
-#include "attnscope/rollout.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
+#include "attnscope/analysis/rollout.h"
 #include "gpt2_fixture.h"
 
 #include <benchmark/benchmark.h>

@@ -4,7 +4,7 @@
 // Prose: every file in /usr/share/common-licenses (Debian's base-files: GPL, Apache, Artistic,
 // ... about 300 kB of English). Tokenizer: $ATTNSCOPE_BENCH_TOKENIZER (a tokenizer.json or a
 // model folder) when set, else the pruned GPT-2 vocabulary in tests/data/tokenizers/gpt2.
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 #include <benchmark/benchmark.h>
 

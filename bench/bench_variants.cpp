@@ -6,10 +6,10 @@
 //   outputs  attention output [n, 64]: dot (softmax(QKᵀ)V, n² memory) vs causal linear attention
 //            (core: chunked prefix sums; plain: cumsum over an [n, f, d] tensor, and quadratic)
 // Results are written down in docs/benchmarks.md.
-#include "attention_ops.h"
-#include "device.h"
-#include "lab/favor.h"
-#include "lab/linear_attention.h"
+#include "attention/attention_ops.h"
+#include "runtime/device.h"
+#include "attention/favor.h"
+#include "attention/linear_attention.h"
 
 #include <benchmark/benchmark.h>
 

@@ -3,32 +3,28 @@
 #include "lab_output.h"
 #include "model_input.h"
 
-#include "attnscope/error.h"
-#include "attnscope/interventions.h"
-#include "attnscope/lab.h"
-#include "attnscope/model.h"
-#include "attnscope/npy.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/models/model.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/attention/trace.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace attnscope::cli {
 
 namespace {
 
-enum class Variant { Native, Dot, Linear, Additive, Hybrid };
-
 struct AttentionSettings {
-    MapOptions map;
-    Variant variant = Variant::Native;
+    VariantSpec lab;  // the map written for each head (lab.h)
     AdditiveFitOptions fit;
-    double gate = 0.5;
     RunOptions run;
     bool rerun = false;  // --propagate, --mask-heads or --prune
     bool prune = false;
@@ -39,11 +35,11 @@ struct AttentionSettings {
     std::string what;    // the intervention, in words
 };
 
-Variant parseVariant(const std::string& v) {
-    if (v == "dot") return Variant::Dot;
-    if (v == "linear") return Variant::Linear;
-    if (v == "additive") return Variant::Additive;
-    if (v == "hybrid") return Variant::Hybrid;
+LabVariant parseVariant(const std::string& v) {
+    if (v == "dot") return LabVariant::Dot;
+    if (v == "linear") return LabVariant::Linear;
+    if (v == "additive") return LabVariant::Additive;
+    if (v == "hybrid") return LabVariant::Hybrid;
     throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid");
 }
 
@@ -78,7 +74,7 @@ AttentionSettings parseSettings(const Args& args) {
         }
         s.what = w.str();
     } else {
-        s.map.temperature = temperature;
+        s.lab.map.temperature = temperature;
     }
     if (auto heads = args.value("mask-heads")) {
         s.run.maskHeads = parseHeadList(*heads);
@@ -101,27 +97,26 @@ AttentionSettings parseSettings(const Args& args) {
     s.topK = static_cast<int>(args.integer("top-k").value_or(5));
     if (s.topK < 1) throw Error("--top-k must be >= 1");
 
-    if (auto v = args.value("variant")) s.variant = parseVariant(*v);
-    const bool linear = s.variant == Variant::Linear;
-    const bool fitted = s.variant == Variant::Additive || s.variant == Variant::Hybrid;
+    if (auto v = args.value("variant")) s.lab.variant = parseVariant(*v);
+    const bool linear = s.lab.variant == LabVariant::Linear;
+    const bool fitted = s.lab.variant == LabVariant::Additive || s.lab.variant == LabVariant::Hybrid;
     requireWith(args, "feature-map", linear, "--variant linear");
-    requireWith(args, "gate", s.variant == Variant::Hybrid, "--variant hybrid");
+    requireWith(args, "gate", s.lab.variant == LabVariant::Hybrid, "--variant hybrid");
     requireWith(args, "fit-width", fitted, "--variant additive or hybrid");
     requireWith(args, "fit-steps", fitted, "--variant additive or hybrid");
-    s.map.variant = linear ? MapVariant::Linear : s.variant == Variant::Native ? MapVariant::Native : MapVariant::Dot;
-    if (auto fm = args.value("feature-map")) s.map.featureMap = parseFeatureMap(*fm);
-    requireWith(args, "features", linear && s.map.featureMap == FeatureMap::Favor, "--feature-map favor");
+    if (auto fm = args.value("feature-map")) s.lab.map.featureMap = parseFeatureMap(*fm);
+    requireWith(args, "features", linear && s.lab.map.featureMap == FeatureMap::Favor, "--feature-map favor");
     if (auto m = args.integer("features")) {
         if (*m < 1 || *m > 65536) throw Error("--features must be between 1 and 65536, got " + std::to_string(*m));
-        s.map.features = static_cast<int>(*m);
+        s.lab.map.features = static_cast<int>(*m);
     }
     if (auto seed = args.integer("seed")) {
         if (*seed < 0) throw Error("--seed must be >= 0");
-        s.map.seed = s.fit.seed = static_cast<std::uint64_t>(*seed);
+        s.lab.map.seed = s.fit.seed = static_cast<std::uint64_t>(*seed);
     }
     if (auto g = args.number("gate")) {
         if (!(*g >= 0 && *g <= 1)) throw Error("--gate must be in [0, 1]");
-        s.gate = *g;
+        s.lab.gate = *g;
     }
     if (auto w = args.integer("fit-width")) {
         if (*w < 1 || *w > 512) throw Error("--fit-width must be between 1 and 512");
@@ -131,7 +126,7 @@ AttentionSettings parseSettings(const Args& args) {
         if (*st < 1 || *st > 100000) throw Error("--fit-steps must be between 1 and 100000");
         s.fit.steps = static_cast<int>(*st);
     }
-    s.fit.temperature = s.map.temperature;
+    s.fit.temperature = s.lab.map.temperature;
     return s;
 }
 
@@ -141,20 +136,15 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
     const BlockInfo& block = trace.blocks()[b];
     const auto rows = static_cast<std::int64_t>(block.queryTokens.size());
     const auto cols = static_cast<std::int64_t>(block.keyTokens.size());
-    const bool fitted = s.variant == Variant::Additive || s.variant == Variant::Hybrid;
     NpyWriter npy(file, {block.layers, block.heads, rows, cols});
     for (int l = 0; l < block.layers; ++l)
         for (int h = 0; h < block.heads; ++h) {
-            HeadMap map;
-            if (fitted && block.kind == AttentionKind::Additive) {
-                map = trace.map(b, l, h, MapOptions{s.map.temperature});  // the layer's own additive map
-            } else if (fitted) {
-                const AdditiveFit fit = fitAdditive(trace, b, l, h, s.fit);
-                fits.push_back({{"block", block.name}, {"layer", l}, {"head", h}, {"initial_kl", fit.initialKl}, {"final_kl", fit.finalKl}});
-                map = s.variant == Variant::Hybrid ? mixMaps(fit.map, trace.map(b, l, h, s.map), s.gate) : fit.map;
-            } else {
-                map = trace.map(b, l, h, s.map);
+            std::optional<AdditiveFit> fit;
+            if (variantNeedsFit(block, s.lab.variant)) {
+                fit = fitAdditive(trace, b, l, h, s.fit);
+                fits.push_back({{"block", block.name}, {"layer", l}, {"head", h}, {"initial_kl", fit->initialKl}, {"final_kl", fit->finalKl}});
             }
+            const HeadMap map = labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map;
             npy.append(map.values.data(), map.values.size());
         }
     npy.finish();

@@ -1,9 +1,9 @@
 #include "commands.h"
 #include "common.h"
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,15 +5,15 @@
 #include "common.h"
 #include "model_input.h"
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 
 #include <cmath>
 #include <iostream>
 
 #ifdef ATTNSCOPE_CLI_EXPORT
-#include "figure.h"
+#include "figure/figure.h"
 
 #include <QFileInfo>
 #include <QGuiApplication>

@@ -1,8 +1,8 @@
 #include "commands.h"
 #include "common.h"
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,11 +2,11 @@
 #include "common.h"
 #include "model_input.h"
 
-#include "attnscope/error.h"
-#include "attnscope/interventions.h"
-#include "attnscope/lab.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #include "commands.h"
 #include "common.h"
 
-#include "attnscope/error.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #include "commands.h"
 #include "common.h"
 
-#include "attnscope/builtin.h"
-#include "attnscope/error.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/runtime/error.h"
 
 #include <cstdio>
 #include <iostream>

@@ -1,7 +1,7 @@
 #include "common.h"
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
 
 #include <fstream>
 #include <sstream>

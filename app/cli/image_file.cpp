@@ -1,6 +1,6 @@
 #include "image_file.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <cctype>
 #include <cstring>

@@ -2,7 +2,7 @@
 // Qt (ATTNSCOPE_BUILD_UI=ON), into the plain RGB buffer core takes. Core never decodes files.
 #pragma once
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // Printing and JSON for the lab's results in attnscope-cli (output change, fits).
 #pragma once
 
-#include "attnscope/interventions.h"
+#include "attnscope/lab/interventions.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,7 @@
 // attnscope-cli: the scriptable face of core. Exit codes: 0 success, 1 usage error (with a
 // hint), 2 invalid input or a failure, reported as one line "error: ..." on stderr.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/runtime/version.h"
 #include "commands.h"
 
 #include <cstring>
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (name == "--version") {
-        std::cout << "attnscope-cli 0.1.0\n";
+        std::cout << "attnscope-cli " << attnscope::kVersion << "\n";
         return 0;
     }
     const Command* command = nullptr;

@@ -3,8 +3,8 @@
 #include "common.h"
 #include "image_file.h"
 
-#include "attnscope/error.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/attention/trace.h"
 
 namespace attnscope::cli {
 

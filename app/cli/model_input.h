@@ -4,7 +4,7 @@
 
 #include "args.h"
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <memory>
 #include <optional>

@@ -1,6 +1,6 @@
 // attnscope-cli end to end: the real binary on real files; exit codes and the one-line errors.
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 #include "reference_gpt2.h"

@@ -1,7 +1,7 @@
 // attnscope-cli on the built-in models: list-builtin, train, attention on an encoder-decoder and
 // on a classifier (files checked against the Trace), and the errors.
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 

@@ -1,5 +1,5 @@
 // attnscope-cli's lab options and the metrics command, end to end against the reference.
-#include "attnscope/metrics.h"
+#include "attnscope/analysis/metrics.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 #include "reference_gpt2.h"

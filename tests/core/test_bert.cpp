@@ -1,5 +1,5 @@
 // BERT, RoBERTa and DistilBERT against the independent reference in tests/support.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "family_checks.h"
 
 using namespace attnscope;

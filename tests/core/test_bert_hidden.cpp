@@ -1,6 +1,6 @@
 // Encoders without a task head: the Trace's final hidden states against the double-precision
 // BERT reference, and the "hidden" output change (cosine distance) of interventions on them.
-#include "attnscope/interventions.h"
+#include "attnscope/lab/interventions.h"
 #include "family_checks.h"
 
 #include <cmath>

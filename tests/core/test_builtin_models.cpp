@@ -1,10 +1,10 @@
 // The shipped built-in models against an independent double-precision forward (reference_builtin):
 // every attention map the Trace gives (MapVariant::Native) and the outputs, for each attention
 // kind, with and without RunOptions; the Trace contract the GUI and CLI rely on; text splitting.
-#include "attnscope/builtin.h"
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "reference_builtin.h"
 

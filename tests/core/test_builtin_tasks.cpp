@@ -1,8 +1,8 @@
 // The shipped built-in models do their tasks on fresh held-out inputs, and their attention shows
 // what it should. Accuracies measured when the models were trained are in docs/builtin-models.md.
-#include "attnscope/builtin.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Model folder and config.json validation: every failure names the file and what is wrong.
-#include "attnscope/error.h"
-#include "attnscope/model.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
 #include "gpt2_fixture.h"
 
 #include <catch2/catch.hpp>

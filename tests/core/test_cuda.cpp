@@ -7,7 +7,7 @@
 //   BF16 weights, run in BF16  4e-2
 // The CPU reference reads the same rounded weights in float32, so the gap is the GPU's
 // half-precision arithmetic alone.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "family_checks.h"
 
 #include <cstdio>

@@ -1,9 +1,9 @@
 // BERT- and Llama-family folders use their tokenizer: Model::encodeText gives the reference ids
 // (tests/data/tokenizers/golden.json, from Hugging Face's tokenizers) and Trace labels are the
 // readable forms, with the raw vocabulary strings kept in Trace::tokens().
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "family_fixtures.h"
 #include "golden.h"
 

@@ -1,7 +1,7 @@
 // GPT-2 forward with capture, against the independent reference in tests/support.
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "reference_gpt2.h"
 

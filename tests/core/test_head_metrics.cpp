@@ -1,8 +1,8 @@
 // Head metrics, pattern classes, similarity, rollout and flow on hand-made maps whose answers
 // are worked out here by hand (or by an independent max-flow for random maps).
-#include "attnscope/error.h"
-#include "attnscope/metrics.h"
-#include "attnscope/rollout.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/analysis/metrics.h"
+#include "attnscope/analysis/rollout.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,11 +1,11 @@
 // Lab variants on GPT-2 fixtures, each against an independent computation from the double
 // precision reference: propagated temperature, head masking, output change, elu/relu/FAVOR+
 // linear maps, the additive fit and the hybrid.
-#include "attnscope/error.h"
-#include "attnscope/interventions.h"
-#include "attnscope/lab.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "reference_gpt2.h"
 

@@ -1,5 +1,5 @@
 // Llama family (llama, mistral, qwen2) against the independent reference in tests/support.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "family_checks.h"
 
 #include <cmath>

@@ -1,5 +1,5 @@
-#include "attnscope/error.h"
-#include "attnscope/metrics.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/analysis/metrics.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
-#include "attnscope/error.h"
-#include "attnscope/npy.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/io/npy.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 

@@ -1,6 +1,6 @@
 // safetensors reading/writing: round trips, hand-built files, and one test per malformed case.
-#include "attnscope/error.h"
-#include "attnscope/safetensors.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/io/safetensors.h"
 #include "gpt2_fixture.h"
 
 #include <catch2/catch.hpp>

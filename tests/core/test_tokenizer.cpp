@@ -1,9 +1,9 @@
 // Tokenizer loading errors (messages name the file and the component), readable labels, and the
 // tokenizer inside a model folder (Model::encodeText, Trace labels).
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/tokenizer/tokenizer.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 #include "golden.h"
 

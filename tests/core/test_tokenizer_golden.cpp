@@ -1,7 +1,7 @@
 // Golden tests: every tokenizer.json pipeline in tests/data/tokenizers/golden.json, on 24 hard
 // texts, against the ids, tokens, byte offsets and decoded strings that Hugging Face's own
 // `tokenizers` (Rust, 0.23.2) produced for the same files (generate.mjs, run at development time).
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 #include "golden.h"
 
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // The trainer: deterministic for a seed, improves the loss, writes a model folder that loads.
-#include "attnscope/builtin.h"
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/safetensors.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/io/safetensors.h"
+#include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // ViT on images against the independent reference in tests/support; preprocessing from
 // preprocessor_config.json.
-#include "attnscope/error.h"
-#include "attnscope/interventions.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/lab/interventions.h"
 #include "family_checks.h"
 
 #include <cmath>

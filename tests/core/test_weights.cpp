@@ -1,6 +1,6 @@
 // Checkpoint layouts shared by every family: sharded indexes, F16/BF16 for GPT-2, memory checks.
-#include "attnscope/error.h"
-#include "attnscope/safetensors.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/io/safetensors.h"
 #include "family_checks.h"
 #include "reference_gpt2.h"
 

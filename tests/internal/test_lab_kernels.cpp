@@ -1,10 +1,10 @@
 // Core internals of the lab against independent computations written here with plain loops or
 // plain LibTorch ops: FAVOR+ on small-norm inputs, the exponential-form additive logits, the
 // chunked causal linear attention, and (tag [cuda]) the CUDA kernels against the CPU path.
-#include "attention_ops.h"
-#include "lab/additive_cpu.h"
-#include "lab/favor.h"
-#include "lab/linear_attention.h"
+#include "attention/attention_ops.h"
+#include "attention/additive_cpu.h"
+#include "attention/favor.h"
+#include "attention/linear_attention.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,9 +2,9 @@
 // and compare every head's map with a reference.
 #pragma once
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 #include "family_fixtures.h"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 #include "family_fixtures.h"
 
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 
 #include <cstdio>
 

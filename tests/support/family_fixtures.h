@@ -3,7 +3,7 @@
 // model.safetensors.index.json, in F32, F16 or BF16.
 #pragma once
 
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 #include "gpt2_fixture.h"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "gpt2_fixture.h"
 
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // Random GPT-2 checkpoints for tests: real tensor names and shapes, deterministic weights.
 #pragma once
 
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include "reference_math.h"
 
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 
 #include <nlohmann/json.hpp>
 

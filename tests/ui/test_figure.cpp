@@ -1,13 +1,13 @@
 // Colormaps, colour scales and the figure renderer without a window: colours against the
 // published stops, crisp cells in the PNG, sizes, and the errors of writeFigure / writeMapData.
-#include "colormaps.h"
-#include "comparesession.h"
-#include "figure.h"
-#include "mapdata.h"
-#include "mapservice.h"
-#include "temperatureslider.h"
+#include "figure/colormaps.h"
+#include "services/comparesession.h"
+#include "figure/figure.h"
+#include "figure/mapdata.h"
+#include "services/mapservice.h"
+#include "views/temperatureslider.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "gpt2_fixture.h"
 
 #include <catch2/catch.hpp>

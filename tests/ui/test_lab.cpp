@@ -4,17 +4,17 @@
 // compareOutputs, headMetrics, blockRollout) and compared with what the widgets show.
 #include "window_fixture.h"
 
-#include "labcontroller.h"
-#include "labpanel.h"
-#include "labservice.h"
-#include "metricspanel.h"
-#include "outputchangeview.h"
-#include "outputpanel.h"
+#include "window/labcontroller.h"
+#include "panels/labpanel.h"
+#include "services/labservice.h"
+#include "panels/metricspanel.h"
+#include "views/outputchangeview.h"
+#include "panels/outputpanel.h"
 
-#include "attnscope/interventions.h"
-#include "attnscope/lab.h"
-#include "attnscope/metrics.h"
-#include "attnscope/model.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/analysis/metrics.h"
+#include "attnscope/models/model.h"
 
 #include "family_fixtures.h"
 

@@ -1,7 +1,7 @@
 // The ui's plain parts, without a window: JobTracker, CellGeometry, token-id parsing.
-#include "cellgeometry.h"
-#include "jobtracker.h"
-#include "tokenids.h"
+#include "views/cellgeometry.h"
+#include "services/jobtracker.h"
+#include "services/tokenids.h"
 
 #include <catch2/catch.hpp>
 

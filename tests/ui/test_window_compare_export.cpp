@@ -2,11 +2,11 @@
 // the exports (figure dialog: PDF, SVG, PNG; map data: .npy, .csv), driven through the window.
 #include "window_fixture.h"
 
-#include "exportdialog.h"
-#include "figure.h"
+#include "panels/exportdialog.h"
+#include "figure/figure.h"
 
-#include "attnscope/metrics.h"
-#include "attnscope/model.h"
+#include "attnscope/analysis/metrics.h"
+#include "attnscope/models/model.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 

@@ -4,11 +4,11 @@
 // on screen is checked against Trace::map cell by cell.
 #include "window_fixture.h"
 
-#include "mapservice.h"
-#include "modelpicker.h"
-#include "outputpanel.h"
+#include "services/mapservice.h"
+#include "panels/modelpicker.h"
+#include "panels/outputpanel.h"
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 #include "gpt2_fixture.h"
 
 #include <QMenu>

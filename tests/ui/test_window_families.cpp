@@ -2,10 +2,10 @@
 // predicted class), a grouped-query Llama (key/value group of a head), GPT-2 and BERT folders
 // with a tokenizer (readable labels on the axes, raw tokens on hover and in View > Raw Tokens),
 // and the device choice.
-#include "devicecombo.h"
-#include "figure.h"
-#include "imageinput.h"
-#include "outputpanel.h"
+#include "panels/devicecombo.h"
+#include "figure/figure.h"
+#include "panels/imageinput.h"
+#include "panels/outputpanel.h"
 #include "window_fixture.h"
 
 #include "family_fixtures.h"
@@ -17,7 +17,7 @@
 #include <QStandardItemModel>
 #include <QUrl>
 
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 #include <algorithm>
 #include <cmath>

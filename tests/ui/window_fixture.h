@@ -3,15 +3,15 @@
 #pragma once
 
 #include "builtin_fixture.h"
-#include "comparepanel.h"
-#include "controlpanel.h"
-#include "heatmapview.h"
-#include "mainwindow.h"
-#include "overviewgrid.h"
-#include "session.h"
-#include "temperatureslider.h"
+#include "panels/comparepanel.h"
+#include "panels/controlpanel.h"
+#include "views/heatmapview.h"
+#include "window/mainwindow.h"
+#include "views/overviewgrid.h"
+#include "services/session.h"
+#include "views/temperatureslider.h"
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <catch2/catch.hpp>
 #include <qcustomplot.h>

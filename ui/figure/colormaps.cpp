@@ -1,8 +1,7 @@
-#include "colormaps.h"
+#include "figure/colormaps.h"
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
-#include <qcustomplot.h>
 
 #include <algorithm>
 #include <array>
@@ -106,15 +105,6 @@ QGradientStops colormapStops(Colormap map) {
     QGradientStops out;
     for (int i = 0; i < s.count; ++i) out.append({double(i) / (s.count - 1), QColor(s.colors[i])});
     return out;
-}
-
-QCPColorGradient colormapGradient(Colormap map) {
-    QCPColorGradient g;
-    g.clearColorStops();
-    for (const auto& stop : colormapStops(map)) g.setColorStopAt(stop.first, stop.second);
-    g.setColorInterpolation(QCPColorGradient::ciRGB);
-    g.setLevelCount(256);
-    return g;
 }
 
 double ColorScale::position(double value) const {

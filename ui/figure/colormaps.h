@@ -15,7 +15,6 @@
 #include <optional>
 #include <vector>
 
-class QCPColorGradient;
 namespace attnscope {
 struct HeadMap;
 }
@@ -30,8 +29,6 @@ QStringList colormapNames();                              // in enum order
 QColor colormapColor(Colormap map, double t);
 // The stops as positions in [0, 1] (for QLinearGradient colour bars).
 QGradientStops colormapStops(Colormap map);
-// The same gradient for QCustomPlot views (256 levels, RGB interpolation).
-QCPColorGradient colormapGradient(Colormap map);
 
 enum class ColorScaleType { Linear, Log };
 

@@ -1,8 +1,8 @@
-#include "figure.h"
+#include "figure/figure.h"
 
-#include "qtstrings.h"
+#include "figure/labels.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <QFileInfo>
 #include <QFontMetricsF>

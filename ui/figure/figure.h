@@ -12,9 +12,9 @@
 // Needs a QGuiApplication (fonts); no widgets, no display (the offscreen platform works).
 #pragma once
 
-#include "colormaps.h"
+#include "figure/colormaps.h"
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <QImage>
 #include <QSizeF>

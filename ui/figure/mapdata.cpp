@@ -1,7 +1,7 @@
-#include "mapdata.h"
+#include "figure/mapdata.h"
 
-#include "attnscope/error.h"
-#include "attnscope/npy.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/io/npy.h"
 
 #include <QFileInfo>
 #include <QSaveFile>

@@ -3,7 +3,7 @@
 // values with 9 significant digits so float32 round-trips). Written via a temporary file.
 #pragma once
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,8 +1,8 @@
-#include "comparepanel.h"
+#include "panels/comparepanel.h"
 
-#include "figure.h"
-#include "heatmapview.h"
-#include "qtstrings.h"
+#include "figure/figure.h"
+#include "views/heatmapview.h"
+#include "figure/labels.h"
 
 #include <QComboBox>
 #include <QGridLayout>

@@ -7,9 +7,9 @@
 // softmax, so the temperature leaves it unchanged (its panel says so).
 #pragma once
 
-#include "colormaps.h"
-#include "comparesession.h"
-#include "mapservice.h"
+#include "figure/colormaps.h"
+#include "services/comparesession.h"
+#include "services/mapservice.h"
 
 #include <QWidget>
 

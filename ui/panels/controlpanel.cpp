@@ -1,10 +1,10 @@
-#include "controlpanel.h"
+#include "panels/controlpanel.h"
 
-#include "devicecombo.h"
-#include "imageinput.h"
-#include "modelpicker.h"
-#include "outputpanel.h"
-#include "temperatureslider.h"
+#include "panels/devicecombo.h"
+#include "panels/imageinput.h"
+#include "panels/modelpicker.h"
+#include "panels/outputpanel.h"
+#include "views/temperatureslider.h"
 
 #include <QCheckBox>
 #include <QComboBox>

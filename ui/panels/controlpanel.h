@@ -4,7 +4,7 @@
 // them to the session and the views.
 #pragma once
 
-#include "colormaps.h"
+#include "figure/colormaps.h"
 
 #include <QWidget>
 

@@ -1,4 +1,4 @@
-#include "devicecombo.h"
+#include "panels/devicecombo.h"
 
 #include <QStandardItemModel>
 

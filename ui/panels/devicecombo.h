@@ -3,7 +3,7 @@
 // false (LibTorch without CUDA, or no GPU visible).
 #pragma once
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <QComboBox>
 

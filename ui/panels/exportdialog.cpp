@@ -1,4 +1,4 @@
-#include "exportdialog.h"
+#include "panels/exportdialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

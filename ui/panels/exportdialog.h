@@ -4,7 +4,7 @@
 // it; exported(path) follows a successful write, errors show in the dialog and keep it open.
 #pragma once
 
-#include "figure.h"
+#include "figure/figure.h"
 
 #include <QDialog>
 

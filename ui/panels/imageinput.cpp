@@ -1,4 +1,4 @@
-#include "imageinput.h"
+#include "panels/imageinput.h"
 
 #include <QFileInfo>
 #include <QHBoxLayout>

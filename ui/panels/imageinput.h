@@ -3,7 +3,7 @@
 // chosen file's name, size and a thumbnail.
 #pragma once
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <QImage>
 #include <QString>

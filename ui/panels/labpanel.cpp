@@ -1,4 +1,4 @@
-#include "labpanel.h"
+#include "panels/labpanel.h"
 
 #include <QComboBox>
 #include <QFormLayout>

@@ -4,7 +4,7 @@
 // the lab's background jobs with a Cancel button. Widgets only; LabController wires them.
 #pragma once
 
-#include "labservice.h"
+#include "services/labservice.h"
 
 #include <QWidget>
 

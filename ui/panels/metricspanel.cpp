@@ -1,6 +1,6 @@
-#include "metricspanel.h"
+#include "panels/metricspanel.h"
 
-#include "heatmapview.h"
+#include "views/heatmapview.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -5,7 +5,7 @@
 // Display only: LabService computes everything on workers.
 #pragma once
 
-#include "labservice.h"
+#include "services/labservice.h"
 
 #include <QAbstractTableModel>
 #include <QWidget>

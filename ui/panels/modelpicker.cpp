@@ -1,6 +1,6 @@
-#include "modelpicker.h"
+#include "panels/modelpicker.h"
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,11 +1,11 @@
-#include "outputpanel.h"
+#include "panels/outputpanel.h"
 
-#include "qtstrings.h"
+#include "views/richtextlabel.h"
 
-#include "attnscope/interventions.h"
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/trace.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/models/model.h"
+#include "attnscope/tokenizer/tokenizer.h"
+#include "attnscope/attention/trace.h"
 
 #include <QLabel>
 #include <QTextDocument>

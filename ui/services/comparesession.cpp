@@ -1,6 +1,6 @@
-#include "comparesession.h"
+#include "services/comparesession.h"
 
-#include "tokenids.h"
+#include "services/tokenids.h"
 
 #include <QRegularExpression>
 

@@ -3,10 +3,10 @@
 // Models are loaded once and kept; a new run supersedes the previous one (JobTracker).
 #pragma once
 
-#include "jobtracker.h"
-#include "mapservice.h"
+#include "services/jobtracker.h"
+#include "services/mapservice.h"
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,7 +1,7 @@
-#include "labservice.h"
+#include "services/labservice.h"
 
-#include "attnscope/error.h"
-#include "attnscope/metrics.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/analysis/metrics.h"
 
 #include <QElapsedTimer>
 
@@ -71,33 +71,6 @@ QString Intervention::describe() const {
     if (!masked.empty())
         parts << (masked.size() == 1 ? QStringLiteral("1 head masked") : QStringLiteral("%1 heads masked").arg(masked.size()));
     return parts.join(QStringLiteral(" · "));
-}
-
-attnscope::HeadMap variantMap(const attnscope::Trace& trace, MapKey key, const VariantSpec& spec) {
-    using attnscope::MapVariant;
-    attnscope::MapOptions o = spec.map;
-    const auto& block = trace.blocks().at(std::size_t(key.block));
-    const bool additiveLayer = block.kind == attnscope::AttentionKind::Additive;
-    switch (spec.variant) {
-    case LabVariant::Native: o.variant = MapVariant::Native; break;
-    case LabVariant::Dot: o.variant = MapVariant::Dot; break;
-    case LabVariant::Linear: o.variant = MapVariant::Linear; break;
-    case LabVariant::Additive:
-    case LabVariant::Hybrid: {
-        attnscope::HeadMap additive;
-        if (additiveLayer) {
-            o.variant = MapVariant::Native;  // the layer's own additive map
-            additive = trace.map(key.block, key.layer, key.head, o);
-        } else {
-            if (!spec.fit) throw attnscope::Error("this head has no additive fit yet: press Fit additive");
-            additive = spec.fit->map;
-        }
-        if (spec.variant == LabVariant::Additive) return additive;
-        o.variant = MapVariant::Dot;
-        return attnscope::mixMaps(additive, trace.map(key.block, key.layer, key.head, o), spec.gate);
-    }
-    }
-    return trace.map(key.block, key.layer, key.head, o);
 }
 
 LabService::LabService(QObject* parent) : QObject(parent) {
@@ -196,12 +169,10 @@ void LabService::requestVariantMap(TracePtr trace, MapKey key, const VariantSpec
             bool cancelled = false;
             r.error = guarded(
                 [&] {
-                    r.map = variantMap(*trace, key, spec);
-                    if (spec.variant != LabVariant::Native && spec.variant != LabVariant::Dot) {
-                        attnscope::MapOptions dot = spec.map;
-                        dot.variant = attnscope::MapVariant::Dot;
-                        r.klFromDot = attnscope::meanRowKl(trace->map(key.block, key.layer, key.head, dot), r.map);
-                    }
+                    attnscope::LabMap m = attnscope::labMap(*trace, key.block, key.layer, key.head, spec, spec.fit.get(),
+                                                            /*withKlFromDot=*/true);
+                    r.map = std::move(m.map);
+                    r.klFromDot = m.klFromDot;
                 },
                 cancelled);
             return r;

@@ -8,12 +8,12 @@
 // errors travel inside them as text.
 #pragma once
 
-#include "jobtracker.h"
-#include "mapservice.h"
+#include "services/jobtracker.h"
+#include "services/mapservice.h"
 
-#include "attnscope/interventions.h"
-#include "attnscope/lab.h"
-#include "attnscope/model.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/models/model.h"
 
 #include <QObject>
 #include <QString>
@@ -23,14 +23,11 @@
 
 using ModelPtr = std::shared_ptr<const attnscope::Model>;
 
-// Which map of a head the lab shows.
-enum class LabVariant { Native, Dot, Linear, Additive, Hybrid };
-QString labVariantName(LabVariant v);
+// Which map of a head the lab shows (core's choice, attnscope::labMap).
+using attnscope::LabVariant;
+QString labVariantName(LabVariant v);  // for display: "model's own", "dot", ...
 
-struct VariantSpec {
-    LabVariant variant = LabVariant::Native;
-    attnscope::MapOptions map;  // temperature (display), feature map and features for Linear
-    double gate = 0.5;          // Hybrid: gate · additive + (1 - gate) · dot
+struct VariantSpec : attnscope::VariantSpec {
     // Additive and Hybrid on a dot-product layer: the fit of this head (null: not fitted yet).
     std::shared_ptr<const attnscope::AdditiveFit> fit;
 };
@@ -134,10 +131,6 @@ private:
     JobTracker blockJobs_{this, 2};
     JobTracker mapJobs_{this, 2};
 };
-
-// The map a VariantSpec asks for (core: Trace::map, mixMaps); throws attnscope::Error when an
-// additive or hybrid map has no fit. Used by the workers and by the tests.
-attnscope::HeadMap variantMap(const attnscope::Trace& trace, MapKey key, const VariantSpec& spec);
 
 Q_DECLARE_METATYPE(LabJob)
 Q_DECLARE_METATYPE(RerunResult)

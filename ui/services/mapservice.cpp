@@ -1,6 +1,6 @@
-#include "mapservice.h"
+#include "services/mapservice.h"
 
-#include "attnscope/metrics.h"
+#include "attnscope/analysis/metrics.h"
 
 #include <exception>
 #include <limits>

@@ -7,10 +7,10 @@
 // slider always ends on the newest maps. Results arrive on the GUI thread as signals.
 #pragma once
 
-#include "colormaps.h"
-#include "jobtracker.h"
+#include "figure/colormaps.h"
+#include "services/jobtracker.h"
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <QElapsedTimer>
 #include <QImage>

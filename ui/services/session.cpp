@@ -1,8 +1,8 @@
-#include "session.h"
+#include "services/session.h"
 
-#include "tokenids.h"
+#include "services/tokenids.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <exception>
 #include <filesystem>

@@ -8,11 +8,11 @@
 // job ends silently.
 #pragma once
 
-#include "jobtracker.h"
+#include "services/jobtracker.h"
 
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/model.h"
+#include "attnscope/tokenizer/tokenizer.h"
+#include "attnscope/attention/trace.h"
 
 #include <QMetaType>
 #include <QObject>

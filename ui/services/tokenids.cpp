@@ -1,7 +1,7 @@
-#include "tokenids.h"
+#include "services/tokenids.h"
 
-#include "attnscope/error.h"
-#include "attnscope/model.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
 
 #include <QRegularExpression>
 #include <QStringList>

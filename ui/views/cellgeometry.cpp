@@ -1,4 +1,4 @@
-#include "cellgeometry.h"
+#include "views/cellgeometry.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
-#include "heatmapview.h"
+#include "views/heatmapview.h"
 
-#include "qtstrings.h"
+#include "figure/labels.h"
 
 #include <qcustomplot.h>
 
@@ -10,6 +10,20 @@
 
 #include <algorithm>
 #include <cmath>
+
+namespace {
+
+// The colour map as a QCustomPlot gradient (256 levels, RGB interpolation between its stops).
+QCPColorGradient colormapGradient(Colormap map) {
+    QCPColorGradient g;
+    g.clearColorStops();
+    for (const auto& stop : colormapStops(map)) g.setColorStopAt(stop.first, stop.second);
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setLevelCount(256);
+    return g;
+}
+
+}  // namespace
 
 namespace {
 

@@ -6,10 +6,10 @@
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
 
-#include "cellgeometry.h"
-#include "colormaps.h"
+#include "views/cellgeometry.h"
+#include "figure/colormaps.h"
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <QStringList>
 #include <QWidget>

@@ -1,6 +1,6 @@
-#include "outputchangeview.h"
+#include "views/outputchangeview.h"
 
-#include "qtstrings.h"
+#include "views/richtextlabel.h"
 
 #include <QLabel>
 #include <QTextDocument>

@@ -5,7 +5,7 @@
 // Display only; every number comes from attnscope::OutputChange.
 #pragma once
 
-#include "attnscope/interventions.h"
+#include "attnscope/lab/interventions.h"
 
 #include <QWidget>
 

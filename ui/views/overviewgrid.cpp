@@ -1,4 +1,4 @@
-#include "overviewgrid.h"
+#include "views/overviewgrid.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>

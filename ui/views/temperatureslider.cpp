@@ -1,4 +1,4 @@
-#include "temperatureslider.h"
+#include "views/temperatureslider.h"
 
 #include <QGridLayout>
 #include <QLabel>

@@ -11,7 +11,7 @@
 // lab draws the detail map.
 #pragma once
 
-#include "labservice.h"
+#include "services/labservice.h"
 
 #include <QObject>
 

@@ -1,16 +1,16 @@
 // LabController, continued: head masking from the overview grid, the metrics table and the
 // block views (rollout, flow, head similarity) of the Metrics tab.
-#include "labcontroller.h"
+#include "window/labcontroller.h"
 
-#include "controlpanel.h"
-#include "heatmapview.h"
-#include "labpanel.h"
-#include "mainwindow.h"
-#include "metricspanel.h"
-#include "overviewgrid.h"
-#include "qtstrings.h"
-#include "session.h"
-#include "temperatureslider.h"
+#include "panels/controlpanel.h"
+#include "views/heatmapview.h"
+#include "panels/labpanel.h"
+#include "window/mainwindow.h"
+#include "panels/metricspanel.h"
+#include "views/overviewgrid.h"
+#include "figure/labels.h"
+#include "services/session.h"
+#include "views/temperatureslider.h"
 
 #include <QComboBox>
 #include <QContextMenuEvent>

@@ -1,19 +1,19 @@
-#include "mainwindow.h"
+#include "window/mainwindow.h"
 
-#include "comparepanel.h"
-#include "controlpanel.h"
-#include "devicecombo.h"
-#include "figure.h"
-#include "heatmapview.h"
-#include "imageinput.h"
-#include "labcontroller.h"
-#include "modelpicker.h"
-#include "outputpanel.h"
-#include "overviewgrid.h"
-#include "session.h"
-#include "temperatureslider.h"
+#include "panels/comparepanel.h"
+#include "panels/controlpanel.h"
+#include "panels/devicecombo.h"
+#include "figure/figure.h"
+#include "views/heatmapview.h"
+#include "panels/imageinput.h"
+#include "window/labcontroller.h"
+#include "panels/modelpicker.h"
+#include "panels/outputpanel.h"
+#include "views/overviewgrid.h"
+#include "services/session.h"
+#include "views/temperatureslider.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <QAction>
 #include <QCheckBox>

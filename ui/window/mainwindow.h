@@ -8,8 +8,8 @@
 // Errors show in a non-modal QMessageBox named "errorDialog" and leave the window usable.
 #pragma once
 
-#include "colormaps.h"
-#include "mapservice.h"
+#include "figure/colormaps.h"
+#include "services/mapservice.h"
 
 #include <QMainWindow>
 

@@ -1,15 +1,15 @@
 // MainWindow's exports: File > Export figure… (the current tab as a figure) and File > Export
 // map data… (the shown head's map as .npy or .csv).
-#include "mainwindow.h"
+#include "window/mainwindow.h"
 
-#include "comparepanel.h"
-#include "controlpanel.h"
-#include "exportdialog.h"
-#include "figure.h"
-#include "heatmapview.h"
-#include "mapdata.h"
-#include "session.h"
-#include "temperatureslider.h"
+#include "panels/comparepanel.h"
+#include "panels/controlpanel.h"
+#include "panels/exportdialog.h"
+#include "figure/figure.h"
+#include "views/heatmapview.h"
+#include "figure/mapdata.h"
+#include "services/session.h"
+#include "views/temperatureslider.h"
 
 #include <QDir>
 #include <QFileDialog>

@@ -1,18 +1,18 @@
 // MainWindow's inputs for the model families: the device models open on, images for image
 // models (ViT), readable or raw token labels, and the key/value group of a grouped-query head.
-#include "mainwindow.h"
+#include "window/mainwindow.h"
 
-#include "controlpanel.h"
-#include "devicecombo.h"
-#include "heatmapview.h"
-#include "imageinput.h"
-#include "labcontroller.h"
-#include "qtstrings.h"
-#include "session.h"
-#include "temperatureslider.h"
+#include "panels/controlpanel.h"
+#include "panels/devicecombo.h"
+#include "views/heatmapview.h"
+#include "panels/imageinput.h"
+#include "window/labcontroller.h"
+#include "figure/labels.h"
+#include "services/session.h"
+#include "views/temperatureslider.h"
 
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/model.h"
+#include "attnscope/attention/trace.h"
 
 #include <QAction>
 #include <QComboBox>

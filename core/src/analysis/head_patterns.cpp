@@ -1,6 +1,6 @@
 // Positional measures, pattern classes and similarity of attention maps (see metrics.h).
-#include "attnscope/error.h"
-#include "attnscope/metrics.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/analysis/metrics.h"
 #include "map_rows.h"
 
 #include <algorithm>

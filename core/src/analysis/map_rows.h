@@ -1,7 +1,7 @@
 // Row helpers shared by the per-map measures (metrics.cpp, head_patterns.cpp). Plain C++.
 #pragma once
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <algorithm>
 #include <cstddef>

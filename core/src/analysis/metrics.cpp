@@ -1,6 +1,6 @@
-#include "attnscope/metrics.h"
+#include "attnscope/analysis/metrics.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "map_rows.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // Attention rollout and attention flow (see rollout.h). Plain C++: the flow is a max-flow
 // problem, solved with Dinic's algorithm on a compact arc array.
-#include "attnscope/rollout.h"
+#include "attnscope/analysis/rollout.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <algorithm>
 #include <limits>

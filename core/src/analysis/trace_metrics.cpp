@@ -1,23 +1,13 @@
-// Per-head metrics, rollout/flow and similarity of a Trace's blocks, hybrid maps and KL between
-// variants (see lab.h). Plain C++ over the public Trace API.
-#include "attnscope/error.h"
-#include "attnscope/lab.h"
+// Per-head metrics, rollout/flow and similarity of a Trace's blocks and KL between variants
+// (trace_metrics.h). Plain C++ over the public Trace API.
+#include "attnscope/analysis/trace_metrics.h"
+
+#include "attnscope/runtime/error.h"
 
 #include <algorithm>
 #include <string>
 
 namespace attnscope {
-
-HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate) {
-    if (!(gate >= 0 && gate <= 1)) throw Error("hybrid gate must be in [0, 1], got " + std::to_string(gate));
-    if (a.rows != b.rows || a.cols != b.cols)
-        throw Error("hybrid needs maps of one shape, got " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + " and " +
-                    std::to_string(b.rows) + "x" + std::to_string(b.cols));
-    HeadMap out{a.rows, a.cols, std::vector<float>(a.values.size())};
-    for (std::size_t i = 0; i < a.values.size(); ++i)
-        out.values[i] = static_cast<float>(gate * a.values[i] + (1 - gate) * b.values[i]);
-    return out;
-}
 
 double variantKl(const Trace& trace, int block, int layer, int head, const MapOptions& p, const MapOptions& q) {
     return meanRowKl(trace.map(block, layer, head, p), trace.map(block, layer, head, q));

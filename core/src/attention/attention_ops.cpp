@@ -1,13 +1,13 @@
 #include "attention_ops.h"
 
-#include "attnscope/error.h"
-#include "lab/additive_cpu.h"
+#include "attnscope/runtime/error.h"
+#include "additive_cpu.h"
 
 #include <algorithm>
 #include <limits>
 
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-#include "../cuda/attention_kernels.h"
+#include "../../cuda/attention_kernels.h"
 #endif
 
 namespace attnscope {

@@ -2,8 +2,8 @@
 // map recomputed from a Trace is the model's own map.
 #pragma once
 
-#include "attnscope/model.h"
-#include "attnscope/trace.h"
+#include "attnscope/attention/run_options.h"
+#include "attnscope/attention/trace.h"
 
 #include <ATen/ATen.h>
 

@@ -1,6 +1,6 @@
 #include "favor.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "rng.h"
 
 #include <cmath>

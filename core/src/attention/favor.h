@@ -2,7 +2,7 @@
 // orthogonal random features whose inner products estimate the softmax kernel.
 #pragma once
 
-#include "../attention_ops.h"
+#include "attention_ops.h"
 
 #include <ATen/ATen.h>
 

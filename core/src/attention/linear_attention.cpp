@@ -1,6 +1,6 @@
 #include "linear_attention.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
 #include "../../cuda/attention_kernels.h"

@@ -3,7 +3,7 @@
 // that never forms it.
 #pragma once
 
-#include "../attention_ops.h"
+#include "attention_ops.h"
 
 #include <ATen/ATen.h>
 

@@ -1,8 +1,8 @@
 #include "trace_impl.h"
 
-#include "attnscope/error.h"
-#include "lab/favor.h"
-#include "torch_errors.h"
+#include "attnscope/runtime/error.h"
+#include "favor.h"
+#include "runtime/torch_errors.h"
 
 #include <cmath>
 

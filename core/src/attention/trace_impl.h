@@ -2,7 +2,8 @@
 #pragma once
 
 #include "attention_ops.h"
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
+#include "attnscope/io/input.h"
 
 #include <ATen/ATen.h>
 

@@ -1,6 +1,6 @@
 #include "json_util.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <cmath>
 #include <fstream>

@@ -1,6 +1,6 @@
-#include "attnscope/npy.h"
+#include "attnscope/io/npy.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
 // Reading and writing safetensors files. Validation follows the reference implementation
 // (huggingface/safetensors, SafeTensors::read_metadata + Metadata::validate), so a file we
 // accept is one the Python/Rust tools accept too, and every tensor's bytes lie inside the map.
-#include "attnscope/safetensors.h"
+#include "attnscope/io/safetensors.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

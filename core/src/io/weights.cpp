@@ -1,8 +1,8 @@
 #include "weights.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "json_util.h"
-#include "memory.h"
+#include "runtime/memory.h"
 
 #include <cstdint>
 #include <fstream>

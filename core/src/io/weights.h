@@ -11,8 +11,8 @@
 // the shape and names the tensor when it is wrong.
 #pragma once
 
-#include "attnscope/progress.h"
-#include "attnscope/safetensors.h"
+#include "attnscope/runtime/progress.h"
+#include "attnscope/io/safetensors.h"
 
 #include <ATen/ATen.h>
 

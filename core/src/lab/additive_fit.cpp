@@ -4,12 +4,12 @@
 //   logits_ij = Σ_w v_w t_ijw,  t_ijw = tanh(a_iw + b_jw),  a = Q W_qᵀ,  b = K W_kᵀ
 //   L = (1/R) Σ_i KL(P_i ‖ softmax(logits_i))  =>  ∂L/∂logits_ij = (S_ij - P_ij) / R = G_ij
 //   ∂L/∂v_w = Σ_ij G_ij t_ijw,  ∂L/∂a_iw = Σ_j G_ij v_w (1 - t_ijw²),  ∂L/∂b_jw = Σ_i (same)
-#include "attnscope/error.h"
-#include "attnscope/lab.h"
-#include "attnscope/metrics.h"
-#include "rng.h"
-#include "trace_impl.h"
-#include "torch_errors.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/lab/lab.h"
+#include "attnscope/analysis/metrics.h"
+#include "attention/rng.h"
+#include "attention/trace_impl.h"
+#include "runtime/torch_errors.h"
 
 #include <c10/core/InferenceMode.h>
 

@@ -1,8 +1,8 @@
 // Output change, head lists, re-runs and pruning by importance (see interventions.h).
-#include "attnscope/interventions.h"
+#include "attnscope/lab/interventions.h"
 
-#include "attnscope/error.h"
-#include "attnscope/metrics.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/analysis/metrics.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,11 +3,11 @@
 // its own tensor names). Post-LN layers, GELU, bidirectional attention with a padding mask over
 // keys. Weights nn.Linear [out, in], with or without the "bert." / "roberta." / "distilbert."
 // prefix; legacy LayerNorm "gamma"/"beta" names are accepted.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "families.h"
 #include "family_common.h"
-#include "memory.h"
-#include "weights.h"
+#include "runtime/memory.h"
+#include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
 

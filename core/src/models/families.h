@@ -1,8 +1,8 @@
 // Model families, each built from a folder's parsed config.json. Model::load dispatches here.
 #pragma once
 
-#include "attnscope/model.h"
-#include "json_util.h"
+#include "attnscope/models/model.h"
+#include "io/json_util.h"
 
 #include <c10/core/Device.h>
 

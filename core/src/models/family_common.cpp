@@ -1,10 +1,10 @@
 #include "family_common.h"
 
-#include "attnscope/error.h"
-#include "device.h"
-#include "json_util.h"
-#include "tokenizer/model_text.h"
-#include "weights.h"
+#include "attnscope/runtime/error.h"
+#include "runtime/device.h"
+#include "io/json_util.h"
+#include "model_text.h"
+#include "io/weights.h"
 
 namespace attnscope {
 

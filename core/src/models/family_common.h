@@ -3,10 +3,10 @@
 // the single "self" block, and the small tensor steps every layer repeats.
 #pragma once
 
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
-#include "trace_impl.h"
-#include "vocab.h"
+#include "attnscope/models/model.h"
+#include "attnscope/tokenizer/tokenizer.h"
+#include "attention/trace_impl.h"
+#include "tokenizer/vocab_labels.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/Device.h>

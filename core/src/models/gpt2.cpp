@@ -1,10 +1,10 @@
 // GPT-2 (model_type "gpt2"): pre-LN decoder, learned positions, Conv1D weights stored [in, out],
 // fused c_attn producing q, k, v; output embedding tied to wte unless lm_head.weight is present.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "families.h"
 #include "family_common.h"
-#include "memory.h"
-#include "weights.h"
+#include "runtime/memory.h"
+#include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
 

@@ -1,7 +1,7 @@
-#include "image.h"
+#include "image_preprocess.h"
 
-#include "attnscope/error.h"
-#include "json_util.h"
+#include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // normalise with per-channel means and standard deviations, channels first.
 #pragma once
 
-#include "attnscope/model.h"
+#include "attnscope/models/model.h"
 
 #include <ATen/ATen.h>
 

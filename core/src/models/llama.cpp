@@ -2,12 +2,12 @@
 // SmolLM and TinyLlama): pre-norm decoder with RMSNorm, SwiGLU MLP, rotary positions (rope.h),
 // grouped-query attention, optional q/k/v(/o) biases, tied or untied lm_head, Mistral's sliding
 // window. Weights are nn.Linear [out, in] under "model.".
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "families.h"
 #include "family_common.h"
-#include "memory.h"
+#include "runtime/memory.h"
 #include "rope.h"
-#include "weights.h"
+#include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
 

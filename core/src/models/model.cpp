@@ -1,8 +1,8 @@
-#include "attnscope/error.h"
-#include "device.h"
+#include "attnscope/runtime/error.h"
+#include "runtime/device.h"
 #include "families.h"
-#include "torch_errors.h"
-#include "trace_impl.h"
+#include "runtime/torch_errors.h"
+#include "attention/trace_impl.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "model_text.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 namespace attnscope {
 

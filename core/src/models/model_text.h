@@ -4,8 +4,8 @@
 //   impl->displayTokens = displayLabels(tokenizer_.get(), ids, impl->tokens);  // in the forward
 #pragma once
 
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/models/model.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 namespace attnscope {
 

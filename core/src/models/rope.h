@@ -2,7 +2,7 @@
 // paired with i + d/2), with the inverse frequencies of the config's rope scaling.
 #pragma once
 
-#include "json_util.h"
+#include "io/json_util.h"
 
 #include <ATen/ATen.h>
 

@@ -2,12 +2,12 @@
 // a CLS token is prepended, learned positions added, then pre-LN encoder layers with GELU.
 // ViTForImageClassification's classifier on the final CLS state gives the predicted class,
 // named by config.json's id2label. Weights with or without the "vit." prefix.
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "families.h"
 #include "family_common.h"
-#include "image.h"
-#include "memory.h"
-#include "weights.h"
+#include "image_preprocess.h"
+#include "runtime/memory.h"
+#include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
 

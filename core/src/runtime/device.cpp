@@ -1,6 +1,6 @@
 #include "device.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "attnscope/model.h"
+#include "attnscope/runtime/device.h"
 
 #include <c10/core/Device.h>
 

@@ -1,6 +1,6 @@
 #include "memory.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-#include "../cuda/device_memory.h"
+#include "../../cuda/device_memory.h"
 #endif
 
 namespace attnscope {

@@ -2,7 +2,7 @@
 // attnscope::Error with a readable line instead.
 #pragma once
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <c10/util/Exception.h>
 

@@ -1,6 +1,6 @@
 #include "components.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 #include "components.h"
 #include "decoding.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

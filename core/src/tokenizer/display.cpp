@@ -1,5 +1,5 @@
 // Readable token labels for axes and figures (Tokenizer::displayToken, readableToken).
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 #include "components.h"
 #include "decoding.h"

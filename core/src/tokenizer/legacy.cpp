@@ -3,10 +3,10 @@
 //   vocab.json + merges.txt -> byte-level BPE (GPT-2; RoBERTa's <s> ... </s> when the vocabulary
 //                              has them)
 //   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
-#include "attnscope/error.h"
-#include "json_util.h"
+#include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <nlohmann/json.hpp>
 

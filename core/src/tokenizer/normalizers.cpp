@@ -2,7 +2,7 @@
 // Strip, Prepend, Replace and Sequence.
 #include "components.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // trimming) and Sequence. Tokens they add have offsets (0, 0).
 #include "components.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

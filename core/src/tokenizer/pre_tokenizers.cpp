@@ -2,7 +2,7 @@
 // WhitespaceSplit, Punctuation, Digits, Metaspace, CharDelimiterSplit and Sequence.
 #include "components.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

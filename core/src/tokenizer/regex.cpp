@@ -1,7 +1,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "regex.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <pcre2.h>
 

@@ -1,13 +1,13 @@
 // Tokenizer: reads tokenizer.json and runs its pipeline (added tokens, normalizer, pre-tokenizer,
 // model, post-processor), as Hugging Face's TokenizerImpl::encode does.
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
 #include "added_vocabulary.h"
 #include "components.h"
 #include "tokenizer_impl.h"
 
-#include "attnscope/error.h"
-#include "json_util.h"
+#include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <nlohmann/json.hpp>
 

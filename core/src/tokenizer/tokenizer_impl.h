@@ -2,7 +2,7 @@
 #pragma once
 
 #include "added_vocabulary.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/tokenizer/tokenizer.h"
 #include "components.h"
 #include "decoding.h"
 

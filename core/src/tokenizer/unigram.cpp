@@ -4,7 +4,7 @@
 #include "models.h"
 #include "vocabulary.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
-#include "vocab.h"
+#include "vocab_labels.h"
 
-#include "attnscope/error.h"
-#include "json_util.h"
+#include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <fstream>
 

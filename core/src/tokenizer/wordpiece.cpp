@@ -3,7 +3,7 @@
 #include "models.h"
 #include "vocabulary.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 // self-attention a_i = i.
 #pragma once
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 
 #include <vector>
 

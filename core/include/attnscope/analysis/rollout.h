@@ -7,8 +7,8 @@
 // (residual = 0.5 is the paper's choice; a row of A_l that is all zero becomes the identity row).
 #pragma once
 
-#include "attnscope/progress.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/progress.h"
+#include "attnscope/attention/trace.h"
 
 #include <vector>
 

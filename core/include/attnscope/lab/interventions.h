@@ -3,9 +3,9 @@
 // Torch-free; works for every family through Model::forward and Trace.
 #pragma once
 
-#include "attnscope/model.h"
-#include "attnscope/progress.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/model.h"
+#include "attnscope/runtime/progress.h"
+#include "attnscope/attention/trace.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,15 +1,15 @@
-// The attention lab on a Trace: variants of a pretrained head's map (FAVOR+ is a MapOptions
-// feature map; additive fit and the hybrid live here), per-head metrics for a whole Trace,
-// rollout and flow of a block, and KL between variants. Torch stays out of this header.
+// The attention lab on a Trace: the map the lab shows for a head (the model's own, a recomputed
+// variant, an additive fit or the hybrid) and its KL from the dot map, and the additive fit
+// itself. FAVOR+ and the linear feature maps are MapOptions of the Trace. Torch stays out of
+// this header.
 //
 // All functions work on any Trace, whatever the family: they read the captured Q/K through
 // Trace::map, so causal and padding masks are those the model used.
 #pragma once
 
-#include "attnscope/metrics.h"
-#include "attnscope/progress.h"
-#include "attnscope/rollout.h"
-#include "attnscope/trace.h"
+#include "attnscope/analysis/trace_metrics.h"
+#include "attnscope/attention/trace.h"
+#include "attnscope/runtime/progress.h"
 
 #include <cstdint>
 #include <string>
@@ -53,50 +53,33 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
 // probability maps stay probability rows. Throws for different shapes or g outside [0, 1].
 HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate);
 
-// Mean row KL(map under `p` ‖ map under `q`) of one head: "KL between variants".
-double variantKl(const Trace& trace, int block, int layer, int head, const MapOptions& p, const MapOptions& q);
+// ---- The lab's map of a head ---------------------------------------------------------------
+// Native: the model's own map (its layer's kind); Dot / Linear: the map recomputed from the
+// head's q, k in that form; Additive: the layer's own map on an additive layer, else the head's
+// additive fit; Hybrid: gate · additive + (1 - gate) · dot.
+enum class LabVariant { Native, Dot, Linear, Additive, Hybrid };
+const char* labVariantName(LabVariant variant);  // "native", "dot", "linear", "additive", "hybrid"
 
-// ---- Per-head metrics ---------------------------------------------------------------------
-struct MetricsOptions {
-    MapOptions map;  // which map the metrics describe (variant, temperature)
-    PatternThresholds thresholds;
-    // Key labels that count as separators; the default covers BERT, RoBERTa/BART, GPT-2, Llama
-    // and the built-in models.
-    std::vector<std::string> separatorLabels = {"[SEP]", "</s>", "<|endoftext|>", "<eos>", "<sep>", "[EOS]"};
-    // KL(dot ‖ linear with this feature map) per head of dot-product layers (0 for others and
-    // when compareLinear is false).
-    bool compareLinear = true;
-    FeatureMap compareFeatureMap = FeatureMap::Elu;
-    Progress progress;  // (heads done, total)
+struct VariantSpec {
+    LabVariant variant = LabVariant::Native;
+    MapOptions map;     // temperature, and the feature map / features / seed of Linear
+    double gate = 0.5;  // Hybrid
 };
 
-struct HeadMetrics {
-    std::string block;
-    int layer = 0, head = 0;
-    double entropy = 0;        // meanRowEntropy, nats
-    double meanDistance = 0;   // meanAttentionDistance, tokens
-    double firstToken = 0;     // attentionToKeys({0})
-    double separator = 0;      // attentionToKeys(separator columns); 0 when the keys have none
-    PatternScores scores;
-    PatternClass pattern = PatternClass::Mixed;
-    double klDotLinear = 0;    // see MetricsOptions::compareLinear
+// True when the variant needs an additive fit of the head: Additive or Hybrid on a layer that
+// is not additive itself.
+bool variantNeedsFit(const BlockInfo& block, LabVariant variant);
+
+struct LabMap {
+    HeadMap map;
+    // Mean row KL(dot map at the same temperature ‖ map), nats; < 0 when not asked for or when
+    // the map is the dot map itself (Native on a dot layer, Dot).
+    double klFromDot = -1;
 };
 
-// Key columns of a block whose labels are separators.
-std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std::string>& labels);
-
-// One entry per head of every block, blocks in Trace order, then layer, then head.
-std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& options = {});
-
-// Every map of one layer of a block, heads in order.
-std::vector<HeadMap> layerMaps(const Trace& trace, int block, int layer, const MapOptions& options = {});
-
-// Rollout / flow of a self-attention block from its head-averaged maps, all layers. Throws
-// attnscope::Error for a block whose maps are not square (cross-attention).
-HeadMap blockRollout(const Trace& trace, int block, const MapOptions& options = {}, double residual = 0.5);
-HeadMap blockFlow(const Trace& trace, int block, const MapOptions& options = {}, const FlowOptions& flow = {});
-
-// Head-to-head similarity over every head of a block: k = layers·heads maps, index l·heads + h.
-std::vector<double> blockSimilarity(const Trace& trace, int block, const MapOptions& options = {});
+// The map the lab shows for one head. `fit` is the head's additive fit where variantNeedsFit
+// (attnscope::Error "this head has no additive fit yet" when null); ignored otherwise.
+LabMap labMap(const Trace& trace, int block, int layer, int head, const VariantSpec& spec,
+              const AdditiveFit* fit = nullptr, bool withKlFromDot = false);
 
 }  // namespace attnscope

@@ -10,8 +10,8 @@
 // or LibTorch's), so data, initial weights and therefore trained weights are reproducible.
 #pragma once
 
-#include "attnscope/progress.h"
-#include "attnscope/trace.h"
+#include "attnscope/runtime/progress.h"
+#include "attnscope/attention/trace.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -7,7 +7,10 @@
 // are used without a copy.
 #pragma once
 
-#include "attnscope/progress.h"
+#include "attnscope/attention/run_options.h"
+#include "attnscope/io/input.h"
+#include "attnscope/runtime/device.h"
+#include "attnscope/runtime/progress.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -18,13 +21,6 @@
 namespace attnscope {
 
 class Trace;
-
-enum class DeviceChoice { Cpu, Cuda, Auto };
-
-// "cpu", "cuda", "auto"; throws attnscope::Error otherwise.
-DeviceChoice parseDeviceChoice(const std::string& text);
-// True when LibTorch was built with CUDA and a GPU is visible.
-bool cudaAvailable();
 
 struct ModelInfo {
     std::string family;           // config.json model_type, e.g. "gpt2"
@@ -55,41 +51,6 @@ struct LoadOptions {
     // (MemAvailable on the CPU, free GPU memory). A model that needs more is refused with
     // attnscope::Error "... needs X GiB on DEVICE, Y GiB available" before anything is read.
     std::uint64_t memoryLimitBytes = 0;
-};
-
-// Text input with the extras encoder models (BERT family) take. Empty vectors mean the
-// defaults: every token type 0, every position a real token.
-struct TextInput {
-    std::vector<std::int64_t> ids;
-    std::vector<std::int64_t> typeIds;  // token types (segment ids), one per id
-    std::vector<std::uint8_t> attend;   // 1 = real token, 0 = padding (masked as a key), one per id
-};
-
-// An 8-bit RGB image, row-major, 3 bytes per pixel: pixels[(y * width + x) * 3 + channel].
-// Decoding files is the caller's job (ui and cli use Qt's QImage); the model resizes and
-// normalises as its preprocessor_config.json says.
-struct RgbImage {
-    int width = 0;
-    int height = 0;
-    std::vector<std::uint8_t> pixels;
-};
-
-// A head of one attention block, e.g. for masking. block "" means every block that has it.
-struct HeadRef {
-    std::string block;
-    int layer = 0;
-    int head = 0;
-};
-
-struct RunOptions {
-    Progress progress;  // (layers done, total)
-
-    // Propagated temperature: the model runs with softmax(logits / temperature) inside the
-    // chosen layers (empty = all layers) of every block, so later layers and the outputs change.
-    double temperature = 1.0;
-    std::vector<int> temperatureLayers;
-    // Heads whose output is zeroed before the output projection.
-    std::vector<HeadRef> maskHeads;
 };
 
 // The built-in models shipped under resources/builtin: name (e.g. "reverse-dot") and folder.

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <fstream>
 #include <unistd.h>

@@ -8,9 +8,9 @@
 // so that logits_ij = av_hᵀ tanh(q_i·aq_h + k_j·ak_h) with q, k the head's query and key.
 #pragma once
 
-#include "attnscope/builtin.h"
-#include "attnscope/trace.h"
-#include "json_util.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/attention/trace.h"
+#include "io/json_util.h"
 
 #include <cstdint>
 #include <filesystem>

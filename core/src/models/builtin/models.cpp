@@ -1,13 +1,13 @@
 // The built-in model families as attnscope::Model: "attnscope-seq2seq" (greedy decoding, blocks
 // encoder / decoder / cross) and "attnscope-classifier" (block self, class probabilities).
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "config.h"
-#include "families.h"
-#include "family_common.h"
+#include "models/families.h"
+#include "models/family_common.h"
 #include "net.h"
 #include "symbols.h"
-#include "vocab.h"
-#include "weights.h"
+#include "tokenizer/vocab_labels.h"
+#include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
 

@@ -1,8 +1,8 @@
 #include "net.h"
 
-#include "attnscope/error.h"
-#include "family_common.h"
-#include "lab/linear_attention.h"
+#include "attnscope/runtime/error.h"
+#include "models/family_common.h"
+#include "attention/linear_attention.h"
 
 #include <cmath>
 #include <limits>

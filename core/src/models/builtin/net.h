@@ -14,7 +14,7 @@
 #pragma once
 
 #include "config.h"
-#include "trace_impl.h"
+#include "attention/trace_impl.h"
 
 #include <map>
 #include <string>

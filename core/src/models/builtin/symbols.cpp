@@ -1,8 +1,8 @@
 #include "symbols.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 #include "config.h"
-#include "json_util.h"
+#include "io/json_util.h"
 
 #include <sstream>
 

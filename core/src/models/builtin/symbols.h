@@ -4,7 +4,7 @@
 // Stored as vocab.json {"symbol": id} next to the weights.
 #pragma once
 
-#include "attnscope/builtin.h"
+#include "attnscope/models/builtin.h"
 
 #include <cstdint>
 #include <filesystem>

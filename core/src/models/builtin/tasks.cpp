@@ -15,9 +15,9 @@
 // clauses of the same polarity, which is the sentence's. "but" joins two clauses of opposite
 // polarity and the clause after "but" decides ("the acting was great but the plot was awful" is
 // negative).
-#include "attnscope/builtin.h"
+#include "attnscope/models/builtin.h"
 
-#include "attnscope/error.h"
+#include "attnscope/runtime/error.h"
 
 #include <algorithm>
 

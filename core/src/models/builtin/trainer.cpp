@@ -2,13 +2,13 @@
 // models run (net.h, training mode), Adam with warm-up and cosine decay, gradient clipping.
 // Deterministic: data and initial weights come from the project's own generator (TaskData) and
 // LibTorch runs single-threaded, so a seed gives bit-identical weights on a given build.
-#include "attnscope/builtin.h"
-#include "attnscope/error.h"
-#include "attnscope/model.h"
-#include "attnscope/safetensors.h"
-#include "attnscope/trace.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/models/model.h"
+#include "attnscope/io/safetensors.h"
+#include "attnscope/attention/trace.h"
 #include "config.h"
-#include "device.h"
+#include "runtime/device.h"
 #include "net.h"
 #include "symbols.h"
 

@@ -1,0 +1,29 @@
+// What a forward pass asks of the attention layers: propagated temperature and masked heads.
+#pragma once
+
+#include "attnscope/runtime/progress.h"
+
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// A head of one attention block, e.g. for masking. block "" means every block that has it.
+struct HeadRef {
+    std::string block;
+    int layer = 0;
+    int head = 0;
+};
+
+struct RunOptions {
+    Progress progress;  // (layers done, total)
+
+    // Propagated temperature: the model runs with softmax(logits / temperature) inside the
+    // chosen layers (empty = all layers) of every block, so later layers and the outputs change.
+    double temperature = 1.0;
+    std::vector<int> temperatureLayers;
+    // Heads whose output is zeroed before the output projection.
+    std::vector<HeadRef> maskHeads;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,3 @@
+// A deliberately broken tree: io must not include models.
+#pragma once
+#include "models/family.h"

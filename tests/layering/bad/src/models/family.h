@@ -1,0 +1,3 @@
+// A model file: may include io.
+#pragma once
+#include "io/reader.h"

@@ -1,0 +1,25 @@
+// Core's labels as Qt strings, shared by the views and the figures.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include <string>
+#include <vector>
+
+// Core's UTF-8 labels as Qt strings, in order.
+inline QStringList toQtStrings(const std::vector<std::string>& labels) {
+    QStringList out;
+    for (const auto& s : labels) out << QString::fromStdString(s);
+    return out;
+}
+
+// Token i as an axis tick of a map, the same in the views and the figures: its index when
+// labels has none; byte-level BPE's leading-space mark 'Ġ' as '␣' and newline mark 'Ċ' as "\n";
+// longer than 14 characters elided with '…'.
+inline QString tickText(const QStringList& labels, int i) {
+    constexpr int kMaxChars = 14;
+    QString t = i < labels.size() ? labels[i] : QString::number(i);
+    t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
+    return t.size() > kMaxChars ? t.left(kMaxChars - 1) + QChar(0x2026) : t;
+}
