@@ -1,63 +1,62 @@
-# Checks that core's folders include only downwards (core/README.md):
-#   cuda < runtime < io < tokenizer < attention < models < analysis < lab
-# A file in core/src/<folder>/ or core/include/attnscope/<folder>/ may include its own folder's
-# headers and those of the folders before it in that list; cuda/ includes nothing of core; no
-# core file includes Qt. Run as
-#   cmake -DCORE_DIR=<core> -P check_layering.cmake
-# It prints every include that breaks the rule and fails when there is one.
+# Checks that a tree's folders include only downwards. Each layer folder may include its own
+# files and those of the layers before it in LAYERS:
+#   core (core/README.md): cuda runtime io tokenizer attention models analysis lab
+#                          (folders of core/src and core/include/attnscope; no Qt anywhere)
+#   ui:                    figure services views panels window
+# Run as
+#   cmake -DROOT=<folder> "-DLAYERS=a;b;c" [-DNO_QT=ON] -P check_layering.cmake
+# It prints every include that breaks the rule and fails when there is one. A file that lies in
+# no layer folder breaks it too.
 cmake_minimum_required(VERSION 3.21)
-if(NOT CORE_DIR)
-  message(FATAL_ERROR "usage: cmake -DCORE_DIR=<core folder> -P check_layering.cmake")
+if(NOT ROOT OR NOT LAYERS)
+  message(FATAL_ERROR "usage: cmake -DROOT=<folder> \"-DLAYERS=a;b;c\" [-DNO_QT=ON] -P check_layering.cmake")
 endif()
-set(layers cuda runtime io tokenizer attention models analysis lab)
+set(layers ${LAYERS})
 
 function(layer_rank folder out)
   list(FIND layers "${folder}" rank)
   set(${out} ${rank} PARENT_SCOPE)
 endfunction()
 
-# The layer folder of a path below CORE_DIR ("" when it is in none).
+# The layer folder of a path below ROOT: its first folder, looking through core's src/ and
+# include/attnscope/ ("" for a file outside any folder, or a path outside ROOT).
 function(layer_of path out)
-  file(RELATIVE_PATH rel "${CORE_DIR}" "${path}")
+  file(RELATIVE_PATH rel "${ROOT}" "${path}")
+  string(REGEX REPLACE "^(src|include/attnscope)/" "" rel "${rel}")
   set(folder "")
-  if(rel MATCHES "^src/([^/]+)/")
+  if(NOT rel MATCHES "^\\.\\./" AND rel MATCHES "^([^/]+)/")
     set(folder "${CMAKE_MATCH_1}")
-  elseif(rel MATCHES "^include/attnscope/([^/]+)/")
-    set(folder "${CMAKE_MATCH_1}")
-  elseif(rel MATCHES "^cuda/")
-    set(folder cuda)
   endif()
   set(${out} "${folder}" PARENT_SCOPE)
 endfunction()
 
-file(GLOB_RECURSE files LIST_DIRECTORIES false
-     "${CORE_DIR}/src/*.h" "${CORE_DIR}/src/*.cpp" "${CORE_DIR}/include/*.h"
-     "${CORE_DIR}/cuda/*.h" "${CORE_DIR}/cuda/*.cu" "${CORE_DIR}/cuda/*.cpp")
+# Prints one broken rule and counts it.
+macro(report text)
+  message("${text}")
+  math(EXPR broken "${broken} + 1")
+endmacro()
+
+file(GLOB_RECURSE files LIST_DIRECTORIES false "${ROOT}/*.h" "${ROOT}/*.cpp" "${ROOT}/*.cu")
 set(broken 0)
 set(checked 0)
 foreach(file IN LISTS files)
-  file(RELATIVE_PATH rel "${CORE_DIR}" "${file}")
+  file(RELATIVE_PATH rel "${ROOT}" "${file}")
   layer_of("${file}" from)
   if(from STREQUAL "")
-    if(rel MATCHES "^src/[^/]+$|^include/attnscope/[^/]+$")
-      message("${rel}: lies in no layer folder (core/README.md lists them)")
-      math(EXPR broken "${broken} + 1")
-    endif()
+    report("${rel}: lies in no layer folder (${LAYERS})")
     continue()
   endif()
   layer_rank("${from}" fromRank)
   if(fromRank LESS 0)
-    message("${rel}: '${from}' is not a layer (core/README.md lists them)")
-    math(EXPR broken "${broken} + 1")
+    report("${rel}: '${from}' is not one of the layers ${LAYERS}")
     continue()
   endif()
   get_filename_component(dir "${file}" DIRECTORY)
   file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
   foreach(line IN LISTS lines)
     math(EXPR checked "${checked} + 1")
-    if(line MATCHES "#[ \t]*include[ \t]*<(Q[A-Za-z]*|qcustomplot\\.h)[/>]")
-      message("${rel}: includes Qt (${CMAKE_MATCH_1}); core has no Qt")
-      math(EXPR broken "${broken} + 1")
+    if(NO_QT AND line MATCHES "#[ \t]*include[ \t]*<(Q[A-Za-z]*|qcustomplot\\.h)[/>]")
+      report("${rel}: includes Qt (${CMAKE_MATCH_1}); this tree has no Qt")
       continue()
     endif()
     if(NOT line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
@@ -66,7 +65,7 @@ foreach(file IN LISTS files)
     set(inc "${CMAKE_MATCH_1}")
     # Resolve as the compiler does: next to the file, then the include roots.
     set(target "")
-    foreach(base "${dir}" "${CORE_DIR}/src" "${CORE_DIR}/include")
+    foreach(base "${dir}" "${ROOT}" "${ROOT}/src" "${ROOT}/include")
       get_filename_component(candidate "${base}/${inc}" ABSOLUTE)
       if(EXISTS "${candidate}")
         set(target "${candidate}")
@@ -81,17 +80,13 @@ foreach(file IN LISTS files)
       continue()
     endif()
     layer_rank("${to}" toRank)
-    if(from STREQUAL "cuda" AND NOT to STREQUAL "cuda")
-      message("${rel}: includes \"${inc}\" (${to}); cuda/ includes nothing of core")
-      math(EXPR broken "${broken} + 1")
-    elseif(toRank GREATER fromRank)
-      message("${rel}: includes \"${inc}\": ${from} may not include ${to} (it sits above ${from})")
-      math(EXPR broken "${broken} + 1")
+    if(toRank GREATER fromRank)
+      report("${rel}: includes \"${inc}\": ${from} may not include ${to} (it sits above ${from})")
     endif()
   endforeach()
 endforeach()
 list(LENGTH files nfiles)
 if(broken GREATER 0)
-  message(FATAL_ERROR "${broken} include(s) break core's layering (${nfiles} files checked)")
+  message(FATAL_ERROR "${broken} include(s) break the layering of ${ROOT} (${nfiles} files checked)")
 endif()
-message("core layering holds: ${nfiles} files, ${checked} includes checked")
+message("layering of ${ROOT} holds: ${nfiles} files, ${checked} includes checked")
