@@ -18,9 +18,11 @@
 
 #include "family_fixtures.h"
 
+#include <QContextMenuEvent>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 
@@ -267,6 +269,42 @@ TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model
     }
     CHECK(panel->maskList()->count() == 3);
     requireSameChange(pruned.change);
+}
+
+TEST_CASE_METHOD(LabFixture, "The overview's context menu masks and unmasks a head; masked heads are crossed out", "[ui][lab]") {
+    openStandIn();
+    const auto base = session->trace();
+    const auto openMenu = [&](int l, int h) {
+        const QPoint at = overview->tileRect(l, h).center();
+        QContextMenuEvent event(QContextMenuEvent::Mouse, at, overview->mapToGlobal(at));
+        QApplication::sendEvent(overview, &event);
+        QMenu* menu = nullptr;
+        REQUIRE(QTest::qWaitFor([&] {
+            for (QMenu* m : overview->findChildren<QMenu*>())
+                if (m->isVisible()) menu = m;
+            return menu != nullptr;
+        }, 5000));
+        return menu;
+    };
+    QMenu* menu = openMenu(0, 1);
+    REQUIRE(menu->actions().size() == 2);
+    CHECK(menu->actions()[0]->text() == QStringLiteral("Mask layer 0 head 1 (re-run)"));
+    CHECK(menu->actions()[1]->text() == QStringLiteral("Clear all masks"));
+    CHECK_FALSE(menu->actions()[1]->isEnabled());
+    menu->actions()[0]->trigger();
+    menu->close();
+    waitForRerun();
+    CHECK(lab->isMasked(QStringLiteral("self"), 0, 1));
+    CHECK(overview->crossedOut() == std::vector<std::pair<int, int>>{{0, 1}});
+
+    menu = openMenu(0, 1);
+    CHECK(menu->actions()[0]->text() == QStringLiteral("Unmask layer 0 head 1"));
+    CHECK(menu->actions()[1]->isEnabled());
+    menu->actions()[1]->trigger();  // Clear all masks: back to the original run
+    menu->close();
+    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() == base; }, 20000));
+    CHECK(lab->intervention().masked.empty());
+    CHECK(overview->crossedOut().empty());
 }
 
 TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {

@@ -83,8 +83,11 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     headGroup_->setVisible(false);
     form->addRow(headGroup_);
     temperature_ = new TemperatureSlider;
-    form->addRow(new QLabel(tr("Display temperature (log scale):")));
+    temperatureCaption_ = new QLabel;
+    setTemperatureInside(false);
+    form->addRow(temperatureCaption_);
     form->addRow(temperature_);
+    viewForm_ = form;
     colormap_ = new QComboBox;
     colormap_->setObjectName(QStringLiteral("colormapCombo"));
     colormap_->addItems(colormapNames());
@@ -101,6 +104,7 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     auto* outputLayout = new QVBoxLayout(outputBox);
     outputs_ = new OutputPanel;
     outputLayout->addWidget(outputs_);
+    outputLayout_ = outputLayout;
 
     auto* column = new QVBoxLayout(this);
     column->addWidget(modelBox);
@@ -141,4 +145,17 @@ void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {
     block_->setCurrentIndex(found >= 0 ? found : (names.contains(QStringLiteral("cross")) ? names.indexOf(QStringLiteral("cross")) : 0));
     blockLabel_->setVisible(names.size() > 1);
     block_->setVisible(names.size() > 1);
+}
+
+void ControlPanel::addTemperatureRow(QWidget* row) {
+    int at = -1;
+    QFormLayout::ItemRole role;
+    viewForm_->getWidgetPosition(temperature_, &at, &role);
+    viewForm_->insertRow(at + 1 + temperatureRows_++, row);
+}
+
+void ControlPanel::addOutputWidget(QWidget* widget) { outputLayout_->addWidget(widget); }
+
+void ControlPanel::setTemperatureInside(bool inside) {
+    temperatureCaption_->setText(inside ? tr("Temperature inside the model (log scale):") : tr("Display temperature (log scale):"));
 }

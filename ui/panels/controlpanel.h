@@ -1,7 +1,7 @@
 // ControlPanel: the left-hand column of the window: model picker and summary, the input (text,
 // or token ids for models without a tokenizer) with Run, the map selection (block, layer, head),
 // the display temperature, colours, and the model's outputs. Widgets only; MainWindow wires
-// them to the session and the views.
+// them to the session and the views, and fills the slots for other parts' rows (the lab's).
 #pragma once
 
 #include "figure/colormaps.h"
@@ -15,7 +15,9 @@ class OutputPanel;
 class TemperatureSlider;
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -52,6 +54,13 @@ public:
     // Shows the block row only when the model has several blocks.
     void setBlocks(const QStringList& names, const QString& keep);
 
+    // Slots for rows other parts add (the panel takes ownership): under the temperature slider,
+    // in the order added, and under the outputs.
+    void addTemperatureRow(QWidget* row);
+    void addOutputWidget(QWidget* widget);
+    // The slider's caption: the display temperature, or (inside) the temperature in the model.
+    void setTemperatureInside(bool inside);
+
 signals:
     void coloringChanged();
 
@@ -66,9 +75,13 @@ private:
     QSpinBox* layer_ = nullptr;
     QSpinBox* head_ = nullptr;
     TemperatureSlider* temperature_ = nullptr;
+    QLabel* temperatureCaption_ = nullptr;
+    QFormLayout* viewForm_ = nullptr;  // the attention map box: rows go under the slider
+    int temperatureRows_ = 0;          // rows added under the slider so far
     QComboBox* colormap_ = nullptr;
     QComboBox* scale_ = nullptr;
     OutputPanel* outputs_ = nullptr;
+    QLayout* outputLayout_ = nullptr;
     DeviceCombo* device_ = nullptr;
     ImageInputBar* image_ = nullptr;
     QLabel* headGroup_ = nullptr;

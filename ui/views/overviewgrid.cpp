@@ -1,5 +1,6 @@
 #include "views/overviewgrid.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -41,6 +42,11 @@ void OverviewGrid::setCaption(const QString& caption) {
     update();
 }
 
+void OverviewGrid::setCrossedOut(std::vector<std::pair<int, int>> heads) {
+    crossedOut_ = std::move(heads);
+    update();
+}
+
 // Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads.
 OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     Metrics m;
@@ -63,6 +69,17 @@ QSize OverviewGrid::sizeHint() const { return {360, heightForWidth(360)}; }
 QRect OverviewGrid::tileRect(int layer, int head) const {
     const Metrics m = metricsFor(width());
     return {m.left + head * (m.tile + m.gap), m.top + layer * (m.tile + m.gap), m.tile, m.tile};
+}
+
+bool OverviewGrid::tileAt(const QPoint& pos, int& layer, int& head) const {
+    for (int l = 0; l < layers_; ++l)
+        for (int h = 0; h < heads_; ++h)
+            if (tileRect(l, h).contains(pos)) {
+                layer = l;
+                head = h;
+                return true;
+            }
+    return false;
 }
 
 void OverviewGrid::paintEvent(QPaintEvent*) {
@@ -99,30 +116,48 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     p.setPen(QPen(pal.color(QPalette::Highlight), hasFocus() ? 3 : 2));
     p.setBrush(Qt::NoBrush);
     p.drawRect(sel);
+    // Crossed out on top of everything, the selection outline included.
+    p.setRenderHint(QPainter::Antialiasing);
+    for (const auto& [l, h] : crossedOut_) {
+        if (l < 0 || h < 0 || l >= layers_ || h >= heads_) continue;
+        const QRectF r = QRectF(tileRect(l, h)).adjusted(1, 1, -1, -1);
+        p.fillRect(r, QColor(0, 0, 0, 110));
+        p.setPen(QPen(QColor(230, 60, 60), std::max(1.5, r.width() / 28)));
+        p.drawRect(r);
+        const QRectF c = r.adjusted(r.width() / 4, r.height() / 4, -r.width() / 4, -r.height() / 4);
+        p.drawLine(c.topLeft(), c.bottomRight());
+        p.drawLine(c.topRight(), c.bottomLeft());
+    }
 }
 
 void OverviewGrid::mousePressEvent(QMouseEvent* event) {
+    int l = 0, h = 0;
+    const bool onTile = tileAt(event->position().toPoint(), l, h);
+    if (onTile && event->button() == Qt::LeftButton && (event->modifiers() & Qt::ControlModifier)) {
+        emit headToggleRequested(l, h);  // neither focuses nor selects
+        return;
+    }
     setFocus(Qt::MouseFocusReason);
-    for (int l = 0; l < layers_; ++l)
-        for (int h = 0; h < heads_; ++h)
-            if (tileRect(l, h).contains(event->position().toPoint())) {
-                setSelected(l, h);
-                emit headChosen(l, h);
-                return;
-            }
+    if (onTile) {
+        setSelected(l, h);
+        emit headChosen(l, h);
+        return;
+    }
     QWidget::mousePressEvent(event);
+}
+
+void OverviewGrid::contextMenuEvent(QContextMenuEvent* event) {
+    int l = 0, h = 0;
+    if (!tileAt(event->pos(), l, h)) return event->ignore();
+    emit headContextMenuRequested(l, h, event->globalPos());
 }
 
 bool OverviewGrid::event(QEvent* event) {
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
-        for (int l = 0; l < layers_; ++l)
-            for (int h = 0; h < heads_; ++h)
-                if (tileRect(l, h).contains(help->pos())) {
-                    QToolTip::showText(help->globalPos(), tr("layer %1 · head %2").arg(l).arg(h), this);
-                    return true;
-                }
-        QToolTip::hideText();
+        int l = 0, h = 0;
+        if (tileAt(help->pos(), l, h)) QToolTip::showText(help->globalPos(), tr("layer %1 · head %2").arg(l).arg(h), this);
+        else QToolTip::hideText();
         return true;
     }
     return QWidget::event(event);

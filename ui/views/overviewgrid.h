@@ -1,12 +1,15 @@
 // OverviewGrid: every (layer, head) of one attention block as a thumbnail, layers as rows and
 // heads as columns. Clicking a thumbnail selects it (the window's arrow keys move the
-// selection too); the selected one is outlined. Thumbnails are images prepared on a
-// worker (MapService), drawn magnified without smoothing.
+// selection too); the selected one is outlined. Ctrl+click and the context menu on a thumbnail
+// only ask (headToggleRequested, headContextMenuRequested): what they do is the window's. Heads
+// given to setCrossedOut() are dimmed and crossed out (the lab's masked heads). Thumbnails are
+// images prepared on a worker (MapService), drawn magnified without smoothing.
 #pragma once
 
 #include <QImage>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
 class OverviewGrid : public QWidget {
@@ -21,6 +24,9 @@ public:
     void setSelected(int layer, int head);
     // A line shown above the grid (e.g. "decoder block · T = 0.5").
     void setCaption(const QString& caption);
+    // (layer, head) pairs drawn crossed out; pairs outside the shape are ignored.
+    void setCrossedOut(std::vector<std::pair<int, int>> heads);
+    const std::vector<std::pair<int, int>>& crossedOut() const { return crossedOut_; }
 
     int layers() const { return layers_; }
     int heads() const { return heads_; }
@@ -29,6 +35,8 @@ public:
     const std::vector<QImage>& images() const { return images_; }
     // Where a thumbnail is drawn, in widget coordinates (for clicks and tests).
     QRect tileRect(int layer, int head) const;
+    // The thumbnail under pos (widget coordinates); false when there is none.
+    bool tileAt(const QPoint& pos, int& layer, int& head) const;
 
     QSize sizeHint() const override;
     bool hasHeightForWidth() const override { return true; }
@@ -37,10 +45,15 @@ public:
 signals:
     // The user clicked a thumbnail.
     void headChosen(int layer, int head);
+    // Ctrl+left click on a thumbnail: it does not select it.
+    void headToggleRequested(int layer, int head);
+    // A context menu (right click) on a thumbnail, at globalPos (screen coordinates).
+    void headContextMenuRequested(int layer, int head, const QPoint& globalPos);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
@@ -55,4 +68,5 @@ private:
     int head_ = 0;
     QString caption_;
     std::vector<QImage> images_;
+    std::vector<std::pair<int, int>> crossedOut_;
 };

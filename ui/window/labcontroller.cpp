@@ -1,116 +1,40 @@
 #include "window/labcontroller.h"
 
-#include "panels/controlpanel.h"
 #include "figure/figure.h"
-#include "views/heatmapview.h"
-#include "panels/labpanel.h"
-#include "window/mainwindow.h"
-#include "panels/metricspanel.h"
-#include "views/outputchangeview.h"
-#include "panels/outputpanel.h"
-#include "views/overviewgrid.h"
 #include "figure/labels.h"
+#include "panels/labpanel.h"
+#include "panels/metricspanel.h"
+#include "panels/outputpanel.h"
 #include "services/session.h"
-#include "views/temperatureslider.h"
+#include "views/outputchangeview.h"
+#include "window/labhost.h"
 
-#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDockWidget>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
-#include <QMenuBar>
-#include <QPainter>
 #include <QPushButton>
-#include <QScrollArea>
-#include <QScrollBar>
-#include <QSlider>
 #include <QSpinBox>
-#include <QStatusBar>
-#include <QTabWidget>
 
 #include <algorithm>
 
-// Crosses out the masked heads of the shown block on top of the overview grid.
-class MaskOverlay : public QWidget {
-public:
-    MaskOverlay(LabController* lab, OverviewGrid* grid, QComboBox* block)
-        : QWidget(grid), lab_(lab), grid_(grid), block_(block) {
-        setAttribute(Qt::WA_TransparentForMouseEvents);
-        setAttribute(Qt::WA_NoSystemBackground);
-        setGeometry(grid->rect());
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.setRenderHint(QPainter::Antialiasing);
-        const QString block = block_->currentText().isEmpty() ? QStringLiteral("self") : block_->currentText();
-        for (const auto& h : lab_->intervention().masked) {
-            if (QString::fromStdString(h.block) != block || h.layer >= grid_->layers() || h.head >= grid_->heads()) continue;
-            const QRectF r = QRectF(grid_->tileRect(h.layer, h.head)).adjusted(1, 1, -1, -1);
-            p.fillRect(r, QColor(0, 0, 0, 110));
-            p.setPen(QPen(QColor(230, 60, 60), std::max(1.5, r.width() / 28)));
-            p.drawRect(r);
-            const QRectF c = r.adjusted(r.width() / 4, r.height() / 4, -r.width() / 4, -r.height() / 4);
-            p.drawLine(c.topLeft(), c.bottomRight());
-            p.drawLine(c.topRight(), c.bottomLeft());
-        }
-    }
-
-private:
-    LabController* lab_;
-    OverviewGrid* grid_;
-    QComboBox* block_;
-};
-
-LabController::LabController(MainWindow* window) : QObject(window), window_(window) {
+LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), host_(host) {
     service_ = new LabService(this);
-    ControlPanel* controls = window->controls();
 
     panel_ = new LabPanel;
     panel_->setObjectName(QStringLiteral("labPanel"));
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(panel_);
-    scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    // Wide enough for the panel itself: the dock never clips its controls.
-    scroll->setMinimumWidth(panel_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
-    auto* dock = new QDockWidget(tr("Lab"), window);
-    dock->setObjectName(QStringLiteral("labDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
-    dock->setWidget(scroll);
-    window->addDockWidget(Qt::RightDockWidgetArea, dock);
-    QAction* toggle = dock->toggleViewAction();
-    toggle->setText(tr("&Lab Panel"));
-    toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-    toggle->setObjectName(QStringLiteral("labPanelAction"));
-    window->viewMenu()->addAction(toggle);
-
     metrics_ = new MetricsPanel;
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
-    window->tabs()->addTab(metrics_, tr("&Metrics · rollout"));
-
     change_ = new OutputChangeView;
     change_->setObjectName(QStringLiteral("outputChange"));
-    if (QLayout* l = controls->outputs()->parentWidget()->layout()) l->addWidget(change_);
     buildPropagateRow();
 
-    overlay_ = new MaskOverlay(this, window->overview(), controls->blockCombo());
-    window->overview()->installEventFilter(this);
-
-    Session* session = window->session();
+    Session* session = host_->session();
     connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
-    connect(controls->temperature(), &TemperatureSlider::temperatureChanged, this, &LabController::onTemperature);
-    connect(controls->blockCombo(), &QComboBox::currentIndexChanged, this, [this] {
-        overlay_->update();
-        if (metricsVisible()) refreshBlockView();
-    });
-    connect(panel_, &LabPanel::variantChanged, window_, &MainWindow::requestDetail);  // the overview shows the model's own maps
+    connect(panel_, &LabPanel::variantChanged, this, [this] { host_->requestDetail(); });  // the overview shows the model's own maps
     connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
@@ -134,17 +58,13 @@ LabController::LabController(MainWindow* window) : QObject(window), window_(wind
     connect(service_, &LabService::metricsReady, this, &LabController::onMetrics);
     connect(service_, &LabService::blockViewReady, this, &LabController::onBlockView);
     connect(service_, &LabService::progress, this, &LabController::onProgress);
-    connect(metrics_, &MetricsPanel::headSelected, this, &LabController::selectHead);
+    connect(metrics_, &MetricsPanel::headSelected, this,
+            [this](const QString& block, int layer, int head) { host_->selectHead(block, layer, head); });
     connect(metrics_, &MetricsPanel::headActivated, this, [this](const QString& block, int layer, int head) {
-        selectHead(block, layer, head);
-        window_->tabs()->setCurrentIndex(0);
+        host_->selectHead(block, layer, head);
+        host_->showExplore();
     });
     connect(metrics_, &MetricsPanel::viewChanged, this, &LabController::refreshBlockView);
-    connect(window->tabs(), &QTabWidget::currentChanged, this, [this] {
-        if (!metricsVisible()) return;
-        refreshMetrics();
-        refreshBlockView();
-    });
 }
 
 LabController::~LabController() { shutdown(); }
@@ -154,11 +74,10 @@ void LabController::shutdown() {
     service_->waitForWorkers();
 }
 
-// "Inside the model" and its layers, in the row under the temperature slider.
+// "Inside the model" and its layers: the row the window puts under the temperature slider.
 void LabController::buildPropagateRow() {
-    TemperatureSlider* slider = window_->controls()->temperature();
-    auto* row = new QWidget;
-    auto* layout = new QHBoxLayout(row);
+    temperatureRow_ = new QWidget;
+    auto* layout = new QHBoxLayout(temperatureRow_);
     layout->setContentsMargins(0, 0, 0, 0);
     propagate_ = new QCheckBox(tr("Inside the model, layers"));
     propagate_->setObjectName(QStringLiteral("propagateCheck"));
@@ -172,22 +91,9 @@ void LabController::buildPropagateRow() {
     layout->addWidget(propagate_);
     layout->addWidget(layers_);
     layout->addStretch(1);
-    auto* form = qobject_cast<QFormLayout*>(slider->parentWidget() ? slider->parentWidget()->layout() : nullptr);
-    int at = -1;
-    QFormLayout::ItemRole role;
-    if (form) form->getWidgetPosition(slider, &at, &role);
-    if (form && at >= 0) form->insertRow(at + 1, row);
-    else if (QLayout* l = window_->controls()->layout()) l->addWidget(row);
-    // The slider's caption says which temperature it sets.
-    QLabel* caption = nullptr;
-    if (form && at > 0)
-        if (QLayoutItem* item = form->itemAt(at - 1, QFormLayout::SpanningRole)) caption = qobject_cast<QLabel*>(item->widget());
-    const QString displayCaption = caption ? caption->text() : QString();
-    connect(propagate_, &QCheckBox::toggled, this, [caption, displayCaption](bool on) {
-        if (caption) caption->setText(on ? tr("Temperature inside the model (log scale):") : displayCaption);
-    });
+    connect(propagate_, &QCheckBox::toggled, this, &LabController::temperatureInsideChanged);
     connect(propagate_, &QCheckBox::toggled, this, [this] {
-        window_->refreshMaps();
+        host_->refreshMaps();
         applyIntervention();
     });
     connect(layers_, &QLineEdit::editingFinished, this, [this] {
@@ -197,7 +103,7 @@ void LabController::buildPropagateRow() {
             layers_->setStyleSheet({});
         } catch (const std::exception& e) {
             layers_->setStyleSheet(QStringLiteral("color: #c03030;"));
-            window_->statusBar()->showMessage(QString::fromUtf8(e.what()), 8000);
+            host_->showStatus(QString::fromUtf8(e.what()), 8000);
             return;
         }
         if (propagate_->isChecked()) applyIntervention();
@@ -205,7 +111,7 @@ void LabController::buildPropagateRow() {
 }
 
 TracePtr LabController::shownTrace() const {
-    const TracePtr base = window_->session()->trace();
+    const TracePtr base = host_->session()->trace();
     return rerunTrace_ && base && base_ == base ? rerunTrace_ : base;
 }
 
@@ -216,17 +122,13 @@ double LabController::displayTemperature(double sliderTemperature) const {
 bool LabController::temperatureInside() const { return propagate_->isChecked(); }
 
 bool LabController::takesDetail() const {
-    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != window_->session()->trace();
-}
-
-static MapKey keyOf(const ControlPanel* c) {
-    return {c->blockCombo()->currentIndex(), c->layerSpin()->value(), c->headSpin()->value()};
+    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != host_->session()->trace();
 }
 
 VariantSpec LabController::variantSpec(MapKey key) const {
     VariantSpec s;
     s.variant = panel_->variant();
-    s.map.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    s.map.temperature = displayTemperature(host_->sliderTemperature());
     s.map.featureMap = panel_->featureMap();
     s.map.features = panel_->featuresSpin()->value();
     s.gate = panel_->gate();
@@ -239,11 +141,10 @@ void LabController::requestDetail(MapKey key) {
 }
 
 void LabController::onVariantMap(const VariantMapResult& r) {
-    if (r.trace != shownTrace() || !(r.key == keyOf(window_->controls())) || !takesDetail()) return;
-    HeatmapView* view = window_->heatmap();
+    if (r.trace != shownTrace() || !(r.key == host_->currentKey()) || !takesDetail()) return;
     panel_->variantKlLabel()->setText(r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
     if (!r.error.isEmpty()) {
-        view->clear(r.error);
+        host_->showDetailMessage(r.error);
         return;
     }
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
@@ -263,11 +164,11 @@ void LabController::onVariantMap(const VariantMapResult& r) {
     case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
     case LabVariant::Hybrid: title += tr(" · hybrid g=%1").arg(r.spec.gate, 0, 'f', 2); break;
     }
-    if (r.trace != window_->session()->trace()) {
+    if (r.trace != host_->session()->trace()) {
         if (intervention_.propagate) title += tr(" · T=%1 inside").arg(intervention_.temperature, 0, 'g', 3);
         if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
     }
-    view->setMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
+    host_->showDetailMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
 }
 
 void LabController::onBaseTrace() {
@@ -278,7 +179,7 @@ void LabController::onBaseTrace() {
     change_->clear();
     panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
     if (intervention_.active()) applyIntervention();
-    if (metricsVisible()) {
+    if (host_->metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -300,9 +201,9 @@ void LabController::onModelLoaded() {
     updateMaskViews();
 }
 
-void LabController::onTemperature() {
+void LabController::onTemperatureChanged() {
     if (propagate_->isChecked()) applyIntervention();
-    else if (metricsVisible()) {
+    else if (host_->metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -311,7 +212,7 @@ void LabController::onTemperature() {
 // Re-runs the session's trace with what the user asked for; no intervention: back to it.
 void LabController::applyIntervention() {
     intervention_.propagate = propagate_->isChecked();
-    intervention_.temperature = window_->controls()->temperature()->temperature();
+    intervention_.temperature = host_->sliderTemperature();
     service_->cancel(LabJob::Prune);
     if (!intervention_.active()) {
         service_->cancel(LabJob::Rerun);
@@ -321,26 +222,26 @@ void LabController::applyIntervention() {
         change_->clear();
         jobEnded();
         if (had) {
-            window_->refreshMaps();
+            host_->refreshMaps();
             emit shownTraceChanged();
-            if (metricsVisible()) {
+            if (host_->metricsShown()) {
                 refreshMetrics();
                 refreshBlockView();
             }
         }
         return;
     }
-    const TracePtr base = window_->session()->trace();
-    if (!base || !window_->session()->model()) return;
+    const TracePtr base = host_->session()->trace();
+    if (!base || !host_->session()->model()) return;
     jobStarted(tr("Re-running the model (%1)…").arg(intervention_.describe()));
-    service_->requestRerun(window_->session()->model(), base, intervention_, OutputPanel::kTopK);
+    service_->requestRerun(host_->session()->model(), base, intervention_, OutputPanel::kTopK);
 }
 
 void LabController::onRerun(const RerunResult& r) {
-    if (r.original != window_->session()->trace()) return;
+    if (r.original != host_->session()->trace()) return;
     if (!r.error.isEmpty()) {
         jobEnded(tr("<span style='color:#c03030'>The re-run failed: %1</span>").arg(r.error.toHtmlEscaped()));
-        window_->statusBar()->showMessage(tr("Re-run failed: %1").arg(r.error), 10000);
+        host_->showStatus(tr("Re-run failed: %1").arg(r.error), 10000);
         return;
     }
     base_ = r.original;
@@ -357,11 +258,11 @@ void LabController::onRerun(const RerunResult& r) {
             top << tr("L%1H%2 (%3)").arg(r.ranking[i].head.layer).arg(r.ranking[i].head.head).arg(r.ranking[i].score, 0, 'g', 3);
         jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.").arg(r.ms, 0, 'f', 1).arg(r.ranking.size()).arg(top.join(QStringLiteral(", "))));
     }
-    window_->statusBar()->showMessage(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
+    host_->showStatus(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
     updateMaskViews();
-    window_->refreshMaps();
+    host_->refreshMaps();
     emit shownTraceChanged();
-    if (metricsVisible()) {
+    if (host_->metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -370,11 +271,11 @@ void LabController::onRerun(const RerunResult& r) {
 void LabController::fitAdditive() {
     const TracePtr trace = shownTrace();
     if (!trace) return;
-    const MapKey key = keyOf(window_->controls());
+    const MapKey key = host_->currentKey();
     attnscope::AdditiveFitOptions o;
     o.width = panel_->fitWidthSpin()->value();
     o.steps = panel_->fitStepsSpin()->value();
-    o.temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    o.temperature = displayTemperature(host_->sliderTemperature());
     jobStarted(tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
     service_->requestFit(trace, key, o);
 }
@@ -399,26 +300,19 @@ void LabController::onFit(const FitResult& r) {
                                     .arg(r.ms, 0, 'f', 0));
     jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
-    else window_->requestDetail();  // the fit draws the detail map only
+    else host_->requestDetail();  // the fit draws the detail map only
 }
 
 void LabController::prune() {
-    const TracePtr base = window_->session()->trace();
-    if (!base || !window_->session()->model()) return;
+    const TracePtr base = host_->session()->trace();
+    if (!base || !host_->session()->model()) return;
     intervention_.propagate = propagate_->isChecked();
-    intervention_.temperature = window_->controls()->temperature()->temperature();
+    intervention_.temperature = host_->sliderTemperature();
     service_->cancel(LabJob::Rerun);
     jobStarted(tr("Ranking heads by %1 and masking the top %2…").arg(panel_->importanceCombo()->currentText()).arg(panel_->pruneCountSpin()->value()));
-    service_->requestPrune(window_->session()->model(), base, intervention_, panel_->importance(), panel_->pruneCountSpin()->value(),
+    service_->requestPrune(host_->session()->model(), base, intervention_, panel_->importance(), panel_->pruneCountSpin()->value(),
                            OutputPanel::kTopK);
 }
-
-QString LabController::currentBlockName() const {
-    const QString b = window_->controls()->blockCombo()->currentText();
-    return b.isEmpty() ? QStringLiteral("self") : b;
-}
-
-bool LabController::metricsVisible() const { return window_->tabs()->currentWidget() == metrics_; }
 
 void LabController::jobStarted(const QString& text) {
     jobText_ = text;

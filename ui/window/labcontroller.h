@@ -1,33 +1,47 @@
-// LabController: the attention lab in the main window. It adds
-//   - next to the temperature slider, "inside the model": the slider's T then re-runs the model
-//     with RunOptions{temperature, layers} (newest wins) instead of rescaling the maps;
-//   - the "Lab" dock (LabPanel): map variant of the shown head, additive fit, hybrid gate, head
-//     masking (ctrl+click or right-click in the overview; masked heads are crossed out) and
-//     pruning by importance, with progress and Cancel;
-//   - under the output, how the intervention changed it (OutputChangeView);
-//   - the "Metrics" tab (MetricsPanel): per-head metrics, rollout, flow and head similarity.
-// Every number comes from core through LabService workers. MainWindow asks shownTrace(),
-// displayTemperature() and takesDetail() before drawing, and calls requestDetail() when the
-// lab draws the detail map.
+// LabController: the attention lab. It makes the lab's widgets, which the window places:
+//   - temperatureRow(), under the temperature slider: "inside the model", then the slider's T
+//     re-runs the model with RunOptions{temperature, layers} (newest wins) instead of rescaling
+//     the maps;
+//   - panel() (LabPanel, the "Lab" dock): map variant of the shown head, additive fit, hybrid gate,
+//     head masking (the window's overview asks toggleMask() and headMenu(); masked heads are
+//     crossed out through LabHost::showMaskedHeads) and pruning by importance, with progress and Cancel;
+//   - changeView(), under the output: how the intervention changed it (OutputChangeView);
+//   - metrics() (MetricsPanel, the "Metrics" tab): per-head metrics, rollout, flow and head similarity.
+// It talks to the window only through LabHost (labhost.h); the window calls the on…() handlers
+// for its own widgets' events. Every number comes from core through LabService workers. The
+// window asks shownTrace(), displayTemperature() and takesDetail() before drawing, and calls
+// requestDetail() when the lab draws the detail map.
 #pragma once
 
 #include "services/labservice.h"
 
 #include <QObject>
 
+class LabHost;
 class LabPanel;
-class MainWindow;
 class MetricsPanel;
 class OutputChangeView;
 class QCheckBox;
 class QLineEdit;
+class QMenu;
 class QWidget;
 
 class LabController : public QObject {
     Q_OBJECT
 public:
-    explicit LabController(MainWindow* window);
+    // host must outlive the controller. The widgets are made without a parent: the host places
+    // them (panel, metrics, changeView, temperatureRow) and owns them from then on.
+    LabController(LabHost* host, QObject* parent);
     ~LabController() override;
+
+    // What the host calls for its widgets' events: the slider moved, another block is shown,
+    // another tab is current.
+    void onTemperatureChanged();
+    void onBlockChanged();
+    void onTabChanged();
+    // The context menu for a head of the shown block (mask or unmask it, clear all masks), made
+    // with parent and WA_DeleteOnClose; null while there is no trace. The host pops it up.
+    QMenu* headMenu(int layer, int head, QWidget* parent);
 
     // The trace the views show: the intervention's re-run when there is a current one, else
     // the session's trace.
@@ -58,19 +72,19 @@ public:
     OutputChangeView* changeView() const { return change_; }
     QCheckBox* propagateCheck() const { return propagate_; }
     QLineEdit* layersEdit() const { return layers_; }
+    QWidget* temperatureRow() const { return temperatureRow_; }
     std::shared_ptr<const attnscope::AdditiveFit> lastFit() const { return fit_; }
-
-    bool eventFilter(QObject* watched, QEvent* event) override;
 
 signals:
     // The shown trace changed (an intervention's run arrived or was dropped).
     void shownTraceChanged();
+    // "Inside the model" was ticked or unticked (the slider's caption says which temperature it sets).
+    void temperatureInsideChanged(bool inside);
 
 private:
     void buildPropagateRow();
     void onBaseTrace();
     void onModelLoaded();
-    void onTemperature();
     void applyIntervention();
     void onRerun(const RerunResult& r);
     void onVariantMap(const VariantMapResult& r);
@@ -82,20 +96,17 @@ private:
     void jobEnded(const QString& text = {});
     void refreshMetrics();
     void refreshBlockView();
-    void selectHead(const QString& block, int layer, int head);
-    void overviewMenu(const QPoint& pos);
     void updateMaskViews();
-    QString currentBlockName() const;
-    bool metricsVisible() const;
+    void showMasksOnOverview();
 
-    MainWindow* window_;
+    LabHost* host_;
     LabService* service_ = nullptr;
     LabPanel* panel_ = nullptr;
     MetricsPanel* metrics_ = nullptr;
     OutputChangeView* change_ = nullptr;
     QCheckBox* propagate_ = nullptr;
     QLineEdit* layers_ = nullptr;
-    QWidget* overlay_ = nullptr;
+    QWidget* temperatureRow_ = nullptr;
 
     Intervention intervention_;      // what the user asked for
     TracePtr base_, rerunTrace_;     // the re-run of base_ under intervention_

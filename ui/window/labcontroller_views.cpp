@@ -1,23 +1,15 @@
-// LabController, continued: head masking from the overview grid, the metrics table and the
-// block views (rollout, flow, head similarity) of the Metrics tab.
+// LabController, continued: head masking (asked by the window's overview), the metrics table
+// and the block views (rollout, flow, head similarity) of the Metrics tab.
 #include "window/labcontroller.h"
 
-#include "panels/controlpanel.h"
-#include "views/heatmapview.h"
-#include "panels/labpanel.h"
-#include "window/mainwindow.h"
-#include "panels/metricspanel.h"
-#include "views/overviewgrid.h"
 #include "figure/labels.h"
+#include "panels/labpanel.h"
+#include "panels/metricspanel.h"
 #include "services/session.h"
-#include "views/temperatureslider.h"
+#include "window/labhost.h"
 
-#include <QComboBox>
-#include <QContextMenuEvent>
+#include <QAction>
 #include <QMenu>
-#include <QMouseEvent>
-#include <QSpinBox>
-#include <QTabWidget>
 
 #include <algorithm>
 #include <cmath>
@@ -47,48 +39,46 @@ void LabController::clearMasks() {
 
 void LabController::updateMaskViews() {
     panel_->setMaskedHeads(intervention_.masked);
-    overlay_->update();
+    showMasksOnOverview();
 }
 
-bool LabController::eventFilter(QObject* watched, QEvent* event) {
-    OverviewGrid* grid = window_->overview();
-    if (watched != grid) return QObject::eventFilter(watched, event);
-    if (event->type() == QEvent::Resize) overlay_->setGeometry(grid->rect());
-    const auto tileAt = [grid](const QPoint& p, int& layer, int& head) {
-        for (layer = 0; layer < grid->layers(); ++layer)
-            for (head = 0; head < grid->heads(); ++head)
-                if (grid->tileRect(layer, head).contains(p)) return true;
-        return false;
-    };
-    if (event->type() == QEvent::MouseButtonPress) {
-        auto* e = static_cast<QMouseEvent*>(event);
-        int layer = 0, head = 0;
-        if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier) && tileAt(e->position().toPoint(), layer, head)) {
-            toggleMask(currentBlockName(), layer, head);
-            return true;
-        }
-    } else if (event->type() == QEvent::ContextMenu) {
-        auto* e = static_cast<QContextMenuEvent*>(event);
-        int layer = 0, head = 0;
-        if (!tileAt(e->pos(), layer, head) || !window_->session()->trace()) return false;
-        const QString block = currentBlockName();
-        auto* menu = new QMenu(grid);
-        menu->setAttribute(Qt::WA_DeleteOnClose);
-        const bool masked = isMasked(block, layer, head);
-        menu->addAction(masked ? tr("Unmask layer %1 head %2").arg(layer).arg(head) : tr("Mask layer %1 head %2 (re-run)").arg(layer).arg(head),
-                        this, [=] { toggleMask(block, layer, head); });
-        QAction* clear = menu->addAction(tr("Clear all masks"), this, &LabController::clearMasks);
-        clear->setEnabled(!intervention_.masked.empty());
-        menu->popup(e->globalPos());
-        return true;
-    }
-    return QObject::eventFilter(watched, event);
+// The masked heads of the shown block, crossed out in the overview.
+void LabController::showMasksOnOverview() {
+    const QString block = host_->currentBlockName();
+    std::vector<std::pair<int, int>> heads;
+    for (const auto& h : intervention_.masked)
+        if (QString::fromStdString(h.block) == block) heads.emplace_back(h.layer, h.head);
+    host_->showMaskedHeads(heads);
+}
+
+QMenu* LabController::headMenu(int layer, int head, QWidget* parent) {
+    if (!host_->session()->trace()) return nullptr;
+    const QString block = host_->currentBlockName();
+    auto* menu = new QMenu(parent);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    const bool masked = isMasked(block, layer, head);
+    menu->addAction(masked ? tr("Unmask layer %1 head %2").arg(layer).arg(head) : tr("Mask layer %1 head %2 (re-run)").arg(layer).arg(head),
+                    this, [=] { toggleMask(block, layer, head); });
+    QAction* clear = menu->addAction(tr("Clear all masks"), this, &LabController::clearMasks);
+    clear->setEnabled(!intervention_.masked.empty());
+    return menu;
+}
+
+void LabController::onBlockChanged() {
+    showMasksOnOverview();
+    if (host_->metricsShown()) refreshBlockView();
+}
+
+void LabController::onTabChanged() {
+    if (!host_->metricsShown()) return;
+    refreshMetrics();
+    refreshBlockView();
 }
 
 void LabController::refreshMetrics() {
     const TracePtr t = shownTrace();
     if (!t) return;
-    const double temperature = displayTemperature(window_->controls()->temperature()->temperature());
+    const double temperature = displayTemperature(host_->sliderTemperature());
     if (t == metricsTrace_ && temperature == metricsTemperature_) return;
     metrics_->setStatus(tr("Computing per-head metrics…"));
     jobStarted(tr("Computing per-head metrics…"));
@@ -105,7 +95,7 @@ void LabController::onMetrics(const MetricsResult& r) {
     metricsTrace_ = r.trace;
     metricsTemperature_ = r.temperature;
     metrics_->showMetrics(r);
-    QString what = r.trace == window_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
+    QString what = r.trace == host_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
     metrics_->setStatus(tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
                            "double-click to show it")
                             .arg(r.metrics.size())
@@ -115,7 +105,7 @@ void LabController::onMetrics(const MetricsResult& r) {
 
 void LabController::refreshBlockView() {
     const TracePtr t = shownTrace();
-    int block = window_->controls()->blockCombo()->currentIndex();
+    int block = host_->currentKey().block;
     if (!t || block < 0 || block >= int(t->blocks().size())) return;
     const BlockView view = metrics_->currentView();
     // Rollout and flow follow a token through self-attention layers: for cross-attention, whose
@@ -130,7 +120,7 @@ void LabController::refreshBlockView() {
             }
     blockViewBlock_ = block;
     jobStarted(view == BlockView::Flow ? tr("Computing attention flow…") : tr("Computing the block view…"));
-    service_->requestBlockView(t, block, view, displayTemperature(window_->controls()->temperature()->temperature()));
+    service_->requestBlockView(t, block, view, displayTemperature(host_->sliderTemperature()));
 }
 
 void LabController::onBlockView(const BlockViewResult& r) {
@@ -157,12 +147,3 @@ void LabController::onBlockView(const BlockViewResult& r) {
     if (std::abs(r.temperature - 1.0) > 1e-9) title += tr(" · T = %1").arg(r.temperature, 0, 'g', 3);
     metrics_->showBlockView(r, rows, cols, title);
 }
-
-void LabController::selectHead(const QString& block, int layer, int head) {
-    ControlPanel* c = window_->controls();
-    const int index = c->blockCombo()->findText(block);
-    if (index >= 0 && index != c->blockCombo()->currentIndex()) c->blockCombo()->setCurrentIndex(index);
-    c->layerSpin()->setValue(layer);
-    c->headSpin()->setValue(head);
-}
-

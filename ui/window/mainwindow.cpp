@@ -173,7 +173,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(maps_, &MapService::detailReady, this, &MainWindow::onDetail);
     connect(maps_, &MapService::thumbnailsReady, this, &MainWindow::onThumbnails);
 
-    lab_ = new LabController(this);
+    buildLab();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -458,8 +458,7 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
         compare_->setInput(task, text, controls_->idsMode());
     }
-    compare_->setSelection(controls_->blockCombo()->currentText().isEmpty() ? QStringLiteral("self") : controls_->blockCombo()->currentText(),
-                           controls_->layerSpin()->value(), controls_->headSpin()->value(),
+    compare_->setSelection(currentBlockName(), controls_->layerSpin()->value(), controls_->headSpin()->value(),
                            controls_->temperature()->temperature());
 }
 

@@ -6,10 +6,13 @@
 // (Trace::map), comparison runs through ComparePanel's CompareSession. Moving the temperature,
 // layer or head only asks the current Trace for other maps; the model does not run again.
 // Errors show in a non-modal QMessageBox named "errorDialog" and leave the window usable.
+// The attention lab (LabController) reaches the window only as its LabHost; the window places
+// the lab's widgets and passes it the events of its own (mainwindow_lab.cpp).
 #pragma once
 
 #include "figure/colormaps.h"
 #include "services/mapservice.h"
+#include "window/labhost.h"
 
 #include <QMainWindow>
 
@@ -35,13 +38,13 @@ class QPushButton;
 class QTabWidget;
 struct Figure;
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, public LabHost {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    Session* session() const { return session_; }
+    Session* session() const override { return session_; }
     MapService* maps() const { return maps_; }
     HeatmapView* heatmap() const { return heatmap_; }
     OverviewGrid* overview() const { return overview_; }
@@ -63,9 +66,9 @@ public:
     void exportFigure();
     void exportMapData();
     // Asks for the shown head's map and the overview again (the lab changed what they show).
-    void refreshMaps();
+    void refreshMaps() override;
     // Asks for the shown head's map alone (the lab changed how it is drawn, not the overview).
-    void requestDetail();
+    void requestDetail() override;
     // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
     Figure currentFigure() const;
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
@@ -83,6 +86,19 @@ public:
     // An example input for a model: text for the built-in tasks, else the first token ids.
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
+    // LabHost (labhost.h says what each means), besides session(), refreshMaps(), requestDetail().
+    MapKey currentKey() const override;
+    QString currentBlockName() const override;
+    void selectHead(const QString& block, int layer, int head) override;
+    double sliderTemperature() const override;
+    void showStatus(const QString& message, int timeoutMs) override;
+    void showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
+                       const QString& title) override;
+    void showDetailMessage(const QString& message) override;
+    void showMaskedHeads(const std::vector<std::pair<int, int>>& heads) override;
+    bool metricsShown() const override;
+    void showExplore() override;
+
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -91,6 +107,7 @@ private:
     void buildMenus();
     void buildShortcuts();
     void buildFamilyInputs();
+    void buildLab();
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -110,7 +127,6 @@ private:
     void updateTemperatureApplicability();
     void updateRunEnabled();
     void showError(const QString& title, const QString& message);
-    MapKey currentKey() const;
     QString modelName() const;
     QString suggestedFileName() const;
 
