@@ -4,6 +4,7 @@
 #include "model_input.h"
 
 #include "attnscope/runtime/error.h"
+#include "attnscope/io/atomic_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
@@ -210,10 +211,10 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["probabilities"] = p;
     }
     for (const auto& block : blocks) tokens["blocks"][block.name] = {{"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
-    writeTextFile(out / "tokens.json", tokens.dump(2) + "\n");
+    writeFileAtomically(out / "tokens.json", tokens.dump(2) + "\n");
     std::cerr << "wrote " << (out / "tokens.json").string() << "\n";
     if (s.rerun) {
-        writeTextFile(out / "output_change.json", change.dump(2) + "\n");
+        writeFileAtomically(out / "output_change.json", change.dump(2) + "\n");
         std::cerr << "wrote " << (out / "output_change.json").string() << "\n";
     }
     if (!fits.empty()) {
@@ -221,7 +222,7 @@ int runAttention(const std::vector<std::string>& argv) {
         for (const auto& f : fits) before += f["initial_kl"].get<double>(), after += f["final_kl"].get<double>();
         std::cout << "additive fit (width " << s.fit.width << ", " << s.fit.steps << " Adam steps): mean KL to the dot map "
                   << before / fits.size() << " -> " << after / fits.size() << " nats over " << fits.size() << " heads\n";
-        writeTextFile(out / "fit.json", nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
+        writeFileAtomically(out / "fit.json", nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
         std::cerr << "wrote " << (out / "fit.json").string() << "\n";
     }
     return 0;

@@ -3,6 +3,7 @@
 #include "model_input.h"
 
 #include "attnscope/runtime/error.h"
+#include "attnscope/io/atomic_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
@@ -97,7 +98,7 @@ int runMetrics(const std::vector<std::string>& argv) {
     auto trace = input.run(*model);
     const std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
     if (ext == ".csv") {
-        writeTextFile(out, csvOf(metrics));
+        writeFileAtomically(out, csvOf(metrics));
     } else {
         nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"variant", variant}, {"temperature", options.map.temperature}};
         const PatternThresholds& t = options.thresholds;
@@ -117,7 +118,7 @@ int runMetrics(const std::vector<std::string>& argv) {
             }
             j["blocks"][info.name] = block;
         }
-        writeTextFile(out, j.dump(1) + "\n");
+        writeFileAtomically(out, j.dump(1) + "\n");
     }
     std::cerr << "wrote " << out.string() << " (" << metrics.size() << " heads)\n";
     return 0;

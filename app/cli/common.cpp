@@ -3,7 +3,6 @@
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -39,23 +38,6 @@ std::vector<std::int64_t> parseIntegers(const std::string& text, const std::stri
     return ids;
 }
 
-
-void writeTextFile(const std::filesystem::path& path, const std::string& text) {
-    auto tmp = path;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw Error(path.string() + ": cannot write here");
-        out << text;
-        if (!out.flush()) throw Error(path.string() + ": write failed");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(path.string() + ": cannot be written");
-    }
-}
 
 std::filesystem::path prepareOutDir(const std::string& dir) {
     std::filesystem::path out(dir);

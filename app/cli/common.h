@@ -27,9 +27,6 @@ std::vector<std::int64_t> parseIntegers(const std::string& text, const std::stri
 // The model's input from --ids or --text (exactly one of them); throws UsageError otherwise.
 std::vector<std::int64_t> inputIds(const Args& args, const Model& model);
 
-// Writes text to path via a temporary file, so a failure never leaves a half-written file.
-void writeTextFile(const std::filesystem::path& path, const std::string& text);
-
 // Creates --out DIR if needed and checks it is a writable folder.
 std::filesystem::path prepareOutDir(const std::string& dir);
 

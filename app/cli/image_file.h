@@ -1,16 +1,16 @@
-// Image files for `attention --image`: decoded with Qt's QImage when attnscope-cli is built with
-// Qt (ATTNSCOPE_BUILD_UI=ON), into the plain RGB buffer core takes. Core never decodes files.
+// Image files for `--image`. With Qt (ATTNSCOPE_BUILD_UI=ON) the figure library decodes them
+// (figure/imagefile.h, the decoder the window uses too). Without Qt the CLI reads only binary
+// PPM, so that a headless GPU build can still run image models (tests/gpu/hf_check.py).
 #pragma once
 
-#include "attnscope/models/model.h"
+#include "attnscope/io/input.h"
 
 #include <string>
 
 namespace attnscope::cli {
 
-// PNG, JPEG, BMP, ... (whatever QImage reads) -> 8-bit RGB, alpha dropped. Binary PPM (P6) is
-// read without Qt too, so a headless build (ATTNSCOPE_BUILD_UI=OFF) can run image models. Throws
-// attnscope::Error naming the file when it cannot be read, or is not PPM in a build without Qt.
+// PNG, JPEG, PPM, BMP, ... -> 8-bit RGB, alpha dropped. Throws attnscope::Error, one line naming
+// the file, when it cannot be read (or, without Qt, is not a binary PPM).
 RgbImage readImageFile(const std::string& path);
 
 }  // namespace attnscope::cli

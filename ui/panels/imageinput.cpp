@@ -8,27 +8,13 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include <cstring>
-
-attnscope::RgbImage toRgbImage(const QImage& image) {
-    const QImage rgb = image.convertToFormat(QImage::Format_RGB888);
-    attnscope::RgbImage out;
-    out.width = rgb.width();
-    out.height = rgb.height();
-    out.pixels.resize(std::size_t(out.width) * std::size_t(out.height) * 3);
-    const std::size_t row = std::size_t(out.width) * 3;
-    for (int y = 0; y < out.height; ++y)  // QImage rows are padded to 4 bytes
-        std::memcpy(out.pixels.data() + std::size_t(y) * row, rgb.constScanLine(y), row);
-    return out;
-}
-
 QImage readImageFile(const QString& path, QString* error) {
-    QImageReader reader(path);
-    reader.setAutoTransform(true);
-    QImage image = reader.read();
-    if (image.isNull() && error)
-        *error = QObject::tr("%1: cannot read the image (%2)").arg(path, reader.errorString());
-    return image;
+    try {
+        return decodeImageFile(path);
+    } catch (const ImageFileError& e) {
+        if (error) *error = QObject::tr("%1: cannot read the image (%2)").arg(path, QString::fromStdString(e.reason()));
+    }
+    return {};
 }
 
 bool isImageFile(const QString& path) {

@@ -1,9 +1,9 @@
-// Image input for image models (ViT): files decoded with Qt's QImage into the plain RGB buffer
-// core takes (core never decodes files), and ImageInputBar, the "Open image…" button with the
-// chosen file's name, size and a thumbnail.
+// Image input for image models (ViT): the window's side of figure/imagefile.h (which decodes
+// files and gives toRgbImage), and ImageInputBar, the "Open image…" button with the chosen
+// file's name, size and a thumbnail.
 #pragma once
 
-#include "attnscope/models/model.h"
+#include "figure/imagefile.h"
 
 #include <QImage>
 #include <QString>
@@ -12,9 +12,7 @@
 class QLabel;
 class QPushButton;
 
-// 8-bit RGB, row-major, alpha dropped (composited on nothing: the colour channels as stored).
-attnscope::RgbImage toRgbImage(const QImage& image);
-// Reads and decodes a file; a null image with *error set (naming the file) when it cannot.
+// decodeImageFile for the window: a null image with *error set (naming the file) when it cannot.
 QImage readImageFile(const QString& path, QString* error);
 // Whether the file's extension is an image format Qt reads (for drops: image vs model folder).
 bool isImageFile(const QString& path);

@@ -2,8 +2,6 @@
 
 #include "attnscope/runtime/error.h"
 
-#include <unistd.h>
-
 namespace attnscope {
 
 namespace {
@@ -22,49 +20,36 @@ std::string headerFor(const std::vector<std::int64_t>& shape) {
     return out + dict;
 }
 
+// The shape is checked before the temporary is created, so a bad shape leaves nothing behind.
+std::uint64_t elementCount(const std::filesystem::path& path, const std::vector<std::int64_t>& shape) {
+    std::uint64_t count = 1;
+    for (auto s : shape) {
+        if (s < 0) throw Error(path.string() + ": negative dimension in array shape");
+        count *= static_cast<std::uint64_t>(s);
+    }
+    return count;
+}
+
 }  // namespace
 
 NpyWriter::NpyWriter(std::filesystem::path path, std::vector<std::int64_t> shape)
-    : path_(std::move(path)), shape_(std::move(shape)) {
-    expected_ = 1;
-    for (auto s : shape_) {
-        if (s < 0) throw Error(path_.string() + ": negative dimension in array shape");
-        expected_ *= static_cast<std::uint64_t>(s);
-    }
-    tmp_ = path_;
-    tmp_ += ".tmp-" + std::to_string(::getpid());
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw Error(path_.string() + ": cannot write here (check that the folder exists and is writable)");
-    const std::string header = headerFor(shape_);
-    out_.write(header.data(), static_cast<std::streamsize>(header.size()));
+    : path_(std::move(path)), shape_(std::move(shape)), expected_(elementCount(path_, shape_)), file_(path_) {
+    file_.write(headerFor(shape_));
 }
 
-NpyWriter::~NpyWriter() {
-    if (!finished_) {
-        out_.close();
-        std::error_code ec;
-        std::filesystem::remove(tmp_, ec);
-    }
-}
+NpyWriter::~NpyWriter() = default;  // an unfinished file_ removes its temporary
 
 void NpyWriter::append(const float* values, std::size_t count) {
     static_assert(sizeof(float) == 4, "float32 expected");
-    out_.write(reinterpret_cast<const char*>(values), static_cast<std::streamsize>(count * sizeof(float)));
+    file_.write(values, count * sizeof(float));
     written_ += count;
-    if (!out_) throw Error(path_.string() + ": write failed (disk full?)");
 }
 
 void NpyWriter::finish() {
     if (written_ != expected_)
         throw Error(path_.string() + ": wrote " + std::to_string(written_) + " values but the shape holds " +
                     std::to_string(expected_));
-    out_.flush();
-    out_.close();
-    if (!out_) throw Error(path_.string() + ": write failed");
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) throw Error(path_.string() + ": cannot be written: " + ec.message());
-    finished_ = true;
+    file_.commit();
 }
 
 void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {

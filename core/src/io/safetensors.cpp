@@ -3,6 +3,8 @@
 // accept is one the Python/Rust tools accept too, and every tensor's bytes lie inside the map.
 #include "attnscope/io/safetensors.h"
 
+#include "attnscope/io/atomic_file.h"
+
 #include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
@@ -358,35 +360,11 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
     std::array<unsigned char, kPrefixSize> prefix{};
     for (std::size_t i = 0; i < kPrefixSize; ++i) prefix[i] = static_cast<unsigned char>(text.size() >> (8 * i));
 
-    const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-    Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-    if (out.fd < 0) fail(path, "cannot write " + tmp + ": " + errnoText());
-    auto writeAll = [&](const void* data, std::size_t n) {
-        const auto* p = static_cast<const char*>(data);
-        while (n > 0) {
-            const ssize_t w = ::write(out.fd, p, n);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-                const std::string why = w < 0 ? errnoText() : "short write";
-                ::unlink(tmp.c_str());
-                fail(path, "cannot write " + tmp + ": " + why);
-            }
-            p += w;
-            n -= static_cast<std::size_t>(w);
-        }
-    };
-    writeAll(prefix.data(), prefix.size());
-    writeAll(text.data(), text.size());
-    for (const auto& t : tensors) writeAll(t.bytes.data(), t.bytes.size());
-    const int closed = ::close(out.fd);
-    out.fd = -1;
-    // No fsync: these are caches and exports, not a database; rename alone keeps readers from
-    // ever seeing a half-written file.
-    if (closed != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string why = errnoText();
-        ::unlink(tmp.c_str());
-        fail(path, "cannot write: " + why);
-    }
+    AtomicFile out(path);
+    out.write(prefix.data(), prefix.size());
+    out.write(text);
+    for (const auto& t : tensors) out.write(t.bytes.data(), t.bytes.size());
+    out.commit();
 }
 
 std::string shapeString(const std::vector<std::int64_t>& shape) {

@@ -15,8 +15,8 @@ struct TextInput {
 };
 
 // An 8-bit RGB image, row-major, 3 bytes per pixel: pixels[(y * width + x) * 3 + channel].
-// Decoding files is the caller's job (ui and cli use Qt's QImage); the model resizes and
-// normalises as its preprocessor_config.json says.
+// Decoding files is the caller's job (ui/figure/imagefile.h, for the window and the CLI); the
+// model resizes and normalises as its preprocessor_config.json says.
 struct RgbImage {
     int width = 0;
     int height = 0;

@@ -1,11 +1,12 @@
 // NumPy .npy writer (format version 1.0): little-endian float32, C order.
-// Data is streamed so an [L,H,n,n] array never has to exist in memory at once. The file is
-// written under a temporary name and renamed by finish(); an unfinished writer removes it.
+// Data is streamed so an [L,H,n,n] array never has to exist in memory at once. Written through
+// AtomicFile: the file appears only when finish() succeeds; an unfinished writer leaves no file.
 #pragma once
+
+#include "attnscope/io/atomic_file.h"
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 namespace attnscope {
@@ -24,12 +25,10 @@ public:
 
 private:
     std::filesystem::path path_;
-    std::filesystem::path tmp_;
     std::vector<std::int64_t> shape_;
-    std::ofstream out_;
     std::uint64_t expected_ = 0;
     std::uint64_t written_ = 0;
-    bool finished_ = false;
+    AtomicFile file_;
 };
 
 void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
