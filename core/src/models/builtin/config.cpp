@@ -2,9 +2,6 @@
 
 #include "attnscope/runtime/error.h"
 
-#include <fstream>
-#include <unistd.h>
-
 namespace attnscope::builtin {
 
 namespace {
@@ -136,26 +133,6 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> parameterShapes(c
         out.push_back({"head.bias", {static_cast<std::int64_t>(c.labels.size())}});
     }
     return out;
-}
-
-void writeFileAtomically(const std::filesystem::path& path, const std::string& text) {
-    auto tmp = path;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(path.string() + ": cannot be written");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(path.string() + ": cannot be written: " + ec.message());
-    }
 }
 
 }  // namespace attnscope::builtin

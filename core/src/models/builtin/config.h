@@ -50,7 +50,5 @@ nlohmann::json configJson(const Config& config, const nlohmann::json& training);
 // The weights of a model in storage order.
 std::vector<std::pair<std::string, std::vector<std::int64_t>>> parameterShapes(const Config& config);
 
-// Writes text to a temporary file beside path and renames it into place.
-void writeFileAtomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace attnscope::builtin

@@ -1,5 +1,6 @@
 #include "symbols.h"
 
+#include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
 #include "config.h"
 #include "io/json_util.h"

@@ -3,6 +3,7 @@
 // Deterministic: data and initial weights come from the project's own generator (TaskData) and
 // LibTorch runs single-threaded, so a seed gives bit-identical weights on a given build.
 #include "attnscope/models/builtin.h"
+#include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 #include "attnscope/io/safetensors.h"
@@ -169,7 +170,7 @@ void save(const Weights& w, const Config& c, const builtin::Symbols& symbols, co
     }
     writeSafetensors(out / "model.safetensors", tensors, {{"format", "pt"}, {"attnscope_task", taskName(c.task)}});
     symbols.write(out);
-    builtin::writeFileAtomically(out / "config.json", builtin::configJson(c, training).dump(2) + "\n");
+    writeFileAtomically(out / "config.json", builtin::configJson(c, training).dump(2) + "\n");
 }
 
 // Exact-match (reverse) or label (sentiment) accuracy of the saved model on held-out examples.
@@ -284,7 +285,7 @@ TrainResult trainBuiltin(const TrainOptions& options) {
         result.heldOutExamples = examples;
         training["held_out_accuracy"] = result.heldOutAccuracy;
         training["held_out_examples"] = examples;
-        builtin::writeFileAtomically(options.out / "config.json", builtin::configJson(config, training).dump(2) + "\n");
+        writeFileAtomically(options.out / "config.json", builtin::configJson(config, training).dump(2) + "\n");
     }
     return result;
 }
