@@ -54,14 +54,3 @@ std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QStri
     if (text.trimmed().isEmpty()) throw attnscope::Error("Type a text to run.");
     return model.encodeText(text.toStdString());
 }
-
-bool modelHasTokenizer(const attnscope::Model& model) {
-    try {
-        model.encodeText("a");
-        return true;
-    } catch (const std::exception& e) {
-        // Core's default encodeText: "... has no tokenizer; give token ids instead". Any other
-        // complaint (an unknown symbol, say) comes from a real tokenizer.
-        return std::string(e.what()).find("no tokenizer") == std::string::npos;
-    }
-}

@@ -29,6 +29,3 @@ class Model;
 // model's tokenizer (Model::encodeText). Throws attnscope::Error naming the problem (a bad id,
 // an unknown symbol, no tokenizer). Runs on worker threads.
 std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QString& text, bool asIds);
-
-// Whether the model can split text itself: false when encodeText reports it has no tokenizer.
-bool modelHasTokenizer(const attnscope::Model& model);
