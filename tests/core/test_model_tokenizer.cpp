@@ -85,6 +85,17 @@ TEST_CASE("a model with vocab.txt or vocab.json + merges.txt reports its tokeniz
         CHECK(model->tokenLabels(allIds(spec.vocab)) == lines);
         CHECK(nlohmann::json(model->encodeText(goldenText(4))) == goldenResult("bert-uncased", 4)["ids"]);
     }
+    SECTION("vocab.txt: an empty line or a repeated token leaves its id to the decimal label") {
+        // The tokenizer gives a repeated token its first id, so the later one is never produced.
+        const auto dir = freshDir("model-tokenizer-vocab-txt-gaps");
+        writeCheckpoint(dir, makeBert(BertSpec{}, 6));
+        std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n\nhello\nhello\n";
+        for (int i = 7; i < 50; ++i) vocab += "w" + std::to_string(i) + "\n";
+        writeText(dir / "vocab.txt", vocab);
+        const auto model = loadCpu(dir);
+        CHECK(model->tokenLabels({2, 4, 5, 6, 49}) == std::vector<std::string>{"[CLS]", "4", "hello", "6", "w49"});
+        CHECK(model->encodeText("hello") == std::vector<std::int64_t>{2, 5, 3});
+    }
     SECTION("GPT-2, vocab.json + merges.txt: labels are vocab.json's tokens") {
         Gpt2Spec spec;
         spec.vocab = 8257;
@@ -112,6 +123,14 @@ TEST_CASE("a model without a tokenizer says so; vocab.json alone still labels", 
         CHECK_FALSE(model->hasTokenizer());
         CHECK(model->tokenLabels({0, 1, 39}) == std::vector<std::string>{"t0", "t1", "t39"});
         CHECK_THROWS_WITH(model->encodeText("hi"), Catch::Contains("has no tokenizer"));
+    }
+    SECTION("a malformed vocab.json alone fails the load, naming it") {
+        const auto dir = freshDir("model-bad-vocab-json");
+        writeGpt2Folder(dir, makeGpt2(Gpt2Spec{}, 3));
+        writeText(dir / "vocab.json", "{\"a\": 0, \"b\": \"one\"}");
+        CHECK_THROWS_WITH(loadCpu(dir), Catch::Contains("vocab.json: token 'b' has an invalid id \"one\""));
+        writeText(dir / "vocab.json", "{\"a\": -3}");
+        CHECK_THROWS_WITH(loadCpu(dir), Catch::Contains("vocab.json: token 'a' has an invalid id -3"));
     }
     SECTION("no vocabulary at all: decimal labels") {
         Gpt2Spec spec;

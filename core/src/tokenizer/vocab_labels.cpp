@@ -2,32 +2,18 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/tokenizer/tokenizer.h"
-#include "io/json_util.h"
+
+#include <nlohmann/json.hpp>
 
 namespace attnscope {
-
-namespace {
-
-void put(std::vector<std::string>& byId, const std::filesystem::path& file, const std::string& token,
-         const nlohmann::json& id) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > (1 << 24))
-        throw Error(file.string() + ": token '" + token + "' has an invalid id " + id.dump());
-    const auto i = id.get<std::size_t>();
-    if (byId.size() <= i) byId.resize(i + 1);
-    byId[i] = token;
-}
-
-}  // namespace
 
 VocabLabels VocabLabels::forFolder(const std::filesystem::path& folder, const Tokenizer* tokenizer) {
     VocabLabels v;
     v.tokenizer_ = tokenizer;
     const auto vocabJson = folder / "vocab.json";
     std::error_code ec;
-    if (!tokenizer && std::filesystem::exists(vocabJson, ec)) {
-        const auto json = readJsonObject(vocabJson);
-        for (auto it = json.begin(); it != json.end(); ++it) put(v.byId_, vocabJson, it.key(), it.value());
-    }
+    if (!tokenizer && std::filesystem::exists(vocabJson, ec))
+        v.vocab_ = tok::Vocabulary::fromJsonObject(tok::readVocabJson(vocabJson), vocabJson.string());
     return v;
 }
 
@@ -43,8 +29,8 @@ std::vector<std::string> VocabLabels::labels(const std::vector<std::int64_t>& id
             out.push_back(token && !token->empty() ? std::move(*token) : std::to_string(id));
             continue;
         }
-        const auto i = static_cast<std::size_t>(id);
-        out.push_back(i < byId_.size() && !byId_[i].empty() ? byId_[i] : std::to_string(id));
+        const std::string* token = vocab_.token(id);
+        out.push_back(token && !token->empty() ? *token : std::to_string(id));
     }
     return out;
 }

@@ -1,7 +1,10 @@
 // Vocabulary labels (id -> raw token string) for a model's axes: the model's tokenizer when it
 // has one, else a vocab.json on its own (a vocabulary without merges.txt, which labels but cannot
 // tokenise), else the ids in decimal. Only for labelling; tokenising text is the tokenizer's job.
+// Every file is read through vocabulary.h.
 #pragma once
+
+#include "vocabulary.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -25,7 +28,7 @@ public:
 
 private:
     const Tokenizer* tokenizer_ = nullptr;
-    std::vector<std::string> byId_;  // from vocab.json when there is no tokenizer
+    tok::Vocabulary vocab_;  // vocab.json's, when there is no tokenizer
 };
 
 // Validates ids against the vocabulary size and the model's positions; throws attnscope::Error.
