@@ -14,7 +14,8 @@ struct TokenIdsParse {
     bool ok() const { return error.isEmpty(); }
 };
 
-// Comma- and/or whitespace-separated decimal ids. vocabSize > 0 also checks each id is in
+// Comma- and/or whitespace-separated decimal ids, by core's rules (attnscope::parseTokenIds, the
+// CLI's --ids): its message for a malformed entry. vocabSize > 0 also checks each id is in
 // [0, vocabSize); maxCount > 0 bounds how many ids there may be (the model's positions).
 TokenIdsParse parseTokenIds(const QString& text, int vocabSize = 0, int maxCount = 0);
 
