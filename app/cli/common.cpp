@@ -2,6 +2,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
+#include "attnscope/tokenizer/token_ids.h"
 
 #include <sstream>
 #include <unistd.h>
@@ -17,25 +18,11 @@ std::shared_ptr<const Model> loadModel(const Args& args) {
 std::vector<std::int64_t> parseIds(const std::string& text) { return parseIntegers(text, "--ids", "token id"); }
 
 std::vector<std::int64_t> parseIntegers(const std::string& text, const std::string& option, const std::string& what) {
-    std::vector<std::int64_t> ids;
-    std::string token;
-    std::istringstream in(text);
-    while (std::getline(in, token, ',')) {
-        token.erase(0, token.find_first_not_of(" \t"));
-        token.erase(token.find_last_not_of(" \t") + 1);
-        std::size_t used = 0;
-        long long id = -1;
-        try {
-            id = std::stoll(token, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (token.empty() || used != token.size())
-            throw Error(option + ": '" + token + "' is not a " + what + " (expected e.g. 3,17,42)");
-        ids.push_back(id);
+    try {
+        return parseNumberList(text, what);  // core's rules, one parser for the CLI and the ui
+    } catch (const Error& e) {
+        throw Error(option + ": " + e.what());
     }
-    if (ids.empty()) throw Error(option + ": no " + what + "s given");
-    return ids;
 }
 
 

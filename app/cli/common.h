@@ -18,9 +18,10 @@ namespace attnscope::cli {
 // Loads positional 0 (a model folder or builtin:NAME) on --device (default auto).
 std::shared_ptr<const Model> loadModel(const Args& args);
 
-// "3,17,42" -> ids; throws attnscope::Error naming the bad entry.
+// --ids "3,17,42" (or "3 17 42") -> ids by attnscope::parseTokenIds's rules; throws
+// attnscope::Error "--ids: ..." naming the bad entry.
 std::vector<std::int64_t> parseIds(const std::string& text);
-// The same for any option's comma-separated integers; messages name the option and what an
+// The same for any option's list of whole numbers >= 0; messages name the option and what an
 // entry is ("token type").
 std::vector<std::int64_t> parseIntegers(const std::string& text, const std::string& option, const std::string& what);
 

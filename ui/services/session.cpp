@@ -12,9 +12,7 @@ struct Session::Outcome {
     std::shared_ptr<const attnscope::Model> model;
     std::shared_ptr<const attnscope::Trace> trace;
     QString error;
-    bool hasTokenizer = false;
     QString spec;
-    std::shared_ptr<const attnscope::Tokenizer> tokenizer;
 };
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -51,9 +49,9 @@ void Session::startJob(Work work) {
             } catch (const attnscope::Cancelled&) {
                 return {};
             } catch (const std::exception& e) {
-                return {nullptr, nullptr, QString::fromStdString(e.what()), false, {}, {}};
+                return {nullptr, nullptr, QString::fromStdString(e.what()), {}};
             } catch (...) {
-                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), false, {}, {}};
+                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), {}};
             }
         },
         [this](const Outcome& outcome) { finish(outcome); });
@@ -65,11 +63,7 @@ void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
         attnscope::LoadOptions options;
         options.device = device;
         options.progress = report;
-        auto model = attnscope::Model::load(path, options);
-        const bool tokenizer = modelHasTokenizer(*model);
-        std::shared_ptr<const attnscope::Tokenizer> folderTokenizer;
-        if (!folder.startsWith(QLatin1String("builtin:"))) folderTokenizer = attnscope::Tokenizer::fromFolder(path);
-        return Outcome{std::move(model), nullptr, {}, tokenizer, folder, std::move(folderTokenizer)};
+        return Outcome{attnscope::Model::load(path, options), nullptr, {}, folder};
     });
 }
 
@@ -81,7 +75,7 @@ void Session::run(std::vector<std::int64_t> ids) {
     startJob([model = model_, ids = std::move(ids)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, {}};
     });
 }
 
@@ -94,7 +88,7 @@ void Session::runInput(const QString& text, bool asIds) {
         const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, false, {}, {}};
+        return Outcome{nullptr, model->forward(ids, options), {}, {}};
     });
 }
 
@@ -106,8 +100,16 @@ void Session::runImage(attnscope::RgbImage image) {
     startJob([model = model_, image = std::move(image)](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forwardImage(image, options), {}, false, {}, {}};
+        return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
     });
+}
+
+bool Session::hasTokenizer() const { return model_ && model_->hasTokenizer(); }
+
+std::shared_ptr<const attnscope::Tokenizer> Session::tokenizer() const {
+    // Shares ownership with the model, which owns its tokenizer.
+    if (!model_ || !model_->tokenizer()) return nullptr;
+    return std::shared_ptr<const attnscope::Tokenizer>(model_, model_->tokenizer());
 }
 
 void Session::cancel() {
@@ -123,8 +125,6 @@ void Session::finish(const Outcome& outcome) {
         emit failed(outcome.error);
     } else if (outcome.model) {
         model_ = outcome.model;
-        hasTokenizer_ = outcome.hasTokenizer;
-        tokenizer_ = outcome.tokenizer;
         modelSpec_ = outcome.spec;
         trace_.reset();
         emit modelLoaded(model_->info());

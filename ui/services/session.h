@@ -48,10 +48,10 @@ public:
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
     // Whether the current model splits text itself (else its input is token ids).
-    bool hasTokenizer() const { return hasTokenizer_; }
-    // The model folder's tokenizer for readable output tokens; null for built-in models and
-    // folders without one.
-    std::shared_ptr<const attnscope::Tokenizer> tokenizer() const { return tokenizer_; }
+    bool hasTokenizer() const;
+    // The model's tokenizer (Model::tokenizer) for readable output tokens, kept alive with the
+    // model; null for built-in models and folders without one.
+    std::shared_ptr<const attnscope::Tokenizer> tokenizer() const;
     // The folder or builtin:NAME the current model was opened from.
     QString modelSpec() const { return modelSpec_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
@@ -78,7 +78,5 @@ private:
     bool busy_ = false;
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
-    bool hasTokenizer_ = false;
-    std::shared_ptr<const attnscope::Tokenizer> tokenizer_;
     QString modelSpec_;
 };

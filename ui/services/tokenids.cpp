@@ -2,38 +2,40 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
+#include "attnscope/tokenizer/token_ids.h"
 
-#include <QRegularExpression>
 #include <QStringList>
 
 TokenIdsParse parseTokenIds(const QString& text, int vocabSize, int maxCount) {
     TokenIdsParse out;
-    static const QRegularExpression separators(QStringLiteral("[,\\s]+"));
-    const QStringList parts = text.split(separators, Qt::SkipEmptyParts);
-    if (parts.isEmpty()) {
+    // simplified(): any Unicode space (a pasted no-break space, say) becomes the ASCII one core reads.
+    const QString spaced = text.simplified();
+    if (spaced.isEmpty()) {
         out.error = QStringLiteral("Enter at least one token id.");
         return out;
     }
-    if (maxCount > 0 && parts.size() > maxCount) {
-        out.error = QStringLiteral("%1 token ids given; this model takes at most %2.")
-                        .arg(parts.size())
-                        .arg(maxCount);
+    try {
+        out.ids = attnscope::parseTokenIds(spaced.toStdString());  // core's rules, as the CLI's --ids
+    } catch (const attnscope::Error& e) {
+        out.error = QString::fromStdString(e.what());
         return out;
     }
-    out.ids.reserve(static_cast<std::size_t>(parts.size()));
-    for (const QString& part : parts) {
-        bool ok = false;
-        const qlonglong id = part.toLongLong(&ok);
-        if (!ok || id < 0 || (vocabSize > 0 && id >= vocabSize)) {
+    // What the model allows, said in the ui's words before a run is started.
+    if (maxCount > 0 && out.ids.size() > static_cast<std::size_t>(maxCount)) {
+        out.error = QStringLiteral("%1 token ids given; this model takes at most %2.")
+                        .arg(static_cast<qulonglong>(out.ids.size()))
+                        .arg(maxCount);
+        out.ids.clear();
+        return out;
+    }
+    for (const std::int64_t id : out.ids) {
+        if (vocabSize > 0 && id >= vocabSize) {
+            out.error = QStringLiteral("'%1' is not a token id: expected a whole number from 0 to %2.")
+                            .arg(static_cast<qlonglong>(id))
+                            .arg(vocabSize - 1);
             out.ids.clear();
-            out.error = vocabSize > 0
-                            ? QStringLiteral("'%1' is not a token id: expected a whole number from 0 to %2.")
-                                  .arg(part)
-                                  .arg(vocabSize - 1)
-                            : QStringLiteral("'%1' is not a token id: expected a whole number >= 0.").arg(part);
             return out;
         }
-        out.ids.push_back(id);
     }
     return out;
 }
@@ -53,15 +55,4 @@ std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QStri
     }
     if (text.trimmed().isEmpty()) throw attnscope::Error("Type a text to run.");
     return model.encodeText(text.toStdString());
-}
-
-bool modelHasTokenizer(const attnscope::Model& model) {
-    try {
-        model.encodeText("a");
-        return true;
-    } catch (const std::exception& e) {
-        // Core's default encodeText: "... has no tokenizer; give token ids instead". Any other
-        // complaint (an unknown symbol, say) comes from a real tokenizer.
-        return std::string(e.what()).find("no tokenizer") == std::string::npos;
-    }
 }

@@ -14,7 +14,8 @@ struct TokenIdsParse {
     bool ok() const { return error.isEmpty(); }
 };
 
-// Comma- and/or whitespace-separated decimal ids. vocabSize > 0 also checks each id is in
+// Comma- and/or whitespace-separated decimal ids, by core's rules (attnscope::parseTokenIds, the
+// CLI's --ids): its message for a malformed entry. vocabSize > 0 also checks each id is in
 // [0, vocabSize); maxCount > 0 bounds how many ids there may be (the model's positions).
 TokenIdsParse parseTokenIds(const QString& text, int vocabSize = 0, int maxCount = 0);
 
@@ -29,6 +30,3 @@ class Model;
 // model's tokenizer (Model::encodeText). Throws attnscope::Error naming the problem (a bad id,
 // an unknown symbol, no tokenizer). Runs on worker threads.
 std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QString& text, bool asIds);
-
-// Whether the model can split text itself: false when encodeText reports it has no tokenizer.
-bool modelHasTokenizer(const attnscope::Model& model);

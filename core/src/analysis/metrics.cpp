@@ -25,6 +25,29 @@ double meanRowEntropy(const HeadMap& map) {
     return rows ? total / rows : 0.0;
 }
 
+namespace {
+
+// KL(p ‖ q) over n entries, in double whatever the element type (float maps, double
+// distributions): the one implementation behind klDivergence and meanRowKl.
+template <class T>
+double kl(const T* p, const T* q, std::size_t n) {
+    double total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double a = p[i];
+        if (a > 0) total += a * std::log(a / std::max(static_cast<double>(q[i]), kKlFloor));
+    }
+    return std::max(total, 0.0);
+}
+
+}  // namespace
+
+double klDivergence(const std::vector<double>& p, const std::vector<double>& q) {
+    if (p.size() != q.size())
+        throw Error("KL divergence needs distributions of the same length, got " + std::to_string(p.size()) + " and " +
+                    std::to_string(q.size()));
+    return kl(p.data(), q.data(), p.size());
+}
+
 double meanRowKl(const HeadMap& p, const HeadMap& q) {
     if (p.rows != q.rows || p.cols != q.cols)
         throw Error("KL divergence needs maps of the same shape, got " + std::to_string(p.rows) + "x" +
@@ -33,12 +56,8 @@ double meanRowKl(const HeadMap& p, const HeadMap& q) {
     int rows = 0;
     for (int r = 0; r < p.rows; ++r) {
         if (rowIsZero(p, r)) continue;
-        double kl = 0;
-        for (int c = 0; c < p.cols; ++c) {
-            const double a = p.at(r, c);
-            if (a > 0) kl += a * std::log(a / std::max(static_cast<double>(q.at(r, c)), 1e-12));
-        }
-        total += kl;
+        const std::size_t offset = static_cast<std::size_t>(r) * p.cols;
+        total += kl(p.values.data() + offset, q.values.data() + offset, static_cast<std::size_t>(p.cols));
         ++rows;
     }
     return rows ? total / rows : 0.0;

@@ -22,13 +22,6 @@ std::vector<double> softmax(const std::vector<float>& logits) {
     return p;
 }
 
-double kl(const std::vector<double>& p, const std::vector<double>& q) {
-    double total = 0;
-    for (std::size_t i = 0; i < p.size(); ++i)
-        if (p[i] > 0) total += p[i] * std::log(p[i] / std::max(q[i], 1e-300));
-    return std::max(total, 0.0);
-}
-
 std::vector<TokenProbability> topK(const std::vector<double>& p, int k, const Model* labels) {
     std::vector<std::int64_t> order(p.size());
     std::iota(order.begin(), order.end(), 0);
@@ -104,7 +97,7 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
         if (a.nextTokenLogits().size() != b.nextTokenLogits().size()) throw Error("comparing outputs of different models");
         c.kind = "next-token";
         const auto p = softmax(a.nextTokenLogits()), q = softmax(b.nextTokenLogits());
-        c.kl = kl(p, q);
+        c.kl = klDivergence(p, q);
         c.originalTop = topK(p, k, model);
         c.changedTop = topK(q, k, model);
         c.sameTop = c.originalTop.empty() || c.originalTop[0].id == c.changedTop[0].id;
@@ -114,7 +107,7 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
         c.classLabels = a.classLabels();
         c.originalProbabilities.assign(a.classProbabilities().begin(), a.classProbabilities().end());
         c.changedProbabilities.assign(b.classProbabilities().begin(), b.classProbabilities().end());
-        c.kl = kl(c.originalProbabilities, c.changedProbabilities);
+        c.kl = klDivergence(c.originalProbabilities, c.changedProbabilities);
         auto best = [](const std::vector<double>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); };
         c.sameTop = best(c.originalProbabilities) == best(c.changedProbabilities);
     } else if (!a.outputTokens().empty() || !b.outputTokens().empty()) {

@@ -29,10 +29,12 @@ ModelInfo familyInfo(const std::string& family, const std::filesystem::path& fol
 }
 
 FamilyText::FamilyText(const std::filesystem::path& folder, std::int64_t vocabSize)
-    : vocab_(VocabLabels::fromFolder(folder)), tokenizer_(Tokenizer::fromFolder(folder)), vocabSize_(vocabSize) {}
+    : tokenizer_(Tokenizer::fromFolder(folder)),
+      labels_(VocabLabels::forFolder(folder, tokenizer_.get())),
+      vocabSize_(vocabSize) {}
 
 std::vector<std::string> FamilyText::labels(const std::vector<std::int64_t>& ids) const {
-    return vocab_.labels(ids, vocabSize_);
+    return labels_.labels(ids, vocabSize_);
 }
 
 std::vector<std::int64_t> FamilyText::encode(const std::string& text, const ModelInfo& info) const {

@@ -27,11 +27,14 @@ void reportProgress(const Progress& progress, long long done, long long total);
 ModelInfo familyInfo(const std::string& family, const std::filesystem::path& folder, const WeightStore& weights,
                      c10::Device device, int layers, int heads, int kvHeads, int headDim, int hidden);
 
-// A text family's vocabulary labels and its tokenizer (null when the folder has none).
+// A text family's tokenizer (null when the folder has none) and vocabulary labels. The folder's
+// tokenizer files are parsed once, here; the labels read the tokenizer's vocabulary.
 class FamilyText {
 public:
     FamilyText(const std::filesystem::path& folder, std::int64_t vocabSize);
 
+    // Model::tokenizer: owned here, null when the folder has none.
+    const Tokenizer* tokenizer() const { return tokenizer_.get(); }
     // Model::tokenLabels: raw vocabulary strings; throws for ids outside [0, vocabSize).
     std::vector<std::string> labels(const std::vector<std::int64_t>& ids) const;
     // Model::encodeText (see tokenizer/model_text.h).
@@ -40,8 +43,8 @@ public:
     void label(Trace::Impl& impl, const std::vector<std::int64_t>& ids) const;
 
 private:
-    VocabLabels vocab_;
-    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<Tokenizer> tokenizer_;  // before labels_, which points into it
+    VocabLabels labels_;
     std::int64_t vocabSize_;
 };
 
@@ -59,6 +62,8 @@ public:
     }
 
     std::vector<std::int64_t> encodeText(const std::string& text) const override { return text_.encode(text, info_); }
+
+    const Tokenizer* tokenizer() const override { return text_.tokenizer(); }
 
 protected:
     TextFamilyModel(Config config, const std::filesystem::path& folder, c10::Device device)

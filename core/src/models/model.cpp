@@ -59,6 +59,10 @@ std::vector<std::int64_t> Model::encodeText(const std::string&) const {
     throw Error(info().family + " model at " + info().path.string() + " has no tokenizer; give token ids instead");
 }
 
+const Tokenizer* Model::tokenizer() const { return nullptr; }
+
+bool Model::hasTokenizer() const { return tokenizer() != nullptr; }
+
 std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, const LoadOptions& options) {
     const std::filesystem::path folder = resolveModelPath(spec.string());
     std::error_code ec;

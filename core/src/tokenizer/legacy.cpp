@@ -7,6 +7,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
+#include "vocabulary.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +37,7 @@ bool configBool(const nlohmann::json& config, const std::filesystem::path& folde
 
 std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
-    const nlohmann::json vocab = readJsonObject(vocabFile);
+    const nlohmann::json vocab = tok::readVocabJson(vocabFile);
     std::ifstream in(mergesFile, std::ios::binary);
     if (!in) throw Error(mergesFile.string() + ": cannot be read");
     nlohmann::json merges = nlohmann::json::array();
@@ -78,14 +79,7 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
 
 std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.txt";
-    std::ifstream in(vocabFile, std::ios::binary);
-    if (!in) throw Error(vocabFile.string() + ": cannot be read");
-    nlohmann::json vocab = nlohmann::json::object();
-    std::string line;
-    for (std::int64_t id = 0; std::getline(in, line); ++id) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty() && !vocab.contains(line)) vocab[line] = id;
-    }
+    const nlohmann::json vocab = tok::readVocabTxt(vocabFile);
     if (vocab.empty()) throw Error(vocabFile.string() + ": the vocabulary is empty");
     const nlohmann::json config = readConfig(folder);
     const bool lower = configBool(config, folder, "do_lower_case", true);

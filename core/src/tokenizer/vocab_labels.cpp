@@ -1,59 +1,19 @@
 #include "vocab_labels.h"
 
 #include "attnscope/runtime/error.h"
-#include "io/json_util.h"
+#include "attnscope/tokenizer/tokenizer.h"
 
-#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace attnscope {
 
-namespace {
-
-void put(std::vector<std::string>& byId, const std::filesystem::path& file, const std::string& token,
-         const nlohmann::json& id) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > (1 << 24))
-        throw Error(file.string() + ": token '" + token + "' has an invalid id " + id.dump());
-    const auto i = id.get<std::size_t>();
-    if (byId.size() <= i) byId.resize(i + 1);
-    byId[i] = token;
-}
-
-}  // namespace
-
-VocabLabels VocabLabels::fromFolder(const std::filesystem::path& folder) {
+VocabLabels VocabLabels::forFolder(const std::filesystem::path& folder, const Tokenizer* tokenizer) {
     VocabLabels v;
-    const auto tokenizerJson = folder / "tokenizer.json";
+    v.tokenizer_ = tokenizer;
     const auto vocabJson = folder / "vocab.json";
-    const auto vocabTxt = folder / "vocab.txt";
-    if (std::filesystem::exists(tokenizerJson)) {
-        const auto json = readJsonObject(tokenizerJson);
-        const auto model = json.find("model");
-        if (model != json.end() && model->is_object() && model->contains("vocab")) {
-            const auto& vocab = model->at("vocab");
-            if (vocab.is_object()) {
-                for (auto it = vocab.begin(); it != vocab.end(); ++it) put(v.byId_, tokenizerJson, it.key(), it.value());
-            } else if (vocab.is_array()) {  // Unigram: [[piece, score], ...], id = position
-                for (std::size_t i = 0; i < vocab.size(); ++i)
-                    if (vocab[i].is_array() && !vocab[i].empty() && vocab[i][0].is_string())
-                        put(v.byId_, tokenizerJson, vocab[i][0].get<std::string>(), i);
-            }
-        }
-        if (auto added = json.find("added_tokens"); added != json.end() && added->is_array())
-            for (const auto& t : *added)
-                if (t.is_object() && t.contains("content") && t["content"].is_string() && t.contains("id"))
-                    put(v.byId_, tokenizerJson, t["content"].get<std::string>(), t["id"]);
-    } else if (std::filesystem::exists(vocabJson)) {
-        const auto json = readJsonObject(vocabJson);
-        for (auto it = json.begin(); it != json.end(); ++it) put(v.byId_, vocabJson, it.key(), it.value());
-    } else if (std::filesystem::exists(vocabTxt)) {  // WordPiece (BERT): one token per line, id = line
-        std::ifstream in(vocabTxt, std::ios::binary);
-        if (!in) throw Error(vocabTxt.string() + ": cannot be read");
-        std::string line;
-        while (std::getline(in, line)) {
-            if (!line.empty() && line.back() == '\r') line.pop_back();
-            v.byId_.push_back(line);
-        }
-    }
+    std::error_code ec;
+    if (!tokenizer && std::filesystem::exists(vocabJson, ec))
+        v.vocab_ = tok::Vocabulary::fromJsonObject(tok::readVocabJson(vocabJson), vocabJson.string());
     return v;
 }
 
@@ -64,8 +24,13 @@ std::vector<std::string> VocabLabels::labels(const std::vector<std::int64_t>& id
         if (id < 0 || id >= vocabSize)
             throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
                         std::to_string(vocabSize) + ")");
-        const auto i = static_cast<std::size_t>(id);
-        out.push_back(i < byId_.size() && !byId_[i].empty() ? byId_[i] : std::to_string(id));
+        if (tokenizer_) {
+            auto token = tokenizer_->idToToken(id);
+            out.push_back(token && !token->empty() ? std::move(*token) : std::to_string(id));
+            continue;
+        }
+        const std::string* token = vocab_.token(id);
+        out.push_back(token && !token->empty() ? *token : std::to_string(id));
     }
     return out;
 }

@@ -1,13 +1,19 @@
 #include "vocabulary.h"
 
 #include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
 
 namespace attnscope::tok {
 
 void Vocabulary::add(const std::string& token, std::int64_t id, const std::string& where) {
-    if (id < 0 || id > (std::int64_t{1} << 31))
+    // 2^24 is 60 times the largest real vocabularies; a larger id is a malformed file, and
+    // accepting it would allocate the id -> token table for it (8 bytes per id).
+    if (id < 0 || id > kMaxId)
         throw Error(where + ": token '" + token + "' has an invalid id " + std::to_string(id));
     auto it = ids_.find(token);
     const std::string* stored;
@@ -34,6 +40,20 @@ Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string
         v.add(it.key(), it.value().get<std::int64_t>(), where);
     }
     return v;
+}
+
+nlohmann::json readVocabJson(const std::filesystem::path& file) { return readJsonObject(file); }
+
+nlohmann::json readVocabTxt(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error(file.string() + ": cannot be read");
+    nlohmann::json vocab = nlohmann::json::object();
+    std::string line;
+    for (std::int64_t id = 0; std::getline(in, line); ++id) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty() && !vocab.contains(line)) vocab[line] = id;
+    }
+    return vocab;
 }
 
 }  // namespace attnscope::tok

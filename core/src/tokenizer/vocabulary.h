@@ -1,10 +1,15 @@
-// A token <-> id table shared by the models; lookups take string_views without allocating.
+// Vocabularies, in one place: the token <-> id table the tokenizer models (BPE, WordPiece,
+// Unigram) and the axis labels share, and the readers of the vocabulary files.
+//   tokenizer.json model.vocab {"token": id}  -> Vocabulary::fromJsonObject (Unigram: its list)
+//   vocab.json {"token": id}                  -> readVocabJson, then fromJsonObject
+//   vocab.txt, one token per line             -> readVocabTxt, then fromJsonObject
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +20,18 @@ namespace attnscope::tok {
 
 class Vocabulary {
 public:
-    // Adds a token; `where` labels errors (duplicate ids are allowed, the last one wins for id->token).
+    static constexpr std::int64_t kMaxId = std::int64_t{1} << 24;
+
+    Vocabulary() = default;
+    // Moves keep the stored strings in place; a copy would leave the views pointing at the
+    // original's, so there is none.
+    Vocabulary(Vocabulary&&) = default;
+    Vocabulary& operator=(Vocabulary&&) = default;
+    Vocabulary(const Vocabulary&) = delete;
+    Vocabulary& operator=(const Vocabulary&) = delete;
+
+    // Adds a token with an id in [0, kMaxId]; `where` labels errors (duplicate ids are allowed, the
+    // last one wins for id->token).
     void add(const std::string& token, std::int64_t id, const std::string& where);
     // {"token": id, ...}; throws naming `where` on a malformed entry.
     static Vocabulary fromJsonObject(const nlohmann::json& j, const std::string& where);
@@ -37,5 +53,14 @@ private:
     std::unordered_map<std::string_view, std::int64_t> ids_;
     std::vector<const std::string*> byId_;
 };
+
+// vocab.json as its JSON object {"token": id, ...}; the entries are checked by whoever builds
+// from it (fromJsonObject, the built-in models' symbols). Throws attnscope::Error naming the
+// file when it cannot be read, is not JSON or not an object.
+nlohmann::json readVocabJson(const std::filesystem::path& file);
+// vocab.txt (WordPiece) as {"token": id}: id = line number from 0, a trailing '\r' dropped. An
+// empty line leaves its id without a token and a repeated token keeps its first id. Throws
+// attnscope::Error naming the file when it cannot be read.
+nlohmann::json readVocabTxt(const std::filesystem::path& file);
 
 }  // namespace attnscope::tok

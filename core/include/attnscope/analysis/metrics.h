@@ -17,9 +17,25 @@ namespace attnscope {
 // Mean over rows of -Σ_j p_ij log p_ij (0·log 0 = 0). Rows that are all zero are skipped.
 double meanRowEntropy(const HeadMap& map);
 
-// Mean over rows of KL(p_i ‖ q_i) = Σ_j p_ij log(p_ij / q_ij), q clamped below at 1e-12 so that a
-// zero in q where p is positive gives a large finite value. Rows where p is all zero are skipped.
-// Throws attnscope::Error when the shapes differ.
+// The one KL divergence (maps, next-token and class distributions all use it):
+// KL(p ‖ q) = Σ_i p_i log(p_i / max(q_i, kKlFloor)), terms with p_i = 0 being 0, and a sum that
+// rounding takes below 0 (nearly equal distributions) clamped to 0.
+//
+// Why 1e-300: the floor is only there so that q_i = 0 where p_i > 0 (a masked key, an underflowed
+// softmax), whose true KL is infinite, gives a large finite value (about 690 nats per unit of p on
+// that entry) instead of inf. It must not change any q_i a model can actually produce: 1e-300 is
+// below every positive float (float32 maps are never clamped but at exact zeros) and below any
+// double probability that carries weight, while p_i / 1e-300 still cannot overflow. A floor such
+// as 1e-12 would cap log(p/q) at about 28 and so understate the KL wherever q is legitimately
+// smaller (a sharpened map, a next-token probability of 1e-15).
+inline constexpr double kKlFloor = 1e-300;
+
+// KL(p ‖ q) in nats over two distributions of the same length. Throws attnscope::Error when the
+// lengths differ.
+double klDivergence(const std::vector<double>& p, const std::vector<double>& q);
+
+// Mean over rows of klDivergence(p_i, q_i). Rows where p is all zero are skipped. Throws
+// attnscope::Error when the shapes differ.
 double meanRowKl(const HeadMap& p, const HeadMap& q);
 
 // Mean attention distance in tokens: mean over rows of Σ_j p_ij |j - a_i|.

@@ -20,6 +20,7 @@
 
 namespace attnscope {
 
+class Tokenizer;
 class Trace;
 
 struct ModelInfo {
@@ -80,6 +81,14 @@ public:
     // Text -> ids through the model's tokenizer, special tokens included as the model expects.
     // Throws attnscope::Error when the model has no tokenizer (the default) or the text is empty.
     virtual std::vector<std::int64_t> encodeText(const std::string& text) const;
+
+    // The folder's tokenizer (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), parsed
+    // once when the model loaded; owned by the model and valid while it lives. nullptr when the
+    // folder has none, for image models and for the built-in models (see hasTokenizer).
+    virtual const Tokenizer* tokenizer() const;
+    // Whether encodeText can split text: a tokenizer() or, for the built-in models, their own
+    // symbol vocabulary (one symbol per character or word). Otherwise the input is token ids.
+    virtual bool hasTokenizer() const;
 
     // One forward pass over ids, used exactly as given (no special tokens added). Throws
     // attnscope::Error for an empty input, an id outside [0, vocab), more ids than the model

@@ -53,6 +53,9 @@ public:
         }
     }
 
+    // The symbols split text (encodeText), though they are no tokenizer.json pipeline.
+    bool hasTokenizer() const override { return true; }
+
 protected:
     BlockInfo blockInfo(const std::string& name, int layers, bool causal, std::vector<std::string> queries,
                         std::vector<std::string> keys) const {

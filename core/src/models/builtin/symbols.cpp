@@ -4,6 +4,7 @@
 #include "attnscope/runtime/error.h"
 #include "config.h"
 #include "io/json_util.h"
+#include "tokenizer/vocabulary.h"
 
 #include <sstream>
 
@@ -36,7 +37,7 @@ Symbols Symbols::forTask(BuiltinTask task) {
 
 Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int vocabSize) {
     const auto file = folder / "vocab.json";
-    const auto json = readJsonObject(file);
+    const auto json = tok::readVocabJson(file);  // the entries are checked here, stricter than a tokenizer's
     Symbols s;
     s.task_ = task;
     s.byId_.assign(static_cast<std::size_t>(vocabSize), "");
