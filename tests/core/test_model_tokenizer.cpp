@@ -37,27 +37,25 @@ std::shared_ptr<const Model> loadCpu(const std::filesystem::path& dir) {
 }  // namespace
 
 TEST_CASE("a model with tokenizer.json reports its tokenizer; labels are the file's vocabulary", "[tokenizer][model]") {
-    Gpt2Spec spec;
-    spec.vocab = 8257;  // the pruned GPT-2 vocabulary in tests/data/tokenizers
-    spec.vocabJson = false;
     const auto dir = freshDir("model-tokenizer-json");
-    writeGpt2Folder(dir, makeGpt2(spec, 3));
-    std::filesystem::copy_file(kData / "gpt2.json", dir / "tokenizer.json");
+    writeGpt2TokenizerFolder(dir, kData / "gpt2.json", 3);
     const auto model = loadCpu(dir);
+    const int vocab = model->info().vocabSize;  // 8257: the pruned GPT-2 vocabulary
+    REQUIRE(vocab == 8257);
 
     REQUIRE(model->tokenizer() != nullptr);
     CHECK(model->hasTokenizer());
     CHECK(model->tokenizer()->origin() == (dir / "tokenizer.json").string());
-    CHECK(model->tokenizer()->vocabSize() == spec.vocab);
+    CHECK(model->tokenizer()->vocabSize() == vocab);
 
     // Labels: model.vocab, then added_tokens, as the file says; ids without a token in decimal.
     const auto json = readJsonFile(dir / "tokenizer.json");
-    std::vector<std::string> expected(static_cast<std::size_t>(spec.vocab));
-    for (int i = 0; i < spec.vocab; ++i) expected[static_cast<std::size_t>(i)] = std::to_string(i);
+    std::vector<std::string> expected(static_cast<std::size_t>(vocab));
+    for (int i = 0; i < vocab; ++i) expected[static_cast<std::size_t>(i)] = std::to_string(i);
     for (auto it = json["model"]["vocab"].begin(); it != json["model"]["vocab"].end(); ++it)
         expected.at(it.value().get<std::size_t>()) = it.key();
     for (const auto& t : json["added_tokens"]) expected.at(t["id"].get<std::size_t>()) = t["content"].get<std::string>();
-    CHECK(model->tokenLabels(allIds(spec.vocab)) == expected);
+    CHECK(model->tokenLabels(allIds(vocab)) == expected);
 
     // Encoding: the reference ids, the same through the model and through its tokenizer.
     for (std::size_t text : {0u, 5u, 11u}) {

@@ -182,12 +182,8 @@ TEST_CASE("encode is safe from several threads at once", "[tokenizer]") {
 }
 
 TEST_CASE("a GPT-2 folder's tokenizer feeds encodeText and readable Trace labels", "[tokenizer][gpt2]") {
-    Gpt2Spec spec;
-    spec.vocab = 8257;  // the pruned GPT-2 vocabulary in tests/data/tokenizers
-    spec.vocabJson = false;
     const auto dir = freshDir("gpt2-tokenizer");
-    writeGpt2Folder(dir, makeGpt2(spec, 3));
-    std::filesystem::copy_file(kData / "gpt2.json", dir / "tokenizer.json");
+    writeGpt2TokenizerFolder(dir, kData / "gpt2.json", 3);
     auto model = Model::load(dir, LoadOptions{DeviceChoice::Cpu, {}});
 
     const auto ids = model->encodeText(goldenText(0));  // "Hello world"

@@ -130,6 +130,15 @@ void writeText(const std::filesystem::path& file, const std::string& text) {
     out << text;
 }
 
+void writeGpt2TokenizerFolder(const std::filesystem::path& dir, const std::filesystem::path& tokenizerJson,
+                              std::uint32_t seed) {
+    Gpt2Spec spec;
+    spec.vocab = 8257;
+    spec.vocabJson = false;
+    writeGpt2Folder(dir, makeGpt2(spec, seed));
+    std::filesystem::copy_file(tokenizerJson, dir / "tokenizer.json");
+}
+
 void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) {
     const auto& s = c.spec;
     std::filesystem::create_directories(dir);

@@ -57,6 +57,12 @@ TensorBytes encodeTensor(const std::string& name, const Tensor& t, const std::st
 // Writes config.json, model.safetensors and (optionally) vocab.json into dir (created).
 void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& checkpoint);
 
+// A random GPT-2 checkpoint (seeded) over the pruned GPT-2 vocabulary of tests/data/tokenizers
+// (8,257 ids, no vocab.json) with that folder's tokenizer.json copied in: a GPT-2 folder the
+// way Hugging Face ships one, for the tokenizer tests.
+void writeGpt2TokenizerFolder(const std::filesystem::path& dir, const std::filesystem::path& tokenizerJson,
+                              std::uint32_t seed);
+
 // Writes the config.json only (for config validation tests), from a JSON text.
 void writeText(const std::filesystem::path& file, const std::string& text);
 

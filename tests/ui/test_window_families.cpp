@@ -133,12 +133,8 @@ TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value grou
 }
 
 TEST_CASE_METHOD(WindowFixture, "GPT-2 and BERT folders show readable tokens; the raw ones on hover and on request", "[ui][window][tokenizer]") {
-    Gpt2Spec gpt2;
-    gpt2.vocab = 8257;  // the pruned GPT-2 vocabulary in tests/data/tokenizers
-    gpt2.vocabJson = false;
     const auto gdir = freshDir("ui-gpt2-tokenizer");
-    writeGpt2Folder(gdir, makeGpt2(gpt2, 24));
-    std::filesystem::copy_file(kData / "gpt2.json", gdir / "tokenizer.json");
+    writeGpt2TokenizerFolder(gdir, kData / "gpt2.json", 24);
     open(qpath(gdir));
     CHECK(session->hasTokenizer());
     runText(QStringLiteral("Hello world"));

@@ -19,17 +19,6 @@ HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate) {
     return out;
 }
 
-const char* labVariantName(LabVariant variant) {
-    switch (variant) {
-    case LabVariant::Native: return "native";
-    case LabVariant::Dot: return "dot";
-    case LabVariant::Linear: return "linear";
-    case LabVariant::Additive: return "additive";
-    case LabVariant::Hybrid: return "hybrid";
-    }
-    return "native";
-}
-
 bool variantNeedsFit(const BlockInfo& block, LabVariant variant) {
     return (variant == LabVariant::Additive || variant == LabVariant::Hybrid) && block.kind != AttentionKind::Additive;
 }

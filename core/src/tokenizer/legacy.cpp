@@ -7,11 +7,11 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
+#include "io/text_lines.h"
 #include "vocabulary.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 
 namespace attnscope {
 
@@ -38,12 +38,10 @@ bool configBool(const nlohmann::json& config, const std::filesystem::path& folde
 std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
     const nlohmann::json vocab = tok::readVocabJson(vocabFile);
-    std::ifstream in(mergesFile, std::ios::binary);
-    if (!in) throw Error(mergesFile.string() + ": cannot be read");
     nlohmann::json merges = nlohmann::json::array();
-    std::string line;
-    for (std::size_t n = 1; std::getline(in, line); ++n) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::vector<std::string> lines = readTextLines(mergesFile);
+    for (std::size_t n = 1; n <= lines.size(); ++n) {
+        const std::string& line = lines[n - 1];
         if (line.empty() || (n == 1 && line.rfind("#version", 0) == 0)) continue;
         if (line.find(' ') == std::string::npos || line.find(' ') != line.rfind(' '))
             throw Error(mergesFile.string() + ": line " + std::to_string(n) + " is not two tokens separated by one space");

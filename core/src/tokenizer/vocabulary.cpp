@@ -2,11 +2,11 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
+#include "io/text_lines.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 
 namespace attnscope::tok {
 
@@ -45,13 +45,11 @@ Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string
 nlohmann::json readVocabJson(const std::filesystem::path& file) { return readJsonObject(file); }
 
 nlohmann::json readVocabTxt(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file.string() + ": cannot be read");
     nlohmann::json vocab = nlohmann::json::object();
-    std::string line;
-    for (std::int64_t id = 0; std::getline(in, line); ++id) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::int64_t id = 0;
+    for (const std::string& line : readTextLines(file)) {
         if (!line.empty() && !vocab.contains(line)) vocab[line] = id;
+        ++id;
     }
     return vocab;
 }

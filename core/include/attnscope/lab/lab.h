@@ -58,7 +58,6 @@ HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate);
 // head's q, k in that form; Additive: the layer's own map on an additive layer, else the head's
 // additive fit; Hybrid: gate · additive + (1 - gate) · dot.
 enum class LabVariant { Native, Dot, Linear, Additive, Hybrid };
-const char* labVariantName(LabVariant variant);  // "native", "dot", "linear", "additive", "hybrid"
 
 struct VariantSpec {
     LabVariant variant = LabVariant::Native;
