@@ -314,6 +314,41 @@ TEST_CASE("additive fit lowers the KL to the head's dot-product map", "[lab][add
         o.width = 4;
         CHECK_THROWS_WITH(fitAdditive(*trace, 0, 1, 9, o), Catch::Contains("head 9 is out of range"));
     }
+    SECTION("the lab's map of the head (labMap) is the variant the spec names, with its KL from the dot map") {
+        const BlockInfo& block = trace->blocks()[0];
+        CHECK_FALSE(variantNeedsFit(block, LabVariant::Linear));
+        CHECK(variantNeedsFit(block, LabVariant::Additive));
+        CHECK(variantNeedsFit(block, LabVariant::Hybrid));
+        VariantSpec spec;
+        for (LabVariant v : {LabVariant::Native, LabVariant::Dot}) {
+            spec.variant = v;
+            const LabMap m = labMap(*trace, 0, 1, 2, spec, nullptr, /*withKlFromDot=*/true);
+            requireMapEquals(m.map, ref.probs[1][2], 1e-5);
+            CHECK(m.klFromDot < 0);  // the dot map itself
+        }
+        spec.variant = LabVariant::Additive;
+        CHECK_THROWS_WITH(labMap(*trace, 0, 1, 2, spec), Catch::Contains("no additive fit yet"));
+        requireMapEquals(labMap(*trace, 0, 1, 2, spec, &fit).map, expected, 1e-5);
+        spec.variant = LabVariant::Hybrid;
+        spec.gate = 0.3;
+        const LabMap hybrid = labMap(*trace, 0, 1, 2, spec, &fit, /*withKlFromDot=*/true);
+        std::vector<double> mixed(n * n);
+        double klMixed = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j <= i; ++j) {
+                const double pd = ref.probs[1][2][i * n + j];
+                mixed[i * n + j] = 0.3 * expected[i * n + j] + 0.7 * pd;
+                klMixed += pd * std::log(pd / mixed[i * n + j]) / n;
+            }
+        requireMapEquals(hybrid.map, mixed, 1e-5);
+        CHECK(hybrid.klFromDot == Approx(klMixed).epsilon(1e-3));
+        spec.variant = LabVariant::Linear;
+        spec.map.featureMap = FeatureMap::Relu;
+        MapOptions relu;
+        relu.variant = MapVariant::Linear;
+        relu.featureMap = FeatureMap::Relu;
+        CHECK(labMap(*trace, 0, 1, 2, spec).map.values == trace->map(0, 1, 2, relu).values);
+    }
     SECTION("a subset of queries for long inputs") {
         o.maxQueries = 5;
         o.steps = 50;
