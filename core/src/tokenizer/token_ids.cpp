@@ -16,7 +16,7 @@ std::int64_t parseEntry(const std::string& entry, const std::string& what) {
     const bool negative = entry.size() > 1 && entry[0] == '-';
     bool digits = !entry.empty();
     for (std::size_t i = negative ? 1 : 0; i < entry.size(); ++i) digits = digits && isDigit(entry[i]);
-    if (digits && negative) throw Error("'" + entry + "' is not a " + what + ": " + what + "s are >= 0");
+    if (digits && negative) throw Error("'" + entry + "' is not a " + what + ": it is negative");
     if (!digits)
         throw Error("'" + entry + "' is not a " + what +
                     " (expected whole numbers separated by commas or spaces, e.g. 3,17,42)");

@@ -6,7 +6,7 @@
 // sit between two entries, so ",1", "1,,2" and "1," have an empty entry. Errors are
 // attnscope::Error with one line naming the bad entry:
 //   'x' is not a token id (expected whole numbers separated by commas or spaces, e.g. 3,17,42)
-//   '-1' is not a token id: token ids are >= 0
+//   '-1' is not a token id: it is negative
 //   '99999999999999999999' is not a token id: it is larger than 9223372036854775807
 //   entry 2 is empty: every comma must sit between two token ids
 //   no token ids given
