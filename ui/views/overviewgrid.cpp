@@ -71,15 +71,17 @@ QRect OverviewGrid::tileRect(int layer, int head) const {
     return {m.left + head * (m.tile + m.gap), m.top + layer * (m.tile + m.gap), m.tile, m.tile};
 }
 
+// The inverse of tileRect: one division per axis, not a search over every tile.
 bool OverviewGrid::tileAt(const QPoint& pos, int& layer, int& head) const {
-    for (int l = 0; l < layers_; ++l)
-        for (int h = 0; h < heads_; ++h)
-            if (tileRect(l, h).contains(pos)) {
-                layer = l;
-                head = h;
-                return true;
-            }
-    return false;
+    const Metrics m = metricsFor(width());
+    const int step = m.tile + m.gap;
+    const int x = pos.x() - m.left, y = pos.y() - m.top;
+    if (x < 0 || y < 0) return false;
+    const int h = x / step, l = y / step;
+    if (h >= heads_ || l >= layers_ || x % step >= m.tile || y % step >= m.tile) return false;
+    layer = l;
+    head = h;
+    return true;
 }
 
 void OverviewGrid::paintEvent(QPaintEvent*) {
