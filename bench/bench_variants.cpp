@@ -76,7 +76,7 @@ void run(benchmark::State& state, Fn&& fn) {
 // ---- maps ----
 void BM_DotMap_Core(benchmark::State& s) {
     auto in = inputs(s.range(0));
-    run(s, [&] { return headProbs(in.q, in.k, in.mask, in.scale, 1.0); });
+    run(s, [&] { return headProbs(in.q, in.k, in.mask, ScoreSpec{in.scale}, 0, 1.0); });
 }
 void BM_DotMap_Plain(benchmark::State& s) {
     auto in = inputs(s.range(0));
@@ -125,9 +125,8 @@ void BM_AdditiveMap_Plain(benchmark::State& s) {
 // ---- attention outputs ----
 void BM_DotOutput_Core(benchmark::State& s) {
     auto in = inputs(s.range(0));
-    const at::Tensor mask = additiveMask(in.mask, in.q.size(0), in.k.size(0), in.q.options());
     const at::Tensor q = in.q.unsqueeze(0), k = in.k.unsqueeze(0), v = in.v.unsqueeze(0);
-    run(s, [&] { return attendDot(q, k, v, mask, in.scale, LayerRun{}); });
+    run(s, [&] { return attendDot(q, k, v, in.mask, ScoreSpec{in.scale}, LayerRun{}); });
 }
 void BM_DotOutput_Plain(benchmark::State& s) {
     auto in = inputs(s.range(0));

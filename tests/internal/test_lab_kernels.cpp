@@ -133,7 +133,7 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         const auto q = at::randn({300, 64}), k = at::randn({300, 64});
         MaskSpec mask;
         mask.causal = true;
-        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, 0.125, 0.7), headProbs(q, k, mask, 0.125, 0.7)) < 1e-5);
+        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.125}, 0, 0.7), headProbs(q, k, mask, ScoreSpec{0.125}, 0, 0.7)) < 1e-5);
     }
     SECTION("fused additive scores") {
         const auto qa = at::randn({257, 48}), ka = at::randn({300, 48}), v = at::randn({48});

@@ -25,18 +25,54 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
     return out;
 }
 
-at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, double scale,
+std::string ScoreSpec::extras() const {
+    std::string out;
+    if (softcap > 0) out = "a tanh soft-cap";
+    if (!alibiSlopes.empty()) out += std::string(out.empty() ? "" : " and ") + "ALiBi";
+    return out;
+}
+
+namespace {
+
+// scores [..., n, m] = q·k (any leading head dims, `slopes` [heads] broadcast over them) become
+// logits / temperature in place, as ScoreSpec defines them. Columns are key positions
+// keyStart, keyStart + 1, ...
+void finishLogits(at::Tensor& scores, const ScoreSpec& score, const at::Tensor& slopes, double temperature,
+                  std::int64_t keyStart = 0) {
+    if (score.softcap > 0) {
+        scores.mul_(score.scale / score.softcap).tanh_().mul_(score.softcap / temperature);
+    } else {
+        scores.mul_(score.scale / temperature);
+    }
+    if (slopes.defined()) {
+        const std::int64_t m = scores.size(-1);
+        at::Tensor pos = at::arange(keyStart, keyStart + m, scores.options());
+        scores.add_(slopes.to(scores.options()).view({-1, 1, 1}) * (pos.view({1, 1, m}) / temperature));
+    }
+}
+
+// The spec's slopes as a [H] float64 CPU tensor, or undefined when it has none.
+at::Tensor slopeTensor(const ScoreSpec& score) {
+    if (score.alibiSlopes.empty()) return {};
+    return at::tensor(score.alibiSlopes, at::TensorOptions().dtype(at::kDouble));
+}
+
+}  // namespace
+
+at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, const ScoreSpec& score,
                           double temperature) {
     const auto H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0);
-    const double alpha = scale / temperature;
+    if (!score.alibiSlopes.empty() && static_cast<std::int64_t>(score.alibiSlopes.size()) != H)
+        throw Error("attention: " + std::to_string(score.alibiSlopes.size()) + " ALiBi slopes for " +
+                    std::to_string(H) + " heads");
     at::Tensor scores;
-    if (H == Hkv && additive.defined()) {
+    if (score.plain() && H == Hkv && additive.defined()) {
         // One BLAS call: mask + alpha · q kᵀ.
-        scores = at::baddbmm(additive.expand({H, n, m}), q, k.transpose(1, 2), /*beta=*/1.0, alpha);
+        scores = at::baddbmm(additive.expand({H, n, m}), q, k.transpose(1, 2), /*beta=*/1.0, score.scale / temperature);
     } else {
         // Grouped-query attention: view the query heads as [Hkv, H/Hkv * n, d] against each group.
         scores = at::bmm(q.reshape({Hkv, (H / Hkv) * n, q.size(2)}), k.transpose(1, 2)).view({H, n, m});
-        scores.mul_(alpha);
+        finishLogits(scores, score, slopeTensor(score), temperature);
         if (additive.defined()) scores.add_(additive);
     }
     if (scores.scalar_type() == at::kHalf || scores.scalar_type() == at::kBFloat16)
@@ -49,13 +85,15 @@ namespace {
 // Causal map in blocks of query rows: each block scores only the keys it may see (about half the
 // products and exps of the full square), the -inf mask touches only the block's diagonal part,
 // and no [n, m] mask tensor is built. Query i sees keys j <= i + (m - n), m >= n.
-at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, double alpha) {
+at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, const ScoreSpec& score, const at::Tensor& slope,
+                           double temperature) {
     const std::int64_t n = q.size(0), m = k.size(0), offset = m - n, block = 256;
     at::Tensor out = at::zeros({n, m}, q.options());
     const at::Tensor future = at::ones({block, block}, q.options().dtype(at::kBool)).triu_(1);
     for (std::int64_t s = 0; s < n; s += block) {
         const std::int64_t len = std::min(block, n - s), keys = s + len + offset;
-        at::Tensor scores = at::mm(q.narrow(0, s, len), k.narrow(0, 0, keys).t()).mul_(alpha);
+        at::Tensor scores = at::mm(q.narrow(0, s, len), k.narrow(0, 0, keys).t());
+        finishLogits(scores, score, slope, temperature);
         scores.narrow(1, s + offset, len).masked_fill_(future.narrow(0, 0, len).narrow(1, 0, len),
                                                        -std::numeric_limits<double>::infinity());
         out.narrow(0, s, len).narrow(1, 0, keys).copy_(at::softmax(scores, -1));
@@ -65,21 +103,24 @@ at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, double alph
 
 }  // namespace
 
-at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
+at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (q.is_cuda() && q.scalar_type() == at::kFloat && !mask.keyAllowed.defined() && mask.window <= 0) {
+    if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() && mask.window <= 0) {
         at::Tensor qc = q.contiguous(), kc = k.contiguous();
         at::Tensor out = at::empty({q.size(0), k.size(0)}, q.options());
         cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(), out.data_ptr<float>(),
                                 static_cast<int>(q.size(0)), static_cast<int>(k.size(0)),
-                                static_cast<int>(q.size(1)), static_cast<float>(scale / temperature), mask.causal);
+                                static_cast<int>(q.size(1)), static_cast<float>(score.scale / temperature), mask.causal);
         return out;
     }
 #endif
-    if (mask.causal && !mask.keyAllowed.defined() && mask.window <= 0 && k.size(0) >= q.size(0)) return causalHeadProbs(q, k, scale / temperature);
+    ScoreSpec one = score;  // this head's slope only
+    if (!score.alibiSlopes.empty()) one.alibiSlopes = {score.alibiSlopes.at(static_cast<std::size_t>(head))};
+    if (mask.causal && !mask.keyAllowed.defined() && mask.window <= 0 && k.size(0) >= q.size(0))
+        return causalHeadProbs(q, k, one, slopeTensor(one), temperature);
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
-    return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, scale, temperature).squeeze(0);
+    return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, one, temperature).squeeze(0);
 }
 
 at::Tensor featureMap(const at::Tensor& x, FeatureMap map) {
@@ -171,10 +212,11 @@ void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
         if (h >= 0 && h < context.size(0)) context[h].zero_();
 }
 
-at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
-                     double scale, const LayerRun& run) {
+at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                     const ScoreSpec& score, const LayerRun& run) {
     const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
-    at::Tensor probs = attentionProbs(q, k, additive, scale, run.temperature).to(v.scalar_type());  // [H, n, m]
+    const at::Tensor additive = additiveMask(mask, n, k.size(1), q.options());
+    at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature).to(v.scalar_type());  // [H, n, m]
     at::Tensor context;
     if (H == Hkv) {
         context = at::bmm(probs, v);

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 namespace attnscope {
 
@@ -19,20 +20,36 @@ struct MaskSpec {
     std::int64_t window = 0;  // sliding window (Mistral): query i sees keys j > i + (m - n) - window; 0 = none
 };
 
+// How one layer turns q·k into its pre-mask logits (the model's own, before temperature and mask):
+//   logits_ij = cap(scale · q_i·k_j) + slope_h · j,   cap(x) = softcap · tanh(x / softcap).
+// ALiBi is written with the key position j; Hugging Face's BLOOM and Falcon form differs from it
+// by a constant per row, which the softmax removes.
+struct ScoreSpec {
+    double scale = 1.0;
+    double softcap = 0.0;             // > 0: tanh soft-cap (Gemma-2's attn_logit_softcapping)
+    std::vector<double> alibiSlopes;  // empty, or one per query head (BLOOM, Falcon with alibi)
+
+    bool plain() const { return softcap <= 0 && alibiSlopes.empty(); }  // logits = scale · q·k
+    // What the logits carry beyond the scaled product, for messages ("a tanh soft-cap", "ALiBi"); "" when plain.
+    std::string extras() const;
+};
+
 // Additive mask [n, m]: 0 where allowed, -inf where not. Undefined tensor when nothing is masked.
 at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, const at::TensorOptions& options);
 
-// Probabilities softmax(q kᵀ · scale / temperature + mask) for all heads.
+// Probabilities softmax(logits / temperature + mask) for all heads, logits as ScoreSpec says.
 // q [H, n, d]; k [Hkv, m, d] with H a multiple of Hkv (grouped-query attention: query head h
-// uses key group h / (H / Hkv)); additive [n, m] from additiveMask(), or undefined for none.
+// uses key group h / (H / Hkv)); additive [n, m] from additiveMask(), or undefined for none;
+// score.alibiSlopes, when given, has H entries.
 // Returns [H, n, m] on q's device, in q's dtype for float32 (the softmax of F16/BF16 scores is
 // taken in float32 and returned as float32, as Hugging Face's eager attention does).
-at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, double scale,
+at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, const ScoreSpec& score,
                           double temperature);
 
-// One head: q [n, d], k [m, d] -> [n, m]. Uses the fused CUDA kernel when the tensors are on a
-// GPU and the kernels were compiled in.
-at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
+// One head, query head `head` of the layer (it picks the ALiBi slope): q [n, d], k [m, d] -> [n, m].
+// Uses the fused CUDA kernel when the tensors are on a GPU, the kernels were compiled in and the
+// logits are plain.
+at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature);
 
 // Linear attention map for one head: φ(q)·φ(k) over allowed keys, each row normalised to sum 1.
@@ -59,11 +76,10 @@ struct LayerRun {
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 
 // Dot-product attention output with capture-compatible semantics: probabilities from
-// attentionProbs (GQA-aware) at run.temperature, context = probs · v with v [Hkv, m, dv] (probs
-// cast to v's dtype),
-// masked heads zeroed. Returns [H, n, dv].
-at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& additive,
-                     double scale, const LayerRun& run);
+// attentionProbs (GQA-aware) at run.temperature under `mask`, context = probs · v with
+// v [Hkv, m, dv] (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv].
+at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                     const ScoreSpec& score, const LayerRun& run);
 
 // Zeroes the masked heads of a context [H, n, dv] in place.
 void zeroMaskedHeads(at::Tensor& context, const LayerRun& run);

@@ -61,7 +61,7 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     const LayerCapture& cap = blocks[block].layers[layer];
-    const MaskSpec& mask = blocks[block].mask;
+    const MaskSpec& mask = cap.mask;
     const double temperature = options.temperature * cap.temperature;  // display × propagated
     const int group = info.kvGroup(head);
     MapVariant variant = options.variant;
@@ -73,14 +73,17 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
         return additiveProbs(cap.q[head], cap.k[head], cap.v[head], mask, temperature);
     }
     if (variant == MapVariant::Linear) {
+        if (!cap.score.plain())
+            throw Error("linear attention has no place for " + cap.score.extras() + " (layer " + std::to_string(layer) +
+                        " of block '" + info.name + "' uses it); its map would silently drop it");
         // A Linear layer's own map uses elu+1, the feature map it was trained with.
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
         // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
         if (fm == FeatureMap::Favor)
-            return favorProbs(cap.q[head], cap.k[group], mask, cap.scale / temperature, options.features, options.seed);
+            return favorProbs(cap.q[head], cap.k[group], mask, cap.score.scale / temperature, options.features, options.seed);
         return linearProbs(cap.q[head], cap.k[group], mask, fm);
     }
-    return headProbs(cap.q[head], cap.k[group], mask, cap.scale, temperature);
+    return headProbs(cap.q[head], cap.k[group], mask, cap.score, head, temperature);
 }
 
 HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {

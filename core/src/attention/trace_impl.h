@@ -12,13 +12,16 @@
 namespace attnscope {
 
 // Dot and Linear layers: q [heads, queries, head_dim] and k [kv_heads, keys, head_dim] as the
-// model used them (after any rotation); scale is the factor on q·k before the softmax.
+// model used them (after any norms and rotation); score says how q·k became the layer's logits
+// (scale, soft-cap, ALiBi) and mask which keys each query saw (per layer: Gemma-2 and GPT-Neo
+// alternate sliding-window and global layers).
 // Additive layers: q = W_q·q [heads, queries, width], k = W_k·k [heads, keys, width] and
 // v [heads, width], so that logits_ij = vᵀ tanh(q_i + k_j).
 struct LayerCapture {
     at::Tensor q;
     at::Tensor k;
-    double scale = 1.0;
+    ScoreSpec score;
+    MaskSpec mask;
     AttentionKind kind = AttentionKind::Dot;
     at::Tensor v;  // Additive only
     // Propagated temperature the layer ran at (RunOptions); maps divide their logits by it, so
@@ -27,8 +30,17 @@ struct LayerCapture {
     double temperature = 1.0;
 };
 
+// A dot-product layer's capture.
+inline LayerCapture dotCapture(at::Tensor q, at::Tensor k, ScoreSpec score, MaskSpec mask) {
+    LayerCapture c;
+    c.q = std::move(q);
+    c.k = std::move(k);
+    c.score = std::move(score);
+    c.mask = std::move(mask);
+    return c;
+}
+
 struct BlockCapture {
-    MaskSpec mask;
     std::vector<LayerCapture> layers;
 };
 

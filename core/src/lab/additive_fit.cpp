@@ -94,14 +94,14 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
         const std::int64_t R = rows.size(0);
         at::Tensor Pr = P.index_select(0, rows);
         at::Tensor Qr = qn.index_select(0, rows);
-        at::Tensor mask = additiveMask(impl.blocks[block].mask, n, m, dev);
+        at::Tensor mask = additiveMask(cap.mask, n, m, dev);
         at::Tensor maskR = mask.defined() ? mask.index_select(0, rows) : mask;
         const double plogp = at::xlogy(Pr, Pr).sum().item<double>() / R;
         const std::int64_t blockRows = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(1, m * w));
 
         AdditiveFit fit;
         Adam adamQ, adamK, adamV;
-        auto fullMap = [&] { return additiveProbs(at::mm(qn, Wq.t()), at::mm(kn, Wk.t()), v, impl.blocks[block].mask, 1.0); };
+        auto fullMap = [&] { return additiveProbs(at::mm(qn, Wq.t()), at::mm(kn, Wk.t()), v, cap.mask, 1.0); };
         const HeadMap targetMap = toHeadMap(P);
         fit.initialKl = meanRowKl(targetMap, toHeadMap(fullMap()));
         for (int step = 1; step <= options.steps; ++step) {

@@ -146,9 +146,10 @@ protected:
 
         auto impl = newTrace(in.ids);
         BlockCapture capture;
+        MaskSpec mask;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
-            capture.mask.keyAllowed = idTensor(allowed, device_).ne(0);
+            mask.keyAllowed = idTensor(allowed, device_).ne(0);
         }
 
         at::Tensor idx = idTensor(in.ids, device_);
@@ -165,16 +166,16 @@ protected:
             x = x + type_.index_select(0, idTensor(types, device_));
         }
         x = layerNorm(x, embNorm_, cfg_.eps);
-        const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
-        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        ScoreSpec score;
+        score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             auto heads = [&](const Linear& proj) { return splitHeads(proj(x), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
             x = layerNorm(x + L.o(context), L.attnNorm, cfg_.eps);
             x = layerNorm(x + L.out(activate(cfg_.activation, L.inner(x))), L.outNorm, cfg_.eps);
-            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
+            capture.layers.push_back(dotCapture(q, k, score, mask));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).

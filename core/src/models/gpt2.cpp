@@ -95,23 +95,24 @@ protected:
 
         auto impl = newTrace(ids);
         BlockCapture capture;
-        capture.mask.causal = true;
+        MaskSpec mask;
+        mask.causal = true;
 
         at::Tensor x = wte_.index_select(0, idTensor(ids, device_)) + wpe_.narrow(0, 0, n);
-        const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             at::Tensor qkv = at::addmm(L.attnB, h, L.attnW);  // [n, 3E]
             auto heads = [&](int part) { return splitHeads(qkv.narrow(1, part * E, E), H, d); };
             at::Tensor q = heads(0), k = heads(1), v = heads(2);
-            double scale = cfg_.scaleWeights ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
-            if (cfg_.scaleByLayer) scale /= static_cast<double>(l + 1);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
+            ScoreSpec score;
+            score.scale = cfg_.scaleWeights ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
+            if (cfg_.scaleByLayer) score.scale /= static_cast<double>(l + 1);
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
             x = x + at::addmm(L.projB, context, L.projW);
             h = layerNorm(x, L.ln2, cfg_.eps);
             x = x + at::addmm(L.outB, activate(cfg_.activation, at::addmm(L.fcB, h, L.fcW)), L.outW);
-            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
+            capture.layers.push_back(dotCapture(q, k, score, mask));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         // Only the last position's logits: the next-token distribution is what the app shows,

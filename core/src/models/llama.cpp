@@ -24,7 +24,7 @@ struct LlamaConfig {
     bool tied = false;
     bool qkvBias = false, oBias = false, mlpBias = false;
     std::int64_t window = 0;
-    std::vector<double> invFreq;
+    RopeSpec rope;
 };
 
 LlamaConfig parseConfig(const JsonConfig& c) {
@@ -58,7 +58,10 @@ LlamaConfig parseConfig(const JsonConfig& c) {
     if (g.type == "mistral" && c.has("sliding_window")) g.window = c.positiveInt("sliding_window");
     if (g.type == "qwen2" && c.boolean("use_sliding_window", false))
         c.fail("use_sliding_window", "is true: Qwen2's per-layer sliding window is not supported");
-    g.invFreq = ropeInverseFrequencies(c, g.headDim);
+    // Llama-family checkpoints rotate every dimension.
+    if (c.has("partial_rotary_factor") && c.json().at("partial_rotary_factor") != 1.0)
+        c.fail("partial_rotary_factor", "is not supported (only 1.0)");
+    g.rope = readRope(c, g.headDim);
     return g;
 }
 
@@ -127,23 +130,24 @@ protected:
 
         auto impl = newTrace(ids);
         BlockCapture capture;
-        capture.mask.causal = true;
-        capture.mask.window = cfg_.window;
+        MaskSpec mask;
+        mask.causal = true;
+        mask.window = cfg_.window;
 
         at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
-        const at::Tensor mask = additiveMask(capture.mask, n, n, x.options());
-        const RopeTables rope = ropeTables(cfg_.invFreq, n, device_);
-        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        const RopeTables rope = ropeTables(cfg_.rope, n, device_);
+        ScoreSpec score;
+        score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             at::Tensor h = rmsNorm(x, L.inNorm, cfg_.eps);
             auto heads = [&](const Linear& proj, std::int64_t count) { return splitHeads(proj(h), count, d); };
             at::Tensor q = applyRope(heads(L.q, H), rope), k = applyRope(heads(L.k, G), rope), v = heads(L.v, G);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, scale, layerRun(options, "self", l)));
+            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
             x = x + L.o(context);
             h = rmsNorm(x, L.postNorm, cfg_.eps);
             x = x + L.down(at::silu(L.gate(h)) * L.up(h));
-            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
+            capture.layers.push_back(dotCapture(q, k, score, mask));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         impl->nextTokenLogits = nextLogits(rmsNorm(x.narrow(0, n - 1, 1), norm_, cfg_.eps), head_);

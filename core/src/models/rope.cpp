@@ -20,33 +20,28 @@ double number(const JsonConfig& c, const nlohmann::json& obj, const std::string&
 
 }  // namespace
 
-std::vector<double> ropeInverseFrequencies(const JsonConfig& c, int headDim) {
-    if (headDim % 2 != 0) c.fail("head_dim", "must be even for rotary embeddings, found " + std::to_string(headDim));
+namespace {
+
+std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const RopeKeys& keys, std::string& type) {
+    if (headDim <= 0 || headDim % 2 != 0)
+        c.fail("head_dim", "the rotary dimensions must be even and positive, found " + std::to_string(headDim));
     // The newer layout keeps theta and scaling together in rope_parameters.
     nlohmann::json scaling;
     std::string owner = "rope_scaling";
-    double theta = 10000.0;
+    double theta = keys.defaultTheta;
     if (c.has("rope_parameters")) {
         owner = "rope_parameters";
         scaling = c.json().at("rope_parameters");
         if (!scaling.is_object()) c.fail(owner, "must be an object, found " + scaling.dump());
-        theta = number(c, scaling, owner, "rope_theta", c.has("rope_theta") ? c.positiveNumber("rope_theta") : 10000.0);
+        theta = number(c, scaling, owner, "rope_theta", c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
     } else {
-        theta = c.positiveNumber("rope_theta", 10000.0);
+        theta = c.positiveNumber(keys.theta, keys.defaultTheta);
         if (c.has("rope_scaling")) {
             scaling = c.json().at("rope_scaling");
             if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + scaling.dump());
         }
     }
-    if (scaling.is_object()) {
-        auto f = scaling.find("partial_rotary_factor");
-        if (f != scaling.end() && f->is_number() && f->get<double>() != 1.0)
-            c.fail(owner, "partial_rotary_factor is not supported");
-    }
-    if (c.has("partial_rotary_factor") && c.json().at("partial_rotary_factor") != 1.0)
-        c.fail("partial_rotary_factor", "is not supported (only 1.0)");
-
-    std::string type = "default";
+    type = "default";
     if (scaling.is_object()) {
         for (const char* key : {"rope_type", "type"}) {
             auto it = scaling.find(key);
@@ -91,20 +86,51 @@ std::vector<double> ropeInverseFrequencies(const JsonConfig& c, int headDim) {
     c.fail(owner, "type '" + type + "' is not supported (default, linear, llama3)");
 }
 
-RopeTables ropeTables(const std::vector<double>& invFreq, std::int64_t n, const c10::Device& device) {
-    at::Tensor inv = at::tensor(at::ArrayRef<double>(invFreq), at::kDouble);
+}  // namespace
+
+RopeSpec readRope(const JsonConfig& c, int rotaryDim, bool interleaved, RopeKeys keys) {
+    RopeSpec spec;
+    spec.rotaryDim = rotaryDim;
+    spec.interleaved = interleaved;
+    spec.invFreq = inverseFrequencies(c, rotaryDim, keys, spec.type);
+    return spec;
+}
+
+RopeTables ropeTables(const RopeSpec& spec, std::int64_t n, const c10::Device& device) {
+    at::Tensor inv = at::tensor(at::ArrayRef<double>(spec.invFreq), at::kDouble);
     at::Tensor pos = at::arange(n, at::kDouble);
-    at::Tensor angles = at::outer(pos, inv);  // [n, d/2], double so long positions stay exact
-    angles = at::cat({angles, angles}, 1).to(at::kFloat);
-    return {angles.cos().to(device), angles.sin().to(device)};
+    at::Tensor angles = at::outer(pos, inv);  // [n, r/2], double so long positions stay exact
+    // Rotate-half pairs i with i + r/2, so both halves share frequency i; interleaved pairs
+    // (2i, 2i+1), so each frequency repeats twice in place.
+    angles = spec.interleaved ? angles.repeat_interleave(2, 1) : at::cat({angles, angles}, 1);
+    angles = angles.to(at::kFloat);  // cos and sin in float32, as Hugging Face takes them
+    RopeTables t;
+    t.cos = angles.cos();
+    t.sin = angles.sin();
+    if (spec.attentionScaling != 1.0) {
+        t.cos.mul_(spec.attentionScaling);
+        t.sin.mul_(spec.attentionScaling);
+    }
+    t.cos = t.cos.to(device);
+    t.sin = t.sin.to(device);
+    t.rotaryDim = spec.rotaryDim;
+    t.interleaved = spec.interleaved;
+    return t;
 }
 
 at::Tensor applyRope(const at::Tensor& x, const RopeTables& t) {
-    const auto d = x.size(-1);
-    at::Tensor x1 = x.narrow(-1, 0, d / 2), x2 = x.narrow(-1, d / 2, d / 2);
-    at::Tensor rotated = at::cat({-x2, x1}, -1);
+    const auto d = x.size(-1), r = static_cast<std::int64_t>(t.rotaryDim);
+    at::Tensor part = r == d ? x : x.narrow(-1, 0, r);
+    at::Tensor rotated;
+    if (t.interleaved) {  // (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)
+        at::Tensor pairs = part.unflatten(-1, {r / 2, 2});
+        rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+    } else {
+        rotated = at::cat({-part.narrow(-1, r / 2, r / 2), part.narrow(-1, 0, r / 2)}, -1);
+    }
     const auto type = x.scalar_type();
-    return x * t.cos.to(type) + rotated * t.sin.to(type);
+    at::Tensor out = part * t.cos.to(type) + rotated * t.sin.to(type);
+    return r == d ? out : at::cat({out, x.narrow(-1, r, d - r)}, -1);
 }
 
 }  // namespace attnscope

@@ -152,17 +152,18 @@ protected:
         // [1, E, g, g] -> [g·g, E], patches in row-major order (row r, column c at r·g + c)
         at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {cfg_.patch, cfg_.patch}).flatten(2)[0].t();
         at::Tensor x = at::cat({cls_[0], patches}, 0) + positions_[0];
-        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        ScoreSpec score;
+        score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const Layer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.before, cfg_.eps);
             auto heads = [&](const Linear& proj) { return splitHeads(proj(h), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, {}, scale, layerRun(options, "self", l)));
+            at::Tensor context = mergeHeads(attendDot(q, k, v, {}, score, layerRun(options, "self", l)));
             x = x + L.o(context);
             h = layerNorm(x, L.after, cfg_.eps);
             x = x + L.out(activate(cfg_.activation, L.inner(h)));
-            capture.layers.push_back(LayerCapture{q, k, scale, AttentionKind::Dot, {}});
+            capture.layers.push_back(dotCapture(q, k, score, {}));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         if (classifier_.weight.defined()) {

@@ -60,6 +60,9 @@ struct BlockInfo {
     // Trace::displayTokens); Trace::tokens() keeps the raw vocabulary strings.
     std::vector<std::string> queryTokens;
     std::vector<std::string> keyTokens;
+    // Per layer, the sliding window (a query sees the `window` latest keys, itself included) or
+    // 0 for global attention; empty when every layer is global (Gemma-2/3, GPT-Neo, Mistral).
+    std::vector<std::int64_t> layerWindows;
 
     // The key/value group query head `head` shares (grouped-query attention: heads / kvHeads
     // consecutive query heads per group); == head when kvHeads == heads.

@@ -43,6 +43,10 @@ struct ModelInfo {
     bool imageInput = false;
     int imageSize = 0;
     int patchSize = 0;
+    // What the family does that matters for reading its maps, one short phrase each, e.g.
+    // "sliding window 4096 on layers 0, 2, …", "soft-cap 50", "ALiBi", "rotary on 25% of dims",
+    // "8 kv groups" (`info` and the GUI's model line show them).
+    std::vector<std::string> notes;
 };
 
 struct LoadOptions {

@@ -73,7 +73,7 @@ at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, cons
 // Inference: batch of one, no padding. Records Q/K as the layer used them.
 at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
                            const RunOptions& options, BlockCapture* capture) {
-    const std::int64_t n = xq.size(1), m = xkv.size(1), H = c.heads, d = c.headDim();
+    const std::int64_t n = xq.size(1), H = c.heads, d = c.headDim();
     auto heads = [&](const at::Tensor& x) { return splitHeads(x, H, d); };
     const std::string& p = s.prefix;
     at::Tensor q = heads(at::linear(xq[0], get(w, p + ".wq"), get(w, p + ".bq")));  // [H, n, d]
@@ -86,11 +86,10 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
     LayerCapture cap;
     cap.kind = c.kind;
     if (c.kind == AttentionKind::Dot) {
-        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-        context = attendDot(q, k, v, additiveMask(mask, n, m, q.options()), scale, run);
+        cap.score.scale = 1.0 / std::sqrt(static_cast<double>(d));
+        context = attendDot(q, k, v, mask, cap.score, run);
         cap.q = q;
-        cap.k = k;
-        cap.scale = scale;  // Model::forward records run.temperature in the capture
+        cap.k = k;  // Model::forward records run.temperature in the capture
     } else if (c.kind == AttentionKind::Additive) {
         at::Tensor qa = at::bmm(q, get(w, p + ".aq"));  // [H, n, w]
         at::Tensor ka = at::bmm(k, get(w, p + ".ak"));  // [H, m, w]
@@ -107,8 +106,9 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         zeroMaskedHeads(context, run);
         cap.q = q;
         cap.k = k;
-        cap.scale = 1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
+        cap.score.scale = 1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
     }
+    cap.mask = mask;
     if (capture) capture->layers.push_back(std::move(cap));
     return at::linear(mergeHeads(context), get(w, p + ".wo"), get(w, p + ".bo")).unsqueeze(0);
 }
@@ -131,7 +131,6 @@ at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, cons
         positions = (lengths - 1 - positions).clamp_min(0);
     }
     at::Tensor x = at::embedding(get(w, "src_embed"), ids) + at::embedding(get(w, "src_pos"), positions);
-    if (capture) capture->mask = MaskSpec{};
     for (int l = 0; l < c.encoderLayers; ++l) {
         const std::string p = "encoder." + std::to_string(l);
         Site site{p + ".attn", c.seq2seq ? "encoder" : "self", l, false, keyAllowed};
@@ -146,7 +145,6 @@ at::Tensor decode(const Weights& w, const Config& c, const at::Tensor& input, co
                   const at::Tensor& sourceAllowed, const Pass& pass, BlockCapture* self, BlockCapture* cross) {
     const std::int64_t T = input.size(1);
     at::Tensor x = at::embedding(get(w, "tgt_embed"), input) + get(w, "tgt_pos").narrow(0, 0, T);
-    if (self) self->mask.causal = true;
     for (int l = 0; l < c.decoderLayers; ++l) {
         const std::string p = "decoder." + std::to_string(l);
         at::Tensor h = norm(w, c, p + ".ln1", x);
