@@ -25,6 +25,7 @@ int runInfo(const std::vector<std::string>& argv) {
         if (!i.task.empty()) j["task"] = i.task;
         if (!i.attention.empty()) j["attention"] = i.attention;
         if (i.imageInput) j["image"] = {{"size", i.imageSize}, {"patch", i.patchSize}};
+        j["notes"] = i.notes;
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -43,6 +44,8 @@ int runInfo(const std::vector<std::string>& argv) {
     if (i.imageInput)
         std::cout << "image input:   " << i.imageSize << "×" << i.imageSize << " pixels, " << i.patchSize << "×" << i.patchSize
                   << " patches\n";
+    // What the family does to its maps (windows, soft-cap, ALiBi, partial rotary, kv groups).
+    for (std::size_t k = 0; k < i.notes.size(); ++k) std::cout << (k ? "               " : "maps:          ") << i.notes[k] << "\n";
     return 0;
 }
 
@@ -51,7 +54,8 @@ int runInfo(const std::vector<std::string>& argv) {
 Command infoCommand() {
     return {"info", "describe a model",
     "usage: attnscope-cli info MODEL [--device cpu|cuda|auto] [--json]\n\n"
-    "Prints the model's family, layers, heads, head dim, parameters, dtype and max positions.\n"
+    "Prints the model's family, layers, heads, head dim, parameters, dtype and max positions, and\n"
+    "what the family does to its maps (sliding windows, soft-cap, ALiBi, partial rotary, kv groups).\n"
     "MODEL is a folder with config.json and model.safetensors.\n",
             runInfo};
 }

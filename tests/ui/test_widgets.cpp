@@ -84,6 +84,33 @@ TEST_CASE("OverviewGrid: ctrl+click and the context menu only ask; crossed-out h
     CHECK(grid.grab().toImage() == before);
 }
 
+TEST_CASE("OverviewGrid: sliding-window layers are marked apart from global ones", "[ui][overview]") {
+    OverviewGrid grid;
+    grid.setShape(3, 2);
+    grid.setImages(std::vector<QImage>(6, white()));
+    grid.resize(300, grid.heightForWidth(300));
+    grid.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&grid));
+    const QImage global = grid.grab().toImage();
+    grid.setLayerWindows({4096, 0, 4096});  // Gemma-2's order: local, global, local
+    CHECK(grid.layerWindow(0) == 4096);
+    CHECK(grid.layerWindow(1) == 0);
+    CHECK(grid.layerWindow(7) == 0);
+    const QImage marked = grid.grab().toImage();
+    // The bar sits at the left edge of the label column, on local rows only.
+    auto barColor = [&](const QImage& img, int layer) { return img.pixelColor(1, grid.tileRect(layer, 0).center().y()); };
+    const QColor teal(0, 150, 136);
+    CHECK(barColor(marked, 0) == teal);
+    CHECK(barColor(marked, 2) == teal);
+    CHECK(barColor(marked, 1) != teal);
+    CHECK(barColor(global, 0) != teal);
+    // Local rows' labels differ from the same layer's plain label (the "w" mark).
+    const QRect label0 = grid.layerLabelRect(0);
+    CHECK(marked.copy(label0) != global.copy(label0));
+    grid.setLayerWindows({});
+    CHECK(grid.grab().toImage() == global);
+}
+
 TEST_CASE("ControlPanel: rows go under the temperature slider in order; the caption says which temperature", "[ui][controls]") {
     ControlPanel panel;
     auto* form = qobject_cast<QFormLayout*>(panel.temperature()->parentWidget()->layout());

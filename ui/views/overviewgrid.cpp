@@ -47,11 +47,26 @@ void OverviewGrid::setCrossedOut(std::vector<std::pair<int, int>> heads) {
     update();
 }
 
+void OverviewGrid::setLayerWindows(std::vector<long long> windows) {
+    windows_ = std::move(windows);
+    update();
+}
+
+long long OverviewGrid::layerWindow(int layer) const {
+    return layer >= 0 && std::size_t(layer) < windows_.size() ? windows_[std::size_t(layer)] : 0;
+}
+
+QRect OverviewGrid::layerLabelRect(int layer) const {
+    const Metrics m = metricsFor(width());
+    const QRect r = tileRect(layer, 0);
+    return {0, r.top(), m.left - 4, r.height()};
+}
+
 // Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads.
 OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     Metrics m;
     const QFontMetrics fm(font());
-    m.left = fm.horizontalAdvance(QStringLiteral("L00")) + 6;
+    m.left = fm.horizontalAdvance(windows_.empty() ? QStringLiteral("L00") : QStringLiteral("L00 w")) + 8;
     m.top = fm.height() * 2 + 6;
     m.gap = 4;
     const int cols = std::max(1, heads_);
@@ -104,7 +119,10 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     for (int l = 0; l < layers_; ++l) {
         const QRect r = tileRect(l, 0);
         p.setPen(pal.color(QPalette::Text));
-        p.drawText(QRect(0, r.top(), m.left - 4, r.height()), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+        const bool local = layerWindow(l) > 0;
+        p.drawText(layerLabelRect(l), Qt::AlignRight | Qt::AlignVCenter,
+                   local ? QStringLiteral("L%1 w").arg(l) : QStringLiteral("L%1").arg(l));
+        if (local) p.fillRect(QRect(0, r.top(), 3, r.height()), QColor(0, 150, 136));  // clear of the selection outline
         for (int h = 0; h < heads_; ++h) {
             const QRect t = tileRect(l, h);
             const std::size_t i = std::size_t(l) * heads_ + h;
@@ -158,8 +176,21 @@ bool OverviewGrid::event(QEvent* event) {
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
         int l = 0, h = 0;
-        if (tileAt(help->pos(), l, h)) QToolTip::showText(help->globalPos(), tr("layer %1 · head %2").arg(l).arg(h), this);
-        else QToolTip::hideText();
+        auto windowText = [this](int layer) {
+            const long long w = layerWindow(layer);
+            if (w > 0) return tr("sliding window: each query sees its %1 latest keys").arg(w);
+            return windows_.empty() ? QString() : tr("global attention");
+        };
+        QString text;
+        if (tileAt(help->pos(), l, h)) {
+            text = tr("layer %1 · head %2").arg(l).arg(h);
+            if (!windowText(l).isEmpty()) text += QStringLiteral(" · ") + windowText(l);
+        } else {
+            for (int layer = 0; layer < layers_; ++layer)
+                if (layerLabelRect(layer).contains(help->pos())) text = tr("layer %1 · %2").arg(layer).arg(windowText(layer));
+        }
+        if (text.isEmpty()) QToolTip::hideText();
+        else QToolTip::showText(help->globalPos(), text, this);
         return true;
     }
     return QWidget::event(event);

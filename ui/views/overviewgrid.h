@@ -3,7 +3,9 @@
 // selection too); the selected one is outlined. Ctrl+click and the context menu on a thumbnail
 // only ask (headToggleRequested, headContextMenuRequested): what they do is the window's. Heads
 // given to setCrossedOut() are dimmed and crossed out (the lab's masked heads). Thumbnails are
-// images prepared on a worker (MapService), drawn magnified without smoothing.
+// images prepared on a worker (MapService), drawn magnified without smoothing. Layers with a
+// sliding window (setLayerWindows) carry a bar and a "w" after their label, so local and
+// global layers of Gemma-2/3, GPT-Neo or Mistral read apart at a glance.
 #pragma once
 
 #include <QImage>
@@ -27,6 +29,13 @@ public:
     // (layer, head) pairs drawn crossed out; pairs outside the shape are ignored.
     void setCrossedOut(std::vector<std::pair<int, int>> heads);
     const std::vector<std::pair<int, int>>& crossedOut() const { return crossedOut_; }
+    // Per layer: its sliding window in keys, 0 = global (BlockInfo::layerWindows); empty = all global.
+    void setLayerWindows(std::vector<long long> windows);
+    const std::vector<long long>& layerWindows() const { return windows_; }
+    // The window of `layer`, 0 when it is global.
+    long long layerWindow(int layer) const;
+    // Where a layer's label is drawn (for tooltips and tests).
+    QRect layerLabelRect(int layer) const;
 
     int layers() const { return layers_; }
     int heads() const { return heads_; }
@@ -69,4 +78,5 @@ private:
     QString caption_;
     std::vector<QImage> images_;
     std::vector<std::pair<int, int>> crossedOut_;
+    std::vector<long long> windows_;
 };

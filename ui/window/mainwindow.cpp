@@ -283,13 +283,17 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     const QString spec = pendingSpec_.isEmpty() ? session_->modelSpec() : pendingSpec_;
     pendingSpec_.clear();
     controls_->picker()->setCurrentSpec(spec);
+    // The family's notes (windows, soft-cap, ALiBi, partial rotary, kv groups) say what shapes its maps.
+    QStringList notes;
+    for (const std::string& note : info.notes) notes << QString::fromStdString(note).toHtmlEscaped();
     controls_->modelLabel()->setText(tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
                                          .arg(QString::fromStdString(info.family).toHtmlEscaped())
                                          .arg(info.layers)
                                          .arg(info.heads)
                                          .arg(formatCount(info.parameters))
                                          .arg(QString::fromStdString(info.dtype))
-                                         .arg(QString::fromStdString(info.device)));
+                                         .arg(QString::fromStdString(info.device)) +
+                                     (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
     controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
     setWindowTitle(tr("AttnScope — %1").arg(modelName()));
     controls_->layerSpin()->setEnabled(false);
@@ -363,6 +367,7 @@ void MainWindow::onBlockChanged() {
         head->setEnabled(true);
     }
     overview_->setShape(block.layers, block.heads);
+    overview_->setLayerWindows({block.layerWindows.begin(), block.layerWindows.end()});
     overview_->setSelected(layer->value(), head->value());
     updateTemperatureApplicability();
     requestDetail();
