@@ -2,6 +2,7 @@
 """Random checkpoint folders with real Hugging Face tensor names, for timing and GPU checks.
 
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
+                                   [--positions P]
 
 FAMILY: gpt2, llama, bert, vit. Needs only numpy. --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -159,11 +160,15 @@ def main():
     ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--positions", type=int, default=0, help="override the size's position count (long inputs)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     def rnd(*shape, mean=0.0):
         return (rng.standard_normal(shape, dtype=np.float32) * 0.02 + mean).astype(np.float32)
-    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}[a.family](SIZES[a.family][a.size], rnd)
+    size = dict(SIZES[a.family][a.size])
+    if a.positions > 0 and "positions" in size:
+        size["positions"] = a.positions
+    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

@@ -19,12 +19,14 @@ namespace attnscope::cli {
 namespace {
 
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed"}, {"json"});
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails"}, {"json"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq").value_or(512);
     const long long repeat = args.integer("repeat").value_or(5);
     const long long warmup = args.integer("warmup").value_or(1);
+    const long long thumbSide = args.integer("thumbnails").value_or(0);
     if (seq < 1 || repeat < 1 || warmup < 0) throw UsageError("--seq and --repeat must be >= 1, --warmup >= 0");
+    if (thumbSide < 0) throw UsageError("--thumbnails must be >= 1 (pixels a side)");
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
     std::mt19937_64 rng(static_cast<std::uint64_t>(args.integer("seed").value_or(0)));
@@ -39,24 +41,38 @@ int runBench(const std::vector<std::string>& argv) {
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
-    std::vector<double> ms;
+    std::vector<double> ms, thumbMs;
     for (long long r = 0; r < warmup + repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         auto trace = info.imageInput ? model->forwardImage(image) : model->forward(ids);
         const auto t1 = std::chrono::steady_clock::now();
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
+            PoolRequest pool;
+            pool.outRows = pool.outCols = static_cast<int>(thumbSide);
+            const BlockInfo& b = trace->blocks().front();
+            for (int l = 0; l < b.layers; ++l)
+                for (int h = 0; h < b.heads; ++h) trace->pooledMap(0, l, h, pool);
+            if (r >= warmup)
+                thumbMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+        }
     }
+    std::sort(thumbMs.begin(), thumbMs.end());
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2], best = ms.front();
     if (args.flag("json")) {
         nlohmann::json j = {{"family", info.family}, {"seq", seq}, {"device", info.device}, {"runs", ms},
                             {"median_ms", median}, {"min_ms", best}, {"threads", std::thread::hardware_concurrency()}};
+        if (!thumbMs.empty()) j["thumbnails_median_ms"] = thumbMs[thumbMs.size() / 2];
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
                   << info.heads << "x" << info.hidden << ", "
                   << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)" : std::to_string(seq) + " tokens") << " on " << info.device << ": median "
                   << median << " ms, min " << best << " ms over " << repeat << " runs\n";
+        if (!thumbMs.empty())
+            std::cout << "thumbnails (every head of block 0, max-pooled to " << thumbSide << " px): median "
+                      << thumbMs[thumbMs.size() / 2] << " ms, min " << thumbMs.front() << " ms\n";
     }
     return 0;
 }
@@ -65,9 +81,12 @@ int runBench(const std::vector<std::string>& argv) {
 
 Command benchCommand() {
     return {"bench", "time forward+capture",
-    "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S] [--json]\n\n"
+    "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
+    "                          [--thumbnails PX] [--json]\n\n"
     "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
-    "Image models (ViT) run on a random image of their input size instead.\n",
+    "Image models (ViT) run on a random image of their input size instead.\n"
+    "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
+    "block max-pooled to PX x PX (Trace::pooledMap).\n",
             runBench};
 }
 

@@ -2,57 +2,18 @@
 // and attendDot, against a double-precision loop written from the definitions:
 //   p_ij = softmax_j( (cap(scale · q_i·k_j) + slope · j) / T ) over allowed keys, exactly 0 elsewhere.
 #include "attention/attention_ops.h"
+#include "reference_attention.h"
 
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 
-#include <cmath>
-#include <limits>
 #include <vector>
 
 using namespace attnscope;
 
-namespace {
-
-// [n, m] double map of one head: q [n, d], k [m, d].
-std::vector<double> referenceMap(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale,
-                                 double softcap, double slope, double temperature) {
-    const auto n = q.size(0), m = k.size(0), d = q.size(1);
-    const at::Tensor qd = q.to(at::kDouble).contiguous(), kd = k.to(at::kDouble).contiguous();
-    const double* qp = qd.data_ptr<double>();
-    const double* kp = kd.data_ptr<double>();
-    std::vector<double> out(n * m, 0.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-        std::vector<double> logit(m, -std::numeric_limits<double>::infinity());
-        double top = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = 0; j < m; ++j) {
-            const std::int64_t last = i + (m - n);
-            if (mask.causal && j > last) continue;
-            if (mask.window > 0 && j <= last - mask.window) continue;
-            double dot = 0;
-            for (std::int64_t c = 0; c < d; ++c) dot += qp[i * d + c] * kp[j * d + c];
-            double x = scale * dot;
-            if (softcap > 0) x = softcap * std::tanh(x / softcap);
-            logit[j] = (x + slope * j) / temperature;
-            top = std::max(top, logit[j]);
-        }
-        double sum = 0;
-        for (std::int64_t j = 0; j < m; ++j) sum += std::isfinite(logit[j]) ? std::exp(logit[j] - top) : 0.0;
-        for (std::int64_t j = 0; j < m; ++j)
-            out[i * m + j] = std::isfinite(logit[j]) ? std::exp(logit[j] - top) / sum : 0.0;
-    }
-    return out;
-}
-
-double maxDiff(const at::Tensor& map, const std::vector<double>& ref) {
-    const at::Tensor m = map.to(at::kDouble).contiguous();
-    double worst = 0;
-    for (std::int64_t i = 0; i < m.numel(); ++i) worst = std::max(worst, std::abs(m.data_ptr<double>()[i] - ref[i]));
-    return worst;
-}
-
-}  // namespace
+using testref::maxDiff;
+using testref::referenceMap;
 
 TEST_CASE("soft-capped and ALiBi logits match the definition in every path", "[attention][score]") {
     at::manual_seed(11);

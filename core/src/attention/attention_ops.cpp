@@ -2,6 +2,9 @@
 
 #include "attnscope/runtime/error.h"
 #include "additive_cpu.h"
+#include "blocked_attention.h"
+
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <limits>
@@ -80,29 +83,6 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
     return at::softmax(scores, -1);
 }
 
-namespace {
-
-// Causal map in blocks of query rows: each block scores only the keys it may see (about half the
-// products and exps of the full square), the -inf mask touches only the block's diagonal part,
-// and no [n, m] mask tensor is built. Query i sees keys j <= i + (m - n), m >= n.
-at::Tensor causalHeadProbs(const at::Tensor& q, const at::Tensor& k, const ScoreSpec& score, const at::Tensor& slope,
-                           double temperature) {
-    const std::int64_t n = q.size(0), m = k.size(0), offset = m - n, block = 256;
-    at::Tensor out = at::zeros({n, m}, q.options());
-    const at::Tensor future = at::ones({block, block}, q.options().dtype(at::kBool)).triu_(1);
-    for (std::int64_t s = 0; s < n; s += block) {
-        const std::int64_t len = std::min(block, n - s), keys = s + len + offset;
-        at::Tensor scores = at::mm(q.narrow(0, s, len), k.narrow(0, 0, keys).t());
-        finishLogits(scores, score, slope, temperature);
-        scores.narrow(1, s + offset, len).masked_fill_(future.narrow(0, 0, len).narrow(1, 0, len),
-                                                       -std::numeric_limits<double>::infinity());
-        out.narrow(0, s, len).narrow(1, 0, keys).copy_(at::softmax(scores, -1));
-    }
-    return out;
-}
-
-}  // namespace
-
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
@@ -115,10 +95,9 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
         return out;
     }
 #endif
+    if (q.device().is_cpu()) return blockedHeadProbs(q, k, mask, score, head, temperature);
     ScoreSpec one = score;  // this head's slope only
     if (!score.alibiSlopes.empty()) one.alibiSlopes = {score.alibiSlopes.at(static_cast<std::size_t>(head))};
-    if (mask.causal && !mask.keyAllowed.defined() && mask.window <= 0 && k.size(0) >= q.size(0))
-        return causalHeadProbs(q, k, one, slopeTensor(one), temperature);
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, one, temperature).squeeze(0);
 }
@@ -214,6 +193,10 @@ void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
 
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                      const ScoreSpec& score, const LayerRun& run) {
+    // The CPU forward attends in blocks (blocked_attention.h); training (gradients through the
+    // attention) and other devices take the whole-score path below.
+    const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+    if (q.device().is_cpu() && !needsGrad) return blockedAttend(q, k, v, mask, score, run);
     const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
     const at::Tensor additive = additiveMask(mask, n, k.size(1), q.options());
     at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature).to(v.scalar_type());  // [H, n, m]

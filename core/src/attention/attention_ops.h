@@ -47,8 +47,9 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
                           double temperature);
 
 // One head, query head `head` of the layer (it picks the ALiBi slope): q [n, d], k [m, d] -> [n, m].
-// Uses the fused CUDA kernel when the tensors are on a GPU, the kernels were compiled in and the
-// logits are plain.
+// On the CPU computed in blocks of query rows over the keys each block may see
+// (blocked_attention.h; no [n, m] mask); on a GPU the fused CUDA kernel when it was compiled in
+// and the logits are plain.
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature);
 
@@ -75,9 +76,11 @@ struct LayerRun {
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 
-// Dot-product attention output with capture-compatible semantics: probabilities from
-// attentionProbs (GQA-aware) at run.temperature under `mask`, context = probs · v with
-// v [Hkv, m, dv] (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv].
+// Dot-product attention output with capture-compatible semantics: the probabilities headProbs
+// gives (GQA-aware) at run.temperature under `mask`, context = probs · v with v [Hkv, m, dv]
+// (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv]. On the CPU (without
+// gradients) it runs in blocks of query rows on every core and never builds [H, n, m] scores or
+// an [n, m] mask (blocked_attention.h); elsewhere through attentionProbs.
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                      const ScoreSpec& score, const LayerRun& run);
 

@@ -1,10 +1,15 @@
 #include "trace_impl.h"
 
 #include "attnscope/runtime/error.h"
+#include "blocked_attention.h"
 #include "favor.h"
+#include "pooled_map.h"
 #include "runtime/torch_errors.h"
 
 #include <cmath>
+#include <memory>
+#include <thread>
+#include <vector>
 
 namespace attnscope {
 
@@ -96,6 +101,54 @@ HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) co
     const float* p = probs.data_ptr<float>();
     out.values.assign(p, p + probs.numel());
     return out;
+}
+
+HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool, const MapOptions& options) const {
+    checkIndex("block", block, static_cast<int>(impl_->blocks.size()));
+    const BlockInfo& info = impl_->infos[block];
+    checkIndex("layer", layer, info.layers);
+    checkIndex("head", head, info.heads);
+    const LayerCapture& cap = impl_->blocks[block].layers[layer];
+    const std::int64_t n = cap.q.size(1), m = cap.k.size(1);
+    const std::int64_t r0 = pool.rowBegin, r1 = pool.rowEnd > 0 ? pool.rowEnd : n;
+    const std::int64_t c0 = pool.colBegin, c1 = pool.colEnd > 0 ? pool.colEnd : m;
+    if (r0 < 0 || r1 > n || r0 >= r1 || c0 < 0 || c1 > m || c0 >= c1)
+        throw Error("pooled map: rows " + std::to_string(r0) + ".." + std::to_string(r1) + " x keys " + std::to_string(c0) +
+                    ".." + std::to_string(c1) + " is not inside the " + std::to_string(n) + " x " + std::to_string(m) + " map");
+    if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
+    const bool dot = cap.kind == AttentionKind::Dot &&
+                     (options.variant == MapVariant::Native || options.variant == MapVariant::Dot);
+    return translateTorchErrors("computing a pooled attention map", [&] {
+        if (!dot || !cap.q.device().is_cpu()) {  // other variants and devices: pool the whole map
+            MapPooler pooler(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling);
+            pooler.add(impl_->mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat), 0, 0);
+            return pooler.result();
+        }
+        if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+            throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
+        const double temperature = options.temperature * cap.temperature;
+        const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];
+        const BlockedConfig config = blockedConfig();
+        const std::int64_t rows = config.rows, first = r0 / rows, blocks = (r1 + rows - 1) / rows - first;
+        const int threads = (r1 - r0) * (c1 - c0) < (1 << 18) || config.striping == Striping::Blas
+                                ? 1
+                                : static_cast<int>(std::min<std::int64_t>(blocks, std::max(1u, std::thread::hardware_concurrency())));
+        std::vector<std::unique_ptr<MapPooler>> poolers;
+        for (int t = 0; t < std::max(1, threads); ++t)
+            poolers.push_back(std::make_unique<MapPooler>(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling));
+        stripedForEach(blocks, threads, [&](std::int64_t b) {
+            const std::int64_t start = std::max(r0, (first + b) * rows), len = std::min((first + b + 1) * rows, r1) - start;
+            // Every key the rows may see is scored (the softmax needs them all); the pooler keeps
+            // the rectangle's.
+            const KeySpan span = keySpan(cap.mask, n, m, start, len);
+            if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) return;
+            poolers[static_cast<std::size_t>(threads > 1 ? b % threads : 0)]->add(
+                blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span), start,
+                span.lo);
+        });
+        for (std::size_t t = 1; t < poolers.size(); ++t) poolers[0]->merge(*poolers[t]);
+        return poolers[0]->result();
+    });
 }
 
 }  // namespace attnscope

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
 #include "../../cuda/device_memory.h"
@@ -51,9 +52,12 @@ void requireBytes(const std::string& what, std::uint64_t needed, const c10::Devi
 std::uint64_t ForwardFootprint::bytes() const {
     const auto e = static_cast<std::uint64_t>(elementSize);
     const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * e;
-    // Scores, probabilities and the mask for one layer in float32, plus q/k/v/context and the
-    // MLP's inner activations.
-    const std::uint64_t scores = 3ull * heads * queries * keys * 4 + static_cast<std::uint64_t>(queries) * keys * 4;
+    // The CPU forward attends in blocks of query rows (attention/blocked_attention.h): each
+    // worker holds one block's logits, probabilities and their copy in v's dtype, [rows, keys] in
+    // float32; counted for 256 rows on up to 8 workers, so no [heads, n, n] tensor is budgeted.
+    const std::uint64_t workers = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    const std::uint64_t scores = workers * 3ull * 256 * static_cast<std::uint64_t>(keys) * 4 +
+                                 static_cast<std::uint64_t>(heads) * queries * headDim * e;  // the context
     const std::uint64_t hiddenStates = static_cast<std::uint64_t>(queries) * (8 * hidden + 3 * inner) * e;
     return capture + scores + hiddenStates;
 }

@@ -24,7 +24,7 @@ void requireBytes(const std::string& what, std::uint64_t needed, const c10::Devi
                   std::uint64_t budgetBytes = 0);
 
 // A forward pass's working set, for requireBytes: the capture (Q and K of every layer) plus the
-// largest per-layer temporaries (scores and probabilities in float32, hidden states).
+// largest per-layer temporaries (the blocked attention's row blocks of scores, hidden states).
 struct ForwardFootprint {
     std::int64_t layers = 0, heads = 0, kvHeads = 0, headDim = 0, hidden = 0, inner = 0;
     std::int64_t queries = 0, keys = 0;

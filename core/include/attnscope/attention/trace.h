@@ -49,6 +49,21 @@ struct MapOptions {
     std::uint64_t seed = 0;                   // FAVOR+ only: orthogonal random features, fixed by seed
 };
 
+// How a pooled map folds a bin of cells into one value: Max keeps a single strong cell visible
+// (thumbnails of sparse heads), Mean is the bin's average (masked cells count as 0), Sum keeps
+// the mass (a row bin's values sum to the number of its rows).
+enum class Pooling { Max, Mean, Sum };
+
+// A rectangle of a head's map, rows [rowBegin, rowEnd) x keys [colBegin, colEnd) (an end of 0
+// means the map's last row / key + 1), folded into at most outRows x outCols bins. Bin r takes
+// the rows i with floor((i - rowBegin) · bins / visibleRows) = r, so every cell lies in exactly
+// one bin; when the rectangle has no more cells than bins each cell is its own bin.
+struct PoolRequest {
+    int rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
+    int outRows = 64, outCols = 64;
+    Pooling pooling = Pooling::Max;
+};
+
 struct BlockInfo {
     std::string name;   // "self", "encoder", "decoder", "cross"
     int layers = 0;
@@ -91,6 +106,12 @@ public:
     // The attention probabilities of one head. Throws attnscope::Error on an index out of range
     // or a temperature that is not finite and > 0.
     HeadMap map(int block, int layer, int head, const MapOptions& options = {}) const;
+    // The same map pooled (PoolRequest): rows/cols are the bin counts, values [rows, cols]
+    // row-major. Dot maps on the CPU are computed block of query rows by block over the
+    // rectangle's keys on every core, so a head's full map is never held (peak: one [128, keys]
+    // block per worker); other variants pool the full map. Throws like map(), and on a rectangle
+    // outside the map or bins < 1.
+    HeadMap pooledMap(int block, int layer, int head, const PoolRequest& pool, const MapOptions& options = {}) const;
 
     // Model outputs: logits of the token after the last position (decoder LMs), else empty.
     const std::vector<float>& nextTokenLogits() const;

@@ -1,0 +1,195 @@
+#include "blocked_attention.h"
+
+#include "attnscope/runtime/error.h"
+#include "runtime/blas_threads.h"
+
+#include <ATen/ThreadLocalState.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnscope {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+std::mutex configLock;
+
+BlockedConfig& currentConfig() {
+    static BlockedConfig config = [] {
+        BlockedConfig c;
+        if (const char* s = std::getenv("ATTNSCOPE_ATTN_STRIPING")) {
+            if (!std::strcmp(s, "blas")) c.striping = Striping::Blas;
+            else if (!std::strcmp(s, "heads")) c.striping = Striping::Heads;
+            else if (!std::strcmp(s, "rows")) c.striping = Striping::Rows;
+        }
+        if (const char* s = std::getenv("ATTNSCOPE_ATTN_ROWS"); s && std::atoi(s) > 0) c.rows = std::atoi(s);
+        return c;
+    }();
+    return config;
+}
+
+int workerCount(const BlockedConfig& config, std::int64_t items) {
+    if (config.striping == Striping::Blas) return 1;
+    const int cores = config.threads > 0 ? config.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return static_cast<int>(std::min<std::int64_t>(cores, items));
+}
+
+// -inf where query row r (absolute start + r) may not see key column c (absolute lo + c), on a
+// [len, W] block of logits. Only the bands where the limits fall are touched: the causal limit
+// cuts at most len - 1 columns at the block's right edge, the window at most len - 1 at its left.
+void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start,
+               std::int64_t lo) {
+    const std::int64_t len = logits.size(0), W = logits.size(1), offset = m - n;
+    const auto flags = logits.options().dtype(at::kBool);
+    if (mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
+        const std::int64_t u = start + offset - lo, first = std::max<std::int64_t>(0, u + 1);
+        if (first < W)
+            logits.narrow(1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
+    }
+    if (mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
+        const std::int64_t w0 = start + offset - mask.window - lo, end = std::min(W, len + w0);
+        if (end > 0) logits.narrow(1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
+    }
+    if (mask.keyAllowed.defined())
+        logits.masked_fill_(mask.keyAllowed.narrow(0, lo, W).logical_not().to(logits.device()).unsqueeze(0), kNegInf);
+}
+
+std::int64_t blockCount(std::int64_t n, std::int64_t rows) { return (n + rows - 1) / rows; }
+
+}  // namespace
+
+BlockedConfig blockedConfig() {
+    std::lock_guard<std::mutex> hold(configLock);
+    return currentConfig();
+}
+
+void setBlockedConfig(const BlockedConfig& config) {
+    std::lock_guard<std::mutex> hold(configLock);
+    currentConfig() = config;
+    if (currentConfig().rows < 1) currentConfig().rows = 1;
+}
+
+KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start, std::int64_t len) {
+    const std::int64_t offset = m - n;
+    KeySpan span{0, m};
+    if (mask.causal) span.hi = std::clamp<std::int64_t>(start + len + offset, 0, m);  // the last row's last key + 1
+    if (mask.window > 0) span.lo = std::clamp<std::int64_t>(start + offset - mask.window + 1, 0, m);  // the first row's first key
+    return span;
+}
+
+at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
+                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span) {
+    const std::int64_t len = qRows.size(0), W = span.size(), m = k.size(0);
+    // The scale (and 1/T where there is no cap) rides in the product's alpha, as in attentionProbs.
+    const double alpha = score.softcap > 0 ? score.scale / score.softcap : score.scale / temperature;
+    at::Tensor logits = at::empty({len, W}, qRows.options());
+    at::addmm_out(logits, logits, qRows, k.narrow(0, span.lo, W).t(), /*beta=*/0, alpha);
+    if (score.softcap > 0) logits.tanh_().mul_(score.softcap / temperature);
+    if (!score.alibiSlopes.empty()) {
+        const double slope = score.alibiSlopes.at(static_cast<std::size_t>(head));
+        logits.add_(at::arange(span.lo, span.hi, logits.options()).mul_(slope / temperature).unsqueeze(0));
+    }
+    maskBlock(logits, mask, n, m, start, span.lo);
+    if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
+    return at::softmax(logits, -1);
+}
+
+void stripedForEach(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work) {
+    if (threads <= 1 || count <= 1) {
+        for (std::int64_t i = 0; i < count; ++i) work(i);
+        return;
+    }
+    // Grad mode, inference mode and the memory-reporting hooks are per thread: workers run
+    // under the caller's.
+    const at::ThreadLocalState callerState;
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
+    SingleThreadedBlas blas;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            try {
+                at::ThreadLocalStateGuard stateGuard(callerState);
+                for (std::int64_t i = t; i < count; i += threads) work(i);
+            } catch (...) {
+                failures[static_cast<std::size_t>(t)] = std::current_exception();
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    for (auto& f : failures)
+        if (f) std::rethrow_exception(f);
+}
+
+at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                         const ScoreSpec& score, const LayerRun& run) {
+    const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0), dv = v.size(2);
+    if (!score.alibiSlopes.empty() && static_cast<std::int64_t>(score.alibiSlopes.size()) != H)
+        throw Error("attention: " + std::to_string(score.alibiSlopes.size()) + " ALiBi slopes for " +
+                    std::to_string(H) + " heads");
+    const BlockedConfig config = blockedConfig();
+    const std::int64_t rows = config.rows, blocks = blockCount(n, rows), perGroup = H / Hkv;
+    at::Tensor context = at::zeros({H, n, dv}, v.options());
+    std::vector<std::int64_t> heads;  // masked heads stay zero and are not computed
+    for (std::int64_t h = 0; h < H; ++h)
+        if (std::find(run.maskedHeads.begin(), run.maskedHeads.end(), h) == run.maskedHeads.end()) heads.push_back(h);
+    const auto one = [&](std::int64_t h, std::int64_t b) {
+        const std::int64_t g = h / perGroup, start = b * rows, len = std::min(rows, n - start);
+        const KeySpan span = keySpan(mask, n, m, start, len);
+        at::Tensor out = context[h].narrow(0, start, len);
+        if (span.size() == 0) {  // rows that may see no key: softmax over nothing, as the unblocked path gives
+            out.fill_(std::numeric_limits<double>::quiet_NaN());
+            return;
+        }
+        const at::Tensor probs = blockProbs(q[h].narrow(0, start, len), k[g], mask, score, static_cast<int>(h),
+                                            run.temperature, n, start, span);
+        at::mm_out(out, probs.to(v.scalar_type()), v[g].narrow(0, span.lo, span.size()));
+    };
+    const auto count = static_cast<std::int64_t>(heads.size()) * blocks;
+    const int threads = workerCount(config, count);
+    if (config.striping == Striping::Heads && threads > 1) {
+        // Worker t takes whole heads t, t + threads, ...
+        const auto H2 = static_cast<std::int64_t>(heads.size());
+        stripedForEach(std::min<std::int64_t>(threads, H2), threads, [&](std::int64_t t) {
+            for (std::int64_t i = t; i < H2; i += threads)
+                for (std::int64_t b = 0; b < blocks; ++b) one(heads[static_cast<std::size_t>(i)], b);
+        });
+    } else {
+        // Row-block-major order: item i is block i / heads of head i % heads, so with the
+        // modulo striping each worker gets every head's blocks in turn (causal costs balance).
+        const auto hs = static_cast<std::int64_t>(heads.size());
+        stripedForEach(count, threads, [&](std::int64_t i) { one(heads[static_cast<std::size_t>(i % hs)], i / hs); });
+    }
+    return context;
+}
+
+at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
+                            int head, double temperature) {
+    const std::int64_t n = q.size(0), m = k.size(0);
+    const bool half = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
+    at::Tensor out = at::zeros({n, m}, q.options().dtype(half ? at::kFloat : q.scalar_type()));
+    const BlockedConfig config = blockedConfig();
+    const std::int64_t rows = config.rows, blocks = blockCount(n, rows);
+    // Small maps are not worth a thread start.
+    const int threads = n * m < (1 << 18) ? 1 : workerCount(config, blocks);
+    stripedForEach(blocks, threads, [&](std::int64_t b) {
+        const std::int64_t start = b * rows, len = std::min(rows, n - start);
+        const KeySpan span = keySpan(mask, n, m, start, len);
+        if (span.size() == 0) {
+            out.narrow(0, start, len).fill_(std::numeric_limits<double>::quiet_NaN());
+            return;
+        }
+        out.narrow(0, start, len).narrow(1, span.lo, span.size())
+            .copy_(blockProbs(q.narrow(0, start, len), k, mask, score, head, temperature, n, start, span));
+    });
+    return out;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,63 @@
+// Dot-product attention on the CPU in blocks of query rows, for the forward pass (attendDot) and
+// for one head's map (headProbs). Each block of rows scores only the keys its mask lets it see
+// (causal blocks stop at the diagonal, sliding windows start at the window), takes its softmax
+// and, in the forward, multiplies by V at once: no [H, n, m] score tensor and no [n, m] mask is
+// built. Peak temporary memory is one [rows, m] block per thread. Results equal the unblocked
+// computation (softmax(cap(scale·q·k) + slope·j) / T + mask), row by row.
+#pragma once
+
+#include "attention_ops.h"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace attnscope {
+
+// Keys [lo, hi) that query rows [start, start + len) may see between them (the union of their
+// rows under the mask's causal limit and window). n queries, m keys.
+struct KeySpan {
+    std::int64_t lo = 0, hi = 0;
+    std::int64_t size() const { return hi > lo ? hi - lo : 0; }
+};
+KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start, std::int64_t len);
+
+// Probabilities of query rows [start, start + qRows.size(0)) of query head `head` (it picks the
+// ALiBi slope) over the keys k[span.lo, span.hi): qRows [len, d], k [m, d] (all the head's keys)
+// -> [len, span.size()], masked entries exactly 0, float32 for F16/BF16 inputs. n = all queries.
+at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
+                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span);
+
+// How the blocks are shared between the cores. Blas: one block at a time, each matrix product
+// on every core through OpenBLAS's threads (softmax on one). Heads / Rows: one worker thread per
+// core, OpenBLAS single-threaded meanwhile; worker t takes heads h ≡ t (Heads) or, in every
+// head, row blocks b ≡ t (Rows) modulo the worker count. docs/benchmarks.md compares them.
+enum class Striping { Blas, Heads, Rows };
+struct BlockedConfig {
+    std::int64_t rows = 128;        // query rows per block
+    Striping striping = Striping::Rows;
+    int threads = 0;                // workers for Heads/Rows; 0 = every core
+};
+// The process's configuration: the defaults, or ATTNSCOPE_ATTN_STRIPING=blas|heads|rows and
+// ATTNSCOPE_ATTN_ROWS=N when set (read once); setBlockedConfig replaces it (tests, benchmarks).
+BlockedConfig blockedConfig();
+void setBlockedConfig(const BlockedConfig& config);
+
+// attendDot's CPU path: q [H, n, d], k [Hkv, m, d], v [Hkv, m, dv] -> context [H, n, dv] in v's
+// dtype; masked heads are zero and not computed. No autograd (callers that need gradients use
+// the unblocked path).
+at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                         const ScoreSpec& score, const LayerRun& run);
+
+// headProbs' CPU path: q [n, d], k [m, d] -> [n, m] (zeros outside each block's key span).
+at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
+                            int head, double temperature);
+
+// Runs work(item) for item in [0, count) on `threads` workers (item ≡ worker modulo threads),
+// with OpenBLAS single-threaded while they run and the caller's thread-local state (grad and
+// inference mode, memory reporting) in each worker;
+// the first exception a worker throws is rethrown here. threads <= 1 runs inline.
+void stripedForEach(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work);
+
+}  // namespace attnscope

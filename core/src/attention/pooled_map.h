@@ -1,0 +1,37 @@
+// Folding blocks of a head's map into the bins of a PoolRequest (Trace::pooledMap), so that an
+// overview thumbnail or a heat map's screen-resolution image never needs the whole n×n map.
+#pragma once
+
+#include "attnscope/attention/trace.h"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace attnscope {
+
+class MapPooler {
+public:
+    // The rectangle rows [rowBegin, rowEnd) x cols [colBegin, colEnd) (ends already resolved,
+    // non-empty) into min(outRows, rows) x min(outCols, cols) bins.
+    MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t colBegin, std::int64_t colEnd, int outRows,
+              int outCols, Pooling pooling);
+
+    // Adds a float32 CPU block [len, width] whose first cell is map cell (row, col); its cells
+    // outside the rectangle are ignored. Cells never added count as 0 (masked keys).
+    void add(const at::Tensor& block, std::int64_t row, std::int64_t col);
+    // Combines another pooler of the same request (one per worker thread).
+    void merge(const MapPooler& other);
+    HeadMap result() const;
+
+private:
+    std::int64_t rowBegin_, rowEnd_, colBegin_, colEnd_;
+    int rows_, cols_;
+    Pooling pooling_;
+    std::vector<int> rowBin_, colBin_;       // bin of each row / col of the rectangle
+    std::vector<int> rowCount_, colCount_;   // cells per row bin / col bin
+    std::vector<double> acc_;                // [rows_, cols_]
+};
+
+}  // namespace attnscope
