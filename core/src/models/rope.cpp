@@ -1,4 +1,5 @@
 #include "rope.h"
+#include "io/json_util.h"
 
 #include <cmath>
 
@@ -14,7 +15,7 @@ double number(const JsonConfig& c, const nlohmann::json& obj, const std::string&
         c.fail(owner, "needs '" + key + "'");
     }
     if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
-        c.fail(owner, "'" + key + "' must be a positive number, found " + it->dump());
+        c.fail(owner, "'" + key + "' must be a positive number, found " + jsonExcerpt(*it));
     return it->get<double>();
 }
 
@@ -29,13 +30,13 @@ std::vector<double> ropeInverseFrequencies(const JsonConfig& c, int headDim) {
     if (c.has("rope_parameters")) {
         owner = "rope_parameters";
         scaling = c.json().at("rope_parameters");
-        if (!scaling.is_object()) c.fail(owner, "must be an object, found " + scaling.dump());
+        if (!scaling.is_object()) c.fail(owner, "must be an object, found " + jsonExcerpt(scaling));
         theta = number(c, scaling, owner, "rope_theta", c.has("rope_theta") ? c.positiveNumber("rope_theta") : 10000.0);
     } else {
         theta = c.positiveNumber("rope_theta", 10000.0);
         if (c.has("rope_scaling")) {
             scaling = c.json().at("rope_scaling");
-            if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + scaling.dump());
+            if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + jsonExcerpt(scaling));
         }
     }
     if (scaling.is_object()) {
@@ -51,7 +52,7 @@ std::vector<double> ropeInverseFrequencies(const JsonConfig& c, int headDim) {
         for (const char* key : {"rope_type", "type"}) {
             auto it = scaling.find(key);
             if (it != scaling.end() && !it->is_null()) {
-                if (!it->is_string()) c.fail(owner, std::string("'") + key + "' must be a string, found " + it->dump());
+                if (!it->is_string()) c.fail(owner, std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
                 type = it->get<std::string>();
                 break;
             }
