@@ -1,7 +1,9 @@
 // attnscope-cli on hostile command lines and failing output folders (issue 15, faults 3, 5, 10,
 // 12): numbers outside their range are refused naming the option, sizes are checked before they
 // are allocated, one exit-code rule, and a run replaces all its outputs or none.
+#include "family_fixtures.h"
 #include "gpt2_fixture.h"
+#include "png_write.h"
 
 #include "cli_run.h"
 
@@ -116,3 +118,20 @@ TEST_CASE("cli attention replaces all its outputs or none (fault 5)", "[cli][rel
     CHECK(nlohmann::json::parse(slurpFile(out / "output_change.json")).contains("intervention"));
     CHECK_THAT(ok.err, Catch::Contains("wrote " + (out / "attention.npy").string() + " [2, 4, 3, 3]"));
 }
+
+#ifdef ATTNSCOPE_CLI_HAS_QT
+TEST_CASE("cli: a damaged PNG is one error line, without libpng's own (fault 11)", "[cli][reliability]") {
+    const auto dir = freshDir("cli-reliability-vit");
+    writeCheckpoint(dir, makeVit(VitSpec{}, 4));
+    const auto images = freshDir("cli-reliability-png");
+    std::vector<std::uint8_t> pixels(16 * 16 * 3);
+    for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 7);
+    writePng(images / "whole.png", 16, 16, pixels);
+    const std::string png = slurpFile(images / "whole.png");
+    writeText(images / "cut.png", png.substr(0, png.size() / 2));  // libpng used to print "libpng error: Read Error"
+    const auto out = freshDir("cli-reliability-png-out");
+    const CliResult r = runCli({"attention", dir.string(), "--image", (images / "cut.png").string(), "--out", out.string()});
+    requireCliInputError(r, (images / "cut.png").string() + ": cannot be read as an image (damaged PNG: ");
+    CHECK_THAT(r.err, !Catch::Contains("libpng"));
+}
+#endif
