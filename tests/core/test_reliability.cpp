@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <string>
 
 using namespace attnscope;
@@ -161,4 +162,55 @@ TEST_CASE("maps whose values do not match rows x cols are refused by every publi
     }
     CHECK_THROWS_WITH(meanRowEntropy(shortMap), Catch::Contains("a map of 2x2 needs 4 values, it holds 3"));
     CHECK(meanRowEntropy(good) == Approx(std::log(2.0) / 2));
+}
+
+namespace {
+
+// Every file and folder under dir with its size and modification time, to see that nothing was
+// written.
+std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> snapshot(const fs::path& dir) {
+    std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        out[e.path().string()] = {e.is_regular_file() ? e.file_size() : 0, e.last_write_time()};
+    out[dir.string()] = {0, fs::last_write_time(dir)};
+    return out;
+}
+
+void setWritable(const fs::path& dir, bool writable) {
+    const auto perms = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+    const auto how = writable ? fs::perm_options::add : fs::perm_options::remove;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) fs::permissions(e.path(), perms, how);
+    fs::permissions(dir, perms, how);
+}
+
+}  // namespace
+
+TEST_CASE("a model folder is opened read-only: a read-only copy loads, runs and stays unchanged", "[reliability]") {
+    const auto source = freshDir("rel-ro-source");
+    writeGpt2TokenizerFolder(source, fs::path(ATTNSCOPE_TOKENIZER_DATA) / "gpt2.json", 5);
+    const auto dir = freshDir("rel-ro") / "model";
+    fs::copy(source, dir, fs::copy_options::recursive);
+    setWritable(dir, false);
+    const auto before = snapshot(dir);
+    {
+        const auto model = Model::load(dir, cpu());
+        const auto ids = model->encodeText("Hello world");
+        REQUIRE_FALSE(ids.empty());
+        const auto trace = model->forward(ids);
+        CHECK(trace->map(0, 0, 0).rows == int(ids.size()));
+        // The weights are mapped while the model lives: every mapping of the folder's files is
+        // read-only (checked here because root, which CI may run as, ignores the permissions).
+        std::ifstream maps("/proc/self/maps");
+        int mapped = 0;
+        for (std::string line; std::getline(maps, line);)
+            if (line.find(dir.string()) != std::string::npos) {
+                ++mapped;
+                INFO(line);
+                const std::string perms = line.substr(line.find(' ') + 1, 4);
+                CHECK(perms.find('w') == std::string::npos);
+            }
+        CHECK(mapped >= 1);
+    }
+    CHECK(snapshot(dir) == before);
+    setWritable(dir, true);
 }
