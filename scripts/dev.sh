@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # AttnScope on a fresh Debian 12 machine: install the Debian packages it needs, build, and then
 #   scripts/dev.sh gui [MODEL]   start the desktop app (on MODEL when given)
-#   scripts/dev.sh test          run the whole test suite (what CI runs)
+#   scripts/dev.sh test          run the whole test suite (what CI runs): the Release build's
+#                                ctest, then the same core, cli and ui tests built with clang
+#                                under ASan + UBSan in build-sanitize/, with short fixed-seed
+#                                runs of the libFuzzer targets (docs/fuzzing.md)
 #   scripts/dev.sh build         only install and build
 # Run as root, or as a user with sudo. Nothing is downloaded except Debian packages.
 set -euo pipefail
@@ -10,6 +13,7 @@ mode=${1:-build}
 shift || true
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTNSCOPE_BUILD_DIR:-$root/build}
+sanitize_build=${ATTNSCOPE_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -18,6 +22,7 @@ packages=(
   nlohmann-json3-dev libpcre2-dev libutf8proc-dev
   catch2 libbenchmark-dev
   fonts-dejavu-core                           # text in offscreen GUI tests and exported figures
+  clang libclang-rt-dev                       # the sanitizer build and libFuzzer (scripts/dev.sh test)
 )
 
 install_packages() {
@@ -42,6 +47,23 @@ configure_and_build() {
   cmake --build "$build" --parallel "$(nproc)"
 }
 
+# The sanitizer stage: clang, -fsanitize=address,undefined and libFuzzer's coverage on the whole
+# tree (LibTorch, Qt and the system libraries are not instrumented), the tests and the fuzz
+# targets, then ctest there. ATTNSCOPE_SKIP_SANITIZE=1 leaves it out (local runs only).
+sanitize_stage() {
+  local extra=()
+  read -r -a extra <<< "${ATTNSCOPE_CMAKE_ARGS:-}"
+  CC=clang CXX=clang++ cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DATTNSCOPE_SANITIZE=address,undefined -DATTNSCOPE_FUZZ=ON \
+    -DATTNSCOPE_CUDA=OFF -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=OFF "${extra[@]}"
+  cmake --build "$sanitize_build" --parallel "$(nproc)"
+  # Suppressions (scripts/sanitize/*.supp) say why each is there; everything else fails the run.
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1" \
+  LSAN_OPTIONS="suppressions=$root/scripts/sanitize/lsan.supp:print_suppressions=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/scripts/sanitize/ubsan.supp" \
+    ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error -E '^(layering.*|cuda.*)$' "$@"
+}
+
 case "$mode" in
   gui)
     install_packages
@@ -50,9 +72,17 @@ case "$mode" in
     ;;
   test)
     install_packages
+    t0=$(date +%s)
     configure_and_build
-    cd "$build"
-    exec ctest --output-on-failure --no-tests=error "$@"
+    t1=$(date +%s)
+    (cd "$build" && ctest --output-on-failure --no-tests=error "$@")
+    t2=$(date +%s)
+    echo "== release: build $((t1 - t0)) s, tests $((t2 - t1)) s"
+    if [ "${ATTNSCOPE_SKIP_SANITIZE:-0}" != 1 ]; then
+      sanitize_stage "$@"
+      t3=$(date +%s)
+      echo "== release: build $((t1 - t0)) s, tests $((t2 - t1)) s; ASan+UBSan build and tests (with fuzz runs) $((t3 - t2)) s"
+    fi
     ;;
   build)
     install_packages

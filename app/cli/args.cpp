@@ -1,6 +1,10 @@
 #include "args.h"
 
+#include "attnscope/runtime/error.h"
+
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace attnscope::cli {
@@ -59,12 +63,18 @@ std::string Args::required(const std::string& name) const {
     return *v;
 }
 
-std::optional<long long> Args::integer(const std::string& name) const {
+std::optional<long long> Args::integer(const std::string& name, long long min, long long max) const {
     auto v = value(name);
     if (!v) return std::nullopt;
+    const std::string range = "between " + std::to_string(min) + " and " + std::to_string(max);
     char* end = nullptr;
+    errno = 0;
     const long long x = std::strtoll(v->c_str(), &end, 10);
-    if (v->empty() || *end != '\0') throw UsageError("option '--" + name + "' needs an integer, got '" + *v + "'");
+    // strtoll skips leading blanks; a value is only digits with an optional sign.
+    if (v->empty() || std::isspace(static_cast<unsigned char>((*v)[0])) || *end != '\0')
+        throw Error("--" + name + " needs a whole number " + range + ", got '" + *v + "'");
+    if (errno == ERANGE || x < min || x > max)  // strtoll clamps an overflow to LLONG_MIN/MAX
+        throw Error("--" + name + " must be " + range + ", got " + *v);
     return x;
 }
 
@@ -73,7 +83,8 @@ std::optional<double> Args::number(const std::string& name) const {
     if (!v) return std::nullopt;
     char* end = nullptr;
     const double x = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0') throw UsageError("option '--" + name + "' needs a number, got '" + *v + "'");
+    if (v->empty() || std::isspace(static_cast<unsigned char>((*v)[0])) || *end != '\0' || !std::isfinite(x))
+        throw Error("--" + name + " needs a finite number, got '" + *v + "'");
     return x;
 }
 

@@ -1,5 +1,8 @@
 // A small command-line parser for attnscope-cli: one command, positionals, --key value options
-// and --flags. Usage errors throw UsageError (exit code 1 with a hint).
+// and --flags. The rule for exit codes (README): the shape of the command line (an unknown
+// command or option, a missing, repeated or valueless option, an option without the one it
+// needs) is a UsageError, exit 1 with a hint; a value that is malformed or out of range, like any
+// other invalid input, is an attnscope::Error, exit 2 with one line naming the option.
 #pragma once
 
 #include <map>
@@ -10,6 +13,9 @@
 #include <vector>
 
 namespace attnscope::cli {
+
+constexpr long long kMaxInt = 2147483647;            // counts and indices end up in int
+constexpr long long kMaxSeed = 9223372036854775807;  // seeds are any value >= 0
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -26,8 +32,10 @@ public:
     bool flag(const std::string& name) const { return flags_.count(name) > 0; }
     std::optional<std::string> value(const std::string& name) const;
     std::string required(const std::string& name) const;
-    // Parses a value as an integer/number; a malformed value is a UsageError naming the option.
-    std::optional<long long> integer(const std::string& name) const;
+    // Parses a value as a whole number in [min, max] (nothing when absent); a malformed value, one
+    // outside long long or outside the range throws attnscope::Error naming the option and range.
+    std::optional<long long> integer(const std::string& name, long long min, long long max) const;
+    // Parses a value as a finite number; a malformed or infinite value throws attnscope::Error.
     std::optional<double> number(const std::string& name) const;
     void expectPositionals(std::size_t count) const;
 

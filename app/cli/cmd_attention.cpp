@@ -86,8 +86,7 @@ AttentionSettings parseSettings(const Args& args) {
         else if (*p == "output") s.importance = Importance::OutputChange;
         else throw Error("--prune '" + *p + "' is not one of entropy, output");
         s.prune = true;
-        s.pruneCount = static_cast<int>(args.integer("prune-count").value_or(1));
-        if (s.pruneCount < 1) throw Error("--prune-count must be >= 1");
+        s.pruneCount = static_cast<int>(args.integer("prune-count", 1, kMaxInt).value_or(1));
         s.pruneLeast = args.flag("prune-least");
         s.what += (s.what.empty() ? "" : "; ") + std::string("pruned the ") + std::to_string(s.pruneCount) +
                   (s.pruneLeast ? " least" : " most") + " important heads by " + *p;
@@ -95,8 +94,7 @@ AttentionSettings parseSettings(const Args& args) {
         throw UsageError("--prune-count and --prune-least need --prune entropy|output");
     }
     s.rerun = propagate || !s.run.maskHeads.empty() || s.prune;
-    s.topK = static_cast<int>(args.integer("top-k").value_or(5));
-    if (s.topK < 1) throw Error("--top-k must be >= 1");
+    s.topK = static_cast<int>(args.integer("top-k", 1, kMaxInt).value_or(5));
 
     if (auto v = args.value("variant")) s.lab.variant = parseVariant(*v);
     const bool linear = s.lab.variant == LabVariant::Linear;
@@ -107,24 +105,20 @@ AttentionSettings parseSettings(const Args& args) {
     requireWith(args, "fit-steps", fitted, "--variant additive or hybrid");
     if (auto fm = args.value("feature-map")) s.lab.map.featureMap = parseFeatureMap(*fm);
     requireWith(args, "features", linear && s.lab.map.featureMap == FeatureMap::Favor, "--feature-map favor");
-    if (auto m = args.integer("features")) {
-        if (*m < 1 || *m > 65536) throw Error("--features must be between 1 and 65536, got " + std::to_string(*m));
+    if (auto m = args.integer("features", 1, 65536)) {
         s.lab.map.features = static_cast<int>(*m);
     }
-    if (auto seed = args.integer("seed")) {
-        if (*seed < 0) throw Error("--seed must be >= 0");
+    if (auto seed = args.integer("seed", 0, kMaxSeed)) {
         s.lab.map.seed = s.fit.seed = static_cast<std::uint64_t>(*seed);
     }
     if (auto g = args.number("gate")) {
         if (!(*g >= 0 && *g <= 1)) throw Error("--gate must be in [0, 1]");
         s.lab.gate = *g;
     }
-    if (auto w = args.integer("fit-width")) {
-        if (*w < 1 || *w > 512) throw Error("--fit-width must be between 1 and 512");
+    if (auto w = args.integer("fit-width", 1, 512)) {
         s.fit.width = static_cast<int>(*w);
     }
-    if (auto st = args.integer("fit-steps")) {
-        if (*st < 1 || *st > 100000) throw Error("--fit-steps must be between 1 and 100000");
+    if (auto st = args.integer("fit-steps", 1, 100000)) {
         s.fit.steps = static_cast<int>(*st);
     }
     s.fit.temperature = s.lab.map.temperature;
@@ -149,8 +143,6 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
             npy.append(map.values.data(), map.values.size());
         }
     npy.finish();
-    std::cerr << "wrote " << file.string() << " [" << block.layers << ", " << block.heads << ", " << rows << ", " << cols
-              << "]\n";
 }
 
 int runAttention(const std::vector<std::string>& argv) {
@@ -186,12 +178,18 @@ int runAttention(const std::vector<std::string>& argv) {
         printOutputChange(std::cout, r.change, s.what);
     }
     const std::filesystem::path out = prepareOutDir(outArg);
+    StagedOutputs staged(out);  // every file below, or none of them
+    std::vector<std::string> written;
 
     // One block ("self") is attention.npy; models with several write one file per block.
     const auto& blocks = trace->blocks();
     nlohmann::json fits = nlohmann::json::array();
-    for (int b = 0; b < static_cast<int>(blocks.size()); ++b)
-        writeBlock(*trace, b, s, out / (blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy"), fits);
+    for (int b = 0; b < static_cast<int>(blocks.size()); ++b) {
+        const std::string name = blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy";
+        writeBlock(*trace, b, s, staged.path(name), fits);
+        written.push_back((out / name).string() + " [" + std::to_string(blocks[b].layers) + ", " + std::to_string(blocks[b].heads) +
+                          ", " + std::to_string(blocks[b].queryTokens.size()) + ", " + std::to_string(blocks[b].keyTokens.size()) + "]");
+    }
 
     nlohmann::json tokens = {{"ids", trace->ids()}, {"tokens", trace->tokens()}};
     // Encoder-decoder: "source" labels the columns of cross.npy, "target" its rows (the decoder's
@@ -211,20 +209,22 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["probabilities"] = p;
     }
     for (const auto& block : blocks) tokens["blocks"][block.name] = {{"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
-    writeFileAtomically(out / "tokens.json", tokens.dump(2) + "\n");
-    std::cerr << "wrote " << (out / "tokens.json").string() << "\n";
+    writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
+    written.push_back((out / "tokens.json").string());
     if (s.rerun) {
-        writeFileAtomically(out / "output_change.json", change.dump(2) + "\n");
-        std::cerr << "wrote " << (out / "output_change.json").string() << "\n";
+        writeFileAtomically(staged.path("output_change.json"), change.dump(2) + "\n");
+        written.push_back((out / "output_change.json").string());
     }
     if (!fits.empty()) {
         double before = 0, after = 0;
         for (const auto& f : fits) before += f["initial_kl"].get<double>(), after += f["final_kl"].get<double>();
         std::cout << "additive fit (width " << s.fit.width << ", " << s.fit.steps << " Adam steps): mean KL to the dot map "
                   << before / fits.size() << " -> " << after / fits.size() << " nats over " << fits.size() << " heads\n";
-        writeFileAtomically(out / "fit.json", nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
-        std::cerr << "wrote " << (out / "fit.json").string() << "\n";
+        writeFileAtomically(staged.path("fit.json"), nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
+        written.push_back((out / "fit.json").string());
     }
+    staged.commit();
+    for (const auto& w : written) std::cerr << "wrote " << w << "\n";
     return 0;
 }
 

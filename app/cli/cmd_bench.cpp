@@ -21,15 +21,18 @@ namespace {
 int runBench(const std::vector<std::string>& argv) {
     Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails"}, {"json"});
     args.expectPositionals(1);
-    const long long seq = args.integer("seq").value_or(512);
-    const long long repeat = args.integer("repeat").value_or(5);
-    const long long warmup = args.integer("warmup").value_or(1);
-    const long long thumbSide = args.integer("thumbnails").value_or(0);
-    if (seq < 1 || repeat < 1 || warmup < 0) throw UsageError("--seq and --repeat must be >= 1, --warmup >= 0");
-    if (thumbSide < 0) throw UsageError("--thumbnails must be >= 1 (pixels a side)");
+    const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
+    const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
+    const long long warmup = args.integer("warmup", 0, 100000).value_or(1);
+    const long long seed = args.integer("seed", 0, kMaxSeed).value_or(0);
+    const long long thumbSide = args.integer("thumbnails", 0, 4096).value_or(0);
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
-    std::mt19937_64 rng(static_cast<std::uint64_t>(args.integer("seed").value_or(0)));
+    // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
+    if (!info.imageInput && seq > info.maxPositions)
+        throw Error("--seq: " + std::to_string(seq) + " tokens but the model has only " + std::to_string(info.maxPositions) +
+                    " positions");
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     std::vector<std::int64_t> ids;
     if (!info.imageInput) {
         std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);

@@ -45,8 +45,8 @@ int runExport(const std::vector<std::string>& argv) {
               {});
     args.expectPositionals(1);
     const QString out = QString::fromStdString(args.required("out"));
-    const long long layer = args.integer("layer").value_or(-1);
-    const long long head = args.integer("head").value_or(-1);
+    const long long layer = args.integer("layer", 0, kMaxInt).value_or(-1);
+    const long long head = args.integer("head", 0, kMaxInt).value_or(-1);
     if (!args.value("layer") || !args.value("head")) throw UsageError("give the map: --layer L --head H");
     const ModelInput input(args);  // malformed input fails before loading
 
@@ -68,9 +68,7 @@ int runExport(const std::vector<std::string>& argv) {
     if (!(figure.widthIn >= kMinFigureWidthIn && figure.widthIn <= kMaxFigureWidthIn))
         throw Error("--width-in must be between " + std::to_string(int(kMinFigureWidthIn)) + " and " +
                     std::to_string(int(kMaxFigureWidthIn)) + " inches");
-    const long long dpi = args.integer("dpi").value_or(300);
-    if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)
-        throw Error("--dpi must be between " + std::to_string(kMinFigureDpi) + " and " + std::to_string(kMaxFigureDpi));
+    const long long dpi = args.integer("dpi", kMinFigureDpi, kMaxFigureDpi).value_or(300);
 
     auto model = loadModel(args);
     auto trace = input.run(*model);

@@ -76,13 +76,12 @@ int runMetrics(const std::vector<std::string>& argv) {
         else if (*fm == "favor") options.map.featureMap = FeatureMap::Favor;
         else throw Error("--feature-map '" + *fm + "' is not one of elu, relu, favor");
     }
-    if (auto m = args.integer("features")) {
-        if (options.map.featureMap != FeatureMap::Favor) throw UsageError("--features needs --feature-map favor");
-        if (*m < 1 || *m > 65536) throw Error("--features must be between 1 and 65536, got " + std::to_string(*m));
+    if (args.value("features") && options.map.featureMap != FeatureMap::Favor)
+        throw UsageError("--features needs --feature-map favor");
+    if (auto m = args.integer("features", 1, 65536)) {
         options.map.features = static_cast<int>(*m);
     }
-    if (auto seed = args.integer("seed")) {
-        if (*seed < 0) throw Error("--seed must be >= 0");
+    if (auto seed = args.integer("seed", 0, kMaxSeed)) {
         options.map.seed = static_cast<std::uint64_t>(*seed);
     }
     if (auto sep = args.value("separators")) {

@@ -18,12 +18,9 @@ int runTrain(const std::vector<std::string>& argv) {
     options.task = parseTask(args.required("task"));
     options.attention = parseAttentionKind(args.required("attention"));
     const std::string out = args.required("out");
-    const long long seed = args.integer("seed").value_or(1);
-    const long long steps = args.integer("steps").value_or(0);
-    const long long batch = args.integer("batch").value_or(64);
-    if (seed < 0) throw Error("--seed must be >= 0");
-    if (steps < 0 || steps > 1000000) throw Error("--steps must be between 0 (the task's default) and 1000000");
-    if (batch < 1 || batch > 4096) throw Error("--batch must be between 1 and 4096");
+    const long long seed = args.integer("seed", 0, kMaxSeed).value_or(1);
+    const long long steps = args.integer("steps", 0, 1000000).value_or(0);  // 0: the task's default
+    const long long batch = args.integer("batch", 1, 4096).value_or(64);
     options.seed = static_cast<std::uint64_t>(seed);
     options.steps = static_cast<int>(steps);
     options.batch = static_cast<int>(batch);

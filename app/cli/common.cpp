@@ -37,6 +37,42 @@ std::filesystem::path prepareOutDir(const std::string& dir) {
     return out;
 }
 
+StagedOutputs::StagedOutputs(std::filesystem::path dir) : dir_(std::move(dir)) {
+    staging_ = dir_ / (".attnscope-staging-" + std::to_string(::getpid()));
+    std::error_code ec;
+    std::filesystem::remove_all(staging_, ec);  // a leftover of a killed run with the same pid
+    if (!std::filesystem::create_directory(staging_, ec))
+        throw Error("--out " + dir_.string() + ": cannot create a staging folder: " + ec.message());
+}
+
+StagedOutputs::~StagedOutputs() {
+    std::error_code ec;
+    std::filesystem::remove_all(staging_, ec);
+}
+
+std::filesystem::path StagedOutputs::path(const std::string& name) {
+    names_.push_back(name);
+    return staging_ / name;
+}
+
+void StagedOutputs::commit() {
+    // Everything that can be checked is checked before the first move, so a refusal leaves the
+    // folder as it was; a rename within one folder then fails only on a vanished folder.
+    for (const auto& name : names_) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(dir_ / name, ec))
+            throw Error("--out " + (dir_ / name).string() + ": is a folder; nothing was written");
+        if (!std::filesystem::is_regular_file(staging_ / name, ec))
+            throw Error("--out " + (dir_ / name).string() + ": was not written; nothing was written");
+    }
+    for (const auto& name : names_) {
+        std::error_code ec;
+        std::filesystem::rename(staging_ / name, dir_ / name, ec);
+        if (ec) throw Error("--out " + (dir_ / name).string() + ": cannot be replaced: " + ec.message());
+    }
+    committed_ = true;
+}
+
 std::vector<std::int64_t> inputIds(const Args& args, const Model& model) {
     const auto ids = args.value("ids");
     const auto text = args.value("text");

@@ -31,4 +31,26 @@ std::vector<std::int64_t> inputIds(const Args& args, const Model& model);
 // Creates --out DIR if needed and checks it is a writable folder.
 std::filesystem::path prepareOutDir(const std::string& dir);
 
+// A command's several output files, all or none: each is written into a staging folder inside
+// DIR (same file system, so the moves are renames) and commit() moves them into place once every
+// one is complete and no target is a folder. Destroyed without commit(), the staging folder goes
+// and DIR's old files stay as they were.
+class StagedOutputs {
+public:
+    explicit StagedOutputs(std::filesystem::path dir);  // dir exists (prepareOutDir)
+    ~StagedOutputs();
+    StagedOutputs(const StagedOutputs&) = delete;
+    StagedOutputs& operator=(const StagedOutputs&) = delete;
+
+    // Where to write output `name` (a plain file name) for now.
+    std::filesystem::path path(const std::string& name);
+    // Moves every output into DIR; throws attnscope::Error naming the file that cannot be placed.
+    void commit();
+
+private:
+    std::filesystem::path dir_, staging_;
+    std::vector<std::string> names_;
+    bool committed_ = false;
+};
+
 }  // namespace attnscope::cli

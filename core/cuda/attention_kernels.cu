@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <cfloat>
-#include <stdexcept>
 #include <string>
 
 namespace attnscope::cuda {
@@ -11,7 +10,6 @@ namespace attnscope::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxHeadDim = 512;
 
 __device__ float blockReduceMax(float v, float* shared) {
     for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
@@ -143,35 +141,40 @@ __global__ void causalLinearAttentionKernel(const float* __restrict__ phiQ, cons
     }
 }
 
-void checkLaunch() {
+std::string launchError() {
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA kernel launch failed: ") + cudaGetErrorString(err));
+        return std::string("CUDA kernel launch failed: ") + cudaGetErrorString(err);
+    return {};
 }
 
 }  // namespace
 
-void scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal) {
-    if (d > kMaxHeadDim) throw std::runtime_error("head dimension " + std::to_string(d) + " exceeds the kernel's 512");
-    if (n == 0 || m == 0) return;
+std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal) {
+    if (d < 0 || d > kMaxHeadDim)
+        return "CUDA scaled softmax: head dimension " + std::to_string(d) + " is outside the kernel's 0.." + std::to_string(kMaxHeadDim);
+    if (n <= 0 || m <= 0) return {};
     scaledSoftmaxRowsKernel<<<n, kThreads>>>(q, k, out, n, m, d, scale, causal);
-    checkLaunch();
+    return launchError();
 }
 
-void additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed, float* out,
+std::string additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed, float* out,
                          int n, int m, int w, float invTemperature, bool causal) {
-    if (w > kMaxHeadDim) throw std::runtime_error("additive width " + std::to_string(w) + " exceeds the kernel's 512");
-    if (n == 0 || m == 0) return;
+    if (w < 0 || w > kMaxHeadDim)
+        return "CUDA additive softmax: width " + std::to_string(w) + " is outside the kernel's 0.." + std::to_string(kMaxHeadDim);
+    if (n <= 0 || m <= 0) return {};
     additiveSoftmaxRowsKernel<<<n, kThreads>>>(qa, ka, v, keyAllowed, out, n, m, w, invTemperature, causal);
-    checkLaunch();
+    return launchError();
 }
 
-void causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out, int heads, int n, int f,
+std::string causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out, int heads, int n, int f,
                            int dv) {
-    if (f > 1024) throw std::runtime_error("feature count " + std::to_string(f) + " exceeds the kernel's 1024");
-    if (heads == 0 || n == 0 || dv == 0) return;
+    if (f < 1 || f > kMaxLinearFeatures)
+        return "CUDA causal linear attention: " + std::to_string(f) + " features, outside the kernel's 1.." +
+               std::to_string(kMaxLinearFeatures);
+    if (heads <= 0 || n <= 0 || dv <= 0) return {};
     const int threads = ((f + 31) / 32) * 32;
     causalLinearAttentionKernel<<<dim3(heads, dv), threads>>>(phiQ, phiK, v, out, n, f, dv);
-    checkLaunch();
+    return launchError();
 }
 
 }  // namespace attnscope::cuda

@@ -132,7 +132,7 @@ TEST_CASE("cli usage errors exit 1 with a hint; --help works everywhere", "[cli]
     for (const auto& args : std::vector<std::vector<std::string>>{
              {}, {"frobnicate"}, {"info"}, {"attention", model.string(), "--ids", "1"},
              {"attention", model.string(), "--out", "x"}, {"info", model.string(), "--bogus"},
-             {"info", model.string(), "extra"}, {"bench", model.string(), "--seq", "ten"}}) {
+             {"info", model.string(), "extra"}, {"bench", model.string(), "--seq", "4", "--seq", "5"}}) {
         const CliResult r = runCli(args);
         INFO("args: " << (args.empty() ? "" : args[0]) << " stderr: " << r.err);
         CHECK(r.code == 1);

@@ -59,7 +59,8 @@ grep -q "cuda-check" "$out/cuda-tests.txt" || fail "the CUDA tests did not run o
 step "CUDA kernels (fused softmax, additive scores, causal linear attention) against the CPU path"
 "$build/tests/attnscope_internal_tests" "[cuda]" -s 2>&1 | tail -n 40 | tee "$out/cuda-kernels.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "CUDA kernel tests"
-grep -q "no CUDA device" "$out/cuda-kernels.txt" && fail "the CUDA kernel tests did not run on a GPU"
+grep -q "REQUIRE( at::hasCUDA() )" "$out/cuda-kernels.txt" && fail "the CUDA kernel tests did not run on a GPU"
+"$build/tests/attnscope_internal_tests" "[cuda-limits]" || fail "CUDA kernel limits"
 
 step "Hugging Face transformers cross-check (tiny random models of every family)"
 if "$py" -c 'import transformers, PIL' 2>/dev/null; then

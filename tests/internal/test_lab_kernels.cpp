@@ -5,6 +5,9 @@
 #include "attention/additive_cpu.h"
 #include "attention/favor.h"
 #include "attention/linear_attention.h"
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+#include "../cuda/attention_kernels.h"  // from core/src
+#endif
 
 #include <catch2/catch.hpp>
 
@@ -122,11 +125,25 @@ TEST_CASE("chunked causal linear attention equals the quadratic form", "[lab][li
     CHECK(linearAttention(at::rand({1, 4, 3}), zeroK, at::randn({1, 4, 2}), causal).abs().sum().item<double>() == 0.0);
 }
 
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+TEST_CASE("CUDA kernels refuse sizes above their limits before touching the GPU", "[cuda-limits]") {
+    // No device needed: the checks come before any launch, so null pointers are never read.
+    CHECK(cuda::scaledSoftmaxRows(nullptr, nullptr, nullptr, 4, 4, cuda::kMaxHeadDim + 1, 1.f, false) ==
+          "CUDA scaled softmax: head dimension 513 is outside the kernel's 0..512");
+    CHECK(cuda::additiveSoftmaxRows(nullptr, nullptr, nullptr, nullptr, nullptr, 4, 4, 600, 1.f, false) ==
+          "CUDA additive softmax: width 600 is outside the kernel's 0..512");
+    CHECK(cuda::causalLinearAttention(nullptr, nullptr, nullptr, nullptr, 1, 4, 2000, 8) ==
+          "CUDA causal linear attention: 2000 features, outside the kernel's 1..1024");
+    // Empty work is no work: nothing is launched and nothing fails.
+    CHECK(cuda::scaledSoftmaxRows(nullptr, nullptr, nullptr, 0, 4, 64, 1.f, true).empty());
+}
+#endif
+
+// ctest's probe for the cuda_kernels entry (hidden): passes only where a GPU is visible.
+TEST_CASE("CUDA probe", "[.cuda-probe]") { REQUIRE(at::hasCUDA()); }
+
 TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
-    if (!at::hasCUDA()) {
-        WARN("no CUDA device: [cuda] checks skipped");
-        return;
-    }
+    REQUIRE(at::hasCUDA());  // run by ctest's cuda_kernels entry only where a GPU is visible
     at::manual_seed(4);
     const auto gpu = at::TensorOptions().device(at::kCUDA);
     SECTION("fused scaled softmax with temperature") {
@@ -134,6 +151,12 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         MaskSpec mask;
         mask.causal = true;
         CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.125}, 0, 0.7), headProbs(q, k, mask, ScoreSpec{0.125}, 0, 0.7)) < 1e-5);
+    }
+    SECTION("a head dimension above the kernel's limit takes the generic path") {
+        const auto q = at::randn({40, cuda::kMaxHeadDim + 88}), k = at::randn({40, cuda::kMaxHeadDim + 88});
+        MaskSpec mask;
+        mask.causal = true;
+        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, 0.04, 1.0), headProbs(q, k, mask, 0.04, 1.0)) < 1e-5);
     }
     SECTION("fused additive scores") {
         const auto qa = at::randn({257, 48}), ka = at::randn({300, 48}), v = at::randn({48});

@@ -1,6 +1,8 @@
 #include "figure/colormaps.h"
 
+#include "attnscope/analysis/metrics.h"
 #include "attnscope/attention/trace.h"
+#include "attnscope/runtime/error.h"
 
 
 #include <algorithm>
@@ -136,6 +138,7 @@ QString tickLabel(const ColorScale& scale, double value) {
 }
 
 PooledMap poolMap(const attnscope::HeadMap& map, int maxSide) {
+    attnscope::checkMapShape(map, "map image");
     if (map.rows <= 0 || map.cols <= 0) return {};
     // Large maps are pooled (mean over blocks of cells) so a thumbnail stays cheap to draw.
     const int f = maxSide > 0 ? std::max(1, int(std::ceil(double(std::max(map.rows, map.cols)) / maxSide))) : 1;
@@ -156,6 +159,9 @@ PooledMap poolMap(const attnscope::HeadMap& map, int maxSide) {
 
 QImage pooledImage(const PooledMap& pooled, Colormap colormap, const ColorScale& scale) {
     if (pooled.width <= 0 || pooled.height <= 0) return {};
+    if (pooled.values.size() != std::size_t(pooled.width) * std::size_t(pooled.height))
+        throw attnscope::Error("map image: a pooled map of " + std::to_string(pooled.height) + "x" + std::to_string(pooled.width) +
+                               " holds " + std::to_string(pooled.values.size()) + " values");
     QImage img(pooled.width, pooled.height, QImage::Format_RGB32);
     for (int y = 0; y < pooled.height; ++y) {
         auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));

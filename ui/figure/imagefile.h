@@ -5,8 +5,8 @@
 //
 // Quiet and bounded: the size a file announces is checked before any pixel is allocated, and
 // the image plugins' own warnings (libpng's "CRC error", Qt's allocation-limit notice) are kept
-// off stderr while a file decodes; the thrown error says what went wrong instead. (libpng's
-// fatal errors on a damaged PNG bypass Qt's logging and can still print a "libpng error:" line.)
+// off stderr while a file decodes; the thrown error says what went wrong instead. libpng's fatal
+// errors, which bypass Qt's logging, are caught from stderr itself and become the error's reason.
 #pragma once
 
 #include "attnscope/io/input.h"

@@ -1,4 +1,5 @@
 #include "figure/mapdata.h"
+#include "attnscope/analysis/metrics.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/npy.h"
@@ -20,6 +21,7 @@ void writeMapData(const attnscope::HeadMap& map, const QStringList& queryLabels,
                   const QString& path) {
     const std::string name = path.toStdString();
     if (map.rows <= 0 || map.cols <= 0) throw attnscope::Error(name + ": there is no attention map to write");
+    attnscope::checkMapShape(map, name.c_str());
     const QString ext = QFileInfo(path).suffix().toLower();
     if (ext == QLatin1String("npy")) {
         attnscope::writeNpy(path.toStdString(), {map.rows, map.cols}, map.values);

@@ -9,6 +9,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -32,10 +34,22 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     status_ = new QLabel;
     status_->setObjectName(QStringLiteral("compareStatus"));
     status_->setWordWrap(true);
+    progress_ = new QProgressBar;
+    progress_->setObjectName(QStringLiteral("compareProgress"));
+    progress_->setRange(0, 1000);
+    progress_->setTextVisible(false);
+    progress_->setMaximumWidth(160);
+    progress_->hide();
+    cancel_ = new QPushButton(tr("Cancel"));
+    cancel_->setObjectName(QStringLiteral("compareCancelButton"));
+    cancel_->setToolTip(tr("Stop loading and running the three models"));
+    cancel_->hide();
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Task:")));
     top->addWidget(taskCombo_);
     top->addWidget(status_, 1);
+    top->addWidget(progress_);
+    top->addWidget(cancel_);
     selection_ = new QLabel;
     selection_->setObjectName(QStringLiteral("compareSelection"));
 
@@ -86,26 +100,46 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
 
     connect(taskCombo_, &QComboBox::activated, this, [this] { emit taskChosen(task()); });
     connect(session_, &CompareSession::finished, this, &ComparePanel::onRunFinished);
+    connect(session_, &CompareSession::busyChanged, this, [this](bool busy) {
+        progress_->setVisible(busy);
+        cancel_->setVisible(busy);
+    });
+    connect(session_, &CompareSession::progress, this, [this](int permille) {
+        if (permille < 0) progress_->setRange(0, 0);  // busy indicator until the first report
+        else {
+            progress_->setRange(0, 1000);
+            progress_->setValue(permille);
+        }
+    });
+    connect(cancel_, &QPushButton::clicked, session_, &CompareSession::cancel);
+    connect(session_, &CompareSession::cancelled, this, [this] {
+        ranTask_.clear();  // the next setInput runs again, even on the same input
+        status_->setText(tr("Cancelled."));
+        for (auto* v : views_) v->clear(tr("Cancelled"));
+    });
     connect(maps_, &MapService::compareReady, this, &ComparePanel::onMaps);
 }
 
 QString ComparePanel::task() const { return taskCombo_->currentText(); }
 
-void ComparePanel::setInput(const QString& task, const QString& text, bool asIds) {
+QString ComparePanel::statusText() const { return status_->text(); }
+
+void ComparePanel::setInput(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device) {
     taskCombo_->setCurrentText(task);
     text_ = text;
     asIds_ = asIds;
-    if (task == ranTask_ && text == ranText_ && asIds == ranIds_) return;
+    if (task == ranTask_ && text == ranText_ && asIds == ranIds_ && device == ranDevice_) return;
     ranTask_ = task;
     ranText_ = text;
     ranIds_ = asIds;
+    ranDevice_ = device;
     status_->setText(tr("Running the %1 models…").arg(task));
     // The old run's maps go: nothing is shown or recomputed for it any more.
     run_ = CompareRun{};
     result_ = CompareResult{};
     for (auto* v : views_) v->clear(tr("Running…"));
     for (auto* e : entropy_) e->clear();
-    session_->run(task, text, asIds);
+    session_->run(task, text, asIds, device);
 }
 
 void ComparePanel::setSelection(const QString& block, int layer, int head, double temperature) {

@@ -4,7 +4,8 @@
 //
 // The panel runs the input through the three models (CompareSession) and asks MapService for
 // the maps and measures whenever the selection or the temperature changes; a linear map has no
-// softmax, so the temperature leaves it unchanged (its panel says so).
+// softmax, so the temperature leaves it unchanged (its panel says so). While the models load and
+// run, a progress bar and a Cancel button show; the models open on the window's device.
 #pragma once
 
 #include "figure/colormaps.h"
@@ -18,6 +19,8 @@
 class HeatmapView;
 class QComboBox;
 class QLabel;
+class QProgressBar;
+class QPushButton;
 class QTableWidget;
 struct Figure;
 
@@ -26,14 +29,19 @@ class ComparePanel : public QWidget {
 public:
     ComparePanel(MapService* maps, QWidget* parent = nullptr);
 
-    // What to run: the task ("reverse"/"sentiment") and the typed input. Runs when it changed.
-    void setInput(const QString& task, const QString& text, bool asIds);
+    // What to run: the task ("reverse"/"sentiment"), the typed input and the device to open the
+    // models on. Runs when any of them changed (or the last run was cancelled).
+    void setInput(const QString& task, const QString& text, bool asIds,
+                  attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto);
     // Which map of each model and at which temperature; re-renders without running again.
     void setSelection(const QString& block, int layer, int head, double temperature);
     void setColoring(Colormap colormap, const ColorScale& scale);
 
     QString task() const;
     CompareSession* session() const { return session_; }
+    QProgressBar* progressBar() const { return progress_; }
+    QPushButton* cancelButton() const { return cancel_; }
+    QString statusText() const;
     HeatmapView* view(int i) const { return views_[std::size_t(i)]; }
     const CompareRun& lastRun() const { return run_; }
     const CompareResult& lastResult() const { return result_; }
@@ -59,6 +67,8 @@ private:
     CompareSession* session_;
     QComboBox* taskCombo_ = nullptr;
     QLabel* status_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancel_ = nullptr;
     QLabel* selection_ = nullptr;
     std::array<HeatmapView*, 3> views_{};
     std::array<QLabel*, 3> entropy_{};
@@ -67,6 +77,7 @@ private:
     bool asIds_ = false;
     QString ranTask_, ranText_;
     bool ranIds_ = false;
+    attnscope::DeviceChoice ranDevice_ = attnscope::DeviceChoice::Auto;
     QString block_;
     QString shownBlock_;  // block_, or a block the compared models have
     int layer_ = 0, head_ = 0;

@@ -2,6 +2,8 @@
 
 #include "services/tokenids.h"
 
+#include "attnscope/runtime/error.h"
+
 #include <QRegularExpression>
 
 #include <exception>
@@ -31,28 +33,67 @@ CompareSession::~CompareSession() {
     jobs_.waitForDone();
 }
 
-void CompareSession::run(const QString& task, const QString& text, bool asIds) {
+namespace {
+
+QString cacheKey(attnscope::DeviceChoice device, const QString& spec) {
+    return QString::number(int(device)) + QLatin1Char('|') + spec;
+}
+
+}  // namespace
+
+void CompareSession::run(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device) {
     CompareRun start;
     start.specs = compareSpecs(task);
-    for (std::size_t i = 0; i < 3; ++i) start.models[i] = models_.value(start.specs[i]);
+    for (std::size_t i = 0; i < 3; ++i) start.models[i] = models_.value(cacheKey(device, start.specs[i]));
     emit busyChanged(true);
+    emit progress(-1);
     jobs_.start(
-        [start, text, asIds](const JobTracker::Stop& stop) {
+        [this, start, text, asIds, device](const JobTracker::Stop& stop) {
             CompareRun r = start;
+            // Six equal steps (load and run each model); each reports its own fraction.
+            auto step = [this, stop](int index) -> attnscope::Progress {
+                return [this, stop, index, last = -2](long long done, long long total) mutable {
+                    if (stop.requested()) return false;
+                    const int permille = total > 0 ? int((index * 1000 + done * 1000 / total) / 6) : index * 1000 / 6;
+                    if (permille != last) {
+                        last = permille;
+                        jobs_.post(stop, [this, permille] { emit progress(permille); });
+                    }
+                    return true;
+                };
+            };
             for (std::size_t i = 0; i < 3 && !stop.requested(); ++i) {
                 try {
-                    if (!r.models[i]) r.models[i] = attnscope::Model::load(r.specs[i].toStdString());
-                    r.traces[i] = r.models[i]->forward(encodeInput(*r.models[i], text, asIds));
+                    if (!r.models[i]) {
+                        attnscope::LoadOptions load;
+                        load.device = device;
+                        load.progress = step(int(2 * i));
+                        r.models[i] = attnscope::Model::load(r.specs[i].toStdString(), load);
+                    }
+                    attnscope::RunOptions options;
+                    options.progress = step(int(2 * i + 1));
+                    r.traces[i] = r.models[i]->forward(encodeInput(*r.models[i], text, asIds), options);
+                } catch (const attnscope::Cancelled&) {
+                    break;  // superseded or cancelled: the result is dropped anyway
                 } catch (const std::exception& e) {
                     r.errors[i] = QString::fromUtf8(e.what());
+                } catch (...) {
+                    r.errors[i] = QStringLiteral("Unknown error in a background job.");
                 }
             }
             return r;
         },
-        [this](const CompareRun& r) {
+        [this, device](const CompareRun& r) {
             for (std::size_t i = 0; i < 3; ++i)
-                if (r.models[i]) models_.insert(r.specs[i], r.models[i]);
+                if (r.models[i]) models_.insert(cacheKey(device, r.specs[i]), r.models[i]);
             emit busyChanged(false);
             emit finished(r);
         });
+}
+
+void CompareSession::cancel() {
+    if (!jobs_.isRunning()) return;
+    jobs_.cancel();
+    emit busyChanged(false);
+    emit cancelled();
 }

@@ -1,6 +1,7 @@
 // CompareSession: runs one input through the three attention kinds of a built-in task
 // (builtin:TASK-dot, -additive, -linear) on a worker, for the side-by-side comparison.
-// Models are loaded once and kept; a new run supersedes the previous one (JobTracker).
+// Models are loaded once per device and kept; a new run supersedes the previous one
+// (JobTracker). Loading and running report progress and stop on cancel(), like Session's jobs.
 #pragma once
 
 #include "services/jobtracker.h"
@@ -39,16 +40,21 @@ public:
     explicit CompareSession(QObject* parent = nullptr);
     ~CompareSession() override;
 
-    // Runs text (or token ids when asIds) through the task's three models.
-    void run(const QString& task, const QString& text, bool asIds);
+    // Runs text (or token ids when asIds) through the task's three models, opened on `device`.
+    void run(const QString& task, const QString& text, bool asIds,
+             attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto);
+    // Drops the running job: its result never arrives; emits busyChanged(false) and cancelled().
+    void cancel();
     bool isBusy() const { return jobs_.isRunning(); }
     void waitForWorkers() { jobs_.waitForDone(); }
 
 signals:
     void finished(const CompareRun& run);
     void busyChanged(bool busy);
+    void progress(int permille);  // the whole run (three loads and three runs); -1: unknown
+    void cancelled();
 
 private:
     JobTracker jobs_{this, 2};
-    QHash<QString, ModelPtr> models_;  // GUI thread only
+    QHash<QString, ModelPtr> models_;  // "DEVICE|SPEC" -> model; GUI thread only
 };

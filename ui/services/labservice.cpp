@@ -120,6 +120,9 @@ attnscope::Progress LabService::reporter(LabJob job, const JobTracker::Stop& sto
 void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervention& intervention, int topK) {
     if (!model || !original) return;
     emit progress(LabJob::Rerun, -1);
+    // Newest wins across both kinds: a pending prune would otherwise deliver after this re-run
+    // and overwrite it (and the mask list) with an older intervention.
+    pruneJobs_.cancel();
     rerunJobs_.start(
         [=](const JobTracker::Stop& stop) {
             RerunResult r{original, intervention, nullptr, {}, {}, 0, {}};

@@ -9,6 +9,18 @@ namespace {
 
 QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
 
+// What a worker reports for an exception of any type: one escaping a QThreadPool job would
+// terminate the process (JobTracker::start requires jobs not to throw).
+QString currentError() {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return messageOf(e);
+    } catch (...) {
+        return QStringLiteral("Unknown error in a background job.");
+    }
+}
+
 }  // namespace
 
 MapService::MapService(QObject* parent) : QObject(parent) {
@@ -33,8 +45,8 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
                 attnscope::MapOptions options;
                 options.temperature = temperature;
                 r.map = trace->map(key.block, key.layer, key.head, options);
-            } catch (const std::exception& e) {
-                r.error = messageOf(e);
+            } catch (...) {
+                r.error = currentError();
             }
             return r;
         },
@@ -63,7 +75,7 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
                     for (int h = 0; h < info.heads && !stop.requested(); ++h) {
                         try {
                             pooled->push_back(poolMap(trace->map(block, l, h, options), maxSide));
-                        } catch (const std::exception&) {
+                        } catch (...) {
                             pooled->push_back({});  // drawn as an empty tile
                         }
                     }
@@ -71,7 +83,11 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
             }
             for (const PooledMap& p : *r.pooled) {
                 if (stop.requested()) break;
-                r.images.push_back(pooledImage(p, colormap, scale));
+                try {
+                    r.images.push_back(pooledImage(p, colormap, scale));
+                } catch (...) {
+                    r.images.push_back({});  // a malformed pooled map: an empty tile, not a crash
+                }
             }
             return r;
         },
@@ -98,8 +114,8 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
                     const auto& t = *traces[std::size_t(i)];
                     r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
                     r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
-                } catch (const std::exception& e) {
-                    r.errors[std::size_t(i)] = messageOf(e);
+                } catch (...) {
+                    r.errors[std::size_t(i)] = currentError();
                 }
             }
             for (int i = 0; i < 3; ++i)
@@ -109,7 +125,7 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
                     if (!r.errors[std::size_t(i)].isEmpty() || !r.errors[std::size_t(j)].isEmpty()) continue;
                     try {
                         kl = attnscope::meanRowKl(r.maps[std::size_t(i)], r.maps[std::size_t(j)]);
-                    } catch (const std::exception&) {
+                    } catch (...) {
                         // different shapes (the models split the text differently): no KL
                     }
                 }

@@ -461,7 +461,7 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         const QString task = compareTask_;
         QString text = controls_->input()->text();
         if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
-        compare_->setInput(task, text, controls_->idsMode());
+        compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice());
     }
     compare_->setSelection(currentBlockName(), controls_->layerSpin()->value(), controls_->headSpin()->value(),
                            controls_->temperature()->temperature());

@@ -46,6 +46,7 @@ void MainWindow::buildFamilyInputs() {
     connect(controls_->imageInput(), &ImageInputBar::openRequested, this, &MainWindow::openImage);
     connect(controls_->device(), &DeviceCombo::choiceChanged, this, [this] {
         if (session_->model() && !session_->modelSpec().isEmpty()) openModel(session_->modelSpec());
+        updateCompare(true);  // the Compare tab's models open on the new device too
     });
 }
 

@@ -31,6 +31,7 @@ int aligned(const HeadMap& m, int i) { return i + (m.cols - m.rows); }
 }  // namespace
 
 double meanAttentionDistance(const HeadMap& map) {
+    checkMapShape(map, "mean attention distance");
     return rowMean(map, [](int) { return true; }, [&](int i) {
         double d = 0;
         const int a = aligned(map, i);
@@ -40,6 +41,7 @@ double meanAttentionDistance(const HeadMap& map) {
 }
 
 double attentionToKeys(const HeadMap& map, const std::vector<int>& keys) {
+    checkMapShape(map, "attention to keys");
     std::set<int> cols;
     for (int k : keys)
         if (k >= 0 && k < map.cols) cols.insert(k);
@@ -63,6 +65,7 @@ const char* patternName(PatternClass pattern) {
 }
 
 PatternScores patternScores(const HeadMap& map, const PatternThresholds& t) {
+    checkMapShape(map, "pattern scores");
     PatternScores s;
     s.diagonal = rowMean(map, [&](int i) { const int a = aligned(map, i); return a >= 0 && a < map.cols; },
                          [&](int i) { return map.at(i, aligned(map, i)); });
@@ -113,6 +116,8 @@ PatternClass classifyPattern(const HeadMap& map, const PatternThresholds& t) {
 }
 
 double mapCosine(const HeadMap& a, const HeadMap& b) {
+    checkMapShape(a, "map cosine");
+    checkMapShape(b, "map cosine");
     const int rows = std::min(a.rows, b.rows), cols = std::min(a.cols, b.cols);
     double dot = 0, na = 0, nb = 0;
     for (int i = 0; i < rows; ++i)

@@ -9,7 +9,17 @@
 
 namespace attnscope {
 
+void checkMapShape(const HeadMap& map, const char* what) {
+    if (map.rows >= 0 && map.cols >= 0 &&
+        map.values.size() == static_cast<std::size_t>(map.rows) * static_cast<std::size_t>(map.cols))
+        return;
+    throw Error(std::string(what) + ": a map of " + std::to_string(map.rows) + "x" + std::to_string(map.cols) + " needs " +
+                (map.rows >= 0 && map.cols >= 0 ? std::to_string(static_cast<long long>(map.rows) * map.cols) : std::string("R·C >= 0")) +
+                " values, it holds " + std::to_string(map.values.size()));
+}
+
 double meanRowEntropy(const HeadMap& map) {
+    checkMapShape(map, "mean row entropy");
     double total = 0;
     int rows = 0;
     for (int r = 0; r < map.rows; ++r) {
@@ -49,6 +59,8 @@ double klDivergence(const std::vector<double>& p, const std::vector<double>& q) 
 }
 
 double meanRowKl(const HeadMap& p, const HeadMap& q) {
+    checkMapShape(p, "KL divergence");
+    checkMapShape(q, "KL divergence");
     if (p.rows != q.rows || p.cols != q.cols)
         throw Error("KL divergence needs maps of the same shape, got " + std::to_string(p.rows) + "x" +
                     std::to_string(p.cols) + " and " + std::to_string(q.rows) + "x" + std::to_string(q.cols));

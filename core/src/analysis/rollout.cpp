@@ -2,6 +2,7 @@
 // problem, solved with Dinic's algorithm on a compact arc array.
 #include "attnscope/analysis/rollout.h"
 
+#include "attnscope/analysis/metrics.h"
 #include "attnscope/runtime/error.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@ std::vector<Matrix> residualLayers(const std::vector<HeadMap>& layers, double re
     std::vector<Matrix> out;
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const HeadMap& a = layers[l];
+        checkMapShape(a, what);
         if (a.rows != a.cols || a.rows != n)
             throw Error(std::string(what) + " needs square maps of one size (self-attention); layer " + std::to_string(l) +
                         " is " + shapeOf(a) + ", layer 0 is " + shapeOf(layers[0]));
@@ -188,6 +190,7 @@ HeadMap averageHeads(const std::vector<HeadMap>& heads) {
     HeadMap out{heads[0].rows, heads[0].cols, std::vector<float>(heads[0].values.size(), 0.0f)};
     std::vector<double> sum(out.values.size(), 0.0);
     for (const HeadMap& h : heads) {
+        checkMapShape(h, "averaging heads");
         if (h.rows != out.rows || h.cols != out.cols)
             throw Error("averaging heads needs maps of one shape, got " + shapeOf(heads[0]) + " and " + shapeOf(h));
         for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += h.values[i];

@@ -86,12 +86,14 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() && mask.window <= 0) {
+    if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() && mask.window <= 0 &&
+        q.size(1) <= cuda::kMaxHeadDim) {  // larger heads take the generic path
         at::Tensor qc = q.contiguous(), kc = k.contiguous();
         at::Tensor out = at::empty({q.size(0), k.size(0)}, q.options());
-        cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(), out.data_ptr<float>(),
+        const std::string failed = cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(), out.data_ptr<float>(),
                                 static_cast<int>(q.size(0)), static_cast<int>(k.size(0)),
                                 static_cast<int>(q.size(1)), static_cast<float>(score.scale / temperature), mask.causal);
+        if (!failed.empty()) throw Error(failed);
         return out;
     }
 #endif
@@ -146,15 +148,16 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
                          double temperature) {
     const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= 512 && mask.window <= 0) {  // fused kernel, see core/cuda
+    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= cuda::kMaxHeadDim && mask.window <= 0) {  // fused kernel, see core/cuda
         at::Tensor q = qa.contiguous(), k = ka.contiguous(), vc = v.to(qa.options()).contiguous();
         at::Tensor allowed;
         if (mask.keyAllowed.defined()) allowed = mask.keyAllowed.to(qa.device(), at::kByte).contiguous();
         at::Tensor out = at::empty({n, m}, qa.options());
-        cuda::additiveSoftmaxRows(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(),
+        const std::string failed = cuda::additiveSoftmaxRows(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(),
                                   allowed.defined() ? allowed.data_ptr<std::uint8_t>() : nullptr, out.data_ptr<float>(),
                                   static_cast<int>(n), static_cast<int>(m), static_cast<int>(w),
                                   static_cast<float>(1.0 / temperature), mask.causal);
+        if (!failed.empty()) throw Error(failed);
         return out;
     }
 #endif

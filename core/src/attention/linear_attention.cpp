@@ -35,12 +35,13 @@ at::Tensor linearAttention(const at::Tensor& phiQ, const at::Tensor& phiKIn, con
     const std::int64_t offset = m - n;
     if (offset < 0) throw Error("causal linear attention needs at least as many keys as queries");
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (phiQ.is_cuda() && phiQ.scalar_type() == at::kFloat && offset == 0) {
+    if (phiQ.is_cuda() && phiQ.scalar_type() == at::kFloat && offset == 0 && phiQ.size(2) <= cuda::kMaxLinearFeatures) {
         at::Tensor q = phiQ.contiguous(), k = phiK.contiguous(), vc = v.contiguous();
         at::Tensor out = at::empty({H, n, v.size(2)}, v.options());
-        cuda::causalLinearAttention(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(), out.data_ptr<float>(),
+        const std::string failed = cuda::causalLinearAttention(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(), out.data_ptr<float>(),
                                     static_cast<int>(H), static_cast<int>(n), static_cast<int>(q.size(2)),
                                     static_cast<int>(v.size(2)));
+        if (!failed.empty()) throw Error(failed);
         return out;
     }
 #endif

@@ -8,6 +8,38 @@
 
 namespace attnscope {
 
+void checkJsonDepth(std::string_view text, const std::string& where) {
+    int depth = 0;
+    bool inString = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\') ++i;  // the escaped character cannot end the string
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw Error(where + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " +
+                            std::to_string(i) + ")");
+        } else if (c == ']' || c == '}') {
+            --depth;  // unbalanced brackets are the parser's to report
+        }
+    }
+}
+
+std::string jsonExcerpt(const nlohmann::json& value) {
+    // Dumping a large value once, on the error path, is cheap; printing it is what must not happen.
+    std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    constexpr std::size_t kMax = 60;
+    if (text.size() > kMax) {
+        std::size_t cut = kMax;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+        text = text.substr(0, cut) + "...";
+    }
+    return text;
+}
+
 nlohmann::json readJsonObject(const std::filesystem::path& file) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec))
@@ -16,9 +48,11 @@ nlohmann::json readJsonObject(const std::filesystem::path& file) {
     if (!in) throw Error(file.string() + ": cannot be read");
     std::stringstream buffer;
     buffer << in.rdbuf();
+    const std::string text = buffer.str();
+    checkJsonDepth(text, file.string());
     nlohmann::json json;
     try {
-        json = nlohmann::json::parse(buffer.str());
+        json = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
         std::string what = e.what();
@@ -42,9 +76,9 @@ int JsonConfig::positiveInt(const std::string& key, int max) const {
     if (!has(key)) fail(key, "is missing");
     const auto& v = json_.at(key);
     if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
-        fail(key, "must be an integer, found " + v.dump());
+        fail(key, "must be an integer, found " + jsonExcerpt(v));
     const double d = v.get<double>();
-    if (d < 1 || d > max) fail(key, "must be between 1 and " + std::to_string(max) + ", found " + v.dump());
+    if (d < 1 || d > max) fail(key, "must be between 1 and " + std::to_string(max) + ", found " + jsonExcerpt(v));
     return static_cast<int>(d);
 }
 
@@ -59,9 +93,9 @@ double JsonConfig::positiveNumber(const std::string& key, std::optional<double> 
         fail(key, "is missing");
     }
     const auto& v = json_.at(key);
-    if (!v.is_number()) fail(key, "must be a number, found " + v.dump());
+    if (!v.is_number()) fail(key, "must be a number, found " + jsonExcerpt(v));
     const double d = v.get<double>();
-    if (!(d > 0) || !std::isfinite(d)) fail(key, "must be a positive number, found " + v.dump());
+    if (!(d > 0) || !std::isfinite(d)) fail(key, "must be a positive number, found " + jsonExcerpt(v));
     return d;
 }
 
@@ -71,14 +105,14 @@ std::string JsonConfig::string(const std::string& key, std::optional<std::string
         fail(key, "is missing");
     }
     const auto& v = json_.at(key);
-    if (!v.is_string()) fail(key, "must be a string, found " + v.dump());
+    if (!v.is_string()) fail(key, "must be a string, found " + jsonExcerpt(v));
     return v.get<std::string>();
 }
 
 bool JsonConfig::boolean(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     const auto& v = json_.at(key);
-    if (!v.is_boolean()) fail(key, "must be true or false, found " + v.dump());
+    if (!v.is_boolean()) fail(key, "must be true or false, found " + jsonExcerpt(v));
     return v.get<bool>();
 }
 

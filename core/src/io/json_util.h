@@ -6,10 +6,25 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace attnscope {
 
-// Parses a JSON object from a file; throws attnscope::Error "FILE: ..." on I/O or syntax errors.
+// The deepest nesting of arrays and objects any JSON input may have. Real files (tokenizer.json,
+// config.json, safetensors headers) stay under 10; at ~100,000 levels the recursive code that
+// walks a parsed tree (copies, dump(), the tokenizer's component builders) runs out of stack.
+constexpr int kMaxJsonDepth = 128;
+
+// Throws attnscope::Error "WHERE: JSON nested deeper than 128 levels (at byte N)" when text
+// nests deeper than kMaxJsonDepth. A linear scan (strings skipped) meant to run before parsing.
+void checkJsonDepth(std::string_view text, const std::string& where);
+
+// A value for an error message, never long: its JSON cut at 60 characters ("..." after), invalid
+// UTF-8 replaced by U+FFFD (a plain dump() would throw type_error.316 on it).
+std::string jsonExcerpt(const nlohmann::json& value);
+
+// Parses a JSON object from a file; throws attnscope::Error "FILE: ..." on I/O or syntax errors
+// and on nesting deeper than kMaxJsonDepth.
 nlohmann::json readJsonObject(const std::filesystem::path& file);
 
 // Typed accessors over a config object; `file` only labels messages.

@@ -6,6 +6,7 @@
 #include "attnscope/io/atomic_file.h"
 
 #include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,7 @@ json parseHeader(const fs::path& path, std::string_view text) {
         }
         return true;
     };
+    checkJsonDepth(text, path.string() + ": header");
     json header;
     try {
         header = json::parse(text.begin(), text.end(), watch);

@@ -1,4 +1,5 @@
 #include "weights.h"
+#include "io/json_util.h"
 
 #include "attnscope/runtime/error.h"
 #include "json_util.h"
@@ -87,7 +88,7 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
     std::map<std::string, const SafetensorsFile*> shards;  // shard name -> opened file
     for (auto it = map->begin(); it != map->end(); ++it) {
         if (!it.value().is_string())
-            throw Error(index.string() + ": shard of tensor '" + it.key() + "' must be a file name, found " + it.value().dump());
+            throw Error(index.string() + ": shard of tensor '" + it.key() + "' must be a file name, found " + jsonExcerpt(it.value()));
         const std::string shard = it.value().get<std::string>();
         if (shards.count(shard)) continue;
         if (!plainFileName(shard))

@@ -2,6 +2,7 @@
 // Plain C++ over the public Trace API.
 #include "attnscope/lab/lab.h"
 
+#include "attnscope/analysis/metrics.h"
 #include "attnscope/runtime/error.h"
 
 #include <string>
@@ -9,6 +10,8 @@
 namespace attnscope {
 
 HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate) {
+    checkMapShape(a, "hybrid");
+    checkMapShape(b, "hybrid");
     if (!(gate >= 0 && gate <= 1)) throw Error("hybrid gate must be in [0, 1], got " + std::to_string(gate));
     if (a.rows != b.rows || a.cols != b.cols)
         throw Error("hybrid needs maps of one shape, got " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + " and " +

@@ -4,6 +4,7 @@
 // keys. Weights nn.Linear [out, in], with or without the "bert." / "roberta." / "distilbert."
 // prefix; legacy LayerNorm "gamma"/"beta" names are accepted.
 #include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
 #include "runtime/memory.h"
@@ -72,7 +73,7 @@ BertConfig parseConfig(const JsonConfig& c) {
         if (c.has("pad_token_id")) {
             const auto& v = c.json().at("pad_token_id");
             if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= g.vocab)
-                c.fail("pad_token_id", "must be a token id in [0, vocab_size), found " + v.dump());
+                c.fail("pad_token_id", "must be a token id in [0, vocab_size), found " + jsonExcerpt(v));
             g.pad = v.get<std::int64_t>();
         }
         if (g.usablePositions() < 1)

@@ -136,12 +136,12 @@ ImagePreprocess readPreprocessor(const std::filesystem::path& folder, int imageS
             p.height = (*size)["height"].get<int>();
             p.width = (*size)["width"].get<int>();
         } else {
-            c.fail("size", "must be {\"height\": H, \"width\": W} or a positive integer, found " + size->dump());
+            c.fail("size", "must be {\"height\": H, \"width\": W} or a positive integer, found " + jsonExcerpt(*size));
         }
     }
     if (const auto* r = field(j, "resample")) {
         if (!r->is_number_integer() || (r->get<int>() != 0 && r->get<int>() != 2 && r->get<int>() != 3))
-            c.fail("resample", "must be 0 (nearest), 2 (bilinear) or 3 (bicubic), found " + r->dump());
+            c.fail("resample", "must be 0 (nearest), 2 (bilinear) or 3 (bicubic), found " + jsonExcerpt(*r));
         p.resample = r->get<int>();
     }
     if (c.has("rescale_factor")) p.rescaleFactor = c.positiveNumber("rescale_factor");
@@ -153,10 +153,10 @@ ImagePreprocess readPreprocessor(const std::filesystem::path& folder, int imageS
         } else if (v->is_array() && v->size() == 3 && std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_number(); })) {
             for (int i = 0; i < 3; ++i) out[i] = (*v)[i].get<double>();
         } else {
-            c.fail(key, "must be three numbers (one per RGB channel), found " + v->dump());
+            c.fail(key, "must be three numbers (one per RGB channel), found " + jsonExcerpt(*v));
         }
         if (positive && std::any_of(out.begin(), out.end(), [](double x) { return !(x > 0); }))
-            c.fail(key, "must be positive, found " + v->dump());
+            c.fail(key, "must be positive, found " + jsonExcerpt(*v));
     };
     triple("image_mean", p.mean, false);
     triple("image_std", p.std, true);

@@ -1,4 +1,5 @@
 #include "rope.h"
+#include "io/json_util.h"
 
 #include <cmath>
 
@@ -14,7 +15,7 @@ double number(const JsonConfig& c, const nlohmann::json& obj, const std::string&
         c.fail(owner, "needs '" + key + "'");
     }
     if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
-        c.fail(owner, "'" + key + "' must be a positive number, found " + it->dump());
+        c.fail(owner, "'" + key + "' must be a positive number, found " + jsonExcerpt(*it));
     return it->get<double>();
 }
 
@@ -32,13 +33,13 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
     if (c.has("rope_parameters")) {
         owner = "rope_parameters";
         scaling = c.json().at("rope_parameters");
-        if (!scaling.is_object()) c.fail(owner, "must be an object, found " + scaling.dump());
+        if (!scaling.is_object()) c.fail(owner, "must be an object, found " + jsonExcerpt(scaling));
         theta = number(c, scaling, owner, "rope_theta", c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
     } else {
         theta = c.positiveNumber(keys.theta, keys.defaultTheta);
         if (c.has("rope_scaling")) {
             scaling = c.json().at("rope_scaling");
-            if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + scaling.dump());
+            if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + jsonExcerpt(scaling));
         }
     }
     type = "default";
@@ -46,7 +47,7 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
         for (const char* key : {"rope_type", "type"}) {
             auto it = scaling.find(key);
             if (it != scaling.end() && !it->is_null()) {
-                if (!it->is_string()) c.fail(owner, std::string("'") + key + "' must be a string, found " + it->dump());
+                if (!it->is_string()) c.fail(owner, std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
                 type = it->get<std::string>();
                 break;
             }

@@ -3,6 +3,7 @@
 // ViTForImageClassification's classifier on the final CLS state gives the predicted class,
 // named by config.json's id2label. Weights with or without the "vit." prefix.
 #include "attnscope/runtime/error.h"
+#include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
 #include "image_preprocess.h"
@@ -63,7 +64,7 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
         } catch (const std::exception&) {
         }
         if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
-            c.fail("id2label", "entry \"" + it.key() + "\": " + it.value().dump() + " is not {\"id\": \"label\"} with id < " + std::to_string(count));
+            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) + " is not {\"id\": \"label\"} with id < " + std::to_string(count));
         names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
     }
     return names;

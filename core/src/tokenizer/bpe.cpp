@@ -2,6 +2,7 @@
 // byte_fallback, fuse_unk, ignore_merges, continuing_subword_prefix, end_of_word_suffix.
 // Words are cached: English prose repeats most of its words.
 #include "components.h"
+#include "io/json_util.h"
 #include "models.h"
 #include "vocabulary.h"
 
@@ -46,7 +47,7 @@ public:
                 a = m[0].get<std::string>();
                 b = m[1].get<std::string>();
             } else {
-                f.fail("merge " + std::to_string(rank) + " must be \"a b\" or [\"a\", \"b\"], not " + m.dump());
+                f.fail("merge " + std::to_string(rank) + " must be \"a b\" or [\"a\", \"b\"], not " + jsonExcerpt(m));
             }
             const std::string merged = a + (b.size() >= prefix_.size() ? b.substr(prefix_.size()) : std::string());
             auto id = [&](const std::string& t) {

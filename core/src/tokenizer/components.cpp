@@ -1,4 +1,5 @@
 #include "components.h"
+#include "io/json_util.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -45,7 +46,7 @@ void Fields::fail(const std::string& what) const { throw Error(where + ": " + wh
 bool Fields::boolean(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     const auto& v = j.at(key);
-    if (!v.is_boolean()) fail("'" + std::string(key) + "' must be true or false, not " + v.dump());
+    if (!v.is_boolean()) fail("'" + std::string(key) + "' must be true or false, not " + jsonExcerpt(v));
     return v.get<bool>();
 }
 
@@ -55,7 +56,7 @@ std::string Fields::string(const char* key, std::optional<std::string> fallback)
         fail("'" + std::string(key) + "' is missing");
     }
     const auto& v = j.at(key);
-    if (!v.is_string()) fail("'" + std::string(key) + "' must be a string, not " + v.dump());
+    if (!v.is_string()) fail("'" + std::string(key) + "' must be a string, not " + jsonExcerpt(v));
     return v.get<std::string>();
 }
 
@@ -65,7 +66,7 @@ std::int64_t Fields::integer(const char* key, std::optional<std::int64_t> fallba
         fail("'" + std::string(key) + "' is missing");
     }
     const auto& v = j.at(key);
-    if (!v.is_number_integer()) fail("'" + std::string(key) + "' must be an integer, not " + v.dump());
+    if (!v.is_number_integer()) fail("'" + std::string(key) + "' must be an integer, not " + jsonExcerpt(v));
     return v.get<std::int64_t>();
 }
 
@@ -75,7 +76,7 @@ const nlohmann::json& Fields::object(const char* key) const {
 }
 
 std::string componentType(const nlohmann::json& j, const std::string& where) {
-    if (!j.is_object()) throw Error(where + ": expected an object, got " + j.dump().substr(0, 60));
+    if (!j.is_object()) throw Error(where + ": expected an object, got " + jsonExcerpt(j));
     const auto it = j.find("type");
     if (it == j.end() || !it->is_string()) throw Error(where + ": the component has no \"type\"");
     return it->get<std::string>();
@@ -86,7 +87,7 @@ Pattern readPattern(const nlohmann::json& j, const std::string& where) {
         if (j.contains("String")) return literalPattern(j["String"].get<std::string>());
         if (j.contains("Regex")) return regexPattern(std::make_shared<const Regex>(j["Regex"].get<std::string>(), where));
     }
-    throw Error(where + ": pattern must be {\"String\": ...} or {\"Regex\": ...}, not " + j.dump());
+    throw Error(where + ": pattern must be {\"String\": ...} or {\"Regex\": ...}, not " + jsonExcerpt(j));
 }
 
 }  // namespace attnscope::tok

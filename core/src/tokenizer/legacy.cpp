@@ -7,7 +7,6 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
-#include "io/text_lines.h"
 #include "vocabulary.h"
 
 #include <nlohmann/json.hpp>
@@ -39,7 +38,7 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
     const nlohmann::json vocab = tok::readVocabJson(vocabFile);
     nlohmann::json merges = nlohmann::json::array();
-    const std::vector<std::string> lines = readTextLines(mergesFile);
+    const std::vector<std::string> lines = tok::readUtf8Lines(mergesFile);
     for (std::size_t n = 1; n <= lines.size(); ++n) {
         const std::string& line = lines[n - 1];
         if (line.empty() || (n == 1 && line.rfind("#version", 0) == 0)) continue;

@@ -1,6 +1,8 @@
 // Post-processors: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel (offset
 // trimming) and Sequence. Tokens they add have offsets (0, 0).
 #include "components.h"
+#include "vocabulary.h"
+#include "io/json_util.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -130,7 +132,9 @@ private:
 SpecialPiece readPair(const Fields& f, const char* key) {  // ["[CLS]", 101]
     const auto& v = f.object(key);
     if (!v.is_array() || v.size() != 2 || !v[0].is_string() || !v[1].is_number_integer())
-        f.fail("'" + std::string(key) + "' must be [token, id], not " + v.dump());
+        f.fail("'" + std::string(key) + "' must be [token, id], not " + jsonExcerpt(v));
+    if (v[1].get<std::int64_t>() < 0 || v[1].get<std::int64_t>() > tok::Vocabulary::kMaxId)
+        f.fail("'" + std::string(key) + "' has id " + jsonExcerpt(v[1]) + ", outside [0, " + std::to_string(tok::Vocabulary::kMaxId) + "]");
     return {{v[1].get<std::int64_t>()}, {v[0].get<std::string>()}};
 }
 
@@ -146,11 +150,14 @@ std::unique_ptr<PostProcessor> makeTemplate(const Fields& f) {
                 f.fail("special token '" + it.key() + "' must have lists 'ids' and 'tokens' of the same length");
             SpecialPiece p;
             for (const auto& id : v["ids"]) {
-                if (!id.is_number_integer()) f.fail("special token '" + it.key() + "' has an invalid id " + id.dump());
+                if (!id.is_number_integer()) f.fail("special token '" + it.key() + "' has an invalid id " + jsonExcerpt(id));
+                if (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > tok::Vocabulary::kMaxId)
+                    f.fail("special token '" + it.key() + "' has id " + jsonExcerpt(id) + ", outside [0, " +
+                           std::to_string(tok::Vocabulary::kMaxId) + "]");
                 p.ids.push_back(id.get<std::int64_t>());
             }
             for (const auto& t : v["tokens"]) {
-                if (!t.is_string()) f.fail("special token '" + it.key() + "' has an invalid token " + t.dump());
+                if (!t.is_string()) f.fail("special token '" + it.key() + "' has an invalid token " + jsonExcerpt(t));
                 p.tokens.push_back(t.get<std::string>());
             }
             specials.emplace(it.key(), std::move(p));
@@ -168,7 +175,7 @@ std::unique_ptr<PostProcessor> makeTemplate(const Fields& f) {
         } else if (item.is_object() && item.contains("Sequence")) {
             items.emplace_back(std::nullopt);
         } else {
-            f.fail("template item " + item.dump() + " is neither a SpecialToken nor a Sequence");
+            f.fail("template item " + jsonExcerpt(item) + " is neither a SpecialToken nor a Sequence");
         }
     }
     return std::make_unique<TemplatePost>(std::move(items));

@@ -3,6 +3,7 @@
 #include "attnscope/tokenizer/tokenizer.h"
 
 #include "added_vocabulary.h"
+#include "vocabulary.h"
 #include "components.h"
 #include "tokenizer_impl.h"
 
@@ -55,11 +56,15 @@ std::vector<AddedToken> readAddedTokens(const nlohmann::json& root, const Origin
     if (!list.is_array()) throw Error(origin.at("added_tokens") + ": must be a list");
     for (const auto& t : list) {
         const Fields f{t, origin.at("added_tokens")};
-        if (!t.is_object()) f.fail("each entry must be an object, not " + t.dump());
+        if (!t.is_object()) f.fail("each entry must be an object, not " + jsonExcerpt(t));
         AddedToken a;
         a.content = f.string("content");
         a.id = f.integer("id");
         if (a.id < 0) f.fail("token '" + a.content + "' has a negative id");
+        // The vocabulary's one limit: vocabSize() (max id + 1) sizes tables and checks elsewhere.
+        if (a.id > tok::Vocabulary::kMaxId)
+            f.fail("token '" + a.content + "' has id " + std::to_string(a.id) + ", above the limit " +
+                   std::to_string(tok::Vocabulary::kMaxId));
         a.special = f.boolean("special", false);
         a.singleWord = f.boolean("single_word", false);
         a.lstrip = f.boolean("lstrip", false);
@@ -76,6 +81,7 @@ Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
 std::unique_ptr<Tokenizer> Tokenizer::fromJson(const std::string& json, const std::string& origin) {
+    checkJsonDepth(json, origin);
     nlohmann::json root;
     try {
         root = nlohmann::json::parse(json);

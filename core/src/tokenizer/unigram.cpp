@@ -2,6 +2,7 @@
 // characters no piece covers become the unknown piece (runs of them fused into one), or their
 // <0xNN> byte pieces with byte_fallback.
 #include "models.h"
+#include "io/json_util.h"
 #include "vocabulary.h"
 
 #include "attnscope/runtime/error.h"
@@ -27,7 +28,7 @@ public:
         for (std::size_t i = 0; i < vocab.size(); ++i) {
             const auto& e = vocab[i];
             if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
-                f.fail("vocab entry " + std::to_string(i) + " must be [piece, score], not " + e.dump());
+                f.fail("vocab entry " + std::to_string(i) + " must be [piece, score], not " + jsonExcerpt(e));
             const std::string piece = e[0].get<std::string>();
             vocab_.add(piece, static_cast<std::int64_t>(i), f.where);
             scores_.push_back(e[1].get<double>());

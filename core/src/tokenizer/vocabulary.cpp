@@ -3,6 +3,7 @@
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
 #include "io/text_lines.h"
+#include "decoding.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +37,7 @@ Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string
     v.ids_.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (!it.value().is_number_integer())
-            throw Error(where + ": token '" + it.key() + "' has an invalid id " + it.value().dump());
+            throw Error(where + ": token '" + it.key() + "' has an invalid id " + jsonExcerpt(it.value()));
         v.add(it.key(), it.value().get<std::int64_t>(), where);
     }
     return v;
@@ -44,10 +45,21 @@ Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string
 
 nlohmann::json readVocabJson(const std::filesystem::path& file) { return readJsonObject(file); }
 
+std::vector<std::string> readUtf8Lines(const std::filesystem::path& file) {
+    std::vector<std::string> lines = readTextLines(file);
+    for (std::size_t n = 0; n < lines.size(); ++n) {
+        std::size_t bad = 0;
+        if (!isValidUtf8(lines[n], &bad))
+            throw Error(file.string() + ": line " + std::to_string(n + 1) + " is not valid UTF-8 (byte " +
+                        std::to_string(bad + 1) + " of the line)");
+    }
+    return lines;
+}
+
 nlohmann::json readVocabTxt(const std::filesystem::path& file) {
     nlohmann::json vocab = nlohmann::json::object();
     std::int64_t id = 0;
-    for (const std::string& line : readTextLines(file)) {
+    for (const std::string& line : readUtf8Lines(file)) {
         if (!line.empty() && !vocab.contains(line)) vocab[line] = id;
         ++id;
     }

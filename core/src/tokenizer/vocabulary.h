@@ -58,6 +58,9 @@ private:
 // from it (fromJsonObject, the built-in models' symbols). Throws attnscope::Error naming the
 // file when it cannot be read, is not JSON or not an object.
 nlohmann::json readVocabJson(const std::filesystem::path& file);
+// A text file's lines (readTextLines) checked to be UTF-8, as tokens must be: throws
+// attnscope::Error "FILE: line N is not valid UTF-8 (byte K of the line)".
+std::vector<std::string> readUtf8Lines(const std::filesystem::path& file);
 // vocab.txt (WordPiece) as {"token": id}: id = line number from 0, a trailing '\r' dropped. An
 // empty line leaves its id without a token and a repeated token keeps its first id. Throws
 // attnscope::Error naming the file when it cannot be read.

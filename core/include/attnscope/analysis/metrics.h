@@ -14,6 +14,11 @@
 
 namespace attnscope {
 
+// Every function taking a HeadMap (here, rollout.h, lab.h, ui's figures) first checks that it
+// holds rows × cols values with rows, cols >= 0; otherwise it throws attnscope::Error
+// "<what>: a map of RxC needs R·C values, it holds N" instead of reading past the values.
+void checkMapShape(const HeadMap& map, const char* what);
+
 // Mean over rows of -Σ_j p_ij log p_ij (0·log 0 = 0). Rows that are all zero are skipped.
 double meanRowEntropy(const HeadMap& map);
 

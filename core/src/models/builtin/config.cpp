@@ -1,4 +1,5 @@
 #include "config.h"
+#include "io/json_util.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -69,7 +70,7 @@ Config parseConfig(const JsonConfig& j) {
         if (it == j.json().end() || !it->is_array() || it->size() < 2)
             j.fail("labels", "must be a list of at least two class names");
         for (const auto& l : *it) {
-            if (!l.is_string()) j.fail("labels", "must contain strings, found " + l.dump());
+            if (!l.is_string()) j.fail("labels", "must contain strings, found " + jsonExcerpt(l));
             c.labels.push_back(l.get<std::string>());
         }
     }

@@ -44,10 +44,10 @@ Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int
     for (auto it = json.begin(); it != json.end(); ++it) {
         const auto& v = it.value();
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= vocabSize)
-            throw Error(file.string() + ": symbol '" + it.key() + "' has id " + v.dump() + ", outside [0, " +
+            throw Error(file.string() + ": symbol '" + it.key() + "' has id " + jsonExcerpt(v) + ", outside [0, " +
                         std::to_string(vocabSize) + ") (vocab_size in config.json)");
         auto& slot = s.byId_[v.get<std::size_t>()];
-        if (!slot.empty()) throw Error(file.string() + ": id " + v.dump() + " is given to both '" + slot + "' and '" + it.key() + "'");
+        if (!slot.empty()) throw Error(file.string() + ": id " + jsonExcerpt(v) + " is given to both '" + slot + "' and '" + it.key() + "'");
         slot = it.key();
         s.ids_[it.key()] = v.get<std::int64_t>();
     }

@@ -1,0 +1,26 @@
+// preprocessor_config.json of image models: parsed by readPreprocessor (core/src/models), then
+// applied to a small image (resize, rescale, normalise), so fuzzed sizes and factors reach the
+// resizer as they would in a real run.
+#include "fuzz_util.h"
+
+#include "attnscope/runtime/error.h"
+#include "models/image_preprocess.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace attnscope;
+    static const auto folder = [] {
+        auto d = fuzz::scratch() / "vit";
+        std::filesystem::create_directories(d);
+        return d;
+    }();
+    fuzz::writeBytes(folder / "preprocessor_config.json", fuzz::asView(data, size));
+    try {
+        const ImagePreprocess p = readPreprocessor(folder, 16);
+        RgbImage image{7, 5, std::vector<std::uint8_t>(7 * 5 * 3)};
+        for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>(i * 29);
+        checkImage(image);
+        if (p.width <= 64 && p.height <= 64) preprocessImage(image, p);  // larger sizes are refused against the model later
+    } catch (const Error&) {
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+// Shared by the libFuzzer targets: a private scratch folder per process and whole-file writes,
+// so that targets can hand inputs to readers that take paths (the real code path, not a copy).
+//
+// Contract of every target: an input may be rejected only with attnscope::Error (the one-line
+// message the app shows). Anything else escaping (a std::out_of_range, nlohmann's or LibTorch's
+// own exceptions), a crash, a sanitizer report, a hang or an allocation above libFuzzer's
+// -rss_limit_mb is a finding.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+namespace attnscope::fuzz {
+
+inline const std::filesystem::path& scratch() {
+    static const std::filesystem::path dir = [] {
+        const char* base = std::getenv("TMPDIR");
+        auto d = std::filesystem::path(base && *base ? base : "/tmp") / ("attnscope-fuzz-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(d);
+        std::filesystem::create_directories(d);
+        return d;
+    }();
+    return dir;
+}
+
+inline void writeBytes(const std::filesystem::path& file, std::string_view bytes) {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Splits data at every occurrence of sep (parts may be empty).
+inline std::vector<std::string_view> splitParts(std::string_view data, std::string_view sep) {
+    std::vector<std::string_view> parts;
+    for (std::size_t at = 0;;) {
+        const std::size_t next = data.find(sep, at);
+        if (next == std::string_view::npos) {
+            parts.push_back(data.substr(at));
+            return parts;
+        }
+        parts.push_back(data.substr(at, next - at));
+        at = next + sep.size();
+    }
+}
+
+inline std::string_view asView(const std::uint8_t* data, std::size_t size) {
+    return {reinterpret_cast<const char*>(data), size};
+}
+
+}  // namespace attnscope::fuzz
