@@ -5,6 +5,7 @@
 #include "npy_read.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace attnscope::testing;
 
