@@ -19,6 +19,15 @@ std::shared_ptr<const Model> loadBert(const std::filesystem::path& folder, const
 // llama, mistral, qwen2 and configs that follow them (llama.cpp)
 std::shared_ptr<const Model> loadLlama(const std::filesystem::path& folder, const JsonConfig& config,
                                        c10::Device device, const LoadOptions& options);
+// gpt_neox, gptj, gpt_neo, phi (gpt_neox.cpp, gptj.cpp, gpt_neo.cpp, phi.cpp)
+std::shared_ptr<const Model> loadGptNeox(const std::filesystem::path& folder, const JsonConfig& config,
+                                         c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadGptj(const std::filesystem::path& folder, const JsonConfig& config,
+                                      c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadGptNeo(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadPhi(const std::filesystem::path& folder, const JsonConfig& config,
+                                     c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
 
