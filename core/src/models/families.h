@@ -19,6 +19,13 @@ std::shared_ptr<const Model> loadBert(const std::filesystem::path& folder, const
 // llama, mistral, qwen2 and configs that follow them (llama.cpp)
 std::shared_ptr<const Model> loadLlama(const std::filesystem::path& folder, const JsonConfig& config,
                                        c10::Device device, const LoadOptions& options);
+// opt, bloom, falcon (opt.cpp, bloom.cpp, falcon.cpp)
+std::shared_ptr<const Model> loadOpt(const std::filesystem::path& folder, const JsonConfig& config,
+                                     c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadBloom(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadFalcon(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
 

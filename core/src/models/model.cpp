@@ -166,6 +166,11 @@ const FamilyEntry kFamilies[] = {
     {"mistral", loadLlama},
     {"qwen2", loadLlama},
     {"vit", loadVit},
+    {"opt", loadOpt},
+    {"bloom", loadBloom},
+    {"falcon", loadFalcon},
+    {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
+    {"RefinedWeb", loadFalcon},
     {"attnscope-seq2seq", loadBuiltinSeq2seq},
     {"attnscope-classifier", loadBuiltinClassifier},
 };
