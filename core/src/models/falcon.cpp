@@ -137,7 +137,11 @@ public:
         score_.scale = 1.0 / std::sqrt(static_cast<double>(d));
         if (cfg_.alibi) {
             // build_alibi_tensor in modeling_falcon casts the slopes to bfloat16; the logits are
-            // (q·k + slope·j) / √d, so the ScoreSpec slope is slope / √d.
+            // (q·k + slope·j) / √d, so the ScoreSpec slope is slope / √d. Two things of Hugging
+            // Face's code are not followed: with an integer attention mask it also rounds slope·j
+            // to bfloat16 (≤ 2^-9 relative; ScoreSpec is linear in j), and recent versions fold
+            // alibi/√d into the causal mask for SDPA, which their eager path (output_attentions
+            // without head_mask) then adds a second time.
             for (double s : alibiSlopes(cfg_.heads))
                 score_.alibiSlopes.push_back(static_cast<float>(c10::BFloat16(static_cast<float>(s))) * score_.scale);
         }
