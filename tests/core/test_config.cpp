@@ -57,7 +57,8 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     writeText(dir / "config.json", "{\"model_type\": \"mamba\"}");
     const std::string unknown = loadError(dir);
     CHECK_THAT(unknown, Catch::Contains("model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, llama, mistral, qwen2, "));
-    for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "attnscope-seq2seq", "attnscope-classifier)"})
+    for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "opt", "bloom", "falcon", "RefinedWebModel", "RefinedWeb",
+                             "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));
 }
 

@@ -46,6 +46,15 @@ TEST_CASE("soft-capped and ALiBi logits match the definition in every path", "[a
             CHECK(maxDiff(all[h], ref) < 1e-6);
             CHECK(maxDiff(headProbs(q[h], k[h / 2], mask, score, h, 1.3), ref) < 1e-6);
         }
+        // Causal without a window: headProbs takes its blocked path, one head's slope on [n, m] scores.
+        mask.window = 0;
+        const at::Tensor causal = attentionProbs(q, k, additiveMask(mask, n, n, q.options()), score, 1.3);
+        for (int h = 0; h < H; ++h) {
+            const auto ref = referenceMap(q[h], k[h / 2], mask, 0.25, 0.0, score.alibiSlopes[h], 1.3);
+            CHECK(maxDiff(causal[h], ref) < 1e-6);
+            CHECK(maxDiff(headProbs(q[h], k[h / 2], mask, score, h, 1.3), ref) < 1e-6);
+        }
+        mask.window = 5;
         // Keys outside the window are exactly 0.
         CHECK(all[1][20][15].item<float>() == 0.0f);
         CHECK(all[1][20][16].item<float>() > 0.0f);

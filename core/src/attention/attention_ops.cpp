@@ -50,7 +50,9 @@ void finishLogits(at::Tensor& scores, const ScoreSpec& score, const at::Tensor& 
     if (slopes.defined()) {
         const std::int64_t m = scores.size(-1);
         at::Tensor pos = at::arange(keyStart, keyStart + m, scores.options());
-        scores.add_(slopes.to(scores.options()).view({-1, 1, 1}) * (pos.view({1, 1, m}) / temperature));
+        at::Tensor bias = slopes.to(scores.options()).view({-1, 1, 1}) * (pos.view({1, 1, m}) / temperature);
+        if (scores.dim() == 2) bias = bias.squeeze(0);  // one head's [n, m] scores (headProbs' blocked path)
+        scores.add_(bias);
     }
 }
 

@@ -28,6 +28,13 @@ std::shared_ptr<const Model> loadGptNeo(const std::filesystem::path& folder, con
                                         c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadPhi(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
+// opt, bloom, falcon (opt.cpp, bloom.cpp, falcon.cpp)
+std::shared_ptr<const Model> loadOpt(const std::filesystem::path& folder, const JsonConfig& config,
+                                     c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadBloom(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadFalcon(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
 

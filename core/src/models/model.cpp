@@ -170,6 +170,11 @@ const FamilyEntry kFamilies[] = {
     {"gpt_neo", loadGptNeo},
     {"phi", loadPhi},
     {"vit", loadVit},
+    {"opt", loadOpt},
+    {"bloom", loadBloom},
+    {"falcon", loadFalcon},
+    {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
+    {"RefinedWeb", loadFalcon},
     {"attnscope-seq2seq", loadBuiltinSeq2seq},
     {"attnscope-classifier", loadBuiltinClassifier},
 };
