@@ -136,8 +136,8 @@ TEST_CASE("Llama: malformed configs and checkpoints are rejected with a message"
     LlamaSpec spec;
     CHECK_THAT(loadError(spec, [](auto& c) { c["num_key_value_heads"] = 3; }),
                Catch::Contains("'num_key_value_heads' (3) must divide num_attention_heads (4)"));
-    CHECK_THAT(loadError(spec, [](auto& c) { c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2.0}}; }),
-               Catch::Contains("'rope_scaling' type 'yarn' is not supported (default, linear, llama3)"));
+    CHECK_THAT(loadError(spec, [](auto& c) { c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}}; }),
+               Catch::Contains("'rope_scaling' type 'su' is not supported (default, linear, dynamic, yarn, longrope, llama3)"));
     CHECK_THAT(loadError(spec, [](auto& c) { c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 2.0}}; }),
                Catch::Contains("'rope_scaling' needs 'low_freq_factor'"));
     CHECK_THAT(loadError(spec, [](auto& c) { c["hidden_act"] = "gelu"; }), Catch::Contains("'hidden_act' 'gelu' is not supported"));

@@ -35,6 +35,16 @@ std::shared_ptr<const Model> loadBloom(const std::filesystem::path& folder, cons
                                        c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadFalcon(const std::filesystem::path& folder, const JsonConfig& config,
                                         c10::Device device, const LoadOptions& options);
+// gemma, gemma2, gemma3_text (gemma.cpp); qwen3, olmo2, phi3 (qwen3.cpp, olmo2.cpp, phi3.cpp),
+// all on the RMSNorm decoder skeleton (rms_decoder.h)
+std::shared_ptr<const Model> loadGemmaFamily(const std::filesystem::path& folder, const JsonConfig& config,
+                                             c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadQwen3(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadOlmo2(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadPhi3(const std::filesystem::path& folder, const JsonConfig& config,
+                                      c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
 

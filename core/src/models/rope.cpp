@@ -1,7 +1,9 @@
 #include "rope.h"
 #include "io/json_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace attnscope {
 
@@ -23,7 +25,115 @@ double number(const JsonConfig& c, const nlohmann::json& obj, const std::string&
 
 namespace {
 
-std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const RopeKeys& keys, std::string& type) {
+constexpr double kPi = 3.14159265358979323846;
+
+// theta^(-2i/r), i < r/2.
+std::vector<double> plainFrequencies(double theta, int r) {
+    std::vector<double> inv(static_cast<std::size_t>(r / 2));
+    for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(theta, -2.0 * static_cast<double>(i) / r);
+    return inv;
+}
+
+// An optional number of the scaling object: its value, or nullopt when absent or null.
+std::optional<double> optionalNumber(const JsonConfig& c, const nlohmann::json& obj, const std::string& owner,
+                                     const std::string& key) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return std::nullopt;
+    return number(c, obj, owner, key, std::nullopt);
+}
+
+// longrope's short_factor / long_factor: r/2 positive numbers.
+std::vector<double> factorList(const JsonConfig& c, const nlohmann::json& obj, const std::string& owner,
+                               const std::string& key, int r) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) c.fail(owner, "needs '" + key + "' (type 'longrope')");
+    if (!it->is_array() || it->size() != static_cast<std::size_t>(r / 2))
+        c.fail(owner, "'" + key + "' must be a list of " + std::to_string(r / 2) + " numbers (rotary dimensions / 2)");
+    std::vector<double> out;
+    for (const auto& v : *it) {
+        if (!v.is_number() || !(v.get<double>() > 0)) c.fail(owner, "'" + key + "' must hold positive numbers, found " + v.dump());
+        out.push_back(v.get<double>());
+    }
+    return out;
+}
+
+// YaRN (Peng et al. 2023, Hugging Face's _compute_yarn_parameters): frequencies whose wavelength
+// fits `original` positions fewer than beta_slow times are interpolated (divided by factor),
+// those rotating more than beta_fast times are kept, with a linear ramp between; cos and sin are
+// scaled by attention_factor (default 0.1·ln(factor) + 1, or DeepSeek's mscale ratio).
+void yarn(const JsonConfig& c, const nlohmann::json& scaling, const std::string& owner, RopeSpec& spec) {
+    const int r = spec.rotaryDim;
+    const double factor = number(c, scaling, owner, "factor", std::nullopt);
+    const double original = optionalNumber(c, scaling, owner, "original_max_position_embeddings")
+                                .value_or(static_cast<double>(c.positiveInt("max_position_embeddings")));
+    const double fast = optionalNumber(c, scaling, owner, "beta_fast").value_or(32.0);
+    const double slow = optionalNumber(c, scaling, owner, "beta_slow").value_or(1.0);
+    bool truncate = true;
+    if (auto it = scaling.find("truncate"); it != scaling.end() && !it->is_null()) {
+        if (!it->is_boolean()) c.fail(owner, "'truncate' must be true or false, found " + it->dump());
+        truncate = it->get<bool>();
+    }
+    auto mscale = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+    if (auto given = optionalNumber(c, scaling, owner, "attention_factor")) {
+        spec.attentionScaling = *given;
+    } else {
+        const auto m = optionalNumber(c, scaling, owner, "mscale"), all = optionalNumber(c, scaling, owner, "mscale_all_dim");
+        spec.attentionScaling = m && all ? mscale(factor, *m) / mscale(factor, *all) : mscale(factor, 1.0);
+    }
+    // The dimension index at which a frequency turns `rotations` times over the original context.
+    auto correction = [&](double rotations) {
+        return r * std::log(original / (rotations * 2 * kPi)) / (2 * std::log(spec.theta));
+    };
+    double low = correction(fast), high = correction(slow);
+    if (truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, static_cast<double>(r - 1));
+    if (low == high) high += 0.001;  // as Hugging Face: avoids a zero-width ramp
+    for (std::size_t i = 0; i < spec.invFreq.size(); ++i) {
+        const double ramp = std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
+        const double keep = 1 - ramp;  // extrapolation weight: 1 for the fast (low-index) dimensions
+        spec.invFreq[i] = spec.invFreq[i] / factor * (1 - keep) + spec.invFreq[i] * keep;
+    }
+}
+
+// LongRoPE (Phi-3, Hugging Face's _compute_longrope_parameters): per-dimension divisors, the
+// short ones up to the pretrained context and the long ones beyond it; cos and sin scaled by
+// attention_factor, by default sqrt(1 + ln(s) / ln(original)) with s = max positions / original.
+void longrope(const JsonConfig& c, const nlohmann::json& scaling, const std::string& owner, const RopeKeys& keys,
+              RopeSpec& spec) {
+    const int r = spec.rotaryDim;
+    const std::vector<double> shortFactor = factorList(c, scaling, owner, "short_factor", r);
+    const std::vector<double> longFactor = factorList(c, scaling, owner, "long_factor", r);
+    const double positions = c.positiveInt("max_position_embeddings");
+    double factor = optionalNumber(c, scaling, owner, "factor").value_or(1.0);
+    double original = positions;
+    // Phi-3 keeps the pretrained context outside rope_scaling; the ratio of the two is the factor.
+    if (c.has("original_max_position_embeddings") || keys.defaultOriginalPositions > 0) {
+        original = c.has("original_max_position_embeddings") ? c.positiveInt("original_max_position_embeddings")
+                                                             : keys.defaultOriginalPositions;
+        factor = positions / original;
+    } else if (auto o = optionalNumber(c, scaling, owner, "original_max_position_embeddings")) {
+        original = *o;
+        factor = positions / original;
+    }
+    if (auto given = optionalNumber(c, scaling, owner, "attention_factor")) {
+        spec.attentionScaling = *given;
+    } else {
+        spec.attentionScaling = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(original));
+    }
+    spec.originalPositions = static_cast<std::int64_t>(original);
+    spec.longInvFreq = spec.invFreq;
+    for (std::size_t i = 0; i < spec.invFreq.size(); ++i) {
+        spec.invFreq[i] /= shortFactor[i];
+        spec.longInvFreq[i] /= longFactor[i];
+    }
+}
+
+void inverseFrequencies(const JsonConfig& c, const RopeKeys& keys, RopeSpec& spec) {
+    const int headDim = spec.rotaryDim;
     if (headDim <= 0 || headDim % 2 != 0)
         c.fail("head_dim", "the rotary dimensions must be even and positive, found " + std::to_string(headDim));
     // The newer layout keeps theta and scaling together in rope_parameters.
@@ -42,7 +152,7 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
             if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + jsonExcerpt(scaling));
         }
     }
-    type = "default";
+    std::string type = "default";
     if (scaling.is_object()) {
         for (const char* key : {"rope_type", "type"}) {
             auto it = scaling.find(key);
@@ -53,15 +163,24 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
             }
         }
     }
-    std::vector<double> inv(static_cast<std::size_t>(headDim / 2));
-    for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(theta, -2.0 * static_cast<double>(i) / headDim);
+    spec.type = type;
+    spec.theta = theta;
+    spec.invFreq = plainFrequencies(theta, headDim);
+    std::vector<double>& inv = spec.invFreq;
 
-    if (type == "default") return inv;
+    if (type == "default") return;
     if (type == "linear") {  // positions divided by the factor
         const double factor = number(c, scaling, owner, "factor", std::nullopt);
         for (double& f : inv) f /= factor;
-        return inv;
+        return;
     }
+    if (type == "dynamic") {  // NTK-aware: theta grows once the input outruns max_position_embeddings
+        spec.dynamicFactor = number(c, scaling, owner, "factor", std::nullopt);
+        spec.maxPositions = c.positiveInt("max_position_embeddings");
+        return;
+    }
+    if (type == "yarn") return yarn(c, scaling, owner, spec);
+    if (type == "longrope") return longrope(c, scaling, owner, keys, spec);
     if (type == "llama3") {
         // Long wavelengths are slowed by `factor`, short ones kept, and the band between them
         // interpolated (Llama 3.1).
@@ -70,10 +189,9 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
         const double high = number(c, scaling, owner, "high_freq_factor", std::nullopt);
         const double original = number(c, scaling, owner, "original_max_position_embeddings", std::nullopt);
         if (!(high > low)) c.fail(owner, "high_freq_factor must be greater than low_freq_factor");
-        const double pi = 3.14159265358979323846;
         const double lowWavelen = original / low, highWavelen = original / high;
         for (double& f : inv) {
-            const double wavelen = 2 * pi / f;
+            const double wavelen = 2 * kPi / f;
             if (wavelen < highWavelen) continue;
             if (wavelen > lowWavelen) {
                 f /= factor;
@@ -82,23 +200,33 @@ std::vector<double> inverseFrequencies(const JsonConfig& c, int headDim, const R
                 f = (1 - smooth) * f / factor + smooth * f;
             }
         }
-        return inv;
+        return;
     }
-    c.fail(owner, "type '" + type + "' is not supported (default, linear, llama3)");
+    c.fail(owner, "type '" + type + "' is not supported (default, linear, dynamic, yarn, longrope, llama3)");
 }
 
 }  // namespace
+
+std::vector<double> RopeSpec::frequenciesFor(std::int64_t n) const {
+    if (type == "dynamic" && maxPositions > 0 && n > maxPositions) {
+        const double r = rotaryDim, grown = dynamicFactor * static_cast<double>(n) / static_cast<double>(maxPositions);
+        return plainFrequencies(theta * std::pow(grown - (dynamicFactor - 1), r / (r - 2)), rotaryDim);
+    }
+    if (type == "longrope" && n > originalPositions) return longInvFreq;
+    return invFreq;
+}
 
 RopeSpec readRope(const JsonConfig& c, int rotaryDim, bool interleaved, RopeKeys keys) {
     RopeSpec spec;
     spec.rotaryDim = rotaryDim;
     spec.interleaved = interleaved;
-    spec.invFreq = inverseFrequencies(c, rotaryDim, keys, spec.type);
+    inverseFrequencies(c, keys, spec);
     return spec;
 }
 
 RopeTables ropeTables(const RopeSpec& spec, std::int64_t n, const c10::Device& device) {
-    at::Tensor inv = at::tensor(at::ArrayRef<double>(spec.invFreq), at::kDouble);
+    const std::vector<double> freq = spec.frequenciesFor(n);
+    at::Tensor inv = at::tensor(at::ArrayRef<double>(freq), at::kDouble);
     at::Tensor pos = at::arange(n, at::kDouble);
     at::Tensor angles = at::outer(pos, inv);  // [n, r/2], double so long positions stay exact
     // Rotate-half pairs i with i + r/2, so both halves share frequency i; interleaved pairs

@@ -20,20 +20,35 @@ struct RopeSpec {
     std::string type = "default";
     std::vector<double> invFreq;    // rotaryDim/2 inverse frequencies, scaling applied
     double attentionScaling = 1.0;  // multiplies cos and sin
+    // Types whose frequencies depend on the sequence length n (ropeTables picks them):
+    //   "dynamic" (NTK): n > maxPositions recomputes theta' = theta·(factor·n/maxPositions − (factor−1))^(r/(r−2));
+    //   "longrope": n > originalPositions uses longInvFreq instead of invFreq (the short factors).
+    double theta = 10000.0;
+    double dynamicFactor = 1.0;
+    std::int64_t maxPositions = 0;
+    std::int64_t originalPositions = 0;
+    std::vector<double> longInvFreq;
+    // The inverse frequencies for a sequence of n tokens.
+    std::vector<double> frequenciesFor(std::int64_t n) const;
 };
 
 // Where a family keeps theta: the key and its default (GPT-NeoX: rotary_emb_base).
 struct RopeKeys {
     const char* theta = "rope_theta";
     double defaultTheta = 10000.0;
+    // longrope: the pretrained context when config.json has no original_max_position_embeddings
+    // (Phi-3's configuration defaults it to 4096); 0 = fall back to max_position_embeddings.
+    int defaultOriginalPositions = 0;
 };
 
-// inv_freq[i] = theta^(-2i/rotaryDim), i < rotaryDim/2, adjusted for rope_scaling (types
-// "default", "linear", "llama3"). Reads theta and rope_scaling, or the newer rope_parameters
-// object ({"rope_type", "rope_theta", "factor", ...}); other types are errors naming the key.
+// inv_freq[i] = theta^(-2i/rotaryDim), i < rotaryDim/2, adjusted for rope_scaling as Hugging
+// Face's modeling_rope_utils does (types "default", "linear", "dynamic", "yarn", "longrope",
+// "llama3"). Reads theta and rope_scaling, or the newer rope_parameters object ({"rope_type",
+// "rope_theta", "factor", ...}); dynamic, yarn and longrope also read max_position_embeddings.
+// Other types are errors naming the key, the type and the file.
 RopeSpec readRope(const JsonConfig& config, int rotaryDim, bool interleaved = false, RopeKeys keys = {});
 
-// cos and sin [n, rotaryDim] float32 for positions 0..n-1 (angle(p, i) = p · inv_freq[i], laid
+// cos and sin [n, rotaryDim] float32 for positions 0..n-1 (angle(p, i) = p · frequenciesFor(n)[i], laid
 // out as the pairing needs), times attentionScaling; with the spec's layout.
 struct RopeTables {
     at::Tensor cos, sin;
