@@ -188,3 +188,21 @@ TEST_CASE("Model::encodeText gives each family folder's post-processor tokens", 
         CHECK(trace->tokens().front() == "H");
     }
 }
+
+TEST_CASE("Oniguruma's nested classes are unions; a negated nested class is refused by name", "[tokenizer][families]") {
+    // Split with behavior Removed drops what the regex matches, so the tokens show what it matched.
+    auto removing = [](const std::string& regex) {
+        const nlohmann::json j = {
+            {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Removed"}, {"invert", false}}},
+            {"model", {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"[", 3}, {"]", 4}, {"^", 5}, {"x", 6}}},
+                       {"merges", nlohmann::json::array()}}},
+        };
+        return Tokenizer::fromJson(j.dump(), "nested.json");
+    };
+    // "[a[bc]]" is one of a, b, c; PCRE2 alone would read the class "[a[bc]" followed by a literal "]".
+    CHECK(removing("[a[bc]]")->encode("a]x[c^b").tokens == std::vector<std::string>{"]", "x", "[", "^"});
+    CHECK(removing("[^a[bc]]")->encode("a]x[c^b").tokens == std::vector<std::string>{"a", "c", "b"});
+    CHECK(removing("[x[:punct:]]")->encode("a]x[c^b").tokens == std::vector<std::string>{"a", "c", "b"});
+    CHECK_THROWS_WITH(removing("[a[^b]]"), Catch::Contains("nested.json: pre_tokenizer (Split)") &&
+                                               Catch::Contains("has a negated class inside a class (offset 2)"));
+}

@@ -1,7 +1,9 @@
 // Tokenizer::fromFolder: tokenizer.json, or the legacy files older checkpoints ship, turned into
 // the tokenizer.json pipeline Hugging Face's converters build from them:
-//   vocab.json + merges.txt -> byte-level BPE (GPT-2; RoBERTa's <s> ... </s> when the vocabulary
-//                              has them)
+//   vocab.json + merges.txt -> byte-level BPE: RoBERTa's <s> ... </s> when tokenizer_config.json's
+//                              tokenizer_class says Roberta/Bart (or, without a class, when the
+//                              vocabulary has <s> and </s>); otherwise GPT-2's, with "bos $A" when
+//                              add_bos_token is set (OPT: "</s> $A") and the config's special tokens
 //   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
 #include "attnscope/tokenizer/tokenizer.h"
 
@@ -35,6 +37,15 @@ bool configBool(const nlohmann::json& config, const std::filesystem::path& folde
     return it->get<bool>();
 }
 
+// A special token named by tokenizer_config.json (a string or {"content": ...}); empty when absent.
+std::string configToken(const nlohmann::json& config, const std::filesystem::path& folder, const char* key) {
+    const auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return {};
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
+    throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be a token string or {\"content\": ...}");
+}
+
 std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
     const nlohmann::json vocab = tok::readVocabJson(vocabFile);
@@ -53,17 +64,38 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
         return nlohmann::json{{"type", "ByteLevel"}, {"add_prefix_space", prefix}, {"trim_offsets", trim}, {"use_regex", true}};
     };
     nlohmann::json added = nlohmann::json::array();
-    auto id = [&](const char* t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
-    const bool roberta = id("<s>") >= 0 && id("</s>") >= 0;
+    auto id = [&](const std::string& t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
+    auto addOnce = [&](const std::string& t, bool lstrip = false) {
+        if (t.empty() || id(t) < 0) return;
+        for (const auto& a : added)
+            if (a["content"] == t) return;
+        added.push_back(addedToken(t, id(t), lstrip));
+    };
+    const std::string cls = config.value("tokenizer_class", std::string());
+    const bool roberta = cls.empty() ? id("<s>") >= 0 && id("</s>") >= 0
+                                     : cls.rfind("Roberta", 0) == 0 || cls.rfind("Bart", 0) == 0;
     nlohmann::json post = byteLevel(true, false);
     if (roberta) {
-        for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"})
-            if (id(t) >= 0) added.push_back(addedToken(t, id(t)));
-        if (id("<mask>") >= 0) added.push_back(addedToken("<mask>", id("<mask>"), true));
+        for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"}) addOnce(t);
+        addOnce("<mask>", true);
         post = {{"type", "RobertaProcessing"}, {"sep", {"</s>", id("</s>")}}, {"cls", {"<s>", id("<s>")}},
                 {"trim_offsets", true}, {"add_prefix_space", prefixSpace}};
+    } else {
+        // What the slow GPT2Tokenizer's special tokens become in the converted fast one.
+        for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) addOnce(configToken(config, folder, key));
+        if (configBool(config, folder, "add_bos_token", false)) {
+            const std::string bos = configToken(config, folder, "bos_token");
+            if (id(bos) < 0)
+                throw Error((folder / "tokenizer_config.json").string() + ": add_bos_token is set but bos_token '" + bos +
+                            "' is not in vocab.json");
+            nlohmann::json special = nlohmann::json::object();
+            special[bos] = {{"id", bos}, {"ids", nlohmann::json::array({id(bos)})}, {"tokens", nlohmann::json::array({bos})}};
+            const nlohmann::json single = nlohmann::json::array(
+                {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+            post = {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
+        }
     }
-    if (id("<|endoftext|>") >= 0) added.push_back(addedToken("<|endoftext|>", id("<|endoftext|>")));
+    addOnce("<|endoftext|>");
     const nlohmann::json root = {
         {"added_tokens", added},
         {"normalizer", nullptr},
