@@ -206,3 +206,33 @@ TEST_CASE("Oniguruma's nested classes are unions; a negated nested class is refu
     CHECK_THROWS_WITH(removing("[a[^b]]"), Catch::Contains("nested.json: pre_tokenizer (Split)") &&
                                                Catch::Contains("has a negated class inside a class (offset 2)"));
 }
+
+TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as transformers does", "[tokenizer][families]") {
+    // transformers' LlamaTokenizerFast and GemmaTokenizerFast replace tokenizer.json's
+    // post-processor with "[bos] $A [eos]" from add_bos_token / add_eos_token on loading.
+    const auto& cases = familyGolden()["config_cases"];
+    REQUIRE(cases.size() == 2);
+    for (const auto& c : cases) {
+        const std::string name = c["name"];
+        INFO("case " << name);
+        const auto dir = freshDir("tokenizer-config-" + name);
+        std::filesystem::copy_file(kData / c["base"].get<std::string>(), dir / "tokenizer.json");
+        std::ofstream(dir / "tokenizer_config.json") << c["tokenizer_config"].dump();
+        auto tok = Tokenizer::fromFolder(dir);
+        REQUIRE(tok);
+        const auto problems = tokenizerMismatches(familyGolden()["texts"], c["results"], *tok);
+        INFO((problems.empty() ? std::string() : problems.front()));
+        CHECK(problems.empty());
+    }
+    // Phi-3's file says "<s> $A"; its config turns the BOS off, so the folder gives none.
+    const auto dir = freshDir("tokenizer-config-phi3-errors");
+    std::filesystem::copy_file(kData / "families" / "phi3.json", dir / "tokenizer.json");
+    CHECK(Tokenizer::fromFolder(dir)->encode("Hello").tokens.front() == "<s>");
+    std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "LlamaTokenizer", "add_bos_token": false})";
+    CHECK(Tokenizer::fromFolder(dir)->encode("Hello").tokens.front() == "\xE2\x96\x81H");
+    // A class other than Llama's or Gemma's leaves tokenizer.json's post-processor alone.
+    std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": false})";
+    CHECK(Tokenizer::fromFolder(dir)->encode("Hello").tokens.front() == "<s>");
+    std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true, "eos_token": "<|nope|>"})";
+    CHECK_THROWS_WITH(Tokenizer::fromFolder(dir), Catch::Contains("tokenizer_config.json: add_eos_token is set but eos_token '<|nope|>' is not in the tokenizer's vocabulary"));
+}

@@ -5,7 +5,14 @@
 //                              vocabulary has <s> and </s>); otherwise GPT-2's, with "bos $A" when
 //                              add_bos_token is set (OPT: "</s> $A") and the config's special tokens
 //   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
+// and, next to a tokenizer.json, what transformers' Llama/CodeLlama/Gemma fast tokenizers do on
+// loading: they rebuild the post-processor from tokenizer_config.json's add_bos_token (default
+// true) and add_eos_token (default false), whatever tokenizer.json says (Phi-3's file keeps
+// "<s> $A" while its config turns the BOS off).
 #include "attnscope/tokenizer/tokenizer.h"
+
+#include "components.h"
+#include "tokenizer_impl.h"
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
@@ -136,11 +143,45 @@ std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
     return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.txt)");
 }
 
+
+// The post-processor transformers' LlamaTokenizerFast.update_post_processor builds (Gemma's and
+// CodeLlama's are copies): "[bos] $A [eos]" as add_bos_token / add_eos_token say; null when the
+// config's tokenizer_class is none of those.
+nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path& folder) {
+    const nlohmann::json config = readConfig(folder);
+    const std::string cls = config.value("tokenizer_class", std::string());
+    const bool gemma = cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast";
+    const bool llama = cls == "LlamaTokenizer" || cls == "LlamaTokenizerFast" || cls == "CodeLlamaTokenizer" ||
+                       cls == "CodeLlamaTokenizerFast";
+    if (!gemma && !llama) return nullptr;
+    nlohmann::json single = nlohmann::json::array(), special = nlohmann::json::object();
+    auto add = [&](const char* flag, const char* key, const char* fallback, bool byDefault) {
+        if (!configBool(config, folder, flag, byDefault)) return;
+        std::string token = config.contains(key) ? configToken(config, folder, key) : std::string(fallback);
+        const auto id = tok.tokenToId(token);
+        if (token.empty() || !id)
+            throw Error((folder / "tokenizer_config.json").string() + ": " + flag + " is set but " + key + " '" + token +
+                        "' is not in the tokenizer's vocabulary");
+        single.push_back({{"SpecialToken", {{"id", token}, {"type_id", 0}}}});
+        special[token] = {{"id", token}, {"ids", nlohmann::json::array({*id})}, {"tokens", nlohmann::json::array({token})}};
+    };
+    add("add_bos_token", "bos_token", gemma ? "<bos>" : "<s>", true);
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    add("add_eos_token", "eos_token", gemma ? "<eos>" : "</s>", false);
+    return {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder) {
     std::error_code ec;
-    if (std::filesystem::exists(folder / "tokenizer.json", ec)) return fromFile(folder / "tokenizer.json");
+    if (std::filesystem::exists(folder / "tokenizer.json", ec)) {
+        auto tok = fromFile(folder / "tokenizer.json");
+        const nlohmann::json post = configTemplate(*tok, folder);
+        if (!post.is_null())
+            tok->impl_->postProcessor = tok::makePostProcessor(post, tok::Origin{(folder / "tokenizer_config.json").string()});
+        return tok;
+    }
     if (std::filesystem::exists(folder / "vocab.json", ec) && std::filesystem::exists(folder / "merges.txt", ec))
         return byteLevelBpe(folder);
     if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);

@@ -233,5 +233,36 @@ for (const name of Object.keys(families)) {
   }
   out.cases.push({ name, base: `families/${name}.json`, patch: {}, results });
 }
+// Folders whose tokenizer_config.json makes transformers rebuild the post-processor
+// (LlamaTokenizerFast / GemmaTokenizerFast.update_post_processor): the reference runs on the file
+// with that rebuilt template.
+const rebuilt = (bos, eos, ids) => ({
+  type: 'TemplateProcessing',
+  single: [...(bos ? [{ SpecialToken: { id: bos, type_id: 0 } }] : []), { Sequence: { id: 'A', type_id: 0 } }, ...(eos ? [{ SpecialToken: { id: eos, type_id: 0 } }] : [])],
+  pair: [...(bos ? [{ SpecialToken: { id: bos, type_id: 0 } }] : []), { Sequence: { id: 'A', type_id: 0 } }, ...(eos ? [{ SpecialToken: { id: eos, type_id: 0 } }] : []),
+    ...(bos ? [{ SpecialToken: { id: bos, type_id: 1 } }] : []), { Sequence: { id: 'B', type_id: 1 } }, ...(eos ? [{ SpecialToken: { id: eos, type_id: 1 } }] : [])],
+  special_tokens: Object.fromEntries([[bos, ids[0]], [eos, ids[1]]].filter(([t]) => t).map(([t, id]) => [t, { id: t, ids: [id], tokens: [t] }])),
+});
+const variants = [
+  // Phi-3-mini's tokenizer_config.json: LlamaTokenizer, add_bos_token and add_eos_token false.
+  ['phi3-config-no-bos', 'phi3', { tokenizer_class: 'LlamaTokenizer', add_bos_token: false, add_eos_token: false, bos_token: '<s>', eos_token: '<|endoftext|>' }, rebuilt(null, null, [])],
+  // A Gemma config asking for the EOS too.
+  ['gemma-config-bos-eos', 'gemma', { tokenizer_class: 'GemmaTokenizer', add_bos_token: true, add_eos_token: true, bos_token: '<bos>', eos_token: '<eos>' }, rebuilt('<bos>', '<eos>', [2, 1])],
+];
+out.config_cases = [];
+for (const [name, family, config, post] of variants) {
+  const tok = Tokenizer.fromString(JSON.stringify({ ...families[family], post_processor: post }));
+  const results = [];
+  for (const text of texts) {
+    const e = await tok.encode(text, null, { addSpecialTokens: true });
+    const plain = await tok.encode(text, null, { addSpecialTokens: false });
+    const ids = e.getIds();
+    results.push({
+      ids, tokens: e.getTokens(), offsets: toBytes(text, e.getOffsets()), ids_no_special: plain.getIds(),
+      decoded: await tok.decode(ids, false), decoded_skip_special: await tok.decode(ids, true),
+    });
+  }
+  out.config_cases.push({ name, base: `families/${family}.json`, tokenizer_config: config, results });
+}
 write('families.json', JSON.stringify(out));
 console.log(`${out.cases.length} families x ${texts.length} texts`);
