@@ -236,3 +236,18 @@ TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as
     std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true, "eos_token": "<|nope|>"})";
     CHECK_THROWS_WITH(Tokenizer::fromFolder(dir), Catch::Contains("tokenizer_config.json: add_eos_token is set but eos_token '<|nope|>' is not in the tokenizer's vocabulary"));
 }
+
+TEST_CASE("added whitespace tokens read as whitespace marks; special tokens as written", "[tokenizer][families]") {
+    auto neox = familyTokenizer("gpt_neox");
+    const auto fourSpaces = neox->tokenToId("    ");
+    REQUIRE(fourSpaces);
+    CHECK(neox->displayToken(*fourSpaces) == "\xC2\xB7\xC2\xB7\xC2\xB7\xC2\xB7");  // ····
+    CHECK(neox->displayToken(0) == "<|endoftext|>");
+    auto phi = familyTokenizer("phi");
+    CHECK(phi->displayToken(*phi->tokenToId("\t\t")) == "\xE2\x87\xA5\xE2\x87\xA5");  // ⇥⇥
+    auto gemma = familyTokenizer("gemma3");
+    CHECK(gemma->displayToken(*gemma->tokenToId("\n\n")) == "\xE2\x86\xB5\xE2\x86\xB5");  // ↵↵
+    CHECK(gemma->displayToken(*gemma->tokenToId("\xE2\x96\x81\xE2\x96\x81\xE2\x96\x81")) == "\xC2\xB7\xC2\xB7\xC2\xB7");
+    CHECK(gemma->displayToken(*gemma->tokenToId("<start_of_turn>")) == "<start_of_turn>");
+    CHECK(gemma->displayToken(*gemma->tokenToId("<unused0>")) == "<unused0>");  // added, not special
+}

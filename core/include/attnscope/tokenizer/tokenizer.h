@@ -62,7 +62,8 @@ public:
     TokenStyle style() const;
     // The readable form of a token: byte-level marks decoded, "▁" as a space, "##" dropped,
     // printable <0xNN> bytes as their character; spaces shown as "·", newlines as "↵", tabs as
-    // "⇥". Special and added tokens are returned raw. Throws for an unknown id.
+    // "⇥". Special tokens are returned raw; other added tokens show their whitespace the same way.
+    // Throws for an unknown id.
     std::string displayToken(std::int64_t id) const;
     std::vector<std::string> displayTokens(const std::vector<std::int64_t>& ids) const;
 
