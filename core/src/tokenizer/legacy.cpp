@@ -1,9 +1,18 @@
 // Tokenizer::fromFolder: tokenizer.json, or the legacy files older checkpoints ship, turned into
 // the tokenizer.json pipeline Hugging Face's converters build from them:
-//   vocab.json + merges.txt -> byte-level BPE (GPT-2; RoBERTa's <s> ... </s> when the vocabulary
-//                              has them)
+//   vocab.json + merges.txt -> byte-level BPE: RoBERTa's <s> ... </s> when tokenizer_config.json's
+//                              tokenizer_class says Roberta/Bart (or, without a class, when the
+//                              vocabulary has <s> and </s>); otherwise GPT-2's, with "bos $A" when
+//                              add_bos_token is set (OPT: "</s> $A") and the config's special tokens
 //   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
+// and, next to a tokenizer.json, what transformers' Llama/CodeLlama/Gemma fast tokenizers do on
+// loading: they rebuild the post-processor from tokenizer_config.json's add_bos_token (default
+// true) and add_eos_token (default false), whatever tokenizer.json says (Phi-3's file keeps
+// "<s> $A" while its config turns the BOS off).
 #include "attnscope/tokenizer/tokenizer.h"
+
+#include "components.h"
+#include "tokenizer_impl.h"
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
@@ -34,6 +43,15 @@ bool configBool(const nlohmann::json& config, const std::filesystem::path& folde
     return it->get<bool>();
 }
 
+// A special token named by tokenizer_config.json (a string or {"content": ...}); empty when absent.
+std::string configToken(const nlohmann::json& config, const std::filesystem::path& folder, const char* key) {
+    const auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return {};
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
+    throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be a token string or {\"content\": ...}");
+}
+
 std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
     const nlohmann::json vocab = tok::readVocabJson(vocabFile);
@@ -52,17 +70,38 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
         return nlohmann::json{{"type", "ByteLevel"}, {"add_prefix_space", prefix}, {"trim_offsets", trim}, {"use_regex", true}};
     };
     nlohmann::json added = nlohmann::json::array();
-    auto id = [&](const char* t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
-    const bool roberta = id("<s>") >= 0 && id("</s>") >= 0;
+    auto id = [&](const std::string& t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
+    auto addOnce = [&](const std::string& t, bool lstrip = false) {
+        if (t.empty() || id(t) < 0) return;
+        for (const auto& a : added)
+            if (a["content"] == t) return;
+        added.push_back(addedToken(t, id(t), lstrip));
+    };
+    const std::string cls = config.value("tokenizer_class", std::string());
+    const bool roberta = cls.empty() ? id("<s>") >= 0 && id("</s>") >= 0
+                                     : cls.rfind("Roberta", 0) == 0 || cls.rfind("Bart", 0) == 0;
     nlohmann::json post = byteLevel(true, false);
     if (roberta) {
-        for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"})
-            if (id(t) >= 0) added.push_back(addedToken(t, id(t)));
-        if (id("<mask>") >= 0) added.push_back(addedToken("<mask>", id("<mask>"), true));
+        for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"}) addOnce(t);
+        addOnce("<mask>", true);
         post = {{"type", "RobertaProcessing"}, {"sep", {"</s>", id("</s>")}}, {"cls", {"<s>", id("<s>")}},
                 {"trim_offsets", true}, {"add_prefix_space", prefixSpace}};
+    } else {
+        // What the slow GPT2Tokenizer's special tokens become in the converted fast one.
+        for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) addOnce(configToken(config, folder, key));
+        if (configBool(config, folder, "add_bos_token", false)) {
+            const std::string bos = configToken(config, folder, "bos_token");
+            if (id(bos) < 0)
+                throw Error((folder / "tokenizer_config.json").string() + ": add_bos_token is set but bos_token '" + bos +
+                            "' is not in vocab.json");
+            nlohmann::json special = nlohmann::json::object();
+            special[bos] = {{"id", bos}, {"ids", nlohmann::json::array({id(bos)})}, {"tokens", nlohmann::json::array({bos})}};
+            const nlohmann::json single = nlohmann::json::array(
+                {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+            post = {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
+        }
     }
-    if (id("<|endoftext|>") >= 0) added.push_back(addedToken("<|endoftext|>", id("<|endoftext|>")));
+    addOnce("<|endoftext|>");
     const nlohmann::json root = {
         {"added_tokens", added},
         {"normalizer", nullptr},
@@ -103,11 +142,45 @@ std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
     return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.txt)");
 }
 
+
+// The post-processor transformers' LlamaTokenizerFast.update_post_processor builds (Gemma's and
+// CodeLlama's are copies): "[bos] $A [eos]" as add_bos_token / add_eos_token say; null when the
+// config's tokenizer_class is none of those.
+nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path& folder) {
+    const nlohmann::json config = readConfig(folder);
+    const std::string cls = config.value("tokenizer_class", std::string());
+    const bool gemma = cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast";
+    const bool llama = cls == "LlamaTokenizer" || cls == "LlamaTokenizerFast" || cls == "CodeLlamaTokenizer" ||
+                       cls == "CodeLlamaTokenizerFast";
+    if (!gemma && !llama) return nullptr;
+    nlohmann::json single = nlohmann::json::array(), special = nlohmann::json::object();
+    auto add = [&](const char* flag, const char* key, const char* fallback, bool byDefault) {
+        if (!configBool(config, folder, flag, byDefault)) return;
+        std::string token = config.contains(key) ? configToken(config, folder, key) : std::string(fallback);
+        const auto id = tok.tokenToId(token);
+        if (token.empty() || !id)
+            throw Error((folder / "tokenizer_config.json").string() + ": " + flag + " is set but " + key + " '" + token +
+                        "' is not in the tokenizer's vocabulary");
+        single.push_back({{"SpecialToken", {{"id", token}, {"type_id", 0}}}});
+        special[token] = {{"id", token}, {"ids", nlohmann::json::array({*id})}, {"tokens", nlohmann::json::array({token})}};
+    };
+    add("add_bos_token", "bos_token", gemma ? "<bos>" : "<s>", true);
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    add("add_eos_token", "eos_token", gemma ? "<eos>" : "</s>", false);
+    return {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder) {
     std::error_code ec;
-    if (std::filesystem::exists(folder / "tokenizer.json", ec)) return fromFile(folder / "tokenizer.json");
+    if (std::filesystem::exists(folder / "tokenizer.json", ec)) {
+        auto tok = fromFile(folder / "tokenizer.json");
+        const nlohmann::json post = configTemplate(*tok, folder);
+        if (!post.is_null())
+            tok->impl_->postProcessor = tok::makePostProcessor(post, tok::Origin{(folder / "tokenizer_config.json").string()});
+        return tok;
+    }
     if (std::filesystem::exists(folder / "vocab.json", ec) && std::filesystem::exists(folder / "merges.txt", ec))
         return byteLevelBpe(folder);
     if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);

@@ -11,28 +11,53 @@ namespace {
 
 // Oniguruma's Unicode \w is the Word property (Alphabetic, marks, decimal digits, connector
 // punctuation, the two joiners); PCRE2 10.42's differs, so \w and \W are spelled out.
-std::string translate(const std::string& p) {
+// Oniguruma also nests classes: "[a[bc]]" is the union "[abc]" (BLOOM's pre-tokenizer writes
+// "[^(\s|[.,!?…])]"); PCRE2 reads the inner "[" as a literal and ends the class early, so nested
+// classes are flattened. A negated nested class has no flat form and is refused.
+std::string translate(const std::string& p, const std::string& where) {
     static const std::string word = "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}";
     std::string out;
-    bool inClass = false;
+    int depth = 0;  // class nesting; 0 outside a class
+    auto openClass = [&](std::size_t& i, bool top) {
+        if (top) out += '[';
+        if (i + 1 < p.size() && p[i + 1] == '^') {
+            if (!top)
+                throw Error(where + ": regex '" + p + "' has a negated class inside a class (offset " + std::to_string(i) +
+                            "), which is not supported");
+            out += p[++i];
+        }
+        if (i + 1 < p.size() && p[i + 1] == ']') {  // a literal ] first in a class
+            out += "\\]";
+            ++i;
+        }
+        ++depth;
+    };
     for (std::size_t i = 0; i < p.size(); ++i) {
         const char c = p[i];
         if (c == '\\' && i + 1 < p.size()) {
             const char n = p[i + 1];
-            if (n == 'w') out += inClass ? word : "[" + word + "]";
-            else if (n == 'W' && !inClass) out += "[^" + word + "]";
+            if (n == 'w') out += depth > 0 ? word : "[" + word + "]";
+            else if (n == 'W' && depth == 0) out += "[^" + word + "]";
             else out += p.substr(i, 2);
             ++i;
             continue;
         }
-        if (c == '[' && !inClass) {
-            inClass = true;
-            out += c;
-            if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
-            if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // a literal ] first in a class
+        if (c == '[' && depth > 0 && i + 1 < p.size() && p[i + 1] == ':') {  // [:alpha:] inside a class
+            const auto close = p.find(":]", i + 2);
+            if (close != std::string::npos) {
+                out += p.substr(i, close + 2 - i);
+                i = close + 1;
+                continue;
+            }
+        }
+        if (c == '[') {
+            openClass(i, depth == 0);
             continue;
         }
-        if (c == ']' && inClass) inClass = false;
+        if (c == ']' && depth > 0) {
+            if (--depth == 0) out += c;
+            continue;
+        }
         out += c;
     }
     return out;
@@ -49,7 +74,7 @@ Regex::Regex(const std::string& pattern, const std::string& where)
     : code_(std::make_unique<Code>()), where_(where), pattern_(pattern) {
     int error = 0;
     PCRE2_SIZE offset = 0;
-    const std::string translated = translate(pattern);
+    const std::string translated = translate(pattern, where);
     code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
                                 PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
     if (!code_->code) {

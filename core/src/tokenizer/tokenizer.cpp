@@ -184,7 +184,9 @@ TokenStyle Tokenizer::style() const { return impl_->style; }
 const std::string& Tokenizer::origin() const { return impl_->origin; }
 
 std::string Tokenizer::displayToken(std::int64_t id) const {
-    if (const auto* a = impl_->added.byId(id)) return a->content;
+    // Special tokens read as written; other added tokens (GPT-NeoX's and CodeGen's runs of
+    // spaces, Gemma's runs of newlines) show their whitespace like vocabulary tokens do.
+    if (const auto* a = impl_->added.byId(id)) return a->special ? a->content : readableToken(a->content, impl_->style, impl_->prefix);
     const auto t = impl_->model->idToToken(id);
     if (!t) throw Error(impl_->origin + ": token id " + std::to_string(id) + " is not in the vocabulary");
     return readableToken(*t, impl_->style, impl_->prefix);

@@ -41,7 +41,9 @@ public:
     static std::unique_ptr<Tokenizer> fromJson(const std::string& json, const std::string& origin);
     // A model folder: tokenizer.json, else vocab.json + merges.txt (byte-level BPE, GPT-2 or
     // RoBERTa), else vocab.txt (WordPiece; lower-casing from tokenizer_config.json's
-    // do_lower_case, default true). nullptr when the folder has none of them.
+    // do_lower_case, default true). nullptr when the folder has none of them. With a Llama,
+    // CodeLlama or Gemma tokenizer_class in tokenizer_config.json, the post-processor is rebuilt
+    // from its add_bos_token / add_eos_token as transformers does on loading.
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder);
 
     ~Tokenizer();
@@ -60,7 +62,8 @@ public:
     TokenStyle style() const;
     // The readable form of a token: byte-level marks decoded, "▁" as a space, "##" dropped,
     // printable <0xNN> bytes as their character; spaces shown as "·", newlines as "↵", tabs as
-    // "⇥". Special and added tokens are returned raw. Throws for an unknown id.
+    // "⇥". Special tokens are returned raw; other added tokens show their whitespace the same way.
+    // Throws for an unknown id.
     std::string displayToken(std::int64_t id) const;
     std::vector<std::string> displayTokens(const std::vector<std::int64_t>& ids) const;
 
