@@ -100,6 +100,9 @@ TEST_CASE("Mistral: the sliding window masks keys older than the window", "[llam
         }
         REQUIRE(sum == Approx(1.0).margin(1e-6));
     }
+    // The block and the model say so (the overview marks the layers, the model line the window).
+    CHECK(trace->blocks()[0].layerWindows == std::vector<std::int64_t>(2, 3));
+    CHECK(model->info().notes == std::vector<std::string>{"sliding window 3 on every layer", "2 kv groups"});
     spec.window = 0;  // sliding_window: null is plain causal attention
     requireMatches(spec, 13, "mistral-nowindow");
 }

@@ -117,6 +117,9 @@ public:
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.kvHeads, cfg_.headDim, cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
+        if (cfg_.window > 0) info_.notes.push_back("sliding window " + std::to_string(cfg_.window) + " on every layer");
+        if (cfg_.kvHeads != cfg_.heads) info_.notes.push_back(std::to_string(cfg_.kvHeads) + " kv groups");
+        if (cfg_.rope.type != "default") info_.notes.push_back("rope scaling " + cfg_.rope.type);
     }
 
 protected:
@@ -152,6 +155,7 @@ protected:
         }
         impl->nextTokenLogits = nextLogits(rmsNorm(x.narrow(0, n - 1, 1), norm_, cfg_.eps), head_);
         impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.kvHeads, true, impl->displayTokens));
+        if (cfg_.window > 0) impl->infos.back().layerWindows.assign(cfg_.layers, cfg_.window);
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
