@@ -208,10 +208,10 @@ TEST_CASE("Oniguruma's nested classes are unions; a negated nested class is refu
 }
 
 TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as transformers does", "[tokenizer][families]") {
-    // transformers' LlamaTokenizerFast and GemmaTokenizerFast replace tokenizer.json's
+    // transformers' Llama, Gemma and GPT-NeoX fast tokenizers replace tokenizer.json's
     // post-processor with "[bos] $A [eos]" from add_bos_token / add_eos_token on loading.
     const auto& cases = familyGolden()["config_cases"];
-    REQUIRE(cases.size() == 2);
+    REQUIRE(cases.size() == 4);
     for (const auto& c : cases) {
         const std::string name = c["name"];
         INFO("case " << name);

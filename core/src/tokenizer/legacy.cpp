@@ -5,10 +5,10 @@
 //                              vocabulary has <s> and </s>); otherwise GPT-2's, with "bos $A" when
 //                              add_bos_token is set (OPT: "</s> $A") and the config's special tokens
 //   vocab.txt               -> BERT WordPiece (do_lower_case from tokenizer_config.json)
-// and, next to a tokenizer.json, what transformers' Llama/CodeLlama/Gemma fast tokenizers do on
-// loading: they rebuild the post-processor from tokenizer_config.json's add_bos_token (default
-// true) and add_eos_token (default false), whatever tokenizer.json says (Phi-3's file keeps
-// "<s> $A" while its config turns the BOS off).
+// and, next to a tokenizer.json, what transformers' Llama/CodeLlama/Gemma/GPT-NeoX fast tokenizers
+// do on loading: they rebuild the post-processor from tokenizer_config.json's add_bos_token
+// (default true; false for GPT-NeoX) and add_eos_token (default false), whatever tokenizer.json
+// says (Phi-3's file keeps "<s> $A" while its config turns the BOS off).
 #include "attnscope/tokenizer/tokenizer.h"
 
 #include "components.h"
@@ -143,16 +143,19 @@ std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
 }
 
 
-// The post-processor transformers' LlamaTokenizerFast.update_post_processor builds (Gemma's and
-// CodeLlama's are copies): "[bos] $A [eos]" as add_bos_token / add_eos_token say; null when the
-// config's tokenizer_class is none of those.
+// The post-processor transformers' LlamaTokenizerFast.update_post_processor builds (Gemma's,
+// CodeLlama's and GPTNeoX's are copies): "[bos] $A [eos]" as add_bos_token / add_eos_token say
+// (GPT-NeoX defaults both to false); null when the config's tokenizer_class is none of those.
 nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path& folder) {
     const nlohmann::json config = readConfig(folder);
     const std::string cls = config.value("tokenizer_class", std::string());
     const bool gemma = cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast";
     const bool llama = cls == "LlamaTokenizer" || cls == "LlamaTokenizerFast" || cls == "CodeLlamaTokenizer" ||
                        cls == "CodeLlamaTokenizerFast";
-    if (!gemma && !llama) return nullptr;
+    const bool neox = cls == "GPTNeoXTokenizer" || cls == "GPTNeoXTokenizerFast";  // no BOS unless asked
+    if (!gemma && !llama && !neox) return nullptr;
+    const char* bosDefault = gemma ? "<bos>" : llama ? "<s>" : "<|endoftext|>";
+    const char* eosDefault = gemma ? "<eos>" : llama ? "</s>" : "<|endoftext|>";
     nlohmann::json single = nlohmann::json::array(), special = nlohmann::json::object();
     auto add = [&](const char* flag, const char* key, const char* fallback, bool byDefault) {
         if (!configBool(config, folder, flag, byDefault)) return;
@@ -164,9 +167,9 @@ nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path&
         single.push_back({{"SpecialToken", {{"id", token}, {"type_id", 0}}}});
         special[token] = {{"id", token}, {"ids", nlohmann::json::array({*id})}, {"tokens", nlohmann::json::array({token})}};
     };
-    add("add_bos_token", "bos_token", gemma ? "<bos>" : "<s>", true);
+    add("add_bos_token", "bos_token", bosDefault, !neox);
     single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
-    add("add_eos_token", "eos_token", gemma ? "<eos>" : "</s>", false);
+    add("add_eos_token", "eos_token", eosDefault, false);
     return {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
 }
 

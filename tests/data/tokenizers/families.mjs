@@ -246,6 +246,9 @@ const rebuilt = (bos, eos, ids) => ({
 const variants = [
   // Phi-3-mini's tokenizer_config.json: LlamaTokenizer, add_bos_token and add_eos_token false.
   ['phi3-config-no-bos', 'phi3', { tokenizer_class: 'LlamaTokenizer', add_bos_token: false, add_eos_token: false, bos_token: '<s>', eos_token: '<|endoftext|>' }, rebuilt(null, null, [])],
+  // GPT-NeoX's class adds neither by default (Pythia); OLMo-1-style configs ask for the EOS.
+  ['gpt_neox-config-plain', 'gpt_neox', { tokenizer_class: 'GPTNeoXTokenizer', bos_token: '<|endoftext|>', eos_token: '<|endoftext|>' }, rebuilt(null, null, [])],
+  ['gpt_neox-config-eos', 'gpt_neox', { tokenizer_class: 'GPTNeoXTokenizer', add_eos_token: true, eos_token: '<|endoftext|>' }, rebuilt(null, '<|endoftext|>', [0, 0])],
   // A Gemma config asking for the EOS too.
   ['gemma-config-bos-eos', 'gemma', { tokenizer_class: 'GemmaTokenizer', add_bos_token: true, add_eos_token: true, bos_token: '<bos>', eos_token: '<eos>' }, rebuilt('<bos>', '<eos>', [2, 1])],
 ];

@@ -42,7 +42,7 @@ public:
     // A model folder: tokenizer.json, else vocab.json + merges.txt (byte-level BPE, GPT-2 or
     // RoBERTa), else vocab.txt (WordPiece; lower-casing from tokenizer_config.json's
     // do_lower_case, default true). nullptr when the folder has none of them. With a Llama,
-    // CodeLlama or Gemma tokenizer_class in tokenizer_config.json, the post-processor is rebuilt
+    // CodeLlama, Gemma or GPT-NeoX tokenizer_class in tokenizer_config.json, the post-processor is rebuilt
     // from its add_bos_token / add_eos_token as transformers does on loading.
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder);
 
