@@ -224,14 +224,18 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
     }
 
     // An input whose forward pass would not fit in memory is refused before it runs, saying how
-    // much it needs and what there is. 512 heads of size 2 over 16,000 tokens: terabytes of
-    // attention scores, more than any machine has (RoPE keeps long positions cheap to configure).
+    // much it needs and what there is. The forward attends in blocks, so what cannot fit is the
+    // capture: 4 layers of 1024 query and 1024 key heads of size 256 over 16,000 tokens keep
+    // 134 GB of Q and K, from weights of 34 MB (a width of 2; RoPE keeps long positions cheap).
     const auto longDir = freshDir("ui-device-long");
     LlamaSpec longSpec;
     longSpec.positions = 20000;
-    longSpec.heads = 512;
-    longSpec.kvHeads = 1;
-    longSpec.headDim = 2;
+    longSpec.hidden = 2;
+    longSpec.inner = 2;
+    longSpec.layers = 4;
+    longSpec.heads = 1024;
+    longSpec.kvHeads = 1024;
+    longSpec.headDim = 256;
     writeCheckpoint(longDir, makeLlama(longSpec, 28));
     open(qpath(longDir));
     const auto shortTrace = session->trace();

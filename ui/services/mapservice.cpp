@@ -57,11 +57,11 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
 }
 
 void MapService::requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
-                                   int maxSide) {
+                                   int maxSide, attnscope::Pooling pooling) {
     if (!trace || block < 0 || block >= int(trace->blocks().size())) return;
     const ThumbnailValues& last = thumbValues_;
     const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block &&
-                          last.temperature == temperature && last.maxSide == maxSide;
+                          last.temperature == temperature && last.maxSide == maxSide && last.pooling == pooling;
     auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
     thumbJobs_.start(
         [=](const JobTracker::Stop& stop) {
@@ -71,14 +71,28 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
                 auto pooled = std::make_shared<std::vector<PooledMap>>();
                 attnscope::MapOptions options;
                 options.temperature = temperature;
-                for (int l = 0; l < info.layers && !stop.requested(); ++l)
+                // Max pooling in core (Trace::pooledMap, never a whole map): a sparse head's single
+                // strong cells stay visible where a mean over 64 x 64 cells would be black.
+                attnscope::PoolRequest request;
+                request.outRows = request.outCols = maxSide;
+                request.pooling = pooling;
+                for (int l = 0; l < info.layers && !stop.requested(); ++l) {
                     for (int h = 0; h < info.heads && !stop.requested(); ++h) {
                         try {
-                            pooled->push_back(poolMap(trace->map(block, l, h, options), maxSide));
+                            const attnscope::HeadMap m = trace->pooledMap(block, l, h, request, options);
+                            pooled->push_back({m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())});
                         } catch (...) {
                             pooled->push_back({});  // drawn as an empty tile
                         }
                     }
+                    // Thumbnails fill in layer by layer; a newer request (input, block or
+                    // temperature changed) stops this job and drops what it posted.
+                    if (l + 1 < info.layers && !stop.requested()) {
+                        ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr};
+                        for (const PooledMap& p : *pooled) partial.images.push_back(pooledImage(p, colormap, scale));
+                        thumbJobs_.post(stop, [this, partial] { emit thumbnailsReady(partial); });
+                    }
+                }
                 r.pooled = pooled;
             }
             for (const PooledMap& p : *r.pooled) {
@@ -91,8 +105,8 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
             }
             return r;
         },
-        [this, temperature, maxSide](const ThumbnailResult& r) {
-            thumbValues_ = {r.trace, r.block, temperature, maxSide, r.pooled};
+        [this, temperature, maxSide, pooling](const ThumbnailResult& r) {
+            thumbValues_ = {r.trace, r.block, temperature, maxSide, pooling, r.pooled};
             emit thumbnailsReady(r);
         });
 }

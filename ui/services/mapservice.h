@@ -66,8 +66,10 @@ public:
     ~MapService() override;  // cancels and waits for its workers
 
     void requestDetail(TracePtr trace, MapKey key, double temperature);
+    // Thumbnails are pooled to at most maxSide bins a side (max pooling by default) and delivered
+    // layer by layer as they are computed (thumbnailsReady with fewer images, then all of them).
     void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
-                           int maxSide = 48);
+                           int maxSide = 48, attnscope::Pooling pooling = attnscope::Pooling::Max);
     void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature);
     // Drops whatever is pending (e.g. when the model changes).
     void cancelAll();
@@ -93,6 +95,7 @@ private:
         int block = -1;
         double temperature = 0.0;
         int maxSide = 0;
+        attnscope::Pooling pooling = attnscope::Pooling::Max;
         std::shared_ptr<const std::vector<PooledMap>> pooled;
     };
     ThumbnailValues thumbValues_;

@@ -4,8 +4,11 @@
 
 #include <qcustomplot.h>
 
+#include <QKeyEvent>
 #include <QLabel>
+#include <QRubberBand>
 #include <QToolTip>
+#include <QWheelEvent>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -91,6 +94,12 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(hoverLabel_);
 
     connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+    connect(plot_, &QCustomPlot::mouseRelease, this, &HeatmapView::onMouseRelease);
+    connect(plot_, &QCustomPlot::mouseWheel, this, &HeatmapView::onWheel);
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    band_ = new QRubberBand(QRubberBand::Rectangle, plot_);
+    setFocusPolicy(Qt::StrongFocus);
     setColoring(colormap_, scale_);
     applyPalette();
     clear(tr("Open a model folder (Ctrl+O) to see its attention."));
@@ -109,8 +118,9 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     data->setRange(range(map.cols), range(map.rows));
     fillColorMap();
     setPlotVisible(map.rows > 0 && map.cols > 0);
-    plot_->xAxis->setRange(-0.5, map.cols - 0.5);
-    plot_->yAxis->setRange(-0.5, map.rows - 0.5);
+    if (zoom_.rows != map.rows || zoom_.cols != map.cols) zoom_ = MapZoom::whole(map.rows, map.cols);
+    plot_->xAxis->setRange(zoom_.keyLower, zoom_.keyUpper);
+    plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
     title_->setText(title);
     hoverLabel_->clear();
     updateTicks();
@@ -157,6 +167,7 @@ void HeatmapView::clear(const QString& message) {
     rawQueryLabels_.clear();
     rawKeyLabels_.clear();
     colorMap_->data()->clear();
+    zoom_ = {};
     setPlotVisible(false);
     title_->setText(message);
     hoverLabel_->clear();
@@ -194,6 +205,13 @@ QString HeatmapView::describeCell(const Cell& cell) const {
 }
 
 void HeatmapView::onMouseMove(QMouseEvent* event) {
+    if (banding_) band_->setGeometry(QRect(dragStart_.toPoint(), event->position().toPoint()).normalized());
+    if (dragging_ && (event->buttons() & Qt::LeftButton)) {
+        // Data units per pixel at the zoom the drag started from; the y axis is reversed.
+        const QRect rect = plot_->axisRect()->rect();
+        const QPointF d = event->position() - dragStart_;
+        setZoom(dragZoom_.panned(-d.x() / dragZoom_.cellWidth(rect.width()), -d.y() / dragZoom_.cellHeight(rect.height())));
+    }
     const auto cell = cellGeometry().cellAt(event->position());
     if (!cell) {
         hoverLabel_->clear();
@@ -215,24 +233,92 @@ void HeatmapView::updateTicks() {
                        QCPLayoutElement::upLayout})
         layout->update(phase);
     const QFontMetrics metrics(plot_->xAxis->tickLabelFont());
-    const auto fill = [&](QCPAxis* axis, const QStringList& labels, int n, double pixels,
-                          double extent) {
+    // Ticks over the visible cells only: zooming in thins them less, until every token shows.
+    const auto fill = [&](QCPAxis* axis, const QStringList& labels, int begin, int end, double pixels, double extent) {
         auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
         ticker->clear();
+        const int n = end - begin;
         if (n <= 0) return;
         const int stride = std::max(1, int(std::ceil(n * extent / std::max(pixels, 1.0))));
-        for (int i = 0; i < n; i += stride) ticker->addTick(i, tickText(labels, i));
+        for (int i = begin - begin % stride; i < end; i += stride)
+            if (i >= begin) ticker->addTick(i, tickText(labels, i));
     };
+    const int c0 = zoom_.colBegin(), c1 = zoom_.colEnd(), r0 = zoom_.rowBegin(), r1 = zoom_.rowEnd();
     int widest = 0;
-    for (int i = 0; i < map_.cols; ++i)
-        widest = std::max(widest, metrics.horizontalAdvance(tickText(keyLabels_, i)));
+    for (int i = c0; i < c1; ++i) widest = std::max(widest, metrics.horizontalAdvance(tickText(keyLabels_, i)));
     const QRect rect = plot_->axisRect()->rect();
-    const double cellWidth = map_.cols > 0 ? double(rect.width()) / map_.cols : 0.0;
+    const double cellWidth = map_.cols > 0 ? zoom_.cellWidth(rect.width()) : 0.0;
     const bool vertical = widest + 6 > cellWidth;
     plot_->xAxis->setTickLabelRotation(vertical ? -90 : 0);
     const double rowExtent = metrics.height() * 1.1;
-    fill(plot_->xAxis, keyLabels_, map_.cols, rect.width(), vertical ? rowExtent : widest + 6);
-    fill(plot_->yAxis, queryLabels_, map_.rows, rect.height(), rowExtent);
+    fill(plot_->xAxis, keyLabels_, c0, c1, rect.width(), vertical ? rowExtent : widest + 6);
+    fill(plot_->yAxis, queryLabels_, r0, r1, rect.height(), rowExtent);
+}
+
+void HeatmapView::setZoom(const MapZoom& zoom) {
+    if (map_.rows <= 0 || map_.cols <= 0) return;
+    MapZoom z = zoom;  // the asked range, clamped into this map
+    z.rows = map_.rows;
+    z.cols = map_.cols;
+    z = z.panned(0, 0);
+    if (z == zoom_) return;
+    zoom_ = z;
+    plot_->xAxis->setRange(zoom_.keyLower, zoom_.keyUpper);
+    plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
+    updateTicks();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    emit zoomChanged(zoom_);
+}
+
+QStringList HeatmapView::keyTickLabels() const {
+    return plot_->xAxis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values();
+}
+
+QStringList HeatmapView::queryTickLabels() const {
+    return plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values();
+}
+
+QPointF HeatmapView::dataAt(const QPointF& pixel) const {
+    return {plot_->xAxis->pixelToCoord(pixel.x()), plot_->yAxis->pixelToCoord(pixel.y())};
+}
+
+void HeatmapView::onWheel(QWheelEvent* event) {
+    if (map_.rows <= 0) return;
+    const QPointF at = dataAt(event->position());
+    setZoom(zoom_.zoomedAt(at.x(), at.y(), std::pow(1.25, event->angleDelta().y() / 120.0)));
+    event->accept();
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || map_.rows <= 0) return;
+    dragStart_ = event->position();
+    dragZoom_ = zoom_;
+    banding_ = event->modifiers() & Qt::ShiftModifier;
+    dragging_ = !banding_;
+    if (banding_) band_->setGeometry(QRect(dragStart_.toPoint(), QSize()));
+    if (banding_) band_->show();
+}
+
+void HeatmapView::onMouseRelease(QMouseEvent* event) {
+    if (banding_) {
+        band_->hide();
+        const QPointF a = dataAt(dragStart_), b = dataAt(event->position());
+        if ((event->position() - dragStart_).manhattanLength() > 4) setZoom(zoom_.toRect(a.x(), a.y(), b.x(), b.y()));
+    }
+    banding_ = dragging_ = false;
+}
+
+void HeatmapView::keyPressEvent(QKeyEvent* event) {
+    const double key = (zoom_.keyLower + zoom_.keyUpper) / 2, query = (zoom_.queryLower + zoom_.queryUpper) / 2;
+    switch (event->key()) {
+        case Qt::Key_Plus:
+        case Qt::Key_Equal: setZoom(zoom_.zoomedAt(key, query, 2.0)); break;
+        case Qt::Key_Minus: setZoom(zoom_.zoomedAt(key, query, 0.5)); break;
+        case Qt::Key_0:
+        case Qt::Key_Home: resetZoom(); break;
+        default: QWidget::keyPressEvent(event); return;
+    }
+    event->accept();
 }
 
 void HeatmapView::resizeEvent(QResizeEvent* event) {

@@ -3,10 +3,16 @@
 // Hovering a cell shows "query 'tok' → key 'tok': value" below the plot (with the raw token in
 // brackets where it differs from the readable label).
 //
+// Zoom (MapZoom): the mouse wheel zooms about the cursor, a left drag pans, a Shift+left drag
+// draws a rubber band to zoom to, +/- zoom about the centre and 0 (or Home, or a double-click)
+// resets. Tick labels follow the visible range: every token once cells are a few pixels wide.
+// Hovering always shows the exact cell under the cursor.
+//
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
 
 #include "views/cellgeometry.h"
+#include "views/mapzoom.h"
 #include "figure/colormaps.h"
 
 #include "attnscope/attention/trace.h"
@@ -22,6 +28,8 @@ class QCPColorScale;
 class QCPTextElement;
 class QLabel;
 class QMouseEvent;
+class QRubberBand;
+class QWheelEvent;
 
 class HeatmapView : public QWidget {
     Q_OBJECT
@@ -52,18 +60,33 @@ public:
     CellGeometry cellGeometry() const;
     // The text shown for a hovered cell.
     QString describeCell(const Cell& cell) const;
+    // The visible part of the map; setZoom() clamps it to the map and redraws. A new map of
+    // another size shows whole; one of the same size (a new temperature, head) keeps the zoom.
+    const MapZoom& zoom() const { return zoom_; }
+    void setZoom(const MapZoom& zoom);
+    void resetZoom() { setZoom(MapZoom::whole(map_.rows, map_.cols)); }
+    // The tick labels now on the key (x) and query (y) axes, for tests.
+    QStringList keyTickLabels() const;
+    QStringList queryTickLabels() const;
 
 signals:
     void cellHovered(int query, int key, float value);
     // After setMap() or clear() changed what is shown.
     void mapShown();
+    // The visible range changed (wheel, drag, rubber band, keys, reset).
+    void zoomChanged(const MapZoom& zoom);
 
 protected:
     void changeEvent(QEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+    void onMouseRelease(QMouseEvent* event);
+    void onWheel(QWheelEvent* event);
+    QPointF dataAt(const QPointF& pixel) const;  // (key, query) under a plot pixel
     void updateTicks();
     void setPlotVisible(bool visible);
     void applyPalette();
@@ -81,4 +104,11 @@ private:
     QStringList rawKeyLabels_;
     Colormap colormap_ = Colormap::Viridis;
     ColorScale scale_;
+    MapZoom zoom_;
+    // A drag in progress: where it started (plot pixels) and the zoom then; rubber band or pan.
+    QRubberBand* band_ = nullptr;
+    QPointF dragStart_;
+    MapZoom dragZoom_;
+    bool dragging_ = false;
+    bool banding_ = false;
 };
