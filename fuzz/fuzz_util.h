@@ -7,10 +7,14 @@
 // -rss_limit_mb is a finding.
 #pragma once
 
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
+
 #include <unistd.h>
 
 namespace attnscope::fuzz {

@@ -298,13 +298,22 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
             watchdog.beat();
         }
 
-        // Still a working window: it opens a model and runs it to the end.
-        log.add("final: open builtin:reverse-dot and wait for its run");
+        // Still a working window: it opens a model, and a valid input typed in runs to the end
+        // (the walk may have left anything in the input box, so the open's own run may fail).
+        log.add("final: open builtin:reverse-dot, run 'hello42' and wait for the trace");
         window->session()->cancel();
-        QSignalSpy traced(window->session(), &Session::traceReady);
-        window->openModel(QStringLiteral("builtin:reverse-dot"));
         INFO("last steps:\n" << log.text());
+        QSignalSpy loaded(window->session(), &Session::modelLoaded);
+        window->openModel(QStringLiteral("builtin:reverse-dot"));
+        REQUIRE(loaded.wait(60000));
+        REQUIRE(QTest::qWaitFor([&] { return !window->session()->isBusy(); }, 60000));
+        watchdog.beat();
+        window->controls()->idsCheck()->setChecked(false);
+        window->controls()->input()->setText(QStringLiteral("hello42"));
+        QSignalSpy traced(window->session(), &Session::traceReady);
+        window->runInput();
         REQUIRE(traced.wait(60000));
+        CHECK(window->session()->trace()->ids().size() > 0);
         watchdog.beat();
         window->session()->waitForWorkers();
         window->maps()->waitForWorkers();
