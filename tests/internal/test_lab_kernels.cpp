@@ -156,7 +156,7 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         const auto q = at::randn({40, cuda::kMaxHeadDim + 88}), k = at::randn({40, cuda::kMaxHeadDim + 88});
         MaskSpec mask;
         mask.causal = true;
-        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, 0.04, 1.0), headProbs(q, k, mask, 0.04, 1.0)) < 1e-5);
+        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.04}, 0, 1.0), headProbs(q, k, mask, ScoreSpec{0.04}, 0, 1.0)) < 1e-5);
     }
     SECTION("fused additive scores") {
         const auto qa = at::randn({257, 48}), ka = at::randn({300, 48}), v = at::randn({48});
