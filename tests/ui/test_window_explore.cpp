@@ -422,9 +422,15 @@ TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs
     REQUIRE(details.size() == 1);
     CHECK(details[0].temperature == Approx(2.0));
     CHECK(details[0].map.values == trace->map(0, 1, 2, at(2.0)).values);
-    REQUIRE(thumbs.size() == 1);
-    CHECK(thumbs[0].images.size() == 8);
-    CHECK(sameImage(thumbs[0].images[6], mapImage(trace->map(0, 1, 2, at(2.0)), Colormap::Viridis, ColorScale{}, 48)));
+    // The newest request fills in layer by layer: a partial result per finished layer but the
+    // last (4 heads each, here 1 of 2 layers), then the whole; nothing of the older requests.
+    REQUIRE(thumbs.size() == 2);
+    CHECK(thumbs[0].images.size() == 4);
+    CHECK_FALSE(thumbs[0].pooled);
+    CHECK(sameImage(thumbs[0].images[2], mapImage(trace->map(0, 0, 2, at(2.0)), Colormap::Viridis, ColorScale{}, 48)));
+    CHECK(thumbs[1].images.size() == 8);
+    CHECK(thumbs[1].pooled);
+    CHECK(sameImage(thumbs[1].images[6], mapImage(trace->map(0, 1, 2, at(2.0)), Colormap::Viridis, ColorScale{}, 48)));
     CHECK(maps.lastDetailLatencyMs() > 0);
 }
 
