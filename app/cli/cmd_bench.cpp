@@ -29,7 +29,8 @@ int runBench(const std::vector<std::string>& argv) {
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
-    if (!info.imageInput && seq > info.maxPositions)
+    // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
+    if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
         throw Error("--seq: " + std::to_string(seq) + " tokens but the model has only " + std::to_string(info.maxPositions) +
                     " positions");
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));

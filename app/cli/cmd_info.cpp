@@ -37,7 +37,7 @@ int runInfo(const std::vector<std::string>& argv) {
               << "vocab size:    " << i.vocabSize << "\n"
               << "parameters:    " << i.parameters << "\n"
               << "dtype:         " << i.dtype << "\n"
-              << "max positions: " << i.maxPositions << "\n"
+              << "max positions: " << (i.maxPositions > 0 ? std::to_string(i.maxPositions) : std::string("no limit (no position table)")) << "\n"
               << "device:        " << i.device << "\n";
     if (!i.task.empty()) std::cout << "task:          " << i.task << "\n";
     if (!i.attention.empty()) std::cout << "attention:     " << i.attention << "\n";

@@ -1,5 +1,6 @@
 // attnscope-cli info: what a family does to its maps (ModelInfo::notes) in the text and JSON forms.
 #include "cli_run.h"
+#include "fixtures_alibi.h"
 #include "fixtures_gemma.h"
 
 #include <nlohmann/json.hpp>
@@ -42,4 +43,19 @@ TEST_CASE("cli info on a family with nothing special gives an empty notes list",
     CHECK(j["family"] == "olmo2");
     REQUIRE(j["notes"].is_array());
     for (const auto& note : j["notes"]) CHECK_THAT(note.get<std::string>(), !Catch::Contains("kv groups"));
+}
+
+TEST_CASE("cli info and bench on BLOOM, which has no position table", "[cli][info]") {
+    const auto dir = freshDir("cli-info-bloom");
+    writeCheckpoint(dir, makeBloom(BloomSpec{}, 3));
+    const CliResult info = runCli({"info", dir.string(), "--device", "cpu"});
+    INFO(info.err);
+    REQUIRE(info.code == 0);
+    CHECK_THAT(info.out, Catch::Contains("max positions: no limit (no position table)"));
+    CHECK_THAT(info.out, Catch::Contains("maps:          ALiBi"));
+    // Any length is allowed but memory's limit (was refused as "only 0 positions").
+    const CliResult bench = runCli({"bench", dir.string(), "--seq", "300", "--repeat", "1", "--warmup", "0", "--device", "cpu"});
+    INFO(bench.err);
+    CHECK(bench.code == 0);
+    CHECK_THAT(bench.out, Catch::Contains("300 tokens"));
 }
