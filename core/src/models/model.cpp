@@ -59,6 +59,10 @@ std::vector<std::int64_t> Model::encodeText(const std::string&) const {
     throw Error(info().family + " model at " + info().path.string() + " has no tokenizer; give token ids instead");
 }
 
+std::vector<std::int64_t> Model::encodeTarget(const std::string&) const {
+    throw Error(info().family + " model at " + info().path.string() + " is not an encoder-decoder; it takes no target text");
+}
+
 const Tokenizer* Model::tokenizer() const { return nullptr; }
 
 bool Model::hasTokenizer() const { return tokenizer() != nullptr; }
@@ -86,6 +90,8 @@ std::shared_ptr<const Trace> Model::runForwardText(const TextInput& input, const
         throw Error(info().family + " models have no token types; give only ids");
     if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
         throw Error(info().family + " models take no padding mask; give only the real tokens");
+    if (!input.targetIds.empty())
+        throw Error(info().family + " model at " + info().path.string() + " is not an encoder-decoder; it takes no target ids");
     return runForward(input.ids, options);
 }
 

@@ -12,6 +12,12 @@ struct TextInput {
     std::vector<std::int64_t> ids;
     std::vector<std::int64_t> typeIds;  // token types (segment ids), one per id
     std::vector<std::uint8_t> attend;   // 1 = real token, 0 = padding (masked as a key), one per id
+    // Encoder-decoder models only (ModelInfo::encoderDecoder): the decoder's input ids, used
+    // exactly as given (teacher forcing), starting with the decoder start token
+    // (Model::encodeTarget makes them from a target text). Empty = greedy decoding from the
+    // start token up to maxNewTokens new tokens or the end token.
+    std::vector<std::int64_t> targetIds;
+    int maxNewTokens = 32;
 };
 
 // An 8-bit RGB image, row-major, 3 bytes per pixel: pixels[(y * width + x) * 3 + channel].

@@ -41,6 +41,9 @@ struct ModelInfo {
     // Image models (ViT): forwardImage() takes an RGB image, resized to imageSize × imageSize
     // pixels and cut into patches of patchSize; forward(ids) is an error for them.
     bool imageInput = false;
+    // Encoder-decoder models (the built-in reverse models, T5, BART, mBART, Marian): blocks
+    // "encoder", "decoder" and "cross"; TextInput::targetIds forces the decoder's input.
+    bool encoderDecoder = false;
     int imageSize = 0;
     int patchSize = 0;
     // What the family does that matters for reading its maps, one short phrase each, e.g.
@@ -85,6 +88,12 @@ public:
     // Text -> ids through the model's tokenizer, special tokens included as the model expects.
     // Throws attnscope::Error when the model has no tokenizer (the default) or the text is empty.
     virtual std::vector<std::int64_t> encodeText(const std::string& text) const;
+
+    // Encoder-decoder models: a target text -> the decoder's input ids, tokenized as the model's
+    // target side and shifted right the way Hugging Face's models do (decoder start token first).
+    // Throws attnscope::Error for other models (the default), without a tokenizer or for an
+    // empty text.
+    virtual std::vector<std::int64_t> encodeTarget(const std::string& text) const;
 
     // The folder's tokenizer (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), parsed
     // once when the model loaded; owned by the model and valid while it lives. nullptr when the

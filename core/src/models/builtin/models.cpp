@@ -37,6 +37,7 @@ public:
         info_.maxPositions = config_.maxSource;
         info_.task = taskName(config_.task);
         info_.attention = kindName(config_.kind);
+        info_.encoderDecoder = config_.seq2seq;
     }
 
     const ModelInfo& info() const override { return info_; }
