@@ -190,4 +190,10 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& fo
     return nullptr;
 }
 
+std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder, TokenizerSide) {
+    // No folder read so far has a separate target side; Marian's target.spm is read with the
+    // SentencePiece models (issue 12).
+    return fromFolder(folder);
+}
+
 }  // namespace attnscope

@@ -17,6 +17,10 @@
 
 namespace attnscope {
 
+// Which side of a translation model's vocabulary a tokenizer reads: Marian ships source.spm and
+// target.spm; every other folder has one tokenizer for both sides.
+enum class TokenizerSide { Source, Target };
+
 struct Encoding {
     std::vector<std::int64_t> ids;
     std::vector<std::string> tokens;                               // raw vocabulary strings
@@ -45,6 +49,9 @@ public:
     // CodeLlama, Gemma or GPT-NeoX tokenizer_class in tokenizer_config.json, the post-processor is rebuilt
     // from its add_bos_token / add_eos_token as transformers does on loading.
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder);
+    // The tokenizer of one side: Target differs from Source only where the folder has a
+    // separate target-side model (Marian's target.spm); otherwise fromFolder(folder).
+    static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder, TokenizerSide side);
 
     ~Tokenizer();
     Tokenizer(const Tokenizer&) = delete;
