@@ -11,6 +11,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+
 namespace attnscope {
 
 namespace {
@@ -95,22 +97,62 @@ class Seq2seqModel final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
+    // The decoder is fed <s> then the target's symbols (no </s>: the row fed the last symbol
+    // predicts it), as the trainer feeds it.
+    std::vector<std::int64_t> encodeTarget(const std::string& text) const override {
+        std::vector<std::int64_t> ids;
+        try {
+            ids = symbols_.encode(text, config_.maxTarget);
+        } catch (const Error& e) {
+            throw Error(info_.path.filename().string() + ": target " + e.what());
+        }
+        ids.insert(ids.begin(), builtin::kStart);
+        return ids;
+    }
+
 protected:
-    // Greedy decoding. Every step re-runs the decoder on <s> + the outputs so far; the Trace keeps
-    // the last pass, whose rows are exactly <s>, y1, ..., yT (the row fed yi predicts yi+1; the
-    // last row predicted </s>, or nothing when max_target_length stopped the decoding).
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+        return decodeFor(ids, {}, options);
+    }
+
+    std::shared_ptr<const Trace> runForwardText(const TextInput& input, const RunOptions& options) const override {
+        if (input.targetIds.empty()) return Model::runForwardText(input, options);  // its checks, then greedy
+        TextInput source = input;  // the base's checks of token types and padding, on the source alone
+        source.targetIds.clear();
+        if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }) ||
+            std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
+            return Model::runForwardText(source, options);  // throws naming what is refused
+        return decodeFor(input.ids, input.targetIds, options);
+    }
+
+private:
+    // Without a target: greedy decoding. Every step re-runs the decoder on <s> + the outputs so
+    // far; the Trace keeps the last pass, whose rows are exactly <s>, y1, ..., yT (the row fed yi
+    // predicts yi+1; the last row predicted </s>, or nothing when max_target_length stopped the
+    // decoding) and outputIds = y1..yT.
+    // With a target (teacher forcing): one decoder pass on exactly those ids; rows = the ids and
+    // outputIds holds, per row, the model's argmax next token (</s> included as itself), so a
+    // target equal to the greedy rows gives the greedy outputs followed by </s>.
+    std::shared_ptr<const Trace> decodeFor(const std::vector<std::int64_t>& ids, const std::vector<std::int64_t>& target,
+                                           const RunOptions& options) const {
         checkIds(ids, config_.vocabSize, config_.maxSource);
+        if (!target.empty()) checkTarget(target);
         c10::InferenceMode guard;
         const builtin::Pass pass{&options};
         BlockCapture encoder, decoder, cross;
         const at::Tensor memory = builtin::encode(weights_, config_, idTensor(ids), {}, pass, &encoder);
-        std::vector<std::int64_t> fed = {builtin::kStart}, out;
-        const long long total = config_.maxTarget + 1;
+        std::vector<std::int64_t> fed = target.empty() ? std::vector<std::int64_t>{builtin::kStart} : target, out;
+        const long long total = target.empty() ? config_.maxTarget + 1 : 1;
         for (;;) {
             decoder = BlockCapture{};
             cross = BlockCapture{};
             const at::Tensor logits = builtin::decode(weights_, config_, idTensor(fed), memory, {}, pass, &decoder, &cross);
+            if (!target.empty()) {
+                reportProgress(options.progress, 1, 1);
+                const at::Tensor best = logits[0].argmax(-1).to(at::kCPU, at::kLong).contiguous();
+                out.assign(best.data_ptr<std::int64_t>(), best.data_ptr<std::int64_t>() + best.numel());
+                break;
+            }
             reportProgress(options.progress, static_cast<long long>(fed.size()), total);
             if (static_cast<int>(out.size()) == config_.maxTarget) break;
             const std::int64_t next = logits[0][-1].argmax().item<std::int64_t>();
@@ -119,14 +161,28 @@ protected:
             fed.push_back(next);
         }
         auto impl = newTrace(ids);
-        const auto target = tokenLabels(fed);
+        const auto rows = tokenLabels(fed);
         impl->infos.push_back(blockInfo("encoder", config_.encoderLayers, false, impl->tokens, impl->tokens));
-        impl->infos.push_back(blockInfo("decoder", config_.decoderLayers, true, target, target));
-        impl->infos.push_back(blockInfo("cross", config_.decoderLayers, false, target, impl->tokens));
+        impl->infos.push_back(blockInfo("decoder", config_.decoderLayers, true, rows, rows));
+        impl->infos.push_back(blockInfo("cross", config_.decoderLayers, false, rows, impl->tokens));
         impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
         impl->outputIds = out;
         impl->outputTokens = tokenLabels(out);
         return std::make_shared<const Trace>(std::move(impl));
+    }
+
+    void checkTarget(const std::vector<std::int64_t>& target) const {
+        const std::string name = info_.path.filename().string();
+        if (static_cast<int>(target.size()) > config_.maxTarget + 1)
+            throw Error(name + ": target ids: " + std::to_string(target.size()) + " ids, but the decoder has " +
+                        std::to_string(config_.maxTarget + 1) + " positions (max_target_length + 1)");
+        for (std::size_t i = 0; i < target.size(); ++i)
+            if (target[i] < 0 || target[i] >= config_.vocabSize)
+                throw Error(name + ": target id " + std::to_string(target[i]) + " at position " + std::to_string(i) +
+                            " is outside the vocabulary [0, " + std::to_string(config_.vocabSize) + ")");
+        if (target.front() != builtin::kStart)
+            throw Error(name + ": target ids must start with the decoder start symbol <s> (id " +
+                        std::to_string(builtin::kStart) + "), got " + std::to_string(target.front()));
     }
 };
 
