@@ -1,3 +1,4 @@
+#include "alignment_output.h"
 #include "commands.h"
 #include "common.h"
 #include "lab_output.h"
@@ -147,13 +148,14 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv,
-              withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
-                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"}),
+              withAlignmentOptions(withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
+                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"})),
               {"propagate", "prune-least"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
     const AttentionSettings s = parseSettings(args);
+    const std::optional<AlignmentRequest> align = parseAlignmentRequest(args);
 
     auto model = loadModel(args);
     std::shared_ptr<const Trace> trace = input.run(*model);
@@ -177,6 +179,7 @@ int runAttention(const std::vector<std::string>& argv) {
         change["intervention"] = s.what;
         printOutputChange(std::cout, r.change, s.what);
     }
+    const std::optional<Alignment> alignment = align ? std::optional(computeAlignment(*trace, *align)) : std::nullopt;
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);  // every file below, or none of them
     std::vector<std::string> written;
@@ -223,6 +226,11 @@ int runAttention(const std::vector<std::string>& argv) {
         writeFileAtomically(staged.path("fit.json"), nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
         written.push_back((out / "fit.json").string());
     }
+    if (alignment) {
+        writeAlignmentFile(*align, *alignment);
+        written.push_back(align->file.string() + " (alignment on " + (align->options.units == AlignmentUnits::Words ? "words" : "tokens") +
+                          ", " + alignment->heads + ")");
+    }
     staged.commit();
     for (const auto& w : written) std::cerr << "wrote " << w << "\n";
     return 0;
@@ -237,7 +245,9 @@ Command attentionCommand() {
     "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
     "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
     "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
-    "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n\n"
+    "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
+    "                               [--alignment FILE [--alignment-units words|tokens]\n"
+    "                                [--alignment-heads L:H,L:H|all|layer:L] [--alignment-rows input|predicted]]\n\n"
     "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
     "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
     "as the model's preprocessor_config.json says), and writes\n"
@@ -269,6 +279,15 @@ Command attentionCommand() {
     "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
     "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
     "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
+    "--alignment FILE (encoder-decoders) writes the hard source-target alignment: per target token\n"
+    "  the source token its cross-attention row attends most, from the mean of --alignment-heads\n"
+    "  (default: every head of the last layer; all = every layer's), as one Pharaoh line\n"
+    "  \"i-j i-j ...\" (source index - target index, 0-based, the format fast_align, awesome-align\n"
+    "  and AER scripts read). Special tokens (<s>, </s>, [CLS], language codes) and the decoder\n"
+    "  start row are left out and not counted. --alignment-units words groups tokens into words\n"
+    "  by their word-start marks (▁, Ġ; ## continues); a word pair is linked when any of its\n"
+    "  token pairs is. --alignment-rows: a target token's row is the one that predicts it\n"
+    "  (predicted, default) or the one it is fed in (input).\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runAttention};
 }
