@@ -9,10 +9,12 @@
 #include "attnscope/models/model.h"
 #include "attnscope/attention/trace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
 #ifdef ATTNSCOPE_CLI_EXPORT
+#include "figure/alignment.h"
 #include "figure/figure.h"
 
 #include <QFileInfo>
@@ -41,13 +43,19 @@ QString modelName(const std::string& spec) {
 int runExport(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale", "width-in",
-                                "dpi", "title"}),
+                                "dpi", "title", "figure"}),
               {});
     args.expectPositionals(1);
     const QString out = QString::fromStdString(args.required("out"));
     const long long layer = args.integer("layer", 0, kMaxInt).value_or(-1);
     const long long head = args.integer("head", 0, kMaxInt).value_or(-1);
-    if (!args.value("layer") || !args.value("head")) throw UsageError("give the map: --layer L --head H");
+    const std::string kind = args.value("figure").value_or("map");
+    if (kind != "map" && kind != "alignment") throw Error("--figure " + kind + ": unknown (use map or alignment)");
+    const bool alignment = kind == "alignment";  // one head, or without --layer/--head the last layer's mean
+    if (alignment && args.value("block")) throw UsageError("--figure alignment draws the cross block; leave out --block");
+    if (alignment ? args.value("layer").has_value() != args.value("head").has_value() : !args.value("layer") || !args.value("head"))
+        throw UsageError(alignment ? "give both --layer L --head H, or neither (every head of the last layer)"
+                                   : "give the map: --layer L --head H");
     const ModelInput input(args);  // malformed input fails before loading
 
     // Every option is checked before the model loads.
@@ -72,6 +80,23 @@ int runExport(const std::vector<std::string>& argv) {
 
     auto model = loadModel(args);
     auto trace = input.run(*model);
+    if (alignment) {
+        AlignmentOptions options;
+        options.map = mapOptions;
+        if (layer >= 0) options.heads = {{int(layer), int(head)}};
+        const bool hasCross = std::any_of(trace->blocks().begin(), trace->blocks().end(), [](const BlockInfo& b) { return b.name == "cross"; });
+        if (!hasCross) throw Error("--figure alignment needs an encoder-decoder model; this one has no cross-attention");
+        Figure drawn = alignmentFigure(*trace, options, modelName(args.positional(0, "MODEL")));
+        drawn.colormap = figure.colormap;
+        drawn.scale = figure.scale;
+        drawn.widthIn = figure.widthIn;
+        if (auto title = args.value("title")) drawn.title = QString::fromStdString(*title);
+        figure = std::move(drawn);
+        writeFigure(figure, out, int(dpi));
+        const QSizeF size = figureSizePoints(figure);
+        std::cerr << "wrote " << out.toStdString() << " (" << size.width() << " x " << size.height() << " pt)\n";
+        return 0;
+    }
     const auto& blocks = trace->blocks();
     int block = 0;
     if (const auto name = args.value("block")) {
@@ -128,7 +153,8 @@ Command exportCommand() {
     "                            --out FIG.pdf|.svg|.png [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                            [--block self|cross|encoder|decoder] [--temperature T]\n"
     "                            [--colormap viridis|cividis|magma|gray] [--scale linear|log]\n"
-    "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n\n"
+    "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n"
+    "                            [--figure map|alignment]\n\n"
     "Runs the model on the input and draws the map of head H in layer L of the block (default:\n"
     "cross when the model has it, else its only block) the way the desktop app shows it: token\n"
     "labels on both axes (row = query, column = key), a colour bar and a title.\n"
@@ -136,6 +162,10 @@ Command exportCommand() {
     "               fonts are sized in points for that width\n"
     "  --dpi        pixels per inch of a PNG (stored in the file); PDF and SVG are vector\n"
     "  --scale log  colours on a log scale from 1e-4 to 1\n"
+    "  --figure alignment  an encoder-decoder's cross-attention alignment: source tokens along\n"
+    "               the top, target tokens down the side, a mark in each row's argmax cell (as\n"
+    "               attention --alignment computes it); --layer/--head pick one head, without\n"
+    "               them the mean of the last layer's heads\n"
     "The format follows the extension of --out. PDF keeps text as text with embedded fonts.\n"
     "Invalid input exits with code 2 and one 'error: ...' line; an existing --out is then untouched.\n",
             runExportCommand};

@@ -137,8 +137,9 @@ Layout layoutFor(const Figure& f) {
     L.barLabel = fit(f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()), L.base,
                      L.mapH * 0.98, L.barLabelPt);
     L.mapTop = L.pad + L.titleH + L.panelTitleH;
+    if (f.keysOnTop) L.mapTop += base.height() * 1.2 + L.xTickH;  // axis name, then the key ticks
     L.barX = L.left + n * L.panelW + (n - 1) * L.panelGap + L.base;
-    L.height = std::ceil(L.mapTop + L.mapH + L.xTickH + base.height() * 1.2 + L.pad);
+    L.height = std::ceil(L.mapTop + L.mapH + (f.keysOnTop ? 0 : L.xTickH + base.height() * 1.2) + L.pad);
     return L;
 }
 
@@ -171,6 +172,21 @@ void drawCells(QPainter& p, const FigurePanel& panel, const QRectF& area, const 
         const int factor = std::max(1, 2048 / std::max(m.rows, m.cols));
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);
         p.drawImage(area, img.scaled(m.cols * factor, m.rows * factor, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+    }
+    p.restore();
+}
+
+// A dot with a white ring in each marked cell, so it reads on every colour of every colormap.
+void drawMarks(QPainter& p, const FigurePanel& panel, const QRectF& area) {
+    const double cw = area.width() / panel.map.cols, ch = area.height() / panel.map.rows;
+    const double r = std::min(cw, ch) * 0.22;
+    p.save();
+    p.setPen(QPen(Qt::white, r * 0.45));
+    p.setBrush(kFigureMarkColor);
+    for (int q = 0; q < panel.map.rows && q < int(panel.rowMarks.size()); ++q) {
+        const int k = panel.rowMarks[std::size_t(q)];
+        if (k < 0 || k >= panel.map.cols) continue;
+        p.drawEllipse(QPointF(area.left() + (k + 0.5) * cw, area.top() + (q + 0.5) * ch), r, r);
     }
     p.restore();
 }
@@ -208,18 +224,30 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
                        Qt::AlignHCenter | Qt::AlignTop, L.panelTitles[std::size_t(i)]);
         }
         drawCells(p, panel, area, f);
+        drawMarks(p, panel, area);
         p.setPen(frame);
         p.setBrush(Qt::NoBrush);
         p.drawRect(area);
 
-        // Key ticks below the map; query ticks left of the first panel only.
+        // Key ticks below the map (or above it); query ticks left of the first panel only.
         p.setFont(tickFont);
         for (int k = 0; k < panel.map.cols; k += L.xStride) {
             const double x = area.left() + (k + 0.5) * L.cellW;
+            const QString text = tickText(panel.keyLabels, k);
             p.setPen(frame);
+            if (f.keysOnTop) {
+                p.drawLine(QPointF(x, area.top() - kTickLen), QPointF(x, area.top()));
+                p.setPen(ink);
+                if (L.keyVertical)  // reads upwards from just above the tick
+                    drawVerticalRightAligned(p, x, area.top() - kTickLen - 1.0, tick.height(), text, tick.width(text) + 1);
+                else
+                    p.drawText(QRectF(x - L.cellW * L.xStride, area.top() - kTickLen - tick.height(), 2 * L.cellW * L.xStride,
+                                      tick.height()),
+                               Qt::AlignHCenter | Qt::AlignBottom, text);
+                continue;
+            }
             p.drawLine(QPointF(x, area.bottom()), QPointF(x, area.bottom() + kTickLen));
             p.setPen(ink);
-            const QString text = tickText(panel.keyLabels, k);
             if (L.keyVertical)
                 drawVerticalRightAligned(p, x, area.bottom() + kTickLen + 1.0 + tick.width(text), tick.height(), text,
                                          tick.width(text) + 1);
@@ -243,12 +271,12 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     p.setFont(baseFont);
     p.setPen(ink);
     const double panelsRight = L.left + n * L.panelW + (n - 1) * L.panelGap;
-    p.drawText(QRectF(L.left, L.mapTop + L.mapH + L.xTickH, panelsRight - L.left, base.height() * 1.2),
-             Qt::AlignHCenter | Qt::AlignVCenter, QStringLiteral("key"));
+    const double keyAxisY = f.keysOnTop ? L.mapTop - L.xTickH - base.height() * 1.2 : L.mapTop + L.mapH + L.xTickH;
+    p.drawText(QRectF(L.left, keyAxisY, panelsRight - L.left, base.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter, f.keyAxis);
     p.save();
     p.translate(L.pad, L.mapTop + L.mapH / 2);
     p.rotate(-90);
-    p.drawText(QRectF(-L.mapH / 2, 0, L.mapH, base.height()), Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("query"));
+    p.drawText(QRectF(-L.mapH / 2, 0, L.mapH, base.height()), Qt::AlignHCenter | Qt::AlignTop, f.queryAxis);
     p.restore();
 
     // Colour bar: the colormap as a vertical linear gradient, ticks and labels on its right.

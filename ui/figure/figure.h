@@ -16,6 +16,7 @@
 
 #include "attnscope/attention/trace.h"
 
+#include <QColor>
 #include <QImage>
 #include <QSizeF>
 #include <QString>
@@ -31,6 +32,9 @@ struct FigurePanel {
     QStringList queryLabels;  // one per row (missing ones show as indices)
     QStringList keyLabels;    // one per column
     QString title;            // above the panel; may hold a second line after '\n'
+    // Per row the column whose cell gets a mark (a dot; -1 or missing: none), e.g. the argmax
+    // of an alignment figure. Empty: no marks.
+    std::vector<int> rowMarks = {};
 };
 
 struct Figure {
@@ -41,7 +45,13 @@ struct Figure {
     double widthIn = 3.25;            // physical width of the whole figure
     QString fontFamily = QStringLiteral("DejaVu Sans");
     QString colorbarLabel = QStringLiteral("attention weight");
+    QString keyAxis = QStringLiteral("key");      // axis names
+    QString queryAxis = QStringLiteral("query");
+    bool keysOnTop = false;  // key labels above the maps (alignment figures: source along the top)
 };
+
+// The colour of row marks (FigurePanel::rowMarks), drawn with a white ring.
+inline const QColor kFigureMarkColor(0xe4, 0x1a, 0x1c);
 
 enum class FigureFormat { Pdf, Svg, Png };
 

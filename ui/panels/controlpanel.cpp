@@ -47,14 +47,23 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     image_ = new ImageInputBar;
     image_->setObjectName(QStringLiteral("imageInputBar"));
     image_->setVisible(false);
-    inputForm->addWidget(input_);
+    target_ = new QLineEdit;
+    target_->setObjectName(QStringLiteral("targetEdit"));
+    target_->setClearButtonEnabled(true);
+    target_->setToolTip(tr("Teacher forcing: the decoder reads exactly this target. Leave it empty and the model generates "
+                           "its own output (greedy decoding)."));
+    sourceLabel_ = new QLabel(tr("Source:"));
+    targetLabel_ = new QLabel(tr("Target:"));
+    auto* pair = new QFormLayout;
+    pair->setContentsMargins(0, 0, 0, 0);
+    pair->addRow(sourceLabel_, input_);
+    pair->addRow(targetLabel_, target_);
+    inputForm->addLayout(pair);
     inputForm->addWidget(ids_);
     inputForm->addWidget(image_);
     inputForm->addWidget(run_);
-    connect(ids_, &QCheckBox::toggled, this, [this](bool ids) {
-        input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
-    });
-    input_->setPlaceholderText(tr("text to run through the model"));
+    connect(ids_, &QCheckBox::toggled, this, &ControlPanel::updatePlaceholders);
+    setTargetInput(false);
 
     auto* viewBox = new QGroupBox(tr("Attention map"));
     auto* form = new QFormLayout(viewBox);
@@ -135,6 +144,21 @@ void ControlPanel::setImageInput(bool image) {
     image_->setVisible(image);
     input_->setVisible(!image);
     ids_->setVisible(!image);
+    if (image) setTargetInput(false);
+}
+
+void ControlPanel::setTargetInput(bool encoderDecoder) {
+    for (QWidget* w : std::initializer_list<QWidget*>{target_, sourceLabel_, targetLabel_}) w->setVisible(encoderDecoder);
+    updatePlaceholders();
+}
+
+QString ControlPanel::targetText() const { return target_->isVisibleTo(this) ? target_->text() : QString(); }
+
+void ControlPanel::updatePlaceholders() {
+    const bool ids = ids_->isChecked();
+    input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
+    target_->setPlaceholderText(ids ? tr("decoder ids from the start token; empty = generate")
+                                    : tr("target text; empty = the model generates it"));
 }
 
 void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {

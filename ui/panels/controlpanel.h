@@ -30,6 +30,8 @@ public:
     ModelPicker* picker() const { return picker_; }
     QLabel* modelLabel() const { return modelLabel_; }
     QLineEdit* input() const { return input_; }
+    // Encoder-decoder models: the decoder's target (text, or ids in ids mode); empty = generate.
+    QLineEdit* targetInput() const { return target_; }
     QCheckBox* idsCheck() const { return ids_; }
     QPushButton* runButton() const { return run_; }
     QComboBox* blockCombo() const { return block_; }
@@ -49,6 +51,10 @@ public:
     bool idsMode() const;
     // Ids-only models: the box is ticked and locked.
     void setTokenizerAvailable(bool available);
+    // Encoder-decoder models get a second box for the target under the source.
+    void setTargetInput(bool encoderDecoder);
+    // The target box's text when it is shown, else empty (= generate).
+    QString targetText() const;
     // Image models take an image (the image bar) instead of text or ids.
     void setImageInput(bool image);
     // Shows the block row only when the model has several blocks.
@@ -68,6 +74,10 @@ private:
     ModelPicker* picker_ = nullptr;
     QLabel* modelLabel_ = nullptr;
     QLineEdit* input_ = nullptr;
+    QLineEdit* target_ = nullptr;
+    QLabel* sourceLabel_ = nullptr;
+    QLabel* targetLabel_ = nullptr;
+    void updatePlaceholders();
     QCheckBox* ids_ = nullptr;
     QPushButton* run_ = nullptr;
     QLabel* blockLabel_ = nullptr;

@@ -25,7 +25,7 @@ const QString kFormats[] = {QStringLiteral("pdf"), QStringLiteral("svg"), QStrin
 }  // namespace
 
 ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget* parent)
-    : QDialog(parent), figure_(std::move(figure)) {
+    : QDialog(parent), figure_(std::move(figure)), figures_{figure_}, suffixes_{QString()} {
     setObjectName(QStringLiteral("exportDialog"));
     setWindowTitle(tr("Export figure"));
     setAttribute(Qt::WA_DeleteOnClose);
@@ -75,7 +75,15 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
     error_->setStyleSheet(QStringLiteral("color: #b00020"));
     error_->setVisible(false);
 
+    choice_ = new QComboBox;
+    choice_->setObjectName(QStringLiteral("figureChoice"));
+    choice_->addItem(tr("The map on screen"));
+    choiceLabel_ = new QLabel(tr("Figure:"));
+    choice_->setVisible(false);
+    choiceLabel_->setVisible(false);
+
     auto* form = new QFormLayout;
+    form->addRow(choiceLabel_, choice_);
     form->addRow(tr("File:"), pathRow);
     form->addRow(tr("Format:"), format_);
     form->addRow(tr("Width:"), widthRow);
@@ -111,6 +119,7 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
         if (w > 0) width_->setValue(w);
         width_->setEnabled(w <= 0);
     });
+    connect(choice_, &QComboBox::currentIndexChanged, this, &ExportDialog::chooseFigure);
     connect(width_, &QDoubleSpinBox::valueChanged, this, &ExportDialog::updatePreview);
     connect(dpi_, &QSpinBox::valueChanged, this, &ExportDialog::updatePreview);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
@@ -123,6 +132,30 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
 void ExportDialog::resizeEvent(QResizeEvent* event) {
     QDialog::resizeEvent(event);
     updatePreview();  // the preview fits the label's new size
+}
+
+void ExportDialog::addFigure(const QString& name, Figure figure, const QString& suffix) {
+    figures_.push_back(std::move(figure));
+    suffixes_ << suffix;
+    choice_->addItem(name);
+    choice_->setVisible(true);
+    choiceLabel_->setVisible(true);
+}
+
+void ExportDialog::setFigureIndex(int index) { choice_->setCurrentIndex(index); }
+int ExportDialog::figureIndex() const { return choice_->currentIndex(); }
+
+// The chosen figure at the dialog's width; the file name's suffix follows the choice.
+void ExportDialog::chooseFigure(int index) {
+    if (index < 0 || index >= int(figures_.size())) return;
+    const QString oldSuffix = suffixes_[chosen_];
+    chosen_ = index;
+    figure_ = figures_[std::size_t(index)];
+    QFileInfo info(path_->text());
+    QString base = info.completeBaseName();
+    if (!oldSuffix.isEmpty() && base.endsWith(oldSuffix)) base.chop(oldSuffix.size());
+    path_->setText(QDir::cleanPath(info.path() + QLatin1Char('/') + base + suffixes_[index] + QLatin1Char('.') + info.suffix()));
+    updatePreview();
 }
 
 void ExportDialog::setPath(const QString& path) { path_->setText(path); }

@@ -2,11 +2,16 @@
 // (one column 3.25 in, two columns 6.75 in, or custom) and the PNG's dpi, shows a preview and
 // the resulting size, and writes the figure with writeFigure (ui/figure.h). Non-modal: open()
 // it; exported(path) follows a successful write, errors show in the dialog and keep it open.
+// Other figures of the same run (an encoder-decoder's alignment figure) can be offered with
+// addFigure(); a "Figure:" choice then picks which one is written.
 #pragma once
 
 #include "figure/figure.h"
 
 #include <QDialog>
+#include <QStringList>
+
+#include <vector>
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -18,6 +23,12 @@ class ExportDialog : public QDialog {
     Q_OBJECT
 public:
     ExportDialog(Figure figure, const QString& suggestedPath, QWidget* parent = nullptr);
+
+    // Offers another figure; the first (the constructor's) is "the map on screen". The file name
+    // gets `suffix` (e.g. "_alignment") while that figure is chosen.
+    void addFigure(const QString& name, Figure figure, const QString& suffix);
+    void setFigureIndex(int index);
+    int figureIndex() const;
 
     void setPath(const QString& path);
     void setWidthInches(double inches);  // picks the matching preset or Custom
@@ -40,7 +51,14 @@ private:
     void updatePreview();
     void syncFormat();
 
-    Figure figure_;
+    void chooseFigure(int index);
+
+    Figure figure_;                  // the chosen one, with the dialog's width
+    std::vector<Figure> figures_;    // every offered figure
+    QStringList suffixes_;           // file-name suffix of each
+    int chosen_ = 0;
+    QComboBox* choice_ = nullptr;
+    QLabel* choiceLabel_ = nullptr;
     QLineEdit* path_ = nullptr;
     QComboBox* format_ = nullptr;
     QComboBox* preset_ = nullptr;

@@ -20,6 +20,14 @@ QString bar(double p) { return QString(int(std::lround(p * 10)), QChar(0x2588));
 
 QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
 
+// Single characters (the built-in models' symbols) run together, longer tokens with spaces.
+QString joined(const std::vector<std::string>& out) {
+    const bool chars = std::all_of(out.begin(), out.end(), [](const std::string& s) { return s.size() == 1; });
+    QString text;
+    for (std::size_t i = 0; i < out.size(); ++i) text += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
+    return text;
+}
+
 }  // namespace
 
 OutputPanel::OutputPanel(QWidget* parent) : QWidget(parent) {
@@ -39,14 +47,21 @@ QString OutputPanel::text() const {
 }
 
 void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Model& model,
-                              const attnscope::Tokenizer* tokenizer) {
+                              const attnscope::Tokenizer* tokenizer, bool forcedTarget) {
     QString html;
     if (!trace.outputTokens().empty()) {
-        const auto& out = trace.outputTokens();
-        const bool chars = std::all_of(out.begin(), out.end(), [](const std::string& s) { return s.size() == 1; });
-        QString joined;
-        for (std::size_t i = 0; i < out.size(); ++i) joined += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
-        html = tr("Generated: <b><tt>%1</tt></b> (%2 tokens)").arg(joined).arg(out.size());
+        if (forcedTarget) {
+            // The rows the decoder read (after the start token) and what it predicts at each.
+            std::vector<std::string> target;
+            for (const auto& b : trace.blocks())
+                if (b.name == "cross" && !b.queryTokens.empty()) target.assign(b.queryTokens.begin() + 1, b.queryTokens.end());
+            html = tr("Target (forced): <b><tt>%1</tt></b> (%2 tokens)<br>Model's choice per row: <tt>%3</tt>")
+                       .arg(joined(target))
+                       .arg(target.size())
+                       .arg(joined(trace.outputTokens()));
+        } else {
+            html = tr("Generated: <b><tt>%1</tt></b> (%2 tokens)").arg(joined(trace.outputTokens())).arg(trace.outputTokens().size());
+        }
     } else if (!trace.classLabels().empty()) {
         const auto& labels = trace.classLabels();
         const auto& p = trace.classProbabilities();

@@ -20,9 +20,11 @@ public:
     explicit OutputPanel(QWidget* parent = nullptr);
 
     // tokenizer (the folder's, may be null): next tokens in their readable forms, the raw
-    // vocabulary string in brackets where it differs.
+    // vocabulary string in brackets where it differs. forcedTarget: the encoder-decoder's decoder
+    // was given the target (the cross block's rows), so the outputs are the model's argmax per
+    // row rather than a generated text.
     void showOutputs(const attnscope::Trace& trace, const attnscope::Model& model,
-                     const attnscope::Tokenizer* tokenizer = nullptr);
+                     const attnscope::Tokenizer* tokenizer = nullptr, bool forcedTarget = false);
     void clear();
     QString text() const;  // the shown text (plain), for tests
 

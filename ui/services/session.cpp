@@ -79,16 +79,20 @@ void Session::run(std::vector<std::int64_t> ids) {
     });
 }
 
-void Session::runInput(const QString& text, bool asIds) {
+void Session::runInput(const QString& text, bool asIds, const QString& target) {
     if (!model_) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, text, asIds](const attnscope::Progress& report) {
+    startJob([model = model_, text, asIds, target](const attnscope::Progress& report) {
         const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
         attnscope::RunOptions options;
         options.progress = report;
-        return Outcome{nullptr, model->forward(ids, options), {}, {}};
+        if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
+        attnscope::TextInput input;
+        input.ids = ids;
+        input.targetIds = encodeTargetInput(*model, target, asIds);
+        return Outcome{nullptr, model->forwardText(input, options), {}, {}};
     });
 }
 

@@ -43,8 +43,10 @@ public:
     // One forward pass of the current model over ids (used as given).
     void run(std::vector<std::int64_t> ids);
     // The typed input: token ids when asIds, else text through the model's tokenizer; encoding
-    // errors (an unknown symbol, too many tokens) arrive as failed().
-    void runInput(const QString& text, bool asIds);
+    // errors (an unknown symbol, too many tokens) arrive as failed(). Encoder-decoders: a
+    // non-empty target is forced on the decoder (ids from the start token, or a target text
+    // through Model::encodeTarget); empty = greedy decoding.
+    void runInput(const QString& text, bool asIds, const QString& target = QString());
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
     // Whether the current model splits text itself (else its input is token ids).

@@ -56,3 +56,12 @@ std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QStri
     if (text.trimmed().isEmpty()) throw attnscope::Error("Type a text to run.");
     return model.encodeText(text.toStdString());
 }
+
+std::vector<std::int64_t> encodeTargetInput(const attnscope::Model& model, const QString& text, bool asIds) {
+    if (asIds) {
+        const TokenIdsParse parsed = parseTokenIds(text, model.info().vocabSize, 0);  // length: the model says
+        if (!parsed.ok()) throw attnscope::Error("Target: " + parsed.error.toStdString());
+        return parsed.ids;
+    }
+    return model.encodeTarget(text.toStdString());
+}

@@ -30,3 +30,8 @@ class Model;
 // model's tokenizer (Model::encodeText). Throws attnscope::Error naming the problem (a bad id,
 // an unknown symbol, no tokenizer). Runs on worker threads.
 std::vector<std::int64_t> encodeInput(const attnscope::Model& model, const QString& text, bool asIds);
+
+// The decoder's forced input from what the user typed in the target box: token ids (used as
+// given, starting with the decoder start token) when asIds, else the target text through
+// Model::encodeTarget. Throws attnscope::Error naming the problem. Runs on worker threads.
+std::vector<std::int64_t> encodeTargetInput(const attnscope::Model& model, const QString& text, bool asIds);

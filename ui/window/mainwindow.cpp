@@ -123,6 +123,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(c->picker(), &ModelPicker::openFolderRequested, this, &MainWindow::chooseModelFolder);
     connect(c->runButton(), &QPushButton::clicked, this, &MainWindow::runInput);
     connect(c->input(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
+    connect(c->targetInput(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
     connect(c->blockCombo(), &QComboBox::currentIndexChanged, this, &MainWindow::onBlockChanged);
     for (QSpinBox* spin : {c->layerSpin(), c->headSpin()})
         connect(spin, &QSpinBox::valueChanged, this, [this] {
@@ -310,6 +311,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     const bool hadIds = controls_->idsMode();
     controls_->setTokenizerAvailable(session_->hasTokenizer());
     controls_->setImageInput(info.imageInput);
+    controls_->setTargetInput(info.encoderDecoder);
     QLineEdit* input = controls_->input();
     const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
     previousSpec_ = spec;
@@ -317,6 +319,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
         !sameKindOfInput) {
         exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
         input->setText(exampleShown_);
+        controls_->targetInput()->clear();  // a target belongs to its source
     }
     statusBar()->showMessage(tr("Loaded %1.").arg(modelName()), 5000);
     if (const auto task = compareTaskOf(spec)) compareTask_ = *task;  // compare this model's task
@@ -334,13 +337,14 @@ void MainWindow::runInput() {
     }
     if (session_->isBusy()) return;
     statusBar()->showMessage(tr("Running…"));
-    session_->runInput(controls_->input()->text(), controls_->idsMode());
+    session_->runInput(controls_->input()->text(), controls_->idsMode(), controls_->targetText());
     updateCompare(true);
 }
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
-    controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get());
+    controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get(),
+                                      !controls_->targetText().trimmed().isEmpty());
     if (blocks.empty()) {
         heatmap_->clear(tr("This model recorded no attention."));
         return;

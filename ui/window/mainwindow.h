@@ -27,6 +27,7 @@ class Trace;
 
 class ComparePanel;
 class ControlPanel;
+class ExportDialog;
 class HeatmapView;
 class LabController;
 class OverviewGrid;
@@ -107,6 +108,8 @@ private:
     void buildMenus();
     void buildShortcuts();
     void buildFamilyInputs();
+    // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
+    void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
     bool runImageInput();
     void updateHeadGroup();

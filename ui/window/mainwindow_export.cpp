@@ -60,6 +60,7 @@ void MainWindow::exportFigure() {
         return;
     }
     auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
+    if (tabs_->currentWidget() != compare_) offerAlignmentFigures(*dialog);
     connect(dialog, &ExportDialog::exported, this,
             [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();

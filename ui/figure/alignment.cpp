@@ -1,0 +1,25 @@
+#include "figure/alignment.h"
+
+#include "figure/labels.h"
+
+#include "attnscope/attention/trace.h"
+
+Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::AlignmentOptions& options, const QString& model) {
+    const attnscope::BlockInfo& cross = trace.blocks()[std::size_t(trace.blockIndex("cross"))];
+    const attnscope::Alignment alignment = attnscope::alignTrace(trace, options);
+    FigurePanel panel;
+    panel.map = attnscope::meanCrossMap(trace, options.heads, options.map);
+    panel.queryLabels = toQtStrings(cross.queryTokens);
+    panel.keyLabels = toQtStrings(cross.keyTokens);
+    panel.rowMarks = alignment.rowArgmax;
+    Figure f;
+    f.panels.push_back(std::move(panel));
+    f.keysOnTop = true;
+    f.keyAxis = QStringLiteral("source");
+    f.queryAxis = QStringLiteral("target");
+    QStringList title;
+    if (!model.isEmpty()) title << model;
+    title << QStringLiteral("cross-attention alignment") << QString::fromStdString(alignment.heads);
+    f.title = title.join(QStringLiteral(" \u00b7 "));
+    return f;
+}
