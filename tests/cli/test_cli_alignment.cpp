@@ -103,3 +103,34 @@ TEST_CASE("cli attention --alignment writes the cross maps' argmax as Pharaoh i-
                        1, "--alignment-units needs --alignment FILE");
     }
 }
+
+#ifdef ATTNSCOPE_CLI_HAS_EXPORT
+TEST_CASE("cli export --figure alignment draws the cross map with source on top and target down the side", "[cli][alignment][export]") {
+    const auto dir = freshDir("cli-alignment-figure");
+    const auto svg = dir / "align.svg";
+    const CliResult r = runCli({"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--out", svg.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const std::string text = slurpFile(svg);
+    REQUIRE(text.find("<svg") != std::string::npos);
+    CHECK(text.find("</svg>") != std::string::npos);
+    for (const char* label : {">source<", ">target<", ">q<", ">9<", "every head of the last layer"}) {
+        INFO(label);
+        CHECK(text.find(label) != std::string::npos);
+    }
+    const auto one = dir / "one.png";
+    REQUIRE(runCli({"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--layer", "0", "--head", "1",
+                    "--out", one.string()}).code == 0);
+    CHECK(slurpFile(one).rfind("\x89PNG", 0) == 0);
+    requireCliInputError(runCli({"export", "builtin:sentiment-dot", "--text", "a good film", "--figure", "alignment", "--out",
+                                 (dir / "s.svg").string()}),
+                         "no cross-attention");
+    requireCliInputError(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer", "5",
+                                 "--head", "0", "--out", (dir / "bad.svg").string()}),
+                         "head 5:0");
+    requireCliExit(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer", "1", "--out",
+                           (dir / "bad.svg").string()}),
+                   1, "give both --layer L --head H, or neither");
+    CHECK_FALSE(std::filesystem::exists(dir / "bad.svg"));
+}
+#endif

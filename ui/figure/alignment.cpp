@@ -12,14 +12,12 @@ Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::Alignment
     panel.queryLabels = toQtStrings(cross.queryTokens);
     panel.keyLabels = toQtStrings(cross.keyTokens);
     panel.rowMarks = alignment.rowArgmax;
+    panel.title = QString::fromStdString(alignment.heads);
     Figure f;
     f.panels.push_back(std::move(panel));
     f.keysOnTop = true;
     f.keyAxis = QStringLiteral("source");
     f.queryAxis = QStringLiteral("target");
-    QStringList title;
-    if (!model.isEmpty()) title << model;
-    title << QStringLiteral("cross-attention alignment") << QString::fromStdString(alignment.heads);
-    f.title = title.join(QStringLiteral(" \u00b7 "));
+    f.title = (model.isEmpty() ? QString() : model + QStringLiteral(" \u00b7 ")) + QStringLiteral("cross-attention alignment");
     return f;
 }

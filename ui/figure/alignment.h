@@ -14,5 +14,5 @@ class Trace;
 }
 
 // Throws attnscope::Error when the trace has no cross block or a head is outside it. `model`
-// names the model in the title; the title also says which heads were used.
+// names the model in the title; the panel title says which heads were used.
 Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::AlignmentOptions& options, const QString& model);

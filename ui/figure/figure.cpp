@@ -220,7 +220,7 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         if (!panel.title.isEmpty()) {
             p.setFont(fontFor(f.fontFamily, L.panelTitlePt, dpi));
             p.setPen(ink);
-            p.drawText(QRectF(x0 - L.panelGap / 2, L.mapTop - L.panelTitleH, L.panelW + L.panelGap, L.panelTitleH),
+            p.drawText(QRectF(x0 - L.panelGap / 2, L.pad + L.titleH, L.panelW + L.panelGap, L.panelTitleH),
                        Qt::AlignHCenter | Qt::AlignTop, L.panelTitles[std::size_t(i)]);
         }
         drawCells(p, panel, area, f);
