@@ -310,6 +310,7 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
         watchdog.beat();
         window->controls()->idsCheck()->setChecked(false);
         window->controls()->input()->setText(QStringLiteral("hello42"));
+        window->controls()->targetInput()->clear();  // the walk may have typed a target too
         QSignalSpy traced(window->session(), &Session::traceReady);
         window->runInput();
         REQUIRE(traced.wait(60000));

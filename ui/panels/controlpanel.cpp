@@ -157,8 +157,8 @@ QString ControlPanel::targetText() const { return target_->isVisibleTo(this) ? t
 void ControlPanel::updatePlaceholders() {
     const bool ids = ids_->isChecked();
     input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
-    target_->setPlaceholderText(ids ? tr("decoder ids from the start token; empty = generate")
-                                    : tr("target text; empty = the model generates it"));
+    // Short enough to show whole in the narrow column; the tooltip says more.
+    target_->setPlaceholderText(ids ? tr("ids from the start token (empty = generate)") : tr("empty = the model generates it"));
 }
 
 void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {
