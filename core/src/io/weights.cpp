@@ -161,14 +161,19 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
     }
     if (stream_ && streamable(info)) {
         // A layer matrix: a float32 view of the buffer this slot shares with the other layers;
-        // StreamPass::layer fills it. The deleter keeps the stream (and its buffers) alive.
+        // StreamPass::layer fills it.
         const int layer = layerOfName(info.name);
         const std::size_t slot = stream_->nextSlot_[layer]++;
         float* target = stream_->buffer(slot, info.numel());
         stream_->layers_[layer].push_back({e->file->data(info), info.dtype, info.numel(), target});
         stream_->resident_ = -1;
+        // The deleter keeps the stream (its buffers) and the file (the slot's source) alive:
+        // the store goes when loading ends, the model's tensors stay.
         std::shared_ptr<WeightStream> keep = stream_;
-        return at::from_blob(target, shape, [keep](void*) {}, at::TensorOptions().dtype(at::kFloat));
+        std::shared_ptr<const SafetensorsFile> owner;
+        for (const auto& f : files_)
+            if (f.get() == e->file) owner = f;
+        return at::from_blob(target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
     }
     at::Tensor t = mapped(*e, shape);
     const bool aligned = reinterpret_cast<std::uintptr_t>(t.data_ptr()) % dtypeSize(info.dtype) == 0;
