@@ -48,7 +48,7 @@ TEST_CASE("cli --progress writes one updating line per job on stderr", "[cli][pr
     CHECK_THAT(r.err, Catch::Contains("\rloading: tensors"));
     const CliResult quiet = runCli({"attention", model.string(), "--ids", "1,2,3", "--out", out.string()});
     REQUIRE(quiet.code == 0);
-    CHECK(quiet.err.empty());
+    CHECK_THAT(quiet.err, !Catch::Contains("forward:") && !Catch::Contains("\r"));  // only the "wrote" lines
 }
 
 TEST_CASE("cli --capture-dtype bfloat16 writes maps close to the float32 capture's", "[cli][capture]") {
