@@ -149,8 +149,9 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv,
               withAlignmentOptions(withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
-                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count"})),
-              {"propagate", "prune-least"});
+                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count",
+                                "capture-dtype", "weights"})),
+              {"propagate", "prune-least", "progress"});
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
@@ -158,11 +159,14 @@ int runAttention(const std::vector<std::string>& argv) {
     const std::optional<AlignmentRequest> align = parseAlignmentRequest(args);
 
     auto model = loadModel(args);
-    std::shared_ptr<const Trace> trace = input.run(*model);
+    RunOptions first, again = s.run;  // --capture-dtype and --progress for the run and a re-run
+    applyRunFlags(args, first);
+    applyRunFlags(args, again, "re-run");
+    std::shared_ptr<const Trace> trace = input.run(*model, first);
     nlohmann::json change;
     if (s.prune) {
         validateHeads(*trace, s.run.maskHeads);
-        const PruneResult p = pruneByImportance(*model, *trace, s.importance, s.pruneCount, s.pruneLeast, s.run, s.topK);
+        const PruneResult p = pruneByImportance(*model, *trace, s.importance, s.pruneCount, s.pruneLeast, again, s.topK);
         std::cout << "masked by importance:";
         for (const HeadRef& h : p.masked) std::cout << " " << h.layer << ":" << h.head << (h.block.empty() || p.trace->blocks().size() == 1 ? "" : "(" + h.block + ")");
         std::cout << "\n";
@@ -173,7 +177,7 @@ int runAttention(const std::vector<std::string>& argv) {
             change["ranking"].push_back({{"block", r.head.block}, {"layer", r.head.layer}, {"head", r.head.head}, {"score", r.score}});
         printOutputChange(std::cout, p.change, s.what);
     } else if (s.rerun) {
-        const Rerun r = rerun(*model, *trace, s.run, s.topK);  // validates layers and heads
+        const Rerun r = rerun(*model, *trace, again, s.topK);  // validates layers and heads
         trace = r.trace;
         change = outputChangeJson(r.change);
         change["intervention"] = s.what;
@@ -246,6 +250,7 @@ Command attentionCommand() {
     "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
     "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
     "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
+    "                               [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress]\n"
     "                               [--alignment FILE [--alignment-units words|tokens]\n"
     "                                [--alignment-heads L:H,L:H|all|layer:L] [--alignment-rows input|predicted]]\n\n"
     "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
@@ -261,6 +266,10 @@ Command attentionCommand() {
     "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
     "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
     "MODEL is a model folder or builtin:NAME.\n"
+    "--weights: half-precision weights converted to float32 up front, or streamed from the file one layer\n"
+    "  at a time (auto: streamed only when converting does not fit in memory).\n"
+    "--capture-dtype keeps the recorded Q and K in half precision (maps are still computed in float32).\n"
+    "--progress writes the loading and the per-layer progress, with the time left, on stderr.\n"
     "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
     "  no query may attend to (1 = real token).\n"
     "--temperature T divides the attention logits by T before the softmax (display only), or with\n"

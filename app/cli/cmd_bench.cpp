@@ -3,12 +3,14 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
+#include "attnscope/runtime/machine_rates.h"
 #include "attnscope/attention/trace.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -18,16 +20,37 @@ namespace attnscope::cli {
 
 namespace {
 
+// RssAnon from /proc/self/status (anonymous memory, not the file's page cache), in KiB; 0 when
+// it cannot be read.
+long long rssAnonKib() {
+    std::ifstream in("/proc/self/status");
+    std::string key;
+    while (in >> key) {
+        if (key == "RssAnon:") {
+            long long kib = 0;
+            in >> kib;
+            return kib;
+        }
+        std::getline(in, key);
+    }
+    return 0;
+}
+
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails"}, {"json"});
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype"},
+              {"json", "progress", "rates"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
     const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
     const long long warmup = args.integer("warmup", 0, 100000).value_or(1);
     const long long seed = args.integer("seed", 0, kMaxSeed).value_or(0);
     const long long thumbSide = args.integer("thumbnails", 0, 4096).value_or(0);
+    const auto open0 = std::chrono::steady_clock::now();
     auto model = loadModel(args);
+    const double openMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - open0).count();
     const ModelInfo& info = model->info();
+    RunOptions run;
+    applyRunFlags(args, run);
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
     if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
@@ -48,7 +71,7 @@ int runBench(const std::vector<std::string>& argv) {
     std::vector<double> ms, thumbMs;
     for (long long r = 0; r < warmup + repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto trace = info.imageInput ? model->forwardImage(image) : model->forward(ids);
+        auto trace = info.imageInput ? model->forwardImage(image, run) : model->forward(ids, run);
         const auto t1 = std::chrono::steady_clock::now();
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
@@ -61,6 +84,19 @@ int runBench(const std::vector<std::string>& argv) {
                 thumbMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
         }
     }
+    // --rates: the issue-14 target, 2 × (FLOPs at the measured GEMM rate + one pass over the
+    // weights at the measured read rate). FLOPs ≈ 2 · tokens · (parameters − vocab · hidden):
+    // every matrix once per token, the embedding gathered (an untied head counts per token, so
+    // this overstates by 2 · tokens · vocab · hidden for those).
+    nlohmann::json rates;
+    if (args.flag("rates") && !info.imageInput) {
+        const MachineRates m = measureRates(seq, info.hidden, info.hidden * 7 / 2);
+        const double flops = 2.0 * seq * (static_cast<double>(info.parameters) - static_cast<double>(info.vocabSize) * info.hidden);
+        const double bytes = static_cast<double>(info.parameters) * (info.dtype == "F32" ? 4 : 2);
+        const double target = 2 * (flops / (m.gemmF32Gflops * 1e9) + bytes / (m.readGBps * 1e9));
+        rates = {{"gemm_f32_gflops", m.gemmF32Gflops}, {"gemm_bf16_gflops", m.gemmBf16Gflops}, {"read_gbps", m.readGBps},
+                 {"convert_bf16_gbps", m.convertGBps}, {"flops", flops}, {"weight_bytes", bytes}, {"target_ms", target * 1e3}};
+    }
     std::sort(thumbMs.begin(), thumbMs.end());
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2], best = ms.front();
@@ -68,12 +104,25 @@ int runBench(const std::vector<std::string>& argv) {
         nlohmann::json j = {{"family", info.family}, {"seq", seq}, {"device", info.device}, {"runs", ms},
                             {"median_ms", median}, {"min_ms", best}, {"threads", std::thread::hardware_concurrency()}};
         if (!thumbMs.empty()) j["thumbnails_median_ms"] = thumbMs[thumbMs.size() / 2];
+        j["open_ms"] = openMs;
+        if (!rates.is_null()) j["rates"] = rates;
+        j["weights"] = info.weights;
+        j["rss_anon_peak_kib"] = rssAnonKib();
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
                   << info.heads << "x" << info.hidden << ", "
                   << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)" : std::to_string(seq) + " tokens") << " on " << info.device << ": median "
                   << median << " ms, min " << best << " ms over " << repeat << " runs\n";
+        std::cout << "open " << openMs << " ms; weights " << info.weights << "; RssAnon " << rssAnonKib() / 1024.0
+                  << " MiB after the runs\n";
+        if (!rates.is_null())
+            std::cout << "rates: GEMM " << rates["gemm_f32_gflops"].get<double>() << " GFLOP/s float32, "
+                      << rates["gemm_bf16_gflops"].get<double>() << " GFLOP/s bfloat16; read " << rates["read_gbps"].get<double>()
+                      << " GB/s; bf16->f32 " << rates["convert_bf16_gbps"].get<double>() << " GB/s\n"
+                      << "target 2 x (" << rates["flops"].get<double>() / 1e9 << " GFLOP at the GEMM rate + "
+                      << rates["weight_bytes"].get<double>() / 1e9 << " GB at the read rate) = " << rates["target_ms"].get<double>()
+                      << " ms\n";
         if (!thumbMs.empty())
             std::cout << "thumbnails (every head of block 0, max-pooled to " << thumbSide << " px): median "
                       << thumbMs[thumbMs.size() / 2] << " ms, min " << thumbMs.front() << " ms\n";
@@ -86,11 +135,16 @@ int runBench(const std::vector<std::string>& argv) {
 Command benchCommand() {
     return {"bench", "time forward+capture",
     "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
-    "                          [--thumbnails PX] [--json]\n\n"
+    "                          [--thumbnails PX] [--json] [--weights auto|convert|stream]\n"
+    "                          [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
     "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
     "Image models (ViT) run on a random image of their input size instead.\n"
     "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
-    "block max-pooled to PX x PX (Trace::pooledMap).\n",
+    "block max-pooled to PX x PX (Trace::pooledMap).\n"
+    "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
+    "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
+    "its read bandwidth and bf16->f32 conversion rate, and prints the target 2 x (FLOPs at the GEMM rate +\n"
+    "the weights' bytes at the read rate).\n",
             runBench};
 }
 

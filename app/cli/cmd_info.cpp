@@ -13,7 +13,7 @@ namespace attnscope::cli {
 namespace {
 
 int runInfo(const std::vector<std::string>& argv) {
-    Args args(argv, {"device"}, {"json"});
+    Args args(argv, {"device", "weights"}, {"json", "progress"});
     args.expectPositionals(1);
     auto model = loadModel(args);
     const ModelInfo& i = model->info();
@@ -21,7 +21,8 @@ int runInfo(const std::vector<std::string>& argv) {
         nlohmann::json j = {{"family", i.family},       {"layers", i.layers},     {"heads", i.heads},
                             {"kv_heads", i.kvHeads},    {"head_dim", i.headDim},  {"hidden", i.hidden},
                             {"vocab_size", i.vocabSize}, {"max_positions", i.maxPositions},
-                            {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device}};
+                            {"parameters", i.parameters}, {"dtype", i.dtype},     {"device", i.device},
+                            {"weights", i.weights}};
         if (!i.task.empty()) j["task"] = i.task;
         if (!i.attention.empty()) j["attention"] = i.attention;
         if (i.imageInput) j["image"] = {{"size", i.imageSize}, {"patch", i.patchSize}};
@@ -38,7 +39,8 @@ int runInfo(const std::vector<std::string>& argv) {
               << "parameters:    " << i.parameters << "\n"
               << "dtype:         " << i.dtype << "\n"
               << "max positions: " << (i.maxPositions > 0 ? std::to_string(i.maxPositions) : std::string("no limit (no position table)")) << "\n"
-              << "device:        " << i.device << "\n";
+              << "device:        " << i.device << "\n"
+              << "weights:       " << i.weights << "\n";
     if (!i.task.empty()) std::cout << "task:          " << i.task << "\n";
     if (!i.attention.empty()) std::cout << "attention:     " << i.attention << "\n";
     if (i.imageInput)
@@ -53,9 +55,10 @@ int runInfo(const std::vector<std::string>& argv) {
 
 Command infoCommand() {
     return {"info", "describe a model",
-    "usage: attnscope-cli info MODEL [--device cpu|cuda|auto] [--json]\n\n"
+    "usage: attnscope-cli info MODEL [--device cpu|cuda|auto] [--weights auto|convert|stream] [--progress] [--json]\n\n"
     "Prints the model's family, layers, heads, head dim, parameters, dtype and max positions, and\n"
-    "what the family does to its maps (sliding windows, soft-cap, ALiBi, partial rotary, kv groups).\n"
+    "what the family does to its maps (sliding windows, soft-cap, ALiBi, partial rotary, kv groups), and\n"
+    "how the weights are held (converted to float32, or streamed from the file one layer at a time).\n"
     "MODEL is a folder with config.json and model.safetensors.\n",
             runInfo};
 }

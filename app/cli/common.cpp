@@ -4,6 +4,9 @@
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/token_ids.h"
 
+#include <chrono>
+#include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -12,7 +15,46 @@ namespace attnscope::cli {
 std::shared_ptr<const Model> loadModel(const Args& args) {
     LoadOptions options;
     options.device = parseDeviceChoice(args.value("device").value_or("auto"));
+    if (const auto w = args.value("weights")) {
+        if (*w == "auto") options.weights = WeightPlan::Auto;
+        else if (*w == "convert") options.weights = WeightPlan::Convert;
+        else if (*w == "stream") options.weights = WeightPlan::Stream;
+        else throw Error("--weights '" + *w + "' is not one of auto, convert, stream");
+    }
+    if (args.flag("progress")) options.progress = stderrProgress("loading", "tensors");
     return Model::load(args.positional(0, "MODEL (a model folder or builtin:NAME)"), options);
+}
+
+void applyRunFlags(const Args& args, RunOptions& options, const std::string& what) {
+    if (const auto c = args.value("capture-dtype")) {
+        if (*c == "compute") options.captureDtype = CaptureDtype::Compute;
+        else if (*c == "float16") options.captureDtype = CaptureDtype::Float16;
+        else if (*c == "bfloat16") options.captureDtype = CaptureDtype::BFloat16;
+        else throw Error("--capture-dtype '" + *c + "' is not one of compute, float16, bfloat16");
+    }
+    if (args.flag("progress")) options.progress = stderrProgress(what, "layer");
+}
+
+Progress stderrProgress(const std::string& what, const std::string& unit) {
+    struct State {
+        ProgressClock clock;
+        std::chrono::steady_clock::time_point last;
+        long long lastDone = -1;
+    };
+    auto state = std::make_shared<State>();
+    return [what, unit, state](long long done, long long total) {
+        const auto now = std::chrono::steady_clock::now();
+        const double left = state->clock.secondsLeft(done, total);
+        const bool end = total > 0 && done >= total;
+        // At most ten lines a second; every step of a slow job, and the last one, always.
+        if (done == state->lastDone || (!end && now - state->last < std::chrono::milliseconds(100))) return true;
+        state->last = now;
+        state->lastDone = done;
+        std::cerr << "\r" << what << ": " << unit << " " << done << "/" << total
+                  << (left >= 0 && !end ? ", " + ProgressClock::format(left) + " left" : std::string()) << "   "
+                  << (end ? "\n" : "") << std::flush;
+        return true;
+    };
 }
 
 std::vector<std::int64_t> parseIds(const std::string& text) { return parseIntegers(text, "--ids", "token id"); }

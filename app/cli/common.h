@@ -9,14 +9,25 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/run_options.h"
+
 namespace attnscope {
 class Model;
 }
 
 namespace attnscope::cli {
 
-// Loads positional 0 (a model folder or builtin:NAME) on --device (default auto).
+// Loads positional 0 (a model folder or builtin:NAME) on --device (default auto), with
+// --weights auto|convert|stream and --progress where the command declares them.
 std::shared_ptr<const Model> loadModel(const Args& args);
+
+// --capture-dtype compute|float16|bfloat16 and --progress (where declared) into options; `what`
+// names the run on the progress line ("forward", "re-run").
+void applyRunFlags(const Args& args, RunOptions& options, const std::string& what = "forward");
+
+// --progress: one line on stderr, rewritten in place ("forward: layer 12/32, 18 s left"), ended
+// with a newline when the job completes.
+Progress stderrProgress(const std::string& what, const std::string& unit);
 
 // --ids "3,17,42" (or "3 17 42") -> ids by attnscope::parseTokenIds's rules; throws
 // attnscope::Error "--ids: ..." naming the bad entry.

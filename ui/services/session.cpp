@@ -6,6 +6,11 @@
 
 #include <exception>
 #include <filesystem>
+#include <memory>
+
+namespace {
+QString progressWords(const QString& what, const QString& unit, long long done, long long total, double secondsLeft);
+}
 
 // What a job hands back: a model, a trace, an error to show, or nothing (cancelled).
 struct Session::Outcome {
@@ -25,22 +30,39 @@ Session::~Session() {
     jobs_.waitForDone();
 }
 
+namespace {
+QString progressWords(const QString& what, const QString& unit, long long done, long long total, double secondsLeft) {
+    QString text = QStringLiteral("%1: %2 %3 of %4").arg(what, unit).arg(done).arg(total);
+    if (secondsLeft >= 0 && done < total)
+        text += QStringLiteral(" · %1 left").arg(QString::fromStdString(attnscope::ProgressClock::format(secondsLeft)));
+    return text;
+}
+}  // namespace
+
 // Runs work(progress) -> Outcome on a worker, with a progress callback that reports thousandths
-// (only when they change) and stops the work once the job is superseded.
+// and words with the time left (only when they change) and stops the work once the job is
+// superseded.
 template <typename Work>
-void Session::startJob(Work work) {
+void Session::startJob(Work work, const QString& what, const QString& unit) {
     setBusy(true);
     emit progress(-1);
+    emit progressText(what + QStringLiteral("…"));
     jobs_.start(
-        [this, work](const JobTracker::Stop& stop) -> Outcome {
+        [this, work, what, unit](const JobTracker::Stop& stop) -> Outcome {
             int lastPermille = -1;
-            attnscope::Progress report = [this, stop, lastPermille](long long done,
-                                                                    long long total) mutable {
+            auto clock = std::make_shared<attnscope::ProgressClock>();
+            attnscope::Progress report = [this, stop, lastPermille, clock, what, unit](long long done,
+                                                                                     long long total) mutable {
                 if (stop.requested()) return false;
                 const int permille = total > 0 ? static_cast<int>(done * 1000 / total) : -1;
+                const double left = clock->secondsLeft(done, total);
                 if (permille != lastPermille) {
                     lastPermille = permille;
-                    jobs_.post(stop, [this, permille] { emit progress(permille); });
+                    const QString text = progressWords(what, unit, done, total, left);
+                    jobs_.post(stop, [this, permille, text] {
+                        emit progress(permille);
+                        emit progressText(text);
+                    });
                 }
                 return true;
             };
@@ -64,7 +86,7 @@ void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
         options.device = device;
         options.progress = report;
         return Outcome{attnscope::Model::load(path, options), nullptr, {}, folder};
-    });
+    }, tr("Loading"), tr("step"));
 }
 
 void Session::run(std::vector<std::int64_t> ids) {
@@ -76,7 +98,7 @@ void Session::run(std::vector<std::int64_t> ids) {
         attnscope::RunOptions options;
         options.progress = report;
         return Outcome{nullptr, model->forward(ids, options), {}, {}};
-    });
+    }, tr("Running"), tr("layer"));
 }
 
 void Session::runInput(const QString& text, bool asIds, const QString& target) {
@@ -93,7 +115,7 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
         input.ids = ids;
         input.targetIds = encodeTargetInput(*model, target, asIds);
         return Outcome{nullptr, model->forwardText(input, options), {}, {}};
-    });
+    }, tr("Running"), tr("layer"));
 }
 
 void Session::runImage(attnscope::RgbImage image) {
@@ -105,7 +127,7 @@ void Session::runImage(attnscope::RgbImage image) {
         attnscope::RunOptions options;
         options.progress = report;
         return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
-    });
+    }, tr("Running"), tr("layer"));
 }
 
 bool Session::hasTokenizer() const { return model_ && model_->hasTokenizer(); }

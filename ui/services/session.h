@@ -65,14 +65,17 @@ signals:
     void busyChanged(bool busy);
     // Thousandths of the current job's work done; -1 until the first report.
     void progress(int permille);
+    // The same report in words, for the bar: "Running: layer 12 of 32 · 18 s left".
+    void progressText(const QString& text);
     void modelLoaded(const attnscope::ModelInfo& info);
     void traceReady(std::shared_ptr<const attnscope::Trace> trace);
     void failed(const QString& message);
 
 private:
     struct Outcome;
+    // `what` and `unit` word progressText ("Running", "layer").
     template <typename Work>
-    void startJob(Work work);
+    void startJob(Work work, const QString& what, const QString& unit);
     void finish(const Outcome& outcome);
     void setBusy(bool busy);
 

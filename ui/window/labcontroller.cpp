@@ -316,6 +316,7 @@ void LabController::prune() {
 
 void LabController::jobStarted(const QString& text) {
     jobText_ = text;
+    jobClock_ = {};
     panel_->setJob(text);
 }
 
@@ -328,5 +329,9 @@ void LabController::jobEnded(const QString& text) {
 void LabController::onProgress(LabJob job, int permille) {
     if (jobText_.isEmpty()) return;
     panel_->setJobProgress(permille);
+    // Re-runs of a big model take tens of seconds: say how long is left.
+    const double left = permille >= 0 ? jobClock_.secondsLeft(permille, 1000) : -1;
+    panel_->jobLabel()->setText(left < 0 ? jobText_
+                                         : tr("%1 · %2 left").arg(jobText_, QString::fromStdString(attnscope::ProgressClock::format(left))));
     Q_UNUSED(job);
 }

@@ -117,4 +117,5 @@ private:
     double metricsTemperature_ = 0;
     int blockViewBlock_ = -1;        // the block the block view was asked for
     QString jobText_;
+    attnscope::ProgressClock jobClock_;  // the running job's time left
 };

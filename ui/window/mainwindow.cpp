@@ -107,7 +107,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     progressBar_ = new QProgressBar;
     progressBar_->setObjectName(QStringLiteral("progressBar"));
-    progressBar_->setMaximumWidth(220);
+    progressBar_->setMaximumWidth(420);  // wide enough for "Running: layer 12 of 32 · 18 s left"
+    progressBar_->setMinimumWidth(300);
     progressBar_->setVisible(false);
     cancelButton_ = new QPushButton(tr("Cancel"));
     cancelButton_->setObjectName(QStringLiteral("cancelButton"));
@@ -159,6 +160,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(session_, &Session::traceReady, this, &MainWindow::onTraceReady);
     connect(session_, &Session::busyChanged, this, &MainWindow::onBusyChanged);
     connect(session_, &Session::progress, this, &MainWindow::onProgress);
+    connect(session_, &Session::progressText, progressBar_, &QProgressBar::setFormat);
     connect(session_, &Session::failed, this, [this](const QString& message) {
         const QString headline = pendingSpec_.isEmpty() ? tr("The model could not run this input.")
                                                         : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
@@ -287,6 +289,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     // The family's notes (windows, soft-cap, ALiBi, partial rotary, kv groups) say what shapes its maps.
     QStringList notes;
     for (const std::string& note : info.notes) notes << QString::fromStdString(note).toHtmlEscaped();
+    if (!info.weights.empty()) notes.prepend(tr("weights: %1").arg(QString::fromStdString(info.weights).toHtmlEscaped()));
     controls_->modelLabel()->setText(tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
                                          .arg(QString::fromStdString(info.family).toHtmlEscaped())
                                          .arg(info.layers)

@@ -20,6 +20,12 @@ void checkIndex(const char* what, int value, int count) {
         throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
 }
 
+// A captured q or k as maps use it: float32 on the CPU whatever the capture dtype
+// (RunOptions::captureDtype), so maps are computed in float32.
+at::Tensor forMap(const at::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t;
+}
+
 }  // namespace
 
 Trace::Trace(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -85,10 +91,10 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
         // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
         if (fm == FeatureMap::Favor)
-            return favorProbs(cap.q[head], cap.k[group], mask, cap.score.scale / temperature, options.features, options.seed);
-        return linearProbs(cap.q[head], cap.k[group], mask, fm);
+            return favorProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score.scale / temperature, options.features, options.seed);
+        return linearProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, fm);
     }
-    return headProbs(cap.q[head], cap.k[group], mask, cap.score, head, temperature);
+    return headProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score, head, temperature);
 }
 
 HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) const {
@@ -127,7 +133,7 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
         if (!(options.temperature > 0) || !std::isfinite(options.temperature))
             throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
         const double temperature = options.temperature * cap.temperature;
-        const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];
+        const at::Tensor q = forMap(cap.q[head]), k = forMap(cap.k[info.kvGroup(head)]);
         const BlockedConfig config = blockedConfig();
         const std::int64_t rows = config.rows, first = r0 / rows, blocks = (r1 + rows - 1) / rows - first;
         const int threads = (r1 - r0) * (c1 - c0) < (1 << 18) || config.striping == Striping::Blas

@@ -5,8 +5,12 @@
 #include "json_util.h"
 #include "runtime/memory.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <thread>
 
 namespace attnscope {
 
@@ -151,21 +155,53 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
     if (info.dtype == DType::I64)
         throw Error(e->file->path().string() + ": tensor '" + info.name + "' is I64; weights must be F32, F16 or BF16");
 
-    // The mapping is read-only and outlives the tensor: the deleter holds the file's owner.
-    std::shared_ptr<const SafetensorsFile> owner;
-    for (const auto& f : files_)
-        if (f.get() == e->file) owner = f;
-    void* data = const_cast<std::byte*>(e->file->data(info));
-    at::Tensor t = at::from_blob(data, shape, [owner](void*) {}, at::TensorOptions().dtype(scalarType(info.dtype)));
-    const bool aligned = reinterpret_cast<std::uintptr_t>(data) % dtypeSize(info.dtype) == 0;
-    if (t.scalar_type() != compute_ || !aligned || !device_.is_cpu())
-        t = t.to(device_, compute_, /*non_blocking=*/false, /*copy=*/true);
-
     if (used_.insert(info.name).second) {
         parameters_ += info.numel();
         dtypesUsed_.insert(info.dtype);
     }
+    if (stream_ && streamable(info)) {
+        // A layer matrix: a float32 view of the buffer this slot shares with the other layers;
+        // StreamPass::layer fills it.
+        const int layer = layerOfName(info.name);
+        const std::size_t slot = stream_->nextSlot_[layer]++;
+        float* target = stream_->buffer(slot, info.numel());
+        stream_->layers_[layer].push_back({e->file->data(info), info.dtype, info.numel(), target});
+        stream_->resident_ = -1;
+        // The deleter keeps the stream (its buffers) and the file (the slot's source) alive:
+        // the store goes when loading ends, the model's tensors stay.
+        std::shared_ptr<WeightStream> keep = stream_;
+        std::shared_ptr<const SafetensorsFile> owner;
+        for (const auto& f : files_)
+            if (f.get() == e->file) owner = f;
+        return at::from_blob(target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
+    }
+    at::Tensor t = mapped(*e, shape);
+    const bool aligned = reinterpret_cast<std::uintptr_t>(t.data_ptr()) % dtypeSize(info.dtype) == 0;
+    if (t.scalar_type() != compute_ || !aligned || !device_.is_cpu())
+        t = t.to(device_, compute_, /*non_blocking=*/false, /*copy=*/true);
     return t;
+}
+
+at::Tensor WeightStore::mapped(const Entry& e, const std::vector<std::int64_t>& shape) {
+    // The mapping is read-only and outlives the tensor: the deleter holds the file's owner.
+    std::shared_ptr<const SafetensorsFile> owner;
+    for (const auto& f : files_)
+        if (f.get() == e.file) owner = f;
+    void* data = const_cast<std::byte*>(e.file->data(*e.info));
+    return at::from_blob(data, shape, [owner](void*) {}, at::TensorOptions().dtype(scalarType(e.info->dtype)));
+}
+
+at::Tensor WeightStore::rows(const std::string& name, const std::vector<std::int64_t>& shape) {
+    const Entry* e = stream_ ? lookup(name) : nullptr;
+    const bool half = e && (e->info->dtype == DType::F16 || e->info->dtype == DType::BF16);
+    if (!half || e->info->shape != shape || reinterpret_cast<std::uintptr_t>(e->file->data(*e->info)) % 2 != 0)
+        return get(name, shape);  // converted, or get() reports what is wrong
+    if (used_.insert(e->info->name).second) {
+        parameters_ += e->info->numel();
+        dtypesUsed_.insert(e->info->dtype);
+    }
+    stream_->mappedBytes_ += e->info->end - e->info->begin;
+    return mapped(*e, shape);
 }
 
 at::Tensor WeightStore::optional(const std::string& name, const std::vector<std::int64_t>& shape) {
@@ -192,6 +228,139 @@ std::uint64_t WeightStore::computeBytes() const {
     for (const auto& [name, e] : entries_)
         total += static_cast<std::uint64_t>(e.info->numel()) * (e.info->dtype == DType::I64 ? 8 : size);
     return total;
+}
+
+int layerOfName(const std::string& name) {
+    std::size_t start = 0;
+    while (start <= name.size()) {
+        std::size_t end = name.find('.', start);
+        if (end == std::string::npos) end = name.size();
+        if (end > start && end - start < 9 &&
+            std::all_of(name.begin() + start, name.begin() + end, [](char c) { return c >= '0' && c <= '9'; }))
+            return std::stoi(name.substr(start, end - start));
+        start = end + 1;
+    }
+    return -1;
+}
+
+bool WeightStore::streamable(const TensorInfo& info) const {
+    return device_.is_cpu() && (info.dtype == DType::F16 || info.dtype == DType::BF16) && info.shape.size() >= 2 &&
+           layerOfName(info.name) >= 0;
+}
+
+// Non-layer half-precision matrices at least this big are expected through rows() (counted as
+// mapped, not converted): embeddings and heads; smaller ones (GPT-2's positions) are converted.
+constexpr std::int64_t kRowsElements = 4 << 20;
+
+std::uint64_t WeightStore::streamedBytes() const {
+    std::uint64_t converted = 0, buffers = 0;
+    std::map<int, std::uint64_t> layerBytes;
+    for (const auto& [name, e] : entries_) {
+        const TensorInfo& t = *e.info;
+        const std::uint64_t f32 = static_cast<std::uint64_t>(t.numel()) * (t.dtype == DType::I64 ? 8 : 4);
+        const bool half = t.dtype == DType::F16 || t.dtype == DType::BF16;
+        if (streamable(t)) layerBytes[layerOfName(t.name)] += f32;
+        else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements) continue;  // stays mapped
+        else if (t.dtype != DType::F32) converted += f32;  // F32 is used from the mapping
+    }
+    for (const auto& [layer, bytes] : layerBytes) buffers = std::max(buffers, bytes);
+    return converted + buffers;
+}
+
+std::shared_ptr<WeightStream> WeightStore::plan(std::uint64_t budgetBytes, WeightPlan plan) {
+    bool canStream = false;
+    for (const auto& [name, e] : entries_) canStream = canStream || streamable(*e.info);
+    if (!canStream || plan == WeightPlan::Convert) {
+        requireMemory(budgetBytes);
+        return nullptr;
+    }
+    if (plan == WeightPlan::Auto) {
+        const std::optional<std::uint64_t> available =
+            budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device_);
+        if (!available || computeBytes() <= *available) return nullptr;  // converted: faster re-runs
+        if (streamedBytes() > *available)
+            throw Error(folder_.string() + ": loading the weights needs " + gibString(computeBytes()) +
+                        " converted to float32 or " + gibString(streamedBytes()) + " streamed, " +
+                        gibString(*available) + (budgetBytes ? " allowed" : " available"));
+    } else {
+        requireBytes(folder_.string() + ": streaming the weights", streamedBytes(), device_, budgetBytes);
+    }
+    stream_ = std::make_shared<WeightStream>();
+    return stream_;
+}
+
+std::string WeightStore::describe() const {
+    const std::string stored = storageDtype();
+    if (stream_)
+        return "streamed from " + stored + " (one layer at a time through a " + gibString(stream_->bufferBytes()) +
+               " float32 buffer; " + gibString(stream_->mappedBytes()) + " used in row chunks from the file)";
+    if (compute_ != at::kFloat) return std::string(compute_ == at::kHalf ? "float16" : "bfloat16") + " on " + device_.str();
+    if (stored == "F32" && device_.is_cpu()) return "float32 from the file (mapped, no copy)";
+    return "converted to float32";
+}
+
+float* WeightStream::buffer(std::size_t slot, std::int64_t numel) {
+    // The same matrix of every layer shares one buffer; one of another size gets its own.
+    for (Buffer& b : buffers_)
+        if (b.slot == slot && b.numel == numel) return b.data.get();
+    buffers_.push_back({slot, numel, std::unique_ptr<float[]>(new float[static_cast<std::size_t>(numel)])});
+    return buffers_.back().data.get();
+}
+
+std::uint64_t WeightStream::bufferBytes() const {
+    std::uint64_t total = 0;
+    for (const Buffer& b : buffers_) total += static_cast<std::uint64_t>(b.numel) * 4;
+    return total;
+}
+
+namespace {
+
+// Half-precision values [begin, end) of `slot` into float32. BF16 is the top half of a float32,
+// so a shift; F16 goes through c10::Half's conversion.
+void convertRange(const WeightStream::Slot& slot, std::int64_t begin, std::int64_t end) {
+    if (slot.dtype == DType::BF16) {
+        const auto* src = reinterpret_cast<const std::uint16_t*>(slot.source);
+        auto* dst = reinterpret_cast<std::uint32_t*>(slot.target);
+        for (std::int64_t i = begin; i < end; ++i) dst[i] = static_cast<std::uint32_t>(src[i]) << 16;
+    } else {
+        const auto* src = reinterpret_cast<const c10::Half*>(slot.source);
+        for (std::int64_t i = begin; i < end; ++i) slot.target[i] = static_cast<float>(src[i]);
+    }
+}
+
+}  // namespace
+
+void WeightStream::materialise(int layer) {
+    if (layer == resident_) return;
+    auto it = layers_.find(layer);
+    if (it == layers_.end()) return;
+    // Memory-bound: split every matrix over the cores (BLAS is idle between layers).
+    const unsigned workers = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    auto work = [&](unsigned w) {
+        for (const Slot& slot : it->second) {
+            const std::int64_t per = (slot.numel + workers - 1) / workers;
+            const std::int64_t begin = std::min(slot.numel, per * w), end = std::min(slot.numel, begin + per);
+            if (begin < end) convertRange(slot, begin, end);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+    for (auto& t : threads) t.join();
+    resident_ = layer;
+}
+
+StreamPass::StreamPass(std::shared_ptr<WeightStream> stream, const std::function<bool(long long, long long)>& progress)
+    : stream_(std::move(stream)) {
+    if (!stream_) return;
+    // Another forward holds the buffers (a lab re-run while the window's run goes on): wait,
+    // but end a cancelled wait.
+    while (!stream_->mutex().try_lock_for(std::chrono::milliseconds(100)))
+        if (progress && !progress(0, 1)) throw Cancelled();
+}
+
+StreamPass::~StreamPass() {
+    if (stream_) stream_->mutex().unlock();
 }
 
 void WeightStore::requireMemory(std::uint64_t budgetBytes) const {

@@ -9,15 +9,27 @@
 // stored that way (else float32). Weights already in the compute dtype on the CPU are used
 // straight from the read-only mapping (no copy); others are converted once. Every get() checks
 // the shape and names the tensor when it is wrong.
+//
+// Streamed weights (CPU, F16/BF16 checkpoints that do not fit once converted): a family that
+// calls plan() instead of requireMemory() may be given a WeightStream. Then get() hands out each
+// matrix of a layer (a rank >= 2 tensor whose name has a numeric component, "model.layers.7.…")
+// as a float32 tensor over a buffer shared with the same matrix of every other layer, and the
+// forward fills those buffers with StreamPass::layer(l) just before layer l runs; the half-precision
+// bytes stay in the read-only mapping. rows() hands out the big non-layer matrices (embedding,
+// output head) in their stored dtype, used in row chunks (gatherRows, nextLogits). Norms, biases
+// and small tensors are converted once, as before.
 #pragma once
 
 #include "attnscope/runtime/progress.h"
 #include "attnscope/io/safetensors.h"
+#include "attnscope/io/weight_plan.h"
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +43,56 @@ namespace attnscope {
 struct Linear {
     at::Tensor weight, bias;
     at::Tensor operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+};
+
+// The buffers and sources of a streamed model's layer matrices. Shared by the model and every
+// tensor get() handed out over its buffers; one forward at a time uses it (StreamPass).
+class WeightStream {
+public:
+    struct Slot {
+        const std::byte* source;  // in the mapping, stored dtype
+        DType dtype;
+        std::int64_t numel;
+        float* target;  // in a buffer
+    };
+    // Fills layer `layer`'s buffers from the mapping (on every core); no-op when it is resident.
+    void materialise(int layer);
+    std::uint64_t bufferBytes() const;  // float32 buffers, all layers share them
+    std::uint64_t mappedBytes() const { return mappedBytes_; }  // what stays in the file's pages
+    std::timed_mutex& mutex() { return mutex_; }
+
+private:
+    friend class WeightStore;
+    float* buffer(std::size_t slot, std::int64_t numel);
+
+    std::map<int, std::vector<Slot>> layers_;
+    std::map<int, std::size_t> nextSlot_;  // get() order within a layer picks the buffer
+    struct Buffer {
+        std::size_t slot;
+        std::int64_t numel;
+        std::unique_ptr<float[]> data;
+    };
+    std::vector<Buffer> buffers_;
+    std::uint64_t mappedBytes_ = 0;
+    int resident_ = -1;
+    std::timed_mutex mutex_;
+};
+
+// One forward's hold on a streamed model's buffers (a no-op for a converted one): waits for any
+// other forward to finish (asking `progress` meanwhile, so a cancelled wait ends with Cancelled),
+// and layer(l) materialises layer l. Families call layer(l) before a layer uses its weights.
+class StreamPass {
+public:
+    StreamPass(std::shared_ptr<WeightStream> stream, const std::function<bool(long long, long long)>& progress);
+    ~StreamPass();
+    StreamPass(const StreamPass&) = delete;
+    StreamPass& operator=(const StreamPass&) = delete;
+    void layer(int l) {
+        if (stream_) stream_->materialise(l);
+    }
+
+private:
+    std::shared_ptr<WeightStream> stream_;
 };
 
 class WeightStore {
@@ -62,6 +124,19 @@ public:
     // Throws attnscope::Error "FOLDER: loading needs X GiB ..., Y GiB available" when the weights
     // do not fit; budgetBytes 0 = what the device reports available (see memory.h).
     void requireMemory(std::uint64_t budgetBytes) const;
+    // For families that stream (see above): Convert = requireMemory; Stream = streamed whenever
+    // the checkpoint can be (CPU, half-precision matrices), else converted; Auto = converted when
+    // that fits the budget, else streamed when that fits, else the converted refusal naming both.
+    // Returns the stream (null when converted); call before any get().
+    std::shared_ptr<WeightStream> plan(std::uint64_t budgetBytes, WeightPlan plan);
+    // Bytes a streamed model takes besides the file's pages: converted small tensors + buffers.
+    std::uint64_t streamedBytes() const;
+    bool streamed() const { return stream_ != nullptr; }
+    // For ModelInfo::weights: "streamed from BF16 (…)", "converted to float32", ….
+    std::string describe() const;
+    // A big non-layer matrix (embedding, output head): in its stored dtype from the mapping when
+    // streamed, else get().
+    at::Tensor rows(const std::string& name, const std::vector<std::int64_t>& shape);
 
     std::int64_t parametersUsed() const { return parameters_; }
     std::string storageDtype() const;  // "F32", "F16", "BF16" or "mixed" over tensors used
@@ -74,6 +149,8 @@ private:
         const TensorInfo* info;
     };
     const Entry* lookup(const std::string& name) const;
+    bool streamable(const TensorInfo& info) const;
+    at::Tensor mapped(const Entry& e, const std::vector<std::int64_t>& shape);  // from_blob over the mapping
     void openSharded(const std::filesystem::path& folder, const std::filesystem::path& index);
 
     std::filesystem::path folder_, source_;
@@ -85,7 +162,11 @@ private:
     std::int64_t parameters_ = 0;
     std::set<DType> dtypesUsed_;
     std::set<std::string> used_;
+    std::shared_ptr<WeightStream> stream_;
 };
+
+// The first all-digit component of a tensor name ("model.layers.12.mlp…" -> 12), or -1.
+int layerOfName(const std::string& name);
 
 c10::ScalarType scalarType(DType dtype);
 

@@ -62,12 +62,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         if (w.anyNameStartsWith("transformer.")) w.setPrefix("transformer.");
         const std::int64_t E = cfg_.hidden;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        embed_ = w.get("word_embeddings.weight", {cfg_.vocab, E});
+        embed_ = w.rows("word_embeddings.weight", {cfg_.vocab, E});
         embedNorm_ = loadNorm(w, "word_embeddings_layernorm", E);
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
@@ -83,7 +83,7 @@ public:
             step(2 + l);
         }
         finalNorm_ = loadNorm(w, "ln_f", E);
-        head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_ = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
         score_.scale = 1.0 / std::sqrt(static_cast<double>(E / cfg_.heads));
@@ -103,7 +103,7 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
         requireForwardMemory({cfg_.layers, H, H, d, E, 4 * E, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
 
         auto impl = newTrace(ids);
@@ -112,8 +112,10 @@ protected:
         mask.causal = true;
         const double eps = cfg_.eps;
 
-        at::Tensor x = layerNorm(embed_.index_select(0, idTensor(ids, device_)), embedNorm_, eps);
+        at::Tensor x = layerNorm(gatherRows(embed_, ids, device_), embedNorm_, eps);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.inNorm, eps);
             at::Tensor residual = cfg_.residualAfterNorm ? h : x;

@@ -62,7 +62,7 @@ void requireActivation(const JsonConfig& c, const std::string& key, const std::s
 }
 
 std::vector<float> nextLogitsBiased(const at::Tensor& last, const Linear& head) {
-    at::Tensor logits = head(last).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+    at::Tensor logits = rowsMatmul(last, head.weight, head.bias).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 

@@ -105,7 +105,7 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         if (w.anyNameStartsWith("transformer.")) w.setPrefix("transformer.");
         const std::int64_t E = cfg_.hidden, H = cfg_.heads, d = E / H, I = cfg_.inner;
         // FalconAttention's qkv_out_dim per layout.
@@ -114,7 +114,7 @@ public:
                                                                              : 3 * E;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        embed_ = w.get("word_embeddings.weight", {cfg_.vocab, E});
+        embed_ = w.rows("word_embeddings.weight", {cfg_.vocab, E});
         step(1);
         const bool twoNorms = cfg_.normsInParallel == 2, postNorm = !cfg_.parallel;
         for (int l = 0; l < cfg_.layers; ++l) {
@@ -131,7 +131,7 @@ public:
             step(2 + l);
         }
         finalNorm_ = loadNorm(w, "ln_f", E);
-        head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_ = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
         score_.scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -162,7 +162,7 @@ protected:
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
         const std::int64_t G = cfg_.kvUsed();
         requireForwardMemory({cfg_.layers, H, G, d, E, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
 
         auto impl = newTrace(ids);
@@ -173,8 +173,10 @@ protected:
         if (!cfg_.alibi) rope = ropeTables(cfg_.rope, n, device_);
         const double eps = cfg_.eps;
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             const at::Tensor a = layerNorm(x, L.attnNorm, eps);
             at::Tensor q, k, v;

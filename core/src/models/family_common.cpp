@@ -6,6 +6,8 @@
 #include "model_text.h"
 #include "io/weights.h"
 
+#include <algorithm>
+
 namespace attnscope {
 
 void reportProgress(const Progress& progress, long long done, long long total) {
@@ -25,7 +27,43 @@ ModelInfo familyInfo(const std::string& family, const std::filesystem::path& fol
     info.parameters = weights.parametersUsed();
     info.dtype = weights.storageDtype();
     info.device = deviceName(device);
+    info.weights = weights.describe();
     return info;
+}
+
+std::shared_ptr<WeightStream> planWeights(WeightStore& weights, const LoadOptions& options) {
+    return weights.plan(options.memoryLimitBytes, options.weights);
+}
+
+namespace {
+bool streamedTable(const at::Tensor& t) {
+    return t.is_cpu() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+}
+}  // namespace
+
+at::Tensor gatherRows(const at::Tensor& table, const std::vector<std::int64_t>& ids, c10::Device device) {
+    at::Tensor rows = table.index_select(0, idTensor(ids, device));
+    return streamedTable(table) ? rows.to(at::kFloat) : rows;
+}
+
+std::int64_t computeElementSize(const at::Tensor& table) {
+    return streamedTable(table) ? 4 : static_cast<std::int64_t>(c10::elementSize(table.scalar_type()));
+}
+
+at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+    if (!streamedTable(weight)) return at::linear(x, weight, bias);
+    // 8192 rows of 4096 are 128 MiB in float32: big enough for BLAS, small beside the table.
+    const std::int64_t rows = weight.size(0), chunk = std::max<std::int64_t>(1, (32 << 20) / weight.size(1));
+    at::Tensor out = at::empty({x.size(0), rows}, x.options());
+    at::Tensor buffer = at::empty({std::min(chunk, rows), weight.size(1)}, x.options());
+    for (std::int64_t r = 0; r < rows; r += chunk) {
+        const std::int64_t len = std::min(chunk, rows - r);
+        at::Tensor w = buffer.narrow(0, 0, len);
+        w.copy_(weight.narrow(0, r, len));
+        out.narrow(1, r, len).copy_(at::mm(x, w.t()));
+    }
+    if (bias.defined()) out.add_(bias.to(out.scalar_type()));
+    return out;
 }
 
 FamilyText::FamilyText(const std::filesystem::path& folder, std::int64_t vocabSize)
@@ -95,7 +133,7 @@ at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps) {
 }
 
 std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head) {
-    at::Tensor logits = at::mm(last, head.t()).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+    at::Tensor logits = rowsMatmul(last, head).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 

@@ -18,6 +18,7 @@ namespace attnscope {
 
 class JsonConfig;
 class WeightStore;
+class WeightStream;
 
 // Calls progress(done, total) when it is set; throws Cancelled when it asks to stop.
 void reportProgress(const Progress& progress, long long done, long long total);
@@ -81,7 +82,23 @@ protected:
     c10::Device device_;
     FamilyText text_;
     ModelInfo info_;
+    // Set by planWeights when the weights are streamed (the forward's StreamPass), else null.
+    std::shared_ptr<WeightStream> stream_;
 };
+
+// WeightStore::plan with the load options' budget and plan: a family that calls it (instead of
+// requireMemory) must open a StreamPass in its forward and call layer(l) before layer l, fetch
+// its embedding and head with WeightStore::rows, and use them through gatherRows / nextLogits.
+std::shared_ptr<WeightStream> planWeights(WeightStore& weights, const LoadOptions& options);
+
+// Rows `ids` of an embedding table [vocab, E] on `device`, in the compute dtype: a streamed
+// table (half precision on the CPU) gathers the rows and converts only them.
+at::Tensor gatherRows(const at::Tensor& table, const std::vector<std::int64_t>& ids, c10::Device device);
+// Bytes per element of the compute dtype for a table from rows(): 4 for a streamed one.
+std::int64_t computeElementSize(const at::Tensor& table);
+// x Wᵀ (+ b) for a matrix from rows(): a half-precision W on the CPU is converted in chunks of
+// rows into a reused buffer, so the whole of it never exists in float32.
+at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
 // The one "self" block of a single-stack model; its tokens are both queries and keys.
 BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens);

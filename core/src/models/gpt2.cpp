@@ -52,12 +52,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         if (w.anyNameStartsWith("transformer.")) w.setPrefix("transformer.");
         const std::int64_t E = cfg_.embd, I = cfg_.inner;
         const long long total = 4 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        wte_ = w.get("wte.weight", {cfg_.vocab, E});
+        wte_ = w.rows("wte.weight", {cfg_.vocab, E});
         wpe_ = w.get("wpe.weight", {cfg_.positions, E});
         step(2);
         for (int l = 0; l < cfg_.layers; ++l) {
@@ -78,7 +78,7 @@ public:
         }
         lnf_ = loadNorm(w, "ln_f", E);
         // An untied head is a top-level "lm_head.weight"; GPT2LMHeadModel ties it to wte otherwise.
-        head_ = w.has("lm_head.weight") ? w.get("lm_head.weight", {cfg_.vocab, E}) : wte_;
+        head_ = w.has("lm_head.weight") ? w.rows("lm_head.weight", {cfg_.vocab, E}) : wte_;
         step(total);
 
         info_ = familyInfo("gpt2", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.embd / cfg_.heads, cfg_.embd);
@@ -91,15 +91,17 @@ protected:
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.embd, H = cfg_.heads, d = E / H;
-        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n, static_cast<std::int64_t>(c10::elementSize(wte_.scalar_type()))}, device_);
+        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n, computeElementSize(wte_)}, device_);
 
         auto impl = newTrace(ids);
         BlockCapture capture;
         MaskSpec mask;
         mask.causal = true;
 
-        at::Tensor x = wte_.index_select(0, idTensor(ids, device_)) + wpe_.narrow(0, 0, n);
+        at::Tensor x = gatherRows(wte_, ids, device_) + wpe_.narrow(0, 0, n);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             at::Tensor qkv = at::addmm(L.attnB, h, L.attnW);  // [n, 3E]

@@ -103,12 +103,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("transformer.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner;
         const long long total = 3 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        wte_ = w.get("wte.weight", {cfg_.vocab, E});
+        wte_ = w.rows("wte.weight", {cfg_.vocab, E});
         wpe_ = w.get("wpe.weight", {cfg_.positions, E});
         step(2);
         for (int l = 0; l < cfg_.layers; ++l) {
@@ -126,7 +126,7 @@ public:
             step(3 + l);
         }
         lnf_ = loadNorm(w, "ln_f", E);
-        head_ = cfg_.tied ? wte_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_ = cfg_.tied ? wte_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
         info_ = familyInfo("gpt_neo", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
@@ -151,8 +151,10 @@ protected:
         BlockCapture capture;
         ScoreSpec score;  // scale 1: GPT-Neo does not divide by √d
 
-        at::Tensor x = wte_.index_select(0, idTensor(ids, device_)) + wpe_.narrow(0, 0, n);
+        at::Tensor x = gatherRows(wte_, ids, device_) + wpe_.narrow(0, 0, n);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             MaskSpec mask;
             mask.causal = true;

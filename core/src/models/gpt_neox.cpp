@@ -64,12 +64,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("gpt_neox.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        embed_ = w.get("embed_in.weight", {cfg_.vocab, E});
+        embed_ = w.rows("embed_in.weight", {cfg_.vocab, E});
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
@@ -84,7 +84,7 @@ public:
             step(2 + l);
         }
         finalNorm_ = loadNorm(w, "final_layer_norm", E);
-        head_ = cfg_.tied ? embed_ : w.get("embed_out.weight", {cfg_.vocab, E});
+        head_ = cfg_.tied ? embed_ : w.rows("embed_out.weight", {cfg_.vocab, E});
         step(total);
 
         info_ = familyInfo("gpt_neox", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.headDim, cfg_.hidden);
@@ -100,7 +100,7 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, d = cfg_.headDim;
         requireForwardMemory({cfg_.layers, H, H, d, cfg_.hidden, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
         auto impl = newTrace(ids);
         BlockCapture capture;
@@ -110,8 +110,10 @@ protected:
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         const RopeTables rope = ropeTables(cfg_.rope, n, device_);
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             // The fused output is per head: [n, H, 3, d] with q, k, v of head h side by side.
             at::Tensor qkv = L.qkv(layerNorm(x, L.ln1, cfg_.eps)).view({n, H, 3, d});

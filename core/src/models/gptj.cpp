@@ -66,12 +66,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("transformer.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        wte_ = w.get("wte.weight", {cfg_.vocab, E});
+        wte_ = w.rows("wte.weight", {cfg_.vocab, E});
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
@@ -87,7 +87,7 @@ public:
             step(2 + l);
         }
         lnf_ = loadNorm(w, "ln_f", E);
-        head_.weight = cfg_.tied ? wte_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_.weight = cfg_.tied ? wte_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         head_.bias = w.get("lm_head.bias", {cfg_.vocab});
         step(total);
 
@@ -111,8 +111,10 @@ protected:
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         const RopeTables rope = ropeTables(cfg_.rope, n, device_);
 
-        at::Tensor x = wte_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(wte_, ids, device_);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             const at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             // q and k rotate and meet in float32 (Hugging Face's float32 sin/cos promote them).

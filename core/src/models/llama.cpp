@@ -84,7 +84,7 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("model.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner, H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
         const long long total = 2 + cfg_.layers;
@@ -92,7 +92,7 @@ public:
         auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, bool bias) {
             return w.linear(name, out, in, bias);
         };
-        embed_ = w.get("embed_tokens.weight", {cfg_.vocab, E});
+        embed_ = w.rows("embed_tokens.weight", {cfg_.vocab, E});
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
@@ -111,7 +111,7 @@ public:
         }
         norm_ = w.get("norm.weight", {E});
         // Tied: the output projection is the input embedding (config tie_word_embeddings).
-        head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_ = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.kvHeads, cfg_.headDim, cfg_.hidden);
@@ -128,7 +128,7 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
         requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
 
         auto impl = newTrace(ids);
@@ -137,11 +137,13 @@ protected:
         mask.causal = true;
         mask.window = cfg_.window;
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
         const RopeTables rope = ropeTables(cfg_.rope, n, device_);
         ScoreSpec score;
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             at::Tensor h = rmsNorm(x, L.inNorm, cfg_.eps);
             auto heads = [&](const Linear& proj, std::int64_t count) { return splitHeads(proj(h), count, d); };

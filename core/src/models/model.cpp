@@ -113,6 +113,16 @@ void checkRunOptions(const RunOptions& options) {
 std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const RunOptions& options,
                                     std::shared_ptr<const TextInput> text, std::shared_ptr<const RgbImage> image) {
     auto& impl = const_cast<Trace::Impl&>(trace->impl());
+    if (options.captureDtype != CaptureDtype::Compute) {
+        const auto dtype = options.captureDtype == CaptureDtype::Float16 ? at::kHalf : at::kBFloat16;
+        for (auto& block : impl.blocks)
+            for (auto& layer : block.layers) {
+                // Dot and linear layers only: an additive layer's projections feed tanh directly.
+                if (layer.kind == AttentionKind::Additive) continue;
+                layer.q = layer.q.to(dtype);
+                layer.k = layer.k.to(dtype);
+            }
+    }
     if (options.temperature != 1.0)
         for (std::size_t b = 0; b < impl.blocks.size(); ++b)
             for (std::size_t l = 0; l < impl.blocks[b].layers.size(); ++l)

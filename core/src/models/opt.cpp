@@ -62,13 +62,13 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         if (w.anyNameStartsWith("model.")) w.setPrefix("model.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner, P = cfg_.projDim;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         auto norm = [&](const std::string& name) { return cfg_.affine ? loadNorm(w, name, E) : Norm{}; };
-        embed_ = w.get("decoder.embed_tokens.weight", {cfg_.vocab, P});
+        embed_ = w.rows("decoder.embed_tokens.weight", {cfg_.vocab, P});
         // OPTLearnedPositionalEmbedding keeps two rows before position 0.
         positions_ = w.get("decoder.embed_positions.weight", {cfg_.positions + 2, E});
         if (P != E) {
@@ -91,7 +91,7 @@ public:
             step(2 + l);
         }
         if (cfg_.finalNorm) finalNorm_ = norm("decoder.final_layer_norm");
-        head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, P});
+        head_ = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, P});
         step(total);
 
         const int d = cfg_.hidden / cfg_.heads;
@@ -109,7 +109,7 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
         requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
 
         auto impl = newTrace(ids);
@@ -123,10 +123,12 @@ protected:
         score.scale = 1.0;
         auto norm = [&](const at::Tensor& x, const Norm& n) { return at::layer_norm(x, {E}, n.weight, n.bias, 1e-5); };
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
         if (projectIn_.defined()) x = at::mm(x, projectIn_.t());
         x = x + positions_.narrow(0, 2, n);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             at::Tensor h = cfg_.preNorm ? norm(x, L.attnNorm) : x;
             at::Tensor q = splitHeads(L.q(h) * scaling, H, d), k = splitHeads(L.k(h), H, d), v = splitHeads(L.v(h), H, d);

@@ -64,12 +64,12 @@ public:
         : TextFamilyModel(parseConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("model.");
         const std::int64_t E = cfg_.hidden, I = cfg_.inner, H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
         const long long total = 2 + cfg_.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        embed_ = w.get("embed_tokens.weight", {cfg_.vocab, E});
+        embed_ = w.rows("embed_tokens.weight", {cfg_.vocab, E});
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
@@ -89,7 +89,7 @@ public:
             step(2 + l);
         }
         finalNorm_ = loadNorm(w, "final_layernorm", E);
-        head_.weight = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
+        head_.weight = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         head_.bias = w.get("lm_head.bias", {cfg_.vocab});
         step(total);
 
@@ -107,7 +107,7 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
         requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
         auto impl = newTrace(ids);
         BlockCapture capture;
@@ -117,8 +117,10 @@ protected:
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         const RopeTables rope = ropeTables(cfg_.rope, n, device_);
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             const at::Tensor h = layerNorm(x, L.ln, cfg_.eps);
             // q/k LayerNorm acts on each head's d values, before the rotation.

@@ -43,7 +43,7 @@ public:
         : TextFamilyModel(std::move(spec), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        w.requireMemory(options.memoryLimitBytes);
+        stream_ = planWeights(w, options);
         w.setPrefix("model.");
         const DecoderSpec& s = cfg_;
         const std::int64_t E = s.hidden, I = s.inner, H = s.heads, G = s.kvHeads, d = s.headDim;
@@ -51,7 +51,7 @@ public:
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
         auto norm = [&](const std::string& name, std::int64_t size) { return normWeight(s, w.get(name + ".weight", {size})); };
         const bool b = s.attentionBias;
-        embed_ = w.get("embed_tokens.weight", {s.vocab, E});
+        embed_ = w.rows("embed_tokens.weight", {s.vocab, E});
         step(1);
         for (int l = 0; l < s.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
@@ -86,7 +86,7 @@ public:
             step(2 + l);
         }
         norm_ = norm("norm", E);
-        head_ = s.tied ? embed_ : w.get("lm_head.weight", {s.vocab, E});
+        head_ = s.tied ? embed_ : w.rows("lm_head.weight", {s.vocab, E});
         step(total);
 
         info_ = familyInfo(s.family, folder, w, device, s.layers, s.heads, s.kvHeads, s.headDim, s.hidden);
@@ -102,19 +102,21 @@ protected:
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = s.heads, G = s.kvHeads, d = s.headDim;
         requireForwardMemory({s.layers, H, G, d, s.hidden, s.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))},
+                              computeElementSize(embed_)},
                              device_);
         auto impl = newTrace(ids);
         BlockCapture capture;
 
-        at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
+        at::Tensor x = gatherRows(embed_, ids, device_);
         // Gemma's normalizer is a tensor in the compute dtype, so BF16 models multiply by the
         // rounded sqrt(hidden) (Hugging Face's GemmaModel).
         if (s.embedScale) x = x * at::scalar_tensor(std::sqrt(static_cast<double>(s.hidden)), x.options());
         std::vector<RopeTables> tables;
         for (const RopeSpec& r : s.ropes) tables.push_back(ropeTables(r, n, device_));
 
+        StreamPass pass(stream_, options.progress);
         for (int l = 0; l < s.layers; ++l) {
+            pass.layer(l);
             const Layer& L = layers_[l];
             const bool post = s.blocks == DecoderSpec::Blocks::PostNorm;
             at::Tensor h = post ? x : rmsNorm(s, x, L.inNorm);

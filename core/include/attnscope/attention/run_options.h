@@ -15,6 +15,11 @@ struct HeadRef {
     int head = 0;
 };
 
+// The dtype the Trace keeps Q and K in. Compute: as the model ran (float32 on the CPU, the
+// checkpoint's half precision on a GPU); Float16 / BFloat16 halve a CPU capture. Maps are always
+// computed in float32 from them.
+enum class CaptureDtype { Compute, Float16, BFloat16 };
+
 struct RunOptions {
     Progress progress;  // (layers done, total)
 
@@ -24,6 +29,7 @@ struct RunOptions {
     std::vector<int> temperatureLayers;
     // Heads whose output is zeroed before the output projection.
     std::vector<HeadRef> maskHeads;
+    CaptureDtype captureDtype = CaptureDtype::Compute;
 };
 
 }  // namespace attnscope

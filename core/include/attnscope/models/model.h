@@ -9,6 +9,7 @@
 
 #include "attnscope/attention/run_options.h"
 #include "attnscope/io/input.h"
+#include "attnscope/io/weight_plan.h"
 #include "attnscope/runtime/device.h"
 #include "attnscope/runtime/progress.h"
 
@@ -36,6 +37,9 @@ struct ModelInfo {
     std::int64_t parameters = 0;  // distinct weights (a tied output embedding counts once)
     std::string dtype;            // storage dtype of the weights: "F32", "F16", "BF16" or "mixed"
     std::string device;           // where the weights live: "cpu", "cuda:0"
+    // How the weights are held (LoadOptions::weights): "converted to float32", "streamed from
+    // BF16 (one layer at a time …)", "float32 from the file (mapped, no copy)", "bfloat16 on cuda:0".
+    std::string weights;
     std::string task;             // built-in models: "reverse" or "sentiment", else empty
     std::string attention;        // built-in models: "dot", "additive" or "linear", else empty
     // Image models (ViT): forwardImage() takes an RGB image, resized to imageSize × imageSize
@@ -59,6 +63,11 @@ struct LoadOptions {
     // (MemAvailable on the CPU, free GPU memory). A model that needs more is refused with
     // attnscope::Error "... needs X GiB on DEVICE, Y GiB available" before anything is read.
     std::uint64_t memoryLimitBytes = 0;
+    // Converted up front or streamed layer by layer (weight_plan.h). Auto streams a CPU model
+    // only when converting would not fit memoryLimitBytes (or what is available); the families
+    // that stream are the decoders (GPT-2, Llama, GPT-NeoX, GPT-J, GPT-Neo, Phi, OPT, BLOOM,
+    // Falcon, Gemma, Qwen3, OLMo-2, Phi-3); others are converted.
+    WeightPlan weights = WeightPlan::Auto;
 };
 
 // The built-in models shipped under resources/builtin: name (e.g. "reverse-dot") and folder.
