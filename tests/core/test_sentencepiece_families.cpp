@@ -1,7 +1,7 @@
 // SentencePiece folders laid out as each family ships them, with the ids and special tokens of
 // transformers' slow tokenizers (golden_spm.json "layouts", restated in make_spm.py from
 // tokenization_t5/llama/xlm_roberta/mbart/marian.py and run on SentencePiece's own encoding):
-// T5, Llama, XLM-R, mBART (source and target language), Marian source.spm / target.spm with
+// T5, Llama (legacy and not), XLM-R, mBART (source and target language), Marian source.spm / target.spm with
 // vocab.json ids; tokenizer.json winning over a .model; bad model files and vocabularies.
 #include "attnscope/runtime/error.h"
 #include "attnscope/tokenizer/tokenizer.h"
@@ -85,6 +85,11 @@ TEST_CASE("Llama: tokenizer.model, <s> per add_bos_token, </s> per add_eos_token
     checkLayout(*Tokenizer::fromFolder(f.dir), "llama");  // no config: Llama by the file's name
     f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_eos_token", true}});
     checkLayout(*Tokenizer::fromFolder(f.dir), "llama_eos");
+    // "legacy": false: no dummy prefix, "▁" before the text (differs after special tokens).
+    f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"legacy", false}});
+    const auto nonLegacy = Tokenizer::fromFolder(f.dir);
+    checkLayout(*nonLegacy, "llama_nonlegacy");
+    CHECK(nonLegacy->decode(nonLegacy->encode("Hello world").ids, true) == "Hello world");
     f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", true}, {"bos_token", "<bos>"}});
     CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
                Catch::Contains("tokenizer_config.json: add_bos_token is set but the token '<bos>' is not in"));

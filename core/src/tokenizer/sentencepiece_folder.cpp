@@ -1,7 +1,9 @@
 // SentencePiece folders, laid out as transformers' slow tokenizers lay them out:
 //   T5Tokenizer        spiece.model; ids as SentencePiece's; "$A </s>" (no second </s> when the
 //                      text ends with one); <extra_id_N> = size + extra_ids - 1 - N (lstrip, rstrip)
-//   LlamaTokenizer     tokenizer.model; "<s> $A" per add_bos_token (true) / add_eos_token (false)
+//   LlamaTokenizer     tokenizer.model; "<s> $A" per add_bos_token (true) / add_eos_token (false);
+//                      with "legacy": false, the model without its dummy prefix, "▁" put before
+//                      the text and pieces starting with a space encoded behind <unk>
 //   GemmaTokenizer     tokenizer.model; the same with <bos> / <eos>
 //   XLMRobertaTokenizer sentencepiece.bpe.model; fairseq ids: <s>=0 <pad>=1 </s>=2 <unk>=3, then
 //                      SentencePiece's id + 1, <mask> last; "<s> $A </s>"
@@ -76,13 +78,29 @@ AddedToken special(const std::string& content, std::int64_t id, bool lstrip = fa
     return t;
 }
 
+// Non-legacy Llama's text preparation: "▁" becomes a space and the text starts with "▁".
+class LlamaPrefixNormalizer final : public Normalizer {
+public:
+    void normalize(NormalizedString& s) const override {
+        s.replace(literalPattern("\xE2\x96\x81"), " ");
+        if (s.shift() == 0) s.prepend("\xE2\x96\x81");
+    }
+};
+
 // Adds prefix and suffix tokens; T5 adds no </s> after a text that already ends with it.
+// dropLoneMark: non-legacy Llama drops a first "▁" that a special token follows.
 class AffixPost final : public PostProcessor {
 public:
-    AffixPost(std::vector<Token> prefix, std::vector<Token> suffix, bool skipRepeatedEnd)
-        : prefix_(std::move(prefix)), suffix_(std::move(suffix)), skipRepeatedEnd_(skipRepeatedEnd) {}
+    AffixPost(std::vector<Token> prefix, std::vector<Token> suffix, bool skipRepeatedEnd, std::vector<std::int64_t> dropLoneMarkBefore)
+        : prefix_(std::move(prefix)), suffix_(std::move(suffix)), skipRepeatedEnd_(skipRepeatedEnd),
+          specials_(std::move(dropLoneMarkBefore)) {}
 
     void process(Encoded& e, bool addSpecialTokens) const override {
+        if (e.tokens.size() > 1 && e.tokens[0].value == "\xE2\x96\x81" &&
+            std::find(specials_.begin(), specials_.end(), e.tokens[1].id) != specials_.end()) {
+            e.tokens.erase(e.tokens.begin());
+            e.special.erase(e.special.begin());
+        }
         if (!addSpecialTokens) return;
         if (!(skipRepeatedEnd_ && suffix_.size() == 1 && !e.tokens.empty() && e.tokens.back().id == suffix_[0].id)) {
             e.tokens.insert(e.tokens.end(), suffix_.begin(), suffix_.end());
@@ -95,6 +113,7 @@ public:
 private:
     std::vector<Token> prefix_, suffix_;
     bool skipRepeatedEnd_;
+    std::vector<std::int64_t> specials_;
 };
 
 struct Layout {
@@ -102,6 +121,7 @@ struct Layout {
     std::map<std::int64_t, AddedToken> added;  // by id
     std::vector<std::string> prefix, suffix;   // token contents
     bool skipRepeatedEnd = false;
+    std::string unkPrefix;  // non-legacy Llama (makeSentencePieceModel)
 };
 
 }  // namespace
@@ -173,6 +193,13 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         };
         if (configBool(config, folder, "add_bos_token", true)) layout.prefix = {require(bos, "add_bos_token")};
         if (configBool(config, folder, "add_eos_token", false)) layout.suffix = {require(eos, "add_eos_token")};
+        // transformers treats a missing or null "legacy" as true.
+        if (!gemma && !configBool(config, folder, "legacy", true)) {
+            layout.unkPrefix = token("unk_token", "<unk>");
+            if (layout.unkPrefix.empty()) throw Error(configFile + ": 'legacy' is false but there is no unk_token");
+            if (!configBool(config, folder, "add_prefix_space", true))
+                throw Error(configFile + ": 'add_prefix_space' false with 'legacy' false is not read yet");
+        }
         break;
     }
     case Family::XlmR:
@@ -264,7 +291,16 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
 
     auto impl = std::make_unique<Tokenizer::Impl>();
     impl->origin = path.string();
-    impl->model = makeSentencePieceModel(file, layout.ids);
+    if (layout.unkPrefix.empty()) {
+        impl->model = makeSentencePieceModel(file, layout.ids);
+    } else {
+        impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids, layout.unkPrefix);
+        impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();
+    }
+    std::vector<std::int64_t> specialIds;  // for non-legacy Llama's lone "▁"
+    if (!layout.unkPrefix.empty())
+        for (const auto& [id, t] : layout.added)
+            if (t.special) specialIds.push_back(id);
     std::vector<AddedToken> added;
     for (auto& [id, t] : layout.added) added.push_back(std::move(t));
     impl->added = AddedVocabulary(std::move(added), nullptr);
@@ -278,7 +314,7 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         }
         return out;
     };
-    impl->postProcessor = std::make_unique<AffixPost>(affix(layout.prefix), affix(layout.suffix), layout.skipRepeatedEnd);
+    impl->postProcessor = std::make_unique<AffixPost>(affix(layout.prefix), affix(layout.suffix), layout.skipRepeatedEnd, specialIds);
     impl->decoder = makeSentencePieceDecoder(file);
     impl->style = TokenStyle::Metaspace;
     return impl;

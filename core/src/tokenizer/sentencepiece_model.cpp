@@ -84,13 +84,16 @@ const Shim& shim() {
 
 }  // namespace
 
-SentencePieceFile::SentencePieceFile(const std::filesystem::path& file) : file_(file.string()) {
+SentencePieceFile::SentencePieceFile(const std::filesystem::path& file, bool dummyPrefix) : file_(file.string()) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Error(file_ + ": cannot be read");
     std::stringstream bytes;
     bytes << in.rdbuf();
-    const std::string data = bytes.str();
+    std::string data = bytes.str();
     if (data.empty()) throw Error(file_ + ": not a SentencePiece model (the file is empty)");
+    // A second ModelProto.normalizer_spec (field 3) holding add_dummy_prefix (field 3) = false:
+    // protobuf merges repeated message fields, so this overrides the file's setting.
+    if (!dummyPrefix) data += std::string("\x1a\x02\x18\x00", 4);
     const Shim& api = shim();
     if (!api.error.empty()) throw Error(file_ + ": cannot read SentencePiece models here (" + api.error + ")");
     std::string why;
@@ -148,7 +151,9 @@ namespace {
 
 class SentencePieceModel final : public VocabularyModel {
 public:
-    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids) : file_(std::move(file)) {
+    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix)
+        : file_(std::move(file)), unkPrefix_(std::move(unkPrefix)) {
+        if (!unkPrefix_.empty()) unkPieces_ = file_->encode(unkPrefix_).size();
         outer_.assign(static_cast<std::size_t>(file_->size()), -1);
         for (int i = 0; i < file_->size(); ++i) {
             const std::string& piece = file_->piece(i);
@@ -160,7 +165,16 @@ public:
     }
 
     void tokenize(const std::string& piece, std::vector<Token>& out) const override {
-        for (const auto& p : file_->encode(piece)) {
+        const bool behind = !unkPrefix_.empty() && (piece.rfind(" ", 0) == 0 || piece.rfind("\xE2\x96\x81", 0) == 0);
+        std::vector<SentencePieceFile::Piece> pieces = file_->encode(behind ? unkPrefix_ + piece : piece);
+        if (behind) {
+            pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(std::min(unkPieces_, pieces.size())));
+            for (auto& p : pieces) {
+                p.begin = p.begin >= unkPrefix_.size() ? p.begin - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
+                p.end = p.end >= unkPrefix_.size() ? p.end - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
+            }
+        }
+        for (const auto& p : pieces) {
             const auto spId = static_cast<std::size_t>(p.id);
             if (p.id < 0 || spId >= outer_.size() || outer_[spId] < 0)
                 throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(p.id) + ", which has no id in the folder's vocabulary");
@@ -172,6 +186,8 @@ public:
 private:
     std::shared_ptr<const SentencePieceFile> file_;
     std::vector<std::int64_t> outer_;  // outer id of each SentencePiece id, -1 for none
+    std::string unkPrefix_;
+    std::size_t unkPieces_ = 0;  // how many pieces unkPrefix_ encodes to
 };
 
 class SentencePieceDecoder final : public Decoder {
@@ -205,8 +221,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids) {
-    return std::make_unique<SentencePieceModel>(std::move(file), ids);
+std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids,
+                                              const std::string& unkPrefix) {
+    return std::make_unique<SentencePieceModel>(std::move(file), ids, unkPrefix);
 }
 
 std::unique_ptr<Decoder> makeSentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file) {

@@ -19,7 +19,9 @@ namespace attnscope::tok {
 class SentencePieceFile {
 public:
     // Throws attnscope::Error "FILE: not a SentencePiece model (...)" when the library refuses it.
-    explicit SentencePieceFile(const std::filesystem::path& file);
+    // dummyPrefix false turns the model's add_dummy_prefix off, as transformers' non-legacy
+    // Llama tokenizer does.
+    explicit SentencePieceFile(const std::filesystem::path& file, bool dummyPrefix = true);
     ~SentencePieceFile();
     SentencePieceFile(const SentencePieceFile&) = delete;
     SentencePieceFile& operator=(const SentencePieceFile&) = delete;
@@ -57,7 +59,11 @@ using SpmIds = std::function<std::optional<std::int64_t>(int id, const std::stri
 // The model stage over a SentencePiece file; tokens are the vocabulary's pieces (an unknown
 // character reads as the unknown piece, as in tokenizer.json's Unigram), offsets are the
 // library's byte spans.
-std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids);
+// unkPrefix (non-legacy Llama): a piece starting with a space or "▁" is encoded behind this
+// text, whose own pieces are then dropped, so the model keeps the leading "▁" a model without
+// its dummy prefix would strip.
+std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids,
+                                              const std::string& unkPrefix = {});
 // The decoder: runs of the model's pieces through the library's decoder (spaces restored, byte
 // pieces joined), other tokens (added and control ones) written as they are.
 std::unique_ptr<Decoder> makeSentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file);
