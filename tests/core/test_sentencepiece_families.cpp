@@ -153,6 +153,14 @@ TEST_CASE("tokenizer.json wins over a SentencePiece model in the same folder", "
     CHECK(Tokenizer::fromFolder(f.dir)->origin() == (f.dir / "spiece.model").string());
 }
 
+TEST_CASE("A SentencePiece folder of a family not read yet is refused, not mislabelled", "[tokenizer][sentencepiece]") {
+    for (const char* cls : {"AlbertTokenizer", "PegasusTokenizer", "MBart50Tokenizer"}) {
+        const auto f = folder("other").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", cls}});
+        CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
+                   Catch::StartsWith((f.dir / "tokenizer_config.json").string() + ": tokenizer_class '" + cls + "' is not read"));
+    }
+}
+
 TEST_CASE("A .model that is not a SentencePiece model is refused naming the file", "[tokenizer][sentencepiece]") {
     auto f = folder("bad");
     for (const std::string& content : {std::string("this is not a protobuf\n"), std::string(), std::string("\x0a\x05\x0a\x01", 4)}) {

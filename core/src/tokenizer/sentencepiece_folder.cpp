@@ -11,7 +11,8 @@
 //                      "$A </s> src_lang" (tgt_lang on the target side)
 //   MarianTokenizer    source.spm / target.spm, ids from vocab.json (which must cover every
 //                      piece but control ones); ">>xx<<" language tokens; "$A </s>"
-// The family is tokenizer_config.json's tokenizer_class, else the file's name (with config.json's
+// The family is tokenizer_config.json's tokenizer_class (another class is refused rather than
+// read with the wrong layout), else the file's name (with config.json's
 // model_type telling mBART's sentencepiece.bpe.model from XLM-R's). tokenizer_config.json's
 // added_tokens_decoder, when present, gives the added tokens' flags and ids as saved.
 #include "sentencepiece_folder.h"
@@ -53,9 +54,11 @@ std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& con
     if (startsWith(cls, "Llama") || startsWith(cls, "CodeLlama")) return Family::Llama;
     if (startsWith(cls, "Gemma")) return Family::Gemma;
     if (startsWith(cls, "XLMRoberta")) return Family::XlmR;
-    if (startsWith(cls, "MBart50")) return std::nullopt;  // a different layout, not read yet
+    if (startsWith(cls, "MBart50")) return std::nullopt;  // prefix language code, not read yet
     if (startsWith(cls, "MBart")) return Family::MBart;
     if (startsWith(cls, "Marian")) return Family::Marian;
+    // Another class (ALBERT, XLNet, Pegasus, CamemBERT, ...) lays the same files out its own way.
+    if (!cls.empty()) return std::nullopt;
     const std::string name = file.filename().string();
     if (name == "source.spm" || name == "target.spm") return Family::Marian;
     if (name == "spiece.model") return Family::T5;
