@@ -19,7 +19,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libopenblas0-pthread          # LibTorch 1.13 (CPU); OpenBLAS for its matrix products
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
-  nlohmann-json3-dev libpcre2-dev libutf8proc-dev
+  nlohmann-json3-dev libpcre2-dev libutf8proc-dev libsentencepiece-dev
   catch2 libbenchmark-dev
   fonts-dejavu-core                           # text in offscreen GUI tests and exported figures
   clang libclang-rt-dev                       # the sanitizer build and libFuzzer (scripts/dev.sh test)

@@ -19,7 +19,9 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& path) {
     if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file or folder");
     if (!std::filesystem::is_directory(path, ec)) return Tokenizer::fromFile(path);
     auto tok = Tokenizer::fromFolder(path);
-    if (!tok) throw Error(path + ": no tokenizer here (tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
+    if (!tok)
+        throw Error(path + ": no tokenizer here (tokenizer.json, spiece.model, tokenizer.model, sentencepiece.bpe.model, "
+                           "source.spm + vocab.json, vocab.json + merges.txt, or vocab.txt)");
     return tok;
 }
 
@@ -48,6 +50,7 @@ int runTokenize(const std::vector<std::string>& argv) {
     out["ids"] = e.ids;
     out["tokens"] = e.tokens;
     out["offsets"] = offsets;
+    out["tokenizer"] = tok->origin();  // which file of the folder was read
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
 }
@@ -57,10 +60,12 @@ int runTokenize(const std::vector<std::string>& argv) {
 Command tokenizeCommand() {
     return {"tokenize", "text -> token ids, exactly as Hugging Face's tokenizers",
     "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
-    "PATH is a tokenizer.json or a model folder (tokenizer.json, else vocab.json + merges.txt, else\n"
-    "vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\": [[begin, end], ...]}:\n"
-    "raw vocabulary tokens and byte offsets into the UTF-8 text ((0, 0) for tokens the post-processor\n"
-    "adds). Special tokens ([CLS], <s>, ...) are added as the post-processor says unless --no-special.\n",
+    "PATH is a tokenizer.json or a model folder (tokenizer.json, else a SentencePiece model: spiece.model,\n"
+    "tokenizer.model, sentencepiece.bpe.model or Marian's source.spm + vocab.json; else vocab.json +\n"
+    "merges.txt, else vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
+    "[[begin, end], ...], \"tokenizer\": FILE}: raw vocabulary tokens, byte offsets into the UTF-8 text\n"
+    "((0, 0) for tokens the post-processor adds) and the file read. Special tokens ([CLS], <s>, ...) are\n"
+    "added as the post-processor (or the family's slow tokenizer) says unless --no-special.\n",
             runTokenize};
 }
 

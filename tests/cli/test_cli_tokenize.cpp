@@ -35,7 +35,8 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
         INFO(r.err);
         REQUIRE(r.code == 0);
         const auto j = nlohmann::json::parse(r.out);
-        CHECK(j.size() == 3);
+        CHECK(j.size() == 4);
+        CHECK(j["tokenizer"] == (kData / "bert-uncased").string() + " (vocab.txt)");
         CHECK(j["ids"] == expected["ids"]);
         CHECK(j["tokens"] == expected["tokens"]);
         CHECK(j["offsets"] == expected["offsets"]);

@@ -65,7 +65,7 @@ TEST_CASE("malformed tokenizer files name the file and the component", "[tokeniz
         CHECK_THAT(loadError(j), Catch::Contains("tok.json: model") && Catch::Contains("missing"));
     }
     SECTION("unknown component types") {
-        const std::pair<const char*, const char*> slots[] = {{"normalizer", "Precompiled"},  {"pre_tokenizer", "UnicodeScripts"},
+        const std::pair<const char*, const char*> slots[] = {{"normalizer", "Fancy"},  {"pre_tokenizer", "UnicodeScripts"},
                                                              {"post_processor", "Magic"},   {"decoder", "CTC"},
                                                              {"model", "WordLevel"}};
         for (const auto& [slot, type] : slots) {

@@ -1,5 +1,6 @@
-// Tokenizer::fromFolder: tokenizer.json, or the legacy files older checkpoints ship, turned into
-// the tokenizer.json pipeline Hugging Face's converters build from them:
+// Tokenizer::fromFolder: tokenizer.json, else a SentencePiece model (sentencepiece_folder.cpp),
+// or the legacy files older checkpoints ship, turned into the tokenizer.json pipeline Hugging
+// Face's converters build from them:
 //   vocab.json + merges.txt -> byte-level BPE: RoBERTa's <s> ... </s> when tokenizer_config.json's
 //                              tokenizer_class says Roberta/Bart (or, without a class, when the
 //                              vocabulary has <s> and </s>); otherwise GPT-2's, with "bos $A" when
@@ -12,6 +13,8 @@
 #include "attnscope/tokenizer/tokenizer.h"
 
 #include "components.h"
+#include "folder_config.h"
+#include "sentencepiece_folder.h"
 #include "tokenizer_impl.h"
 
 #include "attnscope/runtime/error.h"
@@ -30,27 +33,9 @@ nlohmann::json addedToken(const std::string& content, std::int64_t id, bool lstr
             {"normalized", false}, {"special", true}};
 }
 
-nlohmann::json readConfig(const std::filesystem::path& folder) {
-    const auto file = folder / "tokenizer_config.json";
-    std::error_code ec;
-    return std::filesystem::exists(file, ec) ? readJsonObject(file) : nlohmann::json::object();
-}
-
-bool configBool(const nlohmann::json& config, const std::filesystem::path& folder, const char* key, bool fallback) {
-    const auto it = config.find(key);
-    if (it == config.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be true or false");
-    return it->get<bool>();
-}
-
-// A special token named by tokenizer_config.json (a string or {"content": ...}); empty when absent.
-std::string configToken(const nlohmann::json& config, const std::filesystem::path& folder, const char* key) {
-    const auto it = config.find(key);
-    if (it == config.end() || it->is_null()) return {};
-    if (it->is_string()) return it->get<std::string>();
-    if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
-    throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be a token string or {\"content\": ...}");
-}
+nlohmann::json readConfig(const std::filesystem::path& folder) { return tok::readFolderConfig(folder); }
+using tok::configBool;
+using tok::configToken;
 
 std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
     const auto vocabFile = folder / "vocab.json", mergesFile = folder / "merges.txt";
@@ -184,15 +169,18 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& fo
             tok->impl_->postProcessor = tok::makePostProcessor(post, tok::Origin{(folder / "tokenizer_config.json").string()});
         return tok;
     }
+    if (auto spm = tok::sentencePieceFromFolder(folder, TokenizerSide::Source)) return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
     if (std::filesystem::exists(folder / "vocab.json", ec) && std::filesystem::exists(folder / "merges.txt", ec))
         return byteLevelBpe(folder);
     if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);
     return nullptr;
 }
 
-std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder, TokenizerSide) {
-    // No folder read so far has a separate target side; Marian's target.spm is read with the
-    // SentencePiece models (issue 12).
+std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder, TokenizerSide side) {
+    // Only SentencePiece folders (Marian's target.spm, mBART's tgt_lang) have a target side.
+    std::error_code ec;
+    if (side == TokenizerSide::Target && !std::filesystem::exists(folder / "tokenizer.json", ec))
+        if (auto spm = tok::sentencePieceFromFolder(folder, side)) return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
     return fromFolder(folder);
 }
 

@@ -1,6 +1,7 @@
 // Normalizers of tokenizer.json: BertNormalizer, NFC/NFD/NFKC/NFKD, Lowercase, StripAccents,
-// Strip, Prepend, Replace and Sequence.
+// Strip, Prepend, Replace, Nmt, Precompiled (precompiled.cpp) and Sequence.
 #include "components.h"
+#include "precompiled.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -95,6 +96,21 @@ private:
     std::string content_;
 };
 
+// SentencePiece's NMT rule without a charsmap: control characters dropped, odd spaces made ' '.
+class NmtNormalizer final : public Normalizer {
+public:
+    void normalize(NormalizedString& s) const override {
+        s.filter([](char32_t c) {
+            return !((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F);
+        });
+        s.mapChars([](char32_t c) {
+            const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 || (c >= 0x200B && c <= 0x200F) ||
+                               c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+            return space ? U' ' : c;
+        });
+    }
+};
+
 class SequenceNormalizer final : public Normalizer {
 public:
     explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> items) : items_(std::move(items)) {}
@@ -123,6 +139,8 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& j, const Origin
     if (type == "Prepend") return std::make_unique<PrependNormalizer>(f.string("prepend"));
     if (type == "Replace")
         return std::make_unique<ReplaceNormalizer>(readPattern(f.object("pattern"), f.where), f.string("content"));
+    if (type == "Precompiled") return makePrecompiled(f);
+    if (type == "Nmt") return std::make_unique<NmtNormalizer>();
     if (type == "Sequence") {
         const auto& list = f.object("normalizers");
         if (!list.is_array()) f.fail("'normalizers' must be a list");
@@ -133,7 +151,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& j, const Origin
     }
     throw Error(origin.at("normalizer") + ": type '" + type +
                 "' is not supported (BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Prepend, "
-                "Replace, Sequence)");
+                "Replace, Nmt, Precompiled, Sequence)");
 }
 
 }  // namespace attnscope::tok

@@ -165,4 +165,18 @@ std::vector<char32_t> normalizeForm(const std::vector<char32_t>& in, NormalForm 
     return std::vector<char32_t>(out.begin(), out.begin() + n);
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> graphemeClusters(std::string_view s) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    utf8proc_int32_t state = 0;
+    char32_t prev = 0;
+    for (std::size_t i = 0, n = 0; i < s.size(); i += n) {
+        const char32_t c = decodeUtf8(s, i, &n);
+        if (i == 0 || utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev), static_cast<utf8proc_int32_t>(c), &state))
+            out.emplace_back(i, 0);
+        out.back().second += n;
+        prev = c;
+    }
+    return out;
+}
+
 }  // namespace attnscope::tok

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnscope::tok {
@@ -27,6 +28,10 @@ bool isBertWhitespace(char32_t c);     // \t \n \r or White_Space
 bool isChineseChar(char32_t c);        // CJK ideograph blocks as BERT defines them
 bool isMarkNonspacing(char32_t c);     // Mn
 bool isMark(char32_t c);               // Mn, Mc, Me
+
+// Extended grapheme clusters (UAX #29, as Rust's unicode-segmentation graphemes(true)): the
+// (byte offset, byte length) of each.
+std::vector<std::pair<std::size_t, std::size_t>> graphemeClusters(std::string_view s);
 
 // Full lowercase mapping of one code point (U+0130 maps to two code points).
 void appendLowercase(std::vector<char32_t>& out, char32_t c);

@@ -1,0 +1,326 @@
+// SentencePiece folders, laid out as transformers' slow tokenizers lay them out:
+//   T5Tokenizer        spiece.model; ids as SentencePiece's; "$A </s>" (no second </s> when the
+//                      text ends with one); <extra_id_N> = size + extra_ids - 1 - N (lstrip, rstrip)
+//   LlamaTokenizer     tokenizer.model; "<s> $A" per add_bos_token (true) / add_eos_token (false);
+//                      with "legacy": false, the model without its dummy prefix, "▁" put before
+//                      the text and pieces starting with a space encoded behind <unk>
+//   GemmaTokenizer     tokenizer.model; the same with <bos> / <eos>
+//   XLMRobertaTokenizer sentencepiece.bpe.model; fairseq ids: <s>=0 <pad>=1 </s>=2 <unk>=3, then
+//                      SentencePiece's id + 1, <mask> last; "<s> $A </s>"
+//   MBartTokenizer     the same ids, the 25 language codes after the pieces, then <mask>;
+//                      "$A </s> src_lang" (tgt_lang on the target side)
+//   MarianTokenizer    source.spm / target.spm, ids from vocab.json (which must cover every
+//                      piece but control ones); ">>xx<<" language tokens; "$A </s>"
+// The family is tokenizer_config.json's tokenizer_class (another class is refused rather than
+// read with the wrong layout), else the file's name (with config.json's
+// model_type telling mBART's sentencepiece.bpe.model from XLM-R's). tokenizer_config.json's
+// added_tokens_decoder, when present, gives the added tokens' flags and ids as saved.
+#include "sentencepiece_folder.h"
+
+#include "folder_config.h"
+#include "sentencepiece_model.h"
+#include "tokenizer_impl.h"
+#include "vocabulary.h"
+
+#include "attnscope/runtime/error.h"
+#include "io/json_util.h"
+
+#include <algorithm>
+#include <map>
+
+namespace attnscope::tok {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Family { T5, Llama, Gemma, XlmR, MBart, Marian };
+
+bool present(const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(p, ec);
+}
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// transformers' FAIRSEQ_LANGUAGE_CODES (tokenization_mbart.py), in id order.
+const char* const kMBartCodes[] = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN",
+                                   "hi_IN", "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP",
+                                   "nl_XX", "ro_RO", "ru_RU", "si_LK", "tr_TR", "vi_VN", "zh_CN"};
+
+std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& config, const fs::path& file) {
+    const std::string cls = config.value("tokenizer_class", std::string());
+    if (startsWith(cls, "T5") || startsWith(cls, "MT5")) return Family::T5;
+    if (startsWith(cls, "Llama") || startsWith(cls, "CodeLlama")) return Family::Llama;
+    if (startsWith(cls, "Gemma")) return Family::Gemma;
+    if (startsWith(cls, "XLMRoberta")) return Family::XlmR;
+    if (startsWith(cls, "MBart50")) return std::nullopt;  // prefix language code, not read yet
+    if (startsWith(cls, "MBart")) return Family::MBart;
+    if (startsWith(cls, "Marian")) return Family::Marian;
+    // Another class (ALBERT, XLNet, Pegasus, CamemBERT, ...) lays the same files out its own way.
+    if (!cls.empty()) return std::nullopt;
+    const std::string name = file.filename().string();
+    if (name == "source.spm" || name == "target.spm") return Family::Marian;
+    if (name == "spiece.model") return Family::T5;
+    if (name == "tokenizer.model") return Family::Llama;
+    if (present(folder / "config.json")) {
+        const nlohmann::json model = readJsonObject(folder / "config.json");
+        if (model.value("model_type", std::string()) == "mbart") return Family::MBart;
+    }
+    return Family::XlmR;
+}
+
+AddedToken special(const std::string& content, std::int64_t id, bool lstrip = false, bool rstrip = false) {
+    AddedToken t;
+    t.content = content;
+    t.id = id;
+    t.special = true;
+    t.normalized = false;
+    t.lstrip = lstrip;
+    t.rstrip = rstrip;
+    return t;
+}
+
+// Non-legacy Llama's text preparation: "▁" becomes a space and the text starts with "▁".
+class LlamaPrefixNormalizer final : public Normalizer {
+public:
+    void normalize(NormalizedString& s) const override {
+        s.replace(literalPattern("\xE2\x96\x81"), " ");
+        if (s.shift() == 0) s.prepend("\xE2\x96\x81");
+    }
+};
+
+// Adds prefix and suffix tokens; T5 adds no </s> after a text that already ends with it.
+// dropLoneMark: non-legacy Llama drops a first "▁" that a special token follows.
+class AffixPost final : public PostProcessor {
+public:
+    AffixPost(std::vector<Token> prefix, std::vector<Token> suffix, bool skipRepeatedEnd, std::vector<std::int64_t> dropLoneMarkBefore)
+        : prefix_(std::move(prefix)), suffix_(std::move(suffix)), skipRepeatedEnd_(skipRepeatedEnd),
+          specials_(std::move(dropLoneMarkBefore)) {}
+
+    void process(Encoded& e, bool addSpecialTokens) const override {
+        if (e.tokens.size() > 1 && e.tokens[0].value == "\xE2\x96\x81" &&
+            std::find(specials_.begin(), specials_.end(), e.tokens[1].id) != specials_.end()) {
+            e.tokens.erase(e.tokens.begin());
+            e.special.erase(e.special.begin());
+        }
+        if (!addSpecialTokens) return;
+        if (!(skipRepeatedEnd_ && suffix_.size() == 1 && !e.tokens.empty() && e.tokens.back().id == suffix_[0].id)) {
+            e.tokens.insert(e.tokens.end(), suffix_.begin(), suffix_.end());
+            e.special.insert(e.special.end(), suffix_.size(), true);
+        }
+        e.tokens.insert(e.tokens.begin(), prefix_.begin(), prefix_.end());
+        e.special.insert(e.special.begin(), prefix_.size(), true);
+    }
+
+private:
+    std::vector<Token> prefix_, suffix_;
+    bool skipRepeatedEnd_;
+    std::vector<std::int64_t> specials_;
+};
+
+struct Layout {
+    SpmIds ids;
+    std::map<std::int64_t, AddedToken> added;  // by id
+    std::vector<std::string> prefix, suffix;   // token contents
+    bool skipRepeatedEnd = false;
+    std::string unkPrefix;  // non-legacy Llama (makeSentencePieceModel)
+};
+
+}  // namespace
+
+fs::path sentencePieceFile(const fs::path& folder, TokenizerSide side) {
+    if (present(folder / "source.spm")) {
+        const fs::path target = folder / "target.spm";
+        return side == TokenizerSide::Target && present(target) ? target : folder / "source.spm";
+    }
+    for (const char* name : {"spiece.model", "tokenizer.model", "sentencepiece.bpe.model"})
+        if (present(folder / name)) return folder / name;
+    return {};
+}
+
+std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder, TokenizerSide side) {
+    const fs::path path = sentencePieceFile(folder, side);
+    if (path.empty()) return nullptr;
+    const nlohmann::json config = readSpecialTokenConfig(folder);
+    const std::string configFile = (folder / "tokenizer_config.json").string();
+    const auto family = familyOf(folder, config, path);
+    if (!family)
+        throw Error(configFile + ": tokenizer_class '" + config.value("tokenizer_class", std::string()) +
+                    "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, Marian are)");
+    auto file = std::make_shared<const SentencePieceFile>(path);
+    const auto size = static_cast<std::int64_t>(file->size());
+    auto token = [&](const char* key, const char* fallback) {
+        const std::string t = configToken(config, folder, key);
+        return t.empty() && !config.contains(key) ? std::string(fallback) : t;
+    };
+    Layout layout;
+    auto pieceId = [&](const std::string& piece) -> std::optional<std::int64_t> {
+        const auto id = file->find(piece);
+        return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+    };
+    // A special token the model's own vocabulary holds (nothing when it lacks it, as the slow
+    // tokenizers then map it to <unk> and never split it out).
+    auto addPiece = [&](const std::string& content, const std::function<std::optional<std::int64_t>(const std::string&)>& id,
+                        bool lstrip = false) {
+        if (content.empty()) return;
+        if (const auto i = id(content)) layout.added[*i] = special(content, *i, lstrip);
+    };
+    switch (*family) {
+    case Family::T5: {
+        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+        for (const char* key : {"eos_token", "unk_token", "pad_token"}) addPiece(token(key, key[0] == 'e' ? "</s>" : key[0] == 'u' ? "<unk>" : "<pad>"), pieceId);
+        std::int64_t extra = 100;
+        if (config.contains("extra_ids")) {
+            if (!config["extra_ids"].is_number_integer() || config["extra_ids"].get<std::int64_t>() < 0 ||
+                config["extra_ids"].get<std::int64_t>() > 100000)
+                throw Error(configFile + ": 'extra_ids' must be an integer in [0, 100000]");
+            extra = config["extra_ids"].get<std::int64_t>();
+        }
+        for (std::int64_t i = 0; i < extra; ++i)
+            layout.added[size + extra - 1 - i] = special("<extra_id_" + std::to_string(i) + ">", size + extra - 1 - i, true, true);
+        layout.suffix = {token("eos_token", "</s>")};
+        layout.skipRepeatedEnd = true;
+        break;
+    }
+    case Family::Llama:
+    case Family::Gemma: {
+        const bool gemma = *family == Family::Gemma;
+        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+        const std::string bos = token("bos_token", gemma ? "<bos>" : "<s>"), eos = token("eos_token", gemma ? "<eos>" : "</s>");
+        for (const std::string& t : {bos, eos, token("unk_token", "<unk>"), token("pad_token", gemma ? "<pad>" : "")}) addPiece(t, pieceId);
+        auto require = [&](const std::string& t, const char* flag) {
+            if (t.empty() || !pieceId(t))
+                throw Error(configFile + ": " + flag + " is set but the token '" + t + "' is not in " + path.string());
+            return t;
+        };
+        if (configBool(config, folder, "add_bos_token", true)) layout.prefix = {require(bos, "add_bos_token")};
+        if (configBool(config, folder, "add_eos_token", false)) layout.suffix = {require(eos, "add_eos_token")};
+        // transformers treats a missing or null "legacy" as true.
+        if (!gemma && !configBool(config, folder, "legacy", true)) {
+            layout.unkPrefix = token("unk_token", "<unk>");
+            if (layout.unkPrefix.empty()) throw Error(configFile + ": 'legacy' is false but there is no unk_token");
+            if (!configBool(config, folder, "add_prefix_space", true))
+                throw Error(configFile + ": 'add_prefix_space' false with 'legacy' false is not read yet");
+        }
+        break;
+    }
+    case Family::XlmR:
+    case Family::MBart: {
+        // fairseq's dictionary: its four specials first, every other piece one id later.
+        static const std::map<std::string, std::int64_t> fairseq = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
+        layout.ids = [](int id, const std::string& piece) {
+            const auto it = fairseq.find(piece);
+            return std::optional<std::int64_t>(it != fairseq.end() ? it->second : id + 1);
+        };
+        for (const auto& [t, id] : fairseq) layout.added[id] = special(t, id);
+        std::int64_t next = size + 1;
+        std::string lang;
+        if (*family == Family::MBart) {
+            for (const char* code : kMBartCodes) {
+                layout.added[next] = special(code, next);
+                ++next;
+            }
+            lang = side == TokenizerSide::Target && config.contains("tgt_lang") && config["tgt_lang"].is_string()
+                       ? config["tgt_lang"].get<std::string>()
+                       : config.value("src_lang", std::string("en_XX"));
+            if (std::find(std::begin(kMBartCodes), std::end(kMBartCodes), lang) == std::end(kMBartCodes))
+                throw Error(configFile + ": language code '" + lang + "' is not one of mBART's 25 (e.g. en_XX)");
+        }
+        layout.added[next] = special(token("mask_token", "<mask>"), next, true);
+        if (*family == Family::XlmR) {
+            layout.prefix = {"<s>"};
+            layout.suffix = {"</s>"};
+        } else {
+            layout.suffix = {"</s>", lang};
+        }
+        break;
+    }
+    case Family::Marian: {
+        const fs::path vocabFile = folder / "vocab.json";
+        if (!present(vocabFile)) throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() + ")");
+        auto vocab = std::make_shared<const Vocabulary>(Vocabulary::fromJsonObject(readVocabJson(vocabFile), vocabFile.string()));
+        std::size_t missing = 0;
+        std::string first;
+        for (int i = 0; i < file->size(); ++i) {
+            if (file->isControl(i) || file->isUnused(i) || vocab->find(file->piece(i))) continue;
+            if (missing++ == 0) first = file->piece(i);
+        }
+        if (missing > 0)
+            throw Error(vocabFile.string() + ": lacks " + std::to_string(missing) + " of the " + std::to_string(file->size()) +
+                        " pieces of " + path.filename().string() + " (first: '" + first + "')");
+        layout.ids = [vocab](int, const std::string& piece) {
+            const auto* id = vocab->find(piece);
+            return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+        };
+        auto vocabId = [&](const std::string& t) {
+            const auto* id = vocab->find(t);
+            return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+        };
+        const std::string eos = token("eos_token", "</s>");
+        for (const std::string& t : {eos, token("unk_token", "<unk>"), token("pad_token", "<pad>")}) addPiece(t, vocabId);
+        for (std::int64_t id = 0; id <= vocab->maxId(); ++id) {
+            const std::string* t = vocab->token(id);
+            if (t && t->size() > 4 && startsWith(*t, ">>") && t->compare(t->size() - 2, 2, "<<") == 0) {
+                AddedToken code = special(*t, id);
+                code.special = false;  // transformers keeps language codes out of the special tokens
+                layout.added[id] = code;
+            }
+        }
+        if (!vocabId(eos)) throw Error(vocabFile.string() + ": has no '" + eos + "' (the end token Marian appends)");
+        layout.suffix = {eos};
+        break;
+    }
+    }
+    // Flags and ids as tokenizer_config.json saved them.
+    if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+        for (auto it = config["added_tokens_decoder"].begin(); it != config["added_tokens_decoder"].end(); ++it) {
+            const Fields f{it.value(), configFile + ": added_tokens_decoder '" + it.key() + "'"};
+            std::int64_t id = -1;
+            try {
+                id = std::stoll(it.key());
+            } catch (const std::exception&) {
+            }
+            if (id < 0 || id > Vocabulary::kMaxId || !it.value().is_object()) f.fail("must be an id with a token object");
+            AddedToken t = special(f.string("content"), id);
+            t.special = f.boolean("special", false);
+            t.lstrip = f.boolean("lstrip", false);
+            t.rstrip = f.boolean("rstrip", false);
+            t.singleWord = f.boolean("single_word", false);
+            t.normalized = false;  // the slow tokenizers match added tokens in the raw text
+            layout.added[id] = t;
+        }
+    }
+
+    auto impl = std::make_unique<Tokenizer::Impl>();
+    impl->origin = path.string();
+    if (layout.unkPrefix.empty()) {
+        impl->model = makeSentencePieceModel(file, layout.ids);
+    } else {
+        impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids, layout.unkPrefix);
+        impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();
+    }
+    std::vector<std::int64_t> specialIds;  // for non-legacy Llama's lone "▁"
+    if (!layout.unkPrefix.empty())
+        for (const auto& [id, t] : layout.added)
+            if (t.special) specialIds.push_back(id);
+    std::vector<AddedToken> added;
+    for (auto& [id, t] : layout.added) added.push_back(std::move(t));
+    impl->added = AddedVocabulary(std::move(added), nullptr);
+    auto affix = [&](const std::vector<std::string>& contents) {
+        std::vector<Token> out;
+        for (const auto& c : contents) {
+            const auto* a = impl->added.byContent(c);
+            const auto id = a ? std::optional<std::int64_t>(a->id) : impl->model->tokenToId(c);
+            if (!id) throw Error(path.string() + ": the special token '" + c + "' has no id");
+            out.push_back({*id, c, 0, 0});
+        }
+        return out;
+    };
+    impl->postProcessor = std::make_unique<AffixPost>(affix(layout.prefix), affix(layout.suffix), layout.skipRepeatedEnd, specialIds);
+    impl->decoder = makeSentencePieceDecoder(file);
+    impl->style = TokenStyle::Metaspace;
+    return impl;
+}
+
+}  // namespace attnscope::tok

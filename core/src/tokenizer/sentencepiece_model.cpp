@@ -1,0 +1,233 @@
+// SentencePiece model files through libsentencepiece (see sentencepiece_model.h).
+#include "sentencepiece_model.h"
+
+#include "sentencepiece_shim.h"
+
+#include "attnscope/runtime/error.h"
+
+#include <dlfcn.h>
+
+#include <fstream>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace attnscope::tok {
+
+namespace {
+
+void appendTo(void* context, const char* data, std::size_t size) { static_cast<std::string*>(context)->append(data, size); }
+
+// The shim's functions, loaded once per process into a new link-map namespace.
+struct Shim {
+    decltype(&attnscope_spm_load) load = nullptr;
+    decltype(&attnscope_spm_free) free = nullptr;
+    decltype(&attnscope_spm_size) size = nullptr;
+    decltype(&attnscope_spm_unk_id) unkId = nullptr;
+    decltype(&attnscope_spm_piece) piece = nullptr;
+    decltype(&attnscope_spm_encode) encode = nullptr;
+    decltype(&attnscope_spm_decode) decode = nullptr;
+    std::string error;  // why it could not be loaded; empty when loaded
+};
+
+std::vector<std::string> shimCandidates() {
+    std::vector<std::string> out;
+    if (const char* env = std::getenv("ATTNSCOPE_SENTENCEPIECE_LIBRARY"); env && *env) out.emplace_back(env);
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) out.push_back((exe.parent_path().parent_path() / "lib" / "attnscope" / "libattnscope_sentencepiece.so").string());
+#ifdef ATTNSCOPE_SENTENCEPIECE_BUILD_PATH
+    out.emplace_back(ATTNSCOPE_SENTENCEPIECE_BUILD_PATH);
+#endif
+    return out;
+}
+
+const Shim& shim() {
+    static const Shim s = [] {
+        Shim api;
+        void* handle = nullptr;
+        std::string tried;
+        for (const auto& path : shimCandidates()) {
+            std::error_code ec;
+            if (!std::filesystem::exists(path, ec)) {
+                tried += (tried.empty() ? "" : ", ") + path;
+                continue;
+            }
+            handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (!handle) {
+                const char* e = dlerror();
+                api.error = path + ": " + (e ? e : "cannot be loaded");
+                return api;
+            }
+            break;
+        }
+        if (!handle) {
+            api.error = "libattnscope_sentencepiece.so not found (looked at " + tried + "; set ATTNSCOPE_SENTENCEPIECE_LIBRARY)";
+            return api;
+        }
+        auto get = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+            if (!fn && api.error.empty()) api.error = std::string("libattnscope_sentencepiece.so lacks ") + name;
+        };
+        get(api.load, "attnscope_spm_load");
+        get(api.free, "attnscope_spm_free");
+        get(api.size, "attnscope_spm_size");
+        get(api.unkId, "attnscope_spm_unk_id");
+        get(api.piece, "attnscope_spm_piece");
+        get(api.encode, "attnscope_spm_encode");
+        get(api.decode, "attnscope_spm_decode");
+        return api;
+    }();
+    return s;
+}
+
+}  // namespace
+
+SentencePieceFile::SentencePieceFile(const std::filesystem::path& file, bool dummyPrefix) : file_(file.string()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error(file_ + ": cannot be read");
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    std::string data = bytes.str();
+    if (data.empty()) throw Error(file_ + ": not a SentencePiece model (the file is empty)");
+    // A second ModelProto.normalizer_spec (field 3) holding add_dummy_prefix (field 3) = false:
+    // protobuf merges repeated message fields, so this overrides the file's setting.
+    if (!dummyPrefix) data += std::string("\x1a\x02\x18\x00", 4);
+    const Shim& api = shim();
+    if (!api.error.empty()) throw Error(file_ + ": cannot read SentencePiece models here (" + api.error + ")");
+    std::string why;
+    model_ = api.load(data.data(), data.size(), appendTo, &why);
+    if (!model_) throw Error(file_ + ": not a SentencePiece model (" + why + ")");
+    const int n = api.size(model_);
+    if (n <= 0) {
+        api.free(model_);
+        throw Error(file_ + ": not a SentencePiece model (it has no pieces)");
+    }
+    pieces_.resize(static_cast<std::size_t>(n));
+    flags_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        flags_[static_cast<std::size_t>(i)] = api.piece(model_, i, appendTo, &pieces_[static_cast<std::size_t>(i)]);
+        ids_.emplace(pieces_[static_cast<std::size_t>(i)], i);  // the first id of a repeated piece, as PieceToId
+    }
+    unkId_ = api.unkId(model_);
+}
+
+SentencePieceFile::~SentencePieceFile() {
+    if (model_) shim().free(model_);
+}
+
+int SentencePieceFile::size() const { return static_cast<int>(pieces_.size()); }
+const std::string& SentencePieceFile::piece(int id) const { return pieces_.at(static_cast<std::size_t>(id)); }
+bool SentencePieceFile::isControl(int id) const { return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmControl) != 0; }
+bool SentencePieceFile::isUnused(int id) const { return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmUnused) != 0; }
+int SentencePieceFile::unkId() const { return unkId_; }
+
+std::optional<int> SentencePieceFile::find(const std::string& piece) const {
+    const auto it = ids_.find(piece);
+    return it == ids_.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+std::vector<SentencePieceFile::Piece> SentencePieceFile::encode(const std::string& text) const {
+    std::string records, why;
+    if (shim().encode(model_, text.data(), text.size(), appendTo, &records, appendTo, &why) != 0)
+        throw Error(file_ + ": SentencePiece could not encode the text (" + why + ")");
+    std::vector<AttnscopeSpmPiece> raw(records.size() / sizeof(AttnscopeSpmPiece));
+    std::memcpy(raw.data(), records.data(), raw.size() * sizeof(AttnscopeSpmPiece));
+    std::vector<Piece> out;
+    out.reserve(raw.size());
+    for (const auto& r : raw) out.push_back({r.id, r.begin, r.end});
+    return out;
+}
+
+std::string SentencePieceFile::decode(const std::vector<int>& ids) const {
+    std::vector<std::int32_t> in(ids.begin(), ids.end());
+    std::string text;
+    shim().decode(model_, in.data(), in.size(), appendTo, &text);
+    return text;
+}
+
+namespace {
+
+class SentencePieceModel final : public VocabularyModel {
+public:
+    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix)
+        : file_(std::move(file)), unkPrefix_(std::move(unkPrefix)) {
+        if (!unkPrefix_.empty()) unkPieces_ = file_->encode(unkPrefix_).size();
+        outer_.assign(static_cast<std::size_t>(file_->size()), -1);
+        for (int i = 0; i < file_->size(); ++i) {
+            const std::string& piece = file_->piece(i);
+            const auto id = ids(i, piece);
+            if (!id) continue;
+            outer_[static_cast<std::size_t>(i)] = *id;
+            vocab_.add(piece, *id, file_->file());
+        }
+    }
+
+    void tokenize(const std::string& piece, std::vector<Token>& out) const override {
+        const bool behind = !unkPrefix_.empty() && (piece.rfind(" ", 0) == 0 || piece.rfind("\xE2\x96\x81", 0) == 0);
+        std::vector<SentencePieceFile::Piece> pieces = file_->encode(behind ? unkPrefix_ + piece : piece);
+        if (behind) {
+            pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(std::min(unkPieces_, pieces.size())));
+            for (auto& p : pieces) {
+                p.begin = p.begin >= unkPrefix_.size() ? p.begin - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
+                p.end = p.end >= unkPrefix_.size() ? p.end - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
+            }
+        }
+        for (const auto& p : pieces) {
+            const auto spId = static_cast<std::size_t>(p.id);
+            if (p.id < 0 || spId >= outer_.size() || outer_[spId] < 0)
+                throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(p.id) + ", which has no id in the folder's vocabulary");
+            const auto end = std::min<std::size_t>(p.end, piece.size());
+            out.push_back({outer_[spId], file_->piece(p.id), std::min<std::size_t>(p.begin, end), end});
+        }
+    }
+
+private:
+    std::shared_ptr<const SentencePieceFile> file_;
+    std::vector<std::int64_t> outer_;  // outer id of each SentencePiece id, -1 for none
+    std::string unkPrefix_;
+    std::size_t unkPieces_ = 0;  // how many pieces unkPrefix_ encodes to
+};
+
+class SentencePieceDecoder final : public Decoder {
+public:
+    explicit SentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file) : file_(std::move(file)) {}
+
+    std::vector<std::string> decodeChain(std::vector<std::string> tokens) const override {
+        std::string out;
+        std::vector<int> run;
+        auto flush = [&] {
+            if (run.empty()) return;
+            out += file_->decode(run);
+            run.clear();
+        };
+        for (auto& t : tokens) {
+            const auto id = file_->find(t);
+            if (id && !file_->isControl(*id)) {
+                run.push_back(*id);
+                continue;
+            }
+            flush();
+            out += t;
+        }
+        flush();
+        return {out};
+    }
+
+private:
+    std::shared_ptr<const SentencePieceFile> file_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids,
+                                              const std::string& unkPrefix) {
+    return std::make_unique<SentencePieceModel>(std::move(file), ids, unkPrefix);
+}
+
+std::unique_ptr<Decoder> makeSentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file) {
+    return std::make_unique<SentencePieceDecoder>(std::move(file));
+}
+
+}  // namespace attnscope::tok

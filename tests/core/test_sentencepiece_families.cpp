@@ -1,0 +1,173 @@
+// SentencePiece folders laid out as each family ships them, with the ids and special tokens of
+// transformers' slow tokenizers (golden_spm.json "layouts", restated in make_spm.py from
+// tokenization_t5/llama/xlm_roberta/mbart/marian.py and run on SentencePiece's own encoding):
+// T5, Llama (legacy and not), XLM-R, mBART (source and target language), Marian source.spm / target.spm with
+// vocab.json ids; tokenizer.json winning over a .model; bad model files and vocabularies.
+#include "attnscope/runtime/error.h"
+#include "attnscope/tokenizer/tokenizer.h"
+#include "gpt2_fixture.h"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace attnscope;
+
+namespace {
+
+const std::filesystem::path kSpm = std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA) / "spm";
+
+const nlohmann::json& layouts() {
+    static const nlohmann::json g = [] {
+        std::ifstream in(kSpm / "golden_spm.json", std::ios::binary);
+        return nlohmann::json::parse(in)["layouts"];
+    }();
+    return g;
+}
+
+struct Folder {
+    std::filesystem::path dir;
+    Folder& copy(const std::string& from, const std::string& to) {
+        std::filesystem::copy_file(kSpm / from, dir / to, std::filesystem::copy_options::overwrite_existing);
+        return *this;
+    }
+    Folder& write(const std::string& name, const nlohmann::json& j) {
+        std::ofstream(dir / name) << j.dump();
+        return *this;
+    }
+};
+
+Folder folder(const std::string& name) { return {testing::freshDir("spm-" + name)}; }
+
+void checkLayout(const Tokenizer& tok, const std::string& layout) {
+    INFO("layout " << layout << ", " << tok.origin());
+    for (const auto& row : layouts()[layout]) {
+        const std::string text = row["text"];
+        INFO("text: " << text);
+        CHECK(tok.encode(text).ids == row["ids"].get<std::vector<std::int64_t>>());
+        CHECK(tok.encode(text, false).ids == row["ids_no_special"].get<std::vector<std::int64_t>>());
+    }
+}
+
+std::string errorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("T5: spiece.model, </s> appended once, <extra_id_N> at the top", "[tokenizer][sentencepiece][t5]") {
+    const auto f = folder("t5").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}});
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    REQUIRE(tok);
+    CHECK(tok->origin() == (f.dir / "spiece.model").string());
+    checkLayout(*tok, "t5");
+    CHECK(tok->vocabSize() == 500 + 100);
+    CHECK(tok->tokenToId("<extra_id_0>") == 599);
+    CHECK(tok->tokenToId("<extra_id_99>") == 500);
+    CHECK(tok->idToToken(1) == "</s>");
+    CHECK(tok->displayToken(599) == "<extra_id_0>");
+    const auto e = tok->encode("Hello world");
+    CHECK(e.special.back());
+    CHECK(e.offsets.back() == std::pair<std::size_t, std::size_t>(0, 0));
+    CHECK(tok->decode(e.ids, true) == "Hello world");
+    CHECK(tok->decode(e.ids) == "Hello world</s>");
+}
+
+TEST_CASE("Llama: tokenizer.model, <s> per add_bos_token, </s> per add_eos_token", "[tokenizer][sentencepiece][llama]") {
+    auto f = folder("llama").copy("bpe.model", "tokenizer.model");
+    checkLayout(*Tokenizer::fromFolder(f.dir), "llama");  // no config: Llama by the file's name
+    f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_eos_token", true}});
+    checkLayout(*Tokenizer::fromFolder(f.dir), "llama_eos");
+    // "legacy": false: no dummy prefix, "▁" before the text (differs after special tokens).
+    f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"legacy", false}});
+    const auto nonLegacy = Tokenizer::fromFolder(f.dir);
+    checkLayout(*nonLegacy, "llama_nonlegacy");
+    CHECK(nonLegacy->decode(nonLegacy->encode("Hello world").ids, true) == "Hello world");
+    f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", true}, {"bos_token", "<bos>"}});
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
+               Catch::Contains("tokenizer_config.json: add_bos_token is set but the token '<bos>' is not in"));
+}
+
+TEST_CASE("XLM-R and mBART: fairseq ids, <mask> and the language codes after the pieces", "[tokenizer][sentencepiece][xlmr][mbart]") {
+    auto x = folder("xlmr").copy("unigram.model", "sentencepiece.bpe.model");
+    const auto xlmr = Tokenizer::fromFolder(x.dir);
+    checkLayout(*xlmr, "xlmr");
+    CHECK(xlmr->vocabSize() == 1000 + 2);
+    CHECK(xlmr->tokenToId("<mask>") == 1001);
+    CHECK(xlmr->tokenToId("<pad>") == 1);
+    CHECK(xlmr->idToToken(3) == "<unk>");
+
+    auto m = folder("mbart").copy("unigram.model", "sentencepiece.bpe.model").write("config.json", {{"model_type", "mbart"}});
+    checkLayout(*Tokenizer::fromFolder(m.dir), "mbart");
+    m.write("tokenizer_config.json", {{"tokenizer_class", "MBartTokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "fr_XX"}});
+    checkLayout(*Tokenizer::fromFolder(m.dir), "mbart");
+    checkLayout(*Tokenizer::fromFolder(m.dir, TokenizerSide::Target), "mbart_target_fr");
+    const auto mbart = Tokenizer::fromFolder(m.dir);
+    CHECK(mbart->tokenToId("ar_AR") == 1001);
+    CHECK(mbart->tokenToId("<mask>") == 1026);
+    m.write("tokenizer_config.json", {{"tokenizer_class", "MBartTokenizer"}, {"src_lang", "xx_XX"}});
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(m.dir); }), Catch::Contains("language code 'xx_XX'"));
+}
+
+TEST_CASE("Marian: source.spm and target.spm with vocab.json ids", "[tokenizer][sentencepiece][marian]") {
+    auto f = folder("marian").copy("unigram.model", "source.spm").copy("target.model", "target.spm").copy("marian_vocab.json", "vocab.json");
+    const auto source = Tokenizer::fromFolder(f.dir);
+    const auto target = Tokenizer::fromFolder(f.dir, TokenizerSide::Target);
+    CHECK(source->origin() == (f.dir / "source.spm").string());
+    CHECK(target->origin() == (f.dir / "target.spm").string());
+    checkLayout(*source, "marian_source");
+    checkLayout(*target, "marian_target");
+    CHECK(source->encode("Hello world").ids != target->encode("Hello world").ids);
+    CHECK(source->tokenToId(">>fr<<") == 2);
+    CHECK(source->decode(source->encode(">>fr<< Bonjour").ids, true) == ">>fr<<Bonjour");
+
+    SECTION("a vocab.json that does not cover the pieces") {
+        nlohmann::json vocab = nlohmann::json::parse(std::ifstream(kSpm / "marian_vocab.json"));
+        vocab.erase("▁the");
+        vocab.erase("▁a");
+        f.write("vocab.json", vocab);
+        const std::string e = errorOf([&] { Tokenizer::fromFolder(f.dir); });
+        CHECK_THAT(e, Catch::StartsWith((f.dir / "vocab.json").string() + ": lacks 2 of the 1000 pieces of source.spm"));
+        CHECK(e.find('\n') == std::string::npos);
+    }
+    SECTION("no vocab.json") {
+        std::filesystem::remove(f.dir / "vocab.json");
+        CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }), Catch::Contains("vocab.json: missing"));
+    }
+}
+
+TEST_CASE("tokenizer.json wins over a SentencePiece model in the same folder", "[tokenizer][sentencepiece]") {
+    auto f = folder("both").copy("t5.model", "spiece.model").copy("unigram.json", "tokenizer.json");
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    CHECK(tok->origin() == (f.dir / "tokenizer.json").string());
+    CHECK(tok->vocabSize() == 1000);
+    // Without tokenizer.json the same folder reads spiece.model.
+    std::filesystem::remove(f.dir / "tokenizer.json");
+    CHECK(Tokenizer::fromFolder(f.dir)->origin() == (f.dir / "spiece.model").string());
+}
+
+TEST_CASE("A SentencePiece folder of a family not read yet is refused, not mislabelled", "[tokenizer][sentencepiece]") {
+    for (const char* cls : {"AlbertTokenizer", "PegasusTokenizer", "MBart50Tokenizer"}) {
+        const auto f = folder("other").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", cls}});
+        CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
+                   Catch::StartsWith((f.dir / "tokenizer_config.json").string() + ": tokenizer_class '" + cls + "' is not read"));
+    }
+}
+
+TEST_CASE("A .model that is not a SentencePiece model is refused naming the file", "[tokenizer][sentencepiece]") {
+    auto f = folder("bad");
+    for (const std::string& content : {std::string("this is not a protobuf\n"), std::string(), std::string("\x0a\x05\x0a\x01", 4)}) {
+        std::ofstream(f.dir / "spiece.model", std::ios::binary) << content;
+        const std::string e = errorOf([&] { Tokenizer::fromFolder(f.dir); });
+        INFO(e);
+        CHECK_THAT(e, Catch::StartsWith((f.dir / "spiece.model").string() + ": not a SentencePiece model"));
+        CHECK(e.find('\n') == std::string::npos);
+    }
+}
