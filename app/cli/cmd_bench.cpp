@@ -19,15 +19,17 @@ namespace attnscope::cli {
 namespace {
 
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails"}, {"json"});
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "target"}, {"json"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
     const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
     const long long warmup = args.integer("warmup", 0, 100000).value_or(1);
     const long long seed = args.integer("seed", 0, kMaxSeed).value_or(0);
     const long long thumbSide = args.integer("thumbnails", 0, 4096).value_or(0);
+    const long long targetLen = args.integer("target", 1, kMaxInt).value_or(0);
     auto model = loadModel(args);
     const ModelInfo& info = model->info();
+    if (targetLen > 0 && !info.encoderDecoder) throw UsageError("--target needs an encoder-decoder model");
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
     if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
@@ -40,6 +42,15 @@ int runBench(const std::vector<std::string>& argv) {
         ids.resize(static_cast<std::size_t>(seq));
         for (auto& id : ids) id = pick(rng);
     }
+    // Encoder-decoders: a forced target of random ids (the decoder's vocabulary is assumed to be
+    // the encoder's); without --target they decode greedily (32 new tokens at most).
+    TextInput forced;
+    if (targetLen > 0) {
+        std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
+        forced.ids = ids;
+        forced.targetIds.resize(static_cast<std::size_t>(targetLen));
+        for (auto& id : forced.targetIds) id = pick(rng);
+    }
     // Image models run on one random image of their input size (--seq does not apply).
     RgbImage image{info.imageSize, info.imageSize, {}};
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
@@ -48,7 +59,9 @@ int runBench(const std::vector<std::string>& argv) {
     std::vector<double> ms, thumbMs;
     for (long long r = 0; r < warmup + repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto trace = info.imageInput ? model->forwardImage(image) : model->forward(ids);
+        auto trace = info.imageInput ? model->forwardImage(image)
+                     : targetLen > 0 ? model->forwardText(forced)
+                                     : model->forward(ids);
         const auto t1 = std::chrono::steady_clock::now();
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
@@ -86,11 +99,12 @@ int runBench(const std::vector<std::string>& argv) {
 Command benchCommand() {
     return {"bench", "time forward+capture",
     "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
-    "                          [--thumbnails PX] [--json]\n\n"
+    "                          [--thumbnails PX] [--target T] [--json]\n\n"
     "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
     "Image models (ViT) run on a random image of their input size instead.\n"
     "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
-    "block max-pooled to PX x PX (Trace::pooledMap).\n",
+    "block max-pooled to PX x PX (Trace::pooledMap).\n"
+    "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
             runBench};
 }
 

@@ -16,7 +16,10 @@ Seq2seqAgreement requireForced(const BartSpec& spec, unsigned seed, const std::s
                                const Seq2seqRun& run = {}) {
     const Checkpoint c = roundedTo(makeBart(spec, seed), o.dtype);
     auto model = writeAndLoad(c, name, o);
-    const auto a = requireSeq2seq(*forced(*model, kSource, kTarget, run), referenceBart(c, spec, kSource, kTarget, run), name);
+    auto trace = forced(*model, kSource, kTarget, run);
+    const Seq2seqReference ref = referenceBart(c, spec, kSource, kTarget, run);
+    CHECK(targetLogProbError(*trace, ref, kTarget) < 1e-4);
+    const auto a = requireSeq2seq(*trace, ref, name);
     WARN(name << ": encoder " << a.encoder << " decoder " << a.decoder << " cross " << a.cross);
     return a;
 }

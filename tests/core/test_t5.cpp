@@ -2,6 +2,7 @@
 #include "seq2seq_checks.h"
 
 #include "attnscope/attention/trace.h"
+#include "attnscope/lab/interventions.h"
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -21,7 +22,10 @@ Seq2seqAgreement requireForced(const T5Spec& spec, unsigned seed, const std::str
                                const Seq2seqRun& run = {}) {
     const Checkpoint c = checkpoint(spec, seed, o.dtype);
     auto model = writeAndLoad(c, name, o);
-    return requireSeq2seq(*forced(*model, kSource, kTarget, run), referenceT5(c, spec, kSource, kTarget, run), name);
+    auto trace = forced(*model, kSource, kTarget, run);
+    const Seq2seqReference ref = referenceT5(c, spec, kSource, kTarget, run);
+    CHECK(targetLogProbError(*trace, ref, kTarget) < 1e-4);
+    return requireSeq2seq(*trace, ref, name);
 }
 
 }  // namespace
@@ -159,4 +163,34 @@ TEST_CASE("T5: a target text is tokenized and shifted right after the decoder st
     auto trace = forced(*model, {3, 4, 5, 1}, {0, 3, 6});
     CHECK(trace->blocks()[2].queryTokens == std::vector<std::string>{"<pad>", "·the", "·dog"});
     CHECK_THROWS_WITH(model->encodeTarget(""), Catch::Contains("empty"));
+}
+
+TEST_CASE("T5: masking heads reports the change of the forced target's log-probabilities", "[t5][lab]") {
+    T5Spec spec;
+    const Checkpoint c = checkpoint(spec, 41);
+    auto model = writeAndLoad(c, "t5-lab");
+    auto original = forced(*model, kSource, kTarget);
+    CHECK(original->targetLogProbs().size() == kTarget.size() - 1);
+    CHECK(greedy(*model, kSource, 4)->targetLogProbs().empty());
+    RunOptions masked;
+    masked.maskHeads = {HeadRef{"cross", 1, 0}, HeadRef{"decoder", 0, 2}};
+    const Rerun r = rerun(*model, *original, masked);
+    CHECK(r.change.kind == "sequence");
+    Seq2seqRun run;
+    run.maskHeads = {{"cross", 1, 0}, {"decoder", 0, 2}};
+    const auto before = referenceTargetLogProbs(referenceT5(c, spec, kSource, kTarget), kTarget);
+    const auto after = referenceTargetLogProbs(referenceT5(c, spec, kSource, kTarget, run), kTarget);
+    REQUIRE(r.change.changedTargetLogProbs.size() == after.size());
+    double mean = 0;
+    for (std::size_t i = 0; i < after.size(); ++i) {
+        CHECK(std::abs(r.change.originalTargetLogProbs[i] - before[i]) < 1e-4);
+        CHECK(std::abs(r.change.changedTargetLogProbs[i] - after[i]) < 1e-4);
+        mean += std::abs(after[i] - before[i]) / static_cast<double>(after.size());
+    }
+    CHECK(mean > 1e-3);  // the masked heads matter
+    CHECK(std::abs(r.change.meanLogProbChange - mean) < 1e-4);
+    CHECK(r.change.magnitude() == r.change.meanLogProbChange);
+    // Pruning by output change ranks every head of the three blocks on these models too.
+    const PruneResult p = pruneByImportance(*model, *original, Importance::OutputChange, 1, false);
+    CHECK(p.ranking.size() == static_cast<std::size_t>((2 + 3 + 3) * 3));
 }

@@ -75,4 +75,26 @@ inline Seq2seqAgreement requireSeq2seq(const Trace& trace, const Seq2seqReferenc
     return a;
 }
 
+// Reference log-probabilities of the forced target: row i's log-softmax at rows[i + 1].
+inline std::vector<double> referenceTargetLogProbs(const Seq2seqReference& ref, const std::vector<long long>& rows) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+        const auto& l = ref.logits[i];
+        const double top = *std::max_element(l.begin(), l.end());
+        double sum = 0;
+        for (double v : l) sum += std::exp(v - top);
+        out.push_back(l[static_cast<std::size_t>(rows[i + 1])] - top - std::log(sum));
+    }
+    return out;
+}
+
+// Largest |Trace::targetLogProbs - reference| (the sizes must agree).
+inline double targetLogProbError(const Trace& trace, const Seq2seqReference& ref, const std::vector<long long>& rows) {
+    const auto want = referenceTargetLogProbs(ref, rows);
+    REQUIRE(trace.targetLogProbs().size() == want.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(trace.targetLogProbs()[i] - want[i]));
+    return worst;
+}
+
 }  // namespace attnscope::testing

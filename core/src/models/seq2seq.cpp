@@ -108,9 +108,18 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     BlockCapture encoder, decoder, cross;
     const at::Tensor memory = encode(source, options, encoder);
     std::vector<std::int64_t> rows, outputs;
+    std::vector<float> targetLogProbs;
     if (forced) {
         rows = target;
-        outputs = rowArgmax(decode(rows, memory, options, decoder, cross, false));
+        const at::Tensor logits = decode(rows, memory, options, decoder, cross, false);
+        outputs = rowArgmax(logits);
+        if (rows.size() > 1) {  // row i predicts target[i + 1]
+            const auto T = static_cast<std::int64_t>(rows.size());
+            const at::Tensor next = idTensor(std::vector<std::int64_t>(rows.begin() + 1, rows.end()), logits.device());
+            const at::Tensor lp = at::log_softmax(logits.narrow(0, 0, T - 1), -1).gather(1, next.unsqueeze(1));
+            const at::Tensor cpu = lp.reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+            targetLogProbs.assign(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+        }
         reportProgress(options.progress, 1, 1);
     } else {
         // Every step re-runs the decoder on the rows so far (no key/value cache): the Trace keeps
@@ -138,6 +147,7 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
     impl->outputIds = outputs;
     impl->outputTokens = targetDisplay(outputs);
+    impl->targetLogProbs = std::move(targetLogProbs);
     return std::make_shared<const Trace>(std::move(impl));
 }
 
