@@ -245,6 +245,7 @@ int runAttention(const std::vector<std::string>& argv) {
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
     "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
+    "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
     "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
     "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
@@ -270,6 +271,11 @@ Command attentionCommand() {
     "  at a time (auto: streamed only when converting does not fit in memory).\n"
     "--capture-dtype keeps the recorded Q and K in half precision (maps are still computed in float32).\n"
     "--progress writes the loading and the per-layer progress, with the time left, on stderr.\n"
+    "Encoder-decoders (T5, BART, mBART, Marian): --target-ids are the decoder's input ids used exactly\n"
+    "  (teacher forcing; they start with the decoder start token), --target-text is tokenized as the\n"
+    "  target side and shifted right as Hugging Face does; without a target the model decodes greedily\n"
+    "  up to --max-new-tokens (1..4096, default 32) or its end token. \"target\" then labels each\n"
+    "  decoder row and \"output\" holds what each row writes (its argmax next token).\n"
     "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
     "  no query may attend to (1 = real token).\n"
     "--temperature T divides the attention logits by T before the softmax (display only), or with\n"

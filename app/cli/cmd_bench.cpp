@@ -37,7 +37,7 @@ long long rssAnonKib() {
 }
 
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype"},
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target"},
               {"json", "progress", "rates"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
@@ -45,10 +45,12 @@ int runBench(const std::vector<std::string>& argv) {
     const long long warmup = args.integer("warmup", 0, 100000).value_or(1);
     const long long seed = args.integer("seed", 0, kMaxSeed).value_or(0);
     const long long thumbSide = args.integer("thumbnails", 0, 4096).value_or(0);
+    const long long targetLen = args.integer("target", 1, kMaxInt).value_or(0);
     const auto open0 = std::chrono::steady_clock::now();
     auto model = loadModel(args);
     const double openMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - open0).count();
     const ModelInfo& info = model->info();
+    if (targetLen > 0 && !info.encoderDecoder) throw UsageError("--target needs an encoder-decoder model");
     RunOptions run;
     applyRunFlags(args, run);
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
@@ -63,6 +65,15 @@ int runBench(const std::vector<std::string>& argv) {
         ids.resize(static_cast<std::size_t>(seq));
         for (auto& id : ids) id = pick(rng);
     }
+    // Encoder-decoders: a forced target of random ids (the decoder's vocabulary is assumed to be
+    // the encoder's); without --target they decode greedily (32 new tokens at most).
+    TextInput forced;
+    if (targetLen > 0) {
+        std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
+        forced.ids = ids;
+        forced.targetIds.resize(static_cast<std::size_t>(targetLen));
+        for (auto& id : forced.targetIds) id = pick(rng);
+    }
     // Image models run on one random image of their input size (--seq does not apply).
     RgbImage image{info.imageSize, info.imageSize, {}};
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
@@ -71,7 +82,9 @@ int runBench(const std::vector<std::string>& argv) {
     std::vector<double> ms, thumbMs;
     for (long long r = 0; r < warmup + repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto trace = info.imageInput ? model->forwardImage(image, run) : model->forward(ids, run);
+        auto trace = info.imageInput ? model->forwardImage(image, run)
+                     : targetLen > 0 ? model->forwardText(forced, run)
+                                     : model->forward(ids, run);
         const auto t1 = std::chrono::steady_clock::now();
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
@@ -135,7 +148,7 @@ int runBench(const std::vector<std::string>& argv) {
 Command benchCommand() {
     return {"bench", "time forward+capture",
     "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
-    "                          [--thumbnails PX] [--json] [--weights auto|convert|stream]\n"
+    "                          [--thumbnails PX] [--target T] [--json] [--weights auto|convert|stream]\n"
     "                          [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
     "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
     "Image models (ViT) run on a random image of their input size instead.\n"
@@ -144,7 +157,8 @@ Command benchCommand() {
     "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
     "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
     "its read bandwidth and bf16->f32 conversion rate, and prints the target 2 x (FLOPs at the GEMM rate +\n"
-    "the weights' bytes at the read rate).\n",
+    "the weights' bytes at the read rate).\n"
+    "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
             runBench};
 }
 

@@ -39,6 +39,13 @@ void printOutputChange(std::ostream& out, const OutputChange& c, const std::stri
         };
         out << "  original: " << join(c.originalOutput) << "\n  changed:  " << join(c.changedOutput) << "\n  "
             << c.changedPositions << " output positions differ\n";
+        if (!c.originalTargetLogProbs.empty()) {
+            double before = 0, after = 0;
+            for (std::size_t i = 0; i < c.originalTargetLogProbs.size(); ++i)
+                before += c.originalTargetLogProbs[i], after += c.changedTargetLogProbs[i];
+            out << "  target log-probability " << std::fixed << std::setprecision(4) << before << " -> " << after
+                << " (mean |change| per token " << c.meanLogProbChange << ")\n";
+        }
     } else if (c.kind == "hidden") {
         out << "  final hidden states, cosine distance 1 - cos(original, changed) per token:\n"
             << "  mean " << std::setprecision(6) << c.meanCosineDistance << ", max " << c.maxCosineDistance;
@@ -67,6 +74,11 @@ nlohmann::json outputChangeJson(const OutputChange& c) {
         j["original_output"] = c.originalOutput;
         j["changed_output"] = c.changedOutput;
         j["changed_positions"] = c.changedPositions;
+        if (!c.originalTargetLogProbs.empty()) {
+            j["original_target_log_probs"] = c.originalTargetLogProbs;
+            j["changed_target_log_probs"] = c.changedTargetLogProbs;
+            j["mean_log_prob_change"] = c.meanLogProbChange;
+        }
     } else if (c.kind == "hidden") {
         j["mean_cosine_distance"] = c.meanCosineDistance;
         j["max_cosine_distance"] = c.maxCosineDistance;

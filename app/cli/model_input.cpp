@@ -22,8 +22,13 @@ std::vector<std::uint8_t> parseAttend(const std::string& text) {
 }  // namespace
 
 std::set<std::string> withInputOptions(std::set<std::string> options) {
-    options.insert({"ids", "text", "image", "type-ids", "attend"});
+    options.insert({"ids", "text", "image", "type-ids", "attend", "target-text", "target-ids", "max-new-tokens"});
     return options;
+}
+
+// The encoder-decoder part of the input: a forced target or a greedy decoding's length.
+bool ModelInput::hasTargetOptions() const {
+    return args_.value("target-text") || args_.value("target-ids") || args_.value("max-new-tokens");
 }
 
 ModelInput::ModelInput(const Args& args) : args_(args) {
@@ -34,6 +39,13 @@ ModelInput::ModelInput(const Args& args) : args_(args) {
     if (auto ids = args.value("ids")) parseIds(*ids);  // malformed values fail before loading
     if (auto types = args.value("type-ids")) parseIntegers(*types, "--type-ids", "token type");
     if (auto attend = args.value("attend")) parseAttend(*attend);
+    if (args.value("target-text") && args.value("target-ids")) throw UsageError("give either --target-text or --target-ids, not both");
+    if (args.value("max-new-tokens") && (args.value("target-text") || args.value("target-ids")))
+        throw UsageError("--max-new-tokens goes with greedy decoding, not with a given target");
+    if ((args.value("target-text") || args.value("target-ids") || args.value("max-new-tokens")) && args.value("image"))
+        throw UsageError("--target-text, --target-ids and --max-new-tokens go with --ids or --text, not --image");
+    if (auto target = args.value("target-ids")) parseIntegers(*target, "--target-ids", "token id");
+    args.integer("max-new-tokens", 1, kMaxNewTokens);
     if (auto image = args.value("image")) image_ = readImageFile(*image);
 }
 
@@ -41,6 +53,17 @@ std::shared_ptr<const Trace> ModelInput::run(const Model& model, const RunOption
     if (model.info().imageInput && !image_)
         throw UsageError(model.info().family + " models take an image: --image FILE.png|.jpg");
     if (image_) return model.forwardImage(*image_, options);
+    if (hasTargetOptions()) {
+        if (!model.info().encoderDecoder)
+            throw UsageError("--target-text, --target-ids and --max-new-tokens need an encoder-decoder model (" +
+                             model.info().family + " is not one)");
+        TextInput in;
+        in.ids = inputIds(args_, model);
+        if (auto target = args_.value("target-ids")) in.targetIds = parseIds(*target);
+        if (auto target = args_.value("target-text")) in.targetIds = model.encodeTarget(*target);
+        in.maxNewTokens = static_cast<int>(args_.integer("max-new-tokens", 1, kMaxNewTokens).value_or(in.maxNewTokens));
+        return model.forwardText(in, options);
+    }
     if (args_.value("type-ids") || args_.value("attend")) {  // encoder extras (BERT family)
         TextInput in{inputIds(args_, model), {}, {}};
         if (auto types = args_.value("type-ids")) in.typeIds = parseIntegers(*types, "--type-ids", "token type");

@@ -1,5 +1,7 @@
 // The model input every command that runs a model takes: --ids, --text or --image, plus the
-// BERT family's --type-ids and --attend. One place, so attention, metrics and export agree.
+// BERT family's --type-ids and --attend and the encoder-decoders' --target-text, --target-ids
+// (decoder input ids used exactly) and --max-new-tokens (greedy decoding's limit, default 32).
+// One place, so attention, metrics and export agree.
 #pragma once
 
 #include "args.h"
@@ -17,7 +19,10 @@ class Trace;
 
 namespace attnscope::cli {
 
-// options plus ids, text, image, type-ids, attend.
+// The largest --max-new-tokens.
+constexpr long long kMaxNewTokens = 4096;
+
+// options plus ids, text, image, type-ids, attend, target-text, target-ids, max-new-tokens.
 std::set<std::string> withInputOptions(std::set<std::string> options);
 
 class ModelInput {
@@ -30,6 +35,8 @@ public:
     std::shared_ptr<const Trace> run(const Model& model, const RunOptions& options = {}) const;
 
 private:
+    bool hasTargetOptions() const;
+
     const Args& args_;
     std::optional<RgbImage> image_;
 };

@@ -115,8 +115,8 @@ TEST_CASE("cli rejects invalid input with exit code 2 and one error line", "[cli
         const auto bad = fixtureModel("malformed");
         writeText(bad / "model.safetensors", std::string("\x08\x00\x00\x00\x00\x00\x00\x00{\"a\":1}", 15));
         requireInputError(runCli({"info", bad.string()}), "model.safetensors");
-        writeText(bad / "config.json", "{\"model_type\": \"t5\"}");
-        requireInputError(runCli({"info", bad.string()}), "model_type 't5' is not supported");
+        writeText(bad / "config.json", "{\"model_type\": \"mamba\"}");
+        requireInputError(runCli({"info", bad.string()}), "model_type 'mamba' is not supported");
         writeText(bad / "config.json", "not json");
         requireInputError(runCli({"attention", bad.string(), "--ids", "1", "--out", out.string()}), "invalid JSON");
         CHECK(slurpFile(out / "attention.npy") == "previous result");

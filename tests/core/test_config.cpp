@@ -61,7 +61,7 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
                              "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));
     CHECK_THAT(unknown, Catch::Contains(" gemma, gemma2, gemma3_text, qwen3, olmo2, phi3,"));
-    CHECK_THAT(unknown, Catch::Contains(" vit, attnscope-seq2seq, attnscope-classifier)"));
+    CHECK_THAT(unknown, Catch::Contains(" vit, t5, bart, mbart, marian, attnscope-seq2seq, attnscope-classifier)"));
 }
 
 TEST_CASE("GPT-2 config fields are validated", "[config]") {

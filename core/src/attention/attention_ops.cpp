@@ -32,6 +32,7 @@ std::string ScoreSpec::extras() const {
     std::string out;
     if (softcap > 0) out = "a tanh soft-cap";
     if (!alibiSlopes.empty()) out += std::string(out.empty() ? "" : " and ") + "ALiBi";
+    if (bias.defined()) out += std::string(out.empty() ? "" : " and ") + "a position bias";
     return out;
 }
 
@@ -54,6 +55,7 @@ void finishLogits(at::Tensor& scores, const ScoreSpec& score, const at::Tensor& 
         if (scores.dim() == 2) bias = bias.squeeze(0);  // one head's [n, m] scores (headProbs' blocked path)
         scores.add_(bias);
     }
+    if (score.bias.defined()) scores.add_(score.bias.to(scores.options()), 1.0 / temperature);
 }
 
 // The spec's slopes as a [H] float64 CPU tensor, or undefined when it has none.
@@ -100,8 +102,9 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
     }
 #endif
     if (q.device().is_cpu()) return blockedHeadProbs(q, k, mask, score, head, temperature);
-    ScoreSpec one = score;  // this head's slope only
+    ScoreSpec one = score;  // this head's slope and bias only
     if (!score.alibiSlopes.empty()) one.alibiSlopes = {score.alibiSlopes.at(static_cast<std::size_t>(head))};
+    if (score.bias.defined()) one.bias = score.bias[head].unsqueeze(0);
     const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), q.options());
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, one, temperature).squeeze(0);
 }

@@ -21,15 +21,18 @@ struct MaskSpec {
 };
 
 // How one layer turns q·k into its pre-mask logits (the model's own, before temperature and mask):
-//   logits_ij = cap(scale · q_i·k_j) + slope_h · j,   cap(x) = softcap · tanh(x / softcap).
+//   logits_ij = cap(scale · q_i·k_j) + slope_h · j + bias_hij,   cap(x) = softcap · tanh(x / softcap).
 // ALiBi is written with the key position j; Hugging Face's BLOOM and Falcon form differs from it
 // by a constant per row, which the softmax removes.
 struct ScoreSpec {
     double scale = 1.0;
     double softcap = 0.0;             // > 0: tanh soft-cap (Gemma-2's attn_logit_softcapping)
     std::vector<double> alibiSlopes;  // empty, or one per query head (BLOOM, Falcon with alibi)
+    // Undefined, or [H, n, m] in the logits' dtype and device: an additive per-head bias (T5's
+    // relative position bias). Layers may share one tensor.
+    at::Tensor bias;
 
-    bool plain() const { return softcap <= 0 && alibiSlopes.empty(); }  // logits = scale · q·k
+    bool plain() const { return softcap <= 0 && alibiSlopes.empty() && !bias.defined(); }  // logits = scale · q·k
     // What the logits carry beyond the scaled product, for messages ("a tanh soft-cap", "ALiBi"); "" when plain.
     std::string extras() const;
 };

@@ -97,6 +97,8 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
         const double slope = score.alibiSlopes.at(static_cast<std::size_t>(head));
         logits.add_(at::arange(span.lo, span.hi, logits.options()).mul_(slope / temperature).unsqueeze(0));
     }
+    if (score.bias.defined())
+        logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()), 1.0 / temperature);
     maskBlock(logits, mask, n, m, start, span.lo);
     if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
     return at::softmax(logits, -1);

@@ -42,6 +42,7 @@ const std::vector<std::string>& Trace::classLabels() const { return impl_->class
 const std::vector<float>& Trace::classProbabilities() const { return impl_->classProbabilities; }
 const std::vector<std::int64_t>& Trace::outputIds() const { return impl_->outputIds; }
 const std::vector<std::string>& Trace::outputTokens() const { return impl_->outputTokens; }
+const std::vector<float>& Trace::targetLogProbs() const { return impl_->targetLogProbs; }
 const std::vector<float>& Trace::finalHidden() const { return impl_->finalHidden; }
 int Trace::finalHiddenWidth() const { return impl_->finalHiddenWidth; }
 

@@ -118,6 +118,14 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
         for (std::size_t i = 0; i < common; ++i) c.changedPositions += a.outputIds()[i] != b.outputIds()[i];
         c.changedPositions += static_cast<int>(std::max(a.outputIds().size(), b.outputIds().size()) - common);
         c.sameTop = c.changedPositions == 0;
+        const auto& ta = a.targetLogProbs();
+        const auto& tb = b.targetLogProbs();
+        if (!ta.empty() && ta.size() == tb.size()) {
+            c.originalTargetLogProbs.assign(ta.begin(), ta.end());
+            c.changedTargetLogProbs.assign(tb.begin(), tb.end());
+            for (std::size_t i = 0; i < ta.size(); ++i)
+                c.meanLogProbChange += std::abs(static_cast<double>(tb[i]) - ta[i]) / static_cast<double>(ta.size());
+        }
     } else if (a.finalHiddenWidth() > 0 || b.finalHiddenWidth() > 0) {
         compareHidden(a, b, c);
     } else {
@@ -130,6 +138,7 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
 
 double OutputChange::magnitude() const {
     if (kind == "sequence") {
+        if (!originalTargetLogProbs.empty()) return meanLogProbChange;
         const std::size_t len = std::max(originalOutput.size(), changedOutput.size());
         return len ? static_cast<double>(changedPositions) / len : 0.0;
     }

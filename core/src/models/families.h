@@ -45,6 +45,15 @@ std::shared_ptr<const Model> loadOlmo2(const std::filesystem::path& folder, cons
                                        c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadPhi3(const std::filesystem::path& folder, const JsonConfig& config,
                                       c10::Device device, const LoadOptions& options);
+// t5 (t5.cpp); bart, mbart (bart.cpp); marian (marian.cpp): encoder-decoders on seq2seq.h
+std::shared_ptr<const Model> loadT5(const std::filesystem::path& folder, const JsonConfig& config,
+                                    c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadBart(const std::filesystem::path& folder, const JsonConfig& config,
+                                      c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadMbart(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options);
+std::shared_ptr<const Model> loadMarian(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options);
 std::shared_ptr<const Model> loadVit(const std::filesystem::path& folder, const JsonConfig& config,
                                      c10::Device device, const LoadOptions& options);
 

@@ -197,6 +197,10 @@ const FamilyEntry kFamilies[] = {
     {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
     {"RefinedWeb", loadFalcon},
     {"vit", loadVit},
+    {"t5", loadT5},
+    {"bart", loadBart},
+    {"mbart", loadMbart},
+    {"marian", loadMarian},
     {"attnscope-seq2seq", loadBuiltinSeq2seq},
     {"attnscope-classifier", loadBuiltinClassifier},
 };

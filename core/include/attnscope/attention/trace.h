@@ -122,6 +122,10 @@ public:
     // else empty.
     const std::vector<std::int64_t>& outputIds() const;
     const std::vector<std::string>& outputTokens() const;
+    // Encoder-decoders run on a forced target (TextInput::targetIds): per decoder row but the
+    // last, the natural-log probability the model gives the next target id (row i: target[i + 1]),
+    // what interventions compare; else empty.
+    const std::vector<float>& targetLogProbs() const;
     // Encoders without a task head (BERT, RoBERTa, DistilBERT; ViT without a classifier): the
     // final hidden states, row-major [tokens, finalHiddenWidth()] float32 on the CPU (Hugging
     // Face's last_hidden_state: BERT's last layer, ViT's after its final LayerNorm), else empty

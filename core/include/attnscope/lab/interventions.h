@@ -25,6 +25,8 @@ struct TokenProbability {
 //   class (classifiers): the class probabilities; kl likewise.
 //   sequence (encoder-decoder): the generated outputs; kl = 0, changedPositions counts the
 //     positions where the two outputs differ (a length difference counts every extra position).
+//     On a forced target (Trace::targetLogProbs) also the log-probabilities of the target's
+//     tokens in each run and meanLogProbChange, the mean |changed − original| over them.
 //   hidden (encoders without a task head: BERT family, ViT; Trace::finalHidden): per
 //     token, the cosine distance 1 − cos(original_t, changed_t) of the final hidden states;
 //     meanCosineDistance is their mean over tokens (the magnitude), maxCosineDistance the largest,
@@ -39,14 +41,16 @@ struct OutputChange {
     std::vector<double> originalProbabilities, changedProbabilities;  // class
     std::vector<std::string> originalOutput, changedOutput;           // sequence
     int changedPositions = 0;
+    std::vector<double> originalTargetLogProbs, changedTargetLogProbs;  // sequence on a forced target
+    double meanLogProbChange = 0;
     std::vector<double> cosineDistances;  // hidden: one per token
     double meanCosineDistance = 0, maxCosineDistance = 0;
     int mostChangedToken = -1;
     std::string mostChangedLabel;
     bool sameTop = true;  // the most likely token / class / the whole sequence is unchanged
 
-    // One number for ranking: kl for distributions, changedPositions / max length for sequences,
-    // meanCosineDistance for hidden states.
+    // One number for ranking: kl for distributions, changedPositions / max length for sequences
+    // (meanLogProbChange on a forced target), meanCosineDistance for hidden states.
     double magnitude() const;
 };
 

@@ -1,0 +1,102 @@
+// The skeleton the Hugging Face encoder-decoder families share (t5.cpp, bart.cpp for bart and
+// mbart, marian.cpp): source and target tokenizers and labels, forced targets and greedy
+// decoding, the three blocks "encoder", "decoder", "cross" and the Trace's outputs. A family
+// implements encode() and decode(); everything a caller sees is here.
+//
+// Trace of an encoder-decoder run:
+//   forced (TextInput::targetIds): decoder rows are the target ids exactly as given; outputIds
+//     holds, per row, the model's argmax next token.
+//   greedy (no target ids): rows are the decoder start token, then each generated token but the
+//     last; outputIds are the generated tokens (the last row's argmax is the last of them, the
+//     end token unless maxNewTokens or the decoder's positions stopped the decoding). So in both
+//     modes outputIds has one entry per decoder row.
+#pragma once
+
+#include "family_common.h"
+#include "io/weights.h"
+#include "runtime/memory.h"
+
+#include <optional>
+
+namespace attnscope {
+
+// A config token id (0 allowed, as T5's decoder start and Marian's end are); `fallback` when the
+// key is absent or null (nullopt: required). Fails naming the key for anything but an integer >= 0.
+std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
+                                          std::optional<std::int64_t> fallback);
+// An optional positive integer with the Hugging Face config class's default.
+int configInt(const JsonConfig& config, const std::string& key, int fallback);
+
+// What the skeleton needs to know of a family's model.
+struct Seq2seqShape {
+    std::int64_t sourceVocab = 0, targetVocab = 0;  // rows of the encoder's / decoder's embedding
+    std::int64_t maxSource = 0, maxTarget = 0;      // positions; 0 = no limit (T5's relative positions)
+    std::int64_t decoderStart = 0;                  // decoder_start_token_id
+    std::optional<std::int64_t> eos;                // eos_token_id: greedy decoding stops after it
+    bool shiftLastToFront = false;                  // mBART's shift_tokens_right (see encodeTarget)
+    int encoderHeads = 0, decoderHeads = 0, encoderLayers = 0, decoderLayers = 0;
+};
+
+class Seq2seqModel : public Model {
+public:
+    const ModelInfo& info() const override { return info_; }
+    // Labels of source ids (the encoder's vocabulary).
+    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override;
+    std::vector<std::int64_t> encodeText(const std::string& text) const override { return source_.encode(text, info_); }
+    // The target tokenizer's ids with its special tokens (the labels Hugging Face trains on),
+    // shifted right: [decoder_start] + labels[:-1], or for mBART [labels.back()] + labels[:-1]
+    // (its labels end with the end token and the language code, which starts the decoder).
+    std::vector<std::int64_t> encodeTarget(const std::string& text) const override;
+    const Tokenizer* tokenizer() const override { return source_.tokenizer(); }
+
+protected:
+    Seq2seqModel(const std::filesystem::path& folder, c10::Device device, std::int64_t sourceVocab);
+    // Called by the family's constructor once its weights are read.
+    void setShape(const Seq2seqShape& shape) { shape_ = shape; }
+
+    // Source ids [S] -> the encoder's output [S, E] on the device; one capture per encoder layer
+    // (block "encoder" for RunOptions).
+    virtual at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
+                              BlockCapture& capture) const = 0;
+    // Decoder input ids [T] against memory [S, E] -> logits [T, targetVocab] (only the last row
+    // when lastOnly: [1, targetVocab]); blocks "decoder" and "cross".
+    virtual at::Tensor decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory, const RunOptions& options,
+                              BlockCapture& self, BlockCapture& cross, bool lastOnly) const = 0;
+    // Rough working set of a pass (see requireForwardMemory); the family's widths.
+    virtual ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const = 0;
+
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override;
+    std::shared_ptr<const Trace> runForwardText(const TextInput& input, const RunOptions& options) const override;
+
+    c10::Device device_;
+    ModelInfo info_;
+
+private:
+    std::shared_ptr<const Trace> run(const std::vector<std::int64_t>& source, const std::vector<std::int64_t>& target,
+                                     int maxNewTokens, const RunOptions& options) const;
+    std::vector<std::string> targetLabels(const std::vector<std::int64_t>& ids) const;
+    std::vector<std::string> targetDisplay(const std::vector<std::int64_t>& ids) const;
+
+    FamilyText source_;
+    std::unique_ptr<Tokenizer> targetTokenizer_;  // before targetVocab_, which points into it
+    VocabLabels targetVocab_;
+    Seq2seqShape shape_;
+};
+
+// ---- Pieces the families' layers repeat ------------------------------------------------------
+
+// Attention of queries x [n, E] on keys/values from kv [m, E] through q/k/v/o projections
+// (bias when the Linear has one): heads of width d, logits as `score` says, `mask` over keys.
+// Records the layer's capture and returns the output projection [n, E].
+struct AttentionWeights {
+    Linear q, k, v, o;
+};
+at::Tensor seq2seqAttention(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
+                            std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
+                            BlockCapture& capture);
+
+// The logits of rows `hidden` [n, E] (or only its last row) through head [V, E] and an optional
+// bias [V], in float32 on the device.
+at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly);
+
+}  // namespace attnscope
