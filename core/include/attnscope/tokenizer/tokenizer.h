@@ -43,14 +43,18 @@ public:
     static std::unique_ptr<Tokenizer> fromFile(const std::filesystem::path& file);
     // tokenizer.json content; `origin` names it in error messages.
     static std::unique_ptr<Tokenizer> fromJson(const std::string& json, const std::string& origin);
-    // A model folder: tokenizer.json, else vocab.json + merges.txt (byte-level BPE, GPT-2 or
-    // RoBERTa), else vocab.txt (WordPiece; lower-casing from tokenizer_config.json's
-    // do_lower_case, default true). nullptr when the folder has none of them. With a Llama,
-    // CodeLlama, Gemma or GPT-NeoX tokenizer_class in tokenizer_config.json, the post-processor is rebuilt
-    // from its add_bos_token / add_eos_token as transformers does on loading.
+    // A model folder: tokenizer.json (it wins, as in Hugging Face's fast tokenizers), else a
+    // SentencePiece model (Marian's source.spm with vocab.json, spiece.model, tokenizer.model,
+    // sentencepiece.bpe.model; read by libsentencepiece, with the ids and special tokens of the
+    // family's Hugging Face slow tokenizer: T5, Llama, Gemma, XLM-R, mBART, Marian), else
+    // vocab.json + merges.txt (byte-level BPE, GPT-2 or RoBERTa), else vocab.txt (WordPiece;
+    // lower-casing from tokenizer_config.json's do_lower_case, default true). nullptr when the
+    // folder has none of them. With a Llama, CodeLlama, Gemma or GPT-NeoX tokenizer_class in
+    // tokenizer_config.json, the post-processor is rebuilt from its add_bos_token /
+    // add_eos_token as transformers does on loading. origin() then names the file used.
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder);
-    // The tokenizer of one side: Target differs from Source only where the folder has a
-    // separate target-side model (Marian's target.spm); otherwise fromFolder(folder).
+    // The tokenizer of one side: Target differs from Source only for SentencePiece folders with a
+    // target side (Marian's target.spm; mBART's tgt_lang code); otherwise fromFolder(folder).
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder, TokenizerSide side);
 
     ~Tokenizer();
