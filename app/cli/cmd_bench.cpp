@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -49,13 +51,25 @@ int runBench(const std::vector<std::string>& argv) {
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
     std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs;
+    // Process CPU time (every thread) beside the wall times: on a loaded machine it says what a
+    // step costs when wall time mostly measures the wait for a core.
+    std::map<std::string, double> cpuMs;
+    const auto cpuNow = [] { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; };
     const auto since = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     };
     for (long long r = 0; r < warmup + repeat; ++r) {
+        double c = cpuNow();
         const auto t0 = std::chrono::steady_clock::now();
         auto trace = info.imageInput ? model->forwardImage(image) : model->forward(ids);
         const auto t1 = std::chrono::steady_clock::now();
+        // Adds the CPU time since the last step to `step` (timed runs only).
+        const auto charge = [&](const char* step) {
+            const double now = cpuNow();
+            if (r >= warmup) cpuMs[step] += now - c;
+            c = now;
+        };
+        charge("forward");
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
             PoolRequest pool;
@@ -65,6 +79,7 @@ int runBench(const std::vector<std::string>& argv) {
                 for (int h = 0; h < b.heads; ++h) trace->pooledMap(0, l, h, pool);
             if (r >= warmup)
                 thumbMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+            charge("thumbnails");
         }
         const BlockInfo& b0 = trace->blocks().front();
         if (detailSide > 0) {  // the heat map of the last layer's last head at screen resolution
@@ -88,11 +103,13 @@ int runBench(const std::vector<std::string>& argv) {
             trace->pooledMap(0, layer, head, pool, hotter);
             if (r >= warmup) temperatureMs.push_back(since(t));
             (void)whole;
+            charge("detail");
         }
         if (args.flag("metrics")) {  // the Metrics tab: every head of every block
             const auto t = std::chrono::steady_clock::now();
             headMetrics(*trace);
             if (r >= warmup) metricsMs.push_back(since(t));
+            charge("metrics");
         }
         if (rolloutRows > 0) {  // rollout of the last rollout-rows positions, all layers
             std::vector<int> rows;
@@ -101,6 +118,7 @@ int runBench(const std::vector<std::string>& argv) {
             const auto t = std::chrono::steady_clock::now();
             blockRolloutRows(*trace, 0, rows);
             if (r >= warmup) rolloutMs.push_back(since(t));
+            charge("rollout");
         }
     }
     for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
@@ -119,6 +137,7 @@ int runBench(const std::vector<std::string>& argv) {
             j["temperature_median_ms"] = medianOf(temperatureMs);
         }
         if (!rolloutMs.empty()) j["rollout_rows_median_ms"] = medianOf(rolloutMs);
+        for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
@@ -135,6 +154,9 @@ int runBench(const std::vector<std::string>& argv) {
             std::cout << "all-head metrics: median " << medianOf(metricsMs) << " ms, min " << metricsMs.front() << " ms\n";
         if (!rolloutMs.empty())
             std::cout << "rollout of the last " << rolloutRows << " rows: median " << medianOf(rolloutMs) << " ms\n";
+        std::cout << "process CPU time per run (all threads):";
+        for (const auto& [step, total] : cpuMs) std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
+        std::cout << "\n";
     }
     return 0;
 }

@@ -9,7 +9,10 @@
 #include "family_fixtures.h"
 #include "figure/colormaps.h"
 
+#include <QDir>
+
 #include <algorithm>
+#include <cstdlib>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -117,4 +120,34 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8 && sameImage(overview->images()[0], thumbnail(meanThumb, controls)); },
                             60000));
     fs::remove_all(folder);
+}
+
+// Screenshots of the window on a long input (not run by default; writes overview.png and
+// zoomed.png into ATTNSCOPE_SHOT_DIR):
+//   ATTNSCOPE_SHOT_MODEL=/tmp/llama8k ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.screenshots]"
+TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screenshots]") {
+    const char* model = std::getenv("ATTNSCOPE_SHOT_MODEL");
+    const char* dir = std::getenv("ATTNSCOPE_SHOT_DIR");
+    REQUIRE(model);
+    REQUIRE(dir);
+    const int n = 4096;
+    window.resize(1500, 950);
+    open(QString::fromLocal8Bit(model));
+    QStringList ids;
+    for (int i = 0; i < n; ++i) ids << QString::number((i * 7919 + 13) % 32000);
+    input->setText(ids.join(QLatin1Char(' ')));
+    QSignalSpy traced(session, &Session::traceReady);
+    QTest::mouseClick(run, Qt::LeftButton);
+    REQUIRE(traced.wait(600000));
+    layer->setValue(5);
+    head->setValue(3);
+    const auto& info = session->trace()->blocks()[0];
+    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(info.layers * info.heads); }, 600000));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == n && !heatmap->levelOfDetail().values.empty(); }, 120000));
+    QTest::qWait(500);
+    CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("overview.png"))));
+    heatmap->setZoom(heatmap->zoom().toRect(4040, 4040, 4079, 4079));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->levelOfDetail().rows == 40; }, 120000));
+    QTest::qWait(500);
+    CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("zoomed.png"))));
 }
