@@ -61,7 +61,6 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
 
     // The overview: every thumbnail max-pooled to 48 px. The sparse head's mean over 43 x 43 cells
     // is nearly black; its max keeps the strong cells.
-    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8; }, 60000));
     attnscope::PoolRequest thumb;
     thumb.outRows = thumb.outCols = 48;
     const attnscope::HeadMap maxThumb = trace->pooledMap(0, 0, 0, thumb);
@@ -70,20 +69,26 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     CHECK(largest(meanThumb) < 0.1);
     const auto bright = std::count_if(maxThumb.values.begin(), maxThumb.values.end(), [](float v) { return v > 0.5f; });
     CHECK(bright > 48 * 48 / 4);  // the lower triangle's bins mostly hold a near-one cell
-    CHECK(sameImage(overview->images()[0], thumbnail(maxThumb, controls)));
+    // (The example run's thumbnails show until this trace's arrive.)
+    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8 && sameImage(overview->images()[0], thumbnail(maxThumb, controls)); },
+                            60000));
     CHECK_FALSE(sameImage(overview->images()[0], thumbnail(meanThumb, controls)));
 
     // The heat map holds the exact map (hover) but draws the visible rectangle pooled to pixels.
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().values == exact.values; }, 20000));
     REQUIRE(heatmap->usesLevelOfDetail());
     REQUIRE(QTest::qWaitFor([&] { return !heatmap->levelOfDetail().values.empty(); }, 20000));
+    // The image is the visible rectangle pooled to (about) the plot's pixels: the margins may move
+    // the plot by a few pixels after the request, so its bin counts rebuild the request.
     attnscope::PoolRequest wanted = heatmap->levelOfDetailRequest();
+    wanted.outRows = heatmap->levelOfDetail().rows;
+    wanted.outCols = heatmap->levelOfDetail().cols;
+    CHECK(heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values);
     CHECK(wanted.rowEnd - wanted.rowBegin == n);
     const QRect plotArea = heatmap->plot()->axisRect()->rect();
-    CHECK(heatmap->levelOfDetail().cols <= plotArea.width());
-    CHECK(heatmap->levelOfDetail().rows <= plotArea.height());
+    CHECK(std::abs(heatmap->levelOfDetail().cols - plotArea.width()) <= 16);
+    CHECK(std::abs(heatmap->levelOfDetail().rows - plotArea.height()) <= 16);
     CHECK(heatmap->levelOfDetail().rows < n);
-    CHECK(heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values);
     CHECK(heatmap->colorMap()->data()->keySize() == heatmap->levelOfDetail().cols);
     // Exported as shown: the bins, labelled with each bin's first token.
     HeatmapView::Shown shown = heatmap->shown();
@@ -114,9 +119,13 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     heatmap->resetZoom();
     heatmap->poolingCombo()->setCurrentIndex(heatmap->poolingCombo()->findData(int(attnscope::Pooling::Mean)));
     CHECK(heatmap->pooling() == attnscope::Pooling::Mean);
-    wanted = heatmap->levelOfDetailRequest();
-    CHECK(wanted.pooling == attnscope::Pooling::Mean);
-    REQUIRE(QTest::qWaitFor([&] { return heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values; }, 20000));
+    CHECK(heatmap->levelOfDetailRequest().pooling == attnscope::Pooling::Mean);
+    REQUIRE(QTest::qWaitFor([&] {
+        wanted = heatmap->levelOfDetailRequest();
+        wanted.outRows = heatmap->levelOfDetail().rows;
+        wanted.outCols = heatmap->levelOfDetail().cols;
+        return heatmap->levelOfDetail().rows > 30 && heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values;
+    }, 20000));
     REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8 && sameImage(overview->images()[0], thumbnail(meanThumb, controls)); },
                             60000));
     fs::remove_all(folder);

@@ -200,7 +200,8 @@ void HeatmapView::askLevelOfDetail() {
 
 void HeatmapView::setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request) {
     const attnscope::PoolRequest now = levelOfDetailRequest();
-    // The pixel counts may move by a layout pass; the rectangle and pooling must match.
+    // The answer for what is shown now: the rectangle and the pooling must match; the pixel
+    // counts may have moved by a few since (the axes' margins follow their tick labels).
     if (!usesLevelOfDetail() || request.rowBegin != now.rowBegin || request.rowEnd != now.rowEnd ||
         request.colBegin != now.colBegin || request.colEnd != now.colEnd || request.pooling != now.pooling ||
         pooled.rows <= 0 || pooled.cols <= 0)
