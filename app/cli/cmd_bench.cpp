@@ -4,6 +4,7 @@
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/machine_rates.h"
+#include "attnscope/analysis/trace_metrics.h"
 #include "attnscope/attention/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -11,8 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -37,14 +40,17 @@ long long rssAnonKib() {
 }
 
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target"},
-              {"json", "progress", "rates"});
+    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
+                     "detail", "rollout-rows"},
+              {"json", "progress", "rates", "metrics"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
     const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
     const long long warmup = args.integer("warmup", 0, 100000).value_or(1);
     const long long seed = args.integer("seed", 0, kMaxSeed).value_or(0);
     const long long thumbSide = args.integer("thumbnails", 0, 4096).value_or(0);
+    const long long detailSide = args.integer("detail", 0, 16384).value_or(0);
+    const long long rolloutRows = args.integer("rollout-rows", 0, kMaxInt).value_or(0);
     const long long targetLen = args.integer("target", 1, kMaxInt).value_or(0);
     const auto open0 = std::chrono::steady_clock::now();
     auto model = loadModel(args);
@@ -79,13 +85,28 @@ int runBench(const std::vector<std::string>& argv) {
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
-    std::vector<double> ms, thumbMs;
+    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs;
+    // Process CPU time (every thread) beside the wall times: on a loaded machine it says what a
+    // step costs when wall time mostly measures the wait for a core.
+    std::map<std::string, double> cpuMs;
+    const auto cpuNow = [] { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; };
+    const auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     for (long long r = 0; r < warmup + repeat; ++r) {
+        double c = cpuNow();
         const auto t0 = std::chrono::steady_clock::now();
         auto trace = info.imageInput ? model->forwardImage(image, run)
                      : targetLen > 0 ? model->forwardText(forced, run)
                                      : model->forward(ids, run);
         const auto t1 = std::chrono::steady_clock::now();
+        // Adds the CPU time since the last step to `step` (timed runs only).
+        const auto charge = [&](const char* step) {
+            const double now = cpuNow();
+            if (r >= warmup) cpuMs[step] += now - c;
+            c = now;
+        };
+        charge("forward");
         if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (thumbSide > 0) {  // what the overview computes after a forward: every head max-pooled
             PoolRequest pool;
@@ -95,6 +116,46 @@ int runBench(const std::vector<std::string>& argv) {
                 for (int h = 0; h < b.heads; ++h) trace->pooledMap(0, l, h, pool);
             if (r >= warmup)
                 thumbMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+            charge("thumbnails");
+        }
+        const BlockInfo& b0 = trace->blocks().front();
+        if (detailSide > 0) {  // the heat map of the last layer's last head at screen resolution
+            const int layer = b0.layers - 1, head = b0.heads - 1;
+            PoolRequest pool;
+            pool.outRows = pool.outCols = static_cast<int>(detailSide);
+            auto t = std::chrono::steady_clock::now();
+            const HeadMap whole = trace->pooledMap(0, layer, head, pool);
+            if (r >= warmup) detailMs.push_back(since(t));
+            // A wheel step (1.25x in) about the centre, then the whole map at another temperature.
+            const int n = static_cast<int>(b0.queryTokens.size()), m = static_cast<int>(b0.keyTokens.size());
+            pool.rowBegin = n / 10, pool.rowEnd = n - n / 10, pool.colBegin = m / 10, pool.colEnd = m - m / 10;
+            t = std::chrono::steady_clock::now();
+            trace->pooledMap(0, layer, head, pool);
+            if (r >= warmup) zoomMs.push_back(since(t));
+            pool = PoolRequest{};
+            pool.outRows = pool.outCols = static_cast<int>(detailSide);
+            MapOptions hotter;
+            hotter.temperature = 0.5;
+            t = std::chrono::steady_clock::now();
+            trace->pooledMap(0, layer, head, pool, hotter);
+            if (r >= warmup) temperatureMs.push_back(since(t));
+            (void)whole;
+            charge("detail");
+        }
+        if (args.flag("metrics")) {  // the Metrics tab: every head of every block
+            const auto t = std::chrono::steady_clock::now();
+            headMetrics(*trace);
+            if (r >= warmup) metricsMs.push_back(since(t));
+            charge("metrics");
+        }
+        if (rolloutRows > 0) {  // rollout of the last rollout-rows positions, all layers
+            std::vector<int> rows;
+            const int n = static_cast<int>(b0.queryTokens.size());
+            for (int i = std::max(0, n - static_cast<int>(rolloutRows)); i < n; ++i) rows.push_back(i);
+            const auto t = std::chrono::steady_clock::now();
+            blockRolloutRows(*trace, 0, rows);
+            if (r >= warmup) rolloutMs.push_back(since(t));
+            charge("rollout");
         }
     }
     // --rates: the issue-14 target, 2 × (FLOPs at the measured GEMM rate + one pass over the
@@ -110,6 +171,8 @@ int runBench(const std::vector<std::string>& argv) {
         rates = {{"gemm_f32_gflops", m.gemmF32Gflops}, {"gemm_bf16_gflops", m.gemmBf16Gflops}, {"read_gbps", m.readGBps},
                  {"convert_bf16_gbps", m.convertGBps}, {"flops", flops}, {"weight_bytes", bytes}, {"target_ms", target * 1e3}};
     }
+    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
+    const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
     std::sort(thumbMs.begin(), thumbMs.end());
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2], best = ms.front();
@@ -121,6 +184,14 @@ int runBench(const std::vector<std::string>& argv) {
         if (!rates.is_null()) j["rates"] = rates;
         j["weights"] = info.weights;
         j["rss_anon_peak_kib"] = rssAnonKib();
+        if (!metricsMs.empty()) j["metrics_median_ms"] = medianOf(metricsMs);
+        if (!detailMs.empty()) {
+            j["detail_median_ms"] = medianOf(detailMs);
+            j["zoom_median_ms"] = medianOf(zoomMs);
+            j["temperature_median_ms"] = medianOf(temperatureMs);
+        }
+        if (!rolloutMs.empty()) j["rollout_rows_median_ms"] = medianOf(rolloutMs);
+        for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
@@ -139,6 +210,16 @@ int runBench(const std::vector<std::string>& argv) {
         if (!thumbMs.empty())
             std::cout << "thumbnails (every head of block 0, max-pooled to " << thumbSide << " px): median "
                       << thumbMs[thumbMs.size() / 2] << " ms, min " << thumbMs.front() << " ms\n";
+        if (!detailMs.empty())
+            std::cout << "detail map (last head, " << detailSide << " px): median " << medianOf(detailMs) << " ms; zoom step "
+                      << medianOf(zoomMs) << " ms; temperature change " << medianOf(temperatureMs) << " ms\n";
+        if (!metricsMs.empty())
+            std::cout << "all-head metrics: median " << medianOf(metricsMs) << " ms, min " << metricsMs.front() << " ms\n";
+        if (!rolloutMs.empty())
+            std::cout << "rollout of the last " << rolloutRows << " rows: median " << medianOf(rolloutMs) << " ms\n";
+        std::cout << "process CPU time per run (all threads):";
+        for (const auto& [step, total] : cpuMs) std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
+        std::cout << "\n";
     }
     return 0;
 }
@@ -148,12 +229,14 @@ int runBench(const std::vector<std::string>& argv) {
 Command benchCommand() {
     return {"bench", "time forward+capture",
     "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
-    "                          [--thumbnails PX] [--target T] [--json] [--weights auto|convert|stream]\n"
-    "                          [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
+    "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
+    "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
     "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
     "Image models (ViT) run on a random image of their input size instead.\n"
     "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
-    "block max-pooled to PX x PX (Trace::pooledMap).\n"
+    "block max-pooled to PX x PX (Trace::pooledMap). --detail PX times the heat map's image of the\n"
+    "last head at PX x PX, a zoom step (the middle 80%) and a temperature change (T = 0.5); --metrics\n"
+    "every head's metrics (headMetrics); --rollout-rows K the rollout of the last K positions.\n"
     "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
     "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
     "its read bandwidth and bf16->f32 conversion rate, and prints the target 2 x (FLOPs at the GEMM rate +\n"

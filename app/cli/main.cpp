@@ -1,5 +1,6 @@
 // attnscope-cli: the scriptable face of core. Exit codes: 0 success, 1 usage error (with a
 // hint), 2 invalid input or a failure, reported as one line "error: ..." on stderr.
+#include "attnscope/runtime/blas_kernels.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/runtime/version.h"
 #include "commands.h"
@@ -22,6 +23,7 @@ void printHelp(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
     if (argc < 2) {
         printHelp(std::cerr);
         return 1;

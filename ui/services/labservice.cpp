@@ -2,10 +2,14 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/metrics.h"
+#include "attnscope/attention/map_rows.h"
 
 #include <QElapsedTimer>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
+#include <memory>
 
 namespace {
 
@@ -212,7 +216,8 @@ void LabService::requestMetrics(TracePtr trace, double temperature) {
     emit progress(LabJob::Metrics, -1);
     metricsJobs_.start(
         [=](const JobTracker::Stop& stop) {
-            MetricsResult r{trace, temperature, {}, {}};
+            MetricsResult r{trace, temperature, {}, {}, false, 0};
+            for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
             if (stop.requested()) return r;
             bool cancelled = false;
             r.error = guarded(
@@ -220,6 +225,15 @@ void LabService::requestMetrics(TracePtr trace, double temperature) {
                     attnscope::MetricsOptions o;
                     o.map.temperature = temperature;
                     o.progress = reporter(LabJob::Metrics, stop);
+                    // The table fills in a layer's worth of heads at a time.
+                    const int step = std::max(1, trace->blocks().empty() ? 1 : trace->blocks().front().heads);
+                    auto soFar = std::make_shared<std::vector<attnscope::HeadMetrics>>();
+                    o.onHead = [&, soFar](const attnscope::HeadMetrics& m) {
+                        soFar->push_back(m);
+                        if (int(soFar->size()) % step || int(soFar->size()) == r.total) return;
+                        MetricsResult partial{trace, temperature, *soFar, {}, true, r.total};
+                        metricsJobs_.post(stop, [this, partial] { emit metricsReady(partial); });
+                    };
                     r.metrics = attnscope::headMetrics(*trace, o);
                 },
                 cancelled);
@@ -228,19 +242,31 @@ void LabService::requestMetrics(TracePtr trace, double temperature) {
         [this](const MetricsResult& r) { emit metricsReady(r); });
 }
 
+std::vector<int> rolloutRows(int n) {
+    std::vector<int> rows;
+    if (n <= 0) return rows;
+    const int count = std::min(n, kRolloutRows);
+    for (int i = 0; i < count; ++i) rows.push_back(count == 1 ? n - 1 : int(std::llround(double(i) * (n - 1) / (count - 1))));
+    return rows;
+}
+
 void LabService::requestBlockView(TracePtr trace, int block, BlockView view, double temperature) {
     if (!trace) return;
     emit progress(LabJob::BlockView, -1);
     blockJobs_.start(
         [=](const JobTracker::Stop& stop) {
-            BlockViewResult r{trace, block, view, temperature, {}, {}};
+            BlockViewResult r{trace, block, view, temperature, {}, {}, {}};
             if (stop.requested()) return r;
             bool cancelled = false;
             r.error = guarded(
                 [&] {
                     attnscope::MapOptions o;
                     o.temperature = temperature;
-                    if (view == BlockView::Rollout) {
+                    const int n = attnscope::mapShape(*trace, block, 0).first;
+                    if (view == BlockView::Rollout && n > kFullRolloutLimit) {
+                        r.rows = rolloutRows(n);
+                        r.map = attnscope::blockRolloutRows(*trace, block, r.rows, o, 0.5, reporter(LabJob::BlockView, stop));
+                    } else if (view == BlockView::Rollout) {
                         r.map = attnscope::blockRollout(*trace, block, o);
                     } else if (view == BlockView::Flow) {
                         attnscope::FlowOptions flow;

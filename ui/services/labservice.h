@@ -77,6 +77,10 @@ struct MetricsResult {
     double temperature = 1.0;
     std::vector<attnscope::HeadMetrics> metrics;
     QString error;
+    // The heads computed so far while the job runs (metricsReady comes once per layer's worth of
+    // heads with partial set, then once with every head); total = heads of the whole trace.
+    bool partial = false;
+    int total = 0;
 };
 
 enum class BlockView { Similarity, Rollout, Flow };
@@ -87,8 +91,17 @@ struct BlockViewResult {
     BlockView view = BlockView::Rollout;
     double temperature = 1.0;
     attnscope::HeadMap map;  // similarity: k × k with k = layers · heads
+    // Rollout of a long input: the top-layer rows computed (map row r is query rows[r]); empty
+    // when the map has every row.
+    std::vector<int> rows;
     QString error;
 };
+
+// Longer self-attention inputs get their rollout on kRolloutRows evenly spaced rows (the last
+// one included) instead of all n, in bounded memory (attnscope::blockRolloutRows).
+constexpr int kFullRolloutLimit = 1024;
+constexpr int kRolloutRows = 64;
+std::vector<int> rolloutRows(int n);
 
 class LabService : public QObject {
     Q_OBJECT

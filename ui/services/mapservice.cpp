@@ -27,6 +27,7 @@ MapService::MapService(QObject* parent) : QObject(parent) {
     qRegisterMetaType<DetailResult>();
     qRegisterMetaType<ThumbnailResult>();
     qRegisterMetaType<CompareResult>();
+    qRegisterMetaType<LevelOfDetailResult>();
 }
 
 MapService::~MapService() {
@@ -111,6 +112,24 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
         });
 }
 
+void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request) {
+    if (!trace) return;
+    lodJobs_.start(
+        [=](const JobTracker::Stop& stop) {
+            LevelOfDetailResult r{trace, key, temperature, request, {}, {}};
+            if (stop.requested()) return r;  // superseded while queued (a wheel spin)
+            try {
+                attnscope::MapOptions options;
+                options.temperature = temperature;
+                r.pooled = trace->pooledMap(key.block, key.layer, key.head, request, options);
+            } catch (...) {
+                r.error = currentError();
+            }
+            return r;
+        },
+        [this](const LevelOfDetailResult& r) { emit levelOfDetailReady(r); });
+}
+
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
                                 double temperature) {
     compareJobs_.start(
@@ -152,10 +171,12 @@ void MapService::cancelAll() {
     detailJobs_.cancel();
     thumbJobs_.cancel();
     compareJobs_.cancel();
+    lodJobs_.cancel();
 }
 
 void MapService::waitForWorkers() {
     detailJobs_.waitForDone();
     thumbJobs_.waitForDone();
     compareJobs_.waitForDone();
+    lodJobs_.waitForDone();
 }

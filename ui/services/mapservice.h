@@ -39,6 +39,16 @@ struct DetailResult {
     QString error;  // empty on success
 };
 
+// A rectangle of one head's map pooled to a view's pixels (the heat map's level of detail).
+struct LevelOfDetailResult {
+    TracePtr trace;
+    MapKey key;
+    double temperature = 1.0;
+    attnscope::PoolRequest request;
+    attnscope::HeadMap pooled;
+    QString error;
+};
+
 // Thumbnails of every (layer, head) of one block, row-major: index = layer * heads + head.
 struct ThumbnailResult {
     TracePtr trace;
@@ -70,6 +80,8 @@ public:
     // layer by layer as they are computed (thumbnailsReady with fewer images, then all of them).
     void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
                            int maxSide = 48, attnscope::Pooling pooling = attnscope::Pooling::Max);
+    // The heat map's level of detail: Trace::pooledMap of the request's rectangle.
+    void requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request);
     void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature);
     // Drops whatever is pending (e.g. when the model changes).
     void cancelAll();
@@ -81,12 +93,14 @@ public:
 signals:
     void detailReady(const DetailResult& result);
     void thumbnailsReady(const ThumbnailResult& result);
+    void levelOfDetailReady(const LevelOfDetailResult& result);
     void compareReady(const CompareResult& result);
 
 private:
     JobTracker detailJobs_{this, 2};
     JobTracker thumbJobs_{this, 2};
     JobTracker compareJobs_{this, 2};
+    JobTracker lodJobs_{this, 2};
     QElapsedTimer detailClock_;
     double lastDetailMs_ = 0.0;
     // The last thumbnails' values: a new colouring of the same maps only recolours them.
@@ -104,3 +118,4 @@ private:
 Q_DECLARE_METATYPE(DetailResult)
 Q_DECLARE_METATYPE(ThumbnailResult)
 Q_DECLARE_METATYPE(CompareResult)
+Q_DECLARE_METATYPE(LevelOfDetailResult)

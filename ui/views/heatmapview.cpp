@@ -4,6 +4,8 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QRubberBand>
@@ -88,10 +90,26 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
     hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+    poolingCombo_ = new QComboBox(this);
+    poolingCombo_->setObjectName(QStringLiteral("poolingCombo"));
+    poolingCombo_->addItem(tr("max"), int(attnscope::Pooling::Max));
+    poolingCombo_->addItem(tr("mean"), int(attnscope::Pooling::Mean));
+    poolingCombo_->addItem(tr("sum (mass)"), int(attnscope::Pooling::Sum));
+    poolingCombo_->setToolTip(tr("How a long map's cells are folded into screen pixels (and thumbnails): max keeps a "
+                                 "single strong cell visible, mean averages, sum keeps the attention mass"));
+    connect(poolingCombo_, &QComboBox::currentIndexChanged, this, [this] {
+        askLevelOfDetail();
+        emit poolingChanged(pooling());
+    });
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_, 1);
-    layout->addWidget(hoverLabel_);
+    auto* below = new QHBoxLayout;
+    below->addWidget(hoverLabel_, 1);
+    below->addWidget(new QLabel(tr("Pooling"), this));
+    below->addWidget(poolingCombo_);
+    layout->addLayout(below);
 
     connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
@@ -107,15 +125,13 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
 
 void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
                          const QStringList& keyLabels, const QString& title) {
+    const bool sameShape = map.rows == map_.rows && map.cols == map_.cols;
     map_ = map;
     queryLabels_ = queryLabels;
     keyLabels_ = keyLabels;
-    // Cell centres on integers. QCustomPlot draws a single-cell dimension with zero extent, so
-    // such a dimension gets a unit range instead.
-    const auto range = [](int n) { return n > 1 ? QCPRange(0, n - 1) : QCPRange(-0.5, 0.5); };
-    auto* data = colorMap_->data();
-    data->setSize(map.cols, map.rows);
-    data->setRange(range(map.cols), range(map.rows));
+    // A long map keeps its last image (same shape: a new temperature or head) until the new
+    // level of detail arrives; otherwise it is blank until then.
+    if (!usesLevelOfDetail() || !sameShape) lod_ = {};
     fillColorMap();
     setPlotVisible(map.rows > 0 && map.cols > 0);
     if (zoom_.rows != map.rows || zoom_.cols != map.cols) zoom_ = MapZoom::whole(map.rows, map.cols);
@@ -125,6 +141,7 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     hoverLabel_->clear();
     updateTicks();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    askLevelOfDetail();
     emit mapShown();
 }
 
@@ -133,8 +150,89 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
 void HeatmapView::fillColorMap() {
     auto* data = colorMap_->data();
     const double floor = scale_.type == ColorScaleType::Log ? scale_.logFloor : -1.0;
-    for (int q = 0; q < map_.rows; ++q)
-        for (int k = 0; k < map_.cols; ++k) data->setCell(k, q, std::max(double(map_.at(q, k)), floor));
+    // The image's bins (cells or level-of-detail bins) over the cells [c0, c1) x [r0, r1): bin
+    // centres on the centres of the cells they cover. QCustomPlot draws a single-bin dimension
+    // with zero extent, so such a dimension gets its cells' extent instead.
+    const auto place = [](int bins, int begin, int end) {
+        const double w = double(end - begin) / bins;
+        return bins > 1 ? QCPRange(begin - 0.5 + w / 2, end - 0.5 - w / 2) : QCPRange(begin - 0.5, end - 0.5);
+    };
+    const attnscope::HeadMap& shown = lod_.values.empty() ? map_ : lod_;
+    if (lod_.values.empty() && usesLevelOfDetail()) {  // waiting for the first level of detail
+        data->setSize(1, 1);
+        data->setRange(place(1, 0, map_.cols), place(1, 0, map_.rows));
+        data->setCell(0, 0, std::max(0.0, floor));
+        return;
+    }
+    data->setSize(shown.cols, shown.rows);
+    if (lod_.values.empty())
+        data->setRange(place(shown.cols, 0, shown.cols), place(shown.rows, 0, shown.rows));
+    else
+        data->setRange(place(shown.cols, lodFor_.colBegin, lodFor_.colEnd), place(shown.rows, lodFor_.rowBegin, lodFor_.rowEnd));
+    for (int q = 0; q < shown.rows; ++q)
+        for (int k = 0; k < shown.cols; ++k) data->setCell(k, q, std::max(double(shown.at(q, k)), floor));
+}
+
+attnscope::Pooling HeatmapView::pooling() const {
+    return attnscope::Pooling(poolingCombo_->currentData().toInt());
+}
+
+void HeatmapView::setPooling(attnscope::Pooling pooling) {
+    poolingCombo_->setCurrentIndex(poolingCombo_->findData(int(pooling)));
+}
+
+attnscope::PoolRequest HeatmapView::levelOfDetailRequest() const {
+    attnscope::PoolRequest r;
+    r.rowBegin = zoom_.rowBegin();
+    r.rowEnd = zoom_.rowEnd();
+    r.colBegin = zoom_.colBegin();
+    r.colEnd = zoom_.colEnd();
+    const QRect rect = plot_->axisRect()->rect();
+    r.outCols = std::max(1, rect.width());
+    r.outRows = std::max(1, rect.height());
+    r.pooling = pooling();
+    return r;
+}
+
+void HeatmapView::askLevelOfDetail() {
+    if (usesLevelOfDetail() && zoom_.rows == map_.rows && zoom_.cols == map_.cols) emit levelOfDetailWanted(levelOfDetailRequest());
+}
+
+void HeatmapView::setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request) {
+    const attnscope::PoolRequest now = levelOfDetailRequest();
+    // The answer for what is shown now: the rectangle and the pooling must match; the pixel
+    // counts may have moved by a few since (the axes' margins follow their tick labels).
+    if (!usesLevelOfDetail() || request.rowBegin != now.rowBegin || request.rowEnd != now.rowEnd ||
+        request.colBegin != now.colBegin || request.colEnd != now.colEnd || request.pooling != now.pooling ||
+        pooled.rows <= 0 || pooled.cols <= 0)
+        return;
+    lod_ = pooled;
+    lodFor_ = request;
+    fillColorMap();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+HeatmapView::Shown HeatmapView::shown() const {
+    Shown s;
+    const int r0 = zoom_.rowBegin(), r1 = zoom_.rowEnd(), c0 = zoom_.colBegin(), c1 = zoom_.colEnd();
+    if (map_.rows <= 0 || r0 >= r1 || c0 >= c1) return s;
+    const bool bins = !lod_.values.empty() && (lod_.rows < lodFor_.rowEnd - lodFor_.rowBegin || lod_.cols < lodFor_.colEnd - lodFor_.colBegin);
+    if (bins) {
+        s.map = lod_;
+        for (int r = 0; r < lod_.rows; ++r)
+            s.queryLabels << labelAt(queryLabels_, lodFor_.rowBegin + int(std::int64_t(r) * (lodFor_.rowEnd - lodFor_.rowBegin) / lod_.rows));
+        for (int c = 0; c < lod_.cols; ++c)
+            s.keyLabels << labelAt(keyLabels_, lodFor_.colBegin + int(std::int64_t(c) * (lodFor_.colEnd - lodFor_.colBegin) / lod_.cols));
+        return s;
+    }
+    s.map.rows = r1 - r0;
+    s.map.cols = c1 - c0;
+    s.map.values.reserve(std::size_t(s.map.rows) * s.map.cols);
+    for (int q = r0; q < r1; ++q)
+        for (int k = c0; k < c1; ++k) s.map.values.push_back(map_.at(q, k));
+    for (int q = r0; q < r1; ++q) s.queryLabels << labelAt(queryLabels_, q);
+    for (int k = c0; k < c1; ++k) s.keyLabels << labelAt(keyLabels_, k);
+    return s;
 }
 
 void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
@@ -162,6 +260,7 @@ void HeatmapView::setRawLabels(const QStringList& queryRaw, const QStringList& k
 
 void HeatmapView::clear(const QString& message) {
     map_ = {};
+    lod_ = {};
     queryLabels_.clear();
     keyLabels_.clear();
     rawQueryLabels_.clear();
@@ -267,6 +366,7 @@ void HeatmapView::setZoom(const MapZoom& zoom) {
     plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
     updateTicks();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    askLevelOfDetail();
     emit zoomChanged(zoom_);
 }
 
@@ -327,6 +427,7 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
     QMetaObject::invokeMethod(this, [this] {
         updateTicks();
         plot_->replot(QCustomPlot::rpQueuedReplot);
+        askLevelOfDetail();
     }, Qt::QueuedConnection);
 }
 

@@ -8,6 +8,13 @@
 // resets. Tick labels follow the visible range: every token once cells are a few pixels wide.
 // Hovering always shows the exact cell under the cursor.
 //
+// Level of detail: a map larger than kLodSide on a side is not drawn cell by cell. For each zoom
+// (and size, and pooling) the view asks for the visible rectangle pooled to its pixels
+// (levelOfDetailWanted with a PoolRequest; the window has Trace::pooledMap compute it) and draws
+// that image; once cells are wider than a pixel the request has one bin per cell, so zoomed-in
+// cells are crisp and exact. Hovering reads the exact map. The pooling combo (max, mean, sum)
+// picks how bins are folded, here and, through poolingChanged, in the overview's thumbnails.
+//
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
 
@@ -22,6 +29,7 @@
 
 #include <optional>
 
+class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
@@ -65,6 +73,28 @@ public:
     const MapZoom& zoom() const { return zoom_; }
     void setZoom(const MapZoom& zoom);
     void resetZoom() { setZoom(MapZoom::whole(map_.rows, map_.cols)); }
+    // Level of detail (see the top): whether this map uses it, the request for what is shown now,
+    // and the image for a request (ignored unless it is still the current one).
+    bool usesLevelOfDetail() const { return lodEnabled_ && (map_.rows > kLodSide || map_.cols > kLodSide); }
+    // Off: every map is drawn cell by cell (maps nobody can pool from a Trace, e.g. the lab's
+    // variants). Takes effect at the next setMap().
+    void setLevelOfDetailEnabled(bool enabled) { lodEnabled_ = enabled; }
+    attnscope::PoolRequest levelOfDetailRequest() const;
+    void setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request);
+    // The image drawn now: the level-of-detail bins, or empty when the cells themselves are drawn.
+    const attnscope::HeadMap& levelOfDetail() const { return lod_; }
+    attnscope::Pooling pooling() const;
+    void setPooling(attnscope::Pooling pooling);
+    QComboBox* poolingCombo() const { return poolingCombo_; }
+    // What the view shows, for export: the visible cells with their labels, or the
+    // level-of-detail bins (labelled with each bin's first token) when bins are coarser than cells.
+    struct Shown {
+        attnscope::HeadMap map;
+        QStringList queryLabels, keyLabels;
+    };
+    Shown shown() const;
+    static constexpr int kLodSide = 512;
+
     // The tick labels now on the key (x) and query (y) axes, for tests.
     QStringList keyTickLabels() const;
     QStringList queryTickLabels() const;
@@ -75,6 +105,9 @@ signals:
     void mapShown();
     // The visible range changed (wheel, drag, rubber band, keys, reset).
     void zoomChanged(const MapZoom& zoom);
+    // The view needs this rectangle pooled to its pixels (answer with setLevelOfDetail).
+    void levelOfDetailWanted(const attnscope::PoolRequest& request);
+    void poolingChanged(attnscope::Pooling pooling);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -91,13 +124,18 @@ private:
     void setPlotVisible(bool visible);
     void applyPalette();
     void fillColorMap();
+    void askLevelOfDetail();
 
     QCustomPlot* plot_ = nullptr;
     QCPColorMap* colorMap_ = nullptr;
     QCPColorScale* colorScale_ = nullptr;
     QCPTextElement* title_ = nullptr;
     QLabel* hoverLabel_ = nullptr;
+    QComboBox* poolingCombo_ = nullptr;
     attnscope::HeadMap map_;
+    attnscope::HeadMap lod_;          // the level-of-detail bins drawn now (empty: cells drawn)
+    attnscope::PoolRequest lodFor_;   // the request lod_ answers
+    bool lodEnabled_ = true;
     QStringList queryLabels_;
     QStringList keyLabels_;
     QStringList rawQueryLabels_;

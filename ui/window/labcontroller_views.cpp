@@ -87,6 +87,11 @@ void LabController::refreshMetrics() {
 
 void LabController::onMetrics(const MetricsResult& r) {
     if (r.trace != shownTrace()) return;
+    if (r.partial) {  // the first heads while the rest are computed
+        metrics_->showMetrics(r);
+        metrics_->setStatus(tr("Computing per-head metrics… %1 of %2 heads").arg(r.metrics.size()).arg(r.total));
+        return;
+    }
     jobEnded();
     if (!r.error.isEmpty()) {
         metrics_->setStatus(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
@@ -139,10 +144,16 @@ void LabController::onBlockView(const BlockViewResult& r) {
         cols = rows;
         title = tr("Head similarity (cosine) · %1 block").arg(QString::fromStdString(info.name));
     } else {
-        rows = toQtStrings(info.queryTokens);
+        const QStringList queries = toQtStrings(info.queryTokens);
+        if (r.rows.empty()) {
+            rows = queries;
+        } else {  // a long input's rollout on some rows: label each with its position
+            for (int q : r.rows) rows << QStringLiteral("%1 %2").arg(q).arg(q < queries.size() ? queries[q] : QString());
+        }
         cols = toQtStrings(info.keyTokens);
         title = (r.view == BlockView::Rollout ? tr("Attention rollout") : tr("Attention flow")) +
                 tr(" · %1 block · %2 layers").arg(QString::fromStdString(info.name)).arg(info.layers);
+        if (!r.rows.empty()) title += tr(" · %1 of %2 rows").arg(r.rows.size()).arg(info.queryTokens.size());
     }
     if (std::abs(r.temperature - 1.0) > 1e-9) title += tr(" · T = %1").arg(r.temperature, 0, 'g', 3);
     metrics_->showBlockView(r, rows, cols, title);

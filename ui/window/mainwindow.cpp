@@ -175,6 +175,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(maps_, &MapService::detailReady, this, &MainWindow::onDetail);
     connect(maps_, &MapService::thumbnailsReady, this, &MainWindow::onThumbnails);
+    // A long map's level of detail (HeatmapView asks for each zoom) and the pooling the
+    // thumbnails follow too.
+    connect(heatmap_, &HeatmapView::levelOfDetailWanted, this, [this](const attnscope::PoolRequest& request) {
+        if (shownDetail_.trace && !lab_->takesDetail())
+            maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature, request);
+    });
+    connect(maps_, &MapService::levelOfDetailReady, this, [this](const LevelOfDetailResult& r) {
+        if (r.error.isEmpty() && r.trace == shownDetail_.trace && r.key == shownDetail_.key && r.temperature == shownDetail_.temperature)
+            heatmap_->setLevelOfDetail(r.pooled, r.request);
+    });
+    connect(heatmap_, &HeatmapView::poolingChanged, this, [this] { requestThumbnails(); });
 
     buildLab();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
@@ -418,7 +429,7 @@ void MainWindow::requestThumbnails() {
                               .arg(QString::fromLatin1(attnscope::kindName(info.kind)))
                               .arg(info.kind == attnscope::AttentionKind::Linear ? QString()
                                                                                  : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
-    maps_->requestThumbnails(trace, block, t, controls_->colormap(), controls_->colorScale());
+    maps_->requestThumbnails(trace, block, t, controls_->colormap(), controls_->colorScale(), 48, heatmap_->pooling());
 }
 
 void MainWindow::onDetail(const DetailResult& r) {
@@ -438,6 +449,7 @@ void MainWindow::showDetail(const DetailResult& r) {
     const bool linear = info.kind == attnscope::AttentionKind::Linear;
     const bool raw = rawTokensAction_->isChecked();
     heatmap_->setRawLabels(axisLabels(*r.trace, info, true, true), axisLabels(*r.trace, info, false, true));
+    heatmap_->setLevelOfDetailEnabled(true);
     heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                      mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                               r.key.layer, r.key.head, linear ? 1.0 : r.temperature));

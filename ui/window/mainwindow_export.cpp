@@ -25,7 +25,10 @@ Figure MainWindow::currentFigure() const {
     if (tabs_->currentWidget() == compare_) return compare_->figure();
     Figure f;
     if (heatmap_->map().rows > 0) {
-        f.panels.push_back({heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), QString()});
+        // As shown: the zoomed part, and for a long map its level-of-detail bins when coarser
+        // than cells (the figure draws few cells as vectors, more as an image).
+        HeatmapView::Shown shown = heatmap_->shown();
+        f.panels.push_back({std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()});
         f.title = modelName() + QStringLiteral(" \u00b7 ") + heatmap_->title();
     }
     f.colormap = controls_->colormap();

@@ -80,6 +80,7 @@ void MainWindow::showStatus(const QString& message, int timeoutMs) { statusBar()
 
 void MainWindow::showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
                                const QString& title) {
+    heatmap_->setLevelOfDetailEnabled(false);  // a lab variant: no Trace pools it, so cells are drawn
     heatmap_->setMap(map, queryLabels, keyLabels, title);
 }
 

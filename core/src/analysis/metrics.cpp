@@ -1,7 +1,7 @@
 #include "attnscope/analysis/metrics.h"
 
 #include "attnscope/runtime/error.h"
-#include "map_rows.h"
+#include "row_measures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,19 +20,9 @@ void checkMapShape(const HeadMap& map, const char* what) {
 
 double meanRowEntropy(const HeadMap& map) {
     checkMapShape(map, "mean row entropy");
-    double total = 0;
-    int rows = 0;
-    for (int r = 0; r < map.rows; ++r) {
-        if (rowIsZero(map, r)) continue;
-        double h = 0;
-        for (int c = 0; c < map.cols; ++c) {
-            const double p = map.at(r, c);
-            if (p > 0) h -= p * std::log(p);
-        }
-        total += h;
-        ++rows;
-    }
-    return rows ? total / rows : 0.0;
+    RowMeasures m(map.rows, map.cols, RowMeasures::Entropy);
+    m.addMap(map);
+    return m.entropy();
 }
 
 namespace {
@@ -64,15 +54,9 @@ double meanRowKl(const HeadMap& p, const HeadMap& q) {
     if (p.rows != q.rows || p.cols != q.cols)
         throw Error("KL divergence needs maps of the same shape, got " + std::to_string(p.rows) + "x" +
                     std::to_string(p.cols) + " and " + std::to_string(q.rows) + "x" + std::to_string(q.cols));
-    double total = 0;
-    int rows = 0;
-    for (int r = 0; r < p.rows; ++r) {
-        if (rowIsZero(p, r)) continue;
-        const std::size_t offset = static_cast<std::size_t>(r) * p.cols;
-        total += kl(p.values.data() + offset, q.values.data() + offset, static_cast<std::size_t>(p.cols));
-        ++rows;
-    }
-    return rows ? total / rows : 0.0;
+    RowMeasures m(p.rows, p.cols, RowMeasures::Kl);
+    m.addMap(p, &q);
+    return m.kl();
 }
 
 }  // namespace attnscope

@@ -2,10 +2,15 @@
 // (trace_metrics.h). Plain C++ over the public Trace API.
 #include "attnscope/analysis/trace_metrics.h"
 
+#include "attnscope/attention/map_rows.h"
 #include "attnscope/runtime/error.h"
+#include "row_measures.h"
+#include "runtime/blas_threads.h"
 
 #include <algorithm>
+#include <exception>
 #include <string>
+#include <thread>
 
 namespace attnscope {
 
@@ -20,9 +25,26 @@ std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std:
     return cols;
 }
 
+namespace {
+
+int workerCount(int asked) {
+    return asked > 0 ? asked : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Feeds a row block's rows into an accumulator (q: the second map's rows when KL is wanted).
+void addRows(RowMeasures& m, const MapRowBlock& b, bool withSecond) {
+    const std::size_t w = static_cast<std::size_t>(b.colEnd - b.colBegin);
+    for (int r = 0; r < b.rows; ++r)
+        m.addRow(b.rowBegin + r, b.values ? b.values + r * w : nullptr, b.colBegin, b.colEnd,
+                 withSecond && b.second ? b.second + r * w : nullptr);
+}
+
+}  // namespace
+
 std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& options) {
     long long total = 0, done = 0;
     for (const BlockInfo& b : trace.blocks()) total += static_cast<long long>(b.layers) * b.heads;
+    const int workers = workerCount(options.workers);
     std::vector<HeadMetrics> out;
     for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
         const BlockInfo& b = trace.blocks()[bi];
@@ -31,29 +53,54 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
         dot.variant = MapVariant::Dot;
         linear.variant = MapVariant::Linear;
         linear.featureMap = options.compareFeatureMap;
-        // On a dot-product block the Native map is the Dot map: reuse it rather than compute it twice.
+        // On a dot-product block the Native map is the Dot map: its KL to the linear map comes in
+        // the same pass; otherwise a second pass reads the dot and linear maps.
         const bool mapIsDot = options.map.variant == MapVariant::Dot ||
                               (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
-        for (int l = 0; l < b.layers; ++l)
+        for (int l = 0; l < b.layers; ++l) {
+            const std::pair<int, int> shape = mapShape(trace, bi, l);
+            const int n = shape.first, m = shape.second;
             for (int h = 0; h < b.heads; ++h) {
-                const HeadMap map = trace.map(bi, l, h, options.map);
-                HeadMetrics m;
-                m.block = b.name;
-                m.layer = l;
-                m.head = h;
-                m.entropy = meanRowEntropy(map);
-                m.meanDistance = meanAttentionDistance(map);
-                m.firstToken = attentionToKeys(map, {0});
-                m.separator = separators.empty() ? 0.0 : attentionToKeys(map, separators);
-                m.scores = patternScores(map, options.thresholds);
-                m.pattern = classifyPattern(m.scores, map.cols, options.thresholds);
-                if (options.compareLinear && b.kind == AttentionKind::Dot) {
-                    const HeadMap linearMap = trace.map(bi, l, h, linear);
-                    m.klDotLinear = mapIsDot ? meanRowKl(map, linearMap) : meanRowKl(trace.map(bi, l, h, dot), linearMap);
+                const bool compare = options.compareLinear && b.kind == AttentionKind::Dot;
+                const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns |
+                                      RowMeasures::Keys | (compare && mapIsDot ? RowMeasures::Kl : 0u);
+                std::vector<RowMeasures> main(static_cast<std::size_t>(workers),
+                                              RowMeasures(n, m, want, separators, options.thresholds));
+                std::vector<RowMeasures> first(static_cast<std::size_t>(workers), RowMeasures(n, m, RowMeasures::Keys, {0}));
+                forEachRowBlock(
+                    trace, bi, l, h, options.map, workers,
+                    [&](int worker, const MapRowBlock& rows) {
+                        addRows(main[static_cast<std::size_t>(worker)], rows, true);
+                        addRows(first[static_cast<std::size_t>(worker)], rows, false);
+                    },
+                    compare && mapIsDot ? &linear : nullptr);
+                for (int w = 1; w < workers; ++w) main[0].merge(main[w]), first[0].merge(first[w]);
+                HeadMetrics r;
+                r.block = b.name;
+                r.layer = l;
+                r.head = h;
+                r.entropy = main[0].entropy();
+                r.meanDistance = main[0].distance();
+                r.firstToken = first[0].keyShare();
+                r.separator = separators.empty() ? 0.0 : main[0].keyShare();
+                r.scores = main[0].patterns();
+                r.pattern = classifyPattern(r.scores, m, options.thresholds);
+                if (compare && mapIsDot) {
+                    r.klDotLinear = main[0].kl();
+                } else if (compare) {
+                    std::vector<RowMeasures> kl(static_cast<std::size_t>(workers), RowMeasures(n, m, RowMeasures::Kl));
+                    forEachRowBlock(
+                        trace, bi, l, h, dot, workers,
+                        [&](int worker, const MapRowBlock& rows) { addRows(kl[static_cast<std::size_t>(worker)], rows, true); },
+                        &linear);
+                    for (int w = 1; w < workers; ++w) kl[0].merge(kl[w]);
+                    r.klDotLinear = kl[0].kl();
                 }
-                out.push_back(std::move(m));
+                if (options.onHead) options.onHead(r);
+                out.push_back(std::move(r));
                 if (options.progress && !options.progress(++done, total)) throw Cancelled();
             }
+        }
     }
     return out;
 }
@@ -88,6 +135,94 @@ HeadMap blockRollout(const Trace& trace, int block, const MapOptions& options, d
 
 HeadMap blockFlow(const Trace& trace, int block, const MapOptions& options, const FlowOptions& flow) {
     return attentionFlow(averagedLayers(trace, block, options), flow);
+}
+
+HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& rows, const MapOptions& options,
+                         double residual, const Progress& progress) {
+    if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
+        throw Error("block " + std::to_string(block) + " is out of range");
+    const BlockInfo& b = trace.blocks()[block];
+    for (int l = 0; l < b.layers; ++l)
+        if (mapShape(trace, block, l).first != mapShape(trace, block, l).second || mapShape(trace, block, l) != mapShape(trace, block, 0))
+            throw Error("rollout needs a self-attention block; '" + b.name + "' maps " +
+                        std::to_string(mapShape(trace, block, l).first) + " queries onto " +
+                        std::to_string(mapShape(trace, block, l).second) + " keys");
+    if (!(residual >= 0 && residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
+    const int n = b.layers > 0 ? mapShape(trace, block, 0).first : 0;
+    for (int r : rows)
+        if (r < 0 || r >= n) throw Error("attention rollout: row " + std::to_string(r) + " is out of range (0.." + std::to_string(n - 1) + ")");
+    const std::size_t R = rows.size(), N = static_cast<std::size_t>(n);
+    // v: the rows asked for of Â_{L-1}·…·Â_{l+1}, starting from the identity's rows; each layer
+    // multiplies it by Â_l from the right, one block of Â_l's rows (all heads averaged) at a time.
+    std::vector<double> v(R * N, 0.0), next(R * N);
+    for (std::size_t i = 0; i < R; ++i) v[i * N + static_cast<std::size_t>(rows[i])] = 1.0;
+    const int blockRows = 128, workers = std::min(workerCount(0), std::max(1, b.heads));
+    for (int l = b.layers - 1; l >= 0; --l) {
+        std::fill(next.begin(), next.end(), 0.0);
+        for (int r0 = 0; r0 < n; r0 += blockRows) {
+            const int len = std::min(blockRows, n - r0);
+            // Sum over heads of rows [r0, r0 + len), one buffer per worker; each worker takes
+            // whole heads, its matrix products single-threaded.
+            std::vector<std::vector<double>> sums(static_cast<std::size_t>(workers), std::vector<double>(static_cast<std::size_t>(len) * N, 0.0));
+            std::vector<std::exception_ptr> failed(static_cast<std::size_t>(workers));
+            const auto work = [&](int w) {
+                try {
+                    for (int h = w; h < b.heads; h += workers)
+                        forEachRowBlock(trace, block, l, h, options, 1, [&](int, const MapRowBlock& rb) {
+                            const std::size_t width = static_cast<std::size_t>(rb.colEnd - rb.colBegin);
+                            for (int r = 0; r < rb.rows; ++r) {
+                                double* dst = sums[static_cast<std::size_t>(w)].data() + static_cast<std::size_t>(rb.rowBegin - r0 + r) * N + rb.colBegin;
+                                const float* src = rb.values + r * width;
+                                for (std::size_t j = 0; j < width; ++j) dst[j] += src[j];
+                            }
+                        }, nullptr, r0, r0 + len);
+                } catch (...) {
+                    failed[static_cast<std::size_t>(w)] = std::current_exception();
+                }
+            };
+            if (workers > 1) {
+                SingleThreadedBlas blas;
+                std::vector<std::thread> pool;
+                for (int w = 0; w < workers; ++w) pool.emplace_back(work, w);
+                for (auto& t : pool) t.join();
+            } else {
+                work(0);
+            }
+            for (auto& f : failed)
+                if (f) std::rethrow_exception(f);
+            std::vector<double>& avg = sums[0];
+            for (int w = 1; w < workers; ++w)
+                for (std::size_t i = 0; i < avg.size(); ++i) avg[i] += sums[static_cast<std::size_t>(w)][i];
+            for (int r = 0; r < len; ++r) {
+                const int k = r0 + r;
+                double* row = avg.data() + static_cast<std::size_t>(r) * N;
+                // Â_l's row k: residual·e_k + (1 - residual)·(head mean), renormalised; a row that
+                // comes out all zero is the identity's (as attentionRollout does).
+                double sum = 0;
+                for (std::size_t j = 0; j < N; ++j) {
+                    row[j] = (1 - residual) * row[j] / b.heads + (j == static_cast<std::size_t>(k) ? residual : 0.0);
+                    sum += row[j];
+                }
+                if (sum > 0) {
+                    for (std::size_t j = 0; j < N; ++j) row[j] /= sum;
+                } else {
+                    std::fill(row, row + N, 0.0);
+                    row[k] = 1.0;
+                }
+                for (std::size_t i = 0; i < R; ++i) {
+                    const double w = v[i * N + static_cast<std::size_t>(k)];
+                    if (w == 0) continue;
+                    double* dst = next.data() + i * N;
+                    for (std::size_t j = 0; j < N; ++j) dst[j] += w * row[j];
+                }
+            }
+        }
+        v.swap(next);
+        if (progress && !progress(b.layers - l, b.layers)) throw Cancelled();
+    }
+    HeadMap out{static_cast<int>(R), n, std::vector<float>(v.size())};
+    std::transform(v.begin(), v.end(), out.values.begin(), [](double x) { return static_cast<float>(x); });
+    return out;
 }
 
 std::vector<double> blockSimilarity(const Trace& trace, int block, const MapOptions& options) {

@@ -1,7 +1,12 @@
 #include "blas_threads.h"
 
-#include <dlfcn.h>
+#include "attnscope/runtime/blas_kernels.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace attnscope {
@@ -47,6 +52,25 @@ SingleThreadedBlas::~SingleThreadedBlas() {
     if (!b.set) return;
     std::lock_guard<std::mutex> hold(b.lock);
     if (--b.holders == 0) b.set(b.saved);
+}
+
+const char* blasCoreName() {
+    using CoreName = char* (*)();
+    static const auto name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    return name ? name() : "";
+}
+
+void ensureBlasKernels(char** argv) {
+    if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("ATTNSCOPE_KEEP_BLAS")) return;
+    if (std::strcmp(blasCoreName(), "Prescott") != 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
+    setenv("OPENBLAS_CORETYPE", __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell", 1);
+    execv("/proc/self/exe", argv);  // only returns on failure
+    unsetenv("OPENBLAS_CORETYPE");
+#else
+    (void)argv;
+#endif
 }
 
 int blasThreads() {

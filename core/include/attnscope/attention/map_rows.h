@@ -1,0 +1,40 @@
+// A head's map handed out block of query rows by block, for measures over whole maps (per-head
+// metrics, rollout) that must not hold a head's n×n map. Torch stays out of this header.
+#pragma once
+
+#include "attnscope/attention/trace.h"
+
+#include <functional>
+#include <utility>
+
+namespace attnscope {
+
+// A block of consecutive query rows of one head's map. The rows may see only keys
+// [colBegin, colEnd) (the mask's causal limit and window); their other entries are exactly 0 and
+// not stored.
+struct MapRowBlock {
+    int rowBegin = 0, rows = 0;     // query rows [rowBegin, rowBegin + rows)
+    int cols = 0;                   // the map's key count
+    int colBegin = 0, colEnd = 0;   // colBegin == colEnd: rows that see no key (all zero)
+    const float* values = nullptr;  // [rows, colEnd - colBegin] row-major; valid during the call
+    const float* second = nullptr;  // the same cells of the second map asked for, else null
+};
+
+// The shape of every map of one layer of a block: {queries, keys}. Throws attnscope::Error on an
+// index out of range.
+std::pair<int, int> mapShape(const Trace& trace, int block, int layer);
+
+// Visits trace.map(block, layer, head, options) block of query rows by block, on up to `workers`
+// threads (0 = every core): visit(worker, rows) with worker in [0, workers), each row block once,
+// in no fixed order across workers. With `second`, each block also carries the same rows of that
+// map (e.g. the Linear variant, for a KL between the two). Dot and Linear (elu/relu) maps on the
+// CPU are computed per block, so a head's full map is never held (peak: one [128, keys] block per
+// worker and map); FAVOR+, additive and GPU maps are computed whole and then visited in blocks.
+// Only rows [rowBegin, rowEnd) are visited (an end of 0: every row); blocks never straddle a
+// multiple of the block size. Throws like Trace::map() and on a row range outside the map; an
+// exception thrown by visit stops the visit and is rethrown.
+void forEachRowBlock(const Trace& trace, int block, int layer, int head, const MapOptions& options, int workers,
+                     const std::function<void(int worker, const MapRowBlock& rows)>& visit,
+                     const MapOptions* second = nullptr, int rowBegin = 0, int rowEnd = 0);
+
+}  // namespace attnscope

@@ -1,0 +1,129 @@
+// forEachRowBlock (attnscope/attention/map_rows.h): a head's map handed out block of query rows by block, so that measures
+// over a whole map (core/src/analysis) never need the n×n map itself.
+#include "attnscope/attention/map_rows.h"
+
+#include "trace_impl.h"
+
+#include "attnscope/runtime/error.h"
+#include "blocked_attention.h"
+#include "runtime/torch_errors.h"
+
+#include <cmath>
+#include <thread>
+
+namespace attnscope {
+
+namespace {
+
+// Rows [start, start + len) of one map over the keys `span`: [len, span.size()] float32, CPU.
+using RowsOf = std::function<at::Tensor(std::int64_t start, std::int64_t len, KeySpan span)>;
+
+void checkRange(const char* what, int value, int count) {
+    if (value < 0 || value >= count)
+        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
+}
+
+// φ(q)·φ(k) over the keys the rows may see, zero elsewhere, rows normalised: the rows of
+// linearProbs (normaliseAllowed) for one block, the mask's limits shifted to the block.
+at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const MaskSpec& mask, std::int64_t n,
+                      std::int64_t start, KeySpan span) {
+    const std::int64_t m = phiK.size(0), offset = m - n;
+    at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t());
+    if (mask.causal) rows.tril_(start + offset - span.lo);                       // keys j <= i + (m - n)
+    if (mask.window > 0) rows.triu_(start + offset - mask.window + 1 - span.lo);  // j > i + (m - n) - window
+    if (mask.keyAllowed.defined())
+        rows.mul_(mask.keyAllowed.narrow(0, span.lo, span.size()).to(rows.options()).unsqueeze(0));
+    at::Tensor sums = rows.sum(-1, /*keepdim=*/true);
+    sums.masked_fill_(sums <= 0, 1.0);
+    return rows.div_(sums);
+}
+
+// How to compute rows of the map `options` asks for, per block where the variant allows it.
+RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const MapOptions& options) {
+    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
+    const LayerCapture& cap = impl.blocks[block].layers[layer];
+    const BlockInfo& info = impl.infos[block];
+    MapVariant variant = options.variant;
+    if (variant == MapVariant::Native) variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
+    const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
+    const bool cpu = cap.q.device().is_cpu();
+    const std::int64_t n = cap.q.size(1);
+    if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
+        const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];
+        const double temperature = options.temperature * cap.temperature;
+        return [&cap, q, k, head, temperature, n](std::int64_t start, std::int64_t len, KeySpan span) {
+            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span)
+                .to(at::kFloat)
+                .contiguous();
+        };
+    }
+    if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
+        cap.score.plain()) {
+        const at::Tensor q = cap.q[head].to(at::kFloat), phiK = featureMap(cap.k[info.kvGroup(head)].to(at::kFloat), fm);
+        return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span) {
+            return linearRows(featureMap(q.narrow(0, start, len), fm), phiK, cap.mask, n, start, span).contiguous();
+        };
+    }
+    // FAVOR+, additive and GPU maps: the whole map once (mapTensor also refuses what it must).
+    const at::Tensor full = impl.mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
+    return [full](std::int64_t start, std::int64_t len, KeySpan span) {
+        return full.narrow(0, start, len).narrow(1, span.lo, span.size()).contiguous();
+    };
+}
+
+}  // namespace
+
+std::pair<int, int> mapShape(const Trace& trace, int block, int layer) {
+    const Trace::Impl& impl = trace.impl();
+    checkRange("block", block, static_cast<int>(impl.blocks.size()));
+    checkRange("layer", layer, impl.infos[block].layers);
+    const LayerCapture& cap = impl.blocks[block].layers[layer];
+    return {static_cast<int>(cap.q.size(1)), static_cast<int>(cap.k.size(1))};
+}
+
+void forEachRowBlock(const Trace& trace, int block, int layer, int head, const MapOptions& options, int workers,
+                     const std::function<void(int, const MapRowBlock&)>& visit, const MapOptions* second, int rowBegin,
+                     int rowEnd) {
+    const Trace::Impl& impl = trace.impl();
+    checkRange("block", block, static_cast<int>(impl.blocks.size()));
+    const BlockInfo& info = impl.infos[block];
+    checkRange("layer", layer, info.layers);
+    checkRange("head", head, info.heads);
+    const LayerCapture& cap = impl.blocks[block].layers[layer];
+    translateTorchErrors("computing an attention map", [&] {
+        const RowsOf first = rowsOf(impl, block, layer, head, options);
+        const RowsOf other = second ? rowsOf(impl, block, layer, head, *second) : RowsOf();
+        const std::int64_t n = cap.q.size(1), m = cap.k.size(1);
+        const std::int64_t r0 = rowBegin, r1 = rowEnd > 0 ? rowEnd : n;
+        if (r0 < 0 || r1 > n || r0 >= r1)
+            throw Error("map rows " + std::to_string(r0) + ".." + std::to_string(r1) + " are not inside the map's " +
+                        std::to_string(n) + " rows");
+        const std::int64_t rows = blockedConfig().rows, first0 = r0 / rows, blocks = (r1 + rows - 1) / rows - first0;
+        const int cores = workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        // Small maps are not worth a thread start.
+        const int threads = (r1 - r0) * m < (1 << 18) ? 1 : static_cast<int>(std::min<std::int64_t>(cores, blocks));
+        stripedForEach(blocks, threads, [&](std::int64_t b) {
+            const std::int64_t start = std::max(r0, (first0 + b) * rows), len = std::min((first0 + b + 1) * rows, r1) - start;
+            const KeySpan span = keySpan(cap.mask, n, m, start, len);
+            MapRowBlock out;
+            out.rowBegin = static_cast<int>(start);
+            out.rows = static_cast<int>(len);
+            out.cols = static_cast<int>(m);
+            out.colBegin = static_cast<int>(span.size() ? span.lo : 0);
+            out.colEnd = static_cast<int>(span.size() ? span.hi : 0);
+            at::Tensor a, c;
+            if (span.size()) {
+                a = first(start, len, span);
+                out.values = a.data_ptr<float>();
+                if (other) {
+                    c = other(start, len, span);
+                    out.second = c.data_ptr<float>();
+                }
+            }
+            visit(threads > 1 ? static_cast<int>(b % threads) : 0, out);
+        });
+    });
+}
+
+}  // namespace attnscope
