@@ -50,22 +50,29 @@ configure_and_build() {
 # The sanitizer stage: clang, -fsanitize=address,undefined and libFuzzer's coverage on the whole
 # tree (LibTorch, Qt and the system libraries are not instrumented), the tests and the fuzz
 # targets, then ctest there. ATTNSCOPE_SKIP_SANITIZE=1 leaves it out (local runs only).
+# -gline-tables-only: the sanitizers' stack traces keep file:line, without full debug info (which
+# made the objects of LibTorch-using files several times larger and their links slow).
 sanitize_stage() {
   local extra=()
   read -r -a extra <<< "${ATTNSCOPE_CMAKE_ARGS:-}"
   CC=clang CXX=clang++ cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DATTNSCOPE_SANITIZE=address,undefined -DATTNSCOPE_FUZZ=ON \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DATTNSCOPE_SANITIZE=address,undefined -DATTNSCOPE_FUZZ=ON \
     -DATTNSCOPE_CUDA=OFF -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=OFF "${extra[@]}"
-  # The GUI and its tests are not part of this stage yet (issue 15 has them next): only the core,
-  # CLI and internal tests and the fuzz targets are built and run under the sanitizers.
+  # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
+  # fuzz targets; not the GUI executable or the benchmarks.
   local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files preprocessor image)
+  local s0
+  s0=$(date +%s)
   cmake --build "$sanitize_build" --parallel "$(nproc)" --target attnscope-cli attnscope_core_tests \
-    attnscope_cli_tests attnscope_internal_tests "${fuzzers[@]/#/fuzz_}"
+    attnscope_cli_tests attnscope_internal_tests attnscope_ui_tests "${fuzzers[@]/#/fuzz_}"
+  local s1
+  s1=$(date +%s)
   # Suppressions (scripts/sanitize/*.supp) say why each is there; everything else fails the run.
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1" \
   LSAN_OPTIONS="suppressions=$root/scripts/sanitize/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/scripts/sanitize/ubsan.supp" \
-    ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error -E '^(layering.*|cuda.*|ui.*)$' "$@"
+    ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --parallel "$(nproc)" -E '^(layering.*|cuda.*)$' "$@"
+  echo "== sanitizer: build $((s1 - s0)) s, tests $(($(date +%s) - s1)) s"
 }
 
 case "$mode" in
@@ -79,13 +86,14 @@ case "$mode" in
     t0=$(date +%s)
     configure_and_build
     t1=$(date +%s)
-    (cd "$build" && ctest --output-on-failure --no-tests=error "$@")
+    (cd "$build" && ctest --output-on-failure --no-tests=error --parallel "$(nproc)" "$@")
     t2=$(date +%s)
     echo "== release: build $((t1 - t0)) s, tests $((t2 - t1)) s"
     if [ "${ATTNSCOPE_SKIP_SANITIZE:-0}" != 1 ]; then
       sanitize_stage "$@"
       t3=$(date +%s)
       echo "== release: build $((t1 - t0)) s, tests $((t2 - t1)) s; ASan+UBSan build and tests (with fuzz runs) $((t3 - t2)) s"
+      echo "== total $((t3 - t0)) s"
     fi
     ;;
   build)

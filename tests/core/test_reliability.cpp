@@ -119,27 +119,63 @@ TEST_CASE("a bad UTF-8 byte in merges.txt or vocab.txt names the file and line (
     }
 }
 
-TEST_CASE("token ids in tokenizer files have one limit, 2^24 (fault 4)", "[reliability]") {
+// Fault 4: one limit on announced ids, from the file's own size (at least 2^17, at most 2^24), so a
+// small file cannot make the id -> token table (8 bytes per id) gigabytes large.
+TEST_CASE("token ids in tokenizer files are limited by the file's size (fault 4)", "[reliability]") {
     nlohmann::json t = nlohmann::json::parse(slurp(fs::path(ATTNSCOPE_TOKENIZER_DATA) / "gpt2.json"));
-    const std::string limit = std::to_string(std::int64_t{1} << 24);
-    SECTION("an added token") {
+    SECTION("an added token far beyond what the file holds") {
         t["added_tokens"].push_back({{"id", 2147483000}, {"content", "<big>"}, {"special", true}});
-        CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
-                   Catch::Contains("big.json") && Catch::Contains("'<big>' has id 2147483000, above the limit " + limit));
+        const std::string json = t.dump();
+        CHECK_THAT(messageOf([&] { Tokenizer::fromJson(json, "big.json"); }),
+                   Catch::Contains("big.json: added_tokens") &&
+                       Catch::Contains("token '<big>' has id 2147483000, above the limit " + std::to_string(json.size()) +
+                                       " (the file's size in bytes)"));
     }
-    SECTION("a vocabulary entry") {
-        t["model"]["vocab"]["<big>"] = 2147483000;
+    SECTION("a vocabulary entry, just above the file's size and at it") {
+        t["model"]["vocab"]["<big>"] = 100000;
+        const std::size_t bytes = t.dump().size();  // six digits, as the ids below: the size stays
+        REQUIRE(bytes > (std::size_t{1} << 17));
+        REQUIRE(bytes < 999999);
+        t["model"]["vocab"]["<big>"] = bytes + 1;
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
-                   Catch::Contains("big.json") && Catch::Contains("token '<big>' has an invalid id 2147483000"));
+                   Catch::Contains("big.json: model (BPE)") &&
+                       Catch::Contains("token '<big>' has id " + std::to_string(bytes + 1) + ", above the limit"));
+        t["model"]["vocab"]["<big>"] = bytes;
+        CHECK(Tokenizer::fromJson(t.dump(), "edge.json")->vocabSize() == static_cast<std::int64_t>(bytes) + 1);
     }
     SECTION("a post-processor's special token") {
         t["post_processor"] = {{"type", "BertProcessing"}, {"sep", {"[SEP]", 4294967296LL}}, {"cls", {"[CLS]", 1}}};
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
-                   Catch::Contains("'sep' has id 4294967296, outside [0, " + limit + "]"));
+                   Catch::Contains("'sep' has id 4294967296, above the limit"));
+        t["post_processor"] = {{"type", "TemplateProcessing"}, {"single", nlohmann::json::array()}, {"pair", nlohmann::json::array()},
+                               {"special_tokens", {{"<x>", {{"id", "<x>"}, {"ids", {-5}}, {"tokens", {"<x>"}}}}}}};
+        CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
+                   Catch::Contains("special token '<x>' has id -5, below 0"));
     }
-    SECTION("ids at the limit still load") {
-        t["added_tokens"].push_back({{"id", std::int64_t{1} << 24}, {"content", "<edge>"}, {"special", true}});
-        CHECK(Tokenizer::fromJson(t.dump(), "edge.json")->vocabSize() == (std::int64_t{1} << 24) + 1);
+    SECTION("a tiny file may use ids up to 2^17, not beyond") {
+        const auto tiny = [](std::int64_t id) {
+            return nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", nlohmann::json::array()}}},
+                                  {"added_tokens", {{{"id", id}, {"content", "<s>"}, {"special", true}}}}}
+                .dump();
+        };
+        CHECK(Tokenizer::fromJson(tiny(128000), "tiny.json")->vocabSize() == 128001);
+        CHECK(Tokenizer::fromJson(tiny(std::int64_t{1} << 17), "tiny.json")->vocabSize() == (std::int64_t{1} << 17) + 1);
+        CHECK_THAT(messageOf([&] { Tokenizer::fromJson(tiny((std::int64_t{1} << 17) + 1), "tiny.json"); }),
+                   Catch::Contains("token '<s>' has id 131073, above the limit 131072") && !Catch::Contains("bytes"));
+    }
+    SECTION("vocab.json + merges.txt and vocab.txt") {
+        const auto dir = freshDir("rel-vocab-id");
+        writeText(dir / "vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 16777216}");
+        writeText(dir / "merges.txt", "#version: 0.2\na b\n");
+        CHECK_THAT(messageOf([&] { Tokenizer::fromFolder(dir); }),
+                   Catch::Contains("(vocab.json + merges.txt)") && Catch::Contains("token 'ab' has id 16777216, above the limit 131072"));
+    }
+    SECTION("a vocab.json without merges.txt labels a model's axes") {
+        const auto dir = freshDir("rel-vocab-labels");
+        writeGpt2Folder(dir, makeGpt2({}, 1));
+        writeText(dir / "vocab.json", "{\"t0\": 0, \"t1\": 1, \"huge\": 2147483000}");
+        CHECK_THAT(messageOf([&] { Model::load(dir, cpu()); }),
+                   Catch::Contains((dir / "vocab.json").string() + ": token 'huge' has id 2147483000, above the limit 131072"));
     }
 }
 

@@ -22,7 +22,7 @@ public:
     Bpe(const nlohmann::json& j, const Origin& origin) {
         const Fields f{j, origin.at("model (BPE)")};
         where_ = f.where;
-        vocab_ = Vocabulary::fromJsonObject(f.object("vocab"), f.where);
+        vocab_ = Vocabulary::fromJsonObject(f.object("vocab"), f.where, origin.maxId);
         if (f.has("unk_token")) unk_ = f.string("unk_token");
         prefix_ = f.string("continuing_subword_prefix", std::string());
         suffix_ = f.string("end_of_word_suffix", std::string());

@@ -32,6 +32,7 @@ struct Split {
 // Where a component sits, for error messages: "FILE: pre_tokenizer (Split)".
 struct Origin {
     std::string file;
+    std::int64_t maxId = Vocabulary::kMaxId;  // tokenIdLimit(the file's size): for every id it announces
     std::string at(const std::string& component) const { return file + ": " + component; }
 };
 

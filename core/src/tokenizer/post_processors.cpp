@@ -129,16 +129,17 @@ private:
     std::vector<std::unique_ptr<PostProcessor>> items_;
 };
 
-SpecialPiece readPair(const Fields& f, const char* key) {  // ["[CLS]", 101]
+SpecialPiece readPair(const Fields& f, const char* key, std::int64_t maxId) {  // ["[CLS]", 101]
     const auto& v = f.object(key);
     if (!v.is_array() || v.size() != 2 || !v[0].is_string() || !v[1].is_number_integer())
         f.fail("'" + std::string(key) + "' must be [token, id], not " + jsonExcerpt(v));
-    if (v[1].get<std::int64_t>() < 0 || v[1].get<std::int64_t>() > tok::Vocabulary::kMaxId)
-        f.fail("'" + std::string(key) + "' has id " + jsonExcerpt(v[1]) + ", outside [0, " + std::to_string(tok::Vocabulary::kMaxId) + "]");
+    // An unsigned JSON integer above 2^63 reads as negative here and is refused as such.
+    if (v[1].get<std::int64_t>() < 0 || v[1].get<std::int64_t>() > maxId)
+        f.fail("'" + std::string(key) + "' has " + tokenIdLimitError(v[1].get<std::int64_t>(), maxId));
     return {{v[1].get<std::int64_t>()}, {v[0].get<std::string>()}};
 }
 
-std::unique_ptr<PostProcessor> makeTemplate(const Fields& f) {
+std::unique_ptr<PostProcessor> makeTemplate(const Fields& f, std::int64_t maxId) {
     std::map<std::string, SpecialPiece> specials;
     if (f.has("special_tokens")) {
         const auto& st = f.object("special_tokens");
@@ -151,9 +152,8 @@ std::unique_ptr<PostProcessor> makeTemplate(const Fields& f) {
             SpecialPiece p;
             for (const auto& id : v["ids"]) {
                 if (!id.is_number_integer()) f.fail("special token '" + it.key() + "' has an invalid id " + jsonExcerpt(id));
-                if (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > tok::Vocabulary::kMaxId)
-                    f.fail("special token '" + it.key() + "' has id " + jsonExcerpt(id) + ", outside [0, " +
-                           std::to_string(tok::Vocabulary::kMaxId) + "]");
+                if (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > maxId)
+                    f.fail("special token '" + it.key() + "' has " + tokenIdLimitError(id.get<std::int64_t>(), maxId));
                 p.ids.push_back(id.get<std::int64_t>());
             }
             for (const auto& t : v["tokens"]) {
@@ -188,11 +188,11 @@ std::unique_ptr<PostProcessor> makePostProcessor(const nlohmann::json& j, const 
     const std::string type = componentType(j, origin.at("post_processor"));
     const Fields f{j, origin.at("post_processor (" + type + ")")};
     if (type == "ByteLevel") return std::make_unique<ByteLevelPost>(f.boolean("trim_offsets", true), f.boolean("add_prefix_space", true));
-    if (type == "BertProcessing") return std::make_unique<ClsSepPost>(readPair(f, "cls"), readPair(f, "sep"), false, false);
+    if (type == "BertProcessing") return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId), false, false);
     if (type == "RobertaProcessing")
-        return std::make_unique<ClsSepPost>(readPair(f, "cls"), readPair(f, "sep"), f.boolean("trim_offsets", true),
+        return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId), f.boolean("trim_offsets", true),
                                             f.boolean("add_prefix_space", true));
-    if (type == "TemplateProcessing") return makeTemplate(f);
+    if (type == "TemplateProcessing") return makeTemplate(f, origin.maxId);
     if (type == "Sequence") {
         const auto& list = f.object("processors");
         if (!list.is_array()) f.fail("'processors' must be a list");

@@ -60,11 +60,8 @@ std::vector<AddedToken> readAddedTokens(const nlohmann::json& root, const Origin
         AddedToken a;
         a.content = f.string("content");
         a.id = f.integer("id");
-        if (a.id < 0) f.fail("token '" + a.content + "' has a negative id");
         // The vocabulary's one limit: vocabSize() (max id + 1) sizes tables and checks elsewhere.
-        if (a.id > tok::Vocabulary::kMaxId)
-            f.fail("token '" + a.content + "' has id " + std::to_string(a.id) + ", above the limit " +
-                   std::to_string(tok::Vocabulary::kMaxId));
+        if (a.id < 0 || a.id > origin.maxId) f.fail("token '" + a.content + "' has " + tokenIdLimitError(a.id, origin.maxId));
         a.special = f.boolean("special", false);
         a.singleWord = f.boolean("single_word", false);
         a.lstrip = f.boolean("lstrip", false);
@@ -89,7 +86,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromJson(const std::string& json, const st
         throw Error(origin + ": not valid JSON (" + std::string(e.what()) + ")");
     }
     if (!root.is_object()) throw Error(origin + ": expected a JSON object");
-    const Origin o{origin};
+    const Origin o{origin, tokenIdLimit(json.size())};
     auto impl = std::make_unique<Impl>();
     impl->origin = origin;
     if (!root.contains("model")) throw Error(o.at("model") + ": missing (a tokenizer.json needs a model)");

@@ -12,8 +12,11 @@ VocabLabels VocabLabels::forFolder(const std::filesystem::path& folder, const To
     v.tokenizer_ = tokenizer;
     const auto vocabJson = folder / "vocab.json";
     std::error_code ec;
-    if (!tokenizer && std::filesystem::exists(vocabJson, ec))
-        v.vocab_ = tok::Vocabulary::fromJsonObject(tok::readVocabJson(vocabJson), vocabJson.string());
+    if (!tokenizer && std::filesystem::exists(vocabJson, ec)) {
+        const nlohmann::json json = tok::readVocabJson(vocabJson);
+        const auto bytes = std::filesystem::file_size(vocabJson, ec);
+        v.vocab_ = tok::Vocabulary::fromJsonObject(json, vocabJson.string(), tok::tokenIdLimit(ec ? 0 : bytes));
+    }
     return v;
 }
 

@@ -11,11 +11,22 @@
 
 namespace attnscope::tok {
 
+std::int64_t tokenIdLimit(std::uintmax_t fileBytes) {
+    const auto bytes = static_cast<std::int64_t>(std::min<std::uintmax_t>(fileBytes, Vocabulary::kMaxId));
+    return std::clamp(bytes, Vocabulary::kAlwaysAllowedId, Vocabulary::kMaxId);
+}
+
+std::string tokenIdLimitError(std::int64_t id, std::int64_t limit) {
+    std::string s = "id " + std::to_string(id) + ", ";
+    if (id < 0) return s + "below 0";
+    s += "above the limit " + std::to_string(limit);
+    if (limit > Vocabulary::kAlwaysAllowedId && limit < Vocabulary::kMaxId) s += " (the file's size in bytes)";
+    return s;
+}
+
 void Vocabulary::add(const std::string& token, std::int64_t id, const std::string& where) {
-    // 2^24 is 60 times the largest real vocabularies; a larger id is a malformed file, and
-    // accepting it would allocate the id -> token table for it (8 bytes per id).
-    if (id < 0 || id > kMaxId)
-        throw Error(where + ": token '" + token + "' has an invalid id " + std::to_string(id));
+    // Checked before the id -> token table grows for it (8 bytes per id).
+    if (id < 0 || id > idLimit_) throw Error(where + ": token '" + token + "' has " + tokenIdLimitError(id, idLimit_));
     auto it = ids_.find(token);
     const std::string* stored;
     if (it != ids_.end()) {
@@ -31,9 +42,9 @@ void Vocabulary::add(const std::string& token, std::int64_t id, const std::strin
     byId_[i] = stored;
 }
 
-Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string& where) {
+Vocabulary Vocabulary::fromJsonObject(const nlohmann::json& j, const std::string& where, std::int64_t idLimit) {
     if (!j.is_object()) throw Error(where + ": 'vocab' must be an object {token: id}");
-    Vocabulary v;
+    Vocabulary v(idLimit);
     v.ids_.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (!it.value().is_number_integer())

@@ -18,11 +18,19 @@
 
 namespace attnscope::tok {
 
+// The one limit on the token ids a file announces (vocabularies, added tokens, post-processors'
+// ids): tokenIdLimit(the file's size). An id sizes the id -> token table (8 bytes per id) and
+// every table keyed by vocabSize(), so it is checked before anything is allocated for it.
 class Vocabulary {
 public:
+    // Never above 2^24 (60 times the largest real vocabularies).
     static constexpr std::int64_t kMaxId = std::int64_t{1} << 24;
+    // Ids up to 2^17 are always accepted (tables of 1 MiB at most), so that small hand-made files
+    // may still use the ids of large vocabularies (Llama-3's specials at 128,000).
+    static constexpr std::int64_t kAlwaysAllowedId = std::int64_t{1} << 17;
 
-    Vocabulary() = default;
+    // Ids in [0, idLimit] are accepted by add (default: kMaxId, for ids that are list indices).
+    explicit Vocabulary(std::int64_t idLimit = kMaxId) : idLimit_(idLimit) {}
     // Moves keep the stored strings in place; a copy would leave the views pointing at the
     // original's, so there is none.
     Vocabulary(Vocabulary&&) = default;
@@ -30,11 +38,12 @@ public:
     Vocabulary(const Vocabulary&) = delete;
     Vocabulary& operator=(const Vocabulary&) = delete;
 
-    // Adds a token with an id in [0, kMaxId]; `where` labels errors (duplicate ids are allowed, the
+    // Adds a token with an id in [0, idLimit]; `where` labels errors (duplicate ids are allowed, the
     // last one wins for id->token).
     void add(const std::string& token, std::int64_t id, const std::string& where);
-    // {"token": id, ...}; throws naming `where` on a malformed entry.
-    static Vocabulary fromJsonObject(const nlohmann::json& j, const std::string& where);
+    // {"token": id, ...} with ids in [0, idLimit] (tokenIdLimit of the file it came from); throws
+    // naming `where` on a malformed entry.
+    static Vocabulary fromJsonObject(const nlohmann::json& j, const std::string& where, std::int64_t idLimit);
 
     const std::int64_t* find(std::string_view token) const {
         const auto it = ids_.find(token);
@@ -49,10 +58,18 @@ public:
     std::size_t size() const { return ids_.size(); }
 
 private:
+    std::int64_t idLimit_ = kMaxId;
     std::deque<std::string> storage_;  // stable addresses for the views
     std::unordered_map<std::string_view, std::int64_t> ids_;
     std::vector<const std::string*> byId_;
 };
+
+// The largest token id a file of `fileBytes` bytes may announce: its size (every real token takes
+// several bytes of the file, so a larger id leaves more holes in the table than the file has
+// bytes), at least kAlwaysAllowedId and at most kMaxId.
+std::int64_t tokenIdLimit(std::uintmax_t fileBytes);
+// "id 999999, above the limit 456789 (the file's size in bytes)", "id -1, below 0": the one wording.
+std::string tokenIdLimitError(std::int64_t id, std::int64_t limit);
 
 // vocab.json as its JSON object {"token": id, ...}; the entries are checked by whoever builds
 // from it (fromJsonObject, the built-in models' symbols). Throws attnscope::Error naming the

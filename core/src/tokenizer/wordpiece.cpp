@@ -16,7 +16,7 @@ public:
     WordPiece(const nlohmann::json& j, const Origin& origin) {
         const Fields f{j, origin.at("model (WordPiece)")};
         where_ = f.where;
-        vocab_ = Vocabulary::fromJsonObject(f.object("vocab"), f.where);
+        vocab_ = Vocabulary::fromJsonObject(f.object("vocab"), f.where, origin.maxId);
         unk_ = f.string("unk_token", std::string("[UNK]"));
         prefix_ = f.string("continuing_subword_prefix", std::string("##"));
         const auto max = f.integer("max_input_chars_per_word", 100);
