@@ -75,6 +75,20 @@ sanitize_stage() {
   echo "== sanitizer: build $((s1 - s0)) s, tests $(($(date +%s) - s1)) s"
 }
 
+# The test executables load LibTorch in their own process and keep the OpenBLAS kernels it picks;
+# the app and the CLI re-execute themselves on faster ones when OpenBLAS 0.3.21 does not know the
+# CPU and falls back to Prescott's SSE3 kernels (runtime/blas_threads.cpp). Give the tests the
+# same kernels the app would use, so that they run at the machine's speed.
+choose_blas_kernels() {
+  [ -n "${OPENBLAS_CORETYPE:-}" ] && return 0
+  if ATTNSCOPE_KEEP_BLAS=1 OPENBLAS_VERBOSE=2 "$build/app/attnscope-cli" list-builtin 2>&1 | grep -q "Core: Prescott"; then
+    if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+    elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell
+    else return 0; fi
+    echo "== OpenBLAS falls back to Prescott on this CPU; the tests run with OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
+  fi
+}
+
 case "$mode" in
   gui)
     install_packages
@@ -86,6 +100,7 @@ case "$mode" in
     t0=$(date +%s)
     configure_and_build
     t1=$(date +%s)
+    choose_blas_kernels
     (cd "$build" && ctest --output-on-failure --no-tests=error --parallel "$(nproc)" "$@")
     t2=$(date +%s)
     echo "== release: build $((t1 - t0)) s, tests $((t2 - t1)) s"
