@@ -82,7 +82,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromJson(const std::string& json, const st
     nlohmann::json root;
     try {
         root = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e309
         throw Error(origin + ": not valid JSON (" + std::string(e.what()) + ")");
     }
     if (!root.is_object()) throw Error(origin + ": expected a JSON object");
