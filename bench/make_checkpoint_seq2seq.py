@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random encoder-decoder checkpoint folders with real Hugging Face tensor names, for timing.
 
-  python3 bench/make_checkpoint_seq2seq.py FAMILY DIR [--size small|500mb] [--dtype F32|F16|BF16] [--shards N]
+  python3 bench/make_checkpoint_seq2seq.py FAMILY DIR [--size small|500mb] [--dtype F32|F16|BF16] [--vocab N]
 
 FAMILY: t5 (T5 1.0 layout: relu, tied head; --gated for T5 1.1's gated-gelu with lm_head),
 bart, mbart, marian. --size 500mb: T5 with d_model 768, d_ff 3072, 6 + 6 layers (~496 MB F32);
@@ -109,16 +109,20 @@ def main():
     ap.add_argument("--dtype", choices=["F32", "F16", "BF16"], default="F32")
     ap.add_argument("--gated", action="store_true", help="t5: gated-gelu feed-forward and an untied lm_head")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vocab", type=int, help="vocabulary size (to match a tokenizer put next to it)")
     a = ap.parse_args()
     g = np.random.default_rng(a.seed)
 
     def rnd(*shape, mean=0.0, std=0.02):
         return (mean + std * g.standard_normal(shape)).astype(np.float32)
 
+    size = dict(SIZES["t5" if a.family == "t5" else "bart"][a.size])
+    if a.vocab:
+        size["vocab"] = a.vocab
     if a.family == "t5":
-        tensors, config = t5(SIZES["t5"][a.size], rnd, a.gated)
+        tensors, config = t5(size, rnd, a.gated)
     else:
-        tensors, config = bart(SIZES["bart"][a.size], rnd, a.family)
+        tensors, config = bart(size, rnd, a.family)
     os.makedirs(a.folder, exist_ok=True)
     write_safetensors(os.path.join(a.folder, "model.safetensors"), sorted(tensors.items()), a.dtype)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
