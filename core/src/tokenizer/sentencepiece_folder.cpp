@@ -239,7 +239,10 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
     case Family::Marian: {
         const fs::path vocabFile = folder / "vocab.json";
         if (!present(vocabFile)) throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() + ")");
-        auto vocab = std::make_shared<const Vocabulary>(Vocabulary::fromJsonObject(readVocabJson(vocabFile), vocabFile.string()));
+        std::error_code sizeError;
+        const auto bytes = std::filesystem::file_size(vocabFile, sizeError);
+        auto vocab = std::make_shared<const Vocabulary>(
+            Vocabulary::fromJsonObject(readVocabJson(vocabFile), vocabFile.string(), tokenIdLimit(sizeError ? 0 : bytes)));
         std::size_t missing = 0;
         std::string first;
         for (int i = 0; i < file->size(); ++i) {
