@@ -133,7 +133,8 @@ std::vector<SentencePieceFile::Piece> SentencePieceFile::encode(const std::strin
     if (shim().encode(model_, text.data(), text.size(), appendTo, &records, appendTo, &why) != 0)
         throw Error(file_ + ": SentencePiece could not encode the text (" + why + ")");
     std::vector<AttnscopeSpmPiece> raw(records.size() / sizeof(AttnscopeSpmPiece));
-    std::memcpy(raw.data(), records.data(), raw.size() * sizeof(AttnscopeSpmPiece));
+    if (!raw.empty())  // an empty text has no pieces, and memcpy must not get raw.data() == nullptr
+        std::memcpy(raw.data(), records.data(), raw.size() * sizeof(AttnscopeSpmPiece));
     std::vector<Piece> out;
     out.reserve(raw.size());
     for (const auto& r : raw) out.push_back({r.id, r.begin, r.end});
