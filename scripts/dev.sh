@@ -81,7 +81,10 @@ sanitize_stage() {
 # same kernels the app would use, so that they run at the machine's speed.
 choose_blas_kernels() {
   [ -n "${OPENBLAS_CORETYPE:-}" ] && return 0
-  if ATTNSCOPE_KEEP_BLAS=1 OPENBLAS_VERBOSE=2 "$build/app/attnscope-cli" list-builtin 2>&1 | grep -q "Core: Prescott"; then
+  local said
+  # Captured first: grep -q stopping early would make the pipeline fail under pipefail.
+  said=$(ATTNSCOPE_KEEP_BLAS=1 OPENBLAS_VERBOSE=2 "$build/app/attnscope-cli" list-builtin 2>&1 || true)
+  if grep -q "Core: Prescott" <<< "$said"; then
     if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
     elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell
     else return 0; fi
