@@ -31,7 +31,6 @@ BlockedConfig& currentConfig() {
             else if (!std::strcmp(s, "rows")) c.striping = Striping::Rows;
         }
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_ROWS"); s && std::atoi(s) > 0) c.rows = std::atoi(s);
-        if (const char* s = std::getenv("ATTNSCOPE_ATTN_STACK"); s && !std::strcmp(s, "0")) c.stackGroups = false;
         return c;
     }();
     return config;
@@ -44,21 +43,20 @@ int workerCount(const BlockedConfig& config, std::int64_t items) {
 }
 
 // -inf where query row r (absolute start + r) may not see key column c (absolute lo + c), on a
-// [len, W] block of logits, or a [c, len, W] stack of such blocks (one per head, same rows).
-// Only the bands where the limits fall are touched: the causal limit cuts at most len - 1
-// columns at the block's right edge, the window at most len - 1 at its left.
+// [len, W] block of logits. Only the bands where the limits fall are touched: the causal limit
+// cuts at most len - 1 columns at the block's right edge, the window at most len - 1 at its left.
 void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start,
                std::int64_t lo) {
-    const std::int64_t len = logits.size(-2), W = logits.size(-1), offset = m - n;
+    const std::int64_t len = logits.size(0), W = logits.size(1), offset = m - n;
     const auto flags = logits.options().dtype(at::kBool);
     if (mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
         const std::int64_t u = start + offset - lo, first = std::max<std::int64_t>(0, u + 1);
         if (first < W)
-            logits.narrow(-1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
+            logits.narrow(1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
     }
     if (mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
         const std::int64_t w0 = start + offset - mask.window - lo, end = std::min(W, len + w0);
-        if (end > 0) logits.narrow(-1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
+        if (end > 0) logits.narrow(1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
     }
     if (mask.keyAllowed.defined())
         logits.masked_fill_(mask.keyAllowed.narrow(0, lo, W).logical_not().to(logits.device()).unsqueeze(0), kNegInf);
@@ -102,20 +100,6 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
     if (score.bias.defined())
         logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()), 1.0 / temperature);
     maskBlock(logits, mask, n, m, start, span.lo);
-    if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
-    return at::softmax(logits, -1);
-}
-
-at::Tensor stackedProbs(const at::Tensor& qRows, std::int64_t heads, const at::Tensor& k, const MaskSpec& mask,
-                        const ScoreSpec& score, double temperature, std::int64_t n, std::int64_t start, KeySpan span) {
-    const std::int64_t len = qRows.size(0) / heads, W = span.size();
-    // As blockProbs, one product for every head's rows; the mask is the same for each.
-    const double alpha = score.softcap > 0 ? score.scale / score.softcap : score.scale / temperature;
-    at::Tensor logits = at::empty({heads * len, W}, qRows.options());
-    at::addmm_out(logits, logits, qRows, k.narrow(0, span.lo, W).t(), /*beta=*/0, alpha);
-    if (score.softcap > 0) logits.tanh_().mul_(score.softcap / temperature);
-    at::Tensor stacked = logits.view({heads, len, W});
-    maskBlock(stacked, mask, n, k.size(0), start, span.lo);
     if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
     return at::softmax(logits, -1);
 }
@@ -170,35 +154,6 @@ at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Ten
                                             run.temperature, n, start, span);
         at::mm_out(out, probs.to(v.scalar_type()), v[g].narrow(0, span.lo, span.size()));
     };
-    // Grouped-query heads without per-head scores (no ALiBi, no bias): the group's query heads
-    // share K and V, so a block's rows of all of them go through one product each way (M = heads
-    // × rows instead of rows: fewer, larger GEMMs, K and V packed once per block).
-    const bool stack = config.stackGroups && perGroup > 1 && score.alibiSlopes.empty() && !score.bias.defined();
-    std::vector<std::vector<std::int64_t>> groups(static_cast<std::size_t>(Hkv));
-    for (std::int64_t h : heads) groups[static_cast<std::size_t>(h / perGroup)].push_back(h);
-    const auto group = [&](std::int64_t g, std::int64_t b) {
-        const std::vector<std::int64_t>& members = groups[static_cast<std::size_t>(g)];
-        const auto c = static_cast<std::int64_t>(members.size());
-        if (c == 0) return;
-        if (c == 1) return one(members[0], b);
-        const std::int64_t start = b * rows, len = std::min(rows, n - start);
-        const KeySpan span = keySpan(mask, n, m, start, len);
-        if (span.size() == 0) {
-            for (std::int64_t h : members) context[h].narrow(0, start, len).fill_(std::numeric_limits<double>::quiet_NaN());
-            return;
-        }
-        std::vector<at::Tensor> parts;
-        for (std::int64_t h : members) parts.push_back(q[h].narrow(0, start, len));
-        const at::Tensor probs = stackedProbs(at::cat(parts, 0), c, k[g], mask, score, run.temperature, n, start, span);
-        const at::Tensor ctx = at::mm(probs.to(v.scalar_type()), v[g].narrow(0, span.lo, span.size()));
-        for (std::int64_t i = 0; i < c; ++i) context[members[static_cast<std::size_t>(i)]].narrow(0, start, len).copy_(ctx.narrow(0, i * len, len));
-    };
-    if (stack && config.striping != Striping::Heads) {
-        // Row-block-major over groups, as below over heads.
-        const std::int64_t count = Hkv * blocks;
-        stripedForEach(count, workerCount(config, count), [&](std::int64_t i) { group(i % Hkv, i / Hkv); });
-        return context;
-    }
     const auto count = static_cast<std::int64_t>(heads.size()) * blocks;
     const int threads = workerCount(config, count);
     if (config.striping == Striping::Heads && threads > 1) {

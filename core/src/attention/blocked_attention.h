@@ -29,11 +29,6 @@ KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span);
 
-// blockProbs for the same rows of `heads` query heads that share k and have no per-head scores
-// (no ALiBi slopes, no bias): qRows [heads · len, d], head-major -> [heads · len, span.size()].
-at::Tensor stackedProbs(const at::Tensor& qRows, std::int64_t heads, const at::Tensor& k, const MaskSpec& mask,
-                        const ScoreSpec& score, double temperature, std::int64_t n, std::int64_t start, KeySpan span);
-
 // How the blocks are shared between the cores. Blas: one block at a time, each matrix product
 // on every core through OpenBLAS's threads (softmax on one). Heads / Rows: one worker thread per
 // core, OpenBLAS single-threaded meanwhile; worker t takes heads h ≡ t (Heads) or, in every
@@ -43,10 +38,9 @@ struct BlockedConfig {
     std::int64_t rows = 128;        // query rows per block
     Striping striping = Striping::Rows;
     int threads = 0;                // workers for Heads/Rows; 0 = every core
-    bool stackGroups = true;        // one product for a group's query heads (blockedAttend)
 };
 // The process's configuration: the defaults, or ATTNSCOPE_ATTN_STRIPING=blas|heads|rows and
-// ATTNSCOPE_ATTN_ROWS=N, ATTNSCOPE_ATTN_STACK=0 when set (read once); setBlockedConfig replaces it (tests, benchmarks).
+// ATTNSCOPE_ATTN_ROWS=N when set (read once); setBlockedConfig replaces it (tests, benchmarks).
 BlockedConfig blockedConfig();
 void setBlockedConfig(const BlockedConfig& config);
 
