@@ -59,11 +59,9 @@ std::uint64_t ForwardFootprint::bytes() const {
     const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * c;
     // The CPU forward attends in blocks of query rows (attention/blocked_attention.h): each
     // worker holds one block's logits, probabilities and their copy in v's dtype, [rows, keys] in
-    // float32, for 128 rows of every query head of a key/value group (they are stacked); counted
-    // for twice that on up to 8 workers, so no [heads, n, n] tensor is budgeted.
+    // float32; counted for 256 rows on up to 8 workers, so no [heads, n, n] tensor is budgeted.
     const std::uint64_t workers = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-    const std::uint64_t perGroup = static_cast<std::uint64_t>(kvHeads > 0 && heads > kvHeads ? heads / kvHeads : 1);
-    const std::uint64_t scores = workers * 3ull * 256 * perGroup * static_cast<std::uint64_t>(keys) * 4 +
+    const std::uint64_t scores = workers * 3ull * 256 * static_cast<std::uint64_t>(keys) * 4 +
                                  static_cast<std::uint64_t>(heads) * queries * headDim * e;  // the context
     const std::uint64_t hiddenStates = static_cast<std::uint64_t>(queries) * (8 * hidden + 3 * inner) * e;
     return capture + scores + hiddenStates;
