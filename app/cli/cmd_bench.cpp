@@ -169,7 +169,9 @@ int runBench(const std::vector<std::string>& argv) {
         const double bytes = static_cast<double>(info.parameters) * (info.dtype == "F32" ? 4 : 2);
         const double target = 2 * (flops / (m.gemmF32Gflops * 1e9) + bytes / (m.readGBps * 1e9));
         rates = {{"gemm_f32_gflops", m.gemmF32Gflops}, {"gemm_bf16_gflops", m.gemmBf16Gflops}, {"read_gbps", m.readGBps},
-                 {"convert_bf16_gbps", m.convertGBps}, {"flops", flops}, {"weight_bytes", bytes}, {"target_ms", target * 1e3}};
+                 {"convert_bf16_gbps", m.convertGBps}, {"convert_bf16_cached_gbps", m.convertCachedGBps},
+                 {"matrix_convert_then_f32_gflops", m.convertThenF32Gflops}, {"matrix_bf16_direct_gflops", m.bf16DirectGflops},
+                 {"flops", flops}, {"weight_bytes", bytes}, {"target_ms", target * 1e3}};
     }
     for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
     const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
@@ -203,7 +205,11 @@ int runBench(const std::vector<std::string>& argv) {
         if (!rates.is_null())
             std::cout << "rates: GEMM " << rates["gemm_f32_gflops"].get<double>() << " GFLOP/s float32, "
                       << rates["gemm_bf16_gflops"].get<double>() << " GFLOP/s bfloat16; read " << rates["read_gbps"].get<double>()
-                      << " GB/s; bf16->f32 " << rates["convert_bf16_gbps"].get<double>() << " GB/s\n"
+                      << " GB/s; bf16->f32 " << rates["convert_bf16_gbps"].get<double>() << " GB/s (cached stores "
+                      << rates["convert_bf16_cached_gbps"].get<double>() << " GB/s)\n"
+                      << "a BF16-stored matrix: converted then float32 GEMM "
+                      << rates["matrix_convert_then_f32_gflops"].get<double>() << " GFLOP/s, BF16 directly "
+                      << rates["matrix_bf16_direct_gflops"].get<double>() << " GFLOP/s\n"
                       << "target 2 x (" << rates["flops"].get<double>() / 1e9 << " GFLOP at the GEMM rate + "
                       << rates["weight_bytes"].get<double>() / 1e9 << " GB at the read rate) = " << rates["target_ms"].get<double>()
                       << " ms\n";
@@ -239,8 +245,9 @@ Command benchCommand() {
     "every head's metrics (headMetrics); --rollout-rows K the rollout of the last K positions.\n"
     "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
     "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
-    "its read bandwidth and bf16->f32 conversion rate, and prints the target 2 x (FLOPs at the GEMM rate +\n"
-    "the weights' bytes at the read rate).\n"
+    "its read bandwidth, bf16->f32 conversion rate (streamed and cached stores), one BF16-stored matrix\n"
+    "converted then multiplied in float32 against multiplied in BF16 directly, and prints the target\n"
+    "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
     "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
             runBench};
 }

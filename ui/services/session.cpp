@@ -94,9 +94,10 @@ void Session::run(std::vector<std::int64_t> ids) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, ids = std::move(ids)](const attnscope::Progress& report) {
+    startJob([model = model_, ids = std::move(ids), capture = captureDtype_](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
+        options.captureDtype = capture;
         return Outcome{nullptr, model->forward(ids, options), {}, {}};
     }, tr("Running"), tr("layer"));
 }
@@ -106,10 +107,11 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, text, asIds, target](const attnscope::Progress& report) {
+    startJob([model = model_, text, asIds, target, capture = captureDtype_](const attnscope::Progress& report) {
         const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
         attnscope::RunOptions options;
         options.progress = report;
+        options.captureDtype = capture;
         if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
         attnscope::TextInput input;
         input.ids = ids;
@@ -123,9 +125,10 @@ void Session::runImage(attnscope::RgbImage image) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, image = std::move(image)](const attnscope::Progress& report) {
+    startJob([model = model_, image = std::move(image), capture = captureDtype_](const attnscope::Progress& report) {
         attnscope::RunOptions options;
         options.progress = report;
+        options.captureDtype = capture;
         return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
     }, tr("Running"), tr("layer"));
 }

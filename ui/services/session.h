@@ -56,6 +56,10 @@ public:
     std::shared_ptr<const attnscope::Tokenizer> tokenizer() const;
     // The folder or builtin:NAME the current model was opened from.
     QString modelSpec() const { return modelSpec_; }
+    // How the next forwards keep the captured Q and K (RunOptions::captureDtype): the compute
+    // dtype (default) or half precision, which halves the capture's memory (maps stay float32).
+    void setCaptureDtype(attnscope::CaptureDtype dtype) { captureDtype_ = dtype; }
+    attnscope::CaptureDtype captureDtype() const { return captureDtype_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
     void cancel();
     // Blocks until every worker has returned (also superseded ones). For shutdown and tests.
@@ -84,4 +88,5 @@ private:
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
     QString modelSpec_;
+    attnscope::CaptureDtype captureDtype_ = attnscope::CaptureDtype::Compute;
 };

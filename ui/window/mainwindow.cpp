@@ -214,6 +214,8 @@ void MainWindow::buildMenus() {
     data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     data->setObjectName(QStringLiteral("exportDataAction"));
     file->addSeparator();
+    buildCaptureMenu(file);
+    file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
     quit->setMenuRole(QAction::QuitRole);

@@ -111,6 +111,7 @@ private:
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
+    void buildCaptureMenu(QMenu* file);  // mainwindow_capture.cpp
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;

@@ -2,6 +2,8 @@
 
 #include "attnscope/runtime/error.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,76 +12,206 @@
 
 namespace attnscope {
 
+namespace {
+
+// One row's sums, in double: Σ|p| (zero iff the row is all zero), Σ p·log p, Σ p·|key - a| and
+// Σ p·(log p - log max(q, kKlFloor)), the last three over p > 0 only.
+struct RowSums {
+    double mass = 0, plogp = 0, distance = 0, kl = 0;
+};
+
+// The per-cell work of a row in one pass over its cells, in chunks of 16: each cell's terms in
+// float (one rounding, ~6e-8 relative), each chunk's 16 lanes added into double lanes, so the
+// compiler vectorises the sums without reordering any lane's additions. Compiled for AVX-512,
+// AVX2 and baseline x86-64 and picked at load time (GCC's target_clones), since the library is
+// built for baseline x86-64. lp / lq: log p and log q per cell as ATen computed them (-inf at
+// 0). `base`: key lo - a, so cell j lies at distance |base + j|.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ATTNSCOPE_CLONES
+#endif
+template <bool WithKl>
+ATTNSCOPE_CLONES RowSums rowSums(const float* p, const float* lp, const float* q, const float* lq, int w, int base) {
+    constexpr int L = 16;
+    const float floorLog = static_cast<float>(std::log(kKlFloor));
+    double mass[L] = {}, plogp[L] = {}, dist[L] = {}, kl[L] = {};
+    int j = 0;
+    for (; j + L <= w; j += L) {
+        float m[L], e[L], d[L], k[L];
+        for (int l = 0; l < L; ++l) {
+            const float x = p[j + l], logx = lp[j + l];
+            m[l] = std::fabs(x);
+            e[l] = x > 0 ? x * logx : 0.0f;
+            d[l] = x * std::fabs(static_cast<float>(base + j + l));
+            // max(q, kKlFloor) as metrics.h defines it; a NaN q stays NaN.
+            const float logq = WithKl && !(q[j + l] <= 0) ? lq[j + l] : floorLog;
+            k[l] = WithKl && x > 0 ? x * (logx - logq) : 0.0f;
+        }
+        for (int l = 0; l < L; ++l) mass[l] += m[l], plogp[l] += e[l], dist[l] += d[l], kl[l] += k[l];
+    }
+    RowSums s;
+    for (; j < w; ++j) {
+        const double x = p[j];
+        s.mass += std::fabs(x);
+        if (x > 0) s.plogp += x * lp[j];
+        s.distance += x * std::fabs(static_cast<double>(base + j));
+        if (WithKl && x > 0) s.kl += x * (static_cast<double>(lp[j]) - (!(q[j] <= 0) ? static_cast<double>(lq[j]) : std::log(kKlFloor)));
+    }
+    for (int l = 0; l < L; ++l) s.mass += mass[l], s.plogp += plogp[l], s.distance += dist[l], s.kl += kl[l];
+    return s;
+}
+
+// Sum of the k largest of p[0, w), added largest first (what a partial sort then a sum gives).
+// top: scratch. Chunks whose largest value cannot enter the current top k are skipped whole.
+ATTNSCOPE_CLONES double topSum(const float* p, int w, int k, std::vector<float>& top) {
+    if (k <= 0) return 0.0;
+    top.assign(p, p + k);
+    std::sort(top.begin(), top.end(), std::greater<float>());
+    constexpr int L = 16, Chunk = 8 * L;
+    int j = k;
+    for (; j + Chunk <= w; j += Chunk) {
+        float m[L];
+        for (int l = 0; l < L; ++l) m[l] = p[j + l];
+        for (int c = L; c < Chunk; c += L)
+            for (int l = 0; l < L; ++l) m[l] = p[j + c + l] > m[l] ? p[j + c + l] : m[l];
+        float best = m[0];
+        for (int l = 1; l < L; ++l) best = m[l] > best ? m[l] : best;
+        if (!(best > top.back())) continue;
+        for (int i = j; i < j + Chunk; ++i)
+            if (p[i] > top.back()) {
+                top.insert(std::upper_bound(top.begin(), top.end(), p[i], std::greater<float>()), p[i]);
+                top.pop_back();
+            }
+    }
+    for (; j < w; ++j)
+        if (p[j] > top.back()) {
+            top.insert(std::upper_bound(top.begin(), top.end(), p[j], std::greater<float>()), p[j]);
+            top.pop_back();
+        }
+    double sum = 0;
+    for (float v : top) sum += v;
+    return sum;
+}
+
+// ATTNSCOPE_SCALAR_MEASURES=1: the per-cell double-log loops these sums replaced, kept only as
+// the "before" of docs/benchmarks.md (bench --metrics in one binary, one run).
+bool scalarBaseline() {
+    static const bool on = [] {
+        const char* s = std::getenv("ATTNSCOPE_SCALAR_MEASURES");
+        return s && *s == '1';
+    }();
+    return on;
+}
+
+RowSums scalarRowSums(const float* p, const float* q, int w, int base) {
+    RowSums s;
+    for (int j = 0; j < w; ++j) s.mass += std::fabs(p[j]);
+    for (int j = 0; j < w; ++j)
+        if (p[j] > 0) s.plogp += p[j] * std::log(static_cast<double>(p[j]));
+    for (int j = 0; j < w; ++j) s.distance += static_cast<double>(p[j]) * std::abs(base + j);
+    for (int j = 0; q && j < w; ++j) {
+        const double x = p[j];
+        if (x > 0) s.kl += x * std::log(x / std::max(static_cast<double>(q[j]), kKlFloor));
+    }
+    return s;
+}
+
+// log of every cell of a [rows, w] block into out (ATen's vectorised log; -inf at 0).
+void logOf(const float* p, std::int64_t rows, std::int64_t w, std::vector<float>& out) {
+    out.resize(static_cast<std::size_t>(rows * w));
+    const auto options = at::TensorOptions().dtype(at::kFloat);
+    at::Tensor src = at::from_blob(const_cast<float*>(p), {rows * w}, options);
+    at::Tensor dst = at::from_blob(out.data(), {rows * w}, options);
+    at::log_out(dst, src);
+}
+
+}  // namespace
+
 RowMeasures::RowMeasures(int rows, int cols, unsigned want, const std::vector<int>& keys, const PatternThresholds& t)
     : rows_(rows), cols_(cols), want_(want), t_(t) {
     if (want_ & Keys) {
-        isKey_.assign(static_cast<std::size_t>(std::max(cols, 0)), 0);
         for (int k : keys)
-            if (k >= 0 && k < cols) isKey_[static_cast<std::size_t>(k)] = 1;
+            if (k >= 0 && k < cols) keys_.push_back(k);
+        std::sort(keys_.begin(), keys_.end());
+        keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
     }
     if (want_ & Patterns) column_.assign(static_cast<std::size_t>(std::max(cols, 0)), 0.0);
 }
 
-void RowMeasures::addRow(int i, const float* p, int lo, int hi, const float* q) {
+void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, const float* q) {
     const int w = std::max(0, hi - lo);
-    if (std::all_of(p, p + w, [](float v) { return v == 0.0f; })) return;  // no distribution: skipped
-    ++used_;
-    const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
-    if (want_ & Entropy) {
-        double h = 0;
-        for (int j = 0; j < w; ++j)
-            if (p[j] > 0) h -= p[j] * std::log(static_cast<double>(p[j]));
-        entropy_ += h;
-    }
-    if (want_ & Distance) {
-        double d = 0;
-        for (int j = 0; j < w; ++j) d += static_cast<double>(p[j]) * std::abs(lo + j - a);
-        distance_ += d;
-    }
-    if (want_ & Keys) {
-        double s = 0;
-        for (int j = 0; j < w; ++j)
-            if (isKey_[static_cast<std::size_t>(lo + j)]) s += p[j];
-        keys_ += s;
-    }
-    if ((want_ & Kl) && q) {
-        double total = 0;
-        for (int j = 0; j < w; ++j) {
-            const double x = p[j];
-            if (x > 0) total += x * std::log(x / std::max(static_cast<double>(q[j]), kKlFloor));
+    if (count <= 0 || w == 0 || !p) return;  // rows that see no key are all zero: skipped
+    const std::size_t W = static_cast<std::size_t>(w);
+    const bool kl = (want_ & Kl) && q, scalar = scalarBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
+    if (logs) logOf(p, count, w, logP_);
+    if (kl && !scalar) logOf(q, count, w, logQ_);
+    for (int r = 0; r < count; ++r) {
+        const int i = first + r;
+        const float* row = p + r * W;
+        const float* lp = logs ? logP_.data() + r * W : row;
+        const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
+        const RowSums s = scalar ? scalarRowSums(row, kl ? q + r * W : nullptr, w, lo - a)
+                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data() + r * W, w, lo - a)
+                             : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
+        if (s.mass == 0) continue;  // no distribution: skipped
+        ++used_;
+        if (want_ & Entropy) entropy_ -= s.plogp;
+        if (want_ & Distance) distance_ += s.distance;
+        if (kl) kl_ += std::max(s.kl, 0.0);
+        if (want_ & Keys) {
+            double sum = 0;
+            for (auto k = std::lower_bound(keys_.begin(), keys_.end(), lo); k != keys_.end() && *k < hi; ++k) sum += row[*k - lo];
+            keyShare_ += sum;
         }
-        kl_ += std::max(total, 0.0);
+        if ((want_ & FirstKey) && lo == 0) first_ += row[0];
+        if (want_ & Patterns) addPatterns(i, row, lo, hi);
     }
     if (want_ & Patterns) {
-        const auto value = [&](int j) { return j >= lo && j < hi ? static_cast<double>(p[j - lo]) : 0.0; };
-        if (a >= 0 && a < cols_) ++diagRows_, diagonal_ += value(a);
-        if (a >= 1 && a <= cols_) ++prevRows_, previous_ += value(a - 1);
-        for (int j = 0; j < w; ++j) column_[static_cast<std::size_t>(lo + j)] += p[j];
-        double near = 0;
-        for (int j = std::max({0, a - t_.localRadius, lo}); j <= std::min({cols_ - 1, a + t_.localRadius, hi - 1}); ++j)
-            near += p[j - lo];
-        local_ += near;
-        // The row's sparseKeys largest values; the keys outside [lo, hi) are zeros, which only
-        // matter when the row has fewer than sparseKeys stored values, and then add nothing.
-        scratch_.assign(p, p + w);
-        const int k = std::min(t_.sparseKeys, w);
-        std::partial_sort(scratch_.begin(), scratch_.begin() + k, scratch_.end(), std::greater<float>());
-        double top = 0;
-        for (int j = 0; j < k; ++j) top += scratch_[static_cast<std::size_t>(j)];
-        sparse_ += top;
+        // Column sums of the block (all-zero rows add nothing), then into the double totals.
+        colSum_.resize(W);
+        const auto options = at::TensorOptions().dtype(at::kFloat);
+        at::Tensor dst = at::from_blob(colSum_.data(), {w}, options);
+        at::sum_out(dst, at::from_blob(const_cast<float*>(p), {count, w}, options), {0});
+        for (int j = 0; j < w; ++j) column_[static_cast<std::size_t>(lo + j)] += colSum_[static_cast<std::size_t>(j)];
     }
 }
 
+void RowMeasures::addPatterns(int i, const float* p, int lo, int hi) {
+    const int w = hi - lo, a = i + (cols_ - rows_);
+    const auto value = [&](int j) { return j >= lo && j < hi ? static_cast<double>(p[j - lo]) : 0.0; };
+    if (a >= 0 && a < cols_) ++diagRows_, diagonal_ += value(a);
+    if (a >= 1 && a <= cols_) ++prevRows_, previous_ += value(a - 1);
+    double near = 0;
+    for (int j = std::max({0, a - t_.localRadius, lo}); j <= std::min({cols_ - 1, a + t_.localRadius, hi - 1}); ++j)
+        near += p[j - lo];
+    local_ += near;
+    // The row's sparseKeys largest values; the keys outside [lo, hi) are zeros, which only
+    // matter when the row has fewer than sparseKeys stored values, and then add nothing.
+    const int k = std::min(t_.sparseKeys, w);
+    if (scalarBaseline()) {
+        top_.assign(p, p + w);
+        std::partial_sort(top_.begin(), top_.begin() + k, top_.end(), std::greater<float>());
+        double sum = 0;
+        for (int j = 0; j < k; ++j) sum += top_[static_cast<std::size_t>(j)];
+        sparse_ += sum;
+        return;
+    }
+    sparse_ += topSum(p, w, k, top_);
+}
+
 void RowMeasures::addMap(const HeadMap& p, const HeadMap* q) {
-    for (int r = 0; r < p.rows; ++r) {
+    // In blocks of rows, so the scratch logs stay small.
+    constexpr int Block = 128;
+    for (int r = 0; r < p.rows; r += Block) {
         const std::size_t offset = static_cast<std::size_t>(r) * p.cols;
-        addRow(r, p.values.data() + offset, 0, p.cols, q ? q->values.data() + offset : nullptr);
+        addRows(r, std::min(Block, p.rows - r), p.values.data() + offset, 0, p.cols, q ? q->values.data() + offset : nullptr);
     }
 }
 
 void RowMeasures::merge(const RowMeasures& o) {
     used_ += o.used_, diagRows_ += o.diagRows_, prevRows_ += o.prevRows_;
-    entropy_ += o.entropy_, distance_ += o.distance_, keys_ += o.keys_, kl_ += o.kl_;
+    entropy_ += o.entropy_, distance_ += o.distance_, keyShare_ += o.keyShare_, first_ += o.first_, kl_ += o.kl_;
     diagonal_ += o.diagonal_, previous_ += o.previous_, local_ += o.local_, sparse_ += o.sparse_;
     for (std::size_t j = 0; j < column_.size() && j < o.column_.size(); ++j) column_[j] += o.column_[j];
 }
@@ -90,7 +222,8 @@ double meanOf(double total, long long count) { return count ? total / static_cas
 
 double RowMeasures::entropy() const { return meanOf(entropy_, used_); }
 double RowMeasures::distance() const { return meanOf(distance_, used_); }
-double RowMeasures::keyShare() const { return meanOf(keys_, used_); }
+double RowMeasures::keyShare() const { return meanOf(keyShare_, used_); }
+double RowMeasures::firstShare() const { return meanOf(first_, used_); }
 double RowMeasures::kl() const { return meanOf(kl_, used_); }
 
 PatternScores RowMeasures::patterns() const {

@@ -33,10 +33,7 @@ int workerCount(int asked) {
 
 // Feeds a row block's rows into an accumulator (q: the second map's rows when KL is wanted).
 void addRows(RowMeasures& m, const MapRowBlock& b, bool withSecond) {
-    const std::size_t w = static_cast<std::size_t>(b.colEnd - b.colBegin);
-    for (int r = 0; r < b.rows; ++r)
-        m.addRow(b.rowBegin + r, b.values ? b.values + r * w : nullptr, b.colBegin, b.colEnd,
-                 withSecond && b.second ? b.second + r * w : nullptr);
+    m.addRows(b.rowBegin, b.rows, b.values, b.colBegin, b.colEnd, withSecond ? b.second : nullptr);
 }
 
 }  // namespace
@@ -63,25 +60,22 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
             for (int h = 0; h < b.heads; ++h) {
                 const bool compare = options.compareLinear && b.kind == AttentionKind::Dot;
                 const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns |
-                                      RowMeasures::Keys | (compare && mapIsDot ? RowMeasures::Kl : 0u);
+                                      RowMeasures::Keys | RowMeasures::FirstKey |
+                                      (compare && mapIsDot ? RowMeasures::Kl : 0u);
                 std::vector<RowMeasures> main(static_cast<std::size_t>(workers),
                                               RowMeasures(n, m, want, separators, options.thresholds));
-                std::vector<RowMeasures> first(static_cast<std::size_t>(workers), RowMeasures(n, m, RowMeasures::Keys, {0}));
                 forEachRowBlock(
                     trace, bi, l, h, options.map, workers,
-                    [&](int worker, const MapRowBlock& rows) {
-                        addRows(main[static_cast<std::size_t>(worker)], rows, true);
-                        addRows(first[static_cast<std::size_t>(worker)], rows, false);
-                    },
+                    [&](int worker, const MapRowBlock& rows) { addRows(main[static_cast<std::size_t>(worker)], rows, true); },
                     compare && mapIsDot ? &linear : nullptr);
-                for (int w = 1; w < workers; ++w) main[0].merge(main[w]), first[0].merge(first[w]);
+                for (int w = 1; w < workers; ++w) main[0].merge(main[w]);
                 HeadMetrics r;
                 r.block = b.name;
                 r.layer = l;
                 r.head = h;
                 r.entropy = main[0].entropy();
                 r.meanDistance = main[0].distance();
-                r.firstToken = first[0].keyShare();
+                r.firstToken = main[0].firstShare();
                 r.separator = separators.empty() ? 0.0 : main[0].keyShare();
                 r.scores = main[0].patterns();
                 r.pattern = classifyPattern(r.scores, m, options.thresholds);

@@ -1,6 +1,7 @@
 #include "pooled_map.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace attnscope {
 
@@ -28,6 +29,34 @@ MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t co
     acc_.assign(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(cols_), 0.0);
 }
 
+namespace {
+
+// Element-wise folds of one map row into a row-bin buffer: the only per-cell work of the pooling,
+// written so the compiler vectorises it (AVX-512 / AVX2 / baseline clones picked at load time).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ATTNSCOPE_CLONES
+#endif
+ATTNSCOPE_CLONES void maxInto(float* dst, const float* src, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j] > dst[j] ? src[j] : dst[j];
+}
+ATTNSCOPE_CLONES void addInto(double* dst, const float* src, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] += static_cast<double>(src[j]);
+}
+
+// ATTNSCOPE_SCALAR_POOLING=1: the per-cell loop the row folds replaced, kept only as the
+// "before" of docs/benchmarks.md (bench --thumbnails in one binary, one run).
+bool scalarBaseline() {
+    static const bool on = [] {
+        const char* s = std::getenv("ATTNSCOPE_SCALAR_POOLING");
+        return s && *s == '1';
+    }();
+    return on;
+}
+
+}  // namespace
+
 void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col) {
     const at::Tensor b = block.to(at::kFloat).contiguous();
     const std::int64_t len = b.size(0), width = b.size(1);
@@ -37,14 +66,34 @@ void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col)
     const float* data = b.data_ptr<float>();
     const int* colBin = colBin_.data() + (c0 - colBegin_);
     const std::int64_t cells = c1 - c0;
-    for (std::int64_t i = r0; i < r1; ++i) {
-        const float* src = data + (i - row) * width + (c0 - col);
-        double* dst = acc_.data() + static_cast<std::size_t>(rowBin_[static_cast<std::size_t>(i - rowBegin_)]) * cols_;
-        if (pooling_ == Pooling::Max) {
-            for (std::int64_t j = 0; j < cells; ++j) dst[colBin[j]] = std::max(dst[colBin[j]], static_cast<double>(src[j]));
-        } else {
-            for (std::int64_t j = 0; j < cells; ++j) dst[colBin[j]] += src[j];
+    const bool max = pooling_ == Pooling::Max;
+    if (scalarBaseline()) {
+        for (std::int64_t i = r0; i < r1; ++i) {
+            const float* src = data + (i - row) * width + (c0 - col);
+            double* dst = acc_.data() + static_cast<std::size_t>(rowBin_[static_cast<std::size_t>(i - rowBegin_)]) * cols_;
+            for (std::int64_t j = 0; j < cells; ++j)
+                dst[colBin[j]] = max ? std::max(dst[colBin[j]], static_cast<double>(src[j])) : dst[colBin[j]] + src[j];
         }
+        return;
+    }
+    // The rows of one row bin are consecutive: fold them cell by cell into a row buffer first
+    // (vectorised), then the buffer into the bin's column bins once per run of rows.
+    for (std::int64_t i = r0; i < r1;) {
+        const int bin = rowBin_[static_cast<std::size_t>(i - rowBegin_)];
+        std::int64_t end = i + 1;
+        while (end < r1 && rowBin_[static_cast<std::size_t>(end - rowBegin_)] == bin) ++end;
+        double* dst = acc_.data() + static_cast<std::size_t>(bin) * cols_;
+        if (max) {
+            maxRow_.assign(data + (i - row) * width + (c0 - col), data + (i - row) * width + (c0 - col) + cells);
+            for (std::int64_t k = i + 1; k < end; ++k) maxInto(maxRow_.data(), data + (k - row) * width + (c0 - col), cells);
+            for (std::int64_t j = 0; j < cells; ++j)
+                dst[colBin[j]] = std::max(dst[colBin[j]], static_cast<double>(maxRow_[static_cast<std::size_t>(j)]));
+        } else {
+            sumRow_.assign(static_cast<std::size_t>(cells), 0.0);
+            for (std::int64_t k = i; k < end; ++k) addInto(sumRow_.data(), data + (k - row) * width + (c0 - col), cells);
+            for (std::int64_t j = 0; j < cells; ++j) dst[colBin[j]] += sumRow_[static_cast<std::size_t>(j)];
+        }
+        i = end;
     }
 }
 

@@ -32,6 +32,8 @@ private:
     std::vector<int> rowBin_, colBin_;       // bin of each row / col of the rectangle
     std::vector<int> rowCount_, colCount_;   // cells per row bin / col bin
     std::vector<double> acc_;                // [rows_, cols_]
+    std::vector<float> maxRow_;              // add()'s fold of one row bin's rows (scratch)
+    std::vector<double> sumRow_;
 };
 
 }  // namespace attnscope

@@ -4,6 +4,7 @@
 #include "attention_ops.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
+#include "runtime/capture_type.h"
 
 #include <ATen/ATen.h>
 
@@ -30,11 +31,13 @@ struct LayerCapture {
     double temperature = 1.0;
 };
 
-// A dot-product layer's capture.
+// A dot-product layer's capture, Q and K narrowed to the running forward's capture dtype
+// (runtime/capture_type.h) right away.
 inline LayerCapture dotCapture(at::Tensor q, at::Tensor k, ScoreSpec score, MaskSpec mask) {
     LayerCapture c;
-    c.q = std::move(q);
-    c.k = std::move(k);
+    const auto type = captureType();
+    c.q = type ? q.to(*type) : std::move(q);
+    c.k = type ? k.to(*type) : std::move(k);
     c.score = std::move(score);
     c.mask = std::move(mask);
     return c;

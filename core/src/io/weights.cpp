@@ -3,11 +3,13 @@
 
 #include "attnscope/runtime/error.h"
 #include "json_util.h"
+#include "runtime/bf16.h"
 #include "runtime/memory.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -316,12 +318,21 @@ std::uint64_t WeightStream::bufferBytes() const {
 namespace {
 
 // Half-precision values [begin, end) of `slot` into float32. BF16 is the top half of a float32,
-// so a shift; F16 goes through c10::Half's conversion.
+// so a shift (runtime/bf16.h, streamed stores); F16 goes through c10::Half's conversion.
+// ATTNSCOPE_BF16_CACHED=1: the plain cached-store loop, only to measure the streamed stores
+// against it in one binary (docs/benchmarks.md, issue 14).
+bool cachedConversion() {
+    static const bool on = [] {
+        const char* s = std::getenv("ATTNSCOPE_BF16_CACHED");
+        return s && *s == '1';
+    }();
+    return on;
+}
+
 void convertRange(const WeightStream::Slot& slot, std::int64_t begin, std::int64_t end) {
     if (slot.dtype == DType::BF16) {
-        const auto* src = reinterpret_cast<const std::uint16_t*>(slot.source);
-        auto* dst = reinterpret_cast<std::uint32_t*>(slot.target);
-        for (std::int64_t i = begin; i < end; ++i) dst[i] = static_cast<std::uint32_t>(src[i]) << 16;
+        const auto* src = reinterpret_cast<const std::uint16_t*>(slot.source) + begin;
+        (cachedConversion() ? bf16ToFloat32Cached : bf16ToFloat32)(src, slot.target + begin, end - begin);
     } else {
         const auto* src = reinterpret_cast<const c10::Half*>(slot.source);
         for (std::int64_t i = begin; i < end; ++i) slot.target[i] = static_cast<float>(src[i]);

@@ -106,6 +106,13 @@ void checkRunOptions(const RunOptions& options) {
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
 }
 
+// The capture dtype for the forward's thread (runtime/capture_type.h): layers narrow their Q/K
+// as they record them and the memory check counts them so.
+std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options) {
+    if (options.captureDtype == CaptureDtype::Compute) return std::nullopt;
+    return options.captureDtype == CaptureDtype::Float16 ? at::kHalf : at::kBFloat16;
+}
+
 // Records, for every family in one place, what a Trace needs beyond the family's capture: the
 // propagated temperature each layer ran at (so that the Trace's maps are the ones the model
 // used) and the input (so that interventions can re-run it). The Impl is not const (only the
@@ -136,6 +143,7 @@ std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const Ru
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
     checkRunOptions(options);
+    CaptureTypeScope capture(captureTypeOf(options));
     auto trace = translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
                                       [&] { return runForward(ids, options); });
     return finish(std::move(trace), options, nullptr, nullptr);
@@ -143,6 +151,7 @@ std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids
 
 std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
     checkRunOptions(options);
+    CaptureTypeScope capture(captureTypeOf(options));
     auto trace = translateTorchErrors("running the model on " + std::to_string(input.ids.size()) + " tokens",
                                       [&] { return runForwardText(input, options); });
     return finish(std::move(trace), options, std::make_shared<const TextInput>(input), nullptr);
@@ -150,6 +159,7 @@ std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const Ru
 
 std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
     checkRunOptions(options);
+    CaptureTypeScope capture(captureTypeOf(options));
     auto trace = translateTorchErrors("running the model on an image", [&] { return runForwardImage(image, options); });
     return finish(std::move(trace), options, nullptr, std::make_shared<const RgbImage>(image));
 }

@@ -1,5 +1,7 @@
 #include "attnscope/runtime/machine_rates.h"
 
+#include "bf16.h"
+
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -66,13 +68,30 @@ MachineRates measureRates(std::int64_t m, std::int64_t k, std::int64_t n) {
     // The streamed forward's conversion: 1 GiB of bf16 into 2 GiB of float32 (a shift per value).
     const std::size_t halves = (1ull << 30) / 2;
     const auto* src = reinterpret_cast<const std::uint16_t*>(data.data());
-    std::vector<std::uint32_t> out(halves);
-    const double convert = bestSeconds(3, [&] {
-        onEveryCore(halves, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t i = begin; i < end; ++i) out[i] = static_cast<std::uint32_t>(src[i]) << 16;
+    std::vector<float> out(halves);
+    const auto convertWith = [&](void (*kernel)(const std::uint16_t*, float*, std::int64_t)) {
+        return (1ull << 30) / bestSeconds(3, [&] {
+            onEveryCore(halves, [&](std::size_t begin, std::size_t end) {
+                kernel(src + begin, out.data() + begin, static_cast<std::int64_t>(end - begin));
+            });
+        }) / 1e9;
+    };
+    r.convertGBps = convertWith(bf16ToFloat32);
+    r.convertCachedGBps = convertWith(bf16ToFloat32Cached);
+
+    // One streamed matrix W [n, k] stored in BF16, applied to x [m, k]: converted then float32,
+    // or BF16 directly.
+    const at::Tensor wh = at::randn({n, k}).to(at::kBFloat16), x = a;
+    at::Tensor wf = at::empty({n, k});
+    const auto* wbits = reinterpret_cast<const std::uint16_t*>(wh.data_ptr());
+    r.convertThenF32Gflops = flops / bestSeconds(2, [&] {
+        const std::size_t count = static_cast<std::size_t>(n * k);
+        onEveryCore(count, [&](std::size_t begin, std::size_t end) {
+            bf16ToFloat32(wbits + begin, wf.data_ptr<float>() + begin, static_cast<std::int64_t>(end - begin));
         });
-    });
-    r.convertGBps = (1ull << 30) / convert / 1e9;
+        (void)at::mm(x, wf.t());
+    }) / 1e9;
+    r.bf16DirectGflops = flops / bestSeconds(2, [&] { (void)at::mm(x.to(at::kBFloat16), wh.t()).to(at::kFloat); }) / 1e9;
     return r;
 }
 

@@ -1,4 +1,5 @@
 #include "memory.h"
+#include "capture_type.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -51,7 +52,11 @@ void requireBytes(const std::string& what, std::uint64_t needed, const c10::Devi
 
 std::uint64_t ForwardFootprint::bytes() const {
     const auto e = static_cast<std::uint64_t>(elementSize);
-    const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * e;
+    const auto type = captureType();
+    const auto c = static_cast<std::uint64_t>(captureElementSize > 0 ? captureElementSize
+                                              : type                 ? static_cast<std::int64_t>(c10::elementSize(*type))
+                                                                     : elementSize);
+    const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * c;
     // The CPU forward attends in blocks of query rows (attention/blocked_attention.h): each
     // worker holds one block's logits, probabilities and their copy in v's dtype, [rows, keys] in
     // float32; counted for 256 rows on up to 8 workers, so no [heads, n, n] tensor is budgeted.
@@ -61,6 +66,18 @@ std::uint64_t ForwardFootprint::bytes() const {
     const std::uint64_t hiddenStates = static_cast<std::uint64_t>(queries) * (8 * hidden + 3 * inner) * e;
     return capture + scores + hiddenStates;
 }
+
+namespace {
+thread_local std::optional<c10::ScalarType> runningCaptureType;
+}  // namespace
+
+std::optional<c10::ScalarType> captureType() { return runningCaptureType; }
+
+CaptureTypeScope::CaptureTypeScope(std::optional<c10::ScalarType> type) : previous_(runningCaptureType) {
+    runningCaptureType = type;
+}
+
+CaptureTypeScope::~CaptureTypeScope() { runningCaptureType = previous_; }
 
 void requireForwardMemory(const ForwardFootprint& f, const c10::Device& device) {
     if (!device.is_cpu()) return;

@@ -29,6 +29,9 @@ struct ForwardFootprint {
     std::int64_t layers = 0, heads = 0, kvHeads = 0, headDim = 0, hidden = 0, inner = 0;
     std::int64_t queries = 0, keys = 0;
     std::int64_t elementSize = 4;  // compute dtype
+    // Of the captured Q and K: 0 = the running forward's capture dtype (runtime/capture_type.h),
+    // else bytes per element.
+    std::int64_t captureElementSize = 0;
     std::uint64_t bytes() const;
 };
 
