@@ -50,7 +50,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "AttnScope opens a transformer model (a Hugging Face folder or a built-in one), runs an input\n through it offline on LibTorch and shows every head's attention: overview, heat map,\n metrics, rollout, temperature, dot/additive/linear comparison, head masking and figures.")
+    "AttnScope opens a transformer model (a Hugging Face folder or a built-in one), runs an input through it offline on LibTorch and shows every head's attention: overview, heat map, metrics, rollout, temperature, dot/additive/linear comparison, head masking and figures. attnscope-cli does the same from scripts.")
 set(ATTNSCOPE_DEB_DEPENDS
     "libtorch1.13, libopenblas0-pthread, libsentencepiece0, libpcre2-8-0, libutf8proc2, libstdc++6, libgcc-s1, libc6")
 if(ATTNSCOPE_BUILD_UI)  # the CLI links QtGui + QtSvg (figures), the GUI Widgets and QCustomPlot too
