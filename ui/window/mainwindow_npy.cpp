@@ -97,6 +97,7 @@ void MainWindow::onAttentionFileLoaded(const QString& npy) {
     QStringList tokens;
     for (const auto& t : block.queryTokens) tokens << QString::fromStdString(t);
     controls_->input()->setText(tokens.join(QLatin1Char(' ')));
+    exampleShown_ = controls_->input()->text();  // a model opened next replaces it with its example
     setMapsOnly(npy);
     statusBar()->showMessage(tr("Opened %1.").arg(QFileInfo(npy).fileName()), 5000);
 }
