@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("MODEL"),
                                  QStringLiteral("A model folder (config.json + model.safetensors) or builtin:NAME to "
-                                                "open (default: builtin:reverse-dot with an example input)."),
+                                                "open (default: builtin:reverse-dot with an example input), or an "
+                                                "attention file (.npy of maps, tokens.json beside it)."),
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
@@ -55,7 +56,9 @@ int main(int argc, char** argv) {
     MainWindow window;
     window.show();
     if (parser.isSet(image)) window.setImageFile(parser.value(image));
-    if (!args.isEmpty()) {
+    if (!args.isEmpty() && args.first().endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)) {
+        window.openAttentionFile(args.first());
+    } else if (!args.isEmpty()) {
         window.openModel(args.first());
     } else {
         // The default: a built-in model with an example input already run.

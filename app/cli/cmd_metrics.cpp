@@ -8,6 +8,7 @@
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
 #include "attnscope/attention/trace.h"
+#include "attnscope/attention/attention_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,13 +55,18 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics) {
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed", "separators",
-                                "flow-rows"}),
+                                "flow-rows", "attention-file", "tokens"}),
               {"flow"});
-    args.expectPositionals(1);
+    // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
+    const std::optional<std::string> attentionFile = args.value("attention-file");
+    args.expectPositionals(attentionFile ? 0 : 1);
+    if (args.value("tokens") && !attentionFile) throw UsageError("--tokens needs --attention-file");
+    if (attentionFile && (args.value("ids") || args.value("text") || args.value("image")))
+        throw UsageError("--attention-file takes no --ids, --text or --image: the file holds the maps");
     const std::filesystem::path out = args.required("out");
     const std::string ext = out.extension().string();
     if (ext != ".json" && ext != ".csv") throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
-    const ModelInput input(args);
+    const std::optional<ModelInput> input = attentionFile ? std::nullopt : std::make_optional<ModelInput>(args);
     MetricsOptions options;
     options.map.temperature = args.number("temperature").value_or(1.0);
     if (!(options.map.temperature > 0) || !std::isfinite(options.map.temperature))
@@ -93,8 +99,14 @@ int runMetrics(const std::vector<std::string>& argv) {
     FlowOptions flow;
     if (auto rows = args.value("flow-rows")) flow.rows = parseLayerList(*rows);
 
-    auto model = loadModel(args);
-    auto trace = input.run(*model);
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<const Trace> trace;
+    if (attentionFile) {
+        trace = openAttentionFile(*attentionFile, args.value("tokens").value_or(tokensBeside(*attentionFile).string()));
+    } else {
+        model = loadModel(args);
+        trace = input->run(*model);
+    }
     const std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
     if (ext == ".csv") {
         writeFileAtomically(out, csvOf(metrics));
@@ -131,7 +143,8 @@ Command metricsCommand() {
     "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
     "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
     "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
-    "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n\n"
+    "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n"
+    "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
     "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
     "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
     "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
@@ -139,6 +152,11 @@ Command metricsCommand() {
     "the head-to-head cosine similarity matrix (index layer·heads + head), the attention rollout and,\n"
     "with --flow, the attention flow (max-flow; all rows, or --flow-rows) of self-attention blocks.\n"
     "The .csv file has one row per head.\n"
+    "--attention-file reads the maps from a .npy instead of running a model: [layers, heads, n, n],\n"
+    "[heads, n, n] or [layers, 1, heads, n, n] probabilities (e.g. numpy.save of Hugging Face's\n"
+    "torch.stack(outputs.attentions)), float16/32/64, with the tokens of --tokens (a JSON list, or\n"
+    "the tokens.json 'attention' writes), else the tokens.json beside it, else positions. Such maps\n"
+    "hold no Q/K: KL(dot || linear) is 0 and --variant linear is refused.\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runMetrics};
 }

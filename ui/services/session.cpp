@@ -2,6 +2,7 @@
 
 #include "services/tokenids.h"
 
+#include "attnscope/attention/attention_file.h"
 #include "attnscope/runtime/error.h"
 
 #include <exception>
@@ -18,6 +19,7 @@ struct Session::Outcome {
     std::shared_ptr<const attnscope::Trace> trace;
     QString error;
     QString spec;
+    bool attentionFile = false;  // trace is a maps-only Trace read from spec
 };
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -120,6 +122,13 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
     }, tr("Running"), tr("layer"));
 }
 
+void Session::openAttentionFile(const QString& npy, const QString& tokensJson) {
+    startJob([npy, tokensJson](const attnscope::Progress& report) {
+        auto trace = attnscope::openAttentionFile(npy.toStdString(), tokensJson.toStdString(), report);
+        return Outcome{nullptr, std::move(trace), {}, npy, true};
+    }, tr("Checking maps"), tr("map"));
+}
+
 void Session::runImage(attnscope::RgbImage image) {
     if (!model_) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
@@ -157,6 +166,12 @@ void Session::finish(const Outcome& outcome) {
         modelSpec_ = outcome.spec;
         trace_.reset();
         emit modelLoaded(model_->info());
+    } else if (outcome.trace && outcome.attentionFile) {
+        model_.reset();
+        modelSpec_ = outcome.spec;
+        trace_ = outcome.trace;
+        emit attentionFileLoaded(outcome.spec);
+        emit traceReady(trace_);
     } else if (outcome.trace) {
         trace_ = outcome.trace;
         emit traceReady(trace_);

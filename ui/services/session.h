@@ -47,6 +47,10 @@ public:
     // non-empty target is forced on the decoder (ids from the start token, or a target text
     // through Model::encodeTarget); empty = greedy decoding.
     void runInput(const QString& text, bool asIds, const QString& target = QString());
+    // An attention file (attention_file.h: a .npy of maps, tokensJson optional) read on a worker:
+    // on success the model is closed (model() is null), modelSpec() is the file,
+    // attentionFileLoaded() then traceReady() follow; on failure the current model stays.
+    void openAttentionFile(const QString& npy, const QString& tokensJson = QString());
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
     // Whether the current model splits text itself (else its input is token ids).
@@ -72,6 +76,7 @@ signals:
     // The same report in words, for the bar: "Running: layer 12 of 32 · 18 s left".
     void progressText(const QString& text);
     void modelLoaded(const attnscope::ModelInfo& info);
+    void attentionFileLoaded(const QString& npy);
     void traceReady(std::shared_ptr<const attnscope::Trace> trace);
     void failed(const QString& message);
 

@@ -34,6 +34,7 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     Session* session = host_->session();
     connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
+    connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
     connect(panel_, &LabPanel::variantChanged, this, [this] { host_->requestDetail(); });  // the overview shows the model's own maps
     connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);

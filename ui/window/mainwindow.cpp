@@ -163,7 +163,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(session_, &Session::progressText, progressBar_, &QProgressBar::setFormat);
     connect(session_, &Session::failed, this, [this](const QString& message) {
         const QString headline = pendingSpec_.isEmpty() ? tr("The model could not run this input.")
-                                                        : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
+                                 : pendingSpec_.endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)
+                                     ? tr("Could not open the attention file %1.").arg(QDir::toNativeSeparators(pendingSpec_))
+                                     : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
         pendingSpec_.clear();
         statusBar()->showMessage(tr("Failed: %1").arg(message), 10000);
         showError(headline, message);
@@ -188,6 +190,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(heatmap_, &HeatmapView::poolingChanged, this, [this] { requestThumbnails(); });
 
     buildLab();
+    buildAttentionFileMenu();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -359,8 +362,10 @@ void MainWindow::runInput() {
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
-    controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get(),
-                                      !controls_->targetText().trimmed().isEmpty());
+    if (!session_->model()) controls_->outputs()->clear();  // maps from an attention file
+    else
+        controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get(),
+                                          !controls_->targetText().trimmed().isEmpty());
     if (blocks.empty()) {
         heatmap_->clear(tr("This model recorded no attention."));
         return;

@@ -81,6 +81,12 @@ public:
     void openImage();
     bool setImageFile(const QString& path);
     QString imageFile() const { return imagePath_; }
+    // Attention files (mainwindow_npy.cpp): File > Open Attention File… (non-modal dialog
+    // "openAttentionDialog": the .npy and optionally its tokens JSON), or a .npy given here (its
+    // tokens: the JSON given, else tokensBeside). The maps replace the model; errors go to the
+    // error dialog.
+    void openAttentionFileDialog();
+    void openAttentionFile(const QString& npy, const QString& tokens = QString());
     // View > Raw Tokens: the axes show the raw vocabulary strings instead of the readable forms.
     QAction* rawTokensAction() const { return rawTokensAction_; }
 
@@ -112,6 +118,9 @@ private:
     void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
     void buildCaptureMenu(QMenu* file);  // mainwindow_capture.cpp
+    void buildAttentionFileMenu();
+    void onAttentionFileLoaded(const QString& npy);
+    void setMapsOnly(const QString& mapsFile);  // empty: a model is open
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;

@@ -1,6 +1,7 @@
 // Per-head metrics, rollout/flow and similarity of a Trace's blocks and KL between variants
 // (trace_metrics.h). Plain C++ over the public Trace API.
 #include "attnscope/analysis/trace_metrics.h"
+#include "attnscope/attention/attention_file.h"
 
 #include "attnscope/attention/map_rows.h"
 #include "attnscope/runtime/error.h"
@@ -58,7 +59,7 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
             const std::pair<int, int> shape = mapShape(trace, bi, l);
             const int n = shape.first, m = shape.second;
             for (int h = 0; h < b.heads; ++h) {
-                const bool compare = options.compareLinear && b.kind == AttentionKind::Dot;
+                const bool compare = options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
                 const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns |
                                       RowMeasures::Keys | RowMeasures::FirstKey |
                                       (compare && mapIsDot ? RowMeasures::Kl : 0u);

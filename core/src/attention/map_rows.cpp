@@ -47,7 +47,7 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     MapVariant variant = options.variant;
     if (variant == MapVariant::Native) variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
     const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
-    const bool cpu = cap.q.device().is_cpu();
+    const bool cpu = cap.q.device().is_cpu() && !cap.maps.defined();  // given maps: the whole-map path
     const std::int64_t n = cap.q.size(1);
     if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
         const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];

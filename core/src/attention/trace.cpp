@@ -26,6 +26,20 @@ at::Tensor forMap(const at::Tensor& t) {
     return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t;
 }
 
+// A given map at display temperature T: softmax(log p / T) = p^(1/T) renormalised per row, taken
+// relative to the row's largest cell so that small T cannot underflow a whole row. A fresh
+// float32 tensor: the given maps are a read-only file mapping that callers must not write.
+at::Tensor givenProbs(const at::Tensor& given, double temperature) {
+    at::Tensor p = given.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+    if (temperature == 1.0) return p;
+    const at::Tensor wide = given.to(at::kDouble);
+    const at::Tensor rowMax = std::get<0>(wide.max(-1, /*keepdim=*/true)).clamp_min(1e-300);
+    at::Tensor powered = (wide / rowMax).pow(1.0 / temperature);
+    at::Tensor sums = powered.sum(-1, /*keepdim=*/true);
+    sums.masked_fill_(sums <= 0, 1.0);
+    return powered.div_(sums).to(at::kFloat);
+}
+
 }  // namespace
 
 Trace::Trace(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -76,6 +90,12 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
     const MaskSpec& mask = cap.mask;
     const double temperature = options.temperature * cap.temperature;  // display × propagated
     const int group = info.kvGroup(head);
+    if (cap.maps.defined()) {
+        if (options.variant != MapVariant::Native && options.variant != MapVariant::Dot)
+            throw Error(source + ": the maps were read from this file, which holds no queries and keys; "
+                                 "other attention variants need them");
+        return givenProbs(cap.maps[head], temperature);
+    }
     MapVariant variant = options.variant;
     if (variant == MapVariant::Native)
         variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
@@ -123,7 +143,7 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
         throw Error("pooled map: rows " + std::to_string(r0) + ".." + std::to_string(r1) + " x keys " + std::to_string(c0) +
                     ".." + std::to_string(c1) + " is not inside the " + std::to_string(n) + " x " + std::to_string(m) + " map");
     if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
-    const bool dot = cap.kind == AttentionKind::Dot &&
+    const bool dot = cap.kind == AttentionKind::Dot && !cap.maps.defined() &&
                      (options.variant == MapVariant::Native || options.variant == MapVariant::Dot);
     return translateTorchErrors("computing a pooled attention map", [&] {
         if (!dot || !cap.q.device().is_cpu()) {  // other variants and devices: pool the whole map

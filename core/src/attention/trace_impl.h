@@ -29,6 +29,10 @@ struct LayerCapture {
     // that a map at display temperature 1 is the one the model used. Model::forward sets it from
     // RunOptions for every family; families need not.
     double temperature = 1.0;
+    // Maps-only Traces (attention_file.h): the layer's given maps [heads, queries, keys] in the
+    // file's dtype, read-only (a view of the file's mapping); q and k are then zero-width and
+    // only carry the shape.
+    at::Tensor maps;
 };
 
 // A dot-product layer's capture, Q and K narrowed to the running forward's capture dtype
@@ -65,6 +69,8 @@ struct Trace::Impl {
     std::shared_ptr<const TextInput> textInput;
     std::shared_ptr<const RgbImage> imageInput;
     c10::Device device = c10::Device(c10::kCPU);
+    bool mapsOnly = false;  // Trace::mapsOnly
+    std::string source;     // Trace::source
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

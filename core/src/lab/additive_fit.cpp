@@ -62,6 +62,8 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
     at::Tensor P = impl.mapTensor(block, layer, head, target).to(at::kFloat);  // checks indices and T
     const BlockInfo& info = impl.infos[block];
     const LayerCapture& cap = impl.blocks[block].layers[layer];
+    if (impl.mapsOnly)
+        throw Error(impl.source + ": the maps were read from this file, which holds no queries and keys to fit additive attention on");
     if (cap.kind != AttentionKind::Dot)
         throw Error(std::string("additive fit needs a dot-product layer; layer ") + std::to_string(layer) + " of '" +
                     info.name + "' is " + kindName(cap.kind));
