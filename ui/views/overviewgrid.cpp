@@ -47,6 +47,29 @@ void OverviewGrid::setCrossedOut(std::vector<std::pair<int, int>> heads) {
     update();
 }
 
+void OverviewGrid::setFitToHeight(bool fit) {
+    fitHeight_ = fit;
+    updateGeometry();
+    update();
+}
+
+void OverviewGrid::setHeadOrder(std::vector<std::vector<int>> order) {
+    order_ = std::move(order);
+    update();
+}
+
+int OverviewGrid::slotOf(int layer, int head) const {
+    if (layer < 0 || std::size_t(layer) >= order_.size() || int(order_[std::size_t(layer)].size()) != heads_) return head;
+    const auto& o = order_[std::size_t(layer)];
+    const auto it = std::find(o.begin(), o.end(), head);
+    return it == o.end() ? head : int(it - o.begin());
+}
+
+void OverviewGrid::setFrameColors(std::vector<QColor> colors) {
+    frames_ = std::move(colors);
+    update();
+}
+
 void OverviewGrid::setLayerWindows(std::vector<long long> windows) {
     windows_ = std::move(windows);
     update();
@@ -62,7 +85,8 @@ QRect OverviewGrid::layerLabelRect(int layer) const {
     return {0, r.top(), m.left - 4, r.height()};
 }
 
-// Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads.
+// Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads;
+// fitted to the height too, tiles take what both allow (8..480 px) so the whole grid is visible.
 OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     Metrics m;
     const QFontMetrics fm(font());
@@ -70,11 +94,19 @@ OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     m.top = fm.height() * 2 + 6;
     m.gap = 4;
     const int cols = std::max(1, heads_);
-    m.tile = std::clamp((width - m.left - 4 - (cols - 1) * m.gap) / cols, 16, 160);
+    const int byWidth = (width - m.left - 4 - (cols - 1) * m.gap) / cols;
+    if (!fitHeight_) {
+        m.tile = std::clamp(byWidth, 16, 160);
+        return m;
+    }
+    const int rows = std::max(1, layers_);
+    const int byHeight = (height() - m.top - 4 - rows * m.gap) / rows;
+    m.tile = std::clamp(std::min(byWidth, byHeight), 8, 480);
     return m;
 }
 
 int OverviewGrid::heightForWidth(int width) const {
+    if (fitHeight_) return -1;  // the height is what the layout gives; the tiles follow it
     const Metrics m = metricsFor(width);
     return m.top + std::max(1, layers_) * (m.tile + m.gap) + 4;
 }
@@ -83,7 +115,7 @@ QSize OverviewGrid::sizeHint() const { return {360, heightForWidth(360)}; }
 
 QRect OverviewGrid::tileRect(int layer, int head) const {
     const Metrics m = metricsFor(width());
-    return {m.left + head * (m.tile + m.gap), m.top + layer * (m.tile + m.gap), m.tile, m.tile};
+    return {m.left + slotOf(layer, head) * (m.tile + m.gap), m.top + layer * (m.tile + m.gap), m.tile, m.tile};
 }
 
 // The inverse of tileRect: one division per axis, not a search over every tile.
@@ -96,6 +128,7 @@ bool OverviewGrid::tileAt(const QPoint& pos, int& layer, int& head) const {
     if (h >= heads_ || l >= layers_ || x % step >= m.tile || y % step >= m.tile) return false;
     layer = l;
     head = h;
+    if (std::size_t(l) < order_.size() && int(order_[std::size_t(l)].size()) == heads_) head = order_[std::size_t(l)][std::size_t(h)];
     return true;
 }
 
@@ -112,9 +145,12 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     const Metrics m = metricsFor(width());
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     for (int h = 0; h < heads_; ++h) {
-        const QRect r = tileRect(0, h);
-        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter,
-                   m.tile >= fm.horizontalAdvance(QStringLiteral("H00")) ? QStringLiteral("H%1").arg(h) : QString::number(h));
+        const QRect r(m.left + h * (m.tile + m.gap), m.top, m.tile, m.tile);  // column h
+        // Ordered: the columns are ranks, and each tile names its head.
+        const QString label = ordered() ? QStringLiteral("#%1").arg(h + 1)
+                              : m.tile >= fm.horizontalAdvance(QStringLiteral("H00")) ? QStringLiteral("H%1").arg(h)
+                                                                                      : QString::number(h);
+        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter, label);
     }
     for (int l = 0; l < layers_; ++l) {
         const QRect r = tileRect(l, 0);
@@ -130,6 +166,19 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
                 p.drawImage(t, images_[i]);
             else
                 p.fillRect(t, pal.color(QPalette::Mid));
+            if (i < frames_.size() && frames_[i].isValid()) {
+                const int w = std::clamp(m.tile / 12, 2, 5);
+                p.setPen(QPen(frames_[i], w, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(QRectF(t).adjusted(w / 2.0, w / 2.0, -w / 2.0, -w / 2.0));
+            }
+            if (ordered() && m.tile >= 22) {
+                const QString name = QString::number(h);
+                const QRect box(t.left() + 2, t.top() + 2, fm.horizontalAdvance(name) + 4, fm.height());
+                p.fillRect(box, QColor(0, 0, 0, 150));
+                p.setPen(Qt::white);
+                p.drawText(box, Qt::AlignCenter, name);
+            }
         }
     }
     const QRect sel = tileRect(layer_, head_).adjusted(-2, -2, 2, 2);

@@ -6,8 +6,14 @@
 // images prepared on a worker (MapService), drawn magnified without smoothing. Layers with a
 // sliding window (setLayerWindows) carry a bar and a "w" after their label, so local and
 // global layers of Gemma-2/3, GPT-Neo or Mistral read apart at a glance.
+//
+// The model view (the Model tab) uses the same grid filling its space: setFitToHeight() sizes the
+// tiles to the height as well as the width (the whole model visible, as large as it fits);
+// setHeadOrder() places each layer's heads in a given order (by a metric), each tile then naming
+// its head; setFrameColors() draws a coloured frame around each tile (the head's pattern class).
 #pragma once
 
+#include <QColor>
 #include <QImage>
 #include <QWidget>
 
@@ -37,6 +43,21 @@ public:
     // Where a layer's label is drawn (for tooltips and tests).
     QRect layerLabelRect(int layer) const;
 
+    // Tiles fit the widget's height too (no scrolling): for a grid placed without a scroll area.
+    void setFitToHeight(bool fit);
+    bool fitsToHeight() const { return fitHeight_; }
+    // Per layer, the heads in the order their tiles are placed (a permutation of 0..heads-1);
+    // empty (or a layer's list of the wrong size) = natural order.
+    void setHeadOrder(std::vector<std::vector<int>> order);
+    const std::vector<std::vector<int>>& headOrder() const { return order_; }
+    // The column where (layer, head) is drawn.
+    int slotOf(int layer, int head) const;
+    // A frame colour per tile (index = layer * heads + head; invalid colours: no frame); empty = none.
+    void setFrameColors(std::vector<QColor> colors);
+    const std::vector<QColor>& frameColors() const { return frames_; }
+    // The size of one thumbnail now, in pixels.
+    int tileSize() const { return metricsFor(width()).tile; }
+
     int layers() const { return layers_; }
     int heads() const { return heads_; }
     int selectedLayer() const { return layer_; }
@@ -48,7 +69,7 @@ public:
     bool tileAt(const QPoint& pos, int& layer, int& head) const;
 
     QSize sizeHint() const override;
-    bool hasHeightForWidth() const override { return true; }
+    bool hasHeightForWidth() const override { return !fitHeight_; }
     int heightForWidth(int width) const override;
 
 signals:
@@ -70,6 +91,7 @@ private:
         int tile = 0, gap = 0, left = 0, top = 0;
     };
     Metrics metricsFor(int width) const;
+    bool ordered() const { return !order_.empty(); }
 
     int layers_ = 0;
     int heads_ = 0;
@@ -79,4 +101,7 @@ private:
     std::vector<QImage> images_;
     std::vector<std::pair<int, int>> crossedOut_;
     std::vector<long long> windows_;
+    bool fitHeight_ = false;
+    std::vector<std::vector<int>> order_;
+    std::vector<QColor> frames_;
 };

@@ -191,6 +191,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     buildLab();
     buildAttentionFileMenu();
+    buildImageViews();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -417,6 +418,7 @@ void MainWindow::refreshMaps() {
 }
 
 void MainWindow::requestDetail() {
+    emit selectionChanged();
     updateHeadGroup();
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)

@@ -29,7 +29,9 @@ class ComparePanel;
 class ControlPanel;
 class ExportDialog;
 class HeatmapView;
+class ImageController;
 class LabController;
+class ModelViewController;
 class OverviewGrid;
 class Session;
 class QAction;
@@ -53,6 +55,9 @@ public:
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
     LabController* lab() const { return lab_; }
+    // The Image tab (attention over the image) and the Model tab (mainwindow_image.cpp).
+    ImageController* imageView() const { return imageView_; }
+    ModelViewController* modelView() const { return modelView_; }
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -87,6 +92,7 @@ public:
     // error dialog.
     void openAttentionFileDialog();
     void openAttentionFile(const QString& npy, const QString& tokens = QString());
+    std::shared_ptr<const attnscope::RgbImage> image() const { return image_; }
     // View > Raw Tokens: the axes show the raw vocabulary strings instead of the readable forms.
     QAction* rawTokensAction() const { return rawTokensAction_; }
 
@@ -106,6 +112,11 @@ public:
     bool metricsShown() const override;
     void showExplore() override;
 
+signals:
+    // The shown block, layer, head, temperature or trace may have changed (emitted whenever the
+    // window asks for the shown head's map): the views that follow the selection refresh.
+    void selectionChanged();
+
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -121,6 +132,7 @@ private:
     void buildAttentionFileMenu();
     void onAttentionFileLoaded(const QString& npy);
     void setMapsOnly(const QString& mapsFile);  // empty: a model is open
+    void buildImageViews();
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -153,6 +165,8 @@ private:
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
     LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
+    ImageController* imageView_ = nullptr;
+    ModelViewController* modelView_ = nullptr;
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one

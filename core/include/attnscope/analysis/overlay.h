@@ -1,0 +1,84 @@
+// Attention over the image for image models (ViT): which token is which patch, and one query's
+// attention over the patch grid from a head, a layer's mean or the attention rollout with
+// vit-explain's discard ratio (Gildenblat's vit-explain, after Abnar & Zuidema 2020), with the
+// rows normalised as the paper means (vit-explain's `a / a.sum(dim=-1)` divides column j by row
+// j's sum; here every row is divided by its own sum, so rollout rows sum to 1).
+// Plain C++ over Trace::map (no torch); the ui draws what these return and computes nothing.
+#pragma once
+
+#include "attnscope/analysis/rollout.h"
+#include "attnscope/attention/trace.h"
+
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// The patch tokens of an image model's sequence: tokens labelled "rRcC" (row R, column C, as
+// models/vit.cpp labels them) in a full rows × cols grid; every other token ([CLS], a
+// distillation token) is listed in `others`.
+struct PatchGrid {
+    int rows = 0, cols = 0;
+    std::vector<int> positions;  // token index of patch (r, c) at r * cols + c
+    std::vector<int> others;     // token indices that are not patches, in order
+};
+
+// Throws attnscope::Error when no label is a patch, a patch repeats, or the patches leave a hole
+// in their grid ("... has no patch r1c2").
+PatchGrid patchGrid(const std::vector<std::string>& tokens);
+
+// How the heads of a layer become one map (vit-explain's head_fusion): entry-wise mean, max or min.
+enum class HeadFusion { Mean, Max, Min };
+const char* fusionName(HeadFusion fusion);  // "mean", "max", "min"
+HeadMap fuseHeads(const std::vector<HeadMap>& heads, HeadFusion fusion);
+
+// vit-explain's discard: the floor(ratio · rows · cols) smallest entries of the whole map become
+// 0, except entry (0, 0) ([CLS] to itself), which vit-explain keeps; ties go to the lower
+// row-major index. ratio in [0, 1); throws attnscope::Error otherwise or for a malformed map.
+HeadMap discardLowest(const HeadMap& map, double ratio);
+
+struct RolloutOptions {
+    double residual = 0.5;     // Â = residual·I + (1 - residual)·A, rows renormalised (rollout.h)
+    double discardRatio = 0;   // per layer, on the fused map before the residual (discardLowest)
+    HeadFusion fusion = HeadFusion::Mean;
+};
+
+// Row `query` of the rollout R = Â_{L-1} ··· Â_0 of the given per-layer fused maps, computed as a
+// row vector from the top layer down (L·n² multiply-adds; the n×n product is never formed).
+// Equals row `query` of attentionRollout(discarded layers, residual). Throws like
+// attentionRollout, and for a query out of range.
+std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int query, const RolloutOptions& options);
+
+enum class OverlaySource {
+    Head,       // the shown head's map
+    LayerMean,  // the mean of the layer's heads
+    Rollout,    // the rollout of layers 0..layer (the last layer: vit-explain's), fused and discarded
+};
+const char* overlaySourceName(OverlaySource source);  // "head", "layer mean", "rollout"
+
+struct OverlayOptions {
+    OverlaySource source = OverlaySource::Head;
+    int layer = 0;
+    int head = 0;    // Head only
+    int query = 0;   // the token whose row is shown; 0 = [CLS] in ViT
+    MapOptions map;  // the maps' temperature (and variant)
+    RolloutOptions rollout;  // Rollout only
+};
+
+// One query's row over the image: patches[r * grid.cols + c] is the weight of patch (r, c);
+// otherWeight the weight on the tokens that are not patches (the row's remainder), so
+// Σ patches + otherWeight is the row's sum (1 for a softmax row and for a rollout row).
+struct PatchOverlay {
+    PatchGrid grid;
+    int query = 0;
+    std::vector<double> patches;
+    double otherWeight = 0;
+    double maxPatch = 0;  // the largest patch weight (vit-explain divides by it for display)
+};
+
+// The overlay of `block` (a square self-attention block whose key labels form a patch grid).
+// Throws attnscope::Error for a block that is not one, an index out of range, or a ratio outside
+// [0, 1).
+PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& options);
+
+}  // namespace attnscope

@@ -1,0 +1,278 @@
+// The Image tab on a ViT folder, driven through the real widgets: the overlay shows core's
+// numbers (attnscope::patchOverlay) for the shown head, the layer mean and the rollout, follows
+// the window's layer, head and temperature, a click on a patch shows its row, the look
+// (opacity, colours) is what the screen draws, and the exported figure parses.
+#include "figure/overlayfigure.h"
+#include "panels/imageoverlaypanel.h"
+#include "panels/modelviewpanel.h"
+#include "views/imageoverlay.h"
+#include "window/imagecontroller.h"
+#include "window/modelviewcontroller.h"
+#include "window_fixture.h"
+
+#include "family_fixtures.h"
+#include "png_write.h"
+
+#include "attnscope/analysis/overlay.h"
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QMouseEvent>
+#include <QSvgRenderer>
+
+#include <random>
+
+using namespace uitest;
+using namespace attnscope::testing;
+using attnscope::OverlaySource;
+
+namespace {
+
+struct VitFolder {
+    std::filesystem::path dir;
+    VitSpec spec;
+};
+
+// A 3-layer ViT on 32 × 32 pixels in 8-pixel patches (a 4 × 4 grid) and a 48 × 32 picture.
+VitFolder writeVitFolder(const std::string& name) {
+    VitFolder v;
+    v.spec.layers = 3;
+    v.spec.imageSize = 32;
+    v.spec.patch = 8;
+    v.dir = freshDir(name);
+    writeCheckpoint(v.dir, makeVit(v.spec, 61));
+    std::vector<std::uint8_t> pixels(48 * 32 * 3);
+    std::mt19937 rng(5);
+    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
+    writePng(v.dir / "picture.png", 48, 32, pixels);
+    return v;
+}
+
+// A mouse move as the view gets it (no real pointer on the offscreen platform).
+void moveMouse(QWidget* w, const QPointF& p) {
+    QMouseEvent move(QEvent::MouseMove, p, w->mapToGlobal(p), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(w, &move);
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, follows the selection and exports",
+                 "[ui][image][vit]") {
+    const VitFolder v = writeVitFolder("ui-image-overlay");
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(v.dir));
+    REQUIRE(loaded.wait(20000));
+    QSignalSpy traced(session, &Session::traceReady);
+    REQUIRE(window.setImageFile(qpath(v.dir / "picture.png")));
+    REQUIRE(traced.wait(20000));
+    const auto trace = session->trace();
+
+    ImageController* image = window.imageView();
+    ImageOverlayPanel* panel = image->panel();
+    ImageOverlayView* view = panel->view();
+    window.tabs()->setCurrentWidget(panel);
+
+    // Waits until the panel shows core's overlay for these options.
+    auto waitForOverlay = [&](attnscope::OverlayOptions o) {
+        const attnscope::PatchOverlay want = attnscope::patchOverlay(*trace, 0, o);
+        const bool shown = QTest::qWaitFor(
+            [&] {
+                return image->shown().trace == trace && view->hasPicture() && view->picture().values == want.patches &&
+                       image->shown().options.query == o.query && image->shown().options.source == o.source;
+            },
+            20000);
+        REQUIRE(shown);
+        CHECK(view->picture().gridRows == 4);
+        CHECK(view->picture().gridCols == 4);
+        CHECK(view->picture().maxValue == want.maxPatch);
+        return want;
+    };
+
+    attnscope::OverlayOptions o;  // the [CLS] row of layer 0, head 0 at T = 1
+    waitForOverlay(o);
+    // The image keeps its own aspect (48 × 32) on screen, whatever the model resized it to.
+    CHECK(view->imageRect().width() / view->imageRect().height() == Approx(1.5).epsilon(0.01));
+    CHECK(view->caption().contains(QStringLiteral("[CLS] row · layer 0 · head 0")));
+
+    // The window's layer and head: the overlay follows.
+    layer->setValue(2);
+    head->setValue(1);
+    o.layer = 2;
+    o.head = 1;
+    waitForOverlay(o);
+    // The temperature slider: maps at T, the overlay too.
+    slider->setValue(slider->minimum() + (slider->maximum() - slider->minimum()) / 4);
+    const double t = controls->temperature()->temperature();
+    REQUIRE(t < 1.0);
+    o.map.temperature = t;
+    waitForOverlay(o);
+    CHECK(view->caption().contains(QStringLiteral("T = ")));
+
+    // The layer mean, then the rollout with vit-explain's discard.
+    panel->sourceCombo()->setCurrentIndex(panel->sourceCombo()->findData(int(OverlaySource::LayerMean)));
+    o.source = OverlaySource::LayerMean;
+    waitForOverlay(o);
+    CHECK_FALSE(panel->discardSpin()->isEnabled());
+    panel->sourceCombo()->setCurrentIndex(panel->sourceCombo()->findData(int(OverlaySource::Rollout)));
+    CHECK(panel->discardSpin()->isEnabled());
+    panel->discardSpin()->setValue(0.5);
+    panel->fusionCombo()->setCurrentIndex(panel->fusionCombo()->findData(int(attnscope::HeadFusion::Max)));
+    o.source = OverlaySource::Rollout;
+    o.rollout.discardRatio = 0.5;
+    o.rollout.fusion = attnscope::HeadFusion::Max;
+    const attnscope::PatchOverlay rollout = waitForOverlay(o);
+    double rowSum = rollout.otherWeight;
+    for (double w : rollout.patches) rowSum += w;
+    CHECK(rowSum == Approx(1.0).margin(1e-9));
+
+    // Hover shows the patch; a click shows that patch's row (patch 6 = r1c2 = token 7), marked.
+    moveMouse(view, view->patchRect(6).center());
+    CHECK(view->hoveredPatch() == 6);
+    moveMouse(view, QPointF(1, 1));  // off the image
+    CHECK(view->hoveredPatch() == -1);
+    QTest::mouseClick(view, Qt::LeftButton, {}, view->patchRect(6).center().toPoint());
+    o.query = 7;
+    waitForOverlay(o);
+    CHECK(view->picture().markedPatch == 6);
+    CHECK(panel->clsButton()->isEnabled());
+    CHECK(view->caption().contains(QStringLiteral("r1c2 row")));
+    QTest::mouseClick(panel->clsButton(), Qt::LeftButton);
+    o.query = 0;
+    waitForOverlay(o);
+    CHECK(view->picture().markedPatch == -1);
+
+    // The look: at full opacity a patch's centre on screen is its value's colour.
+    panel->opacitySlider()->setValue(100);
+    panel->colormapCombo()->setCurrentIndex(int(Colormap::Viridis));
+    panel->smoothCheck()->setChecked(false);
+    REQUIRE(QTest::qWaitFor([&] { return view->picture().opacity == 1.0 && view->picture().colormap == Colormap::Viridis; }));
+    moveMouse(view, QPointF(1, 1));  // no hover outline over the patches
+    REQUIRE(view->hoveredPatch() == -1);
+    const QImage shot = view->grab().toImage();
+    const double ratio = shot.width() / double(view->width());
+    for (int p : {0, 5, 10, 15}) {
+        const QPointF c = view->patchRect(p).center() * ratio;
+        const QColor got = shot.pixelColor(c.toPoint()), want = overlayColor(view->picture(), view->picture().values[std::size_t(p)]);
+        INFO("patch " << p);
+        CHECK(std::abs(got.red() - want.red()) <= 1);
+        CHECK(std::abs(got.green() - want.green()) <= 1);
+        CHECK(std::abs(got.blue() - want.blue()) <= 1);
+    }
+
+    // Export: PDF, SVG and PNG of the image plus its colour bar.
+    panel->opacitySlider()->setValue(60);
+    const auto out = freshDir("ui-image-overlay-export");
+    REQUIRE(image->exportFigure(qpath(out / "overlay.pdf")));
+    REQUIRE(image->exportFigure(qpath(out / "overlay.svg")));
+    REQUIRE(image->exportFigure(qpath(out / "overlay.png")));
+    QFile pdf(qpath(out / "overlay.pdf"));
+    REQUIRE(pdf.open(QIODevice::ReadOnly));
+    CHECK(pdf.read(5) == QByteArray("%PDF-"));
+    QSvgRenderer svg(qpath(out / "overlay.svg"));
+    CHECK(svg.isValid());
+    const QImage png(qpath(out / "overlay.png"));
+    REQUIRE_FALSE(png.isNull());
+    CHECK(png.width() == 975);  // 3.25 in at 300 dpi
+    CHECK(png.height() < png.width());  // a 3:2 picture with a title above
+    const QSizeF pt = overlayFigureSizePoints(image->figure());
+    CHECK(png.height() == int(std::lround(pt.height() * 300 / 72.0)));
+    // An unwritable place is an error in the dialog that names the file.
+    CHECK_FALSE(image->exportFigure(qpath(out / "missing" / "overlay.pdf")));
+    CHECK(takeErrorDialog().contains(QStringLiteral("overlay.pdf")));
+}
+
+TEST_CASE_METHOD(WindowFixture, "The Image tab says why a text model has no attention over the image", "[ui][image]") {
+    openStandIn();
+    ImageOverlayPanel* panel = window.imageView()->panel();
+    window.tabs()->setCurrentWidget(panel);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->message().contains(QStringLiteral("reads tokens, not images")); }, 5000));
+    CHECK_FALSE(panel->view()->hasPicture());
+    CHECK_FALSE(panel->exportButton()->isEnabled());
+}
+
+TEST_CASE("Overlay figures: ticks, a size from the image's aspect, and errors that say what is missing", "[ui][image][figure]") {
+    const std::vector<double> ticks = overlayTicks(0.08);
+    REQUIRE(ticks.size() == 5u);
+    for (int i = 0; i < 5; ++i) CHECK(ticks[std::size_t(i)] == Approx(0.02 * i).margin(1e-15));
+    CHECK(overlayTicks(1.0).size() == 5);
+    OverlayFigure f;
+    f.picture.image = QImage(40, 20, QImage::Format_RGB32);
+    f.picture.image.fill(Qt::gray);
+    f.picture.gridRows = 2;
+    f.picture.gridCols = 4;
+    f.picture.values = {0.1, 0.2, 0.3, 0.4, 0, 0, 0, 0};
+    f.picture.maxValue = 0.4;
+    const QSizeF pt = overlayFigureSizePoints(f);
+    CHECK(pt.width() == Approx(3.25 * 72));
+    CHECK(pt.height() < pt.width() / 2 + 20);  // a 2:1 image and margins
+    const auto out = freshDir("ui-overlay-figure");
+    writeOverlayFigure(f, qpath(out / "f.svg"));
+    CHECK(QSvgRenderer(qpath(out / "f.svg")).isValid());
+    f.picture.values.pop_back();
+    CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.pdf")), Catch::Contains("g.pdf") && Catch::Contains("one value per patch"));
+    CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.txt")), Catch::Contains("g.txt"));
+}
+
+// Screenshots of the Image and Model tabs for looking at by hand: $ATTNSCOPE_SHOT_MODELS holds
+// model folders (vit-base with photo.png, and any others), $ATTNSCOPE_SHOT_OUT gets image-*.png.
+//   ATTNSCOPE_SHOT_MODELS=/tmp/m ATTNSCOPE_SHOT_OUT=/tmp/s build/tests/ui/attnscope_ui_tests "[.image-shots]"
+TEST_CASE_METHOD(WindowFixture, "image and model view screenshots", "[.image-shots]") {
+    const char* models = std::getenv("ATTNSCOPE_SHOT_MODELS");
+    const char* outDir = std::getenv("ATTNSCOPE_SHOT_OUT");
+    REQUIRE(models);
+    REQUIRE(outDir);
+    const std::filesystem::path root(models), out(outDir);
+    window.resize(1600, 1000);
+    auto shoot = [&](const std::string& name) {
+        QTest::qWait(400);
+        window.grab().save(qpath(out / ("image-" + name + ".png")));
+    };
+    auto waitIdle = [&] {
+        QTest::qWait(300);
+        REQUIRE(QTest::qWaitFor([&] { return !session->isBusy() && !window.imageView()->service()->isRunning(); }, 60000));
+    };
+    if (std::filesystem::exists(root / "vit-base")) {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        window.openModel(qpath(root / "vit-base"));
+        REQUIRE(loaded.wait(60000));
+        QSignalSpy traced(session, &Session::traceReady);
+        REQUIRE(window.setImageFile(qpath(root / "vit-base" / "photo.png")));
+        REQUIRE(traced.wait(60000));
+        ImageOverlayPanel* panel = window.imageView()->panel();
+        window.tabs()->setCurrentWidget(panel);
+        layer->setValue(5);
+        head->setValue(3);
+        waitIdle();
+        shoot("vit-head");
+        panel->sourceCombo()->setCurrentIndex(2);
+        panel->gridCheck()->setChecked(true);
+        waitIdle();
+        shoot("vit-rollout");
+        QTest::mouseClick(panel->view(), Qt::LeftButton, {}, panel->view()->patchRect(14 * 6 + 8).center().toPoint());
+        panel->smoothCheck()->setChecked(true);
+        panel->gridCheck()->setChecked(false);
+        waitIdle();
+        shoot("vit-patch-row");
+        window.imageView()->exportFigure(qpath(out / "image-vit-figure.png"));
+        window.tabs()->setCurrentWidget(window.modelView()->panel());
+        REQUIRE(QTest::qWaitFor([&] { return window.modelView()->panel()->metricsOf(11, 11); }, 60000));
+        window.modelView()->panel()->orderCombo()->setCurrentIndex(1);
+        shoot("vit-model-view");
+    }
+    for (const char* name : {"gpt2", "bert", "llama"}) {
+        if (!std::filesystem::exists(root / name)) continue;
+        open(qpath(root / name));
+        window.tabs()->setCurrentWidget(window.modelView()->panel());
+        REQUIRE(QTest::qWaitFor([&] { return window.modelView()->panel()->metricsOf(0, 0); }, 60000));
+        window.modelView()->panel()->metricCombo()->setCurrentIndex(1);
+        shoot(std::string(name) + "-model-view");
+    }
+    open(QStringLiteral("builtin:reverse-dot"));
+    window.tabs()->setCurrentWidget(window.modelView()->panel());
+    REQUIRE(QTest::qWaitFor([&] { return window.modelView()->panel()->metricsOf(0, 0); }, 60000));
+    shoot("builtin-model-view");
+    window.tabs()->setCurrentWidget(window.imageView()->panel());
+    shoot("builtin-image-tab");
+    window.modelView()->service()->waitForWorkers();
+}

@@ -1,0 +1,50 @@
+// ImageController: the Image tab (ImageOverlayPanel) kept in step with the window: the shown
+// trace (the lab's re-run when there is one), block, layer, head and the temperature the maps are
+// drawn at; the overlay's numbers come from core through OverlayService and are asked for only
+// while the tab is shown. It keeps the image each trace ran on, so the overlay sits on the picture
+// the model saw even after another image was opened. Export writes the overlay as a figure.
+#pragma once
+
+#include "services/overlayservice.h"
+
+#include <QImage>
+#include <QObject>
+
+#include <functional>
+
+class ImageOverlayPanel;
+class MainWindow;
+struct OverlayFigure;
+
+class ImageController : public QObject {
+    Q_OBJECT
+public:
+    // window outlives the controller (its parent). onError shows a failed export.
+    ImageController(MainWindow* window, std::function<void(const QString&, const QString&)> onError);
+
+    ImageOverlayPanel* panel() const { return panel_; }
+    OverlayService* service() const { return service_; }
+    // The overlay the panel shows (its trace, options and values), for tests and the figure.
+    const OverlayResult& shown() const { return shown_; }
+
+    // Asks core for the overlay of the window's selection (when the tab is shown).
+    void refresh();
+    // The figure of what the panel shows; title names the model and the selection.
+    OverlayFigure figure() const;
+    // Writes the figure (.pdf, .svg, .png); errors go to onError and return false.
+    bool exportFigure(const QString& path);
+    // Opens the save dialog ("overlayExportDialog"), then exportFigure.
+    void chooseExportFile();
+
+private:
+    bool shownNow() const;
+    void onOverlay(const OverlayResult& r);
+    QString describe(const OverlayResult& r) const;
+
+    MainWindow* window_;
+    std::function<void(const QString&, const QString&)> onError_;
+    ImageOverlayPanel* panel_ = nullptr;
+    OverlayService* service_ = nullptr;
+    OverlayResult shown_;
+    QImage image_;  // the image the session's last trace ran on
+};

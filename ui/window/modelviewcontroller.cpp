@@ -1,0 +1,86 @@
+#include "window/modelviewcontroller.h"
+
+#include "panels/controlpanel.h"
+#include "panels/modelviewpanel.h"
+#include "services/session.h"
+#include "views/headmetricmap.h"
+#include "views/overviewgrid.h"
+#include "window/labcontroller.h"
+#include "window/mainwindow.h"
+
+#include <QTabWidget>
+
+ModelViewController::ModelViewController(MainWindow* window) : QObject(window), window_(window) {
+    panel_ = new ModelViewPanel;
+    panel_->setObjectName(QStringLiteral("modelViewPanel"));
+    service_ = new LabService(this);
+    connect(panel_, &ModelViewPanel::headChosen, this,
+            [this](int layer, int head) { window_->selectHead(window_->currentBlockName(), layer, head); });
+    // The Explore overview's thumbnails, when they are the shown block's.
+    connect(window->maps(), &MapService::thumbnailsReady, this, [this](const ThumbnailResult& r) {
+        if (r.trace == window_->lab()->shownTrace() && r.block == window_->currentKey().block && r.trace == blockTrace_ &&
+            r.block == block_)
+            panel_->grid()->setImages(r.images);
+    });
+    connect(service_, &LabService::metricsReady, this, [this](const MetricsResult& r) {
+        if (r.trace != metricsTrace_ || r.temperature != metricsTemperature_) return;
+        if (!r.error.isEmpty()) {
+            panel_->setStatus(tr("Metrics failed: %1").arg(r.error));
+            return;
+        }
+        metrics_ = r.metrics;
+        panel_->setMetrics(metrics_);
+        panel_->setStatus(r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
+                                    : tr("metrics of %1 heads · T = %2").arg(r.metrics.size()).arg(r.temperature, 0, 'g', 3));
+    });
+    connect(window->session(), &Session::modelLoaded, this, [this] {
+        service_->cancelAll();
+        blockTrace_.reset();
+        metricsTrace_.reset();
+        metrics_.clear();
+        block_ = -1;
+        panel_->setBlock(QString(), 0, 0);
+        panel_->setStatus(QString());
+    });
+    // The metric map in the window's colour map, like the thumbnails beside it.
+    connect(window->controls(), &ControlPanel::coloringChanged, this,
+            [this] { panel_->metricMap()->setColormap(window_->controls()->colormap()); });
+    connect(window, &MainWindow::selectionChanged, this, &ModelViewController::refresh);
+    connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
+}
+
+bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
+
+void ModelViewController::refresh() {
+    const TracePtr trace = window_->lab()->shownTrace();
+    const MapKey key = window_->currentKey();
+    if (!trace || key.block < 0 || key.block >= int(trace->blocks().size())) return;
+    const auto& info = trace->blocks()[std::size_t(key.block)];
+    if (trace != blockTrace_ || key.block != block_) {
+        blockTrace_ = trace;
+        block_ = key.block;
+        panel_->setBlock(QString::fromStdString(info.name), info.layers, info.heads);
+        panel_->grid()->setLayerWindows({info.layerWindows.begin(), info.layerWindows.end()});
+        // The Explore overview may already hold this block's thumbnails.
+        const OverviewGrid* explore = window_->overview();
+        if (explore->layers() == info.layers && explore->heads() == info.heads) panel_->grid()->setImages(explore->images());
+        if (metricsTrace_ == trace) panel_->setMetrics(metrics_);  // every block's metrics came with the trace's
+    }
+    panel_->grid()->setSelected(key.layer, key.head);
+    panel_->grid()->setCrossedOut(window_->overview()->crossedOut());
+    panel_->metricMap()->setSelected(key.layer, key.head);
+    const double t = window_->lab()->displayTemperature(window_->sliderTemperature());
+    panel_->grid()->setCaption(tr("%1 block · %2 layers × %3 heads · layer %4 · head %5%6")
+                                   .arg(QString::fromStdString(info.name))
+                                   .arg(info.layers)
+                                   .arg(info.heads)
+                                   .arg(key.layer)
+                                   .arg(key.head)
+                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
+    if (!shownNow()) return;
+    if (metricsTrace_ == trace && metricsTemperature_ == t) return;
+    metricsTrace_ = trace;
+    metricsTemperature_ = t;
+    panel_->setStatus(tr("computing metrics…"));
+    service_->requestMetrics(trace, t);
+}

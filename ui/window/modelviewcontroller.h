@@ -1,0 +1,38 @@
+// ModelViewController: the Model tab (ModelViewPanel) kept in step with the window: the shown
+// block's thumbnails (the same MapService results as the Explore overview), its selection and
+// masked heads, and every head's metrics from core (LabService::requestMetrics, at the
+// temperature the maps are drawn at), asked for only while the tab is shown and not yet known for
+// this trace and temperature. A click on a thumbnail or a metric cell selects that head in the window.
+#pragma once
+
+#include "services/labservice.h"
+
+#include <QObject>
+
+class MainWindow;
+class ModelViewPanel;
+
+class ModelViewController : public QObject {
+    Q_OBJECT
+public:
+    explicit ModelViewController(MainWindow* window);
+
+    ModelViewPanel* panel() const { return panel_; }
+    LabService* service() const { return service_; }
+    // The trace and temperature whose metrics the panel shows (complete or arriving).
+    TracePtr metricsTrace() const { return metricsTrace_; }
+    // Follows the window's selection, block and trace; asks for metrics when shown.
+    void refresh();
+
+private:
+    bool shownNow() const;
+
+    MainWindow* window_;
+    ModelViewPanel* panel_ = nullptr;
+    LabService* service_ = nullptr;
+    TracePtr blockTrace_;       // the trace and block the panel's shape belongs to
+    int block_ = -1;
+    TracePtr metricsTrace_;
+    double metricsTemperature_ = 0;
+    std::vector<attnscope::HeadMetrics> metrics_;  // the latest of metricsTrace_ (every block)
+};
