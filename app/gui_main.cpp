@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("MODEL"),
-                                 QStringLiteral("A model folder (config.json + model.safetensors) or builtin:NAME to "
-                                                "open (default: builtin:reverse-dot with an example input)."),
+                                 QStringLiteral("A model folder (config.json + model.safetensors), builtin:NAME or a "
+                                                "workspace FILE.attnscope to open (default: builtin:reverse-dot with an "
+                                                "example input)."),
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
@@ -53,9 +54,12 @@ int main(int argc, char** argv) {
     }
 
     MainWindow window;
+    window.restoreWindowLayout();  // the size and docks of the last session
     window.show();
     if (parser.isSet(image)) window.setImageFile(parser.value(image));
-    if (!args.isEmpty()) {
+    if (!args.isEmpty() && args.first().endsWith(QLatin1String(".attnscope"))) {
+        window.openWorkspaceFile(args.first());  // a saved workspace: its model, input and view
+    } else if (!args.isEmpty()) {
         window.openModel(args.first());
     } else {
         // The default: a built-in model with an example input already run.

@@ -38,6 +38,7 @@ class QProgressBar;
 class QPushButton;
 class QTabWidget;
 struct Figure;
+struct Workspace;
 
 class MainWindow : public QMainWindow, public LabHost {
     Q_OBJECT
@@ -100,7 +101,21 @@ public:
     bool metricsShown() const override;
     void showExplore() override;
 
+    // Workspaces (mainwindow_workspace.cpp): File > Save Workspace… / Open Workspace… (dialogs
+    // "saveWorkspaceDialog", "openWorkspaceDialog"). Opening loads the model if it is another,
+    // runs the input, then applies the selection, temperatures, lab, masks, fit, colours and
+    // view; workspaceRestored() follows once the view is the saved one. Errors go to the error
+    // dialog (false). The window's layout and size are kept between starts (QSettings).
+    Workspace currentWorkspace() const;
+    bool saveWorkspaceFile(const QString& path);
+    bool openWorkspaceFile(const QString& path);
+    void restoreWindowLayout();  // from QSettings; the app calls it once before show()
+
+signals:
+    void workspaceRestored();
+
 protected:
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -110,7 +125,13 @@ private:
     void buildFamilyInputs();
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
+    // The shown layer's heads as a grid and every layer as PDF pages (mainwindow_workspace.cpp).
+    void offerBatchFigures(ExportDialog& dialog) const;
     void buildLab();
+    void buildWorkspace();
+    // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
+    // onModelLoaded keeps it rather than an example.
+    bool applyWorkspaceInput();
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -151,4 +172,6 @@ private:
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
+    class WorkspaceRestore;     // a workspace being opened (mainwindow_workspace.cpp); a child
+    WorkspaceRestore* restore_ = nullptr;
 };
