@@ -40,9 +40,10 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("MODEL"),
-                                 QStringLiteral("A model folder (config.json + model.safetensors) or builtin:NAME to "
-                                                "open (default: builtin:reverse-dot with an example input), or an "
-                                                "attention file (.npy of maps, tokens.json beside it)."),
+                                 QStringLiteral("A model folder (config.json + model.safetensors), builtin:NAME, a "
+                                                "workspace FILE.attnscope or an attention file (.npy of maps, "
+                                                "tokens.json beside it) to open (default: builtin:reverse-dot with an "
+                                                "example input)."),
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
@@ -54,10 +55,13 @@ int main(int argc, char** argv) {
     }
 
     MainWindow window;
+    window.restoreWindowLayout();  // the size and docks of the last session
     window.show();
     if (parser.isSet(image)) window.setImageFile(parser.value(image));
     if (!args.isEmpty() && args.first().endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)) {
         window.openAttentionFile(args.first());
+    } else if (!args.isEmpty() && args.first().endsWith(QLatin1String(".attnscope"))) {
+        window.openWorkspaceFile(args.first());  // a saved workspace: its model, input and view
     } else if (!args.isEmpty()) {
         window.openModel(args.first());
     } else {

@@ -120,7 +120,9 @@ TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and 
     auto* choice = dialog->findChild<QComboBox*>(QStringLiteral("figureChoice"));
     REQUIRE(choice);
     REQUIRE(choice->isVisible());
-    REQUIRE(choice->count() == 3);  // the map, this cross head's alignment, the last layer's mean
+    // The map, this cross head's alignment, the last layer's mean, then the batch figures
+    // (the layer's heads, every layer).
+    REQUIRE(choice->count() == 5);
     CHECK(choice->itemText(2).contains(QStringLiteral("mean")));
 
     SECTION("SVG of the mean: parses, source along the top and target down the side as text") {

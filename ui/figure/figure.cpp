@@ -72,6 +72,12 @@ struct Layout {
     int xStride = 1, yStride = 1;
     double barX = 0, barW = 0, barTickW = 0;
     int rows = 0, cols = 0;
+    int columns = 1, gridRows = 1;  // panels per grid row, grid rows
+    double rowStep = 0;             // from one grid row's map top to the next
+    double gridH = 0;               // from the first map's top to the last one's bottom
+    // Where panel i's map starts.
+    double panelX(int i) const { return left + (i % columns) * (panelW + panelGap); }
+    double panelY(int i) const { return mapTop + (i / columns) * rowStep; }
 };
 
 Layout layoutFor(const Figure& f) {
@@ -79,7 +85,10 @@ Layout layoutFor(const Figure& f) {
     const FigurePanel& first = f.panels.front();
     L.rows = first.map.rows;
     L.cols = first.map.cols;
-    const int n = int(f.panels.size());
+    const int count = int(f.panels.size());
+    L.columns = f.columns > 0 ? std::min(f.columns, count) : count;
+    L.gridRows = (count + L.columns - 1) / L.columns;
+    const int n = L.columns;  // panels across
     L.width = f.widthIn * 72.0;
     L.base = baseFontPt(f.widthIn);
     L.titlePt = L.base + 1;
@@ -111,7 +120,7 @@ Layout layoutFor(const Figure& f) {
         L.panelW = (L.width - L.left - right - (n - 1) * L.panelGap) / n;
         L.cellW = L.panelW / std::max(1, L.cols);
         L.cellH = L.cellW;
-        const double maxMapH = (n > 1 ? 0.9 : 1.25) * L.width;
+        const double maxMapH = (n > 1 ? 0.9 : 1.25) * L.width / L.gridRows;
         if (L.cellH * L.rows > maxMapH) L.cellH = maxMapH / L.rows;
         L.tickPt = std::clamp(std::min(L.cellW, L.cellH) / 1.15, 5.0, L.base);
     }
@@ -134,12 +143,15 @@ Layout layoutFor(const Figure& f) {
     }
     for (const auto& p : f.panels) L.panelTitles.push_back(Measure(f.fontFamily, L.panelTitlePt).elide(p.title, L.panelW + L.panelGap * 0.8));
     L.panelTitleH = titleLines * Measure(f.fontFamily, L.panelTitlePt).height() * 1.1 + (titleLines ? L.pad * 0.5 : 0);
+    // Grid rows: each row's panel titles sit in the gap above its maps.
+    L.rowStep = L.mapH + L.pad + L.panelTitleH;
+    L.gridH = L.mapH + (L.gridRows - 1) * L.rowStep;
     L.barLabel = fit(f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()), L.base,
-                     L.mapH * 0.98, L.barLabelPt);
+                     L.gridH * 0.98, L.barLabelPt);
     L.mapTop = L.pad + L.titleH + L.panelTitleH;
     if (f.keysOnTop) L.mapTop += base.height() * 1.2 + L.xTickH;  // axis name, then the key ticks
     L.barX = L.left + n * L.panelW + (n - 1) * L.panelGap + L.base;
-    L.height = std::ceil(L.mapTop + L.mapH + (f.keysOnTop ? 0 : L.xTickH + base.height() * 1.2) + L.pad);
+    L.height = std::ceil(L.mapTop + L.gridH + (f.keysOnTop ? 0 : L.xTickH + base.height() * 1.2) + L.pad);
     return L;
 }
 
@@ -211,16 +223,17 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         p.setFont(fontFor(f.fontFamily, L.titlePt, dpi));
         p.drawText(QRectF(0, L.pad, L.width, L.titleH), Qt::AlignHCenter | Qt::AlignTop, L.title);
     }
-    const int n = int(f.panels.size());
+    const int count = int(f.panels.size());
+    const int n = L.columns;
     const QPen frame(ink, kLine);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < count; ++i) {
         const FigurePanel& panel = f.panels[std::size_t(i)];
-        const double x0 = L.left + i * (L.panelW + L.panelGap);
-        const QRectF area(x0, L.mapTop, L.cellW * panel.map.cols, L.cellH * panel.map.rows);
+        const double x0 = L.panelX(i);
+        const QRectF area(x0, L.panelY(i), L.cellW * panel.map.cols, L.cellH * panel.map.rows);
         if (!panel.title.isEmpty()) {
             p.setFont(fontFor(f.fontFamily, L.panelTitlePt, dpi));
             p.setPen(ink);
-            p.drawText(QRectF(x0 - L.panelGap / 2, L.pad + L.titleH, L.panelW + L.panelGap, L.panelTitleH),
+            p.drawText(QRectF(x0 - L.panelGap / 2, L.pad + L.titleH + (i / n) * L.rowStep, L.panelW + L.panelGap, L.panelTitleH),
                        Qt::AlignHCenter | Qt::AlignTop, L.panelTitles[std::size_t(i)]);
         }
         drawCells(p, panel, area, f);
@@ -229,9 +242,11 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         p.setBrush(Qt::NoBrush);
         p.drawRect(area);
 
-        // Key ticks below the map (or above it); query ticks left of the first panel only.
+        // Key ticks below the map (or above it), on the lowest panel of each column only; query
+        // ticks left of each row's first panel.
         p.setFont(tickFont);
-        for (int k = 0; k < panel.map.cols; k += L.xStride) {
+        const bool keyTicks = i + n >= count;
+        for (int k = 0; keyTicks && k < panel.map.cols; k += L.xStride) {
             const double x = area.left() + (k + 0.5) * L.cellW;
             const QString text = tickText(panel.keyLabels, k);
             p.setPen(frame);
@@ -255,7 +270,7 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
                 p.drawText(QRectF(x - L.cellW * L.xStride, area.bottom() + kTickLen, 2 * L.cellW * L.xStride, tick.height()),
                          Qt::AlignHCenter | Qt::AlignTop, text);
         }
-        if (i == 0) {
+        if (i % n == 0) {
             for (int q = 0; q < panel.map.rows; q += L.yStride) {
                 const double y = area.top() + (q + 0.5) * L.cellH;
                 p.setPen(frame);
@@ -271,16 +286,16 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     p.setFont(baseFont);
     p.setPen(ink);
     const double panelsRight = L.left + n * L.panelW + (n - 1) * L.panelGap;
-    const double keyAxisY = f.keysOnTop ? L.mapTop - L.xTickH - base.height() * 1.2 : L.mapTop + L.mapH + L.xTickH;
+    const double keyAxisY = f.keysOnTop ? L.mapTop - L.xTickH - base.height() * 1.2 : L.mapTop + L.gridH + L.xTickH;
     p.drawText(QRectF(L.left, keyAxisY, panelsRight - L.left, base.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter, f.keyAxis);
     p.save();
-    p.translate(L.pad, L.mapTop + L.mapH / 2);
+    p.translate(L.pad, L.mapTop + L.gridH / 2);
     p.rotate(-90);
-    p.drawText(QRectF(-L.mapH / 2, 0, L.mapH, base.height()), Qt::AlignHCenter | Qt::AlignTop, f.queryAxis);
+    p.drawText(QRectF(-L.gridH / 2, 0, L.gridH, base.height()), Qt::AlignHCenter | Qt::AlignTop, f.queryAxis);
     p.restore();
 
     // Colour bar: the colormap as a vertical linear gradient, ticks and labels on its right.
-    const QRectF bar(L.barX, L.mapTop, L.barW, L.mapH);
+    const QRectF bar(L.barX, L.mapTop, L.barW, L.gridH);
     QLinearGradient gradient(bar.bottomLeft(), bar.topLeft());
     gradient.setStops(colormapStops(f.colormap));
     p.setPen(Qt::NoPen);
@@ -317,7 +332,40 @@ void checkFigure(const Figure& f) {
                                std::to_string(int(kMaxFigureWidthIn)) + " inches, got " + std::to_string(f.widthIn));
 }
 
+// Each figure on a page of its own size, text as text with the fonts embedded.
+void writePdf(QIODevice& device, const std::vector<Figure>& pages, const std::string& name) {
+    QPdfWriter pdf(&device);
+    pdf.setCreator(QStringLiteral("AttnScope"));
+    pdf.setTitle(pages.front().title.isEmpty() ? QStringLiteral("Attention map") : pages.front().title);
+    pdf.setResolution(1200);
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    const auto pageSize = [](const Figure& f) { return QPageSize(figureSizePoints(f), QPageSize::Point, QString(), QPageSize::ExactMatch); };
+    pdf.setPageSize(pageSize(pages.front()));
+    QPainter painter;
+    if (!painter.begin(&pdf)) throw attnscope::Error(name + ": cannot start the PDF");
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        if (i > 0) {
+            pdf.setPageSize(pageSize(pages[i]));  // takes effect on the new page
+            pdf.newPage();
+        }
+        paintFigure(painter, pages[i]);
+    }
+    painter.end();
+}
+
 }  // namespace
+
+void writeFigurePages(const std::vector<Figure>& pages, const QString& path) {
+    const std::string name = path.toStdString();
+    if (figureFormatFor(path) != FigureFormat::Pdf) throw attnscope::Error(name + ": several pages need a PDF (use .pdf)");
+    if (pages.empty()) throw attnscope::Error(name + ": there is no figure to write");
+    for (const Figure& f : pages) checkFigure(f);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
+    writePdf(file, pages, name);
+    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+}
 
 std::optional<FigureFormat> figureFormatFor(const QString& path) {
     const QString ext = QFileInfo(path).suffix().toLower();
@@ -382,16 +430,7 @@ void writeFigure(const Figure& figure, const QString& path, int dpi) {
         const QImage image = renderFigure(figure, dpi);
         if (!image.save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
     } else if (*format == FigureFormat::Pdf) {
-        QPdfWriter pdf(&file);
-        pdf.setCreator(QStringLiteral("AttnScope"));
-        pdf.setTitle(title);
-        pdf.setResolution(1200);
-        pdf.setPageSize(QPageSize(pt, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter painter;
-        if (!painter.begin(&pdf)) throw attnscope::Error(name + ": cannot start the PDF");
-        paintFigure(painter, figure);
-        painter.end();
+        writePdf(file, {figure}, name);
     } else {
         constexpr int kSvgUnitsPerPt = 10;  // fractional font sizes survive the SVG's units
         QSvgGenerator svg;

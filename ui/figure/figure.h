@@ -38,7 +38,11 @@ struct FigurePanel {
 };
 
 struct Figure {
-    std::vector<FigurePanel> panels;  // side by side, sharing the query labels of the first
+    // Side by side, sharing the query labels of the first; with `columns` set, a grid of that
+    // many columns filled row by row (batch figures, gridfigure.h): query labels left of each
+    // row, key labels under the lowest panel of each column, one colour bar for all.
+    std::vector<FigurePanel> panels;
+    int columns = 0;                  // 0: every panel in one row
     QString title;                    // above everything; may be empty
     Colormap colormap = Colormap::Viridis;
     ColorScale scale;
@@ -69,9 +73,10 @@ void paintFigure(QPainter& painter, const Figure& figure);
 QImage renderFigure(const Figure& figure, int dpi);
 
 // Writes PDF, SVG or PNG (by the extension; dpi is for PNG) through a temporary file, so a
-// failure leaves an existing file unchanged. Throws attnscope::Error naming the file and the
+// failure leaves an existing file unchanged. Several figures: one PDF page each (PDF only). Throws attnscope::Error naming the file and the
 // problem (unknown extension, empty figure, unwritable folder, width or dpi out of range).
 void writeFigure(const Figure& figure, const QString& path, int dpi = 300);
+void writeFigurePages(const std::vector<Figure>& pages, const QString& path);
 
 // Limits checked by writeFigure (and offered by the export dialog).
 constexpr double kMinFigureWidthIn = 1.0;

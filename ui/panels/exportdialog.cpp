@@ -1,5 +1,7 @@
 #include "panels/exportdialog.h"
 
+#include "figure/gridfigure.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -25,7 +27,7 @@ const QString kFormats[] = {QStringLiteral("pdf"), QStringLiteral("svg"), QStrin
 }  // namespace
 
 ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget* parent)
-    : QDialog(parent), figure_(std::move(figure)), figures_{figure_}, suffixes_{QString()} {
+    : QDialog(parent), figure_(std::move(figure)), figures_{figure_}, pages_(1), suffixes_{QString()} {
     setObjectName(QStringLiteral("exportDialog"));
     setWindowTitle(tr("Export figure"));
     setAttribute(Qt::WA_DeleteOnClose);
@@ -134,8 +136,15 @@ void ExportDialog::resizeEvent(QResizeEvent* event) {
     updatePreview();  // the preview fits the label's new size
 }
 
+void ExportDialog::addPages(const QString& name, std::vector<Figure> pages, const QString& suffix) {
+    if (pages.empty()) return;
+    addFigure(name, pages.front(), suffix);
+    pages_.back() = std::move(pages);
+}
+
 void ExportDialog::addFigure(const QString& name, Figure figure, const QString& suffix) {
     figures_.push_back(std::move(figure));
+    pages_.emplace_back();
     suffixes_ << suffix;
     choice_->addItem(name);
     choice_->setVisible(true);
@@ -190,6 +199,7 @@ void ExportDialog::syncFormat() {
 // The figure at screen resolution, scaled to fit, and its physical and pixel size.
 void ExportDialog::updatePreview() {
     figure_.widthIn = width_->value();
+    if (figure_.columns > 0) figure_.columns = gridColumns(int(figure_.panels.size()), figure_.widthIn);
     try {
         const QSizeF pt = figureSizePoints(figure_);
         // Rendered at twice the label's size and scaled down: the preview shows the whole figure.
@@ -212,8 +222,18 @@ void ExportDialog::updatePreview() {
 
 bool ExportDialog::exportNow() {
     figure_.widthIn = width_->value();
+    if (figure_.columns > 0) figure_.columns = gridColumns(int(figure_.panels.size()), figure_.widthIn);
     try {
-        writeFigure(figure_, path_->text(), dpi_->value());
+        if (pages_[std::size_t(chosen_)].empty()) {
+            writeFigure(figure_, path_->text(), dpi_->value());
+        } else {
+            std::vector<Figure> pages = pages_[std::size_t(chosen_)];
+            for (Figure& page : pages) {
+                page.widthIn = figure_.widthIn;
+                if (page.columns > 0) page.columns = figure_.columns;
+            }
+            writeFigurePages(pages, path_->text());
+        }
     } catch (const std::exception& e) {
         error_->setText(QString::fromUtf8(e.what()));
         error_->setVisible(true);

@@ -27,6 +27,9 @@ public:
     // Offers another figure; the first (the constructor's) is "the map on screen". The file name
     // gets `suffix` (e.g. "_alignment") while that figure is chosen.
     void addFigure(const QString& name, Figure figure, const QString& suffix);
+    // Offers several figures written as the pages of one PDF (batch figures: every layer); the
+    // preview shows the first. Grids (Figure::columns) get their columns again for the width.
+    void addPages(const QString& name, std::vector<Figure> pages, const QString& suffix);
     void setFigureIndex(int index);
     int figureIndex() const;
 
@@ -55,6 +58,7 @@ private:
 
     Figure figure_;                  // the chosen one, with the dialog's width
     std::vector<Figure> figures_;    // every offered figure
+    std::vector<std::vector<Figure>> pages_;  // per offered figure: its pages (empty: one figure)
     QStringList suffixes_;           // file-name suffix of each
     int chosen_ = 0;
     QComboBox* choice_ = nullptr;

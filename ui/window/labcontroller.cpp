@@ -1,6 +1,7 @@
 #include "window/labcontroller.h"
 
 #include "figure/figure.h"
+#include "figure/headfigure.h"
 #include "figure/labels.h"
 #include "panels/labpanel.h"
 #include "panels/metricspanel.h"
@@ -36,7 +37,7 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
     connect(panel_, &LabPanel::variantChanged, this, [this] { host_->requestDetail(); });  // the overview shows the model's own maps
-    connect(panel_->fitButton(), &QPushButton::clicked, this, &LabController::fitAdditive);
+    connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
     connect(panel_->unmaskButton(), &QPushButton::clicked, this, [this] {
@@ -149,26 +150,10 @@ void LabController::onVariantMap(const VariantMapResult& r) {
         return;
     }
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
-    const bool linearKind = info.kind == attnscope::AttentionKind::Linear;
-    const bool usesT = !linearKind && r.spec.variant != LabVariant::Linear;
-    QString title = mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
-                             r.key.layer, r.key.head, usesT ? r.spec.map.temperature : 1.0);
-    // Short, so the title fits above the map; the Lab dock and the output panel say it in full.
-    switch (r.spec.variant) {
-    case LabVariant::Native: break;
-    case LabVariant::Dot: title += tr(" · dot"); break;
-    case LabVariant::Linear:
-        title += r.spec.map.featureMap == attnscope::FeatureMap::Favor ? tr(" · FAVOR+ M=%1").arg(r.spec.map.features)
-                 : r.spec.map.featureMap == attnscope::FeatureMap::Relu ? tr(" · linear relu")
-                                                                         : tr(" · linear elu+1");
-        break;
-    case LabVariant::Additive: title += r.spec.fit ? tr(" · additive fit") : tr(" · additive"); break;
-    case LabVariant::Hybrid: title += tr(" · hybrid g=%1").arg(r.spec.gate, 0, 'f', 2); break;
-    }
-    if (r.trace != host_->session()->trace()) {
-        if (intervention_.propagate) title += tr(" · T=%1 inside").arg(intervention_.temperature, 0, 'g', 3);
-        if (!intervention_.masked.empty()) title += tr(" · %1 masked").arg(intervention_.masked.size());
-    }
+    std::optional<RerunNote> note;  // the same title as a workspace's figure (headfigure.h)
+    if (r.trace != host_->session()->trace())
+        note = RerunNote{intervention_.propagate, intervention_.temperature, int(intervention_.masked.size())};
+    const QString title = labMapTitle(*r.trace, r.key.block, r.key.layer, r.key.head, r.spec, r.spec.fit != nullptr, note);
     host_->showDetailMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
 }
 
@@ -270,15 +255,28 @@ void LabController::onRerun(const RerunResult& r) {
 }
 
 void LabController::fitAdditive() {
-    const TracePtr trace = shownTrace();
-    if (!trace) return;
-    const MapKey key = host_->currentKey();
     attnscope::AdditiveFitOptions o;
     o.width = panel_->fitWidthSpin()->value();
     o.steps = panel_->fitStepsSpin()->value();
     o.temperature = displayTemperature(host_->sliderTemperature());
+    fitAdditive(host_->currentKey(), o);
+}
+
+void LabController::fitAdditive(MapKey key, const attnscope::AdditiveFitOptions& o) {
+    const TracePtr trace = shownTrace();
+    if (!trace) return;
+    fitOptions_ = o;
     jobStarted(tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
     service_->requestFit(trace, key, o);
+}
+
+bool LabController::currentFit(MapKey& key, attnscope::AdditiveFitOptions& options) const {
+    if (!fit_ || fitTrace_ != shownTrace()) return false;
+    key = fitKey_;
+    options = fitOptions_;
+    options.width = fit_->width;
+    options.steps = int(fit_->klHistory.size());
+    return true;
 }
 
 void LabController::onFit(const FitResult& r) {

@@ -61,7 +61,14 @@ public:
     void toggleMask(const QString& block, int layer, int head);
     bool isMasked(const QString& block, int layer, int head) const;
     void clearMasks();
+    // Replaces the masked heads and re-runs once (a workspace being opened).
+    void setMaskedHeads(std::vector<attnscope::HeadRef> heads);
+    // Fits the current head with the Lab dock's settings, or key with the options given.
     void fitAdditive();
+    void fitAdditive(MapKey key, const attnscope::AdditiveFitOptions& options);
+    // The head the current fit is for and the options it was made with; false when there is no
+    // fit of the shown trace.
+    bool currentFit(MapKey& key, attnscope::AdditiveFitOptions& options) const;
     void prune();
     // Stops and waits for every lab worker (window shutdown, tests).
     void shutdown();
@@ -113,6 +120,7 @@ private:
     std::shared_ptr<const attnscope::AdditiveFit> fit_;
     TracePtr fitTrace_;
     MapKey fitKey_;
+    attnscope::AdditiveFitOptions fitOptions_;  // of the fit asked for last
     TracePtr metricsTrace_;          // what the metrics table shows
     double metricsTemperature_ = 0;
     int blockViewBlock_ = -1;        // the block the block view was asked for

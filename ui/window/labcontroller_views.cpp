@@ -31,6 +31,12 @@ bool LabController::isMasked(const QString& block, int layer, int head) const {
     });
 }
 
+void LabController::setMaskedHeads(std::vector<attnscope::HeadRef> heads) {
+    intervention_.masked = std::move(heads);
+    updateMaskViews();
+    applyIntervention();
+}
+
 void LabController::clearMasks() {
     intervention_.masked.clear();
     updateMaskViews();

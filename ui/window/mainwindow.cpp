@@ -4,6 +4,7 @@
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
 #include "figure/figure.h"
+#include "figure/headfigure.h"
 #include "views/heatmapview.h"
 #include "panels/imageinput.h"
 #include "window/labcontroller.h"
@@ -192,6 +193,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildLab();
     buildAttentionFileMenu();
     buildImageViews();
+    buildWorkspace();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -294,10 +296,7 @@ QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int voc
     return QStringLiteral("The quick brown fox jumps over the lazy dog");
 }
 
-QString MainWindow::modelName() const {
-    const QString spec = session_->modelSpec();
-    return spec.startsWith(QLatin1String("builtin:")) ? spec.mid(8) : QFileInfo(spec).fileName();
-}
+QString MainWindow::modelName() const { return modelDisplayName(session_->modelSpec()); }
 
 void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     const QString spec = pendingSpec_.isEmpty() ? session_->modelSpec() : pendingSpec_;
@@ -335,8 +334,8 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     QLineEdit* input = controls_->input();
     const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
     previousSpec_ = spec;
-    if (input->text().trimmed().isEmpty() || input->text() == exampleShown_ || hadIds != controls_->idsMode() ||
-        !sameKindOfInput) {
+    if (!applyWorkspaceInput() && (input->text().trimmed().isEmpty() || input->text() == exampleShown_ ||
+                                   hadIds != controls_->idsMode() || !sameKindOfInput)) {
         exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
         input->setText(exampleShown_);
         controls_->targetInput()->clear();  // a target belongs to its source

@@ -40,6 +40,7 @@ class QProgressBar;
 class QPushButton;
 class QTabWidget;
 struct Figure;
+struct Workspace;
 
 class MainWindow : public QMainWindow, public LabHost {
     Q_OBJECT
@@ -112,12 +113,24 @@ public:
     bool metricsShown() const override;
     void showExplore() override;
 
+    // Workspaces (mainwindow_workspace.cpp): File > Save Workspace… / Open Workspace… (dialogs
+    // "saveWorkspaceDialog", "openWorkspaceDialog"). Opening loads the model if it is another,
+    // runs the input, then applies the selection, temperatures, lab, masks, fit, colours and
+    // view; workspaceRestored() follows once the view is the saved one. Errors go to the error
+    // dialog (false). The window's layout and size are kept between starts (QSettings).
+    Workspace currentWorkspace() const;
+    bool saveWorkspaceFile(const QString& path);
+    bool openWorkspaceFile(const QString& path);
+    void restoreWindowLayout();  // from QSettings; the app calls it once before show()
+
 signals:
     // The shown block, layer, head, temperature or trace may have changed (emitted whenever the
     // window asks for the shown head's map): the views that follow the selection refresh.
     void selectionChanged();
+    void workspaceRestored();
 
 protected:
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -127,12 +140,18 @@ private:
     void buildFamilyInputs();
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
+    // The shown layer's heads as a grid and every layer as PDF pages (mainwindow_workspace.cpp).
+    void offerBatchFigures(ExportDialog& dialog) const;
     void buildLab();
     void buildCaptureMenu(QMenu* file);  // mainwindow_capture.cpp
     void buildAttentionFileMenu();
     void onAttentionFileLoaded(const QString& npy);
     void setMapsOnly(const QString& mapsFile);  // empty: a model is open
     void buildImageViews();
+    void buildWorkspace();
+    // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
+    // onModelLoaded keeps it rather than an example.
+    bool applyWorkspaceInput();
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -175,4 +194,6 @@ private:
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
+    class WorkspaceRestore;     // a workspace being opened (mainwindow_workspace.cpp); a child
+    WorkspaceRestore* restore_ = nullptr;
 };

@@ -6,6 +6,7 @@
 #include "panels/controlpanel.h"
 #include "panels/exportdialog.h"
 #include "figure/figure.h"
+#include "figure/headfigure.h"
 #include "views/heatmapview.h"
 #include "figure/mapdata.h"
 #include "services/session.h"
@@ -23,15 +24,19 @@
 
 Figure MainWindow::currentFigure() const {
     if (tabs_->currentWidget() == compare_) return compare_->figure();
-    Figure f;
-    if (heatmap_->map().rows > 0) {
-        // As shown: the zoomed part, and for a long map its level-of-detail bins when coarser
-        // than cells (the figure draws few cells as vectors, more as an image).
+    const MapZoom& z = heatmap_->zoom();
+    std::optional<Workspace::View::Zoom> zoom;
+    if (!z.isWhole()) zoom = Workspace::View::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper};
+    // As shown, drawn as a workspace's figure is (headfigure.h): the zoomed part of the map.
+    Figure f = headFigure(modelName(), heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), heatmap_->title(), zoom,
+                          controls_->colormap(), controls_->colorScale().type);
+    if (heatmap_->map().rows > 0 && !heatmap_->levelOfDetail().values.empty()) {
+        // A long map: its level-of-detail bins when coarser than cells (the figure draws few
+        // cells as vectors, more as an image).
         HeatmapView::Shown shown = heatmap_->shown();
-        f.panels.push_back({std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()});
-        f.title = modelName() + QStringLiteral(" \u00b7 ") + heatmap_->title();
+        if (shown.map.rows < f.panels.front().map.rows || shown.map.cols < f.panels.front().map.cols)
+            f.panels.front() = {std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()};
     }
-    f.colormap = controls_->colormap();
     f.scale = controls_->colorScale();
     return f;
 }
@@ -64,6 +69,7 @@ void MainWindow::exportFigure() {
     }
     auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
     if (tabs_->currentWidget() != compare_) offerAlignmentFigures(*dialog);
+    if (tabs_->currentWidget() != compare_) offerBatchFigures(*dialog);
     connect(dialog, &ExportDialog::exported, this,
             [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();

@@ -7,6 +7,7 @@
 #include "views/heatmapview.h"
 #include "panels/imageinput.h"
 #include "window/labcontroller.h"
+#include "figure/headfigure.h"
 #include "figure/labels.h"
 #include "services/session.h"
 #include "views/temperatureslider.h"
@@ -105,9 +106,7 @@ void MainWindow::onRawTokensToggled() {
 // Readable labels (the block's), or with raw the vocabulary strings where the block's labels are
 // the input tokens' readable forms (Trace::tokens() parallel to Trace::displayTokens()).
 QStringList MainWindow::axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const {
-    const auto& labels = queries ? block.queryTokens : block.keyTokens;
-    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size()) return toQtStrings(trace.tokens());
-    return toQtStrings(labels);
+    return ::axisLabels(trace, block, queries, raw);  // the figures' own (headfigure.h)
 }
 
 void MainWindow::updateHeadGroup() {

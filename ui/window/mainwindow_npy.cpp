@@ -44,7 +44,7 @@ void MainWindow::buildAttentionFileMenu() {
     auto* open = findChild<QAction*>(QStringLiteral("openAction"));
     auto* action = new QAction(tr("Open &Attention File (.npy)…"), file);
     action->setObjectName(QStringLiteral("openAttentionFileAction"));
-    action->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    action->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
     action->setToolTip(tr("Attention maps saved from Python: [layers, heads, n, n] or [heads, n, n], "
                           "with an optional tokens JSON"));
     connect(action, &QAction::triggered, this, &MainWindow::openAttentionFileDialog);

@@ -1,0 +1,174 @@
+#include "figure/headfigure.h"
+
+#include "figure/imagefile.h"
+#include "figure/labels.h"
+
+#include "attnscope/attention/trace.h"
+#include "attnscope/lab/interventions.h"
+#include "attnscope/models/model.h"
+#include "attnscope/runtime/error.h"
+#include "attnscope/tokenizer/token_ids.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cmath>
+
+QString modelDisplayName(const QString& spec) {
+    if (spec.startsWith(QLatin1String("builtin:"))) return spec.mid(8);
+    return QFileInfo(spec).fileName();
+}
+
+QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) {
+    const auto& labels = queries ? block.queryTokens : block.keyTokens;
+    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size()) return toQtStrings(trace.tokens());
+    return toQtStrings(labels);
+}
+
+QString labMapTitle(const attnscope::Trace& trace, int block, int layer, int head, const attnscope::VariantSpec& spec,
+                    bool fitted, const std::optional<RerunNote>& rerun) {
+    using attnscope::LabVariant;
+    const auto& info = trace.blocks().at(std::size_t(block));
+    const bool usesT = info.kind != attnscope::AttentionKind::Linear && spec.variant != LabVariant::Linear;
+    QString title = mapTitle(QString(), trace.blocks().size() > 1 ? QString::fromStdString(info.name) : QString(), layer, head,
+                             usesT ? spec.map.temperature : 1.0);
+    // Short, so the title fits above the map; the Lab dock and the output panel say it in full.
+    switch (spec.variant) {
+    case LabVariant::Native: break;
+    case LabVariant::Dot: title += QStringLiteral(" · dot"); break;
+    case LabVariant::Linear:
+        title += spec.map.featureMap == attnscope::FeatureMap::Favor ? QStringLiteral(" · FAVOR+ M=%1").arg(spec.map.features)
+                 : spec.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral(" · linear relu")
+                                                                       : QStringLiteral(" · linear elu+1");
+        break;
+    case LabVariant::Additive: title += fitted ? QStringLiteral(" · additive fit") : QStringLiteral(" · additive"); break;
+    case LabVariant::Hybrid: title += QStringLiteral(" · hybrid g=%1").arg(spec.gate, 0, 'f', 2); break;
+    }
+    if (rerun) {
+        if (rerun->insideModel) title += QStringLiteral(" · T=%1 inside").arg(rerun->temperature, 0, 'g', 3);
+        if (rerun->masked > 0) title += QStringLiteral(" · %1 masked").arg(rerun->masked);
+    }
+    return title;
+}
+
+// As MapZoom::rowBegin() and friends: the cells at least partly inside the range.
+CellRange zoomCells(const Workspace::View::Zoom& z, int rows, int cols) {
+    const auto first = [](double lower) { return std::max(0, int(std::floor(lower + 0.5))); };
+    const auto end = [](double upper, int n) { return std::min(n, int(std::ceil(upper + 0.5))); };
+    CellRange r{first(z.queryLower), end(z.queryUpper, rows), first(z.keyLower), end(z.keyUpper, cols)};
+    if (r.rowBegin >= r.rowEnd || r.colBegin >= r.colEnd) r = {0, rows, 0, cols};  // outside the map: all of it
+    return r;
+}
+
+Figure headFigure(const QString& modelName, const attnscope::HeadMap& map, const QStringList& queryLabels,
+                  const QStringList& keyLabels, const QString& title, const std::optional<Workspace::View::Zoom>& zoom,
+                  Colormap colormap, ColorScaleType scale) {
+    Figure f;
+    f.colormap = colormap;
+    f.scale.type = scale;
+    if (map.rows <= 0 || map.cols <= 0) return f;
+    const CellRange r = zoom ? zoomCells(*zoom, map.rows, map.cols) : CellRange{0, map.rows, 0, map.cols};
+    FigurePanel panel;
+    panel.map.rows = r.rowEnd - r.rowBegin;
+    panel.map.cols = r.colEnd - r.colBegin;
+    panel.map.values.reserve(std::size_t(panel.map.rows) * std::size_t(panel.map.cols));
+    for (int q = r.rowBegin; q < r.rowEnd; ++q)
+        for (int k = r.colBegin; k < r.colEnd; ++k) panel.map.values.push_back(map.at(q, k));
+    // Missing labels show as the cell's index in the whole map, as in the view.
+    for (int q = r.rowBegin; q < r.rowEnd; ++q) panel.queryLabels << (q < queryLabels.size() ? queryLabels[q] : QString::number(q));
+    for (int k = r.colBegin; k < r.colEnd; ++k) panel.keyLabels << (k < keyLabels.size() ? keyLabels[k] : QString::number(k));
+    f.panels.push_back(std::move(panel));
+    f.title = modelName + QStringLiteral(" \u00b7 ") + title;
+    return f;
+}
+
+namespace {
+
+// Ids typed in the window's ids box (any spaces, commas), by core's rules.
+std::vector<std::int64_t> typedIds(const QString& text, int vocabSize, const char* what) {
+    const QString spaced = text.simplified();
+    if (spaced.isEmpty()) throw attnscope::Error(std::string("workspace: the ") + what + " has no token ids");
+    std::vector<std::int64_t> ids = attnscope::parseTokenIds(spaced.toStdString());
+    for (auto id : ids)
+        if (vocabSize > 0 && id >= vocabSize)
+            throw attnscope::Error(std::string("workspace: ") + what + ": token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                   std::to_string(vocabSize) + " tokens)");
+    return ids;
+}
+
+int blockOf(const attnscope::Trace& trace, const QString& name) {
+    if (!name.isEmpty()) return trace.blockIndex(name.toStdString());  // names the unknown block
+    int block = 0;
+    for (int b = 0; b < int(trace.blocks().size()); ++b)
+        if (trace.blocks()[std::size_t(b)].name == "cross") block = b;  // as the window starts
+    return block;
+}
+
+}  // namespace
+
+std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& model, const Workspace& w) {
+    std::shared_ptr<const attnscope::Trace> trace;
+    if (model.info().imageInput) {
+        if (w.input.image.isEmpty()) throw attnscope::Error("workspace: this model looks at images, and input.image names none");
+        trace = model.forwardImage(decodeRgbImageFile(w.input.image));
+    } else {
+        // As the window's Session::runInput: ids as typed, or the text through the tokenizer.
+        const int vocab = model.info().vocabSize;
+        std::vector<std::int64_t> ids = w.input.idsMode ? typedIds(w.input.text, vocab, "input") : std::vector<std::int64_t>{};
+        if (!w.input.idsMode) {
+            if (w.input.text.trimmed().isEmpty()) throw attnscope::Error("workspace: input.text is empty");
+            ids = model.encodeText(w.input.text.toStdString());
+        }
+        if (w.input.target.trimmed().isEmpty() || !model.info().encoderDecoder) {
+            trace = model.forward(ids);
+        } else {
+            attnscope::TextInput input;
+            input.ids = ids;
+            input.targetIds = w.input.idsMode ? typedIds(w.input.target, vocab, "target") : model.encodeTarget(w.input.target.toStdString());
+            trace = model.forwardText(input);
+        }
+    }
+    if (!w.inside.enabled && w.masked.empty()) return trace;
+    attnscope::RunOptions options;  // as the lab's Intervention::runOptions
+    if (w.inside.enabled) {
+        options.temperature = w.temperature;
+        options.temperatureLayers = w.inside.layers;
+    }
+    options.maskHeads = w.masked;
+    return attnscope::rerun(model, *trace, options).trace;
+}
+
+Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
+    const auto trace = workspaceTrace(model, w);
+    if (trace->blocks().empty()) throw attnscope::Error("workspace: this model recorded no attention");
+    const int block = blockOf(*trace, w.selection.block);
+    const auto& info = trace->blocks()[std::size_t(block)];
+    if (w.selection.layer >= info.layers || w.selection.head >= info.heads)
+        throw attnscope::Error("workspace: selection layer " + std::to_string(w.selection.layer) + " head " +
+                               std::to_string(w.selection.head) + " is outside the " + info.name + " block (" +
+                               std::to_string(info.layers) + " layers x " + std::to_string(info.heads) + " heads)");
+    attnscope::VariantSpec spec;  // as LabController::variantSpec
+    spec.variant = w.lab.variant;
+    spec.map.temperature = w.inside.enabled ? 1.0 : w.temperature;
+    spec.map.featureMap = w.lab.featureMap;
+    spec.map.features = w.lab.features;
+    spec.gate = w.lab.gate;
+    std::optional<attnscope::AdditiveFit> fit;
+    const auto& f = w.lab.fit;
+    if (attnscope::variantNeedsFit(info, spec.variant) && f && f->block == QString::fromStdString(info.name) &&
+        f->layer == w.selection.layer && f->head == w.selection.head) {
+        attnscope::AdditiveFitOptions o;  // as LabController::fitAdditive (same seed: the same fit)
+        o.width = w.lab.fitWidth;
+        o.steps = w.lab.fitSteps;
+        o.temperature = f->temperature;
+        fit = attnscope::fitAdditive(*trace, block, w.selection.layer, w.selection.head, o);
+    }
+    const attnscope::LabMap m = attnscope::labMap(*trace, block, w.selection.layer, w.selection.head, spec, fit ? &*fit : nullptr);
+    std::optional<RerunNote> note;
+    if (w.inside.enabled || !w.masked.empty()) note = RerunNote{w.inside.enabled, w.temperature, int(w.masked.size())};
+    const QString title = labMapTitle(*trace, block, w.selection.layer, w.selection.head, spec, fit.has_value(), note);
+    Figure figure = headFigure(modelDisplayName(w.model), m.map, axisLabels(*trace, info, true, w.view.rawTokens),
+                               axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, w.colormap, w.scale);
+    figure.widthIn = w.figure.widthIn;
+    return figure;
+}

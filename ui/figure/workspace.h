@@ -1,0 +1,114 @@
+// Workspace files (.attnscope): everything that makes the window show one view, as JSON with a
+// version, so that File > Open Workspace shows the same view again and `attnscope-cli export
+// --workspace FILE` draws the same figure without a display.
+//
+// The format (version 1; docs in README "Workspace files"): an object with "format":
+// "attnscope-workspace", "version": 1, "model" (a folder or builtin:NAME), and the optional
+// sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
+// "colors", "view", "figure", "window". Every field is typed and checked; an unknown field, a
+// wrong type or a value out of range is refused with attnscope::Error naming the file and the
+// field ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or
+// hybrid)"). Relative model and image paths are read relative to the workspace file's folder.
+//
+// QtCore only (QJsonDocument): the CLI reads it without Widgets, the fuzzer without a display.
+#pragma once
+
+#include "figure/colormaps.h"
+
+#include "attnscope/attention/run_options.h"
+#include "attnscope/attention/trace.h"
+#include "attnscope/lab/lab.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+struct Workspace {
+    static constexpr int kVersion = 1;
+
+    QString model;  // a model folder (absolute once read) or builtin:NAME
+    QString device = QStringLiteral("auto");  // auto, cpu or cuda
+
+    struct Input {
+        QString text;        // the input box: a text, or token ids when idsMode
+        bool idsMode = false;
+        QString target;      // encoder-decoders: the forced target (text or ids); empty = generate
+        QString image;       // image models: the image file (absolute once read); empty = none
+    } input;
+
+    struct Selection {
+        QString block;  // the block's name; empty = the model's default block
+        int layer = 0;
+        int head = 0;
+    } selection;
+
+    double temperature = 1.0;  // the slider, 0.1..10
+
+    struct InsideModel {  // "Inside the model": the slider's T re-runs the model in these layers
+        bool enabled = false;
+        std::vector<int> layers;  // empty = every layer
+    } inside;
+
+    struct Lab {
+        attnscope::LabVariant variant = attnscope::LabVariant::Native;
+        attnscope::FeatureMap featureMap = attnscope::FeatureMap::Elu;
+        int features = 256;  // FAVOR+ random features
+        double gate = 0.5;   // hybrid
+        int fitWidth = 32;   // the additive fit's settings
+        int fitSteps = 300;
+        // The head the additive fit was made for (re-fitted on opening: the fit is deterministic),
+        // at the display temperature fitTemperature; none when there was no fit.
+        struct Fit {
+            QString block;
+            int layer = 0;
+            int head = 0;
+            double temperature = 1.0;
+        };
+        std::optional<Fit> fit;
+    } lab;
+
+    std::vector<attnscope::HeadRef> masked;  // heads whose output is zeroed (re-run)
+
+    Colormap colormap = Colormap::Viridis;
+    ColorScaleType scale = ColorScaleType::Linear;
+
+    struct View {
+        QString tab = QStringLiteral("explore");  // explore, compare or metrics
+        bool rawTokens = false;
+        // The heat map's visible range in data coordinates (cell centres on integers, the whole
+        // map spans -0.5 .. n - 0.5); none = the whole map.
+        struct Zoom {
+            double keyLower = 0, keyUpper = 0, queryLower = 0, queryUpper = 0;
+        };
+        std::optional<Zoom> zoom;
+        QString compareTask;   // the Compare tab's task (reverse, sentiment); empty = the model's
+        QString metricsView = QStringLiteral("rollout");  // rollout, flow or similarity
+        QString pooling = QStringLiteral("max");          // max, mean or sum (long maps)
+    } view;
+
+    struct FigureSettings {  // the export dialog's width and PNG resolution
+        double widthIn = 3.25;
+        int dpi = 300;
+    } figure;
+
+    struct Window {  // QMainWindow::saveGeometry / saveState, as given (empty = keep)
+        QByteArray geometry;
+        QByteArray state;
+    } window;
+};
+
+// Parses the bytes of a workspace file; `name` (the file) starts every message. Relative paths
+// are resolved against `folder` (the file's folder; empty = as written).
+Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QString& folder = QString());
+// Reads and parses a file (attnscope::Error when it cannot be read).
+Workspace readWorkspace(const QString& path);
+// The JSON text of a workspace (indented, fields in a fixed order, so files diff well).
+QByteArray workspaceJson(const Workspace& workspace);
+// Writes the file whole or not at all (attnscope::AtomicFile); errors name the file.
+void writeWorkspace(const Workspace& workspace, const QString& path);
+
+// Names used in the file (and by the CLI's messages).
+QString labVariantKey(attnscope::LabVariant variant);  // native, dot, linear, additive, hybrid
+QString featureMapKey(attnscope::FeatureMap map);       // elu, relu, favor
