@@ -28,6 +28,7 @@ class Trace;
 class ComparePanel;
 class ControlPanel;
 class ExportDialog;
+class GenerateController;
 class HeatmapView;
 class LabController;
 class OverviewGrid;
@@ -53,6 +54,7 @@ public:
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
     LabController* lab() const { return lab_; }
+    GenerateController* generation() const { return generate_; }
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -111,6 +113,7 @@ private:
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
+    void buildGenerate();  // mainwindow_generate.cpp
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -143,6 +146,7 @@ private:
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
     LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
+    GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one
