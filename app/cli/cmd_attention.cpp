@@ -1,5 +1,6 @@
 #include "alignment_output.h"
 #include "commands.h"
+#include "generate_output.h"
 #include "common.h"
 #include "lab_output.h"
 #include "model_input.h"
@@ -148,13 +149,14 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv,
-              withAlignmentOptions(withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
+              withGenerateOptions(withAlignmentOptions(withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
                                 "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count",
-                                "capture-dtype", "weights"})),
-              {"propagate", "prune-least", "progress"});
+                                "capture-dtype", "weights"}))),
+              withGenerateFlags({"propagate", "prune-least", "progress"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
+    const std::optional<GenerateRequest> gen = parseGenerateRequest(args);
     const AttentionSettings s = parseSettings(args);
     const std::optional<AlignmentRequest> align = parseAlignmentRequest(args);
 
@@ -163,6 +165,20 @@ int runAttention(const std::vector<std::string>& argv) {
     applyRunFlags(args, first);
     applyRunFlags(args, again, "re-run");
     std::shared_ptr<const Trace> trace = input.run(*model, first);
+    std::optional<Generation> generation;
+    if (gen) {  // the prompt's ids as the input gave them, then N new tokens
+        GenerateOptions go;
+        go.tokens = gen->tokens;
+        go.sampling = gen->sampling;
+        go.run.captureDtype = first.captureDtype;
+        generation = generate(*model, trace->ids(), go);
+        trace = generation->trace;
+        std::cout << "generated " << generation->generated.size() << " tokens ("
+                  << (gen->sampling.sample ? "sampled" : "greedy") << "):";
+        const auto& labels = trace->displayTokens();
+        for (std::size_t i = generation->prompt.size(); i < labels.size(); ++i) std::cout << " " << labels[i];
+        std::cout << "\n";
+    }
     nlohmann::json change;
     if (s.prune) {
         validateHeads(*trace, s.run.maskHeads);
@@ -215,6 +231,7 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["labels"] = trace->classLabels();
         tokens["probabilities"] = p;
     }
+    if (generation) tokens["generation"] = generationJson(*generation, trace->tokens(), *gen);
     for (const auto& block : blocks) tokens["blocks"][block.name] = {{"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
     writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
     written.push_back((out / "tokens.json").string());
@@ -252,6 +269,7 @@ Command attentionCommand() {
     "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
     "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
     "                               [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress]\n"
+    "                               [--generate N [--sample [--sample-temperature T] [--top-k K] [--top-p P] [--seed S]]]\n"
     "                               [--alignment FILE [--alignment-units words|tokens]\n"
     "                                [--alignment-heads L:H,L:H|all|layer:L] [--alignment-rows input|predicted]]\n\n"
     "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
@@ -294,6 +312,14 @@ Command attentionCommand() {
     "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
     "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
     "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
+    "--generate N (decoder-only language models) generates N tokens (1..4096) after the input, one\n"
+    "  forward per token, greedily or with --sample from softmax(logits / --sample-temperature T)\n"
+    "  (default 1) cut to the --top-k K most likely (default: all) and the --top-p P nucleus (0 < P\n"
+    "  <= 1, default 1), seeded by --seed S (default 0: the same seed gives the same tokens). The\n"
+    "  sampling temperature picks tokens only; --temperature is the attention temperature of the maps.\n"
+    "  The maps written are those of the whole sequence (prompt + generated); tokens.json adds\n"
+    "  \"generation\": prompt_ids, generated_ids, their tokens and step_query_rows (step s chose\n"
+    "  generated_ids[s] in query row prompt + s - 1). Not with --propagate, --mask-heads or --prune.\n"
     "--alignment FILE (encoder-decoders) writes the hard source-target alignment: per target token\n"
     "  the source token its cross-attention row attends most, from the mean of --alignment-heads\n"
     "  (default: every head of the last layer; all = every layer's), as one Pharaoh line\n"

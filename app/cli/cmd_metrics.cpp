@@ -4,6 +4,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
@@ -27,7 +28,7 @@ nlohmann::json matrixJson(const HeadMap& m) {
 }
 
 nlohmann::json headJson(const HeadMetrics& m) {
-    return {{"block", m.block},
+    nlohmann::json j = {{"block", m.block},
             {"layer", m.layer},
             {"head", m.head},
             {"entropy", m.entropy},
@@ -38,31 +39,48 @@ nlohmann::json headJson(const HeadMetrics& m) {
             {"scores", {{"diagonal", m.scores.diagonal}, {"previous", m.scores.previous}, {"global", m.scores.global},
                         {"global_key", m.scores.globalKey}, {"local", m.scores.local}, {"sparse", m.scores.sparse}}},
             {"kl_dot_linear", m.klDotLinear}};
+    if (m.detectors.computed())
+        for (const HeadMetricInfo& info : headMetricList())
+            if (info.detector) j["detectors"][std::string(info.key).substr(4)] = info.value(m);  // "det_induction" -> "induction"
+    return j;
 }
 
-std::string csvOf(const std::vector<HeadMetrics>& metrics) {
+// With detectors, their columns (det_previous_token, det_duplicate_token, det_induction,
+// det_first_token) follow the others.
+std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
     std::ostringstream s;
     s.precision(8);
-    s << "block,layer,head,entropy,mean_distance,first_token,separator,pattern,diagonal,previous,global,global_key,local,sparse,kl_dot_linear\n";
-    for (const HeadMetrics& m : metrics)
+    s << "block,layer,head,entropy,mean_distance,first_token,separator,pattern,diagonal,previous,global,global_key,local,sparse,kl_dot_linear";
+    if (detectors)
+        for (const HeadMetricInfo& info : headMetricList())
+            if (info.detector) s << "," << info.key;
+    s << "\n";
+    for (const HeadMetrics& m : metrics) {
         s << m.block << "," << m.layer << "," << m.head << "," << m.entropy << "," << m.meanDistance << "," << m.firstToken << ","
           << m.separator << "," << patternName(m.pattern) << "," << m.scores.diagonal << "," << m.scores.previous << ","
           << m.scores.global << "," << m.scores.globalKey << "," << m.scores.local << "," << m.scores.sparse << ","
-          << m.klDotLinear << "\n";
+          << m.klDotLinear;
+        if (detectors)
+            for (const HeadMetricInfo& info : headMetricList())
+                if (info.detector) s << "," << info.value(m);
+        s << "\n";
+    }
     return s.str();
 }
 
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed", "separators",
-                                "flow-rows", "attention-file", "tokens"}),
-              {"flow"});
+                                "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed", "probe-first"}),
+              {"flow", "detectors"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
     args.expectPositionals(attentionFile ? 0 : 1);
     if (args.value("tokens") && !attentionFile) throw UsageError("--tokens needs --attention-file");
     if (attentionFile && (args.value("ids") || args.value("text") || args.value("image")))
         throw UsageError("--attention-file takes no --ids, --text or --image: the file holds the maps");
+    if (attentionFile && args.flag("detectors"))
+        throw UsageError("--detectors runs the model on its own probe: it needs MODEL, not --attention-file");
     const std::filesystem::path out = args.required("out");
     const std::string ext = out.extension().string();
     if (ext != ".json" && ext != ".csv") throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
@@ -99,6 +117,15 @@ int runMetrics(const std::vector<std::string>& argv) {
     FlowOptions flow;
     if (auto rows = args.value("flow-rows")) flow.rows = parseLayerList(*rows);
 
+    const bool detectors = args.flag("detectors");
+    DetectorOptions detect;
+    for (const char* o : {"probe-length", "probe-seed", "probe-first"})
+        if (args.value(o) && !detectors) throw UsageError(std::string("--") + o + " needs --detectors");
+    if (auto l = args.integer("probe-length", 2, 100000)) detect.repeatLength = static_cast<int>(*l);
+    if (auto seed = args.integer("probe-seed", 0, kMaxSeed)) detect.seed = static_cast<std::uint64_t>(*seed);
+    if (auto first = args.integer("probe-first", 0, kMaxInt)) detect.firstId = *first;
+    detect.map = options.map;
+
     std::shared_ptr<const Model> model;
     std::shared_ptr<const Trace> trace;
     if (attentionFile) {
@@ -107,14 +134,20 @@ int runMetrics(const std::vector<std::string>& argv) {
         model = loadModel(args);
         trace = input->run(*model);
     }
-    const std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
+    std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
+    DetectorReport report;
+    if (detectors) {
+        report = headDetectors(*model, detect, {});
+        attachDetectors(metrics, report.heads);
+    }
     if (ext == ".csv") {
-        writeFileAtomically(out, csvOf(metrics));
+        writeFileAtomically(out, csvOf(metrics, detectors));
     } else {
         nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"variant", variant}, {"temperature", options.map.temperature}};
         const PatternThresholds& t = options.thresholds;
         j["pattern_thresholds"] = {{"diagonal", t.diagonal}, {"previous", t.previous}, {"global", t.global}, {"local", t.local},
                                    {"local_radius", t.localRadius}, {"sparse", t.sparse}, {"sparse_keys", t.sparseKeys}};
+        if (detectors) j["detector_probe"] = {{"ids", report.probe}, {"repeat_length", report.repeatLength}};
         j["heads"] = nlohmann::json::array();
         for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
         for (int b = 0; b < static_cast<int>(trace->blocks().size()); ++b) {
@@ -144,6 +177,7 @@ Command metricsCommand() {
     "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
     "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
     "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n"
+    "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
     "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
     "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
     "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
@@ -157,6 +191,13 @@ Command metricsCommand() {
     "torch.stack(outputs.attentions)), float16/32/64, with the tokens of --tokens (a JSON list, or\n"
     "the tokens.json 'attention' writes), else the tokens.json beside it, else positions. Such maps\n"
     "hold no Q/K: KL(dot || linear) is 0 and --variant linear is refused.\n"
+    "--detectors adds TransformerLens's head detectors per head (previous token, duplicate token,\n"
+    "induction, first token / sink), scored on a probe the detector builds and runs: one first id\n"
+    "(--probe-first, default a random one), then L random ids (--probe-length, default\n"
+    "min(50, (positions - 1) / 2); distinct, seeded by --probe-seed) and the same L ids again. Each\n"
+    "score is the share of attention on the detection pattern over the rows that have a target\n"
+    "(a perfect head scores 1; TransformerLens's detect_head divides by every row instead).\n"
+    "JSON: \"detectors\" per head and \"detector_probe\"; CSV: det_* columns.\n"
     "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runMetrics};
 }

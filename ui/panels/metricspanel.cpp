@@ -2,22 +2,49 @@
 
 #include "views/heatmapview.h"
 
+#include "attnscope/analysis/head_metric_list.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 void HeadMetricsModel::setMetrics(std::vector<attnscope::HeadMetrics> metrics) {
     beginResetModel();
     metrics_ = std::move(metrics);
+    attnscope::attachDetectors(metrics_, detectors_);
     endResetModel();
 }
+
+void HeadMetricsModel::setDetectors(std::vector<attnscope::HeadDetectors> detectors) {
+    beginResetModel();
+    detectors_ = std::move(detectors);
+    attnscope::attachDetectors(metrics_, detectors_);
+    endResetModel();
+}
+
+namespace {
+
+// The detector entries of core's metric list, in the table's column order.
+const attnscope::HeadMetricInfo& detectorInfo(int column) {
+    static const std::vector<const attnscope::HeadMetricInfo*> infos = [] {
+        std::vector<const attnscope::HeadMetricInfo*> v;
+        for (const auto& info : attnscope::headMetricList())
+            if (info.detector) v.push_back(&info);
+        return v;
+    }();
+    return *infos.at(std::size_t(column - HeadMetricsModel::DetPreviousToken));
+}
+
+}  // namespace
 
 int HeadMetricsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(metrics_.size()); }
 int HeadMetricsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -51,6 +78,20 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
         if (role == Qt::DisplayRole || role == Qt::UserRole) return QString::fromLatin1(attnscope::patternName(m.pattern));
         return {};
     case KlLinear: return number(m.klDotLinear, 3);
+    case DetPreviousToken:
+    case DetDuplicateToken:
+    case DetInduction:
+    case DetFirstToken: {
+        const auto& info = detectorInfo(index.column());
+        const double v = info.value(m);
+        if (std::isnan(v)) {  // not run: sorts below every score
+            if (role == Qt::UserRole) return -1.0;
+            if (role == Qt::DisplayRole) return QStringLiteral("–");
+            if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+            return {};
+        }
+        return number(v, info.decimals);
+    }
     default: return {};
     }
 }
@@ -68,6 +109,12 @@ QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, 
         "Pattern class: diagonal, previous-token, global, local, sparse or mixed",
         "Mean row KL from the dot-product map to linear attention (elu+1 features), in nats"};
     if (section < 0 || section >= ColumnCount) return {};
+    if (section >= DetPreviousToken) {
+        static const char* const detNames[] = {"Previous-\ntoken det.", "Duplicate-\ntoken det.", "Induction\ndet.", "Sink\ndet."};
+        if (role == Qt::DisplayRole) return QString::fromUtf8(detNames[section - DetPreviousToken]);
+        if (role == Qt::ToolTipRole) return QString::fromUtf8(detectorInfo(section).tooltip);
+        return {};
+    }
     if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
     if (role == Qt::ToolTipRole) return QString::fromUtf8(tips[section]);
     return {};
@@ -98,6 +145,17 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(status_);
+    detectorsButton_ = new QPushButton(tr("Run head &detectors"));
+    detectorsButton_->setObjectName(QStringLiteral("detectorsButton"));
+    detectorsButton_->setToolTip(tr("Runs the model once on a repeated random-token probe and scores every head as "
+                                    "TransformerLens's detectors do: previous token, duplicate token, induction, sink"));
+    detectorsLabel_ = new QLabel;
+    detectorsLabel_->setObjectName(QStringLiteral("detectorsLabel"));
+    detectorsLabel_->setWordWrap(true);
+    auto* detRow = new QHBoxLayout;
+    detRow->addWidget(detectorsButton_);
+    detRow->addWidget(detectorsLabel_, 1);
+    leftLayout->addLayout(detRow);
     leftLayout->addWidget(table_, 1);
 
     viewCombo_ = new QComboBox;
@@ -159,6 +217,12 @@ void MetricsPanel::showMetrics(const MetricsResult& r) {
 void MetricsPanel::showBlockView(const BlockViewResult& r, const QStringList& rowLabels, const QStringList& colLabels,
                                  const QString& title) {
     view_->setMap(r.map, rowLabels, colLabels, title);
+}
+
+void MetricsPanel::setDetectors(std::vector<attnscope::HeadDetectors> detectors, const QString& text) {
+    model_->setDetectors(std::move(detectors));
+    detectorsLabel_->setText(text);
+    table_->resizeColumnsToContents();
 }
 
 void MetricsPanel::clearBlockView(const QString& message) { view_->clear(message); }

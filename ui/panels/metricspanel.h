@@ -13,6 +13,7 @@
 class HeatmapView;
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
 
@@ -20,10 +21,17 @@ class QTableView;
 class HeadMetricsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Block, Layer, Head, Entropy, MeanDistance, FirstToken, Separator, Pattern, KlLinear, ColumnCount };
+    enum Column {
+        Block, Layer, Head, Entropy, MeanDistance, FirstToken, Separator, Pattern, KlLinear,
+        // Head detectors (core's metric list, detector entries): "–" until they ran for the model.
+        DetPreviousToken, DetDuplicateToken, DetInduction, DetFirstToken, ColumnCount
+    };
     using QAbstractTableModel::QAbstractTableModel;
 
     void setMetrics(std::vector<attnscope::HeadMetrics> metrics);
+    // The model's detector scores (attnscope::headDetectors), joined to every metrics row of
+    // the same head from now on; empty clears them.
+    void setDetectors(std::vector<attnscope::HeadDetectors> detectors);
     const std::vector<attnscope::HeadMetrics>& metrics() const { return metrics_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -33,6 +41,7 @@ public:
 
 private:
     std::vector<attnscope::HeadMetrics> metrics_;
+    std::vector<attnscope::HeadDetectors> detectors_;
 };
 
 class MetricsPanel : public QWidget {
@@ -53,6 +62,9 @@ public:
                        const QString& title);
     void clearBlockView(const QString& message);
     void clearAll(const QString& message);
+    // The detector columns: scores of the model on its probe (or none), and a line saying how.
+    void setDetectors(std::vector<attnscope::HeadDetectors> detectors, const QString& text);
+    QPushButton* detectorsButton() const { return detectorsButton_; }
 
 signals:
     // A row was clicked (activated: double-clicked or Enter).
@@ -67,4 +79,6 @@ private:
     QLabel* status_ = nullptr;
     QComboBox* viewCombo_ = nullptr;
     HeatmapView* view_ = nullptr;
+    QPushButton* detectorsButton_ = nullptr;
+    QLabel* detectorsLabel_ = nullptr;
 };

@@ -178,6 +178,12 @@ void Session::finish(const Outcome& outcome) {
     }
 }
 
+void Session::showTrace(std::shared_ptr<const attnscope::Trace> trace) {
+    if (!trace || !model_) return;
+    trace_ = std::move(trace);
+    emit traceReady(trace_);
+}
+
 void Session::setBusy(bool busy) {
     if (busy_ == busy) return;
     busy_ = busy;

@@ -53,6 +53,9 @@ public:
     void openAttentionFile(const QString& npy, const QString& tokensJson = QString());
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
+    // Shows a trace of the current model that was made elsewhere (a generation step,
+    // prefixTrace): it becomes trace() and traceReady follows, as after a run.
+    void showTrace(std::shared_ptr<const attnscope::Trace> trace);
     // Whether the current model splits text itself (else its input is token ids).
     bool hasTokenizer() const;
     // The model's tokenizer (Model::tokenizer) for readable output tokens, kept alive with the

@@ -28,6 +28,7 @@ class Trace;
 class ComparePanel;
 class ControlPanel;
 class ExportDialog;
+class GenerateController;
 class HeatmapView;
 class ImageController;
 class LabController;
@@ -59,6 +60,7 @@ public:
     // The Image tab (attention over the image) and the Model tab (mainwindow_image.cpp).
     ImageController* imageView() const { return imageView_; }
     ModelViewController* modelView() const { return modelView_; }
+    GenerateController* generation() const { return generate_; }
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -152,6 +154,7 @@ private:
     // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
     // onModelLoaded keeps it rather than an example.
     bool applyWorkspaceInput();
+    void buildGenerate();  // mainwindow_generate.cpp
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -186,6 +189,7 @@ private:
     LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
     ImageController* imageView_ = nullptr;
     ModelViewController* modelView_ = nullptr;
+    GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one

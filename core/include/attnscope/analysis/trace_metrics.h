@@ -3,6 +3,7 @@
 // captured Q/K through Trace::map, so masks are those the model used. Torch stays out.
 #pragma once
 
+#include "attnscope/analysis/detectors.h"
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/analysis/rollout.h"
 #include "attnscope/attention/trace.h"
@@ -47,6 +48,8 @@ struct HeadMetrics {
     PatternScores scores;
     PatternClass pattern = PatternClass::Mixed;
     double klDotLinear = 0;    // see MetricsOptions::compareLinear
+    // Head detectors on the model's probe (detectors.h); NaN until attachDetectors fills them.
+    DetectorScores detectors;
 };
 
 // Key columns of a block whose labels are separators.

@@ -1,0 +1,149 @@
+#include "window/generatecontroller.h"
+
+#include "panels/generatepanel.h"
+#include "services/session.h"
+
+#include "attnscope/runtime/error.h"
+
+#include <QPushButton>
+
+#include <algorithm>
+
+GenerateController::GenerateController(Session* session, QObject* parent)
+    : QObject(parent), session_(session), panel_(new GeneratePanel) {
+    panel_->clearGeneration(tr("Run an input, then Generate continues it."));
+    connect(panel_->generateButton(), &QPushButton::clicked, this, &GenerateController::start);
+    connect(panel_, &GeneratePanel::stepChanged, this, &GenerateController::showStep);
+    connect(panel_, &GeneratePanel::queryRowOnlyChanged, this, [this] { showStep(panel_->step()); });
+    connect(session_, &Session::traceReady, this, &GenerateController::onTrace);
+    connect(session_, &Session::modelLoaded, this, [this] {
+        jobs_.cancel();
+        generation_.reset();
+        shown_.reset();
+        panel_->setStatus({});
+        panel_->clearGeneration(tr("Run an input, then Generate continues it."));
+    });
+}
+
+GenerateController::~GenerateController() {
+    jobs_.cancel();
+    detectorJobs_.cancel();
+    jobs_.waitForDone();
+    detectorJobs_.waitForDone();
+}
+
+void GenerateController::startDetectors() {
+    const auto model = session_->model();
+    if (!model) {
+        emit detectorsReady({}, tr("Open a model first."));
+        return;
+    }
+    struct Result {
+        attnscope::DetectorReport report;
+        QString error;
+    };
+    detectorJobs_.start(
+        [model](const JobTracker::Stop&) {
+            Result r;
+            try {
+                r.report = attnscope::headDetectors(*model, {}, {});
+            } catch (const std::exception& e) {
+                r.error = QString::fromUtf8(e.what());
+            }
+            return r;
+        },
+        [this](const Result& r) {
+            if (!r.error.isEmpty()) {
+                emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
+                return;
+            }
+            emit detectorsReady(r.report.heads, tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
+                                                   "each pattern's targets, 1 = a perfect head.")
+                                                    .arg(r.report.repeatLength));
+        });
+}
+
+void GenerateController::start() {
+    const auto model = session_->model();
+    const auto trace = session_->trace();
+    if (!model || !trace) {
+        panel_->setStatus(tr("Run an input first: Generate continues it."));
+        return;
+    }
+    const attnscope::ModelInfo& info = model->info();
+    if (info.encoderDecoder || info.imageInput || (trace->nextTokenLogits().empty() && !(generation_ && trace == shown_))) {
+        panel_->setStatus(tr("Generation needs a decoder-only language model; %1 is not one.").arg(QString::fromStdString(info.family)));
+        return;
+    }
+    // Stepping shows prefixes of our own trace: generate again from the same prompt then.
+    const std::vector<std::int64_t> prompt = generation_ && trace == shown_ ? generation_->prompt : trace->ids();
+    attnscope::GenerateOptions options;
+    options.tokens = panel_->tokens();
+    options.sampling = panel_->sampling();
+    panel_->setStatus(tr("Generating %1 tokens…").arg(options.tokens));
+    panel_->generateButton()->setEnabled(false);
+    jobs_.start(
+        [this, model, prompt, options](const JobTracker::Stop& stop) mutable {
+            Outcome out;
+            options.progress = [this, stop](long long done, long long total) {
+                jobs_.post(stop, [this, done, total] { panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total)); });
+                return !stop.requested();
+            };
+            try {
+                out.generation = attnscope::generate(*model, prompt, options);
+            } catch (const attnscope::Cancelled&) {
+            } catch (const std::exception& e) {
+                out.error = QString::fromUtf8(e.what());
+            }
+            return out;
+        },
+        [this](const Outcome& out) { deliver(out); });
+}
+
+void GenerateController::deliver(const Outcome& out) {
+    panel_->generateButton()->setEnabled(true);
+    if (!out.error.isEmpty()) {
+        panel_->setStatus(tr("Generation failed: %1").arg(out.error));
+        emit failed(out.error);
+        return;
+    }
+    if (!out.generation) return;
+    generation_ = out.generation;
+    const auto& labels = generation_->trace->displayTokens();
+    const auto p = static_cast<qsizetype>(generation_->prompt.size());
+    QStringList prompt, generated;
+    for (qsizetype i = 0; i < qsizetype(labels.size()); ++i) (i < p ? prompt : generated) << QString::fromStdString(labels[std::size_t(i)]);
+    const attnscope::SamplingOptions s = panel_->sampling();
+    panel_->setStatus(s.sample ? tr("Sampled %1 tokens (sampling temperature %2, top-k %3, top-p %4, seed %5).")
+                                     .arg(generated.size())
+                                     .arg(s.temperature)
+                                     .arg(s.topK ? QString::number(s.topK) : tr("all"))
+                                     .arg(s.topP)
+                                     .arg(s.seed)
+                               : tr("Generated %1 tokens greedily.").arg(generated.size()));
+    panel_->showGeneration(prompt, generated, 0);
+    showStep(0);
+    emit finished();
+}
+
+void GenerateController::showStep(int step) {
+    if (!generation_ || generation_->generated.empty()) return;
+    step = std::clamp(step, 0, int(generation_->generated.size()) - 1);
+    const int length = int(generation_->prompt.size()) + step;  // keys: the prompt and the tokens before this one
+    try {
+        shown_ = attnscope::prefixTrace(*generation_->trace, length, panel_->queryRowOnly());
+    } catch (const std::exception& e) {
+        panel_->setStatus(QString::fromUtf8(e.what()));
+        return;
+    }
+    session_->showTrace(shown_);
+}
+
+void GenerateController::onTrace(const std::shared_ptr<const attnscope::Trace>& trace) {
+    if (trace == shown_ || !generation_) return;
+    // The user ran another input: the generation no longer matches what the views show.
+    generation_.reset();
+    shown_.reset();
+    panel_->setStatus({});
+    panel_->clearGeneration(tr("Run an input, then Generate continues it."));
+}

@@ -1,0 +1,69 @@
+// GenerateController: generation in the window. Generate continues the input last run (its ids)
+// on a worker (attnscope::generate: greedy or sampled); each step of the slider then shows
+// core's prefixTrace of the whole sequence through Session::showTrace, so every view (overview,
+// heat map, metrics, export) shows that step: by default only the query row that chose the
+// current token, over the prompt and what was generated before it. A new run or model ends
+// the generation.
+// It also runs the head detectors for the Metrics table (attnscope::headDetectors: one forward
+// of the model on the detector's probe, on a worker), since both are runs of the model beyond
+// the input.
+#pragma once
+
+#include "services/jobtracker.h"
+
+#include "attnscope/analysis/detectors.h"
+#include "attnscope/models/generation.h"
+
+#include <QObject>
+
+#include <memory>
+#include <optional>
+
+namespace attnscope {
+class Trace;
+}
+class GeneratePanel;
+class Session;
+
+class GenerateController : public QObject {
+    Q_OBJECT
+public:
+    GenerateController(Session* session, QObject* parent = nullptr);
+    ~GenerateController() override;
+
+    GeneratePanel* panel() const { return panel_; }
+    // The finished generation, if any.
+    const std::optional<attnscope::Generation>& generation() const { return generation_; }
+    // Starts a generation from the session's current input (what Generate does).
+    void start();
+    // Shows generated token `step` (0-based) in every view.
+    void showStep(int step);
+    bool isRunning() const { return jobs_.isRunning(); }
+    // Scores every head of the current model on the detector's probe; detectorsReady follows.
+    void startDetectors();
+    void waitForWorkers() {
+        jobs_.waitForDone();
+        detectorJobs_.waitForDone();
+    }
+
+signals:
+    void failed(const QString& message);
+    void finished();
+    // Empty heads with a message when the detectors could not run.
+    void detectorsReady(const std::vector<attnscope::HeadDetectors>& heads, const QString& text);
+
+private:
+    struct Outcome {
+        std::optional<attnscope::Generation> generation;
+        QString error;
+    };
+    void onTrace(const std::shared_ptr<const attnscope::Trace>& trace);
+    void deliver(const Outcome& outcome);
+
+    Session* session_;
+    GeneratePanel* panel_;
+    JobTracker jobs_{this, 1};
+    JobTracker detectorJobs_{this, 1};
+    std::optional<attnscope::Generation> generation_;
+    std::shared_ptr<const attnscope::Trace> shown_;  // the step trace the session shows, if ours
+};
