@@ -1,7 +1,7 @@
 // Attention over the image (overlay.h) against independent double-precision computations: the
 // ViT reference's own maps (tests/support), a full n×n rollout product written out here, and a
 // discard done by sorting every entry.
-#include "attnscope/analysis/metric_list.h"
+#include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/analysis/overlay.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
@@ -275,13 +275,13 @@ TEST_CASE("The head metric list reads each metric of HeadMetrics and names its u
     m.scores.previous = 0.75;
     m.klDotLinear = 0.0625;
     CHECK(headMetric("entropy").value(m) == 1.5);
-    CHECK(headMetric("entropy").unit == "nats");
+    CHECK(std::string(headMetric("entropy").unit) == "nats");
     CHECK(headMetric("mean_distance").value(m) == 2.25);
     CHECK(headMetric("first_token").value(m) == 0.125);
     CHECK(headMetric("previous").value(m) == 0.75);
     CHECK(headMetric("kl_dot_linear").value(m) == 0.0625);
     std::vector<std::string> ids;
-    for (const auto& info : headMetricList()) ids.push_back(info.id);
+    for (const auto& info : headMetricList()) ids.push_back(info.key);
     CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());  // ids are unique
     CHECK_THROWS_WITH(headMetric("nope"), Catch::Contains("unknown head metric 'nope'") && Catch::Contains("entropy"));
 }

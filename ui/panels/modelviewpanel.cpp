@@ -33,8 +33,8 @@ ModelViewPanel::ModelViewPanel(QWidget* parent) : QWidget(parent) {
     metric_ = new QComboBox;
     metric_->setObjectName(QStringLiteral("modelMetric"));
     for (const HeadMetricInfo& m : headMetricList()) {
-        order_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.id));
-        metric_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.id));
+        order_->addItem(QString::fromUtf8(m.title), QString::fromUtf8(m.key));
+        metric_->addItem(QString::fromUtf8(m.title), QString::fromUtf8(m.key));
     }
     order_->setToolTip(tr("Each layer's heads from left to right in this order; every tile then names its head."));
     descending_ = new QCheckBox(tr("Largest first"));
@@ -164,5 +164,5 @@ void ModelViewPanel::refresh() {
     std::vector<double> values(cells, std::numeric_limits<double>::quiet_NaN());
     for (std::size_t i = 0; i < cells; ++i)
         if (byHead_[i]) values[i] = metric.value(*byHead_[i]);
-    map_->setValues(layers_, heads_, std::move(values), QString::fromStdString(metric.name), QString::fromStdString(metric.unit));
+    map_->setValues(layers_, heads_, std::move(values), QString::fromUtf8(metric.title), QString::fromUtf8(metric.unit));
 }

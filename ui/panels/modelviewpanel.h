@@ -6,7 +6,7 @@
 // them. A click on either side asks for that head (headChosen).
 #pragma once
 
-#include "attnscope/analysis/metric_list.h"
+#include "attnscope/analysis/head_metric_list.h"
 
 #include <QWidget>
 

@@ -2,7 +2,7 @@
 // heads as columns, like the overview), a colour bar from the smallest to the largest value, the
 // selected head outlined. Hover names the head and its value; a click asks for the head
 // (headChosen). Display only: the values are core's (attnscope::headMetrics through the
-// metric list, attnscope/analysis/metric_list.h).
+// metric list, attnscope/analysis/head_metric_list.h).
 #pragma once
 
 #include "figure/colormaps.h"

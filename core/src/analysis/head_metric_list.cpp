@@ -1,5 +1,7 @@
 #include "attnscope/analysis/head_metric_list.h"
 
+#include "attnscope/runtime/error.h"
+
 #include <map>
 #include <tuple>
 
@@ -41,6 +43,15 @@ const std::vector<HeadMetricInfo>& headMetricList() {
          [](const HeadMetrics& m) { return m.detectors.firstToken; }},
     };
     return list;
+}
+
+const HeadMetricInfo& headMetric(const std::string& key) {
+    std::string keys;
+    for (const HeadMetricInfo& m : headMetricList()) {
+        if (key == m.key) return m;
+        keys += (keys.empty() ? "" : ", ") + std::string(m.key);
+    }
+    throw Error("unknown head metric '" + key + "' (known: " + keys + ")");
 }
 
 void attachDetectors(std::vector<HeadMetrics>& metrics, const std::vector<HeadDetectors>& detectors) {

@@ -6,6 +6,7 @@
 #include "attnscope/analysis/detectors.h"
 #include "attnscope/analysis/trace_metrics.h"
 
+#include <string>
 #include <vector>
 
 namespace attnscope {
@@ -24,6 +25,8 @@ struct HeadMetricInfo {
 // global, local, sparse), KL dot‖linear, then the detectors: previous token, duplicate token,
 // induction, first token (sink).
 const std::vector<HeadMetricInfo>& headMetricList();
+// The entry with this key; throws attnscope::Error listing the keys when there is none.
+const HeadMetricInfo& headMetric(const std::string& key);
 
 // Copies each head's detector scores into the metrics of the same (block, layer, head); heads
 // the report lacks keep NaN.
