@@ -2,10 +2,13 @@
 """Random encoder-decoder checkpoint folders with real Hugging Face tensor names, for timing.
 
   python3 bench/make_checkpoint_seq2seq.py FAMILY DIR [--size small|500mb] [--dtype F32|F16|BF16] [--vocab N]
+                                            [--decoder-vocab N]
 
 FAMILY: t5 (T5 1.0 layout: relu, tied head; --gated for T5 1.1's gated-gelu with lm_head),
 bart, mbart, marian. --size 500mb: T5 with d_model 768, d_ff 3072, 6 + 6 layers (~496 MB F32);
-BART-base's shape (6 + 6 layers, d_model 768, vocab 50265, ~558 MB F32). Needs only numpy.
+BART-base's shape (6 + 6 layers, d_model 768, vocab 50265, ~558 MB F32). --decoder-vocab (marian):
+separate vocabularies as opus-mt's separate_vocabs checkpoints have them (share_encoder_decoder_embeddings
+false, decoder_vocab_size N, encoder.embed_tokens and decoder.embed_tokens). Needs only numpy.
 """
 import argparse
 import json
@@ -75,7 +78,12 @@ def bart(s, rnd, family):
     def norm(name):
         t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
 
-    t["model.shared.weight"] = rnd(s["vocab"], E, std=1.0)
+    dv = s.get("decoder_vocab") or s["vocab"]
+    if s.get("decoder_vocab"):
+        t["model.encoder.embed_tokens.weight"] = rnd(s["vocab"], E, std=1.0)
+        t["model.decoder.embed_tokens.weight"] = rnd(dv, E, std=1.0)
+    else:
+        t["model.shared.weight"] = rnd(s["vocab"], E, std=1.0)
     for stack in ("encoder", "decoder"):
         sp = f"model.{stack}."
         if family != "marian":
@@ -92,12 +100,16 @@ def bart(s, rnd, family):
             lin(p + "fc1", F, E)
             lin(p + "fc2", E, F)
             norm(p + "final_layer_norm")
-    t["final_logits_bias"] = rnd(1, s["vocab"])
+    t["final_logits_bias"] = rnd(1, dv)
     config = {"model_type": family, "vocab_size": s["vocab"], "d_model": E, "encoder_layers": s["layers"],
               "decoder_layers": s["layers"], "encoder_attention_heads": s["heads"],
               "decoder_attention_heads": s["heads"], "encoder_ffn_dim": F, "decoder_ffn_dim": F,
               "max_position_embeddings": s["positions"], "activation_function": "swish" if family == "marian" else "gelu",
               "scale_embedding": family != "bart", "decoder_start_token_id": 2, "eos_token_id": 2, "pad_token_id": 1}
+    if family == "marian":  # opus-mt's ids: </s> 0, <pad> last, decoding starts at <pad>
+        config.update(eos_token_id=0, pad_token_id=dv - 1, decoder_start_token_id=dv - 1)
+    if s.get("decoder_vocab"):
+        config.update(share_encoder_decoder_embeddings=False, decoder_vocab_size=dv)
     return t, config
 
 
@@ -110,6 +122,7 @@ def main():
     ap.add_argument("--gated", action="store_true", help="t5: gated-gelu feed-forward and an untied lm_head")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--vocab", type=int, help="vocabulary size (to match a tokenizer put next to it)")
+    ap.add_argument("--decoder-vocab", type=int, help="marian: the target side's own vocabulary size")
     a = ap.parse_args()
     g = np.random.default_rng(a.seed)
 
@@ -119,6 +132,10 @@ def main():
     size = dict(SIZES["t5" if a.family == "t5" else "bart"][a.size])
     if a.vocab:
         size["vocab"] = a.vocab
+    if a.decoder_vocab:
+        if a.family != "marian":
+            ap.error("--decoder-vocab is for marian")
+        size["decoder_vocab"] = a.decoder_vocab
     if a.family == "t5":
         tensors, config = t5(size, rnd, a.gated)
     else:

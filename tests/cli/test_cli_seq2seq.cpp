@@ -152,3 +152,104 @@ TEST_CASE("cli attention on encoder-decoders: bad targets and configs exit 2 wit
     CHECK(notSeq2seq.code == 1);
     CHECK_THAT(notSeq2seq.err, Catch::Contains("encoder-decoder"));
 }
+
+namespace {
+
+const std::filesystem::path kTokData = std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA);
+
+nlohmann::json readJson(const std::filesystem::path& file) { return nlohmann::json::parse(slurpFile(file)); }
+
+// Runs `attention DIR --text SOURCE --target-text TARGET` and checks the maps against the reference
+// on the ids the real tokenizers give (`source`, `rows`: computed by the caller from golden data).
+void requireTextTarget(const std::filesystem::path& dir, const Checkpoint& c, const BartSpec& spec, const std::string& sourceText,
+                       const std::string& targetText, const std::vector<long long>& source, const std::vector<long long>& rows) {
+    const auto out = freshDir("cli-text-target-out");
+    const CliResult r = runCli({"attention", dir.string(), "--text", sourceText, "--target-text", targetText, "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = readJson(out / "tokens.json");
+    REQUIRE(tokens["source"].size() == source.size());
+    REQUIRE(tokens["target"].size() == rows.size());
+    const auto ref = referenceBart(c, spec, source, rows);
+    const auto S = static_cast<std::int64_t>(source.size()), T = static_cast<std::int64_t>(rows.size());
+    CHECK(npyError(out / "encoder.npy", ref.encoder, S, S) < 1e-5);
+    CHECK(npyError(out / "decoder.npy", ref.decoder, T, T) < 1e-5);
+    CHECK(npyError(out / "cross.npy", ref.cross, T, S) < 1e-5);
+    CHECK(tokens["output_ids"].get<std::vector<long long>>() == ref.argmax());
+}
+
+}  // namespace
+
+TEST_CASE("cli attention on BART with --text and --target-text: byte-level BPE, <s> $A </s>, shifted behind </s>",
+          "[cli][bart][tokenize]") {
+    // BART's vocab.json is GPT-2's pieces behind fairseq's <s> <pad> </s> <unk> (ids + 4), <mask>
+    // last; merges.txt is GPT-2's. Golden ids: Hugging Face tokenizers' GPT-2 ids (golden.json) + 4.
+    const auto gpt2 = readJson(kTokData / "gpt2" / "vocab.json");
+    nlohmann::json vocab = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
+    for (auto it = gpt2.begin(); it != gpt2.end(); ++it) vocab[it.key()] = it.value().get<long long>() + 4;
+    vocab["<mask>"] = static_cast<long long>(gpt2.size()) + 4;
+    BartSpec spec;
+    spec.vocab = static_cast<int>(gpt2.size()) + 5;
+    spec.positions = 64;
+    const Checkpoint c = makeBart(spec, 75);
+    const auto dir = written(c, "cli-bart-text");
+    writeText(dir / "vocab.json", vocab.dump());
+    std::filesystem::copy_file(kTokData / "gpt2" / "merges.txt", dir / "merges.txt");
+    writeText(dir / "tokenizer_config.json", R"({"tokenizer_class": "BartTokenizer"})");
+
+    const auto golden = readJson(kTokData / "golden.json");
+    const auto& texts = golden["texts"];
+    const nlohmann::json* gpt2Case = nullptr;
+    for (const auto& k : golden["cases"])
+        if (k["name"] == "gpt2") gpt2Case = &k;
+    REQUIRE(gpt2Case);
+    auto bartIds = [&](std::size_t text) {
+        std::vector<long long> ids = {0};
+        for (const auto& id : (*gpt2Case)["results"][text]["ids"]) ids.push_back(id.get<long long>() + 4);
+        ids.push_back(2);
+        return ids;
+    };
+    for (const auto& [s, t] : {std::pair<std::size_t, std::size_t>{0, 7}, {4, 2}}) {
+        const auto source = bartIds(s);
+        const auto labels = bartIds(t);
+        std::vector<long long> rows = {2};  // decoder_start_token_id, then the labels but the last
+        rows.insert(rows.end(), labels.begin(), labels.end() - 1);
+        INFO("source: " << texts[s] << " target: " << texts[t]);
+        requireTextTarget(dir, c, spec, texts[s], texts[t], source, rows);
+    }
+}
+
+TEST_CASE("cli attention on mBART and mBART-50 with --text and --target-text through sentencepiece.bpe.model",
+          "[cli][bart][sentencepiece]") {
+    // Golden ids: SentencePiece's encoding with transformers' layouts (spm/golden_spm.json).
+    const auto layouts = readJson(kTokData / "spm" / "golden_spm.json")["layouts"];
+    struct Case {
+        const char* cls;
+        const char* tgtLang;
+        const char* source;
+        const char* target;
+        int vocab;
+    };
+    for (const Case& k : {Case{"MBartTokenizer", "fr_XX", "mbart", "mbart_target_fr", 1000 + 1 + 25 + 1},
+                          Case{"MBart50Tokenizer", "sl_SI", "mbart50", "mbart50_target_sl", 1000 + 1 + 52 + 1}}) {
+        BartSpec spec;
+        spec.type = "mbart";
+        spec.scaleEmbedding = true;
+        spec.vocab = k.vocab;
+        spec.positions = 64;
+        const Checkpoint c = makeBart(spec, 76);
+        const auto dir = written(c, std::string("cli-") + k.source + "-text");
+        std::filesystem::copy_file(kTokData / "spm" / "unigram.model", dir / "sentencepiece.bpe.model");
+        writeText(dir / "tokenizer_config.json", nlohmann::json({{"tokenizer_class", k.cls}, {"src_lang", "en_XX"}, {"tgt_lang", k.tgtLang}}).dump());
+        const auto& sourceRow = layouts[k.source][1];
+        const auto& targetRow = layouts[k.target][4];
+        const auto source = sourceRow["ids"].get<std::vector<long long>>();
+        const auto labels = targetRow["ids"].get<std::vector<long long>>();
+        // mBART's shift_tokens_right: the last token of the labels (mBART: the language code,
+        // mBART-50: </s>) moves to the front.
+        std::vector<long long> rows = {labels.back()};
+        rows.insert(rows.end(), labels.begin(), labels.end() - 1);
+        INFO(k.cls);
+        requireTextTarget(dir, c, spec, sourceRow["text"], targetRow["text"], source, rows);
+    }
+}

@@ -1,8 +1,10 @@
 // SentencePiece folders laid out as each family ships them, with the ids and special tokens of
 // transformers' slow tokenizers (golden_spm.json "layouts", restated in make_spm.py from
 // tokenization_t5/llama/xlm_roberta/mbart/marian.py and run on SentencePiece's own encoding):
-// T5, Llama (legacy and not), XLM-R, mBART (source and target language), Marian source.spm / target.spm with
-// vocab.json ids; tokenizer.json winning over a .model; bad model files and vocabularies.
+// T5, Llama (legacy and not), Gemma, XLM-R, mBART and mBART-50 (source and target language), Marian
+// source.spm / target.spm with vocab.json ids (target_vocab.json with separate_vocabs), ALBERT and
+// XLNet (preprocess_text, the digit-comma split), DeBERTa-v2 (do_lower_case, split_by_punct);
+// tokenizer.json winning over a .model; bad model files and vocabularies.
 #include "attnscope/runtime/error.h"
 #include "attnscope/tokenizer/tokenizer.h"
 #include "gpt2_fixture.h"
@@ -11,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 
 using namespace attnscope;
@@ -154,7 +158,7 @@ TEST_CASE("tokenizer.json wins over a SentencePiece model in the same folder", "
 }
 
 TEST_CASE("A SentencePiece folder of a family not read yet is refused, not mislabelled", "[tokenizer][sentencepiece]") {
-    for (const char* cls : {"AlbertTokenizer", "PegasusTokenizer", "MBart50Tokenizer"}) {
+    for (const char* cls : {"PegasusTokenizer", "CamembertTokenizer", "BarthezTokenizer"}) {
         const auto f = folder("other").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", cls}});
         CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
                    Catch::StartsWith((f.dir / "tokenizer_config.json").string() + ": tokenizer_class '" + cls + "' is not read"));
@@ -170,4 +174,116 @@ TEST_CASE("A .model that is not a SentencePiece model is refused naming the file
         CHECK_THAT(e, Catch::StartsWith((f.dir / "spiece.model").string() + ": not a SentencePiece model"));
         CHECK(e.find('\n') == std::string::npos);
     }
+}
+
+namespace {
+
+// golden_spm.json's texts that a layout covers, for the decode checks.
+std::vector<std::string> plainTexts() {
+    std::ifstream in(kSpm / "golden_spm.json", std::ios::binary);
+    return nlohmann::json::parse(in)["texts"].get<std::vector<std::string>>();
+}
+
+std::vector<std::string> decodedGemma() {
+    std::ifstream in(kSpm / "golden_spm.json", std::ios::binary);
+    return nlohmann::json::parse(in)["decoded"]["gemma"].get<std::vector<std::string>>();
+}
+
+nlohmann::json addedToken(const std::string& content, bool special = true) {
+    return {{"content", content}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"single_word", false}, {"special", special}};
+}
+
+}  // namespace
+
+TEST_CASE("Gemma: tokenizer.model (byte-fallback BPE, no dummy prefix), <bos> $A, <eos> per add_eos_token",
+          "[tokenizer][sentencepiece][gemma]") {
+    auto f = folder("gemma").copy("gemma.model", "tokenizer.model").write("tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}});
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    checkLayout(*tok, "gemma");
+    CHECK(tok->tokenToId("<pad>") == 0);
+    CHECK(tok->tokenToId("<eos>") == 1);
+    CHECK(tok->tokenToId("<bos>") == 2);
+    CHECK(tok->tokenToId("<unk>") == 3);
+    CHECK(tok->encode("Hello").ids.front() == 2);
+    const auto texts = plainTexts();
+    const auto decoded = decodedGemma();
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        INFO(texts[i]);
+        CHECK(tok->decode(tok->encode(texts[i]).ids, true) == decoded[i]);
+    }
+    // The config's added_tokens_decoder (as Gemma ships it for the turn markers) and add_eos_token.
+    nlohmann::json added = nlohmann::json::object();
+    added["5"] = addedToken("<start_of_turn>");
+    added["6"] = addedToken("<end_of_turn>");
+    f.write("tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}, {"add_eos_token", true}, {"added_tokens_decoder", added}});
+    checkLayout(*Tokenizer::fromFolder(f.dir), "gemma_turns_eos");
+    // Without a class, tokenizer.model reads as Llama's, whose <s> this model lacks.
+    std::filesystem::remove(f.dir / "tokenizer_config.json");
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }), Catch::Contains("add_bos_token is set but the token '<s>' is not in"));
+}
+
+TEST_CASE("ALBERT: spiece.model with preprocess_text, the digit-comma split and [CLS] $A [SEP]", "[tokenizer][sentencepiece][albert]") {
+    auto f = folder("albert").copy("albert.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "AlbertTokenizer"}});
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    checkLayout(*tok, "albert");
+    CHECK(tok->tokenToId("[CLS]") == 2);
+    CHECK(tok->tokenToId("[MASK]") == 4);
+    // "1990," is "▁1990," no more: the digits, then ",".
+    const auto e = tok->encode("In 1990, we", false);
+    REQUIRE(e.tokens.size() >= 3);
+    CHECK(std::find(e.tokens.begin(), e.tokens.end(), ",") != e.tokens.end());
+    for (const auto& t : e.tokens) CHECK_FALSE((t.size() > 1 && t.back() == ',' && std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))));
+    f.write("tokenizer_config.json", {{"tokenizer_class", "AlbertTokenizer"}, {"do_lower_case", false}, {"keep_accents", true}});
+    checkLayout(*Tokenizer::fromFolder(f.dir), "albert_cased_accents");
+    // No tokenizer_config.json: config.json's model_type says ALBERT (spiece.model alone would be T5's).
+    std::filesystem::remove(f.dir / "tokenizer_config.json");
+    f.write("config.json", {{"model_type", "albert"}});
+    checkLayout(*Tokenizer::fromFolder(f.dir), "albert");
+}
+
+TEST_CASE("XLNet: spiece.model with ALBERT's preparation, $A <sep> <cls>", "[tokenizer][sentencepiece][xlnet]") {
+    const auto f = folder("xlnet").copy("xlnet.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "XLNetTokenizer"}});
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    checkLayout(*tok, "xlnet");
+    const auto e = tok->encode("Hello");
+    CHECK(e.tokens[e.tokens.size() - 2] == "<sep>");
+    CHECK(e.tokens.back() == "<cls>");
+}
+
+TEST_CASE("DeBERTa-v2: spm.model, [MASK] after the pieces, do_lower_case and split_by_punct", "[tokenizer][sentencepiece][deberta]") {
+    auto f = folder("deberta").copy("deberta.model", "spm.model");
+    const auto tok = Tokenizer::fromFolder(f.dir);  // by the file's name
+    CHECK(tok->origin() == (f.dir / "spm.model").string());
+    checkLayout(*tok, "deberta_v2");
+    CHECK(tok->tokenToId("[MASK]") == 700);
+    CHECK(tok->tokenToId("[UNK]") == 3);
+    f.write("tokenizer_config.json", {{"tokenizer_class", "DebertaV2Tokenizer"}, {"do_lower_case", true}, {"split_by_punct", true}});
+    checkLayout(*Tokenizer::fromFolder(f.dir), "deberta_v2_lower_punct");
+}
+
+TEST_CASE("mBART-50: the 52 language codes, src_lang $A </s> and tgt_lang on the target side", "[tokenizer][sentencepiece][mbart]") {
+    auto m = folder("mbart50").copy("unigram.model", "sentencepiece.bpe.model");
+    m.write("tokenizer_config.json", {{"tokenizer_class", "MBart50Tokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "sl_SI"}});
+    const auto tok = Tokenizer::fromFolder(m.dir);
+    checkLayout(*tok, "mbart50");
+    checkLayout(*Tokenizer::fromFolder(m.dir, TokenizerSide::Target), "mbart50_target_sl");
+    CHECK(tok->tokenToId("sl_SI") == 1001 + 51);
+    CHECK(tok->tokenToId("<mask>") == 1001 + 52);
+    m.write("tokenizer_config.json", {{"tokenizer_class", "MBart50Tokenizer"}, {"src_lang", "xx_XX"}});
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(m.dir); }), Catch::Contains("is not one of mBART-50's 52"));
+}
+
+TEST_CASE("Marian with separate_vocabs: target_vocab.json numbers the target side", "[tokenizer][sentencepiece][marian]") {
+    auto f = folder("marian-separate").copy("unigram.model", "source.spm").copy("target.model", "target.spm");
+    f.copy("marian_vocab.json", "vocab.json").copy("marian_target_vocab.json", "target_vocab.json");
+    // Without separate_vocabs, target_vocab.json is not read (as MarianTokenizer).
+    checkLayout(*Tokenizer::fromFolder(f.dir, TokenizerSide::Target), "marian_target");
+    f.write("tokenizer_config.json", {{"separate_vocabs", true}});
+    const auto target = Tokenizer::fromFolder(f.dir, TokenizerSide::Target);
+    checkLayout(*Tokenizer::fromFolder(f.dir), "marian_source");
+    checkLayout(*target, "marian_target_separate");
+    CHECK(target->idToToken(0) == "</s>");
+    std::filesystem::remove(f.dir / "target_vocab.json");
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir, TokenizerSide::Target); }),
+               Catch::StartsWith((f.dir / "target_vocab.json").string() + ": missing"));
 }

@@ -121,6 +121,31 @@ TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and 
     CHECK(figure.panels[1].title.startsWith(QStringLiteral("sentiment-additive")));
 }
 
+TEST_CASE_METHOD(WindowFixture, "Compare forces the window's target on the three decoders", "[ui][window][compare][seq2seq]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    layer->setValue(1);
+    controls->targetInput()->setText(QStringLiteral("zzz1x"));
+    runText(QStringLiteral("kq83mz0a"));
+    window.tabs()->setCurrentWidget(window.compare());
+    // Independent forced forwards of the same pair through each kind.
+    std::array<attnscope::HeadMap, 3> ref;
+    const char* kinds[] = {"dot", "additive", "linear"};
+    for (int i = 0; i < 3; ++i) {
+        const auto model = attnscope::Model::load(std::string("builtin:reverse-") + kinds[i]);
+        attnscope::TextInput in;
+        in.ids = model->encodeText("kq83mz0a");
+        in.targetIds = model->encodeTarget("zzz1x");
+        const auto trace = model->forwardText(in);
+        ref[std::size_t(i)] = trace->map(trace->blockIndex("cross"), 1, 0);
+    }
+    checkCompare(*this, ref);
+    for (const auto& trace : window.compare()->lastRun().traces) {
+        REQUIRE(trace);
+        CHECK(trace->blocks()[std::size_t(trace->blockIndex("cross"))].queryTokens ==
+              std::vector<std::string>{"<s>", "z", "z", "z", "1", "x"});
+    }
+}
+
 TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the shown map", "[ui][window][export]") {
     openStandIn();
     const fs::path dir = freshDir("ui-export");

@@ -124,13 +124,15 @@ QString ComparePanel::task() const { return taskCombo_->currentText(); }
 
 QString ComparePanel::statusText() const { return status_->text(); }
 
-void ComparePanel::setInput(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device) {
+void ComparePanel::setInput(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device,
+                            const QString& target) {
     taskCombo_->setCurrentText(task);
     text_ = text;
     asIds_ = asIds;
-    if (task == ranTask_ && text == ranText_ && asIds == ranIds_ && device == ranDevice_) return;
+    if (task == ranTask_ && text == ranText_ && target == ranTarget_ && asIds == ranIds_ && device == ranDevice_) return;
     ranTask_ = task;
     ranText_ = text;
+    ranTarget_ = target;
     ranIds_ = asIds;
     ranDevice_ = device;
     status_->setText(tr("Running the %1 models…").arg(task));
@@ -139,7 +141,7 @@ void ComparePanel::setInput(const QString& task, const QString& text, bool asIds
     result_ = CompareResult{};
     for (auto* v : views_) v->clear(tr("Running…"));
     for (auto* e : entropy_) e->clear();
-    session_->run(task, text, asIds, device);
+    session_->run(task, text, asIds, device, target);
 }
 
 void ComparePanel::setSelection(const QString& block, int layer, int head, double temperature) {

@@ -29,10 +29,11 @@ class ComparePanel : public QWidget {
 public:
     ComparePanel(MapService* maps, QWidget* parent = nullptr);
 
-    // What to run: the task ("reverse"/"sentiment"), the typed input and the device to open the
-    // models on. Runs when any of them changed (or the last run was cancelled).
+    // What to run: the task ("reverse"/"sentiment"), the typed input, the device to open the
+    // models on and, for an encoder-decoder task, a target to force (empty = generate). Runs
+    // when any of them changed (or the last run was cancelled).
     void setInput(const QString& task, const QString& text, bool asIds,
-                  attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto);
+                  attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto, const QString& target = {});
     // Which map of each model and at which temperature; re-renders without running again.
     void setSelection(const QString& block, int layer, int head, double temperature);
     void setColoring(Colormap colormap, const ColorScale& scale);
@@ -75,7 +76,7 @@ private:
     QTableWidget* kl_ = nullptr;
     QString text_;
     bool asIds_ = false;
-    QString ranTask_, ranText_;
+    QString ranTask_, ranText_, ranTarget_;
     bool ranIds_ = false;
     attnscope::DeviceChoice ranDevice_ = attnscope::DeviceChoice::Auto;
     QString block_;

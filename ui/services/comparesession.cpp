@@ -41,14 +41,14 @@ QString cacheKey(attnscope::DeviceChoice device, const QString& spec) {
 
 }  // namespace
 
-void CompareSession::run(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device) {
+void CompareSession::run(const QString& task, const QString& text, bool asIds, attnscope::DeviceChoice device, const QString& target) {
     CompareRun start;
     start.specs = compareSpecs(task);
     for (std::size_t i = 0; i < 3; ++i) start.models[i] = models_.value(cacheKey(device, start.specs[i]));
     emit busyChanged(true);
     emit progress(-1);
     jobs_.start(
-        [this, start, text, asIds, device](const JobTracker::Stop& stop) {
+        [this, start, text, asIds, device, target](const JobTracker::Stop& stop) {
             CompareRun r = start;
             // Six equal steps (load and run each model); each reports its own fraction.
             auto step = [this, stop](int index) -> attnscope::Progress {
@@ -72,7 +72,14 @@ void CompareSession::run(const QString& task, const QString& text, bool asIds, a
                     }
                     attnscope::RunOptions options;
                     options.progress = step(int(2 * i + 1));
-                    r.traces[i] = r.models[i]->forward(encodeInput(*r.models[i], text, asIds), options);
+                    if (target.trimmed().isEmpty()) {
+                        r.traces[i] = r.models[i]->forward(encodeInput(*r.models[i], text, asIds), options);
+                    } else {
+                        attnscope::TextInput input;
+                        input.ids = encodeInput(*r.models[i], text, asIds);
+                        input.targetIds = encodeTargetInput(*r.models[i], target, asIds);
+                        r.traces[i] = r.models[i]->forwardText(input, options);
+                    }
                 } catch (const attnscope::Cancelled&) {
                     break;  // superseded or cancelled: the result is dropped anyway
                 } catch (const std::exception& e) {

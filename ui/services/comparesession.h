@@ -41,8 +41,10 @@ public:
     ~CompareSession() override;
 
     // Runs text (or token ids when asIds) through the task's three models, opened on `device`.
+    // A non-empty target (encoder-decoder tasks) forces each decoder on it (Model::encodeTarget),
+    // so the three cross maps have the same rows; empty = each model generates its own.
     void run(const QString& task, const QString& text, bool asIds,
-             attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto);
+             attnscope::DeviceChoice device = attnscope::DeviceChoice::Auto, const QString& target = {});
     // Drops the running job: its result never arrives; emits busyChanged(false) and cancelled().
     void cancel();
     bool isBusy() const { return jobs_.isRunning(); }

@@ -489,7 +489,9 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         const QString task = compareTask_;
         QString text = controls_->input()->text();
         if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
-        compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice());
+        // The window's target too (forced on all three decoders) when the input is the window's.
+        compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice(),
+                           ownTask == task ? controls_->targetText() : QString());
     }
     compare_->setSelection(currentBlockName(), controls_->layerSpin()->value(), controls_->headSpin()->value(),
                            controls_->temperature()->temperature());

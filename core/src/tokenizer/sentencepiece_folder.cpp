@@ -9,16 +9,25 @@
 //                      SentencePiece's id + 1, <mask> last; "<s> $A </s>"
 //   MBartTokenizer     the same ids, the 25 language codes after the pieces, then <mask>;
 //                      "$A </s> src_lang" (tgt_lang on the target side)
+//   MBart50Tokenizer   the same ids with the 52 language codes; "src_lang $A </s>"
 //   MarianTokenizer    source.spm / target.spm, ids from vocab.json (which must cover every
-//                      piece but control ones); ">>xx<<" language tokens; "$A </s>"
+//                      piece but control ones; target_vocab.json on the target side when
+//                      separate_vocabs is set); ">>xx<<" language tokens; "$A </s>"
+//   AlbertTokenizer    spiece.model; ids as SentencePiece's; preprocess_text (remove_space,
+//                      keep_accents, do_lower_case: sentencepiece_text.h) and the digit-comma
+//                      split; "[CLS] $A [SEP]", [MASK] with lstrip
+//   XLNetTokenizer     the same preparation (do_lower_case false by default); "$A <sep> <cls>"
+//   DebertaV2Tokenizer spm.model; ids as SentencePiece's, [MASK] after the pieces unless the
+//                      model has it; do_lower_case, split_by_punct; "[CLS] $A [SEP]"
 // The family is tokenizer_config.json's tokenizer_class (another class is refused rather than
-// read with the wrong layout), else the file's name (with config.json's
-// model_type telling mBART's sentencepiece.bpe.model from XLM-R's). tokenizer_config.json's
+// read with the wrong layout), else config.json's model_type where it names one of these, else
+// the file's name (with model_type telling mBART's sentencepiece.bpe.model from XLM-R's). tokenizer_config.json's
 // added_tokens_decoder, when present, gives the added tokens' flags and ids as saved.
 #include "sentencepiece_folder.h"
 
 #include "folder_config.h"
 #include "sentencepiece_model.h"
+#include "sentencepiece_text.h"
 #include "tokenizer_impl.h"
 #include "vocabulary.h"
 
@@ -34,7 +43,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Family { T5, Llama, Gemma, XlmR, MBart, Marian };
+enum class Family { T5, Llama, Gemma, XlmR, MBart, MBart50, Marian, Albert, XLNet, DebertaV2 };
 
 bool present(const fs::path& p) {
     std::error_code ec;
@@ -47,6 +56,10 @@ bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 const char* const kMBartCodes[] = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN",
                                    "hi_IN", "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP",
                                    "nl_XX", "ro_RO", "ru_RU", "si_LK", "tr_TR", "vi_VN", "zh_CN"};
+// mBART-50's 27 more (tokenization_mbart50.py), after the 25 above.
+const char* const kMBart50More[] = {"af_ZA", "az_AZ", "bn_IN", "fa_IR", "he_IL", "hr_HR", "id_ID", "ka_GE", "km_KH",
+                                    "mk_MK", "ml_IN", "mn_MN", "mr_IN", "pl_PL", "ps_AF", "pt_XX", "sv_SE", "sw_KE",
+                                    "ta_IN", "te_IN", "th_TH", "tl_XX", "uk_UA", "ur_PK", "xh_ZA", "gl_ES", "sl_SI"};
 
 std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& config, const fs::path& file) {
     const std::string cls = config.value("tokenizer_class", std::string());
@@ -54,19 +67,26 @@ std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& con
     if (startsWith(cls, "Llama") || startsWith(cls, "CodeLlama")) return Family::Llama;
     if (startsWith(cls, "Gemma")) return Family::Gemma;
     if (startsWith(cls, "XLMRoberta")) return Family::XlmR;
-    if (startsWith(cls, "MBart50")) return std::nullopt;  // prefix language code, not read yet
+    if (startsWith(cls, "MBart50")) return Family::MBart50;
     if (startsWith(cls, "MBart")) return Family::MBart;
     if (startsWith(cls, "Marian")) return Family::Marian;
-    // Another class (ALBERT, XLNet, Pegasus, CamemBERT, ...) lays the same files out its own way.
+    if (startsWith(cls, "Albert")) return Family::Albert;
+    if (startsWith(cls, "XLNet")) return Family::XLNet;
+    if (startsWith(cls, "DebertaV2")) return Family::DebertaV2;
+    // Another class (Pegasus, CamemBERT, ...) lays the same files out its own way.
     if (!cls.empty()) return std::nullopt;
+    std::string type;
+    if (present(folder / "config.json")) type = readJsonObject(folder / "config.json").value("model_type", std::string());
+    if (type == "albert") return Family::Albert;
+    if (type == "xlnet") return Family::XLNet;
+    if (type == "deberta-v2") return Family::DebertaV2;
+    if (type == "pegasus" || type == "camembert") return std::nullopt;
     const std::string name = file.filename().string();
     if (name == "source.spm" || name == "target.spm") return Family::Marian;
     if (name == "spiece.model") return Family::T5;
     if (name == "tokenizer.model") return Family::Llama;
-    if (present(folder / "config.json")) {
-        const nlohmann::json model = readJsonObject(folder / "config.json");
-        if (model.value("model_type", std::string()) == "mbart") return Family::MBart;
-    }
+    if (name == "spm.model") return Family::DebertaV2;
+    if (type == "mbart") return Family::MBart;
     return Family::XlmR;
 }
 
@@ -125,6 +145,9 @@ struct Layout {
     std::vector<std::string> prefix, suffix;   // token contents
     bool skipRepeatedEnd = false;
     std::string unkPrefix;  // non-legacy Llama (makeSentencePieceModel)
+    bool digitComma = false;                // ALBERT, XLNet (makeSentencePieceModel)
+    std::unique_ptr<Normalizer> normalizer;  // the family's text preparation
+    std::unique_ptr<PreTokenizer> preTokenizer;
 };
 
 }  // namespace
@@ -134,7 +157,7 @@ fs::path sentencePieceFile(const fs::path& folder, TokenizerSide side) {
         const fs::path target = folder / "target.spm";
         return side == TokenizerSide::Target && present(target) ? target : folder / "source.spm";
     }
-    for (const char* name : {"spiece.model", "tokenizer.model", "sentencepiece.bpe.model"})
+    for (const char* name : {"spiece.model", "tokenizer.model", "sentencepiece.bpe.model", "spm.model"})
         if (present(folder / name)) return folder / name;
     return {};
 }
@@ -147,7 +170,8 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
     const auto family = familyOf(folder, config, path);
     if (!family)
         throw Error(configFile + ": tokenizer_class '" + config.value("tokenizer_class", std::string()) +
-                    "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, Marian are)");
+                    "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, MBart50, Marian, "
+                    "Albert, XLNet, DebertaV2 are)");
     auto file = std::make_shared<const SentencePieceFile>(path);
     const auto size = static_cast<std::int64_t>(file->size());
     auto token = [&](const char* key, const char* fallback) {
@@ -206,7 +230,8 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         break;
     }
     case Family::XlmR:
-    case Family::MBart: {
+    case Family::MBart:
+    case Family::MBart50: {
         // fairseq's dictionary: its four specials first, every other piece one id later.
         static const std::map<std::string, std::int64_t> fairseq = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
         layout.ids = [](int id, const std::string& piece) {
@@ -216,29 +241,85 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         for (const auto& [t, id] : fairseq) layout.added[id] = special(t, id);
         std::int64_t next = size + 1;
         std::string lang;
-        if (*family == Family::MBart) {
-            for (const char* code : kMBartCodes) {
+        if (*family != Family::XlmR) {
+            std::vector<std::string> codes(std::begin(kMBartCodes), std::end(kMBartCodes));
+            if (*family == Family::MBart50) codes.insert(codes.end(), std::begin(kMBart50More), std::end(kMBart50More));
+            for (const auto& code : codes) {
                 layout.added[next] = special(code, next);
                 ++next;
             }
             lang = side == TokenizerSide::Target && config.contains("tgt_lang") && config["tgt_lang"].is_string()
                        ? config["tgt_lang"].get<std::string>()
-                       : config.value("src_lang", std::string("en_XX"));
-            if (std::find(std::begin(kMBartCodes), std::end(kMBartCodes), lang) == std::end(kMBartCodes))
-                throw Error(configFile + ": language code '" + lang + "' is not one of mBART's 25 (e.g. en_XX)");
+                       : config.contains("src_lang") && config["src_lang"].is_string() ? config["src_lang"].get<std::string>()
+                                                                                       : std::string("en_XX");
+            if (std::find(codes.begin(), codes.end(), lang) == codes.end())
+                throw Error(configFile + ": language code '" + lang + "' is not one of " +
+                            (*family == Family::MBart50 ? "mBART-50's 52" : "mBART's 25") + " (e.g. en_XX)");
         }
         layout.added[next] = special(token("mask_token", "<mask>"), next, true);
         if (*family == Family::XlmR) {
             layout.prefix = {"<s>"};
+            layout.suffix = {"</s>"};
+        } else if (*family == Family::MBart50) {
+            layout.prefix = {lang};  // MBart50Tokenizer: the language code first
             layout.suffix = {"</s>"};
         } else {
             layout.suffix = {"</s>", lang};
         }
         break;
     }
+    case Family::Albert:
+    case Family::XLNet: {
+        const bool albert = *family == Family::Albert;
+        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+        const std::vector<std::pair<const char*, const char*>> specials =
+            albert ? std::vector<std::pair<const char*, const char*>>{{"cls_token", "[CLS]"}, {"sep_token", "[SEP]"}, {"unk_token", "<unk>"},
+                                                                      {"pad_token", "<pad>"}}
+                   : std::vector<std::pair<const char*, const char*>>{{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"},
+                                                                      {"sep_token", "<sep>"}, {"pad_token", "<pad>"}, {"cls_token", "<cls>"}};
+        for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
+        if (!albert)
+            for (const char* t : {"<eop>", "<eod>"}) addPiece(t, pieceId);  // XLNet's additional_special_tokens
+        addPiece(token("mask_token", albert ? "[MASK]" : "<mask>"), pieceId, true);
+        const std::string cls = token("cls_token", albert ? "[CLS]" : "<cls>"), sep = token("sep_token", albert ? "[SEP]" : "<sep>");
+        if (albert) {
+            layout.prefix = {cls};
+            layout.suffix = {sep};
+        } else {
+            layout.suffix = {sep, cls};
+        }
+        layout.normalizer = makeAlbertNormalizer(configBool(config, folder, "remove_space", true),
+                                                 configBool(config, folder, "keep_accents", false),
+                                                 configBool(config, folder, "do_lower_case", albert));
+        layout.digitComma = true;
+        break;
+    }
+    case Family::DebertaV2: {
+        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+        const std::vector<std::pair<const char*, const char*>> specials = {
+            {"cls_token", "[CLS]"}, {"sep_token", "[SEP]"}, {"unk_token", "[UNK]"}, {"pad_token", "[PAD]"}};
+        for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
+        // A special token the model lacks is added after its pieces, as the slow tokenizer does.
+        const std::string mask = token("mask_token", "[MASK]");
+        if (!mask.empty()) {
+            const auto id = pieceId(mask);
+            layout.added[id ? *id : size] = special(mask, id ? *id : size);
+        }
+        layout.prefix = {token("cls_token", "[CLS]")};
+        layout.suffix = {token("sep_token", "[SEP]")};
+        if (configBool(config, folder, "do_lower_case", false)) layout.normalizer = makeNormalizer({{"type", "Lowercase"}}, Origin{configFile});
+        if (configBool(config, folder, "split_by_punct", false))
+            layout.preTokenizer = makePreTokenizer({{"type", "Punctuation"}, {"behavior", "Isolated"}}, Origin{configFile});
+        break;
+    }
     case Family::Marian: {
-        const fs::path vocabFile = folder / "vocab.json";
-        if (!present(vocabFile)) throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() + ")");
+        // separate_vocabs: the target side's ids are target_vocab.json's (MarianTokenizer's
+        // _switch_to_target_mode); otherwise both sides share vocab.json.
+        const bool separate = configBool(config, folder, "separate_vocabs", false);
+        const fs::path vocabFile = folder / (side == TokenizerSide::Target && separate ? "target_vocab.json" : "vocab.json");
+        if (!present(vocabFile))
+            throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() +
+                        (separate ? ", as tokenizer_config.json sets separate_vocabs)" : ")"));
         std::error_code sizeError;
         const auto bytes = std::filesystem::file_size(vocabFile, sizeError);
         auto vocab = std::make_shared<const Vocabulary>(
@@ -298,7 +379,9 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
     auto impl = std::make_unique<Tokenizer::Impl>();
     impl->origin = path.string();
     if (layout.unkPrefix.empty()) {
-        impl->model = makeSentencePieceModel(file, layout.ids);
+        impl->model = makeSentencePieceModel(file, layout.ids, {}, layout.digitComma);
+        impl->normalizer = std::move(layout.normalizer);
+        impl->preTokenizer = std::move(layout.preTokenizer);
     } else {
         impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids, layout.unkPrefix);
         impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();

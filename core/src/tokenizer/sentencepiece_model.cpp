@@ -2,6 +2,8 @@
 #include "sentencepiece_model.h"
 
 #include "sentencepiece_shim.h"
+#include "sentencepiece_text.h"
+#include "unicode.h"
 
 #include "attnscope/runtime/error.h"
 
@@ -152,8 +154,8 @@ namespace {
 
 class SentencePieceModel final : public VocabularyModel {
 public:
-    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix)
-        : file_(std::move(file)), unkPrefix_(std::move(unkPrefix)) {
+    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix, bool digitComma)
+        : file_(std::move(file)), unkPrefix_(std::move(unkPrefix)), digitComma_(digitComma) {
         if (!unkPrefix_.empty()) unkPieces_ = file_->encode(unkPrefix_).size();
         outer_.assign(static_cast<std::size_t>(file_->size()), -1);
         for (int i = 0; i < file_->size(); ++i) {
@@ -176,19 +178,59 @@ public:
             }
         }
         for (const auto& p : pieces) {
-            const auto spId = static_cast<std::size_t>(p.id);
-            if (p.id < 0 || spId >= outer_.size() || outer_[spId] < 0)
-                throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(p.id) + ", which has no id in the folder's vocabulary");
             const auto end = std::min<std::size_t>(p.end, piece.size());
-            out.push_back({outer_[spId], file_->piece(p.id), std::min<std::size_t>(p.begin, end), end});
+            const std::size_t begin = std::min<std::size_t>(p.begin, end);
+            if (digitComma_ && splitDigitComma(p.id, begin, end, out)) continue;
+            out.push_back({outerId(p.id), file_->piece(p.id), begin, end});
         }
     }
 
 private:
+    std::int64_t outerId(int id) const {
+        const auto spId = static_cast<std::size_t>(id);
+        if (id < 0 || spId >= outer_.size() || outer_[spId] < 0)
+            throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(id) + ", which has no id in the folder's vocabulary");
+        return outer_[spId];
+    }
+
+    // ALBERT's and XLNet's rule for "<digits>," pieces (makeSentencePieceModel); false when the
+    // piece is not one. [begin, end) is the piece's span in the text the model was given.
+    bool splitDigitComma(int id, std::size_t begin, std::size_t end, std::vector<Token>& out) const {
+        static const std::string kMark = "\xE2\x96\x81";
+        const std::string& text = file_->piece(id);
+        if (text.size() < 2 || text.back() != ',' || countCodePoints(text) < 2) return false;
+        const std::vector<char32_t> chars = codePoints(text);
+        if (!isPythonDigit(chars[chars.size() - 2])) return false;
+        std::string digits = text.substr(0, text.size() - 1);
+        for (std::size_t at; (at = digits.find(kMark)) != std::string::npos;) digits.erase(at, kMark.size());
+        const bool marked = text.rfind(kMark, 0) == 0;
+        const std::size_t commaBegin = end > begin ? end - 1 : begin;
+        // The digits sit just before the comma in the text (a "▁" may stand for a space or nothing).
+        const std::size_t digitsBegin = commaBegin >= begin + digits.size() ? commaBegin - digits.size() : begin;
+        bool first = true;
+        for (const auto& p : file_->encode(digits)) {
+            std::string value = file_->piece(p.id);
+            std::int64_t outer = outerId(p.id);
+            if (first && !marked && value.rfind(kMark, 0) == 0) {
+                first = false;
+                if (value.size() == kMark.size()) continue;
+                value.erase(0, kMark.size());
+                const auto spId = file_->find(value);
+                outer = outerId(spId ? *spId : file_->unkId());
+            }
+            first = false;
+            out.push_back({outer, value, std::min(digitsBegin + p.begin, commaBegin), std::min(digitsBegin + p.end, commaBegin)});
+        }
+        const auto comma = file_->find(",");
+        out.push_back({outerId(comma ? *comma : file_->unkId()), ",", commaBegin, end});
+        return true;
+    }
+
     std::shared_ptr<const SentencePieceFile> file_;
     std::vector<std::int64_t> outer_;  // outer id of each SentencePiece id, -1 for none
     std::string unkPrefix_;
     std::size_t unkPieces_ = 0;  // how many pieces unkPrefix_ encodes to
+    bool digitComma_ = false;
 };
 
 class SentencePieceDecoder final : public Decoder {
@@ -223,8 +265,8 @@ private:
 }  // namespace
 
 std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids,
-                                              const std::string& unkPrefix) {
-    return std::make_unique<SentencePieceModel>(std::move(file), ids, unkPrefix);
+                                              const std::string& unkPrefix, bool digitComma) {
+    return std::make_unique<SentencePieceModel>(std::move(file), ids, unkPrefix, digitComma);
 }
 
 std::unique_ptr<Decoder> makeSentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file) {

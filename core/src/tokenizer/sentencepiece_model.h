@@ -62,8 +62,12 @@ using SpmIds = std::function<std::optional<std::int64_t>(int id, const std::stri
 // unkPrefix (non-legacy Llama): a piece starting with a space or "▁" is encoded behind this
 // text, whose own pieces are then dropped, so the model keeps the leading "▁" a model without
 // its dummy prefix would strip.
+// digitComma (ALBERT, XLNet): a piece of two or more characters ending in a digit and ",", such
+// as "▁1990,", is encoded again without the "," and without "▁" and the "," put after it; a
+// piece that did not start with "▁" loses the "▁" the new encoding starts with (a lone "▁" is
+// dropped), and a piece the vocabulary lacks then reads as the unknown piece.
 std::unique_ptr<Model> makeSentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids,
-                                              const std::string& unkPrefix = {});
+                                              const std::string& unkPrefix = {}, bool digitComma = false);
 // The decoder: runs of the model's pieces through the library's decoder (spaces restored, byte
 // pieces joined), other tokens (added and control ones) written as they are.
 std::unique_ptr<Decoder> makeSentencePieceDecoder(std::shared_ptr<const SentencePieceFile> file);

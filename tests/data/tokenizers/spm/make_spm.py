@@ -7,7 +7,7 @@
 #
 #   /usr/bin/python3 tests/data/tokenizers/spm/make_spm.py
 #   NODE_PATH=/tmp/tokref/node_modules node tests/data/tokenizers/spm/hf_golden.mjs
-import base64, glob, io, json, os, random, struct, sys
+import base64, glob, io, json, os, random, struct, sys, unicodedata
 import sentencepiece as spm
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -44,8 +44,8 @@ SPECIAL_TEXTS = [
 ]
 
 
-def corpus():
-    lines = []
+def corpus(extra=()):
+    lines = list(extra)
     for f in sorted(glob.glob("/usr/share/common-licenses/*")):
         if os.path.isfile(f):
             with open(f, encoding="utf-8", errors="ignore") as fh:
@@ -62,7 +62,8 @@ def train(name, **opts):
         with open(os.path.join(here, name), "rb") as f:
             return f.read()
     model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus()), model_writer=model, **opts)
+    extra = opts.pop("extra_corpus", ())
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus(extra)), model_writer=model, **opts)
     with open(os.path.join(here, name), "wb") as f:
         f.write(model.getvalue())
     return model.getvalue()
@@ -218,6 +219,161 @@ def layouts(uni, bpe, tgt, t5, marian_vocab, texts):
     return res
 
 
+# ---- more families: Gemma, ALBERT, XLNet, DeBERTa-v2, mBART-50 ---------------------------------
+# Texts for the families below (on top of TEXTS and SPECIAL_TEXTS): the digit-comma pieces
+# ALBERT/XLNet split, quotes, case, accents, punctuation and each family's own special tokens.
+MORE_TEXTS = [
+    "In 1990, 2000, and 2010, about 1,234,567 people; 3,5 and 12,",
+    "``quoted'' and ''twice`` HELLO World",
+    "ÉCOLE Straße İstanbul ΣΊΣΥΦΟΣ",
+    "punct: a,b.c!d?(e)[f]{g}-h_i'j\"k",
+    "[CLS] [SEP] [MASK] [UNK] [PAD] and [mask]",
+    "a [MASK] b  [MASK]c",
+    "<cls> <sep> <eod> <eop> <mask> x",
+    "<bos>twice <eos> <pad> end",
+    "<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n",
+    "en_XX fr_XX sl_SI inside",
+]
+
+MBART50_CODES = MBART_CODES + ["af_ZA", "az_AZ", "bn_IN", "fa_IR", "he_IL", "hr_HR", "id_ID", "ka_GE", "km_KH", "mk_MK",
+                               "ml_IN", "mn_MN", "mr_IN", "pl_PL", "ps_AF", "pt_XX", "sv_SE", "sw_KE", "ta_IN", "te_IN",
+                               "th_TH", "tl_XX", "uk_UA", "ur_PK", "xh_ZA", "gl_ES", "sl_SI"]
+
+
+def lower_outside(text, specials):
+    """PreTrainedTokenizer.tokenize with do_lower_case: the text lowercased except the special tokens."""
+    out, i = "", 0
+    order = sorted(specials, key=len, reverse=True)
+    while i < len(text):
+        hit = next((t for t in order if text.startswith(t, i)), None)
+        if hit:
+            out += hit
+            i += len(hit)
+        else:
+            out += text[i].lower()
+            i += 1
+    return out
+
+
+def albert_preprocess(text, lower, keep_accents=False, remove_space=True):
+    """AlbertTokenizer.preprocess_text (XLNet's is the same)."""
+    out = " ".join(text.strip().split()) if remove_space else text
+    out = out.replace("``", '"').replace("''", '"')
+    if not keep_accents:
+        out = unicodedata.normalize("NFKD", out)
+        out = "".join(c for c in out if not unicodedata.combining(c))
+    return out.lower() if lower else out
+
+
+class AlbertPieces:
+    """AlbertTokenizer._tokenize: SentencePiece on the preprocessed chunk, then a piece ending in
+    digit + "," is encoded again without it (and without "▁") and the comma put after."""
+    def __init__(self, sp, lower, keep_accents=False):
+        self.sp, self.lower, self.keep = sp, lower, keep_accents
+
+    def encode(self, chunk, out_type=str):
+        pieces = self.sp.encode(albert_preprocess(chunk, self.lower, self.keep), out_type=str)
+        out = []
+        for piece in pieces:
+            if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
+                cur = self.sp.encode(piece[:-1].replace("▁", ""), out_type=str)
+                if piece[0] != "▁" and cur[0][0] == "▁":
+                    if len(cur[0]) == 1:
+                        cur = cur[1:]
+                    else:
+                        cur[0] = cur[0][1:]
+                cur.append(piece[-1])
+                out.extend(cur)
+            else:
+                out.append(piece)
+        return out
+
+
+def is_punct(c):
+    cp = ord(c)
+    return 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126 or unicodedata.category(c).startswith("P")
+
+
+class DebertaPieces:
+    """DebertaV2Tokenizer._tokenize: lowercased when do_lower_case, with split_by_punct every
+    punctuation character its own word and each word encoded alone."""
+    def __init__(self, sp, lower, split_by_punct):
+        self.sp, self.lower, self.split = sp, lower, split_by_punct
+
+    def encode(self, chunk, out_type=str):
+        text = chunk.lower() if self.lower else chunk
+        if not self.split:
+            return self.sp.encode(text, out_type=str)
+        words, new = [], True
+        for c in text:
+            if is_punct(c):
+                words.append(c)
+                new = True
+            else:
+                if new:
+                    words.append("")
+                new = False
+                words[-1] += c
+        return [p for w in words for p in self.sp.encode(w, out_type=str)]
+
+
+def more_layouts(gemma, albert, xlnet, deberta, uni, texts):
+    P = lambda m: spm.SentencePieceProcessor(model_proto=m)
+    res = {}
+
+    def run(name, sp, specials, to_id, prefix, suffix, lower=False):
+        rows = []
+        for t in texts:
+            text = lower_outside(t, specials) if lower else t
+            ids = [to_id(p) for p in slow_tokenize(sp, text, specials)]
+            rows.append({"text": t, "ids": prefix + ids + suffix, "ids_no_special": ids})
+        res[name] = rows
+
+    # Gemma: <bos> $A (add_bos_token), <eos> with add_eos_token; <pad> <eos> <bos> <unk> split out,
+    # and the added_tokens_decoder of the test's tokenizer_config (<start_of_turn>, <end_of_turn>).
+    s = P(gemma)
+    spec = {t: (False, False) for t in ("<bos>", "<eos>", "<unk>", "<pad>")}
+    run("gemma", s, spec, s.piece_to_id, [s.piece_to_id("<bos>")], [])
+    turn = {**spec, "<start_of_turn>": (False, False), "<end_of_turn>": (False, False)}
+    run("gemma_turns_eos", s, turn, s.piece_to_id, [s.piece_to_id("<bos>")], [s.piece_to_id("<eos>")])
+    # ALBERT: [CLS] $A [SEP]; do_lower_case (default true), [MASK] with lstrip.
+    s = P(albert)
+    spec = {"[CLS]": (False, False), "[SEP]": (False, False), "<unk>": (False, False), "<pad>": (False, False),
+            "[MASK]": (True, False)}
+    cls, sep = s.piece_to_id("[CLS]"), s.piece_to_id("[SEP]")
+    run("albert", AlbertPieces(s, True), spec, s.piece_to_id, [cls], [sep], lower=True)
+    run("albert_cased_accents", AlbertPieces(s, False, keep_accents=True), spec, s.piece_to_id, [cls], [sep])
+    # XLNet: $A <sep> <cls>; do_lower_case false by default; <mask> with lstrip; <eop> <eod>.
+    s = P(xlnet)
+    spec = {t: (False, False) for t in ("<s>", "</s>", "<unk>", "<sep>", "<pad>", "<cls>", "<eop>", "<eod>")}
+    spec["<mask>"] = (True, False)
+    run("xlnet", AlbertPieces(s, False), spec, s.piece_to_id, [], [s.piece_to_id("<sep>"), s.piece_to_id("<cls>")])
+    # DeBERTa-v2/v3: [CLS] $A [SEP]; [MASK] added after the pieces (id = the model's size).
+    s = P(deberta)
+    n = s.get_piece_size()
+    spec = {t: (False, False) for t in ("[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]")}
+    did = lambda p: n if p == "[MASK]" else s.piece_to_id(p)
+    run("deberta_v2", DebertaPieces(s, False, False), spec, did, [1], [2])
+    run("deberta_v2_lower_punct", DebertaPieces(s, True, True), spec, did, [1], [2], lower=True)
+    # mBART-50: fairseq ids as mBART's, 52 language codes, "src_lang $A </s>" (tgt_lang on the target side).
+    s = P(uni)
+    n = s.get_piece_size()
+    fair = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    table = {**fair, **{c: n + 1 + i for i, c in enumerate(MBART50_CODES)}, "<mask>": n + 1 + len(MBART50_CODES)}
+    def fid(p):
+        if p in table: return table[p]
+        i = s.piece_to_id(p)
+        return i + 1 if i else 3
+    spec = {**{k: (False, False) for k in table}, "<mask>": (True, False)}
+    run("mbart50", s, spec, fid, [table["en_XX"]], [2])
+    run("mbart50_target_sl", s, spec, fid, [table["sl_SI"]], [2])
+    return res
+
+
+def P_size(m):
+    return spm.SentencePieceProcessor(model_proto=m).get_piece_size()
+
+
 def main():
     uni = train("unigram.model", model_type="unigram", vocab_size=1000, character_coverage=0.9995,
                 normalization_rule_name="nmt_nfkc", user_defined_symbols=[])
@@ -246,6 +402,52 @@ def main():
     with open(os.path.join(here, "marian_vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False)
     out["layouts"] = layouts(uni, bpe, tgt, t5, vocab, texts)
+
+    # Marian with separate_vocabs: target_vocab.json over target.model's pieces only, in another
+    # order, read on the target side (vocab.json stays the source side's).
+    tnames = ["</s>", "<unk>"]
+    trest = sorted({x["piece"] for x in pieces_and_charsmap(tgt)[0]} - set(tnames) - {"<s>"})
+    random.Random(34).shuffle(trest)
+    tvocab = {t: i for i, t in enumerate(tnames + trest + ["<pad>"])}
+    with open(os.path.join(here, "marian_target_vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(tvocab, f, ensure_ascii=False)
+    tp = spm.SentencePieceProcessor(model_proto=tgt)
+    mspec = {"</s>": (False, False), "<unk>": (False, False), "<pad>": (False, False)}
+    rows = []
+    for t in texts:
+        ids = [tvocab.get(p, tvocab["<unk>"]) for p in slow_tokenize(tp, t, mspec)]
+        rows.append({"text": t, "ids": ids + [tvocab["</s>"]], "ids_no_special": ids})
+    out["layouts"]["marian_target_separate"] = rows
+
+    # Gemma's tokenizer.model as Google trains it: byte-fallback BPE with <pad>=0 <eos>=1 <bos>=2
+    # <unk>=3, <mask> and the turn markers as user-defined pieces, digits split, no dummy prefix,
+    # whitespace kept as it is.
+    gemma = train("gemma.model", model_type="bpe", vocab_size=700, character_coverage=0.9995, byte_fallback=True,
+                  split_digits=True, add_dummy_prefix=False, remove_extra_whitespaces=False,
+                  normalization_rule_name="identity", allow_whitespace_only_pieces=True,
+                  pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>", bos_piece="<bos>",
+                  unk_piece="<unk>", user_defined_symbols=["<mask>", "<start_of_turn>", "<end_of_turn>"])
+    numbers = ["In %d, %d, and %d, about %d,%03d people came, %d, %d," % (1900 + i, 1950 + i, 2000 + i, i, 7 * i % 1000, i, i + 1)
+               for i in range(300)]
+    # ALBERT's spiece.model: Unigram, nmt_nfkc, <pad>=0 <unk>=1 [CLS]=2 [SEP]=3 [MASK]=4.
+    albert = train("albert.model", model_type="unigram", vocab_size=900, character_coverage=0.9995,
+                   normalization_rule_name="nmt_nfkc", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+                   control_symbols=["[CLS]", "[SEP]", "[MASK]"], extra_corpus=numbers)
+    # XLNet's: <unk>=0 <s>=1 </s>=2, then <cls> <sep> <pad> <mask> <eod> <eop>.
+    xlnet = train("xlnet.model", model_type="unigram", vocab_size=800, character_coverage=0.9995,
+                  normalization_rule_name="nmt_nfkc", unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+                  control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"], extra_corpus=numbers)
+    # DeBERTa-v3's spm.model: [PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3 (its [MASK] is an added token).
+    deberta = train("deberta.model", model_type="unigram", vocab_size=700, character_coverage=0.9995,
+                    normalization_rule_name="nmt_nfkc", pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]",
+                    bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]")
+    more = TEXTS + SPECIAL_TEXTS + MORE_TEXTS
+    out["more_texts"] = MORE_TEXTS
+    out["sizes"].update({"gemma": P_size(gemma), "albert": P_size(albert), "xlnet": P_size(xlnet), "deberta": P_size(deberta)})
+    out["layouts"].update(more_layouts(gemma, albert, xlnet, deberta, uni, more))
+    # Gemma decodes with the library (no dummy prefix to drop).
+    g = spm.SentencePieceProcessor(model_proto=gemma)
+    out["decoded"]["gemma"] = [g.decode(g.encode(t)) for t in TEXTS]
 
     # tokenizer.json as transformers' SpmConverter (T5Converter) builds it from unigram.model.
     pieces, charsmap = pieces_and_charsmap(uni)
