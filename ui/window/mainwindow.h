@@ -30,6 +30,7 @@ class ControlPanel;
 class ExportDialog;
 class HeatmapView;
 class LabController;
+class ViewsController;
 class OverviewGrid;
 class Session;
 class QAction;
@@ -53,6 +54,7 @@ public:
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
     LabController* lab() const { return lab_; }
+    ViewsController* views() const { return views_; }  // the line, neuron and query-key views
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -85,6 +87,9 @@ public:
     QAction* rawTokensAction() const { return rawTokensAction_; }
 
     // An example input for a model: text for the built-in tasks, else the first token ids.
+    // A block's row (queries) or column labels, readable or raw (View > Raw Tokens).
+    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
+
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
     // LabHost (labhost.h says what each means), besides session(), refreshMaps(), requestDetail().
@@ -111,9 +116,9 @@ private:
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
+    void buildViews();  // mainwindow_views.cpp
     bool runImageInput();
     void updateHeadGroup();
-    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
     void chooseModelFolder();
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
@@ -143,6 +148,7 @@ private:
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
     LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
+    ViewsController* views_ = nullptr;  // line, neuron, query-key views (viewscontroller.h)
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one
