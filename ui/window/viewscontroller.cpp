@@ -136,6 +136,7 @@ QString ViewsController::title(const Selection& s, bool withHead) const {
 void ViewsController::refresh() {
     const Selection s = current();
     if (!s.valid()) return;
+    neuron_->setQueries(labels(s, true));  // a selection may pick a query before the view is shown
     QWidget* shown = tabs_->currentWidget();
     if (shown == lines_) requestLines();
     if (shown == neuron_) requestNeuron();
