@@ -18,9 +18,10 @@ constexpr double kGap = 0.6;       // label to line end, in font heights
 
 double headerHeight(const LineFigure& f) { return f.fontSize * (kHeader + (f.title.isEmpty() ? 0 : 1.4)); }
 
-double labelWidth(const QPaintDevice* device, const LineFigure& f, const QStringList& labels, double font) {
+// The widest label of a column, its bold column name included.
+double labelWidth(const QPaintDevice* device, const QString& title, const QStringList& labels, double font) {
     const QFontMetricsF m(unitFont(device, font), device);
-    double w = m.horizontalAdvance(f.leftTitle);
+    double w = QFontMetricsF(unitFont(device, font * 0.95, true), device).horizontalAdvance(title);
     for (const QString& s : labels) w = std::max(w, m.horizontalAdvance(s));
     return w;
 }
@@ -55,7 +56,7 @@ LineLayout lineLayout(const QPaintDevice* device, const LineFigure& f, const QRe
     L.keyRow = body / nk;
     // Labels shrink with their rows (long inputs), never below 4 units.
     L.fontSize = std::clamp(std::min(L.queryRow, L.keyRow) / 1.2, 4.0, f.fontSize);
-    const double qw = labelWidth(device, f, f.queryLabels, L.fontSize), kw = labelWidth(device, f, f.keyLabels, L.fontSize);
+    const double qw = labelWidth(device, f.leftTitle, f.queryLabels, L.fontSize), kw = labelWidth(device, f.rightTitle, f.keyLabels, L.fontSize);
     const double gap = L.fontSize * kGap;
     L.leftLabelRight = area.left() + qw + gap;
     L.leftX = L.leftLabelRight + gap;
@@ -108,7 +109,7 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
     // Lines: a focused query shows only its row, a focused key only its column. Each head's
     // lines are one colour at opacity = weight, drawn head by head so overlaps mix.
     const bool focus = f.focusQuery >= 0 || f.focusKey >= 0;
-    const double lineWidth = std::clamp(std::min(L.queryRow, L.keyRow) * 0.18, 0.4, 2.0);
+    const double lineWidth = std::clamp(std::min(L.queryRow, L.keyRow) * 0.12, 0.4, 1.2);
     for (const LineHead& h : f.heads) {
         if (h.map.rows != nq || h.map.cols != nk) continue;
         for (int i = 0; i < nq; ++i) {
