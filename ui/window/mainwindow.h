@@ -33,6 +33,7 @@ class HeatmapView;
 class ImageController;
 class LabController;
 class ModelViewController;
+class ViewsController;
 class OverviewGrid;
 class Session;
 class QAction;
@@ -61,6 +62,7 @@ public:
     ImageController* imageView() const { return imageView_; }
     ModelViewController* modelView() const { return modelView_; }
     GenerateController* generation() const { return generate_; }
+    ViewsController* views() const { return views_; }  // the line, neuron and query-key views
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -100,6 +102,9 @@ public:
     QAction* rawTokensAction() const { return rawTokensAction_; }
 
     // An example input for a model: text for the built-in tasks, else the first token ids.
+    // A block's row (queries) or column labels, readable or raw (View > Raw Tokens).
+    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
+
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
     // LabHost (labhost.h says what each means), besides session(), refreshMaps(), requestDetail().
@@ -155,9 +160,9 @@ private:
     // onModelLoaded keeps it rather than an example.
     bool applyWorkspaceInput();
     void buildGenerate();  // mainwindow_generate.cpp
+    void buildViews();  // mainwindow_views.cpp
     bool runImageInput();
     void updateHeadGroup();
-    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
     void chooseModelFolder();
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
@@ -190,6 +195,7 @@ private:
     ImageController* imageView_ = nullptr;
     ModelViewController* modelView_ = nullptr;
     GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
+    ViewsController* views_ = nullptr;  // line, neuron, query-key views (viewscontroller.h)
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one

@@ -1,0 +1,84 @@
+// Screenshots of the views for looking at them (not run by ctest): the window with each view
+// raised and each view's exported figure, on GPT-2, BERT and Llama folders with real tokenizers
+// and on the built-ins. Run on a screen (Xvfb) or offscreen:
+//   ATTNSCOPE_SHOTS=DIR build/tests/ui/attnscope_ui_tests "[.views-shots]"
+#include "views_fixture.h"
+
+#include "family_fixtures.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+
+#include <cstdlib>
+
+using namespace uitest;
+using namespace attnscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = ATTNSCOPE_TOKENIZER_DATA;
+
+void shoot(ViewsFixture& f, const fs::path& out, const std::string& name) {
+    QTest::qWait(300);
+    REQUIRE(f.window.grab().save(qpath(out / ("views-" + name + ".png"))));
+}
+
+void allViews(ViewsFixture& f, const fs::path& out, const std::string& name, int query, const QString& text = {}) {
+    if (!text.isEmpty()) f.runText(text);
+    QTest::qWait(200);
+    f.show(f.views->lines(), &ViewsController::linesShown);
+    f.views->lines()->thresholdSpin()->setValue(0.02);
+    shoot(f, out, name + "-lines");
+    f.views->lines()->exportFigure(qpath(out / ("views-" + name + "-lines-figure.png")));
+    f.views->lines()->exportFigure(qpath(out / ("views-" + name + "-lines-figure.pdf")));
+    f.show(f.views->neuron(), &ViewsController::neuronShown);
+    if (query >= 0) f.after(&ViewsController::neuronShown, [&] { f.views->neuron()->queryCombo()->setCurrentIndex(query); });
+    shoot(f, out, name + "-neuron");
+    f.views->neuron()->exportFigure(qpath(out / ("views-" + name + "-neuron-figure.png")));
+    f.show(f.views->qkSpace(), &ViewsController::qkShown);
+    f.after(&ViewsController::qkShown, [&] { f.views->qkSpace()->scopeCombo()->setCurrentIndex(1); });
+    f.views->qkSpace()->coloringCombo()->setCurrentIndex(0);
+    if (query >= 0) f.views->select(0, query);
+    shoot(f, out, name + "-qk");
+    f.views->qkSpace()->exportFigure(qpath(out / ("views-" + name + "-qk-figure.png")));
+    f.after(&ViewsController::qkShown, [&] { f.views->qkSpace()->scopeCombo()->setCurrentIndex(0); });
+    f.views->select(-1, -1);
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(ViewsFixture, "screenshots of the views", "[.views-shots]") {
+    const char* env = std::getenv("ATTNSCOPE_SHOTS");
+    REQUIRE(env);
+    const fs::path out(env);
+    fs::create_directories(out);
+    window.resize(1600, 1000);
+
+    const auto gpt2 = freshDir("shots-gpt2");
+    writeGpt2TokenizerFolder(gpt2, kData / "gpt2.json", 24);
+    open(qpath(gpt2));
+    allViews(*this, out, "gpt2", 6, QStringLiteral("The cat sat on the mat because it was tired."));
+
+    BertSpec bert;
+    bert.vocab = 11506;
+    const auto bdir = freshDir("shots-bert");
+    writeCheckpoint(bdir, makeBert(bert, 31));
+    fs::copy_file(kData / "bert-uncased" / "vocab.txt", bdir / "vocab.txt", fs::copy_options::overwrite_existing);
+    open(qpath(bdir));
+    allViews(*this, out, "bert", 3, QStringLiteral("the quick brown fox jumps over the lazy dog"));
+
+    LlamaSpec llama;
+    llama.vocab = 9295;
+    llama.tied = true;
+    const auto ldir = freshDir("shots-llama");
+    writeCheckpoint(ldir, makeLlama(llama, 33));
+    fs::copy_file(kData / "llama2.json", ldir / "tokenizer.json", fs::copy_options::overwrite_existing);
+    open(qpath(ldir));
+    allViews(*this, out, "llama", 5, QStringLiteral("Attention is all you need, they said."));
+
+    open(QStringLiteral("builtin:reverse-dot"));
+    allViews(*this, out, "reverse-dot", 2);
+    open(QStringLiteral("builtin:sentiment-dot"));
+    allViews(*this, out, "sentiment-dot", 1);
+}

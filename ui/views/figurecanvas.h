@@ -1,0 +1,28 @@
+// FigureCanvas: a widget that paints one of the painted figures (figure/paintedfigure.h) in its
+// own pixels (1 unit = 1 logical pixel) and reports the mouse in those units, so a view draws on
+// screen exactly what it exports.
+#pragma once
+
+#include <QWidget>
+
+#include <functional>
+
+class FigureCanvas : public QWidget {
+    Q_OBJECT
+public:
+    explicit FigureCanvas(QWidget* parent = nullptr);
+
+    // The rectangle figures are drawn into (the widget less a small margin), widget pixels.
+    QRectF area() const;
+
+    std::function<void(QPainter&, const QRectF&)> paint;  // draws into area()
+    std::function<void(const QPointF&)> moved;             // mouse moved (tracking on)
+    std::function<void(const QPointF&)> clicked;           // left button pressed
+    std::function<void()> left;                            // mouse left the widget
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+};

@@ -1,0 +1,116 @@
+#include "views/neuronview.h"
+
+#include "figure/paintedfigure.h"
+#include "views/figurecanvas.h"
+
+#include "attnscope/runtime/error.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+NeuronView::NeuronView(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Query token")));
+    queryCombo_ = new QComboBox;
+    queryCombo_->setObjectName(QStringLiteral("neuronQuery"));
+    queryCombo_->setMinimumContentsLength(12);
+    queryCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    bar->addWidget(queryCombo_);
+    bar->addStretch(1);
+    auto* exportButton = new QPushButton(tr("Export…"));
+    exportButton->setObjectName(QStringLiteral("neuronExport"));
+    bar->addWidget(exportButton);
+    layout->addLayout(bar);
+    canvas_ = new FigureCanvas;
+    canvas_->setObjectName(QStringLiteral("neuronCanvas"));
+    layout->addWidget(canvas_, 1);
+    message_ = new QLabel;
+    message_->setWordWrap(true);
+    message_->setAlignment(Qt::AlignCenter);
+    layout->addWidget(message_);
+    message_->hide();
+
+    canvas_->paint = [this](QPainter& p, const QRectF& area) {
+        if (hasRow_) paintNeuronFigure(p, figure_, area);
+    };
+    canvas_->moved = [this](const QPointF& point) {
+        if (!hasRow_) return;
+        const int key = neuronLayout(canvas_, figure_, canvas_->area()).keyAt(point, figure_.row.keys);
+        if (key == figure_.focusKey) return;
+        setFocusKey(key);
+        emit keyHovered(key);
+    };
+    canvas_->left = [this] {
+        if (figure_.focusKey < 0) return;
+        setFocusKey(-1);
+        emit keyHovered(-1);
+    };
+    connect(queryCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0) emit queryChosen(i);
+    });
+    connect(exportButton, &QPushButton::clicked, this, &NeuronView::exportRequested);
+}
+
+void NeuronView::setQueries(const QStringList& labels) {
+    QStringList items;
+    for (int i = 0; i < labels.size(); ++i) items << QStringLiteral("%1: %2").arg(i).arg(labels[i]);
+    QStringList now;
+    for (int i = 0; i < queryCombo_->count(); ++i) now << queryCombo_->itemText(i);
+    if (now == items) return;
+    const int keep = queryCombo_->currentIndex();
+    const QSignalBlocker block(queryCombo_);
+    queryCombo_->clear();
+    queryCombo_->addItems(items);
+    // A new input starts on the last query (a language model's next-token row).
+    queryCombo_->setCurrentIndex(keep >= 0 && keep < items.size() && now.size() == items.size() ? keep : int(items.size()) - 1);
+}
+
+int NeuronView::query() const { return queryCombo_->currentIndex(); }
+
+void NeuronView::setQuery(int query) {
+    if (query >= 0 && query < queryCombo_->count()) queryCombo_->setCurrentIndex(query);
+}
+
+void NeuronView::setRow(const attnscope::NeuronRow& row, const QString& queryLabel, const QStringList& keyLabels, const QString& title) {
+    const int focus = figure_.focusKey < row.keys ? figure_.focusKey : -1;
+    figure_ = NeuronFigure{row, queryLabel, keyLabels, title, focus, 10};
+    hasRow_ = true;
+    message_->hide();
+    canvas_->update();
+}
+
+void NeuronView::clear(const QString& message) {
+    hasRow_ = false;
+    message_->setText(message);
+    message_->show();
+    canvas_->update();
+}
+
+QString NeuronView::message() const { return message_->isVisible() ? message_->text() : QString(); }
+
+void NeuronView::setFocusKey(int key) {
+    figure_.focusKey = key;
+    canvas_->update();
+}
+
+QPointF NeuronView::keyRowCenter(int key) const {
+    const NeuronLayout L = neuronLayout(canvas_, figure_, canvas_->area());
+    return {L.products.center().x(), L.top + (key + 0.5) * L.rowHeight};
+}
+
+void NeuronView::exportFigure(const QString& path, double widthIn) const {
+    if (!hasRow_) throw attnscope::Error(path.toStdString() + ": the neuron view shows nothing to export");
+    NeuronFigure f = figure_;
+    f.fontSize = 7;
+    f.focusKey = -1;
+    writePainted(path, neuronFigureSize(f, widthIn * 72.0),
+                 [&](QPainter& p, const QSizeF& s) { paintNeuronFigure(p, f, QRectF(QPointF(0, 0), s)); },
+                 f.title.isEmpty() ? QStringLiteral("Neuron view") : f.title);
+}

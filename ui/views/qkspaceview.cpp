@@ -1,0 +1,148 @@
+#include "views/qkspaceview.h"
+
+#include "figure/paintedfigure.h"
+#include "views/figurecanvas.h"
+
+#include "attnscope/runtime/error.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace {
+constexpr double kPickRadius = 8;  // pixels
+}
+
+QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* bar = new QHBoxLayout;
+    scope_ = new QComboBox;
+    scope_->setObjectName(QStringLiteral("qkScope"));
+    scope_->addItems({tr("This head"), tr("All heads of the layer")});
+    bar->addWidget(scope_);
+    bar->addWidget(new QLabel(tr("Colour")));
+    coloring_ = new QComboBox;
+    coloring_->setObjectName(QStringLiteral("qkColoring"));
+    coloring_->addItems({tr("position"), tr("query / key"), tr("head")});
+    bar->addWidget(coloring_);
+    bar->addStretch(1);
+    auto* exportButton = new QPushButton(tr("Export…"));
+    exportButton->setObjectName(QStringLiteral("qkExport"));
+    bar->addWidget(exportButton);
+    layout->addLayout(bar);
+    canvas_ = new FigureCanvas;
+    canvas_->setObjectName(QStringLiteral("qkCanvas"));
+    layout->addWidget(canvas_, 1);
+    hover_ = new QLabel(QStringLiteral(" "));
+    hover_->setObjectName(QStringLiteral("qkHover"));
+    layout->addWidget(hover_);
+    message_ = new QLabel;
+    message_->setWordWrap(true);
+    message_->setAlignment(Qt::AlignCenter);
+    layout->addWidget(message_);
+    message_->hide();
+
+    canvas_->paint = [this](QPainter& p, const QRectF& area) {
+        if (has_) paintQkFigure(p, figure_, area);
+    };
+    canvas_->moved = [this](const QPointF& point) {
+        if (!has_) return;
+        const int i = qkLayout(figure_, canvas_->area()).pointAt(figure_.space, point, kPickRadius);
+        if (i == figure_.hovered) return;
+        setHovered(i);
+        emit pointHovered(i);
+    };
+    canvas_->left = [this] {
+        if (figure_.hovered < 0) return;
+        setHovered(-1);
+        emit pointHovered(-1);
+    };
+    canvas_->clicked = [this](const QPointF& point) {
+        if (!has_) return;
+        const int i = qkLayout(figure_, canvas_->area()).pointAt(figure_.space, point, kPickRadius);
+        figure_.selected = i == figure_.selected ? -1 : i;
+        if (figure_.selected < 0) figure_.selectedRow.clear();
+        canvas_->update();
+        emit pointSelected(figure_.selected);
+    };
+    connect(scope_, &QComboBox::currentIndexChanged, this, &QkSpaceView::scopeChanged);
+    connect(coloring_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        figure_.coloring = i == 1 ? QkColoring::Kind : i == 2 ? QkColoring::Head : QkColoring::Position;
+        canvas_->update();
+    });
+    connect(exportButton, &QPushButton::clicked, this, &QkSpaceView::exportRequested);
+}
+
+bool QkSpaceView::allHeads() const { return scope_->currentIndex() == 1; }
+
+void QkSpaceView::setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels, const QStringList& keyLabels,
+                           const QString& title) {
+    // Keep the selection on the same token when the points are the same tokens (a new head).
+    const bool keep = has_ && figure_.selected >= 0 && figure_.space.points() == space.points();
+    const int selected = keep ? figure_.selected : -1;
+    figure_.space = space;
+    figure_.queryLabels = queryLabels;
+    figure_.keyLabels = keyLabels;
+    figure_.title = title;
+    figure_.selected = selected;
+    figure_.hovered = -1;
+    if (!keep) figure_.selectedRow.clear();
+    has_ = true;
+    message_->hide();
+    hover_->setText(QStringLiteral(" "));
+    canvas_->update();
+}
+
+void QkSpaceView::clear(const QString& message) {
+    has_ = false;
+    figure_.selected = figure_.hovered = -1;
+    message_->setText(message);
+    message_->show();
+    canvas_->update();
+}
+
+QString QkSpaceView::message() const { return message_->isVisible() ? message_->text() : QString(); }
+
+int QkSpaceView::pointOf(bool key, int position, int head) const {
+    const auto& s = figure_.space;
+    for (int i = 0; i < s.points(); ++i)
+        if (s.isKey[i] == key && s.position[i] == position && (head < 0 || s.head[i] == head)) return i;
+    return -1;
+}
+
+void QkSpaceView::selectToken(bool key, int position, int head) {
+    figure_.selected = position < 0 ? -1 : pointOf(key, position, head);
+    if (figure_.selected < 0) figure_.selectedRow.clear();
+    canvas_->update();
+}
+
+void QkSpaceView::setHovered(int point) {
+    figure_.hovered = point;
+    hover_->setText(point >= 0 ? qkPointText(figure_, point) : QStringLiteral(" "));
+    canvas_->update();
+}
+
+QString QkSpaceView::hoverText() const { return hover_->text().trimmed(); }
+
+void QkSpaceView::setSelectedRow(const std::vector<float>& row) {
+    figure_.selectedRow = row;
+    canvas_->update();
+}
+
+QPointF QkSpaceView::pointCenter(int point) const {
+    return qkLayout(figure_, canvas_->area()).toUnits(figure_.space.x[point], figure_.space.y[point]);
+}
+
+void QkSpaceView::exportFigure(const QString& path, double widthIn) const {
+    if (!has_) throw attnscope::Error(path.toStdString() + ": the query-key view shows nothing to export");
+    QkFigure f = figure_;
+    f.fontSize = 7;
+    f.hovered = -1;
+    writePainted(path, qkFigureSize(f, widthIn * 72.0),
+                 [&](QPainter& p, const QSizeF& s) { paintQkFigure(p, f, QRectF(QPointF(0, 0), s)); },
+                 f.title.isEmpty() ? QStringLiteral("Query-key space") : f.title);
+}
