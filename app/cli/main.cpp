@@ -15,7 +15,7 @@ namespace {
 
 void printHelp(std::ostream& out) {
     out << "usage: attnscope-cli COMMAND [ARGS...]\n\ncommands:\n";
-    for (const auto& c : commands()) out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
+    for (const auto& c : commands()) out << "  " << c.name << std::string(14 - std::strlen(c.name), ' ') << c.summary << "\n";
     out << "\nRun 'attnscope-cli COMMAND --help' for a command's options.\n";
 }
 
