@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
     parser.addOption(image);
+    const QCommandLineOption corpus(QStringLiteral("corpus"), QStringLiteral("A corpus result folder (attnscope-cli corpus) to show in the Corpus tab."),
+                                    QStringLiteral("DIR"));
+    parser.addOption(corpus);
     parser.process(*app);  // exits for --help, --version and unknown options
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) {
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
     MainWindow window;
     window.show();
     if (parser.isSet(image)) window.setImageFile(parser.value(image));
+    if (parser.isSet(corpus)) window.openCorpusResult(parser.value(corpus));
     if (!args.isEmpty()) {
         window.openModel(args.first());
     } else {

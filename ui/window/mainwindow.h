@@ -27,6 +27,7 @@ class Trace;
 
 class ComparePanel;
 class ControlPanel;
+class CorpusPanel;
 class ExportDialog;
 class HeatmapView;
 class LabController;
@@ -53,6 +54,9 @@ public:
     ControlPanel* controls() const { return controls_; }
     QTabWidget* tabs() const { return tabs_; }
     LabController* lab() const { return lab_; }
+    // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
+    CorpusPanel* corpus() const { return corpus_; }
+    bool openCorpusResult(const QString& dir);
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -111,6 +115,7 @@ private:
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
     void buildLab();
+    void buildCorpus();
     bool runImageInput();
     void updateHeadGroup();
     QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
@@ -143,6 +148,7 @@ private:
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
     LabController* lab_ = nullptr;  // the attention lab (labcontroller.h)
+    CorpusPanel* corpus_ = nullptr;
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one
