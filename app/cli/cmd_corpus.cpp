@@ -65,7 +65,7 @@ std::function<bool(const std::string&, long long, long long)> progressLine() {
         const char* unit = phase == "greedy" ? "steps" : "examples";
         std::ostringstream line;
         line << phase << ": " << done << "/" << total << " " << unit;
-        if (done > s->first && secs > 0) line << ", " << std::fixed << std::setprecision(2) << (done - s->first) / secs << " " << unit << "/s";
+        if (done > s->first && secs > 0) line << ", " << std::setprecision(3) << (done - s->first) / secs << " " << unit << "/s";  // significant digits: big models run well under 0.01/s
         if (left >= 0 && !end) line << ", " << ProgressClock::format(left) << " left";
         std::cerr << (tty ? "\r" : "") << line.str() << (tty && !end ? "   " : "\n") << std::flush;
         return true;
