@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
     parser.addOption(image);
+    const QCommandLineOption corpus(QStringLiteral("corpus"), QStringLiteral("A corpus result folder (attnscope-cli corpus) to show in the Corpus tab."),
+                                    QStringLiteral("DIR"));
+    parser.addOption(corpus);
     parser.process(*app);  // exits for --help, --version and unknown options
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) {
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
     window.restoreWindowLayout();  // the size and docks of the last session
     window.show();
     if (parser.isSet(image)) window.setImageFile(parser.value(image));
+    if (parser.isSet(corpus)) window.openCorpusResult(parser.value(corpus));
     if (!args.isEmpty() && args.first().endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)) {
         window.openAttentionFile(args.first());
     } else if (!args.isEmpty() && args.first().endsWith(QLatin1String(".attnscope"))) {

@@ -13,6 +13,10 @@ const std::vector<Command>& commands() {
         listBuiltinCommand(),
         tokenizeCommand(),
         exportCommand(),
+        corpusCommand(),
+        corpusMergeCommand(),
+        corpusPlotCommand(),
+        builtinDataCommand(),
     };
     return all;
 }

@@ -25,5 +25,9 @@ Command trainCommand();
 Command listBuiltinCommand();
 Command tokenizeCommand();
 Command exportCommand();
+Command corpusCommand();
+Command corpusMergeCommand();
+Command corpusPlotCommand();
+Command builtinDataCommand();
 
 }  // namespace attnscope::cli

@@ -1,6 +1,6 @@
 # Checks that a tree's folders include only downwards. Each layer folder may include its own
 # files and those of the layers before it in LAYERS:
-#   core (core/README.md): cuda runtime io tokenizer attention models analysis lab
+#   core (core/README.md): cuda runtime io tokenizer attention models analysis lab corpus
 #                          (folders of core/src and core/include/attnscope; no Qt anywhere)
 #   ui:                    figure services views panels window
 # Run as

@@ -196,6 +196,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildWorkspace();
     buildGenerate();
     buildViews();
+    buildCorpus();
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));

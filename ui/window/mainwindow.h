@@ -27,6 +27,7 @@ class Trace;
 
 class ComparePanel;
 class ControlPanel;
+class CorpusPanel;
 class ExportDialog;
 class GenerateController;
 class HeatmapView;
@@ -63,6 +64,9 @@ public:
     ModelViewController* modelView() const { return modelView_; }
     GenerateController* generation() const { return generate_; }
     ViewsController* views() const { return views_; }  // the line, neuron and query-key views
+    // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
+    CorpusPanel* corpus() const { return corpus_; }
+    bool openCorpusResult(const QString& dir);
     // The window's one View menu (created on first use, after File).
     QMenu* viewMenu();
 
@@ -161,6 +165,7 @@ private:
     bool applyWorkspaceInput();
     void buildGenerate();  // mainwindow_generate.cpp
     void buildViews();  // mainwindow_views.cpp
+    void buildCorpus();
     bool runImageInput();
     void updateHeadGroup();
     void chooseModelFolder();
@@ -196,6 +201,7 @@ private:
     ModelViewController* modelView_ = nullptr;
     GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
     ViewsController* views_ = nullptr;  // line, neuron, query-key views (viewscontroller.h)
+    CorpusPanel* corpus_ = nullptr;
     QString pendingSpec_;     // the model being opened, for messages
     QString exampleShown_;    // the example the input box was given (replaced on a model change)
     QString previousSpec_;    // the model opened before the current one

@@ -1,0 +1,172 @@
+// Corpus results: spreads, and heads.json / heads.csv / pruning.csv written and read back.
+#include "attnscope/corpus/corpus_result.h"
+
+#include "attnscope/analysis/metrics.h"
+#include "attnscope/io/atomic_file.h"
+#include "io/json_util.h"
+#include "attnscope/runtime/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace attnscope {
+
+namespace {
+
+using nlohmann::json;
+
+json spreadJson(const Spread& s) { return {{"mean", s.mean}, {"std", s.std}}; }
+
+Spread readSpread(const json& j) { return {j.at("mean").get<double>(), j.at("std").get<double>()}; }
+
+json headRefJson(const HeadRef& h) { return {{"block", h.block}, {"layer", h.layer}, {"head", h.head}}; }
+
+HeadRef readHeadRef(const json& j) { return {j.at("block").get<std::string>(), j.at("layer").get<int>(), j.at("head").get<int>()}; }
+
+// Shortest text that reads back to the same double (%.17g is always exact; shorter when it is).
+std::string num(double v) {
+    char buf[40];
+    for (int p = 15; p <= 17; ++p) {
+        std::snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
+}
+
+}  // namespace
+
+Spread spreadOf(const std::vector<double>& values) {
+    Spread s;
+    if (values.empty()) return s;
+    for (double v : values) s.mean += v;
+    s.mean /= static_cast<double>(values.size());
+    double sq = 0;
+    for (double v : values) sq += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(sq / static_cast<double>(values.size()));
+    return s;
+}
+
+std::string headName(const HeadRef& head) {
+    return (head.block.empty() ? "" : head.block + ":") + std::to_string(head.layer) + ":" + std::to_string(head.head);
+}
+
+void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) {
+    json j = {{"format", "attnscope-corpus"}, {"version", 1}, {"model", r.model}, {"output", r.outputKind},
+              {"metric", r.metricName}, {"importance", r.importanceName}, {"examples", r.examples},
+              {"base_metric", r.baseMetric}, {"order", r.orderKind}};
+    j["heads"] = json::array();
+    for (const HeadSummary& h : r.heads) {
+        json e = headRefJson(h.head);
+        if (h.hasStats) {
+            e["entropy"] = spreadJson(h.entropy);
+            e["mean_distance"] = spreadJson(h.distance);
+            e["first_token"] = spreadJson(h.firstToken);
+            e["separator"] = spreadJson(h.separator);
+            json shares = json::object();
+            for (int c = 0; c < kPatternClasses; ++c) shares[patternName(static_cast<PatternClass>(c))] = h.patternShare[c];
+            e["patterns"] = shares;
+        }
+        if (h.hasImportance) {
+            e["importance"] = spreadJson(h.importance);
+            e["output_change"] = spreadJson(h.change);
+            e["label_prob_drop"] = spreadJson(h.labelProbDrop);
+            e["masked_metric"] = h.maskedMetric;
+        }
+        j["heads"].push_back(e);
+    }
+    j["prune_order"] = json::array();
+    for (const HeadRef& h : r.pruneOrder) j["prune_order"].push_back(headRefJson(h));
+    j["pruning"] = json::array();
+    for (const PruneStep& s : r.pruning) {
+        json e = {{"k", s.k}, {"metric", spreadJson(s.metric)}, {"output_change", spreadJson(s.change)}};
+        if (s.k > 0) e["head"] = headRefJson(s.head);
+        j["pruning"].push_back(e);
+    }
+    j["bad_lines"] = json::array();
+    for (const BadLine& b : r.badLines) j["bad_lines"].push_back({{"line", b.line}, {"reason", b.reason}});
+    writeFileAtomically(dir / "heads.json", j.dump(1) + "\n");
+
+    std::ostringstream csv;
+    csv << "block,layer,head,entropy_mean,entropy_std,distance_mean,distance_std,first_token_mean,first_token_std,"
+           "separator_mean,separator_std";
+    for (int c = 0; c < kPatternClasses; ++c) csv << ",share_" << patternName(static_cast<PatternClass>(c));
+    csv << ",importance_mean,importance_std,output_change_mean,output_change_std,label_prob_drop_mean,label_prob_drop_std,"
+           "masked_metric\n";
+    for (const HeadSummary& h : r.heads) {
+        csv << h.head.block << "," << h.head.layer << "," << h.head.head;
+        for (const Spread& s : {h.entropy, h.distance, h.firstToken, h.separator})
+            csv << "," << (h.hasStats ? num(s.mean) : "") << "," << (h.hasStats ? num(s.std) : "");
+        for (double share : h.patternShare) csv << "," << (h.hasStats ? num(share) : "");
+        for (const Spread& s : {h.importance, h.change, h.labelProbDrop})
+            csv << "," << (h.hasImportance ? num(s.mean) : "") << "," << (h.hasImportance ? num(s.std) : "");
+        csv << "," << (h.hasImportance ? num(h.maskedMetric) : "") << "\n";
+    }
+    writeFileAtomically(dir / "heads.csv", csv.str());
+
+    if (!r.pruning.empty()) {
+        std::ostringstream p;
+        p << "k,head,metric_mean,metric_std,output_change_mean,output_change_std\n";
+        for (const PruneStep& s : r.pruning)
+            p << s.k << "," << (s.k > 0 ? headName(s.head) : "") << "," << num(s.metric.mean) << "," << num(s.metric.std) << ","
+              << num(s.change.mean) << "," << num(s.change.std) << "\n";
+        writeFileAtomically(dir / "pruning.csv", p.str());
+    }
+}
+
+CorpusResult readCorpusResult(const std::filesystem::path& dir) {
+    const std::filesystem::path file = dir / "heads.json";
+    const json j = readJsonObject(file);
+    CorpusResult r;
+    try {
+        if (j.value("format", "") != "attnscope-corpus") throw Error("\"format\" is not attnscope-corpus");
+        r.model = j.at("model").get<std::string>();
+        r.outputKind = j.at("output").get<std::string>();
+        r.metricName = j.at("metric").get<std::string>();
+        r.importanceName = j.at("importance").get<std::string>();
+        r.examples = j.at("examples").get<int>();
+        r.baseMetric = j.at("base_metric").get<double>();
+        r.orderKind = j.at("order").get<std::string>();
+        for (const json& e : j.at("heads")) {
+            HeadSummary h;
+            h.head = readHeadRef(e);
+            if (e.contains("entropy")) {
+                h.hasStats = true;
+                h.entropy = readSpread(e.at("entropy"));
+                h.distance = readSpread(e.at("mean_distance"));
+                h.firstToken = readSpread(e.at("first_token"));
+                h.separator = readSpread(e.at("separator"));
+                for (int c = 0; c < kPatternClasses; ++c)
+                    h.patternShare[c] = e.at("patterns").at(patternName(static_cast<PatternClass>(c))).get<double>();
+            }
+            if (e.contains("importance")) {
+                h.hasImportance = true;
+                h.importance = readSpread(e.at("importance"));
+                h.change = readSpread(e.at("output_change"));
+                h.labelProbDrop = readSpread(e.at("label_prob_drop"));
+                h.maskedMetric = e.at("masked_metric").get<double>();
+            }
+            r.heads.push_back(h);
+        }
+        for (const json& e : j.at("prune_order")) r.pruneOrder.push_back(readHeadRef(e));
+        for (const json& e : j.at("pruning")) {
+            PruneStep s;
+            s.k = e.at("k").get<int>();
+            if (s.k > 0) s.head = readHeadRef(e.at("head"));
+            s.metric = readSpread(e.at("metric"));
+            s.change = readSpread(e.at("output_change"));
+            r.pruning.push_back(s);
+        }
+        for (const json& e : j.at("bad_lines")) r.badLines.push_back({e.at("line").get<int>(), e.at("reason").get<std::string>()});
+    } catch (const json::exception& e) {
+        throw Error(file.string() + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error(file.string() + ": " + e.what());
+    }
+    return r;
+}
+
+}  // namespace attnscope

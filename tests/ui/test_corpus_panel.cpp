@@ -1,0 +1,93 @@
+// The Corpus tab: a result folder of core's runCorpus shown (importance heat map = the result's
+// means / max, the pruning curve's points), a click on a head showing it on the chosen example in
+// the Explore tab, and a corpus run from the tab with progress.
+#include "panels/corpuspanel.h"
+#include "window_fixture.h"
+
+#include "attnscope/corpus/corpus_run.h"
+#include "attnscope/models/builtin.h"
+#include "attnscope/models/model.h"
+#include "gpt2_fixture.h"
+
+#include <fstream>
+
+using namespace uitest;
+
+namespace {
+
+std::filesystem::path sentimentResult(const std::string& name) {
+    const auto dir = attnscope::testing::freshDir(name);
+    attnscope::TaskData data(5, attnscope::Split::HeldOut);
+    {
+        std::ofstream f(dir / "c.jsonl");
+        for (int i = 0; i < 6; ++i) {
+            const auto e = data.sentiment();
+            f << "{\"text\": \"" << e.text << "\", \"label\": \"" << (e.positive ? "positive" : "negative") << "\"}\n";
+        }
+    }
+    const auto model = attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
+    attnscope::runCorpus(*model, dir / "c.jsonl", dir / "out", {});
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("Corpus tab shows a result folder and a clicked head on the chosen example", "[ui][corpus]") {
+    const auto dir = sentimentResult("ui-corpus");
+    WindowFixture f;
+    f.open(QStringLiteral("builtin:sentiment-dot"));
+    REQUIRE(f.window.openCorpusResult(qpath(dir / "out")));
+    CorpusPanel* panel = f.window.corpus();
+    REQUIRE(f.window.tabs()->currentWidget() == panel);
+    const attnscope::CorpusResult& r = panel->result();
+    REQUIRE(r.examples == 6);
+    // The heat map: layers × heads, each the head's mean importance over the largest.
+    const attnscope::HeadMap& shown = panel->importanceView()->map();
+    REQUIRE(shown.rows == 2);
+    REQUIRE(shown.cols == 2);
+    double top = 0;
+    for (const auto& h : r.heads) top = std::max(top, h.importance.mean);
+    for (const auto& h : r.heads)
+        CHECK(shown.at(h.head.layer, h.head.head) == Approx(std::max(0.0, h.importance.mean / top)));
+    // The curve: k = 0 … 4 with the result's means (third graph: the mean line over the band).
+    QCPGraph* mean = panel->curvePlot()->graph(2);
+    REQUIRE(mean->data()->size() == 5);
+    CHECK(mean->data()->at(0)->value == r.pruning[0].metric.mean);
+    CHECK(mean->data()->at(4)->value == r.pruning[4].metric.mean);
+    // The examples come from the corpus beside the folder.
+    REQUIRE(panel->exampleCombo()->count() == 6);
+    panel->exampleCombo()->setCurrentIndex(3);
+    const QString example = panel->chosenExample();
+
+    // Click head (layer 1, head 0).
+    QSignalSpy traced(f.session, &Session::traceReady);
+    const CellGeometry g = panel->importanceView()->cellGeometry();
+    const QPoint at = g.cellCenter({1, 0}).toPoint();
+    QWidget* plot = panel->importanceView()->plot();
+    QTest::mousePress(plot, Qt::LeftButton, {}, at);
+    QTest::mouseRelease(plot, Qt::LeftButton, {}, at);
+    REQUIRE(traced.wait(20000));
+    CHECK(f.input->text() == example);
+    CHECK(f.layer->value() == 1);
+    CHECK(f.head->value() == 0);
+    CHECK(f.window.tabs()->currentIndex() == 0);
+    f.waitForMap(f.session->trace()->map(0, 1, 0));
+}
+
+TEST_CASE("Corpus tab runs a corpus file on the open model with progress", "[ui][corpus]") {
+    const auto dir = sentimentResult("ui-corpus-run");
+    WindowFixture f;
+    f.open(QStringLiteral("builtin:sentiment-dot"));
+    CorpusPanel* panel = f.window.corpus();
+    QSignalSpy done(panel, &CorpusPanel::finished);
+    panel->runCorpus(f.session->model(), QStringLiteral("builtin:sentiment-dot"), qpath(dir / "c.jsonl"), qpath(dir / "gui"));
+    REQUIRE(done.wait(60000));
+    CHECK(done.at(0).at(0).toBool());
+    CHECK(panel->progressBar()->value() == 1000);
+    CHECK(panel->progressBar()->format().contains(QStringLiteral("pruning: 6/6")));
+    // The same numbers as the run written by the library directly.
+    const auto direct = attnscope::readCorpusResult(dir / "out");
+    REQUIRE(panel->result().heads.size() == direct.heads.size());
+    CHECK(panel->result().heads[2].importance.mean == direct.heads[2].importance.mean);
+    CHECK(panel->exampleCombo()->count() == 6);
+}

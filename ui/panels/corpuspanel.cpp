@@ -1,0 +1,264 @@
+#include "panels/corpuspanel.h"
+
+#include "figure/corpusfigures.h"
+#include "views/heatmapview.h"
+
+#include "attnscope/corpus/corpus_run.h"
+#include "attnscope/io/input.h"
+#include "attnscope/models/model.h"
+#include "attnscope/runtime/error.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextStream>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <chrono>
+
+CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
+    openButton_ = new QPushButton(tr("Open result folder…"));
+    openButton_->setObjectName(QStringLiteral("corpusOpenButton"));
+    runButton_ = new QPushButton(tr("Run corpus on a file…"));
+    runButton_->setObjectName(QStringLiteral("corpusRunButton"));
+    cancelButton_ = new QPushButton(tr("Cancel"));
+    cancelButton_->setObjectName(QStringLiteral("corpusCancelButton"));
+    cancelButton_->setEnabled(false);
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 1000);
+    progress_->setTextVisible(true);
+    progress_->setFormat(QString());
+    blocks_ = new QComboBox;
+    blocks_->setObjectName(QStringLiteral("corpusBlockCombo"));
+    examples_ = new QComboBox;
+    examples_->setObjectName(QStringLiteral("corpusExampleCombo"));
+    examples_->setMinimumContentsLength(30);
+    examples_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    bar->addWidget(openButton_);
+    bar->addWidget(runButton_);
+    bar->addWidget(progress_, 1);
+    bar->addWidget(cancelButton_);
+    layout->addLayout(bar);
+    auto* choose = new QHBoxLayout;
+    choose->addWidget(new QLabel(tr("Block:")));
+    choose->addWidget(blocks_);
+    choose->addSpacing(12);
+    choose->addWidget(new QLabel(tr("Example (click a head to see its maps on it):")));
+    choose->addWidget(examples_, 1);
+    layout->addLayout(choose);
+    status_ = new QLabel(tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
+    status_->setObjectName(QStringLiteral("corpusStatus"));
+    status_->setWordWrap(true);
+    layout->addWidget(status_);
+
+    auto* split = new QSplitter(Qt::Horizontal);
+    importance_ = new HeatmapView;
+    importance_->setObjectName(QStringLiteral("corpusImportance"));
+    importance_->clear(tr("No corpus result"));
+    curve_ = new QCustomPlot;
+    curve_->setObjectName(QStringLiteral("corpusCurve"));
+    curve_->xAxis->setLabel(tr("heads pruned"));
+    curve_->yAxis->setLabel(tr("task metric"));
+    curve_->setMinimumSize(300, 240);
+    split->addWidget(importance_);
+    split->addWidget(curve_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    layout->addWidget(split, 1);
+
+    connect(openButton_, &QPushButton::clicked, this, &CorpusPanel::openRequested);
+    connect(runButton_, &QPushButton::clicked, this, &CorpusPanel::runRequested);
+    connect(cancelButton_, &QPushButton::clicked, this, &CorpusPanel::cancel);
+    connect(blocks_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
+    // A click (press and release without a drag) on a cell chooses that head.
+    connect(importance_->plot(), &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { pressAt_ = e->pos(); });
+    connect(importance_->plot(), &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
+        if ((e->pos() - pressAt_).manhattanLength() > 4 || result_.heads.empty()) return;
+        if (const auto cell = importance_->cellGeometry().cellAt(e->position()))
+            emit headChosen(blocks_->currentText(), cell->query, cell->key, chosenExample());
+    });
+}
+
+CorpusPanel::~CorpusPanel() {
+    cancel();
+    if (worker_.joinable()) worker_.join();
+}
+
+QString CorpusPanel::chosenExample() const { return examples_->currentData().toString(); }
+
+void CorpusPanel::loadExamples(const QString& path) {
+    examples_->clear();
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return;
+    const bool jsonl = path.endsWith(QLatin1String(".jsonl")) || path.endsWith(QLatin1String(".json"));
+    int line = 0;
+    while (!f.atEnd() && examples_->count() < 500) {
+        const QString text = QString::fromUtf8(f.readLine()).trimmed();
+        ++line;
+        if (text.isEmpty()) continue;
+        QString shown = text;
+        if (jsonl) {
+            const QJsonObject o = QJsonDocument::fromJson(text.toUtf8()).object();
+            if (!o.value(QStringLiteral("text")).isString()) continue;
+            shown = o.value(QStringLiteral("text")).toString();
+        }
+        examples_->addItem(QStringLiteral("%1: %2").arg(line).arg(shown), shown);
+    }
+}
+
+bool CorpusPanel::openResult(const QString& dir, const QString& data) {
+    try {
+        result_ = attnscope::readCorpusResult(dir.toStdString());
+    } catch (const attnscope::Error& e) {
+        status_->setText(tr("Cannot open the result: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    resultDir_ = dir;
+    QString corpus = data;
+    QFile run(QDir(dir).filePath(QStringLiteral("run.json")));
+    if (corpus.isEmpty() && run.open(QIODevice::ReadOnly)) {
+        const QString name = QJsonDocument::fromJson(run.readAll()).object().value(QStringLiteral("settings")).toObject()
+                                 .value(QStringLiteral("data")).toObject().value(QStringLiteral("name")).toString();
+        for (const QString& candidate : {QDir(dir).filePath(name), QDir(dir).filePath(QStringLiteral("../") + name)})
+            if (!name.isEmpty() && QFileInfo::exists(candidate)) corpus = candidate;
+    }
+    if (corpus != QLatin1String("-")) loadExamples(corpus);  // "-": keep the examples shown
+    showResult();
+    return true;
+}
+
+void CorpusPanel::showResult() {
+    QSignalBlocker block(blocks_);
+    blocks_->clear();
+    for (const std::string& b : resultBlocks(result_)) blocks_->addItem(QString::fromStdString(b));
+    QString text = tr("%1 · %2 examples · %3 of the unmasked model %4")
+                       .arg(QString::fromStdString(result_.model).section(QLatin1Char('/'), -1))
+                       .arg(result_.examples)
+                       .arg(QString::fromStdString(result_.metricName))
+                       .arg(result_.baseMetric, 0, 'g', 4);
+    if (!result_.badLines.empty()) text += tr(" · %1 bad lines skipped").arg(result_.badLines.size());
+    status_->setText(text);
+    showBlock();
+    curve_->clearGraphs();
+    if (!result_.pruning.empty()) {
+        QVector<double> x, y, lo, hi;
+        for (const auto& s : result_.pruning) {
+            x << s.k;
+            y << s.metric.mean;
+            lo << s.metric.mean - s.metric.std;
+            hi << s.metric.mean + s.metric.std;
+        }
+        QCPGraph* upper = curve_->addGraph();
+        upper->setData(x, hi);
+        upper->setPen(Qt::NoPen);
+        QCPGraph* lower = curve_->addGraph();
+        lower->setData(x, lo);
+        lower->setPen(Qt::NoPen);
+        upper->setBrush(QColor(31, 119, 180, 40));
+        upper->setChannelFillGraph(lower);
+        QCPGraph* mean = curve_->addGraph();
+        mean->setData(x, y);
+        mean->setPen(QPen(QColor(31, 119, 180), 2));
+        mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+        curve_->xAxis->setLabel(tr("heads pruned (%1 order)").arg(QString::fromStdString(result_.orderKind)));
+        curve_->yAxis->setLabel(QString::fromStdString(result_.metricName));
+        curve_->xAxis->setRange(0, result_.pruning.back().k);
+        if (result_.metricName == "hidden cosine") curve_->yAxis->rescale();
+        else curve_->yAxis->setRange(-0.02, 1.02);
+    }
+    curve_->replot();
+}
+
+void CorpusPanel::showBlock() {
+    if (result_.heads.empty() || !result_.heads[0].hasImportance) {
+        importance_->clear(tr("This result has no head importance"));
+        return;
+    }
+    attnscope::HeadMap grid = importanceGrid(result_, blocks_->currentText().toStdString());
+    double top = 0;
+    for (const auto& h : result_.heads) top = std::max(top, h.importance.mean);
+    for (float& v : grid.values) v = top > 0 ? std::max(0.0f, static_cast<float>(v / top)) : 0.0f;
+    QStringList layers, heads;
+    for (int l = 0; l < grid.rows; ++l) layers << QStringLiteral("L%1").arg(l);
+    for (int h = 0; h < grid.cols; ++h) heads << QStringLiteral("H%1").arg(h);
+    importance_->setMap(grid, layers, heads,
+                        tr("%1 / max (max %2)").arg(QString::fromStdString(result_.importanceName)).arg(top, 0, 'g', 3));
+}
+
+void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,
+                            const QString& outDir) {
+    if (worker_.joinable()) return;
+    cancel_ = false;
+    runButton_->setEnabled(false);
+    openButton_->setEnabled(false);
+    cancelButton_->setEnabled(true);
+    progress_->setValue(0);
+    status_->setText(tr("Running %1 on %2…").arg(modelSpec, QFileInfo(data).fileName()));
+    loadExamples(data);
+    QPointer<CorpusPanel> self(this);
+    worker_ = std::thread([self, model, data, outDir, this] {
+        QString error;
+        auto start = std::chrono::steady_clock::now();
+        std::string lastPhase;
+        long long firstDone = 0;
+        attnscope::CorpusOptions o;
+        o.read.badLines = attnscope::BadLinePolicy::Skip;
+        o.progress = [&](const std::string& phase, long long done, long long total) {
+            if (phase != lastPhase) lastPhase = phase, start = std::chrono::steady_clock::now(), firstDone = done;
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double rate = secs > 0 ? (done - firstDone) / secs : 0;
+            QMetaObject::invokeMethod(this, [=] { if (self) self->onProgress(QString::fromStdString(phase), done, total, rate); }, Qt::QueuedConnection);
+            return !cancel_.load();
+        };
+        try {
+            attnscope::runCorpus(*model, data.toStdString(), outDir.toStdString(), o);
+        } catch (const attnscope::Cancelled&) {
+            error = tr("Cancelled; run again on the same folder to resume.");
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(this, [=] { if (self) self->onRunDone(error); }, Qt::QueuedConnection);
+    });
+    resultDir_ = outDir;
+}
+
+void CorpusPanel::onProgress(const QString& phase, long long done, long long total, double rate) {
+    progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
+    QString text = tr("%1: %2/%3").arg(phase).arg(done).arg(total);
+    if (rate > 0) {
+        text += tr(" · %1/s").arg(rate, 0, 'f', 1);
+        if (done < total) text += tr(" · %1 s left").arg((total - done) / rate, 0, 'f', 0);
+    }
+    progress_->setFormat(text);
+}
+
+void CorpusPanel::onRunDone(const QString& error) {
+    if (worker_.joinable()) worker_.join();
+    runButton_->setEnabled(true);
+    openButton_->setEnabled(true);
+    cancelButton_->setEnabled(false);
+    if (!error.isEmpty()) {
+        status_->setText(error);
+        emit finished(false);
+        return;
+    }
+    const bool ok = openResult(resultDir_, QStringLiteral("-"));  // examples stay those of the file run
+    emit finished(ok);
+}
+
+void CorpusPanel::cancel() { cancel_ = true; }

@@ -1,0 +1,83 @@
+// CorpusPanel: the Corpus tab. Opens a corpus result folder (heads.json of `attnscope-cli corpus`)
+// or runs a corpus file through the open model on a worker thread (core's runCorpus, with a
+// progress bar, examples/s and Cancel; the folder resumes when run again). Shows the layer × head
+// importance heat map of a block and the pruning curve; clicking a head asks the window to show
+// that head's map on the example chosen from the corpus (headChosen).
+// Display only: the numbers come from core/corpus.
+#pragma once
+
+#include "attnscope/corpus/corpus_result.h"
+
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace attnscope {
+class Model;
+}
+
+class HeatmapView;
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+
+class CorpusPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit CorpusPanel(QWidget* parent = nullptr);
+    ~CorpusPanel() override;
+
+    // Shows dir/heads.json; errors go to the status line and return false. The examples combo is
+    // filled from `data`, or else from the corpus file named in dir/run.json when it lies in dir
+    // or beside it,
+    // else from `data` when given ("-": keep the examples shown).
+    bool openResult(const QString& dir, const QString& data = QString());
+    // Runs the corpus file on the model into outDir (all analyses) in the background.
+    void runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,
+                   const QString& outDir);
+    void cancel();
+    bool running() const { return worker_.joinable(); }
+
+    const attnscope::CorpusResult& result() const { return result_; }
+    HeatmapView* importanceView() const { return importance_; }
+    QCustomPlot* curvePlot() const { return curve_; }
+    QComboBox* exampleCombo() const { return examples_; }
+    QComboBox* blockCombo() const { return blocks_; }
+    QLabel* statusLabel() const { return status_; }
+    QProgressBar* progressBar() const { return progress_; }
+    // The text of the chosen example (empty: none).
+    QString chosenExample() const;
+
+signals:
+    void openRequested();  // the "Open result…" button
+    void runRequested();   // the "Run corpus…" button: the window asks for the file and the model
+    // A head of the heat map was clicked: show it on the chosen example.
+    void headChosen(const QString& block, int layer, int head, const QString& exampleText);
+    void finished(bool ok);
+
+private:
+    void showResult();
+    void showBlock();
+    void onProgress(const QString& phase, long long done, long long total, double rate);
+    void onRunDone(const QString& error);
+    void loadExamples(const QString& path);
+
+    attnscope::CorpusResult result_;
+    QString resultDir_;
+    HeatmapView* importance_ = nullptr;
+    QCustomPlot* curve_ = nullptr;
+    QComboBox* blocks_ = nullptr;
+    QComboBox* examples_ = nullptr;
+    QLabel* status_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* openButton_ = nullptr;
+    QPushButton* runButton_ = nullptr;
+    QPushButton* cancelButton_ = nullptr;
+    std::thread worker_;
+    std::atomic<bool> cancel_{false};
+    QPoint pressAt_;
+};
