@@ -1,5 +1,6 @@
 // Line-plot figures (see curvefigure.h).
 #include "figure/curvefigure.h"
+#include "figure/paintedfigure.h"
 
 #include "figure/figure.h"
 
@@ -9,9 +10,6 @@
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
-#include <QPdfWriter>
-#include <QSaveFile>
-#include <QSvgGenerator>
 
 #include <algorithm>
 #include <cmath>
@@ -171,38 +169,13 @@ QImage renderCurveFigure(const CurveFigure& f, int dpi) {
 }
 
 void writeCurveFigure(const CurveFigure& f, const QString& path, int dpi) {
-    const std::string name = path.toStdString();
-    const auto format = figureFormatFor(path);
-    if (!format) throw attnscope::Error(name + ": unknown figure format (use .pdf, .svg or .png)");
     checkCurves(f);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
-    const QSizeF pt(f.widthIn * 72, f.heightIn * 72);
-    if (*format == FigureFormat::Png) {
-        if (!renderCurveFigure(f, dpi).save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
-    } else if (*format == FigureFormat::Pdf) {
-        QPdfWriter pdf(&file);
-        pdf.setCreator(QStringLiteral("AttnScope"));
-        pdf.setTitle(f.title);
-        pdf.setResolution(1200);
-        pdf.setPageSize(QPageSize(pt, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter painter;
-        if (!painter.begin(&pdf)) throw attnscope::Error(name + ": cannot start the PDF");
-        paintCurveFigure(painter, f);
-        painter.end();
-    } else {
-        QSvgGenerator svg;
-        svg.setOutputDevice(&file);
-        svg.setTitle(f.title);
-        svg.setResolution(720);
-        const QSize units(int(std::lround(pt.width() * 10)), int(std::lround(pt.height() * 10)));
-        svg.setSize(units);
-        svg.setViewBox(QRect(QPoint(0, 0), units));
-        QPainter painter;
-        if (!painter.begin(&svg)) throw attnscope::Error(name + ": cannot start the SVG");
-        paintCurveFigure(painter, f);
-        painter.end();
-    }
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+    // paintCurveFigure scales itself to the device's width, so it starts from device pixels.
+    writePainted(
+        path, QSizeF(f.widthIn * 72, f.heightIn * 72),
+        [&](QPainter& p, const QSizeF&) {
+            p.resetTransform();
+            paintCurveFigure(p, f);
+        },
+        f.title, dpi);
 }

@@ -1,16 +1,13 @@
 #include "figure/overlayfigure.h"
 
 #include "figure/figure.h"
+#include "figure/paintedfigure.h"
 
 #include "attnscope/runtime/error.h"
 
 #include <QFontMetricsF>
 #include <QLinearGradient>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
-#include <QSaveFile>
-#include <QSvgGenerator>
 
 #include <algorithm>
 #include <cmath>
@@ -187,62 +184,18 @@ void paintOverlayFigure(QPainter& p, const OverlayFigure& f) {
     p.restore();
 }
 
-void writePaintedFigure(const QString& path, const QSizeF& pt, const QString& title, int dpi,
-                        const std::function<void(QPainter&)>& paint) {
-    const std::string name = path.toStdString();
-    const auto format = figureFormatFor(path);
-    if (!format) throw attnscope::Error(name + ": unknown figure format (use .pdf, .svg or .png)");
-    if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)
-        throw attnscope::Error(name + ": dpi must be between " + std::to_string(kMinFigureDpi) + " and " +
-                               std::to_string(kMaxFigureDpi) + ", got " + std::to_string(dpi));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
-    if (*format == FigureFormat::Png) {
-        QImage image(int(std::lround(pt.width() * dpi / 72.0)), int(std::lround(pt.height() * dpi / 72.0)), QImage::Format_RGB32);
-        const int dpm = int(std::lround(dpi / 0.0254));
-        image.setDotsPerMeterX(dpm);
-        image.setDotsPerMeterY(dpm);
-        image.fill(Qt::white);
-        QPainter painter(&image);
-        paint(painter);
-        painter.end();
-        if (!image.save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
-    } else if (*format == FigureFormat::Pdf) {
-        QPdfWriter pdf(&file);
-        pdf.setCreator(QStringLiteral("AttnScope"));
-        pdf.setTitle(title);
-        pdf.setResolution(1200);
-        pdf.setPageSize(QPageSize(pt, QPageSize::Point, QString(), QPageSize::ExactMatch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter painter;
-        if (!painter.begin(&pdf)) throw attnscope::Error(name + ": cannot start the PDF");
-        paint(painter);
-        painter.end();
-    } else {
-        constexpr int kSvgUnitsPerPt = 10;
-        QSvgGenerator svg;
-        svg.setOutputDevice(&file);
-        svg.setTitle(title);
-        svg.setDescription(QStringLiteral("Figure exported by AttnScope"));
-        svg.setResolution(72 * kSvgUnitsPerPt);
-        const QSize units(int(std::lround(pt.width() * kSvgUnitsPerPt)), int(std::lround(pt.height() * kSvgUnitsPerPt)));
-        svg.setSize(units);
-        svg.setViewBox(QRect(QPoint(0, 0), units));
-        QPainter painter;
-        if (!painter.begin(&svg)) throw attnscope::Error(name + ": cannot start the SVG");
-        paint(painter);
-        painter.end();
-    }
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
-}
-
 void writeOverlayFigure(const OverlayFigure& figure, const QString& path, int dpi) {
     try {
         checkFigure(figure);
     } catch (const attnscope::Error& e) {
         throw attnscope::Error(path.toStdString() + ": " + e.what());
     }
-    writePaintedFigure(path, overlayFigureSizePoints(figure), figure.title.isEmpty() ? QStringLiteral("Attention over the image") : figure.title,
-                       dpi, [&](QPainter& p) { paintOverlayFigure(p, figure); });
+    // paintOverlayFigure scales itself to the device's width, so it starts from device pixels.
+    writePainted(
+        path, overlayFigureSizePoints(figure),
+        [&](QPainter& p, const QSizeF&) {
+            p.resetTransform();
+            paintOverlayFigure(p, figure);
+        },
+        figure.title.isEmpty() ? QStringLiteral("Attention over the image") : figure.title, dpi);
 }

@@ -60,7 +60,3 @@ std::vector<double> overlayTicks(double maxValue);
 // (unknown extension, no image or values, width or dpi out of range, unwritable folder).
 void writeOverlayFigure(const OverlayFigure& figure, const QString& path, int dpi = 300);
 
-// The format part of writeOverlayFigure for any picture of `points` size painted by `paint`
-// (which must fill the device's width): PDF with text as text, SVG, or PNG at dpi.
-void writePaintedFigure(const QString& path, const QSizeF& points, const QString& title, int dpi,
-                        const std::function<void(QPainter&)>& paint);
