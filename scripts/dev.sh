@@ -23,6 +23,7 @@ packages=(
   catch2 libbenchmark-dev
   fonts-dejavu-core                           # text in offscreen GUI tests and exported figures
   clang libclang-rt-dev                       # the sanitizer build and libFuzzer (scripts/dev.sh test)
+  desktop-file-utils appstream                # validate the installed .desktop and AppStream files (ctest install_tree)
 )
 
 install_packages() {

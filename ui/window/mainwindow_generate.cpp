@@ -8,6 +8,7 @@
 #include "services/session.h"
 #include "window/labcontroller.h"
 #include "window/generatecontroller.h"
+#include "window/modelviewcontroller.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -42,9 +43,15 @@ void MainWindow::buildGenerate() {
         metrics->setDetectors({}, tr("Running the detectors…"));
         generate_->startDetectors();
     });
-    connect(generate_, &GenerateController::detectorsReady, metrics, [metrics](const auto& heads, const QString& text) {
+    connect(generate_, &GenerateController::detectorsReady, metrics, [this, metrics](const auto& heads, const QString& text) {
         metrics->setDetectors(heads, text);
+        if (modelView_) modelView_->setDetectors(heads);  // the Model tab orders and maps by them too
     });
+    if (modelView_)
+        connect(modelView_, &ModelViewController::detectorsWanted, generate_, [this, metrics] {
+            metrics->setDetectors({}, tr("Running the detectors…"));
+            generate_->startDetectors();
+        });
     connect(session_, &Session::modelLoaded, metrics, [metrics] { metrics->setDetectors({}, {}); });
     connect(generate_, &GenerateController::finished, this, [this, dock] {
         dock->raise();

@@ -8,6 +8,9 @@
 #include "window/labcontroller.h"
 #include "window/mainwindow.h"
 
+#include "attnscope/analysis/head_metric_list.h"
+
+#include <QComboBox>
 #include <QTabWidget>
 
 ModelViewController::ModelViewController(MainWindow* window) : QObject(window), window_(window) {
@@ -29,6 +32,7 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
             return;
         }
         metrics_ = r.metrics;
+        attnscope::attachDetectors(metrics_, detectors_);
         panel_->setMetrics(metrics_);
         panel_->setStatus(r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
                                     : tr("metrics of %1 heads · T = %2").arg(r.metrics.size()).arg(r.temperature, 0, 'g', 3));
@@ -38,6 +42,8 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         blockTrace_.reset();
         metricsTrace_.reset();
         metrics_.clear();
+        detectors_.clear();
+        detectorsAsked_ = false;
         block_ = -1;
         panel_->setBlock(QString(), 0, 0);
         panel_->setStatus(QString());
@@ -46,7 +52,29 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
     connect(window->controls(), &ControlPanel::coloringChanged, this,
             [this] { panel_->metricMap()->setColormap(window_->controls()->colormap()); });
     connect(window, &MainWindow::selectionChanged, this, &ModelViewController::refresh);
+    for (QComboBox* combo : {panel_->orderCombo(), panel_->metricCombo()})
+        connect(combo, &QComboBox::currentIndexChanged, this,
+                [this, combo] { metricPicked(combo->currentData().toString()); });
     connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
+}
+
+void ModelViewController::setDetectors(std::vector<attnscope::HeadDetectors> heads) {
+    detectors_ = std::move(heads);
+    detectorsAsked_ = !detectors_.empty();
+    attnscope::attachDetectors(metrics_, detectors_);
+    if (!metrics_.empty()) panel_->setMetrics(metrics_);
+    if (detectorsAsked_) panel_->setStatus(tr("detector scores of %1 heads (the Metrics tab says how)").arg(detectors_.size()));
+}
+
+void ModelViewController::metricPicked(const QString& key) {
+    if (key.isEmpty() || detectorsAsked_ || !detectors_.empty()) return;
+    for (const auto& info : attnscope::headMetricList())
+        if (info.detector && key == QLatin1String(info.key)) {
+            detectorsAsked_ = true;  // once per model; the Metrics tab's button runs them again
+            panel_->setStatus(tr("running the head detectors…"));
+            emit detectorsWanted();
+            return;
+        }
 }
 
 bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }

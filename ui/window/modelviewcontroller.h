@@ -7,6 +7,8 @@
 
 #include "services/labservice.h"
 
+#include "attnscope/analysis/detectors.h"
+
 #include <QObject>
 
 class MainWindow;
@@ -23,9 +25,17 @@ public:
     TracePtr metricsTrace() const { return metricsTrace_; }
     // Follows the window's selection, block and trace; asks for metrics when shown.
     void refresh();
+    // The head detectors' scores of the current model (GenerateController::startDetectors); they
+    // fill the detector entries of the order and map until another model opens.
+    void setDetectors(std::vector<attnscope::HeadDetectors> heads);
+
+signals:
+    // A detector metric was picked while the detectors have not run for this model.
+    void detectorsWanted();
 
 private:
     bool shownNow() const;
+    void metricPicked(const QString& key);
 
     MainWindow* window_;
     ModelViewPanel* panel_ = nullptr;
@@ -35,4 +45,6 @@ private:
     TracePtr metricsTrace_;
     double metricsTemperature_ = 0;
     std::vector<attnscope::HeadMetrics> metrics_;  // the latest of metricsTrace_ (every block)
+    std::vector<attnscope::HeadDetectors> detectors_;  // of the current model; empty until run
+    bool detectorsAsked_ = false;
 };
