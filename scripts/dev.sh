@@ -61,7 +61,7 @@ sanitize_stage() {
     -DATTNSCOPE_CUDA=OFF -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=OFF "${extra[@]}"
   # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
   # fuzz targets; not the GUI executable or the benchmarks.
-  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image)
+  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace)
   local s0
   s0=$(date +%s)
   cmake --build "$sanitize_build" --parallel "$(nproc)" --target attnscope-cli attnscope_core_tests \
