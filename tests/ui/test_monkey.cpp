@@ -14,6 +14,7 @@
 // Hidden tag [.monkey]; ctest's ui_monkey entry runs it. ATTNSCOPE_MONKEY_ACTIONS (default 5000)
 // and ATTNSCOPE_MONKEY_SEED (default 1) choose the walk; docs/monkey.md records long walks.
 #include "window_fixture.h"
+#include "panels/devicecombo.h"
 
 #include "gpt2_fixture.h"
 
@@ -303,9 +304,15 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
         log.add("final: open builtin:reverse-dot, run 'hello42' and wait for the trace");
         window->session()->cancel();
         INFO("last steps:\n" << log.text());
+        // The walk may have picked CUDA (no GPU here) or left a refusal pending: the CPU, and the
+        // reason in the failure message if the model still does not load.
+        window->controls()->device()->setChoice(attnscope::DeviceChoice::Cpu);
         QSignalSpy loaded(window->session(), &Session::modelLoaded);
+        QSignalSpy refused(window->session(), &Session::failed);
         window->openModel(QStringLiteral("builtin:reverse-dot"));
-        REQUIRE(loaded.wait(60000));
+        REQUIRE(QTest::qWaitFor([&] { return loaded.count() > 0 || refused.count() > 0; }, 60000));
+        INFO("the load failed: " << (refused.isEmpty() ? QString() : refused.first().first().toString()).toStdString());
+        REQUIRE(loaded.count() == 1);
         REQUIRE(QTest::qWaitFor([&] { return !window->session()->isBusy(); }, 60000));
         watchdog.beat();
         window->controls()->idsCheck()->setChecked(false);
