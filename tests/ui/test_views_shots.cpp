@@ -5,11 +5,13 @@
 #include "views_fixture.h"
 
 #include "family_fixtures.h"
+#include "png_write.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
 
 #include <cstdlib>
+#include <random>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -76,6 +78,27 @@ TEST_CASE_METHOD(ViewsFixture, "screenshots of the views", "[.views-shots]") {
     fs::copy_file(kData / "llama2.json", ldir / "tokenizer.json", fs::copy_options::overwrite_existing);
     open(qpath(ldir));
     allViews(*this, out, "llama", 5, QStringLiteral("Attention is all you need, they said."));
+
+    // A small ViT (4 × 4 patches + [CLS]) on a random picture.
+    VitSpec vit;
+    vit.layers = 3;
+    vit.imageSize = 32;
+    vit.patch = 8;
+    const auto vdir = freshDir("shots-vit");
+    writeCheckpoint(vdir, makeVit(vit, 61));
+    std::vector<std::uint8_t> pixels(48 * 32 * 3);
+    std::mt19937 rng(5);
+    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
+    writePng(vdir / "picture.png", 48, 32, pixels);
+    {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        window.openModel(qpath(vdir));  // an image model runs once it has an image
+        REQUIRE(loaded.wait(20000));
+        QSignalSpy traced(session, &Session::traceReady);
+        REQUIRE(window.setImageFile(qpath(vdir / "picture.png")));
+        REQUIRE(traced.wait(20000));
+    }
+    allViews(*this, out, "vit", 3);
 
     open(QStringLiteral("builtin:reverse-dot"));
     allViews(*this, out, "reverse-dot", 2);
