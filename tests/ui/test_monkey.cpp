@@ -31,6 +31,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -199,7 +201,7 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                 auto sliders = usable<QAbstractSlider>(w);
                 if (!sliders.empty()) {
                     QAbstractSlider* s = sliders[std::size_t(pick(int(sliders.size())))];
-                    const int v = s->minimum() + pick(std::max(1, s->maximum() - s->minimum() + 1));
+                    const int v = s->minimum() + pick(int(std::min<std::int64_t>(std::int64_t(s->maximum()) - s->minimum() + 1, INT_MAX)));
                     what = "slider " + nameOf(s) + " -> " + std::to_string(v);
                     if (chance(0.5)) s->setValue(v);
                     else QTest::keyClick(s, chance(0.5) ? Qt::Key_PageUp : Qt::Key_Right);
@@ -209,7 +211,7 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                 if (!spins.empty()) {
                     QAbstractSpinBox* s = spins[std::size_t(pick(int(spins.size())))];
                     what = "spin " + nameOf(s);
-                    if (auto* i = qobject_cast<QSpinBox*>(s); i && chance(0.5)) i->setValue(i->minimum() + pick(std::max(1, std::min(i->maximum() - i->minimum() + 1, 64))));
+                    if (auto* i = qobject_cast<QSpinBox*>(s); i && chance(0.5)) i->setValue(i->minimum() + pick(int(std::min<std::int64_t>(std::int64_t(i->maximum()) - i->minimum() + 1, 64))));  // ranges up to INT_MAX (seeds)
                     else s->stepBy(chance(0.5) ? 1 : -1);
                 }
             } else if (kind < 50) {
