@@ -1,7 +1,10 @@
 #include "views/figurecanvas.h"
 
+#include <QBoxLayout>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPushButton>
 
 FigureCanvas::FigureCanvas(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -29,4 +32,20 @@ void FigureCanvas::mousePressEvent(QMouseEvent* event) {
 
 void FigureCanvas::leaveEvent(QEvent*) {
     if (left) left();
+}
+
+QPushButton* addExportButton(QBoxLayout* layout, const QString& name) {
+    auto* button = new QPushButton(QObject::tr("Export…"));
+    button->setObjectName(name);
+    layout->addWidget(button);
+    return button;
+}
+
+QLabel* addViewMessage(QBoxLayout* layout) {
+    auto* message = new QLabel;
+    message->setWordWrap(true);
+    message->setAlignment(Qt::AlignCenter);
+    layout->addWidget(message);
+    message->hide();
+    return message;
 }

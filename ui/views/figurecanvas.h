@@ -7,6 +7,10 @@
 
 #include <functional>
 
+class QBoxLayout;
+class QLabel;
+class QPushButton;
+
 class FigureCanvas : public QWidget {
     Q_OBJECT
 public:
@@ -26,3 +30,9 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
 };
+
+// What the figure views (line, neuron, query–key) put around their canvas: the tool bar's
+// "Export…" button (named `name`), and the hidden, centred, word-wrapped label a view shows
+// instead of its figure when it has nothing to draw. Both are added to `layout`.
+QPushButton* addExportButton(QBoxLayout* layout, const QString& name);
+QLabel* addViewMessage(QBoxLayout* layout);

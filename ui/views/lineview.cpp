@@ -27,18 +27,12 @@ LineView::LineView(QWidget* parent) : QWidget(parent) {
     threshold_->setDecimals(2);
     threshold_->setToolTip(tr("Lines whose attention weight is below this are not drawn."));
     bar->addWidget(threshold_);
-    auto* exportButton = new QPushButton(tr("Export…"));
-    exportButton->setObjectName(QStringLiteral("lineExport"));
-    bar->addWidget(exportButton);
+    QPushButton* exportButton = addExportButton(bar, QStringLiteral("lineExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("lineCanvas"));
     layout->addWidget(canvas_, 1);
-    message_ = new QLabel;
-    message_->setWordWrap(true);
-    message_->setAlignment(Qt::AlignCenter);
-    layout->addWidget(message_);
-    message_->hide();
+    message_ = addViewMessage(layout);
 
     canvas_->paint = [this](QPainter& p, const QRectF& area) {
         if (!maps_.empty()) paintLineFigure(p, figure_, area);

@@ -24,18 +24,12 @@ NeuronView::NeuronView(QWidget* parent) : QWidget(parent) {
     queryCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addWidget(queryCombo_);
     bar->addStretch(1);
-    auto* exportButton = new QPushButton(tr("Export…"));
-    exportButton->setObjectName(QStringLiteral("neuronExport"));
-    bar->addWidget(exportButton);
+    QPushButton* exportButton = addExportButton(bar, QStringLiteral("neuronExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("neuronCanvas"));
     layout->addWidget(canvas_, 1);
-    message_ = new QLabel;
-    message_->setWordWrap(true);
-    message_->setAlignment(Qt::AlignCenter);
-    layout->addWidget(message_);
-    message_->hide();
+    message_ = addViewMessage(layout);
 
     canvas_->paint = [this](QPainter& p, const QRectF& area) {
         if (hasRow_) paintNeuronFigure(p, figure_, area);

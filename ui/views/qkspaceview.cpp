@@ -30,9 +30,7 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     coloring_->addItems({tr("position"), tr("query / key"), tr("head")});
     bar->addWidget(coloring_);
     bar->addStretch(1);
-    auto* exportButton = new QPushButton(tr("Export…"));
-    exportButton->setObjectName(QStringLiteral("qkExport"));
-    bar->addWidget(exportButton);
+    QPushButton* exportButton = addExportButton(bar, QStringLiteral("qkExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("qkCanvas"));
@@ -40,11 +38,7 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     hover_ = new QLabel(QStringLiteral(" "));
     hover_->setObjectName(QStringLiteral("qkHover"));
     layout->addWidget(hover_);
-    message_ = new QLabel;
-    message_->setWordWrap(true);
-    message_->setAlignment(Qt::AlignCenter);
-    layout->addWidget(message_);
-    message_->hide();
+    message_ = addViewMessage(layout);
 
     canvas_->paint = [this](QPainter& p, const QRectF& area) {
         if (has_) paintQkFigure(p, figure_, area);
