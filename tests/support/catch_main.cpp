@@ -1,2 +1,4 @@
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// main for the test executables that need no QApplication; the framework is catch_impl.cpp.
+#include "catch_run.h"
+
+int main(int argc, char** argv) { return attnscope::testing::runCatchSession(argc, argv); }

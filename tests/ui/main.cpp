@@ -2,8 +2,7 @@
 // Built-in names resolve to the shipped models in resources/builtin; a GPT-2 stand-in folder
 // (builtin_fixture.h) serves the tests about the window in general, and settings (recent
 // folders) go to a throwaway config folder.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_run.h"  // the framework: tests/support/catch_impl.cpp
 
 #include "builtin_fixture.h"
 #include "gpt2_fixture.h"
@@ -23,7 +22,7 @@ int main(int argc, char** argv) {
     qputenv("XDG_CONFIG_HOME", config.string().c_str());
     int qtArgc = 1;  // Catch parses the command line, not Qt
     QApplication app(qtArgc, argv);
-    const int result = Catch::Session().run(argc, argv);
+    const int result = attnscope::testing::runCatchSession(argc, argv);
     std::error_code ec;
     std::filesystem::remove_all(standIn, ec);
     std::filesystem::remove_all(config, ec);
