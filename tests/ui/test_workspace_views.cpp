@@ -276,7 +276,7 @@ TEST_CASE("A workspace on a ViT opens to the same overlay: source, discard, look
     panel->discardSpin()->setValue(0.6);
     panel->fusionCombo()->setCurrentIndex(panel->fusionCombo()->findData(int(attnscope::HeadFusion::Max)));
     panel->opacitySlider()->setValue(80);
-    panel->colormapCombo()->setCurrentText(QStringLiteral("inferno"));
+    panel->colormapCombo()->setCurrentText(QStringLiteral("cividis"));
     panel->gridCheck()->setChecked(true);
     // A click on patch 6 (r1c2 = token 7) shows its row.
     const auto shownWith = [](ImageController* c, int query, double discard) {
@@ -308,6 +308,7 @@ TEST_CASE("A workspace on a ViT opens to the same overlay: source, discard, look
     CHECK(imageB->panel()->view()->picture().markedPatch == 6);
     CHECK(imageB->panel()->opacitySlider()->value() == 80);
     CHECK(imageB->panel()->gridCheck()->isChecked());
+    CHECK(imageB->panel()->colormapCombo()->currentText() == QStringLiteral("cividis"));
     checkSameWorkspace(a.window, b.window);
     REQUIRE(imageB->exportFigure(qpath(dir / "b.svg")));
     CHECK(fileBytes(dir / "b.svg") == fileBytes(dir / "a.svg"));
