@@ -12,7 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -141,8 +143,24 @@ TEST_CASE("greedy generation equals the argmax chain of the reference GPT-2 forw
         INFO("step " << s << ": reference argmax " << best << " (gap " << gap << ")");
         REQUIRE(gap > 1e-3);  // the choice is not a rounding tie
         CHECK(g.generated[s] == best);
+        // The step's output: the reference's softmax, its five most likely ids in order.
+        std::vector<double> p(ref.nextTokenLogits.size());
+        double sum = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp(ref.nextTokenLogits[i] - ref.nextTokenLogits[std::size_t(best)]);
+        std::vector<std::size_t> order(p.size());
+        std::iota(order.begin(), order.end(), std::size_t(0));
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
+        const StepOutput& out = g.steps[std::size_t(s)];
+        REQUIRE(out.top.size() == 5);
+        for (std::size_t r = 0; r < 5; ++r) {
+            CHECK(out.top[r].first == std::int64_t(order[r]));
+            CHECK(out.top[r].second == Approx(p[order[r]] / sum).margin(2e-6));
+        }
+        CHECK(out.chosenProbability == out.top[0].second);
+        CHECK(out.samplingProbability == 1.0);  // greedy: one-hot at the argmax
         ids.push_back(best);
     }
+    CHECK(g.steps.size() == 8);
     // The trace covers the whole sequence and its maps are the reference's.
     REQUIRE(g.trace->ids() == std::vector<std::int64_t>(ids.begin(), ids.end()));
     const auto ref = referenceGpt2(c, ids);
@@ -208,6 +226,37 @@ TEST_CASE("sampling is reproducible by seed and follows top-k", "[generation]") 
         CHECK(p[static_cast<std::size_t>(next)] > 0);
         ids.push_back(next);
     }
+}
+
+TEST_CASE("a saved generation replays to the same ids, maps and step outputs", "[generation]") {
+    Gpt2Spec spec;
+    const auto c = makeGpt2(spec, 3);
+    auto model = loadGpt2(c, "gen-replay");
+    const std::vector<std::int64_t> prompt = {4, 1, 7};
+    GenerateOptions o;
+    o.tokens = 6;
+    o.sampling = sampling(1.3, 0, 0.9, 17);
+    const Generation a = generate(*model, prompt, o);
+    // Replayed under another seed and greedy: the forced ids win, the rest is recomputed.
+    GenerateOptions r = o;
+    r.sampling.seed = 99;
+    r.forced = a.generated;
+    const Generation b = generate(*model, prompt, r);
+    CHECK(b.generated == a.generated);
+    CHECK(b.trace->ids() == a.trace->ids());
+    CHECK(b.trace->map(0, 0, 1).values == a.trace->map(0, 0, 1).values);
+    REQUIRE(b.steps.size() == a.steps.size());
+    for (std::size_t s = 0; s < a.steps.size(); ++s) {
+        CHECK(b.steps[s].top == a.steps[s].top);
+        CHECK(b.steps[s].chosenProbability == a.steps[s].chosenProbability);
+        CHECK(b.steps[s].samplingProbability == a.steps[s].samplingProbability);
+        CHECK(a.steps[s].samplingProbability > 0);  // a sampled id had mass under top-p
+    }
+    // Ids the model cannot take, or a count that does not match, are refused.
+    r.forced = {1, 2};
+    CHECK_THROWS_WITH(generate(*model, prompt, r), Catch::Contains("2 saved ids for 6 new tokens"));
+    r.forced = {1, 2, 3, 4, 5, 4000};
+    CHECK_THROWS_WITH(generate(*model, prompt, r), Catch::Contains("saved id 4000 at step 5 is outside the vocabulary"));
 }
 
 TEST_CASE("a step's prefix trace has the maps of a forward over the prefix", "[generation]") {

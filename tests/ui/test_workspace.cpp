@@ -97,7 +97,7 @@ TEST_CASE("A workspace file keeps every field as written", "[ui][workspace]") {
     CHECK(r.masked[1].block == "cross");
     CHECK(r.lab.fit->temperature == 0.5);
     CHECK(r.window.state == w.window.state);
-    CHECK(json.contains("\"version\": 1"));
+    CHECK(json.contains("\"version\": 2"));
 
     SECTION("relative paths are read relative to the file's folder") {
         const QByteArray rel = withField("\"input\": {\"image\": \"pics/cat.png\"}").replace("builtin:reverse-dot", "models/gpt2");
@@ -125,8 +125,8 @@ TEST_CASE("Bad workspace files are refused naming the field", "[ui][workspace]")
     CHECK_THAT(parseError("[1, 2]"), Catch::Contains("expected a JSON object"));
     CHECK_THAT(parseError("{\"format\": \"other\", \"version\": 1}"), Catch::Contains("format: expected \"attnscope-workspace\""));
     CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"model\": \"m\"}"), Catch::Contains("version: missing"));
-    CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"version\": 2, \"model\": \"m\"}"),
-               Catch::Contains("version: 2 was written by a newer AttnScope"));
+    CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"version\": 3, \"model\": \"m\"}"),
+               Catch::Contains("version: 3 was written by a newer AttnScope; this one reads version 2"));
     CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"version\": 1}"), Catch::Contains("model: missing"));
     CHECK_THAT(parseError(withField("\"colour\": 1")), Catch::Contains("ws.attnscope: colour: unknown field"));
     CHECK_THAT(parseError(withField("\"lab\": {\"variant\": \"dots\"}")),

@@ -5,6 +5,7 @@
 
 #include "attnscope/attention/trace.h"
 #include "attnscope/lab/interventions.h"
+#include "attnscope/models/generation.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/tokenizer/token_ids.h"
@@ -108,7 +109,14 @@ int blockOf(const attnscope::Trace& trace, const QString& name) {
 
 std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& model, const Workspace& w) {
     std::shared_ptr<const attnscope::Trace> trace;
-    if (model.info().imageInput) {
+    const Workspace::GenerationState& g = w.generation;
+    if (!g.generated.empty()) {
+        // A generation step: one forward over prompt + generated ids is the generation's trace
+        // (Generation::trace), and the step's maps are its prefix, as the window shows them.
+        std::vector<std::int64_t> ids = g.prompt;
+        ids.insert(ids.end(), g.generated.begin(), g.generated.end());
+        trace = model.forward(ids);
+    } else if (model.info().imageInput) {
         if (w.input.image.isEmpty()) throw attnscope::Error("workspace: this model looks at images, and input.image names none");
         trace = model.forwardImage(decodeRgbImageFile(w.input.image));
     } else {
@@ -128,14 +136,17 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
             trace = model.forwardText(input);
         }
     }
-    if (!w.inside.enabled && w.masked.empty()) return trace;
-    attnscope::RunOptions options;  // as the lab's Intervention::runOptions
-    if (w.inside.enabled) {
-        options.temperature = w.temperature;
-        options.temperatureLayers = w.inside.layers;
+    if (w.inside.enabled || !w.masked.empty()) {
+        attnscope::RunOptions options;  // as the lab's Intervention::runOptions
+        if (w.inside.enabled) {
+            options.temperature = w.temperature;
+            options.temperatureLayers = w.inside.layers;
+        }
+        options.maskHeads = w.masked;
+        trace = attnscope::rerun(model, *trace, options).trace;
     }
-    options.maskHeads = w.masked;
-    return attnscope::rerun(model, *trace, options).trace;
+    if (g.generated.empty()) return trace;
+    return attnscope::prefixTrace(*trace, int(g.prompt.size()) + g.step, g.queryRowOnly);  // as GenerateController::showStep
 }
 
 Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {

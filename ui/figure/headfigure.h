@@ -66,5 +66,6 @@ Figure headFigure(const QString& modelName, const attnscope::HeadMap& map, const
 // a fit the workspace has none of).
 Figure workspaceFigure(const attnscope::Model& model, const Workspace& workspace);
 
-// The trace a workspace's view shows: the input run, then re-run when it asks for it.
+// The trace a workspace's view shows: the input run (or the saved generation's ids), re-run when it
+// asks for it, then cut to the generation step's prefix when one is saved.
 std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& model, const Workspace& workspace);

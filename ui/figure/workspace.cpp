@@ -1,4 +1,5 @@
 #include "figure/workspace.h"
+#include "figure/workspace_reader.h"
 
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
@@ -18,98 +19,13 @@ namespace {
 
 const char* const kFormat = "attnscope-workspace";
 
-// One JSON object being read: every field is taken at most once, by type; what is left over
-// when done() is called is an unknown field. Messages are "<file>: <path>.<field>: ...".
-class Reader {
-public:
-    Reader(QJsonObject object, QString file, QString path) : o_(std::move(object)), file_(std::move(file)), path_(std::move(path)) {}
-
-    [[noreturn]] void fail(const QString& field, const QString& what) const {
-        throw attnscope::Error((file_ + QStringLiteral(": ") + where(field) + QStringLiteral(": ") + what).toStdString());
-    }
-    QString where(const QString& field) const { return path_.isEmpty() ? field : path_ + QLatin1Char('.') + field; }
-    bool has(const QString& field) const { return o_.contains(field); }
-
-    QJsonValue take(const QString& field) {
-        const QJsonValue v = o_.value(field);
-        o_.remove(field);
-        return v;
-    }
-    std::optional<QString> string(const QString& field) {
-        if (!has(field)) return std::nullopt;
-        const QJsonValue v = take(field);
-        if (!v.isString()) fail(field, QStringLiteral("expected a string"));
-        return v.toString();
-    }
-    std::optional<bool> boolean(const QString& field) {
-        if (!has(field)) return std::nullopt;
-        const QJsonValue v = take(field);
-        if (!v.isBool()) fail(field, QStringLiteral("expected true or false"));
-        return v.toBool();
-    }
-    std::optional<double> number(const QString& field, double lo, double hi) {
-        if (!has(field)) return std::nullopt;
-        const QJsonValue v = take(field);
-        if (!v.isDouble()) fail(field, QStringLiteral("expected a number"));
-        return checked(field, v.toDouble(), lo, hi);
-    }
-    std::optional<int> integer(const QString& field, int lo, int hi) {
-        if (!has(field)) return std::nullopt;
-        return integerOf(field, take(field), lo, hi);
-    }
-    int integerOf(const QString& field, const QJsonValue& v, int lo, int hi) const {
-        if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble())) fail(field, QStringLiteral("expected a whole number"));
-        return int(checked(field, v.toDouble(), lo, hi));
-    }
-    double checked(const QString& field, double x, double lo, double hi) const {
-        if (!std::isfinite(x) || x < lo || x > hi)
-            fail(field, QStringLiteral("%1 is out of range (%2 to %3)").arg(x, 0, 'g', 6).arg(lo, 0, 'g', 6).arg(hi, 0, 'g', 6));
-        return x;
-    }
-    // One of names (case-sensitive, as written by workspaceJson); its index.
-    std::optional<int> choice(const QString& field, const QStringList& names) {
-        const auto s = string(field);
-        if (!s) return std::nullopt;
-        const int i = int(names.indexOf(*s));
-        if (i < 0) fail(field, QStringLiteral("unknown '%1' (use %2)").arg(*s, names.join(QStringLiteral(", "))));
-        return i;
-    }
-    std::optional<Reader> object(const QString& field) {
-        if (!has(field)) return std::nullopt;
-        const QJsonValue v = take(field);
-        if (!v.isObject()) fail(field, QStringLiteral("expected an object"));
-        return Reader(v.toObject(), file_, where(field));
-    }
-    std::optional<QJsonArray> array(const QString& field) {
-        if (!has(field)) return std::nullopt;
-        const QJsonValue v = take(field);
-        if (!v.isArray()) fail(field, QStringLiteral("expected an array"));
-        return v.toArray();
-    }
-    QByteArray base64(const QString& field) {
-        const auto s = string(field);
-        if (!s) return {};
-        const auto decoded = QByteArray::fromBase64Encoding(s->toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
-        if (!decoded) fail(field, QStringLiteral("expected base64 text"));
-        return *decoded;
-    }
-    void done() const {
-        if (!o_.isEmpty()) fail(o_.keys().first(), QStringLiteral("unknown field"));
-    }
-    const QString& file() const { return file_; }
-
-private:
-    QJsonObject o_;
-    QString file_;
-    QString path_;
-};
-
 const QStringList kVariants = {QStringLiteral("native"), QStringLiteral("dot"), QStringLiteral("linear"), QStringLiteral("additive"),
                                QStringLiteral("hybrid")};
 const QStringList kFeatureMaps = {QStringLiteral("elu"), QStringLiteral("relu"), QStringLiteral("favor")};
 const QStringList kScales = {QStringLiteral("linear"), QStringLiteral("log")};
 const QStringList kDevices = {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
-const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics")};
+const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
+                           QStringLiteral("image")};
 const QStringList kMetricsViews = {QStringLiteral("rollout"), QStringLiteral("flow"), QStringLiteral("similarity")};
 const QStringList kPoolings = {QStringLiteral("max"), QStringLiteral("mean"), QStringLiteral("sum")};
 constexpr int kMaxIndex = 1 << 20;  // layers, heads: far above any model, far below overflow
@@ -119,7 +35,7 @@ QString resolved(const QString& path, const QString& folder) {
     return QDir::cleanPath(QDir(folder).absoluteFilePath(path));
 }
 
-attnscope::HeadRef headRef(Reader& r) {
+attnscope::HeadRef headRef(WorkspaceReader& r) {
     attnscope::HeadRef h;
     h.block = r.string(QStringLiteral("block")).value_or(QString()).toStdString();
     if (h.block.empty()) r.fail(QStringLiteral("block"), QStringLiteral("missing (the block's name, e.g. self or cross)"));
@@ -132,7 +48,7 @@ attnscope::HeadRef headRef(Reader& r) {
 }
 
 // [lower, upper] of a zoom axis: two finite numbers, lower < upper.
-void zoomRange(Reader& r, const QString& field, double& lower, double& upper) {
+void zoomRange(WorkspaceReader& r, const QString& field, double& lower, double& upper) {
     const auto a = r.array(field);
     if (!a) r.fail(field, QStringLiteral("missing ([lower, upper])"));
     if (a->size() != 2 || !a->at(0).isDouble() || !a->at(1).isDouble()) r.fail(field, QStringLiteral("expected [lower, upper]"));
@@ -152,7 +68,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
     if (error.error != QJsonParseError::NoError)
         throw attnscope::Error((name + QStringLiteral(": not a workspace file: %1 at byte %2").arg(error.errorString()).arg(error.offset)).toStdString());
     if (!doc.isObject()) throw attnscope::Error((name + QStringLiteral(": not a workspace file: expected a JSON object")).toStdString());
-    Reader r(doc.object(), name, QString());
+    WorkspaceReader r(doc.object(), name, QString());
     if (r.string(QStringLiteral("format")) != QString::fromLatin1(kFormat))
         r.fail(QStringLiteral("format"), QStringLiteral("expected \"%1\"").arg(QString::fromLatin1(kFormat)));
     const auto version = r.integer(QStringLiteral("version"), 1, kMaxIndex);
@@ -208,7 +124,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
         for (int i = 0; i < masked->size(); ++i) {
             const QString field = QStringLiteral("masked_heads[%1]").arg(i);
             if (!masked->at(i).isObject()) r.fail(field, QStringLiteral("expected {\"block\", \"layer\", \"head\"}"));
-            Reader h(masked->at(i).toObject(), r.file(), field);
+            WorkspaceReader h(masked->at(i).toObject(), r.file(), field);
             w.masked.push_back(headRef(h));
         }
     }
@@ -246,6 +162,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
         w.window.state = win->base64(QStringLiteral("state"));
         win->done();
     }
+    readViewSections(r, w);
     r.done();
     return w;
 }
@@ -306,6 +223,7 @@ QByteArray workspaceJson(const Workspace& w) {
                                                         {QStringLiteral("queries"), QJsonArray{w.view.zoom->queryLower, w.view.zoom->queryUpper}}});
     o.insert(QStringLiteral("view"), view);
     o.insert(QStringLiteral("figure"), QJsonObject{{QStringLiteral("width_in"), w.figure.widthIn}, {QStringLiteral("dpi"), w.figure.dpi}});
+    writeViewSections(w, o);
     QJsonObject window;
     if (!w.window.geometry.isEmpty()) window.insert(QStringLiteral("geometry"), QString::fromLatin1(w.window.geometry.toBase64()));
     if (!w.window.state.isEmpty()) window.insert(QStringLiteral("state"), QString::fromLatin1(w.window.state.toBase64()));

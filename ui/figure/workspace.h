@@ -2,10 +2,12 @@
 // version, so that File > Open Workspace shows the same view again and `attnscope-cli export
 // --workspace FILE` draws the same figure without a display.
 //
-// The format (version 1; docs in README "Workspace files"): an object with "format":
-// "attnscope-workspace", "version": 1, "model" (a folder or builtin:NAME), and the optional
+// The format (version 2; docs in README "Workspace files"): an object with "format":
+// "attnscope-workspace", "version": 2, "model" (a folder or builtin:NAME), and the optional
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
-// "colors", "view", "figure", "window". Every field is typed and checked; an unknown field, a
+// "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
+// and "generation" (workspace_views.cpp). Version 1 files are read as they are: a section they
+// lack takes the defaults below, which are what a fresh window shows. Every field is typed and checked; an unknown field, a
 // wrong type or a value out of range is refused with attnscope::Error naming the file and the
 // field ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or
 // hybrid)"). Relative model and image paths are read relative to the workspace file's folder.
@@ -16,7 +18,9 @@
 #include "figure/colormaps.h"
 
 #include "attnscope/attention/run_options.h"
+#include "attnscope/analysis/overlay.h"
 #include "attnscope/attention/trace.h"
+#include "attnscope/models/generation.h"
 #include "attnscope/lab/lab.h"
 
 #include <QByteArray>
@@ -26,7 +30,7 @@
 #include <vector>
 
 struct Workspace {
-    static constexpr int kVersion = 1;
+    static constexpr int kVersion = 2;  // 1: up to the window's view; 2: + the Model, Image, Views and generation sections
 
     QString model;  // a model folder (absolute once read) or builtin:NAME
     QString device = QStringLiteral("auto");  // auto, cpu or cuda
@@ -75,7 +79,7 @@ struct Workspace {
     ColorScaleType scale = ColorScaleType::Linear;
 
     struct View {
-        QString tab = QStringLiteral("explore");  // explore, compare or metrics
+        QString tab = QStringLiteral("explore");  // explore, compare, metrics, model or image
         bool rawTokens = false;
         // The heat map's visible range in data coordinates (cell centres on integers, the whole
         // map spans -0.5 .. n - 0.5); none = the whole map.
@@ -87,6 +91,53 @@ struct Workspace {
         QString metricsView = QStringLiteral("rollout");  // rollout, flow or similarity
         QString pooling = QStringLiteral("max");          // max, mean or sum (long maps)
     } view;
+
+    struct ModelView {  // the Model tab
+        QString order;  // the order's metric (a headMetricList() key); empty = head number
+        bool descending = true;
+        bool frames = true;  // framed by pattern class
+        QString metric = QStringLiteral("entropy");  // the layer × head map's metric
+    } modelView;
+
+    struct ImageTab {  // the Image tab's overlay
+        attnscope::OverlaySource source = attnscope::OverlaySource::Head;
+        attnscope::HeadFusion fusion = attnscope::HeadFusion::Mean;  // rollout
+        double discardRatio = 0.9;                                   // rollout, 0 .. 0.99
+        int opacity = 60;                                            // percent
+        Colormap colormap = Colormap::Magma;
+        bool smooth = false;
+        bool grid = false;
+        int query = 0;  // the token whose row is shown (0 = [CLS])
+    } image;
+
+    struct Views {  // the Views dock
+        QString tab = QStringLiteral("lines");  // lines, neuron or qk
+        // The token selected in the views (shared by them and framed in the heat map).
+        QString selectedSide = QStringLiteral("none");  // none, query (a row) or key (a column)
+        int selectedIndex = -1;                          // the token; -1 with none
+        struct Lines {
+            std::vector<int> hiddenHeads;  // heads switched off; empty = every head
+            double threshold = 0.0;        // lines below this weight are hidden, 0 .. 1
+            int windowStart = 0;           // first query row of the token window (long inputs)
+        } lines;
+        int neuronQuery = -1;  // the neuron view's query token; -1 = the last one
+        struct Qk {
+            bool allHeads = false;
+            QString coloring = QStringLiteral("position");  // position, kind, head or token_kind
+        } qk;
+    } views;
+
+    // A generation (the Generate dock): its settings, and when one was made, its prompt, its ids
+    // and the step shown; opening replays the ids (GenerateOptions::forced), so the maps and the
+    // Output box are those of the saved generation.
+    struct GenerationState {
+        int tokens = 12;
+        attnscope::SamplingOptions sampling;
+        bool queryRowOnly = true;
+        std::vector<std::int64_t> prompt;
+        std::vector<std::int64_t> generated;  // empty = none made
+        int step = 0;
+    } generation;
 
     struct FigureSettings {  // the export dialog's width and PNG resolution
         double widthIn = 3.25;

@@ -3,6 +3,7 @@
 #include "views/richtextlabel.h"
 
 #include "attnscope/lab/interventions.h"
+#include "attnscope/models/generation.h"
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/tokenizer.h"
 #include "attnscope/attention/trace.h"
@@ -26,6 +27,21 @@ QString joined(const std::vector<std::string>& out) {
     QString text;
     for (std::size_t i = 0; i < out.size(); ++i) text += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
     return text;
+}
+
+// A token's label: the readable form, the raw vocabulary string in brackets where it differs.
+QString tokenLabel(std::int64_t id, const std::string& raw, const attnscope::Tokenizer* tokenizer) {
+    QString label = esc(raw);
+    if (tokenizer && tokenizer->idToToken(id)) {
+        const std::string readable = tokenizer->displayToken(id);
+        if (readable != raw) label = esc(readable) + QStringLiteral(" <small>[%1]</small>").arg(label);
+    }
+    return label;
+}
+
+QString row(const QString& label, double p, bool bold = false) {
+    const QString cell = bold ? QStringLiteral("<b><tt>%1</tt></b>").arg(label) : QStringLiteral("<tt>%1</tt>").arg(label);
+    return QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>").arg(cell, QString::number(p, 'f', 3), bar(p));
 }
 
 }  // namespace
@@ -75,15 +91,7 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
         // The next-token distribution, from core.
         const auto top = attnscope::nextTokenTop(trace, model, kTopK);
         html = tr("Next token (top %1):<table>").arg(top.size());
-        for (const auto& t : top) {
-            QString label = esc(t.label);
-            if (tokenizer && tokenizer->idToToken(t.id)) {
-                const std::string readable = tokenizer->displayToken(t.id);
-                if (readable != t.label) label = esc(readable) + QStringLiteral(" <small>[%1]</small>").arg(label);
-            }
-            html += QStringLiteral("<tr><td><tt>%1</tt></td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
-                        .arg(label, QString::number(t.probability, 'f', 3), bar(t.probability));
-        }
+        for (const auto& t : top) html += row(tokenLabel(t.id, t.label, tokenizer), t.probability);
         html += QStringLiteral("</table>");
     } else if (trace.finalHiddenWidth() > 0) {
         html = tr("Final hidden states: %1 tokens × %2 (no task head; interventions compare them by cosine distance)")
@@ -92,5 +100,29 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
     } else {
         html = tr("<i>This model reports no outputs.</i>");
     }
+    label_->setText(html);
+}
+
+void OutputPanel::showGenerationStep(const attnscope::Generation& g, int step, const attnscope::Model& model,
+                                     const attnscope::Tokenizer* tokenizer, bool sampled) {
+    if (step < 0 || std::size_t(step) >= g.generated.size() || std::size_t(step) >= g.steps.size()) {
+        clear();
+        return;
+    }
+    const attnscope::StepOutput& out = g.steps[std::size_t(step)];
+    const std::int64_t chosen = g.generated[std::size_t(step)];
+    std::vector<std::int64_t> ids{chosen};
+    for (const auto& [id, p] : out.top) ids.push_back(id);
+    const std::vector<std::string> labels = model.tokenLabels(ids);
+    QString html = tr("Step %1 of %2 chose <b><tt>%3</tt></b>: p = %4 under the model")
+                       .arg(step + 1)
+                       .arg(g.generated.size())
+                       .arg(tokenLabel(chosen, labels[0], tokenizer))
+                       .arg(out.chosenProbability, 0, 'f', 3);
+    if (sampled) html += tr(", %1 under the sampling distribution").arg(out.samplingProbability, 0, 'f', 3);
+    html += tr("<br>Next token at this step (top %1):<table>").arg(out.top.size());
+    for (std::size_t i = 0; i < out.top.size(); ++i)
+        html += row(tokenLabel(out.top[i].first, labels[i + 1], tokenizer), out.top[i].second, out.top[i].first == chosen);
+    html += QStringLiteral("</table>");
     label_->setText(html);
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 namespace attnscope {
+struct Generation;
 class Model;
 class Tokenizer;
 class Trace;
@@ -25,6 +26,11 @@ public:
     // row rather than a generated text.
     void showOutputs(const attnscope::Trace& trace, const attnscope::Model& model,
                      const attnscope::Tokenizer* tokenizer = nullptr, bool forcedTarget = false);
+    // Step `step` of a generation (its prefix trace has no logits of its own): the token chosen
+    // there, its probability under the model and under the sampling distribution, and the
+    // model's most likely tokens at that step (Generation::steps), the chosen one in bold.
+    void showGenerationStep(const attnscope::Generation& generation, int step, const attnscope::Model& model,
+                            const attnscope::Tokenizer* tokenizer, bool sampled);
     void clear();
     QString text() const;  // the shown text (plain), for tests
 

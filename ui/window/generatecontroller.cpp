@@ -1,11 +1,16 @@
 #include "window/generatecontroller.h"
 
 #include "panels/generatepanel.h"
+#include "panels/outputpanel.h"
 #include "services/session.h"
 
 #include "attnscope/runtime/error.h"
 
+#include <QCheckBox>
+#include <QDoubleSpinBox>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
 
 #include <algorithm>
 
@@ -80,6 +85,30 @@ void GenerateController::start() {
     attnscope::GenerateOptions options;
     options.tokens = panel_->tokens();
     options.sampling = panel_->sampling();
+    run(prompt, options, 0);
+}
+
+void GenerateController::replay(const std::vector<std::int64_t>& prompt, const std::vector<std::int64_t>& generated,
+                                const attnscope::GenerateOptions& options, int step) {
+    if (!session_->model() || prompt.empty() || generated.empty()) {
+        emit failed(tr("The saved generation needs a model, a prompt and generated ids."));
+        return;
+    }
+    const attnscope::SamplingOptions& s = options.sampling;
+    panel_->sampleCheck()->setChecked(s.sample);
+    panel_->samplingTemperatureSpin()->setValue(s.temperature);
+    panel_->topKSpin()->setValue(s.topK);
+    panel_->topPSpin()->setValue(s.topP);
+    panel_->seedSpin()->setValue(int(std::min<std::uint64_t>(s.seed, std::uint64_t(panel_->seedSpin()->maximum()))));
+    panel_->tokensSpin()->setValue(int(generated.size()));
+    attnscope::GenerateOptions o = options;
+    o.tokens = int(generated.size());
+    o.forced = generated;
+    run(prompt, o, step);
+}
+
+void GenerateController::run(const std::vector<std::int64_t>& prompt, attnscope::GenerateOptions options, int step) {
+    const auto model = session_->model();
     panel_->setStatus(tr("Generating %1 tokens…").arg(options.tokens));
     panel_->generateButton()->setEnabled(false);
     jobs_.start(
@@ -97,10 +126,10 @@ void GenerateController::start() {
             }
             return out;
         },
-        [this](const Outcome& out) { deliver(out); });
+        [this, options, step](const Outcome& out) { deliver(out, options, step); });
 }
 
-void GenerateController::deliver(const Outcome& out) {
+void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOptions& options, int step) {
     panel_->generateButton()->setEnabled(true);
     if (!out.error.isEmpty()) {
         panel_->setStatus(tr("Generation failed: %1").arg(out.error));
@@ -109,11 +138,13 @@ void GenerateController::deliver(const Outcome& out) {
     }
     if (!out.generation) return;
     generation_ = out.generation;
+    options_ = options;
+    options_.forced.clear();
     const auto& labels = generation_->trace->displayTokens();
     const auto p = static_cast<qsizetype>(generation_->prompt.size());
     QStringList prompt, generated;
     for (qsizetype i = 0; i < qsizetype(labels.size()); ++i) (i < p ? prompt : generated) << QString::fromStdString(labels[std::size_t(i)]);
-    const attnscope::SamplingOptions s = panel_->sampling();
+    const attnscope::SamplingOptions& s = options_.sampling;
     panel_->setStatus(s.sample ? tr("Sampled %1 tokens (sampling temperature %2, top-k %3, top-p %4, seed %5).")
                                      .arg(generated.size())
                                      .arg(s.temperature)
@@ -121,14 +152,22 @@ void GenerateController::deliver(const Outcome& out) {
                                      .arg(s.topP)
                                      .arg(s.seed)
                                : tr("Generated %1 tokens greedily.").arg(generated.size()));
-    panel_->showGeneration(prompt, generated, 0);
-    showStep(0);
+    step = std::clamp(step, 0, std::max(0, int(generated.size()) - 1));
+    panel_->showGeneration(prompt, generated, step);
+    showStep(step);
     emit finished();
+}
+
+bool GenerateController::showStepOutput(const std::shared_ptr<const attnscope::Trace>& trace, OutputPanel* outputs) const {
+    if (!generation_ || !trace || trace != shown_ || !session_->model()) return false;
+    outputs->showGenerationStep(*generation_, shownStep_, *session_->model(), session_->tokenizer().get(), options_.sampling.sample);
+    return true;
 }
 
 void GenerateController::showStep(int step) {
     if (!generation_ || generation_->generated.empty()) return;
     step = std::clamp(step, 0, int(generation_->generated.size()) - 1);
+    shownStep_ = step;
     const int length = int(generation_->prompt.size()) + step;  // keys: the prompt and the tokens before this one
     try {
         shown_ = attnscope::prefixTrace(*generation_->trace, length, panel_->queryRowOnly());

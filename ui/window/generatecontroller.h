@@ -23,6 +23,7 @@ namespace attnscope {
 class Trace;
 }
 class GeneratePanel;
+class OutputPanel;
 class Session;
 
 class GenerateController : public QObject {
@@ -38,6 +39,20 @@ public:
     void start();
     // Shows generated token `step` (0-based) in every view.
     void showStep(int step);
+    // The step shown (0-based), -1 without a generation.
+    int shownStep() const { return generation_ ? shownStep_ : -1; }
+    // The options the shown generation was made with (its sampling, not the panel's now).
+    const attnscope::GenerateOptions& generationOptions() const { return options_; }
+    // When `trace` is the step trace this controller had the session show: writes that step's
+    // output (the chosen token and the model's distribution there) into `outputs`, true. The
+    // step's prefix trace has no next-token logits of its own, so the window asks here first.
+    bool showStepOutput(const std::shared_ptr<const attnscope::Trace>& trace, OutputPanel* outputs) const;
+    // Shows a saved generation again (a workspace): the panel takes `options`' settings, the
+    // model replays `generated` after `prompt` (GenerateOptions::forced: the same maps and step
+    // outputs, whatever sampling would pick now) and the views show `step`; finished() follows,
+    // or failed() when the ids do not fit the model.
+    void replay(const std::vector<std::int64_t>& prompt, const std::vector<std::int64_t>& generated,
+                const attnscope::GenerateOptions& options, int step);
     bool isRunning() const { return jobs_.isRunning(); }
     // Scores every head of the current model on the detector's probe; detectorsReady follows.
     void startDetectors();
@@ -58,7 +73,8 @@ private:
         QString error;
     };
     void onTrace(const std::shared_ptr<const attnscope::Trace>& trace);
-    void deliver(const Outcome& outcome);
+    void run(const std::vector<std::int64_t>& prompt, attnscope::GenerateOptions options, int step);
+    void deliver(const Outcome& outcome, const attnscope::GenerateOptions& options, int step);
 
     Session* session_;
     GeneratePanel* panel_;
@@ -66,4 +82,6 @@ private:
     JobTracker detectorJobs_{this, 1};
     std::optional<attnscope::Generation> generation_;
     std::shared_ptr<const attnscope::Trace> shown_;  // the step trace the session shows, if ours
+    int shownStep_ = 0;
+    attnscope::GenerateOptions options_;  // of generation_ (progress and forced ids cleared)
 };

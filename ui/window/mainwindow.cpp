@@ -3,6 +3,7 @@
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
+#include "window/generatecontroller.h"
 #include "figure/figure.h"
 #include "figure/headfigure.h"
 #include "views/heatmapview.h"
@@ -193,10 +194,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildLab();
     buildAttentionFileMenu();
     buildImageViews();
-    buildWorkspace();
     buildGenerate();
     buildViews();
     buildCorpus();
+    buildWorkspace();  // last: it saves and restores the others' state
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
     resize(1280, 820);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
@@ -366,7 +367,7 @@ void MainWindow::runInput() {
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
     if (!session_->model()) controls_->outputs()->clear();  // maps from an attention file
-    else
+    else if (!generate_->showStepOutput(trace, controls_->outputs()))  // a generation step: its own output
         controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get(),
                                           !controls_->targetText().trimmed().isEmpty());
     if (blocks.empty()) {

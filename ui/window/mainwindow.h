@@ -163,6 +163,8 @@ private:
     // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
     // onModelLoaded keeps it rather than an example.
     bool applyWorkspaceInput();
+    void currentViewSections(Workspace& w) const;     // the Model, Image, Views and generation state
+    void applyWorkspaceViews(const Workspace& ws);  // ... set back (not the generation: replayed)
     void buildGenerate();  // mainwindow_generate.cpp
     void buildViews();  // mainwindow_views.cpp
     void buildCorpus();

@@ -14,14 +14,20 @@
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
 #include "panels/exportdialog.h"
+#include "panels/generatepanel.h"
+#include "panels/imageoverlaypanel.h"
 #include "panels/imageinput.h"
 #include "panels/labpanel.h"
 #include "panels/metricspanel.h"
+#include "panels/modelviewpanel.h"
 #include "services/labservice.h"
 #include "services/session.h"
 #include "views/heatmapview.h"
 #include "views/temperatureslider.h"
+#include "window/generatecontroller.h"
+#include "window/imagecontroller.h"
 #include "window/labcontroller.h"
+#include "window/modelviewcontroller.h"
 
 #include "attnscope/runtime/device.h"
 
@@ -29,6 +35,7 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -47,7 +54,7 @@
 class MainWindow::WorkspaceRestore : public QObject {
 public:
     WorkspaceRestore(Workspace ws, QObject* parent) : QObject(parent), ws(std::move(ws)) {}
-    enum class Stage { Loading, Running, Rerunning, Fitting, Drawing };
+    enum class Stage { Loading, Running, Rerunning, Fitting, Generating, Drawing };
     Workspace ws;
     Stage stage = Stage::Loading;
 };
@@ -59,6 +66,9 @@ const QString kFilter = QStringLiteral("AttnScope workspace (*.attnscope)");
 QString deviceName(attnscope::DeviceChoice c) {
     return c == attnscope::DeviceChoice::Cpu ? QStringLiteral("cpu") : c == attnscope::DeviceChoice::Cuda ? QStringLiteral("cuda") : QStringLiteral("auto");
 }
+
+const QStringList kTabNames = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
+                               QStringLiteral("image")};
 
 int poolingIndex(const QString& name) { return name == QLatin1String("mean") ? 1 : name == QLatin1String("sum") ? 2 : 0; }
 const char* poolingName(attnscope::Pooling p) { return p == attnscope::Pooling::Mean ? "mean" : p == attnscope::Pooling::Sum ? "sum" : "max"; }
@@ -102,12 +112,14 @@ void MainWindow::buildWorkspace() {
     });
 
     // The chain's steps (see the top); each checks that a workspace is being opened and is at its stage.
-    // After the fit (or without one): the variant, the tab and the views; then the final map.
-    const auto afterFit = [this] {
-        if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Fitting) return;
+    // After the generation (or without one): the variant, the tab and the views; then the final map.
+    const auto afterGeneration = [this] {
+        if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Generating) return;
         const Workspace& ws = restore_->ws;
         restore_->stage = WorkspaceRestore::Stage::Drawing;
-        const int tab = ws.view.tab == QLatin1String("compare") ? 1 : ws.view.tab == QLatin1String("metrics") ? 2 : 0;
+        applyWorkspaceViews(ws);
+        QWidget* const tabWidgets[] = {tabs_->widget(0), compare_, lab_->metrics(), modelView_->panel(), imageView_->panel()};
+        const int tab = std::max(0, int(tabs_->indexOf(tabWidgets[std::max(0, int(kTabNames.indexOf(ws.view.tab)))])));
         lab_->metrics()->viewCombo()->setCurrentIndex(ws.view.metricsView == QLatin1String("flow") ? 1
                                                       : ws.view.metricsView == QLatin1String("similarity") ? 2 : 0);
         if (!ws.view.compareTask.isEmpty()) compareTask_ = ws.view.compareTask;
@@ -115,6 +127,33 @@ void MainWindow::buildWorkspace() {
         else requestDetail();
         tabs_->setCurrentIndex(tab);
     };
+    // After the fit (or without one): the saved generation is replayed (GenerateOptions::forced).
+    const auto afterFit = [this, afterGeneration] {
+        if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Fitting) return;
+        const Workspace::GenerationState& g = restore_->ws.generation;
+        restore_->stage = WorkspaceRestore::Stage::Generating;
+        GeneratePanel* panel = generate_->panel();
+        panel->queryRowCheck()->setChecked(g.queryRowOnly);
+        if (g.generated.empty()) {
+            panel->tokensSpin()->setValue(g.tokens);
+            panel->sampleCheck()->setChecked(g.sampling.sample);
+            panel->samplingTemperatureSpin()->setValue(g.sampling.temperature);
+            panel->topKSpin()->setValue(g.sampling.topK);
+            panel->topPSpin()->setValue(g.sampling.topP);
+            panel->seedSpin()->setValue(int(std::min<std::uint64_t>(g.sampling.seed, std::uint64_t(panel->seedSpin()->maximum()))));
+            return afterGeneration();
+        }
+        attnscope::GenerateOptions o;
+        o.sampling = g.sampling;
+        generate_->replay(g.prompt, g.generated, o, g.step);
+        panel->tokensSpin()->setValue(g.tokens);  // the spin box as saved (replay set it to the ids' count)
+    };
+    connect(generate_, &GenerateController::finished, this, afterGeneration);
+    connect(generate_, &GenerateController::failed, this, [this] {
+        if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Generating) return;
+        restore_->deleteLater();  // the error dialog says why
+        restore_ = nullptr;
+    });
     // After the re-run (or without one): the additive fit, made again on the shown trace.
     const auto afterRerun = [this, afterFit] {
         if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Rerunning) return;
@@ -219,9 +258,11 @@ Workspace MainWindow::currentWorkspace() const {
     w.masked = lab_->intervention().masked;
     w.colormap = controls_->colormap();
     w.scale = controls_->colorScale().type;
-    w.view.tab = tabs_->currentWidget() == compare_ ? QStringLiteral("compare")
-                 : metricsShown()                   ? QStringLiteral("metrics")
-                                                    : QStringLiteral("explore");
+    w.view.tab = tabs_->currentWidget() == compare_                ? QStringLiteral("compare")
+                 : metricsShown()                                  ? QStringLiteral("metrics")
+                 : tabs_->currentWidget() == modelView_->panel()   ? QStringLiteral("model")
+                 : tabs_->currentWidget() == imageView_->panel()   ? QStringLiteral("image")
+                                                                   : QStringLiteral("explore");
     w.view.rawTokens = rawTokensAction_->isChecked();
     if (heatmap_->map().rows > 0 && !heatmap_->zoom().isWhole()) {
         const MapZoom& z = heatmap_->zoom();
@@ -231,12 +272,58 @@ Workspace MainWindow::currentWorkspace() const {
     const int metricsView = lab_->metrics()->viewCombo()->currentIndex();
     w.view.metricsView = metricsView == 1 ? QStringLiteral("flow") : metricsView == 2 ? QStringLiteral("similarity") : QStringLiteral("rollout");
     w.view.pooling = QString::fromLatin1(poolingName(heatmap_->pooling()));
+    currentViewSections(w);
     QSettings settings;  // the export dialog's last width and resolution
     w.figure.widthIn = settings.value(QStringLiteral("export/widthIn"), ExportDialog::kOneColumnIn).toDouble();
     w.figure.dpi = settings.value(QStringLiteral("export/dpi"), 300).toInt();
     w.window.geometry = saveGeometry();
     w.window.state = saveState();
     return w;
+}
+
+void MainWindow::currentViewSections(Workspace& w) const {
+    const ModelViewPanel* model = modelView_->panel();
+    w.modelView.order = model->orderCombo()->currentData().toString();
+    w.modelView.descending = model->descendingCheck()->isChecked();
+    w.modelView.frames = model->framesCheck()->isChecked();
+    w.modelView.metric = model->metricCombo()->currentData().toString();
+    const ImageOverlayPanel* image = imageView_->panel();
+    w.image.source = image->source();
+    w.image.fusion = image->fusion();
+    w.image.discardRatio = image->discardRatio();
+    w.image.opacity = image->opacitySlider()->value();
+    w.image.colormap = parseColormap(image->colormapCombo()->currentText()).value_or(Colormap::Magma);
+    w.image.smooth = image->smoothCheck()->isChecked();
+    w.image.grid = image->gridCheck()->isChecked();
+    w.image.query = image->query();
+    const GeneratePanel* gen = generate_->panel();
+    Workspace::GenerationState& g = w.generation;
+    g.tokens = gen->tokens();
+    g.sampling = gen->sampling();
+    g.queryRowOnly = gen->queryRowOnly();
+    if (const auto& made = generate_->generation(); made && generate_->shownStep() >= 0) {
+        g.sampling = generate_->generationOptions().sampling;  // the settings the shown ids were made with
+        g.prompt = made->prompt;
+        g.generated = made->generated;
+        g.step = generate_->shownStep();
+    }
+}
+
+void MainWindow::applyWorkspaceViews(const Workspace& ws) {
+    ModelViewPanel* model = modelView_->panel();
+    model->orderCombo()->setCurrentIndex(std::max(0, model->orderCombo()->findData(ws.modelView.order)));
+    model->descendingCheck()->setChecked(ws.modelView.descending);
+    model->framesCheck()->setChecked(ws.modelView.frames);
+    model->metricCombo()->setCurrentIndex(std::max(0, model->metricCombo()->findData(ws.modelView.metric)));
+    ImageOverlayPanel* image = imageView_->panel();
+    image->sourceCombo()->setCurrentIndex(std::max(0, image->sourceCombo()->findData(int(ws.image.source))));
+    image->fusionCombo()->setCurrentIndex(std::max(0, image->fusionCombo()->findData(int(ws.image.fusion))));
+    image->discardSpin()->setValue(ws.image.discardRatio);
+    image->opacitySlider()->setValue(ws.image.opacity);
+    image->colormapCombo()->setCurrentText(colormapName(ws.image.colormap));
+    image->smoothCheck()->setChecked(ws.image.smooth);
+    image->gridCheck()->setChecked(ws.image.grid);
+    image->setQuery(ws.image.query);
 }
 
 bool MainWindow::saveWorkspaceFile(const QString& path) {

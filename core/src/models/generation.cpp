@@ -25,6 +25,26 @@ std::int64_t argmax(const std::vector<float>& logits) {
     return std::max_element(logits.begin(), logits.end()) - logits.begin();  // the first maximum
 }
 
+// The model's distribution at a step (softmax in double), its top entries and the chosen id's share.
+StepOutput stepOutput(const std::vector<float>& logits, std::int64_t chosen, const GenerateOptions& o) {
+    const double top = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> p(logits.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < logits.size(); ++i) sum += p[i] = std::exp(double(logits[i]) - top);
+    for (double& x : p) x /= sum;
+    std::vector<std::int64_t> order(p.size());
+    std::iota(order.begin(), order.end(), std::int64_t(0));
+    const auto k = std::min<std::size_t>(std::size_t(o.topOutputs), order.size());
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(), [&](std::int64_t a, std::int64_t b) {
+        return p[std::size_t(a)] > p[std::size_t(b)] || (p[std::size_t(a)] == p[std::size_t(b)] && a < b);
+    });
+    StepOutput out;
+    for (std::size_t i = 0; i < k; ++i) out.top.emplace_back(order[i], p[std::size_t(order[i])]);
+    out.chosenProbability = p[std::size_t(chosen)];
+    out.samplingProbability = samplingDistribution(logits, o.sampling)[std::size_t(chosen)];
+    return out;
+}
+
 }  // namespace
 
 std::vector<double> samplingDistribution(const std::vector<float>& logits, const SamplingOptions& o) {
@@ -96,6 +116,11 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
         throw Error("generate: " + std::to_string(prompt.size()) + " prompt ids + " + std::to_string(options.tokens) +
                     " new tokens exceed the model's " + std::to_string(info.maxPositions) + " positions");
 
+    const bool replay = !options.forced.empty();
+    if (replay && options.forced.size() != std::size_t(options.tokens))
+        throw Error("generate: " + std::to_string(options.forced.size()) + " saved ids for " + std::to_string(options.tokens) + " new tokens");
+    if (options.topOutputs < 0) throw Error("generate: topOutputs must be >= 0");
+
     Generation g;
     g.prompt = prompt;
     std::vector<std::int64_t> ids = prompt;
@@ -108,7 +133,11 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
             throw Error(info.path.string() + ": " + info.family + " gives no next-token logits; generation needs a language model head");
         // A draw per step even when greedy would not need one keeps the stream aligned per step.
         const double u = rng.uniform();
-        const std::int64_t next = chooseToken(logits, options.sampling, u);
+        const std::int64_t next = replay ? options.forced[std::size_t(s)] : chooseToken(logits, options.sampling, u);
+        if (next < 0 || next >= std::int64_t(logits.size()))
+            throw Error("generate: saved id " + std::to_string(next) + " at step " + std::to_string(s) + " is outside the vocabulary of " +
+                        std::to_string(logits.size()));
+        g.steps.push_back(stepOutput(logits, next, options));
         g.generated.push_back(next);
         ids.push_back(next);
     }

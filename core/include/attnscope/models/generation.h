@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
@@ -48,13 +49,28 @@ struct GenerateOptions {
     int tokens = 1;  // how many new tokens, >= 1; prompt + tokens must fit the model's positions
     SamplingOptions sampling;
     RunOptions run;  // applied to every forward (capture dtype, inside-model temperature, masks)
+    // A generation replayed (a workspace file's saved ids): when not empty, step s takes
+    // forced[s] instead of choosing, so the maps and step outputs are those of that generation
+    // whatever the sampling would pick now. Its size must equal tokens; ids must be in the vocabulary.
+    std::vector<std::int64_t> forced;
+    int topOutputs = 5;  // StepOutput::top keeps this many tokens (>= 0)
     // (tokens generated, tokens) after each step; returning false stops with attnscope::Cancelled.
     Progress progress;
+};
+
+// What the model gave at one step, from that step's next-token logits.
+struct StepOutput {
+    // The most likely next tokens under the model's own distribution (softmax of the logits,
+    // no sampling temperature), most likely first; ties by the lower id.
+    std::vector<std::pair<std::int64_t, double>> top;
+    double chosenProbability = 0;    // the chosen id's probability under that distribution
+    double samplingProbability = 0;  // ... and under samplingDistribution (greedy: 1 at the argmax)
 };
 
 struct Generation {
     std::vector<std::int64_t> prompt;     // the prompt ids as given
     std::vector<std::int64_t> generated;  // the new ids, in order
+    std::vector<StepOutput> steps;        // steps[s]: the output that chose generated[s]
     // One forward over prompt + generated. For a causal decoder row p + s - 1 (p = prompt length)
     // is the query that chose generated[s], over keys 0 .. p + s - 1: step s's map is the leading
     // (p + s) × (p + s) part of this trace's maps (prefixTrace(*trace, p + s)).
