@@ -10,6 +10,7 @@
 
 #include "attnscope/analysis/head_metric_list.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QTabWidget>
 
@@ -56,6 +57,25 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         connect(combo, &QComboBox::currentIndexChanged, this,
                 [this, combo] { metricPicked(combo->currentData().toString()); });
     connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
+}
+
+ModelViewController::State ModelViewController::state() const {
+    State st;
+    st.orderKey = panel_->orderCombo()->currentData().toString().toStdString();
+    st.descending = panel_->descendingCheck()->isChecked();
+    st.frames = panel_->framesCheck()->isChecked();
+    st.metricKey = panel_->metricCombo()->currentData().toString().toStdString();
+    return st;
+}
+
+void ModelViewController::setState(const State& st) {
+    const auto pick = [](QComboBox* c, const std::string& key) {
+        if (const int i = c->findData(QString::fromStdString(key)); i >= 0) c->setCurrentIndex(i);
+    };
+    pick(panel_->orderCombo(), st.orderKey);
+    pick(panel_->metricCombo(), st.metricKey);
+    panel_->descendingCheck()->setChecked(st.descending);
+    panel_->framesCheck()->setChecked(st.frames);
 }
 
 void ModelViewController::setDetectors(std::vector<attnscope::HeadDetectors> heads) {
