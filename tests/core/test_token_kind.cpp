@@ -44,9 +44,15 @@ TEST_CASE("token kinds of a GPT-2 trace follow its tokenizer's raw tokens", "[an
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         INFO("token " << i << " '" << tokens[i] << "'");
         const std::string& t = tokens[i];
-        if (t == "," || t == "!") CHECK(queries[i] == K::Punctuation), sawPunct = true;
-        else if (i == 0 || t.rfind("\xC4\xA0", 0) == 0) CHECK(queries[i] == K::WordStart), sawStart = true;
-        else CHECK(queries[i] == K::Continuation);
+        if (t == "," || t == "!") {
+            CHECK(queries[i] == K::Punctuation);
+            sawPunct = true;
+        } else if (i == 0 || t.rfind("\xC4\xA0", 0) == 0) {
+            CHECK(queries[i] == K::WordStart);
+            sawStart = true;
+        } else {
+            CHECK(queries[i] == K::Continuation);
+        }
     }
     CHECK(sawStart);
     CHECK(sawPunct);
