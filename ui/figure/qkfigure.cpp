@@ -233,6 +233,7 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
         const QFontMetricsF tm(p.font(), p.device());
         QRectF box(c.x() + r * 2.6, c.y() - fs * 1.6, tm.horizontalAdvance(text) + fs * 0.6, fs * 1.3);
         if (box.right() > L.plot.right()) box.moveRight(c.x() - r * 2.6);
+        if (box.left() < area.left()) box.moveLeft(area.left());  // long labels in a narrow view stay readable
         p.fillRect(box, QColor(255, 255, 255, 225));
         p.setPen(Qt::black);
         p.drawText(box, Qt::AlignCenter, text);
