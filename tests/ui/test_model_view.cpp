@@ -7,6 +7,8 @@
 #include "views/headmetricmap.h"
 #include "window/modelviewcontroller.h"
 #include "window_fixture.h"
+#include "panels/labpanel.h"
+#include "window/labcontroller.h"
 
 #include "family_fixtures.h"
 
@@ -164,6 +166,13 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     mv->setState(st);
     CHECK(mv->state().orderKey.empty());
     CHECK(panel->orderMetric() == nullptr);
+
+    // The thumbnails and metrics are the model's own maps; while the lab shows a variant the
+    // caption says so.
+    window.lab()->panel()->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    CHECK(grid->caption().contains(QStringLiteral("not the lab's linear variant")));
+    window.lab()->panel()->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    CHECK_FALSE(grid->caption().contains(QStringLiteral("variant")));
     mv->service()->waitForWorkers();
 }
 

@@ -1,6 +1,7 @@
 #include "window/modelviewcontroller.h"
 
 #include "panels/controlpanel.h"
+#include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "services/session.h"
 #include "views/headmetricmap.h"
@@ -57,6 +58,7 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         connect(combo, &QComboBox::currentIndexChanged, this,
                 [this, combo] { metricPicked(combo->currentData().toString()); });
     connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
+    connect(window->lab()->panel(), &LabPanel::variantChanged, this, &ModelViewController::refresh);
 }
 
 ModelViewController::State ModelViewController::state() const {
@@ -97,6 +99,12 @@ void ModelViewController::metricPicked(const QString& key) {
         }
 }
 
+QString ModelViewController::modelsOwnNote() const {
+    // The thumbnails and metrics are the model's own maps: say so while the lab shows a variant.
+    const LabVariant v = window_->lab()->panel()->variant();
+    return v == LabVariant::Native ? QString() : tr(" · the model's own maps, not the lab's %1 variant").arg(labVariantName(v));
+}
+
 bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
 
 void ModelViewController::refresh() {
@@ -124,7 +132,8 @@ void ModelViewController::refresh() {
                                    .arg(info.heads)
                                    .arg(key.layer)
                                    .arg(key.head)
-                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
+                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)) +
+                               modelsOwnNote());
     if (!shownNow()) return;
     if (metricsTrace_ == trace && metricsTemperature_ == t) return;
     metricsTrace_ = trace;

@@ -49,6 +49,7 @@ signals:
 
 private:
     bool shownNow() const;
+    QString modelsOwnNote() const;
     void metricPicked(const QString& key);
 
     MainWindow* window_;
