@@ -7,7 +7,10 @@
 #include "panels/modelviewpanel.h"
 #include "views/imageoverlay.h"
 #include "window/imagecontroller.h"
+#include "window/labcontroller.h"
 #include "window/modelviewcontroller.h"
+#include "window/viewscontroller.h"
+#include "panels/labpanel.h"
 #include "window_fixture.h"
 
 #include "family_fixtures.h"
@@ -16,6 +19,7 @@
 #include "attnscope/analysis/overlay.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QMouseEvent>
@@ -137,10 +141,55 @@ TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, 
     CHECK(view->picture().markedPatch == 6);
     CHECK(panel->clsButton()->isEnabled());
     CHECK(view->caption().contains(QStringLiteral("r1c2 row")));
+    // Selection linking: the patch's row is framed in the heat map, and the views pick it.
+    CHECK(window.views()->heatmapHighlight() == std::make_pair(0, 7));
+    CHECK(window.views()->selectedSide() == 0);
+    CHECK(window.views()->selectedIndex() == 7);
     QTest::mouseClick(panel->clsButton(), Qt::LeftButton);
     o.query = 0;
     waitForOverlay(o);
     CHECK(view->picture().markedPatch == -1);
+
+    // The lab's linear variant: the overlay is core's overlay of the linear maps, and says so.
+    QComboBox* variant = window.lab()->panel()->variantCombo();
+    variant->setCurrentIndex(int(LabVariant::Linear));
+    o.map = window.lab()->variantSpec(window.currentKey()).map;
+    o.map.variant = attnscope::MapVariant::Linear;
+    waitForOverlay(o);
+    CHECK(view->caption().contains(QStringLiteral("lab: linear")));
+    variant->setCurrentIndex(int(LabVariant::Native));
+    o.map.variant = attnscope::MapVariant::Native;
+    waitForOverlay(o);
+
+    // The tab's State round-trips through its widgets.
+    ImageController::State st = image->state();
+    CHECK(st.source == OverlaySource::Rollout);
+    CHECK(st.fusion == attnscope::HeadFusion::Max);
+    CHECK(st.discardRatio == Approx(0.5));
+    st.source = OverlaySource::LayerMean;
+    st.opacity = 35;
+    st.colormap = Colormap::Cividis;
+    st.grid = true;
+    st.query = 7;
+    image->setState(st);
+    const ImageController::State back = image->state();
+    CHECK(back.source == OverlaySource::LayerMean);
+    CHECK(back.opacity == 35);
+    CHECK(back.colormap == Colormap::Cividis);
+    CHECK(back.grid);
+    CHECK(back.query == 7);
+    o.source = OverlaySource::LayerMean;
+    o.query = 7;
+    waitForOverlay(o);
+    st.source = OverlaySource::Rollout;
+    st.opacity = 60;
+    st.colormap = Colormap::Magma;
+    st.grid = false;
+    st.query = 0;
+    image->setState(st);
+    o.source = OverlaySource::Rollout;
+    o.query = 0;
+    waitForOverlay(o);
 
     // The look: at full opacity a patch's centre on screen is its value's colour.
     panel->opacitySlider()->setValue(100);

@@ -7,6 +7,8 @@
 #include "views/headmetricmap.h"
 #include "window/modelviewcontroller.h"
 #include "window_fixture.h"
+#include "panels/labpanel.h"
+#include "window/labcontroller.h"
 
 #include "family_fixtures.h"
 
@@ -139,6 +141,38 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
         },
         30000);
     CHECK(followed);
+
+    // The tab's State round-trips through its widgets; unknown keys leave a choice as it is.
+    ModelViewController::State st;
+    st.orderKey = "previous";
+    st.descending = false;
+    st.frames = false;
+    st.metricKey = "mean_distance";
+    mv->setState(st);
+    ModelViewController::State back = mv->state();
+    CHECK(back.orderKey == "previous");
+    CHECK_FALSE(back.descending);
+    CHECK_FALSE(back.frames);
+    CHECK(back.metricKey == "mean_distance");
+    CHECK(panel->mapMetric().key == std::string("mean_distance"));
+    st.orderKey = "no such metric";
+    st.metricKey = "";
+    mv->setState(st);
+    back = mv->state();
+    CHECK(back.orderKey == "previous");
+    CHECK(back.metricKey == "mean_distance");
+    st.orderKey.clear();  // the natural order
+    st.metricKey = "entropy";
+    mv->setState(st);
+    CHECK(mv->state().orderKey.empty());
+    CHECK(panel->orderMetric() == nullptr);
+
+    // The thumbnails and metrics are the model's own maps; while the lab shows a variant the
+    // caption says so.
+    window.lab()->panel()->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
+    CHECK(grid->caption().contains(QStringLiteral("not the lab's linear variant")));
+    window.lab()->panel()->variantCombo()->setCurrentIndex(int(LabVariant::Native));
+    CHECK_FALSE(grid->caption().contains(QStringLiteral("variant")));
     mv->service()->waitForWorkers();
 }
 

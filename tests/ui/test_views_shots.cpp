@@ -5,10 +5,18 @@
 #include "views_fixture.h"
 
 #include "family_fixtures.h"
+#include "gpt2_fixture.h"
 #include "png_write.h"
+#include "panels/imageoverlaypanel.h"
+#include "panels/labpanel.h"
+#include "views/imageoverlay.h"
+#include "window/imagecontroller.h"
+#include "window/labcontroller.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QScrollBar>
+#include <QTabWidget>
 
 #include <cstdlib>
 #include <random>
@@ -40,7 +48,8 @@ void allViews(ViewsFixture& f, const fs::path& out, const std::string& name, int
     f.views->neuron()->exportFigure(qpath(out / ("views-" + name + "-neuron-figure.png")));
     f.show(f.views->qkSpace(), &ViewsController::qkShown);
     f.after(&ViewsController::qkShown, [&] { f.views->qkSpace()->scopeCombo()->setCurrentIndex(1); });
-    f.views->qkSpace()->coloringCombo()->setCurrentIndex(0);
+    // Coloured by token kind (AttentionViz): special, punctuation, word start, continuation, patch.
+    f.views->qkSpace()->coloringCombo()->setCurrentIndex(f.views->qkSpace()->coloringCombo()->findData(int(QkColoring::TokenKind)));
     if (query >= 0) f.views->select(0, query);
     shoot(f, out, name + "-qk");
     f.views->qkSpace()->exportFigure(qpath(out / ("views-" + name + "-qk-figure.png")));
@@ -61,6 +70,18 @@ TEST_CASE_METHOD(ViewsFixture, "screenshots of the views", "[.views-shots]") {
     writeGpt2TokenizerFolder(gpt2, kData / "gpt2.json", 24);
     open(qpath(gpt2));
     allViews(*this, out, "gpt2", 6, QStringLiteral("The cat sat on the mat because it was tired."));
+    // The window at 1280 pixels (the neuron view's header in a narrow dock), and a lab variant.
+    window.resize(1280, 820);
+    show(views->neuron(), &ViewsController::neuronShown);
+    shoot(*this, out, "gpt2-neuron-1280");
+    QComboBox* variant = window.lab()->panel()->variantCombo();
+    after(&ViewsController::neuronShown, [&] { variant->setCurrentIndex(int(LabVariant::Linear)); });
+    shoot(*this, out, "gpt2-lab-linear-neuron");
+    show(views->lines(), &ViewsController::linesShown);
+    shoot(*this, out, "gpt2-lab-linear-lines");
+    views->lines()->exportFigure(qpath(out / "views-gpt2-lab-linear-lines-figure.png"));
+    variant->setCurrentIndex(int(LabVariant::Native));
+    window.resize(1600, 1000);
 
     BertSpec bert;
     bert.vocab = 11506;
@@ -99,9 +120,35 @@ TEST_CASE_METHOD(ViewsFixture, "screenshots of the views", "[.views-shots]") {
         REQUIRE(traced.wait(20000));
     }
     allViews(*this, out, "vit", 3);
+    // A click on a patch frames its row in the heat map (patch 6 = token 7).
+    window.tabs()->setCurrentWidget(window.imageView()->panel());
+    REQUIRE(QTest::qWaitFor([&] { return window.imageView()->panel()->view()->hasPicture(); }, 20000));
+    QTest::mouseClick(window.imageView()->panel()->view(), Qt::LeftButton, {},
+                      window.imageView()->panel()->view()->patchRect(6).center().toPoint());
+    show(views->lines(), &ViewsController::linesShown);
+    shoot(*this, out, "vit-patch-click");
+    window.tabs()->setCurrentIndex(0);
+    shoot(*this, out, "vit-patch-click-heatmap");
 
     open(QStringLiteral("builtin:reverse-dot"));
     allViews(*this, out, "reverse-dot", 2);
     open(QStringLiteral("builtin:sentiment-dot"));
     allViews(*this, out, "sentiment-dot", 1);
+
+    // An input past 512 tokens: the line view's token window, scrolled into the middle.
+    Gpt2Spec spec;
+    spec.layers = 2;
+    spec.heads = 4;
+    spec.embd = 32;
+    spec.positions = 1024;
+    spec.vocab = 50;
+    const auto longDir = freshDir("shots-long");
+    writeGpt2Folder(longDir, makeGpt2(spec, 9));
+    open(qpath(longDir));
+    QStringList ids;
+    for (int i = 0; i < 800; ++i) ids << QString::number((i * 7) % 50);
+    runText(ids.join(QLatin1Char(' ')));
+    show(views->lines(), &ViewsController::linesShown);
+    after(&ViewsController::linesShown, [&] { views->lines()->windowBar()->setValue(400); });
+    shoot(*this, out, "long-800-lines-window");
 }

@@ -39,6 +39,25 @@ void drawMatrix(QPainter& p, const QRectF& r, const float* v, int rows, int cols
     p.drawRect(r);
 }
 
+// Draws the first of `texts` that fits the rectangle's width at font size `size`; when none
+// does, the last one at a font shrunk to fit (down to 60 %), elided beyond that. Narrow views
+// (the Views dock of a 1280-pixel window) get short labels instead of overlapping long ones.
+void drawFitted(QPainter& p, const QRectF& r, int flags, const QStringList& texts, double size, bool bold) {
+    QFont font = unitFont(p, size, bold);
+    for (const QString& t : texts) {
+        if (QFontMetricsF(font, p.device()).horizontalAdvance(t) <= r.width()) {
+            p.setFont(font);
+            p.drawText(r, flags, t);
+            return;
+        }
+    }
+    const QString& last = texts.back();
+    const double w = QFontMetricsF(font, p.device()).horizontalAdvance(last);
+    font = unitFont(p, std::max(size * 0.6, size * r.width() / std::max(1.0, w)), bold);
+    p.setFont(font);
+    p.drawText(r, flags, QFontMetricsF(font, p.device()).elidedText(last, Qt::ElideRight, r.width()));
+}
+
 }  // namespace
 
 QString neuronNumber(double value) {
@@ -104,32 +123,38 @@ void paintNeuronFigure(QPainter& p, const NeuronFigure& f, const QRectF& area) {
         p.drawText(QRectF(area.left(), y, area.width(), fs * 1.4), Qt::AlignHCenter | Qt::AlignVCenter, f.title);
         y += fs * 1.5;
     }
-    p.setFont(unitFont(p, fs * 0.9));
     p.setPen(QColor(0x30, 0x30, 0x30));
     QString scale = QStringLiteral("scale %1").arg(r.scale, 0, 'g', 4);
     if (std::abs(r.scale * std::sqrt(double(r.dim)) - 1) < 1e-9) scale = QStringLiteral("scale 1/\u221a%1").arg(r.dim);
     QString info = QStringLiteral("query %1 (position %2) \u00b7 d = %3 \u00b7 %4").arg(f.queryLabel).arg(r.query).arg(r.dim).arg(scale);
+    QString brief = QStringLiteral("q %1 (%2) \u00b7 d = %3").arg(f.queryLabel).arg(r.query).arg(r.dim);
     if (!r.extras.empty()) info += QStringLiteral(" \u00b7 logits add %1").arg(QString::fromStdString(r.extras));
-    if (std::abs(r.temperature - 1) > 1e-9) info += QStringLiteral(" \u00b7 T = %1").arg(r.temperature, 0, 'g', 3);
-    p.drawText(QRectF(area.left(), y, area.width(), fs * 1.3), Qt::AlignHCenter | Qt::AlignVCenter, info);
+    if (std::abs(r.temperature - 1) > 1e-9) {
+        info += QStringLiteral(" \u00b7 T = %1").arg(r.temperature, 0, 'g', 3);
+        brief += QStringLiteral(" \u00b7 T = %1").arg(r.temperature, 0, 'g', 3);
+    }
+    drawFitted(p, QRectF(area.left(), y, area.width(), fs * 1.3), Qt::AlignHCenter | Qt::AlignVCenter, {info, brief}, fs * 0.9, false);
 
     // Column heads and the query strip (above the products: q⊙k_j is q times the key row).
     const double vecScale = std::max(maxAbs(r.queryVector), maxAbs(r.keyVectors));
     const double prodScale = maxAbs(r.products);
-    p.setFont(unitFont(p, fs * 0.9, true));
     p.setPen(Qt::black);
     const double headY = L.qStrip.top() - fs * 0.05;  // the number columns' heads sit level with the strip
-    p.drawText(QRectF(L.keys.left(), L.qStrip.top() - fs * 1.3, L.keys.width(), fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("key vectors k"));
-    p.drawText(QRectF(L.products.left(), L.qStrip.top() - fs * 1.3, L.products.width(), fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("query q, then q \u2299 k per key"));
+    const double gap = L.products.left() - L.keys.right();
+    drawFitted(p, QRectF(L.keys.left(), L.qStrip.top() - fs * 1.3, L.keys.width() + gap * 0.5, fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
+               {QStringLiteral("key vectors k"), QStringLiteral("keys k"), QStringLiteral("k")}, fs * 0.9, true);
+    drawFitted(p, QRectF(L.products.left(), L.qStrip.top() - fs * 1.3, L.products.width(), fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
+               {QStringLiteral("query q, then q \u2299 k per key"), QStringLiteral("q, then q \u2299 k"), QStringLiteral("q \u2299 k")},
+               fs * 0.9, true);
     drawMatrix(p, L.qStrip, r.queryVector.data(), 1, r.dim, vecScale, nullptr);
-    p.setFont(unitFont(p, fs * 0.85, true));
     const double numW = L.weightX - L.extraX;
-    p.drawText(QRectF(L.scaledX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("scale\u00b7q\u00b7k"));
+    drawFitted(p, QRectF(L.scaledX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
+               {QStringLiteral("scale\u00b7q\u00b7k"), QStringLiteral("s\u00b7q\u00b7k")}, fs * 0.85, true);
     if (!r.extras.empty())
-        p.drawText(QRectF(L.extraX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("logit"));
-    p.drawText(QRectF(L.weightX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("weight"));
+        drawFitted(p, QRectF(L.extraX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter, {QStringLiteral("logit")},
+                   fs * 0.85, true);
+    drawFitted(p, QRectF(L.weightX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
+               {QStringLiteral("weight"), QStringLiteral("w")}, fs * 0.85, true);
 
     drawMatrix(p, L.keys, r.keyVectors.data(), r.keys, r.dim, vecScale, &r.allowed);
     drawMatrix(p, L.products, r.products.data(), r.keys, r.dim, prodScale, &r.allowed);

@@ -43,6 +43,40 @@ QColor divergingColor(double value) {
     return QColor(mix(white.red(), end.red()), mix(white.green(), end.green()), mix(white.blue(), end.blue()));
 }
 
+namespace {
+
+// Paints with the painter scaled so that one unit is one point on every device.
+bool paintScaled(QPaintDevice& device, double pixelsPerPoint, const QSizeF& sizePt,
+                 const std::function<void(QPainter&, const QSizeF&)>& paint) {
+    QPainter painter;
+    if (!painter.begin(&device)) return false;
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    painter.setRenderHint(QPainter::TextAntialiasing, true);
+    painter.scale(pixelsPerPoint, pixelsPerPoint);
+    paint(painter, sizePt);
+    painter.end();
+    return true;
+}
+
+}  // namespace
+
+QImage renderPainted(const QSizeF& sizePt, const std::function<void(QPainter&, const QSizeF&)>& paint, int dpi) {
+    const double ppp = dpi / 72.0;
+    QImage image(std::max(1, int(std::lround(sizePt.width() * ppp))), std::max(1, int(std::lround(sizePt.height() * ppp))),
+                 QImage::Format_RGB32);
+    const int dpm = int(std::lround(dpi / 0.0254));
+    image.setDotsPerMeterX(dpm);
+    image.setDotsPerMeterY(dpm);
+    image.fill(Qt::white);
+    paintScaled(image, ppp, sizePt, paint);
+    return image;
+}
+
+void writePainted(const QString& path, const PaintedFigure& figure, double widthIn, int dpi) {
+    if (!figure) throw attnscope::Error(path.toStdString() + ": the view shows nothing to export");
+    writePainted(path, figure.size(widthIn * 72.0), figure.paint, figure.title, dpi);
+}
+
 void writePainted(const QString& path, const QSizeF& sizePt, const std::function<void(QPainter&, const QSizeF&)>& paint,
                   const QString& title, int dpi) {
     const std::string name = path.toStdString();
@@ -55,24 +89,11 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
-    // The painter is scaled so that one unit is one point on every device.
     auto run = [&](QPaintDevice& device, double pixelsPerPoint) {
-        QPainter painter;
-        if (!painter.begin(&device)) throw attnscope::Error(name + ": cannot start the figure");
-        painter.setRenderHint(QPainter::Antialiasing, true);
-        painter.setRenderHint(QPainter::TextAntialiasing, true);
-        painter.scale(pixelsPerPoint, pixelsPerPoint);
-        paint(painter, sizePt);
-        painter.end();
+        if (!paintScaled(device, pixelsPerPoint, sizePt, paint)) throw attnscope::Error(name + ": cannot start the figure");
     };
     if (*format == FigureFormat::Png) {
-        const double ppp = dpi / 72.0;
-        QImage image(int(std::lround(sizePt.width() * ppp)), int(std::lround(sizePt.height() * ppp)), QImage::Format_RGB32);
-        const int dpm = int(std::lround(dpi / 0.0254));
-        image.setDotsPerMeterX(dpm);
-        image.setDotsPerMeterY(dpm);
-        image.fill(Qt::white);
-        run(image, ppp);
+        const QImage image = renderPainted(sizePt, paint, dpi);
         if (!image.save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
     } else if (*format == FigureFormat::Pdf) {
         QPdfWriter pdf(&file);

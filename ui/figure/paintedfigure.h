@@ -7,6 +7,7 @@
 
 #include <QColor>
 #include <QFont>
+#include <QImage>
 #include <QSizeF>
 #include <QString>
 
@@ -27,8 +28,22 @@ QColor headColor(int index);
 // A diverging colour for value in [-1, 1]: blue (−) → white (0) → red (+) (ColorBrewer RdBu).
 QColor divergingColor(double value);
 
+// A painted figure as a view exports it: its size in points for a width in points, and how it
+// paints itself into that size (the export dialog previews and writes it at any width).
+struct PaintedFigure {
+    std::function<QSizeF(double widthPt)> size;
+    std::function<void(QPainter&, const QSizeF&)> paint;
+    QString title;  // the PDF's / SVG's title
+    explicit operator bool() const { return bool(paint) && bool(size); }
+};
+
+// The figure as an image at dpi (white background, dots per metre set).
+QImage renderPainted(const QSizeF& sizePt, const std::function<void(QPainter&, const QSizeF&)>& paint, int dpi);
+
 // Paints `paint(painter, size)` into path (.pdf, .svg or .png by extension) at size points
 // (PNG: at dpi, dots per metre set), through a temporary file so a failure leaves an existing
 // file unchanged. Throws attnscope::Error naming the file and what went wrong.
 void writePainted(const QString& path, const QSizeF& sizePt, const std::function<void(QPainter&, const QSizeF&)>& paint,
                   const QString& title, int dpi = 300);
+// The same for a PaintedFigure `widthIn` inches wide.
+void writePainted(const QString& path, const PaintedFigure& figure, double widthIn, int dpi = 300);

@@ -41,11 +41,29 @@ int QkLayout::pointAt(const attnscope::QkSpace& s, const QPointF& p, double radi
     return best;
 }
 
+QColor tokenKindColor(attnscope::TokenKind kind) {
+    switch (kind) {
+        case attnscope::TokenKind::Special: return {0x20, 0x20, 0x20};
+        case attnscope::TokenKind::Punctuation: return {0xe6, 0x9f, 0x00};
+        case attnscope::TokenKind::WordStart: return {0x00, 0x72, 0xb2};
+        case attnscope::TokenKind::Continuation: return {0xd5, 0x5e, 0x00};
+        case attnscope::TokenKind::Patch: return {0x00, 0x9e, 0x73};
+    }
+    return Qt::gray;
+}
+
+attnscope::TokenKind qkPointKind(const QkFigure& f, int i) {
+    const auto& kinds = f.space.isKey[i] ? f.keyKinds : f.queryKinds;
+    const int pos = f.space.position[i];
+    return pos >= 0 && pos < int(kinds.size()) ? kinds[std::size_t(pos)] : attnscope::TokenKind::WordStart;
+}
+
 QColor qkPointColor(const QkFigure& f, int i) {
     const attnscope::QkSpace& s = f.space;
     switch (f.coloring) {
         case QkColoring::Kind: return s.isKey[i] ? QColor(0xd9, 0x5f, 0x02) : QColor(0x1b, 0x9e, 0x77);
         case QkColoring::Head: return headColor(s.head[i]);
+        case QkColoring::TokenKind: return tokenKindColor(qkPointKind(f, i));
         case QkColoring::Position: break;
     }
     const int n = std::max(2, positionsOf(s, s.isKey[i]));
@@ -57,11 +75,15 @@ QString qkPointText(const QkFigure& f, int i) {
     const bool key = f.space.isKey[i];
     const QStringList& labels = key ? f.keyLabels : f.queryLabels;
     const int pos = f.space.position[i];
-    return QStringLiteral("%1 %2 (position %3, head %4)")
+    const QString kind = f.coloring == QkColoring::TokenKind
+                             ? QStringLiteral(", %1").arg(QString::fromLatin1(attnscope::tokenKindName(qkPointKind(f, i))))
+                             : QString();
+    return QStringLiteral("%1 %2 (position %3, head %4%5)")
         .arg(key ? QStringLiteral("key") : QStringLiteral("query"),
              pos < labels.size() ? QStringLiteral("'%1'").arg(labels[pos]) : QString::number(pos))
         .arg(pos)
-        .arg(f.space.head[i]);
+        .arg(f.space.head[i])
+        .arg(kind);
 }
 
 QSizeF qkFigureSize(const QkFigure& f, double width) { return {width, std::ceil(width * 0.8 + f.fontSize * 3)}; }
@@ -97,12 +119,25 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
     // Legend: the two markers, and what the colour means.
     p.setFont(unitFont(p, fs * 0.9));
     const QFontMetricsF fm(p.font(), p.device());
-    const QString colourText = f.coloring == QkColoring::Position ? QStringLiteral("colour: position (dark = first)")
-                               : f.coloring == QkColoring::Head   ? QStringLiteral("colour: head")
-                                                                  : QStringLiteral("colour: query / key");
+    const QString colourText = f.coloring == QkColoring::Position    ? QStringLiteral("colour: position (dark = first)")
+                               : f.coloring == QkColoring::Head      ? QStringLiteral("colour: head")
+                               : f.coloring == QkColoring::TokenKind ? QStringLiteral("colour:")
+                                                                     : QStringLiteral("colour: query / key");
+    // Token kinds: each kind the points have, named in its colour.
+    std::vector<attnscope::TokenKind> kindsShown;
+    if (f.coloring == QkColoring::TokenKind)
+        for (auto k : {attnscope::TokenKind::Special, attnscope::TokenKind::Punctuation, attnscope::TokenKind::WordStart,
+                       attnscope::TokenKind::Continuation, attnscope::TokenKind::Patch})
+            for (int i = 0; i < f.space.points(); ++i)
+                if (qkPointKind(f, i) == k) {
+                    kindsShown.push_back(k);
+                    break;
+                }
+    double kindsW = 0;
+    for (auto k : kindsShown) kindsW += fm.horizontalAdvance(QString::fromLatin1(attnscope::tokenKindName(k))) + fs * 0.8;
     const double r = std::clamp(fs * 0.32, 1.5, 4.0);
     const double legendW = fm.horizontalAdvance(QStringLiteral("queries")) + fm.horizontalAdvance(QStringLiteral("keys (translated)")) +
-                           fm.horizontalAdvance(colourText) + fs * 6;
+                           fm.horizontalAdvance(colourText) + kindsW + fs * 6;
     double x = area.center().x() - legendW / 2;
     const double ly = y + fs * 0.7;
     p.setPen(QPen(QColor(0x30, 0x30, 0x30), 0.8));
@@ -119,6 +154,13 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
     p.drawText(QPointF(x + 2.6 * r, ly + fs * 0.33), keysText);
     x += fm.horizontalAdvance(keysText) + fs * 2;
     p.drawText(QPointF(x, ly + fs * 0.33), colourText);
+    x += fm.horizontalAdvance(colourText) + fs * 0.8;
+    for (auto k : kindsShown) {
+        const QString name = QString::fromLatin1(attnscope::tokenKindName(k));
+        p.setPen(tokenKindColor(k));
+        p.drawText(QPointF(x, ly + fs * 0.33), name);
+        x += fm.horizontalAdvance(name) + fs * 0.8;
+    }
 
     // Frame, ticks, axis names with the variance each axis explains.
     p.setPen(QPen(QColor(0x40, 0x40, 0x40), 0.7));
@@ -191,6 +233,7 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
         const QFontMetricsF tm(p.font(), p.device());
         QRectF box(c.x() + r * 2.6, c.y() - fs * 1.6, tm.horizontalAdvance(text) + fs * 0.6, fs * 1.3);
         if (box.right() > L.plot.right()) box.moveRight(c.x() - r * 2.6);
+        if (box.left() < area.left()) box.moveLeft(area.left());  // long labels in a narrow view stay readable
         p.fillRect(box, QColor(255, 255, 255, 225));
         p.setPen(Qt::black);
         p.drawText(box, Qt::AlignCenter, text);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "attnscope/analysis/qk_space.h"
+#include "attnscope/analysis/token_kind.h"
 
 #include <QColor>
 #include <QRectF>
@@ -17,12 +18,17 @@
 
 class QPainter;
 
-enum class QkColoring { Position, Kind, Head };
+// Kind = query or key; TokenKind = the token's kind (special, punctuation, word start,
+// continuation: core's tokenizer/token_kind.h). The values are stable (saved in workspaces).
+enum class QkColoring { Position = 0, Kind = 1, Head = 2, TokenKind = 3 };
 
 struct QkFigure {
     attnscope::QkSpace space;
     QStringList queryLabels, keyLabels;  // by position
     QString title;
+    // Core's token kinds by position (attnscope::blockTokenKinds), for TokenKind colouring;
+    // positions beyond them are drawn as word starts.
+    std::vector<attnscope::TokenKind> queryKinds, keyKinds;
     QkColoring coloring = QkColoring::Position;
     int selected = -1, hovered = -1;     // point indices; -1 none
     // With a selected query: its attention on every key (size the key markers); else empty.
@@ -41,6 +47,11 @@ struct QkLayout {
 };
 
 QColor qkPointColor(const QkFigure& figure, int point);
+// The colour of a token kind (Okabe–Ito: special black, punctuation orange, word start blue,
+// continuation vermillion, patch green).
+QColor tokenKindColor(attnscope::TokenKind kind);
+// The kind of a point (TokenKind::WordStart when the figure has no kinds for it).
+attnscope::TokenKind qkPointKind(const QkFigure& figure, int point);
 QSizeF qkFigureSize(const QkFigure& figure, double width);
 QkLayout qkLayout(const QkFigure& figure, const QRectF& area);
 void paintQkFigure(QPainter& painter, const QkFigure& figure, const QRectF& area);

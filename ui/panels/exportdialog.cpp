@@ -151,6 +151,11 @@ void ExportDialog::addFigure(const QString& name, Figure figure, const QString& 
     choiceLabel_->setVisible(true);
 }
 
+void ExportDialog::setPainted(PaintedFigure figure) {
+    painted_ = std::move(figure);
+    updatePreview();
+}
+
 void ExportDialog::setFigureIndex(int index) { choice_->setCurrentIndex(index); }
 int ExportDialog::figureIndex() const { return choice_->currentIndex(); }
 
@@ -201,11 +206,12 @@ void ExportDialog::updatePreview() {
     figure_.widthIn = width_->value();
     if (figure_.columns > 0) figure_.columns = gridColumns(int(figure_.panels.size()), figure_.widthIn);
     try {
-        const QSizeF pt = figureSizePoints(figure_);
+        const QSizeF pt = painted_ ? painted_.size(figure_.widthIn * 72.0) : figureSizePoints(figure_);
         // Rendered at twice the label's size and scaled down: the preview shows the whole figure.
         const QSize box = preview_->contentsRect().size() - QSize(8, 8);
         const double fit = std::min(box.width() / pt.width(), box.height() / pt.height()) * 72.0;
-        const QImage image = renderFigure(figure_, std::clamp(int(2 * fit), kMinFigureDpi, kMaxFigureDpi));
+        const int dpi = std::clamp(int(2 * fit), kMinFigureDpi, kMaxFigureDpi);
+        const QImage image = painted_ ? renderPainted(pt, painted_.paint, dpi) : renderFigure(figure_, dpi);
         preview_->setPixmap(QPixmap::fromImage(image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
         const auto format = figureFormatFor(path_->text());
         QString text = tr("%1 × %2 in").arg(pt.width() / 72, 0, 'f', 2).arg(pt.height() / 72, 0, 'f', 2);
@@ -224,7 +230,9 @@ bool ExportDialog::exportNow() {
     figure_.widthIn = width_->value();
     if (figure_.columns > 0) figure_.columns = gridColumns(int(figure_.panels.size()), figure_.widthIn);
     try {
-        if (pages_[std::size_t(chosen_)].empty()) {
+        if (painted_) {
+            writePainted(path_->text(), painted_, figure_.widthIn, dpi_->value());
+        } else if (pages_[std::size_t(chosen_)].empty()) {
             writeFigure(figure_, path_->text(), dpi_->value());
         } else {
             std::vector<Figure> pages = pages_[std::size_t(chosen_)];

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "figure/figure.h"
+#include "figure/paintedfigure.h"
 
 #include <QDialog>
 #include <QStringList>
@@ -30,6 +31,9 @@ public:
     // Offers several figures written as the pages of one PDF (batch figures: every layer); the
     // preview shows the first. Grids (Figure::columns) get their columns again for the width.
     void addPages(const QString& name, std::vector<Figure> pages, const QString& suffix);
+    // Writes a painted figure (a view of the Views dock: File > Export View…) instead of the map
+    // figure: the same file, format, width and dpi choices; the preview paints it.
+    void setPainted(PaintedFigure figure);
     void setFigureIndex(int index);
     int figureIndex() const;
 
@@ -57,6 +61,7 @@ private:
     void chooseFigure(int index);
 
     Figure figure_;                  // the chosen one, with the dialog's width
+    PaintedFigure painted_;          // when set, written instead of figure_
     std::vector<Figure> figures_;    // every offered figure
     std::vector<std::vector<Figure>> pages_;  // per offered figure: its pages (empty: one figure)
     QStringList suffixes_;           // file-name suffix of each

@@ -8,8 +8,12 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QSignalBlocker>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 LineView::LineView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -32,6 +36,17 @@ LineView::LineView(QWidget* parent) : QWidget(parent) {
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("lineCanvas"));
     layout->addWidget(canvas_, 1);
+    auto* windowRow = new QHBoxLayout;
+    windowLabel_ = new QLabel;
+    windowLabel_->setObjectName(QStringLiteral("lineWindowLabel"));
+    windowBar_ = new QScrollBar(Qt::Horizontal);
+    windowBar_->setObjectName(QStringLiteral("lineWindowBar"));
+    windowBar_->setToolTip(tr("Long inputs show a window of their tokens; scroll to move it."));
+    windowRow->addWidget(windowLabel_);
+    windowRow->addWidget(windowBar_, 1);
+    layout->addLayout(windowRow);
+    windowLabel_->hide();
+    windowBar_->hide();
     message_ = addViewMessage(layout);
 
     canvas_->paint = [this](QPainter& p, const QRectF& area) {
@@ -45,8 +60,34 @@ LineView::LineView(QWidget* parent) : QWidget(parent) {
             emit tokenFocused(-1, -1, false);
         }
     };
+    connect(windowBar_, &QScrollBar::valueChanged, this, [this](int start) {
+        if (start == windowStart_) return;
+        windowStart_ = start;
+        emit windowMoved(start);
+    });
     connect(threshold_, &QDoubleSpinBox::valueChanged, this, [this] { updateFigure(); });
     connect(exportButton, &QPushButton::clicked, this, &LineView::exportRequested);
+}
+
+LineView::State LineView::state() const {
+    State st;
+    for (int h = 0; h < int(headButtons_.size()); ++h)
+        if (!headButtons_[h]->isChecked()) st.hiddenHeads.push_back(h);
+    if (pending_ && headButtons_.empty()) st.hiddenHeads = pendingHidden_;
+    st.threshold = threshold_->value();
+    st.windowStart = windowStart_;
+    return st;
+}
+
+void LineView::setState(const State& st) {
+    // Kept until the next maps arrive: they may have another number of heads (buttons rebuilt).
+    pendingHidden_ = st.hiddenHeads;
+    pending_ = true;
+    for (int h = 0; h < int(headButtons_.size()); ++h)
+        headButtons_[h]->setChecked(std::find(st.hiddenHeads.begin(), st.hiddenHeads.end(), h) == st.hiddenHeads.end());
+    windowStart_ = std::max(0, st.windowStart);
+    threshold_->setValue(st.threshold);
+    updateFigure();
 }
 
 void LineView::rebuildHeadButtons(int heads) {
@@ -58,7 +99,7 @@ void LineView::rebuildHeadButtons(int heads) {
         b->setObjectName(QStringLiteral("lineHead%1").arg(h));
         b->setText(QString::number(h));
         b->setCheckable(true);
-        b->setChecked(true);
+        b->setChecked(!pending_ || std::find(pendingHidden_.begin(), pendingHidden_.end(), h) == pendingHidden_.end());
         b->setToolTip(tr("Show head %1's lines").arg(h));
         const QColor c = headColor(h);
         b->setStyleSheet(QStringLiteral("QToolButton { border: 2px solid %1; border-radius: 3px; padding: 1px 4px; }"
@@ -70,11 +111,36 @@ void LineView::rebuildHeadButtons(int heads) {
     }
 }
 
+void LineView::setWindow(int total, int start, int size) {
+    const bool on = total > size && size > 0;
+    windowTotal_ = on ? total : 0;
+    windowSize_ = on ? size : 0;
+    windowStart_ = on ? std::clamp(start, 0, total - size) : 0;
+    offset_ = windowStart_;
+    {
+        const QSignalBlocker block(windowBar_);
+        windowBar_->setRange(0, on ? total - size : 0);
+        windowBar_->setPageStep(std::max(1, size));
+        windowBar_->setSingleStep(std::max(1, size / 8));
+        windowBar_->setValue(windowStart_);
+    }
+    windowBar_->setVisible(on);
+    windowLabel_->setVisible(on);
+    if (on)
+        windowLabel_->setText(tr("tokens %1\u2013%2 of %3").arg(windowStart_).arg(windowStart_ + size - 1).arg(total));
+}
+
 void LineView::setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels, const QStringList& keyLabels,
                        const QString& title, bool cross) {
-    const bool sameShape = !maps_.empty() && !maps.empty() && maps_[0].rows == maps[0].rows && maps_[0].cols == maps[0].cols;
+    const auto shape = [](const std::vector<attnscope::HeadMap>& m) {
+        for (const auto& h : m)
+            if (h.rows > 0) return std::make_pair(h.rows, h.cols);
+        return std::make_pair(0, 0);
+    };
+    const bool sameShape = shape(maps_) == shape(maps) && shape(maps).first > 0;
     maps_ = maps;
     rebuildHeadButtons(int(maps.size()));
+    pending_ = false;
     figure_.queryLabels = queryLabels;
     figure_.keyLabels = keyLabels;
     figure_.title = title;
@@ -115,18 +181,26 @@ void LineView::updateFigure() {
     figure_.threshold = threshold_->value();
     figure_.heads.clear();
     for (int h : shownHeads())
-        if (h < int(maps_.size())) figure_.heads.push_back({h, headColor(h), maps_[h]});
+        if (h < int(maps_.size()) && maps_[h].rows > 0) figure_.heads.push_back({h, headColor(h), maps_[h]});  // empty: not computed
     canvas_->update();
 }
 
 void LineView::setTokenFocus(int side, int index, bool lock) {
-    figure_.focusQuery = side == 0 ? index : -1;
-    figure_.focusKey = side == 1 ? index : -1;
+    if (side >= 0 && windowTotal_ > 0 && (index < windowStart_ || index >= windowStart_ + windowSize_) && lock) {
+        // Bring the token into view: the maps of the new window follow (windowMoved).
+        windowBar_->setValue(std::clamp(index - windowSize_ / 2, 0, windowTotal_ - windowSize_));
+    }
+    const int local = index - offset_;
+    const int count = side == 0 ? int(figure_.queryLabels.size()) : int(figure_.keyLabels.size());
+    if (local < 0 || local >= count) side = -1;
+    figure_.focusQuery = side == 0 ? local : -1;
+    figure_.focusKey = side == 1 ? local : -1;
     figure_.locked = lock && side >= 0;
     canvas_->update();
 }
 
 QPointF LineView::tokenCenter(int side, int index) const {
+    index -= offset_;
     const LineLayout L = lineLayout(canvas_, figure_, canvas_->area());
     return side == 0 ? QPointF((L.area.left() + L.leftLabelRight) / 2, L.queryY(index))
                      : QPointF((L.rightLabelLeft + L.area.right()) / 2, L.keyY(index));
@@ -139,8 +213,8 @@ void LineView::onMoved(const QPointF& point) {
     if ((side == 0 && index == figure_.focusQuery) || (side == 1 && index == figure_.focusKey) ||
         (side < 0 && figure_.focusQuery < 0 && figure_.focusKey < 0))
         return;
-    setTokenFocus(side, index, false);
-    emit tokenFocused(side, index, false);
+    setTokenFocus(side, index + offset_, false);
+    emit tokenFocused(side, side < 0 ? -1 : index + offset_, false);
 }
 
 void LineView::onClicked(const QPointF& point) {
@@ -153,17 +227,20 @@ void LineView::onClicked(const QPointF& point) {
         emit tokenFocused(-1, -1, true);
         return;
     }
-    setTokenFocus(side, index, true);
-    emit tokenFocused(side, index, true);
+    setTokenFocus(side, index + offset_, true);
+    emit tokenFocused(side, index + offset_, true);
 }
 
-void LineView::exportFigure(const QString& path, double widthIn) const {
+PaintedFigure LineView::exportable() const {
+    if (maps_.empty()) return {};
     LineFigure f = figure_;
     f.fontSize = 7;
     f.focusQuery = f.focusKey = -1;  // a figure shows every line; the focus is for exploring
     f.locked = false;
     if (figure_.locked) f.focusQuery = figure_.focusQuery, f.focusKey = figure_.focusKey;  // unless locked on purpose
-    const QSizeF size = lineFigureSize(f, widthIn * 72.0);
-    writePainted(path, size, [&](QPainter& p, const QSizeF& s) { paintLineFigure(p, f, QRectF(QPointF(0, 0), s)); },
-                 f.title.isEmpty() ? QStringLiteral("Line view") : f.title);
+    return {[f](double widthPt) { return lineFigureSize(f, widthPt); },
+            [f](QPainter& p, const QSizeF& s) { paintLineFigure(p, f, QRectF(QPointF(0, 0), s)); },
+            f.title.isEmpty() ? QStringLiteral("Line view") : f.title};
 }
+
+void LineView::exportFigure(const QString& path, double widthIn) const { writePainted(path, exportable(), widthIn); }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "figure/linefigure.h"
+#include "figure/paintedfigure.h"
 
 #include <QWidget>
 
@@ -18,6 +19,7 @@ class FigureCanvas;
 class QDoubleSpinBox;
 class QHBoxLayout;
 class QLabel;
+class QScrollBar;
 class QToolButton;
 
 class LineView : public QWidget {
@@ -25,11 +27,29 @@ class LineView : public QWidget {
 public:
     explicit LineView(QWidget* parent = nullptr);
 
-    // Every head's map of the layer (maps[h], [queries, keys]); heads keep their on/off choice
-    // while their count stays the same.
+    // The view's settings as plain values (workspace files save and restore them).
+    struct State {
+        std::vector<int> hiddenHeads;  // heads switched off; empty = every head drawn
+        double threshold = 0.0;        // lines below this weight are hidden
+        int windowStart = 0;           // first query row of the token window (long inputs)
+    };
+    State state() const;
+    // Applies at once; head choices wait for the maps when the view has none of that many heads.
+    void setState(const State& state);
+
+    // Every head's map of the layer (maps[h], [queries, keys]; an empty map: that head is not
+    // drawn); heads keep their on/off choice while their count stays the same.
     void setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels, const QStringList& keyLabels,
                  const QString& title, bool cross);
     void clear(const QString& message);
+
+    // Long inputs: the maps given are those of tokens [start, start + size) on both sides, of
+    // `total`; the scroll bar under the figure moves the window (windowMoved). Token indices in
+    // this class's interface stay the input's positions. total <= size: no window.
+    void setWindow(int total, int start, int size);
+    int windowStart() const { return windowStart_; }
+    int windowTotal() const { return windowTotal_; }
+    QScrollBar* windowBar() const { return windowBar_; }
 
     // Which heads are drawn.
     void setHeadShown(int head, bool shown);
@@ -37,10 +57,11 @@ public:
     QToolButton* headButton(int head) const;
     QDoubleSpinBox* thresholdSpin() const { return threshold_; }
 
-    // Focus (what a hover or a click selects): side 0 = query, 1 = key; -1 clears.
+    // Focus (what a hover or a click selects): side 0 = query, 1 = key; -1 clears. A token
+    // outside the window moves the window to it.
     void setTokenFocus(int side, int index, bool lock);
-    int focusQuery() const { return figure_.focusQuery; }
-    int focusKey() const { return figure_.focusKey; }
+    int focusQuery() const { return figure_.focusQuery < 0 ? -1 : figure_.focusQuery + offset_; }
+    int focusKey() const { return figure_.focusKey < 0 ? -1 : figure_.focusKey + offset_; }
     bool locked() const { return figure_.locked; }
 
     // The figure as drawn now, and where a token sits on screen (canvas pixels), for tests.
@@ -49,13 +70,18 @@ public:
     QPointF tokenCenter(int side, int index) const;
     QString message() const;
 
-    // Writes the figure (.pdf/.svg/.png) 3.25 in wide; throws attnscope::Error.
+    // The figure as exported (paper font, every line unless a token is locked); empty when the
+    // view shows nothing.
+    PaintedFigure exportable() const;
+    // Writes it (.pdf/.svg/.png) 3.25 in wide; throws attnscope::Error.
     void exportFigure(const QString& path, double widthIn = 3.25) const;
 
 signals:
     // A token was hovered (lock = false) or clicked (lock = true); side -1 when cleared.
     void tokenFocused(int side, int index, bool lock);
     void exportRequested();
+    // The token window was scrolled to start at `start` (the maps of the new window are wanted).
+    void windowMoved(int start);
 
 private:
     void rebuildHeadButtons(int heads);
@@ -70,4 +96,12 @@ private:
     QDoubleSpinBox* threshold_ = nullptr;
     std::vector<attnscope::HeadMap> maps_;
     LineFigure figure_;
+    std::vector<int> pendingHidden_;  // from setState, for the next head buttons built
+    bool pending_ = false;
+    int windowStart_ = 0;   // wanted first token of the window
+    int windowTotal_ = 0;   // tokens of the input when windowed, else 0
+    int windowSize_ = 0;
+    int offset_ = 0;        // the input position of the figure's row 0 (the maps now shown)
+    QScrollBar* windowBar_ = nullptr;
+    QLabel* windowLabel_ = nullptr;
 };

@@ -63,7 +63,17 @@ void NeuronView::setQueries(const QStringList& labels) {
     queryCombo_->clear();
     queryCombo_->addItems(items);
     // A new input starts on the last query (a language model's next-token row).
-    queryCombo_->setCurrentIndex(keep >= 0 && keep < items.size() && now.size() == items.size() ? keep : int(items.size()) - 1);
+    int pick = keep >= 0 && keep < items.size() && now.size() == items.size() ? keep : int(items.size()) - 1;
+    if (pendingQuery_ >= 0 && pendingQuery_ < items.size()) pick = pendingQuery_, pendingQuery_ = -1;
+    queryCombo_->setCurrentIndex(pick);
+}
+
+NeuronView::State NeuronView::state() const { return {pendingQuery_ >= 0 ? pendingQuery_ : query()}; }
+
+void NeuronView::setState(const State& st) {
+    pendingQuery_ = -1;
+    if (st.query >= 0 && st.query < queryCombo_->count()) setQuery(st.query);
+    else pendingQuery_ = st.query;
 }
 
 int NeuronView::query() const { return queryCombo_->currentIndex(); }
@@ -99,12 +109,17 @@ QPointF NeuronView::keyRowCenter(int key) const {
     return {L.products.center().x(), L.top + (key + 0.5) * L.rowHeight};
 }
 
-void NeuronView::exportFigure(const QString& path, double widthIn) const {
-    if (!hasRow_) throw attnscope::Error(path.toStdString() + ": the neuron view shows nothing to export");
+PaintedFigure NeuronView::exportable() const {
+    if (!hasRow_) return {};
     NeuronFigure f = figure_;
     f.fontSize = 7;
     f.focusKey = -1;
-    writePainted(path, neuronFigureSize(f, widthIn * 72.0),
-                 [&](QPainter& p, const QSizeF& s) { paintNeuronFigure(p, f, QRectF(QPointF(0, 0), s)); },
-                 f.title.isEmpty() ? QStringLiteral("Neuron view") : f.title);
+    return {[f](double widthPt) { return neuronFigureSize(f, widthPt); },
+            [f](QPainter& p, const QSizeF& s) { paintNeuronFigure(p, f, QRectF(QPointF(0, 0), s)); },
+            f.title.isEmpty() ? QStringLiteral("Neuron view") : f.title};
+}
+
+void NeuronView::exportFigure(const QString& path, double widthIn) const {
+    if (!hasRow_) throw attnscope::Error(path.toStdString() + ": the neuron view shows nothing to export");
+    writePainted(path, exportable(), widthIn);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "figure/neuronfigure.h"
+#include "figure/paintedfigure.h"
 
 #include <QWidget>
 
@@ -17,6 +18,14 @@ class NeuronView : public QWidget {
     Q_OBJECT
 public:
     explicit NeuronView(QWidget* parent = nullptr);
+
+    // The view's settings as plain values (workspace files save and restore them).
+    struct State {
+        int query = -1;  // the query token; -1 = the default (the last one)
+    };
+    State state() const;
+    // A query the combo does not offer yet is chosen when setQueries brings it.
+    void setState(const State& state);
 
     // The query tokens the combo offers (keeps the chosen index when it still exists).
     void setQueries(const QStringList& labels);
@@ -33,6 +42,8 @@ public:
     FigureCanvas* canvas() const { return canvas_; }
     QPointF keyRowCenter(int key) const;  // canvas pixels, for tests
 
+    // The figure as exported (paper font, no hover); empty when the view shows nothing.
+    PaintedFigure exportable() const;
     void exportFigure(const QString& path, double widthIn = 6.75) const;
 
 signals:
@@ -46,4 +57,5 @@ private:
     QLabel* message_ = nullptr;
     NeuronFigure figure_;
     bool hasRow_ = false;
+    int pendingQuery_ = -1;
 };

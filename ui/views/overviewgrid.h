@@ -32,6 +32,7 @@ public:
     void setSelected(int layer, int head);
     // A line shown above the grid (e.g. "decoder block · T = 0.5").
     void setCaption(const QString& caption);
+    const QString& caption() const { return caption_; }
     // (layer, head) pairs drawn crossed out; pairs outside the shape are ignored.
     void setCrossedOut(std::vector<std::pair<int, int>> heads);
     const std::vector<std::pair<int, int>>& crossedOut() const { return crossedOut_; }

@@ -27,7 +27,12 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     bar->addWidget(new QLabel(tr("Colour")));
     coloring_ = new QComboBox;
     coloring_->setObjectName(QStringLiteral("qkColoring"));
-    coloring_->addItems({tr("position"), tr("query / key"), tr("head")});
+    coloring_->addItem(tr("position"), int(QkColoring::Position));
+    coloring_->addItem(tr("query / key"), int(QkColoring::Kind));
+    coloring_->addItem(tr("head"), int(QkColoring::Head));
+    coloring_->addItem(tr("token kind"), int(QkColoring::TokenKind));
+    coloring_->setToolTip(tr("Token kind (as AttentionViz): special tokens, punctuation, word-initial tokens and "
+                             "continuation sub-words, from the tokenizer's tokens."));
     bar->addWidget(coloring_);
     bar->addStretch(1);
     QPushButton* exportButton = addExportButton(bar, QStringLiteral("qkExport"));
@@ -64,11 +69,19 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
         emit pointSelected(figure_.selected);
     };
     connect(scope_, &QComboBox::currentIndexChanged, this, &QkSpaceView::scopeChanged);
-    connect(coloring_, &QComboBox::currentIndexChanged, this, [this](int i) {
-        figure_.coloring = i == 1 ? QkColoring::Kind : i == 2 ? QkColoring::Head : QkColoring::Position;
+    connect(coloring_, &QComboBox::currentIndexChanged, this, [this] {
+        figure_.coloring = QkColoring(coloring_->currentData().toInt());
         canvas_->update();
     });
     connect(exportButton, &QPushButton::clicked, this, &QkSpaceView::exportRequested);
+}
+
+QkSpaceView::State QkSpaceView::state() const { return {allHeads(), figure_.coloring}; }
+
+void QkSpaceView::setState(const State& st) {
+    scope_->setCurrentIndex(st.allHeads ? 1 : 0);
+    const int i = coloring_->findData(int(st.coloring));
+    coloring_->setCurrentIndex(i >= 0 ? i : 0);
 }
 
 bool QkSpaceView::allHeads() const { return scope_->currentIndex() == 1; }
@@ -88,6 +101,12 @@ void QkSpaceView::setSpace(const attnscope::QkSpace& space, const QStringList& q
     has_ = true;
     message_->hide();
     hover_->setText(QStringLiteral(" "));
+    canvas_->update();
+}
+
+void QkSpaceView::setTokenKinds(std::vector<attnscope::TokenKind> queries, std::vector<attnscope::TokenKind> keys) {
+    figure_.queryKinds = std::move(queries);
+    figure_.keyKinds = std::move(keys);
     canvas_->update();
 }
 
@@ -131,12 +150,17 @@ QPointF QkSpaceView::pointCenter(int point) const {
     return qkLayout(figure_, canvas_->area()).toUnits(figure_.space.x[point], figure_.space.y[point]);
 }
 
-void QkSpaceView::exportFigure(const QString& path, double widthIn) const {
-    if (!has_) throw attnscope::Error(path.toStdString() + ": the query-key view shows nothing to export");
+PaintedFigure QkSpaceView::exportable() const {
+    if (!has_) return {};
     QkFigure f = figure_;
     f.fontSize = 7;
     f.hovered = -1;
-    writePainted(path, qkFigureSize(f, widthIn * 72.0),
-                 [&](QPainter& p, const QSizeF& s) { paintQkFigure(p, f, QRectF(QPointF(0, 0), s)); },
-                 f.title.isEmpty() ? QStringLiteral("Query-key space") : f.title);
+    return {[f](double widthPt) { return qkFigureSize(f, widthPt); },
+            [f](QPainter& p, const QSizeF& s) { paintQkFigure(p, f, QRectF(QPointF(0, 0), s)); },
+            f.title.isEmpty() ? QStringLiteral("Query-key space") : f.title};
+}
+
+void QkSpaceView::exportFigure(const QString& path, double widthIn) const {
+    if (!has_) throw attnscope::Error(path.toStdString() + ": the query-key view shows nothing to export");
+    writePainted(path, exportable(), widthIn);
 }

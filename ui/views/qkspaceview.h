@@ -6,6 +6,7 @@
 // temperature (the row the window gives with setSelectedRow). Draws figure/qkfigure.h.
 #pragma once
 
+#include "figure/paintedfigure.h"
 #include "figure/qkfigure.h"
 
 #include <QWidget>
@@ -19,11 +20,21 @@ class QkSpaceView : public QWidget {
 public:
     explicit QkSpaceView(QWidget* parent = nullptr);
 
+    // The view's settings as plain values (workspace files save and restore them).
+    struct State {
+        bool allHeads = false;                   // every head of the layer, not only the shown one
+        QkColoring coloring = QkColoring::Position;
+    };
+    State state() const;
+    void setState(const State& state);  // emits scopeChanged when the scope changes
+
     bool allHeads() const;  // the scope combo: every head of the layer
     QComboBox* scopeCombo() const { return scope_; }
     QComboBox* coloringCombo() const { return coloring_; }
 
     void setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels, const QStringList& keyLabels, const QString& title);
+    // Core's token kinds of the query rows and key columns (TokenKind colouring).
+    void setTokenKinds(std::vector<attnscope::TokenKind> queries, std::vector<attnscope::TokenKind> keys);
     void clear(const QString& message);
     QString message() const;
     const QkFigure& figure() const { return figure_; }
@@ -40,6 +51,8 @@ public:
     // The index of (key?, position, head) among the points, or -1.
     int pointOf(bool key, int position, int head) const;
 
+    // The figure as exported (paper font, no hover); empty when the view shows nothing.
+    PaintedFigure exportable() const;
     void exportFigure(const QString& path, double widthIn = 3.25) const;
 
 signals:

@@ -5,15 +5,22 @@
 #include "panels/imageoverlaypanel.h"
 #include "services/session.h"
 #include "views/imageoverlay.h"
+#include "panels/labpanel.h"
 #include "window/labcontroller.h"
 #include "window/mainwindow.h"
+#include "window/viewscontroller.h"
 
 #include "attnscope/io/input.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QSignalBlocker>
+#include <QSlider>
 #include <QTabWidget>
 
 #include <algorithm>
@@ -38,6 +45,13 @@ ImageController::ImageController(MainWindow* window, std::function<void(const QS
     connect(service_, &OverlayService::overlayReady, this, &ImageController::onOverlay);
     connect(panel_, &ImageOverlayPanel::overlayWanted, this, &ImageController::refresh);
     connect(panel_, &ImageOverlayPanel::exportRequested, this, &ImageController::chooseExportFile);
+    // Selection linking: a clicked patch's row is the shared token selection, framed in the heat
+    // map and picked in the line, neuron and query-key views.
+    connect(panel_->view(), &ImageOverlayView::patchClicked, this, [this](int patch) {
+        const auto& pos = panel_->overlay().grid.positions;
+        if (patch < 0 || std::size_t(patch) >= pos.size() || !window_->views()) return;
+        window_->views()->select(0, pos[std::size_t(patch)]);
+    });
     Session* session = window->session();
     connect(session, &Session::modelLoaded, this, [this] {
         panel_->setQuery(0);
@@ -52,7 +66,40 @@ ImageController::ImageController(MainWindow* window, std::function<void(const QS
         refresh();  // the window asked for the new trace's maps before this image was known here
     });
     connect(window, &MainWindow::selectionChanged, this, &ImageController::refresh);
+    connect(window->lab()->panel(), &LabPanel::variantChanged, this, &ImageController::refresh);
     connect(window->tabs(), &QTabWidget::currentChanged, this, &ImageController::refresh);
+}
+
+ImageController::State ImageController::state() const {
+    State st;
+    st.source = panel_->source();
+    st.fusion = panel_->fusion();
+    st.discardRatio = panel_->discardRatio();
+    st.opacity = panel_->opacitySlider()->value();
+    st.colormap = Colormap(panel_->colormapCombo()->currentIndex());
+    st.smooth = panel_->smoothCheck()->isChecked();
+    st.grid = panel_->gridCheck()->isChecked();
+    st.query = panel_->query();
+    return st;
+}
+
+void ImageController::setState(const State& st) {
+    {
+        // One request at the end rather than one per setting.
+        const QSignalBlocker block(panel_);
+        const auto pick = [](QComboBox* c, int data) {
+            if (const int i = c->findData(data); i >= 0) c->setCurrentIndex(i);
+        };
+        pick(panel_->sourceCombo(), int(st.source));
+        pick(panel_->fusionCombo(), int(st.fusion));
+        panel_->discardSpin()->setValue(st.discardRatio);
+        panel_->opacitySlider()->setValue(st.opacity);
+        panel_->colormapCombo()->setCurrentIndex(std::clamp(int(st.colormap), 0, panel_->colormapCombo()->count() - 1));
+        panel_->smoothCheck()->setChecked(st.smooth);
+        panel_->gridCheck()->setChecked(st.grid);
+        panel_->setQuery(std::max(0, st.query));
+    }
+    refresh();
 }
 
 bool ImageController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
@@ -78,6 +125,11 @@ void ImageController::refresh() {
     o.layer = key.layer;
     o.head = key.head;
     o.query = panel_->query();
+    // The lab's variant (dot, linear) where the Trace draws it; the additive ones need a fit per
+    // head, so the overlay keeps the model's own maps for them and its caption says so.
+    const VariantSpec spec = window_->lab()->variantSpec(key);
+    o.map = spec.map;
+    o.map.variant = traceVariant(spec.variant).value_or(attnscope::MapVariant::Native);
     o.map.temperature = window_->lab()->displayTemperature(window_->sliderTemperature());
     o.rollout.discardRatio = panel_->discardRatio();
     o.rollout.fusion = panel_->fusion();
@@ -104,6 +156,9 @@ QString ImageController::describe(const OverlayResult& r) const {
             break;
     }
     QString text = tr("%1 row · %2").arg(row, what);
+    const LabVariant lab = window_->lab()->variantSpec(window_->currentKey()).variant;
+    if (o.map.variant != attnscope::MapVariant::Native) text += tr(" · lab: %1").arg(labVariantName(lab));
+    else if (!traceVariant(lab)) text += tr(" · model's own maps (the lab's %1 variant needs a fit per head)").arg(labVariantName(lab));
     if (std::abs(o.map.temperature - 1.0) > 1e-9) text += QStringLiteral(" · T = %1").arg(o.map.temperature, 0, 'g', 3);
     return text;
 }

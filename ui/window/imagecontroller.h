@@ -7,6 +7,8 @@
 
 #include "services/overlayservice.h"
 
+#include "figure/colormaps.h"
+
 #include <QImage>
 #include <QObject>
 
@@ -24,6 +26,19 @@ public:
 
     ImageOverlayPanel* panel() const { return panel_; }
     OverlayService* service() const { return service_; }
+
+    // The Image tab's settings as plain values (workspace files save and restore them).
+    struct State {
+        attnscope::OverlaySource source = attnscope::OverlaySource::Head;
+        attnscope::HeadFusion fusion = attnscope::HeadFusion::Mean;
+        double discardRatio = 0.9;  // rollout only, [0, 0.99]
+        int opacity = 60;           // percent
+        Colormap colormap = Colormap::Magma;
+        bool smooth = false, grid = false;
+        int query = 0;              // the token whose row is shown (0 = [CLS])
+    };
+    State state() const;
+    void setState(const State& state);  // then asks core again when the tab is shown
     // The overlay the panel shows (its trace, options and values), for tests and the figure.
     const OverlayResult& shown() const { return shown_; }
 

@@ -3,6 +3,7 @@
 #include "window/mainwindow.h"
 
 #include "panels/controlpanel.h"
+#include "panels/labpanel.h"
 #include "services/session.h"
 #include "views/temperatureslider.h"
 #include "window/labcontroller.h"
@@ -12,6 +13,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QMenu>
+#include <QMenuBar>
 #include <QSpinBox>
 #include <QTabWidget>
 
@@ -31,6 +33,17 @@ void MainWindow::buildViews() {
     toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
     toggle->setObjectName(QStringLiteral("viewsPanelAction"));
     viewMenu()->addAction(toggle);
+    // File > Export View…, under Export Figure…: the view shown in this dock as a paper figure.
+    auto* exportView = new QAction(tr("Export &View\u2026"), this);
+    exportView->setObjectName(QStringLiteral("exportViewAction"));
+    exportView->setToolTip(tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
+    connect(exportView, &QAction::triggered, views_, [this, dock] {
+        dock->show();
+        dock->raise();
+        views_->exportShownView();
+    });
+    if (auto* file = menuBar()->findChild<QMenu*>(QStringLiteral("fileMenu")))
+        file->insertAction(findChild<QAction*>(QStringLiteral("exportDataAction")), exportView);
     connect(dock, &QDockWidget::visibilityChanged, views_, [this](bool visible) {
         if (visible) views_->refresh();
     });
@@ -50,5 +63,9 @@ void MainWindow::buildViews() {
     connect(controls_->headSpin(), &QSpinBox::valueChanged, views_, refresh);
     connect(controls_->temperature(), &TemperatureSlider::temperatureChanged, views_, refresh);
     connect(lab_, &LabController::shownTraceChanged, views_, refresh);
+    // The lab's variant (dot, linear, additive, hybrid) and a new additive fit: the views draw the
+    // variant's maps. Queued: the lab takes the fit in before the views ask for it.
+    connect(lab_->panel(), &LabPanel::variantChanged, views_, refresh);
+    connect(lab_->service(), &LabService::fitReady, views_, refresh, Qt::QueuedConnection);
     connect(rawTokensAction_, &QAction::toggled, views_, refresh);
 }

@@ -1,6 +1,7 @@
 #include "window/modelviewcontroller.h"
 
 #include "panels/controlpanel.h"
+#include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "services/session.h"
 #include "views/headmetricmap.h"
@@ -10,6 +11,7 @@
 
 #include "attnscope/analysis/head_metric_list.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QTabWidget>
 
@@ -56,6 +58,26 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         connect(combo, &QComboBox::currentIndexChanged, this,
                 [this, combo] { metricPicked(combo->currentData().toString()); });
     connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
+    connect(window->lab()->panel(), &LabPanel::variantChanged, this, &ModelViewController::refresh);
+}
+
+ModelViewController::State ModelViewController::state() const {
+    State st;
+    st.orderKey = panel_->orderCombo()->currentData().toString().toStdString();
+    st.descending = panel_->descendingCheck()->isChecked();
+    st.frames = panel_->framesCheck()->isChecked();
+    st.metricKey = panel_->metricCombo()->currentData().toString().toStdString();
+    return st;
+}
+
+void ModelViewController::setState(const State& st) {
+    const auto pick = [](QComboBox* c, const std::string& key) {
+        if (const int i = c->findData(QString::fromStdString(key)); i >= 0) c->setCurrentIndex(i);
+    };
+    pick(panel_->orderCombo(), st.orderKey);
+    pick(panel_->metricCombo(), st.metricKey);
+    panel_->descendingCheck()->setChecked(st.descending);
+    panel_->framesCheck()->setChecked(st.frames);
 }
 
 void ModelViewController::setDetectors(std::vector<attnscope::HeadDetectors> heads) {
@@ -75,6 +97,12 @@ void ModelViewController::metricPicked(const QString& key) {
             emit detectorsWanted();
             return;
         }
+}
+
+QString ModelViewController::modelsOwnNote() const {
+    // The thumbnails and metrics are the model's own maps: say so while the lab shows a variant.
+    const LabVariant v = window_->lab()->panel()->variant();
+    return v == LabVariant::Native ? QString() : tr(" · the model's own maps, not the lab's %1 variant").arg(labVariantName(v));
 }
 
 bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
@@ -104,7 +132,8 @@ void ModelViewController::refresh() {
                                    .arg(info.heads)
                                    .arg(key.layer)
                                    .arg(key.head)
-                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
+                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)) +
+                               modelsOwnNote());
     if (!shownNow()) return;
     if (metricsTrace_ == trace && metricsTemperature_ == t) return;
     metricsTrace_ = trace;

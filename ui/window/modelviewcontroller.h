@@ -11,6 +11,8 @@
 
 #include <QObject>
 
+#include <string>
+
 class MainWindow;
 class ModelViewPanel;
 
@@ -21,6 +23,18 @@ public:
 
     ModelViewPanel* panel() const { return panel_; }
     LabService* service() const { return service_; }
+
+    // The Model tab's settings as plain values (workspace files save and restore them); metric
+    // keys are headMetricList()'s (attnscope/analysis/head_metric_list.h).
+    struct State {
+        std::string orderKey;               // empty = head number (natural order)
+        bool descending = true;             // largest first
+        bool frames = true;                 // frame tiles by pattern class
+        std::string metricKey = "entropy";  // the layer × head map's metric
+    };
+    State state() const;
+    // Unknown keys are ignored (an older file, a metric since renamed).
+    void setState(const State& state);
     // The trace and temperature whose metrics the panel shows (complete or arriving).
     TracePtr metricsTrace() const { return metricsTrace_; }
     // Follows the window's selection, block and trace; asks for metrics when shown.
@@ -35,6 +49,7 @@ signals:
 
 private:
     bool shownNow() const;
+    QString modelsOwnNote() const;
     void metricPicked(const QString& key);
 
     MainWindow* window_;

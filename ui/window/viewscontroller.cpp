@@ -3,6 +3,8 @@
 
 #include "figure/figure.h"
 #include "panels/controlpanel.h"
+#include "panels/exportdialog.h"
+#include "services/session.h"
 #include "views/heatmapview.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
@@ -11,22 +13,28 @@
 #include "window/labcontroller.h"
 #include "window/mainwindow.h"
 
+#include "attnscope/analysis/token_kind.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/runtime/error.h"
 
 #include <QAction>
 #include <QDir>
-#include <QFileDialog>
+#include <QFileInfo>
 #include <QMessageBox>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QSignalBlocker>
 #include <QTabWidget>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
 
 struct LineResult {
     std::vector<attnscope::HeadMap> maps;
+    std::vector<int> heads, unfitted;
     QString error;
 };
 struct NeuronResult {
@@ -35,25 +43,86 @@ struct NeuronResult {
 };
 struct QkResult {
     attnscope::QkSpace space;
+    std::vector<attnscope::TokenKind> queryKinds, keyKinds;
     std::vector<attnscope::HeadMap> maps;  // the heads in scope, for the selected query's row
     std::vector<int> heads;
     QString error;
 };
 
-// Maps of heads [first, last] at T, or an error in words.
-QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last, double T, const JobTracker::Stop& stop,
-                  std::vector<attnscope::HeadMap>& out) {
+// Rows and columns [begin, begin + rows / cols) of a map; rows == 0: the whole map.
+struct TokenWindow {
+    int begin = 0, rows = 0, cols = 0;
+};
+
+// The lab's maps of heads [first, last] (specs[h]: the variant the window shows, at its
+// temperature), or an error in words. Heads whose variant needs an additive fit they do not have
+// are left out and listed in `unfitted`.
+// With a window (rows > 0): only its rows × columns, from core's exact sub-map (pooledMap with a
+// bin per cell) where the variant is one of the Trace's maps, else cut from the lab's full map.
+QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last, const std::vector<VariantSpec>& specs,
+                  const JobTracker::Stop& stop, std::vector<attnscope::HeadMap>& out, std::vector<int>& heads,
+                  std::vector<int>* unfitted = nullptr, const TokenWindow& window = {}) {
     try {
-        attnscope::MapOptions o;
-        o.temperature = T;
-        for (int h = first; h <= last && !stop; ++h) out.push_back(trace.map(key.block, key.layer, h, o));
+        const auto& info = trace.blocks()[std::size_t(key.block)];
+        for (int h = first; h <= last && !stop; ++h) {
+            const VariantSpec& spec = specs[std::size_t(h)];
+            if (attnscope::variantNeedsFit(info, spec.variant) && !spec.fit) {
+                if (unfitted) unfitted->push_back(h);
+                continue;
+            }
+            heads.push_back(h);
+            if (const auto variant = traceVariant(spec.variant); window.rows > 0 && variant) {
+                attnscope::MapOptions o = spec.map;
+                o.variant = *variant;
+                attnscope::PoolRequest p;
+                p.rowBegin = window.begin, p.rowEnd = window.begin + window.rows, p.outRows = window.rows;
+                p.colBegin = window.begin, p.colEnd = window.begin + window.cols, p.outCols = window.cols;
+                out.push_back(trace.pooledMap(key.block, key.layer, h, p, o));
+                continue;
+            }
+            attnscope::HeadMap m = attnscope::labMap(trace, key.block, key.layer, h, spec, spec.fit.get()).map;
+            if (window.rows > 0) {
+                attnscope::HeadMap cut{window.rows, window.cols, {}};
+                cut.values.reserve(std::size_t(window.rows) * window.cols);
+                for (int i = window.begin; i < window.begin + window.rows; ++i)
+                    cut.values.insert(cut.values.end(), m.values.begin() + std::size_t(i) * m.cols + window.begin,
+                                      m.values.begin() + std::size_t(i) * m.cols + window.begin + window.cols);
+                m = std::move(cut);
+            }
+            out.push_back(std::move(m));
+        }
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
     return {};
 }
 
+// maps[i] of heads[i] placed at their head index; heads left out get an empty map (not drawn).
+std::vector<attnscope::HeadMap> byHead(const std::vector<attnscope::HeadMap>& maps, const std::vector<int>& heads, int count) {
+    std::vector<attnscope::HeadMap> out(std::size_t(std::max(0, count)));
+    for (std::size_t i = 0; i < maps.size(); ++i)
+        if (heads[i] >= 0 && heads[i] < count) out[std::size_t(heads[i])] = maps[i];
+    return out;
+}
+
+// The title, and which heads are drawn when the variant needs fits only some heads have.
+QString unfittedNote(const QString& title, const std::vector<int>& unfitted) {
+    if (unfitted.empty()) return title;
+    return title + QObject::tr(" \u00b7 %n head(s) without an additive fit not drawn", nullptr, int(unfitted.size()));
+}
+
 }  // namespace
+
+std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
+    switch (variant) {
+        case LabVariant::Native: return attnscope::MapVariant::Native;
+        case LabVariant::Dot: return attnscope::MapVariant::Dot;
+        case LabVariant::Linear: return attnscope::MapVariant::Linear;
+        case LabVariant::Additive:
+        case LabVariant::Hybrid: break;
+    }
+    return std::nullopt;
+}
 
 ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(window) {
     tabs_ = new QTabWidget;
@@ -92,14 +161,48 @@ ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(
         if (p < 0) return select(-1, -1);
         select(s.isKey[p] ? 1 : 0, s.position[p]);
     });
-    connect(lines_, &LineView::exportRequested, this, [this] { exportView(lines_); });
-    connect(neuron_, &NeuronView::exportRequested, this, [this] { exportView(neuron_); });
-    connect(qk_, &QkSpaceView::exportRequested, this, [this] { exportView(qk_); });
+    connect(lines_, &LineView::windowMoved, this, &ViewsController::requestLines);
+    // Each view's Export… button: the export dialog for it (as File > Export View…).
+    for (QWidget* view : {static_cast<QWidget*>(lines_), static_cast<QWidget*>(neuron_), static_cast<QWidget*>(qk_)}) {
+        const auto ask = [this, view] {
+            tabs_->setCurrentWidget(view);
+            exportShownView();
+        };
+        if (view == lines_) connect(lines_, &LineView::exportRequested, this, ask);
+        else if (view == neuron_) connect(neuron_, &NeuronView::exportRequested, this, ask);
+        else connect(qk_, &QkSpaceView::exportRequested, this, ask);
+    }
     // A new map in the heat map (another size, another head) keeps the frame where it fits.
     connect(window_->heatmap(), &HeatmapView::mapShown, this, [this] { setHeatmapHighlight(highlight_.first, highlight_.second); });
 }
 
 ViewsController::~ViewsController() = default;
+
+ViewsController::State ViewsController::state() const {
+    State st;
+    st.tab = tabs_->currentIndex();
+    st.selectedSide = side_;
+    st.selectedIndex = index_;
+    st.lines = lines_->state();
+    st.neuron = neuron_->state();
+    st.qk = qk_->state();
+    return st;
+}
+
+void ViewsController::setState(const State& st) {
+    lines_->setState(st.lines);
+    neuron_->setState(st.neuron);
+    {
+        const QSignalBlocker block(qk_);  // one request below, not one per combo
+        qk_->setState(st.qk);
+    }
+    {
+        const QSignalBlocker block(tabs_);
+        tabs_->setCurrentIndex(std::clamp(st.tab, 0, tabs_->count() - 1));
+    }
+    select(st.selectedSide, st.selectedIndex);
+    refresh();
+}
 
 void ViewsController::waitForWorkers() {
     lineJobs_.waitForDone();
@@ -113,6 +216,10 @@ ViewsController::Selection ViewsController::current() const {
     s.key = window_->currentKey();
     s.temperature = window_->lab()->displayTemperature(window_->sliderTemperature());
     if (s.trace && (s.key.block < 0 || s.key.block >= int(s.trace->blocks().size()))) s.key.block = -1;
+    if (s.valid()) {
+        const int heads = s.trace->blocks()[std::size_t(s.key.block)].heads;
+        for (int h = 0; h < heads; ++h) s.specs.push_back(window_->lab()->variantSpec({s.key.block, s.key.layer, h}));
+    }
     return s;
 }
 
@@ -125,12 +232,14 @@ QString ViewsController::title(const Selection& s, bool withHead) const {
     const auto& info = s.trace->blocks()[std::size_t(s.key.block)];
     const QString block = s.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString();
     const double T = info.kind == attnscope::AttentionKind::Linear ? 1.0 : s.temperature;
-    if (withHead) return mapTitle(QString(), block, s.key.layer, s.key.head, T);
+    const LabVariant v = s.specs.empty() ? LabVariant::Native : s.specs.front().variant;
+    const QString variant = v == LabVariant::Native ? QString() : tr(" \u00b7 lab: %1").arg(labVariantName(v));
+    if (withHead) return mapTitle(QString(), block, s.key.layer, s.key.head, T) + variant;
     QStringList parts;
     if (!block.isEmpty()) parts << block;
     parts << tr("layer %1").arg(s.key.layer);
     if (std::abs(T - 1.0) > 1e-9) parts << QStringLiteral("T = %1").arg(T, 0, 'g', 3);
-    return parts.join(QStringLiteral(" \u00b7 "));
+    return parts.join(QStringLiteral(" \u00b7 ")) + variant;
 }
 
 void ViewsController::refresh() {
@@ -147,26 +256,41 @@ void ViewsController::requestLines() {
     const Selection s = current();
     if (!s.valid()) return;
     const auto& info = s.trace->blocks()[std::size_t(s.key.block)];
-    const QStringList q = labels(s, true), k = labels(s, false);
-    if (q.size() > kMaxLineTokens || k.size() > kMaxLineTokens) {
-        lineJobs_.cancel();
-        lines_->clear(tr("The line view draws inputs of up to %1 tokens; this one has %2. Use the heat map, or a shorter input.")
-                          .arg(kMaxLineTokens)
-                          .arg(std::max(q.size(), k.size())));
-        return;
+    QStringList q = labels(s, true), k = labels(s, false);
+    // Long inputs: a window of kLineWindow tokens on both sides, which the view's scroll bar moves.
+    TokenWindow w;
+    const int longest = int(std::max(q.size(), k.size()));
+    if (longest > kMaxLineTokens) {
+        w.begin = std::clamp(lines_->windowStart(), 0, longest - kLineWindow);
+        w.rows = std::clamp(int(q.size()) - w.begin, 0, kLineWindow);
+        w.cols = std::clamp(int(k.size()) - w.begin, 0, kLineWindow);
+        lines_->setWindow(longest, w.begin, kLineWindow);
+        if (w.rows == 0 || w.cols == 0) {
+            lineJobs_.cancel();
+            lines_->clear(tr("Tokens %1\u2013%2 have no %3 here: scroll back.").arg(w.begin).arg(w.begin + kLineWindow - 1)
+                              .arg(w.rows == 0 ? tr("queries") : tr("keys")));
+            return;
+        }
+        q = q.mid(w.begin, w.rows);
+        k = k.mid(w.begin, w.cols);
+    } else {
+        lines_->setWindow(0, 0, 0);
     }
     const QString t = title(s, false);
     const bool cross = info.name == "cross";
     const int heads = info.heads;
     lineJobs_.start(
-        [s, heads](const JobTracker::Stop& stop) {
+        [s, heads, w](const JobTracker::Stop& stop) {
             LineResult r;
-            r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.temperature, stop, r.maps);
+            r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
             return r;
         },
         [this, q, k, t, cross](const LineResult& r) {
             if (!r.error.isEmpty()) lines_->clear(r.error);
-            else lines_->setMaps(r.maps, q, k, t, cross);
+            else if (r.maps.empty() && !r.unfitted.empty())
+                lines_->clear(tr("The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
+                                 "in the Lab dock to see its lines."));
+            else lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k, unfittedNote(t, r.unfitted), cross);
             if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
             emit linesShown();
         });
@@ -180,6 +304,17 @@ void ViewsController::requestNeuron() {
     const int query = neuron_->query();
     if (query < 0) return;
     const QString t = title(s, true);
+    const LabVariant v = s.specs[std::size_t(s.key.head)].variant;
+    // The model's own map: core says why when its layer has no q·k logits (additive, linear).
+    if (v != LabVariant::Dot && v != LabVariant::Native) {
+        neuronJobs_.cancel();
+        neuron_->clear(tr("The neuron view splits dot-product scores into q\u2299k; the lab shows the %1 map, which has no such "
+                          "per-key decomposition. Pick \u201cmodel's own\u201d or \u201cdot\u201d in the Lab dock to see it.")
+                           .arg(labVariantName(v)));
+        // Queued, as a worker's result would be: a caller that just asked waits for it.
+        QMetaObject::invokeMethod(this, [this] { emit neuronShown(); }, Qt::QueuedConnection);
+        return;
+    }
     neuronJobs_.start(
         [s, query](const JobTracker::Stop&) {
             NeuronResult r;
@@ -214,16 +349,15 @@ void ViewsController::requestQk() {
                 attnscope::QkSpaceOptions o;
                 o.head = all ? -1 : s.key.head;
                 r.space = attnscope::qkSpace(*s.trace, s.key.block, s.key.layer, o);
+                r.queryKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, false);
+                r.keyKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, true);
             } catch (const std::exception& e) {
                 r.error = QString::fromUtf8(e.what());
                 return r;
             }
             if (withMaps) {
                 const int first = all ? 0 : s.key.head, last = all ? heads - 1 : s.key.head;
-                if (layerMaps(*s.trace, s.key, first, last, s.temperature, stop, r.maps).isEmpty())
-                    for (int h = first; h <= last; ++h) r.heads.push_back(h);
-                else
-                    r.maps.clear();
+                if (!layerMaps(*s.trace, s.key, first, last, s.specs, stop, r.maps, r.heads).isEmpty()) r.maps.clear(), r.heads.clear();
             }
             return r;
         },
@@ -232,6 +366,7 @@ void ViewsController::requestQk() {
                 qk_->clear(r.error);
             } else {
                 qk_->setSpace(r.space, q, k, t);
+                qk_->setTokenKinds(r.queryKinds, r.keyKinds);
                 qkMaps_ = r.maps;
                 qkMapHeads_ = r.heads;
                 if (side_ >= 0) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
@@ -300,16 +435,37 @@ void ViewsController::setHeatmapHighlight(int side, int index) {
     heat->plot()->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void ViewsController::exportView(QWidget* view) {
-    const QString path = QFileDialog::getSaveFileName(window_, tr("Export the view as a figure"), QString(),
-                                                      tr("Figures (*.pdf *.svg *.png)"));
-    if (path.isEmpty()) return;
-    try {
-        if (view == lines_) lines_->exportFigure(path);
-        else if (view == neuron_) neuron_->exportFigure(path);
-        else qk_->exportFigure(path);
-        window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 5000);
-    } catch (const std::exception& e) {
-        QMessageBox::warning(window_, tr("The figure could not be written."), QString::fromUtf8(e.what()));
+PaintedFigure ViewsController::shownFigure() const {
+    QWidget* shown = tabs_->currentWidget();
+    if (shown == lines_) return lines_->exportable();
+    if (shown == neuron_) return neuron_->exportable();
+    return qk_->exportable();
+}
+
+ExportDialog* ViewsController::exportShownView() {
+    const PaintedFigure figure = shownFigure();
+    if (!figure) {
+        QMessageBox::information(window_, tr("There is no view to export."),
+                                 tr("The %1 view shows nothing yet: run an input and show it in the Views dock.")
+                                     .arg(tabs_->tabText(tabs_->currentIndex()).toLower()));
+        return nullptr;
     }
+    static const char* names[] = {"lines", "neuron", "qk"};
+    const Selection s = current();
+    QString name = QFileInfo(window_->session()->modelSpec()).fileName() +
+                   QStringLiteral("_%1_L%2").arg(QLatin1String(names[std::clamp(tabs_->currentIndex(), 0, 2)])).arg(s.key.layer);
+    if (tabs_->currentWidget() != lines_) name += QStringLiteral("_H%1").arg(s.key.head);
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), window_);
+    dialog->setObjectName(QStringLiteral("exportViewDialog"));
+    dialog->setWindowTitle(tr("Export View"));
+    dialog->setPainted(figure);
+    // The neuron view's (key × dimension) maps need the width of two columns.
+    if (tabs_->currentWidget() == neuron_) dialog->setWidthInches(ExportDialog::kTwoColumnIn);
+    connect(dialog, &ExportDialog::exported, this,
+            [this](const QString& path) { window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
+    dialog->open();
+    return dialog;
 }

@@ -12,6 +12,10 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/labservice.h"
+#include "views/lineview.h"
+#include "views/neuronview.h"
+#include "views/qkspaceview.h"
 #include "services/mapservice.h"
 
 #include "attnscope/analysis/neuron.h"
@@ -20,13 +24,17 @@
 #include <QObject>
 #include <QString>
 
+#include <optional>
+
 #include <vector>
 
-class LineView;
+// The Trace's map variant that draws a lab variant (Native, Dot, Linear), or nothing for the
+// variants that need a head's additive fit (Additive, Hybrid on a dot layer: labMap only).
+std::optional<attnscope::MapVariant> traceVariant(LabVariant variant);
+
+class ExportDialog;
 class MainWindow;
-class NeuronView;
 class QCPItemRect;
-class QkSpaceView;
 class QTabWidget;
 
 class ViewsController : public QObject {
@@ -40,6 +48,19 @@ public:
     NeuronView* neuron() const { return neuron_; }
     QkSpaceView* qkSpace() const { return qk_; }
 
+    // The dock's state as plain values (workspace files save and restore it): the current tab
+    // (0 lines, 1 neuron, 2 query-key space), the shared token selection and each view's settings.
+    struct State {
+        int tab = 0;
+        int selectedSide = -1, selectedIndex = -1;  // as select()
+        LineView::State lines;
+        NeuronView::State neuron;
+        QkSpaceView::State qk;
+    };
+    State state() const;
+    // Applies the settings and the selection to the shown trace, then asks core again.
+    void setState(const State& state);
+
     // The selection or the trace changed: the visible view asks core again.
     void refresh();
     // The shared token selection: side 0 = query row, 1 = key column, -1 none.
@@ -48,10 +69,17 @@ public:
     void select(int side, int index);
     // The heat map's frame: {side, index} or {-1, -1}.
     std::pair<int, int> heatmapHighlight() const { return highlight_; }
+    // File > Export View…: the export dialog (its file, format, width and dpi) for the view shown
+    // in the dock ("exportViewDialog", opened non-modally); null with a message when it shows
+    // nothing.
+    ExportDialog* exportShownView();
+    PaintedFigure shownFigure() const;
     // Blocks until every worker has returned (tests, shutdown).
     void waitForWorkers();
-    // The inputs longest the line view draws (queries or keys); longer inputs show a message.
+    // The longest inputs the line view draws whole (queries or keys); longer inputs show a window
+    // of kLineWindow tokens that its scroll bar moves.
     static constexpr int kMaxLineTokens = 512;
+    static constexpr int kLineWindow = 128;
 
 signals:
     // A view received new values from core (for tests: which one).
@@ -64,6 +92,7 @@ private:
         TracePtr trace;
         MapKey key;
         double temperature = 1.0;
+        std::vector<VariantSpec> specs;  // per head of the layer: the lab's variant (and fit) for it
         bool valid() const { return trace && key.block >= 0; }
     };
     Selection current() const;
@@ -73,7 +102,6 @@ private:
     void setHeatmapHighlight(int side, int index);
     void hover(int side, int index);
     void updateQkRow();
-    void exportView(QWidget* view);
     QStringList labels(const Selection& s, bool queries) const;
     QString title(const Selection& s, bool withHead) const;
 
