@@ -2,7 +2,7 @@
 // generation are saved and opened again through the real window (save -> open in a fresh window
 // -> the same settings, maps, Output box and figure bytes), version 1 files still open (their
 // missing sections are what a fresh window shows), and bad values are refused naming the field.
-#include "window_fixture.h"
+#include "views_fixture.h"
 
 #include "../cli/cli_run.h"
 
@@ -311,6 +311,55 @@ TEST_CASE("A workspace on a ViT opens to the same overlay: source, discard, look
     CHECK(imageB->panel()->colormapCombo()->currentText() == QStringLiteral("cividis"));
     checkSameWorkspace(a.window, b.window);
     REQUIRE(imageB->exportFigure(qpath(dir / "b.svg")));
+    CHECK(fileBytes(dir / "b.svg") == fileBytes(dir / "a.svg"));
+    b.window.lab()->shutdown();
+    a.window.lab()->shutdown();
+    fs::remove_all(dir);
+}
+
+TEST_CASE("A workspace keeps the Views dock: its tab, the selected token and each view's settings",
+          "[ui][workspace][window][views]") {
+    const fs::path dir = freshDir("ws-views");
+    const fs::path file = dir / "views.attnscope";
+    ViewsFixture a;
+    a.open(QStringLiteral("builtin:reverse-dot"));
+    ViewsController::State st = a.views->state();
+    st.tab = 2;  // the query-key space
+    st.qk.allHeads = true;
+    st.qk.coloring = QkColoring::Head;
+    st.lines.threshold = 0.05;
+    st.lines.hiddenHeads = {1};
+    st.neuron.query = 2;
+    st.selectedSide = 0;
+    st.selectedIndex = 1;
+    QSignalSpy shownA(a.views, &ViewsController::qkShown);
+    a.views->setState(st);
+    REQUIRE(shownA.wait(20000));
+    REQUIRE(a.window.saveWorkspaceFile(qpath(file)));
+    const Workspace saved = readWorkspace(qpath(file));
+    CHECK(saved.views.tab == QStringLiteral("qk"));
+    CHECK(saved.views.qk.coloring == QStringLiteral("head"));
+    CHECK(saved.views.selectedSide == QStringLiteral("query"));
+    CHECK(saved.views.lines.hiddenHeads == std::vector<int>{1});
+    writePainted(qpath(dir / "a.svg"), a.views->shownFigure(), 3.25);
+
+    ViewsFixture b;
+    QSignalSpy shownB(b.views, &ViewsController::qkShown);
+    reopen(b, file);
+    REQUIRE(QTest::qWaitFor([&] { return shownB.count() > 0 && bool(b.views->shownFigure()); }, 20000));
+    b.views->waitForWorkers();
+    QTest::qWait(50);  // the last result delivered
+    const ViewsController::State sb = b.views->state();
+    CHECK(sb.tab == 2);
+    CHECK(sb.qk.allHeads);
+    CHECK(sb.qk.coloring == QkColoring::Head);
+    CHECK(sb.lines.threshold == 0.05);
+    CHECK(sb.lines.hiddenHeads == std::vector<int>{1});
+    CHECK(sb.neuron.query == 2);
+    CHECK(sb.selectedSide == 0);
+    CHECK(sb.selectedIndex == 1);
+    checkSameWorkspace(a.window, b.window);
+    writePainted(qpath(dir / "b.svg"), b.views->shownFigure(), 3.25);
     CHECK(fileBytes(dir / "b.svg") == fileBytes(dir / "a.svg"));
     b.window.lab()->shutdown();
     a.window.lab()->shutdown();

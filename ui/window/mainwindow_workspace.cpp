@@ -28,6 +28,7 @@
 #include "window/imagecontroller.h"
 #include "window/labcontroller.h"
 #include "window/modelviewcontroller.h"
+#include "window/viewscontroller.h"
 
 #include "attnscope/runtime/device.h"
 
@@ -69,6 +70,12 @@ QString deviceName(attnscope::DeviceChoice c) {
 
 const QStringList kTabNames = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
                                QStringLiteral("image")};
+
+// The file's names of the Views dock's tabs, the selection's side and QkColoring's values, in
+// their index order (workspace_views.cpp reads the same names).
+const QStringList kViewTabNames = {QStringLiteral("lines"), QStringLiteral("neuron"), QStringLiteral("qk")};
+const QStringList kSideNames = {QStringLiteral("none"), QStringLiteral("query"), QStringLiteral("key")};
+const QStringList kColoringNames = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"), QStringLiteral("token_kind")};
 
 int poolingIndex(const QString& name) { return name == QLatin1String("mean") ? 1 : name == QLatin1String("sum") ? 2 : 0; }
 const char* poolingName(attnscope::Pooling p) { return p == attnscope::Pooling::Mean ? "mean" : p == attnscope::Pooling::Sum ? "sum" : "max"; }
@@ -282,20 +289,19 @@ Workspace MainWindow::currentWorkspace() const {
 }
 
 void MainWindow::currentViewSections(Workspace& w) const {
-    const ModelViewPanel* model = modelView_->panel();
-    w.modelView.order = model->orderCombo()->currentData().toString();
-    w.modelView.descending = model->descendingCheck()->isChecked();
-    w.modelView.frames = model->framesCheck()->isChecked();
-    w.modelView.metric = model->metricCombo()->currentData().toString();
-    const ImageOverlayPanel* image = imageView_->panel();
-    w.image.source = image->source();
-    w.image.fusion = image->fusion();
-    w.image.discardRatio = image->discardRatio();
-    w.image.opacity = image->opacitySlider()->value();
-    w.image.colormap = parseColormap(image->colormapCombo()->currentText()).value_or(Colormap::Magma);
-    w.image.smooth = image->smoothCheck()->isChecked();
-    w.image.grid = image->gridCheck()->isChecked();
-    w.image.query = image->query();
+    // Each view's own State (views' structs), in the file's names.
+    const ModelViewController::State m = modelView_->state();
+    w.modelView = {QString::fromStdString(m.orderKey), m.descending, m.frames, QString::fromStdString(m.metricKey)};
+    const ImageController::State i = imageView_->state();
+    w.image = {i.source, i.fusion, i.discardRatio, i.opacity, i.colormap, i.smooth, i.grid, i.query};
+    const ViewsController::State v = views_->state();
+    w.views.tab = kViewTabNames.value(v.tab, kViewTabNames.first());
+    const bool selected = (v.selectedSide == 0 || v.selectedSide == 1) && v.selectedIndex >= 0;
+    w.views.selectedSide = selected ? kSideNames[v.selectedSide + 1] : kSideNames[0];
+    w.views.selectedIndex = selected ? v.selectedIndex : -1;
+    w.views.lines = {v.lines.hiddenHeads, v.lines.threshold, v.lines.windowStart};
+    w.views.neuronQuery = v.neuron.query;
+    w.views.qk = {v.qk.allHeads, kColoringNames.value(int(v.qk.coloring), kColoringNames.first())};
     const GeneratePanel* gen = generate_->panel();
     Workspace::GenerationState& g = w.generation;
     g.tokens = gen->tokens();
@@ -310,20 +316,23 @@ void MainWindow::currentViewSections(Workspace& w) const {
 }
 
 void MainWindow::applyWorkspaceViews(const Workspace& ws) {
-    ModelViewPanel* model = modelView_->panel();
-    model->orderCombo()->setCurrentIndex(std::max(0, model->orderCombo()->findData(ws.modelView.order)));
-    model->descendingCheck()->setChecked(ws.modelView.descending);
-    model->framesCheck()->setChecked(ws.modelView.frames);
-    model->metricCombo()->setCurrentIndex(std::max(0, model->metricCombo()->findData(ws.modelView.metric)));
-    ImageOverlayPanel* image = imageView_->panel();
-    image->sourceCombo()->setCurrentIndex(std::max(0, image->sourceCombo()->findData(int(ws.image.source))));
-    image->fusionCombo()->setCurrentIndex(std::max(0, image->fusionCombo()->findData(int(ws.image.fusion))));
-    image->discardSpin()->setValue(ws.image.discardRatio);
-    image->opacitySlider()->setValue(ws.image.opacity);
-    image->colormapCombo()->setCurrentText(colormapName(ws.image.colormap));
-    image->smoothCheck()->setChecked(ws.image.smooth);
-    image->gridCheck()->setChecked(ws.image.grid);
-    image->setQuery(ws.image.query);
+    ModelViewController::State m;
+    m.orderKey = ws.modelView.order.toStdString();
+    m.descending = ws.modelView.descending;
+    m.frames = ws.modelView.frames;
+    m.metricKey = ws.modelView.metric.toStdString();
+    modelView_->setState(m);
+    const Workspace::ImageTab& t = ws.image;
+    imageView_->setState({t.source, t.fusion, t.discardRatio, t.opacity, t.colormap, t.smooth, t.grid, t.query});
+    ViewsController::State v;
+    v.tab = std::max(0, int(kViewTabNames.indexOf(ws.views.tab)));
+    v.selectedSide = int(kSideNames.indexOf(ws.views.selectedSide)) - 1;  // none -1, query 0, key 1
+    v.selectedIndex = v.selectedSide < 0 ? -1 : ws.views.selectedIndex;
+    v.lines = {ws.views.lines.hiddenHeads, ws.views.lines.threshold, ws.views.lines.windowStart};
+    v.neuron.query = ws.views.neuronQuery;
+    v.qk.allHeads = ws.views.qk.allHeads;
+    v.qk.coloring = QkColoring(std::max(0, int(kColoringNames.indexOf(ws.views.qk.coloring))));
+    views_->setState(v);
 }
 
 bool MainWindow::saveWorkspaceFile(const QString& path) {
