@@ -393,3 +393,34 @@ TEST_CASE("corpus on the reverse model scores exact match of the greedy output a
     CHECK(s.result.pruning.front().metric.mean == Approx(own));
     CHECK(own <= 0.8);
 }
+
+TEST_CASE("corpus folder with both curves reports the order its last pruning pass asked for", "[corpus]") {
+    const auto file = sentimentCorpus("corpus-orders", 5);
+    const auto& model = *sentiment();
+    const auto out = freshDir("corpus-orders-out");
+    const CorpusResult byImportance = runCorpus(model, file, out, {}).result;
+    REQUIRE(byImportance.orderKind == "importance");
+    CorpusOptions greedy;
+    greedy.stats = greedy.importance = false;
+    greedy.order = PruneOrder::Greedy;
+    const CorpusResult again = runCorpus(model, file, out, greedy).result;
+    const CorpusResult alone = runCorpus(model, file, freshDir("corpus-orders-greedy"), greedy).result;
+    CHECK(again.orderKind == "greedy");
+    CHECK(readCorpusResult(out).orderKind == "greedy");
+    REQUIRE(again.pruning.size() == alone.pruning.size());
+    for (std::size_t k = 0; k < alone.pruning.size(); ++k) {
+        CHECK(headName(again.pruning[k].head) == headName(alone.pruning[k].head));
+        CHECK(again.pruning[k].metric.mean == alone.pruning[k].metric.mean);
+    }
+    CHECK(again.heads[0].hasImportance);  // the folder's other records stay in the result
+    // Back to the importance order: its records are resumed, the curve is the first one again.
+    CorpusOptions importance;
+    importance.stats = importance.importance = false;
+    importance.fixedOrder = byImportance.pruneOrder;
+    const CorpusRunSummary back = runCorpus(model, file, out, importance);
+    CHECK(back.computed == 0);
+    CHECK(back.result.orderKind == "importance");
+    CHECK(slurp(out / "pruning.csv").find(headName(byImportance.pruning[1].head)) != std::string::npos);
+    for (std::size_t k = 0; k < byImportance.pruning.size(); ++k)
+        CHECK(back.result.pruning[k].metric.mean == byImportance.pruning[k].metric.mean);
+}

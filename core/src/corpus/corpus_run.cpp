@@ -147,7 +147,9 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
         std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.heads[a].importance.mean < r.heads[b].importance.mean; });
         for (int h : order) r.pruneOrder.push_back(heads[h]);
     }
-    if (pruning && run.contains("prune_order")) {
+    // A folder can hold both curves; the result is the one its last pruning pass asked for.
+    const std::string lastOrder = run.value("order", std::string());
+    if (pruning && run.contains("prune_order") && lastOrder != "greedy") {
         r.orderKind = "importance";
         const json& order = run.at("prune_order");
         for (int k = 0; k <= H; ++k) {
@@ -163,7 +165,7 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
             s.change = spreadOf(c);
             r.pruning.push_back(s);
         }
-    } else if (greedy) {
+    } else if (greedy && lastOrder != "importance") {
         r.orderKind = "greedy";
         for (const auto& [k, j] : greedy->records()) {
             PruneStep s;
@@ -284,6 +286,10 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         folder.save();
     }
     const std::vector<std::string> statKeys = corpusStatKeys();
+    if (o.pruning) {
+        folder.run["order"] = o.order == PruneOrder::Greedy ? "greedy" : "importance";
+        folder.save();
+    }
     const std::vector<HeadRef> heads = headsOf(folder.run);
     const std::vector<int> slice = sliceOf(static_cast<int>(examples.size()), folder.run);
     CorpusRunSummary summary;
