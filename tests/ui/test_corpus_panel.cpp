@@ -117,6 +117,13 @@ TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shar
         CHECK(view->map().at(h.head.layer, h.head.head) == Approx(st.spread.mean).epsilon(1e-6));
     }
 
+    CHECK(view->title() == QStringLiteral("self · mean over 6 examples"));
+    // Induction counts only the sentences with a repeated token; the title says how many.
+    show->setCurrentIndex(show->findData(QStringLiteral("det_induction")));
+    const int withTarget = r.heads[0].stat("det_induction").examples;
+    REQUIRE(withTarget < 6);  // seed 5's six sentences: not all repeat a token
+    CHECK(view->title().contains(QStringLiteral("the %1 of 6 examples with a target").arg(withTarget)));
+
     show->setCurrentIndex(show->findData(QStringLiteral("entropy")));
     double top = 0;
     for (const auto& h : r.heads) top = std::max(top, h.stat("entropy").spread.mean);

@@ -48,11 +48,13 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     blocks_->setObjectName(QStringLiteral("corpusBlockCombo"));
     quantities_ = new QComboBox;
     quantities_->setObjectName(QStringLiteral("corpusQuantityCombo"));
+    quantities_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // the names are the point
+    quantities_->setMinimumContentsLength(22);
     quantities_->setToolTip(tr("What the heat map shows per head: the importance the pruning order ranks by, or a "
                                "statistic's mean over the corpus examples"));
     examples_ = new QComboBox;
     examples_->setObjectName(QStringLiteral("corpusExampleCombo"));
-    examples_->setMinimumContentsLength(30);
+    examples_->setMinimumContentsLength(16);
     examples_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addWidget(openButton_);
     bar->addWidget(runButton_);
@@ -66,7 +68,10 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     choose->addWidget(new QLabel(tr("Show:")));
     choose->addWidget(quantities_);
     choose->addSpacing(12);
-    choose->addWidget(new QLabel(tr("Example (click a head to see its maps on it):")));
+    auto* exampleLabel = new QLabel(tr("Example:"));
+    exampleLabel->setToolTip(tr("Click a head of the heat map to see its maps on this example in the Explore tab"));
+    examples_->setToolTip(exampleLabel->toolTip());
+    choose->addWidget(exampleLabel);
     choose->addWidget(examples_, 1);
     layout->addLayout(choose);
     status_ = new QLabel(tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
@@ -233,7 +238,19 @@ void CorpusPanel::showBlock() {
     names.values = asIs ? q->name : tr("%1 / max (max %2%3)").arg(q->name).arg(top, 0, 'g', 3).arg(unit);
     names.valueScale = scale;
     importance_->setAxisNames(names);
-    importance_->setMap(grid, layers, heads, tr("%1 · mean over %2 examples").arg(blocks_->currentText()).arg(result_.examples));
+    // A detector counts only the examples with a target (StatSpread::examples): say how many.
+    int fewest = result_.examples, most = 0;
+    for (const auto& h : result_.heads)
+        if (h.head.block == block) {
+            const int n = h.hasStats && h.stats.count(key) ? h.stat(key).examples : result_.examples;
+            fewest = std::min(fewest, n), most = std::max(most, n);
+        }
+    const QString over = most >= result_.examples && fewest >= result_.examples
+                             ? tr("mean over %1 examples").arg(result_.examples)
+                             : tr("mean over the %1 of %2 examples with a target")
+                                   .arg(fewest == most ? QString::number(most) : QStringLiteral("%1–%2").arg(fewest).arg(most))
+                                   .arg(result_.examples);
+    importance_->setMap(grid, layers, heads, QStringLiteral("%1 · %2").arg(blocks_->currentText(), over));
 }
 
 void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,
