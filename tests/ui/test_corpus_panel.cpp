@@ -122,7 +122,7 @@ TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shar
     show->setCurrentIndex(show->findData(QStringLiteral("det_induction")));
     const int withTarget = r.heads[0].stat("det_induction").examples;
     REQUIRE(withTarget < 6);  // seed 5's six sentences: not all repeat a token
-    CHECK(view->title().contains(QStringLiteral("the %1 of 6 examples with a target").arg(withTarget)));
+    CHECK(view->title().contains(QStringLiteral("mean over %1 of 6 examples").arg(withTarget)));
 
     show->setCurrentIndex(show->findData(QStringLiteral("entropy")));
     double top = 0;

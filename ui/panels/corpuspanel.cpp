@@ -247,7 +247,7 @@ void CorpusPanel::showBlock() {
         }
     const QString over = most >= result_.examples && fewest >= result_.examples
                              ? tr("mean over %1 examples").arg(result_.examples)
-                             : tr("mean over the %1 of %2 examples with a target")
+                             : tr("mean over %1 of %2 examples")
                                    .arg(fewest == most ? QString::number(most) : QStringLiteral("%1–%2").arg(fewest).arg(most))
                                    .arg(result_.examples);
     importance_->setMap(grid, layers, heads, QStringLiteral("%1 · %2").arg(blocks_->currentText(), over));
