@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 using namespace attnscope;
@@ -78,12 +79,13 @@ TEST_CASE("corpus statistics and importance equal per-example metrics and masked
         CHECK(got.head.block == heads[h].block);
         const int b = traces[0]->blockIndex(heads[h].block);
         // Reference: the HeadMap measures (metrics.h) on each example's map, then mean and std in double.
-        std::vector<double> ent, first, drop, masked;
+        std::vector<double> ent, first, prev, drop, masked;
         std::array<int, kPatternClasses> classes{};
         for (std::size_t e = 0; e < ex.size(); ++e) {
             const HeadMap map = traces[e]->map(b, heads[h].layer, heads[h].head);
             ent.push_back(meanRowEntropy(map));
             first.push_back(attentionToKeys(map, {0}));
+            prev.push_back(patternScores(map).previous);
             ++classes[static_cast<int>(classifyPattern(map))];
             RunOptions mask;
             mask.maskHeads = {heads[h]};
@@ -96,11 +98,14 @@ TEST_CASE("corpus statistics and importance equal per-example metrics and masked
         double m = 0, sq = 0;
         for (double v : ent) m += v / ent.size();
         for (double v : ent) sq += (v - m) * (v - m) / ent.size();
-        CHECK(got.entropy.mean == Approx(m).epsilon(1e-5));
-        CHECK(got.entropy.std == Approx(std::sqrt(sq)).margin(1e-5));
-        double fm = 0;
+        CHECK(got.stat("entropy").spread.mean == Approx(m).epsilon(1e-5));
+        CHECK(got.stat("entropy").spread.std == Approx(std::sqrt(sq)).margin(1e-5));
+        CHECK(got.stat("entropy").examples == 6);
+        double fm = 0, pm = 0;
         for (double v : first) fm += v / first.size();
-        CHECK(got.firstToken.mean == Approx(fm).epsilon(1e-5));
+        for (double v : prev) pm += v / prev.size();
+        CHECK(got.stat("first_token").spread.mean == Approx(fm).epsilon(1e-5));
+        CHECK(got.stat("previous").spread.mean == Approx(pm).epsilon(1e-5));
         for (int c = 0; c < kPatternClasses; ++c) CHECK(got.patternShare[c] == Approx(classes[c] / 6.0));
         double dm = 0, mm = 0;
         for (double v : drop) dm += v / drop.size();
@@ -113,8 +118,109 @@ TEST_CASE("corpus statistics and importance equal per-example metrics and masked
     const CorpusResult back = readCorpusResult(out);
     REQUIRE(back.heads.size() == heads.size());
     CHECK(back.heads[1].importance.mean == s.result.heads[1].importance.mean);
-    CHECK(back.heads[1].entropy.std == s.result.heads[1].entropy.std);
+    CHECK(back.heads[1].stat("entropy").spread.std == s.result.heads[1].stat("entropy").spread.std);
+    CHECK(back.heads[1].stats.size() == corpusStatKeys().size());
     CHECK(slurp(out / "heads.csv").rfind("block,layer,head,entropy_mean", 0) == 0);
+}
+
+namespace {
+
+// A detector score (TransformerLens's Σ A⊙D over the rows with a target, divided by those rows'
+// mass) written out in double from the map and the ids; nullopt when no row has a target.
+std::optional<double> detectorReference(const HeadMap& a, const std::vector<std::int64_t>& ids, const std::string& kind) {
+    const int n = a.rows;
+    double hit = 0, mass = 0;
+    bool any = false;
+    for (int i = 0; i < n; ++i) {
+        double rowHit = 0, rowMass = 0;
+        bool target = false;
+        for (int j = 0; j < n; ++j) {
+            bool d = false;
+            if (kind == "previous") d = j == i - 1;
+            if (kind == "first") d = j == 0 && i >= 1;
+            if (kind == "duplicate") d = j < i && ids[j] == ids[i];
+            if (kind == "induction") d = j >= 1 && j <= i && ids[j - 1] == ids[i];
+            rowMass += a.at(i, j);
+            if (d) rowHit += a.at(i, j), target = true;
+        }
+        if (target) hit += rowHit, mass += rowMass, any = true;
+    }
+    if (!any) return std::nullopt;
+    return hit / mass;
+}
+
+}  // namespace
+
+TEST_CASE("corpus detector scores equal per-example detectors, over the examples that have a target", "[corpus]") {
+    // ids lines: two without a repeated token (no duplicate / induction target), three with.
+    const std::vector<std::vector<std::int64_t>> lines = {
+        {5, 9, 12, 7, 20}, {4, 8, 4, 8, 15, 4}, {6, 11, 14, 3, 10, 13}, {7, 7, 9, 7}, {12, 5, 18, 12, 5, 18, 9}};
+    const auto dir = freshDir("corpus-detectors");
+    {
+        std::ofstream f(dir / "ids.jsonl");
+        for (const auto& l : lines) {
+            f << "{\"ids\": [";
+            for (std::size_t i = 0; i < l.size(); ++i) f << (i ? ", " : "") << l[i];
+            f << "]}\n";
+        }
+    }
+    const auto& model = *sentiment();
+    CorpusOptions o;
+    o.importance = o.pruning = false;
+    const CorpusRunSummary s = runCorpus(model, dir / "ids.jsonl", dir / "out", o);
+    REQUIRE(s.result.examples == 5);
+    std::vector<std::shared_ptr<const Trace>> traces;
+    for (const auto& l : lines) traces.push_back(model.forward(l));
+    const auto heads = allHeads(*traces[0]);
+    REQUIRE(s.result.heads.size() == heads.size());
+    const std::vector<std::pair<std::string, std::string>> kinds = {
+        {"det_previous_token", "previous"}, {"det_first_token", "first"}, {"det_duplicate_token", "duplicate"}, {"det_induction", "induction"}};
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+        const int b = traces[0]->blockIndex(heads[h].block);
+        for (const auto& [key, kind] : kinds) {
+            std::vector<double> v;
+            for (std::size_t e = 0; e < lines.size(); ++e)
+                if (auto x = detectorReference(traces[e]->map(b, heads[h].layer, heads[h].head), lines[e], kind)) v.push_back(*x);
+            double m = 0, sq = 0;
+            for (double x : v) m += x / v.size();
+            for (double x : v) sq += (x - m) * (x - m) / v.size();
+            INFO(headName(heads[h]) << " " << key);
+            const StatSpread got = s.result.heads[h].stat(key);
+            CHECK(got.examples == static_cast<int>(v.size()));
+            CHECK(got.spread.mean == Approx(m).epsilon(1e-5));
+            CHECK(got.spread.std == Approx(std::sqrt(sq)).margin(1e-6));
+        }
+        // Duplicate / induction exist only where a token repeats: three of the five lines.
+        CHECK(s.result.heads[h].stat("det_induction").examples == 3);
+        CHECK(s.result.heads[h].stat("det_previous_token").examples == 5);
+    }
+    // heads.json / heads.csv carry them: read back exactly, a CSV column with the counts.
+    const CorpusResult back = readCorpusResult(dir / "out");
+    CHECK(back.heads[2].stat("det_induction").spread.mean == s.result.heads[2].stat("det_induction").spread.mean);
+    CHECK(back.heads[2].stat("det_induction").examples == 3);
+    const std::string csv = slurp(dir / "out" / "heads.csv");
+    CHECK(csv.find(",det_induction_mean,det_induction_std,det_induction_examples,") != std::string::npos);
+}
+
+TEST_CASE("corpus reads a version 1 heads.json (four statistics, no detectors)", "[corpus]") {
+    const auto dir = freshDir("corpus-v1");
+    std::ofstream(dir / "heads.json")
+        << R"({"format": "attnscope-corpus", "version": 1, "model": "builtin:sentiment-dot", "output": "class",
+              "metric": "accuracy", "importance": "p(true label) drop", "examples": 4, "base_metric": 0.75, "order": "",
+              "heads": [{"block": "self", "layer": 0, "head": 1, "entropy": {"mean": 1.5, "std": 0.25},
+                         "mean_distance": {"mean": 2, "std": 0.5}, "first_token": {"mean": 0.125, "std": 0},
+                         "separator": {"mean": 0, "std": 0},
+                         "patterns": {"diagonal": 0, "previous-token": 0.25, "global": 0.75, "local": 0, "sparse": 0, "mixed": 0}}],
+              "prune_order": [], "pruning": [], "bad_lines": []})";
+    const CorpusResult r = readCorpusResult(dir);
+    REQUIRE(r.heads.size() == 1);
+    CHECK(r.heads[0].stat("entropy").spread.mean == 1.5);
+    CHECK(r.heads[0].stat("mean_distance").spread.std == 0.5);
+    CHECK(r.heads[0].stat("entropy").examples == 4);
+    CHECK(r.heads[0].stat("det_induction").examples == 0);
+    CHECK(r.heads[0].patternShare[2] == 0.75);
+    std::ofstream(dir / "heads.json") << R"({"format": "attnscope-corpus", "version": 3})";
+    CHECK_THROWS_WITH(readCorpusResult(dir), Catch::Contains("heads.json") && Catch::Contains("version"));
 }
 
 TEST_CASE("corpus pruning curve: nothing pruned is the model's accuracy, all pruned the fully masked model's", "[corpus]") {
@@ -286,4 +392,35 @@ TEST_CASE("corpus on the reverse model scores exact match of the greedy output a
     CHECK(s.result.baseMetric == Approx(own));
     CHECK(s.result.pruning.front().metric.mean == Approx(own));
     CHECK(own <= 0.8);
+}
+
+TEST_CASE("corpus folder with both curves reports the order its last pruning pass asked for", "[corpus]") {
+    const auto file = sentimentCorpus("corpus-orders", 5);
+    const auto& model = *sentiment();
+    const auto out = freshDir("corpus-orders-out");
+    const CorpusResult byImportance = runCorpus(model, file, out, {}).result;
+    REQUIRE(byImportance.orderKind == "importance");
+    CorpusOptions greedy;
+    greedy.stats = greedy.importance = false;
+    greedy.order = PruneOrder::Greedy;
+    const CorpusResult again = runCorpus(model, file, out, greedy).result;
+    const CorpusResult alone = runCorpus(model, file, freshDir("corpus-orders-greedy"), greedy).result;
+    CHECK(again.orderKind == "greedy");
+    CHECK(readCorpusResult(out).orderKind == "greedy");
+    REQUIRE(again.pruning.size() == alone.pruning.size());
+    for (std::size_t k = 0; k < alone.pruning.size(); ++k) {
+        CHECK(headName(again.pruning[k].head) == headName(alone.pruning[k].head));
+        CHECK(again.pruning[k].metric.mean == alone.pruning[k].metric.mean);
+    }
+    CHECK(again.heads[0].hasImportance);  // the folder's other records stay in the result
+    // Back to the importance order: its records are resumed, the curve is the first one again.
+    CorpusOptions importance;
+    importance.stats = importance.importance = false;
+    importance.fixedOrder = byImportance.pruneOrder;
+    const CorpusRunSummary back = runCorpus(model, file, out, importance);
+    CHECK(back.computed == 0);
+    CHECK(back.result.orderKind == "importance");
+    CHECK(slurp(out / "pruning.csv").find(headName(byImportance.pruning[1].head)) != std::string::npos);
+    for (std::size_t k = 0; k < byImportance.pruning.size(); ++k)
+        CHECK(back.result.pruning[k].metric.mean == byImportance.pruning[k].metric.mean);
 }

@@ -49,6 +49,10 @@ TEST_CASE("Corpus tab shows a result folder and a clicked head on the chosen exa
     for (const auto& h : r.heads) top = std::max(top, h.importance.mean);
     for (const auto& h : r.heads)
         CHECK(shown.at(h.head.layer, h.head.head) == Approx(std::max(0.0, h.importance.mean / top)));
+    // Axes and colour bar say what they show: layers, heads, the statistic.
+    CHECK(panel->importanceView()->plot()->xAxis->label() == QStringLiteral("head"));
+    CHECK(panel->importanceView()->plot()->yAxis->label() == QStringLiteral("layer"));
+    CHECK(panel->importanceView()->axisNames().values.contains(QStringLiteral("p(true label) drop / max")));
     // The curve: k = 0 … 4 with the result's means (third graph: the mean line over the band).
     QCPGraph* mean = panel->curvePlot()->graph(2);
     REQUIRE(mean->data()->size() == 5);
@@ -90,4 +94,46 @@ TEST_CASE("Corpus tab runs a corpus file on the open model with progress", "[ui]
     REQUIRE(panel->result().heads.size() == direct.heads.size());
     CHECK(panel->result().heads[2].importance.mean == direct.heads[2].importance.mean);
     CHECK(panel->exampleCombo()->count() == 6);
+}
+
+TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shares, entropy over its largest", "[ui][corpus]") {
+    const auto dir = sentimentResult("ui-corpus-stats");
+    WindowFixture f;
+    REQUIRE(f.window.openCorpusResult(qpath(dir / "out")));
+    CorpusPanel* panel = f.window.corpus();
+    const attnscope::CorpusResult& r = panel->result();
+    QComboBox* show = panel->quantityCombo();
+    // Importance first, then the masked metric, then every statistic of the metric list.
+    REQUIRE(show->count() == 2 + static_cast<int>(attnscope::corpusStatKeys().size()));
+    CHECK(show->itemData(0).toString() == QStringLiteral("importance"));
+    REQUIRE(show->findData(QStringLiteral("det_previous_token")) >= 0);
+
+    show->setCurrentIndex(show->findData(QStringLiteral("det_previous_token")));
+    HeatmapView* view = panel->importanceView();
+    CHECK(view->axisNames().values == QStringLiteral("Previous-token det."));
+    for (const auto& h : r.heads) {
+        const auto st = h.stat("det_previous_token");
+        REQUIRE(st.examples == 6);  // every sentence has two tokens
+        CHECK(view->map().at(h.head.layer, h.head.head) == Approx(st.spread.mean).epsilon(1e-6));
+    }
+
+    CHECK(view->title() == QStringLiteral("self · mean over 6 examples"));
+    // Induction counts only the sentences with a repeated token; the title says how many.
+    show->setCurrentIndex(show->findData(QStringLiteral("det_induction")));
+    const int withTarget = r.heads[0].stat("det_induction").examples;
+    REQUIRE(withTarget < 6);  // seed 5's six sentences: not all repeat a token
+    CHECK(view->title().contains(QStringLiteral("mean over %1 of 6 examples").arg(withTarget)));
+
+    show->setCurrentIndex(show->findData(QStringLiteral("entropy")));
+    double top = 0;
+    for (const auto& h : r.heads) top = std::max(top, h.stat("entropy").spread.mean);
+    CHECK(view->axisNames().values.startsWith(QStringLiteral("Entropy / max (max")));
+    CHECK(view->axisNames().values.endsWith(QStringLiteral("nats)")));
+    for (const auto& h : r.heads) CHECK(view->map().at(h.head.layer, h.head.head) == Approx(h.stat("entropy").spread.mean / top).epsilon(1e-6));
+    // Hover gives the raw mean, named by layer and head.
+    const auto& h1 = r.heads[1];
+    const QString hover = view->describeCell({h1.head.layer, h1.head.head});
+    CHECK(hover.startsWith(QStringLiteral("layer %1").arg(h1.head.layer)));
+    CHECK(hover.contains(QStringLiteral("head %1").arg(h1.head.head)));
+    CHECK(hover.section(QStringLiteral(": "), -1).toDouble() == Approx(h1.stat("entropy").spread.mean).epsilon(1e-3));
 }

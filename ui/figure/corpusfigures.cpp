@@ -1,9 +1,11 @@
 // Corpus result figures (see corpusfigures.h).
 #include "figure/corpusfigures.h"
 
+#include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/runtime/error.h"
 
 #include <algorithm>
+#include <limits>
 
 std::vector<std::string> resultBlocks(const attnscope::CorpusResult& r) {
     std::vector<std::string> blocks;
@@ -12,15 +14,40 @@ std::vector<std::string> resultBlocks(const attnscope::CorpusResult& r) {
     return blocks;
 }
 
-attnscope::HeadMap importanceGrid(const attnscope::CorpusResult& r, const std::string& block) {
+std::vector<CorpusQuantity> corpusQuantities(const attnscope::CorpusResult& r) {
+    std::vector<CorpusQuantity> out;
+    if (r.heads.empty()) return out;
+    if (r.heads[0].hasImportance) {
+        out.push_back({"importance", QStringLiteral("importance: %1").arg(QString::fromStdString(r.importanceName)), QString()});
+        out.push_back({"masked_metric", QStringLiteral("%1 with the head masked").arg(QString::fromStdString(r.metricName)), QString()});
+    }
+    if (r.heads[0].hasStats)
+        for (const std::string& key : attnscope::corpusStatKeys()) {
+            const attnscope::HeadMetricInfo& m = attnscope::headMetric(key);
+            out.push_back({key, QString::fromUtf8(m.title), QString::fromUtf8(m.unit)});
+        }
+    return out;
+}
+
+double headValue(const attnscope::HeadSummary& h, const std::string& key) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (key == "importance") return h.hasImportance ? h.importance.mean : nan;
+    if (key == "masked_metric") return h.hasImportance ? h.maskedMetric : nan;
+    const attnscope::StatSpread s = h.stat(key);
+    return s.examples > 0 ? s.spread.mean : nan;
+}
+
+attnscope::HeadMap headGrid(const attnscope::CorpusResult& r, const std::string& block, const std::string& key) {
     attnscope::HeadMap m;
     for (const auto& h : r.heads)
         if (h.head.block == block) m.rows = std::max(m.rows, h.head.layer + 1), m.cols = std::max(m.cols, h.head.head + 1);
-    m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, 0.0f);
+    m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, std::numeric_limits<float>::quiet_NaN());
     for (const auto& h : r.heads)
-        if (h.head.block == block) m.values[static_cast<std::size_t>(h.head.layer) * m.cols + h.head.head] = static_cast<float>(h.importance.mean);
+        if (h.head.block == block) m.values[static_cast<std::size_t>(h.head.layer) * m.cols + h.head.head] = static_cast<float>(headValue(h, key));
     return m;
 }
+
+attnscope::HeadMap importanceGrid(const attnscope::CorpusResult& r, const std::string& block) { return headGrid(r, block, "importance"); }
 
 std::optional<Figure> importanceFigure(const attnscope::CorpusResult& r) {
     if (r.heads.empty() || !r.heads[0].hasImportance) return std::nullopt;

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -45,9 +46,15 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     progress_->setFormat(QString());
     blocks_ = new QComboBox;
     blocks_->setObjectName(QStringLiteral("corpusBlockCombo"));
+    quantities_ = new QComboBox;
+    quantities_->setObjectName(QStringLiteral("corpusQuantityCombo"));
+    quantities_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // the names are the point
+    quantities_->setMinimumContentsLength(22);
+    quantities_->setToolTip(tr("What the heat map shows per head: the importance the pruning order ranks by, or a "
+                               "statistic's mean over the corpus examples"));
     examples_ = new QComboBox;
     examples_->setObjectName(QStringLiteral("corpusExampleCombo"));
-    examples_->setMinimumContentsLength(30);
+    examples_->setMinimumContentsLength(16);
     examples_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addWidget(openButton_);
     bar->addWidget(runButton_);
@@ -58,7 +65,13 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     choose->addWidget(new QLabel(tr("Block:")));
     choose->addWidget(blocks_);
     choose->addSpacing(12);
-    choose->addWidget(new QLabel(tr("Example (click a head to see its maps on it):")));
+    choose->addWidget(new QLabel(tr("Show:")));
+    choose->addWidget(quantities_);
+    choose->addSpacing(12);
+    auto* exampleLabel = new QLabel(tr("Example:"));
+    exampleLabel->setToolTip(tr("Click a head of the heat map to see its maps on this example in the Explore tab"));
+    examples_->setToolTip(exampleLabel->toolTip());
+    choose->addWidget(exampleLabel);
     choose->addWidget(examples_, 1);
     layout->addLayout(choose);
     status_ = new QLabel(tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
@@ -70,6 +83,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     importance_ = new HeatmapView;
     importance_->setObjectName(QStringLiteral("corpusImportance"));
     importance_->clear(tr("No corpus result"));
+    importance_->setLevelOfDetailEnabled(false);
     curve_ = new QCustomPlot;
     curve_->setObjectName(QStringLiteral("corpusCurve"));
     curve_->xAxis->setLabel(tr("heads pruned"));
@@ -85,6 +99,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     connect(runButton_, &QPushButton::clicked, this, &CorpusPanel::runRequested);
     connect(cancelButton_, &QPushButton::clicked, this, &CorpusPanel::cancel);
     connect(blocks_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
+    connect(quantities_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
     // A click (press and release without a drag) on a cell chooses that head.
     connect(importance_->plot(), &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { pressAt_ = e->pos(); });
     connect(importance_->plot(), &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
@@ -143,9 +158,15 @@ bool CorpusPanel::openResult(const QString& dir, const QString& data) {
 }
 
 void CorpusPanel::showResult() {
-    QSignalBlocker block(blocks_);
+    QSignalBlocker block(blocks_), quantity(quantities_);
     blocks_->clear();
     for (const std::string& b : resultBlocks(result_)) blocks_->addItem(QString::fromStdString(b));
+    // The quantity shown stays when the new result has it (comparing runs of one model).
+    const QString shownKey = quantities_->currentData().toString();
+    quantities_->clear();
+    for (const CorpusQuantity& q : corpusQuantities(result_))
+        quantities_->addItem(q.unit.isEmpty() ? q.name : QStringLiteral("%1 (%2)").arg(q.name, q.unit), QString::fromStdString(q.key));
+    if (const int at = quantities_->findData(shownKey); at >= 0) quantities_->setCurrentIndex(at);
     QString text = tr("%1 · %2 examples · %3 of the unmasked model %4")
                        .arg(QString::fromStdString(result_.model).section(QLatin1Char('/'), -1))
                        .arg(result_.examples)
@@ -185,19 +206,51 @@ void CorpusPanel::showResult() {
 }
 
 void CorpusPanel::showBlock() {
-    if (result_.heads.empty() || !result_.heads[0].hasImportance) {
-        importance_->clear(tr("This result has no head importance"));
+    const std::string key = quantities_->currentData().toString().toStdString();
+    const auto all = corpusQuantities(result_);
+    const auto q = std::find_if(all.begin(), all.end(), [&](const CorpusQuantity& c) { return c.key == key; });
+    if (q == all.end()) {
+        importance_->clear(result_.heads.empty() ? tr("No corpus result") : tr("This result has no per-head values"));
         return;
     }
-    attnscope::HeadMap grid = importanceGrid(result_, blocks_->currentText().toStdString());
+    const std::string block = blocks_->currentText().toStdString();
+    attnscope::HeadMap grid = headGrid(result_, block, key);
+    if (std::all_of(grid.values.begin(), grid.values.end(), [](float v) { return std::isnan(v); })) {
+        importance_->clear(tr("No head of block %1 has %2 (a detector needs the block's maps to be over the input ids)")
+                               .arg(blocks_->currentText(), q->name));
+        return;
+    }
+    // Colour in [0, 1]: shares and the task metric as they are; importance, nats and tokens over
+    // the largest value of any block (heads whose masking helps show as 0). Hover shows raw values.
     double top = 0;
-    for (const auto& h : result_.heads) top = std::max(top, h.importance.mean);
-    for (float& v : grid.values) v = top > 0 ? std::max(0.0f, static_cast<float>(v / top)) : 0.0f;
+    for (const auto& h : result_.heads)
+        if (const double v = headValue(h, key); std::isfinite(v)) top = std::max(top, v);
+    const bool asIs = q->unit.isEmpty() && key != "importance";
+    const double scale = asIs || top <= 0 ? 1.0 : top;
+    for (float& v : grid.values) v = std::isnan(v) ? 0.0f : std::clamp(static_cast<float>(v / scale), 0.0f, 1.0f);
     QStringList layers, heads;
     for (int l = 0; l < grid.rows; ++l) layers << QStringLiteral("L%1").arg(l);
     for (int h = 0; h < grid.cols; ++h) heads << QStringLiteral("H%1").arg(h);
-    importance_->setMap(grid, layers, heads,
-                        tr("%1 / max (max %2)").arg(QString::fromStdString(result_.importanceName)).arg(top, 0, 'g', 3));
+    HeatmapView::AxisNames names;
+    names.rows = tr("layer");
+    names.cols = tr("head");
+    const QString unit = q->unit.isEmpty() ? QString() : QStringLiteral(" ") + q->unit;
+    names.values = asIs ? q->name : tr("%1 / max (max %2%3)").arg(q->name).arg(top, 0, 'g', 3).arg(unit);
+    names.valueScale = scale;
+    importance_->setAxisNames(names);
+    // A detector counts only the examples with a target (StatSpread::examples): say how many.
+    int fewest = result_.examples, most = 0;
+    for (const auto& h : result_.heads)
+        if (h.head.block == block) {
+            const int n = h.hasStats && h.stats.count(key) ? h.stat(key).examples : result_.examples;
+            fewest = std::min(fewest, n), most = std::max(most, n);
+        }
+    const QString over = most >= result_.examples && fewest >= result_.examples
+                             ? tr("mean over %1 examples").arg(result_.examples)
+                             : tr("mean over %1 of %2 examples")
+                                   .arg(fewest == most ? QString::number(most) : QStringLiteral("%1–%2").arg(fewest).arg(most))
+                                   .arg(result_.examples);
+    importance_->setMap(grid, layers, heads, QStringLiteral("%1 · %2").arg(blocks_->currentText(), over));
 }
 
 void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,

@@ -47,6 +47,8 @@ public:
     QCustomPlot* curvePlot() const { return curve_; }
     QComboBox* exampleCombo() const { return examples_; }
     QComboBox* blockCombo() const { return blocks_; }
+    // What the heat map shows: item data = the key of corpusQuantities (figure/corpusfigures.h).
+    QComboBox* quantityCombo() const { return quantities_; }
     QLabel* statusLabel() const { return status_; }
     QProgressBar* progressBar() const { return progress_; }
     // The text of the chosen example (empty: none).
@@ -71,6 +73,7 @@ private:
     HeatmapView* importance_ = nullptr;
     QCustomPlot* curve_ = nullptr;
     QComboBox* blocks_ = nullptr;
+    QComboBox* quantities_ = nullptr;
     QComboBox* examples_ = nullptr;
     QLabel* status_ = nullptr;
     QProgressBar* progress_ = nullptr;

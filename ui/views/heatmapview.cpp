@@ -82,8 +82,8 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
         axis->setTickLengthOut(3);
         axis->setTickLengthIn(0);
     }
-    plot_->xAxis->setLabel(QStringLiteral("key"));
-    plot_->yAxis->setLabel(QStringLiteral("query"));
+    plot_->xAxis->setLabel(names_.cols);
+    plot_->yAxis->setLabel(names_.rows);
     plot_->yAxis->setRangeReversed(true);  // like a matrix: query 0 on top
 
     hoverLabel_ = new QLabel(this);
@@ -245,13 +245,20 @@ void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (double v : scale.ticks()) ticker->addTick(v, tickLabel(scale, v));
     colorScale_->axis()->setTicker(ticker);
-    colorScale_->setLabel(log ? QStringLiteral("attention (log)") : QStringLiteral("attention"));
+    colorScale_->setLabel(log ? names_.values + QStringLiteral(" (log)") : names_.values);
     fillColorMap();
     colorMap_->setDataRange(QCPRange(scale.lower(), scale.upper()));
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString HeatmapView::title() const { return title_->text(); }
+
+void HeatmapView::setAxisNames(const AxisNames& names) {
+    names_ = names;
+    plot_->xAxis->setLabel(names.cols);
+    plot_->yAxis->setLabel(names.rows);
+    setColoring(colormap_, scale_);  // the colour bar's label
+}
 
 void HeatmapView::setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw) {
     rawQueryLabels_ = queryRaw;
@@ -295,12 +302,15 @@ CellGeometry HeatmapView::cellGeometry() const {
 }
 
 QString HeatmapView::describeCell(const Cell& cell) const {
-    return QStringLiteral("query %1 %2 \u2192 key %3 %4: %5")
+    const double v = double(map_.at(cell.query, cell.key));
+    return QStringLiteral("%1 %2 %3 \u2192 %4 %5 %6: %7")
+        .arg(names_.rows)
         .arg(cell.query)
         .arg(quotedLabel(queryLabels_, rawQueryLabels_, cell.query))
+        .arg(names_.cols)
         .arg(cell.key)
         .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
-        .arg(double(map_.at(cell.query, cell.key)), 0, 'f', 4);
+        .arg(names_.valueScale == 1.0 ? QString::number(v, 'f', 4) : QString::number(v * names_.valueScale, 'g', 4));
 }
 
 void HeatmapView::onMouseMove(QMouseEvent* event) {

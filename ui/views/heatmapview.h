@@ -53,6 +53,17 @@ public:
     void setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw);
     // Removes the map and shows message in its place.
     void clear(const QString& message);
+    // What rows, columns and values are (axis titles, colour bar label, hover text): query, key
+    // and attention unless set (the Corpus tab: layer, head and a statistic). A map scaled into
+    // [0, 1] for colour hovers as value × valueScale, its own units.
+    struct AxisNames {
+        QString rows = QStringLiteral("query");
+        QString cols = QStringLiteral("key");
+        QString values = QStringLiteral("attention");
+        double valueScale = 1.0;
+    };
+    void setAxisNames(const AxisNames& names);
+    const AxisNames& axisNames() const { return names_; }
     // Colours: the colormap and a linear (0..1) or log (floor..1) scale; the map is redrawn.
     void setColoring(Colormap colormap, const ColorScale& scale);
     Colormap colormap() const { return colormap_; }
@@ -142,6 +153,7 @@ private:
     QStringList rawKeyLabels_;
     Colormap colormap_ = Colormap::Viridis;
     ColorScale scale_;
+    AxisNames names_;
     MapZoom zoom_;
     // A drag in progress: where it started (plot pixels) and the zoom then; rubber band or pan.
     QRubberBand* band_ = nullptr;

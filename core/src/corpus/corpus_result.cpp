@@ -1,6 +1,7 @@
 // Corpus results: spreads, and heads.json / heads.csv / pruning.csv written and read back.
 #include "attnscope/corpus/corpus_result.h"
 
+#include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/io/atomic_file.h"
 #include "io/json_util.h"
@@ -37,7 +38,24 @@ std::string num(double v) {
     return buf;
 }
 
+bool isDetector(const std::string& key) { return key.rfind("det_", 0) == 0; }
+
 }  // namespace
+
+const std::vector<std::string>& corpusStatKeys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k;
+        for (const HeadMetricInfo& m : headMetricList())
+            if (std::string(m.key) != "kl_dot_linear") k.push_back(m.key);
+        return k;
+    }();
+    return keys;
+}
+
+StatSpread HeadSummary::stat(const std::string& key) const {
+    const auto it = stats.find(key);
+    return it == stats.end() ? StatSpread{} : it->second;
+}
 
 Spread spreadOf(const std::vector<double>& values) {
     Spread s;
@@ -55,17 +73,19 @@ std::string headName(const HeadRef& head) {
 }
 
 void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) {
-    json j = {{"format", "attnscope-corpus"}, {"version", 1}, {"model", r.model}, {"output", r.outputKind},
+    json j = {{"format", "attnscope-corpus"}, {"version", 2}, {"model", r.model}, {"output", r.outputKind},
               {"metric", r.metricName}, {"importance", r.importanceName}, {"examples", r.examples},
               {"base_metric", r.baseMetric}, {"order", r.orderKind}};
     j["heads"] = json::array();
     for (const HeadSummary& h : r.heads) {
         json e = headRefJson(h.head);
         if (h.hasStats) {
-            e["entropy"] = spreadJson(h.entropy);
-            e["mean_distance"] = spreadJson(h.distance);
-            e["first_token"] = spreadJson(h.firstToken);
-            e["separator"] = spreadJson(h.separator);
+            json stats = json::object();
+            for (const auto& [key, st] : h.stats) {
+                stats[key] = spreadJson(st.spread);
+                stats[key]["examples"] = st.examples;
+            }
+            e["stats"] = stats;
             json shares = json::object();
             for (int c = 0; c < kPatternClasses; ++c) shares[patternName(static_cast<PatternClass>(c))] = h.patternShare[c];
             e["patterns"] = shares;
@@ -91,15 +111,22 @@ void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) 
     writeFileAtomically(dir / "heads.json", j.dump(1) + "\n");
 
     std::ostringstream csv;
-    csv << "block,layer,head,entropy_mean,entropy_std,distance_mean,distance_std,first_token_mean,first_token_std,"
-           "separator_mean,separator_std";
+    // Every statistic's mean and std; detectors also the examples they exist in (StatSpread).
+    csv << "block,layer,head";
+    for (const std::string& key : corpusStatKeys()) {
+        csv << "," << key << "_mean," << key << "_std";
+        if (isDetector(key)) csv << "," << key << "_examples";
+    }
     for (int c = 0; c < kPatternClasses; ++c) csv << ",share_" << patternName(static_cast<PatternClass>(c));
     csv << ",importance_mean,importance_std,output_change_mean,output_change_std,label_prob_drop_mean,label_prob_drop_std,"
            "masked_metric\n";
     for (const HeadSummary& h : r.heads) {
         csv << h.head.block << "," << h.head.layer << "," << h.head.head;
-        for (const Spread& s : {h.entropy, h.distance, h.firstToken, h.separator})
-            csv << "," << (h.hasStats ? num(s.mean) : "") << "," << (h.hasStats ? num(s.std) : "");
+        for (const std::string& key : corpusStatKeys()) {
+            const StatSpread st = h.stat(key);
+            csv << "," << (h.hasStats ? num(st.spread.mean) : "") << "," << (h.hasStats ? num(st.spread.std) : "");
+            if (isDetector(key)) csv << "," << (h.hasStats ? std::to_string(st.examples) : "");
+        }
         for (double share : h.patternShare) csv << "," << (h.hasStats ? num(share) : "");
         for (const Spread& s : {h.importance, h.change, h.labelProbDrop})
             csv << "," << (h.hasImportance ? num(s.mean) : "") << "," << (h.hasImportance ? num(s.std) : "");
@@ -123,6 +150,8 @@ CorpusResult readCorpusResult(const std::filesystem::path& dir) {
     CorpusResult r;
     try {
         if (j.value("format", "") != "attnscope-corpus") throw Error("\"format\" is not attnscope-corpus");
+        const int version = j.value("version", 0);
+        if (version < 1 || version > 2) throw Error("\"version\" " + std::to_string(version) + " is not 1 or 2 (a newer AttnScope wrote it?)");
         r.model = j.at("model").get<std::string>();
         r.outputKind = j.at("output").get<std::string>();
         r.metricName = j.at("metric").get<std::string>();
@@ -133,12 +162,16 @@ CorpusResult readCorpusResult(const std::filesystem::path& dir) {
         for (const json& e : j.at("heads")) {
             HeadSummary h;
             h.head = readHeadRef(e);
-            if (e.contains("entropy")) {
+            if (e.contains("stats")) {
                 h.hasStats = true;
-                h.entropy = readSpread(e.at("entropy"));
-                h.distance = readSpread(e.at("mean_distance"));
-                h.firstToken = readSpread(e.at("first_token"));
-                h.separator = readSpread(e.at("separator"));
+                for (const auto& [key, st] : e.at("stats").items())
+                    h.stats[key] = {readSpread(st), st.at("examples").get<int>()};
+            } else if (e.contains("entropy")) {  // version 1: four statistics over every example
+                h.hasStats = true;
+                for (const char* key : {"entropy", "mean_distance", "first_token", "separator"})
+                    h.stats[key] = {readSpread(e.at(key)), r.examples};
+            }
+            if (h.hasStats) {
                 for (int c = 0; c < kPatternClasses; ++c)
                     h.patternShare[c] = e.at("patterns").at(patternName(static_cast<PatternClass>(c))).get<double>();
             }

@@ -4,6 +4,7 @@
 
 #include "corpus_eval.h"
 
+#include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/atomic_file.h"
 #include "io/json_util.h"
@@ -11,8 +12,11 @@
 #include "attnscope/runtime/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
+#include <unordered_set>
 
 namespace attnscope {
 
@@ -95,6 +99,7 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
     r.examples = static_cast<int>(indices.size());
     for (const json& b : run.at("bad_lines")) r.badLines.push_back({b.at(0).get<int>(), b.at(1).get<std::string>()});
     const std::vector<HeadRef> heads = headsOf(run);
+    const std::vector<std::string> keys = run.at("stat_keys").get<std::vector<std::string>>();
     const int H = static_cast<int>(heads.size());
     auto column = [&](const RecordFile& f, const char* field, int head, int item) {
         std::vector<double> v;
@@ -112,12 +117,16 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
         s.head = heads[h];
         if (stats) {
             s.hasStats = true;
-            s.entropy = spreadOf(column(*stats, "m", h, 0));
-            s.distance = spreadOf(column(*stats, "m", h, 1));
-            s.firstToken = spreadOf(column(*stats, "m", h, 2));
-            s.separator = spreadOf(column(*stats, "m", h, 3));
+            for (std::size_t k = 0; k < keys.size(); ++k) {
+                std::vector<double> v;  // the examples in which the statistic exists, index order
+                for (int i : indices) {
+                    const json& x = stats->records().at(i).at("s").at(h).at(k);
+                    if (!x.is_null()) v.push_back(x.get<double>());
+                }
+                s.stats[keys[k]] = {spreadOf(v), static_cast<int>(v.size())};
+            }
             std::array<int, kPatternClasses> count{};
-            for (double c : column(*stats, "m", h, 4)) ++count[static_cast<int>(c)];
+            for (int i : indices) ++count[stats->records().at(i).at("p").at(h).get<int>()];
             for (int c = 0; c < kPatternClasses; ++c) s.patternShare[c] = count[c] / static_cast<double>(indices.size());
         }
         if (importance) {
@@ -138,7 +147,9 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
         std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.heads[a].importance.mean < r.heads[b].importance.mean; });
         for (int h : order) r.pruneOrder.push_back(heads[h]);
     }
-    if (pruning && run.contains("prune_order")) {
+    // A folder can hold both curves; the result is the one its last pruning pass asked for.
+    const std::string lastOrder = run.value("order", std::string());
+    if (pruning && run.contains("prune_order") && lastOrder != "greedy") {
         r.orderKind = "importance";
         const json& order = run.at("prune_order");
         for (int k = 0; k <= H; ++k) {
@@ -154,7 +165,7 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
             s.change = spreadOf(c);
             r.pruning.push_back(s);
         }
-    } else if (greedy) {
+    } else if (greedy && lastOrder != "importance") {
         r.orderKind = "greedy";
         for (const auto& [k, j] : greedy->records()) {
             PruneStep s;
@@ -166,6 +177,38 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
         }
     }
     return r;
+}
+
+// One example's statistics record: per head the values of `keys` (null where a statistic does not
+// exist on this example) and the pattern class.
+json statsRecord(const Model& model, const Trace& trace, const MetricsOptions& mopts, const std::vector<std::string>& keys) {
+    std::vector<HeadMetrics> metrics = headMetrics(trace, mopts);
+    attachDetectors(metrics, traceDetectors(trace));
+    // A detector pattern without a target scores 0 (detectionScore); here it is left out instead,
+    // so a corpus mean is over the examples that can show the behaviour. Previous / first token
+    // need two tokens; duplicate and induction a token with an earlier copy (both then have one).
+    const std::vector<std::int64_t>& ids = trace.ids();
+    std::unordered_set<std::int64_t> seen;
+    bool repeated = false;
+    for (std::int64_t id : ids) repeated |= !seen.insert(id).second;
+    const bool two = ids.size() >= 2;
+    json values = json::array(), patterns = json::array();
+    for (const HeadMetrics& hm : metrics) {
+        // Encoder-decoders: only the encoder's maps are over the input ids the patterns are made of.
+        const bool idsBlock = !model.info().encoderDecoder || hm.block == "encoder";
+        json v = json::array();
+        for (const std::string& key : keys) {
+            double x = headMetric(key).value(hm);
+            if (key.rfind("det_", 0) == 0) {
+                const bool target = key == "det_duplicate_token" || key == "det_induction" ? repeated : two;
+                if (!idsBlock || !target) x = std::numeric_limits<double>::quiet_NaN();
+            }
+            v.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+        }
+        values.push_back(v);
+        patterns.push_back(static_cast<int>(hm.pattern));
+    }
+    return {{"s", values}, {"p", patterns}};
 }
 
 std::vector<int> sliceOf(int total, const json& run) {
@@ -236,6 +279,17 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         folder.run["bad_lines"] = bad;
         folder.save();
     }
+    // The statistics the records hold (a folder of an older version has records without them:
+    // those are computed again below).
+    if (folder.run.value("stat_keys", json()) != json(corpusStatKeys())) {
+        folder.run["stat_keys"] = corpusStatKeys();
+        folder.save();
+    }
+    const std::vector<std::string> statKeys = corpusStatKeys();
+    if (o.pruning) {
+        folder.run["order"] = o.order == PruneOrder::Greedy ? "greedy" : "importance";
+        folder.save();
+    }
     const std::vector<HeadRef> heads = headsOf(folder.run);
     const std::vector<int> slice = sliceOf(static_cast<int>(examples.size()), folder.run);
     CorpusRunSummary summary;
@@ -246,21 +300,22 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
     mopts.separatorLabels = o.separatorLabels;
     mopts.compareLinear = false;
     RecordFile stats(outDir / "stats.jsonl", "i"), importance(outDir / "importance.jsonl", "i");
+    // A stats record counts when it holds this version's statistics ("s").
+    const auto haveStatsOf = [&](int i) { return stats.has(i) && stats.records().at(i).contains("s"); };
     if (o.stats || o.importance) {
         const char* phase = o.importance ? "importance" : "stats";
         long long done = 0;
         for (int i : slice) {
             checkProgress(o, phase, done, static_cast<long long>(slice.size()));
-            const bool needStats = o.stats && !stats.has(i), needImportance = o.importance && !importance.has(i);
+            const bool needStats = o.stats && !haveStatsOf(i), needImportance = o.importance && !importance.has(i);
             if (needStats || needImportance) {
                 const CorpusExample& ex = examples[i];
                 const Originals orig = runOriginals(model, ex, o.maxNewTokens);
                 const Outcome base = evaluate(model, ex, orig, {});
                 if (needStats) {
-                    json m = json::array();
-                    for (const HeadMetrics& hm : headMetrics(*orig.main, mopts))
-                        m.push_back({hm.entropy, hm.meanDistance, hm.firstToken, hm.separator, static_cast<int>(hm.pattern)});
-                    stats.append({{"i", i}, {"line", ex.line}, {"n", ex.input.ids.size()}, {"b", base.metric}, {"m", m}});
+                    json rec = {{"i", i}, {"line", ex.line}, {"n", ex.input.ids.size()}, {"b", base.metric}};
+                    rec.update(statsRecord(model, *orig.main, mopts, statKeys));
+                    stats.append(rec);
                 }
                 if (needImportance) {
                     json imp = json::array();
@@ -278,7 +333,7 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         }
         checkProgress(o, phase, done, done);
     }
-    const bool haveStats = !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return stats.has(i); });
+    const bool haveStats = !slice.empty() && std::all_of(slice.begin(), slice.end(), haveStatsOf);
     const bool haveImportance = !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return importance.has(i); });
 
     RecordFile pruning(outDir / "pruning.jsonl", "i"), greedy(outDir / "greedy.jsonl", "k");
@@ -380,6 +435,8 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
         if (!seen.insert(r.at("shard").at(0).get<int>()).second) throw Error(dirs[i].string() + ": shard " + r.at("shard").at(0).dump() + " given twice");
         if (r.value("prune_order", json()) != first.value("prune_order", json()))
             throw Error(dirs[i].string() + ": another pruning order than " + dirs[0].string());
+        if (r.value("stat_keys", json()) != json(corpusStatKeys()))
+            throw Error(dirs[i].string() + " was made by an older AttnScope (other statistics); run its shard again on the folder to update it");
     }
     for (int k = 0; k < shards; ++k)
         if (!seen.count(k)) throw Error("shard " + std::to_string(k) + "/" + std::to_string(shards) + " is missing");
@@ -396,7 +453,11 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
         std::map<int, json> all;
         for (const auto& d : dirs) {
             const RecordFile shard(d / name, "i");
-            for (const auto& [k, j] : shard.records()) all[k] = j;
+            for (const auto& [k, j] : shard.records()) {
+                if (name == names[0] && !j.contains("s"))
+                    throw Error((d / name).string() + ": example " + std::to_string(k) + " has the statistics of an older AttnScope; run its shard again on the folder");
+                all[k] = j;
+            }
         }
         const bool full = static_cast<int>(all.size()) == total;
         if (!all.empty() && !full) throw Error(std::string(name) + ": the shards hold " + std::to_string(all.size()) + " of " + std::to_string(total) + " examples (a shard did not finish)");

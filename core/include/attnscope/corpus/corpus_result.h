@@ -8,6 +8,7 @@
 
 #include <array>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,28 @@ Spread spreadOf(const std::vector<double>& values);  // two passes, in the given
 
 inline constexpr int kPatternClasses = 6;  // PatternClass values, in enum order
 
+// The per-head statistics a corpus run records: the keys of the one metric list
+// (analysis/head_metric_list.h) except kl_dot_linear (a second map per head, off in corpus runs):
+// entropy, mean distance, first token, separator, the five pattern scores and the four detectors
+// (det_previous_token, det_duplicate_token, det_induction, det_first_token), the detectors
+// scored on each example's own ids (traceDetectors), not on the detector probe.
+const std::vector<std::string>& corpusStatKeys();
+
+// A statistic over the examples in which it exists: a detector whose pattern has no target in an
+// example (duplicate / induction without a repeated token, a head of a block the detectors skip)
+// leaves that example out, so `examples` can be below the corpus size (0: mean and std are 0).
+struct StatSpread {
+    Spread spread;
+    int examples = 0;
+};
+
 struct HeadSummary {
     HeadRef head;                 // block named
     bool hasStats = false;
-    Spread entropy, distance, firstToken, separator;  // nats, tokens, shares
+    std::map<std::string, StatSpread> stats;             // by corpusStatKeys() key (units: the list's)
     std::array<double, kPatternClasses> patternShare{};  // share of examples per PatternClass
+    // The statistic `key` (an empty StatSpread when the head has none).
+    StatSpread stat(const std::string& key) const;
     bool hasImportance = false;
     Spread importance;    // what the pruning order ranks by (importanceName)
     Spread change;        // OutputChange::magnitude with this head alone masked

@@ -2,8 +2,11 @@
 // file, written to a run folder that can be resumed, sharded and merged.
 //
 // Per example (one forward, then one re-run per masked set) the run records
-//   stats       every head's HeadMetrics (analysis/trace_metrics.h: entropy, mean distance,
-//               attention to the first token and to separators, pattern class);
+//   stats       every head's statistics of the metric list (corpus_result.h corpusStatKeys:
+//               entropy, mean distance, attention to the first token and to separators, the
+//               pattern scores and class from analysis/trace_metrics.h, and the previous-token,
+//               duplicate-token, induction and first-token detectors of analysis/detectors.h on
+//               the example's own ids);
 //   importance  per head, the output change when that head alone is masked (lab/interventions.h:
 //               OutputChange::magnitude — KL of next-token / class distributions, mean
 //               |Δ log p| of a forced target, hidden-state cosine distance), the probability of
