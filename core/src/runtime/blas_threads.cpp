@@ -61,15 +61,6 @@ const char* blasCoreName() {
 }
 
 void ensureBlasKernels(char** argv) {
-#if defined(__x86_64__) || defined(__i386__)
-    // LibTorch 1.13 keeps its AVX-512 kernels opt-in (pytorch#80252) and runs the AVX2 ones; on
-    // this machine the AVX-512 softmax, exp and log take 0.5-0.6x their time (docs/benchmarks.md,
-    // round 4). ATen reads the variable at its first dispatch, after this, so no re-exec is needed;
-    // a value the user set wins.
-    if (!std::getenv("ATEN_CPU_CAPABILITY") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        setenv("ATEN_CPU_CAPABILITY", "avx512", 1);
-#endif
     if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("ATTNSCOPE_KEEP_BLAS")) return;
     if (std::strcmp(blasCoreName(), "Prescott") != 0) return;
 #if defined(__x86_64__) || defined(__i386__)

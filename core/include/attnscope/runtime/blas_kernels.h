@@ -14,8 +14,6 @@ const char* blasCoreName();
 // CPU has AVX-512, else Haswell) and re-executes the program with the same argv, so that OpenBLAS
 // loads with kernels fit for the CPU. Returns when nothing needed doing, or when the re-exec failed
 // (the program then runs on the slow kernels). ATTNSCOPE_KEEP_BLAS=1 turns it off.
-// It also sets ATEN_CPU_CAPABILITY=avx512 where the CPU has AVX-512 (F, BW, VL, DQ) and the
-// variable is unset, so that LibTorch's element-wise kernels use it too (no re-exec needed).
 void ensureBlasKernels(char** argv);
 
 }  // namespace attnscope
