@@ -144,6 +144,54 @@ TEST_CASE("forEachRowBlock hands out each row once with the exact map's values",
                       Catch::Contains("map rows 650..701 are not inside the map's 700 rows"));
 }
 
+TEST_CASE("forEachRowBlock's linear rows equal a double-precision linear map", "[analysis][streamed]") {
+    // The linear rows mask only the bands where the causal limit and the window cut; every other
+    // cell must still be exactly what elu(q)+1 · elu(k)+1, masked and row-normalised, gives.
+    at::manual_seed(9);
+    MaskSpec window;
+    window.causal = true;
+    window.window = 150;  // wider than a row block: the window's band starts inside the span
+    MaskSpec causal;
+    causal.causal = true;
+    for (const MaskSpec& mask : {window, causal}) {
+        const auto trace = blockTrace(1, 2, 1, 333, {mask});
+        const LayerCapture& cap = trace->impl().blocks[0].layers[0];
+        const auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };
+        const at::Tensor q = cap.q[1].to(at::kDouble).contiguous(), k = cap.k[0].to(at::kDouble).contiguous();
+        const double* qd = q.data_ptr<double>();
+        const double* kd = k.data_ptr<double>();
+        const int n = 333, d = 16;
+        MapOptions linear;
+        linear.variant = MapVariant::Linear;
+        double worst = 0;
+        int rowsSeen = 0;
+        std::mutex lock;
+        forEachRowBlock(*trace, 0, 0, 1, linear, 2, [&](int, const MapRowBlock& b) {
+            std::lock_guard<std::mutex> hold(lock);
+            for (int r = 0; r < b.rows; ++r, ++rowsSeen) {
+                const int i = b.rowBegin + r;
+                std::vector<double> ref(std::size_t(n), 0.0);
+                double sum = 0;
+                for (int j = 0; j < n; ++j) {
+                    if (j > i || (mask.window > 0 && j <= i - mask.window)) continue;
+                    double w = 0;
+                    for (int c = 0; c < d; ++c) w += phi(qd[i * d + c]) * phi(kd[j * d + c]);
+                    ref[std::size_t(j)] = w;
+                    sum += w;
+                }
+                for (int j = 0; j < n; ++j) {
+                    const bool stored = j >= b.colBegin && j < b.colEnd;
+                    const double v = stored ? b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)] : 0.0;
+                    if (ref[std::size_t(j)] == 0) CHECK(v == 0.0);  // masked cells exactly zero
+                    worst = std::max(worst, std::abs(v - ref[std::size_t(j)] / sum) / (ref[std::size_t(j)] / sum + 1e-3));
+                }
+            }
+        }, nullptr, 5, 333);  // rows 5..333: the first block starts off a block edge
+        CHECK(rowsSeen == 328);
+        CHECK(worst < 1e-5);
+    }
+}
+
 TEST_CASE("rollout rows equal the rows of the full rollout", "[analysis][streamed][rollout]") {
     at::manual_seed(7);
     MaskSpec causal;

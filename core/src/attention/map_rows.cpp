@@ -8,6 +8,7 @@
 #include "blocked_attention.h"
 #include "runtime/torch_errors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -29,8 +30,18 @@ at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const 
                       std::int64_t start, KeySpan span) {
     const std::int64_t m = phiK.size(0), offset = m - n;
     at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t());
-    if (mask.causal) rows.tril_(start + offset - span.lo);                       // keys j <= i + (m - n)
-    if (mask.window > 0) rows.triu_(start + offset - mask.window + 1 - span.lo);  // j > i + (m - n) - window
+    // Only the bands where the limits cut are touched (as maskBlock does for the dot map): the
+    // causal limit keeps j <= r + u, so columns <= u are whole; the window keeps j >= r + e, so
+    // columns >= e + len - 1 are whole.
+    const std::int64_t len = rows.size(0), W = rows.size(1);
+    if (mask.causal) {
+        const std::int64_t u = start + offset - span.lo, first = std::max<std::int64_t>(0, u + 1);
+        if (first < W) rows.narrow(1, first, W - first).tril_(u - first);
+    }
+    if (mask.window > 0) {
+        const std::int64_t e = start + offset - mask.window + 1 - span.lo, end = std::min(W, len - 1 + e);
+        if (end > 0) rows.narrow(1, 0, end).triu_(e);
+    }
     if (mask.keyAllowed.defined())
         rows.mul_(mask.keyAllowed.narrow(0, span.lo, span.size()).to(rows.options()).unsqueeze(0));
     at::Tensor sums = rows.sum(-1, /*keepdim=*/true);
