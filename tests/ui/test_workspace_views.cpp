@@ -329,8 +329,8 @@ TEST_CASE("A workspace keeps the Views dock: its tab, the selected token and eac
     st.qk.coloring = QkColoring::Head;
     st.lines.threshold = 0.05;
     st.lines.hiddenHeads = {1};
-    st.neuron.query = 2;
-    st.selectedSide = 0;
+    st.neuron.query = 2;  // a selected query would set the neuron view's query too: select a key
+    st.selectedSide = 1;
     st.selectedIndex = 1;
     QSignalSpy shownA(a.views, &ViewsController::qkShown);
     a.views->setState(st);
@@ -339,7 +339,7 @@ TEST_CASE("A workspace keeps the Views dock: its tab, the selected token and eac
     const Workspace saved = readWorkspace(qpath(file));
     CHECK(saved.views.tab == QStringLiteral("qk"));
     CHECK(saved.views.qk.coloring == QStringLiteral("head"));
-    CHECK(saved.views.selectedSide == QStringLiteral("query"));
+    CHECK(saved.views.selectedSide == QStringLiteral("key"));
     CHECK(saved.views.lines.hiddenHeads == std::vector<int>{1});
     writePainted(qpath(dir / "a.svg"), a.views->shownFigure(), 3.25);
 
@@ -356,7 +356,7 @@ TEST_CASE("A workspace keeps the Views dock: its tab, the selected token and eac
     CHECK(sb.lines.threshold == 0.05);
     CHECK(sb.lines.hiddenHeads == std::vector<int>{1});
     CHECK(sb.neuron.query == 2);
-    CHECK(sb.selectedSide == 0);
+    CHECK(sb.selectedSide == 1);
     CHECK(sb.selectedIndex == 1);
     checkSameWorkspace(a.window, b.window);
     writePainted(qpath(dir / "b.svg"), b.views->shownFigure(), 3.25);

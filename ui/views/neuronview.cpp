@@ -68,7 +68,12 @@ void NeuronView::setQueries(const QStringList& labels) {
     queryCombo_->setCurrentIndex(pick);
 }
 
-NeuronView::State NeuronView::state() const { return {pendingQuery_ >= 0 ? pendingQuery_ : query()}; }
+// The last query is the default, saved as -1 so that it stays the last one on another input.
+NeuronView::State NeuronView::state() const {
+    if (pendingQuery_ >= 0) return {pendingQuery_};
+    const int q = query();
+    return {q == queryCombo_->count() - 1 ? -1 : q};
+}
 
 void NeuronView::setState(const State& st) {
     pendingQuery_ = -1;
