@@ -60,7 +60,7 @@ TEST_CASE("cli attention on OPT writes the reference's maps", "[cli][opt]") {
     const Checkpoint c = makeOpt(spec, 61);
     const auto dir = written(c, "cli-opt");
     CHECK(cliMapError(dir, referenceOpt(c, spec, kIds)) < 1e-5);
-    ReferenceRun hot;
+    AlibiFamilyRun hot;
     hot.temperature = 2.0;
     CHECK(cliMapError(dir, referenceOpt(c, spec, kIds, hot), {"--temperature", "2", "--propagate"}) < 1e-5);
     const CliResult info = runCli({"info", dir.string(), "--device", "cpu"});
@@ -75,11 +75,11 @@ TEST_CASE("cli attention on BLOOM: ALiBi maps, propagated temperature, masked he
     const Checkpoint c = roundedCopy(makeBloom(spec, 63), "F16");
     const auto dir = written(c, "cli-bloom", WriteOptions{"F16", 2});
     CHECK(cliMapError(dir, referenceBloom(c, spec, kIds)) < 1e-5);
-    ReferenceRun run;
+    AlibiFamilyRun run;
     run.temperature = 0.5;
     run.temperatureLayers = {1};
     CHECK(cliMapError(dir, referenceBloom(c, spec, kIds, run), {"--temperature", "0.5", "--propagate", "--layers", "1"}) < 1e-5);
-    ReferenceRun masked;
+    AlibiFamilyRun masked;
     masked.maskHeads = {{0, 4}};
     CHECK(cliMapError(dir, referenceBloom(c, spec, kIds, masked), {"--mask-heads", "0:4"}) < 1e-5);
     const auto out = freshDir("cli-bloom-linear");
@@ -110,7 +110,7 @@ TEST_CASE("cli attention on Falcon: multi-query rotary, grouped, ALiBi", "[cli][
     rw.bias = true;
     rw.prefix = false;
     const Checkpoint c = makeFalcon(rw, 66);
-    ReferenceRun masked;
+    AlibiFamilyRun masked;
     masked.maskHeads = {{0, 2}, {1, 5}};
     CHECK(cliMapError(written(c, "cli-falcon-rw"), referenceFalcon(c, rw, kIds, masked), {"--mask-heads", "0:2,1:5"}) < 1e-5);
 }

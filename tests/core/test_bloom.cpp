@@ -11,7 +11,7 @@ namespace {
 const std::vector<long long> kIds = {3, 17, 0, 47, 22, 5, 5, 11, 30, 1, 9, 40, 2};
 
 void requireMatches(const BloomSpec& spec, unsigned seed, const std::string& name, const WriteOptions& o = {},
-                    const ReferenceRun& run = {}) {
+                    const AlibiFamilyRun& run = {}) {
     const Checkpoint c = rounded(makeBloom(spec, seed), o.dtype);
     auto model = writeAndLoad(c, name, o);
     requireAgreement(agreement(*model, referenceBloom(c, spec, kIds, run), kIds, run), name);
@@ -78,10 +78,10 @@ TEST_CASE("BLOOM: F16 and BF16 checkpoints, sharded and single", "[bloom]") {
 
 TEST_CASE("BLOOM: temperature divides the logits ALiBi included; head masking", "[bloom]") {
     BloomSpec spec;
-    ReferenceRun hot;
+    AlibiFamilyRun hot;
     hot.temperature = 3.0;
     requireMatches(spec, 36, "bloom-hot", {}, hot);
-    ReferenceRun some;
+    AlibiFamilyRun some;
     some.temperature = 0.5;
     some.temperatureLayers = {0};
     some.maskHeads = {{0, 4}, {1, 1}};

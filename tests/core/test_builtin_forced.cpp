@@ -128,7 +128,7 @@ TEST_CASE("built-in reverse models: forced targets survive reruns and bad target
     masked.maskHeads = {{"cross", 1, 0}};
     const auto rerun = model->rerun(*trace, masked);
     REQUIRE(rerun->blocks()[rerun->blockIndex("cross")].queryTokens == std::vector<std::string>{"<s>", "c", "9", "a"});
-    RefOptions ref;
+    BuiltinRefOptions ref;
     ref.masked = {{"cross", 1, 0}};
     const RefSeq2seq expected = referenceSeq2seq(resolveModelPath("builtin:reverse-dot"), {source.begin(), source.end()},
                                                  {target.begin(), target.end()}, ref);

@@ -98,7 +98,7 @@ TEST_CASE("built-in models honour propagated temperature and masked heads in eve
     run.temperature = 2.5;
     run.temperatureLayers = {1};
     run.maskHeads = {{"cross", 0, 1}, {"encoder", 1, 0}, {"self", 0, 1}, {"decoder", 1, 1}};
-    RefOptions opt;
+    BuiltinRefOptions opt;
     opt.temperature = 2.5;
     opt.temperatureLayers = {1};
     opt.masked = {{"cross", 0, 1}, {"encoder", 1, 0}, {"self", 0, 1}, {"decoder", 1, 1}};
@@ -133,7 +133,7 @@ TEST_CASE("display temperature on a built-in map equals the reference's softmax 
             const auto model = builtin(std::string("sentiment-") + kind);
             const auto ids = model->encodeText("this movie is truly awful");
             const auto trace = model->forward(ids);
-            RefOptions opt;
+            BuiltinRefOptions opt;
             opt.temperature = 0.4;
             opt.temperatureLayers = {0};  // layer 0's own maps are what a display temperature shows
             RefClassifier ref = referenceClassifier(folderOf(std::string("sentiment-") + kind), asLong(ids), opt);

@@ -10,7 +10,7 @@ namespace {
 const std::vector<long long> kIds = {3, 17, 0, 47, 22, 5, 5, 11, 30, 1, 9, 40};
 
 void requireMatches(const FalconSpec& spec, unsigned seed, const std::string& name, const WriteOptions& o = {},
-                    const ReferenceRun& run = {}) {
+                    const AlibiFamilyRun& run = {}) {
     const Checkpoint c = rounded(makeFalcon(spec, seed), o.dtype);
     auto model = writeAndLoad(c, name, o);
     requireAgreement(agreement(*model, referenceFalcon(c, spec, kIds, run), kIds, run), name);
@@ -117,10 +117,10 @@ TEST_CASE("Falcon: F16 and BF16 checkpoints, sharded and single, with and withou
 }
 
 TEST_CASE("Falcon: temperature inside the model and head masking, rotary and ALiBi", "[falcon]") {
-    ReferenceRun hot;
+    AlibiFamilyRun hot;
     hot.temperature = 2.0;
     requireMatches(FalconSpec{}, 52, "falcon-hot", {}, hot);
-    ReferenceRun some;
+    AlibiFamilyRun some;
     some.temperature = 0.6;
     some.temperatureLayers = {1};
     some.maskHeads = {{0, 1}, {1, 5}};

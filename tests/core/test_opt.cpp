@@ -9,7 +9,7 @@ namespace {
 const std::vector<long long> kIds = {3, 17, 0, 47, 22, 5, 5, 11, 30, 1, 9};
 
 void requireMatches(const OptSpec& spec, unsigned seed, const std::string& name, const WriteOptions& o = {},
-                    const ReferenceRun& run = {}) {
+                    const AlibiFamilyRun& run = {}) {
     const Checkpoint c = rounded(makeOpt(spec, seed), o.dtype);
     auto model = writeAndLoad(c, name, o);
     requireAgreement(agreement(*model, referenceOpt(c, spec, kIds, run), kIds, run), name);
@@ -80,10 +80,10 @@ TEST_CASE("OPT: F16 and BF16 checkpoints, sharded and single", "[opt]") {
 
 TEST_CASE("OPT: temperature inside the model and head masking equal the reference's", "[opt]") {
     OptSpec spec;
-    ReferenceRun hot;
+    AlibiFamilyRun hot;
     hot.temperature = 2.5;
     requireMatches(spec, 28, "opt-hot", {}, hot);
-    ReferenceRun one;
+    AlibiFamilyRun one;
     one.temperature = 0.4;
     one.temperatureLayers = {1};
     one.maskHeads = {{0, 2}, {1, 0}};

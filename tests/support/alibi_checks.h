@@ -7,7 +7,7 @@
 
 namespace attnscope::testing {
 
-inline RunOptions runOptions(const ReferenceRun& r) {
+inline RunOptions runOptions(const AlibiFamilyRun& r) {
     RunOptions o;
     o.temperature = r.temperature;
     o.temperatureLayers = r.temperatureLayers;
@@ -20,7 +20,7 @@ struct Agreement {
 };
 
 inline Agreement agreement(const Model& model, const Reference& ref, const std::vector<long long>& ids,
-                           const ReferenceRun& run = {}) {
+                           const AlibiFamilyRun& run = {}) {
     auto trace = model.forward(ids64(ids), runOptions(run));
     return {maxMapDiff(*trace, ref), maxLogitDiff(trace->nextTokenLogits(), ref.logits)};
 }

@@ -20,7 +20,7 @@ void norm(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_
 
 }  // namespace
 
-bool ReferenceRun::inLayer(int layer) const {
+bool AlibiFamilyRun::inLayer(int layer) const {
     return temperatureLayers.empty() ||
            std::find(temperatureLayers.begin(), temperatureLayers.end(), layer) != temperatureLayers.end();
 }

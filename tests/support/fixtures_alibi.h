@@ -11,7 +11,7 @@
 namespace attnscope::testing {
 
 // What the forward is asked beyond the ids (RunOptions' propagated temperature and head masking).
-struct ReferenceRun {
+struct AlibiFamilyRun {
     double temperature = 1.0;             // divides the layer's pre-mask logits
     std::vector<int> temperatureLayers;   // empty = every layer
     std::vector<std::pair<int, int>> maskHeads;  // {layer, head}: that head's output is zeroed
@@ -32,7 +32,7 @@ struct OptSpec {
 };
 Checkpoint makeOpt(const OptSpec& spec, unsigned seed);
 Reference referenceOpt(const Checkpoint& c, const OptSpec& spec, const std::vector<long long>& ids,
-                       const ReferenceRun& run = {});
+                       const AlibiFamilyRun& run = {});
 
 // ---- BLOOM ----------------------------------------------------------------------------------
 struct BloomSpec {
@@ -43,7 +43,7 @@ struct BloomSpec {
 };
 Checkpoint makeBloom(const BloomSpec& spec, unsigned seed);
 Reference referenceBloom(const Checkpoint& c, const BloomSpec& spec, const std::vector<long long>& ids,
-                         const ReferenceRun& run = {});
+                         const AlibiFamilyRun& run = {});
 
 // ---- Falcon ---------------------------------------------------------------------------------
 struct FalconSpec {
@@ -61,7 +61,7 @@ struct FalconSpec {
 };
 Checkpoint makeFalcon(const FalconSpec& spec, unsigned seed);
 Reference referenceFalcon(const Checkpoint& c, const FalconSpec& spec, const std::vector<long long>& ids,
-                          const ReferenceRun& run = {});
+                          const AlibiFamilyRun& run = {});
 
 // Hugging Face's ALiBi slopes (build_alibi_tensor), in double.
 std::vector<double> referenceAlibiSlopes(int heads);

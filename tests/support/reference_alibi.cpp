@@ -62,7 +62,7 @@ Rows embed(const Tensor& table, const std::vector<long long>& ids) {
 // to ref and returns the context rows [n][H·d].
 using Logit = std::function<double(int h, int i, int j, double dot)>;
 Rows attend(const Rows& q, const Rows& k, const Rows& v, int H, int G, int d, const Logit& logit, int layer,
-            const ReferenceRun& run, Reference& ref) {
+            const AlibiFamilyRun& run, Reference& ref) {
     const int n = static_cast<int>(q.size());
     const double T = run.inLayer(layer) ? run.temperature : 1.0;
     Rows context(n, Vec(static_cast<std::size_t>(H) * d, 0.0));
@@ -130,7 +130,7 @@ std::vector<double> referenceAlibiSlopes(int heads) {
     return slopes;
 }
 
-Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<long long>& ids, const ReferenceRun& run) {
+Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<long long>& ids, const AlibiFamilyRun& run) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const std::string pre = s.prefix ? "model.decoder." : "decoder.";
     const bool project = s.projDim && s.projDim != s.hidden;
@@ -171,7 +171,7 @@ Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<
 }
 
 Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vector<long long>& ids,
-                         const ReferenceRun& run) {
+                         const AlibiFamilyRun& run) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const std::string pre = s.prefix ? "transformer." : "";
     const double eps = 1e-5;
@@ -207,7 +207,7 @@ Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vec
 }
 
 Reference referenceFalcon(const Checkpoint& c, const FalconSpec& s, const std::vector<long long>& ids,
-                          const ReferenceRun& run) {
+                          const AlibiFamilyRun& run) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const int G = s.newArch ? (s.kvHeads ? s.kvHeads : H) : (s.multiQuery ? 1 : H);
     const int norms = s.normsInParallel ? s.normsInParallel : (s.newArch ? 2 : 1);

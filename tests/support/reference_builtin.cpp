@@ -105,7 +105,7 @@ struct Call {
 };
 
 // Attention of xq over xkv; appends one layer's maps to `block`.
-Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const RefOptions& opt, RefBlock& block) {
+Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const BuiltinRefOptions& opt, RefBlock& block) {
     const int n = static_cast<int>(xq.size()), m = static_cast<int>(xkv.size()), H = net.H, d = net.d;
     const auto& p = call.prefix;
     Mat q, k, v;
@@ -191,7 +191,7 @@ Mat embed(const Net& net, const std::string& table, const std::string& positions
     return x;
 }
 
-Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string& blockName, const RefOptions& opt,
+Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string& blockName, const BuiltinRefOptions& opt,
             RefBlock& block) {
     const bool fromEnd = net.config.value("source_positions", "from_start") == "from_end";
     Mat x = embed(net, "src_embed", "src_pos", ids, fromEnd);
@@ -208,7 +208,7 @@ Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string
 }  // namespace
 
 RefClassifier referenceClassifier(const std::filesystem::path& folder, const std::vector<long long>& ids,
-                                  const RefOptions& options) {
+                                  const BuiltinRefOptions& options) {
     const Net net = loadNet(folder);
     RefClassifier out;
     const Mat encoded = encoder(net, ids, "self", options, out.self);
@@ -220,7 +220,7 @@ RefClassifier referenceClassifier(const std::filesystem::path& folder, const std
 }
 
 RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vector<long long>& source,
-                            const std::vector<long long>& decoderInput, const RefOptions& options) {
+                            const std::vector<long long>& decoderInput, const BuiltinRefOptions& options) {
     const Net net = loadNet(folder);
     RefSeq2seq out;
     const Mat memory = encoder(net, source, "encoder", options, out.encoder);

@@ -18,7 +18,7 @@ struct RefBlock {
     std::vector<std::vector<std::vector<double>>> q, k;
 };
 
-struct RefOptions {
+struct BuiltinRefOptions {
     double temperature = 1.0;          // inside the softmax of dot/additive layers
     std::vector<int> temperatureLayers;  // empty = every layer
     struct Masked { std::string block; int layer, head; };
@@ -36,9 +36,9 @@ struct RefSeq2seq {
 };
 
 RefClassifier referenceClassifier(const std::filesystem::path& folder, const std::vector<long long>& ids,
-                                  const RefOptions& options = {});
+                                  const BuiltinRefOptions& options = {});
 // Teacher-forced: the decoder reads `decoderInput` (starting with <s>).
 RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vector<long long>& source,
-                            const std::vector<long long>& decoderInput, const RefOptions& options = {});
+                            const std::vector<long long>& decoderInput, const BuiltinRefOptions& options = {});
 
 }  // namespace attnscope::testing

@@ -415,63 +415,6 @@ MapKey MainWindow::currentKey() const {
     return {controls_->blockCombo()->currentIndex(), controls_->layerSpin()->value(), controls_->headSpin()->value()};
 }
 
-void MainWindow::refreshMaps() {
-    requestDetail();
-    requestThumbnails();
-}
-
-void MainWindow::requestDetail() {
-    emit selectionChanged();
-    updateHeadGroup();
-    if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
-    if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
-        maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
-}
-
-void MainWindow::requestThumbnails() {
-    const auto trace = lab_->shownTrace();  // the lab's re-run when there is one
-    if (!trace || currentKey().block < 0) return;
-    const int block = currentKey().block;
-    const auto& info = trace->blocks()[std::size_t(block)];
-    const double t = lab_->displayTemperature(controls_->temperature()->temperature());
-    overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4 attention%5")
-                              .arg(QString::fromStdString(info.name))
-                              .arg(info.layers)
-                              .arg(info.heads)
-                              .arg(QString::fromLatin1(attnscope::kindName(info.kind)))
-                              .arg(info.kind == attnscope::AttentionKind::Linear ? QString()
-                                                                                 : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
-    maps_->requestThumbnails(trace, block, t, controls_->colormap(), controls_->colorScale(), 48, heatmap_->pooling());
-}
-
-void MainWindow::onDetail(const DetailResult& r) {
-    if (r.trace != session_->trace() || lab_->takesDetail()) return;  // from the previous run, or the lab draws
-    if (!r.error.isEmpty()) {
-        shownDetail_ = {};
-        heatmap_->clear(r.error);
-        return;
-    }
-    shownDetail_ = r;
-    showDetail(r);
-    statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
-}
-
-void MainWindow::showDetail(const DetailResult& r) {
-    const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
-    const bool linear = info.kind == attnscope::AttentionKind::Linear;
-    const bool raw = rawTokensAction_->isChecked();
-    heatmap_->setRawLabels(axisLabels(*r.trace, info, true, true), axisLabels(*r.trace, info, false, true));
-    heatmap_->setLevelOfDetailEnabled(true);
-    heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
-                     mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
-                              r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
-}
-
-void MainWindow::onThumbnails(const ThumbnailResult& r) {
-    if (r.trace != lab_->shownTrace() || r.block != currentKey().block) return;
-    overview_->setImages(r.images);
-}
-
 void MainWindow::updateTemperatureApplicability() {
     const auto trace = session_->trace();
     const bool compare = tabs_->currentWidget() == compare_;
