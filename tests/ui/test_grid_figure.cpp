@@ -21,12 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-QByteArray bytesOf(const fs::path& p) {
-    QFile f(qpath(p));
-    REQUIRE(f.open(QIODevice::ReadOnly));
-    return f.readAll();
-}
-
 // Pages of a PDF: its /Type /Page objects (not /Pages).
 int pdfPages(const QByteArray& pdf) {
     return int(QString::fromLatin1(pdf).count(QRegularExpression(QStringLiteral("/Type\\s*/Page[^s]"))));
@@ -73,7 +67,7 @@ TEST_CASE("Grid figures put chosen heads in balanced rows", "[ui][figure][grid]"
         QSvgRenderer svg(qpath(dir / "g.svg"));
         CHECK(svg.isValid());
         // One shared colour bar (its label once), every panel titled once.
-        const QString text = QString::fromUtf8(bytesOf(dir / "g.svg"));
+        const QString text = QString::fromUtf8(fileBytes(dir / "g.svg"));
         CHECK(text.count(QStringLiteral("attention weight")) == 1);
         for (const auto& p : heads.panels) CHECK(text.count(QStringLiteral(">") + p.title + QStringLiteral("<")) == 1);
         writeFigure(heads, qpath(dir / "g.png"), 200);
@@ -85,7 +79,7 @@ TEST_CASE("Grid figures put chosen heads in balanced rows", "[ui][figure][grid]"
         const std::vector<Figure> pages = allLayersFigures(*trace, cross, style);
         REQUIRE(int(pages.size()) == info.layers);
         writeFigurePages(pages, qpath(dir / "all.pdf"));
-        const QByteArray pdf = bytesOf(dir / "all.pdf");
+        const QByteArray pdf = fileBytes(dir / "all.pdf");
         CHECK(pdf.startsWith("%PDF-"));
         CHECK(pdf.trimmed().endsWith("%%EOF"));
         CHECK(pdfPages(pdf) == info.layers);
@@ -115,12 +109,12 @@ TEST_CASE("The export dialog offers the layer's heads and every layer", "[ui][fi
     CHECK(dialog->path().contains(QStringLiteral("_heads")));
     dialog->setPath(qpath(dir / "layer.pdf"));
     REQUIRE(dialog->exportNow());
-    CHECK(pdfPages(bytesOf(dir / "layer.pdf")) == 1);
+    CHECK(pdfPages(fileBytes(dir / "layer.pdf")) == 1);
 
     dialog->setFigureIndex(allItem);
     dialog->setPath(qpath(dir / "all.pdf"));
     REQUIRE(dialog->exportNow());
-    CHECK(pdfPages(bytesOf(dir / "all.pdf")) == info.layers);
+    CHECK(pdfPages(fileBytes(dir / "all.pdf")) == info.layers);
     dialog->setPath(qpath(dir / "all.png"));
     CHECK_FALSE(dialog->exportNow());  // pages need a PDF: said in the dialog
     CHECK(dialog->findChild<QLabel*>(QStringLiteral("exportError"))->text().contains(QStringLiteral("PDF")));

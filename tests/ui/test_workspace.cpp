@@ -70,12 +70,6 @@ QByteArray withField(const char* field) {
     return QByteArray("{\"format\": \"attnscope-workspace\", \"version\": 1, \"model\": \"builtin:reverse-dot\", ") + field + "}";
 }
 
-QByteArray fileBytes(const fs::path& p) {
-    QFile f(qpath(p));
-    REQUIRE(f.open(QIODevice::ReadOnly));
-    return f.readAll();
-}
-
 // Waits for the lab's re-run of the current base trace.
 void waitForShownTrace(WindowFixture& w, const std::function<void()>& action) {
     QSignalSpy changed(w.window.lab(), &LabController::shownTraceChanged);

@@ -36,12 +36,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-QByteArray fileBytes(const fs::path& p) {
-    QFile f(qpath(p));
-    REQUIRE(f.open(QIODevice::ReadOnly));
-    return f.readAll();
-}
-
 std::string parseError(const QByteArray& fields) {
     try {
         parseWorkspace("{\"format\": \"attnscope-workspace\", \"version\": 2, \"model\": \"builtin:reverse-dot\", " + fields + "}",

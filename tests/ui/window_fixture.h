@@ -17,6 +17,7 @@
 #include <qcustomplot.h>
 
 #include <QCheckBox>
+#include <QFile>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -34,6 +35,12 @@
 namespace uitest {
 
 inline QString qpath(const std::filesystem::path& p) { return QString::fromStdString(p.string()); }
+// A written file's bytes (figures compared byte for byte).
+inline QByteArray fileBytes(const std::filesystem::path& p) {
+    QFile f(qpath(p));
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    return f.readAll();
+}
 
 inline QStringList toQt(const std::vector<std::string>& v) {
     QStringList out;
