@@ -16,6 +16,11 @@ struct Command {
 
 const std::vector<Command>& commands();
 
+// The whole command line after start-up (argv[0] the program, argv[1] the command): finds the
+// command, runs it and maps its errors to the exit codes (entry.cpp). main.cpp and the tests'
+// fork server (tests/cli/fork_server.cpp) call it.
+int runCommandLine(int argc, char** argv);
+
 // Each command is defined in its own cmd_NAME.cpp.
 Command infoCommand();
 Command attentionCommand();

@@ -34,6 +34,35 @@ std::filesystem::path fixtureModel(const std::string& name, const Gpt2Spec& spec
 
 }  // namespace
 
+// The other CLI tests run the command line through the fork server (cli_run.h); it must give
+// what starting the binary gives: exit code, stdout and stderr, for success, usage errors and
+// input errors, with a relative path resolved in the caller's working directory.
+TEST_CASE("cli the fork server runs the command line as the binary does", "[cli]") {
+    const auto model = fixtureModel("fork-server");
+    const auto here = std::filesystem::current_path();
+    std::filesystem::current_path(model.parent_path());
+    const std::vector<std::vector<std::string>> runs{
+        {"--version"},
+        {},
+        {"no-such-command"},
+        {"info", model.filename().string(), "--json"},
+        {"info", model.filename().string(), "--layer"},
+        {"info", "no-such-folder"},
+        {"tokenize", model.filename().string(), "--text", "hello there"},
+    };
+    for (const auto& args : runs) {
+        const CliResult server = runCli(args);
+        const CliResult binary = runCliProcess(args);
+        INFO("args: " << (args.empty() ? std::string("(none)") : args[0]) << " stderr: " << binary.err);
+        CHECK(server.code == binary.code);
+        CHECK(server.out == binary.out);
+        CHECK(server.err == binary.err);
+    }
+    std::filesystem::current_path(here);
+    CHECK(runCli({"info", "no-such-folder"}).code == 2);
+    CHECK(runCliProcess({"--version"}).code == 0);
+}
+
 TEST_CASE("cli info describes a GPT-2 folder", "[cli]") {
     const auto model = fixtureModel("info");
     const CliResult r = runCli({"info", model.string(), "--device", "cpu"});

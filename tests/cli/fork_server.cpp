@@ -1,0 +1,97 @@
+// The CLI tests' fork server: attnscope-cli's own objects (app/CMakeLists.txt) behind a loop that
+// forks once per test run. Starting attnscope-cli costs 0.6 s before main (the dynamic loader
+// over LibTorch's 280 libraries and its operator registration; 1.2-1.6 s under ASan), which was
+// most of the CLI tests' time. This process pays it once; each request forks a child that is the
+// CLI at the start of main, with the caller's working directory, environment, argv and output
+// files, and runs the CLI's command line (runCommandLine, the same code main.cpp calls) to a
+// normal exit(), so static destructors and the leak checker run as in a real process.
+//
+// Protocol on stdin/stdout (tests/cli/cli_run.h is the other side), native-endian:
+//   request: u32 count, then count strings, each u32 length + bytes:
+//            cwd, stdout file, stderr file, argc (decimal), argv[1..argc-1], then the environment
+//   reply:   i32 the child's wait status (as waitpid reports it)
+// EOF on stdin ends the server. No parallel region has run in this process when it forks, so the
+// children start OpenMP and OpenBLAS afresh, as a new process would.
+#include "commands.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+bool readAll(int fd, void* data, size_t n) {
+    auto* p = static_cast<char*>(data);
+    while (n > 0) {
+        const ssize_t got = read(fd, p, n);
+        if (got <= 0) return false;
+        p += got;
+        n -= static_cast<size_t>(got);
+    }
+    return true;
+}
+
+bool readRequest(std::vector<std::string>& fields) {
+    uint32_t count = 0;
+    if (!readAll(0, &count, sizeof count)) return false;
+    fields.assign(count, {});
+    for (auto& f : fields) {
+        uint32_t len = 0;
+        if (!readAll(0, &len, sizeof len)) return false;
+        f.resize(len);
+        if (len > 0 && !readAll(0, f.data(), len)) return false;
+    }
+    return true;
+}
+
+void redirect(const std::string& file, int fd, int flags) {
+    const int opened = open(file.c_str(), flags, 0644);
+    if (opened < 0 || dup2(opened, fd) < 0) {
+        std::perror(file.c_str());
+        _exit(127);
+    }
+    close(opened);
+}
+
+// In the child: become the CLI process the request describes, then run it.
+[[noreturn]] void runChild(std::vector<std::string>& fields) {
+    const int argc = std::atoi(fields[3].c_str());
+    redirect("/dev/null", 0, O_RDONLY);
+    redirect(fields[1], 1, O_WRONLY | O_CREAT | O_TRUNC);
+    redirect(fields[2], 2, O_WRONLY | O_CREAT | O_TRUNC);
+    if (chdir(fields[0].c_str()) != 0) {
+        std::perror(fields[0].c_str());
+        _exit(127);
+    }
+    clearenv();
+    for (size_t i = 4 + static_cast<size_t>(argc - 1); i < fields.size(); ++i) putenv(fields[i].data());
+    std::vector<char*> argv{const_cast<char*>("attnscope-cli")};
+    for (int i = 1; i < argc; ++i) argv.push_back(fields[3 + static_cast<size_t>(i)].data());
+    argv.push_back(nullptr);
+    std::exit(attnscope::cli::runCommandLine(argc, argv.data()));
+}
+
+}  // namespace
+
+int main() {
+    std::vector<std::string> fields;
+    while (readRequest(fields)) {
+        int32_t status = 127 << 8;
+        const int argc = fields.size() >= 4 ? std::atoi(fields[3].c_str()) : 0;
+        if (argc >= 1 && fields.size() >= 3 + static_cast<size_t>(argc)) {
+            std::fflush(nullptr);
+            const pid_t pid = fork();
+            if (pid == 0) runChild(fields);
+            int st = 0;
+            if (pid > 0 && waitpid(pid, &st, 0) == pid) status = st;
+        }
+        if (write(1, &status, sizeof status) != static_cast<ssize_t>(sizeof status)) return 1;
+    }
+    return 0;
+}
