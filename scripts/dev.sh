@@ -44,7 +44,7 @@ configure_and_build() {
   # CMAKE_PREFIX_PATH (e.g. a CUDA LibTorch) and other -D options pass through ATTNSCOPE_CMAKE_ARGS.
   read -r -a extra <<< "${ATTNSCOPE_CMAKE_ARGS:-}"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=ON "${extra[@]}"
+    -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=ON -DATTNSCOPE_UNITY_BUILD=ON "${extra[@]}"
   cmake --build "$build" --parallel "$(nproc)"
 }
 
@@ -58,7 +58,8 @@ sanitize_stage() {
   read -r -a extra <<< "${ATTNSCOPE_CMAKE_ARGS:-}"
   CC=clang CXX=clang++ cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DATTNSCOPE_SANITIZE=address,undefined -DATTNSCOPE_FUZZ=ON \
-    -DATTNSCOPE_CUDA=OFF -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=OFF "${extra[@]}"
+    -DATTNSCOPE_CUDA=OFF -DATTNSCOPE_BUILD_UI=ON -DATTNSCOPE_BUILD_TESTS=ON -DATTNSCOPE_BUILD_BENCHMARKS=OFF \
+    -DATTNSCOPE_UNITY_BUILD=ON "${extra[@]}"
   # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
   # fuzz targets; not the GUI executable or the benchmarks.
   local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace)

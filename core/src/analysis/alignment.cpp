@@ -2,6 +2,7 @@
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/runtime/error.h"
+#include "runtime/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +13,6 @@ namespace attnscope {
 
 namespace {
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 // The word-start marks of the vocabularies we read, raw ("▁", "Ġ") and readable ("·", " ").
 const char* const kWordMarks[] = {"\u2581", "\u0120", "\u00b7", " "};

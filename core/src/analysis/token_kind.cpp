@@ -2,6 +2,7 @@
 #include "attnscope/analysis/token_kind.h"
 
 #include "attnscope/runtime/error.h"
+#include "runtime/text.h"
 
 #include <algorithm>
 
@@ -14,7 +15,6 @@ const std::string kByteNewline = "\xC4\x8A";    // Ċ
 const std::string kMetaspace = "\xE2\x96\x81";  // ▁
 const std::string kShownSpace = "\xC2\xB7";     // · (readable labels' space)
 
-bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
 bool isSpecial(const std::string& t) {
     if (t.size() < 3) return false;

@@ -48,9 +48,9 @@ __attribute__((target("avx2,fma"))) void rowSumsAvx2(const float* ea, const floa
 }
 #endif
 
-using RowSums = void (*)(const float*, const float*, const float*, float*, int, int, int);
+using AdditiveRowSums = void (*)(const float*, const float*, const float*, float*, int, int, int);
 
-RowSums pickRowSums() {
+AdditiveRowSums pickRowSums() {
 #if defined(__GNUC__) && defined(__x86_64__)
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return rowSumsAvx2;
 #endif
@@ -71,7 +71,7 @@ at::Tensor additiveLogitsCpu(const at::Tensor& qa, const at::Tensor& ka, const a
     const float* ebP = ebT.data_ptr<float>();
     const float* vP = vc.data_ptr<float>();
     float* outP = logits.data_ptr<float>();
-    static const RowSums rowSums = pickRowSums();
+    static const AdditiveRowSums rowSums = pickRowSums();
     auto work = [&](int begin, int end) {
         for (int i = begin; i < end; ++i) {
             const int keys = causal ? std::max(0, std::min(m, i + (m - n) + 1)) : m;

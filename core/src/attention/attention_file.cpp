@@ -6,6 +6,7 @@
 #include "io/json_util.h"
 #include "runtime/torch_errors.h"
 #include "trace_impl.h"
+#include "io/file_errors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const fs::path& path, const std::string& what) { throw Error(path.string() + ": " + what); }
 
 std::string dimsText(const std::vector<std::int64_t>& shape) {
     std::string s = "[";
@@ -27,14 +27,14 @@ std::string dimsText(const std::vector<std::int64_t>& shape) {
 }
 
 std::vector<std::string> stringList(const fs::path& path, const nlohmann::json& list, const char* what, std::int64_t n) {
-    if (!list.is_array()) fail(path, std::string(what) + " must be a list of strings, found " + jsonExcerpt(list));
+    if (!list.is_array()) failAt(path, std::string(what) + " must be a list of strings, found " + jsonExcerpt(list));
     if (static_cast<std::int64_t>(list.size()) != n)
-        fail(path, std::string(what) + " has " + std::to_string(list.size()) + " entries, the maps have " + std::to_string(n) +
+        failAt(path, std::string(what) + " has " + std::to_string(list.size()) + " entries, the maps have " + std::to_string(n) +
                        " tokens");
     std::vector<std::string> out;
     out.reserve(list.size());
     for (const auto& s : list) {
-        if (!s.is_string()) fail(path, std::string(what) + " must hold strings, found " + jsonExcerpt(s));
+        if (!s.is_string()) failAt(path, std::string(what) + " must hold strings, found " + jsonExcerpt(s));
         out.push_back(s.get<std::string>());
     }
     return out;
@@ -48,7 +48,7 @@ constexpr std::int64_t kMaxTokens = 1 << 20;
 
 AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, std::int64_t m, const std::string& blockName) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, "cannot read the tokens file");
+    if (!in) failAt(path, "cannot read the tokens file");
     std::ostringstream buffer;
     buffer << in.rdbuf();
     const std::string text = buffer.str();
@@ -57,16 +57,16 @@ AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, st
     try {
         json = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        fail(path, std::string("not valid JSON: ") + e.what());
+        failAt(path, std::string("not valid JSON: ") + e.what());
     }
     AttentionFileTokens out;
     if (json.is_array()) {
-        if (n != m) fail(path, "a plain token list labels square maps; these are " + std::to_string(n) + " x " + std::to_string(m));
+        if (n != m) failAt(path, "a plain token list labels square maps; these are " + std::to_string(n) + " x " + std::to_string(m));
         out.tokens = out.queries = out.keys = stringList(path, json, "the token list", n);
         return out;
     }
     if (!json.is_object() || !json.contains("tokens"))
-        fail(path, "expected a list of token strings or attnscope's tokens.json (an object with \"tokens\")");
+        failAt(path, "expected a list of token strings or attnscope's tokens.json (an object with \"tokens\")");
     const nlohmann::json& tokens = json["tokens"];
     const auto blocks = json.find("blocks");
     const nlohmann::json* block = nullptr;
@@ -82,7 +82,7 @@ AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, st
         out.tokens = tokens.is_array() && static_cast<std::int64_t>(tokens.size()) == n ? stringList(path, tokens, "\"tokens\"", n)
                                                                                          : out.queries;
     } else {
-        if (n != m) fail(path, "has no labels for " + std::to_string(n) + " x " + std::to_string(m) + " maps (no \"blocks\")");
+        if (n != m) failAt(path, "has no labels for " + std::to_string(n) + " x " + std::to_string(m) + " maps (no \"blocks\")");
         out.tokens = out.queries = out.keys = stringList(path, tokens, "\"tokens\"", n);
     }
     const auto ids = json.find("ids");
@@ -116,18 +116,18 @@ std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::pa
     std::vector<std::int64_t> s = file->shape();
     if (s.size() == 5) {
         if (s[1] != 1)
-            fail(npy, "shape " + dimsText(s) + " holds a batch of " + std::to_string(s[1]) +
+            failAt(npy, "shape " + dimsText(s) + " holds a batch of " + std::to_string(s[1]) +
                           " inputs; save one of them (attentions[:, i]) as [layers, heads, n, n]");
         s.erase(s.begin() + 1);
     }
     if (s.size() == 3) s.insert(s.begin(), 1);
     if (s.size() != 4)
-        fail(npy, "shape " + dimsText(file->shape()) +
+        failAt(npy, "shape " + dimsText(file->shape()) +
                       " is not attention maps: expected [layers, heads, n, n], [layers, 1, heads, n, n] or [heads, n, n]");
     const std::int64_t layers = s[0], heads = s[1], n = s[2], m = s[3];
-    if (layers < 1 || heads < 1 || n < 1 || m < 1) fail(npy, "shape " + dimsText(file->shape()) + " holds no map");
+    if (layers < 1 || heads < 1 || n < 1 || m < 1) failAt(npy, "shape " + dimsText(file->shape()) + " holds no map");
     if (n > kMaxTokens || m > kMaxTokens || layers > (1 << 16) || heads > (1 << 16))
-        fail(npy, "shape " + dimsText(file->shape()) + " is beyond what AttnScope shows (at most 2^20 tokens, 2^16 layers or heads)");
+        failAt(npy, "shape " + dimsText(file->shape()) + " is beyond what AttnScope shows (at most 2^20 tokens, 2^16 layers or heads)");
 
     AttentionFileTokens labels;
     if (!tokensJson.empty()) {
@@ -153,16 +153,16 @@ std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::pa
             for (std::int64_t h = 0; h < heads; ++h) {
                 const at::Tensor m = all[l][h].to(type == at::kDouble ? at::kDouble : at::kFloat);
                 const std::string where = "layer " + std::to_string(l) + " head " + std::to_string(h);
-                if (!at::isfinite(m).all().item<bool>()) fail(npy, where + " holds a value that is not finite");
+                if (!at::isfinite(m).all().item<bool>()) failAt(npy, where + " holds a value that is not finite");
                 if (m.min().item<double>() < 0)
-                    fail(npy, where + " holds negative values: attention maps are probabilities (softmax outputs), not scores");
+                    failAt(npy, where + " holds negative values: attention maps are probabilities (softmax outputs), not scores");
                 const at::Tensor sums = m.to(at::kDouble).sum(-1);
                 const at::Tensor bad = ((sums - 1).abs() > tolerance).logical_and(sums != 0);
                 if (bad.any().item<bool>()) {
                     const std::int64_t row = bad.nonzero()[0][0].item<std::int64_t>();
                     std::ostringstream sum;
                     sum << sums[row].item<double>();
-                    fail(npy, where + " row " + std::to_string(row) + " sums to " + sum.str() +
+                    failAt(npy, where + " row " + std::to_string(row) + " sums to " + sum.str() +
                                   ", not 1: the file must hold attention probabilities with one row per query");
                 }
                 if (causal && m.triu(1).ne(0).any().item<bool>()) causal = false;

@@ -15,7 +15,7 @@ namespace attnscope {
 
 namespace {
 
-void checkIndex(const char* what, int value, int count) {
+void checkTraceIndex(const char* what, int value, int count) {
     if (value < 0 || value >= count)
         throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
 }
@@ -80,10 +80,10 @@ int Trace::blockIndex(const std::string& name) const {
 }
 
 at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptions& options) const {
-    checkIndex("block", block, static_cast<int>(blocks.size()));
+    checkTraceIndex("block", block, static_cast<int>(blocks.size()));
     const BlockInfo& info = infos[block];
-    checkIndex("layer", layer, info.layers);
-    checkIndex("head", head, info.heads);
+    checkTraceIndex("layer", layer, info.layers);
+    checkTraceIndex("head", head, info.heads);
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     const LayerCapture& cap = blocks[block].layers[layer];
@@ -131,10 +131,10 @@ HeadMap Trace::map(int block, int layer, int head, const MapOptions& options) co
 }
 
 HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool, const MapOptions& options) const {
-    checkIndex("block", block, static_cast<int>(impl_->blocks.size()));
+    checkTraceIndex("block", block, static_cast<int>(impl_->blocks.size()));
     const BlockInfo& info = impl_->infos[block];
-    checkIndex("layer", layer, info.layers);
-    checkIndex("head", head, info.heads);
+    checkTraceIndex("layer", layer, info.layers);
+    checkTraceIndex("head", head, info.heads);
     const LayerCapture& cap = impl_->blocks[block].layers[layer];
     const std::int64_t n = cap.q.size(1), m = cap.k.size(1);
     const std::int64_t r0 = pool.rowBegin, r1 = pool.rowEnd > 0 ? pool.rowEnd : n;

@@ -17,7 +17,7 @@ namespace attnscope {
 namespace {
 
 template <typename T>
-long argmax(const std::vector<T>& v) {
+long argmaxIndex(const std::vector<T>& v) {
     return static_cast<long>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
@@ -63,9 +63,9 @@ Outcome evaluate(const Model& model, const CorpusExample& example, const Origina
         const auto& p = m->classProbabilities();
         if (example.label >= 0) {
             r.labelProb = p.at(example.label);
-            r.metric = argmax(p) == example.label ? 1.0 : 0.0;
+            r.metric = argmaxIndex(p) == example.label ? 1.0 : 0.0;
         } else {
-            r.metric = argmax(p) == argmax(o.main->classProbabilities()) ? 1.0 : 0.0;
+            r.metric = argmaxIndex(p) == argmaxIndex(o.main->classProbabilities()) ? 1.0 : 0.0;
         }
     } else if (kind == "sequence") {
         if (g) {  // exact match: the greedy output equals the target's decoder ids after the start token
@@ -75,7 +75,7 @@ Outcome evaluate(const Model& model, const CorpusExample& example, const Origina
             r.metric = m->outputIds() == o.main->outputIds() ? 1.0 : 0.0;
         }
     } else if (kind == "next-token") {
-        r.metric = argmax(m->nextTokenLogits()) == argmax(o.main->nextTokenLogits()) ? 1.0 : 0.0;
+        r.metric = argmaxIndex(m->nextTokenLogits()) == argmaxIndex(o.main->nextTokenLogits()) ? 1.0 : 0.0;
     } else {
         r.metric = 1.0 - change.meanCosineDistance;
     }

@@ -1,6 +1,7 @@
 #include "attnscope/io/atomic_file.h"
 
 #include "attnscope/runtime/error.h"
+#include "io/file_errors.h"
 
 #include <atomic>
 #include <cerrno>
@@ -17,10 +18,6 @@ namespace {
 // open(O_CREAT) fails with ENOENT only when the folder is missing; say so instead of "No such file".
 std::string openErrorText(int error) {
     if (error == ENOENT) return "the folder does not exist";
-    return std::error_code(error, std::generic_category()).message();
-}
-
-std::string errnoText(int error) {
     return std::error_code(error, std::generic_category()).message();
 }
 

@@ -4,6 +4,7 @@
 #include "attnscope/io/npy_file.h"
 
 #include "attnscope/runtime/error.h"
+#include "io/file_errors.h"
 
 #include <cerrno>
 #include <cstring>
@@ -22,17 +23,6 @@ namespace {
 // NumPy itself refuses headers over 10,000 bytes unless told otherwise; 1 MiB leaves room for
 // any real shape while a corrupt length cannot make the reader scan gigabytes.
 constexpr std::uint64_t kMaxHeader = 1u << 20;
-
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-    throw Error(path.string() + ": " + what);
-}
-
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 struct Header {
     std::optional<std::string> descr;
@@ -76,7 +66,7 @@ public:
     }
 
 private:
-    [[noreturn]] void bad(const std::string& what) const { fail(path_, "malformed .npy header: " + what); }
+    [[noreturn]] void bad(const std::string& what) const { failAt(path_, "malformed .npy header: " + what); }
     void skipSpace() {
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
     }
@@ -138,8 +128,8 @@ NpyDType dtypeOf(const std::filesystem::path& path, const std::string& descr) {
     if (descr == "<f4") return NpyDType::Float32;
     if (descr == "<f8") return NpyDType::Float64;
     if (descr.size() == 3 && descr[0] == '>' && descr[1] == 'f')
-        fail(path, "dtype '" + descr + "' is big-endian; save it little-endian (array.astype('<f4'))");
-    fail(path, "dtype '" + descr + "' is not supported (float16, float32 or float64, little-endian: '<f2', '<f4', '<f8')");
+        failAt(path, "dtype '" + descr + "' is big-endian; save it little-endian (array.astype('<f4'))");
+    failAt(path, "dtype '" + descr + "' is not supported (float16, float32 or float64, little-endian: '<f2', '<f4', '<f8')");
 }
 
 }  // namespace
@@ -157,37 +147,37 @@ std::size_t NpyFile::itemSize() const { return dtype_ == NpyDType::Float16 ? 2 :
 
 std::shared_ptr<const NpyFile> NpyFile::open(const std::filesystem::path& path) {
     // O_NONBLOCK so that a FIFO given by mistake cannot hang the open.
-    Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-    if (file.fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    UniqueFd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+    if (file.fd < 0) failAt(path, "cannot open: " + errnoText(errno));
     struct stat st {};
-    if (::fstat(file.fd, &st) != 0) fail(path, std::string("cannot stat: ") + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+    if (::fstat(file.fd, &st) != 0) failAt(path, "cannot stat: " + errnoText(errno));
+    if (!S_ISREG(st.st_mode)) failAt(path, "is not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size < 10) fail(path, "is " + std::to_string(size) + " bytes, too short for a .npy header");
+    if (size < 10) failAt(path, "is " + std::to_string(size) + " bytes, too short for a .npy header");
 
     std::shared_ptr<NpyFile> f(new NpyFile);
     f->path_ = path;
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
-    if (map == MAP_FAILED) fail(path, "cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno));
+    if (map == MAP_FAILED) failAt(path, "cannot map " + std::to_string(size) + " bytes: " + errnoText(errno));
     f->map_ = static_cast<const unsigned char*>(map);
     f->mapSize_ = size;
     const unsigned char* p = f->map_;
 
-    if (std::memcmp(p, "\x93NUMPY", 6) != 0) fail(path, "not a .npy file (no \\x93NUMPY magic)");
+    if (std::memcmp(p, "\x93NUMPY", 6) != 0) failAt(path, "not a .npy file (no \\x93NUMPY magic)");
     const int major = p[6];
-    if (major < 1 || major > 3) fail(path, ".npy format version " + std::to_string(major) + " is not supported (1, 2 or 3)");
+    if (major < 1 || major > 3) failAt(path, ".npy format version " + std::to_string(major) + " is not supported (1, 2 or 3)");
     const std::uint64_t lengthBytes = major == 1 ? 2 : 4;
-    if (size < 8 + lengthBytes) fail(path, "is too short for its header length");
+    if (size < 8 + lengthBytes) failAt(path, "is too short for its header length");
     std::uint64_t headerLength = 0;
     for (std::uint64_t i = 0; i < lengthBytes; ++i) headerLength |= std::uint64_t{p[8 + i]} << (8 * i);
-    if (headerLength > kMaxHeader) fail(path, "header length " + std::to_string(headerLength) + " is over the 1 MiB limit");
+    if (headerLength > kMaxHeader) failAt(path, "header length " + std::to_string(headerLength) + " is over the 1 MiB limit");
     const std::uint64_t offset = 8 + lengthBytes + headerLength;
     if (offset > size)
-        fail(path, "header needs " + std::to_string(offset) + " bytes, the file has " + std::to_string(size));
+        failAt(path, "header needs " + std::to_string(offset) + " bytes, the file has " + std::to_string(size));
     const Header h = HeaderParser(path, std::string_view(reinterpret_cast<const char*>(p + 8 + lengthBytes), headerLength)).parse();
     f->dtype_ = dtypeOf(path, *h.descr);
     if (*h.fortran)
-        fail(path, "is in Fortran (column-major) order; save it in C order (numpy.ascontiguousarray)");
+        failAt(path, "is in Fortran (column-major) order; save it in C order (numpy.ascontiguousarray)");
     f->shape_ = *h.shape;
     f->dataOffset_ = offset;
 
@@ -212,11 +202,11 @@ std::shared_ptr<const NpyFile> NpyFile::open(const std::filesystem::path& path) 
     if (count > available / item || count * item != available) {
         std::string dims;
         for (std::size_t i = 0; i < f->shape_.size(); ++i) dims += (i ? ", " : "") + std::to_string(f->shape_[i]);
-        fail(path, "the header's shape (" + dims + ") of " + npyDTypeName(f->dtype_) + " does not match the " +
+        failAt(path, "the header's shape (" + dims + ") of " + npyDTypeName(f->dtype_) + " does not match the " +
                        std::to_string(available) + " data bytes the file holds (truncated or not a NumPy file?)");
     }
     if (offset % item != 0)
-        fail(path, "data starts at byte " + std::to_string(offset) + ", not aligned to its " + std::to_string(item) +
+        failAt(path, "data starts at byte " + std::to_string(offset) + ", not aligned to its " + std::to_string(item) +
                        "-byte items (NumPy pads its headers; this file was not written by it)");
     f->elements_ = count;
     return f;

@@ -7,6 +7,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
+#include "io/file_errors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,10 +35,6 @@ namespace {
 
 constexpr std::uint64_t kMaxHeaderSize = 100'000'000;  // the reference's MAX_HEADER_SIZE
 constexpr std::size_t kPrefixSize = 8;                 // little-endian u64 header length
-
-[[noreturn]] void fail(const fs::path& path, const std::string& what) {
-    throw Error(path.string() + ": " + what);
-}
 
 // Names come from the file: keep messages on one line even if a name holds control characters.
 std::string quote(std::string_view s) {
@@ -129,10 +126,10 @@ json parseHeader(const fs::path& path, std::string_view text) {
         // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep the position.
         std::string what = e.what();
         if (auto p = what.find("] "); what.rfind("[json.", 0) == 0 && p != std::string::npos) what.erase(0, p + 2);
-        fail(path, "header is not valid JSON: " + what);
+        failAt(path, "header is not valid JSON: " + what);
     }
-    if (!duplicate.empty()) fail(path, duplicate);
-    if (!header.is_object()) fail(path, std::string("header must be a JSON object, found ") + header.type_name());
+    if (!duplicate.empty()) failAt(path, duplicate);
+    if (!header.is_object()) failAt(path, std::string("header must be a JSON object, found ") + header.type_name());
     return header;
 }
 
@@ -152,7 +149,7 @@ DType parseDType(const std::string& name, const std::function<void(const std::st
 // One header entry → TensorInfo, checking its own fields and that its bytes fit the data section.
 TensorInfo parseEntry(const fs::path& path, const std::string& name, const json& v, std::uint64_t dataSize) {
     const std::function<void(const std::string&)> bad = [&](const std::string& what) {
-        fail(path, "tensor " + quote(name) + ": " + what);
+        failAt(path, "tensor " + quote(name) + ": " + what);
     };
     if (!v.is_object()) bad("expected an object with dtype, shape and data_offsets, found " + brief(v));
     for (const auto& item : v.items())
@@ -209,28 +206,21 @@ void checkTiling(const fs::path& path, const std::vector<TensorInfo>& tensors, s
                                                  std::to_string(cursor)
                                            : "the data section starts at byte 0";
         if (t.begin < cursor)
-            fail(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
+            failAt(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
                            ": the tensors overlap");
         if (t.begin > cursor)
-            fail(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
+            failAt(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
                            ": bytes " + std::to_string(cursor) + " to " + std::to_string(t.begin) +
                            " are a hole no tensor covers");
         cursor = t.end;
         previous = &t;
     }
     if (cursor != dataSize)  // cursor > dataSize was caught per tensor
-        fail(path, "the data section has " + std::to_string(dataSize) + " bytes but " +
+        failAt(path, "the data section has " + std::to_string(dataSize) + " bytes but " +
                        (previous ? "the last tensor " + quote(previous->name) + " ends at byte " + std::to_string(cursor)
                                  : std::string("the header lists no tensors")) +
                        ": " + std::to_string(dataSize - cursor) + " trailing bytes belong to no tensor");
 }
-
-struct Fd {
-    int fd = -1;
-    ~Fd() { if (fd >= 0) ::close(fd); }
-};
-
-std::string errnoText() { return std::strerror(errno); }
 
 }  // namespace
 
@@ -254,15 +244,15 @@ std::int64_t TensorInfo::numel() const {
 
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const fs::path& path) {
     // O_NONBLOCK so that opening a FIFO by mistake cannot hang; it is a no-op for regular files.
-    Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-    if (file.fd < 0) fail(path, "cannot open: " + errnoText());
+    UniqueFd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+    if (file.fd < 0) failAt(path, "cannot open: " + errnoText(errno));
     struct stat st {};
-    if (::fstat(file.fd, &st) != 0) fail(path, "cannot stat: " + errnoText());
-    if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not a safetensors file");
-    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+    if (::fstat(file.fd, &st) != 0) failAt(path, "cannot stat: " + errnoText(errno));
+    if (S_ISDIR(st.st_mode)) failAt(path, "is a directory, not a safetensors file");
+    if (!S_ISREG(st.st_mode)) failAt(path, "is not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < kPrefixSize)
-        fail(path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length; "
+        failAt(path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length; "
                    "not a safetensors file");
 
     // Owning the mapping from here on means the destructor unmaps it if validation throws.
@@ -270,7 +260,7 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const fs::path& pat
     f->path_ = path;
     // The whole file is mapped (never 0 bytes, as size >= 8), so an empty data section is fine.
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
-    if (map == MAP_FAILED) fail(path, "cannot map " + std::to_string(size) + " bytes: " + errnoText());
+    if (map == MAP_FAILED) failAt(path, "cannot map " + std::to_string(size) + " bytes: " + errnoText(errno));
     f->map_ = static_cast<const std::byte*>(map);
     f->size_ = size;
 
@@ -278,26 +268,26 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const fs::path& pat
     for (std::size_t i = 0; i < kPrefixSize; ++i)
         headerSize |= static_cast<std::uint64_t>(f->map_[i]) << (8 * i);
     if (headerSize > kMaxHeaderSize)
-        fail(path, "header length " + std::to_string(headerSize) + " is too large (the limit is " +
+        failAt(path, "header length " + std::to_string(headerSize) + " is too large (the limit is " +
                        std::to_string(kMaxHeaderSize) + " bytes); not a safetensors file?");
     if (kPrefixSize + headerSize > size)
-        fail(path, "header length " + std::to_string(headerSize) + " exceeds file size: the header needs " +
+        failAt(path, "header length " + std::to_string(headerSize) + " exceeds file size: the header needs " +
                        std::to_string(kPrefixSize + headerSize) + " bytes, the file has " + std::to_string(size));
     f->dataStart_ = kPrefixSize + headerSize;
     const std::uint64_t dataSize = size - f->dataStart_;
 
     const std::string_view text(reinterpret_cast<const char*>(f->map_ + kPrefixSize), headerSize);
     if (auto bad = invalidUtf8At(text); bad != std::string_view::npos)
-        fail(path, "header is not valid UTF-8 (bad byte at header offset " + std::to_string(bad) + ")");
+        failAt(path, "header is not valid UTF-8 (bad byte at header offset " + std::to_string(bad) + ")");
     const json header = parseHeader(path, text);
 
     for (const auto& [name, value] : header.items()) {
         if (name == "__metadata__") {
             if (value.is_null()) continue;  // the reference reads it as an Option
-            if (!value.is_object()) fail(path, "__metadata__ must be an object of strings, found " + brief(value));
+            if (!value.is_object()) failAt(path, "__metadata__ must be an object of strings, found " + brief(value));
             for (const auto& [key, v] : value.items()) {
                 if (!v.is_string())
-                    fail(path, "__metadata__ value for " + quote(key) + " must be a string, found " + brief(v));
+                    failAt(path, "__metadata__ value for " + quote(key) + " must be a string, found " + brief(v));
                 f->metadata_[key] = v.get<std::string>();
             }
             continue;
@@ -325,7 +315,7 @@ const TensorInfo* SafetensorsFile::find(std::string_view name) const {
 const std::byte* SafetensorsFile::data(const TensorInfo& t) const {
     // Guards against a TensorInfo from another file; validated ones always pass.
     if (t.begin > t.end || t.end > size_ - dataStart_)
-        fail(path_, "tensor " + quote(t.name) + ": data_offsets " + offsetsText(t.begin, t.end) +
+        failAt(path_, "tensor " + quote(t.name) + ": data_offsets " + offsetsText(t.begin, t.end) +
                         " are outside this file's data section");
     return map_ + dataStart_ + t.begin;
 }
@@ -337,7 +327,7 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
     if (!metadata.empty()) header["__metadata__"] = metadata;
     std::uint64_t offset = 0;
     for (const auto& t : tensors) {
-        auto bad = [&](const std::string& what) { fail(path, "cannot write tensor " + quote(t.name) + ": " + what); };
+        auto bad = [&](const std::string& what) { failAt(path, "cannot write tensor " + quote(t.name) + ": " + what); };
         if (t.name == "__metadata__") bad("the name is reserved for metadata");
         if (header.contains(t.name)) bad("the name appears twice");
         for (auto d : t.shape)
@@ -354,7 +344,7 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
     try {
         text = header.dump();
     } catch (const nlohmann::ordered_json::exception&) {
-        fail(path, "cannot write: a tensor name or metadata entry is not valid UTF-8");
+        failAt(path, "cannot write: a tensor name or metadata entry is not valid UTF-8");
     }
     // Padding to 8 keeps the data section (and so every F32 tensor written here) 8-byte aligned.
     text.append((kPrefixSize - text.size() % kPrefixSize) % kPrefixSize, ' ');

@@ -41,7 +41,7 @@ struct Adam {
     }
 };
 
-HeadMap toHeadMap(const at::Tensor& probs) {
+HeadMap fitToHeadMap(const at::Tensor& probs) {
     at::Tensor p = probs.to(at::kCPU, at::kFloat).contiguous();
     HeadMap out{static_cast<int>(p.size(0)), static_cast<int>(p.size(1)), {}};
     out.values.assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
@@ -104,8 +104,8 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
         AdditiveFit fit;
         Adam adamQ, adamK, adamV;
         auto fullMap = [&] { return additiveProbs(at::mm(qn, Wq.t()), at::mm(kn, Wk.t()), v, cap.mask, 1.0); };
-        const HeadMap targetMap = toHeadMap(P);
-        fit.initialKl = meanRowKl(targetMap, toHeadMap(fullMap()));
+        const HeadMap targetMap = fitToHeadMap(P);
+        fit.initialKl = meanRowKl(targetMap, fitToHeadMap(fullMap()));
         for (int step = 1; step <= options.steps; ++step) {
             at::Tensor A = at::mm(Qr, Wq.t()), B = at::mm(kn, Wk.t());  // [R, w], [m, w]
             at::Tensor logits = at::empty({R, m}, dev);
@@ -135,7 +135,7 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
             adamV.step(v, dv, options.learningRate, step);
             if (options.progress && !options.progress(step, options.steps)) throw Cancelled();
         }
-        fit.map = toHeadMap(fullMap());
+        fit.map = fitToHeadMap(fullMap());
         fit.finalKl = meanRowKl(targetMap, fit.map);
         fit.width = static_cast<int>(w);
         fit.headDim = static_cast<int>(d);

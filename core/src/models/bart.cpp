@@ -27,7 +27,7 @@ struct BartConfig {
     std::optional<std::int64_t> eos;
 };
 
-BartConfig parseConfig(const JsonConfig& c, const BartStyle& s) {
+BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     BartConfig b;
     b.vocab = configInt(c, "vocab_size", s.vocab);
     b.decoderVocab = s.marianVocab ? configInt(c, "decoder_vocab_size", b.vocab) : b.vocab;
@@ -63,7 +63,7 @@ at::Tensor bartActivate(const std::string& name, const at::Tensor& x) {
     return activate(name, x);  // gelu (erf), relu
 }
 
-struct Layer {
+struct BartLayer {
     AttentionWeights self, cross;
     Norm selfNorm, crossNorm, finalNorm;
     Linear fc1, fc2;
@@ -72,7 +72,7 @@ struct Layer {
 struct Stack {
     at::Tensor embed, positions;  // positions: learned [P + 2, E] or Marian's static [P, E]
     Norm embeddingNorm, finalNorm;  // either may be undefined
-    std::vector<Layer> layers;
+    std::vector<BartLayer> layers;
     int heads = 0;
 };
 
@@ -82,7 +82,7 @@ class BartModel final : public Seq2seqModel {
 public:
     BartModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options,
               const BartStyle& style)
-        : Seq2seqModel(folder, device, parseConfig(config, style).vocab), style_(style), cfg_(parseConfig(config, style)) {
+        : Seq2seqModel(folder, device, parseBartConfig(config, style).vocab), style_(style), cfg_(parseBartConfig(config, style)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -139,7 +139,7 @@ protected:
     at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options, BlockCapture& capture) const override {
         at::Tensor x = embed(encoder_, ids);
         for (int l = 0; l < cfg_.encoderLayers; ++l) {
-            const Layer& L = encoder_.layers[l];
+            const BartLayer& L = encoder_.layers[l];
             x = sublayer(x, L.selfNorm, [&](const at::Tensor& h) {
                 return attention(L.self, h, h, encoder_.heads, false, layerRun(options, "encoder", l), capture);
             });
@@ -152,7 +152,7 @@ protected:
                       BlockCapture& self, BlockCapture& cross, bool lastOnly) const override {
         at::Tensor x = embed(decoder_, ids);
         for (int l = 0; l < cfg_.decoderLayers; ++l) {
-            const Layer& L = decoder_.layers[l];
+            const BartLayer& L = decoder_.layers[l];
             x = sublayer(x, L.selfNorm, [&](const at::Tensor& h) {
                 return attention(L.self, h, h, decoder_.heads, true, layerRun(options, "decoder", l), self);
             });
@@ -191,7 +191,7 @@ private:
         };
         for (int l = 0; l < layers; ++l) {
             const std::string p = name + ".layers." + std::to_string(l) + ".";
-            Layer L;
+            BartLayer L;
             L.self = attention(p + "self_attn.");
             L.selfNorm = loadNorm(w, p + "self_attn_layer_norm", E);
             if (decoder) {
@@ -231,7 +231,7 @@ private:
         return seq2seqAttention(a, x, kv, heads, d, score, mask, run, capture);
     }
 
-    at::Tensor feedForward(const Layer& L, const at::Tensor& h) const {
+    at::Tensor feedForward(const BartLayer& L, const at::Tensor& h) const {
         return L.fc2(bartActivate(cfg_.activation, L.fc1(h)));
     }
 

@@ -45,7 +45,7 @@ struct BertConfig {
     int usablePositions() const { return roberta ? positions - static_cast<int>(pad) - 1 : positions; }
 };
 
-BertConfig parseConfig(const JsonConfig& c) {
+BertConfig parseBertConfig(const JsonConfig& c) {
     BertConfig g;
     g.type = c.string("model_type");
     g.vocab = c.positiveInt("vocab_size");
@@ -87,7 +87,7 @@ BertConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct BertLayer {
     Linear q, k, v, o, inner, out;
     Norm attnNorm, outNorm;
 };
@@ -96,7 +96,7 @@ class BertModel final : public TextFamilyModel<BertConfig> {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
+        : TextFamilyModel(parseBertConfig(config), folder, device), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -112,7 +112,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = names_.layer + std::to_string(l) + ".";
-            Layer L;
+            BertLayer L;
             L.q = w.linear(p + names_.q, E, E);
             L.k = w.linear(p + names_.k, E, E);
             L.v = w.linear(p + names_.v, E, E);
@@ -170,7 +170,7 @@ protected:
         ScoreSpec score;
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
-            const Layer& L = layers_[l];
+            const BertLayer& L = layers_[l];
             auto heads = [&](const Linear& proj) { return splitHeads(proj(x), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
             at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
@@ -217,7 +217,7 @@ private:
     Names names_;
     at::Tensor word_, position_, type_;
     Norm embNorm_;
-    std::vector<Layer> layers_;
+    std::vector<BertLayer> layers_;
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ int sizeKey(const JsonConfig& c, const char* key, const char* alias, int fallbac
     return c.optionalPositiveInt(key).value_or(fallback);
 }
 
-BloomConfig parseConfig(const JsonConfig& c) {
+BloomConfig parseBloomConfig(const JsonConfig& c) {
     BloomConfig g;
     g.vocab = c.optionalPositiveInt("vocab_size").value_or(g.vocab);
     const char* hiddenKey = c.has("n_embed") ? "n_embed" : "hidden_size";
@@ -50,7 +50,7 @@ BloomConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct BloomLayer {
     Norm inNorm, postNorm;
     Linear qkv, dense, up, down;
 };
@@ -59,7 +59,7 @@ class BloomModel final : public TextFamilyModel<BloomConfig> {
 public:
     BloomModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseBloomConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -72,7 +72,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
-            Layer L;
+            BloomLayer L;
             L.inNorm = loadNorm(w, p + "input_layernorm", E);
             L.qkv = w.linear(p + "self_attention.query_key_value", 3 * E, E);
             L.dense = w.linear(p + "self_attention.dense", E, E);
@@ -116,7 +116,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const BloomLayer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.inNorm, eps);
             at::Tensor residual = cfg_.residualAfterNorm ? h : x;
             // BloomAttention._split_heads: each head's q, k and v sit together, [n, H, 3, d].
@@ -139,7 +139,7 @@ protected:
 private:
     at::Tensor embed_, head_;
     Norm embedNorm_, finalNorm_;
-    std::vector<Layer> layers_;
+    std::vector<BloomLayer> layers_;
     ScoreSpec score_;  // scale 1/√d and the heads' slopes: logits = q·k/√d + slope·j, as BloomAttention
 };
 

@@ -44,19 +44,19 @@ struct FalconConfig {
 };
 
 // The key, or the legacy RefinedWeb name it had.
-int sizeKey(const JsonConfig& c, const char* key, const char* legacy, int fallback) {
+int sizeKeyOrLegacy(const JsonConfig& c, const char* key, const char* legacy, int fallback) {
     if (c.has(key)) return c.positiveInt(key);
     return c.optionalPositiveInt(legacy).value_or(fallback);
 }
 
-FalconConfig parseConfig(const JsonConfig& c) {
+FalconConfig parseFalconConfig(const JsonConfig& c) {
     FalconConfig g;
     g.type = c.string("model_type");
     g.vocab = c.optionalPositiveInt("vocab_size").value_or(g.vocab);
     const char* hiddenKey = c.has("n_embed") ? "n_embed" : "hidden_size";  // FalconConfig: n_embed wins
     g.hidden = c.optionalPositiveInt(hiddenKey).value_or(g.hidden);
-    g.layers = sizeKey(c, "num_hidden_layers", "n_layer", g.layers);
-    g.heads = sizeKey(c, "num_attention_heads", "n_head", g.heads);
+    g.layers = sizeKeyOrLegacy(c, "num_hidden_layers", "n_layer", g.layers);
+    g.heads = sizeKeyOrLegacy(c, "num_attention_heads", "n_head", g.heads);
     const char* kvKey = c.has("num_kv_heads") || !c.has("n_head_kv") ? "num_kv_heads" : "n_head_kv";
     g.kvHeads = c.optionalPositiveInt(kvKey).value_or(g.heads);
     g.positions = c.optionalPositiveInt("max_position_embeddings").value_or(g.positions);
@@ -93,7 +93,7 @@ FalconConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct FalconLayer {
     Norm attnNorm, mlpNorm;  // input_layernorm / ln_attn; post_attention_layernorm / ln_mlp (may be unused)
     Linear qkv, dense, up, down;
 };
@@ -102,7 +102,7 @@ class FalconModel final : public TextFamilyModel<FalconConfig> {
 public:
     FalconModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                 const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseFalconConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -119,7 +119,7 @@ public:
         const bool twoNorms = cfg_.normsInParallel == 2, postNorm = !cfg_.parallel;
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
-            Layer L;
+            FalconLayer L;
             L.attnNorm = loadNorm(w, p + (twoNorms ? "ln_attn" : "input_layernorm"), E);
             if (twoNorms) L.mlpNorm = loadNorm(w, p + "ln_mlp", E);
             if (postNorm) L.mlpNorm = loadNorm(w, p + "post_attention_layernorm", E);
@@ -177,7 +177,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const FalconLayer& L = layers_[l];
             const at::Tensor a = layerNorm(x, L.attnNorm, eps);
             at::Tensor q, k, v;
             split(L.qkv(a), n, q, k, v);
@@ -239,7 +239,7 @@ private:
 
     at::Tensor embed_, head_;
     Norm finalNorm_;
-    std::vector<Layer> layers_;
+    std::vector<FalconLayer> layers_;
     ScoreSpec score_;
 };
 

@@ -22,7 +22,7 @@ struct Gpt2Config {
     bool scaleByLayer = false;
 };
 
-Gpt2Config parseConfig(const JsonConfig& c) {
+Gpt2Config parseGpt2Config(const JsonConfig& c) {
     Gpt2Config g;
     g.vocab = c.positiveInt("vocab_size");
     g.positions = c.positiveInt("n_positions");
@@ -40,7 +40,7 @@ Gpt2Config parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct Gpt2Layer {
     Norm ln1, ln2;
     at::Tensor attnW, attnB, projW, projB, fcW, fcB, outW, outB;
 };
@@ -49,7 +49,7 @@ class Gpt2Model final : public TextFamilyModel<Gpt2Config> {
 public:
     Gpt2Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseGpt2Config(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -62,7 +62,7 @@ public:
         step(2);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
-            Layer L;
+            Gpt2Layer L;
             L.ln1 = loadNorm(w, p + "ln_1", E);
             L.attnW = w.get(p + "attn.c_attn.weight", {E, 3 * E});
             L.attnB = w.get(p + "attn.c_attn.bias", {3 * E});
@@ -102,7 +102,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const Gpt2Layer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             at::Tensor qkv = at::addmm(L.attnB, h, L.attnW);  // [n, 3E]
             auto heads = [&](int part) { return splitHeads(qkv.narrow(1, part * E, E), H, d); };
@@ -128,7 +128,7 @@ protected:
 private:
     at::Tensor wte_, wpe_, head_;
     Norm lnf_;
-    std::vector<Layer> layers_;
+    std::vector<Gpt2Layer> layers_;
 };
 
 }  // namespace

@@ -46,7 +46,7 @@ std::vector<std::string> expandTypes(const JsonConfig& c) {
     return out;
 }
 
-NeoConfig parseConfig(const JsonConfig& c) {
+NeoConfig parseNeoConfig(const JsonConfig& c) {
     NeoConfig g;
     g.vocab = c.positiveInt("vocab_size");
     g.positions = c.positiveInt("max_position_embeddings");
@@ -91,7 +91,7 @@ NeoConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct NeoLayer {
     Norm ln1, ln2;
     Linear q, k, v, out, fc, proj;
 };
@@ -100,7 +100,7 @@ class NeoModel final : public TextFamilyModel<NeoConfig> {
 public:
     NeoModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
              const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseNeoConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -113,7 +113,7 @@ public:
         step(2);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
-            Layer L;
+            NeoLayer L;
             L.ln1 = loadNorm(w, p + "ln_1", E);
             L.q = w.linear(p + "attn.attention.q_proj", E, E, false);
             L.k = w.linear(p + "attn.attention.k_proj", E, E, false);
@@ -155,7 +155,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const NeoLayer& L = layers_[l];
             MaskSpec mask;
             mask.causal = true;
             mask.window = cfg_.local[l] ? cfg_.window : 0;
@@ -179,7 +179,7 @@ protected:
 private:
     at::Tensor wte_, wpe_, head_;
     Norm lnf_;
-    std::vector<Layer> layers_;
+    std::vector<NeoLayer> layers_;
 };
 
 }  // namespace

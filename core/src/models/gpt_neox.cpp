@@ -27,7 +27,7 @@ struct NeoxConfig {
     RopeSpec rope;
 };
 
-NeoxConfig parseConfig(const JsonConfig& c) {
+NeoxConfig parseNeoxConfig(const JsonConfig& c) {
     NeoxConfig g;
     g.vocab = c.positiveInt("vocab_size");
     g.hidden = c.positiveInt("hidden_size");
@@ -52,7 +52,7 @@ NeoxConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct NeoxLayer {
     Norm ln1, ln2;
     Linear qkv, dense, up, down;
 };
@@ -61,7 +61,7 @@ class NeoxModel final : public TextFamilyModel<NeoxConfig> {
 public:
     NeoxModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseNeoxConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -73,7 +73,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
-            Layer L;
+            NeoxLayer L;
             L.ln1 = loadNorm(w, p + "input_layernorm", E);
             L.qkv = w.linear(p + "attention.query_key_value", 3 * E, E, cfg_.bias);
             L.dense = w.linear(p + "attention.dense", E, E, cfg_.bias);
@@ -114,7 +114,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const NeoxLayer& L = layers_[l];
             // The fused output is per head: [n, H, 3, d] with q, k, v of head h side by side.
             at::Tensor qkv = L.qkv(layerNorm(x, L.ln1, cfg_.eps)).view({n, H, 3, d});
             auto part = [&](int i) { return qkv.select(2, i).transpose(0, 1).contiguous(); };  // [H, n, d]
@@ -141,7 +141,7 @@ protected:
 private:
     at::Tensor embed_, head_;
     Norm finalNorm_;
-    std::vector<Layer> layers_;
+    std::vector<NeoxLayer> layers_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ struct GptjConfig {
     RopeSpec rope;
 };
 
-GptjConfig parseConfig(const JsonConfig& c) {
+GptjConfig parseGptjConfig(const JsonConfig& c) {
     GptjConfig g;
     g.vocab = c.positiveInt("vocab_size");
     g.positions = c.positiveInt("n_positions");
@@ -54,7 +54,7 @@ GptjConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct GptjLayer {
     Norm ln1;
     Linear q, k, v, out, fcIn, fcOut;
 };
@@ -63,7 +63,7 @@ class GptjModel final : public TextFamilyModel<GptjConfig> {
 public:
     GptjModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseGptjConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -75,7 +75,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
-            Layer L;
+            GptjLayer L;
             L.ln1 = loadNorm(w, p + "ln_1", E);
             L.q = w.linear(p + "attn.q_proj", E, E, false);
             L.k = w.linear(p + "attn.k_proj", E, E, false);
@@ -115,7 +115,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const GptjLayer& L = layers_[l];
             const at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             // q and k rotate and meet in float32 (Hugging Face's float32 sin/cos promote them).
             auto rotated = [&](const Linear& proj) { return applyRope(splitHeads(proj(h), H, d).to(at::kFloat), rope); };
@@ -135,7 +135,7 @@ private:
     at::Tensor wte_;
     Linear head_;
     Norm lnf_;
-    std::vector<Layer> layers_;
+    std::vector<GptjLayer> layers_;
 };
 
 }  // namespace

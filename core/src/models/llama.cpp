@@ -27,7 +27,7 @@ struct LlamaConfig {
     RopeSpec rope;
 };
 
-LlamaConfig parseConfig(const JsonConfig& c) {
+LlamaConfig parseLlamaConfig(const JsonConfig& c) {
     LlamaConfig g;
     g.type = c.string("model_type");
     g.vocab = c.positiveInt("vocab_size");
@@ -65,7 +65,7 @@ LlamaConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct LlamaLayer {
     at::Tensor inNorm, postNorm;
     Linear q, k, v, o, gate, up, down;
 };
@@ -81,7 +81,7 @@ class LlamaModel final : public TextFamilyModel<LlamaConfig> {
 public:
     LlamaModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseLlamaConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -96,7 +96,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
-            Layer L;
+            LlamaLayer L;
             L.inNorm = w.get(p + "input_layernorm.weight", {E});
             L.q = linear(p + "self_attn.q_proj", H * d, E, cfg_.qkvBias);
             L.k = linear(p + "self_attn.k_proj", G * d, E, cfg_.qkvBias);
@@ -144,7 +144,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const LlamaLayer& L = layers_[l];
             at::Tensor h = rmsNorm(x, L.inNorm, cfg_.eps);
             auto heads = [&](const Linear& proj, std::int64_t count) { return splitHeads(proj(h), count, d); };
             at::Tensor q = applyRope(heads(L.q, H), rope), k = applyRope(heads(L.k, G), rope), v = heads(L.v, G);
@@ -164,7 +164,7 @@ protected:
 
 private:
     at::Tensor embed_, norm_, head_;
-    std::vector<Layer> layers_;
+    std::vector<LlamaLayer> layers_;
 };
 
 }  // namespace

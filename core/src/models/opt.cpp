@@ -28,7 +28,7 @@ struct OptConfig {
     std::string activation = "relu";
 };
 
-OptConfig parseConfig(const JsonConfig& c) {
+OptConfig parseOptConfig(const JsonConfig& c) {
     OptConfig g;
     auto size = [&](const char* key, int fallback) { return c.optionalPositiveInt(key).value_or(fallback); };
     g.vocab = size("vocab_size", g.vocab);
@@ -51,7 +51,7 @@ OptConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct OptLayer {
     Norm attnNorm, mlpNorm;  // self_attn_layer_norm, final_layer_norm (undefined tensors without affine)
     Linear q, k, v, o, fc1, fc2;
 };
@@ -59,7 +59,7 @@ struct Layer {
 class OptModel final : public TextFamilyModel<OptConfig> {
 public:
     OptModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parseOptConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -78,7 +78,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "decoder.layers." + std::to_string(l) + ".";
-            Layer L;
+            OptLayer L;
             L.attnNorm = norm(p + "self_attn_layer_norm");
             L.q = w.linear(p + "self_attn.q_proj", E, E, cfg_.bias);
             L.k = w.linear(p + "self_attn.k_proj", E, E, cfg_.bias);
@@ -129,7 +129,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const OptLayer& L = layers_[l];
             at::Tensor h = cfg_.preNorm ? norm(x, L.attnNorm) : x;
             at::Tensor q = splitHeads(L.q(h) * scaling, H, d), k = splitHeads(L.k(h), H, d), v = splitHeads(L.v(h), H, d);
             x = x + L.o(mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l))));
@@ -152,7 +152,7 @@ protected:
 private:
     at::Tensor embed_, positions_, projectIn_, projectOut_, head_;
     Norm finalNorm_;
-    std::vector<Layer> layers_;
+    std::vector<OptLayer> layers_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ struct PhiConfig {
     RopeSpec rope;
 };
 
-PhiConfig parseConfig(const JsonConfig& c) {
+PhiConfig parsePhiConfig(const JsonConfig& c) {
     PhiConfig g;
     g.vocab = c.positiveInt("vocab_size");
     g.hidden = c.positiveInt("hidden_size");
@@ -52,7 +52,7 @@ PhiConfig parseConfig(const JsonConfig& c) {
     return g;
 }
 
-struct Layer {
+struct PhiLayer {
     Norm ln, qNorm, kNorm;
     Linear q, k, v, dense, fc1, fc2;
 };
@@ -61,7 +61,7 @@ class PhiModel final : public TextFamilyModel<PhiConfig> {
 public:
     PhiModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
              const LoadOptions& options)
-        : TextFamilyModel(parseConfig(config), folder, device) {
+        : TextFamilyModel(parsePhiConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         stream_ = planWeights(w, options);
@@ -73,7 +73,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
-            Layer L;
+            PhiLayer L;
             L.ln = loadNorm(w, p + "input_layernorm", E);
             L.q = w.linear(p + "self_attn.q_proj", H * d, E);
             L.k = w.linear(p + "self_attn.k_proj", G * d, E);
@@ -121,7 +121,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < cfg_.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const PhiLayer& L = layers_[l];
             const at::Tensor h = layerNorm(x, L.ln, cfg_.eps);
             // q/k LayerNorm acts on each head's d values, before the rotation.
             auto heads = [&](const Linear& proj, std::int64_t count, const Norm* norm) {
@@ -146,7 +146,7 @@ private:
     at::Tensor embed_;
     Linear head_;
     Norm finalNorm_;
-    std::vector<Layer> layers_;
+    std::vector<PhiLayer> layers_;
 };
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace attnscope {
 
 namespace {
 
-struct Layer {
+struct RmsLayer {
     at::Tensor inNorm, postAttnNorm, preFfNorm, postFfNorm;  // undefined where the layout has none
     at::Tensor qNorm, kNorm;
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
@@ -55,7 +55,7 @@ public:
         step(1);
         for (int l = 0; l < s.layers; ++l) {
             const std::string p = "layers." + std::to_string(l) + ".";
-            Layer L;
+            RmsLayer L;
             if (s.blocks != DecoderSpec::Blocks::PostNorm) L.inNorm = norm(p + "input_layernorm", E);
             L.postAttnNorm = norm(p + "post_attention_layernorm", E);
             if (s.blocks == DecoderSpec::Blocks::Sandwich) L.preFfNorm = norm(p + "pre_feedforward_layernorm", E);
@@ -117,7 +117,7 @@ protected:
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < s.layers; ++l) {
             pass.layer(l);
-            const Layer& L = layers_[l];
+            const RmsLayer& L = layers_[l];
             const bool post = s.blocks == DecoderSpec::Blocks::PostNorm;
             at::Tensor h = post ? x : rmsNorm(s, x, L.inNorm);
             at::Tensor q, k, v;
@@ -184,7 +184,7 @@ protected:
 
 private:
     at::Tensor embed_, norm_, head_;
-    std::vector<Layer> layers_;
+    std::vector<RmsLayer> layers_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "rope.h"
 #include "io/json_util.h"
+#include "runtime/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,8 +25,6 @@ double number(const JsonConfig& c, const nlohmann::json& obj, const std::string&
 }  // namespace
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // theta^(-2i/r), i < r/2.
 std::vector<double> plainFrequencies(double theta, int r) {

@@ -28,7 +28,7 @@ struct T5Config {
     std::optional<std::int64_t> eos;
 };
 
-T5Config parseConfig(const JsonConfig& c) {
+T5Config parseT5Config(const JsonConfig& c) {
     T5Config t;
     t.vocab = configInt(c, "vocab_size", t.vocab);
     t.dModel = configInt(c, "d_model", t.dModel);
@@ -101,7 +101,7 @@ struct Block {
 class T5Model final : public Seq2seqModel {
 public:
     T5Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
-        : Seq2seqModel(folder, device, parseConfig(config).vocab), cfg_(parseConfig(config)) {
+        : Seq2seqModel(folder, device, parseT5Config(config).vocab), cfg_(parseT5Config(config)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);

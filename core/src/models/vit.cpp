@@ -27,7 +27,7 @@ struct VitConfig {
     int tokens() const { return grid() * grid() + 1; }
 };
 
-VitConfig parseConfig(const JsonConfig& c) {
+VitConfig parseVitConfig(const JsonConfig& c) {
     VitConfig g;
     g.hidden = c.positiveInt("hidden_size");
     g.layers = c.positiveInt("num_hidden_layers");
@@ -70,7 +70,7 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
     return names;
 }
 
-struct Layer {
+struct VitLayer {
     Norm before, after;
     Linear q, k, v, o, inner, out;
 };
@@ -78,7 +78,7 @@ struct Layer {
 class VitModel final : public Model {
 public:
     VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
-        : cfg_(parseConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
+        : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
         if (preprocess_.width != cfg_.imageSize || preprocess_.height != cfg_.imageSize)
             throw Error((folder / "preprocessor_config.json").string() + ": 'size' " + std::to_string(preprocess_.width) + "×" +
                         std::to_string(preprocess_.height) + " differs from config.json's image_size " + std::to_string(cfg_.imageSize));
@@ -96,7 +96,7 @@ public:
         step(1);
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string pre = "encoder.layer." + std::to_string(l) + ".";
-            Layer L;
+            VitLayer L;
             L.before = loadNorm(w, pre + "layernorm_before", E);
             L.q = w.linear(pre + "attention.attention.query", E, E, cfg_.qkvBias);
             L.k = w.linear(pre + "attention.attention.key", E, E, cfg_.qkvBias);
@@ -156,7 +156,7 @@ protected:
         ScoreSpec score;
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
-            const Layer& L = layers_[l];
+            const VitLayer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.before, cfg_.eps);
             auto heads = [&](const Linear& proj) { return splitHeads(proj(h), H, d); };
             at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
@@ -186,7 +186,7 @@ private:
     ImagePreprocess preprocess_;
     ModelInfo info_;
     at::Tensor cls_, positions_, patchW_, patchB_;
-    std::vector<Layer> layers_;
+    std::vector<VitLayer> layers_;
     Norm final_;
     Linear classifier_;
     std::vector<std::string> classNames_;

@@ -33,6 +33,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
+#include "runtime/text.h"
 
 #include <algorithm>
 #include <map>
@@ -50,7 +51,6 @@ bool present(const fs::path& p) {
     return fs::exists(p, ec);
 }
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // transformers' FAIRSEQ_LANGUAGE_CODES (tokenization_mbart.py), in id order.
 const char* const kMBartCodes[] = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN",

@@ -12,7 +12,7 @@ bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 // One entry (no separators in it) -> its value; throws naming it.
-std::int64_t parseEntry(const std::string& entry, const std::string& what) {
+std::int64_t parseIdEntry(const std::string& entry, const std::string& what) {
     const bool negative = entry.size() > 1 && entry[0] == '-';
     bool digits = !entry.empty();
     for (std::size_t i = negative ? 1 : 0; i < entry.size(); ++i) digits = digits && isDigit(entry[i]);
@@ -51,7 +51,7 @@ std::vector<std::int64_t> parseNumberList(const std::string& text, const std::st
         } else {
             std::size_t end = i;
             while (end < text.size() && text[end] != ',' && !isSpace(text[end])) ++end;
-            out.push_back(parseEntry(text.substr(i, end - i), what));
+            out.push_back(parseIdEntry(text.substr(i, end - i), what));
             ++entries;
             commaPending = false;
             i = end;

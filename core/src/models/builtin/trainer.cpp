@@ -12,6 +12,7 @@
 #include "runtime/device.h"
 #include "net.h"
 #include "symbols.h"
+#include "runtime/numbers.h"
 
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
@@ -28,7 +29,6 @@ namespace {
 using builtin::Config;
 using builtin::Weights;
 
-constexpr double kPi = 3.14159265358979323846;
 
 Config defaultConfig(BuiltinTask task, AttentionKind kind) {
     Config c;
