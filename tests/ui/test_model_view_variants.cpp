@@ -220,12 +220,28 @@ TEST_CASE_METHOD(WindowFixture, "screenshots of the model view and the overview 
     variant->setCurrentIndex(int(LabVariant::Hybrid));
     shoot("gpt2-model-hybrid-fit");
 
-    // A built-in: the linear variant of its dot-product heads.
+    // A built-in: the linear variant of its dot-product heads (open() waits for the model's own map).
+    variant->setCurrentIndex(int(LabVariant::Native));
     open(QStringLiteral("builtin:reverse-dot"));
     variant->setCurrentIndex(int(LabVariant::Linear));
     shoot("builtin-model-linear");
     window.showExplore();
     shoot("builtin-overview-linear");
+
+    // A 12 × 12 Llama-shaped folder (grouped-query attention): the Model tab filling the screen.
+    LlamaSpec spec;
+    spec.layers = spec.heads = 12;
+    spec.kvHeads = 4;
+    spec.hidden = 48;
+    spec.inner = 64;
+    const auto llama = freshDir("shots-model-view-llama");
+    writeCheckpoint(llama, makeLlama(spec, 71));
+    variant->setCurrentIndex(int(LabVariant::Native));
+    open(qpath(llama));
+    window.tabs()->setCurrentWidget(mv->panel());
+    shoot("llama12-model-own");
+    variant->setCurrentIndex(int(LabVariant::Linear));
+    shoot("llama12-model-linear");
     mv->service()->waitForWorkers();
     window.lab()->shutdown();
 }

@@ -42,12 +42,14 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
             return;
         }
         panel_->setStatus(r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
-                                    : tr("metrics of %1 heads · %2 · T = %3")
+                                    : tr("metrics of %1 heads · %2%3")
                                           .arg(int(r.metrics.size()) < r.total ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
                                                                                : QString::number(r.metrics.size()))
                                           .arg(r.variant.spec.variant == LabVariant::Native ? tr("the model's own maps")
                                                                                             : tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant)))
-                                          .arg(r.temperature, 0, 'g', 3));
+                                          .arg(r.variant.spec.variant == LabVariant::Linear  // no softmax, no T
+                                                   ? QString()
+                                                   : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
     });
     connect(window->session(), &Session::modelLoaded, this, [this] {
         service_->cancelAll();
