@@ -118,6 +118,10 @@ TEST_CASE_METHOD(WindowFixture, "The model view and the overview show the lab's 
     CHECK_FALSE(grid->caption().contains(QStringLiteral("T = ")));  // a linear map has no temperature
     CHECK(overview->caption().contains(QStringLiteral("linear elu+1 attention (lab)")));
     CHECK(panel->statusLabel()->text().contains(QStringLiteral("linear")));
+    // The gate is the hybrid's: moving it keeps the linear maps (nothing is asked for again).
+    QSlider* gate = window.lab()->panel()->gateSlider();
+    gate->setValue(gate->value() - gate->minimum() > 10 ? gate->value() - 10 : gate->value() + 10);  // stays inside (0, 1)
+    CHECK(window.lab()->shownVariant() == linear);
 
     // Relu: the feature map is part of the variant.
     window.lab()->panel()->featureMapCombo()->setCurrentIndex(1);

@@ -141,6 +141,15 @@ VariantSpec LabController::variantSpec(MapKey key) const {
 ShownVariant LabController::shownVariant() const {
     ShownVariant v;
     v.spec = variantSpec(MapKey{-1, -1, -1});  // no head's fit: those go into fits
+    // Only the settings the variant uses, so that moving another (the gate while linear is
+    // shown) keeps the thumbnails and metrics instead of computing the same maps again.
+    const attnscope::VariantSpec unused;
+    if (v.spec.variant != LabVariant::Linear) {
+        v.spec.map.featureMap = unused.map.featureMap;
+        v.spec.map.features = unused.map.features;
+        v.spec.map.seed = unused.map.seed;
+    }
+    if (v.spec.variant != LabVariant::Hybrid) v.spec.gate = unused.gate;
     if (v.spec.variant == LabVariant::Additive || v.spec.variant == LabVariant::Hybrid)
         if (fit_ && fitTrace_ == shownTrace()) v.fits.push_back({fitKey_.block, fitKey_.layer, fitKey_.head, fit_});
     return v;
