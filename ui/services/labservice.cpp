@@ -53,6 +53,33 @@ QString labVariantName(LabVariant v) {
     return {};
 }
 
+QString shownKindCaption(const attnscope::BlockInfo& block, int blockIndex, const ShownVariant& variant) {
+    const attnscope::VariantSpec& s = variant.spec;
+    QString kind;
+    switch (s.variant) {
+    case LabVariant::Native: return QStringLiteral("%1 attention").arg(QString::fromLatin1(attnscope::kindName(block.kind)));
+    case LabVariant::Dot: kind = QStringLiteral("dot"); break;
+    case LabVariant::Linear:
+        kind = s.map.featureMap == attnscope::FeatureMap::Favor ? QStringLiteral("FAVOR+ M=%1").arg(s.map.features)
+               : s.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral("linear relu")
+                                                                  : QStringLiteral("linear elu+1");
+        break;
+    case LabVariant::Additive: kind = QStringLiteral("additive"); break;
+    case LabVariant::Hybrid: kind = QStringLiteral("hybrid g=%1").arg(s.gate, 0, 'f', 2); break;
+    }
+    if (!attnscope::variantNeedsFit(block, s.variant)) return QStringLiteral("%1 attention (lab)").arg(kind);
+    // Only the fitted heads of this block have the map; the other tiles stay blank.
+    int fitted = 0;
+    for (const auto& f : variant.fits)
+        if (f.fit && f.block == blockIndex) ++fitted;
+    return fitted == 1 ? QStringLiteral("%1 attention (lab: 1 fitted head)").arg(kind)
+                       : QStringLiteral("%1 attention (lab: %2 fitted heads)").arg(kind).arg(fitted);
+}
+
+bool shownKindUsesTemperature(const attnscope::BlockInfo& block, const ShownVariant& variant) {
+    return block.kind != attnscope::AttentionKind::Linear && variant.spec.variant != LabVariant::Linear;
+}
+
 attnscope::RunOptions Intervention::runOptions() const {
     attnscope::RunOptions o;
     if (propagate) {
@@ -211,19 +238,19 @@ void LabService::requestFit(TracePtr trace, MapKey key, const attnscope::Additiv
         [this](const FitResult& r) { emit fitReady(r); });
 }
 
-void LabService::requestMetrics(TracePtr trace, double temperature) {
+void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
     if (!trace) return;
     emit progress(LabJob::Metrics, -1);
+    const double temperature = variant.spec.map.temperature;
     metricsJobs_.start(
         [=](const JobTracker::Stop& stop) {
-            MetricsResult r{trace, temperature, {}, {}, false, 0};
+            MetricsResult r{trace, temperature, {}, {}, false, 0, variant};
             for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
             if (stop.requested()) return r;
             bool cancelled = false;
             r.error = guarded(
                 [&] {
-                    attnscope::MetricsOptions o;
-                    o.map.temperature = temperature;
+                    attnscope::MetricsOptions o;  // its map options are the variant's
                     o.progress = reporter(LabJob::Metrics, stop);
                     // The table fills in a layer's worth of heads at a time.
                     const int step = std::max(1, trace->blocks().empty() ? 1 : trace->blocks().front().heads);
@@ -231,10 +258,10 @@ void LabService::requestMetrics(TracePtr trace, double temperature) {
                     o.onHead = [&, soFar](const attnscope::HeadMetrics& m) {
                         soFar->push_back(m);
                         if (int(soFar->size()) % step || int(soFar->size()) == r.total) return;
-                        MetricsResult partial{trace, temperature, *soFar, {}, true, r.total};
+                        MetricsResult partial{trace, temperature, *soFar, {}, true, r.total, variant};
                         metricsJobs_.post(stop, [this, partial] { emit metricsReady(partial); });
                     };
-                    r.metrics = attnscope::headMetrics(*trace, o);
+                    r.metrics = attnscope::labHeadMetrics(*trace, variant.spec, variant.fits, o);
                 },
                 cancelled);
             return r;

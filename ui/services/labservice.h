@@ -26,6 +26,11 @@ using ModelPtr = std::shared_ptr<const attnscope::Model>;
 // Which map of a head the lab shows (core's choice, attnscope::labMap).
 using attnscope::LabVariant;
 QString labVariantName(LabVariant v);  // for display: "model's own", "dot", ...
+// The kind of attention a block's views show under the variant, for captions: "dot attention"
+// (the model's own), "linear elu+1 attention (lab)", "additive attention (lab: 1 fitted head)".
+QString shownKindCaption(const attnscope::BlockInfo& block, int blockIndex, const ShownVariant& variant);
+// False where the shown maps have no softmax temperature (a linear layer's own map, the linear variant).
+bool shownKindUsesTemperature(const attnscope::BlockInfo& block, const ShownVariant& variant);
 
 struct VariantSpec : attnscope::VariantSpec {
     // Additive and Hybrid on a dot-product layer: the fit of this head (null: not fitted yet).
@@ -74,13 +79,15 @@ struct FitResult {
 
 struct MetricsResult {
     TracePtr trace;
-    double temperature = 1.0;
+    double temperature = 1.0;  // variant.spec.map.temperature
+    // One entry per head that has a map under the variant (attnscope::labHeadMetrics).
     std::vector<attnscope::HeadMetrics> metrics;
     QString error;
     // The heads computed so far while the job runs (metricsReady comes once per layer's worth of
     // heads with partial set, then once with every head); total = heads of the whole trace.
     bool partial = false;
     int total = 0;
+    ShownVariant variant;  // the maps measured
 };
 
 enum class BlockView { Similarity, Rollout, Flow };
@@ -116,7 +123,10 @@ public:
                       int count, int topK = 5);
     void requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec);
     void requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options);
-    void requestMetrics(TracePtr trace, double temperature);
+    // Every head's metrics of the variant's maps (attnscope::labHeadMetrics).
+    void requestMetrics(TracePtr trace, const ShownVariant& variant);
+    // The model's own maps at the display temperature.
+    void requestMetrics(TracePtr trace, double temperature) { requestMetrics(std::move(trace), ShownVariant::modelsOwn(temperature)); }
     void requestBlockView(TracePtr trace, int block, BlockView view, double temperature);
 
     void cancel(LabJob job);

@@ -23,6 +23,25 @@ QString currentError() {
 
 }  // namespace
 
+ShownVariant ShownVariant::modelsOwn(double temperature) {
+    ShownVariant v;
+    v.spec.map.temperature = temperature;
+    return v;
+}
+
+bool ShownVariant::operator==(const ShownVariant& o) const {
+    const attnscope::MapOptions &a = spec.map, &b = o.spec.map;
+    if (spec.variant != o.spec.variant || spec.gate != o.spec.gate || a.temperature != b.temperature ||
+        a.variant != b.variant || a.featureMap != b.featureMap || a.features != b.features || a.seed != b.seed ||
+        fits.size() != o.fits.size())
+        return false;
+    for (std::size_t i = 0; i < fits.size(); ++i)
+        if (fits[i].block != o.fits[i].block || fits[i].layer != o.fits[i].layer || fits[i].head != o.fits[i].head ||
+            fits[i].fit != o.fits[i].fit)
+            return false;
+    return true;
+}
+
 MapService::MapService(QObject* parent) : QObject(parent) {
     qRegisterMetaType<DetailResult>();
     qRegisterMetaType<ThumbnailResult>();
@@ -57,39 +76,41 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
         });
 }
 
-void MapService::requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
-                                   int maxSide, attnscope::Pooling pooling) {
+void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant& variant, Colormap colormap,
+                                   ColorScale scale, int maxSide, attnscope::Pooling pooling) {
     if (!trace || block < 0 || block >= int(trace->blocks().size())) return;
     const ThumbnailValues& last = thumbValues_;
-    const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block &&
-                          last.temperature == temperature && last.maxSide == maxSide && last.pooling == pooling;
+    const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block && last.variant == variant &&
+                          last.maxSide == maxSide && last.pooling == pooling;
     auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
     thumbJobs_.start(
         [=](const JobTracker::Stop& stop) {
             const auto& info = trace->blocks()[std::size_t(block)];
-            ThumbnailResult r{trace, block, info.layers, info.heads, {}, known};
+            ThumbnailResult r{trace, block, info.layers, info.heads, {}, known, variant};
             if (!known) {
                 auto pooled = std::make_shared<std::vector<PooledMap>>();
-                attnscope::MapOptions options;
-                options.temperature = temperature;
-                // Max pooling in core (Trace::pooledMap, never a whole map): a sparse head's single
-                // strong cells stay visible where a mean over 64 x 64 cells would be black.
+                // Max pooling in core (labPooledMap: Trace::pooledMap for the Trace's own variants,
+                // never a whole dot map): a sparse head's single strong cells stay visible where a
+                // mean over 64 x 64 cells would be black.
                 attnscope::PoolRequest request;
                 request.outRows = request.outCols = maxSide;
                 request.pooling = pooling;
                 for (int l = 0; l < info.layers && !stop.requested(); ++l) {
                     for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                        const attnscope::AdditiveFit* fit = attnscope::fitOf(variant.fits, block, l, h);
+                        pooled->push_back({});  // an empty tile: no map under the variant (no fit), or it failed
+                        if (!attnscope::labMapAvailable(info, variant.spec.variant, fit)) continue;
                         try {
-                            const attnscope::HeadMap m = trace->pooledMap(block, l, h, request, options);
-                            pooled->push_back({m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())});
+                            const attnscope::HeadMap m = attnscope::labPooledMap(*trace, block, l, h, request, variant.spec, fit);
+                            pooled->back() = {m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())};
                         } catch (...) {
-                            pooled->push_back({});  // drawn as an empty tile
+                            // the map failed: its tile stays empty
                         }
                     }
-                    // Thumbnails fill in layer by layer; a newer request (input, block or
-                    // temperature changed) stops this job and drops what it posted.
+                    // Thumbnails fill in layer by layer; a newer request (input, block,
+                    // temperature or variant changed) stops this job and drops what it posted.
                     if (l + 1 < info.layers && !stop.requested()) {
-                        ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr};
+                        ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr, variant};
                         for (const PooledMap& p : *pooled) partial.images.push_back(pooledImage(p, colormap, scale));
                         thumbJobs_.post(stop, [this, partial] { emit thumbnailsReady(partial); });
                     }
@@ -106,8 +127,8 @@ void MapService::requestThumbnails(TracePtr trace, int block, double temperature
             }
             return r;
         },
-        [this, temperature, maxSide, pooling](const ThumbnailResult& r) {
-            thumbValues_ = {r.trace, r.block, temperature, maxSide, pooling, r.pooled};
+        [this, maxSide, pooling](const ThumbnailResult& r) {
+            thumbValues_ = {r.trace, r.block, r.variant, maxSide, pooling, r.pooled};
             emit thumbnailsReady(r);
         });
 }

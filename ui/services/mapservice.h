@@ -11,6 +11,7 @@
 #include "services/jobtracker.h"
 
 #include "attnscope/attention/trace.h"
+#include "attnscope/lab/lab_views.h"
 
 #include <QElapsedTimer>
 #include <QImage>
@@ -49,6 +50,20 @@ struct LevelOfDetailResult {
     QString error;
 };
 
+// Which maps the whole-block views (overview thumbnails, the Model tab's metrics) show: the lab's
+// variant (LabVariant::Native: the model's own maps) at spec.map.temperature, and the additive
+// fits Additive and Hybrid draw on a layer that is not additive (attnscope::labPooledMap and
+// labHeadMetrics; a head without a fit has no such map and is left blank).
+struct ShownVariant {
+    attnscope::VariantSpec spec;
+    std::vector<attnscope::HeadFit> fits;
+    // The model's own maps at display temperature t.
+    static ShownVariant modelsOwn(double temperature);
+    // Same variant, map options, gate and fit objects: the same maps.
+    bool operator==(const ShownVariant& o) const;
+    bool operator!=(const ShownVariant& o) const { return !(*this == o); }
+};
+
 // Thumbnails of every (layer, head) of one block, row-major: index = layer * heads + head.
 struct ThumbnailResult {
     TracePtr trace;
@@ -58,6 +73,7 @@ struct ThumbnailResult {
     std::vector<QImage> images;  // one pixel per cell, or pooled down to at most maxSide
     // The values behind the images (one per head, empty where the map failed), for recolouring.
     std::shared_ptr<const std::vector<PooledMap>> pooled;
+    ShownVariant variant;  // the maps they show
 };
 
 // The same (block name, layer, head) in three traces (e.g. dot, additive, linear).
@@ -76,10 +92,16 @@ public:
     ~MapService() override;  // cancels and waits for its workers
 
     void requestDetail(TracePtr trace, MapKey key, double temperature);
-    // Thumbnails are pooled to at most maxSide bins a side (max pooling by default) and delivered
-    // layer by layer as they are computed (thumbnailsReady with fewer images, then all of them).
-    void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
+    // Thumbnails of the variant's maps (attnscope::labPooledMap), pooled to at most maxSide bins a
+    // side (max pooling by default) and delivered layer by layer as they are computed
+    // (thumbnailsReady with fewer images, then all of them); a head without a map is an empty tile.
+    void requestThumbnails(TracePtr trace, int block, const ShownVariant& variant, Colormap colormap, ColorScale scale,
                            int maxSide = 48, attnscope::Pooling pooling = attnscope::Pooling::Max);
+    // The model's own maps at the display temperature.
+    void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
+                           int maxSide = 48, attnscope::Pooling pooling = attnscope::Pooling::Max) {
+        requestThumbnails(std::move(trace), block, ShownVariant::modelsOwn(temperature), colormap, scale, maxSide, pooling);
+    }
     // The heat map's level of detail: Trace::pooledMap of the request's rectangle.
     void requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request);
     void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature);
@@ -107,7 +129,7 @@ private:
     struct ThumbnailValues {
         std::weak_ptr<const attnscope::Trace> trace;  // does not keep an old trace alive
         int block = -1;
-        double temperature = 0.0;
+        ShownVariant variant;
         int maxSide = 0;
         attnscope::Pooling pooling = attnscope::Pooling::Max;
         std::shared_ptr<const std::vector<PooledMap>> pooled;

@@ -36,7 +36,7 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
-    connect(panel_, &LabPanel::variantChanged, this, [this] { host_->requestDetail(); });  // the overview shows the model's own maps
+    connect(panel_, &LabPanel::variantChanged, this, [this] { host_->refreshMaps(); });  // the overview follows the variant
     connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
@@ -136,6 +136,23 @@ VariantSpec LabController::variantSpec(MapKey key) const {
     s.gate = panel_->gate();
     if (fit_ && fitTrace_ == shownTrace() && fitKey_ == key) s.fit = fit_;
     return s;
+}
+
+ShownVariant LabController::shownVariant() const {
+    ShownVariant v;
+    v.spec = variantSpec(MapKey{-1, -1, -1});  // no head's fit: those go into fits
+    // Only the settings the variant uses, so that moving another (the gate while linear is
+    // shown) keeps the thumbnails and metrics instead of computing the same maps again.
+    const attnscope::VariantSpec unused;
+    if (v.spec.variant != LabVariant::Linear) {
+        v.spec.map.featureMap = unused.map.featureMap;
+        v.spec.map.features = unused.map.features;
+        v.spec.map.seed = unused.map.seed;
+    }
+    if (v.spec.variant != LabVariant::Hybrid) v.spec.gate = unused.gate;
+    if (v.spec.variant == LabVariant::Additive || v.spec.variant == LabVariant::Hybrid)
+        if (fit_ && fitTrace_ == shownTrace()) v.fits.push_back({fitKey_.block, fitKey_.layer, fitKey_.head, fit_});
+    return v;
 }
 
 void LabController::requestDetail(MapKey key) {
@@ -299,7 +316,7 @@ void LabController::onFit(const FitResult& r) {
                                     .arg(r.ms, 0, 'f', 0));
     jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
-    else host_->requestDetail();  // the fit draws the detail map only
+    else host_->refreshMaps();  // the fitted head's map and thumbnail
 }
 
 void LabController::prune() {

@@ -56,6 +56,9 @@ public:
     void requestDetail(MapKey key);
     // The variant the detail map shows now, with the fit that applies to key (if any).
     VariantSpec variantSpec(MapKey key) const;
+    // The variant the whole-block views (overview, Model tab) show: variantSpec's, with the fits of
+    // the shown trace where the variant uses them.
+    ShownVariant shownVariant() const;
 
     const Intervention& intervention() const { return intervention_; }
     void toggleMask(const QString& block, int layer, int head);

@@ -1,6 +1,7 @@
 // MainWindow's two map requests and their results: the detail heat map of the selected head
 // (from MapService, or from the lab when it shows a variant or an intervention) and the
-// overview's thumbnails of the selected block. Both are computed by core on MapService's workers.
+// overview's thumbnails of the selected block, of the variant the lab shows. Both are computed
+// by core on workers.
 #include "window/mainwindow.h"
 
 #include "figure/figure.h"
@@ -36,15 +37,16 @@ void MainWindow::requestThumbnails() {
     if (!trace || currentKey().block < 0) return;
     const int block = currentKey().block;
     const auto& info = trace->blocks()[std::size_t(block)];
-    const double t = lab_->displayTemperature(controls_->temperature()->temperature());
-    overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4 attention%5")
+    const ShownVariant variant = lab_->shownVariant();  // the model's own maps unless the lab shows a variant
+    overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4%5")
                               .arg(QString::fromStdString(info.name))
                               .arg(info.layers)
                               .arg(info.heads)
-                              .arg(QString::fromLatin1(attnscope::kindName(info.kind)))
-                              .arg(info.kind == attnscope::AttentionKind::Linear ? QString()
-                                                                                 : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)));
-    maps_->requestThumbnails(trace, block, t, controls_->colormap(), controls_->colorScale(), 48, heatmap_->pooling());
+                              .arg(shownKindCaption(info, block, variant))
+                              .arg(shownKindUsesTemperature(info, variant)
+                                       ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
+                                       : QString()));
+    maps_->requestThumbnails(trace, block, variant, controls_->colormap(), controls_->colorScale(), 48, heatmap_->pooling());
 }
 
 void MainWindow::onDetail(const DetailResult& r) {

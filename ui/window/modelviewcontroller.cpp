@@ -28,7 +28,7 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
             panel_->grid()->setImages(r.images);
     });
     connect(service_, &LabService::metricsReady, this, [this](const MetricsResult& r) {
-        if (r.trace != metricsTrace_ || r.temperature != metricsTemperature_) return;
+        if (r.trace != metricsTrace_ || r.variant != metricsVariant_) return;
         if (!r.error.isEmpty()) {
             panel_->setStatus(tr("Metrics failed: %1").arg(r.error));
             return;
@@ -36,8 +36,20 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         metrics_ = r.metrics;
         attnscope::attachDetectors(metrics_, detectors_);
         panel_->setMetrics(metrics_);
+        if (!r.partial && r.metrics.empty() && r.variant.fits.empty() &&
+            (r.variant.spec.variant == LabVariant::Additive || r.variant.spec.variant == LabVariant::Hybrid)) {
+            panel_->setStatus(tr("no head has an additive fit yet: Fit additive in the Lab dock fits the selected head"));
+            return;
+        }
         panel_->setStatus(r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
-                                    : tr("metrics of %1 heads · T = %2").arg(r.metrics.size()).arg(r.temperature, 0, 'g', 3));
+                                    : tr("metrics of %1 heads · %2%3")
+                                          .arg(int(r.metrics.size()) < r.total ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
+                                                                               : QString::number(r.metrics.size()))
+                                          .arg(r.variant.spec.variant == LabVariant::Native ? tr("the model's own maps")
+                                                                                            : tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant)))
+                                          .arg(r.variant.spec.variant == LabVariant::Linear  // no softmax, no T
+                                                   ? QString()
+                                                   : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
     });
     connect(window->session(), &Session::modelLoaded, this, [this] {
         service_->cancelAll();
@@ -99,12 +111,6 @@ void ModelViewController::metricPicked(const QString& key) {
         }
 }
 
-QString ModelViewController::modelsOwnNote() const {
-    // The thumbnails and metrics are the model's own maps: say so while the lab shows a variant.
-    const LabVariant v = window_->lab()->panel()->variant();
-    return v == LabVariant::Native ? QString() : tr(" · the model's own maps, not the lab's %1 variant").arg(labVariantName(v));
-}
-
 bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
 
 void ModelViewController::refresh() {
@@ -125,19 +131,22 @@ void ModelViewController::refresh() {
     panel_->grid()->setSelected(key.layer, key.head);
     panel_->grid()->setCrossedOut(window_->overview()->crossedOut());
     panel_->metricMap()->setSelected(key.layer, key.head);
-    const double t = window_->lab()->displayTemperature(window_->sliderTemperature());
-    panel_->grid()->setCaption(tr("%1 block · %2 layers × %3 heads · layer %4 · head %5%6")
+    // The thumbnails and metrics are of the variant the lab shows: the caption names its kind.
+    const ShownVariant variant = window_->lab()->shownVariant();
+    panel_->grid()->setCaption(tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6%7")
                                    .arg(QString::fromStdString(info.name))
                                    .arg(info.layers)
                                    .arg(info.heads)
                                    .arg(key.layer)
                                    .arg(key.head)
-                                   .arg(info.kind == attnscope::AttentionKind::Linear ? QString() : QStringLiteral(" · T = %1").arg(t, 0, 'g', 3)) +
-                               modelsOwnNote());
+                                   .arg(shownKindCaption(info, key.block, variant))
+                                   .arg(shownKindUsesTemperature(info, variant)
+                                            ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
+                                            : QString()));
     if (!shownNow()) return;
-    if (metricsTrace_ == trace && metricsTemperature_ == t) return;
+    if (metricsTrace_ == trace && metricsVariant_ == variant) return;
     metricsTrace_ = trace;
-    metricsTemperature_ = t;
+    metricsVariant_ = variant;
     panel_->setStatus(tr("computing metrics…"));
-    service_->requestMetrics(trace, t);
+    service_->requestMetrics(trace, variant);
 }

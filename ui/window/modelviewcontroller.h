@@ -1,8 +1,9 @@
 // ModelViewController: the Model tab (ModelViewPanel) kept in step with the window: the shown
-// block's thumbnails (the same MapService results as the Explore overview), its selection and
-// masked heads, and every head's metrics from core (LabService::requestMetrics, at the
-// temperature the maps are drawn at), asked for only while the tab is shown and not yet known for
-// this trace and temperature. A click on a thumbnail or a metric cell selects that head in the window.
+// block's thumbnails (the same MapService results as the Explore overview, of the lab's variant),
+// its selection and masked heads, and every head's metrics from core (LabService::requestMetrics,
+// of the variant the lab shows at the temperature the maps are drawn at), asked for only while the
+// tab is shown and not yet known for this trace and variant. A click on a thumbnail or a metric
+// cell selects that head in the window.
 #pragma once
 
 #include "services/labservice.h"
@@ -35,8 +36,9 @@ public:
     State state() const;
     // Unknown keys are ignored (an older file, a metric since renamed).
     void setState(const State& state);
-    // The trace and temperature whose metrics the panel shows (complete or arriving).
+    // The trace and variant (temperature included) whose metrics the panel shows (complete or arriving).
     TracePtr metricsTrace() const { return metricsTrace_; }
+    const ShownVariant& metricsVariant() const { return metricsVariant_; }
     // Follows the window's selection, block and trace; asks for metrics when shown.
     void refresh();
     // The head detectors' scores of the current model (GenerateController::startDetectors); they
@@ -49,7 +51,6 @@ signals:
 
 private:
     bool shownNow() const;
-    QString modelsOwnNote() const;
     void metricPicked(const QString& key);
 
     MainWindow* window_;
@@ -58,7 +59,7 @@ private:
     TracePtr blockTrace_;       // the trace and block the panel's shape belongs to
     int block_ = -1;
     TracePtr metricsTrace_;
-    double metricsTemperature_ = 0;
+    ShownVariant metricsVariant_;
     std::vector<attnscope::HeadMetrics> metrics_;  // the latest of metricsTrace_ (every block)
     std::vector<attnscope::HeadDetectors> detectors_;  // of the current model; empty until run
     bool detectorsAsked_ = false;
