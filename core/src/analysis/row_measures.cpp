@@ -1,6 +1,7 @@
 #include "row_measures.h"
 
 #include "attnscope/runtime/error.h"
+#include "runtime/vector_math.h"
 
 #include <ATen/ATen.h>
 
@@ -24,7 +25,7 @@ struct RowSums {
 // float (one rounding, ~6e-8 relative), each chunk's 16 lanes added into double lanes, so the
 // compiler vectorises the sums without reordering any lane's additions. Compiled for AVX-512,
 // AVX2 and baseline x86-64 and picked at load time (GCC's target_clones), since the library is
-// built for baseline x86-64. lp / lq: log p and log q per cell as ATen computed them (-inf at
+// built for baseline x86-64. lp / lq: log p and log q per cell as vmath::logInto gives them (-inf at
 // 0). `base`: key lo - a, so cell j lies at distance |base + j|.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -117,13 +118,10 @@ RowSums scalarRowSums(const float* p, const float* q, int w, int base) {
     return s;
 }
 
-// log of every cell of a [rows, w] block into out (ATen's vectorised log; -inf at 0).
+// log of every cell of a [rows, w] block into out (runtime/vector_math.h; -inf at 0).
 void logOf(const float* p, std::int64_t rows, std::int64_t w, std::vector<float>& out) {
     out.resize(static_cast<std::size_t>(rows * w));
-    const auto options = at::TensorOptions().dtype(at::kFloat);
-    at::Tensor src = at::from_blob(const_cast<float*>(p), {rows * w}, options);
-    at::Tensor dst = at::from_blob(out.data(), {rows * w}, options);
-    at::log_out(dst, src);
+    vmath::logInto(p, out.data(), rows * w);
 }
 
 }  // namespace

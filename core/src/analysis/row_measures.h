@@ -2,8 +2,8 @@
 // attention on given keys, pattern scores, KL), as sums over a map's rows. Rows arrive in blocks
 // in any order: a whole HeadMap's rows, or a Trace's row blocks (forEachRowBlock) on several
 // workers, one RowMeasures each, merged at the end. So a head's measures never need its full
-// n×n map. Torch stays out of this header (the .cpp takes its logarithms with ATen's vectorised
-// log, one call per block).
+// n×n map. Torch stays out of this header (the .cpp takes its logarithms with the vectorised
+// log of runtime/vector_math.h, one call per block).
 #pragma once
 
 #include "attnscope/analysis/metrics.h"
