@@ -118,12 +118,6 @@ RowSums scalarRowSums(const float* p, const float* q, int w, int base) {
     return s;
 }
 
-// log of every cell of a [rows, w] block into out (runtime/vector_math.h; -inf at 0).
-void logOf(const float* p, std::int64_t rows, std::int64_t w, std::vector<float>& out) {
-    out.resize(static_cast<std::size_t>(rows * w));
-    vmath::logInto(p, out.data(), rows * w);
-}
-
 }  // namespace
 
 RowMeasures::RowMeasures(int rows, int cols, unsigned want, const std::vector<int>& keys, const PatternThresholds& t)
@@ -142,15 +136,18 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
     if (count <= 0 || w == 0 || !p) return;  // rows that see no key are all zero: skipped
     const std::size_t W = static_cast<std::size_t>(w);
     const bool kl = (want_ & Kl) && q, scalar = scalarBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
-    if (logs) logOf(p, count, w, logP_);
-    if (kl && !scalar) logOf(q, count, w, logQ_);
+    // The logarithms one row at a time, so that they are still in L1 when the row's sums read them.
+    if (logs) logP_.resize(W);
+    if (kl && !scalar) logQ_.resize(W);
     for (int r = 0; r < count; ++r) {
         const int i = first + r;
         const float* row = p + r * W;
-        const float* lp = logs ? logP_.data() + r * W : row;
+        if (logs) vmath::logInto(row, logP_.data(), w);
+        if (kl && !scalar) vmath::logInto(q + r * W, logQ_.data(), w);
+        const float* lp = logs ? logP_.data() : row;
         const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
         const RowSums s = scalar ? scalarRowSums(row, kl ? q + r * W : nullptr, w, lo - a)
-                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data() + r * W, w, lo - a)
+                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data(), w, lo - a)
                              : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
         if (s.mass == 0) continue;  // no distribution: skipped
         ++used_;
