@@ -44,8 +44,8 @@ private:
     unsigned want_;
     PatternThresholds t_;
     std::vector<int> keys_;                   // sorted, unique, inside [0, cols)
-    std::vector<float> logP_, logQ_, colSum_; // a row's log p, log q; a block's column sums (scratch)
-    std::vector<float> top_;                  // a row's sparseKeys largest values (scratch)
+    std::vector<float> logP_, logQ_;          // a row's log p and log q (scratch)
+    std::vector<float> top_;                  // topSum's scratch (a row's group maxima)
     long long used_ = 0, diagRows_ = 0, prevRows_ = 0;
     double entropy_ = 0, distance_ = 0, keyShare_ = 0, first_ = 0, kl_ = 0;
     double diagonal_ = 0, previous_ = 0, local_ = 0, sparse_ = 0;
