@@ -30,6 +30,7 @@ namespace {
 constexpr int L = 16;
 typedef float vf __attribute__((vector_size(4 * L)));
 typedef std::int32_t vi __attribute__((vector_size(4 * L)));
+typedef std::uint32_t vu __attribute__((vector_size(4 * L)));
 typedef float vf8 __attribute__((vector_size(4 * L / 2)));
 typedef double vd8 __attribute__((vector_size(8 * L / 2)));
 
@@ -43,6 +44,8 @@ ATTNSCOPE_INLINE vf load(const float* p) {
 ATTNSCOPE_INLINE void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
 ATTNSCOPE_INLINE vf asFloat(vi v) { return __builtin_bit_cast(vf, v); }
 ATTNSCOPE_INLINE vi asInt(vf v) { return __builtin_bit_cast(vi, v); }
+// The float whose exponent field is `biased` (unsigned shift: a NaN lane's garbage cannot overflow).
+ATTNSCOPE_INLINE vf exponentBits(vi biased) { return __builtin_bit_cast(vf, __builtin_bit_cast(vu, biased) << 23); }
 // mask ? a : b per lane (mask: a comparison's result). The vector conditional, not bit masks:
 // AVX-512F compares into mask registers, and turning those into vectors would need AVX-512DQ.
 ATTNSCOPE_INLINE vf select(vi mask, vf a, vf b) { return mask ? a : b; }
@@ -69,7 +72,7 @@ ATTNSCOPE_INLINE vf expV(vf x) {
     p = p * r + splat(1.0f);
     p = p * r + splat(1.0f);
     const vi ni = asInt(t) - asInt(magic), half = ni >> 1;
-    const vf a = asFloat((half + splati(127)) << 23), b = asFloat((ni - half + splati(127)) << 23);
+    const vf a = exponentBits(half + splati(127)), b = exponentBits(ni - half + splati(127));
     vf out = p * a * b;
     out = select(x < lo, splat(0.0f), out);
     return select(x > hi, splat(kInf), out);
