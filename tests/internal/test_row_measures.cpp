@@ -116,3 +116,30 @@ TEST_CASE("the forward's memory check counts the capture at the capture dtype", 
     f.captureElementSize = 2;
     CHECK(full - f.bytes() == capture32 / 2);
 }
+
+TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, with ties and peaks in one group",
+          "[row-measures]") {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0, 1);
+    PatternThresholds t;
+    for (const int w : {256, 700, 4099}) {
+        for (int kind = 0; kind < 4; ++kind) {
+            INFO("width " << w << ", row kind " << kind);
+            std::vector<float> row(static_cast<std::size_t>(w));
+            for (int j = 0; j < w; ++j) {
+                float x = u(rng);
+                if (kind == 1) x = j % 16 == 5 ? 0.5f + 0.1f * u(rng) : 0.01f * x;  // the peaks share one lane
+                if (kind == 2) x = 0.25f;                                          // all ties
+                if (kind == 3) x = j >= w - 3 ? 0.9f : 0.001f * x;                 // the peaks in the tail
+                row[static_cast<std::size_t>(j)] = x;
+            }
+            std::vector<float> sorted = row;
+            std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+            double want = 0;
+            for (int j = 0; j < t.sparseKeys; ++j) want += sorted[static_cast<std::size_t>(j)];
+            RowMeasures m(1, w, RowMeasures::Patterns, {}, t);
+            m.addRow(0, row.data(), 0, w);
+            CHECK(m.patterns().sparse == want);
+        }
+    }
+}

@@ -1,8 +1,8 @@
 #include "row_measures.h"
 
 #include "attnscope/runtime/error.h"
+#include "runtime/vector_math.h"
 
-#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +24,7 @@ struct RowSums {
 // float (one rounding, ~6e-8 relative), each chunk's 16 lanes added into double lanes, so the
 // compiler vectorises the sums without reordering any lane's additions. Compiled for AVX-512,
 // AVX2 and baseline x86-64 and picked at load time (GCC's target_clones), since the library is
-// built for baseline x86-64. lp / lq: log p and log q per cell as ATen computed them (-inf at
+// built for baseline x86-64. lp / lq: log p and log q per cell as vmath::logInto gives them (-inf at
 // 0). `base`: key lo - a, so cell j lies at distance |base + j|.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -63,35 +63,58 @@ ATTNSCOPE_CLONES RowSums rowSums(const float* p, const float* lp, const float* q
 }
 
 // Sum of the k largest of p[0, w), added largest first (what a partial sort then a sum gives).
-// top: scratch. Chunks whose largest value cannot enter the current top k are skipped whole.
+// top: scratch (the groups' maxima). A lower bound first: split the row into disjoint groups
+// (lane l of each run of 16 vectors: 16 values), take each group's maximum; the k-th largest of
+// those maxima is <= the row's k-th largest value (k distinct values reach it). Only the values
+// >= that bound are sorted, so the result is the sorted sum's, bit for bit.
+thread_local std::vector<float> chosen;  // topSum's bound selection, then the values >= the bound
+
+double sortedTopSum(const float* p, int w, int k, std::vector<float>& top) {
+    top.assign(p, p + w);
+    std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
+    double sum = 0;
+    for (int j = 0; j < k; ++j) sum += top[static_cast<std::size_t>(j)];
+    return sum;
+}
+
 ATTNSCOPE_CLONES double topSum(const float* p, int w, int k, std::vector<float>& top) {
     if (k <= 0) return 0.0;
-    top.assign(p, p + k);
-    std::sort(top.begin(), top.end(), std::greater<float>());
-    constexpr int L = 16, Chunk = 8 * L;
-    int j = k;
-    for (; j + Chunk <= w; j += Chunk) {
+    constexpr int L = 16, Run = 16 * L;
+    const int runs = w / Run;
+    if (runs * L < k) return sortedTopSum(p, w, k, top);  // short rows: too few groups for a bound
+    top.resize(static_cast<std::size_t>(runs) * L);
+    for (int r = 0; r < runs; ++r) {
         float m[L];
-        for (int l = 0; l < L; ++l) m[l] = p[j + l];
-        for (int c = L; c < Chunk; c += L)
-            for (int l = 0; l < L; ++l) m[l] = p[j + c + l] > m[l] ? p[j + c + l] : m[l];
-        float best = m[0];
-        for (int l = 1; l < L; ++l) best = m[l] > best ? m[l] : best;
-        if (!(best > top.back())) continue;
-        for (int i = j; i < j + Chunk; ++i)
-            if (p[i] > top.back()) {
-                top.insert(std::upper_bound(top.begin(), top.end(), p[i], std::greater<float>()), p[i]);
-                top.pop_back();
-            }
+        const float* run = p + r * Run;
+        for (int l = 0; l < L; ++l) m[l] = run[l];
+        for (int c = L; c < Run; c += L)
+            for (int l = 0; l < L; ++l) m[l] = run[c + l] > m[l] ? run[c + l] : m[l];
+        for (int l = 0; l < L; ++l) top[static_cast<std::size_t>(r * L + l)] = m[l];
     }
-    for (; j < w; ++j)
-        if (p[j] > top.back()) {
-            top.insert(std::upper_bound(top.begin(), top.end(), p[j], std::greater<float>()), p[j]);
-            top.pop_back();
-        }
+    chosen.assign(top.begin(), top.end());
+    std::nth_element(chosen.begin(), chosen.begin() + (k - 1), chosen.end(), std::greater<float>());
+    const float bound = chosen[static_cast<std::size_t>(k - 1)];
+    chosen.clear();
+    for (int r = 0; r < runs; ++r) {
+        bool any = false;
+        for (int l = 0; l < L; ++l) any |= top[static_cast<std::size_t>(r * L + l)] >= bound;
+        if (!any) continue;
+        const float* run = p + r * Run;
+        for (int j = 0; j < Run; ++j)
+            if (run[j] >= bound) chosen.push_back(run[j]);
+    }
+    for (int j = runs * Run; j < w; ++j)
+        if (p[j] >= bound) chosen.push_back(p[j]);
+    if (static_cast<int>(chosen.size()) < k) return sortedTopSum(p, w, k, top);  // NaN rows: no bound
     double sum = 0;
-    for (float v : top) sum += v;
+    std::partial_sort(chosen.begin(), chosen.begin() + k, chosen.end(), std::greater<float>());
+    for (int j = 0; j < k; ++j) sum += chosen[static_cast<std::size_t>(j)];
     return sum;
+}
+
+// dst[j] += src[j] in double (the per-key column sums).
+ATTNSCOPE_CLONES void addColumns(double* dst, const float* src, int n) {
+    for (int j = 0; j < n; ++j) dst[j] += static_cast<double>(src[j]);
 }
 
 // ATTNSCOPE_SCALAR_MEASURES=1: the per-cell double-log loops these sums replaced, kept only as
@@ -117,15 +140,6 @@ RowSums scalarRowSums(const float* p, const float* q, int w, int base) {
     return s;
 }
 
-// log of every cell of a [rows, w] block into out (ATen's vectorised log; -inf at 0).
-void logOf(const float* p, std::int64_t rows, std::int64_t w, std::vector<float>& out) {
-    out.resize(static_cast<std::size_t>(rows * w));
-    const auto options = at::TensorOptions().dtype(at::kFloat);
-    at::Tensor src = at::from_blob(const_cast<float*>(p), {rows * w}, options);
-    at::Tensor dst = at::from_blob(out.data(), {rows * w}, options);
-    at::log_out(dst, src);
-}
-
 }  // namespace
 
 RowMeasures::RowMeasures(int rows, int cols, unsigned want, const std::vector<int>& keys, const PatternThresholds& t)
@@ -144,15 +158,18 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
     if (count <= 0 || w == 0 || !p) return;  // rows that see no key are all zero: skipped
     const std::size_t W = static_cast<std::size_t>(w);
     const bool kl = (want_ & Kl) && q, scalar = scalarBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
-    if (logs) logOf(p, count, w, logP_);
-    if (kl && !scalar) logOf(q, count, w, logQ_);
+    // The logarithms one row at a time, so that they are still in L1 when the row's sums read them.
+    if (logs) logP_.resize(W);
+    if (kl && !scalar) logQ_.resize(W);
     for (int r = 0; r < count; ++r) {
         const int i = first + r;
         const float* row = p + r * W;
-        const float* lp = logs ? logP_.data() + r * W : row;
+        if (logs) vmath::logInto(row, logP_.data(), w);
+        if (kl && !scalar) vmath::logInto(q + r * W, logQ_.data(), w);
+        const float* lp = logs ? logP_.data() : row;
         const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
         const RowSums s = scalar ? scalarRowSums(row, kl ? q + r * W : nullptr, w, lo - a)
-                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data() + r * W, w, lo - a)
+                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data(), w, lo - a)
                              : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
         if (s.mass == 0) continue;  // no distribution: skipped
         ++used_;
@@ -165,15 +182,10 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
             keyShare_ += sum;
         }
         if ((want_ & FirstKey) && lo == 0) first_ += row[0];
-        if (want_ & Patterns) addPatterns(i, row, lo, hi);
-    }
-    if (want_ & Patterns) {
-        // Column sums of the block (all-zero rows add nothing), then into the double totals.
-        colSum_.resize(W);
-        const auto options = at::TensorOptions().dtype(at::kFloat);
-        at::Tensor dst = at::from_blob(colSum_.data(), {w}, options);
-        at::sum_out(dst, at::from_blob(const_cast<float*>(p), {count, w}, options), {0});
-        for (int j = 0; j < w; ++j) column_[static_cast<std::size_t>(lo + j)] += colSum_[static_cast<std::size_t>(j)];
+        if (want_ & Patterns) {
+            addPatterns(i, row, lo, hi);
+            addColumns(column_.data() + lo, row, w);  // while the row is in L1 (the global score)
+        }
     }
 }
 

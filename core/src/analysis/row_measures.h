@@ -2,8 +2,8 @@
 // attention on given keys, pattern scores, KL), as sums over a map's rows. Rows arrive in blocks
 // in any order: a whole HeadMap's rows, or a Trace's row blocks (forEachRowBlock) on several
 // workers, one RowMeasures each, merged at the end. So a head's measures never need its full
-// n×n map. Torch stays out of this header (the .cpp takes its logarithms with ATen's vectorised
-// log, one call per block).
+// n×n map. Torch stays out of this header (the .cpp takes its logarithms with the vectorised
+// log of runtime/vector_math.h, one call per block).
 #pragma once
 
 #include "attnscope/analysis/metrics.h"
@@ -44,8 +44,8 @@ private:
     unsigned want_;
     PatternThresholds t_;
     std::vector<int> keys_;                   // sorted, unique, inside [0, cols)
-    std::vector<float> logP_, logQ_, colSum_; // a block's log p, log q, column sums (scratch)
-    std::vector<float> top_;                  // a row's sparseKeys largest values (scratch)
+    std::vector<float> logP_, logQ_;          // a row's log p and log q (scratch)
+    std::vector<float> top_;                  // topSum's scratch (a row's group maxima)
     long long used_ = 0, diagRows_ = 0, prevRows_ = 0;
     double entropy_ = 0, distance_ = 0, keyShare_ = 0, first_ = 0, kl_ = 0;
     double diagonal_ = 0, previous_ = 0, local_ = 0, sparse_ = 0;

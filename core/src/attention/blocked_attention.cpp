@@ -2,6 +2,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "runtime/blas_threads.h"
+#include "runtime/vector_math.h"
 
 #include <ATen/ThreadLocalState.h>
 
@@ -45,16 +46,17 @@ int workerCount(const BlockedConfig& config, std::int64_t items) {
 // -inf where query row r (absolute start + r) may not see key column c (absolute lo + c), on a
 // [len, W] block of logits. Only the bands where the limits fall are touched: the causal limit
 // cuts at most len - 1 columns at the block's right edge, the window at most len - 1 at its left.
+// bands = false: the padding mask only (the fused softmax applies the causal limit and window).
 void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start,
-               std::int64_t lo) {
+               std::int64_t lo, bool bands = true) {
     const std::int64_t len = logits.size(0), W = logits.size(1), offset = m - n;
     const auto flags = logits.options().dtype(at::kBool);
-    if (mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
+    if (bands && mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
         const std::int64_t u = start + offset - lo, first = std::max<std::int64_t>(0, u + 1);
         if (first < W)
             logits.narrow(1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
     }
-    if (mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
+    if (bands && mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
         const std::int64_t w0 = start + offset - mask.window - lo, end = std::min(W, len + w0);
         if (end > 0) logits.narrow(1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
     }
@@ -99,6 +101,16 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
     }
     if (score.bias.defined())
         logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()), 1.0 / temperature);
+    if (logits.scalar_type() == at::kFloat && logits.is_contiguous()) {
+        // The fused row softmax (runtime/vector_math.h), the causal limit and the window as each
+        // row's range of columns: row r sees columns (r + w0, r + u] (see maskBlock).
+        maskBlock(logits, mask, n, m, start, span.lo, /*bands=*/false);
+        const std::int64_t u = start + (m - n) - span.lo, w0 = start + (m - n) - mask.window - span.lo;
+        float* data = logits.data_ptr<float>();
+        for (std::int64_t r = 0; r < len; ++r)
+            vmath::softmaxRow(data + r * W, W, mask.window > 0 ? r + w0 + 1 : 0, mask.causal ? r + u + 1 : W);
+        return logits;
+    }
     maskBlock(logits, mask, n, m, start, span.lo);
     if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
     return at::softmax(logits, -1);

@@ -35,7 +35,7 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
 // head, row blocks b ≡ t (Rows) modulo the worker count. docs/benchmarks.md compares them.
 enum class Striping { Blas, Heads, Rows };
 struct BlockedConfig {
-    std::int64_t rows = 128;        // query rows per block
+    std::int64_t rows = 64;         // query rows per block (64: a block of 4,096 keys stays in L2; docs/benchmarks.md)
     Striping striping = Striping::Rows;
     int threads = 0;                // workers for Heads/Rows; 0 = every core
 };

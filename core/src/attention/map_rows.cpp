@@ -7,6 +7,7 @@
 #include "attnscope/runtime/error.h"
 #include "blocked_attention.h"
 #include "runtime/torch_errors.h"
+#include "runtime/vector_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,24 +30,17 @@ void checkRange(const char* what, int value, int count) {
 at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const MaskSpec& mask, std::int64_t n,
                       std::int64_t start, KeySpan span) {
     const std::int64_t m = phiK.size(0), offset = m - n;
-    at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t());
-    // Only the bands where the limits cut are touched (as maskBlock does for the dot map): the
-    // causal limit keeps j <= r + u, so columns <= u are whole; the window keeps j >= r + e, so
-    // columns >= e + len - 1 are whole.
-    const std::int64_t len = rows.size(0), W = rows.size(1);
-    if (mask.causal) {
-        const std::int64_t u = start + offset - span.lo, first = std::max<std::int64_t>(0, u + 1);
-        if (first < W) rows.narrow(1, first, W - first).tril_(u - first);
-    }
-    if (mask.window > 0) {
-        const std::int64_t e = start + offset - mask.window + 1 - span.lo, end = std::min(W, len - 1 + e);
-        if (end > 0) rows.narrow(1, 0, end).triu_(e);
-    }
+    at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t()).contiguous();
     if (mask.keyAllowed.defined())
         rows.mul_(mask.keyAllowed.narrow(0, span.lo, span.size()).to(rows.options()).unsqueeze(0));
-    at::Tensor sums = rows.sum(-1, /*keepdim=*/true);
-    sums.masked_fill_(sums <= 0, 1.0);
-    return rows.div_(sums);
+    // Row r keeps columns [r + e, r + u] (the causal limit j <= r + u, the window j >= r + e),
+    // zero elsewhere, then is divided by its sum (runtime/vector_math.h).
+    const std::int64_t len = rows.size(0), W = rows.size(1);
+    const std::int64_t u = start + offset - span.lo, e = start + offset - mask.window + 1 - span.lo;
+    float* data = rows.data_ptr<float>();
+    for (std::int64_t r = 0; r < len; ++r)
+        vmath::normaliseRow(data + r * W, W, mask.window > 0 ? r + e : 0, mask.causal ? r + u + 1 : W);
+    return rows;
 }
 
 // How to compute rows of the map `options` asks for, per block where the variant allows it.

@@ -28,7 +28,7 @@ std::pair<int, int> mapShape(const Trace& trace, int block, int layer);
 // threads (0 = every core): visit(worker, rows) with worker in [0, workers), each row block once,
 // in no fixed order across workers. With `second`, each block also carries the same rows of that
 // map (e.g. the Linear variant, for a KL between the two). Dot and Linear (elu/relu) maps on the
-// CPU are computed per block, so a head's full map is never held (peak: one [128, keys] block per
+// CPU are computed per block, so a head's full map is never held (peak: one [64, keys] block per
 // worker and map); FAVOR+, additive and GPU maps are computed whole and then visited in blocks.
 // Only rows [rowBegin, rowEnd) are visited (an end of 0: every row); blocks never straddle a
 // multiple of the block size. Throws like Trace::map() and on a row range outside the map; an
