@@ -26,11 +26,6 @@ struct RowSums {
 // AVX2 and baseline x86-64 and picked at load time (GCC's target_clones), since the library is
 // built for baseline x86-64. lp / lq: log p and log q per cell as vmath::logInto gives them (-inf at
 // 0). `base`: key lo - a, so cell j lies at distance |base + j|.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ATTNSCOPE_CLONES
-#endif
 template <bool WithKl>
 ATTNSCOPE_CLONES RowSums rowSums(const float* p, const float* lp, const float* q, const float* lq, int w, int base) {
     constexpr int L = 16;
@@ -119,7 +114,7 @@ ATTNSCOPE_CLONES void addColumns(double* dst, const float* src, int n) {
 
 // ATTNSCOPE_SCALAR_MEASURES=1: the per-cell double-log loops these sums replaced, kept only as
 // the "before" of docs/benchmarks.md (bench --metrics in one binary, one run).
-bool scalarBaseline() {
+bool scalarMeasuresBaseline() {
     static const bool on = [] {
         const char* s = std::getenv("ATTNSCOPE_SCALAR_MEASURES");
         return s && *s == '1';
@@ -157,7 +152,7 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
     const int w = std::max(0, hi - lo);
     if (count <= 0 || w == 0 || !p) return;  // rows that see no key are all zero: skipped
     const std::size_t W = static_cast<std::size_t>(w);
-    const bool kl = (want_ & Kl) && q, scalar = scalarBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
+    const bool kl = (want_ & Kl) && q, scalar = scalarMeasuresBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
     // The logarithms one row at a time, so that they are still in L1 when the row's sums read them.
     if (logs) logP_.resize(W);
     if (kl && !scalar) logQ_.resize(W);
@@ -201,7 +196,7 @@ void RowMeasures::addPatterns(int i, const float* p, int lo, int hi) {
     // The row's sparseKeys largest values; the keys outside [lo, hi) are zeros, which only
     // matter when the row has fewer than sparseKeys stored values, and then add nothing.
     const int k = std::min(t_.sparseKeys, w);
-    if (scalarBaseline()) {
+    if (scalarMeasuresBaseline()) {
         top_.assign(p, p + w);
         std::partial_sort(top_.begin(), top_.begin() + k, top_.end(), std::greater<float>());
         double sum = 0;

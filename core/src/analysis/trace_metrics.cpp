@@ -28,7 +28,7 @@ std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std:
 
 namespace {
 
-int workerCount(int asked) {
+int metricWorkerCount(int asked) {
     return asked > 0 ? asked : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -42,7 +42,7 @@ void addRows(RowMeasures& m, const MapRowBlock& b, bool withSecond) {
 std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& options) {
     long long total = 0, done = 0;
     for (const BlockInfo& b : trace.blocks()) total += static_cast<long long>(b.layers) * b.heads;
-    const int workers = workerCount(options.workers);
+    const int workers = metricWorkerCount(options.workers);
     std::vector<HeadMetrics> out;
     for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
         const BlockInfo& b = trace.blocks()[bi];
@@ -151,7 +151,7 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
     // multiplies it by Â_l from the right, one block of Â_l's rows (all heads averaged) at a time.
     std::vector<double> v(R * N, 0.0), next(R * N);
     for (std::size_t i = 0; i < R; ++i) v[i * N + static_cast<std::size_t>(rows[i])] = 1.0;
-    const int blockRows = 128, workers = std::min(workerCount(0), std::max(1, b.heads));
+    const int blockRows = 128, workers = std::min(metricWorkerCount(0), std::max(1, b.heads));
     for (int l = b.layers - 1; l >= 0; --l) {
         std::fill(next.begin(), next.end(), 0.0);
         for (int r0 = 0; r0 < n; r0 += blockRows) {

@@ -1,7 +1,11 @@
 #include "pooled_map.h"
 
+#include "attnscope/runtime/error.h"
+#include "runtime/vector_math.h"
+
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace attnscope {
 
@@ -29,15 +33,20 @@ MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t co
     acc_.assign(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(cols_), 0.0);
 }
 
+PoolRect resolvePoolRect(const PoolRequest& pool, std::int64_t n, std::int64_t m) {
+    const PoolRect r{pool.rowBegin, pool.rowEnd > 0 ? pool.rowEnd : n, pool.colBegin, pool.colEnd > 0 ? pool.colEnd : m};
+    if (r.rowBegin < 0 || r.rowEnd > n || r.rowBegin >= r.rowEnd || r.colBegin < 0 || r.colEnd > m || r.colBegin >= r.colEnd)
+        throw Error("pooled map: rows " + std::to_string(r.rowBegin) + ".." + std::to_string(r.rowEnd) + " x keys " +
+                    std::to_string(r.colBegin) + ".." + std::to_string(r.colEnd) + " is not inside the " + std::to_string(n) +
+                    " x " + std::to_string(m) + " map");
+    if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
+    return r;
+}
+
 namespace {
 
 // Element-wise folds of one map row into a row-bin buffer: the only per-cell work of the pooling,
 // written so the compiler vectorises it (AVX-512 / AVX2 / baseline clones picked at load time).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ATTNSCOPE_CLONES
-#endif
 ATTNSCOPE_CLONES void maxInto(float* dst, const float* src, std::int64_t n) {
     for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j] > dst[j] ? src[j] : dst[j];
 }
@@ -47,7 +56,7 @@ ATTNSCOPE_CLONES void addInto(double* dst, const float* src, std::int64_t n) {
 
 // ATTNSCOPE_SCALAR_POOLING=1: the per-cell loop the row folds replaced, kept only as the
 // "before" of docs/benchmarks.md (bench --thumbnails in one binary, one run).
-bool scalarBaseline() {
+bool scalarPoolingBaseline() {
     static const bool on = [] {
         const char* s = std::getenv("ATTNSCOPE_SCALAR_POOLING");
         return s && *s == '1';
@@ -67,7 +76,7 @@ void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col)
     const int* colBin = colBin_.data() + (c0 - colBegin_);
     const std::int64_t cells = c1 - c0;
     const bool max = pooling_ == Pooling::Max;
-    if (scalarBaseline()) {
+    if (scalarPoolingBaseline()) {
         for (std::int64_t i = r0; i < r1; ++i) {
             const float* src = data + (i - row) * width + (c0 - col);
             double* dst = acc_.data() + static_cast<std::size_t>(rowBin_[static_cast<std::size_t>(i - rowBegin_)]) * cols_;

@@ -11,6 +11,14 @@
 
 namespace attnscope {
 
+// A PoolRequest's rectangle with its ends resolved against an n x m map (an end of 0 is the
+// map's). Throws Error, naming the rectangle and the map's size, when the rectangle is empty or
+// not inside the map, or when the image has no bins.
+struct PoolRect {
+    std::int64_t rowBegin, rowEnd, colBegin, colEnd;
+};
+PoolRect resolvePoolRect(const PoolRequest& pool, std::int64_t n, std::int64_t m);
+
 class MapPooler {
 public:
     // The rectangle rows [rowBegin, rowEnd) x cols [colBegin, colEnd) (ends already resolved,

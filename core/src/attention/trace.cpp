@@ -137,12 +137,8 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
     checkTraceIndex("head", head, info.heads);
     const LayerCapture& cap = impl_->blocks[block].layers[layer];
     const std::int64_t n = cap.q.size(1), m = cap.k.size(1);
-    const std::int64_t r0 = pool.rowBegin, r1 = pool.rowEnd > 0 ? pool.rowEnd : n;
-    const std::int64_t c0 = pool.colBegin, c1 = pool.colEnd > 0 ? pool.colEnd : m;
-    if (r0 < 0 || r1 > n || r0 >= r1 || c0 < 0 || c1 > m || c0 >= c1)
-        throw Error("pooled map: rows " + std::to_string(r0) + ".." + std::to_string(r1) + " x keys " + std::to_string(c0) +
-                    ".." + std::to_string(c1) + " is not inside the " + std::to_string(n) + " x " + std::to_string(m) + " map");
-    if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
+    const PoolRect rect = resolvePoolRect(pool, n, m);
+    const std::int64_t r0 = rect.rowBegin, r1 = rect.rowEnd, c0 = rect.colBegin, c1 = rect.colEnd;
     const bool dot = cap.kind == AttentionKind::Dot && !cap.maps.defined() &&
                      (options.variant == MapVariant::Native || options.variant == MapVariant::Dot);
     return translateTorchErrors("computing a pooled attention map", [&] {

@@ -49,12 +49,8 @@ const BlockInfo& blockOf(const Trace& trace, int block) {
 HeadMap poolHeadMap(const HeadMap& map, const PoolRequest& pool) {
     checkMapShape(map, "pooled map");
     const std::int64_t n = map.rows, m = map.cols;
-    const std::int64_t r0 = pool.rowBegin, r1 = pool.rowEnd > 0 ? pool.rowEnd : n;
-    const std::int64_t c0 = pool.colBegin, c1 = pool.colEnd > 0 ? pool.colEnd : m;
-    if (r0 < 0 || r1 > n || r0 >= r1 || c0 < 0 || c1 > m || c0 >= c1)
-        throw Error("pooled map: rows " + std::to_string(r0) + ".." + std::to_string(r1) + " x keys " + std::to_string(c0) +
-                    ".." + std::to_string(c1) + " is not inside the " + std::to_string(n) + " x " + std::to_string(m) + " map");
-    if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
+    const PoolRect rect = resolvePoolRect(pool, n, m);
+    const std::int64_t r0 = rect.rowBegin, r1 = rect.rowEnd, c0 = rect.colBegin, c1 = rect.colEnd;
     MapPooler pooler(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling);
     // The pooler reads the values in place (from_blob does not copy, and add() only reads).
     pooler.add(at::from_blob(const_cast<float*>(map.values.data()), {n, m}, at::kFloat), 0, 0);

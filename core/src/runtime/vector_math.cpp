@@ -20,11 +20,6 @@ namespace attnscope::vmath {
 
 namespace {
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ATTNSCOPE_CLONES
-#endif
 #define ATTNSCOPE_INLINE inline __attribute__((always_inline))
 
 constexpr int L = 16;

@@ -9,6 +9,15 @@
 
 #include <cstdint>
 
+// Marks a function to be compiled for AVX-512, AVX2 and baseline x86-64, the variant picked once
+// at load time by the CPU's features (GCC's target_clones). Clang and ASan builds keep one
+// baseline version.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ATTNSCOPE_CLONES
+#endif
+
 namespace attnscope::vmath {
 
 // out[i] = exp(x[i]) for i in [0, n); out may equal x. exp(-inf) = 0, NaN stays NaN, results
