@@ -27,6 +27,20 @@ QImage white() {
 
 }  // namespace
 
+// A narrow grid draws its caption elided; the tooltip over the caption line gives all of it.
+TEST_CASE("OverviewGrid: the caption's tooltip is the whole caption, tiles say their head", "[ui][overview]") {
+    OverviewGrid grid;
+    grid.setShape(2, 2);
+    grid.setImages(std::vector<QImage>(4, white()));
+    const QString caption = QStringLiteral("cross block · 2 layers × 2 heads · linear elu+1 attention (lab) · T = 1");
+    grid.setCaption(caption);
+    grid.resize(120, grid.heightForWidth(120));
+    CHECK(grid.fontMetrics().horizontalAdvance(caption) > grid.width());  // it is drawn elided
+    CHECK(grid.toolTipAt(QPoint(10, 4)) == caption);
+    CHECK(grid.toolTipAt(grid.tileRect(1, 0).center()) == QStringLiteral("layer 1 · head 0"));
+    CHECK(grid.toolTipAt(QPoint(grid.width() - 1, grid.height() - 1)).isEmpty());
+}
+
 TEST_CASE("OverviewGrid: ctrl+click and the context menu only ask; crossed-out heads are drawn", "[ui][overview]") {
     OverviewGrid grid;
     grid.setShape(2, 3);

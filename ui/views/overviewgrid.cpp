@@ -221,23 +221,28 @@ void OverviewGrid::contextMenuEvent(QContextMenuEvent* event) {
     emit headContextMenuRequested(l, h, event->globalPos());
 }
 
+QString OverviewGrid::toolTipAt(const QPoint& pos) const {
+    auto windowText = [this](int layer) {
+        const long long w = layerWindow(layer);
+        if (w > 0) return tr("sliding window: each query sees its %1 latest keys").arg(w);
+        return windows_.empty() ? QString() : tr("global attention");
+    };
+    int l = 0, h = 0;
+    if (tileAt(pos, l, h)) {
+        QString text = tr("layer %1 · head %2").arg(l).arg(h);
+        if (!windowText(l).isEmpty()) text += QStringLiteral(" · ") + windowText(l);
+        return text;
+    }
+    for (int layer = 0; layer < layers_; ++layer)
+        if (layerLabelRect(layer).contains(pos)) return tr("layer %1 · %2").arg(layer).arg(windowText(layer));
+    if (pos.y() >= 0 && pos.y() < QFontMetrics(font()).height() + 2) return caption_;  // the caption line
+    return {};
+}
+
 bool OverviewGrid::event(QEvent* event) {
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
-        int l = 0, h = 0;
-        auto windowText = [this](int layer) {
-            const long long w = layerWindow(layer);
-            if (w > 0) return tr("sliding window: each query sees its %1 latest keys").arg(w);
-            return windows_.empty() ? QString() : tr("global attention");
-        };
-        QString text;
-        if (tileAt(help->pos(), l, h)) {
-            text = tr("layer %1 · head %2").arg(l).arg(h);
-            if (!windowText(l).isEmpty()) text += QStringLiteral(" · ") + windowText(l);
-        } else {
-            for (int layer = 0; layer < layers_; ++layer)
-                if (layerLabelRect(layer).contains(help->pos())) text = tr("layer %1 · %2").arg(layer).arg(windowText(layer));
-        }
+        const QString text = toolTipAt(help->pos());
         if (text.isEmpty()) QToolTip::hideText();
         else QToolTip::showText(help->globalPos(), text, this);
         return true;

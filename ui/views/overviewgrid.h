@@ -43,6 +43,9 @@ public:
     long long layerWindow(int layer) const;
     // Where a layer's label is drawn (for tooltips and tests).
     QRect layerLabelRect(int layer) const;
+    // The tooltip at pos (widget coordinates): a tile's layer and head, a layer's window, or the
+    // whole caption over the caption line (drawn elided when the grid is narrow); empty = none.
+    QString toolTipAt(const QPoint& pos) const;
 
     // Tiles fit the widget's height too (no scrolling): for a grid placed without a scroll area.
     void setFitToHeight(bool fit);
