@@ -8,8 +8,11 @@
 #include "attnscope/analysis/neuron.h"
 #include "attnscope/analysis/qk_space.h"
 #include "family_fixtures.h"
+#include "figure/qkfigure.h"
 
 #include <QComboBox>
+#include <QImage>
+#include <QPainter>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -101,6 +104,23 @@ TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover
     const attnscope::QkSpace all = attnscope::qkSpace(*trace, 0, 0);
     CHECK(qk->figure().space.x == all.x);
     CHECK(qk->figure().space.points() == 2 * n * 4);
+    // Coloured by token kind, the legend is wider than a narrow figure: it is drawn smaller, so
+    // its first marker (the queries' green dot) is still inside the picture.
+    {
+        QkFigure narrow = qk->figure();
+        narrow.coloring = QkColoring::TokenKind;
+        narrow.title = QStringLiteral("layer 0 · all 4 heads");
+        QImage img(240, 240, QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        QPainter painter(&img);
+        painter.setRenderHint(QPainter::Antialiasing, false);
+        paintQkFigure(painter, narrow, QRectF(0, 0, 240, 240));
+        painter.end();
+        bool marker = false;
+        for (int yy = 0; yy < 40 && !marker; ++yy)
+            for (int xx = 0; xx < img.width() && !marker; ++xx) marker = img.pixelColor(xx, yy) == QColor(0x1b, 0x9e, 0x77);
+        CHECK(marker);
+    }
     qk->coloringCombo()->setCurrentIndex(2);
     CHECK(qk->figure().coloring == QkColoring::Head);
     after(&ViewsController::qkShown, [&] { qk->scopeCombo()->setCurrentIndex(0); });

@@ -140,6 +140,14 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
                            fm.horizontalAdvance(colourText) + kindsW + fs * 6;
     double x = area.center().x() - legendW / 2;
     const double ly = y + fs * 0.7;
+    // A legend wider than the figure (a narrow dock, token kinds) is drawn smaller, not cut off.
+    p.save();
+    if (legendW > area.width() * 0.98) {
+        const double k = area.width() * 0.98 / legendW;
+        p.translate(area.center().x(), ly);
+        p.scale(k, k);
+        p.translate(-area.center().x(), -ly);
+    }
     p.setPen(QPen(QColor(0x30, 0x30, 0x30), 0.8));
     p.setBrush(QColor(0x1b, 0x9e, 0x77));
     p.drawEllipse(QPointF(x + r, ly), r, r);
@@ -161,6 +169,7 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
         p.drawText(QPointF(x, ly + fs * 0.33), name);
         x += fm.horizontalAdvance(name) + fs * 0.8;
     }
+    p.restore();
 
     // Frame, ticks, axis names with the variance each axis explains.
     p.setPen(QPen(QColor(0x40, 0x40, 0x40), 0.7));
