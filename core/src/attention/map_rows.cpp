@@ -109,21 +109,24 @@ void forEachRowBlock(const Trace& trace, int block, int layer, int head, const M
         // Small maps are not worth a thread start.
         const int threads = (r1 - r0) * m < (1 << 18) ? 1 : static_cast<int>(std::min<std::int64_t>(cores, blocks));
         stripedForEach(blocks, threads, [&](std::int64_t b) {
-            const std::int64_t start = std::max(r0, (first0 + b) * rows), len = std::min((first0 + b + 1) * rows, r1) - start;
+            // The whole block is computed, as Trace::map does (the products' rounding depends on
+            // a row's place in its block), and rows [s, e) of it are handed out.
+            const std::int64_t start = (first0 + b) * rows, len = std::min(rows, n - start);
+            const std::int64_t s = std::max(r0, start), e = std::min(r1, start + len);
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             MapRowBlock out;
-            out.rowBegin = static_cast<int>(start);
-            out.rows = static_cast<int>(len);
+            out.rowBegin = static_cast<int>(s);
+            out.rows = static_cast<int>(e - s);
             out.cols = static_cast<int>(m);
             out.colBegin = static_cast<int>(span.size() ? span.lo : 0);
             out.colEnd = static_cast<int>(span.size() ? span.hi : 0);
             at::Tensor a, c;
             if (span.size()) {
                 a = first(start, len, span);
-                out.values = a.data_ptr<float>();
+                out.values = a.data_ptr<float>() + (s - start) * span.size();
                 if (other) {
                     c = other(start, len, span);
-                    out.second = c.data_ptr<float>();
+                    out.second = c.data_ptr<float>() + (s - start) * span.size();
                 }
             }
             visit(threads > 1 ? static_cast<int>(b % threads) : 0, out);

@@ -160,9 +160,11 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
         for (int t = 0; t < std::max(1, threads); ++t)
             poolers.push_back(std::make_unique<MapPooler>(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling));
         stripedForEach(blocks, threads, [&](std::int64_t b) {
-            const std::int64_t start = std::max(r0, (first + b) * rows), len = std::min((first + b + 1) * rows, r1) - start;
-            // Every key the rows may see is scored (the softmax needs them all); the pooler keeps
-            // the rectangle's.
+            // Whole blocks, as Trace::map computes them (the products' rounding depends on a
+            // row's place in its block): the pooler keeps the rectangle's rows. Every key the
+            // rows may see is scored (the softmax needs them all); the pooler keeps the
+            // rectangle's.
+            const std::int64_t start = (first + b) * rows, len = std::min(rows, n - start);
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) return;
             poolers[static_cast<std::size_t>(threads > 1 ? b % threads : 0)]->add(
