@@ -1,6 +1,7 @@
 // attnscope [MODEL] [--image FILE]: the desktop attention explorer. Wiring only; the window lives in attnscope_ui.
 #include "window/mainwindow.h"
 #include "attnscope/models/model.h"
+#include "attnscope/runtime/allocator.h"
 #include "attnscope/runtime/blas_kernels.h"
 #include "attnscope/runtime/version.h"
 
@@ -29,6 +30,7 @@ std::unique_ptr<QCoreApplication> createApplication(int& argc, char** argv) {
 
 int main(int argc, char** argv) {
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
+    attnscope::tuneAllocator();
     const auto app = createApplication(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScope"));
     QCoreApplication::setApplicationName(QStringLiteral("AttnScope"));

@@ -1,8 +1,10 @@
 // attnscope-cli: the scriptable face of core (commands in cli/, the command line in entry.cpp).
+#include "attnscope/runtime/allocator.h"
 #include "attnscope/runtime/blas_kernels.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
+    attnscope::tuneAllocator();
     return attnscope::cli::runCommandLine(argc, argv);
 }

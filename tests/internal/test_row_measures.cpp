@@ -122,8 +122,8 @@ TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, wi
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> u(0, 1);
     PatternThresholds t;
-    for (const int w : {256, 700, 4099}) {
-        for (int kind = 0; kind < 4; ++kind) {
+    for (const int w : {5, 17, 256, 700, 4099}) {
+        for (int kind = 0; kind < 6; ++kind) {
             INFO("width " << w << ", row kind " << kind);
             std::vector<float> row(static_cast<std::size_t>(w));
             for (int j = 0; j < w; ++j) {
@@ -131,12 +131,14 @@ TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, wi
                 if (kind == 1) x = j % 16 == 5 ? 0.5f + 0.1f * u(rng) : 0.01f * x;  // the peaks share one lane
                 if (kind == 2) x = 0.25f;                                          // all ties
                 if (kind == 3) x = j >= w - 3 ? 0.9f : 0.001f * x;                 // the peaks in the tail
+                if (kind == 4) x = static_cast<float>(j) / static_cast<float>(w);  // rising: every value a new top
+                if (kind == 5) x = j % 3 == 0 ? 0.5f : 0.1f * x;                   // ties at the top, a third of the row
                 row[static_cast<std::size_t>(j)] = x;
             }
             std::vector<float> sorted = row;
             std::sort(sorted.begin(), sorted.end(), std::greater<float>());
             double want = 0;
-            for (int j = 0; j < t.sparseKeys; ++j) want += sorted[static_cast<std::size_t>(j)];
+            for (int j = 0; j < std::min(t.sparseKeys, w); ++j) want += sorted[static_cast<std::size_t>(j)];
             RowMeasures m(1, w, RowMeasures::Patterns, {}, t);
             m.addRow(0, row.data(), 0, w);
             CHECK(m.patterns().sparse == want);

@@ -1,0 +1,17 @@
+// How the process's heap serves LibTorch's large temporaries. glibc hands every allocation above
+// 32 MiB (and, until a first one is freed, above 128 KiB) to a fresh mmap and unmaps it on free,
+// so a forward's per-layer temporaries (a [4,096, 2,048] MLP activation is 32 MiB plus a header)
+// come back as new, zeroed pages every layer. On the 2-core machine, Llama shape at 4,096 tokens
+// (docs/benchmarks.md, issue 13 round 6): forward 6.36 -> 6.07 s, system time of the run
+// 15.5 -> 10.0 s, no page faults left after the first forward.
+#pragma once
+
+namespace attnscope {
+
+// For an executable's main: serve large blocks from the heap (arenas of worker threads still
+// grow by mmap) and return its free top to the kernel only beyond 256 MiB, so that the next
+// layer reuses the blocks the last one freed. ATTNSCOPE_SYSTEM_MALLOC=1 keeps glibc's defaults
+// (for comparisons). A no-op off glibc.
+void tuneAllocator();
+
+}  // namespace attnscope
