@@ -121,14 +121,18 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     const QString title = unit_.isEmpty() ? name_ : QStringLiteral("%1 (%2)").arg(name_, unit_);
     p.drawText(QRect(kMargin, 2, width() - 2 * kMargin, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(title, Qt::ElideRight, width() - 2 * kMargin));
+    // Labels every `step` cells where cells are narrower than a label, centred on their cell and
+    // drawn past its edges (not clipped to it).
     const bool wide = L.cell >= fm.horizontalAdvance(QStringLiteral("H00"));
-    for (int h = 0; h < heads_; ++h)
-        if (wide || h % std::max(1, fm.horizontalAdvance(QStringLiteral("00")) / std::max(1, L.cell) + 1) == 0)
-            p.drawText(QRect(L.left + h * L.cell, L.top - fm.height() - 2, L.cell, fm.height()), Qt::AlignCenter,
-                       wide ? QStringLiteral("H%1").arg(h) : QString::number(h));
+    const int headStep = wide ? 1 : (fm.horizontalAdvance(QStringLiteral("00")) + 4) / std::max(1, L.cell) + 1;
+    const int layerStep = L.cell >= fm.height() * 0.7 ? 1 : fm.height() / std::max(1, L.cell) + 1;
+    for (int h = 0; h < heads_; h += headStep)
+        p.drawText(QRect(L.left + h * L.cell, L.top - fm.height() - 2, L.cell, fm.height()), Qt::AlignCenter | Qt::TextDontClip,
+                   wide ? QStringLiteral("H%1").arg(h) : QString::number(h));
     for (int l = 0; l < layers_; ++l) {
-        if (L.cell >= fm.height() * 0.7 || l % 2 == 0)
-            p.drawText(QRect(0, L.top + l * L.cell, L.left - 4, L.cell), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+        if (l % layerStep == 0)
+            p.drawText(QRect(0, L.top + l * L.cell, L.left - 4, L.cell), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
+                       QStringLiteral("L%1").arg(l));
         for (int h = 0; h < heads_; ++h) p.fillRect(cellRect(l, h), colorOf(value(l, h)));
     }
     if (layer_ >= 0 && head_ >= 0 && layer_ < layers_ && head_ < heads_) {
