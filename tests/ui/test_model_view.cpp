@@ -73,6 +73,16 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     CHECK(grid->tileSize() >= 1.5 * window.overview()->tileSize());
     CHECK(grid->tileRect(11, 11).bottom() < grid->height());
     CHECK(grid->tileRect(11, 11).right() < grid->width());
+    // The Explore column is narrow: its 12 heads still fit in it (smaller tiles, 1 px apart).
+    CHECK(window.overview()->tileRect(11, 11).right() < window.overview()->width());
+    {
+        OverviewGrid narrow;
+        narrow.setShape(12, 12);
+        narrow.resize(200, 400);
+        CHECK(narrow.tileSize() >= 4);
+        CHECK(narrow.tileRect(11, 11).right() < 200);
+        CHECK(narrow.tileRect(0, 1).left() > narrow.tileRect(0, 0).right());  // tiles do not overlap
+    }
 
     // Every metric of core's list, as the map shows it.
     const auto& list = attnscope::headMetricList();

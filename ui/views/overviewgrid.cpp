@@ -85,23 +85,28 @@ QRect OverviewGrid::layerLabelRect(int layer) const {
     return {0, r.top(), m.left - 4, r.height()};
 }
 
-// Tiles as large as the width allows (16..160 px), a label column for layers and a row for heads;
-// fitted to the height too, tiles take what both allow (8..480 px) so the whole grid is visible.
+// Tiles as large as the width allows (up to 160 px), a label column for layers and a row for
+// heads; fitted to the height too, tiles take what both allow (up to 480 px) so the whole grid is
+// visible. Small tiles (under 16 px: many heads in a narrow column) sit 1 px apart instead of 4,
+// and the grid never grows wider than the widget (tiles down to 4 px).
 OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     Metrics m;
     const QFontMetrics fm(font());
     m.left = fm.horizontalAdvance(windows_.empty() ? QStringLiteral("L00") : QStringLiteral("L00 w")) + 8;
     m.top = fm.height() * 2 + 6;
+    const int cols = std::max(1, heads_), rows = std::max(1, layers_);
+    const auto fit = [&](int gap) {
+        const int byWidth = (width - m.left - 4 - (cols - 1) * gap) / cols;
+        if (!fitHeight_) return std::min(byWidth, 160);
+        return std::min({byWidth, (height() - m.top - 4 - rows * gap) / rows, 480});
+    };
     m.gap = 4;
-    const int cols = std::max(1, heads_);
-    const int byWidth = (width - m.left - 4 - (cols - 1) * m.gap) / cols;
-    if (!fitHeight_) {
-        m.tile = std::clamp(byWidth, 16, 160);
-        return m;
+    m.tile = fit(m.gap);
+    if (m.tile < 16) {
+        m.gap = 1;
+        m.tile = fit(m.gap);
     }
-    const int rows = std::max(1, layers_);
-    const int byHeight = (height() - m.top - 4 - rows * m.gap) / rows;
-    m.tile = std::clamp(std::min(byWidth, byHeight), 8, 480);
+    m.tile = std::max(m.tile, 4);
     return m;
 }
 
@@ -144,13 +149,17 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     if (layers_ <= 0 || heads_ <= 0) return;
     const Metrics m = metricsFor(width());
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-    for (int h = 0; h < heads_; ++h) {
+    // Column labels every `step` columns where a label is wider than a column, centred and not
+    // clipped to their column.
+    const int labelWidth = fm.horizontalAdvance(ordered() ? QStringLiteral("#00") : QStringLiteral("00")) + 4;
+    const int step = m.tile + m.gap >= labelWidth ? 1 : labelWidth / (m.tile + m.gap) + 1;
+    for (int h = 0; h < heads_; h += step) {
         const QRect r(m.left + h * (m.tile + m.gap), m.top, m.tile, m.tile);  // column h
         // Ordered: the columns are ranks, and each tile names its head.
         const QString label = ordered() ? QStringLiteral("#%1").arg(h + 1)
                               : m.tile >= fm.horizontalAdvance(QStringLiteral("H00")) ? QStringLiteral("H%1").arg(h)
                                                                                       : QString::number(h);
-        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter, label);
+        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter | Qt::TextDontClip, label);
     }
     for (int l = 0; l < layers_; ++l) {
         const QRect r = tileRect(l, 0);
