@@ -122,9 +122,11 @@ TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, wi
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> u(0, 1);
     PatternThresholds t;
+    for (const int keys : {3, 1, 8, 9})
     for (const int w : {5, 17, 256, 700, 4099}) {
+        t.sparseKeys = keys;
         for (int kind = 0; kind < 6; ++kind) {
-            INFO("width " << w << ", row kind " << kind);
+            INFO("width " << w << ", row kind " << kind << ", " << keys << " keys");
             std::vector<float> row(static_cast<std::size_t>(w));
             for (int j = 0; j < w; ++j) {
                 float x = u(rng);

@@ -5,6 +5,7 @@
 
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -58,12 +59,7 @@ ATTNSCOPE_CLONES RowSums rowSums(const float* p, const float* lp, const float* q
 }
 
 // Sum of the k largest of p[0, w), added largest first (what a partial sort then a sum gives).
-// top: scratch (the groups' maxima). A lower bound first: split the row into disjoint groups
-// (lane l of each run of 16 vectors: 16 values), take each group's maximum; the k-th largest of
-// those maxima is <= the row's k-th largest value (k distinct values reach it). Only the values
-// >= that bound are sorted, so the result is the sorted sum's, bit for bit.
-thread_local std::vector<float> chosen;  // topSum's bound selection, then the values >= the bound
-
+// top: scratch for the sort.
 double sortedTopSum(const float* p, int w, int k, std::vector<float>& top) {
     top.assign(p, p + w);
     std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
@@ -72,39 +68,67 @@ double sortedTopSum(const float* p, int w, int k, std::vector<float>& top) {
     return sum;
 }
 
+// The same sum without a sort, for K <= 8: each of 16 lanes keeps its K largest values in K
+// vectors, updated branch-free by a min/max insertion (K - 1 minima and K maxima per 16 values).
+// The row's K largest are among the lanes' (a value with fewer than K larger ones in the row has
+// fewer than K in its lane), so the K largest of those 16·K candidates, added largest first, are
+// the sorted sum's, bit for bit. A row with a NaN goes to the sort (min/max are not ordered then).
+template <int K>
+__attribute__((always_inline)) inline double laneTopSum(const float* p, int w, std::vector<float>& top) {
+    constexpr int L = 16;
+    using F16 = float __attribute__((vector_size(64)));
+    using I16 = int __attribute__((vector_size(64)));
+    const float lowest = -std::numeric_limits<float>::infinity();
+    F16 t[K];
+    for (F16& v : t)
+        for (int l = 0; l < L; ++l) v[l] = lowest;
+    I16 nan = {};
+    const auto insert = [&](const F16& v) {
+        nan |= v != v;
+        for (int i = K - 1; i > 0; --i) {
+            const F16 below = t[i - 1] < v ? t[i - 1] : v;  // min(t[i-1], v)
+            t[i] = t[i] > below ? t[i] : below;
+        }
+        t[0] = t[0] > v ? t[0] : v;
+    };
+    int j = 0;
+    for (; j + L <= w; j += L) {
+        F16 v;
+        __builtin_memcpy(&v, p + j, sizeof v);
+        insert(v);
+    }
+    if (j < w) {
+        F16 v;
+        for (int l = 0; l < L; ++l) v[l] = j + l < w ? p[j + l] : lowest;
+        insert(v);
+    }
+    bool anyNan = false;
+    for (int l = 0; l < L; ++l) anyNan |= nan[l] != 0;
+    if (anyNan) return sortedTopSum(p, w, K, top);
+    float candidates[K * L];
+    for (int i = 0; i < K; ++i)
+        for (int l = 0; l < L; ++l) candidates[i * L + l] = t[i][l];
+    std::partial_sort(candidates, candidates + K, candidates + K * L, std::greater<float>());
+    double sum = 0;
+    for (int i = 0; i < K; ++i) sum += candidates[i];
+    return sum;
+}
+
+// laneTopSum is inlined into each of topSum's clones (AVX-512, AVX2, baseline).
 ATTNSCOPE_CLONES double topSum(const float* p, int w, int k, std::vector<float>& top) {
     if (k <= 0) return 0.0;
-    constexpr int L = 16, Run = 16 * L;
-    const int runs = w / Run;
-    if (runs * L < k) return sortedTopSum(p, w, k, top);  // short rows: too few groups for a bound
-    top.resize(static_cast<std::size_t>(runs) * L);
-    for (int r = 0; r < runs; ++r) {
-        float m[L];
-        const float* run = p + r * Run;
-        for (int l = 0; l < L; ++l) m[l] = run[l];
-        for (int c = L; c < Run; c += L)
-            for (int l = 0; l < L; ++l) m[l] = run[c + l] > m[l] ? run[c + l] : m[l];
-        for (int l = 0; l < L; ++l) top[static_cast<std::size_t>(r * L + l)] = m[l];
+    if (w < 16 * k) return sortedTopSum(p, w, k, top);  // short rows: a sort is as cheap
+    switch (k) {
+        case 1: return laneTopSum<1>(p, w, top);
+        case 2: return laneTopSum<2>(p, w, top);
+        case 3: return laneTopSum<3>(p, w, top);
+        case 4: return laneTopSum<4>(p, w, top);
+        case 5: return laneTopSum<5>(p, w, top);
+        case 6: return laneTopSum<6>(p, w, top);
+        case 7: return laneTopSum<7>(p, w, top);
+        case 8: return laneTopSum<8>(p, w, top);
+        default: return sortedTopSum(p, w, k, top);
     }
-    chosen.assign(top.begin(), top.end());
-    std::nth_element(chosen.begin(), chosen.begin() + (k - 1), chosen.end(), std::greater<float>());
-    const float bound = chosen[static_cast<std::size_t>(k - 1)];
-    chosen.clear();
-    for (int r = 0; r < runs; ++r) {
-        bool any = false;
-        for (int l = 0; l < L; ++l) any |= top[static_cast<std::size_t>(r * L + l)] >= bound;
-        if (!any) continue;
-        const float* run = p + r * Run;
-        for (int j = 0; j < Run; ++j)
-            if (run[j] >= bound) chosen.push_back(run[j]);
-    }
-    for (int j = runs * Run; j < w; ++j)
-        if (p[j] >= bound) chosen.push_back(p[j]);
-    if (static_cast<int>(chosen.size()) < k) return sortedTopSum(p, w, k, top);  // NaN rows: no bound
-    double sum = 0;
-    std::partial_sort(chosen.begin(), chosen.begin() + k, chosen.end(), std::greater<float>());
-    for (int j = 0; j < k; ++j) sum += chosen[static_cast<std::size_t>(j)];
-    return sum;
 }
 
 // dst[j] += src[j] in double (the per-key column sums).
