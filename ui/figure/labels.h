@@ -23,3 +23,9 @@ inline QString tickText(const QStringList& labels, int i) {
     t.replace(QChar(0x0120), QChar(0x2423)).replace(QChar(0x010A), QStringLiteral("\\n"));
     return t.size() > kMaxChars ? t.left(kMaxChars - 1) + QChar(0x2026) : t;
 }
+
+// Every how many cells of `pitch` pixels an axis label `labelWidth` wide can go without touching
+// its neighbour: 1 when a label fits in a cell.
+inline int labelStep(int pitch, int labelWidth) {
+    return pitch >= labelWidth ? 1 : labelWidth / (pitch > 0 ? pitch : 1) + 1;
+}

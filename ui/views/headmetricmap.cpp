@@ -1,5 +1,7 @@
 #include "views/headmetricmap.h"
 
+#include "figure/labels.h"
+
 #include <QHelpEvent>
 #include <QLinearGradient>
 #include <QMouseEvent>
@@ -124,7 +126,7 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     // Labels every `step` cells where cells are narrower than a label, centred on their cell and
     // drawn past its edges (not clipped to it).
     const bool wide = L.cell >= fm.horizontalAdvance(QStringLiteral("H00"));
-    const int headStep = wide ? 1 : (fm.horizontalAdvance(QStringLiteral("00")) + 4) / std::max(1, L.cell) + 1;
+    const int headStep = wide ? 1 : labelStep(L.cell, fm.horizontalAdvance(QStringLiteral("00")) + 4);
     const int layerStep = L.cell >= fm.height() * 0.7 ? 1 : fm.height() / std::max(1, L.cell) + 1;
     for (int h = 0; h < heads_; h += headStep)
         p.drawText(QRect(L.left + h * L.cell, L.top - fm.height() - 2, L.cell, fm.height()), Qt::AlignCenter | Qt::TextDontClip,

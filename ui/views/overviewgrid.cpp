@@ -1,5 +1,7 @@
 #include "views/overviewgrid.h"
 
+#include "figure/labels.h"
+
 #include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -152,7 +154,7 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     // Column labels every `step` columns where a label is wider than a column, centred and not
     // clipped to their column.
     const int labelWidth = fm.horizontalAdvance(ordered() ? QStringLiteral("#00") : QStringLiteral("00")) + 4;
-    const int step = m.tile + m.gap >= labelWidth ? 1 : labelWidth / (m.tile + m.gap) + 1;
+    const int step = labelStep(m.tile + m.gap, labelWidth);
     for (int h = 0; h < heads_; h += step) {
         const QRect r(m.left + h * (m.tile + m.gap), m.top, m.tile, m.tile);  // column h
         // Ordered: the columns are ranks, and each tile names its head.

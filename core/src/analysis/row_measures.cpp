@@ -5,10 +5,10 @@
 
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace attnscope {

@@ -161,9 +161,8 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
             poolers.push_back(std::make_unique<MapPooler>(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling));
         stripedForEach(blocks, threads, [&](std::int64_t b) {
             // Whole blocks, as Trace::map computes them (the products' rounding depends on a
-            // row's place in its block): the pooler keeps the rectangle's rows. Every key the
-            // rows may see is scored (the softmax needs them all); the pooler keeps the
-            // rectangle's.
+            // row's place in its block), and every key the rows may see (the softmax needs
+            // them all); the pooler keeps the rectangle's rows and keys.
             const std::int64_t start = (first + b) * rows, len = std::min(rows, n - start);
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) return;
