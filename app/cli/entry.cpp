@@ -5,9 +5,23 @@
 #include "attnscope/runtime/version.h"
 #include "commands.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_LEAK_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNSCOPE_LEAK_CHECK 1
+#endif
+#endif
+#ifdef ATTNSCOPE_LEAK_CHECK
+#include <sanitizer/lsan_interface.h>
+#endif
 
 namespace attnscope::cli {
 namespace {
@@ -67,6 +81,21 @@ int runCommandLine(int argc, char** argv) {
         std::cerr << "error: " << what.substr(0, what.find('\n')) << "\n";
         return 2;
     }
+}
+
+void exitProcess(int code) {
+    std::cout.flush();
+    const bool written = std::cout.good() && std::fflush(stdout) == 0;
+    if (!written && code == 0) {
+        std::cerr << "error: could not write the output (" << std::strerror(errno) << ")\n";
+        code = 2;
+    }
+    std::cerr.flush();
+    std::fflush(nullptr);
+#ifdef ATTNSCOPE_LEAK_CHECK
+    __lsan_do_leak_check();  // what exit() would run; a no-op with detect_leaks=0
+#endif
+    std::_Exit(code);
 }
 
 }  // namespace attnscope::cli

@@ -6,5 +6,5 @@
 int main(int argc, char** argv) {
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
     attnscope::tuneAllocator();
-    return attnscope::cli::runCommandLine(argc, argv);
+    attnscope::cli::exitProcess(attnscope::cli::runCommandLine(argc, argv));
 }

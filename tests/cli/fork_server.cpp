@@ -3,8 +3,8 @@
 // over LibTorch's 280 libraries and its operator registration; 1.2-1.6 s under ASan), which was
 // most of the CLI tests' time. This process pays it once; each request forks a child that is the
 // CLI at the start of main, with the caller's working directory, environment, argv and output
-// files, and runs the CLI's command line (runCommandLine, the same code main.cpp calls) to a
-// normal exit(), so static destructors and the leak checker run as in a real process.
+// files, and runs the CLI's command line (runCommandLine, the same code main.cpp calls) and ends
+// as main.cpp does (exitProcess: flushed streams, the leak checker under ASan, no static destructors).
 //
 // Protocol on stdin/stdout (tests/cli/cli_run.h is the other side), native-endian:
 //   request: u32 count, then count strings, each u32 length + bytes:
@@ -74,7 +74,7 @@ void redirect(const std::string& file, int fd, int flags) {
     std::vector<char*> argv{const_cast<char*>("attnscope-cli")};
     for (int i = 1; i < argc; ++i) argv.push_back(fields[3 + static_cast<size_t>(i)].data());
     argv.push_back(nullptr);
-    std::exit(attnscope::cli::runCommandLine(argc, argv.data()));
+    attnscope::cli::exitProcess(attnscope::cli::runCommandLine(argc, argv.data()));
 }
 
 }  // namespace

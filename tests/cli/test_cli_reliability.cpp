@@ -135,3 +135,22 @@ TEST_CASE("cli: a damaged PNG is one error line, without libpng's own (fault 11)
     CHECK_THAT(r.err, !Catch::Contains("libpng"));
 }
 #endif
+
+// main.cpp ends through exitProcess (no static destructors): what the command printed must still
+// reach stdout, and output that could not be written must not pass for success.
+TEST_CASE("cli: output is flushed at exit, and an unwritable stdout is an error", "[cli][reliability]") {
+    const CliResult ok = runCliProcess({"info", model().string(), "--json"});
+    INFO(ok.err);
+    REQUIRE(ok.code == 0);
+    CHECK_FALSE(ok.out.empty());
+    CHECK(nlohmann::json::parse(ok.out)["layers"] == 2);
+
+    const auto dir = freshDir("cli-dev-full");
+    const std::string cmd = shellQuote(ATTNSCOPE_CLI) + " --version >/dev/full 2>" + shellQuote((dir / "err").string());
+    const int code = exitCodeOf(std::system(cmd.c_str()));
+    const std::string err = slurpFile(dir / "err");
+    INFO(err);
+    CHECK(code == 2);
+    CHECK_THAT(err, Catch::StartsWith("error: could not write the output"));
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
