@@ -9,6 +9,8 @@
 #include "attnscope/models/model.h"
 #include "gpt2_fixture.h"
 
+#include <qcustomplot.h>
+
 #include <fstream>
 
 using namespace uitest;

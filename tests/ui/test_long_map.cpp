@@ -9,6 +9,8 @@
 #include "family_fixtures.h"
 #include "figure/colormaps.h"
 
+#include <qcustomplot.h>
+
 #include <QDir>
 
 #include <algorithm>

@@ -27,6 +27,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollBar>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <atomic>

@@ -10,6 +10,8 @@
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 
+#include <qcustomplot.h>
+
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFile>

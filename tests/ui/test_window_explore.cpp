@@ -11,6 +11,8 @@
 #include "attnscope/models/model.h"
 #include "gpt2_fixture.h"
 
+#include <qcustomplot.h>
+
 #include <QMenu>
 #include <QMenuBar>
 #include <QElapsedTimer>
