@@ -23,10 +23,10 @@ int runCommandLine(int argc, char** argv);
 
 // Ends the process with runCommandLine's code: flushes stdout and stderr (a failed flush of a
 // successful run becomes "error: ..." and exit 2), runs the leak checker in an AddressSanitizer
-// build, and exits without running static destructors. At exit LibTorch unregisters every
+// build (unless checkLeaks is false), and exits without running static destructors. At exit LibTorch unregisters every
 // operator kernel one by one, touching pages all over its registry: 0.35 s of every run here
 // (0.8 s under ASan), freeing nothing the end of the process does not.
-[[noreturn]] void exitProcess(int code);
+[[noreturn]] void exitProcess(int code, bool checkLeaks = true);
 
 // Each command is defined in its own cmd_NAME.cpp.
 Command infoCommand();

@@ -83,7 +83,7 @@ int runCommandLine(int argc, char** argv) {
     }
 }
 
-void exitProcess(int code) {
+void exitProcess(int code, bool checkLeaks) {
     std::cout.flush();
     const bool written = std::cout.good() && std::fflush(stdout) == 0;
     if (!written && code == 0) {
@@ -93,7 +93,9 @@ void exitProcess(int code) {
     std::cerr.flush();
     std::fflush(nullptr);
 #ifdef ATTNSCOPE_LEAK_CHECK
-    __lsan_do_leak_check();  // what exit() would run; a no-op with detect_leaks=0
+    if (checkLeaks) __lsan_do_leak_check();  // what exit() would run; a no-op with detect_leaks=0
+#else
+    (void)checkLeaks;
 #endif
     std::_Exit(code);
 }

@@ -6,6 +6,12 @@
 // files, and runs the CLI's command line (runCommandLine, the same code main.cpp calls) and ends
 // as main.cpp does (exitProcess: flushed streams, the leak checker under ASan, no static destructors).
 //
+// Under ASan the leak checker walks LibTorch's whole heap: about 1 s per run here, three quarters
+// of the sanitizer stage's CLI time. A child checks for leaks when its run is the first of its
+// kind in this server (the command, the set of option names given and the exit code), so every
+// command's success and error paths with each combination of options the tests use are checked
+// once per test process; ATTNSCOPE_FORK_SERVER_LEAKS=all checks every run.
+//
 // Protocol on stdin/stdout (tests/cli/cli_run.h is the other side), native-endian:
 //   request: u32 count, then count strings, each u32 length + bytes:
 //            cwd, stdout file, stderr file, argc (decimal), argv[1..argc-1], then the environment
@@ -19,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,8 +66,21 @@ void redirect(const std::string& file, int fd, int flags) {
     close(opened);
 }
 
-// In the child: become the CLI process the request describes, then run it.
-[[noreturn]] void runChild(std::vector<std::string>& fields) {
+// A run's kind: the command, the option names given (sorted, without their values) and the exit code.
+std::string runKind(const std::vector<std::string>& fields, int argc, int code) {
+    std::set<std::string> options;
+    for (int i = 2; i < argc; ++i) {
+        const std::string& a = fields[3 + static_cast<size_t>(i)];
+        if (a.rfind("--", 0) == 0) options.insert(a.substr(0, a.find('=')));
+    }
+    std::string kind = argc >= 2 ? fields[4] : std::string();
+    for (const auto& o : options) kind += " " + o;
+    return kind + " -> " + std::to_string(code);
+}
+
+// In the child: become the CLI process the request describes, then run it. checked: the kinds of
+// run already leak-checked by this server.
+[[noreturn]] void runChild(std::vector<std::string>& fields, const std::set<std::string>& checked, bool checkAll) {
     const int argc = std::atoi(fields[3].c_str());
     redirect("/dev/null", 0, O_RDONLY);
     redirect(fields[1], 1, O_WRONLY | O_CREAT | O_TRUNC);
@@ -74,12 +94,16 @@ void redirect(const std::string& file, int fd, int flags) {
     std::vector<char*> argv{const_cast<char*>("attnscope-cli")};
     for (int i = 1; i < argc; ++i) argv.push_back(fields[3 + static_cast<size_t>(i)].data());
     argv.push_back(nullptr);
-    attnscope::cli::exitProcess(attnscope::cli::runCommandLine(argc, argv.data()));
+    const int code = attnscope::cli::runCommandLine(argc, argv.data());
+    attnscope::cli::exitProcess(code, checkAll || checked.count(runKind(fields, argc, code)) == 0);
 }
 
 }  // namespace
 
 int main() {
+    const char* leaks = std::getenv("ATTNSCOPE_FORK_SERVER_LEAKS");
+    const bool checkAll = leaks && std::strcmp(leaks, "all") == 0;
+    std::set<std::string> checked;
     std::vector<std::string> fields;
     while (readRequest(fields)) {
         int32_t status = 127 << 8;
@@ -87,9 +111,12 @@ int main() {
         if (argc >= 1 && fields.size() >= 3 + static_cast<size_t>(argc)) {
             std::fflush(nullptr);
             const pid_t pid = fork();
-            if (pid == 0) runChild(fields);
+            if (pid == 0) runChild(fields, checked, checkAll);
             int st = 0;
-            if (pid > 0 && waitpid(pid, &st, 0) == pid) status = st;
+            if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+                status = st;
+                if (WIFEXITED(st)) checked.insert(runKind(fields, argc, WEXITSTATUS(st)));
+            }
         }
         if (write(1, &status, sizeof status) != static_cast<ssize_t>(sizeof status)) return 1;
     }
