@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <limits>
+#include <utility>
 
 namespace {
 
@@ -54,26 +55,47 @@ MapService::~MapService() {
     waitForWorkers();
 }
 
-void MapService::requestDetail(TracePtr trace, MapKey key, double temperature) {
+void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove) {
     if (!trace) return;
     detailClock_.start();
-    detailJobs_.start(
-        [trace, key, temperature](const JobTracker::Stop& stop) {
-            DetailResult r{trace, key, temperature, {}, {}};
-            if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
-            try {
-                attnscope::MapOptions options;
-                options.temperature = temperature;
-                r.map = trace->map(key.block, key.layer, key.head, options);
-            } catch (...) {
-                r.error = currentError();
+    deferredDetail_ = nullptr;
+    auto start = [this, trace, key, temperature] {
+        detailJobs_.start(
+            [trace, key, temperature](const JobTracker::Stop& stop) {
+                DetailResult r{trace, key, temperature, {}, {}};
+                if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
+                try {
+                    attnscope::MapOptions options;
+                    options.temperature = temperature;
+                    r.map = trace->map(key.block, key.layer, key.head, options);
+                } catch (...) {
+                    r.error = currentError();
+                }
+                return r;
+            },
+            [this](const DetailResult& r) {
+                lastDetailMs_ = detailClock_.nsecsElapsed() / 1e6;
+                emit detailReady(r);
+            });
+    };
+    // A long map: its shape at once, from the block's tokens (the heat map draws its level of
+    // detail from that), and its values after the thumbnails when they are being computed, so
+    // that the two do not share the cores (the values are for hovering and export).
+    if (shapeFirstAbove > 0 && key.block >= 0 && key.block < int(trace->blocks().size())) {
+        const auto& info = trace->blocks()[std::size_t(key.block)];
+        DetailResult shape{trace, key, temperature, {}, {}, true};
+        shape.map.rows = int(info.queryTokens.size());
+        shape.map.cols = int(info.keyTokens.size());
+        if (shape.map.rows > shapeFirstAbove || shape.map.cols > shapeFirstAbove) {
+            detailJobs_.cancel();  // an older detail job's result is dropped
+            emit detailReady(shape);
+            if (thumbJobs_.isRunning()) {
+                deferredDetail_ = start;
+                return;
             }
-            return r;
-        },
-        [this](const DetailResult& r) {
-            lastDetailMs_ = detailClock_.nsecsElapsed() / 1e6;
-            emit detailReady(r);
-        });
+        }
+    }
+    start();
 }
 
 void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant& variant, Colormap colormap,
@@ -130,6 +152,7 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
         [this, maxSide, pooling](const ThumbnailResult& r) {
             thumbValues_ = {r.trace, r.block, r.variant, maxSide, pooling, r.pooled};
             emit thumbnailsReady(r);
+            if (auto deferred = std::exchange(deferredDetail_, nullptr)) deferred();  // a long map's values
         });
 }
 
@@ -189,6 +212,7 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
 }
 
 void MapService::cancelAll() {
+    deferredDetail_ = nullptr;
     detailJobs_.cancel();
     thumbJobs_.cancel();
     compareJobs_.cancel();

@@ -19,6 +19,7 @@
 #include <QString>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct DetailResult {
     double temperature = 1.0;
     attnscope::HeadMap map;
     QString error;  // empty on success
+    // The map's shape only (rows, cols; no values yet): sent first for a map larger than
+    // requestDetail's shapeFirstAbove, so that the heat map can draw its level of detail at once
+    // while the exact values follow in a second detailReady.
+    bool pending = false;
 };
 
 // A rectangle of one head's map pooled to a view's pixels (the heat map's level of detail).
@@ -91,7 +96,10 @@ public:
     explicit MapService(QObject* parent = nullptr);
     ~MapService() override;  // cancels and waits for its workers
 
-    void requestDetail(TracePtr trace, MapKey key, double temperature);
+    // The head's exact map (detailReady). A map with more than shapeFirstAbove rows or columns
+    // (0: never) is first announced by a pending result with its shape, sent before this returns;
+    // its values follow once the overview's thumbnails, if being computed, are done.
+    void requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove = 0);
     // Thumbnails of the variant's maps (attnscope::labPooledMap), pooled to at most maxSide bins a
     // side (max pooling by default) and delivered layer by layer as they are computed
     // (thumbnailsReady with fewer images, then all of them); a head without a map is an empty tile.
@@ -124,6 +132,7 @@ private:
     JobTracker compareJobs_{this, 2};
     JobTracker lodJobs_{this, 2};
     QElapsedTimer detailClock_;
+    std::function<void()> deferredDetail_;  // a long map's values, started when the thumbnails are done
     double lastDetailMs_ = 0.0;
     // The last thumbnails' values: a new colouring of the same maps only recolours them.
     struct ThumbnailValues {

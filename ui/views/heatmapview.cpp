@@ -158,7 +158,7 @@ void HeatmapView::fillColorMap() {
         return bins > 1 ? QCPRange(begin - 0.5 + w / 2, end - 0.5 - w / 2) : QCPRange(begin - 0.5, end - 0.5);
     };
     const attnscope::HeadMap& shown = lod_.values.empty() ? map_ : lod_;
-    if (lod_.values.empty() && usesLevelOfDetail()) {  // waiting for the first level of detail
+    if (lod_.values.empty() && (usesLevelOfDetail() || valuesPending())) {  // waiting for the first level of detail
         data->setSize(1, 1);
         data->setRange(place(1, 0, map_.cols), place(1, 0, map_.rows));
         data->setCell(0, 0, std::max(0.0, floor));
@@ -223,6 +223,17 @@ HeatmapView::Shown HeatmapView::shown() const {
             s.queryLabels << labelAt(queryLabels_, lodFor_.rowBegin + int(std::int64_t(r) * (lodFor_.rowEnd - lodFor_.rowBegin) / lod_.rows));
         for (int c = 0; c < lod_.cols; ++c)
             s.keyLabels << labelAt(keyLabels_, lodFor_.colBegin + int(std::int64_t(c) * (lodFor_.colEnd - lodFor_.colBegin) / lod_.cols));
+        return s;
+    }
+    if (valuesPending()) {
+        // Only the level of detail is known; it is the visible cells themselves once it has one
+        // bin per cell of the rectangle shown.
+        if (lod_.values.empty() || lodFor_.rowBegin != r0 || lodFor_.rowEnd != r1 || lodFor_.colBegin != c0 ||
+            lodFor_.colEnd != c1)
+            return s;
+        s.map = lod_;
+        for (int q = r0; q < r1; ++q) s.queryLabels << labelAt(queryLabels_, q);
+        for (int k = c0; k < c1; ++k) s.keyLabels << labelAt(keyLabels_, k);
         return s;
     }
     s.map.rows = r1 - r0;
@@ -302,7 +313,11 @@ CellGeometry HeatmapView::cellGeometry() const {
 }
 
 QString HeatmapView::describeCell(const Cell& cell) const {
-    const double v = double(map_.at(cell.query, cell.key));
+    QString value = tr("computing\u2026");  // the exact values have not arrived yet
+    if (!valuesPending()) {
+        const double v = double(map_.at(cell.query, cell.key));
+        value = names_.valueScale == 1.0 ? QString::number(v, 'f', 4) : QString::number(v * names_.valueScale, 'g', 4);
+    }
     return QStringLiteral("%1 %2 %3 \u2192 %4 %5 %6: %7")
         .arg(names_.rows)
         .arg(cell.query)
@@ -310,7 +325,7 @@ QString HeatmapView::describeCell(const Cell& cell) const {
         .arg(names_.cols)
         .arg(cell.key)
         .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
-        .arg(names_.valueScale == 1.0 ? QString::number(v, 'f', 4) : QString::number(v * names_.valueScale, 'g', 4));
+        .arg(value);
 }
 
 void HeatmapView::onMouseMove(QMouseEvent* event) {
@@ -330,7 +345,7 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
     const QString text = describeCell(*cell);
     hoverLabel_->setText(text);
     QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
-    emit cellHovered(cell->query, cell->key, map_.at(cell->query, cell->key));
+    if (!valuesPending()) emit cellHovered(cell->query, cell->key, map_.at(cell->query, cell->key));
 }
 
 // One tick per token while they fit; otherwise every k-th. Key labels turn vertical when they

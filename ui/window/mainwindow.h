@@ -175,6 +175,7 @@ private:
     void onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace);
     void onDetail(const DetailResult& result);
     void showDetail(const DetailResult& result);
+    bool refuseWhileMapPending();  // true (and a dialog) while the heat map waits for its values
     void onRawTokensToggled();
     void onThumbnails(const ThumbnailResult& result);
     void onBusyChanged(bool busy);

@@ -61,7 +61,15 @@ QString MainWindow::suggestedFileName() const {
     return name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
 }
 
+// A long map is drawn before its exact values arrive (HeatmapView::valuesPending); exports wait for them.
+bool MainWindow::refuseWhileMapPending() {
+    if (tabs_->currentWidget() == compare_ || !heatmap_->valuesPending()) return false;
+    showError(tr("The map is still being computed."), tr("Export again once the status bar says the map is ready."));
+    return true;
+}
+
 void MainWindow::exportFigure() {
+    if (refuseWhileMapPending()) return;
     const Figure figure = currentFigure();
     if (figure.panels.empty()) {
         showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
@@ -80,6 +88,7 @@ void MainWindow::exportMapData() {
         showError(tr("There is no map to export."), tr("Run an input first."));
         return;
     }
+    if (refuseWhileMapPending()) return;
     auto* dialog = new QFileDialog(this, tr("Export map data"), exportFolder(),
                                    tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
     dialog->setObjectName(QStringLiteral("exportDataDialog"));
@@ -97,6 +106,7 @@ void MainWindow::exportMapData() {
 }
 
 bool MainWindow::writeCurrentMapData(const QString& path) {
+    if (refuseWhileMapPending()) return false;
     try {
         writeMapData(heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), path);
         return true;

@@ -29,7 +29,7 @@ void MainWindow::requestDetail() {
     updateHeadGroup();
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
-        maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature());
+        maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature(), HeatmapView::kLodSide);
 }
 
 void MainWindow::requestThumbnails() {
@@ -58,7 +58,7 @@ void MainWindow::onDetail(const DetailResult& r) {
     }
     shownDetail_ = r;
     showDetail(r);
-    statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
+    if (!r.pending) statusBar()->showMessage(tr("Map ready in %1 ms").arg(maps_->lastDetailLatencyMs(), 0, 'f', 1), 3000);
 }
 
 void MainWindow::showDetail(const DetailResult& r) {
