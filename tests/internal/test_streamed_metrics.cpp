@@ -110,6 +110,51 @@ TEST_CASE("streamed head metrics equal the metrics of the exact maps", "[analysi
     }
     // The heads really differ (so equal values are not an accident of identical maps).
     CHECK(streamed[0].entropy > streamed[3].entropy + 0.1);
+    // In Trace order, and the same bit for bit on any number of workers (each head is summed on one).
+    for (std::size_t i = 0; i < streamed.size(); ++i) {
+        CHECK(streamed[i].layer == int(i) / 4);
+        CHECK(streamed[i].head == int(i) % 4);
+    }
+    MetricsOptions three;
+    three.workers = 3;
+    const std::vector<HeadMetrics> other = headMetrics(*trace, three);
+    REQUIRE(other.size() == streamed.size());
+    for (std::size_t i = 0; i < streamed.size(); ++i) {
+        CHECK(other[i].entropy == streamed[i].entropy);
+        CHECK(other[i].klDotLinear == streamed[i].klDotLinear);
+        CHECK(other[i].scores.sparse == streamed[i].scores.sparse);
+    }
+}
+
+TEST_CASE("streamed head metrics stop when progress says so, and pass a worker's error on", "[analysis][streamed]") {
+    at::manual_seed(12);
+    MaskSpec causal;
+    causal.causal = true;
+    const auto trace = blockTrace(3, 4, 2, 300, {causal});
+    for (int workers : {1, 2}) {
+        INFO("workers " << workers);
+        MetricsOptions options;
+        options.workers = workers;
+        std::vector<std::pair<int, int>> seen;
+        options.onHead = [&](const HeadMetrics& m) { seen.emplace_back(m.layer, m.head); };
+        options.progress = [](long long done, long long total) {
+            CHECK(total == 12);
+            return done < 3;
+        };
+        CHECK_THROWS_AS(headMetrics(*trace, options), Cancelled);
+        CHECK(seen == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {0, 2}});
+
+        // An exception from onHead ends the run with that exception, the workers stopped.
+        options.progress = {};
+        options.onHead = [](const HeadMetrics& m) {
+            if (m.layer == 1) throw std::runtime_error("onHead failed");
+        };
+        CHECK_THROWS_WITH(headMetrics(*trace, options), "onHead failed");
+        // A bad temperature fails in whichever worker computes a head first.
+        options.onHead = {};
+        options.map.temperature = -1;
+        CHECK_THROWS_WITH(headMetrics(*trace, options), Catch::Contains("temperature must be"));
+    }
 }
 
 TEST_CASE("forEachRowBlock hands out each row once with the exact map's values", "[analysis][streamed]") {

@@ -240,13 +240,6 @@ void RowMeasures::addMap(const HeadMap& p, const HeadMap* q) {
     }
 }
 
-void RowMeasures::merge(const RowMeasures& o) {
-    used_ += o.used_, diagRows_ += o.diagRows_, prevRows_ += o.prevRows_;
-    entropy_ += o.entropy_, distance_ += o.distance_, keyShare_ += o.keyShare_, first_ += o.first_, kl_ += o.kl_;
-    diagonal_ += o.diagonal_, previous_ += o.previous_, local_ += o.local_, sparse_ += o.sparse_;
-    for (std::size_t j = 0; j < column_.size() && j < o.column_.size(); ++j) column_[j] += o.column_[j];
-}
-
 namespace {
 double meanOf(double total, long long count) { return count ? total / static_cast<double>(count) : 0.0; }
 }  // namespace

@@ -1,8 +1,7 @@
 // The one implementation of the per-map measures of metrics.h (entropy, distance, share of
 // attention on given keys, pattern scores, KL), as sums over a map's rows. Rows arrive in blocks
-// in any order: a whole HeadMap's rows, or a Trace's row blocks (forEachRowBlock) on several
-// workers, one RowMeasures each, merged at the end. So a head's measures never need its full
-// n×n map. Torch stays out of this header (the .cpp takes its logarithms with the vectorised
+// in any order: a whole HeadMap's rows, or a Trace's row blocks (forEachRowBlock). So a head's
+// measures never need its full n×n map. Torch stays out of this header (the .cpp takes its logarithms with the vectorised
 // log of runtime/vector_math.h, one call per block).
 #pragma once
 
@@ -27,8 +26,6 @@ public:
     void addRow(int i, const float* p, int lo, int hi, const float* q = nullptr) { addRows(i, 1, p, lo, hi, q); }
     // Every row of a HeadMap (q: a map of the same shape, or null).
     void addMap(const HeadMap& p, const HeadMap* q = nullptr);
-    // Adds another accumulator of the same map (other workers' rows).
-    void merge(const RowMeasures& other);
 
     double entropy() const;     // meanRowEntropy
     double distance() const;    // meanAttentionDistance

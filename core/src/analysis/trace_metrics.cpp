@@ -6,10 +6,14 @@
 #include "attnscope/attention/map_rows.h"
 #include "attnscope/runtime/error.h"
 #include "row_measures.h"
+#include "attention/blocked_attention.h"
 #include "runtime/blas_threads.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -37,66 +41,123 @@ void addRows(RowMeasures& m, const MapRowBlock& b, bool withSecond) {
     m.addRows(b.rowBegin, b.rows, b.values, b.colBegin, b.colEnd, withSecond ? b.second : nullptr);
 }
 
+// One head of headMetrics, on the calling thread (its row blocks one after another).
+struct MetricsHead {
+    int block = 0, layer = 0, head = 0;
+};
+
+HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, const MetricsHead& at,
+                           const std::vector<int>& separators) {
+    const int bi = at.block, l = at.layer, h = at.head;
+    const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
+    MapOptions dot = options.map, linear = options.map;
+    dot.variant = MapVariant::Dot;
+    linear.variant = MapVariant::Linear;
+    linear.featureMap = options.compareFeatureMap;
+    // On a dot-product block the Native map is the Dot map: its KL to the linear map comes in
+    // the same pass; otherwise a second pass reads the dot and linear maps.
+    const bool mapIsDot = options.map.variant == MapVariant::Dot ||
+                          (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
+    const std::pair<int, int> shape = mapShape(trace, bi, l);
+    const int n = shape.first, m = shape.second;
+    const bool compare = options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
+    const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
+                          RowMeasures::FirstKey | (compare && mapIsDot ? RowMeasures::Kl : 0u);
+    RowMeasures main(n, m, want, separators, options.thresholds);
+    forEachRowBlock(
+        trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
+        compare && mapIsDot ? &linear : nullptr);
+    HeadMetrics r;
+    r.block = b.name;
+    r.layer = l;
+    r.head = h;
+    r.entropy = main.entropy();
+    r.meanDistance = main.distance();
+    r.firstToken = main.firstShare();
+    r.separator = separators.empty() ? 0.0 : main.keyShare();
+    r.scores = main.patterns();
+    r.pattern = classifyPattern(r.scores, m, options.thresholds);
+    if (compare && mapIsDot) {
+        r.klDotLinear = main.kl();
+    } else if (compare) {
+        RowMeasures kl(n, m, RowMeasures::Kl);
+        forEachRowBlock(
+            trace, bi, l, h, dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &linear);
+        r.klDotLinear = kl.kl();
+    }
+    return r;
+}
+
 }  // namespace
 
 std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& options) {
-    long long total = 0, done = 0;
-    for (const BlockInfo& b : trace.blocks()) total += static_cast<long long>(b.layers) * b.heads;
-    const int workers = metricWorkerCount(options.workers);
-    std::vector<HeadMetrics> out;
+    std::vector<MetricsHead> heads;
+    std::vector<std::vector<int>> separators;  // per block
     for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
-        const BlockInfo& b = trace.blocks()[bi];
-        const std::vector<int> separators = separatorColumns(b, options.separatorLabels);
-        MapOptions dot = options.map, linear = options.map;
-        dot.variant = MapVariant::Dot;
-        linear.variant = MapVariant::Linear;
-        linear.featureMap = options.compareFeatureMap;
-        // On a dot-product block the Native map is the Dot map: its KL to the linear map comes in
-        // the same pass; otherwise a second pass reads the dot and linear maps.
-        const bool mapIsDot = options.map.variant == MapVariant::Dot ||
-                              (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
-        for (int l = 0; l < b.layers; ++l) {
-            const std::pair<int, int> shape = mapShape(trace, bi, l);
-            const int n = shape.first, m = shape.second;
-            for (int h = 0; h < b.heads; ++h) {
-                const bool compare = options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
-                const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns |
-                                      RowMeasures::Keys | RowMeasures::FirstKey |
-                                      (compare && mapIsDot ? RowMeasures::Kl : 0u);
-                std::vector<RowMeasures> main(static_cast<std::size_t>(workers),
-                                              RowMeasures(n, m, want, separators, options.thresholds));
-                forEachRowBlock(
-                    trace, bi, l, h, options.map, workers,
-                    [&](int worker, const MapRowBlock& rows) { addRows(main[static_cast<std::size_t>(worker)], rows, true); },
-                    compare && mapIsDot ? &linear : nullptr);
-                for (int w = 1; w < workers; ++w) main[0].merge(main[w]);
-                HeadMetrics r;
-                r.block = b.name;
-                r.layer = l;
-                r.head = h;
-                r.entropy = main[0].entropy();
-                r.meanDistance = main[0].distance();
-                r.firstToken = main[0].firstShare();
-                r.separator = separators.empty() ? 0.0 : main[0].keyShare();
-                r.scores = main[0].patterns();
-                r.pattern = classifyPattern(r.scores, m, options.thresholds);
-                if (compare && mapIsDot) {
-                    r.klDotLinear = main[0].kl();
-                } else if (compare) {
-                    std::vector<RowMeasures> kl(static_cast<std::size_t>(workers), RowMeasures(n, m, RowMeasures::Kl));
-                    forEachRowBlock(
-                        trace, bi, l, h, dot, workers,
-                        [&](int worker, const MapRowBlock& rows) { addRows(kl[static_cast<std::size_t>(worker)], rows, true); },
-                        &linear);
-                    for (int w = 1; w < workers; ++w) kl[0].merge(kl[w]);
-                    r.klDotLinear = kl[0].kl();
-                }
-                if (options.onHead) options.onHead(r);
-                out.push_back(std::move(r));
-                if (options.progress && !options.progress(++done, total)) throw Cancelled();
-            }
-        }
+        const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
+        separators.push_back(separatorColumns(b, options.separatorLabels));
+        for (int l = 0; l < b.layers; ++l)
+            for (int h = 0; h < b.heads; ++h) heads.push_back({bi, l, h});
     }
+    const std::size_t total = heads.size();
+    std::vector<HeadMetrics> out(total);
+    // Whole heads on every core, each head's rows on one (no thread start per head, and no core
+    // waits at a head's end for the other's last row block). Workers take the next head in
+    // order; this thread works too and hands each head to onHead and progress in order as soon
+    // as it and all before it are done.
+    std::mutex mutex;
+    std::condition_variable doneOne;
+    std::vector<char> ready(total, 0);
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    const auto take = [&]() {
+        const std::size_t i = next.fetch_add(1);
+        if (i >= total || stop.load()) return false;
+        const MetricsHead& at = heads[i];
+        HeadMetrics r = oneHeadMetrics(trace, options, at, separators[static_cast<std::size_t>(at.block)]);
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            out[i] = std::move(r);
+            ready[i] = 1;
+        }
+        doneOne.notify_all();
+        return true;
+    };
+    const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(metricWorkerCount(options.workers)), total));
+    // Every head's products on one thread, whatever the number of workers: the same values bit
+    // for bit on one worker or several (OpenBLAS may split a product, and round it, otherwise).
+    const SingleThreadedBlas blas;
+    onThreads(workers, [&](int worker) {
+        try {
+            if (worker > 0) {
+                while (take()) {}
+                return;
+            }
+            for (std::size_t delivered = 0; delivered < total;) {
+                bool have = false;
+                {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    have = ready[delivered] != 0;
+                }
+                if (have) {
+                    if (options.onHead) options.onHead(out[delivered]);
+                    ++delivered;
+                    if (options.progress && !options.progress(static_cast<long long>(delivered), static_cast<long long>(total)))
+                        throw Cancelled();
+                    continue;
+                }
+                if (take()) continue;
+                // Every head is taken: wait for the next one in order (or for a worker's failure).
+                std::unique_lock<std::mutex> lock(mutex);
+                doneOne.wait(lock, [&] { return ready[delivered] != 0 || stop.load(); });
+                if (!ready[delivered]) return;  // a worker failed; onThreads rethrows its exception
+            }
+        } catch (...) {
+            stop = true;  // the others take no further head
+            doneOne.notify_all();
+            throw;
+        }
+    });
     return out;
 }
 

@@ -116,30 +116,42 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
     return at::softmax(logits, -1);
 }
 
-void stripedForEach(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work) {
-    if (threads <= 1 || count <= 1) {
-        for (std::int64_t i = 0; i < count; ++i) work(i);
-        return;
-    }
+void onThreads(int threads, const std::function<void(int)>& work) {
+    if (threads <= 1) return work(0);
     // Grad mode, inference mode and the memory-reporting hooks are per thread: workers run
     // under the caller's.
     const at::ThreadLocalState callerState;
     std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
     SingleThreadedBlas blas;
     std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
+    for (int t = 1; t < threads; ++t) {
         pool.emplace_back([&, t] {
             try {
                 at::ThreadLocalStateGuard stateGuard(callerState);
-                for (std::int64_t i = t; i < count; i += threads) work(i);
+                work(t);
             } catch (...) {
                 failures[static_cast<std::size_t>(t)] = std::current_exception();
             }
         });
     }
+    try {
+        work(0);
+    } catch (...) {
+        failures[0] = std::current_exception();
+    }
     for (auto& th : pool) th.join();
     for (auto& f : failures)
         if (f) std::rethrow_exception(f);
+}
+
+void stripedForEach(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work) {
+    if (threads <= 1 || count <= 1) {
+        for (std::int64_t i = 0; i < count; ++i) work(i);
+        return;
+    }
+    onThreads(threads, [&](int t) {
+        for (std::int64_t i = t; i < count; i += threads) work(i);
+    });
 }
 
 at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,

@@ -59,5 +59,10 @@ at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const Mask
 // inference mode, memory reporting) in each worker;
 // the first exception a worker throws is rethrown here. threads <= 1 runs inline.
 void stripedForEach(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work);
+// Runs work(0) on the caller's thread and work(1) ... work(threads - 1) on new threads with the
+// caller's thread-local state, OpenBLAS single-threaded while they run; returns when all have
+// returned, rethrowing the first exception (work(0)'s first). threads <= 1 runs work(0) alone.
+// stripedForEach is this with a fixed striping; callers that hand out work themselves use it.
+void onThreads(int threads, const std::function<void(int)>& work);
 
 }  // namespace attnscope

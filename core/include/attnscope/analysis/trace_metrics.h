@@ -35,7 +35,7 @@ struct MetricsOptions {
     // Each head's metrics as soon as they are known, in the order headMetrics returns them (the
     // GUI's Metrics tab fills in while the rest are computed). Called on the caller's thread.
     std::function<void(const HeadMetrics&)> onHead;
-    int workers = 0;  // threads per head's rows (forEachRowBlock); 0 = every core
+    int workers = 0;  // threads, each computing whole heads (their rows one block after another); 0 = every core
 };
 
 struct HeadMetrics {
@@ -55,10 +55,11 @@ struct HeadMetrics {
 // Key columns of a block whose labels are separators.
 std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std::string>& labels);
 
-// One entry per head of every block, blocks in Trace order, then layer, then head. Each head's
-// map is read block of query rows by block on every core (forEachRowBlock, with the
-// linear map alongside for klDotLinear), so no head's full map is ever held; the values equal
-// those of the HeadMap measures (metrics.h) on trace.map() up to the order of the sums.
+// One entry per head of every block, blocks in Trace order, then layer, then head. The heads are
+// computed on every core (options.workers), each head's map read block of query rows by block
+// (forEachRowBlock, with the linear map alongside for klDotLinear), so no head's full map is
+// ever held; the values equal those of the HeadMap measures (metrics.h) on trace.map() up to the
+// order of the sums, and do not depend on the number of workers.
 std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& options = {});
 
 // Every map of one layer of a block, heads in order.
