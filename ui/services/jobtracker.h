@@ -15,11 +15,25 @@
 
 #include <QMetaObject>
 #include <QObject>
+#include <QString>
 #include <QThreadPool>
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <utility>
+
+// Inside a catch: the exception being handled as the text a job returns in its result (jobs
+// must not throw; see JobTracker::start).
+inline QString currentJobError() {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    } catch (...) {
+        return QStringLiteral("Unknown error in a background job.");
+    }
+}
 
 class JobTracker {
 public:

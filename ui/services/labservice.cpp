@@ -13,8 +13,6 @@
 
 namespace {
 
-QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
-
 // Runs work() and turns its exceptions into text; a cancelled job returns with `cancelled` set.
 template <typename Fn>
 QString guarded(Fn fn, bool& cancelled) {
@@ -22,10 +20,8 @@ QString guarded(Fn fn, bool& cancelled) {
         fn();
     } catch (const attnscope::Cancelled&) {
         cancelled = true;
-    } catch (const std::exception& e) {
-        return messageOf(e);
     } catch (...) {
-        return QStringLiteral("Unknown error in a background job.");
+        return currentJobError();
     }
     return {};
 }

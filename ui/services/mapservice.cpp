@@ -6,24 +6,6 @@
 #include <limits>
 #include <utility>
 
-namespace {
-
-QString messageOf(const std::exception& e) { return QString::fromUtf8(e.what()); }
-
-// What a worker reports for an exception of any type: one escaping a QThreadPool job would
-// terminate the process (JobTracker::start requires jobs not to throw).
-QString currentError() {
-    try {
-        throw;
-    } catch (const std::exception& e) {
-        return messageOf(e);
-    } catch (...) {
-        return QStringLiteral("Unknown error in a background job.");
-    }
-}
-
-}  // namespace
-
 ShownVariant ShownVariant::modelsOwn(double temperature) {
     ShownVariant v;
     v.spec.map.temperature = temperature;
@@ -69,7 +51,7 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, i
                     options.temperature = temperature;
                     r.map = trace->map(key.block, key.layer, key.head, options);
                 } catch (...) {
-                    r.error = currentError();
+                    r.error = currentJobError();
                 }
                 return r;
             },
@@ -167,7 +149,7 @@ void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double tempera
                 options.temperature = temperature;
                 r.pooled = trace->pooledMap(key.block, key.layer, key.head, request, options);
             } catch (...) {
-                r.error = currentError();
+                r.error = currentJobError();
             }
             return r;
         },
@@ -192,7 +174,7 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
                     r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
                     r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
                 } catch (...) {
-                    r.errors[std::size_t(i)] = currentError();
+                    r.errors[std::size_t(i)] = currentJobError();
                 }
             }
             for (int i = 0; i < 3; ++i)

@@ -13,9 +13,9 @@
 #include <limits>
 
 namespace {
-constexpr int kMargin = 6;
-constexpr int kBarWidth = 12;
-constexpr int kBarLabels = 64;
+constexpr int kMapMargin = 6;
+constexpr int kMapBarWidth = 12;
+constexpr int kMapBarLabels = 64;
 }  // namespace
 
 QColor patternColor(attnscope::PatternClass pattern) {
@@ -88,9 +88,9 @@ HeadMetricMap::Layout HeadMetricMap::layout() const {
     L.left = fm.horizontalAdvance(QStringLiteral("L00")) + 8;
     L.top = fm.height() * 2 + 6;
     const int cols = std::max(1, heads_), rows = std::max(1, layers_);
-    const int w = width() - L.left - 2 * kMargin - kBarWidth - kBarLabels, h = height() - L.top - kMargin;
+    const int w = width() - L.left - 2 * kMapMargin - kMapBarWidth - kMapBarLabels, h = height() - L.top - kMapMargin;
     L.cell = std::max(4, std::min(w / cols, h / rows));
-    L.bar = QRect(L.left + cols * L.cell + kMargin * 2, L.top, kBarWidth, rows * L.cell);
+    L.bar = QRect(L.left + cols * L.cell + kMapMargin * 2, L.top, kMapBarWidth, rows * L.cell);
     return L;
 }
 
@@ -115,14 +115,14 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), pal.base());
     p.setPen(pal.color(QPalette::Text));
     if (layers_ <= 0 || heads_ <= 0) {
-        p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, message_);
+        p.drawText(rect().adjusted(kMapMargin, kMapMargin, -kMapMargin, -kMapMargin), Qt::AlignCenter | Qt::TextWordWrap, message_);
         return;
     }
     const QFontMetrics fm(font());
     const Layout L = layout();
     const QString title = unit_.isEmpty() ? name_ : QStringLiteral("%1 (%2)").arg(name_, unit_);
-    p.drawText(QRect(kMargin, 2, width() - 2 * kMargin, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(title, Qt::ElideRight, width() - 2 * kMargin));
+    p.drawText(QRect(kMapMargin, 2, width() - 2 * kMapMargin, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(title, Qt::ElideRight, width() - 2 * kMapMargin));
     // Labels every `step` cells where cells are narrower than a label, centred on their cell and
     // drawn past its edges (not clipped to it).
     const bool wide = L.cell >= fm.horizontalAdvance(QStringLiteral("H00"));
@@ -149,7 +149,7 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     p.drawRect(L.bar);
     for (const auto& [v, y] : {std::pair{max_, L.bar.top()}, std::pair{(min_ + max_) / 2, L.bar.center().y()}, std::pair{min_, L.bar.bottom()}}) {
         p.drawLine(L.bar.right(), y, L.bar.right() + 4, y);
-        p.drawText(QRect(L.bar.right() + 6, y - fm.height() / 2, kBarLabels, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+        p.drawText(QRect(L.bar.right() + 6, y - fm.height() / 2, kMapBarLabels, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                    QString::number(v, 'g', 3));
     }
 }
