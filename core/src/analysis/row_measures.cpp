@@ -244,6 +244,20 @@ namespace {
 double meanOf(double total, long long count) { return count ? total / static_cast<double>(count) : 0.0; }
 }  // namespace
 
+HeadMetrics RowMeasures::headMetrics(const std::string& block, int layer, int head, bool separators) const {
+    HeadMetrics r;
+    r.block = block;
+    r.layer = layer;
+    r.head = head;
+    r.entropy = entropy();
+    r.meanDistance = distance();
+    r.firstToken = firstShare();
+    r.separator = separators ? keyShare() : 0.0;
+    r.scores = patterns();
+    r.pattern = classifyPattern(r.scores, cols_, t_);
+    return r;
+}
+
 double RowMeasures::entropy() const { return meanOf(entropy_, used_); }
 double RowMeasures::distance() const { return meanOf(distance_, used_); }
 double RowMeasures::keyShare() const { return meanOf(keyShare_, used_); }

@@ -6,7 +6,9 @@
 #pragma once
 
 #include "attnscope/analysis/metrics.h"
+#include "attnscope/analysis/trace_metrics.h"
 
+#include <string>
 #include <vector>
 
 namespace attnscope {
@@ -33,6 +35,9 @@ public:
     double firstShare() const;  // attentionToKeys(map, {0}) (FirstKey)
     double kl() const;          // meanRowKl
     PatternScores patterns() const;
+    // One head's HeadMetrics from these sums (klDotLinear left 0; the separator share 0 when the
+    // keys have no separator).
+    HeadMetrics headMetrics(const std::string& block, int layer, int head, bool separators) const;
 
 private:
     void addPatterns(int i, const float* p, int lo, int hi);

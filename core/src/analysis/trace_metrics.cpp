@@ -67,16 +67,7 @@ HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, co
     forEachRowBlock(
         trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
         compare && mapIsDot ? &linear : nullptr);
-    HeadMetrics r;
-    r.block = b.name;
-    r.layer = l;
-    r.head = h;
-    r.entropy = main.entropy();
-    r.meanDistance = main.distance();
-    r.firstToken = main.firstShare();
-    r.separator = separators.empty() ? 0.0 : main.keyShare();
-    r.scores = main.patterns();
-    r.pattern = classifyPattern(r.scores, m, options.thresholds);
+    HeadMetrics r = main.headMetrics(b.name, l, h, !separators.empty());
     if (compare && mapIsDot) {
         r.klDotLinear = main.kl();
     } else if (compare) {

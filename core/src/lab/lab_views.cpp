@@ -100,16 +100,7 @@ std::vector<HeadMetrics> labHeadMetrics(const Trace& trace, const VariantSpec& s
                     const HeadMap map = labMap(trace, bi, l, h, spec, fit).map;
                     RowMeasures m(map.rows, map.cols, want, separators, options.thresholds);
                     m.addMap(map);
-                    HeadMetrics r;
-                    r.block = b.name;
-                    r.layer = l;
-                    r.head = h;
-                    r.entropy = m.entropy();
-                    r.meanDistance = m.distance();
-                    r.firstToken = m.firstShare();
-                    r.separator = separators.empty() ? 0.0 : m.keyShare();
-                    r.scores = m.patterns();
-                    r.pattern = classifyPattern(r.scores, map.cols, options.thresholds);
+                    HeadMetrics r = m.headMetrics(b.name, l, h, !separators.empty());
                     if (compare) r.klDotLinear = variantKl(trace, bi, l, h, dot, linear);
                     if (options.onHead) options.onHead(r);
                     out.push_back(std::move(r));
