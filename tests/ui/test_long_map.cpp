@@ -13,6 +13,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QStatusBar>
 
 #include <algorithm>
 #include <cstdlib>
@@ -151,6 +152,7 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     const attnscope::HeadMap exact1 = trace->map(0, 0, 1);
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().values == exact1.values; }, 20000));
     CHECK_FALSE(heatmap->valuesPending());
+    CHECK(window.statusBar()->currentMessage().startsWith(QStringLiteral("Exact weights (hover, export) ready in")));
     CHECK(heatmap->describeCell({5, 3}).endsWith(QString::number(double(exact1.at(5, 3)), 'f', 4)));
     CHECK(window.writeCurrentMapData(qpath(out / "head1.csv")));
     CHECK(fs::exists(out / "head1.csv"));
