@@ -145,6 +145,12 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     emit mapShown();
 }
 
+bool HeatmapView::setValues(const attnscope::HeadMap& map) {
+    if (!valuesPending() || map.rows != map_.rows || map.cols != map_.cols || map.values.empty()) return false;
+    map_ = map;
+    return true;
+}
+
 // The cells hold the weights themselves; on a log scale weights below the floor (zeros too)
 // are raised to it, since a logarithmic colour scale cannot place them.
 void HeatmapView::fillColorMap() {

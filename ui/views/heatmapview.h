@@ -14,8 +14,9 @@
 // that image; once cells are wider than a pixel the request has one bin per cell, so zoomed-in
 // cells are crisp and exact. Hovering reads the exact map. A long map may be given by its shape
 // first (setMap with rows and cols but no values, valuesPending()): the level of detail is drawn
-// at once, and hovering names the cell and waits for the values, which a second setMap brings. The pooling combo (max, mean, sum)
-// picks how bins are folded, here and, through poolingChanged, in the overview's thumbnails.
+// at once, and hovering names the cell and waits for the values, which setValues brings. The
+// pooling combo (max, mean, sum) picks how bins are folded, here and, through poolingChanged, in
+// the overview's thumbnails.
 //
 // The view only draws what it is given; it never computes attention (that is Trace::map).
 #pragma once
@@ -77,6 +78,10 @@ public:
     const attnscope::HeadMap& map() const { return map_; }
     // The map's shape is known but its values are still being computed (see the top).
     bool valuesPending() const { return map_.rows > 0 && map_.cols > 0 && map_.values.empty(); }
+    // The values of the pending map on show (same shape), for hovering and export; the image, the
+    // labels and the zoom stay as they are. False (nothing changed) when no map of that shape
+    // is pending.
+    bool setValues(const attnscope::HeadMap& map);
     QCustomPlot* plot() const { return plot_; }
     QCPColorMap* colorMap() const { return colorMap_; }
     // Where the cells are now, in plot() pixel coordinates.

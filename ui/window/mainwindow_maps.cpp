@@ -56,10 +56,12 @@ void MainWindow::onDetail(const DetailResult& r) {
         heatmap_->clear(r.error);
         return;
     }
-    // A long map's image was drawn from its shape already; these are its exact weights.
-    const bool valuesOnly = !r.pending && shownDetail_.pending && shownDetail_.trace == r.trace && shownDetail_.key == r.key;
+    // A long map's image was drawn from its shape already; these are its exact weights, which
+    // the heat map takes without drawing, labelling or pooling again.
+    const bool valuesOnly = !r.pending && shownDetail_.pending && shownDetail_.trace == r.trace && shownDetail_.key == r.key &&
+                            shownDetail_.temperature == r.temperature && heatmap_->setValues(r.map);
     shownDetail_ = r;
-    showDetail(r);
+    if (!valuesOnly) showDetail(r);
     if (!r.pending)
         statusBar()->showMessage((valuesOnly ? tr("Exact weights (hover, export) ready in %1 ms") : tr("Map ready in %1 ms"))
                                      .arg(maps_->lastDetailLatencyMs(), 0, 'f', 1),
