@@ -30,6 +30,7 @@ std::unique_ptr<QCoreApplication> createApplication(int& argc, char** argv) {
 
 int main(int argc, char** argv) {
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
+    attnscope::shortenBlasSpin();
     attnscope::tuneAllocator();
     const auto app = createApplication(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScope"));

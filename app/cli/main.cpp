@@ -5,6 +5,7 @@
 
 int main(int argc, char** argv) {
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
+    attnscope::shortenBlasSpin();
     attnscope::tuneAllocator();
     attnscope::cli::exitProcess(attnscope::cli::runCommandLine(argc, argv));
 }

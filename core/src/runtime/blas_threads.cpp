@@ -73,6 +73,23 @@ void ensureBlasKernels(char** argv) {
 #endif
 }
 
+void shortenBlasSpin() {
+    if (std::getenv("OPENBLAS_THREAD_TIMEOUT") || std::getenv("GOTO_THREAD_TIMEOUT")) return;
+    using Call = int (*)();
+    using ReadEnv = void (*)();
+    // OpenBLAS reads its environment once, when it loads (openblas_read_env), and takes the
+    // timeout when it starts its threads: read it again, then stop and restart them.
+    const auto readEnv = reinterpret_cast<ReadEnv>(dlsym(RTLD_DEFAULT, "openblas_read_env"));
+    const auto shutdown = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+    const auto init = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "blas_thread_init"));
+    if (!readEnv || !shutdown || !init) return;
+    setenv("OPENBLAS_THREAD_TIMEOUT", "18", 1);
+    readEnv();
+    unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    shutdown();
+    init();
+}
+
 int blasThreads() {
     OpenBlas& b = openBlas();
     return b.get ? b.get() : 1;

@@ -16,4 +16,13 @@ const char* blasCoreName();
 // (the program then runs on the slow kernels). ATTNSCOPE_KEEP_BLAS=1 turns it off.
 void ensureBlasKernels(char** argv);
 
+// For an executable's main, after ensureBlasKernels: OpenBLAS's idle threads spin on sched_yield
+// for 2^28 cycles (~0.1 s) after each product before they sleep, and while the blocked attention,
+// the pooled maps and the metrics run on threads of their own (OpenBLAS single-threaded), that
+// spinning takes a core from them: 10 % of the forward's samples at 4,096 tokens on 2 cores,
+// 5-8 % of its wall time (docs/benchmarks.md, issue 13 round 8). When OPENBLAS_THREAD_TIMEOUT is
+// unset, restarts OpenBLAS's threads with a 2^18-cycle spin (~0.1 ms: back-to-back products still
+// find them awake). A no-op without OpenBLAS's pthread server; the environment is left as it was.
+void shortenBlasSpin();
+
 }  // namespace attnscope
