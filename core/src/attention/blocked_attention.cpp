@@ -1,5 +1,7 @@
 #include "blocked_attention.h"
 
+#include "dot_kernels.h"
+
 #include "attnscope/runtime/error.h"
 #include "runtime/blas_threads.h"
 #include "runtime/vector_math.h"
@@ -32,6 +34,7 @@ BlockedConfig& currentConfig() {
             else if (!std::strcmp(s, "rows")) c.striping = Striping::Rows;
         }
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_ROWS"); s && std::atoi(s) > 0) c.rows = std::atoi(s);
+        if (const char* s = std::getenv("ATTNSCOPE_ATTN_KERNELS"); s && !std::strcmp(s, "blas")) c.ownKernels = false;
         return c;
     }();
     return config;
@@ -154,6 +157,62 @@ void stripedForEach(std::int64_t count, int threads, const std::function<void(st
     });
 }
 
+namespace {
+
+// The forward's blocks through dot_kernels.h: each group's keys packed once, then per block the
+// scores, exp(x - max) over each row's keys (vmath::expRow) and the weighted values scaled by
+// each row's 1/Σ, in one [rows, keys] float buffer. Equal to blockProbs + mm within float
+// rounding (the sums run in another order, the 1/Σ is applied after the sum).
+struct KernelBlocks {
+    bool on = false;
+    at::Tensor packed;  // [Hkv, panels(m), d, 16]
+
+    void block(const at::Tensor& q, const at::Tensor& v, at::Tensor& context, const MaskSpec& mask, double alpha,
+               std::int64_t h, std::int64_t g, std::int64_t start, std::int64_t len) const {
+        const std::int64_t n = q.size(1), d = q.size(2), m = v.size(1), dv = v.size(2);
+        const KeySpan span = keySpan(mask, n, m, start, len);
+        float* out = context.data_ptr<float>() + (h * n + start) * dv;
+        if (span.size() == 0) {  // rows that may see no key: softmax over nothing, as the unblocked path gives
+            std::fill(out, out + len * dv, std::numeric_limits<float>::quiet_NaN());
+            return;
+        }
+        const std::int64_t p0 = span.lo / dotk::kPanel, p1 = dotk::panels(span.hi), width = (p1 - p0) * dotk::kPanel;
+        const std::int64_t offset = span.lo - p0 * dotk::kPanel, W = span.size();
+        at::Tensor buffer = at::empty({len, width + 1}, context.options());  // the scores, then a column of 1/Σ
+        float* s = buffer.data_ptr<float>();
+        float* inverse = s + len * width;
+        const float* qRows = q.data_ptr<float>() + h * q.stride(0) + start * q.stride(1);
+        dotk::scores(qRows, q.stride(1), len, d, packed.data_ptr<float>() + g * packed.stride(0), p0, p1 - p0,
+                     static_cast<float>(alpha), s, width);
+        // Row r sees columns (r + w0, r + u] of the span (maskBlock's bands), offset in the buffer.
+        const std::int64_t u = start + (m - n) - span.lo, w0 = start + (m - n) - mask.window - span.lo;
+        for (std::int64_t r = 0; r < len; ++r) {
+            const std::int64_t lo = mask.window > 0 ? std::max<std::int64_t>(0, r + w0 + 1) : 0;
+            const std::int64_t hi = mask.causal ? std::min(W, r + u + 1) : W;
+            inverse[r] = vmath::expRow(s + r * width, width, offset + lo, offset + std::max(lo, hi));
+        }
+        dotk::weightedSum(s + offset, width, len, W, v.data_ptr<float>() + g * v.stride(0) + span.lo * v.stride(1),
+                          v.stride(1), dv, inverse, out, dv);
+    }
+};
+
+KernelBlocks kernelBlocks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                          const ScoreSpec& score, const BlockedConfig& config) {
+    KernelBlocks fast;
+    const auto f32 = [](const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.stride(2) == 1; };
+    if (!config.ownKernels || !dotk::supported() || !f32(q) || !f32(k) || !f32(v) || v.size(2) % dotk::kPanel != 0 ||
+        score.softcap > 0 || !score.alibiSlopes.empty() || score.bias.defined() || mask.keyAllowed.defined())
+        return fast;
+    const std::int64_t Hkv = k.size(0), m = k.size(1), d = k.size(2);
+    fast.packed = at::empty({Hkv, dotk::panels(m), d, dotk::kPanel}, k.options());
+    for (std::int64_t g = 0; g < Hkv; ++g)
+        dotk::packKeys(k.data_ptr<float>() + g * k.stride(0), m, d, k.stride(1), fast.packed[g].data_ptr<float>());
+    fast.on = true;
+    return fast;
+}
+
+}  // namespace
+
 at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                          const ScoreSpec& score, const LayerRun& run) {
     const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0), dv = v.size(2);
@@ -166,8 +225,10 @@ at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Ten
     std::vector<std::int64_t> heads;  // masked heads stay zero and are not computed
     for (std::int64_t h = 0; h < H; ++h)
         if (std::find(run.maskedHeads.begin(), run.maskedHeads.end(), h) == run.maskedHeads.end()) heads.push_back(h);
+    const KernelBlocks fast = kernelBlocks(q, k, v, mask, score, config);
     const auto one = [&](std::int64_t h, std::int64_t b) {
         const std::int64_t g = h / perGroup, start = b * rows, len = std::min(rows, n - start);
+        if (fast.on) return fast.block(q, v, context, mask, score.scale / run.temperature, h, g, start, len);
         const KeySpan span = keySpan(mask, n, m, start, len);
         at::Tensor out = context[h].narrow(0, start, len);
         if (span.size() == 0) {  // rows that may see no key: softmax over nothing, as the unblocked path gives

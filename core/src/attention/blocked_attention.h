@@ -38,9 +38,14 @@ struct BlockedConfig {
     std::int64_t rows = 64;         // query rows per block (64: a block of 4,096 keys stays in L2; docs/benchmarks.md)
     Striping striping = Striping::Rows;
     int threads = 0;                // workers for Heads/Rows; 0 = every core
+    // The forward's float32 blocks through our AVX-512 kernels (dot_kernels.h) where the CPU has
+    // them and the scores are plain (no soft-cap, ALiBi, bias or padding mask; value width a
+    // multiple of 16); false: every block through the BLAS.
+    bool ownKernels = true;
 };
-// The process's configuration: the defaults, or ATTNSCOPE_ATTN_STRIPING=blas|heads|rows and
-// ATTNSCOPE_ATTN_ROWS=N when set (read once); setBlockedConfig replaces it (tests, benchmarks).
+// The process's configuration: the defaults, or ATTNSCOPE_ATTN_STRIPING=blas|heads|rows,
+// ATTNSCOPE_ATTN_ROWS=N and ATTNSCOPE_ATTN_KERNELS=blas when set (read once); setBlockedConfig
+// replaces it (tests, benchmarks).
 BlockedConfig blockedConfig();
 void setBlockedConfig(const BlockedConfig& config);
 

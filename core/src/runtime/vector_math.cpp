@@ -6,6 +6,7 @@
 // s^9 (truncation 1e-9), plus e·ln2 split in two. Both are about 1 ulp (rounding of s or r).
 #include "vector_math.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -135,10 +136,13 @@ ATTNSCOPE_CLONES void logInto(const float* x, float* out, std::int64_t n) {
     if (i < n) storeTail(out + i, logV(loadTail(x + i, n - i, 1.0f)), n - i);
 }
 
-ATTNSCOPE_CLONES void softmaxRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {
+ATTNSCOPE_CLONES float expRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {
     if (begin < 0) begin = 0;
     if (end > width) end = width;
-    if (end <= begin) return fillNan(row, width);
+    if (end <= begin) {
+        fillNan(row, width);
+        return std::numeric_limits<float>::quiet_NaN();
+    }
     std::memset(row, 0, static_cast<std::size_t>(begin) * sizeof(float));
     std::memset(row + end, 0, static_cast<std::size_t>(width - end) * sizeof(float));
     float* p = row + begin;
@@ -156,8 +160,11 @@ ATTNSCOPE_CLONES void softmaxRow(float* row, std::int64_t width, std::int64_t be
     bool bad = false;
     for (int l = 0; l < L; ++l) best = mx[l] > best ? mx[l] : best, bad |= nan[l] != 0;
     for (; j < w; ++j) best = p[j] > best ? p[j] : best, bad |= p[j] != p[j];
-    if (bad || best == -kInf || best == kInf) return fillNan(row, width);
-    // exp(x - max) stored and summed in the same pass, then the row scaled. The sum: 8 vectors
+    if (bad || best == -kInf || best == kInf) {
+        fillNan(row, width);
+        return std::numeric_limits<float>::quiet_NaN();
+    }
+    // exp(x - max) stored and summed in the same pass. The sum: 8 vectors
     // (128 values) at a time in float lanes, those partial sums in double.
     const vf shift = splat(best);
     vd8 sum = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -183,9 +190,18 @@ ATTNSCOPE_CLONES void softmaxRow(float* row, std::int64_t width, std::int64_t be
     }
     double total = 0;
     for (int l = 0; l < L / 2; ++l) total += sum[l];
-    const float inverse = static_cast<float>(1.0 / total);
+    return static_cast<float>(1.0 / total);
+}
+
+ATTNSCOPE_CLONES void softmaxRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {
+    const float inverse = expRow(row, width, begin, end);
+    if (inverse != inverse) return;  // a NaN row
+    begin = std::max<std::int64_t>(begin, 0);
+    end = std::min(end, width);
+    float* p = row + begin;
+    const std::int64_t w = end - begin;
     const vf scale = splat(inverse);
-    j = 0;
+    std::int64_t j = 0;
     for (; j + L <= w; j += L) store(p + j, load(p + j) * scale);
     for (; j < w; ++j) p[j] *= inverse;
 }

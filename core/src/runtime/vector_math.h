@@ -34,6 +34,12 @@ void logInto(const float* x, float* out, std::int64_t n);
 // ATen's softmax gives for such rows.
 void softmaxRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end);
 
+// softmaxRow without its last pass: row[begin, end) becomes exp(x - max), 0 outside, and the
+// return value is 1/Σ (the sum in double, its inverse rounded to float), which the caller
+// applies later (the forward scales a block's weighted values instead of its probabilities).
+// A row softmaxRow makes NaN is NaN here too, and NaN is returned.
+float expRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end);
+
 // In place on row[0, width): row[begin, end) divided by its sum (in double), 0 outside; a row
 // whose sum is <= 0 is left undivided (the linear map's rows, normaliseAllowed's rule).
 void normaliseRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end);
