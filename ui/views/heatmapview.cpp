@@ -97,6 +97,15 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     poolingCombo_->addItem(tr("sum (mass)"), int(attnscope::Pooling::Sum));
     poolingCombo_->setToolTip(tr("How a long map's cells are folded into screen pixels (and thumbnails): max keeps a "
                                  "single strong cell visible, mean averages, sum keeps the attention mass"));
+    // A new map's request goes out before the layout pass that fits the axes to its tick
+    // labels; when that pass gives the plot another pixel size, the image is asked for again at
+    // the size it is drawn.
+    connect(plot_, &QCustomPlot::afterLayout, this, [this] {
+        const QRect rect = plot_->axisRect()->rect();
+        if (usesLevelOfDetail() && lodAsked_.outCols > 0 &&
+            (std::max(1, rect.width()) != lodAsked_.outCols || std::max(1, rect.height()) != lodAsked_.outRows))
+            askLevelOfDetail();
+    });
     connect(poolingCombo_, &QComboBox::currentIndexChanged, this, [this] {
         askLevelOfDetail();
         emit poolingChanged(pooling());
@@ -201,7 +210,9 @@ attnscope::PoolRequest HeatmapView::levelOfDetailRequest() const {
 }
 
 void HeatmapView::askLevelOfDetail() {
-    if (usesLevelOfDetail() && zoom_.rows == map_.rows && zoom_.cols == map_.cols) emit levelOfDetailWanted(levelOfDetailRequest());
+    if (!usesLevelOfDetail() || zoom_.rows != map_.rows || zoom_.cols != map_.cols) return;
+    lodAsked_ = levelOfDetailRequest();
+    emit levelOfDetailWanted(lodAsked_);
 }
 
 void HeatmapView::setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request) {

@@ -103,6 +103,8 @@ public:
     void setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request);
     // The image drawn now: the level-of-detail bins, or empty when the cells themselves are drawn.
     const attnscope::HeadMap& levelOfDetail() const { return lod_; }
+    // The request that image answers (its pixel counts may trail the plot's by a few).
+    const attnscope::PoolRequest& levelOfDetailShown() const { return lodFor_; }
     attnscope::Pooling pooling() const;
     void setPooling(attnscope::Pooling pooling);
     QComboBox* poolingCombo() const { return poolingCombo_; }
@@ -155,6 +157,7 @@ private:
     attnscope::HeadMap map_;
     attnscope::HeadMap lod_;          // the level-of-detail bins drawn now (empty: cells drawn)
     attnscope::PoolRequest lodFor_;   // the request lod_ answers
+    attnscope::PoolRequest lodAsked_; // the last request sent (levelOfDetailWanted)
     bool lodEnabled_ = true;
     QStringList queryLabels_;
     QStringList keyLabels_;

@@ -181,10 +181,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(maps_, &MapService::thumbnailsReady, this, &MainWindow::onThumbnails);
     // A long map's level of detail (HeatmapView asks for each zoom) and the pooling the
     // thumbnails follow too.
-    connect(heatmap_, &HeatmapView::levelOfDetailWanted, this, [this](const attnscope::PoolRequest& request) {
-        if (shownDetail_.trace && !lab_->takesDetail())
-            maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature, request);
-    });
+    connect(heatmap_, &HeatmapView::levelOfDetailWanted, this, &MainWindow::askLevelOfDetail);
     connect(maps_, &MapService::levelOfDetailReady, this, [this](const LevelOfDetailResult& r) {
         if (r.error.isEmpty() && r.trace == shownDetail_.trace && r.key == shownDetail_.key && r.temperature == shownDetail_.temperature)
             heatmap_->setLevelOfDetail(r.pooled, r.request);

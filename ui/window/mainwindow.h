@@ -213,6 +213,14 @@ private:
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
+    // Requests made in one pass of the event loop (a layer and a head changed together, a new
+    // trace then a head) go out once, for the last state, at the loop's next turn: no job is
+    // started for a head shown for no frame (mainwindow_maps.cpp).
+    bool detailQueued_ = false;
+    bool levelOfDetailQueued_ = false;
+    attnscope::PoolRequest levelOfDetailWanted_;
+    void sendDetailRequest();
+    void askLevelOfDetail(const attnscope::PoolRequest& request);
     class WorkspaceRestore;     // a workspace being opened (mainwindow_workspace.cpp); a child
     WorkspaceRestore* restore_ = nullptr;
 };

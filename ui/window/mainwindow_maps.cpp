@@ -17,6 +17,8 @@
 #include <QAction>
 #include <QComboBox>
 #include <QSpinBox>
+
+#include <utility>
 #include <QStatusBar>
 
 void MainWindow::refreshMaps() {
@@ -27,9 +29,28 @@ void MainWindow::refreshMaps() {
 void MainWindow::requestDetail() {
     emit selectionChanged();
     updateHeadGroup();
+    if (std::exchange(detailQueued_, true)) return;
+    QMetaObject::invokeMethod(this, &MainWindow::sendDetailRequest, Qt::QueuedConnection);
+}
+
+void MainWindow::sendDetailRequest() {
+    detailQueued_ = false;
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
         maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature(), HeatmapView::kLodSide);
+}
+
+void MainWindow::askLevelOfDetail(const attnscope::PoolRequest& request) {
+    levelOfDetailWanted_ = request;
+    if (std::exchange(levelOfDetailQueued_, true)) return;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            levelOfDetailQueued_ = false;
+            if (shownDetail_.trace && !lab_->takesDetail())
+                maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature, levelOfDetailWanted_);
+        },
+        Qt::QueuedConnection);
 }
 
 void MainWindow::requestThumbnails() {
