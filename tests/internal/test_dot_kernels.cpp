@@ -46,7 +46,7 @@ TEST_CASE("packKeys lays keys out in 16-key panels, dimension-major, zero past t
             }
 }
 
-TEST_CASE("dotk::scores equals alpha q k^T in double on every tile shape", "[attention][kernels]") {
+TEST_CASE("dotk::scores equals alpha q k^T in double on every tile shape and stored width", "[attention][kernels]") {
     if (skipped()) return;
     for (const std::int64_t d : {1, 8, 64, 80}) {
         const std::int64_t m = 90, ldq = d + 3;  // 6 panels, the last one 10 keys
@@ -57,21 +57,22 @@ TEST_CASE("dotk::scores equals alpha q k^T in double on every tile shape", "[att
         dotk::packKeys(k.data_ptr<float>(), m, d, d, packed.data());
         for (const std::int64_t len : {1, 2, 3, 4, 5, 6, 7, 13, 64})
             for (const std::int64_t p0 : {0, 1})
-                for (const std::int64_t count : {1, 2, 3, 4, 5}) {
-                    INFO("d " << d << ", " << len << " rows, panels " << p0 << " + " << count);
+                for (const std::int64_t count : {1, 2, 3, 4, 5})
+                  for (const std::int64_t width : {count * 16, count * 16 - 5}) {
+                    INFO("d " << d << ", " << len << " rows, panels " << p0 << " + " << count << ", " << width << " columns");
                     const std::int64_t lds = count * 16 + 5;
                     std::vector<float> s(len * lds, 7.0f);
-                    dotk::scores(q.data_ptr<float>(), ldq, len, d, packed.data(), p0, count, 0.3f, s.data(), lds);
+                    dotk::scores(q.data_ptr<float>(), ldq, len, d, packed.data(), p0, count, width, 0.3f, s.data(), lds);
                     double worst = 0;
                     for (std::int64_t r = 0; r < len; ++r) {
-                        for (std::int64_t c = 0; c < count * 16; ++c) {
+                        for (std::int64_t c = 0; c < width; ++c) {
                             const std::int64_t key = p0 * 16 + c;
                             double want = 0;
                             for (std::int64_t j = 0; j < d && key < m; ++j)
                                 want += static_cast<double>(qa[r][j]) * ka[key][j];
                             worst = std::max(worst, std::abs(s[r * lds + c] - 0.3 * want));
                         }
-                        for (std::int64_t c = count * 16; c < lds; ++c) CHECK(s[r * lds + c] == 7.0f);  // untouched
+                        for (std::int64_t c = width; c < lds; ++c) CHECK(s[r * lds + c] == 7.0f);  // untouched
                     }
                     CHECK(worst < 2e-5 * std::sqrt(static_cast<double>(d)));
                 }

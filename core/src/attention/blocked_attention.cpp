@@ -90,13 +90,47 @@ KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64
     return span;
 }
 
+PackedKeys packKeys(const at::Tensor& k) {
+    PackedKeys packed;
+    if (!blockedConfig().ownKernels || !dotk::supported() || k.scalar_type() != at::kFloat || k.dim() != 2 ||
+        k.stride(1) != 1 || !k.device().is_cpu())
+        return packed;
+    const std::int64_t m = k.size(0), d = k.size(1);
+    packed.panels = at::empty({dotk::panels(m), d, dotk::kPanel}, k.options());
+    dotk::packKeys(k.data_ptr<float>(), m, d, k.stride(0), packed.panels.data_ptr<float>());
+    return packed;
+}
+
+namespace {
+
+// logits [len, span.size()] = alpha · qRows · k[span]ᵀ from the packed panels: straight into
+// logits when the span starts on a panel, else through whole panels and a copy.
+void packedScores(at::Tensor& logits, const at::Tensor& qRows, const PackedKeys& packed, KeySpan span, double alpha) {
+    const std::int64_t len = qRows.size(0), d = qRows.size(1), W = span.size();
+    const std::int64_t p0 = span.lo / dotk::kPanel, count = dotk::panels(span.hi) - p0, offset = span.lo - p0 * dotk::kPanel;
+    const float* q = qRows.data_ptr<float>();
+    if (offset == 0)
+        return dotk::scores(q, qRows.stride(0), len, d, packed.panels.data_ptr<float>(), p0, count, W,
+                            static_cast<float>(alpha), logits.data_ptr<float>(), W);
+    at::Tensor whole = at::empty({len, count * dotk::kPanel}, logits.options());
+    dotk::scores(q, qRows.stride(0), len, d, packed.panels.data_ptr<float>(), p0, count, count * dotk::kPanel,
+                 static_cast<float>(alpha), whole.data_ptr<float>(), whole.size(1));
+    logits.copy_(whole.narrow(1, offset, W));
+}
+
+}  // namespace
+
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
-                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span) {
+                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
+                      const PackedKeys& packed) {
     const std::int64_t len = qRows.size(0), W = span.size(), m = k.size(0);
     // The scale (and 1/T where there is no cap) rides in the product's alpha, as in attentionProbs.
     const double alpha = score.softcap > 0 ? score.scale / score.softcap : score.scale / temperature;
     at::Tensor logits = at::empty({len, W}, qRows.options());
-    at::addmm_out(logits, logits, qRows, k.narrow(0, span.lo, W).t(), /*beta=*/0, alpha);
+    if (!packed.empty() && qRows.scalar_type() == at::kFloat && qRows.stride(1) == 1)
+        packedScores(logits, qRows, packed, span, alpha);
+    else
+        at::addmm_out(logits, logits, qRows, k.narrow(0, span.lo, W).t(), /*beta=*/0, alpha);
     if (score.softcap > 0) logits.tanh_().mul_(score.softcap / temperature);
     if (!score.alibiSlopes.empty()) {
         const double slope = score.alibiSlopes.at(static_cast<std::size_t>(head));
@@ -165,7 +199,7 @@ namespace {
 // rounding (the sums run in another order, the 1/Σ is applied after the sum).
 struct KernelBlocks {
     bool on = false;
-    at::Tensor packed;  // [Hkv, panels(m), d, 16]
+    std::vector<PackedKeys> packed;  // per key/value group
 
     void block(const at::Tensor& q, const at::Tensor& v, at::Tensor& context, const MaskSpec& mask, double alpha,
                std::int64_t h, std::int64_t g, std::int64_t start, std::int64_t len) const {
@@ -182,8 +216,8 @@ struct KernelBlocks {
         float* s = buffer.data_ptr<float>();
         float* inverse = s + len * width;
         const float* qRows = q.data_ptr<float>() + h * q.stride(0) + start * q.stride(1);
-        dotk::scores(qRows, q.stride(1), len, d, packed.data_ptr<float>() + g * packed.stride(0), p0, p1 - p0,
-                     static_cast<float>(alpha), s, width);
+        dotk::scores(qRows, q.stride(1), len, d, packed[static_cast<std::size_t>(g)].panels.data_ptr<float>(), p0, p1 - p0,
+                     width, static_cast<float>(alpha), s, width);
         // Row r sees columns (r + w0, r + u] of the span (maskBlock's bands), offset in the buffer.
         const std::int64_t u = start + (m - n) - span.lo, w0 = start + (m - n) - mask.window - span.lo;
         for (std::int64_t r = 0; r < len; ++r) {
@@ -203,10 +237,7 @@ KernelBlocks kernelBlocks(const at::Tensor& q, const at::Tensor& k, const at::Te
     if (!config.ownKernels || !dotk::supported() || !f32(q) || !f32(k) || !f32(v) || v.size(2) % dotk::kPanel != 0 ||
         score.softcap > 0 || !score.alibiSlopes.empty() || score.bias.defined() || mask.keyAllowed.defined())
         return fast;
-    const std::int64_t Hkv = k.size(0), m = k.size(1), d = k.size(2);
-    fast.packed = at::empty({Hkv, dotk::panels(m), d, dotk::kPanel}, k.options());
-    for (std::int64_t g = 0; g < Hkv; ++g)
-        dotk::packKeys(k.data_ptr<float>() + g * k.stride(0), m, d, k.stride(1), fast.packed[g].data_ptr<float>());
+    for (std::int64_t g = 0; g < k.size(0); ++g) fast.packed.push_back(packKeys(k[g]));
     fast.on = true;
     return fast;
 }
@@ -266,6 +297,7 @@ at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const Mask
     const std::int64_t rows = config.rows, blocks = blockCount(n, rows);
     // Small maps are not worth a thread start.
     const int threads = n * m < (1 << 18) ? 1 : workerCount(config, blocks);
+    const PackedKeys packed = packKeys(k);
     stripedForEach(blocks, threads, [&](std::int64_t b) {
         const std::int64_t start = b * rows, len = std::min(rows, n - start);
         const KeySpan span = keySpan(mask, n, m, start, len);
@@ -274,7 +306,7 @@ at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const Mask
             return;
         }
         out.narrow(0, start, len).narrow(1, span.lo, span.size())
-            .copy_(blockProbs(q.narrow(0, start, len), k, mask, score, head, temperature, n, start, span));
+            .copy_(blockProbs(q.narrow(0, start, len), k, mask, score, head, temperature, n, start, span, packed));
     });
     return out;
 }

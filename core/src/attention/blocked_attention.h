@@ -23,11 +23,22 @@ struct KeySpan {
 };
 KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start, std::int64_t len);
 
+// One head's keys k [m, d] packed for the AVX-512 kernels (dot_kernels.h: 16-key panels from
+// key 0), or empty where they do not run (no AVX-512F, not float32, ownKernels off): blockProbs
+// then scores through the BLAS. Pack once per head, not per block.
+struct PackedKeys {
+    at::Tensor panels;  // [panels(m), d, 16]
+    bool empty() const { return !panels.defined(); }
+};
+PackedKeys packKeys(const at::Tensor& k);
+
 // Probabilities of query rows [start, start + qRows.size(0)) of query head `head` (it picks the
 // ALiBi slope) over the keys k[span.lo, span.hi): qRows [len, d], k [m, d] (all the head's keys)
 // -> [len, span.size()], masked entries exactly 0, float32 for F16/BF16 inputs. n = all queries.
+// The scores come from `packed` (packKeys(k)) when it is not empty.
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
-                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span);
+                      int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
+                      const PackedKeys& packed = {});
 
 // How the blocks are shared between the cores. Blas: one block at a time, each matrix product
 // on every core through OpenBLAS's threads (softmax on one). Heads / Rows: one worker thread per

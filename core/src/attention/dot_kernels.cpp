@@ -44,10 +44,11 @@ constexpr std::int64_t kScoreKeys = 4;  // panels (of 16 keys) per score tile
 constexpr std::int64_t kSumKeys = 128;  // keys per pass of weightedSum
 constexpr std::int64_t kSumVectors = 4; // value columns per tile, in vectors of 16
 
-// s[r][16i + l] = alpha · Σ_j q[r][j] · panel i's key l, for R rows and NP panels.
+// s[r][16i + l] = alpha · Σ_j q[r][j] · panel i's key l, for R rows and NP panels; of the last
+// panel only the first lastCols columns are stored.
 template <int R, int NP>
 ATTNSCOPE_AVX512 void scoreTile(const float* q, std::int64_t ldq, std::int64_t d, const float* packed, float alpha,
-                                float* s, std::int64_t lds) {
+                                float* s, std::int64_t lds, std::int64_t lastCols) {
     vf acc[R][NP];
     ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r) ATTNSCOPE_UNROLL for (int i = 0; i < NP; ++i) acc[r][i] = splat(0.0f);
     const std::int64_t panelSize = d * kPanel;
@@ -60,18 +61,27 @@ ATTNSCOPE_AVX512 void scoreTile(const float* q, std::int64_t ldq, std::int64_t d
         }
     }
     const vf scale = splat(alpha);
-    ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r)
-        ATTNSCOPE_UNROLL for (int i = 0; i < NP; ++i) store(s + r * lds + i * kPanel, acc[r][i] * scale);
+    ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r) {
+        ATTNSCOPE_UNROLL for (int i = 0; i < NP - 1; ++i) store(s + r * lds + i * kPanel, acc[r][i] * scale);
+        const vf last = acc[r][NP - 1] * scale;
+        if (lastCols == kPanel) {
+            store(s + r * lds + (NP - 1) * kPanel, last);
+        } else {
+            float tail[kPanel];
+            store(tail, last);
+            std::memcpy(s + r * lds + (NP - 1) * kPanel, tail, static_cast<std::size_t>(lastCols) * sizeof(float));
+        }
+    }
 }
 
 template <int R>
 ATTNSCOPE_AVX512_INLINE void scoreTiles(std::int64_t np, const float* q, std::int64_t ldq, std::int64_t d,
-                                        const float* packed, float alpha, float* s, std::int64_t lds) {
+                                        const float* packed, float alpha, float* s, std::int64_t lds, std::int64_t lastCols) {
     switch (np) {
-    case 4: return scoreTile<R, 4>(q, ldq, d, packed, alpha, s, lds);
-    case 3: return scoreTile<R, 3>(q, ldq, d, packed, alpha, s, lds);
-    case 2: return scoreTile<R, 2>(q, ldq, d, packed, alpha, s, lds);
-    default: return scoreTile<R, 1>(q, ldq, d, packed, alpha, s, lds);
+    case 4: return scoreTile<R, 4>(q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 3: return scoreTile<R, 3>(q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 2: return scoreTile<R, 2>(q, ldq, d, packed, alpha, s, lds, lastCols);
+    default: return scoreTile<R, 1>(q, ldq, d, packed, alpha, s, lds, lastCols);
     }
 }
 
@@ -110,14 +120,14 @@ ATTNSCOPE_AVX512_INLINE void sumTiles(std::int64_t nv, const float* p, std::int6
 
 // The tile functions for `rows` (1 to 6) rows.
 ATTNSCOPE_AVX512_INLINE void scoreRows(std::int64_t rows, std::int64_t np, const float* q, std::int64_t ldq, std::int64_t d,
-                                       const float* packed, float alpha, float* s, std::int64_t lds) {
+                                       const float* packed, float alpha, float* s, std::int64_t lds, std::int64_t lastCols) {
     switch (rows) {
-    case 6: return scoreTiles<6>(np, q, ldq, d, packed, alpha, s, lds);
-    case 5: return scoreTiles<5>(np, q, ldq, d, packed, alpha, s, lds);
-    case 4: return scoreTiles<4>(np, q, ldq, d, packed, alpha, s, lds);
-    case 3: return scoreTiles<3>(np, q, ldq, d, packed, alpha, s, lds);
-    case 2: return scoreTiles<2>(np, q, ldq, d, packed, alpha, s, lds);
-    default: return scoreTiles<1>(np, q, ldq, d, packed, alpha, s, lds);
+    case 6: return scoreTiles<6>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 5: return scoreTiles<5>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 4: return scoreTiles<4>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 3: return scoreTiles<3>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+    case 2: return scoreTiles<2>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+    default: return scoreTiles<1>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
     }
 }
 ATTNSCOPE_AVX512_INLINE void sumRows(std::int64_t rows, std::int64_t nv, const float* p, std::int64_t ldp, std::int64_t width,
@@ -134,14 +144,16 @@ ATTNSCOPE_AVX512_INLINE void sumRows(std::int64_t rows, std::int64_t nv, const f
 }
 
 ATTNSCOPE_AVX512 void scoresAvx512(const float* q, std::int64_t ldq, std::int64_t len, std::int64_t d, const float* packed,
-                                   std::int64_t p0, std::int64_t count, float alpha, float* s, std::int64_t lds) {
+                                   std::int64_t p0, std::int64_t count, std::int64_t width, float alpha, float* s,
+                                   std::int64_t lds) {
     const float* base = packed + p0 * d * kPanel;
     for (std::int64_t p = 0; p < count; p += kScoreKeys) {
         const std::int64_t np = std::min(kScoreKeys, count - p);
+        const std::int64_t lastCols = std::min(kPanel, width - (p + np - 1) * kPanel);
         const float* keys = base + p * d * kPanel;
         float* sp = s + p * kPanel;
         for (std::int64_t r = 0; r < len; r += kRows)
-            scoreRows(std::min<std::int64_t>(kRows, len - r), np, q + r * ldq, ldq, d, keys, alpha, sp + r * lds, lds);
+            scoreRows(std::min<std::int64_t>(kRows, len - r), np, q + r * ldq, ldq, d, keys, alpha, sp + r * lds, lds, lastCols);
     }
 }
 
@@ -168,8 +180,11 @@ bool supported() {
 }
 
 void scores(const float* q, std::int64_t ldq, std::int64_t len, std::int64_t d, const float* packed, std::int64_t p0,
-            std::int64_t count, float alpha, float* s, std::int64_t lds) {
-    scoresAvx512(q, ldq, len, d, packed, p0, count, alpha, s, lds);
+            std::int64_t count, std::int64_t width, float alpha, float* s, std::int64_t lds) {
+    // Only whole panels past the first that holds a stored column: width > 16·(count - 1).
+    count = std::min(count, panels(width));
+    if (count <= 0) return;
+    scoresAvx512(q, ldq, len, d, packed, p0, count, width, alpha, s, lds);
 }
 
 void weightedSum(const float* p, std::int64_t ldp, std::int64_t len, std::int64_t width, const float* v,
@@ -184,8 +199,8 @@ void weightedSum(const float* p, std::int64_t ldp, std::int64_t len, std::int64_
 #else  // not x86-64: blockedAttend keeps the BLAS path
 
 bool supported() { return false; }
-void scores(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t, float, float*,
-            std::int64_t) {
+void scores(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t,
+            float, float*, std::int64_t) {
     throw std::logic_error("dotk::scores: the AVX-512 kernels exist on x86-64 only (check dotk::supported())");
 }
 void weightedSum(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t,

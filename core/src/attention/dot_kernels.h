@@ -22,10 +22,11 @@ inline std::int64_t panels(std::int64_t m) { return (m + kPanel - 1) / kPanel; }
 // dimension-major; the keys past m are 0.
 void packKeys(const float* k, std::int64_t m, std::int64_t d, std::int64_t ldk, float* out);
 
-// s[r][c] = alpha · Σ_j q[r][j] · key(16·p0 + c)[j] for r < len, c < 16·count: q [len, d]
-// (row stride ldq), keys from packKeys' output, s with row stride lds.
+// s[r][c] = alpha · Σ_j q[r][j] · key(16·p0 + c)[j] for r < len, c < width (at most 16·count,
+// the panels p0 .. p0 + count - 1): q [len, d] (row stride ldq), keys from packKeys' output, s
+// with row stride lds. Each sum runs over j in order, whatever the row's place in the block.
 void scores(const float* q, std::int64_t ldq, std::int64_t len, std::int64_t d, const float* packed, std::int64_t p0,
-            std::int64_t count, float alpha, float* s, std::int64_t lds);
+            std::int64_t count, std::int64_t width, float alpha, float* s, std::int64_t lds);
 
 // out[r][c] = rowScale[r] · Σ_w p[r][w] · v[w][c] for r < len, c < dv, w < width: p with row
 // stride ldp, v with row stride ldv, out with row stride ldo. dv must be a multiple of 16.

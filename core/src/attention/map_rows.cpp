@@ -57,8 +57,9 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
         const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];
         const double temperature = options.temperature * cap.temperature;
-        return [&cap, q, k, head, temperature, n](std::int64_t start, std::int64_t len, KeySpan span) {
-            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span)
+        const PackedKeys packed = packKeys(k);
+        return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span) {
+            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span, packed)
                 .to(at::kFloat)
                 .contiguous();
         };

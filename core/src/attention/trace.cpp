@@ -151,6 +151,7 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
             throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
         const double temperature = options.temperature * cap.temperature;
         const at::Tensor q = forMap(cap.q[head]), k = forMap(cap.k[info.kvGroup(head)]);
+        const PackedKeys packed = packKeys(k);
         const BlockedConfig config = blockedConfig();
         const std::int64_t rows = config.rows, first = r0 / rows, blocks = (r1 + rows - 1) / rows - first;
         const int threads = (r1 - r0) * (c1 - c0) < (1 << 18) || config.striping == Striping::Blas
@@ -167,8 +168,8 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) return;
             poolers[static_cast<std::size_t>(threads > 1 ? b % threads : 0)]->add(
-                blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span), start,
-                span.lo);
+                blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span, packed),
+                start, span.lo);
         });
         for (std::size_t t = 1; t < poolers.size(); ++t) poolers[0]->merge(*poolers[t]);
         return poolers[0]->result();
