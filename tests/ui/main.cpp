@@ -7,12 +7,20 @@
 #include "builtin_fixture.h"
 #include "gpt2_fixture.h"
 
+#include "attnscope/runtime/allocator.h"
+#include "attnscope/runtime/blas_kernels.h"
+
 #include <QApplication>
 
 #include <cstdlib>
 #include <filesystem>
 
 int main(int argc, char** argv) {
+    // The process set up as the window's own main sets it up (app/gui_main.cpp): OpenBLAS's idle
+    // threads spinning for ~0.1 s, or the heap handing back large blocks, would make the window
+    // slower here than for a user.
+    attnscope::shortenBlasSpin();
+    attnscope::tuneAllocator();
     // Headless by default (ctest also sets it); QT_QPA_PLATFORM=xcb shows the windows.
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     const auto standIn = attnscope::testing::writeStandInModel(attnscope::testing::freshDir("ui-stand-in"));

@@ -13,10 +13,13 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QStatusBar>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -36,6 +39,24 @@ QImage thumbnail(const attnscope::HeadMap& m, const ControlPanel* controls) {
 }
 
 double largest(const attnscope::HeadMap& m) { return *std::max_element(m.values.begin(), m.values.end()); }
+
+// Like QTest::qWaitFor, for timings: the predicate is checked every millisecond from a running
+// event loop. (qWaitFor sleeps 10 ms between its checks, and while it sleeps no queued call,
+// job result or replot moves on, which the window's own event loop would not do.)
+bool waitTimed(const std::function<bool()>& done, int timeoutMs) {
+    if (done()) return true;
+    QEventLoop loop;
+    QTimer tick, deadline;
+    QObject::connect(&tick, &QTimer::timeout, &loop, [&] {
+        if (done()) loop.quit();
+    });
+    QObject::connect(&deadline, &QTimer::timeout, &loop, &QEventLoop::quit);
+    tick.start(1);
+    deadline.setSingleShot(true);
+    deadline.start(timeoutMs);
+    loop.exec();
+    return done();
+}
 
 }  // namespace
 
@@ -203,7 +224,7 @@ TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screens
     QElapsedTimer own;
     std::vector<float> seen;  // the last level of detail checked
     std::optional<QImage> last;
-    REQUIRE(QTest::qWaitFor([&] {
+    REQUIRE(waitTimed([&] {
         const attnscope::HeadMap& lod = heatmap->levelOfDetail();
         if (detailMs < 0 && heatmap->map().rows == n && !lod.values.empty() && lod.values != seen) {
             // Layer 5, head 3's own image (not the first head's, kept while it is computed).
@@ -230,7 +251,7 @@ TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screens
     CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("overview.png"))));
     clock.restart();
     heatmap->setZoom(heatmap->zoom().toRect(0, 0, 39, 39));
-    REQUIRE(QTest::qWaitFor([&] { return heatmap->levelOfDetail().rows == 40; }, 120000));
+    REQUIRE(waitTimed([&] { return heatmap->levelOfDetail().rows == 40; }, 120000));
     std::cout << "zoomed to rows 0-39: drawn after " << clock.elapsed() << " ms" << std::endl;
     QTest::qWait(500);
     CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("zoomed.png"))));

@@ -2,7 +2,9 @@
 
 #include "attnscope/analysis/metrics.h"
 
+#include <chrono>
 #include <exception>
+#include <thread>
 #include <limits>
 #include <utility>
 
@@ -87,6 +89,7 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
     const bool sameMaps = last.pooled && last.trace.lock() == trace && last.block == block && last.variant == variant &&
                           last.maxSide == maxSide && last.pooling == pooling;
     auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
+    const auto lodRunning = lodRunning_;
     thumbJobs_.start(
         [=](const JobTracker::Stop& stop) {
             const auto& info = trace->blocks()[std::size_t(block)];
@@ -101,6 +104,7 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
                 request.pooling = pooling;
                 for (int l = 0; l < info.layers && !stop.requested(); ++l) {
                     for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                        while (lodRunning->load() > 0 && !stop.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
                         const attnscope::AdditiveFit* fit = attnscope::fitOf(variant.fits, block, l, h);
                         pooled->push_back({});  // an empty tile: no map under the variant (no fit), or it failed
                         if (!attnscope::labMapAvailable(info, variant.spec.variant, fit)) continue;
@@ -141,9 +145,14 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
 void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request) {
     if (!trace) return;
     lodJobs_.start(
-        [=](const JobTracker::Stop& stop) {
+        [=, running = lodRunning_](const JobTracker::Stop& stop) {
             LevelOfDetailResult r{trace, key, temperature, request, {}, {}};
             if (stop.requested()) return r;  // superseded while queued (a wheel spin)
+            ++*running;
+            struct Done {
+                std::atomic<int>& n;
+                ~Done() { --n; }
+            } done{*running};
             try {
                 attnscope::MapOptions options;
                 options.temperature = temperature;
