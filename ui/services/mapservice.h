@@ -19,8 +19,8 @@
 #include <QString>
 
 #include <array>
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
