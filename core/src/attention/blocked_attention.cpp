@@ -237,7 +237,10 @@ KernelBlocks kernelBlocks(const at::Tensor& q, const at::Tensor& k, const at::Te
     if (!config.ownKernels || !dotk::supported() || !f32(q) || !f32(k) || !f32(v) || v.size(2) % dotk::kPanel != 0 ||
         score.softcap > 0 || !score.alibiSlopes.empty() || score.bias.defined() || mask.keyAllowed.defined())
         return fast;
-    for (std::int64_t g = 0; g < k.size(0); ++g) fast.packed.push_back(packKeys(k[g]));
+    for (std::int64_t g = 0; g < k.size(0); ++g) {
+        fast.packed.push_back(packKeys(k[g]));
+        if (fast.packed.back().empty()) return KernelBlocks{};  // packKeys declined (e.g. not on the CPU)
+    }
     fast.on = true;
     return fast;
 }
