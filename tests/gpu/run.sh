@@ -7,7 +7,10 @@
 #      compares the CLI's maps with transformers' own (eager attention) on tiny random models of
 #      every family; the whole core suite (and, last, the CLI suite);
 #   3. prints benchmark figures: open time, forward+capture on the GPU (F32/F16/BF16) and the
-#      CPU for comparison, on random checkpoints written by bench/make_checkpoint.py.
+#      CPU for comparison, on random checkpoints written by bench/make_checkpoint.py;
+#   4. long inputs (issue 13's Llama shape, 8,192... 32,768 positions): the blocked forward, the
+#      144 thumbnails, detail/zoom/temperature and all-head metrics at 4,096 tokens, forwards at
+#      16,384 and 32,768, PyTorch eager beside them; GPU memory sampled by nvidia-smi.
 # Results go to $OUT (or the first argument, or ./gpu-results): log.txt, cuda-tests.txt,
 # hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks.md with the date and the GPU.
 #
@@ -103,6 +106,37 @@ checkpoint vit base F16 vit-f16
 } >"$out/bench.txt" 2>&1  # not piped, so that fail() counts in this shell
 cat "$out/bench.txt"
 
+step "long inputs (docs/benchmarks.md, issue 13): blocked forward and pooled maps on the GPU"
+# Peak GPU memory of a command: nvidia-smi's memory.used sampled every 100 ms (the process's
+# reserved memory, CUDA context included), printed after its output.
+gpuPeak() {
+  local samples=$out/gpu-mem.$$ pid
+  : >"$samples"
+  (while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1 >>"$samples"; sleep 0.1; done) &
+  pid=$!
+  "$@"
+  local rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  echo "peak GPU memory used (nvidia-smi, 100 ms samples): $(sort -n "$samples" | tail -n 1) MiB"
+  rm -f "$samples"
+  return $rc
+}
+[ -f "$models/llama-long/config.json" ] ||
+  "$py" "$root/bench/make_checkpoint.py" llama "$models/llama-long" --size 500mb --positions 32768 || fail "make llama-long"
+{
+  gpuPeak "$cli" bench "$models/llama-long" --device cuda --seq 4096 --repeat 3 --warmup 1 --thumbnails 48 --detail 512 \
+    --metrics --rollout-rows 1 || fail "bench long 4096"
+  gpuPeak "$py" "$root/bench/pytorch_llama.py" "$models/llama-long" --device cuda --seq 4096 --repeat 3 --warmup 1 ||
+    fail "pytorch 4096"
+  for seq in 16384 32768; do
+    gpuPeak "$cli" bench "$models/llama-long" --device cuda --seq $seq --repeat 1 --warmup 1 --thumbnails 48 ||
+      fail "bench long $seq"
+    gpuPeak "$py" "$root/bench/pytorch_llama.py" "$models/llama-long" --device cuda --seq $seq --repeat 1 --warmup 1 ||
+      echo "pytorch eager at $seq tokens failed (out of GPU memory?)"
+  done
+} >"$out/long.txt" 2>&1
+cat "$out/long.txt"
+
 step "summary"
 {
   echo "date: $(date -u +%Y-%m-%d)"
@@ -111,6 +145,7 @@ step "summary"
   grep "cuda-check" "$out/cuda-tests.txt"
   grep "hf-check" "$out/hf-check.txt"
   grep -E "^open|forward\+capture" "$out/bench.txt"
+  grep -E "forward\+capture|thumbnails|detail|metrics|rollout|peak GPU" "$out/long.txt"
   echo "failures before the CLI tests: $failures"
 } | tee "$out/summary.txt"
 

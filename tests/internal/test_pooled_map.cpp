@@ -1,7 +1,9 @@
 // Trace::pooledMap (blocked, never holding a head's map) against pooling of the exact map that
 // Trace::map returns, for max, mean and sum, on a long sparse head, on rectangles (zoomed views)
-// whose edges cross row blocks and bins, and with windows and grouped-query heads.
+// whose edges cross row blocks and bins, and with windows and grouped-query heads; the pooler's
+// device mode (what a GPU trace folds with) against its CPU loops.
 #include "attention/blocked_attention.h"
+#include "attention/pooled_map.h"
 #include "attention/trace_impl.h"
 
 #include <catch2/catch.hpp>
@@ -9,6 +11,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 using namespace attnscope;
@@ -123,4 +126,71 @@ TEST_CASE("a max-pooled thumbnail of a long sparse head is not blank where mean 
     const float brightestMean = *std::max_element(mean.values.begin(), mean.values.end());
     CHECK(brightestMax > 0.5f);     // a single strong cell stays visible
     CHECK(brightestMean < 0.05f);   // 64 × 64 cells averaged into one pixel: nearly black
+}
+
+TEST_CASE("the pooler's device mode folds blocks into the same bins as its CPU loops", "[attention][pooled]") {
+    // A GPU trace's blocks are folded with ATen's operations on the device; here on CPU tensors,
+    // fed the same blocks of rows (over each block's key span) as the CPU pooler.
+    at::manual_seed(12);
+    const std::int64_t n = 700, rows = 96;
+    at::Tensor map = at::rand({n, n}).pow_(8).tril_();  // a causal, peaky map
+    map.div_(map.sum(-1, /*keepdim=*/true));
+    HeadMap exact;
+    exact.rows = exact.cols = static_cast<int>(n);
+    exact.values.assign(map.data_ptr<float>(), map.data_ptr<float>() + map.numel());
+    const std::vector<PoolRequest> requests = {
+        {0, 0, 0, 0, 64, 64, Pooling::Max},  {0, 0, 0, 0, 50, 33, Pooling::Mean}, {0, 0, 0, 0, 7, 7, Pooling::Sum},
+        {90, 411, 30, 650, 41, 97, Pooling::Max}, {100, 130, 95, 140, 200, 200, Pooling::Mean},
+    };
+    for (const PoolRequest& p : requests) {
+        INFO("rows " << p.rowBegin << ".." << p.rowEnd << ", keys " << p.colBegin << ".." << p.colEnd << ", pooling "
+                     << int(p.pooling));
+        const PoolRect r = resolvePoolRect(p, n, n);
+        MapPooler cpu(r.rowBegin, r.rowEnd, r.colBegin, r.colEnd, p.outRows, p.outCols, p.pooling);
+        MapPooler device(r.rowBegin, r.rowEnd, r.colBegin, r.colEnd, p.outRows, p.outCols, p.pooling, /*onDevice=*/true);
+        for (std::int64_t start = 0; start < n; start += rows) {
+            const std::int64_t len = std::min(rows, n - start), keys = start + len;  // the causal span 0..keys
+            const at::Tensor block = map.narrow(0, start, len).narrow(1, 0, keys);
+            cpu.add(block.contiguous(), start, 0);
+            device.add(block, start, 0);
+        }
+        const HeadMap a = cpu.result(), b = device.result();
+        if (p.pooling == Pooling::Max)
+            CHECK(a.values == b.values);  // the same float cells, no arithmetic
+        else
+            CHECK(maxDiff(a, b) < 1e-7);
+        CHECK(maxDiff(b, poolExact(exact, p)) < 1e-6);
+    }
+    MapPooler device(0, n, 0, n, 8, 8, Pooling::Max, /*onDevice=*/true);
+    MapPooler other(0, n, 0, n, 8, 8, Pooling::Max, /*onDevice=*/true);
+    CHECK_THROWS_WITH(device.merge(other), Catch::Contains("not merged"));
+}
+
+TEST_CASE("CUDA: pooled maps of a GPU trace equal the CPU trace's", "[cuda]") {
+    REQUIRE(at::hasCUDA());  // run by ctest's cuda_kernels entry only where a GPU is visible
+    at::manual_seed(13);
+    const std::int64_t H = 4, G = 2, n = 1200, d = 32;
+    const at::Tensor q = at::randn({H, n, d}) * 2, k = at::randn({G, n, d}) * 2;
+    MaskSpec mask;
+    mask.causal = true;
+    mask.window = 500;
+    const auto cpu = oneLayerTrace(q, k, mask, 0.25);
+    const auto gpu = oneLayerTrace(q.cuda(), k.cuda(), mask, 0.25);
+    MapOptions options;
+    options.temperature = 0.7;
+    const std::vector<PoolRequest> requests = {
+        {0, 0, 0, 0, 48, 48, Pooling::Max}, {0, 0, 0, 0, 64, 40, Pooling::Mean}, {0, 0, 0, 0, 9, 9, Pooling::Sum},
+        {100, 911, 250, 1100, 97, 41, Pooling::Max}, {300, 340, 290, 345, 200, 200, Pooling::Mean},
+    };
+    for (int h : {0, 3})
+        for (const PoolRequest& p : requests) {
+            INFO("head " << h << ", rows " << p.rowBegin << ".." << p.rowEnd << ", pooling " << int(p.pooling));
+            const HeadMap want = cpu->pooledMap(0, 0, h, p, options);
+            const double diff = maxDiff(gpu->pooledMap(0, 0, h, p, options), want);
+            // Sums of many cells carry each cell's float difference: relative to the largest bin.
+            const double scale = std::max(1.0, double(*std::max_element(want.values.begin(), want.values.end())));
+            std::printf("cuda-check pooled head %d pooling %d max |gpu - cpu| = %.3g (largest bin %.3g)\n", h, int(p.pooling),
+                        diff, scale);
+            CHECK(diff < 1e-5 * scale);
+        }
 }

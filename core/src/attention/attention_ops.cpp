@@ -67,7 +67,7 @@ at::Tensor slopeTensor(const ScoreSpec& score) {
 }  // namespace
 
 at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, const ScoreSpec& score,
-                          double temperature) {
+                          double temperature, std::int64_t keyStart) {
     const auto H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0);
     if (!score.alibiSlopes.empty() && static_cast<std::int64_t>(score.alibiSlopes.size()) != H)
         throw Error("attention: " + std::to_string(score.alibiSlopes.size()) + " ALiBi slopes for " +
@@ -79,7 +79,7 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
     } else {
         // Grouped-query attention: view the query heads as [Hkv, H/Hkv * n, d] against each group.
         scores = at::bmm(q.reshape({Hkv, (H / Hkv) * n, q.size(2)}), k.transpose(1, 2)).view({H, n, m});
-        finishLogits(scores, score, slopeTensor(score), temperature);
+        finishLogits(scores, score, slopeTensor(score), temperature, keyStart);
         if (additive.defined()) scores.add_(additive);
     }
     if (scores.scalar_type() == at::kHalf || scores.scalar_type() == at::kBFloat16)
@@ -201,10 +201,10 @@ void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
 
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                      const ScoreSpec& score, const LayerRun& run) {
-    // The CPU forward attends in blocks (blocked_attention.h); training (gradients through the
-    // attention) and other devices take the whole-score path below.
+    // The forward attends in blocks (blocked_attention.h); training (gradients through the
+    // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-    if (q.device().is_cpu() && !needsGrad) return blockedAttend(q, k, v, mask, score, run);
+    if (!needsGrad) return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run) : deviceBlockedAttend(q, k, v, mask, score, run);
     const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
     const at::Tensor additive = additiveMask(mask, n, k.size(1), q.options());
     at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature).to(v.scalar_type());  // [H, n, m]

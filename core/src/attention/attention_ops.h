@@ -46,8 +46,9 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
 // score.alibiSlopes, when given, has H entries.
 // Returns [H, n, m] on q's device, in q's dtype for float32 (the softmax of F16/BF16 scores is
 // taken in float32 and returned as float32, as Hugging Face's eager attention does).
+// keyStart: the position of k's first key (ALiBi's j), when k is a span of the layer's keys.
 at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& additive, const ScoreSpec& score,
-                          double temperature);
+                          double temperature, std::int64_t keyStart = 0);
 
 // One head, query head `head` of the layer (it picks the ALiBi slope): q [n, d], k [m, d] -> [n, m].
 // On the CPU computed in blocks of query rows over the keys each block may see
@@ -81,9 +82,10 @@ LayerRun layerRun(const RunOptions& options, const std::string& block, int layer
 
 // Dot-product attention output with capture-compatible semantics: the probabilities headProbs
 // gives (GQA-aware) at run.temperature under `mask`, context = probs · v with v [Hkv, m, dv]
-// (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv]. On the CPU (without
-// gradients) it runs in blocks of query rows on every core and never builds [H, n, m] scores or
-// an [n, m] mask (blocked_attention.h); elsewhere through attentionProbs.
+// (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv]. Without gradients it runs
+// in blocks of query rows and never builds [H, n, m] scores or an [n, m] mask
+// (blocked_attention.h: on the CPU on every core, on a GPU all heads per block); with gradients
+// (training) through attentionProbs.
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                      const ScoreSpec& score, const LayerRun& run);
 

@@ -35,6 +35,7 @@ BlockedConfig& currentConfig() {
         }
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_ROWS"); s && std::atoi(s) > 0) c.rows = std::atoi(s);
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_KERNELS"); s && !std::strcmp(s, "blas")) c.ownKernels = false;
+        if (const char* s = std::getenv("ATTNSCOPE_DEVICE_BLOCK_CELLS"); s && std::atoll(s) > 0) c.deviceCells = std::atoll(s);
         return c;
     }();
     return config;
@@ -47,21 +48,22 @@ int workerCount(const BlockedConfig& config, std::int64_t items) {
 }
 
 // -inf where query row r (absolute start + r) may not see key column c (absolute lo + c), on a
-// [len, W] block of logits. Only the bands where the limits fall are touched: the causal limit
-// cuts at most len - 1 columns at the block's right edge, the window at most len - 1 at its left.
-// bands = false: the padding mask only (the fused softmax applies the causal limit and window).
+// [..., len, W] block of logits (leading dims: heads). Only the bands where the limits fall are
+// touched: the causal limit cuts at most len - 1 columns at the block's right edge, the window at
+// most len - 1 at its left. bands = false: the padding mask only (the fused softmax applies the
+// causal limit and window).
 void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start,
                std::int64_t lo, bool bands = true) {
-    const std::int64_t len = logits.size(0), W = logits.size(1), offset = m - n;
+    const std::int64_t len = logits.size(-2), W = logits.size(-1), offset = m - n;
     const auto flags = logits.options().dtype(at::kBool);
     if (bands && mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
         const std::int64_t u = start + offset - lo, first = std::max<std::int64_t>(0, u + 1);
         if (first < W)
-            logits.narrow(1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
+            logits.narrow(-1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
     }
     if (bands && mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
         const std::int64_t w0 = start + offset - mask.window - lo, end = std::min(W, len + w0);
-        if (end > 0) logits.narrow(1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
+        if (end > 0) logits.narrow(-1, 0, end).masked_fill_(at::ones({len, end}, flags).tril_(w0), kNegInf);
     }
     if (mask.keyAllowed.defined())
         logits.masked_fill_(mask.keyAllowed.narrow(0, lo, W).logical_not().to(logits.device()).unsqueeze(0), kNegInf);
@@ -80,6 +82,7 @@ void setBlockedConfig(const BlockedConfig& config) {
     std::lock_guard<std::mutex> hold(configLock);
     currentConfig() = config;
     if (currentConfig().rows < 1) currentConfig().rows = 1;
+    if (currentConfig().deviceCells < 1) currentConfig().deviceCells = 1;
 }
 
 KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64_t start, std::int64_t len) {
@@ -138,7 +141,7 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
     }
     if (score.bias.defined())
         logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()), 1.0 / temperature);
-    if (logits.scalar_type() == at::kFloat && logits.is_contiguous()) {
+    if (logits.scalar_type() == at::kFloat && logits.is_contiguous() && logits.is_cpu()) {
         // The fused row softmax (runtime/vector_math.h), the causal limit and the window as each
         // row's range of columns: row r sees columns (r + w0, r + u] (see maskBlock).
         maskBlock(logits, mask, n, m, start, span.lo, /*bands=*/false);
@@ -288,6 +291,46 @@ at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Ten
         const auto hs = static_cast<std::int64_t>(heads.size());
         stripedForEach(count, threads, [&](std::int64_t i) { one(heads[static_cast<std::size_t>(i % hs)], i / hs); });
     }
+    return context;
+}
+
+std::int64_t deviceBlockRows(std::int64_t heads, std::int64_t n, std::int64_t m) {
+    const std::int64_t rows = blockedConfig().deviceCells / std::max<std::int64_t>(1, heads * m);
+    return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, n));
+}
+
+at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                               const ScoreSpec& score, const LayerRun& run) {
+    const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0), dv = v.size(2);
+    const std::int64_t rows = deviceBlockRows(H, n, m);
+    const bool masked = mask.causal || mask.window > 0 || mask.keyAllowed.defined();
+    at::Tensor context = at::empty({H, n, dv}, v.options());
+    for (std::int64_t start = 0; start < n; start += rows) {
+        const std::int64_t len = std::min(rows, n - start);
+        const KeySpan span = keySpan(mask, n, m, start, len);
+        at::Tensor out = context.narrow(1, start, len);
+        if (span.size() == 0) {  // rows that may see no key: softmax over nothing, as the unblocked path gives
+            out.fill_(std::numeric_limits<double>::quiet_NaN());
+            continue;
+        }
+        const std::int64_t W = span.size();
+        ScoreSpec spanScore = score;  // the block's rows and keys of a position bias
+        if (score.bias.defined()) spanScore.bias = score.bias.narrow(1, start, len).narrow(2, span.lo, W);
+        at::Tensor additive;  // [len, W]: the causal and window bands and the padding mask of this block only
+        if (masked) {
+            additive = at::zeros({len, W}, q.options());
+            maskBlock(additive, mask, n, m, start, span.lo);
+        }
+        const at::Tensor probs = attentionProbs(q.narrow(1, start, len), k.narrow(1, span.lo, W), additive, spanScore,
+                                                run.temperature, span.lo)
+                                     .to(v.scalar_type());  // [H, len, W]
+        const at::Tensor values = v.narrow(1, span.lo, W);
+        if (H == Hkv)
+            out.copy_(at::bmm(probs, values));
+        else  // each key/value group serves H / Hkv query heads
+            out.copy_(at::bmm(probs.reshape({Hkv, (H / Hkv) * len, W}), values).view({H, len, dv}));
+    }
+    zeroMaskedHeads(context, run);
     return context;
 }
 

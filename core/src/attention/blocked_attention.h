@@ -53,9 +53,13 @@ struct BlockedConfig {
     // them and the scores are plain (no soft-cap, ALiBi, bias or padding mask; value width a
     // multiple of 16); false: every block through the BLAS.
     bool ownKernels = true;
+    // Other devices (deviceBlockedAttend): score cells per block, all heads together; a block of
+    // rows is deviceCells / (heads · keys) rows. 2^26: 256 MiB of float32 logits per block.
+    std::int64_t deviceCells = std::int64_t{1} << 26;
 };
 // The process's configuration: the defaults, or ATTNSCOPE_ATTN_STRIPING=blas|heads|rows,
-// ATTNSCOPE_ATTN_ROWS=N and ATTNSCOPE_ATTN_KERNELS=blas when set (read once); setBlockedConfig
+// ATTNSCOPE_ATTN_ROWS=N, ATTNSCOPE_ATTN_KERNELS=blas and ATTNSCOPE_DEVICE_BLOCK_CELLS=N when set
+// (read once); setBlockedConfig
 // replaces it (tests, benchmarks).
 BlockedConfig blockedConfig();
 void setBlockedConfig(const BlockedConfig& config);
@@ -65,6 +69,16 @@ void setBlockedConfig(const BlockedConfig& config);
 // the unblocked path).
 at::Tensor blockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                          const ScoreSpec& score, const LayerRun& run);
+
+// attendDot's path on other devices (a GPU), written with ATen's operations only, so it runs on
+// any device (the tests run it on the CPU): blocks of deviceBlockRows(H, n, m) query rows, all
+// heads of a block in one batched product over the keys its rows may see (keySpan), the
+// block's [len, keys] mask bands, softmax, · V. No [H, n, m] scores and no [n, m] mask; results
+// equal attentionProbs over the whole map, row by row, within float rounding.
+at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                               const ScoreSpec& score, const LayerRun& run);
+// Query rows per block on other devices for `heads` heads over m keys (BlockedConfig::deviceCells), in [1, n].
+std::int64_t deviceBlockRows(std::int64_t heads, std::int64_t n, std::int64_t m);
 
 // headProbs' CPU path: q [n, d], k [m, d] -> [n, m] (zeros outside each block's key span).
 at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,

@@ -24,10 +24,11 @@ void binsOf(std::int64_t count, int bins, std::vector<int>& bin, std::vector<int
 }  // namespace
 
 MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t colBegin, std::int64_t colEnd, int outRows,
-                     int outCols, Pooling pooling)
+                     int outCols, Pooling pooling, bool onDevice)
     : rowBegin_(rowBegin), rowEnd_(rowEnd), colBegin_(colBegin), colEnd_(colEnd),
       rows_(static_cast<int>(std::min<std::int64_t>(outRows, rowEnd - rowBegin))),
-      cols_(static_cast<int>(std::min<std::int64_t>(outCols, colEnd - colBegin))), pooling_(pooling) {
+      cols_(static_cast<int>(std::min<std::int64_t>(outCols, colEnd - colBegin))), pooling_(pooling),
+      onDevice_(onDevice) {
     binsOf(rowEnd - rowBegin, rows_, rowBin_, rowCount_);
     binsOf(colEnd - colBegin, cols_, colBin_, colCount_);
     acc_.assign(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(cols_), 0.0);
@@ -67,6 +68,7 @@ bool scalarPoolingBaseline() {
 }  // namespace
 
 void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col) {
+    if (onDevice_) return addOnDevice(block, row, col);
     const at::Tensor b = block.to(at::kFloat).contiguous();
     const std::int64_t len = b.size(0), width = b.size(1);
     const std::int64_t r0 = std::max(row, rowBegin_), r1 = std::min(row + len, rowEnd_);
@@ -106,7 +108,53 @@ void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col)
     }
 }
 
+namespace {
+
+// For max pooling with plain gathers and reductions (no scatter): [bins · widest] indices, bin
+// b's cells (consecutive, cells[b] of them) then its last cell repeated up to the widest bin's
+// count (a repeat does not change a max).
+at::Tensor binGather(const std::vector<int>& cells, const c10::Device& device) {
+    const int widest = *std::max_element(cells.begin(), cells.end());
+    std::vector<std::int64_t> index(cells.size() * static_cast<std::size_t>(widest));
+    std::int64_t first = 0;
+    for (std::size_t b = 0; b < cells.size(); ++b) {
+        for (int t = 0; t < widest; ++t) index[b * widest + t] = first + std::min(t, cells[b] - 1);
+        first += cells[b];
+    }
+    return at::tensor(index, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+at::Tensor binIndex(const std::vector<int>& bin, const c10::Device& device) {
+    return at::tensor(std::vector<std::int64_t>(bin.begin(), bin.end()), at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+}  // namespace
+
+void MapPooler::addOnDevice(const at::Tensor& block, std::int64_t row, std::int64_t col) {
+    const std::int64_t r0 = std::max(row, rowBegin_), r1 = std::min(row + block.size(0), rowEnd_);
+    const std::int64_t c0 = std::max(col, colBegin_), c1 = std::min(col + block.size(1), colEnd_);
+    if (r0 >= r1 || c0 >= c1) return;
+    const bool max = pooling_ == Pooling::Max;
+    const auto options = block.options().dtype(max ? at::kFloat : at::kDouble);
+    const std::int64_t len = r1 - r0, width = colEnd_ - colBegin_;
+    if (!deviceAcc_.defined()) {  // on the first block's device: every rectangle row's column bins
+        deviceAcc_ = at::zeros({rowEnd_ - rowBegin_, cols_}, options);
+        deviceColBin_ = max ? binGather(colCount_, block.device()) : binIndex(colBin_, block.device());
+        deviceRowBin_ = max ? binGather(rowCount_, block.device()) : binIndex(rowBin_, block.device());
+    }
+    const at::Tensor cells = block.narrow(0, r0 - row, len).narrow(1, c0 - col, c1 - c0).to(options.dtype());
+    at::Tensor dst = deviceAcc_.narrow(0, r0 - rowBegin_, len);
+    if (max) {  // cells outside the block are 0 (never added); the weights are >= 0
+        at::Tensor wide = at::zeros({len, width}, options);
+        wide.narrow(1, c0 - colBegin_, c1 - c0).copy_(cells);
+        dst.copy_(at::maximum(dst, wide.index_select(1, deviceColBin_).view({len, cols_, -1}).amax(-1)));
+    } else {
+        dst.index_add_(1, deviceColBin_.narrow(0, c0 - colBegin_, c1 - c0), cells);
+    }
+}
+
 void MapPooler::merge(const MapPooler& other) {
+    if (onDevice_ || other.onDevice_) throw Error("MapPooler::merge: poolers that fold on a device are not merged");
     for (std::size_t i = 0; i < acc_.size(); ++i)
         acc_[i] = pooling_ == Pooling::Max ? std::max(acc_[i], other.acc_[i]) : acc_[i] + other.acc_[i];
 }
@@ -116,9 +164,18 @@ HeadMap MapPooler::result() const {
     out.rows = rows_;
     out.cols = cols_;
     out.values.resize(acc_.size());
+    at::Tensor fromDevice;  // onDevice: the accumulator, copied once, as doubles
+    if (deviceAcc_.defined()) {  // the rows' column bins into row bins, on the device
+        const at::Tensor binned =
+            pooling_ == Pooling::Max
+                ? deviceAcc_.index_select(0, deviceRowBin_).view({rows_, -1, cols_}).amax(1)
+                : at::zeros({rows_, cols_}, deviceAcc_.options()).index_add_(0, deviceRowBin_, deviceAcc_);
+        fromDevice = binned.to(at::kCPU, at::kDouble).contiguous();
+    }
+    const double* acc = fromDevice.defined() ? fromDevice.data_ptr<double>() : acc_.data();
     for (int r = 0; r < rows_; ++r)
         for (int c = 0; c < cols_; ++c) {
-            double v = acc_[static_cast<std::size_t>(r) * cols_ + c];
+            double v = acc[static_cast<std::size_t>(r) * cols_ + c];
             if (pooling_ == Pooling::Mean) v /= static_cast<double>(rowCount_[r]) * colCount_[c];
             out.values[static_cast<std::size_t>(r) * cols_ + c] = static_cast<float>(v);
         }

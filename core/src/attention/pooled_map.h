@@ -23,13 +23,17 @@ class MapPooler {
 public:
     // The rectangle rows [rowBegin, rowEnd) x cols [colBegin, colEnd) (ends already resolved,
     // non-empty) into min(outRows, rows) x min(outCols, cols) bins.
+    // onDevice: the blocks stay on their device (a GPU trace's) and are folded there with ATen's
+    // operations into a bins-sized accumulator, so only the image crosses to the CPU; the CPU's
+    // vectorised loops otherwise. Both give the same bins (max exactly, sums up to the order of
+    // double additions).
     MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t colBegin, std::int64_t colEnd, int outRows,
-              int outCols, Pooling pooling);
+              int outCols, Pooling pooling, bool onDevice = false);
 
-    // Adds a float32 CPU block [len, width] whose first cell is map cell (row, col); its cells
-    // outside the rectangle are ignored. Cells never added count as 0 (masked keys).
+    // Adds a block [len, width] whose first cell is map cell (row, col); its cells outside the
+    // rectangle are ignored. Cells never added count as 0 (masked keys).
     void add(const at::Tensor& block, std::int64_t row, std::int64_t col);
-    // Combines another pooler of the same request (one per worker thread).
+    // Combines another pooler of the same request (one per worker thread; CPU poolers only).
     void merge(const MapPooler& other);
     HeadMap result() const;
 
@@ -42,6 +46,12 @@ private:
     std::vector<double> acc_;                // [rows_, cols_]
     std::vector<float> maxRow_;              // add()'s fold of one row bin's rows (scratch)
     std::vector<double> sumRow_;
+    bool onDevice_ = false;
+    // onDevice, on the blocks' device: each rectangle row's column bins [rowEnd - rowBegin, cols_],
+    // and the bins as gathers (max) or bin indices (sums).
+    at::Tensor deviceAcc_, deviceRowBin_, deviceColBin_;
+
+    void addOnDevice(const at::Tensor& block, std::int64_t row, std::int64_t col);
 };
 
 }  // namespace attnscope

@@ -142,7 +142,7 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
     const bool dot = cap.kind == AttentionKind::Dot && !cap.maps.defined() &&
                      (options.variant == MapVariant::Native || options.variant == MapVariant::Dot);
     return translateTorchErrors("computing a pooled attention map", [&] {
-        if (!dot || !cap.q.device().is_cpu()) {  // other variants and devices: pool the whole map
+        if (!dot) {  // other variants: pool the whole map
             MapPooler pooler(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling);
             pooler.add(impl_->mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat), 0, 0);
             return pooler.result();
@@ -151,6 +151,20 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
             throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
         const double temperature = options.temperature * cap.temperature;
         const at::Tensor q = forMap(cap.q[head]), k = forMap(cap.k[info.kvGroup(head)]);
+        if (!q.device().is_cpu()) {
+            // A GPU trace: blocks of rows as large as the device's budget allows, scored and
+            // folded into the bins on the device; only the image comes back.
+            MapPooler pooler(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling, /*onDevice=*/true);
+            const std::int64_t rows = deviceBlockRows(1, n, m);
+            for (std::int64_t start = r0 - r0 % rows; start < r1; start += rows) {
+                const std::int64_t len = std::min(rows, n - start);
+                const KeySpan span = keySpan(cap.mask, n, m, start, len);
+                if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) continue;
+                pooler.add(blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span),
+                           start, span.lo);
+            }
+            return pooler.result();
+        }
         const PackedKeys packed = packKeys(k);
         const BlockedConfig config = blockedConfig();
         const std::int64_t rows = config.rows, first = r0 / rows, blocks = (r1 + rows - 1) / rows - first;
