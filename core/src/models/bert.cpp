@@ -133,7 +133,9 @@ public:
 
 protected:
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
-        return runForwardText(TextInput{ids, {}, {}}, options);
+        TextInput in;
+        in.ids = ids;
+        return runForwardText(in, options);
     }
 
     std::shared_ptr<const Trace> runForwardText(const TextInput& in, const RunOptions& options) const override {
