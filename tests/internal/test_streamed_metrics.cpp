@@ -14,6 +14,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -23,9 +24,10 @@ using namespace attnscope;
 namespace {
 
 // A self-attention block of `layers` layers, H query heads over G key groups; layer l uses
-// masks[l % masks.size()].
+// masks[l % masks.size()]; Q and K drawn in float32 on the CPU, then stored as `storage` says
+// (a half-precision capture, a GPU trace).
 std::shared_ptr<const Trace> blockTrace(int layers, std::int64_t H, std::int64_t G, std::int64_t n,
-                                        const std::vector<MaskSpec>& masks) {
+                                        const std::vector<MaskSpec>& masks, const at::TensorOptions& storage = {}) {
     auto impl = std::make_unique<Trace::Impl>();
     for (std::int64_t i = 0; i < n; ++i) {
         impl->ids.push_back(i);
@@ -45,7 +47,8 @@ std::shared_ptr<const Trace> blockTrace(int layers, std::int64_t H, std::int64_t
         score.scale = 0.3;
         // Some heads sharp (large q), some broad, so the pattern scores differ between heads.
         const at::Tensor q = at::randn({H, n, 16}) * at::linspace(0.5, 3.0, H).view({H, 1, 1});
-        block.layers.push_back(dotCapture(q, at::randn({G, n, 16}), score, masks[std::size_t(l) % masks.size()]));
+        const at::Tensor k = at::randn({G, n, 16});
+        block.layers.push_back(dotCapture(q.to(storage), k.to(storage), score, masks[std::size_t(l) % masks.size()]));
     }
     impl->blocks.push_back(std::move(block));
     return std::make_shared<const Trace>(std::move(impl));
@@ -187,6 +190,50 @@ TEST_CASE("forEachRowBlock hands out each row once with the exact map's values",
     }
     CHECK_THROWS_WITH(forEachRowBlock(*trace, 0, 0, 0, {}, 1, [](int, const MapRowBlock&) {}, nullptr, 650, 701),
                       Catch::Contains("map rows 650..701 are not inside the map's 700 rows"));
+}
+
+TEST_CASE("forEachRowBlock on a half-precision capture hands out Trace::map's values", "[analysis][streamed]") {
+    // --capture-dtype bfloat16 (and a GPU's F16/BF16 forward) store Q and K in half precision;
+    // maps and row blocks both compute from them in float32.
+    at::manual_seed(8);
+    MaskSpec causal;
+    causal.causal = true;
+    const auto trace = blockTrace(1, 2, 1, 300, {causal}, at::TensorOptions().dtype(at::kBFloat16));
+    for (int head : {0, 1}) {
+        const HeadMap map = trace->map(0, 0, head);
+        double worst = 0;
+        int rows = 0;
+        forEachRowBlock(*trace, 0, 0, head, {}, 1, [&](int, const MapRowBlock& b) {
+            rows += b.rows;
+            for (int r = 0; r < b.rows; ++r)
+                for (int j = b.colBegin; j < b.colEnd; ++j)
+                    worst = std::max(worst, std::abs(double(b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)]) -
+                                                     map.at(b.rowBegin + r, j)));
+        });
+        CHECK(rows == 300);
+        CHECK(worst < 1e-6);
+    }
+}
+
+TEST_CASE("CUDA: streamed metrics of a GPU trace equal the CPU trace's", "[cuda]") {
+    REQUIRE(at::hasCUDA());  // run by ctest's cuda_kernels entry only where a GPU is visible
+    MaskSpec causal;
+    causal.causal = true;
+    at::manual_seed(14);
+    const auto cpu = blockTrace(2, 4, 2, 900, {causal});
+    at::manual_seed(14);
+    const auto gpu = blockTrace(2, 4, 2, 900, {causal}, at::TensorOptions().device(at::kCUDA));
+    REQUIRE(gpu->device().rfind("cuda", 0) == 0);
+    const std::vector<HeadMetrics> a = headMetrics(*cpu, {}), b = headMetrics(*gpu, {});
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        // One head's Q and K come to the CPU, so the rows are the CPU trace's own.
+        CHECK(b[i].entropy == a[i].entropy);
+        CHECK(b[i].meanDistance == a[i].meanDistance);
+        CHECK(b[i].klDotLinear == a[i].klDotLinear);
+        CHECK(b[i].scores.diagonal == a[i].scores.diagonal);
+    }
+    std::printf("cuda-check streamed metrics of %zu heads from a GPU trace equal the CPU's\n", a.size());
 }
 
 TEST_CASE("forEachRowBlock's linear rows equal a double-precision linear map", "[analysis][streamed]") {

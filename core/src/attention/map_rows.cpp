@@ -52,10 +52,12 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     MapVariant variant = options.variant;
     if (variant == MapVariant::Native) variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
     const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
-    const bool cpu = cap.q.device().is_cpu() && !cap.maps.defined();  // given maps: the whole-map path
+    // Dot and linear rows are computed per block on the CPU, from a GPU trace too: one head's Q
+    // and K come over (n × d values each) instead of its n × n map. Given maps: the whole-map path.
+    const bool blocked = !cap.maps.defined();
     const std::int64_t n = cap.q.size(1);
-    if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
-        const at::Tensor q = cap.q[head], k = cap.k[info.kvGroup(head)];
+    if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
+        const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat), k = cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat);
         const double temperature = options.temperature * cap.temperature;
         const PackedKeys packed = packKeys(k);
         return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span) {
@@ -64,14 +66,15 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
                 .contiguous();
         };
     }
-    if (cpu && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
+    if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
         cap.score.plain()) {
-        const at::Tensor q = cap.q[head].to(at::kFloat), phiK = featureMap(cap.k[info.kvGroup(head)].to(at::kFloat), fm);
+        const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat);
+        const at::Tensor phiK = featureMap(cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat), fm);
         return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span) {
             return linearRows(featureMap(q.narrow(0, start, len), fm), phiK, cap.mask, n, start, span).contiguous();
         };
     }
-    // FAVOR+, additive and GPU maps: the whole map once (mapTensor also refuses what it must).
+    // FAVOR+ and additive maps: the whole map once (mapTensor also refuses what it must).
     const at::Tensor full = impl.mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
     return [full](std::int64_t start, std::int64_t len, KeySpan span) {
         return full.narrow(0, start, len).narrow(1, span.lo, span.size()).contiguous();

@@ -27,9 +27,10 @@ std::pair<int, int> mapShape(const Trace& trace, int block, int layer);
 // Visits trace.map(block, layer, head, options) block of query rows by block, on up to `workers`
 // threads (0 = every core): visit(worker, rows) with worker in [0, workers), each row block once,
 // in no fixed order across workers. With `second`, each block also carries the same rows of that
-// map (e.g. the Linear variant, for a KL between the two). Dot and Linear (elu/relu) maps on the
-// CPU are computed per block, so a head's full map is never held (peak: one [64, keys] block per
-// worker and map); FAVOR+, additive and GPU maps are computed whole and then visited in blocks.
+// map (e.g. the Linear variant, for a KL between the two). Dot and Linear (elu/relu) maps are
+// computed per block on the CPU (a GPU trace's head's Q and K are copied over first), so a
+// head's full map is never held (peak: one [64, keys] block per worker and map); FAVOR+ and
+// additive maps are computed whole and then visited in blocks.
 // Only rows [rowBegin, rowEnd) are visited (an end of 0: every row); blocks never straddle a
 // multiple of the block size. Throws like Trace::map() and on a row range outside the map; an
 // exception thrown by visit stops the visit and is rethrown.
