@@ -194,6 +194,14 @@ LayerRun layerRun(const RunOptions& options, const std::string& block, int layer
     return run;
 }
 
+at::Tensor weightedValues(const at::Tensor& probs, const at::Tensor& v) {
+    const auto H = probs.size(0), n = probs.size(1), Hkv = v.size(0);
+    const at::Tensor p = probs.to(v.scalar_type());
+    if (H == Hkv) return at::bmm(p, v);
+    // Each key/value group serves H / Hkv query heads.
+    return at::bmm(p.reshape({Hkv, (H / Hkv) * n, p.size(2)}), v).view({H, n, v.size(2)});
+}
+
 void zeroMaskedHeads(at::Tensor& context, const LayerRun& run) {
     for (int h : run.maskedHeads)
         if (h >= 0 && h < context.size(0)) context[h].zero_();
@@ -205,15 +213,8 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
     if (!needsGrad) return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run) : deviceBlockedAttend(q, k, v, mask, score, run);
-    const auto H = q.size(0), n = q.size(1), Hkv = k.size(0);
-    const at::Tensor additive = additiveMask(mask, n, k.size(1), q.options());
-    at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature).to(v.scalar_type());  // [H, n, m]
-    at::Tensor context;
-    if (H == Hkv) {
-        context = at::bmm(probs, v);
-    } else {  // each key/value group serves H / Hkv query heads
-        context = at::bmm(probs.reshape({Hkv, (H / Hkv) * n, probs.size(2)}), v).view({H, n, v.size(2)});
-    }
+    const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());
+    at::Tensor context = weightedValues(attentionProbs(q, k, additive, score, run.temperature), v);
     zeroMaskedHeads(context, run);
     return context;
 }

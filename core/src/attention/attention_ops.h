@@ -89,6 +89,10 @@ LayerRun layerRun(const RunOptions& options, const std::string& block, int layer
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                      const ScoreSpec& score, const LayerRun& run);
 
+// probs [H, n, m] (cast to v's dtype) · v [Hkv, m, dv] -> [H, n, dv], query head h over key/value
+// group h / (H / Hkv).
+at::Tensor weightedValues(const at::Tensor& probs, const at::Tensor& v);
+
 // Zeroes the masked heads of a context [H, n, dv] in place.
 void zeroMaskedHeads(at::Tensor& context, const LayerRun& run);
 

@@ -301,7 +301,7 @@ std::int64_t deviceBlockRows(std::int64_t heads, std::int64_t n, std::int64_t m)
 
 at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                                const ScoreSpec& score, const LayerRun& run) {
-    const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), Hkv = k.size(0), dv = v.size(2);
+    const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), dv = v.size(2);
     const std::int64_t rows = deviceBlockRows(H, n, m);
     const bool masked = mask.causal || mask.window > 0 || mask.keyAllowed.defined();
     at::Tensor context = at::empty({H, n, dv}, v.options());
@@ -322,13 +322,8 @@ at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const a
             maskBlock(additive, mask, n, m, start, span.lo);
         }
         const at::Tensor probs = attentionProbs(q.narrow(1, start, len), k.narrow(1, span.lo, W), additive, spanScore,
-                                                run.temperature, span.lo)
-                                     .to(v.scalar_type());  // [H, len, W]
-        const at::Tensor values = v.narrow(1, span.lo, W);
-        if (H == Hkv)
-            out.copy_(at::bmm(probs, values));
-        else  // each key/value group serves H / Hkv query heads
-            out.copy_(at::bmm(probs.reshape({Hkv, (H / Hkv) * len, W}), values).view({H, len, dv}));
+                                                run.temperature, span.lo);  // [H, len, W]
+        out.copy_(weightedValues(probs, v.narrow(1, span.lo, W)));
     }
     zeroMaskedHeads(context, run);
     return context;
