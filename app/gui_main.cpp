@@ -38,8 +38,7 @@ int main(int argc, char** argv) {
     QCoreApplication::setApplicationVersion(QString::fromLatin1(attnscope::kVersion));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QStringLiteral("Explore what every attention head of a transformer attends to."));
+    parser.setApplicationDescription(QStringLiteral("Explore what every attention head of a transformer attends to."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("MODEL"),
@@ -51,8 +50,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
     parser.addOption(image);
-    const QCommandLineOption corpus(QStringLiteral("corpus"), QStringLiteral("A corpus result folder (attnscope-cli corpus) to show in the Corpus tab."),
-                                    QStringLiteral("DIR"));
+    const QCommandLineOption corpus(
+            QStringLiteral("corpus"),
+            QStringLiteral("A corpus result folder (attnscope-cli corpus) to show in the Corpus tab."),
+            QStringLiteral("DIR"));
     parser.addOption(corpus);
     parser.process(*app);  // exits for --help, --version and unknown options
     const QStringList args = parser.positionalArguments();
@@ -76,8 +77,10 @@ int main(int argc, char** argv) {
         const auto builtin = attnscope::builtinModels();
         const bool hasDefault = std::any_of(builtin.begin(), builtin.end(),
                                             [](const attnscope::BuiltinModel& b) { return b.name == kDefaultModel; });
-        if (hasDefault) window.openModel(QStringLiteral("builtin:") + QString::fromLatin1(kDefaultModel));
-        else if (!builtin.empty()) window.openModel(QStringLiteral("builtin:") + QString::fromStdString(builtin.front().name));
+        if (hasDefault)
+            window.openModel(QStringLiteral("builtin:") + QString::fromLatin1(kDefaultModel));
+        else if (!builtin.empty())
+            window.openModel(QStringLiteral("builtin:") + QString::fromStdString(builtin.front().name));
     }
     return app->exec();
 }

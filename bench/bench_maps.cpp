@@ -79,8 +79,14 @@ void BM_AttentionFlow(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(attentionFlow(layers));
     state.SetLabel(std::string(causal ? "causal" : "full") + ", 12 layers, n=" + std::to_string(n));
 }
-BENCHMARK(BM_AttentionFlow)->Args({16, 1})->Args({32, 1})->Args({64, 1})->Args({16, 0})->Args({32, 0})->Args({64, 0})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionFlow)
+        ->Args({16, 1})
+        ->Args({32, 1})
+        ->Args({64, 1})
+        ->Args({16, 0})
+        ->Args({32, 0})
+        ->Args({64, 0})
+        ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -37,7 +37,8 @@ const std::string& prose() {
 std::unique_ptr<attnscope::Tokenizer> load() {
     const char* env = std::getenv("ATTNSCOPE_BENCH_TOKENIZER");
     const std::filesystem::path path = env && *env ? env : ATTNSCOPE_SOURCE_DIR "/tests/data/tokenizers/gpt2";
-    return std::filesystem::is_directory(path) ? attnscope::Tokenizer::fromFolder(path) : attnscope::Tokenizer::fromFile(path);
+    return std::filesystem::is_directory(path) ? attnscope::Tokenizer::fromFolder(path)
+                                               : attnscope::Tokenizer::fromFile(path);
 }
 
 // Repeated encodes with one tokenizer: its word cache is warm after the first.

@@ -57,9 +57,7 @@ Inputs inputs(std::int64_t n) {
     return in;
 }
 
-at::Tensor causalAdditive(std::int64_t n) {
-    return at::full({n, n}, -std::numeric_limits<float>::infinity()).triu_(1);
-}
+at::Tensor causalAdditive(std::int64_t n) { return at::full({n, n}, -std::numeric_limits<float>::infinity()).triu_(1); }
 
 // Runs fn each iteration; reports peak tensor memory of one extra, tracked run.
 template <typename Fn>
@@ -102,7 +100,9 @@ void BM_FavorMap_Plain(benchmark::State& s) {
     const at::Tensor w = favorFeatures(kDim, 256, 0);
     const double r = std::sqrt(in.scale);
     run(s, [&] {
-        auto phi = [&](const at::Tensor& x) { return at::exp(at::mm(x * r, w.t()) - (x * r).pow(2).sum(-1, true) / 2); };
+        auto phi = [&](const at::Tensor& x) {
+            return at::exp(at::mm(x * r, w.t()) - (x * r).pow(2).sum(-1, true) / 2);
+        };
         at::Tensor a = at::mm(phi(in.q), phi(in.k).t()).tril();
         return a / a.sum(-1, true);
     });
@@ -130,7 +130,9 @@ void BM_DotOutput_Core(benchmark::State& s) {
 }
 void BM_DotOutput_Plain(benchmark::State& s) {
     auto in = inputs(s.range(0));
-    run(s, [&] { return at::mm(at::softmax(at::mm(in.q, in.k.t()) * in.scale + causalAdditive(in.q.size(0)), -1), in.v); });
+    run(s, [&] {
+        return at::mm(at::softmax(at::mm(in.q, in.k.t()) * in.scale + causalAdditive(in.q.size(0)), -1), in.v);
+    });
 }
 void BM_LinearOutput_Core(benchmark::State& s) {
     auto in = inputs(s.range(0));

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace attnscope;
     static const auto tokenizers = [] {
         std::vector<std::unique_ptr<Tokenizer>> t;
-        for (const char* name : {"gpt2.json", "bert-uncased.json", "llama2.json", "llama3.json", "unigram.json", "affix-bpe.json"})
+        for (const char* name :
+             {"gpt2.json", "bert-uncased.json", "llama2.json", "llama3.json", "unigram.json", "affix-bpe.json"})
             t.push_back(Tokenizer::fromFile(std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA) / name));
         return t;
     }();

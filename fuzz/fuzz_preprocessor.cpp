@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         RgbImage image{7, 5, std::vector<std::uint8_t>(7 * 5 * 3)};
         for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>(i * 29);
         checkImage(image);
-        if (p.width <= 64 && p.height <= 64) preprocessImage(image, p);  // larger sizes are refused against the model later
+        if (p.width <= 64 && p.height <= 64)
+            preprocessImage(image, p);  // larger sizes are refused against the model later
     } catch (const Error&) {
     }
     return 0;

@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t layout = data[0] % 4;
     fuzz::writeBytes(folder / names[layout], fuzz::asView(data + 1, size - 1));
     if (layout == 3) fuzz::writeBytes(folder / "vocab.json", R"({"</s>": 0, "<unk>": 1, "<pad>": 2, ">>fr<<": 3})");
-    static const char* const texts[] = {"Hello world, unaffable héllo!", "  ＦＵＬＬ ﬁ\u00a0日本語 😀\t\n", "</s> <s> <extra_id_0> <mask>", ""};
+    static const char* const texts[] = {"Hello world, unaffable héllo!", "  ＦＵＬＬ ﬁ\u00a0日本語 😀\t\n",
+                                        "</s> <s> <extra_id_0> <mask>", ""};
     try {
         const auto tokenizer = Tokenizer::fromFolder(folder);
         if (tokenizer) {
@@ -34,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 tokenizer->displayTokens(e.ids);
                 for (const auto& t : e.tokens) tokenizer->tokenToId(t);
             }
-            for (std::int64_t id = 0; id < std::min<std::int64_t>(tokenizer->vocabSize(), 64); ++id) tokenizer->idToToken(id);
+            for (std::int64_t id = 0; id < std::min<std::int64_t>(tokenizer->vocabSize(), 64); ++id)
+                tokenizer->idToToken(id);
         }
     } catch (const Error&) {
     }

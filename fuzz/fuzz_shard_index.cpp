@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto g = testing::makeGpt2(spec, 1);
         testing::Checkpoint c;
         c.config = {{"model_type", "gpt2"}, {"vocab_size", spec.vocab}, {"n_positions", spec.positions},
-                    {"n_embd", spec.embd}, {"n_head", spec.heads}, {"n_layer", spec.layers}};
+                    {"n_embd", spec.embd},  {"n_head", spec.heads},     {"n_layer", spec.layers}};
         for (const auto& [name, t] : g.tensors) c.tensors["transformer." + name] = t;
         testing::writeCheckpoint(d, c, testing::WriteOptions{"F32", 2});
         return d;

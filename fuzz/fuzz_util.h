@@ -22,7 +22,8 @@ namespace attnscope::fuzz {
 inline const std::filesystem::path& scratch() {
     static const std::filesystem::path dir = [] {
         const char* base = std::getenv("TMPDIR");
-        auto d = std::filesystem::path(base && *base ? base : "/tmp") / ("attnscope-fuzz-" + std::to_string(::getpid()));
+        auto d =
+                std::filesystem::path(base && *base ? base : "/tmp") / ("attnscope-fuzz-" + std::to_string(::getpid()));
         std::filesystem::remove_all(d);
         std::filesystem::create_directories(d);
         return d;

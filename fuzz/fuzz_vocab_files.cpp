@@ -17,9 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const char* f : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json"})
         std::filesystem::remove(folder / f);
     const bool bpe = parts[0] == "bpe";
-    const std::vector<const char*> files = bpe ? std::vector<const char*>{"vocab.json", "merges.txt", "tokenizer_config.json"}
-                                               : std::vector<const char*>{"vocab.txt", "tokenizer_config.json"};
-    for (std::size_t i = 0; i < files.size() && i + 1 < parts.size(); ++i) fuzz::writeBytes(folder / files[i], parts[i + 1]);
+    const std::vector<const char*> files =
+            bpe ? std::vector<const char*>{"vocab.json", "merges.txt", "tokenizer_config.json"}
+                : std::vector<const char*>{"vocab.txt", "tokenizer_config.json"};
+    for (std::size_t i = 0; i < files.size() && i + 1 < parts.size(); ++i)
+        fuzz::writeBytes(folder / files[i], parts[i + 1]);
     try {
         const auto tokenizer = Tokenizer::fromFolder(folder);
         if (tokenizer) {

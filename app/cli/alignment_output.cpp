@@ -19,7 +19,8 @@ int parseIndex(const std::string& text, const std::string& whole) {
         used = 0;
     }
     if (text.empty() || used != text.size() || value < 0 || text[0] == '+' || text[0] == '-')
-        throw Error("--alignment-heads '" + whole + "': '" + text + "' is not a layer or head index (a whole number >= 0)");
+        throw Error("--alignment-heads '" + whole + "': '" + text +
+                    "' is not a layer or head index (a whole number >= 0)");
     return value;
 }
 
@@ -41,14 +42,20 @@ std::optional<AlignmentRequest> parseAlignmentRequest(const Args& args) {
     r.file = *file;
     if (r.file.empty()) throw Error("--alignment: give a file name");
     if (auto u = args.value("alignment-units")) {
-        if (*u == "words") r.options.units = AlignmentUnits::Words;
-        else if (*u == "tokens") r.options.units = AlignmentUnits::Tokens;
-        else throw Error("--alignment-units '" + *u + "' is not one of words, tokens");
+        if (*u == "words")
+            r.options.units = AlignmentUnits::Words;
+        else if (*u == "tokens")
+            r.options.units = AlignmentUnits::Tokens;
+        else
+            throw Error("--alignment-units '" + *u + "' is not one of words, tokens");
     }
     if (auto rows = args.value("alignment-rows")) {
-        if (*rows == "input") r.options.rows = AlignmentRows::Input;
-        else if (*rows == "predicted") r.options.rows = AlignmentRows::Predicted;
-        else throw Error("--alignment-rows '" + *rows + "' is not one of input, predicted");
+        if (*rows == "input")
+            r.options.rows = AlignmentRows::Input;
+        else if (*rows == "predicted")
+            r.options.rows = AlignmentRows::Predicted;
+        else
+            throw Error("--alignment-rows '" + *rows + "' is not one of input, predicted");
     }
     if (auto h = args.value("alignment-heads")) {
         if (*h == "all") {
@@ -63,11 +70,14 @@ std::optional<AlignmentRequest> parseAlignmentRequest(const Args& args) {
             while (std::getline(items, item, ',')) {
                 const auto colon = item.find(':');
                 if (colon == std::string::npos)
-                    throw Error("--alignment-heads '" + *h + "': '" + item + "' is not LAYER:HEAD (or give all, layer:L)");
-                r.options.heads.push_back({parseIndex(item.substr(0, colon), *h), parseIndex(item.substr(colon + 1), *h)});
+                    throw Error("--alignment-heads '" + *h + "': '" + item +
+                                "' is not LAYER:HEAD (or give all, layer:L)");
+                r.options.heads.push_back(
+                        {parseIndex(item.substr(0, colon), *h), parseIndex(item.substr(colon + 1), *h)});
             }
             if (r.options.heads.empty() || h->back() == ',')
-                throw Error("--alignment-heads '" + *h + "': give LAYER:HEAD pairs separated by commas, all, or layer:L");
+                throw Error("--alignment-heads '" + *h +
+                            "': give LAYER:HEAD pairs separated by commas, all, or layer:L");
         }
     }
     return r;
@@ -90,7 +100,8 @@ Alignment computeAlignment(const Trace& trace, const AlignmentRequest& request) 
     try {
         Alignment a = alignTrace(trace, options);
         if (request.heads == AlignmentRequest::Heads::All) a.heads = "every head of every layer";
-        if (request.heads == AlignmentRequest::Heads::Layer) a.heads = "every head of layer " + std::to_string(request.layer);
+        if (request.heads == AlignmentRequest::Heads::Layer)
+            a.heads = "every head of layer " + std::to_string(request.layer);
         return a;
     } catch (const Error& e) {
         throw Error(std::string("--alignment-heads: ") + e.what());

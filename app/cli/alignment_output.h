@@ -24,9 +24,9 @@ std::set<std::string> withAlignmentOptions(std::set<std::string> options);
 
 struct AlignmentRequest {
     std::filesystem::path file;
-    AlignmentOptions options;          // heads filled by resolve() for "all" and "layer:L"
+    AlignmentOptions options;  // heads filled by resolve() for "all" and "layer:L"
     enum class Heads { Default, List, All, Layer } heads = Heads::Default;
-    int layer = 0;                     // Heads::Layer
+    int layer = 0;  // Heads::Layer
 };
 
 // Checks the options before a model loads: nothing without --alignment; the others need it

@@ -35,7 +35,7 @@ struct AttentionSettings {
     int pruneCount = 0;
     bool pruneLeast = false;
     int topK = 5;
-    std::string what;    // the intervention, in words
+    std::string what;  // the intervention, in words
 };
 
 LabVariant parseVariant(const std::string& v) {
@@ -70,10 +70,12 @@ AttentionSettings parseSettings(const Args& args) {
         if (auto layers = args.value("layers")) s.run.temperatureLayers = parseLayerList(*layers);
         std::ostringstream w;
         w << "temperature " << temperature << " inside ";
-        if (s.run.temperatureLayers.empty()) w << "every layer";
+        if (s.run.temperatureLayers.empty())
+            w << "every layer";
         else {
             w << "layers ";
-            for (std::size_t i = 0; i < s.run.temperatureLayers.size(); ++i) w << (i ? "," : "") << s.run.temperatureLayers[i];
+            for (std::size_t i = 0; i < s.run.temperatureLayers.size(); ++i)
+                w << (i ? "," : "") << s.run.temperatureLayers[i];
         }
         s.what = w.str();
     } else {
@@ -84,9 +86,12 @@ AttentionSettings parseSettings(const Args& args) {
         s.what += (s.what.empty() ? "" : "; ") + std::string("masked heads ") + *heads;
     }
     if (auto p = args.value("prune")) {
-        if (*p == "entropy") s.importance = Importance::Entropy;
-        else if (*p == "output") s.importance = Importance::OutputChange;
-        else throw Error("--prune '" + *p + "' is not one of entropy, output");
+        if (*p == "entropy")
+            s.importance = Importance::Entropy;
+        else if (*p == "output")
+            s.importance = Importance::OutputChange;
+        else
+            throw Error("--prune '" + *p + "' is not one of entropy, output");
         s.prune = true;
         s.pruneCount = static_cast<int>(args.integer("prune-count", 1, kMaxInt).value_or(1));
         s.pruneLeast = args.flag("prune-least");
@@ -139,7 +144,11 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
             std::optional<AdditiveFit> fit;
             if (variantNeedsFit(block, s.lab.variant)) {
                 fit = fitAdditive(trace, b, l, h, s.fit);
-                fits.push_back({{"block", block.name}, {"layer", l}, {"head", h}, {"initial_kl", fit->initialKl}, {"final_kl", fit->finalKl}});
+                fits.push_back({{"block", block.name},
+                                {"layer", l},
+                                {"head", h},
+                                {"initial_kl", fit->initialKl},
+                                {"final_kl", fit->finalKl}});
             }
             const HeadMap map = labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map;
             npy.append(map.values.data(), map.values.size());
@@ -149,9 +158,10 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv,
-              withGenerateOptions(withAlignmentOptions(withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features", "seed",
-                                "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune", "prune-count",
-                                "capture-dtype", "weights"}))),
+              withGenerateOptions(withAlignmentOptions(
+                      withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features",
+                                        "seed", "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune",
+                                        "prune-count", "capture-dtype", "weights"}))),
               withGenerateFlags({"propagate", "prune-least", "progress"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
@@ -182,15 +192,19 @@ int runAttention(const std::vector<std::string>& argv) {
     nlohmann::json change;
     if (s.prune) {
         validateHeads(*trace, s.run.maskHeads);
-        const PruneResult p = pruneByImportance(*model, *trace, s.importance, s.pruneCount, s.pruneLeast, again, s.topK);
+        const PruneResult p =
+                pruneByImportance(*model, *trace, s.importance, s.pruneCount, s.pruneLeast, again, s.topK);
         std::cout << "masked by importance:";
-        for (const HeadRef& h : p.masked) std::cout << " " << h.layer << ":" << h.head << (h.block.empty() || p.trace->blocks().size() == 1 ? "" : "(" + h.block + ")");
+        for (const HeadRef& h : p.masked)
+            std::cout << " " << h.layer << ":" << h.head
+                      << (h.block.empty() || p.trace->blocks().size() == 1 ? "" : "(" + h.block + ")");
         std::cout << "\n";
         trace = p.trace;
         change = outputChangeJson(p.change);
         change["intervention"] = s.what;
         for (const HeadScore& r : p.ranking)
-            change["ranking"].push_back({{"block", r.head.block}, {"layer", r.head.layer}, {"head", r.head.head}, {"score", r.score}});
+            change["ranking"].push_back(
+                    {{"block", r.head.block}, {"layer", r.head.layer}, {"head", r.head.head}, {"score", r.score}});
         printOutputChange(std::cout, p.change, s.what);
     } else if (s.rerun) {
         const Rerun r = rerun(*model, *trace, again, s.topK);  // validates layers and heads
@@ -210,8 +224,9 @@ int runAttention(const std::vector<std::string>& argv) {
     for (int b = 0; b < static_cast<int>(blocks.size()); ++b) {
         const std::string name = blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy";
         writeBlock(*trace, b, s, staged.path(name), fits);
-        written.push_back((out / name).string() + " [" + std::to_string(blocks[b].layers) + ", " + std::to_string(blocks[b].heads) +
-                          ", " + std::to_string(blocks[b].queryTokens.size()) + ", " + std::to_string(blocks[b].keyTokens.size()) + "]");
+        written.push_back((out / name).string() + " [" + std::to_string(blocks[b].layers) + ", " +
+                          std::to_string(blocks[b].heads) + ", " + std::to_string(blocks[b].queryTokens.size()) + ", " +
+                          std::to_string(blocks[b].keyTokens.size()) + "]");
     }
 
     nlohmann::json tokens = {{"ids", trace->ids()}, {"tokens", trace->tokens()}};
@@ -232,7 +247,9 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["probabilities"] = p;
     }
     if (generation) tokens["generation"] = generationJson(*generation, trace->tokens(), *gen);
-    for (const auto& block : blocks) tokens["blocks"][block.name] = {{"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
+    for (const auto& block : blocks)
+        tokens["blocks"][block.name] = {
+                {"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
     writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
     written.push_back((out / "tokens.json").string());
     if (s.rerun) {
@@ -242,15 +259,19 @@ int runAttention(const std::vector<std::string>& argv) {
     if (!fits.empty()) {
         double before = 0, after = 0;
         for (const auto& f : fits) before += f["initial_kl"].get<double>(), after += f["final_kl"].get<double>();
-        std::cout << "additive fit (width " << s.fit.width << ", " << s.fit.steps << " Adam steps): mean KL to the dot map "
-                  << before / fits.size() << " -> " << after / fits.size() << " nats over " << fits.size() << " heads\n";
-        writeFileAtomically(staged.path("fit.json"), nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) + "\n");
+        std::cout << "additive fit (width " << s.fit.width << ", " << s.fit.steps
+                  << " Adam steps): mean KL to the dot map " << before / fits.size() << " -> " << after / fits.size()
+                  << " nats over " << fits.size() << " heads\n";
+        writeFileAtomically(staged.path("fit.json"),
+                            nlohmann::json({{"width", s.fit.width}, {"steps", s.fit.steps}, {"heads", fits}}).dump(2) +
+                                    "\n");
         written.push_back((out / "fit.json").string());
     }
     if (alignment) {
         writeAlignmentFile(*align, *alignment);
-        written.push_back(align->file.string() + " (alignment on " + (align->options.units == AlignmentUnits::Words ? "words" : "tokens") +
-                          ", " + alignment->heads + ")");
+        written.push_back(align->file.string() + " (alignment on " +
+                          (align->options.units == AlignmentUnits::Words ? "words" : "tokens") + ", " +
+                          alignment->heads + ")");
     }
     staged.commit();
     for (const auto& w : written) std::cerr << "wrote " << w << "\n";
@@ -261,75 +282,75 @@ int runAttention(const std::vector<std::string>& argv) {
 
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
-    "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
-    "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
-    "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
-    "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
-    "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
-    "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
-    "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
-    "                               [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress]\n"
-    "                               [--generate N [--sample [--sample-temperature T] [--top-k K] [--top-p P] [--seed S]]]\n"
-    "                               [--alignment FILE [--alignment-units words|tokens]\n"
-    "                                [--alignment-heads L:H,L:H|all|layer:L] [--alignment-rows input|predicted]]\n\n"
-    "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
-    "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
-    "as the model's preprocessor_config.json says), and writes\n"
-    "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
-    "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
-    "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
-    "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
-    "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
-    "                     column), \"target\" (one per row: the start symbol <s>, then each\n"
-    "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
-    "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
-    "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
-    "MODEL is a model folder or builtin:NAME.\n"
-    "--weights: half-precision weights converted to float32 up front, or streamed from the file one layer\n"
-    "  at a time (auto: streamed only when converting does not fit in memory).\n"
-    "--capture-dtype keeps the recorded Q and K in half precision (maps are still computed in float32).\n"
-    "--progress writes the loading and the per-layer progress, with the time left, on stderr.\n"
-    "Encoder-decoders (T5, BART, mBART, Marian): --target-ids are the decoder's input ids used exactly\n"
-    "  (teacher forcing; they start with the decoder start token), --target-text is tokenized as the\n"
-    "  target side and shifted right as Hugging Face does; without a target the model decodes greedily\n"
-    "  up to --max-new-tokens (1..4096, default 32) or its end token. \"target\" then labels each\n"
-    "  decoder row and \"output\" holds what each row writes (its argmax next token).\n"
-    "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
-    "  no query may attend to (1 = real token).\n"
-    "--temperature T divides the attention logits by T before the softmax (display only), or with\n"
-    "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
-    "  the outputs change; the maps written are those the model then used.\n"
-    "--mask-heads L:H,L:H zeroes those heads' outputs (BLOCK:L:H for one block) and re-runs.\n"
-    "--prune entropy|output ranks heads by importance (low mean entropy, or the output change when\n"
-    "  the head alone is masked: one run per head) and masks the K (--prune-count, 1) most important\n"
-    "  (--prune-least: least important) on top of --mask-heads; the ranking goes to output_change.json.\n"
-    "  With --propagate, --mask-heads or --prune the output change against the plain run (next-token top-K\n"
-    "  and KL, class probabilities, the generated sequence, or for encoders without a head the mean\n"
-    "  and max cosine distance of the final hidden states) is printed and written to\n"
-    "  DIR/output_change.json.\n"
-    "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
-    "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
-    "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
-    "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
-    "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
-    "--generate N (decoder-only language models) generates N tokens (1..4096) after the input, one\n"
-    "  forward per token, greedily or with --sample from softmax(logits / --sample-temperature T)\n"
-    "  (default 1) cut to the --top-k K most likely (default: all) and the --top-p P nucleus (0 < P\n"
-    "  <= 1, default 1), seeded by --seed S (default 0: the same seed gives the same tokens). The\n"
-    "  sampling temperature picks tokens only; --temperature is the attention temperature of the maps.\n"
-    "  The maps written are those of the whole sequence (prompt + generated); tokens.json adds\n"
-    "  \"generation\": prompt_ids, generated_ids, their tokens and step_query_rows (step s chose\n"
-    "  generated_ids[s] in query row prompt + s - 1). Not with --propagate, --mask-heads or --prune.\n"
-    "--alignment FILE (encoder-decoders) writes the hard source-target alignment: per target token\n"
-    "  the source token its cross-attention row attends most, from the mean of --alignment-heads\n"
-    "  (default: every head of the last layer; all = every layer's), as one Pharaoh line\n"
-    "  \"i-j i-j ...\" (source index - target index, 0-based, the format fast_align, awesome-align\n"
-    "  and AER scripts read). Special tokens (<s>, </s>, [CLS], language codes) and the decoder\n"
-    "  start row are left out and not counted. --alignment-units words groups tokens into words\n"
-    "  by their word-start marks (▁, Ġ; ## continues); a word pair is linked when any of its\n"
-    "  token pairs is. --alignment-rows: a target token's row is the one that predicts it\n"
-    "  (predicted, default) or the one it is fed in (input).\n"
-    "Invalid input exits with code 2 and one 'error: ...' line.\n",
+            "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
+            "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
+            "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
+            "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
+            "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
+            "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
+            "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
+            "                               [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress]\n"
+            "                               [--generate N [--sample [--sample-temperature T] [--top-k K] [--top-p P] [--seed S]]]\n"
+            "                               [--alignment FILE [--alignment-units words|tokens]\n"
+            "                                [--alignment-heads L:H,L:H|all|layer:L] [--alignment-rows input|predicted]]\n\n"
+            "Runs the model on the token ids (used exactly as given), on the text (through the model's\n"
+            "tokenizer) or, for image models (ViT), on an image file (PNG, JPEG, ...; resized and normalised\n"
+            "as the model's preprocessor_config.json says), and writes\n"
+            "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
+            "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
+            "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
+            "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
+            "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
+            "                     column), \"target\" (one per row: the start symbol <s>, then each\n"
+            "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
+            "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
+            "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
+            "MODEL is a model folder or builtin:NAME.\n"
+            "--weights: half-precision weights converted to float32 up front, or streamed from the file one layer\n"
+            "  at a time (auto: streamed only when converting does not fit in memory).\n"
+            "--capture-dtype keeps the recorded Q and K in half precision (maps are still computed in float32).\n"
+            "--progress writes the loading and the per-layer progress, with the time left, on stderr.\n"
+            "Encoder-decoders (T5, BART, mBART, Marian): --target-ids are the decoder's input ids used exactly\n"
+            "  (teacher forcing; they start with the decoder start token), --target-text is tokenized as the\n"
+            "  target side and shifted right as Hugging Face does; without a target the model decodes greedily\n"
+            "  up to --max-new-tokens (1..4096, default 32) or its end token. \"target\" then labels each\n"
+            "  decoder row and \"output\" holds what each row writes (its argmax next token).\n"
+            "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
+            "  no query may attend to (1 = real token).\n"
+            "--temperature T divides the attention logits by T before the softmax (display only), or with\n"
+            "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
+            "  the outputs change; the maps written are those the model then used.\n"
+            "--mask-heads L:H,L:H zeroes those heads' outputs (BLOCK:L:H for one block) and re-runs.\n"
+            "--prune entropy|output ranks heads by importance (low mean entropy, or the output change when\n"
+            "  the head alone is masked: one run per head) and masks the K (--prune-count, 1) most important\n"
+            "  (--prune-least: least important) on top of --mask-heads; the ranking goes to output_change.json.\n"
+            "  With --propagate, --mask-heads or --prune the output change against the plain run (next-token top-K\n"
+            "  and KL, class probabilities, the generated sequence, or for encoders without a head the mean\n"
+            "  and max cosine distance of the final hidden states) is printed and written to\n"
+            "  DIR/output_change.json.\n"
+            "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
+            "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
+            "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
+            "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
+            "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
+            "--generate N (decoder-only language models) generates N tokens (1..4096) after the input, one\n"
+            "  forward per token, greedily or with --sample from softmax(logits / --sample-temperature T)\n"
+            "  (default 1) cut to the --top-k K most likely (default: all) and the --top-p P nucleus (0 < P\n"
+            "  <= 1, default 1), seeded by --seed S (default 0: the same seed gives the same tokens). The\n"
+            "  sampling temperature picks tokens only; --temperature is the attention temperature of the maps.\n"
+            "  The maps written are those of the whole sequence (prompt + generated); tokens.json adds\n"
+            "  \"generation\": prompt_ids, generated_ids, their tokens and step_query_rows (step s chose\n"
+            "  generated_ids[s] in query row prompt + s - 1). Not with --propagate, --mask-heads or --prune.\n"
+            "--alignment FILE (encoder-decoders) writes the hard source-target alignment: per target token\n"
+            "  the source token its cross-attention row attends most, from the mean of --alignment-heads\n"
+            "  (default: every head of the last layer; all = every layer's), as one Pharaoh line\n"
+            "  \"i-j i-j ...\" (source index - target index, 0-based, the format fast_align, awesome-align\n"
+            "  and AER scripts read). Special tokens (<s>, </s>, [CLS], language codes) and the decoder\n"
+            "  start row are left out and not counted. --alignment-units words groups tokens into words\n"
+            "  by their word-start marks (▁, Ġ; ## continues); a word pair is linked when any of its\n"
+            "  token pairs is. --alignment-rows: a target token's row is the one that predicts it\n"
+            "  (predicted, default) or the one it is fed in (input).\n"
+            "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runAttention};
 }
 

@@ -40,8 +40,9 @@ long long rssAnonKib() {
 }
 
 int runBench(const std::vector<std::string>& argv) {
-    Args args(argv, {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
-                     "detail", "rollout-rows"},
+    Args args(argv,
+              {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
+               "detail", "rollout-rows"},
               {"json", "progress", "rates", "metrics"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
@@ -62,8 +63,8 @@ int runBench(const std::vector<std::string>& argv) {
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
     if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
-        throw Error("--seq: " + std::to_string(seq) + " tokens but the model has only " + std::to_string(info.maxPositions) +
-                    " positions");
+        throw Error("--seq: " + std::to_string(seq) + " tokens but the model has only " +
+                    std::to_string(info.maxPositions) + " positions");
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     std::vector<std::int64_t> ids;
     if (!info.imageInput) {
@@ -115,7 +116,8 @@ int runBench(const std::vector<std::string>& argv) {
             for (int l = 0; l < b.layers; ++l)
                 for (int h = 0; h < b.heads; ++h) trace->pooledMap(0, l, h, pool);
             if (r >= warmup)
-                thumbMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+                thumbMs.push_back(
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
             charge("thumbnails");
         }
         const BlockInfo& b0 = trace->blocks().front();
@@ -165,13 +167,20 @@ int runBench(const std::vector<std::string>& argv) {
     nlohmann::json rates;
     if (args.flag("rates") && !info.imageInput) {
         const MachineRates m = measureRates(seq, info.hidden, info.hidden * 7 / 2);
-        const double flops = 2.0 * seq * (static_cast<double>(info.parameters) - static_cast<double>(info.vocabSize) * info.hidden);
+        const double flops =
+                2.0 * seq * (static_cast<double>(info.parameters) - static_cast<double>(info.vocabSize) * info.hidden);
         const double bytes = static_cast<double>(info.parameters) * (info.dtype == "F32" ? 4 : 2);
         const double target = 2 * (flops / (m.gemmF32Gflops * 1e9) + bytes / (m.readGBps * 1e9));
-        rates = {{"gemm_f32_gflops", m.gemmF32Gflops}, {"gemm_bf16_gflops", m.gemmBf16Gflops}, {"read_gbps", m.readGBps},
-                 {"convert_bf16_gbps", m.convertGBps}, {"convert_bf16_cached_gbps", m.convertCachedGBps},
-                 {"matrix_convert_then_f32_gflops", m.convertThenF32Gflops}, {"matrix_bf16_direct_gflops", m.bf16DirectGflops},
-                 {"flops", flops}, {"weight_bytes", bytes}, {"target_ms", target * 1e3}};
+        rates = {{"gemm_f32_gflops", m.gemmF32Gflops},
+                 {"gemm_bf16_gflops", m.gemmBf16Gflops},
+                 {"read_gbps", m.readGBps},
+                 {"convert_bf16_gbps", m.convertGBps},
+                 {"convert_bf16_cached_gbps", m.convertCachedGBps},
+                 {"matrix_convert_then_f32_gflops", m.convertThenF32Gflops},
+                 {"matrix_bf16_direct_gflops", m.bf16DirectGflops},
+                 {"flops", flops},
+                 {"weight_bytes", bytes},
+                 {"target_ms", target * 1e3}};
     }
     for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
     const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
@@ -179,8 +188,13 @@ int runBench(const std::vector<std::string>& argv) {
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2], best = ms.front();
     if (args.flag("json")) {
-        nlohmann::json j = {{"family", info.family}, {"seq", seq}, {"device", info.device}, {"runs", ms},
-                            {"median_ms", median}, {"min_ms", best}, {"threads", std::thread::hardware_concurrency()}};
+        nlohmann::json j = {{"family", info.family},
+                            {"seq", seq},
+                            {"device", info.device},
+                            {"runs", ms},
+                            {"median_ms", median},
+                            {"min_ms", best},
+                            {"threads", std::thread::hardware_concurrency()}};
         if (!thumbMs.empty()) j["thumbnails_median_ms"] = thumbMs[thumbMs.size() / 2];
         j["open_ms"] = openMs;
         if (!rates.is_null()) j["rates"] = rates;
@@ -196,35 +210,41 @@ int runBench(const std::vector<std::string>& argv) {
         for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
-        std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers << "x"
-                  << info.heads << "x" << info.hidden << ", "
-                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)" : std::to_string(seq) + " tokens") << " on " << info.device << ": median "
-                  << median << " ms, min " << best << " ms over " << repeat << " runs\n";
+        std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers
+                  << "x" << info.heads << "x" << info.hidden << ", "
+                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)"
+                                      : std::to_string(seq) + " tokens")
+                  << " on " << info.device << ": median " << median << " ms, min " << best << " ms over " << repeat
+                  << " runs\n";
         std::cout << "open " << openMs << " ms; weights " << info.weights << "; RssAnon " << rssAnonKib() / 1024.0
                   << " MiB after the runs\n";
         if (!rates.is_null())
             std::cout << "rates: GEMM " << rates["gemm_f32_gflops"].get<double>() << " GFLOP/s float32, "
-                      << rates["gemm_bf16_gflops"].get<double>() << " GFLOP/s bfloat16; read " << rates["read_gbps"].get<double>()
-                      << " GB/s; bf16->f32 " << rates["convert_bf16_gbps"].get<double>() << " GB/s (cached stores "
+                      << rates["gemm_bf16_gflops"].get<double>() << " GFLOP/s bfloat16; read "
+                      << rates["read_gbps"].get<double>() << " GB/s; bf16->f32 "
+                      << rates["convert_bf16_gbps"].get<double>() << " GB/s (cached stores "
                       << rates["convert_bf16_cached_gbps"].get<double>() << " GB/s)\n"
                       << "a BF16-stored matrix: converted then float32 GEMM "
                       << rates["matrix_convert_then_f32_gflops"].get<double>() << " GFLOP/s, BF16 directly "
                       << rates["matrix_bf16_direct_gflops"].get<double>() << " GFLOP/s\n"
                       << "target 2 x (" << rates["flops"].get<double>() / 1e9 << " GFLOP at the GEMM rate + "
-                      << rates["weight_bytes"].get<double>() / 1e9 << " GB at the read rate) = " << rates["target_ms"].get<double>()
-                      << " ms\n";
+                      << rates["weight_bytes"].get<double>() / 1e9
+                      << " GB at the read rate) = " << rates["target_ms"].get<double>() << " ms\n";
         if (!thumbMs.empty())
             std::cout << "thumbnails (every head of block 0, max-pooled to " << thumbSide << " px): median "
                       << thumbMs[thumbMs.size() / 2] << " ms, min " << thumbMs.front() << " ms\n";
         if (!detailMs.empty())
-            std::cout << "detail map (last head, " << detailSide << " px): median " << medianOf(detailMs) << " ms; zoom step "
-                      << medianOf(zoomMs) << " ms; temperature change " << medianOf(temperatureMs) << " ms\n";
+            std::cout << "detail map (last head, " << detailSide << " px): median " << medianOf(detailMs)
+                      << " ms; zoom step " << medianOf(zoomMs) << " ms; temperature change " << medianOf(temperatureMs)
+                      << " ms\n";
         if (!metricsMs.empty())
-            std::cout << "all-head metrics: median " << medianOf(metricsMs) << " ms, min " << metricsMs.front() << " ms\n";
+            std::cout << "all-head metrics: median " << medianOf(metricsMs) << " ms, min " << metricsMs.front()
+                      << " ms\n";
         if (!rolloutMs.empty())
             std::cout << "rollout of the last " << rolloutRows << " rows: median " << medianOf(rolloutMs) << " ms\n";
         std::cout << "process CPU time per run (all threads):";
-        for (const auto& [step, total] : cpuMs) std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
+        for (const auto& [step, total] : cpuMs)
+            std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
         std::cout << "\n";
     }
     return 0;
@@ -234,21 +254,21 @@ int runBench(const std::vector<std::string>& argv) {
 
 Command benchCommand() {
     return {"bench", "time forward+capture",
-    "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
-    "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
-    "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
-    "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
-    "Image models (ViT) run on a random image of their input size instead.\n"
-    "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
-    "block max-pooled to PX x PX (Trace::pooledMap). --detail PX times the heat map's image of the\n"
-    "last head at PX x PX, a zoom step (the middle 80%) and a temperature change (T = 0.5); --metrics\n"
-    "every head's metrics (headMetrics); --rollout-rows K the rollout of the last K positions.\n"
-    "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
-    "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
-    "its read bandwidth, bf16->f32 conversion rate (streamed and cached stores), one BF16-stored matrix\n"
-    "converted then multiplied in float32 against multiplied in BF16 directly, and prints the target\n"
-    "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
-    "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
+            "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
+            "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
+            "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
+            "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
+            "Image models (ViT) run on a random image of their input size instead.\n"
+            "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
+            "block max-pooled to PX x PX (Trace::pooledMap). --detail PX times the heat map's image of the\n"
+            "last head at PX x PX, a zoom step (the middle 80%) and a temperature change (T = 0.5); --metrics\n"
+            "every head's metrics (headMetrics); --rollout-rows K the rollout of the last K positions.\n"
+            "Also prints the open time, how the weights are held and RssAnon (anonymous memory, /proc/self/status).\n"
+            "--rates also measures this machine's float32 and bfloat16 GEMM rates (tokens x hidden x 3.5 hidden),\n"
+            "its read bandwidth, bf16->f32 conversion rate (streamed and cached stores), one BF16-stored matrix\n"
+            "converted then multiplied in float32 against multiplied in BF16 directly, and prints the target\n"
+            "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
+            "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
             runBench};
 }
 

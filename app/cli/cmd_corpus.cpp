@@ -39,7 +39,8 @@ int parseCount(const std::string& text, const std::string& option) {
     } catch (const std::exception&) {
         used = 0;
     }
-    if (text.empty() || used != text.size() || v < 0 || v > kMaxInt) throw Error(option + ": '" + text + "' is not a whole number >= 0");
+    if (text.empty() || used != text.size() || v < 0 || v > kMaxInt)
+        throw Error(option + ": '" + text + "' is not a whole number >= 0");
     return static_cast<int>(v);
 }
 
@@ -65,7 +66,9 @@ std::function<bool(const std::string&, long long, long long)> progressLine() {
         const char* unit = phase == "greedy" ? "steps" : "examples";
         std::ostringstream line;
         line << phase << ": " << done << "/" << total << " " << unit;
-        if (done > s->first && secs > 0) line << ", " << std::setprecision(3) << (done - s->first) / secs << " " << unit << "/s";  // significant digits: big models run well under 0.01/s
+        if (done > s->first && secs > 0)
+            line << ", " << std::setprecision(3) << (done - s->first) / secs << " " << unit
+                 << "/s";  // significant digits: big models run well under 0.01/s
         if (left >= 0 && !end) line << ", " << ProgressClock::format(left) << " left";
         std::cerr << (tty ? "\r" : "") << line.str() << (tty && !end ? "   " : "\n") << std::flush;
         return true;
@@ -84,26 +87,33 @@ void report(const CorpusResult& r, const std::filesystem::path& out, bool plots)
     std::cerr << "\n";
     for (const BadLine& b : r.badLines) std::cerr << "  skipped line " << b.line << ": " << b.reason << "\n";
     if (plots) writeCorpusPlots(r, out);
-    std::cerr << "wrote " << (out / "heads.json").string() << ", heads.csv" << (r.pruning.empty() ? "" : ", pruning.csv") << "\n";
+    std::cerr << "wrote " << (out / "heads.json").string() << ", heads.csv"
+              << (r.pruning.empty() ? "" : ", pruning.csv") << "\n";
 }
 
 int runCorpusCommand(const std::vector<std::string>& argv) {
-    Args args(argv, {"data", "out", "device", "weights", "format", "max-tokens", "subset", "analyses", "order", "shard", "max-new-tokens", "separators"},
+    Args args(argv,
+              {"data", "out", "device", "weights", "format", "max-tokens", "subset", "analyses", "order", "shard",
+               "max-new-tokens", "separators"},
               {"skip-bad-lines", "no-plots"});
     args.expectPositionals(1);
     const std::filesystem::path data = args.required("data"), out = args.required("out");
     CorpusOptions o;
     if (auto f = args.value("format")) {
-        if (*f == "text") o.read.format = CorpusFormat::Text;
-        else if (*f == "jsonl") o.read.format = CorpusFormat::Jsonl;
-        else throw Error("--format '" + *f + "' is not one of text, jsonl");
+        if (*f == "text")
+            o.read.format = CorpusFormat::Text;
+        else if (*f == "jsonl")
+            o.read.format = CorpusFormat::Jsonl;
+        else
+            throw Error("--format '" + *f + "' is not one of text, jsonl");
     }
     o.read.badLines = args.flag("skip-bad-lines") ? BadLinePolicy::Skip : BadLinePolicy::Refuse;
     o.maxTokens = static_cast<int>(args.integer("max-tokens", 1, kMaxInt).value_or(0));
     o.maxNewTokens = static_cast<int>(args.integer("max-new-tokens", 1, 4096).value_or(32));
     if (auto s = args.value("subset")) {
         const auto colon = s->find(':');
-        if (colon == std::string::npos) o.subsetEnd = parseCount(*s, "--subset");
+        if (colon == std::string::npos)
+            o.subsetEnd = parseCount(*s, "--subset");
         else {
             o.subsetBegin = parseCount(s->substr(0, colon), "--subset");
             o.subsetEnd = parseCount(s->substr(colon + 1), "--subset");
@@ -113,15 +123,20 @@ int runCorpusCommand(const std::vector<std::string>& argv) {
     if (auto a = args.value("analyses")) {
         o.stats = o.importance = o.pruning = false;
         for (const std::string& name : splitList(*a)) {
-            if (name == "stats") o.stats = true;
-            else if (name == "importance") o.importance = true;
-            else if (name == "pruning") o.pruning = true;
-            else throw Error("--analyses: '" + name + "' is not one of stats, importance, pruning");
+            if (name == "stats")
+                o.stats = true;
+            else if (name == "importance")
+                o.importance = true;
+            else if (name == "pruning")
+                o.pruning = true;
+            else
+                throw Error("--analyses: '" + name + "' is not one of stats, importance, pruning");
         }
         if (!o.stats && !o.importance && !o.pruning) throw Error("--analyses names none of stats, importance, pruning");
     }
     if (auto order = args.value("order")) {
-        if (*order == "greedy") o.order = PruneOrder::Greedy;
+        if (*order == "greedy")
+            o.order = PruneOrder::Greedy;
         else if (*order != "importance") {
             std::filesystem::path p = *order;
             if (p.filename() == "heads.json") p = p.parent_path();
@@ -139,7 +154,8 @@ int runCorpusCommand(const std::vector<std::string>& argv) {
     o.progress = progressLine();
     auto model = loadModel(args);
     const CorpusRunSummary s = runCorpus(*model, data, out, o);
-    if (s.resumed > 0) std::cerr << "resumed: " << s.resumed << " records from the earlier run, " << s.computed << " computed now\n";
+    if (s.resumed > 0)
+        std::cerr << "resumed: " << s.resumed << " records from the earlier run, " << s.computed << " computed now\n";
     report(s.result, out, !args.flag("no-plots"));
     return 0;
 }

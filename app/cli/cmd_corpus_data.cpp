@@ -31,7 +31,8 @@ int runBuiltinData(const std::vector<std::string>& argv) {
     std::set<std::string> seen;
     std::ostringstream s;
     for (long long tries = 0; static_cast<int>(seen.size()) < n; ++tries) {
-        if (tries > 1000LL * n) throw Error("builtin-data: the task has fewer than " + std::to_string(n) + " distinct held-out examples");
+        if (tries > 1000LL * n)
+            throw Error("builtin-data: the task has fewer than " + std::to_string(n) + " distinct held-out examples");
         nlohmann::json line;
         if (task == BuiltinTask::Sentiment) {
             const SentimentExample e = data.sentiment();
@@ -57,7 +58,9 @@ int runCorpusPlot(const std::vector<std::string>& argv) {
     if (auto v = args.value("names")) {
         std::istringstream in(*v);
         for (std::string n; std::getline(in, n, ',');) names.push_back(n);
-        if (names.size() != results.size()) throw Error("--names gives " + std::to_string(names.size()) + " names for " + std::to_string(results.size()) + " folders");
+        if (names.size() != results.size())
+            throw Error("--names gives " + std::to_string(names.size()) + " names for " +
+                        std::to_string(results.size()) + " folders");
     }
     writePruningComparison(results, names, args.required("out"));
     std::cerr << "wrote " << args.required("out") << "\n";

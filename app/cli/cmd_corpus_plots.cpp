@@ -56,7 +56,8 @@ void writeCorpusPlots(const CorpusResult& r, const std::filesystem::path& dir) {
 
 #else
 
-void writePruningComparison(const std::vector<CorpusResult>&, const std::vector<std::string>&, const std::filesystem::path&) {
+void writePruningComparison(const std::vector<CorpusResult>&, const std::vector<std::string>&,
+                            const std::filesystem::path&) {
     throw Error("corpus-plot is unavailable: this attnscope-cli was built without the Qt UI (ATTNSCOPE_BUILD_UI=OFF)");
 }
 

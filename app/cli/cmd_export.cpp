@@ -58,8 +58,8 @@ std::vector<std::pair<int, int>> headPairs(const std::string& text, const BlockI
     std::vector<std::pair<int, int>> pairs;
     for (const HeadRef& h : parseHeadList(text)) {
         if (!h.block.empty() && h.block != block.name)
-            throw Error("--heads " + h.block + ":" + std::to_string(h.layer) + ":" + std::to_string(h.head) + ": the figure draws the " +
-                        block.name + " block");
+            throw Error("--heads " + h.block + ":" + std::to_string(h.layer) + ":" + std::to_string(h.head) +
+                        ": the figure draws the " + block.name + " block");
         pairs.emplace_back(h.layer, h.head);
     }
     return pairs;
@@ -72,17 +72,21 @@ Batch batchOf(const Args& args, const QString& out) {
     const int asked = int(args.value("heads").has_value()) + int(args.flag("all-heads")) + int(args.flag("all-layers"));
     if (asked > 1) throw UsageError("give one of --heads, --all-heads and --all-layers");
     if (asked == 0) return Batch::None;
-    if (args.value("figure").value_or("map") != "map") throw UsageError("--figure alignment draws one figure; leave out the batch options");
+    if (args.value("figure").value_or("map") != "map")
+        throw UsageError("--figure alignment draws one figure; leave out the batch options");
     if (args.value("head")) throw UsageError("batch figures choose their heads; leave out --head");
-    if (args.flag("all-heads") && !args.value("layer") && !args.value("workspace")) throw UsageError("--all-heads needs --layer L");
-    if (!args.flag("all-heads") && args.value("layer")) throw UsageError("--layer goes with --all-heads; --heads takes L:H pairs");
+    if (args.flag("all-heads") && !args.value("layer") && !args.value("workspace"))
+        throw UsageError("--all-heads needs --layer L");
+    if (!args.flag("all-heads") && args.value("layer"))
+        throw UsageError("--layer goes with --all-heads; --heads takes L:H pairs");
     if (args.flag("all-layers") && figureFormatFor(out) != FigureFormat::Pdf)
         throw Error("--all-layers writes one page per layer: --out must be a .pdf");
     return args.value("heads") ? Batch::Heads : args.flag("all-heads") ? Batch::LayerHeads : Batch::AllLayers;
 }
 
 // The batch figure of `block` in trace; layer for --all-heads.
-int writeBatch(Batch batch, const Args& args, const Trace& trace, int block, int layer, GridStyle style, const QString& out, int dpi) {
+int writeBatch(Batch batch, const Args& args, const Trace& trace, int block, int layer, GridStyle style,
+               const QString& out, int dpi) {
     if (auto title = args.value("title")) style.title = QString::fromStdString(*title);
     const BlockInfo& info = trace.blocks().at(std::size_t(block));
     if (batch == Batch::AllLayers) {
@@ -91,8 +95,9 @@ int writeBatch(Batch batch, const Args& args, const Trace& trace, int block, int
         wrote(out, pages.front(), int(pages.size()));
         return 0;
     }
-    const Figure figure = batch == Batch::Heads ? headGridFigure(trace, block, headPairs(*args.value("heads"), info), style)
-                                                : layerGridFigure(trace, block, layer, style);
+    const Figure figure = batch == Batch::Heads
+                                  ? headGridFigure(trace, block, headPairs(*args.value("heads"), info), style)
+                                  : layerGridFigure(trace, block, layer, style);
     writeFigure(figure, out, dpi);
     wrote(out, figure);
     return 0;
@@ -102,11 +107,13 @@ int writeBatch(Batch batch, const Args& args, const Trace& trace, int block, int
 // file, and the figure is the one the window shows for it (headfigure.h).
 int runWorkspaceExport(const Args& args, const QString& out) {
     args.expectPositionals(0);
-    for (const char* given : {"ids", "text", "image", "target-ids", "target-text", "type-ids", "attend", "temperature", "block",
-                              "colormap", "scale", "figure", "head"})
-        if (args.value(given)) throw UsageError(std::string("--workspace gives the model, input and view; leave out --") + given);
+    for (const char* given : {"ids", "text", "image", "target-ids", "target-text", "type-ids", "attend", "temperature",
+                              "block", "colormap", "scale", "figure", "head"})
+        if (args.value(given))
+            throw UsageError(std::string("--workspace gives the model, input and view; leave out --") + given);
     const Batch batch = batchOf(args, out);
-    if (batch == Batch::None && args.value("layer")) throw UsageError("--workspace gives the model, input and view; leave out --layer");
+    if (batch == Batch::None && args.value("layer"))
+        throw UsageError("--workspace gives the model, input and view; leave out --layer");
     const long long dpi = args.integer("dpi", kMinFigureDpi, kMaxFigureDpi).value_or(-1);
     const auto width = args.number("width-in");
     if (width && !(*width >= kMinFigureWidthIn && *width <= kMaxFigureWidthIn))
@@ -140,11 +147,12 @@ int runWorkspaceExport(const Args& args, const QString& out) {
 
 int runExport(const std::vector<std::string>& argv) {
     Args args(argv,
-              withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale", "width-in",
-                                "dpi", "title", "figure", "workspace", "heads"}),
+              withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale",
+                                "width-in", "dpi", "title", "figure", "workspace", "heads"}),
               {"all-heads", "all-layers"});
     const QString out = QString::fromStdString(args.required("out"));
-    if (!figureFormatFor(out)) throw Error("--out " + args.required("out") + ": unknown figure format (use .pdf, .svg or .png)");
+    if (!figureFormatFor(out))
+        throw Error("--out " + args.required("out") + ": unknown figure format (use .pdf, .svg or .png)");
     if (args.value("workspace")) return runWorkspaceExport(args, out);
     args.expectPositionals(1);
     const Batch batch = batchOf(args, out);
@@ -153,9 +161,11 @@ int runExport(const std::vector<std::string>& argv) {
     const std::string kind = args.value("figure").value_or("map");
     if (kind != "map" && kind != "alignment") throw Error("--figure " + kind + ": unknown (use map or alignment)");
     const bool alignment = kind == "alignment";  // one head, or without --layer/--head the last layer's mean
-    if (alignment && args.value("block")) throw UsageError("--figure alignment draws the cross block; leave out --block");
+    if (alignment && args.value("block"))
+        throw UsageError("--figure alignment draws the cross block; leave out --block");
     const bool oneHead = batch == Batch::None;
-    if (oneHead && (alignment ? args.value("layer").has_value() != args.value("head").has_value() : !args.value("layer") || !args.value("head")))
+    if (oneHead && (alignment ? args.value("layer").has_value() != args.value("head").has_value()
+                              : !args.value("layer") || !args.value("head")))
         throw UsageError(alignment ? "give both --layer L --head H, or neither (every head of the last layer)"
                                    : "give the map: --layer L --head H");
     const ModelInput input(args);  // malformed input fails before loading
@@ -168,7 +178,9 @@ int runExport(const std::vector<std::string>& argv) {
         throw Error("--temperature must be a finite number > 0");
     const QString cmap = QString::fromStdString(args.value("colormap").value_or("viridis"));
     const auto colormap = parseColormap(cmap);
-    if (!colormap) throw Error("--colormap " + cmap.toStdString() + ": unknown (use " + colormapNames().join(", ").toStdString() + ")");
+    if (!colormap)
+        throw Error("--colormap " + cmap.toStdString() + ": unknown (use " + colormapNames().join(", ").toStdString() +
+                    ")");
     figure.colormap = *colormap;
     const std::string scale = args.value("scale").value_or("linear");
     if (scale != "linear" && scale != "log") throw Error("--scale " + scale + ": unknown (use linear or log)");
@@ -185,8 +197,10 @@ int runExport(const std::vector<std::string>& argv) {
         AlignmentOptions options;
         options.map = mapOptions;
         if (layer >= 0) options.heads = {{int(layer), int(head)}};
-        const bool hasCross = std::any_of(trace->blocks().begin(), trace->blocks().end(), [](const BlockInfo& b) { return b.name == "cross"; });
-        if (!hasCross) throw Error("--figure alignment needs an encoder-decoder model; this one has no cross-attention");
+        const bool hasCross = std::any_of(trace->blocks().begin(), trace->blocks().end(),
+                                          [](const BlockInfo& b) { return b.name == "cross"; });
+        if (!hasCross)
+            throw Error("--figure alignment needs an encoder-decoder model; this one has no cross-attention");
         Figure drawn = alignmentFigure(*trace, options, modelName(args.positional(0, "MODEL")));
         drawn.colormap = figure.colormap;
         drawn.scale = figure.scale;
@@ -258,39 +272,40 @@ int runExportCommand(const std::vector<std::string>&) {
 }  // namespace
 
 Command exportCommand() {
-    return {"export", "write attention maps as figures (PDF, SVG, PNG): one head, a grid of heads, every layer, a workspace",
-    "usage: attnscope-cli export MODEL (--ids 3,17,42 | --text STRING | --image FILE) --layer L --head H\n"
-    "                            --out FIG.pdf|.svg|.png [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
-    "                            [--block self|cross|encoder|decoder] [--temperature T]\n"
-    "                            [--colormap viridis|cividis|magma|gray] [--scale linear|log]\n"
-    "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n"
-    "                            [--figure map|alignment]\n"
-    "       attnscope-cli export MODEL INPUT (--heads 3:0,3:5,7:2 | --layer L --all-heads | --all-layers) --out FIG\n"
-    "       attnscope-cli export --workspace FILE.attnscope --out FIG [--width-in W] [--dpi D] [--title T]\n"
-    "                            [--heads ... | --all-heads [--layer L] | --all-layers]\n\n"
-    "Runs the model on the input and draws the map of head H in layer L of the block (default:\n"
-    "cross when the model has it, else its only block) the way the desktop app shows it: token\n"
-    "labels on both axes (row = query, column = key), a colour bar and a title.\n"
-    "  --width-in   physical width in inches: 3.25 for one column, 6.75 for two columns;\n"
-    "               fonts are sized in points for that width\n"
-    "  --dpi        pixels per inch of a PNG (stored in the file); PDF and SVG are vector\n"
-    "  --scale log  colours on a log scale from 1e-4 to 1\n"
-    "  --figure alignment  an encoder-decoder's cross-attention alignment: source tokens along\n"
-    "               the top, target tokens down the side, a mark in each row's argmax cell (as\n"
-    "               attention --alignment computes it); --layer/--head pick one head, without\n"
-    "               them the mean of the last layer's heads\n"
-    "  --heads L:H,L:H  those heads of the block as one grid figure (panels titled L3 H5, one colour\n"
-    "               bar, query labels left of each row, key labels under each column)\n"
-    "  --layer L --all-heads  every head of layer L as one grid\n"
-    "  --all-layers every layer of the block, one grid page per layer: a multi-page PDF\n"
-    "               (grids default to --width-in 6.75, the width of two columns)\n"
-    "  --workspace FILE  the figure a workspace saved by the desktop app (File > Save Workspace)\n"
-    "               shows: its model, input, block, layer, head, temperature (also inside the\n"
-    "               model), masked heads, lab variant (re-fitting its additive fit), colours,\n"
-    "               zoom and raw-token choice, at its export width; the batch options draw the\n"
-    "               workspace's block and maps instead\n"
-    "The format follows the extension of --out. PDF keeps text as text with embedded fonts.\n"
-    "Invalid input exits with code 2 and one 'error: ...' line; an existing --out is then untouched.\n",
+    return {"export",
+            "write attention maps as figures (PDF, SVG, PNG): one head, a grid of heads, every layer, a workspace",
+            "usage: attnscope-cli export MODEL (--ids 3,17,42 | --text STRING | --image FILE) --layer L --head H\n"
+            "                            --out FIG.pdf|.svg|.png [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
+            "                            [--block self|cross|encoder|decoder] [--temperature T]\n"
+            "                            [--colormap viridis|cividis|magma|gray] [--scale linear|log]\n"
+            "                            [--width-in 3.25] [--dpi 300] [--title TEXT] [--device cpu|cuda|auto]\n"
+            "                            [--figure map|alignment]\n"
+            "       attnscope-cli export MODEL INPUT (--heads 3:0,3:5,7:2 | --layer L --all-heads | --all-layers) --out FIG\n"
+            "       attnscope-cli export --workspace FILE.attnscope --out FIG [--width-in W] [--dpi D] [--title T]\n"
+            "                            [--heads ... | --all-heads [--layer L] | --all-layers]\n\n"
+            "Runs the model on the input and draws the map of head H in layer L of the block (default:\n"
+            "cross when the model has it, else its only block) the way the desktop app shows it: token\n"
+            "labels on both axes (row = query, column = key), a colour bar and a title.\n"
+            "  --width-in   physical width in inches: 3.25 for one column, 6.75 for two columns;\n"
+            "               fonts are sized in points for that width\n"
+            "  --dpi        pixels per inch of a PNG (stored in the file); PDF and SVG are vector\n"
+            "  --scale log  colours on a log scale from 1e-4 to 1\n"
+            "  --figure alignment  an encoder-decoder's cross-attention alignment: source tokens along\n"
+            "               the top, target tokens down the side, a mark in each row's argmax cell (as\n"
+            "               attention --alignment computes it); --layer/--head pick one head, without\n"
+            "               them the mean of the last layer's heads\n"
+            "  --heads L:H,L:H  those heads of the block as one grid figure (panels titled L3 H5, one colour\n"
+            "               bar, query labels left of each row, key labels under each column)\n"
+            "  --layer L --all-heads  every head of layer L as one grid\n"
+            "  --all-layers every layer of the block, one grid page per layer: a multi-page PDF\n"
+            "               (grids default to --width-in 6.75, the width of two columns)\n"
+            "  --workspace FILE  the figure a workspace saved by the desktop app (File > Save Workspace)\n"
+            "               shows: its model, input, block, layer, head, temperature (also inside the\n"
+            "               model), masked heads, lab variant (re-fitting its additive fit), colours,\n"
+            "               zoom and raw-token choice, at its export width; the batch options draw the\n"
+            "               workspace's block and maps instead\n"
+            "The format follows the extension of --out. PDF keeps text as text with embedded fonts.\n"
+            "Invalid input exits with code 2 and one 'error: ...' line; an existing --out is then untouched.\n",
             runExportCommand};
 }
 

@@ -21,13 +21,19 @@ int runListBuiltin(const std::vector<std::string>& argv) {
     options.device = DeviceChoice::Cpu;
     const auto models = builtinModels();
     if (models.empty())
-        throw Error("no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR and <install prefix>/share/attnscope/builtin)");
+        throw Error(
+                "no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR and <install prefix>/share/attnscope/builtin)");
     for (const BuiltinModel& b : models) {
         const auto model = Model::load(b.folder, options);
         const ModelInfo& i = model->info();
         if (args.flag("json")) {
-            list.push_back({{"name", b.name}, {"spec", "builtin:" + b.name}, {"task", i.task}, {"attention", i.attention},
-                            {"family", i.family}, {"parameters", i.parameters}, {"path", b.folder.string()}});
+            list.push_back({{"name", b.name},
+                            {"spec", "builtin:" + b.name},
+                            {"task", i.task},
+                            {"attention", i.attention},
+                            {"family", i.family},
+                            {"parameters", i.parameters},
+                            {"path", b.folder.string()}});
         } else {
             char line[160];
             std::snprintf(line, sizeof line, "%-20s %-10s %-9s %7lld parameters\n", b.name.c_str(), i.task.c_str(),
@@ -43,9 +49,9 @@ int runListBuiltin(const std::vector<std::string>& argv) {
 
 Command listBuiltinCommand() {
     return {"list-builtin", "list the built-in models",
-    "usage: attnscope-cli list-builtin [--json]\n\n"
-    "One line per built-in model: name (use it as builtin:NAME wherever a model is accepted),\n"
-    "task, attention kind and parameter count. --json prints a list of objects instead.\n",
+            "usage: attnscope-cli list-builtin [--json]\n\n"
+            "One line per built-in model: name (use it as builtin:NAME wherever a model is accepted),\n"
+            "task, attention kind and parameter count. --json prints a list of objects instead.\n",
             runListBuiltin};
 }
 

@@ -23,25 +23,32 @@ namespace {
 
 nlohmann::json matrixJson(const HeadMap& m) {
     nlohmann::json rows = nlohmann::json::array();
-    for (int i = 0; i < m.rows; ++i) rows.push_back(std::vector<float>(m.values.begin() + i * m.cols, m.values.begin() + (i + 1) * m.cols));
+    for (int i = 0; i < m.rows; ++i)
+        rows.push_back(std::vector<float>(m.values.begin() + i * m.cols, m.values.begin() + (i + 1) * m.cols));
     return rows;
 }
 
 nlohmann::json headJson(const HeadMetrics& m) {
     nlohmann::json j = {{"block", m.block},
-            {"layer", m.layer},
-            {"head", m.head},
-            {"entropy", m.entropy},
-            {"mean_distance", m.meanDistance},
-            {"first_token", m.firstToken},
-            {"separator", m.separator},
-            {"pattern", patternName(m.pattern)},
-            {"scores", {{"diagonal", m.scores.diagonal}, {"previous", m.scores.previous}, {"global", m.scores.global},
-                        {"global_key", m.scores.globalKey}, {"local", m.scores.local}, {"sparse", m.scores.sparse}}},
-            {"kl_dot_linear", m.klDotLinear}};
+                        {"layer", m.layer},
+                        {"head", m.head},
+                        {"entropy", m.entropy},
+                        {"mean_distance", m.meanDistance},
+                        {"first_token", m.firstToken},
+                        {"separator", m.separator},
+                        {"pattern", patternName(m.pattern)},
+                        {"scores",
+                         {{"diagonal", m.scores.diagonal},
+                          {"previous", m.scores.previous},
+                          {"global", m.scores.global},
+                          {"global_key", m.scores.globalKey},
+                          {"local", m.scores.local},
+                          {"sparse", m.scores.sparse}}},
+                        {"kl_dot_linear", m.klDotLinear}};
     if (m.detectors.computed())
         for (const HeadMetricInfo& info : headMetricList())
-            if (info.detector) j["detectors"][std::string(info.key).substr(4)] = info.value(m);  // "det_induction" -> "induction"
+            if (info.detector)
+                j["detectors"][std::string(info.key).substr(4)] = info.value(m);  // "det_induction" -> "induction"
     return j;
 }
 
@@ -56,10 +63,10 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
             if (info.detector) s << "," << info.key;
     s << "\n";
     for (const HeadMetrics& m : metrics) {
-        s << m.block << "," << m.layer << "," << m.head << "," << m.entropy << "," << m.meanDistance << "," << m.firstToken << ","
-          << m.separator << "," << patternName(m.pattern) << "," << m.scores.diagonal << "," << m.scores.previous << ","
-          << m.scores.global << "," << m.scores.globalKey << "," << m.scores.local << "," << m.scores.sparse << ","
-          << m.klDotLinear;
+        s << m.block << "," << m.layer << "," << m.head << "," << m.entropy << "," << m.meanDistance << ","
+          << m.firstToken << "," << m.separator << "," << patternName(m.pattern) << "," << m.scores.diagonal << ","
+          << m.scores.previous << "," << m.scores.global << "," << m.scores.globalKey << "," << m.scores.local << ","
+          << m.scores.sparse << "," << m.klDotLinear;
         if (detectors)
             for (const HeadMetricInfo& info : headMetricList())
                 if (info.detector) s << "," << info.value(m);
@@ -70,8 +77,9 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
 
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
-              withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed", "separators",
-                                "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed", "probe-first"}),
+              withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
+                                "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
+                                "probe-first"}),
               {"flow", "detectors"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
@@ -83,22 +91,30 @@ int runMetrics(const std::vector<std::string>& argv) {
         throw UsageError("--detectors runs the model on its own probe: it needs MODEL, not --attention-file");
     const std::filesystem::path out = args.required("out");
     const std::string ext = out.extension().string();
-    if (ext != ".json" && ext != ".csv") throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
+    if (ext != ".json" && ext != ".csv")
+        throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
     const std::optional<ModelInput> input = attentionFile ? std::nullopt : std::make_optional<ModelInput>(args);
     MetricsOptions options;
     options.map.temperature = args.number("temperature").value_or(1.0);
     if (!(options.map.temperature > 0) || !std::isfinite(options.map.temperature))
         throw Error("--temperature must be a finite number > 0");
     const std::string variant = args.value("variant").value_or("native");
-    if (variant == "dot") options.map.variant = MapVariant::Dot;
-    else if (variant == "linear") options.map.variant = MapVariant::Linear;
-    else if (variant != "native") throw Error("--variant '" + variant + "' is not one of native, dot, linear");
+    if (variant == "dot")
+        options.map.variant = MapVariant::Dot;
+    else if (variant == "linear")
+        options.map.variant = MapVariant::Linear;
+    else if (variant != "native")
+        throw Error("--variant '" + variant + "' is not one of native, dot, linear");
     if (auto fm = args.value("feature-map")) {
         if (variant != "linear") throw UsageError("--feature-map needs --variant linear");
-        if (*fm == "elu") options.map.featureMap = FeatureMap::Elu;
-        else if (*fm == "relu") options.map.featureMap = FeatureMap::Relu;
-        else if (*fm == "favor") options.map.featureMap = FeatureMap::Favor;
-        else throw Error("--feature-map '" + *fm + "' is not one of elu, relu, favor");
+        if (*fm == "elu")
+            options.map.featureMap = FeatureMap::Elu;
+        else if (*fm == "relu")
+            options.map.featureMap = FeatureMap::Relu;
+        else if (*fm == "favor")
+            options.map.featureMap = FeatureMap::Favor;
+        else
+            throw Error("--feature-map '" + *fm + "' is not one of elu, relu, favor");
     }
     if (args.value("features") && options.map.featureMap != FeatureMap::Favor)
         throw UsageError("--features needs --feature-map favor");
@@ -143,10 +159,14 @@ int runMetrics(const std::vector<std::string>& argv) {
     if (ext == ".csv") {
         writeFileAtomically(out, csvOf(metrics, detectors));
     } else {
-        nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"variant", variant}, {"temperature", options.map.temperature}};
+        nlohmann::json j = {{"ids", trace->ids()},
+                            {"tokens", trace->tokens()},
+                            {"variant", variant},
+                            {"temperature", options.map.temperature}};
         const PatternThresholds& t = options.thresholds;
-        j["pattern_thresholds"] = {{"diagonal", t.diagonal}, {"previous", t.previous}, {"global", t.global}, {"local", t.local},
-                                   {"local_radius", t.localRadius}, {"sparse", t.sparse}, {"sparse_keys", t.sparseKeys}};
+        j["pattern_thresholds"] = {{"diagonal", t.diagonal},     {"previous", t.previous},        {"global", t.global},
+                                   {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
+                                   {"sparse_keys", t.sparseKeys}};
         if (detectors) j["detector_probe"] = {{"ids", report.probe}, {"repeat_length", report.repeatLength}};
         j["heads"] = nlohmann::json::array();
         for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
@@ -155,7 +175,8 @@ int runMetrics(const std::vector<std::string>& argv) {
             nlohmann::json block;
             const auto sim = blockSimilarity(*trace, b, options.map);
             const int k = info.layers * info.heads;
-            for (int r = 0; r < k; ++r) block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
+            for (int r = 0; r < k; ++r)
+                block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
             if (info.queryTokens.size() == info.keyTokens.size()) {  // rollout and flow need self-attention
                 block["rollout"] = matrixJson(blockRollout(*trace, b, options.map));
                 if (args.flag("flow")) block["flow"] = matrixJson(blockFlow(*trace, b, options.map, flow));
@@ -172,33 +193,33 @@ int runMetrics(const std::vector<std::string>& argv) {
 
 Command metricsCommand() {
     return {"metrics", "per-head attention metrics (.json or .csv)",
-    "usage: attnscope-cli metrics MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out FILE.json|FILE.csv\n"
-    "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
-    "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
-    "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
-    "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n"
-    "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
-    "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
-    "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
-    "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
-    "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
-    "core/include/attnscope/metrics.h) and KL(dot || linear elu+1). The .json file adds, per block,\n"
-    "the head-to-head cosine similarity matrix (index layer·heads + head), the attention rollout and,\n"
-    "with --flow, the attention flow (max-flow; all rows, or --flow-rows) of self-attention blocks.\n"
-    "The .csv file has one row per head.\n"
-    "--attention-file reads the maps from a .npy instead of running a model: [layers, heads, n, n],\n"
-    "[heads, n, n] or [layers, 1, heads, n, n] probabilities (e.g. numpy.save of Hugging Face's\n"
-    "torch.stack(outputs.attentions)), float16/32/64, with the tokens of --tokens (a JSON list, or\n"
-    "the tokens.json 'attention' writes), else the tokens.json beside it, else positions. Such maps\n"
-    "hold no Q/K: KL(dot || linear) is 0 and --variant linear is refused.\n"
-    "--detectors adds TransformerLens's head detectors per head (previous token, duplicate token,\n"
-    "induction, first token / sink), scored on a probe the detector builds and runs: one first id\n"
-    "(--probe-first, default a random one), then L random ids (--probe-length, default\n"
-    "min(50, (positions - 1) / 2); distinct, seeded by --probe-seed) and the same L ids again. Each\n"
-    "score is the share of attention on the detection pattern over the rows that have a target\n"
-    "(a perfect head scores 1; TransformerLens's detect_head divides by every row instead).\n"
-    "JSON: \"detectors\" per head and \"detector_probe\"; CSV: det_* columns.\n"
-    "Invalid input exits with code 2 and one 'error: ...' line.\n",
+            "usage: attnscope-cli metrics MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out FILE.json|FILE.csv\n"
+            "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
+            "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
+            "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
+            "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n"
+            "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
+            "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
+            "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
+            "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
+            "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
+            "core/include/attnscope/metrics.h) and KL(dot || linear elu+1). The .json file adds, per block,\n"
+            "the head-to-head cosine similarity matrix (index layer·heads + head), the attention rollout and,\n"
+            "with --flow, the attention flow (max-flow; all rows, or --flow-rows) of self-attention blocks.\n"
+            "The .csv file has one row per head.\n"
+            "--attention-file reads the maps from a .npy instead of running a model: [layers, heads, n, n],\n"
+            "[heads, n, n] or [layers, 1, heads, n, n] probabilities (e.g. numpy.save of Hugging Face's\n"
+            "torch.stack(outputs.attentions)), float16/32/64, with the tokens of --tokens (a JSON list, or\n"
+            "the tokens.json 'attention' writes), else the tokens.json beside it, else positions. Such maps\n"
+            "hold no Q/K: KL(dot || linear) is 0 and --variant linear is refused.\n"
+            "--detectors adds TransformerLens's head detectors per head (previous token, duplicate token,\n"
+            "induction, first token / sink), scored on a probe the detector builds and runs: one first id\n"
+            "(--probe-first, default a random one), then L random ids (--probe-length, default\n"
+            "min(50, (positions - 1) / 2); distinct, seeded by --probe-seed) and the same L ids again. Each\n"
+            "score is the share of attention on the detection pattern over the rows that have a target\n"
+            "(a perfect head scores 1; TransformerLens's detect_head divides by every row instead).\n"
+            "JSON: \"detectors\" per head and \"detector_probe\"; CSV: det_* columns.\n"
+            "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runMetrics};
 }
 

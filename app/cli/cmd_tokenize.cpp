@@ -20,8 +20,9 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& path) {
     if (!std::filesystem::is_directory(path, ec)) return Tokenizer::fromFile(path);
     auto tok = Tokenizer::fromFolder(path);
     if (!tok)
-        throw Error(path + ": no tokenizer here (tokenizer.json, spiece.model, tokenizer.model, sentencepiece.bpe.model, "
-                           "source.spm + vocab.json, vocab.json + merges.txt, or vocab.txt)");
+        throw Error(path +
+                    ": no tokenizer here (tokenizer.json, spiece.model, tokenizer.model, sentencepiece.bpe.model, "
+                    "source.spm + vocab.json, vocab.json + merges.txt, or vocab.txt)");
     return tok;
 }
 
@@ -59,13 +60,13 @@ int runTokenize(const std::vector<std::string>& argv) {
 
 Command tokenizeCommand() {
     return {"tokenize", "text -> token ids, exactly as Hugging Face's tokenizers",
-    "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
-    "PATH is a tokenizer.json or a model folder (tokenizer.json, else a SentencePiece model: spiece.model,\n"
-    "tokenizer.model, sentencepiece.bpe.model or Marian's source.spm + vocab.json; else vocab.json +\n"
-    "merges.txt, else vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
-    "[[begin, end], ...], \"tokenizer\": FILE}: raw vocabulary tokens, byte offsets into the UTF-8 text\n"
-    "((0, 0) for tokens the post-processor adds) and the file read. Special tokens ([CLS], <s>, ...) are\n"
-    "added as the post-processor (or the family's slow tokenizer) says unless --no-special.\n",
+            "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
+            "PATH is a tokenizer.json or a model folder (tokenizer.json, else a SentencePiece model: spiece.model,\n"
+            "tokenizer.model, sentencepiece.bpe.model or Marian's source.spm + vocab.json; else vocab.json +\n"
+            "merges.txt, else vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
+            "[[begin, end], ...], \"tokenizer\": FILE}: raw vocabulary tokens, byte offsets into the UTF-8 text\n"
+            "((0, 0) for tokens the post-processor adds) and the file read. Special tokens ([CLS], <s>, ...) are\n"
+            "added as the post-processor (or the family's slow tokenizer) says unless --no-special.\n",
             runTokenize};
 }
 

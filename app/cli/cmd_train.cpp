@@ -36,8 +36,8 @@ int runTrain(const std::vector<std::string>& argv) {
     std::cerr << "training " << taskName(options.task) << " with " << kindName(options.attention) << " attention, seed "
               << options.seed << "\n";
     const TrainResult r = trainBuiltin(options);
-    std::cerr << "trained " << r.steps << " steps in " << r.seconds << " s; loss " << r.initialLoss << " -> " << r.finalLoss
-              << "; " << r.parameters << " parameters\n";
+    std::cerr << "trained " << r.steps << " steps in " << r.seconds << " s; loss " << r.initialLoss << " -> "
+              << r.finalLoss << "; " << r.parameters << " parameters\n";
     if (r.heldOutExamples > 0)
         std::cerr << "held-out accuracy " << r.heldOutAccuracy * 100 << "% on " << r.heldOutExamples << " examples\n";
     std::cerr << "wrote " << options.out.string() << "/{config.json, model.safetensors, vocab.json}\n";
@@ -48,14 +48,14 @@ int runTrain(const std::vector<std::string>& argv) {
 
 Command trainCommand() {
     return {"train", "train a built-in model (reverse or sentiment task)",
-    "usage: attnscope-cli train --task reverse|sentiment --attention dot|additive|linear --out DIR\n"
-    "                           [--seed S] [--steps N] [--batch B] [--lr RATE]\n\n"
-    "Trains a small transformer on the task with the chosen attention (deterministic on the CPU:\n"
-    "the same seed gives identical weights), scores it on held-out examples, and writes\n"
-    "DIR/config.json, DIR/model.safetensors and DIR/vocab.json. Progress goes to stderr.\n"
-    "  reverse    encoder-decoder; a string of 2-16 symbols from 0-9 a-z -> the string reversed\n"
-    "  sentiment  encoder classifier; a short English sentence -> positive / negative\n"
-    "Defaults: --seed 1, --steps 1500 (reverse) or 1000 (sentiment), --batch 64, --lr 0.003.\n",
+            "usage: attnscope-cli train --task reverse|sentiment --attention dot|additive|linear --out DIR\n"
+            "                           [--seed S] [--steps N] [--batch B] [--lr RATE]\n\n"
+            "Trains a small transformer on the task with the chosen attention (deterministic on the CPU:\n"
+            "the same seed gives identical weights), scores it on held-out examples, and writes\n"
+            "DIR/config.json, DIR/model.safetensors and DIR/vocab.json. Progress goes to stderr.\n"
+            "  reverse    encoder-decoder; a string of 2-16 symbols from 0-9 a-z -> the string reversed\n"
+            "  sentiment  encoder classifier; a short English sentence -> positive / negative\n"
+            "Defaults: --seed 1, --steps 1500 (reverse) or 1000 (sentiment), --batch 64, --lr 0.003.\n",
             runTrain};
 }
 

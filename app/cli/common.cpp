@@ -16,10 +16,14 @@ std::shared_ptr<const Model> loadModel(const Args& args) {
     LoadOptions options;
     options.device = parseDeviceChoice(args.value("device").value_or("auto"));
     if (const auto w = args.value("weights")) {
-        if (*w == "auto") options.weights = WeightPlan::Auto;
-        else if (*w == "convert") options.weights = WeightPlan::Convert;
-        else if (*w == "stream") options.weights = WeightPlan::Stream;
-        else throw Error("--weights '" + *w + "' is not one of auto, convert, stream");
+        if (*w == "auto")
+            options.weights = WeightPlan::Auto;
+        else if (*w == "convert")
+            options.weights = WeightPlan::Convert;
+        else if (*w == "stream")
+            options.weights = WeightPlan::Stream;
+        else
+            throw Error("--weights '" + *w + "' is not one of auto, convert, stream");
     }
     if (args.flag("progress")) options.progress = stderrProgress("loading", "tensors");
     return Model::load(args.positional(0, "MODEL (a model folder or builtin:NAME)"), options);
@@ -27,10 +31,14 @@ std::shared_ptr<const Model> loadModel(const Args& args) {
 
 void applyRunFlags(const Args& args, RunOptions& options, const std::string& what) {
     if (const auto c = args.value("capture-dtype")) {
-        if (*c == "compute") options.captureDtype = CaptureDtype::Compute;
-        else if (*c == "float16") options.captureDtype = CaptureDtype::Float16;
-        else if (*c == "bfloat16") options.captureDtype = CaptureDtype::BFloat16;
-        else throw Error("--capture-dtype '" + *c + "' is not one of compute, float16, bfloat16");
+        if (*c == "compute")
+            options.captureDtype = CaptureDtype::Compute;
+        else if (*c == "float16")
+            options.captureDtype = CaptureDtype::Float16;
+        else if (*c == "bfloat16")
+            options.captureDtype = CaptureDtype::BFloat16;
+        else
+            throw Error("--capture-dtype '" + *c + "' is not one of compute, float16, bfloat16");
     }
     if (args.flag("progress")) options.progress = stderrProgress(what, "layer");
 }
@@ -66,7 +74,6 @@ std::vector<std::int64_t> parseIntegers(const std::string& text, const std::stri
         throw Error(option + ": " + e.what());
     }
 }
-
 
 std::filesystem::path prepareOutDir(const std::string& dir) {
     std::filesystem::path out(dir);

@@ -28,7 +28,9 @@ namespace {
 
 void printHelp(std::ostream& out) {
     out << "usage: attnscope-cli COMMAND [ARGS...]\n\ncommands:\n";
-    for (const auto& c : commands()) out << "  " << c.name << std::string(std::strlen(c.name) < 14 ? 14 - std::strlen(c.name) : 1, ' ') << c.summary << "\n";
+    for (const auto& c : commands())
+        out << "  " << c.name << std::string(std::strlen(c.name) < 14 ? 14 - std::strlen(c.name) : 1, ' ') << c.summary
+            << "\n";
     out << "\nRun 'attnscope-cli COMMAND --help' for a command's options.\n";
 }
 

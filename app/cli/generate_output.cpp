@@ -56,7 +56,9 @@ nlohmann::json generationJson(const Generation& g, const std::vector<std::string
                         {"step_query_rows", nlohmann::json::array()}};
     for (std::size_t s = 0; s < g.generated.size(); ++s) j["step_query_rows"].push_back(p + s - 1);
     if (r.sampling.sample)
-        j["sampling"] = {{"sample_temperature", r.sampling.temperature}, {"top_k", r.sampling.topK}, {"top_p", r.sampling.topP},
+        j["sampling"] = {{"sample_temperature", r.sampling.temperature},
+                         {"top_k", r.sampling.topK},
+                         {"top_p", r.sampling.topP},
                          {"seed", r.sampling.seed}};
     return j;
 }

@@ -29,6 +29,7 @@ struct GenerateRequest {
 std::optional<GenerateRequest> parseGenerateRequest(const Args& args);
 
 // tokens.json's "generation": prompt and generated ids and labels, and how they were chosen.
-nlohmann::json generationJson(const Generation& g, const std::vector<std::string>& tokens, const GenerateRequest& request);
+nlohmann::json generationJson(const Generation& g, const std::vector<std::string>& tokens,
+                              const GenerateRequest& request);
 
 }  // namespace attnscope::cli

@@ -47,8 +47,9 @@ RgbImage readImageFile(const std::string& path) {
     char magic[2] = {};
     in.read(magic, 2);
     if (magic[0] != 'P' || magic[1] != '6')
-        throw Error(path + ": this attnscope-cli was built without Qt (ATTNSCOPE_BUILD_UI=OFF) and reads only binary PPM "
-                           "(P6) images; convert it, e.g. with PIL: Image.open(f).convert('RGB').save('x.ppm')");
+        throw Error(path +
+                    ": this attnscope-cli was built without Qt (ATTNSCOPE_BUILD_UI=OFF) and reads only binary PPM "
+                    "(P6) images; convert it, e.g. with PIL: Image.open(f).convert('RGB').save('x.ppm')");
     RgbImage image;
     image.width = number();
     image.height = number();

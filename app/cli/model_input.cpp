@@ -39,7 +39,8 @@ ModelInput::ModelInput(const Args& args) : args_(args) {
     if (auto ids = args.value("ids")) parseIds(*ids);  // malformed values fail before loading
     if (auto types = args.value("type-ids")) parseIntegers(*types, "--type-ids", "token type");
     if (auto attend = args.value("attend")) parseAttend(*attend);
-    if (args.value("target-text") && args.value("target-ids")) throw UsageError("give either --target-text or --target-ids, not both");
+    if (args.value("target-text") && args.value("target-ids"))
+        throw UsageError("give either --target-text or --target-ids, not both");
     if (args.value("max-new-tokens") && (args.value("target-text") || args.value("target-ids")))
         throw UsageError("--max-new-tokens goes with greedy decoding, not with a given target");
     if ((args.value("target-text") || args.value("target-ids") || args.value("max-new-tokens")) && args.value("image"))

@@ -149,25 +149,28 @@ std::string launchError() {
 
 }  // namespace
 
-std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal) {
+std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale,
+                              bool causal) {
     if (d < 0 || d > kMaxHeadDim)
-        return "CUDA scaled softmax: head dimension " + std::to_string(d) + " is outside the kernel's 0.." + std::to_string(kMaxHeadDim);
+        return "CUDA scaled softmax: head dimension " + std::to_string(d) + " is outside the kernel's 0.." +
+               std::to_string(kMaxHeadDim);
     if (n <= 0 || m <= 0) return {};
     scaledSoftmaxRowsKernel<<<n, kThreads>>>(q, k, out, n, m, d, scale, causal);
     return launchError();
 }
 
-std::string additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed, float* out,
-                         int n, int m, int w, float invTemperature, bool causal) {
+std::string additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed,
+                                float* out, int n, int m, int w, float invTemperature, bool causal) {
     if (w < 0 || w > kMaxHeadDim)
-        return "CUDA additive softmax: width " + std::to_string(w) + " is outside the kernel's 0.." + std::to_string(kMaxHeadDim);
+        return "CUDA additive softmax: width " + std::to_string(w) + " is outside the kernel's 0.." +
+               std::to_string(kMaxHeadDim);
     if (n <= 0 || m <= 0) return {};
     additiveSoftmaxRowsKernel<<<n, kThreads>>>(qa, ka, v, keyAllowed, out, n, m, w, invTemperature, causal);
     return launchError();
 }
 
-std::string causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out, int heads, int n, int f,
-                           int dv) {
+std::string causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out, int heads, int n,
+                                  int f, int dv) {
     if (f < 1 || f > kMaxLinearFeatures)
         return "CUDA causal linear attention: " + std::to_string(f) + " features, outside the kernel's 1.." +
                std::to_string(kMaxLinearFeatures);

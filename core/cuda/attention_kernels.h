@@ -19,18 +19,20 @@ constexpr int kMaxLinearFeatures = 1024;  // feature count of causalLinearAttent
 // sum and normalisation in one kernel, one block per query row.
 // q [n, d], k [m, d], out [n, m], row-major, device pointers. causal masks j > i + (m - n).
 // scale already includes 1/temperature.
-[[nodiscard]] std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale, bool causal);
+[[nodiscard]] std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d,
+                                            float scale, bool causal);
 
 // out[i, j] = softmax_j(invTemperature · Σ_w v_w tanh(qa_iw + ka_jw) + mask_ij), fused, one block
 // per query row, no [n, m, w] temporary. qa [n, w], ka [m, w], v [w], out [n, m]; keyAllowed
 // [m] (1 = allowed) or null; causal masks j > i + (m - n). A row with no allowed key is all 0.
-[[nodiscard]] std::string additiveSoftmaxRows(const float* qa, const float* ka, const float* v, const unsigned char* keyAllowed, float* out,
-                         int n, int m, int w, float invTemperature, bool causal);
+[[nodiscard]] std::string additiveSoftmaxRows(const float* qa, const float* ka, const float* v,
+                                              const unsigned char* keyAllowed, float* out, int n, int m, int w,
+                                              float invTemperature, bool causal);
 
 // Causal linear attention output for `heads` heads: out[h, i] = Σ_{j<=i} (φq_i·φk_j) v_j /
 // Σ_{j<=i} φq_i·φk_j, by prefix sums in O(n·f·dv). phiQ, phiK [heads, n, f] (features >= 0,
 // f <= 1024), v and out [heads, n, dv]. A row whose denominator is 0 is 0.
-[[nodiscard]] std::string causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out, int heads, int n, int f,
-                           int dv);
+[[nodiscard]] std::string causalLinearAttention(const float* phiQ, const float* phiK, const float* v, float* out,
+                                                int heads, int n, int f, int dv);
 
 }  // namespace attnscope::cuda

@@ -109,7 +109,10 @@ private:
         signal(SIGPIPE, SIG_IGN);  // a dead server shows as a failed write, not a killed test
     }
     // Closing the request pipe at exit ends the server's loop.
-    ~CliForkServer() { ::close(toServer_); ::close(fromServer_); }
+    ~CliForkServer() {
+        ::close(toServer_);
+        ::close(fromServer_);
+    }
     int toServer_ = -1, fromServer_ = -1;
 };
 #endif

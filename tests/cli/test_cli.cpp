@@ -42,13 +42,13 @@ TEST_CASE("cli the fork server runs the command line as the binary does", "[cli]
     const auto here = std::filesystem::current_path();
     std::filesystem::current_path(model.parent_path());
     const std::vector<std::vector<std::string>> runs{
-        {"--version"},
-        {},
-        {"no-such-command"},
-        {"info", model.filename().string(), "--json"},
-        {"info", model.filename().string(), "--layer"},
-        {"info", "no-such-folder"},
-        {"tokenize", model.filename().string(), "--text", "hello there"},
+            {"--version"},
+            {},
+            {"no-such-command"},
+            {"info", model.filename().string(), "--json"},
+            {"info", model.filename().string(), "--layer"},
+            {"info", "no-such-folder"},
+            {"tokenize", model.filename().string(), "--text", "hello there"},
     };
     for (const auto& args : runs) {
         const CliResult server = runCli(args);
@@ -89,7 +89,8 @@ TEST_CASE("cli attention writes [layers, heads, seq, seq] float32 maps and the t
     spec.vocab = 50;
     const auto model = fixtureModel("attention", spec);
     const auto out = freshDir("attention-out") / "nested";
-    const CliResult r = runCli({"attention", model.string(), "--ids", "3, 17,42,0,9", "--out", out.string(), "--device", "cpu"});
+    const CliResult r =
+            runCli({"attention", model.string(), "--ids", "3, 17,42,0,9", "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
 
@@ -109,7 +110,8 @@ TEST_CASE("cli attention writes [layers, heads, seq, seq] float32 maps and the t
     CHECK(tokens["tokens"] == nlohmann::json({"t3", "t17", "t42", "t0", "t9"}));
 
     SECTION("--temperature changes the written maps as softmax(logits / T)") {
-        const CliResult t = runCli({"attention", model.string(), "--ids", "3,17,42,0,9", "--out", out.string(), "--temperature", "2.5"});
+        const CliResult t = runCli(
+                {"attention", model.string(), "--ids", "3,17,42,0,9", "--out", out.string(), "--temperature", "2.5"});
         REQUIRE(t.code == 0);
         const NpyArray b = readNpy(out / "attention.npy");
         const auto expected = causalSoftmax(ref.scores[1][2], 5, 2.5);
@@ -130,14 +132,17 @@ TEST_CASE("cli rejects invalid input with exit code 2 and one error line", "[cli
     for (int i = 0; i < 24; ++i) tooLong += ",1";
     requireInputError(runCli({"attention", model.string(), "--ids", tooLong, "--out", out.string()}),
                       "25 tokens but the model has only 24 positions");
-    requireInputError(runCli({"attention", model.string(), "--ids", "1,x", "--out", out.string()}), "'x' is not a token id");
-    requireInputError(runCli({"attention", model.string(), "--ids", "1,2", "--out", out.string(), "--temperature", "0"}),
-                      "--temperature must be a finite number > 0");
+    requireInputError(runCli({"attention", model.string(), "--ids", "1,x", "--out", out.string()}),
+                      "'x' is not a token id");
+    requireInputError(
+            runCli({"attention", model.string(), "--ids", "1,2", "--out", out.string(), "--temperature", "0"}),
+            "--temperature must be a finite number > 0");
     requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", out.string(), "--device", "tpu"}),
                       "unknown device 'tpu'");
     requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", (model / "config.json").string()}),
                       "exists and is not a folder");
-    requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", "/proc/attnscope"}), "--out /proc/attnscope");
+    requireInputError(runCli({"attention", model.string(), "--ids", "1", "--out", "/proc/attnscope"}),
+                      "--out /proc/attnscope");
     CHECK(slurpFile(out / "attention.npy") == "previous result");
 
     SECTION("malformed files") {
@@ -158,10 +163,15 @@ TEST_CASE("cli rejects invalid input with exit code 2 and one error line", "[cli
 
 TEST_CASE("cli usage errors exit 1 with a hint; --help works everywhere", "[cli]") {
     const auto model = fixtureModel("usage");
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {}, {"frobnicate"}, {"info"}, {"attention", model.string(), "--ids", "1"},
-             {"attention", model.string(), "--out", "x"}, {"info", model.string(), "--bogus"},
-             {"info", model.string(), "extra"}, {"bench", model.string(), "--seq", "4", "--seq", "5"}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{},
+                                               {"frobnicate"},
+                                               {"info"},
+                                               {"attention", model.string(), "--ids", "1"},
+                                               {"attention", model.string(), "--out", "x"},
+                                               {"info", model.string(), "--bogus"},
+                                               {"info", model.string(), "extra"},
+                                               {"bench", model.string(), "--seq", "4", "--seq", "5"}}) {
         const CliResult r = runCli(args);
         INFO("args: " << (args.empty() ? "" : args[0]) << " stderr: " << r.err);
         CHECK(r.code == 1);
@@ -187,5 +197,6 @@ TEST_CASE("cli bench times forward+capture", "[cli]") {
     CHECK(json["seq"] == 16);
     CHECK(json["runs"].size() == 2);
     CHECK(json["median_ms"].get<double>() > 0);
-    requireInputError(runCli({"bench", model.string(), "--seq", "25"}), "25 tokens but the model has only 24 positions");
+    requireInputError(runCli({"bench", model.string(), "--seq", "25"}),
+                      "25 tokens but the model has only 24 positions");
 }

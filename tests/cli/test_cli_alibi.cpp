@@ -23,7 +23,8 @@ std::string idList() {
 // Runs `attention DIR --ids kIds --out OUT extra...` and returns the largest |npy - reference|.
 double cliMapError(const std::filesystem::path& dir, const Reference& ref, const std::vector<std::string>& extra = {}) {
     const auto out = freshDir("cli-alibi-out");
-    std::vector<std::string> args = {"attention", dir.string(), "--ids", idList(), "--out", out.string(), "--device", "cpu"};
+    std::vector<std::string> args = {"attention", dir.string(), "--ids",    idList(),
+                                     "--out",     out.string(), "--device", "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     const CliResult r = runCli(args);
     INFO(r.err);
@@ -67,7 +68,8 @@ TEST_CASE("cli attention on OPT writes the reference's maps", "[cli][opt]") {
     REQUIRE(info.code == 0);
     CHECK_THAT(info.out, Catch::Contains("family:        opt"));
     const Checkpoint half = roundedCopy(makeOpt(OptSpec{}, 62), "BF16");
-    CHECK(cliMapError(written(half, "cli-opt-bf16", WriteOptions{"BF16", 2}), referenceOpt(half, OptSpec{}, kIds)) < 1e-5);
+    CHECK(cliMapError(written(half, "cli-opt-bf16", WriteOptions{"BF16", 2}), referenceOpt(half, OptSpec{}, kIds)) <
+          1e-5);
 }
 
 TEST_CASE("cli attention on BLOOM: ALiBi maps, propagated temperature, masked heads", "[cli][bloom]") {
@@ -78,13 +80,15 @@ TEST_CASE("cli attention on BLOOM: ALiBi maps, propagated temperature, masked he
     AlibiFamilyRun run;
     run.temperature = 0.5;
     run.temperatureLayers = {1};
-    CHECK(cliMapError(dir, referenceBloom(c, spec, kIds, run), {"--temperature", "0.5", "--propagate", "--layers", "1"}) < 1e-5);
+    CHECK(cliMapError(dir, referenceBloom(c, spec, kIds, run),
+                      {"--temperature", "0.5", "--propagate", "--layers", "1"}) < 1e-5);
     AlibiFamilyRun masked;
     masked.maskHeads = {{0, 4}};
     CHECK(cliMapError(dir, referenceBloom(c, spec, kIds, masked), {"--mask-heads", "0:4"}) < 1e-5);
     const auto out = freshDir("cli-bloom-linear");
-    requireCliInputError(runCli({"attention", dir.string(), "--ids", idList(), "--out", out.string(), "--variant", "linear"}),
-                         "linear attention has no place for ALiBi");
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--ids", idList(), "--out", out.string(), "--variant", "linear"}),
+            "linear attention has no place for ALiBi");
 }
 
 TEST_CASE("cli attention on Falcon: multi-query rotary, grouped, ALiBi", "[cli][falcon]") {
@@ -112,10 +116,12 @@ TEST_CASE("cli attention on Falcon: multi-query rotary, grouped, ALiBi", "[cli][
     const Checkpoint c = makeFalcon(rw, 66);
     AlibiFamilyRun masked;
     masked.maskHeads = {{0, 2}, {1, 5}};
-    CHECK(cliMapError(written(c, "cli-falcon-rw"), referenceFalcon(c, rw, kIds, masked), {"--mask-heads", "0:2,1:5"}) < 1e-5);
+    CHECK(cliMapError(written(c, "cli-falcon-rw"), referenceFalcon(c, rw, kIds, masked), {"--mask-heads", "0:2,1:5"}) <
+          1e-5);
 }
 
-TEST_CASE("cli on bad OPT, BLOOM and Falcon configs: exit 2, one line naming file and field", "[cli][opt][bloom][falcon]") {
+TEST_CASE("cli on bad OPT, BLOOM and Falcon configs: exit 2, one line naming file and field",
+          "[cli][opt][bloom][falcon]") {
     const auto out = freshDir("cli-alibi-bad-out");
     auto bad = [&](Checkpoint c, const std::string& name) {
         const auto dir = freshDir(name);
@@ -125,13 +131,15 @@ TEST_CASE("cli on bad OPT, BLOOM and Falcon configs: exit 2, one line naming fil
     Checkpoint falcon = makeFalcon(FalconSpec{}, 1);
     falcon.config["new_decoder_architecture"] = true;
     falcon.config["num_kv_heads"] = 3;
-    requireCliInputError(bad(falcon, "cli-falcon-bad"), "config.json: 'num_kv_heads' (3) must divide num_attention_heads (4)");
+    requireCliInputError(bad(falcon, "cli-falcon-bad"),
+                         "config.json: 'num_kv_heads' (3) must divide num_attention_heads (4)");
     Checkpoint bloom = makeBloom(BloomSpec{}, 1);
     bloom.tensors.erase("transformer.h.0.self_attention.query_key_value.weight");
     requireCliInputError(bad(bloom, "cli-bloom-bad"), "'transformer.h.0.self_attention.query_key_value.weight'");
     Checkpoint opt = makeOpt(OptSpec{}, 1);
     opt.config["hidden_size"] = 30;
-    requireCliInputError(bad(opt, "cli-opt-bad"), "config.json: 'hidden_size' (30) must be divisible by num_attention_heads (4)");
+    requireCliInputError(bad(opt, "cli-opt-bad"),
+                         "config.json: 'hidden_size' (30) must be divisible by num_attention_heads (4)");
     const auto dir = freshDir("cli-opt-long");
     writeCheckpoint(dir, makeOpt(OptSpec{}, 1));
     std::string ids = "1";

@@ -45,8 +45,8 @@ TEST_CASE("cli attention --alignment writes the cross maps' argmax as Pharaoh i-
 
     SECTION("default heads: the argmax of the mean of the last layer's heads in cross.npy") {
         const auto file = dir / "default.align";
-        const CliResult r = runCli({"attention", "builtin:reverse-dot", "--text", text, "--out", (dir / "maps").string(),
-                                    "--alignment", file.string()});
+        const CliResult r = runCli({"attention", "builtin:reverse-dot", "--text", text, "--out",
+                                    (dir / "maps").string(), "--alignment", file.string()});
         INFO(r.err);
         REQUIRE(r.code == 0);
         CHECK_THAT(r.err, Catch::Contains("every head of the last layer"));
@@ -68,21 +68,23 @@ TEST_CASE("cli attention --alignment writes the cross maps' argmax as Pharaoh i-
     }
     SECTION("one trained head: target i with source n-1-i; words = symbols; input rows differ") {
         const auto file = dir / "head.align";
-        const CliResult r = runCli({"attention", "builtin:reverse-dot", "--text", text, "--out", (dir / "maps2").string(),
-                                    "--alignment", file.string(), "--alignment-heads", "0:1", "--alignment-units", "words"});
+        const CliResult r =
+                runCli({"attention", "builtin:reverse-dot", "--text", text, "--out", (dir / "maps2").string(),
+                        "--alignment", file.string(), "--alignment-heads", "0:1", "--alignment-units", "words"});
         INFO(r.err);
         REQUIRE(r.code == 0);
         Links expected;
         for (int i = 0; i < n; ++i) expected.insert({n - 1 - i, i});
         CHECK(parsePharaoh(slurpFile(file)) == expected);
-        REQUIRE(runCli({"attention", "builtin:reverse-dot", "--text", text, "--out", (dir / "maps2").string(), "--alignment",
-                        file.string(), "--alignment-heads", "0:1", "--alignment-rows", "input"}).code == 0);
+        REQUIRE(runCli({"attention", "builtin:reverse-dot", "--text", text, "--out", (dir / "maps2").string(),
+                        "--alignment", file.string(), "--alignment-heads", "0:1", "--alignment-rows", "input"})
+                        .code == 0);
         CHECK(parsePharaoh(slurpFile(file)) != expected);
     }
     SECTION("errors exit 2 with one line and write nothing") {
         const auto file = dir / "bad.align";
-        requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--text", "a good film", "--out", (dir / "s").string(),
-                                     "--alignment", file.string()}),
+        requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--text", "a good film", "--out",
+                                     (dir / "s").string(), "--alignment", file.string()}),
                              "no cross-attention");
         requireCliInputError(runCli({"attention", "builtin:reverse-dot", "--text", "abc", "--out", (dir / "b").string(),
                                      "--alignment", file.string(), "--alignment-heads", "2:0"}),
@@ -105,10 +107,12 @@ TEST_CASE("cli attention --alignment writes the cross maps' argmax as Pharaoh i-
 }
 
 #ifdef ATTNSCOPE_CLI_HAS_EXPORT
-TEST_CASE("cli export --figure alignment draws the cross map with source on top and target down the side", "[cli][alignment][export]") {
+TEST_CASE("cli export --figure alignment draws the cross map with source on top and target down the side",
+          "[cli][alignment][export]") {
     const auto dir = freshDir("cli-alignment-figure");
     const auto svg = dir / "align.svg";
-    const CliResult r = runCli({"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--out", svg.string()});
+    const CliResult r = runCli(
+            {"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--out", svg.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const std::string text = slurpFile(svg);
@@ -119,17 +123,18 @@ TEST_CASE("cli export --figure alignment draws the cross map with source on top 
         CHECK(text.find(label) != std::string::npos);
     }
     const auto one = dir / "one.png";
-    REQUIRE(runCli({"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--layer", "0", "--head", "1",
-                    "--out", one.string()}).code == 0);
+    REQUIRE(runCli({"export", "builtin:reverse-dot", "--text", "q7k2m9", "--figure", "alignment", "--layer", "0",
+                    "--head", "1", "--out", one.string()})
+                    .code == 0);
     CHECK(slurpFile(one).rfind("\x89PNG", 0) == 0);
-    requireCliInputError(runCli({"export", "builtin:sentiment-dot", "--text", "a good film", "--figure", "alignment", "--out",
-                                 (dir / "s.svg").string()}),
+    requireCliInputError(runCli({"export", "builtin:sentiment-dot", "--text", "a good film", "--figure", "alignment",
+                                 "--out", (dir / "s.svg").string()}),
                          "no cross-attention");
-    requireCliInputError(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer", "5",
-                                 "--head", "0", "--out", (dir / "bad.svg").string()}),
+    requireCliInputError(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer",
+                                 "5", "--head", "0", "--out", (dir / "bad.svg").string()}),
                          "head 5:0");
-    requireCliExit(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer", "1", "--out",
-                           (dir / "bad.svg").string()}),
+    requireCliExit(runCli({"export", "builtin:reverse-dot", "--text", "abc", "--figure", "alignment", "--layer", "1",
+                           "--out", (dir / "bad.svg").string()}),
                    1, "give both --layer L --head H, or neither");
     CHECK_FALSE(std::filesystem::exists(dir / "bad.svg"));
 }

@@ -15,8 +15,10 @@ using namespace attnscope::testing;
 TEST_CASE("metrics --attention-file reads the maps attention wrote", "[cli][attention-file]") {
     const auto dir = freshDir("cli-attention-file");
     const std::string text = "the acting was not good";
-    requireCliExit(runCli({"attention", "builtin:sentiment-dot", "--text", text, "--out", (dir / "run").string()}), 0, "");
-    requireCliExit(runCli({"metrics", "builtin:sentiment-dot", "--text", text, "--out", (dir / "model.json").string()}), 0, "");
+    requireCliExit(runCli({"attention", "builtin:sentiment-dot", "--text", text, "--out", (dir / "run").string()}), 0,
+                   "");
+    requireCliExit(runCli({"metrics", "builtin:sentiment-dot", "--text", text, "--out", (dir / "model.json").string()}),
+                   0, "");
     const CliResult r = runCli({"metrics", "--attention-file", (dir / "run" / "attention.npy").string(), "--out",
                                 (dir / "file.json").string()});
     requireCliExit(r, 0, "");
@@ -27,7 +29,8 @@ TEST_CASE("metrics --attention-file reads the maps attention wrote", "[cli][atte
     REQUIRE(a["heads"].size() == b["heads"].size());
     for (std::size_t i = 0; i < a["heads"].size(); ++i) {
         CHECK(a["heads"][i]["entropy"].get<double>() == Approx(b["heads"][i]["entropy"].get<double>()).margin(1e-6));
-        CHECK(a["heads"][i]["mean_distance"].get<double>() == Approx(b["heads"][i]["mean_distance"].get<double>()).margin(1e-6));
+        CHECK(a["heads"][i]["mean_distance"].get<double>() ==
+              Approx(b["heads"][i]["mean_distance"].get<double>()).margin(1e-6));
         CHECK(a["heads"][i]["pattern"] == b["heads"][i]["pattern"]);
         CHECK(a["heads"][i]["kl_dot_linear"].get<double>() == 0.0);
     }
@@ -35,11 +38,14 @@ TEST_CASE("metrics --attention-file reads the maps attention wrote", "[cli][atte
     const auto& rb = b["blocks"]["self"]["rollout"];
     REQUIRE(ra.size() == rb.size());
     for (std::size_t i = 0; i < ra.size(); ++i)
-        for (std::size_t j = 0; j < ra[i].size(); ++j) CHECK(ra[i][j].get<double>() == Approx(rb[i][j].get<double>()).margin(1e-6));
+        for (std::size_t j = 0; j < ra[i].size(); ++j)
+            CHECK(ra[i][j].get<double>() == Approx(rb[i][j].get<double>()).margin(1e-6));
 
     std::ofstream(dir / "bad.npy") << "\x93NUMPY\x01";
-    requireCliInputError(runCli({"metrics", "--attention-file", (dir / "bad.npy").string(), "--out", (dir / "x.json").string()}),
-                         "bad.npy");
-    requireCliExit(runCli({"metrics", "--attention-file", (dir / "bad.npy").string(), "--text", "x", "--out", (dir / "x.json").string()}),
+    requireCliInputError(
+            runCli({"metrics", "--attention-file", (dir / "bad.npy").string(), "--out", (dir / "x.json").string()}),
+            "bad.npy");
+    requireCliExit(runCli({"metrics", "--attention-file", (dir / "bad.npy").string(), "--text", "x", "--out",
+                           (dir / "x.json").string()}),
                    1, "--attention-file takes no");
 }

@@ -44,7 +44,8 @@ void putText(const fs::path& p, const std::string& text) { std::ofstream(p) << t
 TEST_CASE("cli export draws chosen heads, a layer's heads and every layer", "[cli][export][batch]") {
     const auto dir = freshDir("cli-batch");
     const std::string model = batchModel().string();
-    CliResult r = exportCli({model, "--ids", "1,2,3,4,5", "--heads", "1:0,0:3,1:2", "--out", (dir / "heads.svg").string()});
+    CliResult r =
+            exportCli({model, "--ids", "1,2,3,4,5", "--heads", "1:0,0:3,1:2", "--out", (dir / "heads.svg").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const std::string svg = slurpFile(dir / "heads.svg");
@@ -53,11 +54,13 @@ TEST_CASE("cli export draws chosen heads, a layer's heads and every layer", "[cl
     // Two columns' width by default: 6.75 in = 486 pt (the SVG is in tenths of a point).
     CHECK(svg.find("width=\"171.45mm\"") != std::string::npos);
 
-    r = exportCli({model, "--ids", "1,2,3", "--layer", "1", "--all-heads", "--width-in", "3.25", "--out", (dir / "layer.pdf").string()});
+    r = exportCli({model, "--ids", "1,2,3", "--layer", "1", "--all-heads", "--width-in", "3.25", "--out",
+                   (dir / "layer.pdf").string()});
     REQUIRE(r.code == 0);
     CHECK(pdfPages(slurpFile(dir / "layer.pdf")) == 1);
 
-    r = exportCli({model, "--ids", "1,2,3", "--all-layers", "--temperature", "0.5", "--out", (dir / "all.pdf").string()});
+    r = exportCli(
+            {model, "--ids", "1,2,3", "--all-layers", "--temperature", "0.5", "--out", (dir / "all.pdf").string()});
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("2 pages"));
     const std::string pdf = slurpFile(dir / "all.pdf");
@@ -107,7 +110,8 @@ TEST_CASE("cli export draws a workspace file's figure", "[cli][export][workspace
     INFO(r.err);
     REQUIRE(r.code == 0);
     const std::string svg = slurpFile(dir / "w.svg");
-    CHECK(svg.find("tiny \xc2\xb7 layer 1 \xc2\xb7 head 2 \xc2\xb7 T = 2 \xc2\xb7 dot \xc2\xb7 1 masked") != std::string::npos);
+    CHECK(svg.find("tiny \xc2\xb7 layer 1 \xc2\xb7 head 2 \xc2\xb7 T = 2 \xc2\xb7 dot \xc2\xb7 1 masked") !=
+          std::string::npos);
     CHECK(svg.find("width=\"101.6mm\"") != std::string::npos);  // the workspace's 4 in
     // The workspace's layer as a grid, and every layer.
     r = exportCli({"--workspace", (dir / "w.attnscope").string(), "--all-heads", "--out", (dir / "g.pdf").string()});
@@ -119,7 +123,8 @@ TEST_CASE("cli export draws a workspace file's figure", "[cli][export][workspace
 
     const auto refused = [&](const std::string& text, const std::string& mentions) {
         putText(dir / "bad.attnscope", text);
-        const CliResult bad = exportCli({"--workspace", (dir / "bad.attnscope").string(), "--out", (dir / "bad.svg").string()});
+        const CliResult bad =
+                exportCli({"--workspace", (dir / "bad.attnscope").string(), "--out", (dir / "bad.svg").string()});
         INFO(bad.err);
         CHECK(bad.code == 2);
         CHECK(bad.err.rfind("error: ", 0) == 0);
@@ -131,10 +136,13 @@ TEST_CASE("cli export draws a workspace file's figure", "[cli][export][workspace
     refused(R"({"format": "attnscope-workspace", "version": 1, "model": "models/tiny", "lab": {"variant": "dots"}})",
             "bad.attnscope: lab.variant: unknown 'dots'");
     refused(R"({"format": "attnscope-workspace", "version": 1, "model": "models/tiny", "input": {"text": "1 2", "ids": true},
-               "selection": {"layer": 5}})", "selection layer 5 head 0 is outside the self block");
+               "selection": {"layer": 5}})",
+            "selection layer 5 head 0 is outside the self block");
     refused(R"({"format": "attnscope-workspace", "version": 1, "model": "models/tiny", "input": {"text": "1 2", "ids": true},
-               "lab": {"variant": "additive"}})", "no additive fit");
-    const CliResult usage = exportCli({"--workspace", (dir / "w.attnscope").string(), "--ids", "1", "--out", (dir / "x.svg").string()});
+               "lab": {"variant": "additive"}})",
+            "no additive fit");
+    const CliResult usage =
+            exportCli({"--workspace", (dir / "w.attnscope").string(), "--ids", "1", "--out", (dir / "x.svg").string()});
     CHECK(usage.code == 1);
     CHECK_THAT(usage.err, Catch::Contains("leave out --ids"));
     fs::remove_all(dir);

@@ -55,17 +55,19 @@ TEST_CASE("cli --capture-dtype bfloat16 writes maps close to the float32 capture
     const auto model = bf16Model("cli-big-capture");
     const auto full = freshDir("cli-big-capture-f32"), half = freshDir("cli-big-capture-bf16");
     REQUIRE(runCli({"attention", model.string(), "--ids", "1,2,3,4,5", "--out", full.string()}).code == 0);
-    const CliResult r = runCli({"attention", model.string(), "--ids", "1,2,3,4,5", "--out", half.string(),
-                                "--capture-dtype", "bfloat16"});
+    const CliResult r = runCli(
+            {"attention", model.string(), "--ids", "1,2,3,4,5", "--out", half.string(), "--capture-dtype", "bfloat16"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto a = readNpy(full / "attention.npy"), b = readNpy(half / "attention.npy");
     REQUIRE(a.shape == b.shape);
     double worst = 0;
-    for (std::size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(a.values[i] - b.values[i])));
+    for (std::size_t i = 0; i < a.values.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::abs(a.values[i] - b.values[i])));
     CHECK(worst > 0);
     CHECK(worst < 2e-2);
-    const CliResult bad = runCli({"attention", model.string(), "--ids", "1", "--out", half.string(), "--capture-dtype", "int8"});
+    const CliResult bad =
+            runCli({"attention", model.string(), "--ids", "1", "--out", half.string(), "--capture-dtype", "int8"});
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--capture-dtype 'int8' is not one of compute, float16, bfloat16"));
 }

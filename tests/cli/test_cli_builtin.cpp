@@ -20,12 +20,12 @@ using namespace attnscope::testing;
 
 namespace {
 
-
 // The .npy block equals the Trace's maps, head by head.
 void requireNpyMatchesTrace(const NpyArray& a, const Trace& trace, const std::string& block) {
     const int b = trace.blockIndex(block);
     const BlockInfo& info = trace.blocks()[b];
-    REQUIRE(a.shape == std::vector<std::int64_t>{info.layers, info.heads, static_cast<std::int64_t>(info.queryTokens.size()),
+    REQUIRE(a.shape == std::vector<std::int64_t>{info.layers, info.heads,
+                                                 static_cast<std::int64_t>(info.queryTokens.size()),
                                                  static_cast<std::int64_t>(info.keyTokens.size())});
     std::size_t at = 0;
     for (int l = 0; l < info.layers; ++l)
@@ -44,7 +44,8 @@ TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
         for (const char* kind : {"dot", "additive", "linear"}) {
             const std::string name = std::string(task) + "-" + kind;
             const auto line = r.out.substr(r.out.find(name), r.out.find('\n', r.out.find(name)) - r.out.find(name));
-            CHECK_THAT(line, Catch::Contains(task) && Catch::Contains(std::string(" ") + kind + " ") && Catch::Contains("parameters"));
+            CHECK_THAT(line, Catch::Contains(task) && Catch::Contains(std::string(" ") + kind + " ") &&
+                                     Catch::Contains("parameters"));
         }
     const CliResult j = runCli({"list-builtin", "--json"});
     REQUIRE(j.code == 0);
@@ -57,7 +58,8 @@ TEST_CASE("cli list-builtin lists the six built-in models", "[cli][builtin]") {
     CHECK(list[0]["parameters"].get<long long>() > 1000);
 }
 
-TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cross maps and their labels", "[cli][builtin]") {
+TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cross maps and their labels",
+          "[cli][builtin]") {
     const auto out = freshDir("cli-reverse");
     const CliResult r = runCli({"attention", "builtin:reverse-dot", "--text", "abc123", "--out", out.string()});
     INFO(r.err);
@@ -80,7 +82,8 @@ TEST_CASE("cli attention on the encoder-decoder writes encoder, decoder and cros
 
 TEST_CASE("cli attention on the classifier writes attention.npy, the label and the probabilities", "[cli][builtin]") {
     const auto out = freshDir("cli-sentiment");
-    const CliResult r = runCli({"attention", "builtin:sentiment-additive", "--text", "The movie was not bad.", "--out", out.string()});
+    const CliResult r = runCli(
+            {"attention", "builtin:sentiment-additive", "--text", "The movie was not bad.", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
@@ -99,10 +102,12 @@ TEST_CASE("cli attention on the classifier writes attention.npy, the label and t
 
 TEST_CASE("cli train writes a model folder that the other commands accept", "[cli][builtin]") {
     const auto out = freshDir("cli-train") / "model";
-    const CliResult r = runCli({"train", "--task", "sentiment", "--attention", "linear", "--steps", "30", "--seed", "5", "--out", out.string()});
+    const CliResult r = runCli({"train", "--task", "sentiment", "--attention", "linear", "--steps", "30", "--seed", "5",
+                                "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.err, Catch::Contains("step    25/30") && Catch::Contains("step    30/30") && Catch::Contains("held-out accuracy"));
+    CHECK_THAT(r.err, Catch::Contains("step    25/30") && Catch::Contains("step    30/30") &&
+                              Catch::Contains("held-out accuracy"));
     const auto config = nlohmann::json::parse(slurpFile(out / "config.json"));
     CHECK(config["model_type"] == "attnscope-classifier");
     CHECK(config["attention"] == "linear");
@@ -111,18 +116,22 @@ TEST_CASE("cli train writes a model folder that the other commands accept", "[cl
     CHECK(nlohmann::json::parse(slurpFile(out / "vocab.json"))["<cls>"] == 1);
     const CliResult info = runCli({"info", out.string()});
     REQUIRE(info.code == 0);
-    CHECK_THAT(info.out, Catch::Contains("family:        attnscope-classifier") && Catch::Contains("task:          sentiment") &&
-                             Catch::Contains("attention:     linear"));
+    CHECK_THAT(info.out, Catch::Contains("family:        attnscope-classifier") &&
+                                 Catch::Contains("task:          sentiment") &&
+                                 Catch::Contains("attention:     linear"));
 }
 
 TEST_CASE("cli built-in errors: one line, exit 2, nothing written", "[cli][builtin]") {
     const auto out = freshDir("cli-builtin-errors") / "never";
-    requireCliInputError(runCli({"attention", "builtin:reverse-dot", "--text", "abC", "--out", out.string()}), "symbol 'C'");
-    requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--text", "the acting was amazing", "--out", out.string()}),
-                      "word 'amazing'");
+    requireCliInputError(runCli({"attention", "builtin:reverse-dot", "--text", "abC", "--out", out.string()}),
+                         "symbol 'C'");
+    requireCliInputError(
+            runCli({"attention", "builtin:sentiment-dot", "--text", "the acting was amazing", "--out", out.string()}),
+            "word 'amazing'");
     requireCliInputError(runCli({"attention", "builtin:nope", "--text", "ab", "--out", out.string()}), "reverse-dot");
     CHECK_FALSE(std::filesystem::exists(out));
-    requireCliInputError(runCli({"train", "--task", "translate", "--attention", "dot", "--out", out.string()}), "unknown task 'translate'");
+    requireCliInputError(runCli({"train", "--task", "translate", "--attention", "dot", "--out", out.string()}),
+                         "unknown task 'translate'");
     CHECK_FALSE(std::filesystem::exists(out));
     const CliResult usage = runCli({"train", "--task", "reverse"});
     CHECK(usage.code == 1);

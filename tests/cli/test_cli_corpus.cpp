@@ -22,10 +22,12 @@ std::filesystem::path corpusFile(const std::string& name, int n) {
 
 }  // namespace
 
-TEST_CASE("cli corpus writes heads.json/csv, pruning.csv and PDF plots; shards merge to the same files", "[cli][corpus]") {
+TEST_CASE("cli corpus writes heads.json/csv, pruning.csv and PDF plots; shards merge to the same files",
+          "[cli][corpus]") {
     const auto data = corpusFile("cli-corpus", 5);
     const auto one = freshDir("cli-corpus-one");
-    const CliResult r = runCli({"corpus", "builtin:sentiment-dot", "--data", data.string(), "--out", one.string(), "--device", "cpu"});
+    const CliResult r = runCli(
+            {"corpus", "builtin:sentiment-dot", "--data", data.string(), "--out", one.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("examples/s"));
@@ -42,8 +44,9 @@ TEST_CASE("cli corpus writes heads.json/csv, pruning.csv and PDF plots; shards m
     for (int k = 0; k < 2; ++k) {
         const auto dir = freshDir("cli-corpus-shard" + std::to_string(k));
         const std::string shard = std::to_string(k) + "/2";
-        REQUIRE(runCli({"corpus", "builtin:sentiment-dot", "--data", data.string(), "--out", dir.string(), "--shard", shard,
-                        "--analyses", "stats,importance", "--no-plots"}).code == 0);
+        REQUIRE(runCli({"corpus", "builtin:sentiment-dot", "--data", data.string(), "--out", dir.string(), "--shard",
+                        shard, "--analyses", "stats,importance", "--no-plots"})
+                        .code == 0);
         merge1.push_back(dir.string());
         merge2.push_back(dir.string());
     }
@@ -52,7 +55,9 @@ TEST_CASE("cli corpus writes heads.json/csv, pruning.csv and PDF plots; shards m
     REQUIRE(runCli(merge1).code == 0);
     for (int k = 0; k < 2; ++k)
         REQUIRE(runCli({"corpus", "builtin:sentiment-dot", "--data", data.string(), "--out", merge2[k + 1], "--shard",
-                        std::to_string(k) + "/2", "--analyses", "pruning", "--order", (m1 / "heads.json").string(), "--no-plots"}).code == 0);
+                        std::to_string(k) + "/2", "--analyses", "pruning", "--order", (m1 / "heads.json").string(),
+                        "--no-plots"})
+                        .code == 0);
     merge2.insert(merge2.end(), {"--out", m2.string()});
     const CliResult mr = runCli(merge2);
     INFO(mr.err);
@@ -69,18 +74,19 @@ TEST_CASE("cli corpus: a bad line exits 2 naming file and line, --skip-bad-lines
         std::ofstream f(dir / "c.jsonl");
         f << "{\"text\": \"the film was good\", \"label\": \"positive\"}\n{\"text\": 3}\n{\"text\": \"a dull plot\", \"label\": 0}\n";
     }
-    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out", (dir / "o").string()}),
+    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out",
+                                 (dir / "o").string()}),
                          "c.jsonl:2: \"text\" is not a string");
-    const CliResult r = runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out", (dir / "o").string(),
-                                "--skip-bad-lines", "--no-plots"});
+    const CliResult r = runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out",
+                                (dir / "o").string(), "--skip-bad-lines", "--no-plots"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("skipped line 2: \"text\" is not a string"));
     CHECK_THAT(r.err, Catch::Contains("corpus: 2 examples"));
-    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out", (dir / "p").string(),
-                                 "--shard", "2/2"}),
+    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out",
+                                 (dir / "p").string(), "--shard", "2/2"}),
                          "--shard '2/2'");
-    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out", (dir / "p").string(),
-                                 "--analyses", "speed"}),
+    requireCliInputError(runCli({"corpus", "builtin:sentiment-dot", "--data", (dir / "c.jsonl").string(), "--out",
+                                 (dir / "p").string(), "--analyses", "speed"}),
                          "'speed' is not one of stats, importance, pruning");
 }

@@ -68,8 +68,8 @@ fs::path fixtureModel() {
 
 TEST_CASE("cli export writes a PDF with its page size and an embedded font", "[cli][export]") {
     const auto out = freshDir("cli-export") / "fig.pdf";
-    const CliResult r = exportCli({fixtureModel().string(), "--ids", "1,2,3,4,5", "--layer", "1", "--head", "2", "--out",
-                             out.string(), "--device", "cpu"});
+    const CliResult r = exportCli({fixtureModel().string(), "--ids", "1,2,3,4,5", "--layer", "1", "--head", "2",
+                                   "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Catch::Contains("wrote " + out.string()));
@@ -84,7 +84,8 @@ TEST_CASE("cli export writes a PDF with its page size and an embedded font", "[c
 
 TEST_CASE("cli export writes an SVG and a PNG that carries its dpi", "[cli][export]") {
     const auto dir = freshDir("cli-export");
-    CliResult r = exportCli({fixtureModel().string(), "--ids", "3,1,4,1,5,9", "--layer", "0", "--head", "3", "--width-in",
+    CliResult r =
+            exportCli({fixtureModel().string(), "--ids", "3,1,4,1,5,9", "--layer", "0", "--head", "3", "--width-in",
                        "6.75", "--colormap", "cividis", "--temperature", "0.5", "--out", (dir / "fig.svg").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -93,8 +94,8 @@ TEST_CASE("cli export writes an SVG and a PNG that carries its dpi", "[cli][expo
     CHECK(svg.find("T = 0.5") != std::string::npos);  // the title names the temperature
     CHECK(svg.find(">t9<") != std::string::npos);     // token labels are text
 
-    r = exportCli({fixtureModel().string(), "--ids", "3,1,4", "--layer", "0", "--head", "0", "--width-in", "2",
-                   "--dpi", "150", "--scale", "log", "--out", (dir / "fig.png").string()});
+    r = exportCli({fixtureModel().string(), "--ids", "3,1,4", "--layer", "0", "--head", "0", "--width-in", "2", "--dpi",
+                   "150", "--scale", "log", "--out", (dir / "fig.png").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const PngInfo png = pngInfo(slurpFile(dir / "fig.png"));
@@ -135,7 +136,8 @@ TEST_CASE("cli export refuses bad requests with one line and leaves --out alone"
 #else
 
 TEST_CASE("cli export says it is unavailable without the UI", "[cli][export]") {
-    const CliResult r = exportCli({fixtureModel().string(), "--ids", "1,2", "--layer", "0", "--head", "0", "--out", "x.pdf"});
+    const CliResult r =
+            exportCli({fixtureModel().string(), "--ids", "1,2", "--layer", "0", "--head", "0", "--out", "x.pdf"});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("export is unavailable"));
 }

@@ -59,20 +59,23 @@ TEST_CASE("cli attention on BERT and Llama writes every head", "[cli][bert][llam
     REQUIRE(r.code == 0);
     const NpyArray padded = readNpy(out / "attention.npy");
     for (std::size_t row = 0; row < padded.values.size() / 4; ++row) REQUIRE(padded.values[row * 4 + 3] == 0.0f);
-    requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,x", "--out", out.string()}),
-                         "--type-ids: 'x' is not a token type");
+    requireCliInputError(
+            runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,x", "--out", out.string()}),
+            "--type-ids: 'x' is not a token type");
     requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--attend", "1,2", "--out", out.string()}),
                          "--attend: values must be 0 (padding) or 1");
-    requireCliInputError(runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,5", "--out", out.string()}),
-                         "token type 5 at position 1 is outside [0, 2)");
+    requireCliInputError(
+            runCli({"attention", bert.string(), "--ids", "2,7", "--type-ids", "0,5", "--out", out.string()}),
+            "token type 5 at position 1 is outside [0, 2)");
 
     const auto llama = freshDir("cli-llama2");
     writeCheckpoint(llama, makeLlama(LlamaSpec{}, 3));
     r = runCli({"attention", llama.string(), "--ids", "1,2,3", "--out", out.string(), "--device", "cpu"});
     REQUIRE(r.code == 0);
     CHECK(readNpy(out / "attention.npy").shape == std::vector<std::int64_t>{2, 4, 3, 3});  // every query head
-    requireCliInputError(runCli({"attention", llama.string(), "--image", (llama / "config.json").string(), "--out", out.string()}),
-                         "config.json");
+    requireCliInputError(
+            runCli({"attention", llama.string(), "--image", (llama / "config.json").string(), "--out", out.string()}),
+            "config.json");
 }
 
 TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
@@ -85,7 +88,8 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
     writePng(png, 16, 16, pixels);
     const auto out = freshDir("cli-vit-out");
 #ifdef ATTNSCOPE_CLI_HAS_QT
-    const CliResult r = runCli({"attention", dir.string(), "--image", png.string(), "--out", out.string(), "--device", "cpu"});
+    const CliResult r =
+            runCli({"attention", dir.string(), "--image", png.string(), "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const NpyArray maps = readNpy(out / "attention.npy");
@@ -105,8 +109,9 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
         if (ref.logits[i] > ref.logits[best]) best = i;
     CHECK(tokens["label"] == "class" + std::to_string(best));
 
-    requireCliInputError(runCli({"attention", dir.string(), "--image", (dir / "config.json").string(), "--out", out.string()}),
-                         "config.json: cannot be read as an image");
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--image", (dir / "config.json").string(), "--out", out.string()}),
+            "config.json: cannot be read as an image");
 #else
     requireCliInputError(runCli({"attention", dir.string(), "--image", png.string(), "--out", out.string()}),
                          "built without Qt (ATTNSCOPE_BUILD_UI=OFF) and reads only binary PPM (P6) images");
@@ -119,17 +124,20 @@ TEST_CASE("cli attention --image runs ViT on a PNG file", "[cli][vit]") {
         f.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
     }
     const auto outPpm = freshDir("cli-vit-ppm");
-    const CliResult p = runCli({"attention", dir.string(), "--image", ppm.string(), "--out", outPpm.string(), "--device", "cpu"});
+    const CliResult p =
+            runCli({"attention", dir.string(), "--image", ppm.string(), "--out", outPpm.string(), "--device", "cpu"});
     INFO(p.err);
     REQUIRE(p.code == 0);
 #ifdef ATTNSCOPE_CLI_HAS_QT
     CHECK(readNpy(outPpm / "attention.npy").values == maps.values);
 #endif
     writeText(dir / "broken.ppm", "P6\n16 16\n255\nabc");
-    requireCliInputError(runCli({"attention", dir.string(), "--image", (dir / "broken.ppm").string(), "--out", out.string()}),
-                         "broken.ppm: not a binary PPM image (pixel data truncated)");
-    requireCliInputError(runCli({"attention", dir.string(), "--image", (dir / "nothing.png").string(), "--out", out.string()}),
-                         "nothing.png: no such image file");
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--image", (dir / "broken.ppm").string(), "--out", out.string()}),
+            "broken.ppm: not a binary PPM image (pixel data truncated)");
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--image", (dir / "nothing.png").string(), "--out", out.string()}),
+            "nothing.png: no such image file");
     const CliResult usage = runCli({"attention", dir.string(), "--ids", "1,2", "--out", out.string()});
     CHECK(usage.code == 1);
     CHECK_THAT(usage.err, Catch::Contains("vit models take an image: --image FILE"));
@@ -151,7 +159,8 @@ TEST_CASE("cli metrics and export take --image like attention", "[cli][vit]") {
 
     // Each head's entropy is the mean row entropy of the reference map (17 tokens: [CLS] + 16 patches).
     const auto json = dir / "metrics.json";
-    const CliResult m = runCli({"metrics", dir.string(), "--image", ppm.string(), "--out", json.string(), "--device", "cpu"});
+    const CliResult m =
+            runCli({"metrics", dir.string(), "--image", ppm.string(), "--out", json.string(), "--device", "cpu"});
     INFO(m.err);
     REQUIRE(m.code == 0);
     const auto j = nlohmann::json::parse(slurpFile(json));
@@ -176,6 +185,7 @@ TEST_CASE("cli metrics and export take --image like attention", "[cli][vit]") {
     CHECK_THAT(svg, Catch::Contains(">r3c3<"));
 #endif
     // --type-ids belongs to text input; two inputs at once are a usage error.
-    CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--type-ids", "0", "--out", json.string()}).code == 1);
+    CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--type-ids", "0", "--out", json.string()}).code ==
+          1);
     CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--ids", "1", "--out", json.string()}).code == 1);
 }

@@ -44,7 +44,8 @@ std::filesystem::path llamaFolder() {
 
 TEST_CASE("cli attention --text on a BERT folder uses its WordPiece tokenizer", "[cli][bert][tokenizer]") {
     const auto out = freshDir("cli-bert-text-out");
-    const CliResult r = runCli({"attention", bertFolder().string(), "--text", "Hello world", "--out", out.string(), "--device", "cpu"});
+    const CliResult r = runCli(
+            {"attention", bertFolder().string(), "--text", "Hello world", "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
@@ -56,11 +57,13 @@ TEST_CASE("cli attention --text on a BERT folder uses its WordPiece tokenizer", 
 TEST_CASE("cli attention --text on a Llama folder uses its byte-fallback BPE", "[cli][llama][tokenizer]") {
     const auto out = freshDir("cli-llama-text-out");
     const std::string emoji = goldenText(13);  // byte fallback for emoji with modifiers
-    const CliResult r = runCli({"attention", llamaFolder().string(), "--text", emoji, "--out", out.string(), "--device", "cpu"});
+    const CliResult r =
+            runCli({"attention", llamaFolder().string(), "--text", emoji, "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(slurpFile(out / "tokens.json"))["ids"] == goldenResult("llama2", 13)["ids"]);
-    const CliResult hello = runCli({"attention", llamaFolder().string(), "--text", "Hello world", "--out", out.string()});
+    const CliResult hello =
+            runCli({"attention", llamaFolder().string(), "--text", "Hello world", "--out", out.string()});
     REQUIRE(hello.code == 0);
     const auto helloTokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(helloTokens["ids"] == goldenResult("llama2", 0)["ids"]);
@@ -71,15 +74,16 @@ TEST_CASE("cli attention --text on a folder without a tokenizer names what is mi
     const auto dir = freshDir("cli-bert-bare");
     writeCheckpoint(dir, makeBert(BertSpec{}, 13));
     const auto out = freshDir("cli-bert-bare-out");
-    requireCliInputError(runCli({"attention", dir.string(), "--text", "hi", "--out", out.string()}), "has no tokenizer");
+    requireCliInputError(runCli({"attention", dir.string(), "--text", "hi", "--out", out.string()}),
+                         "has no tokenizer");
     CHECK(std::filesystem::is_empty(out));
 }
 
 #ifdef ATTNSCOPE_CLI_HAS_EXPORT
 TEST_CASE("cli export --text on BERT and Llama folders draws the readable tokens", "[cli][export][tokenizer]") {
     const auto dir = freshDir("cli-family-text-export");
-    CliResult r = runCli({"export", bertFolder().string(), "--text", "Hello world", "--layer", "0", "--head", "1", "--out",
-                          (dir / "bert.svg").string(), "--device", "cpu"});
+    CliResult r = runCli({"export", bertFolder().string(), "--text", "Hello world", "--layer", "0", "--head", "1",
+                          "--out", (dir / "bert.svg").string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const std::string svg = slurpFile(dir / "bert.svg");
@@ -99,8 +103,8 @@ TEST_CASE("cli export --text on BERT and Llama folders draws the readable tokens
 TEST_CASE("cli attention --mask-heads on a BERT folder reports the final hidden-state change", "[cli][bert][lab]") {
     const auto out = freshDir("cli-bert-hidden-out");
     const std::vector<long long> ids = {101, 7592, 2088, 999, 102};
-    const CliResult r = runCli({"attention", bertFolder().string(), "--ids", "101,7592,2088,999,102", "--mask-heads", "0:1",
-                                "--out", out.string(), "--device", "cpu"});
+    const CliResult r = runCli({"attention", bertFolder().string(), "--ids", "101,7592,2088,999,102", "--mask-heads",
+                                "0:1", "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     // Expected: 1 - cos per token between two reference forwards, without and with head 0:1 masked.
@@ -113,7 +117,8 @@ TEST_CASE("cli attention --mask-heads on a BERT folder reports the final hidden-
     std::size_t most = 0;
     for (std::size_t t = 0; t < a.size(); ++t) {
         double dot = 0, na = 0, nb = 0;
-        for (std::size_t e = 0; e < a[t].size(); ++e) dot += a[t][e] * b[t][e], na += a[t][e] * a[t][e], nb += b[t][e] * b[t][e];
+        for (std::size_t e = 0; e < a[t].size(); ++e)
+            dot += a[t][e] * b[t][e], na += a[t][e] * a[t][e], nb += b[t][e] * b[t][e];
         want.push_back(1.0 - dot / std::sqrt(na * nb));
         mean += want.back() / a.size();
         if (want.back() > want[most]) most = t;
@@ -125,7 +130,8 @@ TEST_CASE("cli attention --mask-heads on a BERT folder reports the final hidden-
     CHECK(change["max_cosine_distance"].get<double>() == Approx(want[most]).margin(1e-5));
     CHECK(change["most_changed_token"] == most);
     REQUIRE(change["cosine_distances"].size() == want.size());
-    for (std::size_t t = 0; t < want.size(); ++t) CHECK(change["cosine_distances"][t].get<double>() == Approx(want[t]).margin(1e-5));
+    for (std::size_t t = 0; t < want.size(); ++t)
+        CHECK(change["cosine_distances"][t].get<double>() == Approx(want[t]).margin(1e-5));
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     const std::string label = tokens["blocks"]["self"]["queries"][most];
     CHECK(change["most_changed_label"] == label);

@@ -31,7 +31,8 @@ void requireCliMaps(const RmsFamilySpec& spec, const WriteOptions& o, double tem
     const auto dir = freshDir("cli-" + spec.type);
     writeCheckpoint(dir, c, o);
     const auto out = freshDir("cli-" + spec.type + "-out");
-    std::vector<std::string> args = {"attention", dir.string(), "--ids", kIdText, "--out", out.string(), "--device", "cpu"};
+    std::vector<std::string> args = {"attention", dir.string(), "--ids",    kIdText,
+                                     "--out",     out.string(), "--device", "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     const CliResult r = runCli(args);
     INFO(spec.type << ": " << r.err);
@@ -111,7 +112,8 @@ TEST_CASE("cli refuses contradicting gemma-family configs in one line", "[cli][g
     phi3.tied = false;
     c = makeRmsFamily(phi3, 1);
     c.tensors.erase("model.layers.0.self_attn.qkv_proj.weight");
-    requireCliInputError(run(c), "'model.layers.0.self_attn.qkv_proj.weight' (or 'layers.0.self_attn.qkv_proj.weight') is missing");
+    requireCliInputError(
+            run(c), "'model.layers.0.self_attn.qkv_proj.weight' (or 'layers.0.self_attn.qkv_proj.weight') is missing");
     c = makeRmsFamily(phi3, 1);
     c.config["rope_scaling"] = {{"type", "mrope"}, {"factor", 2.0}};
     requireCliInputError(run(c), "config.json: 'rope_scaling' type 'mrope' is not supported");

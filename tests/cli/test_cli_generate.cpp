@@ -32,7 +32,8 @@ std::filesystem::path gpt2Folder() {
 
 TEST_CASE("cli attention --generate writes the whole sequence's maps and the generated ids", "[cli][generation]") {
     const auto out = freshDir("cli-generate-out");
-    const CliResult r = runCli({"attention", gpt2Folder().string(), "--ids", "3,1,4,1,5", "--generate", "6", "--out", out.string()});
+    const CliResult r = runCli(
+            {"attention", gpt2Folder().string(), "--ids", "3,1,4,1,5", "--generate", "6", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("generated 6 tokens (greedy)"));
@@ -56,14 +57,15 @@ TEST_CASE("cli attention --generate writes the whole sequence's maps and the gen
     CHECK(g.at("generated_ids").get<std::vector<std::int64_t>>() == expected.generated);
     const HeadMap m = expected.trace->map(0, 1, 3);
     for (int i = 0; i < 11; ++i)
-        for (int j = 0; j < 11; ++j) CHECK(a.values[((1 * 4 + 3) * 11 + i) * 11 + j] == Approx(m.at(i, j)).margin(1e-6));
+        for (int j = 0; j < 11; ++j)
+            CHECK(a.values[((1 * 4 + 3) * 11 + i) * 11 + j] == Approx(m.at(i, j)).margin(1e-6));
 
     // Sampling: the seed decides, and the options are recorded.
     const auto s1 = freshDir("cli-generate-s1"), s2 = freshDir("cli-generate-s2");
     for (const auto& dir : {s1, s2})
-        REQUIRE(runCli({"attention", gpt2Folder().string(), "--ids", "3,1,4", "--generate", "8", "--sample", "--seed", "7",
-                        "--sample-temperature", "1.3", "--top-k", "5", "--top-p", "0.9", "--out", dir.string()})
-                    .code == 0);
+        REQUIRE(runCli({"attention", gpt2Folder().string(), "--ids", "3,1,4", "--generate", "8", "--sample", "--seed",
+                        "7", "--sample-temperature", "1.3", "--top-k", "5", "--top-p", "0.9", "--out", dir.string()})
+                        .code == 0);
     const auto j1 = nlohmann::json::parse(slurpFile(s1 / "tokens.json")).at("generation");
     const auto j2 = nlohmann::json::parse(slurpFile(s2 / "tokens.json")).at("generation");
     CHECK(j1.at("generated_ids") == j2.at("generated_ids"));
@@ -90,22 +92,24 @@ TEST_CASE("cli attention --generate refuses bad options", "[cli][generation]") {
     };
     requireCliInputError(run({"--generate", "0"}), "--generate");
     requireCliInputError(run({"--generate", "40"}), "exceed the model's 32 positions");
-    requireCliInputError(run({"--generate", "3", "--sample", "--sample-temperature", "0"}), "--sample-temperature must be");
+    requireCliInputError(run({"--generate", "3", "--sample", "--sample-temperature", "0"}),
+                         "--sample-temperature must be");
     requireCliInputError(run({"--generate", "3", "--sample", "--top-p", "1.5"}), "--top-p must be in (0, 1]");
     requireCliInputError(run({"--generate", "3", "--sample", "--top-p", "0"}), "--top-p must be in (0, 1]");
     requireCliInputError(run({"--generate", "3", "--sample", "--seed", "-1"}), "--seed");
     requireCliExit(run({"--sample"}), 1, "need --generate");
     requireCliExit(run({"--generate", "3", "--top-p", "0.5"}), 1, "need --sample");
     requireCliExit(run({"--generate", "3", "--mask-heads", "0:1"}), 1, "cannot be combined with --mask-heads");
-    requireCliInputError(runCli({"attention", "builtin:reverse-dot", "--text", "abc", "--generate", "3", "--out", out.string()}),
-                         "encoder-decoder");
+    requireCliInputError(
+            runCli({"attention", "builtin:reverse-dot", "--text", "abc", "--generate", "3", "--out", out.string()}),
+            "encoder-decoder");
 }
 
 TEST_CASE("cli metrics --detectors adds the detector scores per head", "[cli][detectors]") {
     const auto dir = freshDir("cli-detectors");
     const std::string m = gpt2Folder().string();
-    const CliResult r = runCli({"metrics", m, "--ids", "1,2,3,4", "--detectors", "--probe-length", "9", "--probe-seed", "4",
-                                "--out", (dir / "m.json").string()});
+    const CliResult r = runCli({"metrics", m, "--ids", "1,2,3,4", "--detectors", "--probe-length", "9", "--probe-seed",
+                                "4", "--out", (dir / "m.json").string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(slurpFile(dir / "m.json"));
@@ -132,12 +136,16 @@ TEST_CASE("cli metrics --detectors adds the detector scores per head", "[cli][de
     // CSV: the det_* columns at the end; without --detectors none.
     REQUIRE(runCli({"metrics", m, "--ids", "1,2,3", "--detectors", "--out", (dir / "m.csv").string()}).code == 0);
     const std::string csv = slurpFile(dir / "m.csv");
-    CHECK(csv.substr(0, csv.find('\n')).find(",det_previous_token,det_duplicate_token,det_induction,det_first_token") != std::string::npos);
+    CHECK(csv.substr(0, csv.find('\n')).find(",det_previous_token,det_duplicate_token,det_induction,det_first_token") !=
+          std::string::npos);
     REQUIRE(runCli({"metrics", m, "--ids", "1,2,3", "--out", (dir / "plain.csv").string()}).code == 0);
     CHECK(slurpFile(dir / "plain.csv").find("det_") == std::string::npos);
-    requireCliExit(runCli({"metrics", m, "--ids", "1,2", "--probe-length", "5", "--out", (dir / "x.json").string()}), 1, "needs --detectors");
-    requireCliInputError(runCli({"metrics", m, "--ids", "1,2", "--detectors", "--probe-length", "20", "--out", (dir / "x.json").string()}),
+    requireCliExit(runCli({"metrics", m, "--ids", "1,2", "--probe-length", "5", "--out", (dir / "x.json").string()}), 1,
+                   "needs --detectors");
+    requireCliInputError(runCli({"metrics", m, "--ids", "1,2", "--detectors", "--probe-length", "20", "--out",
+                                 (dir / "x.json").string()}),
                          "exceeds the model's 32 positions");
-    requireCliInputError(runCli({"metrics", m, "--ids", "1,2", "--detectors", "--probe-first", "99", "--out", (dir / "x.json").string()}),
+    requireCliInputError(runCli({"metrics", m, "--ids", "1,2", "--detectors", "--probe-first", "99", "--out",
+                                 (dir / "x.json").string()}),
                          "outside the vocabulary");
 }

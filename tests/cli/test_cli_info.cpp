@@ -54,7 +54,8 @@ TEST_CASE("cli info and bench on BLOOM, which has no position table", "[cli][inf
     CHECK_THAT(info.out, Catch::Contains("max positions: no limit (no position table)"));
     CHECK_THAT(info.out, Catch::Contains("maps:          ALiBi"));
     // Any length is allowed but memory's limit (was refused as "only 0 positions").
-    const CliResult bench = runCli({"bench", dir.string(), "--seq", "300", "--repeat", "1", "--warmup", "0", "--device", "cpu"});
+    const CliResult bench =
+            runCli({"bench", dir.string(), "--seq", "300", "--repeat", "1", "--warmup", "0", "--device", "cpu"});
     INFO(bench.err);
     CHECK(bench.code == 0);
     CHECK_THAT(bench.out, Catch::Contains("300 tokens"));

@@ -64,8 +64,9 @@ void requireBlockEquals(const NpyArray& a, const Gpt2Reference& ref, int layers,
 TEST_CASE("cli attention --propagate and --mask-heads re-run the model and report the output change", "[cli][lab]") {
     const Setup& s = setup();
     const auto out = freshDir("cli-lab-propagate");
-    const CliResult r = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--temperature", "2.5",
-                          "--propagate", "--layers", "0", "--mask-heads", "1:2", "--top-k", "3"});
+    const CliResult r =
+            runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--temperature", "2.5",
+                    "--propagate", "--layers", "0", "--mask-heads", "1:2", "--top-k", "3"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     ReferenceRun run;
@@ -91,8 +92,8 @@ TEST_CASE("cli attention --propagate and --mask-heads re-run the model and repor
 TEST_CASE("cli attention --prune masks the heads ranked most important", "[cli][lab]") {
     const Setup& s = setup();
     const auto out = freshDir("cli-lab-prune");
-    const CliResult r = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--prune", "entropy",
-                          "--prune-count", "2"});
+    const CliResult r = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--prune",
+                                "entropy", "--prune-count", "2"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     // Rank by mean row entropy of the reference maps, lowest first.
@@ -128,8 +129,8 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
     const auto ref = referenceGpt2(s.checkpoint, s.ids);
     const int n = 6, d = 4;
 
-    const CliResult relu = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant", "linear",
-                             "--feature-map", "relu"});
+    const CliResult relu = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
+                                   "linear", "--feature-map", "relu"});
     REQUIRE(relu.code == 0);
     const NpyArray a = readNpy(out / "attention.npy");
     for (int l = 0; l < 2; ++l)
@@ -144,12 +145,13 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
                 }
                 for (int j = 0; j < n; ++j) {
                     INFO("layer " << l << " head " << h << " query " << i << " key " << j);
-                    REQUIRE(a.values[((l * 4 + h) * n + i) * n + j] == Approx(sum > 0 ? row[j] / sum : 0.0).margin(2e-6));
+                    REQUIRE(a.values[((l * 4 + h) * n + i) * n + j] ==
+                            Approx(sum > 0 ? row[j] / sum : 0.0).margin(2e-6));
                 }
             }
 
-    const CliResult additive = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
-                                 "additive", "--fit-steps", "120", "--fit-width", "8"});
+    const CliResult additive = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(),
+                                       "--variant", "additive", "--fit-steps", "120", "--fit-width", "8"});
     INFO(additive.err);
     REQUIRE(additive.code == 0);
     CHECK_THAT(additive.out, Catch::Contains("additive fit (width 8, 120 Adam steps)"));
@@ -158,8 +160,9 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
     for (const auto& h : fit["heads"]) CHECK(h["final_kl"].get<double>() < h["initial_kl"].get<double>());
     const NpyArray add = readNpy(out / "attention.npy");
 
-    const CliResult hybrid = runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant",
-                               "hybrid", "--gate", "0.25", "--fit-steps", "120", "--fit-width", "8"});
+    const CliResult hybrid =
+            runCli({"attention", s.model.string(), "--ids", s.idText, "--out", out.string(), "--variant", "hybrid",
+                    "--gate", "0.25", "--fit-steps", "120", "--fit-width", "8"});
     REQUIRE(hybrid.code == 0);
     const NpyArray hyb = readNpy(out / "attention.npy");
     for (int l = 0; l < 2; ++l)
@@ -173,8 +176,8 @@ TEST_CASE("cli attention variants: linear maps, FAVOR+, additive fit and hybrid"
 TEST_CASE("cli metrics writes per-head metrics as json and csv", "[cli][lab]") {
     const Setup& s = setup();
     const auto dir = freshDir("cli-lab-metrics");
-    const CliResult r = runCli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.json").string(), "--flow",
-                          "--separators", "t0"});
+    const CliResult r = runCli({"metrics", s.model.string(), "--ids", s.idText, "--out", (dir / "m.json").string(),
+                                "--flow", "--separators", "t0"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto ref = referenceGpt2(s.checkpoint, s.ids);
@@ -219,13 +222,15 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
         a.insert(a.end(), extra.begin(), extra.end());
         return runCli(a);
     };
-    requireCliExit(with({"--variant", "softmax"}), 2, "--variant 'softmax' is not one of dot, linear, additive, hybrid");
+    requireCliExit(with({"--variant", "softmax"}), 2,
+                   "--variant 'softmax' is not one of dot, linear, additive, hybrid");
     requireCliExit(with({"--mask-heads", "0:4"}), 2, "head 0:4: head 4 is out of range for block 'self' (0..3)");
     requireCliExit(with({"--temperature", "2", "--propagate", "--layers", "2"}), 2, "layer 2 is out of range (0..1)");
     requireCliExit(with({"--feature-map", "elu"}), 1, "--feature-map needs --variant linear");
     requireCliExit(with({"--propagate"}), 1, "--propagate needs --temperature T");
     requireCliExit(with({"--prune", "entropy", "--prune-count", "9"}), 2, "cannot mask 9 heads: the model has 8");
     CHECK(slurpFile(out / "attention.npy") == "previous result");
-    requireCliExit(runCli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2, "must end in .json or .csv");
+    requireCliExit(runCli({"metrics", s.model.string(), "--ids", "1,2", "--out", (out / "m.txt").string()}), 2,
+                   "must end in .json or .csv");
     CHECK_FALSE(std::filesystem::exists(out / "m.txt"));
 }

@@ -21,13 +21,15 @@ double cliMapError(const Checkpoint& c, const Reference& ref, const std::string&
     const auto dir = freshDir(name);
     writeCheckpoint(dir, c, w);
     const auto out = freshDir(name + "-out");
-    std::vector<std::string> args = {"attention", dir.string(), "--ids", kIdText, "--out", out.string(), "--device", "cpu"};
+    std::vector<std::string> args = {"attention", dir.string(), "--ids",    kIdText,
+                                     "--out",     out.string(), "--device", "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     const CliResult r = runCli(args);
     INFO(r.err);
     REQUIRE(r.code == 0);
     const NpyArray maps = readNpy(out / "attention.npy");
-    const std::int64_t L = static_cast<std::int64_t>(ref.probs.size()), H = static_cast<std::int64_t>(ref.probs[0].size());
+    const std::int64_t L = static_cast<std::int64_t>(ref.probs.size()),
+                       H = static_cast<std::int64_t>(ref.probs[0].size());
     const std::int64_t n = static_cast<std::int64_t>(kIds.size());
     REQUIRE(maps.shape == std::vector<std::int64_t>{L, H, n, n});
     double worst = 0;
@@ -40,7 +42,8 @@ double cliMapError(const Checkpoint& c, const Reference& ref, const std::string&
 
 template <class Spec, class Make, class Ref>
 void requireCliMatches(Make make, Ref reference, const Spec& spec, unsigned seed, const std::string& name,
-                       const WriteOptions& w = {}, const RefOptions& o = {}, const std::vector<std::string>& extra = {}) {
+                       const WriteOptions& w = {}, const RefOptions& o = {},
+                       const std::vector<std::string>& extra = {}) {
     Checkpoint c = make(spec, seed);
     roundTensors(c, w.dtype);
     const double err = cliMapError(c, reference(c, spec, kIds, o), name, w, extra);
@@ -55,13 +58,15 @@ void requireBadConfig(Make make, const Spec& spec, const std::function<void(nloh
     edit(c.config);
     const auto dir = freshDir("cli-neox-bad");
     writeCheckpoint(dir, c);
-    requireCliInputError(runCli({"attention", dir.string(), "--ids", "1,2", "--out", freshDir("cli-neox-bad-out").string()}),
-                         (dir / "config.json").string() + ": " + mentions);
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--ids", "1,2", "--out", freshDir("cli-neox-bad-out").string()}),
+            (dir / "config.json").string() + ": " + mentions);
 }
 
 }  // namespace
 
-TEST_CASE("cli attention on gpt_neox writes the reference maps (F32, BF16 shards, sequential, temperature)", "[cli][neox]") {
+TEST_CASE("cli attention on gpt_neox writes the reference maps (F32, BF16 shards, sequential, temperature)",
+          "[cli][neox]") {
     NeoxSpec spec;
     requireCliMatches(makeNeox, referenceNeox, spec, 41, "cli-neox-f32");
     NeoxSpec bare;
@@ -98,23 +103,29 @@ TEST_CASE("cli attention on phi writes the reference maps (qk_layernorm, kv grou
 }
 
 TEST_CASE("cli: contradictory gpt_neox, gptj, gpt_neo and phi configs exit 2 naming file and field", "[cli][neox]") {
-    requireBadConfig(makeNeox, NeoxSpec{}, [](auto& c) { c["num_attention_heads"] = 5; },
-                     "'hidden_size' (64) must be divisible by num_attention_heads (5)");
-    requireBadConfig(makeGptj, GptjSpec{}, [](auto& c) { c["rotary_dim"] = 7; },
-                     "'rotary_dim' (7) must be even and at most the head dim (16)");
-    requireBadConfig(makeNeo, NeoSpec{}, [](auto& c) { c["window_size"] = 100; },
-                     "'window_size' (100) is larger than max_position_embeddings (64)");
-    requireBadConfig(makeNeo, NeoSpec{}, [](auto& c) { c["attention_layers"][0] = "dilated"; },
-                     "'attention_layers' says 'dilated' for layer 0 where attention_types says 'global'");
-    requireBadConfig(makePhi, PhiSpec{}, [](auto& c) { c["partial_rotary_factor"] = 0.0; },
-                     "'partial_rotary_factor' must be in (0, 1]");
+    requireBadConfig(
+            makeNeox, NeoxSpec{}, [](auto& c) { c["num_attention_heads"] = 5; },
+            "'hidden_size' (64) must be divisible by num_attention_heads (5)");
+    requireBadConfig(
+            makeGptj, GptjSpec{}, [](auto& c) { c["rotary_dim"] = 7; },
+            "'rotary_dim' (7) must be even and at most the head dim (16)");
+    requireBadConfig(
+            makeNeo, NeoSpec{}, [](auto& c) { c["window_size"] = 100; },
+            "'window_size' (100) is larger than max_position_embeddings (64)");
+    requireBadConfig(
+            makeNeo, NeoSpec{}, [](auto& c) { c["attention_layers"][0] = "dilated"; },
+            "'attention_layers' says 'dilated' for layer 0 where attention_types says 'global'");
+    requireBadConfig(
+            makePhi, PhiSpec{}, [](auto& c) { c["partial_rotary_factor"] = 0.0; },
+            "'partial_rotary_factor' must be in (0, 1]");
     // A missing fused tensor names the shard index's source and the tensor.
     Checkpoint c = makeNeox(NeoxSpec{}, 1);
     c.tensors.erase("gpt_neox.layers.0.attention.query_key_value.bias");
     const auto dir = freshDir("cli-neox-missing");
     writeCheckpoint(dir, c);
-    requireCliInputError(runCli({"attention", dir.string(), "--ids", "1,2", "--out", freshDir("cli-neox-missing-out").string()}),
-                         "tensor 'gpt_neox.layers.0.attention.query_key_value.bias'");
+    requireCliInputError(
+            runCli({"attention", dir.string(), "--ids", "1,2", "--out", freshDir("cli-neox-missing-out").string()}),
+            "tensor 'gpt_neox.layers.0.attention.query_key_value.bias'");
     // More ids than positions.
     std::string ids = "1";
     for (int i = 1; i < 65; ++i) ids += ",1";

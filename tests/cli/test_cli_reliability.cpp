@@ -46,8 +46,8 @@ TEST_CASE("cli numeric options are range-checked, never truncated (fault 3)", "[
     requireCliInputError(runCli({"export", m, "--ids", "1,2", "--layer", "4294967296", "--head", "0", "--out",
                                  (out / "f.png").string()}),
                          "--layer must be between 0 and 2147483647, got 4294967296");
-    requireCliInputError(runCli({"export", m, "--ids", "1,2", "--layer", "0", "--head", "0", "--dpi", "18446744073709551617",
-                                 "--out", (out / "f.png").string()}),
+    requireCliInputError(runCli({"export", m, "--ids", "1,2", "--layer", "0", "--head", "0", "--dpi",
+                                 "18446744073709551617", "--out", (out / "f.png").string()}),
                          "--dpi must be between");
     CHECK_FALSE(fs::exists(out / "f.png"));
 #endif
@@ -57,8 +57,10 @@ TEST_CASE("cli bench checks --seq against the model before allocating (fault 10)
     const std::string m = model().string();
     // 10^9 ids used to be allocated (8 GB) before the position check; LLONG_MAX gave a raw
     // library message.
-    requireCliInputError(runCli({"bench", m, "--seq", "1000000000"}), "--seq: 1000000000 tokens but the model has only 24 positions");
-    requireCliInputError(runCli({"bench", m, "--seq", "9223372036854775807"}), "--seq must be between 1 and 2147483647");
+    requireCliInputError(runCli({"bench", m, "--seq", "1000000000"}),
+                         "--seq: 1000000000 tokens but the model has only 24 positions");
+    requireCliInputError(runCli({"bench", m, "--seq", "9223372036854775807"}),
+                         "--seq must be between 1 and 2147483647");
     const CliResult ok = runCli({"bench", m, "--seq", "24", "--repeat", "1", "--warmup", "0", "--json"});
     INFO(ok.err);
     REQUIRE(ok.code == 0);
@@ -69,7 +71,8 @@ TEST_CASE("cli exit codes: shape of the command line 1, bad values 2 (fault 12)"
     const auto out = freshDir("cli-reliability-codes");
     const std::string m = model().string();
     // Malformed values are values: exit 2 and one line naming the option, like any other bad value.
-    requireCliInputError(runCli({"bench", m, "--seq", "ten"}), "--seq needs a whole number between 1 and 2147483647, got 'ten'");
+    requireCliInputError(runCli({"bench", m, "--seq", "ten"}),
+                         "--seq needs a whole number between 1 and 2147483647, got 'ten'");
     requireCliInputError(runCli({"attention", m, "--ids", "1", "--out", out.string(), "--variant", "linear",
                                  "--feature-map", "favor", "--seed", "1e3"}),
                          "--seed needs a whole number");
@@ -77,15 +80,16 @@ TEST_CASE("cli exit codes: shape of the command line 1, bad values 2 (fault 12)"
                          "--temperature needs a finite number, got 'inf'");
     requireCliInputError(runCli({"bench", m, "--seq", " 12"}), "--seq needs a whole number");
 #ifdef ATTNSCOPE_CLI_HAS_EXPORT
-    requireCliInputError(runCli({"export", m, "--ids", "1", "--layer", "x", "--head", "0", "--out", (out / "f.svg").string()}),
-                         "--layer needs a whole number");
+    requireCliInputError(
+            runCli({"export", m, "--ids", "1", "--layer", "x", "--head", "0", "--out", (out / "f.svg").string()}),
+            "--layer needs a whole number");
 #endif
     // The command line's shape: exit 1 with the hint.
     for (const auto& args : std::vector<std::vector<std::string>>{
-             {"bench", m, "--seq", "3", "--seq", "4"},
-             {"bench", m, "--seq"},
-             {"bench", m, "--bogus", "1"},
-             {"attention", m, "--ids", "1", "--out", out.string(), "--feature-map", "elu"}}) {
+                 {"bench", m, "--seq", "3", "--seq", "4"},
+                 {"bench", m, "--seq"},
+                 {"bench", m, "--bogus", "1"},
+                 {"attention", m, "--ids", "1", "--out", out.string(), "--feature-map", "elu"}}) {
         const CliResult r = runCli(args);
         INFO("stderr: " << r.err);
         CHECK(r.code == 1);
@@ -130,7 +134,8 @@ TEST_CASE("cli: a damaged PNG is one error line, without libpng's own (fault 11)
     const std::string png = slurpFile(images / "whole.png");
     writeText(images / "cut.png", png.substr(0, png.size() / 2));  // libpng used to print "libpng error: Read Error"
     const auto out = freshDir("cli-reliability-png-out");
-    const CliResult r = runCli({"attention", dir.string(), "--image", (images / "cut.png").string(), "--out", out.string()});
+    const CliResult r =
+            runCli({"attention", dir.string(), "--image", (images / "cut.png").string(), "--out", out.string()});
     requireCliInputError(r, (images / "cut.png").string() + ": cannot be read as an image (damaged PNG: ");
     CHECK_THAT(r.err, !Catch::Contains("libpng"));
 }

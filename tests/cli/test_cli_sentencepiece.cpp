@@ -41,7 +41,8 @@ TEST_CASE("cli tokenize reads a SentencePiece folder and says which file", "[cli
     CHECK(nlohmann::json::parse(both.out)["tokenizer"] == (dir / "tokenizer.json").string());
 }
 
-TEST_CASE("cli tokenize exits 2 on a bad .model or a Marian vocab.json without the pieces", "[cli][tokenize][sentencepiece]") {
+TEST_CASE("cli tokenize exits 2 on a bad .model or a Marian vocab.json without the pieces",
+          "[cli][tokenize][sentencepiece]") {
     const auto dir = freshDir("cli-spm-bad");
     writeText(dir / "tokenizer.model", "not a model at all");
     const CliResult bad = runCli({"tokenize", dir.string(), "--text", "x"});

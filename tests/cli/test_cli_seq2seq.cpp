@@ -31,8 +31,8 @@ std::filesystem::path written(const Checkpoint& c, const std::string& name, cons
 }
 
 // Largest |npy - reference| of one block file, after checking its shape [L, H, rows, cols].
-double npyError(const std::filesystem::path& file, const std::vector<std::vector<std::vector<double>>>& ref, std::int64_t rows,
-                std::int64_t cols) {
+double npyError(const std::filesystem::path& file, const std::vector<std::vector<std::vector<double>>>& ref,
+                std::int64_t rows, std::int64_t cols) {
     const NpyArray a = readNpy(file);
     const auto L = static_cast<std::int64_t>(ref.size()), H = static_cast<std::int64_t>(ref[0].size());
     REQUIRE(a.shape == std::vector<std::int64_t>{L, H, rows, cols});
@@ -49,7 +49,8 @@ nlohmann::json requireCliMatches(const std::filesystem::path& dir, const std::ve
                                  const std::vector<long long>& rows, const Seq2seqReference& ref,
                                  const std::vector<std::string>& extra) {
     const auto out = freshDir("cli-seq2seq-out");
-    std::vector<std::string> args = {"attention", dir.string(), "--ids", list(source), "--out", out.string(), "--device", "cpu"};
+    std::vector<std::string> args = {"attention", dir.string(), "--ids",    list(source),
+                                     "--out",     out.string(), "--device", "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     const CliResult r = runCli(args);
     INFO(r.err);
@@ -77,8 +78,8 @@ TEST_CASE("cli attention on T5 with --target-ids writes the reference's encoder,
     requireCliMatches(dir, kSource, kTarget, referenceT5(c, spec, kSource, kTarget), {"--target-ids", list(kTarget)});
     // Masking a cross head re-runs the forced target and reports the rows whose output changed.
     const auto out = freshDir("cli-t5-mask");
-    const CliResult r = runCli({"attention", dir.string(), "--ids", list(kSource), "--target-ids", list(kTarget), "--out",
-                                out.string(), "--mask-heads", "cross:0:1,encoder:1:0"});
+    const CliResult r = runCli({"attention", dir.string(), "--ids", list(kSource), "--target-ids", list(kTarget),
+                                "--out", out.string(), "--mask-heads", "cross:0:1,encoder:1:0"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto change = nlohmann::json::parse(slurpFile(out / "output_change.json"));
@@ -113,7 +114,8 @@ TEST_CASE("cli attention on T5 with --text and --target-text: the target side to
     writeWordTokenizer(dir, {"the", "cat", "sat", "dog"}, {}, {"</s>"});
     const std::vector<long long> source = {3, 4, 5, 1}, rows = {0, 3, 6};
     const auto out = freshDir("cli-t5-text-out");
-    const CliResult r = runCli({"attention", dir.string(), "--text", "the cat sat", "--target-text", "the dog", "--out", out.string()});
+    const CliResult r = runCli(
+            {"attention", dir.string(), "--text", "the cat sat", "--target-text", "the dog", "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto ref = referenceT5(c, spec, source, rows);
@@ -132,7 +134,8 @@ TEST_CASE("cli attention on encoder-decoders: bad targets and configs exit 2 wit
         args.insert(args.end(), extra.begin(), extra.end());
         return runCli(args);
     };
-    requireCliInputError(run({"--target-ids", list(std::vector<long long>(21, 5))}), "the decoder has only 20 positions");
+    requireCliInputError(run({"--target-ids", list(std::vector<long long>(21, 5))}),
+                         "the decoder has only 20 positions");
     requireCliInputError(run({"--target-ids", "2,40"}), "target id 40");
     requireCliInputError(run({"--max-new-tokens", "0"}), "--max-new-tokens");
     requireCliInputError(run({"--max-new-tokens", "5000"}), "--max-new-tokens");
@@ -141,14 +144,16 @@ TEST_CASE("cli attention on encoder-decoders: bad targets and configs exit 2 wit
     CHECK(run({"--target-ids", "2,5", "--max-new-tokens", "3"}).code == 1);
     Checkpoint bad = makeBart(spec, 74);
     bad.config["decoder_attention_heads"] = 5;
-    const CliResult r = runCli({"attention", written(bad, "cli-bart-bad-config").string(), "--ids", "1,2", "--out", out.string()});
+    const CliResult r =
+            runCli({"attention", written(bad, "cli-bart-bad-config").string(), "--ids", "1,2", "--out", out.string()});
     requireCliInputError(r, "decoder_attention_heads");
     CHECK_THAT(r.err, Catch::Contains("config.json"));
     // A decoder-only model takes no target.
     Gpt2Spec gpt2;
     const auto g = freshDir("cli-seq2seq-gpt2");
     writeGpt2Folder(g, makeGpt2(gpt2, 3));
-    const CliResult notSeq2seq = runCli({"attention", g.string(), "--ids", "1,2", "--target-ids", "0,1", "--out", out.string()});
+    const CliResult notSeq2seq =
+            runCli({"attention", g.string(), "--ids", "1,2", "--target-ids", "0,1", "--out", out.string()});
     CHECK(notSeq2seq.code == 1);
     CHECK_THAT(notSeq2seq.err, Catch::Contains("encoder-decoder"));
 }
@@ -161,10 +166,12 @@ nlohmann::json readJson(const std::filesystem::path& file) { return nlohmann::js
 
 // Runs `attention DIR --text SOURCE --target-text TARGET` and checks the maps against the reference
 // on the ids the real tokenizers give (`source`, `rows`: computed by the caller from golden data).
-void requireTextTarget(const std::filesystem::path& dir, const Checkpoint& c, const BartSpec& spec, const std::string& sourceText,
-                       const std::string& targetText, const std::vector<long long>& source, const std::vector<long long>& rows) {
+void requireTextTarget(const std::filesystem::path& dir, const Checkpoint& c, const BartSpec& spec,
+                       const std::string& sourceText, const std::string& targetText,
+                       const std::vector<long long>& source, const std::vector<long long>& rows) {
     const auto out = freshDir("cli-text-target-out");
-    const CliResult r = runCli({"attention", dir.string(), "--text", sourceText, "--target-text", targetText, "--out", out.string()});
+    const CliResult r = runCli(
+            {"attention", dir.string(), "--text", sourceText, "--target-text", targetText, "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto tokens = readJson(out / "tokens.json");
@@ -240,7 +247,8 @@ TEST_CASE("cli attention on mBART and mBART-50 with --text and --target-text thr
         const Checkpoint c = makeBart(spec, 76);
         const auto dir = written(c, std::string("cli-") + k.source + "-text");
         std::filesystem::copy_file(kTokData / "spm" / "unigram.model", dir / "sentencepiece.bpe.model");
-        writeText(dir / "tokenizer_config.json", nlohmann::json({{"tokenizer_class", k.cls}, {"src_lang", "en_XX"}, {"tgt_lang", k.tgtLang}}).dump());
+        writeText(dir / "tokenizer_config.json",
+                  nlohmann::json({{"tokenizer_class", k.cls}, {"src_lang", "en_XX"}, {"tgt_lang", k.tgtLang}}).dump());
         const auto& sourceRow = layouts[k.source][1];
         const auto& targetRow = layouts[k.target][4];
         const auto source = sourceRow["ids"].get<std::vector<long long>>();

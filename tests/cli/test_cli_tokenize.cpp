@@ -42,7 +42,8 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
         CHECK(j["offsets"] == expected["offsets"]);
     }
     SECTION("a tokenizer.json file, without special tokens") {
-        const CliResult r = runCli({"tokenize", (kData / "bert-uncased.json").string(), "--text", text, "--no-special"});
+        const CliResult r =
+                runCli({"tokenize", (kData / "bert-uncased.json").string(), "--text", text, "--no-special"});
         REQUIRE(r.code == 0);
         CHECK(nlohmann::json::parse(r.out)["ids"] == expected["ids_no_special"]);
     }
@@ -60,21 +61,27 @@ TEST_CASE("cli tokenize prints ids, tokens and byte offsets as the reference doe
 
 TEST_CASE("cli tokenize rejects bad input with exit code 2 and usage errors with 1", "[cli][tokenize]") {
     const auto dir = freshDir("tokenize-errors");
-    requireError(runCli({"tokenize", (dir / "missing.json").string(), "--text", "x"}), 2, "missing.json: no such file or folder");
+    requireError(runCli({"tokenize", (dir / "missing.json").string(), "--text", "x"}), 2,
+                 "missing.json: no such file or folder");
     requireError(runCli({"tokenize", dir.string(), "--text", "x"}), 2, "no tokenizer here");
     writeText(dir / "bad.json", "{\"model\": {\"type\": \"BPE\", ");
     requireError(runCli({"tokenize", (dir / "bad.json").string(), "--text", "x"}), 2, "bad.json: not valid JSON");
-    writeText(dir / "unknown.json", R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Fancy"}})");
+    writeText(dir / "unknown.json",
+              R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Fancy"}})");
     requireError(runCli({"tokenize", (dir / "unknown.json").string(), "--text", "x"}), 2,
                  "unknown.json: pre_tokenizer: type 'Fancy' is not supported");
     writeText(dir / "merges.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})");
     requireError(runCli({"tokenize", (dir / "merges.json").string(), "--text", "x"}), 2,
                  "merges.json: model (BPE): merge 0 'a b' needs 'b', which is not in the vocabulary");
-    writeText(dir / "regex.json",
-              R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[a-"}, "behavior": "Isolated"}})");
-    requireError(runCli({"tokenize", (dir / "regex.json").string(), "--text", "x"}), 2, "regex.json: pre_tokenizer (Split): regex '[a-' does not compile");
-    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "none.txt").string()}), 2, "none.txt: cannot be read");
-    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text", std::string("\xFF", 1)}), 2, "not valid UTF-8");
+    writeText(
+            dir / "regex.json",
+            R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[a-"}, "behavior": "Isolated"}})");
+    requireError(runCli({"tokenize", (dir / "regex.json").string(), "--text", "x"}), 2,
+                 "regex.json: pre_tokenizer (Split): regex '[a-' does not compile");
+    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text-file", (dir / "none.txt").string()}), 2,
+                 "none.txt: cannot be read");
+    requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text", std::string("\xFF", 1)}), 2,
+                 "not valid UTF-8");
     requireError(runCli({"tokenize", (kData / "gpt2").string()}), 1, "missing input");
     requireError(runCli({"tokenize", (kData / "gpt2").string(), "--text", "a", "--text-file", "b"}), 1, "not both");
 }
@@ -88,7 +95,8 @@ TEST_CASE("cli attention --text runs the folder's tokenizer", "[cli][tokenize]")
     std::filesystem::copy_file(kData / "gpt2" / "vocab.json", model / "vocab.json");
     std::filesystem::copy_file(kData / "gpt2" / "merges.txt", model / "merges.txt");
     const auto out = freshDir("attention-text-out");
-    const CliResult r = runCli({"attention", model.string(), "--text", goldenText(4), "--out", out.string(), "--device", "cpu"});
+    const CliResult r =
+            runCli({"attention", model.string(), "--text", goldenText(4), "--out", out.string(), "--device", "cpu"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));

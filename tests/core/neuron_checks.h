@@ -13,7 +13,6 @@
 
 namespace attnscope::testing {
 
-
 inline const std::vector<long long> kNeuronIds = {3, 17, 0, 39, 22, 5, 5, 11, 30, 1};
 
 struct Worst {
@@ -22,7 +21,8 @@ struct Worst {
 
 // Every query row of one head: products sum to dot; scaled + extra = logit; softmax(logit / T)
 // is the Trace's map row; logit differences equal the reference's log-probability differences.
-inline Worst checkHead(const Trace& trace, int block, int layer, int head, const std::vector<double>& refProbs, double T = 1.0) {
+inline Worst checkHead(const Trace& trace, int block, int layer, int head, const std::vector<double>& refProbs,
+                       double T = 1.0) {
     Worst w;
     const HeadMap map = trace.map(block, layer, head, MapOptions{T});
     REQUIRE(refProbs.size() == map.values.size());
@@ -65,6 +65,5 @@ inline void requireWorst(const Worst& w, const std::string& name) {
     CHECK(w.map < 2e-6);
     CHECK(w.reference < 2e-6);
 }
-
 
 }  // namespace attnscope::testing

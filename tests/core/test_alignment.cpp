@@ -58,7 +58,7 @@ TEST_CASE("alignment: per target row the argmax source column, in Pharaoh i-j", 
         CHECK(pharaohLine(a) == "0-1 1-0 1-2");
     }
     SECTION("the argmax skips special source tokens; ties take the lowest column; empty rows link nothing") {
-        HeadMap m = peaked(5, 4, {1, 3, 1, -1, 0});  // row 1 peaks on </s>
+        HeadMap m = peaked(5, 4, {1, 3, 1, -1, 0});        // row 1 peaks on </s>
         m.values[1 * 4 + 1] = m.values[1 * 4 + 2] = 0.2f;  // among Das/Haus/ist: Haus and ist tie, above Das
         m.values[1 * 4 + 0] = 0.1f;
         const Alignment a = alignCrossMap(m, source, rows, AlignmentUnits::Tokens, AlignmentRows::Input);
@@ -85,7 +85,8 @@ TEST_CASE("alignment: words from each vocabulary's marks", "[alignment]") {
     CHECK(groupWords({"a", "b", "3", "z"}, keep4) == std::vector<int>{0, 1, 2, 3});
     // Dropped tokens (specials) get -1 and are not counted.
     CHECK(groupWords({"[CLS]", "un", "##able", "[SEP]"}, {true, false, false, true}) == std::vector<int>{-1, 0, 0, -1});
-    for (const char* s : {"<s>", "</s>", "<pad>", "<extra_id_3>", "[CLS]", "[SEP]", "en_XX", ">>fra<<"}) CHECK(isSpecialLabel(s));
+    for (const char* s : {"<s>", "</s>", "<pad>", "<extra_id_3>", "[CLS]", "[SEP]", "en_XX", ">>fra<<"})
+        CHECK(isSpecialLabel(s));
     for (const char* s : {"<0x0A>", "a", "<", "[x]", "\u2581the", "##s", "ab_CD_"}) CHECK_FALSE(isSpecialLabel(s));
 }
 
@@ -109,7 +110,8 @@ TEST_CASE("alignment: the trained built-in reverse model aligns target i with so
         const auto trace = model->forward(model->encodeText(text));
         std::string output;
         for (const auto& t : trace->outputTokens()) output += t;
-        if (output != std::string(text.rbegin(), text.rend())) continue;  // the known alignment is that of correct decodes
+        if (output != std::string(text.rbegin(), text.rend()))
+            continue;  // the known alignment is that of correct decodes
         ++sentences;
         const int n = static_cast<int>(text.size());
         Links expected;

@@ -49,7 +49,8 @@ double maxDiff(const HeadMap& a, const HeadMap& b) {
     REQUIRE(a.rows == b.rows);
     REQUIRE(a.cols == b.cols);
     double worst = 0;
-    for (std::size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, std::abs(double(a.values[i]) - b.values[i]));
+    for (std::size_t i = 0; i < a.values.size(); ++i)
+        worst = std::max(worst, std::abs(double(a.values[i]) - b.values[i]));
     return worst;
 }
 
@@ -126,8 +127,10 @@ TEST_CASE("maps written by the npy writer open as a maps-only trace equal to the
 
     MapOptions linear;
     linear.variant = MapVariant::Linear;
-    REQUIRE_THROWS_WITH(given->map(0, 0, 0, linear), Catch::Contains("attention.npy") && Catch::Contains("no queries and keys"));
-    REQUIRE_THROWS_WITH(fitAdditive(*given, 0, 0, 0), Catch::Contains("attention.npy") && Catch::Contains("no queries and keys"));
+    REQUIRE_THROWS_WITH(given->map(0, 0, 0, linear),
+                        Catch::Contains("attention.npy") && Catch::Contains("no queries and keys"));
+    REQUIRE_THROWS_WITH(fitAdditive(*given, 0, 0, 0),
+                        Catch::Contains("attention.npy") && Catch::Contains("no queries and keys"));
 
     SECTION("a plain token list, the batch axis of torch.stack(attentions), one layer, no tokens") {
         writeBlock(*trace, 0, dir / "batch.npy", true);
@@ -160,7 +163,8 @@ TEST_CASE("float16 and float64 attention files, and the display temperature on s
     const std::vector<std::uint16_t> half = {0x3C00, 0x0000, 0x3400, 0x3A00};
     writeRaw(dir / "h.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 2, 2), }", bytesOf(half));
     const std::vector<double> wide = {1.0, 0.0, 0.25, 0.75};
-    writeRaw(dir / "d.npy", "{\"shape\": (1, 1, 2, 2), \"fortran_order\": False, \"descr\": \"<f8\"}", bytesOf(wide), 2);
+    writeRaw(dir / "d.npy", "{\"shape\": (1, 1, 2, 2), \"fortran_order\": False, \"descr\": \"<f8\"}", bytesOf(wide),
+             2);
     for (const char* name : {"h.npy", "d.npy"}) {
         const auto t = openAttentionFile(dir / name);
         CHECK(t->blocks()[0].causal);  // nothing above the diagonal
@@ -185,21 +189,24 @@ TEST_CASE("malformed attention files are refused with one line naming the file",
     };
     refused("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2, 2), }", bytesOf(four), "Fortran");
     refused("{'descr': '>f4', 'fortran_order': False, 'shape': (1, 2, 2), }", bytesOf(four), "big-endian");
-    refused("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", bytesOf(four), "dtype '<i8' is not supported");
+    refused("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", bytesOf(four),
+            "dtype '<i8' is not supported");
     refused("{'descr': '|O', 'fortran_order': False, 'shape': (4,), }", bytesOf(four), "dtype '|O'");
     refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", bytesOf(four), "is not attention maps");
     refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1, 1), }", bytesOf(four), "a batch of 2");
-    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", bytesOf(four), "does not match the 16 data bytes");
+    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", bytesOf(four),
+            "does not match the 16 data bytes");
     // A header announcing 10^15 maps over 16 bytes: refused from the size, nothing allocated.
     refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000, 1000000, 1000000), }", bytesOf(four),
             "does not match the 16 data bytes");
-    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), 'extra': 1}", bytesOf(four), "unexpected key 'extra'");
+    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), 'extra': 1}", bytesOf(four),
+            "unexpected key 'extra'");
     refused("{'descr': '<f4', 'shape': (1, 2, 2), }", bytesOf(four), "lacks descr, fortran_order or shape");
     refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), ", bytesOf(four), "malformed .npy header");
-    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", bytesOf(std::vector<float>{1, 0, 0.5f, 0.9f}),
-            "row 1 sums to 1.4, not 1");
-    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", bytesOf(std::vector<float>{2, -1, 0.5f, 0.5f}),
-            "negative values");
+    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }",
+            bytesOf(std::vector<float>{1, 0, 0.5f, 0.9f}), "row 1 sums to 1.4, not 1");
+    refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }",
+            bytesOf(std::vector<float>{2, -1, 0.5f, 0.5f}), "negative values");
     refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }",
             bytesOf(std::vector<float>{NAN, 0, 0.5f, 0.5f}), "not finite");
 
@@ -208,12 +215,14 @@ TEST_CASE("malformed attention files are refused with one line naming the file",
     REQUIRE_THROWS_WITH(openAttentionFile(dir / "missing.npy"), Catch::Contains("missing.npy: cannot open"));
 }
 
-TEST_CASE("attention files numpy.save wrote from torch.stack(output_attentions) open with their values", "[attention-file]") {
+TEST_CASE("attention files numpy.save wrote from torch.stack(output_attentions) open with their values",
+          "[attention-file]") {
     // tests/data/attention/make.py wrote them (float16 and float64, [layers, 1, heads, n, n]).
     const auto dir = std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA).parent_path() / "attention";
     nlohmann::json expected;
     std::ifstream(dir / "hf_stack_expected.json") >> expected;
-    for (const auto& [name, key] : {std::pair<std::string, std::string>{"hf_stack_f16.npy", "f16_as_float"}, {"hf_stack_f64.npy", "f64"}}) {
+    for (const auto& [name, key] :
+         {std::pair<std::string, std::string>{"hf_stack_f16.npy", "f16_as_float"}, {"hf_stack_f64.npy", "f64"}}) {
         INFO(name);
         const auto trace = openAttentionFile(dir / name, tokensBeside(dir / name));
         const BlockInfo& b = trace->blocks().front();
@@ -225,7 +234,9 @@ TEST_CASE("attention files numpy.save wrote from torch.stack(output_attentions) 
         for (int l = 0; l < 2; ++l)
             for (int h = 0; h < 3; ++h)
                 for (float v : trace->map(0, l, h).values) CHECK(v == static_cast<float>(values[i++]));
-        if (name == "hf_stack_f16.npy") CHECK(b.queryTokens == std::vector<std::string>{"The", "▁quick", "▁brown", "▁fox"});
-        else CHECK(b.queryTokens.back() == "3");  // no tokens file: positions
+        if (name == "hf_stack_f16.npy")
+            CHECK(b.queryTokens == std::vector<std::string>{"The", "▁quick", "▁brown", "▁fox"});
+        else
+            CHECK(b.queryTokens.back() == "3");  // no tokens file: positions
     }
 }

@@ -93,7 +93,8 @@ TEST_CASE("mBART: pre-LN with final encoder and decoder layer norms, scaled embe
     CHECK(model->info().notes.at(0) == "pre-LN blocks");
 }
 
-TEST_CASE("Marian: static sinusoidal positions, √d scale, swish, shared or separate decoder vocabulary", "[bart][marian]") {
+TEST_CASE("Marian: static sinusoidal positions, √d scale, swish, shared or separate decoder vocabulary",
+          "[bart][marian]") {
     BartSpec spec;
     spec.type = "marian";
     spec.scaleEmbedding = true;
@@ -124,11 +125,13 @@ TEST_CASE("BART family: greedy decoding, temperature inside and masked heads aga
     requireForced(spec, 54, "mbart-run", {}, run);
 }
 
-TEST_CASE("BART family: a target longer than the decoder's positions and ids outside the vocabularies are refused", "[bart]") {
+TEST_CASE("BART family: a target longer than the decoder's positions and ids outside the vocabularies are refused",
+          "[bart]") {
     BartSpec spec;
     auto model = writeAndLoad(makeBart(spec, 55), "bart-limits");
     std::vector<long long> longTarget(21, 5);
-    CHECK_THROWS_WITH(forced(*model, kSource, longTarget), Catch::Contains("target has 21 tokens") && Catch::Contains("20 positions"));
+    CHECK_THROWS_WITH(forced(*model, kSource, longTarget),
+                      Catch::Contains("target has 21 tokens") && Catch::Contains("20 positions"));
     CHECK_THROWS_WITH(forced(*model, kSource, {2, 40}), Catch::Contains("target id 40"));
     CHECK_THROWS_WITH(forced(*model, std::vector<long long>(21, 3), kTarget), Catch::Contains("20 positions"));
     // Greedy decoding stops at the decoder's positions.
@@ -142,7 +145,8 @@ TEST_CASE("BART family: a target longer than the decoder's positions and ids out
 TEST_CASE("BART family: bad configs name the file and the field", "[bart]") {
     BartSpec spec;
     std::string e = errorWith(spec, [](Checkpoint& c) { c.config["encoder_attention_heads"] = 5; });
-    CHECK_THAT(e, Catch::Contains("config.json") && Catch::Contains("encoder_attention_heads") && Catch::Contains("d_model"));
+    CHECK_THAT(e, Catch::Contains("config.json") && Catch::Contains("encoder_attention_heads") &&
+                          Catch::Contains("d_model"));
     e = errorWith(spec, [](Checkpoint& c) { c.config["activation_function"] = "mish"; });
     CHECK_THAT(e, Catch::Contains("activation_function") && Catch::Contains("mish"));
     e = errorWith(spec, [](Checkpoint& c) { c.config["eos_token_id"] = "two"; });
@@ -158,7 +162,8 @@ TEST_CASE("BART family: bad configs name the file and the field", "[bart]") {
     CHECK(e.find('\n') == std::string::npos);
 }
 
-TEST_CASE("mBART: the target's last label (the language code) starts the decoder, as its shift_tokens_right does", "[mbart]") {
+TEST_CASE("mBART: the target's last label (the language code) starts the decoder, as its shift_tokens_right does",
+          "[mbart]") {
     BartSpec spec;
     spec.type = "mbart";
     const auto dir = freshDir("mbart-tokenizer");

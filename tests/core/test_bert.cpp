@@ -10,7 +10,8 @@ namespace {
 const std::vector<long long> kIds = {2, 17, 0, 49, 22, 5, 5, 11, 30};
 
 double bertDiff(const BertSpec& spec, unsigned seed, const std::string& name, const std::vector<long long>& ids,
-                const std::vector<long long>& types = {}, const std::vector<int>& attend = {}, const WriteOptions& o = {}) {
+                const std::vector<long long>& types = {}, const std::vector<int>& attend = {},
+                const WriteOptions& o = {}) {
     Checkpoint c = makeBert(spec, seed);
     roundTensors(c, o.dtype);
     auto model = writeAndLoad(c, name, o);
@@ -70,7 +71,8 @@ TEST_CASE("RoBERTa: positions start after padding_idx and skip pad tokens", "[be
     bertDiff(spec, 6, "roberta-padded", {0, 17, 4, 2, 1, 1}, {}, {1, 1, 1, 1, 0, 0});
     auto model = writeAndLoad(makeBert(spec, 6), "roberta-info");
     CHECK(model->info().maxPositions == 38);  // 40 - padding_idx - 1
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(39, 5)), Catch::Contains("39 tokens but the model has only 38 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(39, 5)),
+                      Catch::Contains("39 tokens but the model has only 38 positions"));
     CHECK(model->forward(std::vector<std::int64_t>(38, 5))->tokens().size() == 38);
 }
 
@@ -80,7 +82,8 @@ TEST_CASE("DistilBERT: its own names, no token types", "[bert]") {
     bertDiff(spec, 7, "distilbert", kIds, {}, {1, 1, 1, 1, 1, 1, 0, 0, 0});
     auto model = writeAndLoad(makeBert(spec, 7), "distilbert-types");
     CHECK(model->info().family == "distilbert");
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}), Catch::Contains("distilbert models have no token types"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}),
+                      Catch::Contains("distilbert models have no token types"));
 }
 
 TEST_CASE("BERT: an I64 position_ids buffer from older transformers is ignored", "[bert]") {
@@ -103,11 +106,15 @@ TEST_CASE("BERT: an I64 position_ids buffer from older transformers is ignored",
 TEST_CASE("BERT: bad inputs and configs are errors that say so", "[bert]") {
     BertSpec spec;
     auto model = writeAndLoad(makeBert(spec, 8), "bert-input");
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 2}, {}}), Catch::Contains("token type 2 at position 1 is outside [0, 2)"));
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0}, {}}), Catch::Contains("token types: 1 given for 2 tokens"));
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {}, {1}}), Catch::Contains("padding mask: 1 values given for 2 tokens"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 2}, {}}),
+                      Catch::Contains("token type 2 at position 1 is outside [0, 2)"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0}, {}}),
+                      Catch::Contains("token types: 1 given for 2 tokens"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {}, {1}}),
+                      Catch::Contains("padding mask: 1 values given for 2 tokens"));
     CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {}, {0, 0}}), Catch::Contains("every token is padding"));
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 50}, {}, {}}), Catch::Contains("token id 50 at position 1 is outside"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 50}, {}, {}}),
+                      Catch::Contains("token id 50 at position 1 is outside"));
 
     Checkpoint c = makeBert(spec, 8);
     c.config["position_embedding_type"] = "relative_key";
@@ -117,10 +124,15 @@ TEST_CASE("BERT: bad inputs and configs are errors that say so", "[bert]") {
     CHECK_THAT(loadError(c), Catch::Contains("'num_attention_heads' (5) must divide the hidden size (24)"));
     c = makeBert(spec, 8);
     c.tensors.erase("bert.encoder.layer.1.output.LayerNorm.bias");
-    CHECK_THAT(loadError(c), Catch::Contains("tensor 'bert.encoder.layer.1.output.LayerNorm.bias' (or 'encoder.layer.1.output.LayerNorm.bias') is missing"));
+    CHECK_THAT(
+            loadError(c),
+            Catch::Contains(
+                    "tensor 'bert.encoder.layer.1.output.LayerNorm.bias' (or 'encoder.layer.1.output.LayerNorm.bias') is missing"));
     c = makeBert(spec, 8);
     c.config["type_vocab_size"] = 3;
-    CHECK_THAT(loadError(c), Catch::Contains("'bert.embeddings.token_type_embeddings.weight' has shape [2, 24], the config needs [3, 24]"));
+    CHECK_THAT(loadError(c),
+               Catch::Contains(
+                       "'bert.embeddings.token_type_embeddings.weight' has shape [2, 24], the config needs [3, 24]"));
 }
 
 TEST_CASE("BERT: token labels from vocab.txt", "[bert]") {

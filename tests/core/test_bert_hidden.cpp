@@ -25,7 +25,8 @@ double maxHiddenDiff(const Trace& trace, const std::vector<std::vector<double>>&
 }
 
 // 1 - cos(a_t, b_t) per token, in double, from two reference forwards.
-std::vector<double> cosineDistances(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+std::vector<double> cosineDistances(const std::vector<std::vector<double>>& a,
+                                    const std::vector<std::vector<double>>& b) {
     std::vector<double> out;
     for (std::size_t t = 0; t < a.size(); ++t) {
         double dot = 0, na = 0, nb = 0;
@@ -65,7 +66,8 @@ TEST_CASE("BERT family: final hidden states equal an independent computation", "
         CHECK(diff < 1e-5);
         // With heads masked, too.
         auto masked = model->rerun(*trace, masking({{0, 1}, {1, 2}}));
-        const double maskedDiff = maxHiddenDiff(*masked, referenceBert(c, spec, kIds, {}, attend, {{0, 1}, {1, 2}}).hidden);
+        const double maskedDiff =
+                maxHiddenDiff(*masked, referenceBert(c, spec, kIds, {}, attend, {{0, 1}, {1, 2}}).hidden);
         INFO(type << " masked: max |final hidden - reference| " << maskedDiff);
         CHECK(maskedDiff < 1e-5);
     }
@@ -86,7 +88,8 @@ TEST_CASE("BERT: masking a head reports the cosine distance of the final hidden 
     const Rerun r = rerun(*model, *original, masking({{0, 1}}));
     const OutputChange& ch = r.change;
     REQUIRE(ch.kind == "hidden");
-    const auto want = cosineDistances(referenceBert(c, spec, kIds).hidden, referenceBert(c, spec, kIds, {}, {}, {{0, 1}}).hidden);
+    const auto want =
+            cosineDistances(referenceBert(c, spec, kIds).hidden, referenceBert(c, spec, kIds, {}, {}, {{0, 1}}).hidden);
     REQUIRE(ch.cosineDistances.size() == want.size());
     double mean = 0;
     std::size_t most = 0;
@@ -96,7 +99,8 @@ TEST_CASE("BERT: masking a head reports the cosine distance of the final hidden 
         mean += want[t] / want.size();
         if (want[t] > want[most]) most = t;
     }
-    INFO("mean cosine distance " << ch.meanCosineDistance << " (reference " << mean << "), max " << ch.maxCosineDistance);
+    INFO("mean cosine distance " << ch.meanCosineDistance << " (reference " << mean << "), max "
+                                 << ch.maxCosineDistance);
     CHECK(mean > 1e-3);  // the intervention changes something the test can see
     CHECK(ch.meanCosineDistance == Approx(mean).margin(1e-5));
     CHECK(ch.magnitude() == ch.meanCosineDistance);
@@ -107,7 +111,8 @@ TEST_CASE("BERT: masking a head reports the cosine distance of the final hidden 
     CHECK(ch.kl == 0);
 
     // No change: the same run, or a re-run without interventions, is exactly 0.
-    for (const OutputChange& same : {compareOutputs(*original, *original), rerun(*model, *original, RunOptions{}).change}) {
+    for (const OutputChange& same :
+         {compareOutputs(*original, *original), rerun(*model, *original, RunOptions{}).change}) {
         CHECK(same.kind == "hidden");
         CHECK(same.meanCosineDistance == 0);
         CHECK(same.maxCosineDistance == 0);

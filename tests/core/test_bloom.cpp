@@ -27,7 +27,8 @@ std::string loadError(const BloomSpec& spec, const std::function<void(Checkpoint
 
 TEST_CASE("ALiBi slopes of the reference are Hugging Face's, for every head count", "[bloom][falcon]") {
     // build_alibi_tensor: 2^(-8k/p) for the largest power of two p, then odd powers of 2^(-4/p).
-    CHECK(referenceAlibiSlopes(8) == std::vector<double>{0.5, 0.25, 0.125, 0.0625, 1.0 / 32, 1.0 / 64, 1.0 / 128, 1.0 / 256});
+    CHECK(referenceAlibiSlopes(8) ==
+          std::vector<double>{0.5, 0.25, 0.125, 0.0625, 1.0 / 32, 1.0 / 64, 1.0 / 128, 1.0 / 256});
     CHECK(referenceAlibiSlopes(6) == std::vector<double>{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256, 0.5, 0.125});
     const std::vector<double> twelve = referenceAlibiSlopes(12);
     REQUIRE(twelve.size() == 12);
@@ -109,9 +110,16 @@ TEST_CASE("BLOOM: bad configs and checkpoints name the file and the field", "[bl
     BloomSpec spec;
     CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.config["n_head"] = 5; }),
                Catch::Contains("config.json: 'hidden_size' (36) must be divisible by the number of heads (5)"));
-    CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.tensors.erase("transformer.h.1.self_attention.query_key_value.weight"); }),
-               Catch::Contains("tensor 'transformer.h.1.self_attention.query_key_value.weight' (or 'h.1.self_attention.query_key_value.weight') is missing"));
-    CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.config["n_head"] = 4; c.config["hidden_size"] = 32; }),
+    CHECK_THAT(
+            loadError(spec,
+                      [](Checkpoint& c) { c.tensors.erase("transformer.h.1.self_attention.query_key_value.weight"); }),
+            Catch::Contains(
+                    "tensor 'transformer.h.1.self_attention.query_key_value.weight' (or 'h.1.self_attention.query_key_value.weight') is missing"));
+    CHECK_THAT(loadError(spec,
+                         [](Checkpoint& c) {
+                             c.config["n_head"] = 4;
+                             c.config["hidden_size"] = 32;
+                         }),
                Catch::Contains("'transformer.word_embeddings.weight' has shape [48, 36], the config needs [48, 32]"));
     CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.tensors.erase("transformer.word_embeddings_layernorm.bias"); }),
                Catch::Contains("word_embeddings_layernorm.bias"));

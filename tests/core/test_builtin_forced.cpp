@@ -60,7 +60,8 @@ TEST_CASE("built-in reverse models: encodeTarget feeds <s> then the target's sym
     REQUIRE_THROWS_WITH(model->encodeTarget(""), Catch::Contains("empty"));
 }
 
-TEST_CASE("built-in reverse models: a forced target equal to the greedy rows gives the greedy trace", "[builtin][forced]") {
+TEST_CASE("built-in reverse models: a forced target equal to the greedy rows gives the greedy trace",
+          "[builtin][forced]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
             const auto model = reverseModel(kind);
@@ -85,7 +86,8 @@ TEST_CASE("built-in reverse models: a forced target equal to the greedy rows giv
     }
 }
 
-TEST_CASE("built-in reverse models: a different forced target changes the maps as the reference says", "[builtin][forced]") {
+TEST_CASE("built-in reverse models: a different forced target changes the maps as the reference says",
+          "[builtin][forced]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
             const auto model = reverseModel(kind);
@@ -105,7 +107,8 @@ TEST_CASE("built-in reverse models: a different forced target changes the maps a
             const HeadMap a = trace->map(trace->blockIndex("cross"), 1, 0);
             const HeadMap g = greedy->map(greedy->blockIndex("cross"), 1, 0);
             double changed = 0;
-            for (int j = 0; j < a.cols; ++j) changed = std::max(changed, static_cast<double>(std::abs(a.at(3, j) - g.at(3, j))));
+            for (int j = 0; j < a.cols; ++j)
+                changed = std::max(changed, static_cast<double>(std::abs(a.at(3, j) - g.at(3, j))));
             CHECK(changed > 1e-3);
             // Row 0 sees only <s>, identical in both runs.
             for (int j = 0; j < a.cols; ++j) CHECK(a.at(0, j) == Approx(g.at(0, j)).margin(1e-6));
@@ -119,7 +122,8 @@ TEST_CASE("built-in reverse models: a different forced target changes the maps a
     }
 }
 
-TEST_CASE("built-in reverse models: forced targets survive reruns and bad target ids are refused", "[builtin][forced]") {
+TEST_CASE("built-in reverse models: forced targets survive reruns and bad target ids are refused",
+          "[builtin][forced]") {
     const auto model = reverseModel("dot");
     const auto source = model->encodeText("abc");
     const auto target = model->encodeTarget("c9a");
@@ -130,8 +134,8 @@ TEST_CASE("built-in reverse models: forced targets survive reruns and bad target
     REQUIRE(rerun->blocks()[rerun->blockIndex("cross")].queryTokens == std::vector<std::string>{"<s>", "c", "9", "a"});
     BuiltinRefOptions ref;
     ref.masked = {{"cross", 1, 0}};
-    const RefSeq2seq expected = referenceSeq2seq(resolveModelPath("builtin:reverse-dot"), {source.begin(), source.end()},
-                                                 {target.begin(), target.end()}, ref);
+    const RefSeq2seq expected = referenceSeq2seq(resolveModelPath("builtin:reverse-dot"),
+                                                 {source.begin(), source.end()}, {target.begin(), target.end()}, ref);
     CHECK(largestDifference(*rerun, "decoder", expected.decoder) < 2e-5);
 
     REQUIRE_THROWS_WITH(model->forwardText(forced(source, {13, 14})), Catch::Contains("start symbol <s>"));

@@ -143,7 +143,8 @@ TEST_CASE("display temperature on a built-in map equals the reference's softmax 
                 MapOptions options;
                 options.temperature = 0.4;
                 const HeadMap map = trace->map(b, 0, h, options);
-                for (std::size_t i = 0; i < map.values.size(); ++i) REQUIRE(map.values[i] == Approx(ref.self.maps[0][h][i]).margin(2e-5));
+                for (std::size_t i = 0; i < map.values.size(); ++i)
+                    REQUIRE(map.values[i] == Approx(ref.self.maps[0][h][i]).margin(2e-5));
             }
         }
     }
@@ -228,17 +229,21 @@ TEST_CASE("built-in text splitting: per character and per word, with clear error
     CHECK(reverse->tokenLabels(reverse->encodeText("z09a")) == std::vector<std::string>{"z", "0", "9", "a"});
     CHECK(sentiment->tokenLabels(sentiment->encodeText("  A  GREAT movie!  ")) ==
           std::vector<std::string>{"<cls>", "a", "great", "movie"});
-    CHECK_THROWS_WITH(reverse->encodeText("abC"), Catch::Contains("symbol 'C' at position 2") && Catch::Contains("reverse-additive"));
+    CHECK_THROWS_WITH(reverse->encodeText("abC"),
+                      Catch::Contains("symbol 'C' at position 2") && Catch::Contains("reverse-additive"));
     CHECK_THROWS_WITH(reverse->encodeText("ab\xc3\xa9"), Catch::Contains("symbol '\xc3\xa9'"));
-    CHECK_THROWS_WITH(reverse->encodeText(std::string(17, 'a')), Catch::Contains("17 symbols") && Catch::Contains("at most 16"));
+    CHECK_THROWS_WITH(reverse->encodeText(std::string(17, 'a')),
+                      Catch::Contains("17 symbols") && Catch::Contains("at most 16"));
     CHECK_THROWS_WITH(reverse->encodeText(""), Catch::Contains("empty"));
     CHECK_THROWS_WITH(sentiment->encodeText("the movie wasn't good"), Catch::Contains("word 'wasn't'"));
     CHECK_THROWS_WITH(sentiment->encodeText("?!"), Catch::Contains("no words"));
-    CHECK_THROWS_WITH(sentiment->encodeText(std::string(16 * 4, ' ') + [] {
-        std::string s;
-        for (int i = 0; i < 16; ++i) s += "good ";
-        return s;
-    }()), Catch::Contains("16 words") && Catch::Contains("at most 15"));
+    CHECK_THROWS_WITH(sentiment->encodeText(std::string(16 * 4, ' ') +
+                                            [] {
+                                                std::string s;
+                                                for (int i = 0; i < 16; ++i) s += "good ";
+                                                return s;
+                                            }()),
+                      Catch::Contains("16 words") && Catch::Contains("at most 15"));
     CHECK_THROWS_AS(sentiment->forward({1, 2, 999}), Error);
 }
 
@@ -266,7 +271,8 @@ TEST_CASE("broken built-in model folders are errors that name the file and the p
     SECTION("task and model_type disagree") {
         const auto dir = copy("reverse-dot");
         edit(dir / "config.json", [](nlohmann::json& j) { j["task"] = "sentiment"; });
-        CHECK_THAT(loadError(dir), Catch::Contains("config.json") && Catch::Contains("'task'") && Catch::Contains("attnscope-seq2seq"));
+        CHECK_THAT(loadError(dir),
+                   Catch::Contains("config.json") && Catch::Contains("'task'") && Catch::Contains("attnscope-seq2seq"));
     }
     SECTION("unknown attention kind") {
         const auto dir = copy("sentiment-dot");
@@ -276,8 +282,9 @@ TEST_CASE("broken built-in model folders are errors that name the file and the p
     SECTION("weights that do not fit the config") {
         const auto dir = copy("sentiment-linear");
         edit(dir / "config.json", [](nlohmann::json& j) { j["d_ffn"] = 48; });
-        CHECK_THAT(loadError(dir), Catch::Contains("model.safetensors") && Catch::Contains("encoder.0.ffn.fc1.weight") &&
-                                       Catch::Contains("[64, 32]") && Catch::Contains("[48, 32]"));
+        CHECK_THAT(loadError(dir), Catch::Contains("model.safetensors") &&
+                                           Catch::Contains("encoder.0.ffn.fc1.weight") && Catch::Contains("[64, 32]") &&
+                                           Catch::Contains("[48, 32]"));
     }
     SECTION("a vocabulary with a gap") {
         const auto dir = copy("reverse-linear");

@@ -29,7 +29,8 @@ std::vector<std::string> words(const std::string& text) {
 
 // The test's own reading of the grammar's labels: a clause's adjective decides, a negation flips
 // it, and after "but" only the last clause counts.
-const std::set<std::string> kPositive = {"good", "great", "excellent", "wonderful", "brilliant", "superb", "enjoyable", "fun"};
+const std::set<std::string> kPositive = {"good",      "great",  "excellent", "wonderful",
+                                         "brilliant", "superb", "enjoyable", "fun"};
 const std::set<std::string> kNegative = {"bad", "terrible", "awful", "boring", "dull", "poor", "weak", "horrible"};
 const std::set<std::string> kNegation = {"not", "never"};
 const std::set<std::string> kFunction = {"the", "a", "this", "was", "is", "and"};
@@ -60,7 +61,8 @@ const std::vector<std::string> kKinds = {"dot", "additive", "linear"};
 
 }  // namespace
 
-TEST_CASE("built-in reverse models reverse held-out strings and a cross-attention head reads the symbol it writes", "[builtin][task]") {
+TEST_CASE("built-in reverse models reverse held-out strings and a cross-attention head reads the symbol it writes",
+          "[builtin][task]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
             const auto model = builtin("reverse-" + kind);
@@ -103,7 +105,8 @@ TEST_CASE("built-in reverse models reverse held-out strings and a cross-attentio
     }
 }
 
-TEST_CASE("built-in sentiment models classify held-out sentences and attend to sentiment and negation words", "[builtin][task]") {
+TEST_CASE("built-in sentiment models classify held-out sentences and attend to sentiment and negation words",
+          "[builtin][task]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
             const auto model = builtin("sentiment-" + kind);
@@ -125,7 +128,8 @@ TEST_CASE("built-in sentiment models classify held-out sentences and attend to s
                         const HeadMap map = trace->map(0, l, h);
                         for (int j = 1; j < map.cols; ++j) {
                             const std::string& w = tokens[j];
-                            if (kPositive.count(w) || kNegative.count(w) || kNegation.count(w)) content[l] += map.at(0, j) / 2;
+                            if (kPositive.count(w) || kNegative.count(w) || kNegation.count(w))
+                                content[l] += map.at(0, j) / 2;
                             if (kFunction.count(w)) function[l] += map.at(0, j) / 2;
                         }
                     }
@@ -145,19 +149,20 @@ TEST_CASE("built-in sentiment models classify held-out sentences and attend to s
             // In some layer <cls> gives a sentiment or negation word at least 1.5 times the
             // attention it gives a function word (measured: dot 4.8x, additive 2.9x, linear 1.9x).
             double ratio = 0;
-            for (int l = 0; l < 2; ++l) ratio = std::max(ratio, (content[l] / contentWords) / (function[l] / functionWords));
+            for (int l = 0; l < 2; ++l)
+                ratio = std::max(ratio, (content[l] / contentWords) / (function[l] / functionWords));
             CHECK(ratio >= 1.5);
 
             // Hand-written sentences: negation and "but" as documented in builtin/tasks.cpp.
             const std::vector<std::pair<std::string, bool>> cases = {
-                {"the movie was good", true},
-                {"the movie was not good", false},
-                {"the movie was not bad", true},
-                {"the film is never boring", true},
-                {"the acting was great but the plot was awful", false},
-                {"the plot was awful but the acting was great", true},
-                {"not a very good film", false},
-                {"this story is really excellent and the music was wonderful", true},
+                    {"the movie was good", true},
+                    {"the movie was not good", false},
+                    {"the movie was not bad", true},
+                    {"the film is never boring", true},
+                    {"the acting was great but the plot was awful", false},
+                    {"the plot was awful but the acting was great", true},
+                    {"not a very good film", false},
+                    {"this story is really excellent and the music was wonderful", true},
             };
             for (const auto& [text, positive] : cases) {
                 INFO(text);

@@ -41,7 +41,9 @@ TEST_CASE("a model folder must exist and hold config.json and model.safetensors"
     writeText(dir / "file.txt", "x");
     CHECK_THAT(loadError(dir / "file.txt"), Catch::Contains("not a folder"));
     CHECK_THAT(loadError(dir), Catch::Contains("no config.json in this folder"));
-    writeText(dir / "config.json", "{\"model_type\": \"gpt2\", \"vocab_size\": 40, \"n_positions\": 24, \"n_embd\": 16, \"n_head\": 4, \"n_layer\": 2}");
+    writeText(
+            dir / "config.json",
+            "{\"model_type\": \"gpt2\", \"vocab_size\": 40, \"n_positions\": 24, \"n_embd\": 16, \"n_head\": 4, \"n_layer\": 2}");
     CHECK_THAT(loadError(dir), Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
 }
 
@@ -56,9 +58,12 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     CHECK_THAT(loadError(dir), Catch::Contains("config.json: 'model_type' is missing"));
     writeText(dir / "config.json", "{\"model_type\": \"mamba\"}");
     const std::string unknown = loadError(dir);
-    CHECK_THAT(unknown, Catch::Contains("model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, llama, mistral, qwen2, "));
-    for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "opt", "bloom", "falcon", "RefinedWebModel", "RefinedWeb",
-                             "attnscope-seq2seq", "attnscope-classifier)"})
+    CHECK_THAT(
+            unknown,
+            Catch::Contains(
+                    "model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, llama, mistral, qwen2, "));
+    for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "opt", "bloom", "falcon", "RefinedWebModel",
+                             "RefinedWeb", "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));
     CHECK_THAT(unknown, Catch::Contains(" gemma, gemma2, gemma3_text, qwen3, olmo2, phi3,"));
     CHECK_THAT(unknown, Catch::Contains(" vit, t5, bart, mbart, marian, attnscope-seq2seq, attnscope-classifier)"));
@@ -85,6 +90,7 @@ TEST_CASE("every tensor shape is checked against the config before running", "[c
                Catch::Contains("tensor 'transformer.h.2.ln_1.weight' (or 'h.2.ln_1.weight') is missing"));
     CHECK_THAT(loadError(folderWithConfig("vocab", [](auto& j) { j["vocab_size"] = 41; })),
                Catch::Contains("tensor 'transformer.wte.weight' has shape [40, 16], the config needs [41, 16]"));
-    CHECK_THAT(loadError(folderWithConfig("inner", [](auto& j) { j["n_inner"] = 32; })),
-               Catch::Contains("tensor 'transformer.h.0.mlp.c_fc.weight' has shape [16, 64], the config needs [16, 32]"));
+    CHECK_THAT(
+            loadError(folderWithConfig("inner", [](auto& j) { j["n_inner"] = 32; })),
+            Catch::Contains("tensor 'transformer.h.0.mlp.c_fc.weight' has shape [16, 64], the config needs [16, 32]"));
 }

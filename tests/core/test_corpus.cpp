@@ -127,7 +127,8 @@ namespace {
 
 // A detector score (TransformerLens's Σ A⊙D over the rows with a target, divided by those rows'
 // mass) written out in double from the map and the ids; nullopt when no row has a target.
-std::optional<double> detectorReference(const HeadMap& a, const std::vector<std::int64_t>& ids, const std::string& kind) {
+std::optional<double> detectorReference(const HeadMap& a, const std::vector<std::int64_t>& ids,
+                                        const std::string& kind) {
     const int n = a.rows;
     double hit = 0, mass = 0;
     bool any = false;
@@ -154,7 +155,7 @@ std::optional<double> detectorReference(const HeadMap& a, const std::vector<std:
 TEST_CASE("corpus detector scores equal per-example detectors, over the examples that have a target", "[corpus]") {
     // ids lines: two without a repeated token (no duplicate / induction target), three with.
     const std::vector<std::vector<std::int64_t>> lines = {
-        {5, 9, 12, 7, 20}, {4, 8, 4, 8, 15, 4}, {6, 11, 14, 3, 10, 13}, {7, 7, 9, 7}, {12, 5, 18, 12, 5, 18, 9}};
+            {5, 9, 12, 7, 20}, {4, 8, 4, 8, 15, 4}, {6, 11, 14, 3, 10, 13}, {7, 7, 9, 7}, {12, 5, 18, 12, 5, 18, 9}};
     const auto dir = freshDir("corpus-detectors");
     {
         std::ofstream f(dir / "ids.jsonl");
@@ -173,14 +174,17 @@ TEST_CASE("corpus detector scores equal per-example detectors, over the examples
     for (const auto& l : lines) traces.push_back(model.forward(l));
     const auto heads = allHeads(*traces[0]);
     REQUIRE(s.result.heads.size() == heads.size());
-    const std::vector<std::pair<std::string, std::string>> kinds = {
-        {"det_previous_token", "previous"}, {"det_first_token", "first"}, {"det_duplicate_token", "duplicate"}, {"det_induction", "induction"}};
+    const std::vector<std::pair<std::string, std::string>> kinds = {{"det_previous_token", "previous"},
+                                                                    {"det_first_token", "first"},
+                                                                    {"det_duplicate_token", "duplicate"},
+                                                                    {"det_induction", "induction"}};
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const int b = traces[0]->blockIndex(heads[h].block);
         for (const auto& [key, kind] : kinds) {
             std::vector<double> v;
             for (std::size_t e = 0; e < lines.size(); ++e)
-                if (auto x = detectorReference(traces[e]->map(b, heads[h].layer, heads[h].head), lines[e], kind)) v.push_back(*x);
+                if (auto x = detectorReference(traces[e]->map(b, heads[h].layer, heads[h].head), lines[e], kind))
+                    v.push_back(*x);
             double m = 0, sq = 0;
             for (double x : v) m += x / v.size();
             for (double x : v) sq += (x - m) * (x - m) / v.size();
@@ -205,7 +209,7 @@ TEST_CASE("corpus detector scores equal per-example detectors, over the examples
 TEST_CASE("corpus reads a version 1 heads.json (four statistics, no detectors)", "[corpus]") {
     const auto dir = freshDir("corpus-v1");
     std::ofstream(dir / "heads.json")
-        << R"({"format": "attnscope-corpus", "version": 1, "model": "builtin:sentiment-dot", "output": "class",
+            << R"({"format": "attnscope-corpus", "version": 1, "model": "builtin:sentiment-dot", "output": "class",
               "metric": "accuracy", "importance": "p(true label) drop", "examples": 4, "base_metric": 0.75, "order": "",
               "heads": [{"block": "self", "layer": 0, "head": 1, "entropy": {"mean": 1.5, "std": 0.25},
                          "mean_distance": {"mean": 2, "std": 0.5}, "first_token": {"mean": 0.125, "std": 0},
@@ -223,7 +227,8 @@ TEST_CASE("corpus reads a version 1 heads.json (four statistics, no detectors)",
     CHECK_THROWS_WITH(readCorpusResult(dir), Catch::Contains("heads.json") && Catch::Contains("version"));
 }
 
-TEST_CASE("corpus pruning curve: nothing pruned is the model's accuracy, all pruned the fully masked model's", "[corpus]") {
+TEST_CASE("corpus pruning curve: nothing pruned is the model's accuracy, all pruned the fully masked model's",
+          "[corpus]") {
     std::vector<SentimentExample> ex;
     const auto file = sentimentCorpus("corpus-prune", 8, &ex);
     const auto& model = *sentiment();
@@ -247,7 +252,8 @@ TEST_CASE("corpus pruning curve: nothing pruned is the model's accuracy, all pru
     CHECK(curve.back().metric.mean == Approx(none));
     CHECK(s.result.baseMetric == Approx(own));
     // The order is ascending importance, and step k masks the k-th head of it.
-    for (std::size_t k = 1; k < curve.size(); ++k) CHECK(headName(curve[k].head) == headName(s.result.pruneOrder[k - 1]));
+    for (std::size_t k = 1; k < curve.size(); ++k)
+        CHECK(headName(curve[k].head) == headName(s.result.pruneOrder[k - 1]));
 
     SECTION("greedy: the first step keeps the best single-head-masked metric") {
         CorpusOptions g;
@@ -262,7 +268,8 @@ TEST_CASE("corpus pruning curve: nothing pruned is the model's accuracy, all pru
     }
 }
 
-TEST_CASE("corpus shards merged equal one run, in two stages (importance, then pruning by the merged order)", "[corpus]") {
+TEST_CASE("corpus shards merged equal one run, in two stages (importance, then pruning by the merged order)",
+          "[corpus]") {
     const auto file = sentimentCorpus("corpus-shards", 7);
     const auto& model = *sentiment();
     const auto one = freshDir("corpus-one");
@@ -296,8 +303,10 @@ TEST_CASE("corpus shards merged equal one run, in two stages (importance, then p
     CHECK(slurp(merged / "importance.jsonl") == slurp(one / "importance.jsonl"));
 
     SECTION("a missing or repeated shard is named") {
-        REQUIRE_THROWS_WITH(mergeCorpus({dirs[0], dirs[1]}, freshDir("corpus-bad-merge")), Catch::Contains("shard 2/3 is missing"));
-        REQUIRE_THROWS_WITH(mergeCorpus({dirs[0], dirs[0], dirs[1]}, freshDir("corpus-bad-merge")), Catch::Contains("given twice"));
+        REQUIRE_THROWS_WITH(mergeCorpus({dirs[0], dirs[1]}, freshDir("corpus-bad-merge")),
+                            Catch::Contains("shard 2/3 is missing"));
+        REQUIRE_THROWS_WITH(mergeCorpus({dirs[0], dirs[0], dirs[1]}, freshDir("corpus-bad-merge")),
+                            Catch::Contains("given twice"));
     }
     SECTION("sharded pruning without an order is refused") {
         CorpusOptions o;
@@ -313,7 +322,9 @@ TEST_CASE("corpus resume after an interrupted run equals one run", "[corpus]") {
     runCorpus(model, file, one, {});
     const auto dir = freshDir("corpus-resume-cut");
     CorpusOptions cut;
-    cut.progress = [](const std::string& phase, long long done, long long) { return !(phase == "pruning" && done == 4); };
+    cut.progress = [](const std::string& phase, long long done, long long) {
+        return !(phase == "pruning" && done == 4);
+    };
     REQUIRE_THROWS_AS(runCorpus(model, file, dir, cut), Cancelled);
     REQUIRE_FALSE(std::filesystem::exists(dir / "heads.json"));
     {  // a record half written when the process died
@@ -339,11 +350,11 @@ TEST_CASE("corpus bad lines are refused or skipped with their line numbers", "[c
     {
         std::ofstream f(dir / "bad.jsonl");
         f << "{\"text\": \"the film was good\", \"label\": \"positive\"}\n"
-          << "{\"text\": \"the film was bad\"\n"                        // 2: not JSON
-          << "{\"label\": \"negative\"}\n"                              // 3: no text
-          << "\n"                                                        // 4: blank, ignored
+          << "{\"text\": \"the film was bad\"\n"  // 2: not JSON
+          << "{\"label\": \"negative\"}\n"        // 3: no text
+          << "\n"                                 // 4: blank, ignored
           << "{\"text\": \"the film was not very good but the plot was really great\", \"label\": 1}\n"  // 5: 13 tokens
-          << "{\"text\": \"a great movie\", \"label\": \"happy\"}\n"     // 6: unknown label
+          << "{\"text\": \"a great movie\", \"label\": \"happy\"}\n"  // 6: unknown label
           << "{\"text\": \"the cast was dull\", \"label\": 0}\n";
     }
     const auto& model = *sentiment();
@@ -375,7 +386,8 @@ TEST_CASE("corpus on the reverse model scores exact match of the greedy output a
             sources.push_back(data.reverseSource());
             const std::string target(sources.back().rbegin(), sources.back().rend());
             // the last target is wrong on purpose: exact match must say so
-            f << "{\"text\": \"" << sources.back() << "\", \"target\": \"" << (i == 4 ? target + "0" : target) << "\"}\n";
+            f << "{\"text\": \"" << sources.back() << "\", \"target\": \"" << (i == 4 ? target + "0" : target)
+              << "\"}\n";
         }
     }
     CorpusOptions o;

@@ -34,7 +34,8 @@ double maxDiff(const Trace& a, const Trace& b, double temperature = 1.0) {
             o.temperature = temperature;
             const HeadMap x = a.map(0, l, h, o), y = b.map(0, l, h, o);
             REQUIRE(x.values.size() == y.values.size());
-            for (std::size_t i = 0; i < x.values.size(); ++i) worst = std::max(worst, double(std::abs(x.values[i] - y.values[i])));
+            for (std::size_t i = 0; i < x.values.size(); ++i)
+                worst = std::max(worst, double(std::abs(x.values[i] - y.values[i])));
         }
     return worst;
 }
@@ -43,8 +44,8 @@ double tolerance(const std::string& dtype) { return dtype == "F16" ? 1e-2 : dtyp
 double logitTolerance(const std::string& dtype) { return dtype == "F16" ? 5e-2 : dtype == "BF16" ? 2e-1 : 1e-3; }
 
 // Writes c in dtype, runs ids (or the image) on the CPU and the GPU, compares the maps.
-void compare(const std::string& name, Checkpoint c, const std::string& dtype, const std::function<std::shared_ptr<const Trace>(const Model&)>& run,
-             double tol) {
+void compare(const std::string& name, Checkpoint c, const std::string& dtype,
+             const std::function<std::shared_ptr<const Trace>(const Model&)>& run, double tol) {
     roundTensors(c, dtype);
     const auto dir = freshDir("cuda-" + name + "-" + dtype);
     writeCheckpoint(dir, c, WriteOptions{dtype, dtype == "F32" ? 1 : 2});
@@ -55,7 +56,8 @@ void compare(const std::string& name, Checkpoint c, const std::string& dtype, co
     auto b = run(*gpu);
     CHECK(b->device() == "cuda:0");  // Q and K stay on the GPU
     const double diff = maxDiff(*a, *b);
-    std::printf("cuda-check %-10s %-4s max |gpu - cpu| = %.3g (tolerance %.0e)\n", name.c_str(), dtype.c_str(), diff, tol);
+    std::printf("cuda-check %-10s %-4s max |gpu - cpu| = %.3g (tolerance %.0e)\n", name.c_str(), dtype.c_str(), diff,
+                tol);
     CHECK(diff < tol);
     REQUIRE(a->nextTokenLogits().size() == b->nextTokenLogits().size());
     if (!a->nextTokenLogits().empty()) {
@@ -64,8 +66,8 @@ void compare(const std::string& name, Checkpoint c, const std::string& dtype, co
             worst = std::max(worst, double(std::abs(a->nextTokenLogits()[i] - b->nextTokenLogits()[i])));
             scale = std::max(scale, double(std::abs(a->nextTokenLogits()[i])));
         }
-        std::printf("cuda-check %-10s %-4s max |gpu - cpu| logit = %.3g (tolerance %.2g)\n", name.c_str(), dtype.c_str(), worst,
-                    logitTolerance(dtype) * scale);
+        std::printf("cuda-check %-10s %-4s max |gpu - cpu| logit = %.3g (tolerance %.2g)\n", name.c_str(),
+                    dtype.c_str(), worst, logitTolerance(dtype) * scale);
         CHECK(worst < logitTolerance(dtype) * scale);
     }
     REQUIRE(a->classProbabilities().size() == b->classProbabilities().size());
@@ -86,8 +88,8 @@ TEST_CASE("CUDA: maps agree with the CPU for GPT-2, Llama/Mistral/Qwen2, BERT an
         Gpt2Spec gs;
         const auto g = makeGpt2(gs, 3);
         Checkpoint gpt2;
-        gpt2.config = {{"model_type", "gpt2"}, {"vocab_size", gs.vocab}, {"n_positions", gs.positions}, {"n_embd", gs.embd},
-                       {"n_head", gs.heads}, {"n_layer", gs.layers}};
+        gpt2.config = {{"model_type", "gpt2"}, {"vocab_size", gs.vocab}, {"n_positions", gs.positions},
+                       {"n_embd", gs.embd},    {"n_head", gs.heads},     {"n_layer", gs.layers}};
         for (const auto& [n, t] : g.tensors) gpt2.tensors["transformer." + n] = t;
         compare("gpt2", gpt2, dtype, onIds, tolerance(dtype));
 
@@ -110,7 +112,8 @@ TEST_CASE("CUDA: maps agree with the CPU for GPT-2, Llama/Mistral/Qwen2, BERT an
 
         VitSpec vit;
         RgbImage image{16, 16, std::vector<std::uint8_t>(16 * 16 * 3)};
-        for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>((i * 37) % 256);
+        for (std::size_t i = 0; i < image.pixels.size(); ++i)
+            image.pixels[i] = static_cast<std::uint8_t>((i * 37) % 256);
         auto onImage = [&](const Model& m) { return m.forwardImage(image); };
         compare("vit", makeVit(vit, 8), dtype, onImage, dtype == "F32" ? 2e-3 : tolerance(dtype));
     }

@@ -44,11 +44,13 @@ TEST_CASE("detection patterns are TransformerLens's", "[detectors]") {
     const std::vector<std::int64_t> ids = {5, 7, 5, 7, 9, 5};
     const int n = 6;
     const auto at = [&](const std::vector<std::uint8_t>& d, int i, int j) { return int(d[std::size_t(i) * n + j]); };
-    const auto prev = previousTokenPattern(n), dup = duplicateTokenPattern(ids), ind = inductionPattern(ids), first = firstTokenPattern(n);
+    const auto prev = previousTokenPattern(n), dup = duplicateTokenPattern(ids), ind = inductionPattern(ids),
+               first = firstTokenPattern(n);
     int prevOnes = 0, dupOnes = 0, indOnes = 0, firstOnes = 0;
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
-            prevOnes += at(prev, i, j), dupOnes += at(dup, i, j), indOnes += at(ind, i, j), firstOnes += at(first, i, j);
+            prevOnes += at(prev, i, j), dupOnes += at(dup, i, j), indOnes += at(ind, i, j),
+                    firstOnes += at(first, i, j);
             CHECK(at(prev, i, j) == (j == i - 1));
             CHECK(at(first, i, j) == (j == 0 && i >= 1));
         }
@@ -76,7 +78,7 @@ TEST_CASE("detection scores on maps with known answers", "[detectors]") {
         // Rows: [1,0,0], [0.25,0.75,0], [0.2,0.3,0.5]; previous-token cells (1,0), (2,1).
         const HeadMap m = square(3, {1, 0, 0, 0.25, 0.75, 0, 0.2, 0.3, 0.5});
         const auto d = previousTokenPattern(3);
-        CHECK(detectionScore(m, d) == Approx((0.25 + 0.3) / 2.0));                      // rows 1, 2 only
+        CHECK(detectionScore(m, d) == Approx((0.25 + 0.3) / 2.0));                          // rows 1, 2 only
         CHECK(detectionScore(m, d, DetectionNorm::AllRows) == Approx((0.25 + 0.3) / 3.0));  // TransformerLens
     }
     SECTION("perfect heads score 1; TransformerLens's measure counts the rows without a target") {
@@ -85,20 +87,35 @@ TEST_CASE("detection scores on maps with known answers", "[detectors]") {
         for (int k = 0; k < L; ++k) ids.push_back(10 + k);
         for (int k = 0; k < L; ++k) ids.push_back(10 + k);
         const int n = static_cast<int>(ids.size());
-        const HeadMap prev = oneHot(n, [](int i, const auto&) { return std::max(0, i - 1); }, ids);
+        const HeadMap prev = oneHot(
+                n, [](int i, const auto&) { return std::max(0, i - 1); }, ids);
         CHECK(detectionScore(prev, previousTokenPattern(n)) == 1.0);
         CHECK(detectionScore(prev, previousTokenPattern(n), DetectionNorm::AllRows) == Approx(double(n - 1) / n));
         // Induction: second-half row 1 + L + k looks at 2 + k; first-half rows at themselves.
-        const HeadMap ind = oneHot(n, [](int i, const auto& v) { const int L = (int(v.size()) - 1) / 2; return i > L ? i - L + 1 : i; }, ids);
+        const HeadMap ind = oneHot(
+                n,
+                [](int i, const auto& v) {
+                    const int L = (int(v.size()) - 1) / 2;
+                    return i > L ? i - L + 1 : i;
+                },
+                ids);
         CHECK(detectionScore(ind, inductionPattern(ids)) == 1.0);
         CHECK(detectionScore(ind, inductionPattern(ids), DetectionNorm::AllRows) == Approx(double(L) / (2 * L + 1)));
         CHECK(detectionScore(ind, duplicateTokenPattern(ids)) == 0.0);
-        const HeadMap dup = oneHot(n, [](int i, const auto& v) { const int L = (int(v.size()) - 1) / 2; return i > L ? i - L : i; }, ids);
+        const HeadMap dup = oneHot(
+                n,
+                [](int i, const auto& v) {
+                    const int L = (int(v.size()) - 1) / 2;
+                    return i > L ? i - L : i;
+                },
+                ids);
         CHECK(detectionScore(dup, duplicateTokenPattern(ids)) == 1.0);
         CHECK(detectionScore(dup, inductionPattern(ids)) == 0.0);
-        const HeadMap sink = oneHot(n, [](int, const auto&) { return 0; }, ids);
+        const HeadMap sink = oneHot(
+                n, [](int, const auto&) { return 0; }, ids);
         CHECK(detectionScore(sink, firstTokenPattern(n)) == 1.0);
-        CHECK(detectionScore(sink, previousTokenPattern(n)) == Approx(1.0 / (n - 1)));  // only row 1's key 0 is previous
+        CHECK(detectionScore(sink, previousTokenPattern(n)) ==
+              Approx(1.0 / (n - 1)));  // only row 1's key 0 is previous
     }
     SECTION("a uniform causal head: previous = mean over rows i >= 1 of 1/(i+1)") {
         const int n = 9;
@@ -109,7 +126,8 @@ TEST_CASE("detection scores on maps with known answers", "[detectors]") {
     }
     SECTION("no target anywhere gives 0; shapes are checked") {
         CHECK(detectionScore(uniformCausal(4), duplicateTokenPattern({1, 2, 3, 4})) == 0.0);
-        CHECK_THROWS_WITH(detectionScore(HeadMap{2, 3, std::vector<float>(6, 0.f)}, previousTokenPattern(2)), Catch::Contains("square"));
+        CHECK_THROWS_WITH(detectionScore(HeadMap{2, 3, std::vector<float>(6, 0.f)}, previousTokenPattern(2)),
+                          Catch::Contains("square"));
         CHECK_THROWS_WITH(detectionScore(uniformCausal(3), previousTokenPattern(4)), Catch::Contains("16 cells"));
     }
 }
@@ -169,7 +187,8 @@ Gpt2Checkpoint inductionModel() {
     for (int p = 0; p < P; ++p) set("wpe.weight", p, pos + p, 1.f);
     for (int l = 0; l < 2; ++l) {
         const std::string p = "h." + std::to_string(l) + ".";
-        for (const char* ln : {"ln_1.weight", "ln_2.weight"}) std::fill(c.tensors.at(p + ln).values.begin(), c.tensors.at(p + ln).values.end(), 1.f);
+        for (const char* ln : {"ln_1.weight", "ln_2.weight"})
+            std::fill(c.tensors.at(p + ln).values.begin(), c.tensors.at(p + ln).values.end(), 1.f);
     }
     std::fill(c.tensors.at("ln_f.weight").values.begin(), c.tensors.at("ln_f.weight").values.end(), 1.f);
     const std::string a0 = "h.0.attn.", a1 = "h.1.attn.";
@@ -209,7 +228,8 @@ TEST_CASE("detectors find the heads of a hand-weighted induction circuit", "[det
     REQUIRE(r.probe.size() == 31);
     REQUIRE(r.heads.size() == 4);
     const auto score = [&](int l, int h) { return r.heads[std::size_t(l * 2 + h)].scores; };
-    INFO("prev " << score(0, 0).previousToken << " sink " << score(0, 1).firstToken << " induction " << score(1, 0).induction);
+    INFO("prev " << score(0, 0).previousToken << " sink " << score(0, 1).firstToken << " induction "
+                 << score(1, 0).induction);
     CHECK(score(0, 0).previousToken > 0.99);
     CHECK(score(0, 1).firstToken > 0.99);
     CHECK(score(1, 0).induction > 0.95);

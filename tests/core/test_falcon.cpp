@@ -152,26 +152,38 @@ TEST_CASE("Falcon: legacy RefinedWeb / RefinedWebModel configs", "[falcon]") {
 TEST_CASE("Falcon: contradicting configs and missing tensors name the file and the field", "[falcon]") {
     CHECK_THAT(loadError(grouped(), [](Checkpoint& c) { c.config["num_kv_heads"] = 3; }),
                Catch::Contains("config.json: 'num_kv_heads' (3) must divide num_attention_heads (8)"));
-    CHECK_THAT(loadError(refinedWeb(), [](Checkpoint& c) { c.config["num_kv_heads"] = 2; }),
-               Catch::Contains("'num_kv_heads' (2) must equal num_attention_heads (6) without multi_query or new_decoder_architecture"));
-    CHECK_THAT(loadError(grouped(), [](Checkpoint& c) { c.config["parallel_attn"] = false; }),
-               Catch::Contains("'parallel_attn' is false, but new_decoder_architecture runs attention and MLP in parallel only"));
+    CHECK_THAT(
+            loadError(refinedWeb(), [](Checkpoint& c) { c.config["num_kv_heads"] = 2; }),
+            Catch::Contains(
+                    "'num_kv_heads' (2) must equal num_attention_heads (6) without multi_query or new_decoder_architecture"));
+    CHECK_THAT(
+            loadError(grouped(), [](Checkpoint& c) { c.config["parallel_attn"] = false; }),
+            Catch::Contains(
+                    "'parallel_attn' is false, but new_decoder_architecture runs attention and MLP in parallel only"));
     CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["num_ln_in_parallel_attn"] = 2; }),
                Catch::Contains("'num_ln_in_parallel_attn' is 2, which Falcon uses only with new_decoder_architecture"));
     CHECK_THAT(loadError(grouped(), [](Checkpoint& c) { c.config["num_ln_in_parallel_attn"] = 3; }),
                Catch::Contains("'num_ln_in_parallel_attn' must be 1 or 2, found 3"));
     CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["num_attention_heads"] = 6; }),
                Catch::Contains("'hidden_size' (32) must be divisible by num_attention_heads (6)"));
-    CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.tensors.erase("transformer.h.0.self_attention.query_key_value.weight"); }),
-               Catch::Contains("tensor 'transformer.h.0.self_attention.query_key_value.weight' (or 'h.0.self_attention.query_key_value.weight') is missing"));
+    CHECK_THAT(
+            loadError(FalconSpec{},
+                      [](Checkpoint& c) { c.tensors.erase("transformer.h.0.self_attention.query_key_value.weight"); }),
+            Catch::Contains(
+                    "tensor 'transformer.h.0.self_attention.query_key_value.weight' (or 'h.0.self_attention.query_key_value.weight') is missing"));
     // The multi-query checkpoint read as the new architecture: its ln_attn is not there.
     CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["new_decoder_architecture"] = true; }),
                Catch::Contains("'transformer.h.0.ln_attn.weight'"));
-    CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["multi_query"] = false; }),
-               Catch::Contains("'transformer.h.0.self_attention.query_key_value.weight' has shape [48, 32], the config needs [96, 32]"));
+    CHECK_THAT(
+            loadError(FalconSpec{}, [](Checkpoint& c) { c.config["multi_query"] = false; }),
+            Catch::Contains(
+                    "'transformer.h.0.self_attention.query_key_value.weight' has shape [48, 32], the config needs [96, 32]"));
     CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["activation"] = "swiglu"; }),
                Catch::Contains("'activation' 'swiglu' is not supported"));
-    CHECK_THAT(loadError(FalconSpec{}, [](Checkpoint& c) { c.config["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}}; }),
+    CHECK_THAT(loadError(FalconSpec{},
+                         [](Checkpoint& c) {
+                             c.config["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}};
+                         }),
                Catch::Contains("'rope_scaling' type 'su' is not supported"));
     auto model = writeAndLoad(makeFalcon(refinedWeb(), 1), "falcon-long");
     CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),

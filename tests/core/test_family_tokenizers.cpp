@@ -64,7 +64,8 @@ TEST_CASE("a DistilBERT folder with tokenizer.json encodes like the reference", 
     CHECK(trace->displayTokens().front() == "[CLS]");
 }
 
-TEST_CASE("a Llama folder with the Llama-2 tokenizer encodes like the reference and labels readably", "[tokenizer][llama]") {
+TEST_CASE("a Llama folder with the Llama-2 tokenizer encodes like the reference and labels readably",
+          "[tokenizer][llama]") {
     LlamaSpec spec;
     spec.vocab = 9295;  // the pruned Llama-2 vocabulary in tests/data/tokenizers
     spec.tied = true;

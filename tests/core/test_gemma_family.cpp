@@ -57,7 +57,8 @@ std::string loadError(const RmsFamilySpec& spec, const std::function<void(Checkp
 }
 
 bool hasNote(const ModelInfo& info, const std::string& text) {
-    return std::any_of(info.notes.begin(), info.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    return std::any_of(info.notes.begin(), info.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 // Largest difference between two references' maps: a variant the tests rely on must change them.
@@ -124,7 +125,8 @@ TEST_CASE("Gemma-2: soft-caps, query_pre_attn_scalar, sliding window on alternat
     // Linear attention has no place for the cap.
     MapOptions linear;
     linear.variant = MapVariant::Linear;
-    CHECK_THROWS_WITH(trace->map(0, 1, 0, linear), Catch::Contains("linear attention has no place for a tanh soft-cap"));
+    CHECK_THROWS_WITH(trace->map(0, 1, 0, linear),
+                      Catch::Contains("linear attention has no place for a tanh soft-cap"));
     // layer_types overrides the default order; no caps when the config says null.
     spec.layerTypes = {"full_attention", "sliding_attention", "sliding_attention"};
     auto listed = requireMatches(spec, 32, "gemma2-layertypes");
@@ -177,7 +179,8 @@ TEST_CASE("Gemma-3: q/k norms, local layers with their own theta, rope scaling o
     requireOptionsMatch(spec, 45, "gemma3-options");
 }
 
-TEST_CASE("Qwen3: q/k norms over head_dim, explicit head_dim, sliding window from max_window_layers", "[gemma][qwen3]") {
+TEST_CASE("Qwen3: q/k norms over head_dim, explicit head_dim, sliding window from max_window_layers",
+          "[gemma][qwen3]") {
     RmsFamilySpec spec = family("qwen3");
     spec.tied = false;
     auto model = requireMatches(spec, 51, "qwen3-f32");
@@ -213,7 +216,8 @@ TEST_CASE("OLMo-2: q/k norms over the flattened projection, post-norm blocks", "
     requireOptionsMatch(family("olmo2"), 63, "olmo2-options");
 }
 
-TEST_CASE("Phi-3: fused qkv and gate_up, partial rotary, longrope short and long factors, sliding window", "[gemma][phi3]") {
+TEST_CASE("Phi-3: fused qkv and gate_up, partial rotary, longrope short and long factors, sliding window",
+          "[gemma][phi3]") {
     RmsFamilySpec spec = family("phi3");
     auto model = requireMatches(spec, 71, "phi3-f32");
     spec.partialRotary = 0.5;
@@ -237,8 +241,12 @@ TEST_CASE("Phi-3: fused qkv and gate_up, partial rotary, longrope short and long
 TEST_CASE("RMSNorm decoder families: bad configs name the file and the field", "[gemma]") {
     RmsFamilySpec g2 = family("gemma2");
     g2.window = 3;
-    CHECK_THAT(loadError(g2, [](Checkpoint& c) { c.config["layer_types"] = {"full_attention", "local", "full_attention"}; }),
-               Catch::Contains("config.json: 'layer_types' entry 1 is \"local\" (known: full_attention, sliding_attention)"));
+    CHECK_THAT(loadError(g2,
+                         [](Checkpoint& c) {
+                             c.config["layer_types"] = {"full_attention", "local", "full_attention"};
+                         }),
+               Catch::Contains(
+                       "config.json: 'layer_types' entry 1 is \"local\" (known: full_attention, sliding_attention)"));
     CHECK_THAT(loadError(g2, [](Checkpoint& c) { c.config["layer_types"] = {"full_attention"}; }),
                Catch::Contains("'layer_types' has 1 entries for 3 layers"));
     CHECK_THAT(loadError(g2, [](Checkpoint& c) { c.config["sliding_window"] = 65; }),
@@ -252,24 +260,41 @@ TEST_CASE("RMSNorm decoder families: bad configs name the file and the field", "
                Catch::Contains("'hidden_activation' 'swiglu' is not supported"));
     CHECK_THAT(loadError(family("olmo2"), [](Checkpoint& c) { c.config["hidden_size"] = 30; }),
                Catch::Contains("'hidden_size' (30) must be divisible by num_attention_heads (4)"));
-    CHECK_THAT(loadError(family("phi3"), [](Checkpoint& c) { c.tensors.erase("model.layers.1.self_attn.qkv_proj.weight"); }),
-               Catch::Contains("tensor 'model.layers.1.self_attn.qkv_proj.weight' (or 'layers.1.self_attn.qkv_proj.weight') is missing"));
-    CHECK_THAT(loadError(family("phi3"), [](Checkpoint& c) { c.tensors.erase("model.layers.0.mlp.gate_up_proj.weight"); }),
-               Catch::Contains("'model.layers.0.mlp.gate_up_proj.weight'"));
+    CHECK_THAT(
+            loadError(family("phi3"),
+                      [](Checkpoint& c) { c.tensors.erase("model.layers.1.self_attn.qkv_proj.weight"); }),
+            Catch::Contains(
+                    "tensor 'model.layers.1.self_attn.qkv_proj.weight' (or 'layers.1.self_attn.qkv_proj.weight') is missing"));
+    CHECK_THAT(
+            loadError(family("phi3"), [](Checkpoint& c) { c.tensors.erase("model.layers.0.mlp.gate_up_proj.weight"); }),
+            Catch::Contains("'model.layers.0.mlp.gate_up_proj.weight'"));
     CHECK_THAT(loadError(family("phi3"), [](Checkpoint& c) { c.config["partial_rotary_factor"] = 0.2; }),
                Catch::Contains("'partial_rotary_factor' gives 1 rotary dimensions of head_dim 8"));
-    CHECK_THAT(loadError(family("phi3"), [](Checkpoint& c) {
-                   c.config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {1.0, 2.0, 3.0, 4.0}}};
-               }),
+    CHECK_THAT(loadError(family("phi3"),
+                         [](Checkpoint& c) {
+                             c.config["rope_scaling"] = {{"type", "longrope"},
+                                                         {"short_factor", {1.0}},
+                                                         {"long_factor", {1.0, 2.0, 3.0, 4.0}}};
+                         }),
                Catch::Contains("'rope_scaling' 'short_factor' must be a list of 4 numbers"));
-    CHECK_THAT(loadError(family("qwen3"), [](Checkpoint& c) { c.config["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}}; }),
-               Catch::Contains("config.json: 'rope_scaling' type 'su' is not supported (default, linear, dynamic, yarn, longrope, llama3)"));
-    CHECK_THAT(loadError(family("qwen3"), [](Checkpoint& c) { c.config["rope_scaling"] = {{"rope_type", "yarn"}}; }),
+    CHECK_THAT(
+            loadError(family("qwen3"),
+                      [](Checkpoint& c) {
+                          c.config["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}};
+                      }),
+            Catch::Contains(
+                    "config.json: 'rope_scaling' type 'su' is not supported (default, linear, dynamic, yarn, longrope, llama3)"));
+    CHECK_THAT(loadError(family("qwen3"),
+                         [](Checkpoint& c) {
+                             c.config["rope_scaling"] = {{"rope_type", "yarn"}};
+                         }),
                Catch::Contains("'rope_scaling' needs 'factor'"));
-    CHECK_THAT(loadError(family("gemma3_text"), [](Checkpoint& c) { c.tensors.erase("model.layers.2.self_attn.k_norm.weight"); }),
+    CHECK_THAT(loadError(family("gemma3_text"),
+                         [](Checkpoint& c) { c.tensors.erase("model.layers.2.self_attn.k_norm.weight"); }),
                Catch::Contains("'model.layers.2.self_attn.k_norm.weight'"));
 
     auto model = writeAndLoad(makeRmsFamily(family("gemma"), 1), "gemma-input");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
     CHECK_THROWS_WITH(model->forward({48}), Catch::Contains("48"));
 }

@@ -71,7 +71,8 @@ TEST_CASE("sampling distribution: temperature, top-k and top-p on known logits",
             double z = 0;
             for (float l : logits) z += std::exp(l / t);
             const auto p = samplingDistribution(logits, sampling(t));
-            for (std::size_t i = 0; i < logits.size(); ++i) CHECK(p[i] == Approx(std::exp(logits[i] / t) / z).epsilon(1e-12));
+            for (std::size_t i = 0; i < logits.size(); ++i)
+                CHECK(p[i] == Approx(std::exp(logits[i] / t) / z).epsilon(1e-12));
         }
     }
     SECTION("top-k keeps the K most likely, renormalised") {
@@ -146,7 +147,8 @@ TEST_CASE("greedy generation equals the argmax chain of the reference GPT-2 forw
         // The step's output: the reference's softmax, its five most likely ids in order.
         std::vector<double> p(ref.nextTokenLogits.size());
         double sum = 0;
-        for (std::size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp(ref.nextTokenLogits[i] - ref.nextTokenLogits[std::size_t(best)]);
+        for (std::size_t i = 0; i < p.size(); ++i)
+            sum += p[i] = std::exp(ref.nextTokenLogits[i] - ref.nextTokenLogits[std::size_t(best)]);
         std::vector<std::size_t> order(p.size());
         std::iota(order.begin(), order.end(), std::size_t(0));
         std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
@@ -256,7 +258,8 @@ TEST_CASE("a saved generation replays to the same ids, maps and step outputs", "
     r.forced = {1, 2};
     CHECK_THROWS_WITH(generate(*model, prompt, r), Catch::Contains("2 saved ids for 6 new tokens"));
     r.forced = {1, 2, 3, 4, 5, 4000};
-    CHECK_THROWS_WITH(generate(*model, prompt, r), Catch::Contains("saved id 4000 at step 5 is outside the vocabulary"));
+    CHECK_THROWS_WITH(generate(*model, prompt, r),
+                      Catch::Contains("saved id 4000 at step 5 is outside the vocabulary"));
 }
 
 TEST_CASE("a step's prefix trace has the maps of a forward over the prefix", "[generation]") {
@@ -280,7 +283,8 @@ TEST_CASE("a step's prefix trace has the maps of a forward over the prefix", "[g
                 const HeadMap a = prefix->map(0, l, h), b = direct->map(0, l, h);
                 REQUIRE(a.rows == len);
                 REQUIRE(a.cols == len);
-                for (std::size_t k = 0; k < a.values.size(); ++k) REQUIRE(a.values[k] == Approx(b.values[k]).margin(1e-6));
+                for (std::size_t k = 0; k < a.values.size(); ++k)
+                    REQUIRE(a.values[k] == Approx(b.values[k]).margin(1e-6));
             }
         // The step's query row alone: 1 × len, the last row of the prefix's map.
         const auto row = prefixTrace(*g.trace, len, true);

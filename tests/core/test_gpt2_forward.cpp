@@ -75,7 +75,8 @@ TEST_CASE("GPT-2 attention maps equal an independent computation", "[gpt2]") {
     }
     SECTION("next-token logits equal the tied output embedding's") {
         REQUIRE(trace->nextTokenLogits().size() == static_cast<std::size_t>(spec.vocab));
-        for (int v = 0; v < spec.vocab; ++v) REQUIRE(trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
+        for (int v = 0; v < spec.vocab; ++v)
+            REQUIRE(trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
     }
     SECTION("tokens are the vocabulary's labels") {
         REQUIRE(trace->tokens() == std::vector<std::string>{"t3", "t17", "t0", "t39", "t22", "t5", "t5", "t11", "t30"});
@@ -93,7 +94,8 @@ TEST_CASE("GPT-2 attention maps equal an independent computation", "[gpt2]") {
         REQUIRE_THROWS_WITH(trace->map(1, 0, 0), Catch::Contains("block 1 is out of range"));
         REQUIRE_THROWS_WITH(trace->map(0, 0, 0, MapOptions{0.0}), Catch::Contains("temperature must be"));
         REQUIRE_THROWS_WITH(trace->map(0, 0, 0, MapOptions{NAN}), Catch::Contains("temperature must be"));
-        REQUIRE_THROWS_WITH(trace->blockIndex("cross"), Catch::Contains("has no 'cross' attention block (it has: self)"));
+        REQUIRE_THROWS_WITH(trace->blockIndex("cross"),
+                            Catch::Contains("has no 'cross' attention block (it has: self)"));
     }
 }
 
@@ -109,7 +111,8 @@ TEST_CASE("GPT-2 without the transformer. prefix and with an untied head", "[gpt
     auto trace = model->forward({1, 2, 3, 4, 5, 6});
     const auto ref = referenceGpt2(c, ids);
     requireMapsMatch(*trace, ref, spec.layers, spec.heads, 6);
-    for (int v = 0; v < spec.vocab; ++v) REQUIRE(trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
+    for (int v = 0; v < spec.vocab; ++v)
+        REQUIRE(trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
     CHECK(model->info().parameters == countParameters(c));
 }
 
@@ -136,7 +139,8 @@ TEST_CASE("GPT-2 forward rejects bad input with a message", "[gpt2]") {
     const auto c = makeGpt2(Gpt2Spec{}, 5);
     auto model = loadFixture(c, "gpt2-input");
     REQUIRE_THROWS_WITH(model->forward({}), Catch::Contains("input is empty"));
-    REQUIRE_THROWS_WITH(model->forward({1, 40}), Catch::Contains("token id 40 at position 1 is outside the vocabulary [0, 40)"));
+    REQUIRE_THROWS_WITH(model->forward({1, 40}),
+                        Catch::Contains("token id 40 at position 1 is outside the vocabulary [0, 40)"));
     REQUIRE_THROWS_WITH(model->forward({-1}), Catch::Contains("token id -1"));
     REQUIRE_THROWS_WITH(model->forward(std::vector<std::int64_t>(25, 1)),
                         Catch::Contains("25 tokens but the model has only 24 positions"));

@@ -96,7 +96,8 @@ TEST_CASE("pattern classes follow the documented rules", "[metrics]") {
     CHECK(classifyPattern(local) == PatternClass::Local);
 
     // Each query picks two far keys, (i + 5) mod 10 and (i + 7) mod 10: nothing positional.
-    const HeadMap sparse = byRule(10, [](int i, int j, int) { return j == (i + 5) % 10 || j == (i + 7) % 10 ? 0.5 : 0.0; });
+    const HeadMap sparse =
+            byRule(10, [](int i, int j, int) { return j == (i + 5) % 10 || j == (i + 7) % 10 ? 0.5 : 0.0; });
     const PatternScores s = patternScores(sparse);
     CHECK(s.local == Approx(0.0));
     CHECK(s.global == Approx(0.1));
@@ -168,7 +169,8 @@ TEST_CASE("rollout and flow on a two-layer example worked by hand", "[rollout]")
     }
     SECTION("bad input is an Error") {
         CHECK_THROWS_WITH(attentionRollout({}), Catch::Contains("at least one layer"));
-        CHECK_THROWS_WITH(attentionFlow({a1, fromRows({{1, 0, 0}, {0, 1, 0}, {0, 0, 1}})}), Catch::Contains("square maps of one size"));
+        CHECK_THROWS_WITH(attentionFlow({a1, fromRows({{1, 0, 0}, {0, 1, 0}, {0, 0, 1}})}),
+                          Catch::Contains("square maps of one size"));
         FlowOptions o;
         o.rows = {2};
         CHECK_THROWS_WITH(attentionFlow({a1}, o), Catch::Contains("row 2 is out of range"));
@@ -204,7 +206,8 @@ TEST_CASE("attention flow equals an independent max-flow on random causal and fu
             for (int i = 0; i < n; ++i) {
                 double sum = 0;
                 for (int j = 0; j < n; ++j) sum += 0.5 * layers[l].at(i, j) + (i == j ? 0.5 : 0.0);
-                for (int j = 0; j < n; ++j) cap[(l + 1) * n + i][l * n + j] = (0.5 * layers[l].at(i, j) + (i == j ? 0.5 : 0.0)) / sum;
+                for (int j = 0; j < n; ++j)
+                    cap[(l + 1) * n + i][l * n + j] = (0.5 * layers[l].at(i, j) + (i == j ? 0.5 : 0.0)) / sum;
             }
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) {

@@ -67,7 +67,8 @@ double klOf(const std::vector<double>& p, const std::vector<double>& q) {
 }
 
 // φ(q_i)·φ(k_j) normalised over j <= i, from the reference's q and k.
-std::vector<double> linearReference(const std::vector<double>& q, const std::vector<double>& k, int n, int d, bool elu) {
+std::vector<double> linearReference(const std::vector<double>& q, const std::vector<double>& k, int n, int d,
+                                    bool elu) {
     auto phi = [&](double x) { return elu ? (x > 0 ? x + 1 : std::exp(x)) : std::max(0.0, x); };
     std::vector<double> a(static_cast<std::size_t>(n) * n, 0.0);
     for (int i = 0; i < n; ++i) {
@@ -104,7 +105,8 @@ TEST_CASE("propagated temperature equals a reference forward with T inside the s
         REQUIRE(trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
     // Layer 1 ran at T = 1 but sees changed inputs; its map differs from the plain run's.
     double diff = 0;
-    for (std::size_t i = 0; i < ref.probs[1][0].size(); ++i) diff += std::abs(ref.probs[1][0][i] - plain.probs[1][0][i]);
+    for (std::size_t i = 0; i < ref.probs[1][0].size(); ++i)
+        diff += std::abs(ref.probs[1][0][i] - plain.probs[1][0][i]);
     CHECK(diff > 1e-3);
 
     SECTION("output change: next-token KL and top-k against the reference logits") {
@@ -154,9 +156,11 @@ TEST_CASE("head masking equals a reference forward with those heads zeroed", "[l
         CHECK_THROWS_WITH(parseHeadList("0:x"), Catch::Contains("'x' is not a non-negative integer"));
         CHECK_THROWS_WITH(parseHeadList(""), Catch::Contains("no heads given"));
         auto original = f.model->forward(f.ids64);
-        CHECK_THROWS_WITH(validateHeads(*original, parseHeadList("0:4")), Catch::Contains("head 0:4: head 4 is out of range"));
+        CHECK_THROWS_WITH(validateHeads(*original, parseHeadList("0:4")),
+                          Catch::Contains("head 0:4: head 4 is out of range"));
         CHECK_THROWS_WITH(validateHeads(*original, parseHeadList("5:0")), Catch::Contains("layer 5 is out of range"));
-        CHECK_THROWS_WITH(validateHeads(*original, parseHeadList("cross:0:0")), Catch::Contains("no 'cross' attention block"));
+        CHECK_THROWS_WITH(validateHeads(*original, parseHeadList("cross:0:0")),
+                          Catch::Contains("no 'cross' attention block"));
         CHECK_THROWS_WITH(parseLayerList("0,,2"), Catch::Contains("'' is not a non-negative integer"));
     }
 }
@@ -185,7 +189,8 @@ TEST_CASE("pruning by importance masks the ranked heads", "[lab][mask]") {
     const auto ref = referenceGpt2(f.checkpoint, f.ids, refRun);
     for (std::size_t v = 0; v < ref.nextTokenLogits.size(); ++v)
         REQUIRE(p.trace->nextTokenLogits()[v] == Approx(ref.nextTokenLogits[v]).margin(1e-4));
-    CHECK_THROWS_WITH(pruneByImportance(*f.model, *original, Importance::Entropy, 13), Catch::Contains("the model has 12"));
+    CHECK_THROWS_WITH(pruneByImportance(*f.model, *original, Importance::Entropy, 13),
+                      Catch::Contains("the model has 12"));
 }
 
 TEST_CASE("linear maps with elu+1 and relu equal an independent computation", "[lab][linear]") {
@@ -200,7 +205,8 @@ TEST_CASE("linear maps with elu+1 and relu equal an independent computation", "[
         for (int l = 0; l < 3; ++l)
             for (int h = 0; h < 4; ++h) {
                 INFO("feature map " << (fm == FeatureMap::Elu ? "elu" : "relu") << " layer " << l << " head " << h);
-                requireMapEquals(trace->map(0, l, h, o), linearReference(ref.q[l][h], ref.k[l][h], n, d, fm == FeatureMap::Elu), 2e-6);
+                requireMapEquals(trace->map(0, l, h, o),
+                                 linearReference(ref.q[l][h], ref.k[l][h], n, d, fm == FeatureMap::Elu), 2e-6);
             }
     }
 }
@@ -259,7 +265,10 @@ TEST_CASE("additive fit lowers the KL to the head's dot-product map", "[lab][add
     o.steps = 200;
     o.seed = 7;
     long long calls = 0;
-    o.progress = [&](long long done, long long total) { ++calls; return done <= total; };
+    o.progress = [&](long long done, long long total) {
+        ++calls;
+        return done <= total;
+    };
     const AdditiveFit fit = fitAdditive(*trace, 0, 1, 2, o);
     INFO("KL before " << fit.initialKl << " after " << fit.finalKl);
     CHECK(calls == 200);
@@ -279,7 +288,8 @@ TEST_CASE("additive fit lowers the KL to the head's dot-product map", "[lab][add
             double s = 0;
             for (int c = 0; c < w; ++c) {
                 double a = 0, b = 0;
-                for (int e = 0; e < d; ++e) a += fit.wq[c * d + e] * ref.q[1][2][i * d + e], b += fit.wk[c * d + e] * ref.k[1][2][j * d + e];
+                for (int e = 0; e < d; ++e)
+                    a += fit.wq[c * d + e] * ref.q[1][2][i * d + e], b += fit.wk[c * d + e] * ref.k[1][2][j * d + e];
                 s += fit.v[c] * std::tanh(a + b);
             }
             logits[j] = s;
@@ -303,7 +313,8 @@ TEST_CASE("additive fit lowers the KL to the head's dot-product map", "[lab][add
         for (int i = 0; i < n; ++i) {
             double s = 0;
             for (int j = 0; j < n; ++j) {
-                REQUIRE(hybrid.at(i, j) == Approx(0.3 * expected[i * n + j] + 0.7 * ref.probs[1][2][i * n + j]).margin(1e-5));
+                REQUIRE(hybrid.at(i, j) ==
+                        Approx(0.3 * expected[i * n + j] + 0.7 * ref.probs[1][2][i * n + j]).margin(1e-5));
                 s += hybrid.at(i, j);
             }
             REQUIRE(s == Approx(1.0).margin(1e-5));

@@ -32,12 +32,14 @@ std::shared_ptr<const Trace> gpt2Trace() {
 
 // Pools rows [r0, r1) x cols [c0, c1) of map into min(bins, extent) bins a side: bin of row i is
 // floor((i - r0) · bins / (r1 - r0)); Max, Mean (over the bin's cells) or Sum, in doubles.
-std::vector<double> poolReference(const HeadMap& map, int r0, int r1, int c0, int c1, int outRows, int outCols, Pooling pooling) {
+std::vector<double> poolReference(const HeadMap& map, int r0, int r1, int c0, int c1, int outRows, int outCols,
+                                  Pooling pooling) {
     const int R = std::min(outRows, r1 - r0), C = std::min(outCols, c1 - c0);
     std::vector<double> acc(std::size_t(R) * C, 0.0), count(std::size_t(R) * C, 0.0);
     for (int i = r0; i < r1; ++i)
         for (int j = c0; j < c1; ++j) {
-            const std::size_t bin = std::size_t((long long)(i - r0) * R / (r1 - r0)) * C + std::size_t((long long)(j - c0) * C / (c1 - c0));
+            const std::size_t bin = std::size_t((long long)(i - r0) * R / (r1 - r0)) * C +
+                                    std::size_t((long long)(j - c0) * C / (c1 - c0));
             const double v = map.at(i, j);
             acc[bin] = pooling == Pooling::Max ? std::max(acc[bin], v) : acc[bin] + v;
             count[bin] += 1;
@@ -62,7 +64,8 @@ void requireMetricsOf(const HeadMetrics& m, const HeadMap& map, const std::vecto
     CHECK(m.entropy == Approx(meanRowEntropy(map)).epsilon(1e-6).margin(1e-9));
     CHECK(m.meanDistance == Approx(meanAttentionDistance(map)).epsilon(1e-6).margin(1e-9));
     CHECK(m.firstToken == Approx(attentionToKeys(map, {0})).epsilon(1e-6).margin(1e-9));
-    CHECK(m.separator == Approx(separators.empty() ? 0.0 : attentionToKeys(map, separators)).epsilon(1e-6).margin(1e-9));
+    CHECK(m.separator ==
+          Approx(separators.empty() ? 0.0 : attentionToKeys(map, separators)).epsilon(1e-6).margin(1e-9));
     const PatternScores s = patternScores(map);
     CHECK(m.scores.diagonal == Approx(s.diagonal).epsilon(1e-6).margin(1e-9));
     CHECK(m.scores.previous == Approx(s.previous).epsilon(1e-6).margin(1e-9));
@@ -97,7 +100,8 @@ TEST_CASE("the lab's pooled thumbnails equal pooling of the variant's exact map"
     rect.rowBegin = 2, rect.rowEnd = 11, rect.colBegin = 1, rect.colEnd = 9, rect.outRows = 4, rect.outCols = 3;
     rect.pooling = Pooling::Mean;
 
-    for (const LabVariant v : {LabVariant::Native, LabVariant::Dot, LabVariant::Linear, LabVariant::Additive, LabVariant::Hybrid}) {
+    for (const LabVariant v :
+         {LabVariant::Native, LabVariant::Dot, LabVariant::Linear, LabVariant::Additive, LabVariant::Hybrid}) {
         for (const FeatureMap fm : {FeatureMap::Elu, FeatureMap::Relu}) {
             if (fm == FeatureMap::Relu && v != LabVariant::Linear) continue;
             spec.variant = v;
@@ -110,15 +114,19 @@ TEST_CASE("the lab's pooled thumbnails equal pooling of the variant's exact map"
                     INFO("layer " << l << " head " << h);
                     if (!labMapAvailable(trace->blocks()[0], v, f)) {
                         CHECK((v == LabVariant::Additive || v == LabVariant::Hybrid));
-                        CHECK_THROWS_WITH(labPooledMap(*trace, 0, l, h, whole, spec, f), Catch::Contains("no additive fit"));
+                        CHECK_THROWS_WITH(labPooledMap(*trace, 0, l, h, whole, spec, f),
+                                          Catch::Contains("no additive fit"));
                         continue;
                     }
                     const HeadMap exact = labMap(*trace, 0, l, h, spec, f).map;
                     REQUIRE(exact.rows == n);
-                    requirePooled(labPooledMap(*trace, 0, l, h, whole, spec, f), poolReference(exact, 0, n, 0, n, 5, 5, Pooling::Max), 5, 5);
-                    requirePooled(labPooledMap(*trace, 0, l, h, rect, spec, f), poolReference(exact, 2, 11, 1, 9, 4, 3, Pooling::Mean), 4, 3);
+                    requirePooled(labPooledMap(*trace, 0, l, h, whole, spec, f),
+                                  poolReference(exact, 0, n, 0, n, 5, 5, Pooling::Max), 5, 5);
+                    requirePooled(labPooledMap(*trace, 0, l, h, rect, spec, f),
+                                  poolReference(exact, 2, 11, 1, 9, 4, 3, Pooling::Mean), 4, 3);
                     rect.pooling = Pooling::Sum;
-                    requirePooled(labPooledMap(*trace, 0, l, h, rect, spec, f), poolReference(exact, 2, 11, 1, 9, 4, 3, Pooling::Sum), 4, 3);
+                    requirePooled(labPooledMap(*trace, 0, l, h, rect, spec, f),
+                                  poolReference(exact, 2, 11, 1, 9, 4, 3, Pooling::Sum), 4, 3);
                     rect.pooling = Pooling::Mean;
                 }
         }
@@ -131,7 +139,8 @@ TEST_CASE("the lab's pooled thumbnails equal pooling of the variant's exact map"
         spec.variant = v;
         const HeadMap shown = labPooledMap(*trace, 0, 1, 2, whole, spec, fit.get());
         double diff = 0;
-        for (std::size_t i = 0; i < own.values.size(); ++i) diff = std::max(diff, double(std::abs(own.values[i] - shown.values[i])));
+        for (std::size_t i = 0; i < own.values.size(); ++i)
+            diff = std::max(diff, double(std::abs(own.values[i] - shown.values[i])));
         INFO("variant " << int(v));
         CHECK(diff > 1e-3);
     }
@@ -140,8 +149,10 @@ TEST_CASE("the lab's pooled thumbnails equal pooling of the variant's exact map"
     spec.variant = LabVariant::Hybrid;
     PoolRequest outside = whole;
     outside.rowEnd = n + 1;
-    CHECK_THROWS_WITH(labPooledMap(*trace, 0, 1, 2, outside, spec, fit.get()), Catch::Contains("is not inside the 13 x 13 map"));
-    CHECK_THROWS_WITH(labPooledMap(*trace, 3, 0, 0, whole, spec, fit.get()), Catch::Contains("block 3 is out of range"));
+    CHECK_THROWS_WITH(labPooledMap(*trace, 0, 1, 2, outside, spec, fit.get()),
+                      Catch::Contains("is not inside the 13 x 13 map"));
+    CHECK_THROWS_WITH(labPooledMap(*trace, 3, 0, 0, whole, spec, fit.get()),
+                      Catch::Contains("block 3 is out of range"));
     std::vector<HeadFit> fits{{0, 1, 2, fit}};
     CHECK(fitOf(fits, 0, 1, 2) == fit.get());
     CHECK(fitOf(fits, 0, 2, 1) == nullptr);
@@ -162,7 +173,8 @@ TEST_CASE("the lab's per-head metrics equal the metrics of the variant's exact m
     VariantSpec spec;
     spec.map.temperature = 1.5;
     spec.gate = 0.6;
-    for (const LabVariant v : {LabVariant::Native, LabVariant::Dot, LabVariant::Linear, LabVariant::Additive, LabVariant::Hybrid}) {
+    for (const LabVariant v :
+         {LabVariant::Native, LabVariant::Dot, LabVariant::Linear, LabVariant::Additive, LabVariant::Hybrid}) {
         spec.variant = v;
         INFO("variant " << int(v));
         long long lastDone = 0, lastTotal = 0, heads = 0;
@@ -182,7 +194,8 @@ TEST_CASE("the lab's per-head metrics equal the metrics of the variant's exact m
             CHECK(m.block == "self");
             const HeadMap exact = labMap(*trace, 0, m.layer, m.head, spec, fitOf(fits, 0, m.layer, m.head)).map;
             requireMetricsOf(m, exact, separators);
-            CHECK(m.klDotLinear == Approx(variantKl(*trace, 0, m.layer, m.head, dot, linear)).epsilon(1e-6).margin(1e-9));
+            CHECK(m.klDotLinear ==
+                  Approx(variantKl(*trace, 0, m.layer, m.head, dot, linear)).epsilon(1e-6).margin(1e-9));
         }
         if (onlyFitted) {
             CHECK(metrics[0].layer == 2);
@@ -226,8 +239,8 @@ TEST_CASE("on a built-in additive model the Additive variant is the layers' own 
         const HeadMap exact = trace->map(0, m.layer, m.head, own);
         requireMetricsOf(m, exact, separatorColumns(b, MetricsOptions{}.separatorLabels));
         const int n = exact.rows;
-        requirePooled(labPooledMap(*trace, 0, m.layer, m.head, pool, spec), poolReference(exact, 0, n, 0, n, 3, 3, Pooling::Max),
-                      std::min(3, n), std::min(3, n));
+        requirePooled(labPooledMap(*trace, 0, m.layer, m.head, pool, spec),
+                      poolReference(exact, 0, n, 0, n, 3, 3, Pooling::Max), std::min(3, n), std::min(3, n));
     }
     // Hybrid mixes in a dot map, which an additive layer cannot give: the error says so.
     spec.variant = LabVariant::Hybrid;

@@ -64,7 +64,10 @@ TEST_CASE("Llama: multi-query, explicit head_dim, tied head", "[llama]") {
 TEST_CASE("Llama: rope scaling llama3, linear, theta, and the rope_parameters layout", "[llama]") {
     LlamaSpec spec;
     spec.theta = 500000.0;
-    spec.ropeScaling = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+    spec.ropeScaling = {{"rope_type", "llama3"},
+                        {"factor", 8.0},
+                        {"low_freq_factor", 1.0},
+                        {"high_freq_factor", 4.0},
                         {"original_max_position_embeddings", 8}};
     requireMatches(spec, 9, "llama-rope3");
     spec.ropeParameters = true;
@@ -139,14 +142,26 @@ TEST_CASE("Llama: malformed configs and checkpoints are rejected with a message"
     LlamaSpec spec;
     CHECK_THAT(loadError(spec, [](auto& c) { c["num_key_value_heads"] = 3; }),
                Catch::Contains("'num_key_value_heads' (3) must divide num_attention_heads (4)"));
-    CHECK_THAT(loadError(spec, [](auto& c) { c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}}; }),
-               Catch::Contains("'rope_scaling' type 'su' is not supported (default, linear, dynamic, yarn, longrope, llama3)"));
-    CHECK_THAT(loadError(spec, [](auto& c) { c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 2.0}}; }),
+    CHECK_THAT(loadError(spec,
+                         [](auto& c) {
+                             c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2.0}};
+                         }),
+               Catch::Contains(
+                       "'rope_scaling' type 'su' is not supported (default, linear, dynamic, yarn, longrope, llama3)"));
+    CHECK_THAT(loadError(spec,
+                         [](auto& c) {
+                             c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 2.0}};
+                         }),
                Catch::Contains("'rope_scaling' needs 'low_freq_factor'"));
-    CHECK_THAT(loadError(spec, [](auto& c) { c["hidden_act"] = "gelu"; }), Catch::Contains("'hidden_act' 'gelu' is not supported"));
+    CHECK_THAT(loadError(spec, [](auto& c) { c["hidden_act"] = "gelu"; }),
+               Catch::Contains("'hidden_act' 'gelu' is not supported"));
     CHECK_THAT(loadError(spec, [](auto& c) { c["hidden_size"] = 30; }),
                Catch::Contains("'hidden_size' (30) must be divisible by num_attention_heads (4)"));
-    CHECK_THAT(loadError(spec, [](auto& c) { c["tie_word_embeddings"] = true; c["intermediate_size"] = 41; }),
+    CHECK_THAT(loadError(spec,
+                         [](auto& c) {
+                             c["tie_word_embeddings"] = true;
+                             c["intermediate_size"] = 41;
+                         }),
                Catch::Contains("'model.layers.0.mlp.gate_proj.weight' has shape [40, 32], the config needs [41, 32]"));
     LlamaSpec tied;
     tied.tied = true;
@@ -157,7 +172,9 @@ TEST_CASE("Llama: malformed configs and checkpoints are rejected with a message"
     CHECK_THAT(loadError(qwen, [](auto& c) { c["use_sliding_window"] = true; }),
                Catch::Contains("'use_sliding_window' is true"));
     auto model = writeAndLoad(makeLlama(spec, 1), "llama-input");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
-    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}), Catch::Contains("llama models have no token types"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}),
+                      Catch::Contains("llama models have no token types"));
     CHECK_THROWS_WITH(model->forwardImage(RgbImage{}), Catch::Contains("takes token ids, not an image"));
 }

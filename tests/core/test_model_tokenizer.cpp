@@ -54,7 +54,8 @@ TEST_CASE("a model with tokenizer.json reports its tokenizer; labels are the fil
     for (int i = 0; i < vocab; ++i) expected[static_cast<std::size_t>(i)] = std::to_string(i);
     for (auto it = json["model"]["vocab"].begin(); it != json["model"]["vocab"].end(); ++it)
         expected.at(it.value().get<std::size_t>()) = it.key();
-    for (const auto& t : json["added_tokens"]) expected.at(t["id"].get<std::size_t>()) = t["content"].get<std::string>();
+    for (const auto& t : json["added_tokens"])
+        expected.at(t["id"].get<std::size_t>()) = t["content"].get<std::string>();
     CHECK(model->tokenLabels(allIds(vocab)) == expected);
 
     // Encoding: the reference ids, the same through the model and through its tokenizer.

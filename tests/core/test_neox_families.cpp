@@ -24,8 +24,9 @@ RunOptions runOptions(const RefOptions& o) {
 // Writes the checkpoint (rounded to the dtype), runs it on the CPU and compares every map and
 // the next-token logits with the reference. Returns the model for further checks.
 template <class Spec, class Make, class Ref>
-std::shared_ptr<const Model> requireMatches(Make make, Ref reference, const Spec& spec, unsigned seed, const std::string& name,
-                                            const WriteOptions& w = {}, const RefOptions& o = {}) {
+std::shared_ptr<const Model> requireMatches(Make make, Ref reference, const Spec& spec, unsigned seed,
+                                            const std::string& name, const WriteOptions& w = {},
+                                            const RefOptions& o = {}) {
     Checkpoint c = make(spec, seed);
     roundTensors(c, w.dtype);
     auto model = writeAndLoad(c, name, w);
@@ -121,17 +122,26 @@ TEST_CASE("GPT-NeoX: contradictory configs and a missing fused tensor name the f
                Catch::Contains("'rotary_pct' must be in (0, 1]"));
     CHECK_THAT(loadError(makeNeox, spec, [](Checkpoint& c) { c.config["hidden_act"] = "swiglu"; }),
                Catch::Contains("'hidden_act' 'swiglu' is not supported"));
-    CHECK_THAT(loadError(makeNeox, spec, [](Checkpoint& c) { c.tensors.erase("gpt_neox.layers.1.attention.query_key_value.weight"); }),
-               Catch::Contains("tensor 'gpt_neox.layers.1.attention.query_key_value.weight' (or 'layers.1.attention.query_key_value.weight') is missing"));
-    CHECK_THAT(loadError(makeNeox, spec, [](Checkpoint& c) { c.config["attention_bias"] = false; c.tensors.erase("embed_out.weight"); }),
+    CHECK_THAT(
+            loadError(makeNeox, spec,
+                      [](Checkpoint& c) { c.tensors.erase("gpt_neox.layers.1.attention.query_key_value.weight"); }),
+            Catch::Contains(
+                    "tensor 'gpt_neox.layers.1.attention.query_key_value.weight' (or 'layers.1.attention.query_key_value.weight') is missing"));
+    CHECK_THAT(loadError(makeNeox, spec,
+                         [](Checkpoint& c) {
+                             c.config["attention_bias"] = false;
+                             c.tensors.erase("embed_out.weight");
+                         }),
                Catch::Contains("embed_out.weight"));
     auto model = writeAndLoad(makeNeox(spec, 1), "neox-long");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
 }
 
 // ---- GPT-J ----------------------------------------------------------------------------------
 
-TEST_CASE("GPT-J: interleaved partial rotary, parallel block from ln_1 and the biased lm_head equal the reference", "[gptj]") {
+TEST_CASE("GPT-J: interleaved partial rotary, parallel block from ln_1 and the biased lm_head equal the reference",
+          "[gptj]") {
     GptjSpec spec;
     auto model = requireMatches(makeGptj, referenceGptj, spec, 11, "gptj-f32");
     CHECK(model->info().family == "gptj");
@@ -168,7 +178,8 @@ TEST_CASE("GPT-J: bad configs name the file and field; long inputs are refused",
     CHECK_THAT(loadError(makeGptj, spec, [](Checkpoint& c) { c.tensors.erase("lm_head.bias"); }),
                Catch::Contains("tensor 'transformer.lm_head.bias' (or 'lm_head.bias') is missing"));
     auto model = writeAndLoad(makeGptj(spec, 1), "gptj-long");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
 }
 
 // ---- GPT-Neo --------------------------------------------------------------------------------
@@ -189,7 +200,8 @@ TEST_CASE("GPT-Neo: unscaled logits and alternating global/local layers equal th
     CHECK(global.at(10, 0) > 0.0f);
 }
 
-TEST_CASE("GPT-Neo: BF16 and F16 shards without the prefix; untied head, all-global, local-first, no attention_layers", "[gptneo]") {
+TEST_CASE("GPT-Neo: BF16 and F16 shards without the prefix; untied head, all-global, local-first, no attention_layers",
+          "[gptneo]") {
     NeoSpec spec;
     spec.prefix = false;
     requireMatches(makeNeo, referenceNeo, spec, 22, "neo-bf16", WriteOptions{"BF16", 3});
@@ -224,17 +236,19 @@ TEST_CASE("GPT-Neo: contradictory attention types and windows name the file and 
                Catch::Contains("'window_size' (65) is larger than max_position_embeddings (64)"));
     CHECK_THAT(loadError(makeNeo, spec, [](Checkpoint& c) { c.config["num_layers"] = 6; }),
                Catch::Contains("'attention_types' expands to 4 layers, but num_layers is 6"));
-    CHECK_THAT(loadError(makeNeo, spec, [](Checkpoint& c) {
-                   c.config["attention_types"] = {{{"global", "sparse"}, 2}};
-                   c.config.erase("attention_layers");
-               }),
+    CHECK_THAT(loadError(makeNeo, spec,
+                         [](Checkpoint& c) {
+                             c.config["attention_types"] = {{{"global", "sparse"}, 2}};
+                             c.config.erase("attention_layers");
+                         }),
                Catch::Contains("'attention_types' has 'sparse' for layer 1 (known: global, local)"));
     CHECK_THAT(loadError(makeNeo, spec, [](Checkpoint& c) { c.config["attention_layers"][2] = "local"; }),
                Catch::Contains("'attention_layers' says 'local' for layer 2 where attention_types says 'global'"));
     CHECK_THAT(loadError(makeNeo, spec, [](Checkpoint& c) { c.config["attention_types"] = "global"; }),
                Catch::Contains("'attention_types' must be a list of [[kinds...], repeat] pairs"));
     auto model = writeAndLoad(makeNeo(spec, 1), "neo-long");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
 }
 
 // ---- Phi ------------------------------------------------------------------------------------
@@ -259,7 +273,7 @@ TEST_CASE("Phi: BF16 and F16 shards without the model. prefix; qk_layernorm, kv 
     variant.theta = 2500.0;
     auto model = requireMatches(makePhi, referencePhi, variant, 34, "phi-variant");
     CHECK(notesOf(*model) == std::vector<std::string>{"rotary on all 8 dims", "parallel attention and MLP",
-                                                       "q/k LayerNorm", "2 kv groups"});
+                                                      "q/k LayerNorm", "2 kv groups"});
     CHECK(model->info().kvHeads == 2);
 }
 
@@ -280,8 +294,10 @@ TEST_CASE("Phi: bad configs name the file and field; long inputs are refused", "
                Catch::Contains("'num_key_value_heads' (3) must divide num_attention_heads (4)"));
     CHECK_THAT(loadError(makePhi, spec, [](Checkpoint& c) { c.config["partial_rotary_factor"] = 0.4; }),
                Catch::Contains("'partial_rotary_factor' gives 3 rotary dimensions of head dim 8"));
-    CHECK_THAT(loadError(makePhi, spec, [](Checkpoint& c) { c.config["qk_layernorm"] = true; }),
-               Catch::Contains("self_attn.q_layernorm.weight' (or 'layers.0.self_attn.q_layernorm.weight') is missing"));
+    CHECK_THAT(
+            loadError(makePhi, spec, [](Checkpoint& c) { c.config["qk_layernorm"] = true; }),
+            Catch::Contains("self_attn.q_layernorm.weight' (or 'layers.0.self_attn.q_layernorm.weight') is missing"));
     auto model = writeAndLoad(makePhi(spec, 1), "phi-long");
-    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens but the model has only 64 positions"));
+    CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
+                      Catch::Contains("65 tokens but the model has only 64 positions"));
 }

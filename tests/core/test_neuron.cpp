@@ -33,7 +33,8 @@ TEST_CASE("neuron view on GPT-2: q, k and q·k/√d are the reference's, weights
             const int d = row.dim;
             CHECK(row.scale == Approx(1 / std::sqrt(double(d))));
             double qDiff = 0, kDiff = 0, scoreDiff = 0;
-            for (int c2 = 0; c2 < d; ++c2) qDiff = std::max(qDiff, std::abs(row.queryVector[c2] - ref.q[l][h][(n - 1) * d + c2]));
+            for (int c2 = 0; c2 < d; ++c2)
+                qDiff = std::max(qDiff, std::abs(row.queryVector[c2] - ref.q[l][h][(n - 1) * d + c2]));
             for (int j = 0; j < n; ++j) {
                 for (int c2 = 0; c2 < d; ++c2)
                     kDiff = std::max(kDiff, std::abs(row.keyVectors[j * d + c2] - ref.k[l][h][j * d + c2]));
@@ -53,7 +54,8 @@ TEST_CASE("neuron view on GPT-2: q, k and q·k/√d are the reference's, weights
         CHECK(!hot.allowed[7]);
     }
     SECTION("indices out of range are refused by name") {
-        CHECK_THROWS_WITH(neuronRow(*trace, 0, 0, 0, n), Catch::Contains("query") && Catch::Contains(std::to_string(n)));
+        CHECK_THROWS_WITH(neuronRow(*trace, 0, 0, 0, n),
+                          Catch::Contains("query") && Catch::Contains(std::to_string(n)));
         CHECK_THROWS_WITH(neuronRow(*trace, 0, 2, 0, 0), Catch::Contains("layer 2"));
         CHECK_THROWS_WITH(neuronRow(*trace, 0, 0, 0, 0, 0.0), Catch::Contains("temperature"));
     }

@@ -72,7 +72,7 @@ TEST_CASE("neuron view with a soft-cap and windows (Gemma-2), ALiBi (BLOOM), pos
     auto ttrace = forced(*writeAndLoad(tc, "neuron-t5"), source, target);
     const Seq2seqReference tref = referenceT5(tc, ts, source, target);
     const std::vector<std::pair<std::string, const std::vector<std::vector<std::vector<double>>>*>> blocks = {
-        {"encoder", &tref.encoder}, {"decoder", &tref.decoder}, {"cross", &tref.cross}};
+            {"encoder", &tref.encoder}, {"decoder", &tref.decoder}, {"cross", &tref.cross}};
     for (const auto& [name, probs] : blocks) {
         const int b = ttrace->blockIndex(name);
         for (int l = 0; l < ttrace->blocks()[b].layers; ++l)
@@ -81,4 +81,3 @@ TEST_CASE("neuron view with a soft-cap and windows (Gemma-2), ALiBi (BLOOM), pos
     CHECK(neuronRow(*ttrace, ttrace->blockIndex("encoder"), 0, 0, 0).scale == 1.0);
     CHECK_THAT(neuronRow(*ttrace, ttrace->blockIndex("encoder"), 0, 0, 0).extras, Catch::Contains("position bias"));
 }
-

@@ -9,7 +9,8 @@ using namespace attnscope;
 
 TEST_CASE("npy files round-trip through an independent reader", "[npy]") {
     const auto dir = testing::freshDir("npy");
-    for (const std::vector<std::int64_t>& shape : std::vector<std::vector<std::int64_t>>{{5}, {2, 3}, {2, 1, 3, 4}, {0, 3}}) {
+    for (const std::vector<std::int64_t>& shape :
+         std::vector<std::vector<std::int64_t>>{{5}, {2, 3}, {2, 1, 3, 4}, {0, 3}}) {
         std::int64_t n = 1;
         for (auto s : shape) n *= s;
         std::vector<float> values(static_cast<std::size_t>(n));

@@ -104,8 +104,10 @@ TEST_CASE("OPT: bad configs and checkpoints name the file and the field", "[opt]
                Catch::Contains("'model.decoder.embed_tokens.weight' has shape [48, 32], the config needs [48, 16]"));
     OptSpec unbiased;
     unbiased.bias = false;
-    CHECK_THAT(loadError(unbiased, [](Checkpoint& c) { c.config["enable_bias"] = true; }),
-               Catch::Contains("tensor 'model.decoder.layers.0.self_attn.q_proj.bias' (or 'decoder.layers.0.self_attn.q_proj.bias') is missing"));
+    CHECK_THAT(
+            loadError(unbiased, [](Checkpoint& c) { c.config["enable_bias"] = true; }),
+            Catch::Contains(
+                    "tensor 'model.decoder.layers.0.self_attn.q_proj.bias' (or 'decoder.layers.0.self_attn.q_proj.bias') is missing"));
     CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.config["tie_word_embeddings"] = false; }),
                Catch::Contains("lm_head.weight"));
     CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.tensors.erase("model.decoder.layers.1.fc2.weight"); }),

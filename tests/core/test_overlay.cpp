@@ -59,9 +59,12 @@ Matrix referenceRollout(const std::vector<std::vector<Matrix>>& layers, double r
             for (int j = 0; j < n; ++j) {
                 double v = fusion == "mean" ? 0.0 : heads[0][i][j];
                 for (const Matrix& h : heads) {
-                    if (fusion == "mean") v += h[i][j] / heads.size();
-                    else if (fusion == "max") v = std::max(v, h[i][j]);
-                    else v = std::min(v, h[i][j]);
+                    if (fusion == "mean")
+                        v += h[i][j] / heads.size();
+                    else if (fusion == "max")
+                        v = std::max(v, h[i][j]);
+                    else
+                        v = std::min(v, h[i][j]);
                 }
                 a[i][j] = v;
             }
@@ -187,7 +190,8 @@ TEST_CASE("ViT overlays: the [CLS] row of a head and of the layer mean equal the
     }
 }
 
-TEST_CASE("ViT rollout without discard equals the full product of the reference's maps, rows summing to 1", "[overlay][vit]") {
+TEST_CASE("ViT rollout without discard equals the full product of the reference's maps, rows summing to 1",
+          "[overlay][vit]") {
     const VitRun v = runVit(43);
     const int n = 17;
     std::vector<std::vector<Matrix>> layers;
@@ -223,7 +227,8 @@ TEST_CASE("ViT rollout with a discard ratio and each fusion equals a sorted-disc
         layers.emplace_back();
         for (int h = 0; h < v.spec.heads; ++h) layers.back().push_back(toMatrix(v.trace->map(0, l, h)));
     }
-    for (const auto& [fusion, name] : {std::pair{HeadFusion::Mean, "mean"}, {HeadFusion::Max, "max"}, {HeadFusion::Min, "min"}})
+    for (const auto& [fusion, name] :
+         {std::pair{HeadFusion::Mean, "mean"}, {HeadFusion::Max, "max"}, {HeadFusion::Min, "min"}})
         for (double ratio : {0.5, 0.9}) {
             INFO("fusion " << name << ", discard " << ratio);
             const Matrix r = referenceRollout(layers, ratio, name);

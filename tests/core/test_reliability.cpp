@@ -108,14 +108,16 @@ TEST_CASE("a bad UTF-8 byte in merges.txt or vocab.txt names the file and line (
         writeText(dir / "vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
         writeText(dir / "merges.txt", "#version: 0.2\na b\n\xff b\n");
         const std::string m = messageOf([&] { Tokenizer::fromFolder(dir); });
-        CHECK_THAT(m, Catch::Contains((dir / "merges.txt").string() + ": line 3 is not valid UTF-8 (byte 1 of the line)"));
+        CHECK_THAT(m,
+                   Catch::Contains((dir / "merges.txt").string() + ": line 3 is not valid UTF-8 (byte 1 of the line)"));
         CHECK_THAT(m, !Catch::Contains("json.exception"));
     }
     SECTION("vocab.txt") {
         const auto dir = freshDir("rel-utf8-vocab");
         writeText(dir / "vocab.txt", "[PAD]\n[UNK]\nhel\xc3\n");
         const std::string m = messageOf([&] { Tokenizer::fromFolder(dir); });
-        CHECK_THAT(m, Catch::Contains((dir / "vocab.txt").string() + ": line 3 is not valid UTF-8 (byte 4 of the line)"));
+        CHECK_THAT(m,
+                   Catch::Contains((dir / "vocab.txt").string() + ": line 3 is not valid UTF-8 (byte 4 of the line)"));
     }
 }
 
@@ -128,8 +130,8 @@ TEST_CASE("token ids in tokenizer files are limited by the file's size (fault 4)
         const std::string json = t.dump();
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(json, "big.json"); }),
                    Catch::Contains("big.json: added_tokens") &&
-                       Catch::Contains("token '<big>' has id 2147483000, above the limit " + std::to_string(json.size()) +
-                                       " (the file's size in bytes)"));
+                           Catch::Contains("token '<big>' has id 2147483000, above the limit " +
+                                           std::to_string(json.size()) + " (the file's size in bytes)"));
     }
     SECTION("a vocabulary entry, just above the file's size and at it") {
         t["model"]["vocab"]["<big>"] = 100000;
@@ -139,7 +141,7 @@ TEST_CASE("token ids in tokenizer files are limited by the file's size (fault 4)
         t["model"]["vocab"]["<big>"] = bytes + 1;
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
                    Catch::Contains("big.json: model (BPE)") &&
-                       Catch::Contains("token '<big>' has id " + std::to_string(bytes + 1) + ", above the limit"));
+                           Catch::Contains("token '<big>' has id " + std::to_string(bytes + 1) + ", above the limit"));
         t["model"]["vocab"]["<big>"] = bytes;
         CHECK(Tokenizer::fromJson(t.dump(), "edge.json")->vocabSize() == static_cast<std::int64_t>(bytes) + 1);
     }
@@ -147,19 +149,23 @@ TEST_CASE("token ids in tokenizer files are limited by the file's size (fault 4)
         t["post_processor"] = {{"type", "BertProcessing"}, {"sep", {"[SEP]", 4294967296LL}}, {"cls", {"[CLS]", 1}}};
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
                    Catch::Contains("'sep' has id 4294967296, above the limit"));
-        t["post_processor"] = {{"type", "TemplateProcessing"}, {"single", nlohmann::json::array()}, {"pair", nlohmann::json::array()},
+        t["post_processor"] = {{"type", "TemplateProcessing"},
+                               {"single", nlohmann::json::array()},
+                               {"pair", nlohmann::json::array()},
                                {"special_tokens", {{"<x>", {{"id", "<x>"}, {"ids", {-5}}, {"tokens", {"<x>"}}}}}}};
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(t.dump(), "big.json"); }),
                    Catch::Contains("special token '<x>' has id -5, below 0"));
     }
     SECTION("a tiny file may use ids up to 2^17, not beyond") {
         const auto tiny = [](std::int64_t id) {
-            return nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", nlohmann::json::array()}}},
-                                  {"added_tokens", {{{"id", id}, {"content", "<s>"}, {"special", true}}}}}
-                .dump();
+            return nlohmann::json{
+                    {"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", nlohmann::json::array()}}},
+                    {"added_tokens", {{{"id", id}, {"content", "<s>"}, {"special", true}}}}}
+                    .dump();
         };
         CHECK(Tokenizer::fromJson(tiny(128000), "tiny.json")->vocabSize() == 128001);
-        CHECK(Tokenizer::fromJson(tiny(std::int64_t{1} << 17), "tiny.json")->vocabSize() == (std::int64_t{1} << 17) + 1);
+        CHECK(Tokenizer::fromJson(tiny(std::int64_t{1} << 17), "tiny.json")->vocabSize() ==
+              (std::int64_t{1} << 17) + 1);
         CHECK_THAT(messageOf([&] { Tokenizer::fromJson(tiny((std::int64_t{1} << 17) + 1), "tiny.json"); }),
                    Catch::Contains("token '<s>' has id 131073, above the limit 131072") && !Catch::Contains("bytes"));
     }
@@ -168,14 +174,16 @@ TEST_CASE("token ids in tokenizer files are limited by the file's size (fault 4)
         writeText(dir / "vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 16777216}");
         writeText(dir / "merges.txt", "#version: 0.2\na b\n");
         CHECK_THAT(messageOf([&] { Tokenizer::fromFolder(dir); }),
-                   Catch::Contains("(vocab.json + merges.txt)") && Catch::Contains("token 'ab' has id 16777216, above the limit 131072"));
+                   Catch::Contains("(vocab.json + merges.txt)") &&
+                           Catch::Contains("token 'ab' has id 16777216, above the limit 131072"));
     }
     SECTION("a vocab.json without merges.txt labels a model's axes") {
         const auto dir = freshDir("rel-vocab-labels");
         writeGpt2Folder(dir, makeGpt2({}, 1));
         writeText(dir / "vocab.json", "{\"t0\": 0, \"t1\": 1, \"huge\": 2147483000}");
         CHECK_THAT(messageOf([&] { Model::load(dir, cpu()); }),
-                   Catch::Contains((dir / "vocab.json").string() + ": token 'huge' has id 2147483000, above the limit 131072"));
+                   Catch::Contains((dir / "vocab.json").string() +
+                                   ": token 'huge' has id 2147483000, above the limit 131072"));
     }
 }
 
@@ -251,10 +259,12 @@ TEST_CASE("a model folder is opened read-only: a read-only copy loads, runs and 
     setWritable(dir, true);
 }
 
-TEST_CASE("a number too large for a double is one error in every JSON file (found by fuzz_tokenizer_json)", "[reliability]") {
+TEST_CASE("a number too large for a double is one error in every JSON file (found by fuzz_tokenizer_json)",
+          "[reliability]") {
     // 1e309 overflows a double: nlohmann throws out_of_range, not parse_error, and the tokenizer
     // once let it escape (std::terminate).
-    const std::string tok = messageOf([] { Tokenizer::fromJson(R"({"model": {"type": "BPE", "dropout": 21e309}})", "tok.json"); });
+    const std::string tok =
+            messageOf([] { Tokenizer::fromJson(R"({"model": {"type": "BPE", "dropout": 21e309}})", "tok.json"); });
     CHECK_THAT(tok, Catch::Contains("tok.json: not valid JSON"));
     CHECK_THAT(tok, Catch::Contains("number overflow"));
     const auto dir = freshDir("rel-1e309");

@@ -69,12 +69,12 @@ TEST_CASE("dtype names and sizes", "[safetensors]") {
 TEST_CASE("writeSafetensors round-trips through open", "[safetensors]") {
     const auto file = testing::freshDir("st-roundtrip") / "model.safetensors";
     std::vector<TensorBytes> in = {
-        {"h.0.attn.c_attn.weight", DType::F32, {2, 3}, bytesOf(std::string("abcdefghijklmnopqrstuvwx"))},
-        {"half", DType::F16, {4}, bytesOf("12345678")},
-        {"brain", DType::BF16, {2, 1}, bytesOf("WXYZ")},
-        {"scalar", DType::F32, {}, bytesOf("s!s!")},
-        {"empty", DType::F32, {0, 5}, {}},
-        {"last", DType::F16, {1}, bytesOf("zz")},
+            {"h.0.attn.c_attn.weight", DType::F32, {2, 3}, bytesOf(std::string("abcdefghijklmnopqrstuvwx"))},
+            {"half", DType::F16, {4}, bytesOf("12345678")},
+            {"brain", DType::BF16, {2, 1}, bytesOf("WXYZ")},
+            {"scalar", DType::F32, {}, bytesOf("s!s!")},
+            {"empty", DType::F32, {0, 5}, {}},
+            {"last", DType::F16, {1}, bytesOf("zz")},
     };
     const std::map<std::string, std::string> meta = {{"format", "pt"}, {"note", "gr\xC3\xBC\xC3\x9F"}};
     writeSafetensors(file, in, meta);
@@ -134,10 +134,10 @@ TEST_CASE("writeSafetensors rejects bad input and names the path", "[safetensors
     const auto file = dir / "w.safetensors";
     REQUIRE_THROWS_WITH(writeSafetensors(file, {{"w", DType::F32, {2, 3}, bytesOf("short")}}),
                         Contains(file.string()) && Contains("'w'") && Contains("has 5 bytes") &&
-                            Contains("F32 shape [2, 3] needs 24"));
-    REQUIRE_THROWS_WITH(writeSafetensors(file, {{"d", DType::F16, {1}, bytesOf("ab")},
-                                                {"d", DType::F16, {1}, bytesOf("cd")}}),
-                        Contains("'d'") && Contains("appears twice"));
+                                Contains("F32 shape [2, 3] needs 24"));
+    REQUIRE_THROWS_WITH(
+            writeSafetensors(file, {{"d", DType::F16, {1}, bytesOf("ab")}, {"d", DType::F16, {1}, bytesOf("cd")}}),
+            Contains("'d'") && Contains("appears twice"));
     REQUIRE_THROWS_WITH(writeSafetensors(file, {{"neg", DType::F16, {-1}, {}}}),
                         Contains("'neg'") && Contains("negative"));
     REQUIRE_THROWS_WITH(writeSafetensors(file, {{"__metadata__", DType::F16, {1}, bytesOf("ab")}}),
@@ -151,9 +151,8 @@ TEST_CASE("writeSafetensors rejects bad input and names the path", "[safetensors
 
 TEST_CASE("hand-built file with header padding and no metadata", "[safetensors]") {
     // Entries out of offset order; padded with spaces like files written by the Python library.
-    const std::string header = "{" + entry("b", "F16", "[4]", "[16,24]") + "," +
-                               entry("a", "F32", "[2,2]", "[0,16]") + "," +
-                               entry("z", "BF16", "[3,0]", "[24,24]") + "}" + std::string(13, ' ');
+    const std::string header = "{" + entry("b", "F16", "[4]", "[16,24]") + "," + entry("a", "F32", "[2,2]", "[0,16]") +
+                               "," + entry("z", "BF16", "[3,0]", "[24,24]") + "}" + std::string(13, ' ');
     const auto file = rawFile("padded", header, 24);
     const auto f = SafetensorsFile::open(file);
     CHECK(f->metadata().empty());
@@ -163,7 +162,8 @@ TEST_CASE("hand-built file with header padding and no metadata", "[safetensors]"
     CHECK(f->tensors()[2].name == "z");
     CHECK(f->tensors()[1].dtype == DType::F16);
     CHECK(f->tensors()[1].shape == std::vector<std::int64_t>{4});
-    CHECK(bytesAt(*f, *f->find("a")) == std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16));
+    CHECK(bytesAt(*f, *f->find("a")) ==
+          std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16));
     CHECK(static_cast<unsigned char>(*f->data(*f->find("b"))) == 16);
     CHECK(f->data(*f->find("z")) == f->data(*f->find("a")) + 24);
 }
@@ -215,21 +215,24 @@ TEST_CASE("header must be UTF-8 JSON object", "[safetensors]") {
 
 TEST_CASE("each tensor entry has exactly dtype, shape and data_offsets", "[safetensors]") {
     REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("missing", "{\"w\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4)),
-        Contains("model.safetensors: tensor 'w'") && Contains("missing field 'shape'"));
-    REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("extra", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],"
-                                               "\"extra\":1}}", 4)),
-        Contains("tensor 'w'") && Contains("unexpected field 'extra'"));
+            SafetensorsFile::open(rawFile("missing", "{\"w\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4)),
+            Contains("model.safetensors: tensor 'w'") && Contains("missing field 'shape'"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("extra",
+                                                      "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],"
+                                                      "\"extra\":1}}",
+                                                      4)),
+                        Contains("tensor 'w'") && Contains("unexpected field 'extra'"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("not-object", "{\"w\":[1]}", 0)),
                         Contains("tensor 'w'") && Contains("expected an object"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(
+                                rawFile("dtype-num", "{\"w\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4)),
+                        Contains("tensor 'w'") && Contains("dtype must be a string"));
     REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("dtype-num", "{\"w\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4)),
-        Contains("tensor 'w'") && Contains("dtype must be a string"));
-    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("offsets-three", "{" + entry("w", "F32", "[1]", "[0,4,4]") + "}", 4)),
-                        Contains("tensor 'w'") && Contains("data_offsets must be [begin, end]"));
-    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("offsets-neg", "{" + entry("w", "F32", "[1]", "[-4,0]") + "}", 4)),
-                        Contains("tensor 'w'") && Contains("data_offsets must be [begin, end]"));
+            SafetensorsFile::open(rawFile("offsets-three", "{" + entry("w", "F32", "[1]", "[0,4,4]") + "}", 4)),
+            Contains("tensor 'w'") && Contains("data_offsets must be [begin, end]"));
+    REQUIRE_THROWS_WITH(
+            SafetensorsFile::open(rawFile("offsets-neg", "{" + entry("w", "F32", "[1]", "[-4,0]") + "}", 4)),
+            Contains("tensor 'w'") && Contains("data_offsets must be [begin, end]"));
 }
 
 TEST_CASE("the GPT-2 test fixture writes a checkpoint that opens", "[safetensors]") {
@@ -261,8 +264,8 @@ TEST_CASE("dtypes outside F32, F16, BF16 are rejected", "[safetensors]") {
     for (const std::string dtype : {"F64", "U8", "BOOL", "F8_E4M3", "U32"}) {
         INFO(dtype);
         REQUIRE_THROWS_WITH(
-            SafetensorsFile::open(rawFile("unsupported", "{" + entry("w", dtype, "[1]", "[0,8]") + "}", 8)),
-            Contains("tensor 'w'") && Contains("dtype " + dtype + " is not supported (F32, F16, BF16 are)"));
+                SafetensorsFile::open(rawFile("unsupported", "{" + entry("w", dtype, "[1]", "[0,8]") + "}", 8)),
+                Contains("tensor 'w'") && Contains("dtype " + dtype + " is not supported (F32, F16, BF16 are)"));
     }
 }
 
@@ -274,60 +277,66 @@ TEST_CASE("shapes must be non-negative integers without overflow", "[safetensors
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("not-array", "{" + entry("w", "F32", "4", "[0,16]") + "}", 16)),
                         Contains("tensor 'w'") && Contains("shape must be an array"));
     // 2^32 * 2^32 overflows 64 bits even though each dimension fits.
-    REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("overflow", "{" + entry("w", "F32", "[4294967296,4294967296]", "[0,0]") + "}", 0)),
-        Contains("tensor 'w'") && Contains("F32 shape [4294967296, 4294967296] overflows 64 bits"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile(
+                                "overflow", "{" + entry("w", "F32", "[4294967296,4294967296]", "[0,0]") + "}", 0)),
+                        Contains("tensor 'w'") && Contains("F32 shape [4294967296, 4294967296] overflows 64 bits"));
     // 2^62 elements fit, their F32 byte size does not.
-    REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("overflow-bytes", "{" + entry("w", "F32", "[4611686018427387904]", "[0,0]") + "}", 0)),
-        Contains("tensor 'w'") && Contains("overflows 64 bits"));
-    REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("dim-too-big", "{" + entry("w", "F32", "[9223372036854775808]", "[0,0]") + "}", 0)),
-        Contains("tensor 'w'") && Contains("too large"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile(
+                                "overflow-bytes", "{" + entry("w", "F32", "[4611686018427387904]", "[0,0]") + "}", 0)),
+                        Contains("tensor 'w'") && Contains("overflows 64 bits"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile(
+                                "dim-too-big", "{" + entry("w", "F32", "[9223372036854775808]", "[0,0]") + "}", 0)),
+                        Contains("tensor 'w'") && Contains("too large"));
 }
 
 TEST_CASE("data_offsets must match the tensor's byte size", "[safetensors]") {
     REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("mismatch", "{" + entry("h.0.attn.c_attn.weight", "F32", "[4,8]", "[0,100]") + "}", 100)),
-        Contains("model.safetensors: tensor 'h.0.attn.c_attn.weight': data_offsets [0, 100] hold 100 bytes but "
-                 "F32 shape [4, 8] needs 128"));
+            SafetensorsFile::open(
+                    rawFile("mismatch", "{" + entry("h.0.attn.c_attn.weight", "F32", "[4,8]", "[0,100]") + "}", 100)),
+            Contains("model.safetensors: tensor 'h.0.attn.c_attn.weight': data_offsets [0, 100] hold 100 bytes but "
+                     "F32 shape [4, 8] needs 128"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("reversed", "{" + entry("w", "F16", "[2]", "[8,4]") + "}", 8)),
                         Contains("tensor 'w'") && Contains("data_offsets [8, 4] begin after they end"));
 }
 
 TEST_CASE("tensors must tile the data section exactly", "[safetensors]") {
     const auto a = entry("a", "F32", "[2,2]", "[0,16]");
-    const auto two = [&](const std::string& bOffsets) { return "{" + a + "," + entry("b", "F16", "[4]", bOffsets) + "}"; };
+    const auto two = [&](const std::string& bOffsets) {
+        return "{" + a + "," + entry("b", "F16", "[4]", bOffsets) + "}";
+    };
     CHECK(SafetensorsFile::open(rawFile("tiled", two("[16,24]"), 24))->tensors().size() == 2);  // the baseline
 
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("hole", two("[20,28]"), 28)),
                         Contains("tensor 'b' begins at byte 20 but tensor 'a' ends at byte 16") &&
-                            Contains("bytes 16 to 20 are a hole"));
-    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("hole-first", "{" + entry("b", "F16", "[4]", "[4,12]") + "}", 12)),
-                        Contains("tensor 'b' begins at byte 4") && Contains("hole"));
+                                Contains("bytes 16 to 20 are a hole"));
+    REQUIRE_THROWS_WITH(
+            SafetensorsFile::open(rawFile("hole-first", "{" + entry("b", "F16", "[4]", "[4,12]") + "}", 12)),
+            Contains("tensor 'b' begins at byte 4") && Contains("hole"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("overlap", two("[12,20]"), 20)),
                         Contains("tensor 'b' begins at byte 12 but tensor 'a' ends at byte 16") && Contains("overlap"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("trailing", two("[16,24]"), 30)),
                         Contains("the data section has 30 bytes but the last tensor 'b' ends at byte 24") &&
-                            Contains("6 trailing bytes"));
+                                Contains("6 trailing bytes"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("trailing-empty", "{}", 3)),
                         Contains("the header lists no tensors") && Contains("3 trailing bytes"));
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("truncated", two("[16,24]"), 20)),
                         Contains("tensor 'b'") && Contains("data_offsets [16, 24] end past the data section") &&
-                            Contains("truncated"));
+                                Contains("truncated"));
 }
 
 TEST_CASE("duplicate keys are rejected, not silently dropped", "[safetensors]") {
     const auto w = entry("w", "F32", "[1]", "[0,4]");
-    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("dup-tensor", "{" + w + "," + entry("w", "F32", "[1]", "[4,8]") + "}", 8)),
-                        Contains("model.safetensors: tensor 'w' appears twice"));
     REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("dup-field", "{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],"
-                                                   "\"data_offsets\":[0,4]}}", 4)),
-        Contains("tensor 'w': field 'dtype' appears twice"));
+            SafetensorsFile::open(rawFile("dup-tensor", "{" + w + "," + entry("w", "F32", "[1]", "[4,8]") + "}", 8)),
+            Contains("model.safetensors: tensor 'w' appears twice"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("dup-field",
+                                                      "{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],"
+                                                      "\"data_offsets\":[0,4]}}",
+                                                      4)),
+                        Contains("tensor 'w': field 'dtype' appears twice"));
     REQUIRE_THROWS_WITH(
-        SafetensorsFile::open(rawFile("dup-meta", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}," + w + "}", 4)),
-        Contains("__metadata__ key 'k' appears twice"));
+            SafetensorsFile::open(rawFile("dup-meta", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}," + w + "}", 4)),
+            Contains("__metadata__ key 'k' appears twice"));
 }
 
 TEST_CASE("__metadata__ must map strings to strings", "[safetensors]") {

@@ -67,7 +67,9 @@ std::string errorOf(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("T5: spiece.model, </s> appended once, <extra_id_N> at the top", "[tokenizer][sentencepiece][t5]") {
-    const auto f = folder("t5").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}});
+    const auto f = folder("t5")
+                           .copy("t5.model", "spiece.model")
+                           .write("tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}});
     const auto tok = Tokenizer::fromFolder(f.dir);
     REQUIRE(tok);
     CHECK(tok->origin() == (f.dir / "spiece.model").string());
@@ -84,7 +86,8 @@ TEST_CASE("T5: spiece.model, </s> appended once, <extra_id_N> at the top", "[tok
     CHECK(tok->decode(e.ids) == "Hello world</s>");
 }
 
-TEST_CASE("Llama: tokenizer.model, <s> per add_bos_token, </s> per add_eos_token", "[tokenizer][sentencepiece][llama]") {
+TEST_CASE("Llama: tokenizer.model, <s> per add_bos_token, </s> per add_eos_token",
+          "[tokenizer][sentencepiece][llama]") {
     auto f = folder("llama").copy("bpe.model", "tokenizer.model");
     checkLayout(*Tokenizer::fromFolder(f.dir), "llama");  // no config: Llama by the file's name
     f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_eos_token", true}});
@@ -94,12 +97,14 @@ TEST_CASE("Llama: tokenizer.model, <s> per add_bos_token, </s> per add_eos_token
     const auto nonLegacy = Tokenizer::fromFolder(f.dir);
     checkLayout(*nonLegacy, "llama_nonlegacy");
     CHECK(nonLegacy->decode(nonLegacy->encode("Hello world").ids, true) == "Hello world");
-    f.write("tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", true}, {"bos_token", "<bos>"}});
+    f.write("tokenizer_config.json",
+            {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", true}, {"bos_token", "<bos>"}});
     CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
                Catch::Contains("tokenizer_config.json: add_bos_token is set but the token '<bos>' is not in"));
 }
 
-TEST_CASE("XLM-R and mBART: fairseq ids, <mask> and the language codes after the pieces", "[tokenizer][sentencepiece][xlmr][mbart]") {
+TEST_CASE("XLM-R and mBART: fairseq ids, <mask> and the language codes after the pieces",
+          "[tokenizer][sentencepiece][xlmr][mbart]") {
     auto x = folder("xlmr").copy("unigram.model", "sentencepiece.bpe.model");
     const auto xlmr = Tokenizer::fromFolder(x.dir);
     checkLayout(*xlmr, "xlmr");
@@ -108,9 +113,12 @@ TEST_CASE("XLM-R and mBART: fairseq ids, <mask> and the language codes after the
     CHECK(xlmr->tokenToId("<pad>") == 1);
     CHECK(xlmr->idToToken(3) == "<unk>");
 
-    auto m = folder("mbart").copy("unigram.model", "sentencepiece.bpe.model").write("config.json", {{"model_type", "mbart"}});
+    auto m = folder("mbart")
+                     .copy("unigram.model", "sentencepiece.bpe.model")
+                     .write("config.json", {{"model_type", "mbart"}});
     checkLayout(*Tokenizer::fromFolder(m.dir), "mbart");
-    m.write("tokenizer_config.json", {{"tokenizer_class", "MBartTokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "fr_XX"}});
+    m.write("tokenizer_config.json",
+            {{"tokenizer_class", "MBartTokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "fr_XX"}});
     checkLayout(*Tokenizer::fromFolder(m.dir), "mbart");
     checkLayout(*Tokenizer::fromFolder(m.dir, TokenizerSide::Target), "mbart_target_fr");
     const auto mbart = Tokenizer::fromFolder(m.dir);
@@ -121,7 +129,10 @@ TEST_CASE("XLM-R and mBART: fairseq ids, <mask> and the language codes after the
 }
 
 TEST_CASE("Marian: source.spm and target.spm with vocab.json ids", "[tokenizer][sentencepiece][marian]") {
-    auto f = folder("marian").copy("unigram.model", "source.spm").copy("target.model", "target.spm").copy("marian_vocab.json", "vocab.json");
+    auto f = folder("marian")
+                     .copy("unigram.model", "source.spm")
+                     .copy("target.model", "target.spm")
+                     .copy("marian_vocab.json", "vocab.json");
     const auto source = Tokenizer::fromFolder(f.dir);
     const auto target = Tokenizer::fromFolder(f.dir, TokenizerSide::Target);
     CHECK(source->origin() == (f.dir / "source.spm").string());
@@ -138,7 +149,8 @@ TEST_CASE("Marian: source.spm and target.spm with vocab.json ids", "[tokenizer][
         vocab.erase("▁a");
         f.write("vocab.json", vocab);
         const std::string e = errorOf([&] { Tokenizer::fromFolder(f.dir); });
-        CHECK_THAT(e, Catch::StartsWith((f.dir / "vocab.json").string() + ": lacks 2 of the 1000 pieces of source.spm"));
+        CHECK_THAT(e,
+                   Catch::StartsWith((f.dir / "vocab.json").string() + ": lacks 2 of the 1000 pieces of source.spm"));
         CHECK(e.find('\n') == std::string::npos);
     }
     SECTION("no vocab.json") {
@@ -159,15 +171,19 @@ TEST_CASE("tokenizer.json wins over a SentencePiece model in the same folder", "
 
 TEST_CASE("A SentencePiece folder of a family not read yet is refused, not mislabelled", "[tokenizer][sentencepiece]") {
     for (const char* cls : {"PegasusTokenizer", "CamembertTokenizer", "BarthezTokenizer"}) {
-        const auto f = folder("other").copy("t5.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", cls}});
+        const auto f = folder("other")
+                               .copy("t5.model", "spiece.model")
+                               .write("tokenizer_config.json", {{"tokenizer_class", cls}});
         CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
-                   Catch::StartsWith((f.dir / "tokenizer_config.json").string() + ": tokenizer_class '" + cls + "' is not read"));
+                   Catch::StartsWith((f.dir / "tokenizer_config.json").string() + ": tokenizer_class '" + cls +
+                                     "' is not read"));
     }
 }
 
 TEST_CASE("A .model that is not a SentencePiece model is refused naming the file", "[tokenizer][sentencepiece]") {
     auto f = folder("bad");
-    for (const std::string& content : {std::string("this is not a protobuf\n"), std::string(), std::string("\x0a\x05\x0a\x01", 4)}) {
+    for (const std::string& content :
+         {std::string("this is not a protobuf\n"), std::string(), std::string("\x0a\x05\x0a\x01", 4)}) {
         std::ofstream(f.dir / "spiece.model", std::ios::binary) << content;
         const std::string e = errorOf([&] { Tokenizer::fromFolder(f.dir); });
         INFO(e);
@@ -190,14 +206,17 @@ std::vector<std::string> decodedGemma() {
 }
 
 nlohmann::json addedToken(const std::string& content, bool special = true) {
-    return {{"content", content}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"single_word", false}, {"special", special}};
+    return {{"content", content},  {"lstrip", false},      {"rstrip", false},
+            {"normalized", false}, {"single_word", false}, {"special", special}};
 }
 
 }  // namespace
 
 TEST_CASE("Gemma: tokenizer.model (byte-fallback BPE, no dummy prefix), <bos> $A, <eos> per add_eos_token",
           "[tokenizer][sentencepiece][gemma]") {
-    auto f = folder("gemma").copy("gemma.model", "tokenizer.model").write("tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}});
+    auto f = folder("gemma")
+                     .copy("gemma.model", "tokenizer.model")
+                     .write("tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}});
     const auto tok = Tokenizer::fromFolder(f.dir);
     checkLayout(*tok, "gemma");
     CHECK(tok->tokenToId("<pad>") == 0);
@@ -215,15 +234,20 @@ TEST_CASE("Gemma: tokenizer.model (byte-fallback BPE, no dummy prefix), <bos> $A
     nlohmann::json added = nlohmann::json::object();
     added["5"] = addedToken("<start_of_turn>");
     added["6"] = addedToken("<end_of_turn>");
-    f.write("tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}, {"add_eos_token", true}, {"added_tokens_decoder", added}});
+    f.write("tokenizer_config.json",
+            {{"tokenizer_class", "GemmaTokenizer"}, {"add_eos_token", true}, {"added_tokens_decoder", added}});
     checkLayout(*Tokenizer::fromFolder(f.dir), "gemma_turns_eos");
     // Without a class, tokenizer.model reads as Llama's, whose <s> this model lacks.
     std::filesystem::remove(f.dir / "tokenizer_config.json");
-    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }), Catch::Contains("add_bos_token is set but the token '<s>' is not in"));
+    CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir); }),
+               Catch::Contains("add_bos_token is set but the token '<s>' is not in"));
 }
 
-TEST_CASE("ALBERT: spiece.model with preprocess_text, the digit-comma split and [CLS] $A [SEP]", "[tokenizer][sentencepiece][albert]") {
-    auto f = folder("albert").copy("albert.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "AlbertTokenizer"}});
+TEST_CASE("ALBERT: spiece.model with preprocess_text, the digit-comma split and [CLS] $A [SEP]",
+          "[tokenizer][sentencepiece][albert]") {
+    auto f = folder("albert")
+                     .copy("albert.model", "spiece.model")
+                     .write("tokenizer_config.json", {{"tokenizer_class", "AlbertTokenizer"}});
     const auto tok = Tokenizer::fromFolder(f.dir);
     checkLayout(*tok, "albert");
     CHECK(tok->tokenToId("[CLS]") == 2);
@@ -232,8 +256,10 @@ TEST_CASE("ALBERT: spiece.model with preprocess_text, the digit-comma split and 
     const auto e = tok->encode("In 1990, we", false);
     REQUIRE(e.tokens.size() >= 3);
     CHECK(std::find(e.tokens.begin(), e.tokens.end(), ",") != e.tokens.end());
-    for (const auto& t : e.tokens) CHECK_FALSE((t.size() > 1 && t.back() == ',' && std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))));
-    f.write("tokenizer_config.json", {{"tokenizer_class", "AlbertTokenizer"}, {"do_lower_case", false}, {"keep_accents", true}});
+    for (const auto& t : e.tokens)
+        CHECK_FALSE((t.size() > 1 && t.back() == ',' && std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))));
+    f.write("tokenizer_config.json",
+            {{"tokenizer_class", "AlbertTokenizer"}, {"do_lower_case", false}, {"keep_accents", true}});
     checkLayout(*Tokenizer::fromFolder(f.dir), "albert_cased_accents");
     // No tokenizer_config.json: config.json's model_type says ALBERT (spiece.model alone would be T5's).
     std::filesystem::remove(f.dir / "tokenizer_config.json");
@@ -242,7 +268,9 @@ TEST_CASE("ALBERT: spiece.model with preprocess_text, the digit-comma split and 
 }
 
 TEST_CASE("XLNet: spiece.model with ALBERT's preparation, $A <sep> <cls>", "[tokenizer][sentencepiece][xlnet]") {
-    const auto f = folder("xlnet").copy("xlnet.model", "spiece.model").write("tokenizer_config.json", {{"tokenizer_class", "XLNetTokenizer"}});
+    const auto f = folder("xlnet")
+                           .copy("xlnet.model", "spiece.model")
+                           .write("tokenizer_config.json", {{"tokenizer_class", "XLNetTokenizer"}});
     const auto tok = Tokenizer::fromFolder(f.dir);
     checkLayout(*tok, "xlnet");
     const auto e = tok->encode("Hello");
@@ -250,20 +278,24 @@ TEST_CASE("XLNet: spiece.model with ALBERT's preparation, $A <sep> <cls>", "[tok
     CHECK(e.tokens.back() == "<cls>");
 }
 
-TEST_CASE("DeBERTa-v2: spm.model, [MASK] after the pieces, do_lower_case and split_by_punct", "[tokenizer][sentencepiece][deberta]") {
+TEST_CASE("DeBERTa-v2: spm.model, [MASK] after the pieces, do_lower_case and split_by_punct",
+          "[tokenizer][sentencepiece][deberta]") {
     auto f = folder("deberta").copy("deberta.model", "spm.model");
     const auto tok = Tokenizer::fromFolder(f.dir);  // by the file's name
     CHECK(tok->origin() == (f.dir / "spm.model").string());
     checkLayout(*tok, "deberta_v2");
     CHECK(tok->tokenToId("[MASK]") == 700);
     CHECK(tok->tokenToId("[UNK]") == 3);
-    f.write("tokenizer_config.json", {{"tokenizer_class", "DebertaV2Tokenizer"}, {"do_lower_case", true}, {"split_by_punct", true}});
+    f.write("tokenizer_config.json",
+            {{"tokenizer_class", "DebertaV2Tokenizer"}, {"do_lower_case", true}, {"split_by_punct", true}});
     checkLayout(*Tokenizer::fromFolder(f.dir), "deberta_v2_lower_punct");
 }
 
-TEST_CASE("mBART-50: the 52 language codes, src_lang $A </s> and tgt_lang on the target side", "[tokenizer][sentencepiece][mbart]") {
+TEST_CASE("mBART-50: the 52 language codes, src_lang $A </s> and tgt_lang on the target side",
+          "[tokenizer][sentencepiece][mbart]") {
     auto m = folder("mbart50").copy("unigram.model", "sentencepiece.bpe.model");
-    m.write("tokenizer_config.json", {{"tokenizer_class", "MBart50Tokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "sl_SI"}});
+    m.write("tokenizer_config.json",
+            {{"tokenizer_class", "MBart50Tokenizer"}, {"src_lang", "en_XX"}, {"tgt_lang", "sl_SI"}});
     const auto tok = Tokenizer::fromFolder(m.dir);
     checkLayout(*tok, "mbart50");
     checkLayout(*Tokenizer::fromFolder(m.dir, TokenizerSide::Target), "mbart50_target_sl");
@@ -273,7 +305,8 @@ TEST_CASE("mBART-50: the 52 language codes, src_lang $A </s> and tgt_lang on the
     CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(m.dir); }), Catch::Contains("is not one of mBART-50's 52"));
 }
 
-TEST_CASE("Marian with separate_vocabs: target_vocab.json numbers the target side", "[tokenizer][sentencepiece][marian]") {
+TEST_CASE("Marian with separate_vocabs: target_vocab.json numbers the target side",
+          "[tokenizer][sentencepiece][marian]") {
     auto f = folder("marian-separate").copy("unigram.model", "source.spm").copy("target.model", "target.spm");
     f.copy("marian_vocab.json", "vocab.json").copy("marian_target_vocab.json", "target_vocab.json");
     // Without separate_vocabs, target_vocab.json is not read (as MarianTokenizer).

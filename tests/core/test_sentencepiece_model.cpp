@@ -28,7 +28,8 @@ const nlohmann::json& spmGolden() {
 }
 
 // A folder holding `model` under `name` (and a tokenizer_config.json when given).
-std::filesystem::path folderWith(const std::string& model, const std::string& name, const nlohmann::json& config = nullptr) {
+std::filesystem::path folderWith(const std::string& model, const std::string& name,
+                                 const nlohmann::json& config = nullptr) {
     const auto dir = testing::freshDir("spm-" + name);
     std::filesystem::copy_file(kSpm / model, dir / name);
     if (!config.is_null()) std::ofstream(dir / "tokenizer_config.json") << config.dump();
@@ -37,14 +38,16 @@ std::filesystem::path folderWith(const std::string& model, const std::string& na
 
 // Llama's layout without its <s>, so that encode() is SentencePiece's encoding alone.
 std::unique_ptr<Tokenizer> plainTokenizer(const std::string& model) {
-    auto tok = Tokenizer::fromFolder(folderWith(model, "tokenizer.model", {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", false}}));
+    auto tok = Tokenizer::fromFolder(
+            folderWith(model, "tokenizer.model", {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", false}}));
     REQUIRE(tok);
     return tok;
 }
 
 }  // namespace
 
-TEST_CASE("SentencePiece Unigram and BPE (byte fallback) models encode as SentencePiece does", "[tokenizer][sentencepiece]") {
+TEST_CASE("SentencePiece Unigram and BPE (byte fallback) models encode as SentencePiece does",
+          "[tokenizer][sentencepiece]") {
     for (const char* name : {"unigram", "bpe", "target"}) {
         INFO(name);
         const auto tok = plainTokenizer(std::string(name) + ".model");

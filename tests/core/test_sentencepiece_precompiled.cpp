@@ -31,7 +31,8 @@ const nlohmann::json& unigramJson() {
 
 // The case's normalizer with {"type": "Precompiled"} standing for unigram.json's own.
 nlohmann::json withCharsmap(const nlohmann::json& n) {
-    if (n.is_object() && n.value("type", "") == "Precompiled" && !n.contains("precompiled_charsmap")) return unigramJson()["normalizer"];
+    if (n.is_object() && n.value("type", "") == "Precompiled" && !n.contains("precompiled_charsmap"))
+        return unigramJson()["normalizer"];
     if (n.is_object() && n.contains("normalizers")) {
         nlohmann::json out = n;
         for (auto& item : out["normalizers"]) item = withCharsmap(item);
@@ -48,7 +49,8 @@ std::string jsonWithNormalizer(const nlohmann::json& normalizer) {
 
 }  // namespace
 
-TEST_CASE("Precompiled and the SentencePiece converters' normalizers give Hugging Face's ids", "[tokenizer][sentencepiece][precompiled]") {
+TEST_CASE("Precompiled and the SentencePiece converters' normalizers give Hugging Face's ids",
+          "[tokenizer][sentencepiece][precompiled]") {
     const nlohmann::json golden = readJson(kSpm / "hf_golden.json");
     const auto texts = golden["texts"].get<std::vector<std::string>>();
     REQUIRE(golden["cases"].size() == 4);
@@ -71,7 +73,8 @@ TEST_CASE("Precompiled and the SentencePiece converters' normalizers give Huggin
     }
 }
 
-TEST_CASE("Precompiled agrees with SentencePiece's own normalization on plain text", "[tokenizer][sentencepiece][precompiled]") {
+TEST_CASE("Precompiled agrees with SentencePiece's own normalization on plain text",
+          "[tokenizer][sentencepiece][precompiled]") {
     // T5's tokenizer.json and unigram.model encode the hard texts alike (the two normalizers
     // differ only in corner cases: Hugging Face looks up grapheme clusters).
     const nlohmann::json sp = readJson(kSpm / "golden_spm.json");
@@ -84,7 +87,8 @@ TEST_CASE("Precompiled agrees with SentencePiece's own normalization on plain te
     }
 }
 
-TEST_CASE("A damaged Precompiled charsmap is refused naming the normalizer", "[tokenizer][sentencepiece][precompiled]") {
+TEST_CASE("A damaged Precompiled charsmap is refused naming the normalizer",
+          "[tokenizer][sentencepiece][precompiled]") {
     auto refuse = [](const nlohmann::json& normalizer, const std::string& what) {
         INFO(normalizer.dump());
         try {
@@ -102,7 +106,9 @@ TEST_CASE("A damaged Precompiled charsmap is refused naming the normalizer", "[t
     refuse({{"type", "Precompiled"}, {"precompiled_charsmap", "BAAAAAD8//8="}}, "points outside the trie");
     // A null or empty map normalizes nothing.
     for (const nlohmann::json& map : {nlohmann::json(nullptr), nlohmann::json("")}) {
-        const auto tok = Tokenizer::fromJson(jsonWithNormalizer({{"type", "Precompiled"}, {"precompiled_charsmap", map}}), "t.json");
-        CHECK(tok->encode("ﬁ", false).tokens != Tokenizer::fromJson(unigramJson().dump(), "u")->encode("ﬁ", false).tokens);
+        const auto tok = Tokenizer::fromJson(
+                jsonWithNormalizer({{"type", "Precompiled"}, {"precompiled_charsmap", map}}), "t.json");
+        CHECK(tok->encode("ﬁ", false).tokens !=
+              Tokenizer::fromJson(unigramJson().dump(), "u")->encode("ﬁ", false).tokens);
     }
 }

@@ -64,9 +64,14 @@ struct FamilyCase {
 Checkpoint gpt2Generic(unsigned seed) {
     const Gpt2Checkpoint g = makeGpt2(Gpt2Spec{}, seed);
     Checkpoint c;
-    c.config = {{"model_type", "gpt2"}, {"vocab_size", g.spec.vocab}, {"n_positions", g.spec.positions},
-                {"n_embd", g.spec.embd}, {"n_head", g.spec.heads}, {"n_layer", g.spec.layers},
-                {"layer_norm_epsilon", g.spec.eps}, {"activation_function", g.spec.activation}};
+    c.config = {{"model_type", "gpt2"},
+                {"vocab_size", g.spec.vocab},
+                {"n_positions", g.spec.positions},
+                {"n_embd", g.spec.embd},
+                {"n_head", g.spec.heads},
+                {"n_layer", g.spec.layers},
+                {"layer_norm_epsilon", g.spec.eps},
+                {"activation_function", g.spec.activation}};
     for (const auto& [name, t] : g.tensors) c.tensors["transformer." + name] = t;
     return c;
 }
@@ -92,23 +97,23 @@ std::vector<FamilyCase> decoderFamilies() {
     OptSpec optUntied;
     optUntied.tied = false;
     return {
-        {"gpt2", [] { return gpt2Generic(3); }},
-        {"llama", [] { return makeLlama(LlamaSpec{}, 3); }},
-        {"mistral", [=] { return makeLlama(mistral, 4); }},
-        {"qwen2", [=] { return makeLlama(qwen2, 5); }},
-        {"gpt_neox", [] { return makeNeox(NeoxSpec{}, 3); }},
-        {"gptj", [] { return makeGptj(GptjSpec{}, 3); }},
-        {"gpt_neo", [] { return makeNeo(NeoSpec{}, 3); }},
-        {"phi", [] { return makePhi(PhiSpec{}, 3); }},
-        {"opt", [=] { return makeOpt(optUntied, 3); }},
-        {"bloom", [] { return makeBloom(BloomSpec{}, 3); }},
-        {"falcon", [=] { return makeFalcon(falconNew, 3); }},
-        {"gemma", [] { return makeRmsFamily(rms("gemma"), 3); }},
-        {"gemma2", [] { return makeRmsFamily(rms("gemma2"), 3); }},
-        {"gemma3_text", [] { return makeRmsFamily(rms("gemma3_text"), 3); }},
-        {"qwen3", [] { return makeRmsFamily(rms("qwen3"), 3); }},
-        {"olmo2", [] { return makeRmsFamily(rms("olmo2"), 3); }},
-        {"phi3", [] { return makeRmsFamily(rms("phi3"), 3); }},
+            {"gpt2", [] { return gpt2Generic(3); }},
+            {"llama", [] { return makeLlama(LlamaSpec{}, 3); }},
+            {"mistral", [=] { return makeLlama(mistral, 4); }},
+            {"qwen2", [=] { return makeLlama(qwen2, 5); }},
+            {"gpt_neox", [] { return makeNeox(NeoxSpec{}, 3); }},
+            {"gptj", [] { return makeGptj(GptjSpec{}, 3); }},
+            {"gpt_neo", [] { return makeNeo(NeoSpec{}, 3); }},
+            {"phi", [] { return makePhi(PhiSpec{}, 3); }},
+            {"opt", [=] { return makeOpt(optUntied, 3); }},
+            {"bloom", [] { return makeBloom(BloomSpec{}, 3); }},
+            {"falcon", [=] { return makeFalcon(falconNew, 3); }},
+            {"gemma", [] { return makeRmsFamily(rms("gemma"), 3); }},
+            {"gemma2", [] { return makeRmsFamily(rms("gemma2"), 3); }},
+            {"gemma3_text", [] { return makeRmsFamily(rms("gemma3_text"), 3); }},
+            {"qwen3", [] { return makeRmsFamily(rms("qwen3"), 3); }},
+            {"olmo2", [] { return makeRmsFamily(rms("olmo2"), 3); }},
+            {"phi3", [] { return makeRmsFamily(rms("phi3"), 3); }},
     };
 }
 
@@ -120,7 +125,8 @@ TEST_CASE("Every decoder family gives the same Trace streamed as converted", "[w
             Checkpoint c = f.make();
             roundTensors(c, dtype);
             const auto dir = freshDir("streamed-" + f.name + "-" + dtype);
-            writeCheckpoint(dir, c, WriteOptions{dtype, 3});  // round-robin: some shard holds no embedding or head, only layers
+            writeCheckpoint(dir, c,
+                            WriteOptions{dtype, 3});  // round-robin: some shard holds no embedding or head, only layers
             auto converted = loadWith(dir, WeightPlan::Convert);
             auto streamed = loadWith(dir, WeightPlan::Stream);
             INFO(f.name << " " << dtype << ": " << streamed->info().weights);
@@ -197,7 +203,8 @@ TEST_CASE("--capture-dtype: Q and K kept in half precision give maps close to fl
     writeCheckpoint(dir, c);
     auto model = loadWith(dir, WeightPlan::Auto);
     const auto full = model->forward(ids64(kIds));
-    for (const auto [dtype, tolerance] : {std::pair{CaptureDtype::Float16, 2e-3}, std::pair{CaptureDtype::BFloat16, 2e-2}}) {
+    for (const auto [dtype, tolerance] :
+         {std::pair{CaptureDtype::Float16, 2e-3}, std::pair{CaptureDtype::BFloat16, 2e-2}}) {
         RunOptions options;
         options.captureDtype = dtype;
         const auto small = model->forward(ids64(kIds), options);

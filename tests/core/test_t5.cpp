@@ -55,7 +55,8 @@ TEST_CASE("T5 1.0: relu feed-forward, tied head rescaled, bucketed position bias
     CHECK(trace->outputIds().size() == kTarget.size());
 }
 
-TEST_CASE("T5 1.1 / Flan-T5: gated-gelu, untied lm_head, num_decoder_layers, embeddings stored as encoder.embed_tokens", "[t5]") {
+TEST_CASE("T5 1.1 / Flan-T5: gated-gelu, untied lm_head, num_decoder_layers, embeddings stored as encoder.embed_tokens",
+          "[t5]") {
     T5Spec spec;
     spec.gated = true;
     spec.tied = false;
@@ -95,7 +96,8 @@ TEST_CASE("T5: greedy decoding gives the reference's tokens, and its maps are th
     CHECK(model->forward(ids64(kSource))->outputIds().size() <= 32);
 }
 
-TEST_CASE("T5: temperature inside the model divides the logits with the position bias; masked heads in any block", "[t5]") {
+TEST_CASE("T5: temperature inside the model divides the logits with the position bias; masked heads in any block",
+          "[t5]") {
     T5Spec spec;
     Seq2seqRun run;
     run.temperature = 1.8;
@@ -125,7 +127,8 @@ TEST_CASE("T5: a linear map has no place for the position bias; the display temp
     display.temperature = 2.5;
     const HeadMap m = trace->map(1, 0, 2, display);
     double worst = 0;
-    for (std::size_t i = 0; i < m.values.size(); ++i) worst = std::max(worst, std::abs(m.values[i] - ref.decoder[0][2][i]));
+    for (std::size_t i = 0; i < m.values.size(); ++i)
+        worst = std::max(worst, std::abs(m.values[i] - ref.decoder[0][2][i]));
     CHECK(worst < 1e-5);
 }
 
@@ -142,7 +145,9 @@ TEST_CASE("T5: bad configs and checkpoints name the file and the field", "[t5]")
     CHECK_THAT(e, Catch::Contains("feed_forward_proj") && Catch::Contains("tanh"));
     e = errorWith([](Checkpoint& c) { c.config["decoder_start_token_id"] = -1; });
     CHECK_THAT(e, Catch::Contains("decoder_start_token_id"));
-    e = errorWith([](Checkpoint& c) { c.tensors.erase("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"); });
+    e = errorWith([](Checkpoint& c) {
+        c.tensors.erase("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+    });
     CHECK_THAT(e, Catch::Contains("relative_attention_bias"));
     e = errorWith([](Checkpoint& c) { c.config["d_kv"] = 8; });
     CHECK_THAT(e, Catch::Contains("SelfAttention.q.weight"));

@@ -45,7 +45,8 @@ TEST_CASE("token id errors name the bad entry in one line", "[ids]") {
         CHECK_THROWS_WITH(parseTokenIds("1 -1"), "'-1' is not a token id: it is negative");
         CHECK_THROWS_WITH(parseTokenIds("9223372036854775808"),
                           "'9223372036854775808' is not a token id: it is larger than 9223372036854775807");
-        CHECK_THROWS_WITH(parseTokenIds("1,18446744073709551617"), Catch::StartsWith("'18446744073709551617' is not a token id"));
+        CHECK_THROWS_WITH(parseTokenIds("1,18446744073709551617"),
+                          Catch::StartsWith("'18446744073709551617' is not a token id"));
         CHECK_THROWS_WITH(parseTokenIds("99999999999999999999999999"), Catch::Contains("larger than"));
     }
     SECTION("other lists name their entries") {

@@ -14,18 +14,35 @@ using K = TokenKind;
 
 TEST_CASE("token kinds of byte-level, WordPiece, SentencePiece and plain tokens", "[analysis][token-kind]") {
     // GPT-2: "Ġ" is a leading space; a piece without it continues the word before.
-    CHECK(tokenKinds({"<|endoftext|>", "The", "\xC4\xA0" "cat", "\xC4\xA0" "sat", "ting", ",", "\xC4\xA0" "!", "\xC4\x8A", "Hello"}) ==
-          std::vector<K>{K::Special, K::WordStart, K::WordStart, K::WordStart, K::Continuation, K::Punctuation, K::Punctuation,
-                         K::Punctuation, K::WordStart});
+    CHECK(tokenKinds({"<|endoftext|>", "The",
+                      "\xC4\xA0"
+                      "cat",
+                      "\xC4\xA0"
+                      "sat",
+                      "ting", ",",
+                      "\xC4\xA0"
+                      "!",
+                      "\xC4\x8A", "Hello"}) == std::vector<K>{K::Special, K::WordStart, K::WordStart, K::WordStart,
+                                                              K::Continuation, K::Punctuation, K::Punctuation,
+                                                              K::Punctuation, K::WordStart});
     // BERT: "##" marks continuations.
     CHECK(tokenKinds({"[CLS]", "the", "cat", "##s", "sat", ".", "[SEP]"}) ==
-          std::vector<K>{K::Special, K::WordStart, K::WordStart, K::Continuation, K::WordStart, K::Punctuation, K::Special});
+          std::vector<K>{K::Special, K::WordStart, K::WordStart, K::Continuation, K::WordStart, K::Punctuation,
+                         K::Special});
     // SentencePiece: "▁" is a leading space; "<0x0A>" is a byte, not a special token.
-    CHECK(tokenKinds({"<s>", "\xE2\x96\x81" "The", "\xE2\x96\x81" "cat", "s", "\xE2\x80\x9C", "<0x0A>"}) ==
+    CHECK(tokenKinds({"<s>",
+                      "\xE2\x96\x81"
+                      "The",
+                      "\xE2\x96\x81"
+                      "cat",
+                      "s", "\xE2\x80\x9C", "<0x0A>"}) ==
           std::vector<K>{K::Special, K::WordStart, K::WordStart, K::Continuation, K::Punctuation, K::Continuation});
     // Readable labels (a decoder's target): "·" shows the leading space.
-    CHECK(tokenKinds({"\xC2\xB7" "Das", "\xC2\xB7" "Haus", "es", "."}) ==
-          std::vector<K>{K::WordStart, K::WordStart, K::Continuation, K::Punctuation});
+    CHECK(tokenKinds({"\xC2\xB7"
+                      "Das",
+                      "\xC2\xB7"
+                      "Haus",
+                      "es", "."}) == std::vector<K>{K::WordStart, K::WordStart, K::Continuation, K::Punctuation});
     // No markers at all (built-in character models): every token is a word of its own.
     CHECK(tokenKinds({"a", "b", "1", "+"}) == std::vector<K>{K::WordStart, K::WordStart, K::WordStart, K::Punctuation});
     CHECK(std::string(tokenKindName(K::Continuation)) == "continuation");

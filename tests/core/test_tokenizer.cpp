@@ -25,7 +25,8 @@ const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
 nlohmann::json tinyBpe() {  // a valid byte-level BPE over "ab"
     return {{"added_tokens", nlohmann::json::array()},
             {"normalizer", nullptr},
-            {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+            {"pre_tokenizer",
+             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
             {"post_processor", nullptr},
             {"decoder", {{"type", "ByteLevel"}}},
             {"model", {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}}}, {"merges", {"a b"}}}}};
@@ -57,7 +58,8 @@ TEST_CASE("a tiny tokenizer.json encodes and decodes", "[tokenizer]") {
 
 TEST_CASE("malformed tokenizer files name the file and the component", "[tokenizer][errors]") {
     SECTION("bad JSON") {
-        CHECK_THROWS_WITH(Tokenizer::fromJson("{\"model\": ", "tok.json"), Catch::StartsWith("tok.json: not valid JSON"));
+        CHECK_THROWS_WITH(Tokenizer::fromJson("{\"model\": ", "tok.json"),
+                          Catch::StartsWith("tok.json: not valid JSON"));
     }
     SECTION("no model") {
         auto j = tinyBpe();
@@ -65,8 +67,10 @@ TEST_CASE("malformed tokenizer files name the file and the component", "[tokeniz
         CHECK_THAT(loadError(j), Catch::Contains("tok.json: model") && Catch::Contains("missing"));
     }
     SECTION("unknown component types") {
-        const std::pair<const char*, const char*> slots[] = {{"normalizer", "Fancy"},  {"pre_tokenizer", "UnicodeScripts"},
-                                                             {"post_processor", "Magic"},   {"decoder", "CTC"},
+        const std::pair<const char*, const char*> slots[] = {{"normalizer", "Fancy"},
+                                                             {"pre_tokenizer", "UnicodeScripts"},
+                                                             {"post_processor", "Magic"},
+                                                             {"decoder", "CTC"},
                                                              {"model", "WordLevel"}};
         for (const auto& [slot, type] : slots) {
             auto j = tinyBpe();
@@ -74,7 +78,7 @@ TEST_CASE("malformed tokenizer files name the file and the component", "[tokeniz
             const std::string message = loadError(j);
             INFO(message);
             CHECK_THAT(message, Catch::StartsWith(std::string("tok.json: ") + slot) &&
-                                    Catch::Contains(std::string("type '") + type + "' is not supported"));
+                                        Catch::Contains(std::string("type '") + type + "' is not supported"));
         }
     }
     SECTION("a component inside a Sequence") {
@@ -91,18 +95,23 @@ TEST_CASE("malformed tokenizer files name the file and the component", "[tokeniz
     }
     SECTION("a regex that does not compile") {
         auto j = tinyBpe();
-        j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(\\p{L}+"}}}, {"behavior", "Isolated"}, {"invert", false}};
-        CHECK_THAT(loadError(j), Catch::StartsWith("tok.json: pre_tokenizer (Split): regex '(\\p{L}+' does not compile"));
+        j["pre_tokenizer"] = {
+                {"type", "Split"}, {"pattern", {{"Regex", "(\\p{L}+"}}}, {"behavior", "Isolated"}, {"invert", false}};
+        CHECK_THAT(loadError(j),
+                   Catch::StartsWith("tok.json: pre_tokenizer (Split): regex '(\\p{L}+' does not compile"));
         j["pre_tokenizer"]["pattern"] = {{"Regex", "a"}};
         j["pre_tokenizer"]["behavior"] = "Sideways";
         CHECK_THAT(loadError(j), Catch::Contains("behavior 'Sideways' is not one of"));
     }
     SECTION("a template naming a missing special token") {
         auto j = tinyBpe();
-        j["post_processor"] = {{"type", "TemplateProcessing"},
-                               {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-                               {"special_tokens", nlohmann::json::object()}};
-        CHECK_THAT(loadError(j), Catch::StartsWith("tok.json: post_processor (TemplateProcessing): the template names '<s>'"));
+        j["post_processor"] = {
+                {"type", "TemplateProcessing"},
+                {"single",
+                 {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                {"special_tokens", nlohmann::json::object()}};
+        CHECK_THAT(loadError(j),
+                   Catch::StartsWith("tok.json: post_processor (TemplateProcessing): the template names '<s>'"));
     }
     SECTION("wrong field types") {
         auto j = tinyBpe();
@@ -120,7 +129,8 @@ TEST_CASE("malformed tokenizer files name the file and the component", "[tokeniz
 TEST_CASE("text that is not UTF-8 is refused", "[tokenizer][errors]") {
     auto tok = Tokenizer::fromJson(tinyBpe().dump(), "tok.json");
     CHECK_THROWS_WITH(tok->encode(std::string("ab\xC3(", 4)), "the text is not valid UTF-8 (byte 2)");
-    CHECK_THROWS_WITH(tok->encode(std::string("\xED\xA0\x80", 3)), "the text is not valid UTF-8 (byte 0)");  // a surrogate
+    CHECK_THROWS_WITH(tok->encode(std::string("\xED\xA0\x80", 3)),
+                      "the text is not valid UTF-8 (byte 0)");  // a surrogate
 }
 
 TEST_CASE("a WordPiece model whose unknown token is missing says so when it needs it", "[tokenizer][errors]") {
@@ -134,8 +144,8 @@ TEST_CASE("a WordPiece model whose unknown token is missing says so when it need
 TEST_CASE("readable labels for each token style", "[tokenizer][display]") {
     // Byte-level: space 0x20 -> U+0120 'Ġ', \n -> U+010A 'Ċ', \t -> U+0109 'ĉ'; é = C3 A9 -> "Ã©".
     CHECK(readableToken("\xC4\xA0world", TokenStyle::ByteLevel) == "\xC2\xB7world");  // ·world
-    CHECK(readableToken("\xC4\x8A", TokenStyle::ByteLevel) == "\xE2\x86\xB5");         // ↵
-    CHECK(readableToken("\xC4\x89x", TokenStyle::ByteLevel) == "\xE2\x87\xA5x");        // ⇥x
+    CHECK(readableToken("\xC4\x8A", TokenStyle::ByteLevel) == "\xE2\x86\xB5");        // ↵
+    CHECK(readableToken("\xC4\x89x", TokenStyle::ByteLevel) == "\xE2\x87\xA5x");      // ⇥x
     CHECK(readableToken("caf\xC3\x83\xC2\xA9", TokenStyle::ByteLevel) == "caf\xC3\xA9");
     CHECK(readableToken("\xC3\xB0\xC5\x81", TokenStyle::ByteLevel) == "<0xF0><0x9F>");  // half an emoji
     CHECK(readableToken("<|endoftext|>", TokenStyle::ByteLevel) == "<|endoftext|>");
@@ -144,7 +154,8 @@ TEST_CASE("readable labels for each token style", "[tokenizer][display]") {
     CHECK(readableToken("\xE2\x96\x81Hello", TokenStyle::Metaspace) == "\xC2\xB7Hello");
     CHECK(readableToken("<0x41>", TokenStyle::Metaspace) == "A");
     CHECK(readableToken("<0xE2>", TokenStyle::Metaspace) == "<0xE2>");
-    CHECK(readableToken("a b", TokenStyle::Plain) == "a\xC2\xB7" "b");
+    CHECK(readableToken("a b", TokenStyle::Plain) == "a\xC2\xB7"
+                                                     "b");
 
     auto gpt2 = Tokenizer::fromFolder(kData / "gpt2");
     REQUIRE(gpt2);
@@ -175,7 +186,8 @@ TEST_CASE("encode is safe from several threads at once", "[tokenizer]") {
     std::vector<int> ok(4, 0);
     for (int t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
-            for (int i = 0; i < 50; ++i) ok[t] += tok->encode(text + std::to_string(i % 7)).ids.size() > expected.size() - 1;
+            for (int i = 0; i < 50; ++i)
+                ok[t] += tok->encode(text + std::to_string(i % 7)).ids.size() > expected.size() - 1;
         });
     for (auto& th : threads) th.join();
     CHECK(ok == std::vector<int>(4, 50));
@@ -205,7 +217,8 @@ TEST_CASE("a GPT-2 folder's tokenizer feeds encodeText and readable Trace labels
 
 TEST_CASE("a regex that backtracks without end is an error, not a hang", "[tokenizer][errors]") {
     auto j = tinyBpe();
-    j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a|aa)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
+    j["pre_tokenizer"] = {
+            {"type", "Split"}, {"pattern", {{"Regex", "(a|aa)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
     auto tok = Tokenizer::fromJson(j.dump(), "tok.json");
     CHECK(tok->encode("aaa").ids == std::vector<std::int64_t>{0, 0, 0});
     CHECK_THROWS_WITH(tok->encode(std::string(60, 'a') + "b"),
@@ -215,14 +228,35 @@ TEST_CASE("a regex that backtracks without end is an error, not a hang", "[token
 TEST_CASE("random text through every committed pipeline: offsets stay on character boundaries", "[tokenizer]") {
     // Pieces of hard text, glued at random: whatever the mix, encoding must not throw and every
     // offset must be an ordered range of whole characters inside the text.
-    const std::vector<std::string> pieces = {" ", "  ", "\t", "\n", "\r\n", "a", "The", "don't", "42", "3.5", "\xC3\xA9",
-                                             "e\xCC\x81", "\xE4\xB8\xAD\xE6\x96\x87", "\xD0\x9F\xD1\x80\xD0\xB8",
-                                             "\xD9\x85\xD8\xB1", "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D",
-                                             "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xE2\x80\x8B", "\xC2\xA0", "<s>", "[CLS]",
-                                             "<|endoftext|>", "!!", "https://x.org/?a=1", "\xEF\xBC\x8C"};
+    const std::vector<std::string> pieces = {" ",
+                                             "  ",
+                                             "\t",
+                                             "\n",
+                                             "\r\n",
+                                             "a",
+                                             "The",
+                                             "don't",
+                                             "42",
+                                             "3.5",
+                                             "\xC3\xA9",
+                                             "e\xCC\x81",
+                                             "\xE4\xB8\xAD\xE6\x96\x87",
+                                             "\xD0\x9F\xD1\x80\xD0\xB8",
+                                             "\xD9\x85\xD8\xB1",
+                                             "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D",
+                                             "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+                                             "\xE2\x80\x8B",
+                                             "\xC2\xA0",
+                                             "<s>",
+                                             "[CLS]",
+                                             "<|endoftext|>",
+                                             "!!",
+                                             "https://x.org/?a=1",
+                                             "\xEF\xBC\x8C"};
     std::uint32_t state = 12345;
     auto next = [&] { return state = state * 1664525u + 1013904223u; };
-    for (const char* file : {"gpt2.json", "bert-uncased.json", "llama2.json", "llama3.json", "unigram.json", "affix-bpe.json"}) {
+    for (const char* file :
+         {"gpt2.json", "bert-uncased.json", "llama2.json", "llama3.json", "unigram.json", "affix-bpe.json"}) {
         auto tok = Tokenizer::fromFile(kData / file);
         for (int round = 0; round < 40; ++round) {
             std::string text;

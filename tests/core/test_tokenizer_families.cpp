@@ -49,12 +49,13 @@ nlohmann::json readJson(const std::filesystem::path& file) {
 
 }  // namespace
 
-TEST_CASE("each decoder family's tokenizer.json layout tokenizes like Hugging Face's tokenizers", "[tokenizer][families]") {
+TEST_CASE("each decoder family's tokenizer.json layout tokenizes like Hugging Face's tokenizers",
+          "[tokenizer][families]") {
     const auto& cases = familyGolden()["cases"];
     std::set<std::string> names;
     for (const auto& c : cases) names.insert(c["name"].get<std::string>());
-    CHECK(names == std::set<std::string>{"gpt_neox", "gptj", "phi", "opt", "bloom", "falcon", "gemma", "gemma3", "qwen3",
-                                         "olmo2", "phi3"});
+    CHECK(names == std::set<std::string>{"gpt_neox", "gptj", "phi", "opt", "bloom", "falcon", "gemma", "gemma3",
+                                         "qwen3", "olmo2", "phi3"});
     for (const auto& c : cases) {
         const std::string name = c["name"];
         auto tok = Tokenizer::fromFile(kData / c["base"].get<std::string>());
@@ -73,9 +74,9 @@ TEST_CASE("each family adds the special tokens its post-processor names, and onl
         std::vector<std::string> before, after;
     };
     const std::vector<Expect> expected = {
-        {"gpt_neox", {}, {}}, {"gptj", {}, {}},      {"phi", {}, {}},          {"opt", {"</s>"}, {}},
-        {"bloom", {}, {}},    {"falcon", {}, {}},    {"gemma", {"<bos>"}, {}}, {"gemma3", {"<bos>"}, {}},
-        {"qwen3", {}, {}},    {"olmo2", {}, {}},     {"phi3", {"<s>"}, {}},
+            {"gpt_neox", {}, {}}, {"gptj", {}, {}},   {"phi", {}, {}},          {"opt", {"</s>"}, {}},
+            {"bloom", {}, {}},    {"falcon", {}, {}}, {"gemma", {"<bos>"}, {}}, {"gemma3", {"<bos>"}, {}},
+            {"qwen3", {}, {}},    {"olmo2", {}, {}},  {"phi3", {"<s>"}, {}},
     };
     for (const auto& x : expected) {
         INFO("family " << x.family);
@@ -96,7 +97,8 @@ TEST_CASE("each family adds the special tokens its post-processor names, and onl
     }
     // A special token written in the text is the token itself, not the post-processor's.
     auto gemma = familyTokenizer("gemma3");
-    const std::size_t chat = textIndex("<bos><start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n\xE2\x96\x81\xE2\x96\x81\xE2\x96\x81 spaces<eos>");
+    const std::size_t chat = textIndex(
+            "<bos><start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n\xE2\x96\x81\xE2\x96\x81\xE2\x96\x81 spaces<eos>");
     const Encoding e = gemma->encode(familyGolden()["texts"][chat].get<std::string>());
     REQUIRE(e.tokens.size() > 3);
     CHECK(e.tokens[0] == "<bos>");
@@ -106,7 +108,8 @@ TEST_CASE("each family adds the special tokens its post-processor names, and onl
     CHECK(e.tokens[2] == "<start_of_turn>");
 }
 
-TEST_CASE("an OPT folder with vocab.json, merges.txt and add_bos_token tokenizes like its converted tokenizer.json", "[tokenizer][families]") {
+TEST_CASE("an OPT folder with vocab.json, merges.txt and add_bos_token tokenizes like its converted tokenizer.json",
+          "[tokenizer][families]") {
     // OPT ships GPT-2's files with fairseq's <s> <pad> </s> <unk> first and tokenizer_config.json
     // saying add_bos_token with bos "</s>": transformers' GPT2Converter makes that "</s> $A", not
     // RoBERTa's "<s> $A </s>".
@@ -118,7 +121,8 @@ TEST_CASE("an OPT folder with vocab.json, merges.txt and add_bos_token tokenizes
         merges << "#version: 0.2\n";
         for (const auto& m : opt["model"]["merges"]) merges << m.get<std::string>() << "\n";
     }
-    std::ofstream(dir / "tokenizer_config.json") << R"({"add_bos_token": true, "add_prefix_space": false, "errors": "replace",
+    std::ofstream(dir / "tokenizer_config.json")
+            << R"({"add_bos_token": true, "add_prefix_space": false, "errors": "replace",
         "bos_token": {"__type": "AddedToken", "content": "</s>", "lstrip": false, "normalized": true, "rstrip": false, "single_word": false},
         "eos_token": {"__type": "AddedToken", "content": "</s>", "lstrip": false, "normalized": true, "rstrip": false, "single_word": false},
         "unk_token": {"__type": "AddedToken", "content": "</s>", "lstrip": false, "normalized": true, "rstrip": false, "single_word": false},
@@ -147,7 +151,8 @@ TEST_CASE("Model::encodeText gives each family folder's post-processor tokens", 
         const auto& ref = familyCase(family)["results"];
         for (std::size_t text : {0u, 4u, 7u, 13u}) {
             INFO("text " << text);
-            CHECK(nlohmann::json(model->encodeText(familyGolden()["texts"][text].get<std::string>())) == ref[text]["ids"]);
+            CHECK(nlohmann::json(model->encodeText(familyGolden()["texts"][text].get<std::string>())) ==
+                  ref[text]["ids"]);
         }
         auto trace = model->forward(model->encodeText("Hello world"));
         CHECK(nlohmann::json(trace->tokens()) == ref[0]["tokens"]);
@@ -193,9 +198,12 @@ TEST_CASE("Oniguruma's nested classes are unions; a negated nested class is refu
     // Split with behavior Removed drops what the regex matches, so the tokens show what it matched.
     auto removing = [](const std::string& regex) {
         const nlohmann::json j = {
-            {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Removed"}, {"invert", false}}},
-            {"model", {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"[", 3}, {"]", 4}, {"^", 5}, {"x", 6}}},
-                       {"merges", nlohmann::json::array()}}},
+                {"pre_tokenizer",
+                 {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Removed"}, {"invert", false}}},
+                {"model",
+                 {{"type", "BPE"},
+                  {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"[", 3}, {"]", 4}, {"^", 5}, {"x", 6}}},
+                  {"merges", nlohmann::json::array()}}},
         };
         return Tokenizer::fromJson(j.dump(), "nested.json");
     };
@@ -204,10 +212,11 @@ TEST_CASE("Oniguruma's nested classes are unions; a negated nested class is refu
     CHECK(removing("[^a[bc]]")->encode("a]x[c^b").tokens == std::vector<std::string>{"a", "c", "b"});
     CHECK(removing("[x[:punct:]]")->encode("a]x[c^b").tokens == std::vector<std::string>{"a", "c", "b"});
     CHECK_THROWS_WITH(removing("[a[^b]]"), Catch::Contains("nested.json: pre_tokenizer (Split)") &&
-                                               Catch::Contains("has a negated class inside a class (offset 2)"));
+                                                   Catch::Contains("has a negated class inside a class (offset 2)"));
 }
 
-TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as transformers does", "[tokenizer][families]") {
+TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as transformers does",
+          "[tokenizer][families]") {
     // transformers' Llama, Gemma and GPT-NeoX fast tokenizers replace tokenizer.json's
     // post-processor with "[bos] $A [eos]" from add_bos_token / add_eos_token on loading.
     const auto& cases = familyGolden()["config_cases"];
@@ -231,10 +240,15 @@ TEST_CASE("a Llama or Gemma tokenizer_config.json rebuilds the post-processor as
     std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "LlamaTokenizer", "add_bos_token": false})";
     CHECK(Tokenizer::fromFolder(dir)->encode("Hello").tokens.front() == "\xE2\x96\x81H");
     // A class other than Llama's or Gemma's leaves tokenizer.json's post-processor alone.
-    std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": false})";
+    std::ofstream(dir / "tokenizer_config.json")
+            << R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": false})";
     CHECK(Tokenizer::fromFolder(dir)->encode("Hello").tokens.front() == "<s>");
-    std::ofstream(dir / "tokenizer_config.json") << R"({"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true, "eos_token": "<|nope|>"})";
-    CHECK_THROWS_WITH(Tokenizer::fromFolder(dir), Catch::Contains("tokenizer_config.json: add_eos_token is set but eos_token '<|nope|>' is not in the tokenizer's vocabulary"));
+    std::ofstream(dir / "tokenizer_config.json")
+            << R"({"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true, "eos_token": "<|nope|>"})";
+    CHECK_THROWS_WITH(
+            Tokenizer::fromFolder(dir),
+            Catch::Contains(
+                    "tokenizer_config.json: add_eos_token is set but eos_token '<|nope|>' is not in the tokenizer's vocabulary"));
 }
 
 TEST_CASE("added whitespace tokens read as whitespace marks; special tokens as written", "[tokenizer][families]") {

@@ -59,7 +59,8 @@ TEST_CASE("training is deterministic: the same seed gives identical weights", "[
                 const auto model = Model::load(a, load);
                 CHECK(model->info().task == taskName(task));
                 CHECK(model->info().attention == kindName(kind));
-                const auto trace = model->forward(model->encodeText(task == BuiltinTask::Reverse ? "ab12" : "a good film"));
+                const auto trace =
+                        model->forward(model->encodeText(task == BuiltinTask::Reverse ? "ab12" : "a good film"));
                 CHECK(trace->blocks()[0].kind == kind);
             }
         }

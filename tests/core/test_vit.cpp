@@ -112,7 +112,8 @@ TEST_CASE("ViT without a classifier: final hidden states and their change under 
     REQUIRE(trace->finalHidden().size() == ref.hidden.size() * spec.hidden);
     double diff = 0;
     for (std::size_t t = 0; t < ref.hidden.size(); ++t)
-        for (int e = 0; e < spec.hidden; ++e) diff = std::max(diff, std::abs(trace->finalHidden()[t * spec.hidden + e] - ref.hidden[t][e]));
+        for (int e = 0; e < spec.hidden; ++e)
+            diff = std::max(diff, std::abs(trace->finalHidden()[t * spec.hidden + e] - ref.hidden[t][e]));
     INFO("vit: max |final hidden - reference| " << diff);
     CHECK(diff < 1e-5);
 

@@ -14,9 +14,14 @@ namespace {
 // The GPT-2 fixture as a generic checkpoint ("transformer." names), to write it sharded.
 Checkpoint gpt2Checkpoint(const Gpt2Checkpoint& g) {
     Checkpoint c;
-    c.config = {{"model_type", "gpt2"}, {"vocab_size", g.spec.vocab}, {"n_positions", g.spec.positions},
-                {"n_embd", g.spec.embd}, {"n_head", g.spec.heads}, {"n_layer", g.spec.layers},
-                {"layer_norm_epsilon", g.spec.eps}, {"activation_function", g.spec.activation}};
+    c.config = {{"model_type", "gpt2"},
+                {"vocab_size", g.spec.vocab},
+                {"n_positions", g.spec.positions},
+                {"n_embd", g.spec.embd},
+                {"n_head", g.spec.heads},
+                {"n_layer", g.spec.layers},
+                {"layer_norm_epsilon", g.spec.eps},
+                {"activation_function", g.spec.activation}};
     for (const auto& [name, t] : g.tensors) c.tensors["transformer." + name] = t;
     return c;
 }
@@ -46,7 +51,8 @@ TEST_CASE("GPT-2 from shards and in F16/BF16 equals the reference", "[weights][g
         for (int l = 0; l < spec.layers; ++l)
             for (int h = 0; h < spec.heads; ++h) {
                 const HeadMap m = trace->map(0, l, h);
-                for (std::size_t i = 0; i < m.values.size(); ++i) worst = std::max(worst, std::abs(m.values[i] - ref.probs[l][h][i]));
+                for (std::size_t i = 0; i < m.values.size(); ++i)
+                    worst = std::max(worst, std::abs(m.values[i] - ref.probs[l][h][i]));
             }
         INFO(dtype << ": max |map - reference| " << worst);
         CHECK(worst < 2e-6);
@@ -63,12 +69,13 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
     SECTION("a shard that is not a plain file name") {
         index["weight_map"]["model.norm.weight"] = "../" + first;
         writeText(file, index.dump());
-        CHECK_THAT(loadErrorAt(dir), Catch::Contains("shard '../" + first + "' must be a plain file name in the model folder"));
+        CHECK_THAT(loadErrorAt(dir),
+                   Catch::Contains("shard '../" + first + "' must be a plain file name in the model folder"));
     }
     SECTION("a missing shard") {
         std::filesystem::remove(dir / second);
         CHECK_THAT(loadErrorAt(dir), Catch::Contains("model.safetensors.index.json: shard '" + second + "'") &&
-                                       Catch::Contains("is missing from the folder"));
+                                             Catch::Contains("is missing from the folder"));
     }
     SECTION("a tensor listed twice") {
         std::string text = index.dump();
@@ -80,12 +87,14 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
         const std::string where = index["weight_map"]["model.norm.weight"];
         index["weight_map"]["model.norm.weight"] = where == first ? second : first;
         writeText(file, index.dump());
-        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.norm.weight' is in shard '" + where + "' but weight_map says"));
+        CHECK_THAT(loadErrorAt(dir),
+                   Catch::Contains("tensor 'model.norm.weight' is in shard '" + where + "' but weight_map says"));
     }
     SECTION("a tensor in no shard") {
         index["weight_map"]["model.extra.weight"] = first;
         writeText(file, index.dump());
-        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.extra.weight' is not in its shard '" + first + "'"));
+        CHECK_THAT(loadErrorAt(dir),
+                   Catch::Contains("tensor 'model.extra.weight' is not in its shard '" + first + "'"));
     }
     SECTION("a tensor in two shards") {
         // copy.safetensors also holds model.norm.weight, and the index points there.
@@ -94,7 +103,9 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
         const std::string original = index["weight_map"]["model.norm.weight"];
         index["weight_map"]["model.norm.weight"] = "copy.safetensors";
         writeText(file, index.dump());
-        CHECK_THAT(loadErrorAt(dir), Catch::Contains("tensor 'model.norm.weight' is in two shards, 'copy.safetensors' and '" + original + "'"));
+        CHECK_THAT(loadErrorAt(dir),
+                   Catch::Contains("tensor 'model.norm.weight' is in two shards, 'copy.safetensors' and '" + original +
+                                   "'"));
     }
     SECTION("no weight_map") {
         writeText(file, R"({"metadata": {}})");
@@ -102,7 +113,8 @@ TEST_CASE("Shard indexes: every inconsistency is an error naming the index and t
     }
     SECTION("no weights at all") {
         std::filesystem::remove(file);
-        CHECK_THAT(loadErrorAt(dir), Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
+        CHECK_THAT(loadErrorAt(dir),
+                   Catch::Contains("no model.safetensors or model.safetensors.index.json in this folder"));
     }
 }
 
@@ -112,7 +124,8 @@ TEST_CASE("A model that does not fit the memory limit is refused before loading"
     LoadOptions options;
     options.device = DeviceChoice::Cpu;
     options.memoryLimitBytes = 1000;
-    CHECK_THROWS_WITH(Model::load(dir, options), Catch::Contains("loading the weights (float32) needs 0.00 GiB on cpu, 0.00 GiB allowed"));
+    CHECK_THROWS_WITH(Model::load(dir, options),
+                      Catch::Contains("loading the weights (float32) needs 0.00 GiB on cpu, 0.00 GiB allowed"));
     options.memoryLimitBytes = 1ull << 30;
     CHECK(Model::load(dir, options)->info().family == "llama");
 }

@@ -49,7 +49,8 @@ public:
     void reportMemoryUsage(void*, int64_t size, int64_t, int64_t, c10::Device) override {
         const std::int64_t now = current_ += size;
         std::int64_t seen = peak_.load();
-        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {}
+        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+        }
     }
     bool memoryProfilingEnabled() const override { return true; }
     std::int64_t peak() const { return peak_.load(); }
@@ -66,12 +67,12 @@ TEST_CASE("key spans stop causal blocks at the diagonal and windowed blocks at t
     CHECK(keySpan(none, 1000, 1000, 128, 128).hi == 1000);
     MaskSpec causal;
     causal.causal = true;
-    CHECK(keySpan(causal, 1000, 1000, 128, 128).hi == 256);    // rows 128..255 see keys 0..255
-    CHECK(keySpan(causal, 10, 25, 0, 4).hi == 19);             // 15 keys before the first query
+    CHECK(keySpan(causal, 1000, 1000, 128, 128).hi == 256);   // rows 128..255 see keys 0..255
+    CHECK(keySpan(causal, 10, 25, 0, 4).hi == 19);            // 15 keys before the first query
     CHECK(keySpan(causal, 1000, 1000, 896, 104).hi == 1000);  // the last, short block
     MaskSpec window = causal;
     window.window = 100;
-    const KeySpan w = keySpan(window, 1000, 1000, 512, 128);   // row 512 sees 413..512, row 639 up to 639
+    const KeySpan w = keySpan(window, 1000, 1000, 512, 128);  // row 512 sees 413..512, row 639 up to 639
     CHECK(w.lo == 413);
     CHECK(w.hi == 640);
     CHECK(keySpan(window, 1000, 1000, 0, 128).lo == 0);
@@ -81,7 +82,8 @@ namespace {
 
 // The largest |logit| of a head, in double: |scale·q·k| (or the soft-cap's bound) plus the ALiBi
 // term slope·j at the last key, over the temperature.
-double largestLogit(const at::Tensor& q, const at::Tensor& k, const Case& c, double scale, double slope, double temperature) {
+double largestLogit(const at::Tensor& q, const at::Tensor& k, const Case& c, double scale, double slope,
+                    double temperature) {
     double dot = at::mm(q.to(at::kDouble), k.to(at::kDouble).t()).abs().max().item<double>() * scale;
     if (c.softcap > 0) dot = std::min(dot, c.softcap);
     return (dot + std::abs(slope) * static_cast<double>(c.m - 1)) / temperature;
@@ -91,13 +93,13 @@ double largestLogit(const at::Tensor& q, const at::Tensor& k, const Case& c, dou
 // windows, grouped-query heads (6 query heads over 2 groups), padding, soft-cap and ALiBi.
 const std::vector<Case>& edgeCases() {
     static const std::vector<Case> cases = {
-        {"causal, n = 300 (not a multiple of the block)", 300, 300, true, 0, false, 0.0, false},
-        {"causal with a window of 100 and ALiBi", 257, 257, true, 100, false, 0.0, true},
-        {"causal, 11 keys before the queries, soft-cap", 129, 140, true, 0, false, 4.0, false},
-        {"bidirectional with padding, soft-cap and ALiBi", 200, 200, false, 0, true, 3.0, true},
-        {"bidirectional window of 20", 131, 131, false, 20, false, 0.0, false},
-        {"one token", 1, 1, true, 0, false, 0.0, false},
-        {"causal, window 50, padding", 150, 150, true, 50, true, 0.0, false},
+            {"causal, n = 300 (not a multiple of the block)", 300, 300, true, 0, false, 0.0, false},
+            {"causal with a window of 100 and ALiBi", 257, 257, true, 100, false, 0.0, true},
+            {"causal, 11 keys before the queries, soft-cap", 129, 140, true, 0, false, 4.0, false},
+            {"bidirectional with padding, soft-cap and ALiBi", 200, 200, false, 0, true, 3.0, true},
+            {"bidirectional window of 20", 131, 131, false, 20, false, 0.0, false},
+            {"one token", 1, 1, true, 0, false, 0.0, false},
+            {"causal, window 50, padding", 150, 150, true, 50, true, 0.0, false},
     };
     return cases;
 }
@@ -126,7 +128,8 @@ CaseInputs caseInputs(const Case& c) {
     in.score.softcap = c.softcap;
     if (c.alibi) in.score.alibiSlopes = kSlopes;
     for (int h = 0; h < kHeads; ++h)
-        in.refs.push_back(referenceMap(in.q[h], in.k[h / 3], in.mask, kScale, c.softcap, c.alibi ? kSlopes[h] : 0.0, kTemperature));
+        in.refs.push_back(referenceMap(in.q[h], in.k[h / 3], in.mask, kScale, c.softcap, c.alibi ? kSlopes[h] : 0.0,
+                                       kTemperature));
     return in;
 }
 
@@ -136,7 +139,8 @@ double contextError(const at::Tensor& ctx, const CaseInputs& in, const Case& c, 
     for (int h = 0; h < kHeads; ++h) {
         const bool masked = std::find(maskedHeads.begin(), maskedHeads.end(), h) != maskedHeads.end();
         const at::Tensor P = at::tensor(in.refs[h], at::kDouble).view({c.n, c.m});
-        const at::Tensor want = masked ? at::zeros({c.n, kValueDim}, at::kDouble) : at::mm(P, in.v[h / 3].to(at::kDouble));
+        const at::Tensor want =
+                masked ? at::zeros({c.n, kValueDim}, at::kDouble) : at::mm(P, in.v[h / 3].to(at::kDouble));
         worst = std::max(worst, (ctx[h].to(at::kDouble) - want).abs().max().item<double>());
     }
     return worst;
@@ -150,7 +154,8 @@ TEST_CASE("blocked attention equals the definition and the unblocked path across
         INFO(c.name);
         const CaseInputs in = caseInputs(c);
         // What the forward computed before blocks: every head's whole score matrix at once.
-        const at::Tensor whole = attentionProbs(in.q, in.k, additiveMask(in.mask, c.n, c.m, in.q.options()), in.score, kTemperature);
+        const at::Tensor whole =
+                attentionProbs(in.q, in.k, additiveMask(in.mask, c.n, c.m, in.q.options()), in.score, kTemperature);
         for (const Striping striping : {Striping::Blas, Striping::Heads, Striping::Rows}) {
             for (const std::int64_t rows : {std::int64_t{128}, std::int64_t{37}}) {
                 INFO("striping " << static_cast<int>(striping) << ", " << rows << " rows per block");
@@ -170,7 +175,7 @@ TEST_CASE("blocked attention equals the definition and the unblocked path across
                     // and each path rounds once (the BLAS's kernels decide which way).
                     CHECK(maxDiff(map, in.refs[h]) < 5e-6);
                     const double largest =
-                        largestLogit(in.q[h], in.k[h / 3], c, kScale, c.alibi ? kSlopes[h] : 0.0, kTemperature);
+                            largestLogit(in.q[h], in.k[h / 3], c, kScale, c.alibi ? kSlopes[h] : 0.0, kTemperature);
                     const double halfUlp = 0.5 * std::ldexp(1.0, std::ilogb(largest) - 23);
                     CHECK((map - whole[h]).abs().max().item<double>() < std::max(1e-6, halfUlp));
                 }
@@ -199,7 +204,8 @@ TEST_CASE("blocked attention never holds a whole score matrix or mask", "[attent
         at::Tensor ctx;
         {
             c10::DebugInfoGuard guard(c10::DebugInfoKind::PROFILER_STATE, peak);
-            ctx = path == 2 ? deviceBlockedAttend(q, k, v, mask, score, LayerRun{}) : attendDot(q, k, v, mask, score, LayerRun{});
+            ctx = path == 2 ? deviceBlockedAttend(q, k, v, mask, score, LayerRun{})
+                            : attendDot(q, k, v, mask, score, LayerRun{});
         }
         // The context (0.5 MiB) plus one block's logits and probabilities per worker (the
         // device path: all heads' logits, probabilities, mask bands and products, about 16 MiB).

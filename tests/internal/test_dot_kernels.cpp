@@ -58,24 +58,26 @@ TEST_CASE("dotk::scores equals alpha q k^T in double on every tile shape and sto
         for (const std::int64_t len : {1, 2, 3, 4, 5, 6, 7, 13, 64})
             for (const std::int64_t p0 : {0, 1})
                 for (const std::int64_t count : {1, 2, 3, 4, 5})
-                  for (const std::int64_t width : {count * 16, count * 16 - 5}) {
-                    INFO("d " << d << ", " << len << " rows, panels " << p0 << " + " << count << ", " << width << " columns");
-                    const std::int64_t lds = count * 16 + 5;
-                    std::vector<float> s(len * lds, 7.0f);
-                    dotk::scores(q.data_ptr<float>(), ldq, len, d, packed.data(), p0, count, width, 0.3f, s.data(), lds);
-                    double worst = 0;
-                    for (std::int64_t r = 0; r < len; ++r) {
-                        for (std::int64_t c = 0; c < width; ++c) {
-                            const std::int64_t key = p0 * 16 + c;
-                            double want = 0;
-                            for (std::int64_t j = 0; j < d && key < m; ++j)
-                                want += static_cast<double>(qa[r][j]) * ka[key][j];
-                            worst = std::max(worst, std::abs(s[r * lds + c] - 0.3 * want));
+                    for (const std::int64_t width : {count * 16, count * 16 - 5}) {
+                        INFO("d " << d << ", " << len << " rows, panels " << p0 << " + " << count << ", " << width
+                                  << " columns");
+                        const std::int64_t lds = count * 16 + 5;
+                        std::vector<float> s(len * lds, 7.0f);
+                        dotk::scores(q.data_ptr<float>(), ldq, len, d, packed.data(), p0, count, width, 0.3f, s.data(),
+                                     lds);
+                        double worst = 0;
+                        for (std::int64_t r = 0; r < len; ++r) {
+                            for (std::int64_t c = 0; c < width; ++c) {
+                                const std::int64_t key = p0 * 16 + c;
+                                double want = 0;
+                                for (std::int64_t j = 0; j < d && key < m; ++j)
+                                    want += static_cast<double>(qa[r][j]) * ka[key][j];
+                                worst = std::max(worst, std::abs(s[r * lds + c] - 0.3 * want));
+                            }
+                            for (std::int64_t c = width; c < lds; ++c) CHECK(s[r * lds + c] == 7.0f);  // untouched
                         }
-                        for (std::int64_t c = width; c < lds; ++c) CHECK(s[r * lds + c] == 7.0f);  // untouched
+                        CHECK(worst < 2e-5 * std::sqrt(static_cast<double>(d)));
                     }
-                    CHECK(worst < 2e-5 * std::sqrt(static_cast<double>(d)));
-                }
     }
 }
 
@@ -91,8 +93,8 @@ TEST_CASE("dotk::weightedSum equals scale . p v in double across key passes and 
             for (const std::int64_t width : {1, 127, 128, 129, 300}) {
                 INFO(dv << " values, " << len << " rows, " << width << " keys");
                 std::vector<float> out(len * ldo, 9.0f);
-                dotk::weightedSum(p.data_ptr<float>(), ldp, len, width, v.data_ptr<float>(), ldv, dv, scale.data_ptr<float>(),
-                                  out.data(), ldo);
+                dotk::weightedSum(p.data_ptr<float>(), ldp, len, width, v.data_ptr<float>(), ldv, dv,
+                                  scale.data_ptr<float>(), out.data(), ldo);
                 double worst = 0;
                 for (std::int64_t r = 0; r < len; ++r) {
                     for (std::int64_t c = 0; c < dv; ++c) {
@@ -120,12 +122,12 @@ TEST_CASE("the forward's own kernels equal the definition and the BLAS path", "[
         std::int64_t window;
     };
     const std::vector<Case> cases = {
-        {"causal, n = 300", 300, 300, true, 0},
-        {"causal with a window of 100 (spans not on panel edges)", 257, 257, true, 100},
-        {"causal, 11 keys before the queries", 129, 140, true, 0},
-        {"bidirectional", 200, 200, false, 0},
-        {"bidirectional window of 20", 131, 131, false, 20},
-        {"one token", 1, 1, true, 0},
+            {"causal, n = 300", 300, 300, true, 0},
+            {"causal with a window of 100 (spans not on panel edges)", 257, 257, true, 100},
+            {"causal, 11 keys before the queries", 129, 140, true, 0},
+            {"bidirectional", 200, 200, false, 0},
+            {"bidirectional window of 20", 131, 131, false, 20},
+            {"one token", 1, 1, true, 0},
     };
     const std::int64_t H = 6, G = 2, d = 64;
     const double scale = 0.125, temperature = 0.7;
@@ -154,7 +156,8 @@ TEST_CASE("the forward's own kernels equal the definition and the BLAS path", "[
             for (int h = 0; h < H; ++h) {
                 const auto ref = testref::referenceMap(q[h], k[h / 3], mask, scale, 0, 0, temperature);
                 const at::Tensor P = at::tensor(ref, at::kDouble).view({c.n, c.m});
-                const at::Tensor want = h == 1 ? at::zeros({c.n, dv}, at::kDouble) : at::mm(P, v[h / 3].to(at::kDouble));
+                const at::Tensor want =
+                        h == 1 ? at::zeros({c.n, dv}, at::kDouble) : at::mm(P, v[h / 3].to(at::kDouble));
                 // Within float32's reach of the definition, and as close to it as the BLAS path.
                 const double ownError = (own[h].to(at::kDouble) - want).abs().max().item<double>();
                 const double blasError = (blas[h].to(at::kDouble) - want).abs().max().item<double>();

@@ -29,7 +29,8 @@ at::Tensor softmaxMap(const at::Tensor& q, const at::Tensor& k, double scale, bo
 }
 
 // Quadratic reference for linear attention: (masked φQ φKᵀ) V / row sums.
-at::Tensor linearQuadratic(const at::Tensor& pq, const at::Tensor& pk, const at::Tensor& v, bool causal, std::int64_t offset) {
+at::Tensor linearQuadratic(const at::Tensor& pq, const at::Tensor& pk, const at::Tensor& v, bool causal,
+                           std::int64_t offset) {
     at::Tensor a = at::bmm(pq, pk.transpose(1, 2));
     if (causal) a = a * at::ones({pq.size(1), pk.size(1)}, pq.options()).tril(offset);
     return at::bmm(a, v) / a.sum(-1, true);
@@ -47,7 +48,8 @@ TEST_CASE("FAVOR+ error shrinks like 1/sqrt(M) on small-norm inputs", "[lab][fav
     std::vector<double> errors;
     for (int m : {16, 256, 4096}) {
         double e = 0;
-        for (int seed = 0; seed < 4; ++seed) e += (favorProbs(q, k, mask, scale, m, seed) - exact).abs().mean().item<double>() / 4;
+        for (int seed = 0; seed < 4; ++seed)
+            e += (favorProbs(q, k, mask, scale, m, seed) - exact).abs().mean().item<double>() / 4;
         errors.push_back(e);
     }
     INFO("mean |error| M=16 " << errors[0] << ", 256 " << errors[1] << ", 4096 " << errors[2]);
@@ -75,8 +77,8 @@ TEST_CASE("exponential-form additive logits equal vᵀ tanh(qa + ka)", "[lab][ad
     CHECK(maxAbsDiff(full, expected) < 2e-5 * 24);
     // Causal with more keys than queries: query i sees keys j <= i + 29 - 37 < 0 ... use n <= m.
     const at::Tensor causal = additiveLogitsCpu(ka, qa, v, true);  // 29 queries, 37 keys, offset 8
-    const at::Tensor expectedCausal = at::matmul(at::tanh(ka.unsqueeze(1) + qa.unsqueeze(0)), v)
-                                          * at::ones({29, 37}).tril(8);
+    const at::Tensor expectedCausal =
+            at::matmul(at::tanh(ka.unsqueeze(1) + qa.unsqueeze(0)), v) * at::ones({29, 37}).tril(8);
     CHECK(maxAbsDiff(causal, expectedCausal) < 2e-5 * 24);
     CHECK_FALSE(additiveLogitsCpu(qa * 10, ka, v, false).defined());  // |x| > 20: caller falls back
     // Long rows take the vectorised tiles of 64 keys (plus a tail), and the rows are split
@@ -148,13 +150,15 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         const auto q = at::randn({300, 64}), k = at::randn({300, 64});
         MaskSpec mask;
         mask.causal = true;
-        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.125}, 0, 0.7), headProbs(q, k, mask, ScoreSpec{0.125}, 0, 0.7)) < 1e-5);
+        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.125}, 0, 0.7),
+                         headProbs(q, k, mask, ScoreSpec{0.125}, 0, 0.7)) < 1e-5);
     }
     SECTION("a head dimension above the kernel's limit takes the generic path") {
         const auto q = at::randn({40, cuda::kMaxHeadDim + 88}), k = at::randn({40, cuda::kMaxHeadDim + 88});
         MaskSpec mask;
         mask.causal = true;
-        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.04}, 0, 1.0), headProbs(q, k, mask, ScoreSpec{0.04}, 0, 1.0)) < 1e-5);
+        CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.04}, 0, 1.0),
+                         headProbs(q, k, mask, ScoreSpec{0.04}, 0, 1.0)) < 1e-5);
     }
     SECTION("fused additive scores") {
         const auto qa = at::randn({257, 48}), ka = at::randn({300, 48}), v = at::randn({48});

@@ -19,7 +19,8 @@ using namespace attnscope;
 namespace {
 
 // One self-attention layer of H query heads over G key groups, captured as a family would.
-std::shared_ptr<const Trace> oneLayerTrace(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale) {
+std::shared_ptr<const Trace> oneLayerTrace(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask,
+                                           double scale) {
     auto impl = std::make_unique<Trace::Impl>();
     const auto n = q.size(1);
     for (std::int64_t i = 0; i < n; ++i) {
@@ -66,7 +67,8 @@ double maxDiff(const HeadMap& a, const HeadMap& b) {
     REQUIRE(a.rows == b.rows);
     REQUIRE(a.cols == b.cols);
     double worst = 0;
-    for (std::size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, double(std::abs(a.values[i] - b.values[i])));
+    for (std::size_t i = 0; i < a.values.size(); ++i)
+        worst = std::max(worst, double(std::abs(a.values[i] - b.values[i])));
     return worst;
 }
 
@@ -84,10 +86,12 @@ TEST_CASE("pooled maps equal max, mean and sum pooling of the exact map", "[atte
     MapOptions options;
     options.temperature = 0.7;
     const std::vector<PoolRequest> requests = {
-        {0, 0, 0, 0, 64, 64, Pooling::Max},      {0, 0, 0, 0, 64, 64, Pooling::Mean},
-        {0, 0, 0, 0, 37, 53, Pooling::Sum},      {100, 611, 250, 999, 97, 41, Pooling::Max},  // a zoomed rectangle
-        {300, 340, 290, 345, 200, 200, Pooling::Mean},  // fewer cells than bins: the cells themselves
-        {999, 1000, 0, 1000, 5, 5, Pooling::Sum},
+            {0, 0, 0, 0, 64, 64, Pooling::Max},
+            {0, 0, 0, 0, 64, 64, Pooling::Mean},
+            {0, 0, 0, 0, 37, 53, Pooling::Sum},
+            {100, 611, 250, 999, 97, 41, Pooling::Max},     // a zoomed rectangle
+            {300, 340, 290, 345, 200, 200, Pooling::Mean},  // fewer cells than bins: the cells themselves
+            {999, 1000, 0, 1000, 5, 5, Pooling::Sum},
     };
     for (int h : {0, 3}) {
         const HeadMap exact = trace->map(0, 0, h, options);
@@ -109,7 +113,8 @@ TEST_CASE("pooled maps equal max, mean and sum pooling of the exact map", "[atte
                       Catch::Contains("not inside the 1000 x 1000 map"));
 }
 
-TEST_CASE("a max-pooled thumbnail of a long sparse head is not blank where mean pooling washes it out", "[attention][pooled]") {
+TEST_CASE("a max-pooled thumbnail of a long sparse head is not blank where mean pooling washes it out",
+          "[attention][pooled]") {
     // 4,096 tokens; the head sends nearly all of every row's mass to key 0 (an attention sink):
     // q·k is 40 for key 0 and about 0 elsewhere.
     const std::int64_t n = 4096, d = 8;
@@ -124,8 +129,8 @@ TEST_CASE("a max-pooled thumbnail of a long sparse head is not blank where mean 
     const HeadMap mean = trace->pooledMap(0, 0, 0, {0, 0, 0, 0, 64, 64, Pooling::Mean});
     const float brightestMax = *std::max_element(maxed.values.begin(), maxed.values.end());
     const float brightestMean = *std::max_element(mean.values.begin(), mean.values.end());
-    CHECK(brightestMax > 0.5f);     // a single strong cell stays visible
-    CHECK(brightestMean < 0.05f);   // 64 × 64 cells averaged into one pixel: nearly black
+    CHECK(brightestMax > 0.5f);    // a single strong cell stays visible
+    CHECK(brightestMean < 0.05f);  // 64 × 64 cells averaged into one pixel: nearly black
 }
 
 TEST_CASE("the pooler's device mode folds blocks into the same bins as its CPU loops", "[attention][pooled]") {
@@ -139,15 +144,19 @@ TEST_CASE("the pooler's device mode folds blocks into the same bins as its CPU l
     exact.rows = exact.cols = static_cast<int>(n);
     exact.values.assign(map.data_ptr<float>(), map.data_ptr<float>() + map.numel());
     const std::vector<PoolRequest> requests = {
-        {0, 0, 0, 0, 64, 64, Pooling::Max},  {0, 0, 0, 0, 50, 33, Pooling::Mean}, {0, 0, 0, 0, 7, 7, Pooling::Sum},
-        {90, 411, 30, 650, 41, 97, Pooling::Max}, {100, 130, 95, 140, 200, 200, Pooling::Mean},
+            {0, 0, 0, 0, 64, 64, Pooling::Max},
+            {0, 0, 0, 0, 50, 33, Pooling::Mean},
+            {0, 0, 0, 0, 7, 7, Pooling::Sum},
+            {90, 411, 30, 650, 41, 97, Pooling::Max},
+            {100, 130, 95, 140, 200, 200, Pooling::Mean},
     };
     for (const PoolRequest& p : requests) {
         INFO("rows " << p.rowBegin << ".." << p.rowEnd << ", keys " << p.colBegin << ".." << p.colEnd << ", pooling "
                      << int(p.pooling));
         const PoolRect r = resolvePoolRect(p, n, n);
         MapPooler cpu(r.rowBegin, r.rowEnd, r.colBegin, r.colEnd, p.outRows, p.outCols, p.pooling);
-        MapPooler device(r.rowBegin, r.rowEnd, r.colBegin, r.colEnd, p.outRows, p.outCols, p.pooling, /*onDevice=*/true);
+        MapPooler device(r.rowBegin, r.rowEnd, r.colBegin, r.colEnd, p.outRows, p.outCols, p.pooling,
+                         /*onDevice=*/true);
         for (std::int64_t start = 0; start < n; start += rows) {
             const std::int64_t len = std::min(rows, n - start), keys = start + len;  // the causal span 0..keys
             const at::Tensor block = map.narrow(0, start, len).narrow(1, 0, keys);
@@ -179,8 +188,11 @@ TEST_CASE("CUDA: pooled maps of a GPU trace equal the CPU trace's", "[cuda]") {
     MapOptions options;
     options.temperature = 0.7;
     const std::vector<PoolRequest> requests = {
-        {0, 0, 0, 0, 48, 48, Pooling::Max}, {0, 0, 0, 0, 64, 40, Pooling::Mean}, {0, 0, 0, 0, 9, 9, Pooling::Sum},
-        {100, 911, 250, 1100, 97, 41, Pooling::Max}, {300, 340, 290, 345, 200, 200, Pooling::Mean},
+            {0, 0, 0, 0, 48, 48, Pooling::Max},
+            {0, 0, 0, 0, 64, 40, Pooling::Mean},
+            {0, 0, 0, 0, 9, 9, Pooling::Sum},
+            {100, 911, 250, 1100, 97, 41, Pooling::Max},
+            {300, 340, 290, 345, 200, 200, Pooling::Mean},
     };
     for (int h : {0, 3})
         for (const PoolRequest& p : requests) {
@@ -189,8 +201,8 @@ TEST_CASE("CUDA: pooled maps of a GPU trace equal the CPU trace's", "[cuda]") {
             const double diff = maxDiff(gpu->pooledMap(0, 0, h, p, options), want);
             // Sums of many cells carry each cell's float difference: relative to the largest bin.
             const double scale = std::max(1.0, double(*std::max_element(want.values.begin(), want.values.end())));
-            std::printf("cuda-check pooled head %d pooling %d max |gpu - cpu| = %.3g (largest bin %.3g)\n", h, int(p.pooling),
-                        diff, scale);
+            std::printf("cuda-check pooled head %d pooling %d max |gpu - cpu| = %.3g (largest bin %.3g)\n", h,
+                        int(p.pooling), diff, scale);
             CHECK(diff < 1e-5 * scale);
         }
 }

@@ -41,14 +41,17 @@ TEST_CASE("RowMeasures' vectorised sums equal double-precision loops", "[row-mea
             for (int j = 0; j < w; ++j) {
                 float x = u(rng);
                 x = x < 0.3f ? 0.0f : x < 0.35f ? x * 1e-30f : std::pow(x, 6.0f);  // zeros, tiny, peaked
-                if (r == 4) x = 0;                                               // an all-zero row
+                if (r == 4) x = 0;                                                 // an all-zero row
                 p[static_cast<std::size_t>(r) * w + j] = x, sp += x;
-                const float y = j % 11 == 0 ? 0.0f : u(rng);                    // q = 0 where p > 0: the floor
+                const float y = j % 11 == 0 ? 0.0f : u(rng);  // q = 0 where p > 0: the floor
                 q[static_cast<std::size_t>(r) * w + j] = y, sq += y;
             }
             for (int j = 0; j < w; ++j) {
-                if (sp > 0) p[static_cast<std::size_t>(r) * w + j] = static_cast<float>(p[static_cast<std::size_t>(r) * w + j] / sp);
-                q[static_cast<std::size_t>(r) * w + j] = static_cast<float>(q[static_cast<std::size_t>(r) * w + j] / sq);
+                if (sp > 0)
+                    p[static_cast<std::size_t>(r) * w + j] =
+                            static_cast<float>(p[static_cast<std::size_t>(r) * w + j] / sp);
+                q[static_cast<std::size_t>(r) * w + j] =
+                        static_cast<float>(q[static_cast<std::size_t>(r) * w + j] / sq);
             }
         }
         Reference ref;
@@ -79,13 +82,14 @@ TEST_CASE("RowMeasures' vectorised sums equal double-precision loops", "[row-mea
         RowMeasures m(rows, cols, RowMeasures::All, keys, t);
         for (int r = 0; r < rows;) {
             const int count = std::min(rows - r, 1 + r % 9);
-            m.addRows(r, count, p.data() + static_cast<std::size_t>(r) * w, lo, hi, q.data() + static_cast<std::size_t>(r) * w);
+            m.addRows(r, count, p.data() + static_cast<std::size_t>(r) * w, lo, hi,
+                      q.data() + static_cast<std::size_t>(r) * w);
             r += count;
         }
         const double n = static_cast<double>(ref.used);
         INFO("keys from " << lo);
         CHECK(ref.used == rows - 1);
-        CHECK(m.entropy() == Approx(ref.entropy / n).epsilon(5e-7));  // float logs: 1 ulp each
+        CHECK(m.entropy() == Approx(ref.entropy / n).epsilon(5e-7));    // float logs: 1 ulp each
         CHECK(m.distance() == Approx(ref.distance / n).epsilon(1e-7));  // float products
         CHECK(m.keyShare() == Approx(ref.keys / n).epsilon(1e-12));
         CHECK(m.firstShare() == Approx(ref.first / n).epsilon(1e-12));
@@ -123,27 +127,27 @@ TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, wi
     std::uniform_real_distribution<float> u(0, 1);
     PatternThresholds t;
     for (const int keys : {3, 1, 8, 9})
-    for (const int w : {5, 17, 256, 700, 4099}) {
-        t.sparseKeys = keys;
-        for (int kind = 0; kind < 6; ++kind) {
-            INFO("width " << w << ", row kind " << kind << ", " << keys << " keys");
-            std::vector<float> row(static_cast<std::size_t>(w));
-            for (int j = 0; j < w; ++j) {
-                float x = u(rng);
-                if (kind == 1) x = j % 16 == 5 ? 0.5f + 0.1f * u(rng) : 0.01f * x;  // the peaks share one lane
-                if (kind == 2) x = 0.25f;                                          // all ties
-                if (kind == 3) x = j >= w - 3 ? 0.9f : 0.001f * x;                 // the peaks in the tail
-                if (kind == 4) x = static_cast<float>(j) / static_cast<float>(w);  // rising: every value a new top
-                if (kind == 5) x = j % 3 == 0 ? 0.5f : 0.1f * x;                   // ties at the top, a third of the row
-                row[static_cast<std::size_t>(j)] = x;
+        for (const int w : {5, 17, 256, 700, 4099}) {
+            t.sparseKeys = keys;
+            for (int kind = 0; kind < 6; ++kind) {
+                INFO("width " << w << ", row kind " << kind << ", " << keys << " keys");
+                std::vector<float> row(static_cast<std::size_t>(w));
+                for (int j = 0; j < w; ++j) {
+                    float x = u(rng);
+                    if (kind == 1) x = j % 16 == 5 ? 0.5f + 0.1f * u(rng) : 0.01f * x;  // the peaks share one lane
+                    if (kind == 2) x = 0.25f;                                           // all ties
+                    if (kind == 3) x = j >= w - 3 ? 0.9f : 0.001f * x;                  // the peaks in the tail
+                    if (kind == 4) x = static_cast<float>(j) / static_cast<float>(w);   // rising: every value a new top
+                    if (kind == 5) x = j % 3 == 0 ? 0.5f : 0.1f * x;  // ties at the top, a third of the row
+                    row[static_cast<std::size_t>(j)] = x;
+                }
+                std::vector<float> sorted = row;
+                std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+                double want = 0;
+                for (int j = 0; j < std::min(t.sparseKeys, w); ++j) want += sorted[static_cast<std::size_t>(j)];
+                RowMeasures m(1, w, RowMeasures::Patterns, {}, t);
+                m.addRow(0, row.data(), 0, w);
+                CHECK(m.patterns().sparse == want);
             }
-            std::vector<float> sorted = row;
-            std::sort(sorted.begin(), sorted.end(), std::greater<float>());
-            double want = 0;
-            for (int j = 0; j < std::min(t.sparseKeys, w); ++j) want += sorted[static_cast<std::size_t>(j)];
-            RowMeasures m(1, w, RowMeasures::Patterns, {}, t);
-            m.addRow(0, row.data(), 0, w);
-            CHECK(m.patterns().sparse == want);
         }
-    }
 }

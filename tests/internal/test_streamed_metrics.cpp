@@ -56,9 +56,7 @@ std::shared_ptr<const Trace> blockTrace(int layers, std::int64_t H, std::int64_t
 
 // The rows are the map's rows, but a block's matrix product may run on another number of BLAS
 // threads (or rows) than Trace::map's, which moves a few cells by a float ulp (~1e-7).
-void checkClose(double streamed, double exact) {
-    CHECK(streamed == Approx(exact).epsilon(1e-6).margin(1e-9));
-}
+void checkClose(double streamed, double exact) { CHECK(streamed == Approx(exact).epsilon(1e-6).margin(1e-9)); }
 
 }  // namespace
 
@@ -171,24 +169,30 @@ TEST_CASE("forEachRowBlock hands out each row once with the exact map's values",
         std::vector<int> seen(700, 0);
         std::mutex lock;
         double worst = 0;
-        forEachRowBlock(*trace, 0, 0, 1, {}, 2, [&](int worker, const MapRowBlock& b) {
-            CHECK((worker == 0 || worker == 1));
-            std::lock_guard<std::mutex> hold(lock);
-            CHECK(b.cols == 700);
-            for (int r = 0; r < b.rows; ++r) {
-                ++seen[std::size_t(b.rowBegin + r)];
-                for (int j = 0; j < 700; ++j) {
-                    const bool stored = j >= b.colBegin && j < b.colEnd;
-                    const double v = stored ? b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)] : 0.0;
-                    worst = std::max(worst, std::abs(v - map.at(b.rowBegin + r, j)));
-                }
-            }
-        }, nullptr, range.first, range.second);
+        forEachRowBlock(
+                *trace, 0, 0, 1, {}, 2,
+                [&](int worker, const MapRowBlock& b) {
+                    CHECK((worker == 0 || worker == 1));
+                    std::lock_guard<std::mutex> hold(lock);
+                    CHECK(b.cols == 700);
+                    for (int r = 0; r < b.rows; ++r) {
+                        ++seen[std::size_t(b.rowBegin + r)];
+                        for (int j = 0; j < 700; ++j) {
+                            const bool stored = j >= b.colBegin && j < b.colEnd;
+                            const double v =
+                                    stored ? b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)]
+                                           : 0.0;
+                            worst = std::max(worst, std::abs(v - map.at(b.rowBegin + r, j)));
+                        }
+                    }
+                },
+                nullptr, range.first, range.second);
         const int end = range.second ? range.second : 700;
         for (int i = 0; i < 700; ++i) CHECK(seen[std::size_t(i)] == (i >= range.first && i < end ? 1 : 0));
         CHECK(worst < 1e-6);  // a float ulp where the row range starts off a block edge
     }
-    CHECK_THROWS_WITH(forEachRowBlock(*trace, 0, 0, 0, {}, 1, [](int, const MapRowBlock&) {}, nullptr, 650, 701),
+    CHECK_THROWS_WITH(forEachRowBlock(
+                              *trace, 0, 0, 0, {}, 1, [](int, const MapRowBlock&) {}, nullptr, 650, 701),
                       Catch::Contains("map rows 650..701 are not inside the map's 700 rows"));
 }
 
@@ -207,8 +211,10 @@ TEST_CASE("forEachRowBlock on a half-precision capture hands out Trace::map's va
             rows += b.rows;
             for (int r = 0; r < b.rows; ++r)
                 for (int j = b.colBegin; j < b.colEnd; ++j)
-                    worst = std::max(worst, std::abs(double(b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)]) -
-                                                     map.at(b.rowBegin + r, j)));
+                    worst = std::max(
+                            worst,
+                            std::abs(double(b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)]) -
+                                     map.at(b.rowBegin + r, j)));
         });
         CHECK(rows == 300);
         CHECK(worst < 1e-6);
@@ -258,27 +264,33 @@ TEST_CASE("forEachRowBlock's linear rows equal a double-precision linear map", "
         double worst = 0;
         int rowsSeen = 0;
         std::mutex lock;
-        forEachRowBlock(*trace, 0, 0, 1, linear, 2, [&](int, const MapRowBlock& b) {
-            std::lock_guard<std::mutex> hold(lock);
-            for (int r = 0; r < b.rows; ++r, ++rowsSeen) {
-                const int i = b.rowBegin + r;
-                std::vector<double> ref(std::size_t(n), 0.0);
-                double sum = 0;
-                for (int j = 0; j < n; ++j) {
-                    if (j > i || (mask.window > 0 && j <= i - mask.window)) continue;
-                    double w = 0;
-                    for (int c = 0; c < d; ++c) w += phi(qd[i * d + c]) * phi(kd[j * d + c]);
-                    ref[std::size_t(j)] = w;
-                    sum += w;
-                }
-                for (int j = 0; j < n; ++j) {
-                    const bool stored = j >= b.colBegin && j < b.colEnd;
-                    const double v = stored ? b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)] : 0.0;
-                    if (ref[std::size_t(j)] == 0) CHECK(v == 0.0);  // masked cells exactly zero
-                    worst = std::max(worst, std::abs(v - ref[std::size_t(j)] / sum) / (ref[std::size_t(j)] / sum + 1e-3));
-                }
-            }
-        }, nullptr, 5, 333);  // rows 5..333: the first block starts off a block edge
+        forEachRowBlock(
+                *trace, 0, 0, 1, linear, 2,
+                [&](int, const MapRowBlock& b) {
+                    std::lock_guard<std::mutex> hold(lock);
+                    for (int r = 0; r < b.rows; ++r, ++rowsSeen) {
+                        const int i = b.rowBegin + r;
+                        std::vector<double> ref(std::size_t(n), 0.0);
+                        double sum = 0;
+                        for (int j = 0; j < n; ++j) {
+                            if (j > i || (mask.window > 0 && j <= i - mask.window)) continue;
+                            double w = 0;
+                            for (int c = 0; c < d; ++c) w += phi(qd[i * d + c]) * phi(kd[j * d + c]);
+                            ref[std::size_t(j)] = w;
+                            sum += w;
+                        }
+                        for (int j = 0; j < n; ++j) {
+                            const bool stored = j >= b.colBegin && j < b.colEnd;
+                            const double v =
+                                    stored ? b.values[std::size_t(r) * (b.colEnd - b.colBegin) + (j - b.colBegin)]
+                                           : 0.0;
+                            if (ref[std::size_t(j)] == 0) CHECK(v == 0.0);  // masked cells exactly zero
+                            worst = std::max(worst, std::abs(v - ref[std::size_t(j)] / sum) /
+                                                            (ref[std::size_t(j)] / sum + 1e-3));
+                        }
+                    }
+                },
+                nullptr, 5, 333);  // rows 5..333: the first block starts off a block edge
         CHECK(rowsSeen == 328);
         CHECK(worst < 1e-5);
     }

@@ -23,8 +23,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 double ulps(float got, double want) {
     const float w = static_cast<float>(want);
     const double ulp = std::fabs(w) < std::numeric_limits<float>::min()
-                           ? std::numeric_limits<float>::denorm_min()
-                           : std::nextafter(std::fabs(w), kInf) - std::fabs(w);
+                               ? std::numeric_limits<float>::denorm_min()
+                               : std::nextafter(std::fabs(w), kInf) - std::fabs(w);
     return std::fabs(static_cast<double>(got) - want) / ulp;
 }
 
@@ -49,10 +49,16 @@ TEST_CASE("vectorised log is within 2 ulp of the exact log, with the special val
     std::vector<float> out(xs.size());
     vmath::logInto(xs.data(), out.data(), static_cast<std::int64_t>(xs.size()));
     double worst = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) worst = std::max(worst, ulps(out[i], std::log(static_cast<double>(xs[i]))));
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        worst = std::max(worst, ulps(out[i], std::log(static_cast<double>(xs[i]))));
     CHECK(worst < 2.0);
     CHECK(worst > 0.0);  // the sweep reached values that are not exact
-    const float special[] = {0.0f, -0.0f, -1.0f, kInf, std::numeric_limits<float>::quiet_NaN(), 1.0f,
+    const float special[] = {0.0f,
+                             -0.0f,
+                             -1.0f,
+                             kInf,
+                             std::numeric_limits<float>::quiet_NaN(),
+                             1.0f,
                              std::numeric_limits<float>::denorm_min()};
     float got[7];
     vmath::logInto(special, got, 7);  // 7 values: the tail path
@@ -129,9 +135,9 @@ TEST_CASE("the fused row softmax equals the double-precision softmax of its rang
 TEST_CASE("the fused row softmax gives NaN rows where ATen's softmax does", "[vmath]") {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const std::vector<std::vector<float>> rows = {
-        {-kInf, -kInf, -kInf},  // no key allowed
-        {0.5f, nan, 1.0f},      // a NaN logit
-        {0.5f, kInf, 1.0f},     // +inf: inf - inf
+            {-kInf, -kInf, -kInf},  // no key allowed
+            {0.5f, nan, 1.0f},      // a NaN logit
+            {0.5f, kInf, 1.0f},     // +inf: inf - inf
     };
     for (std::vector<float> row : rows) {
         vmath::softmaxRow(row.data(), 3, 0, 3);

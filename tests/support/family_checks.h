@@ -17,7 +17,8 @@ inline std::shared_ptr<const Model> loadCpu(const std::filesystem::path& dir) {
     return Model::load(dir, options);
 }
 
-inline std::shared_ptr<const Model> writeAndLoad(const Checkpoint& c, const std::string& name, const WriteOptions& o = {}) {
+inline std::shared_ptr<const Model> writeAndLoad(const Checkpoint& c, const std::string& name,
+                                                 const WriteOptions& o = {}) {
     const auto dir = freshDir(name);
     writeCheckpoint(dir, c, o);
     return loadCpu(dir);

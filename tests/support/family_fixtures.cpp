@@ -47,10 +47,17 @@ Checkpoint makeLlama(const LlamaSpec& s, unsigned seed) {
     Checkpoint c;
     const std::int64_t E = s.hidden, I = s.inner, d = llamaHeadDim(s), H = s.heads, G = s.kvHeads;
     const bool bias = s.qkvBias || s.type == "qwen2";
-    c.config = {{"model_type", s.type},          {"vocab_size", s.vocab},         {"hidden_size", s.hidden},
-                {"intermediate_size", s.inner},  {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
-                {"num_key_value_heads", s.kvHeads}, {"max_position_embeddings", s.positions},
-                {"rms_norm_eps", s.eps},         {"hidden_act", "silu"},          {"tie_word_embeddings", s.tied}};
+    c.config = {{"model_type", s.type},
+                {"vocab_size", s.vocab},
+                {"hidden_size", s.hidden},
+                {"intermediate_size", s.inner},
+                {"num_hidden_layers", s.layers},
+                {"num_attention_heads", s.heads},
+                {"num_key_value_heads", s.kvHeads},
+                {"max_position_embeddings", s.positions},
+                {"rms_norm_eps", s.eps},
+                {"hidden_act", "silu"},
+                {"tie_word_embeddings", s.tied}};
     if (s.headDim) c.config["head_dim"] = s.headDim;
     if (s.ropeParameters) {
         nlohmann::json p = s.ropeScaling.is_object() ? s.ropeScaling : nlohmann::json{{"rope_type", "default"}};
@@ -93,14 +100,27 @@ Checkpoint makeBert(const BertSpec& s, unsigned seed) {
     const bool distil = s.type == "distilbert";
     const std::string pre = s.prefix ? s.type + "." : "";
     if (distil) {
-        c.config = {{"model_type", "distilbert"}, {"vocab_size", s.vocab}, {"dim", s.hidden}, {"hidden_dim", s.inner},
-                    {"n_layers", s.layers}, {"n_heads", s.heads}, {"max_position_embeddings", s.positions},
-                    {"activation", s.activation}, {"sinusoidal_pos_embds", false}};
+        c.config = {{"model_type", "distilbert"},
+                    {"vocab_size", s.vocab},
+                    {"dim", s.hidden},
+                    {"hidden_dim", s.inner},
+                    {"n_layers", s.layers},
+                    {"n_heads", s.heads},
+                    {"max_position_embeddings", s.positions},
+                    {"activation", s.activation},
+                    {"sinusoidal_pos_embds", false}};
     } else {
-        c.config = {{"model_type", s.type}, {"vocab_size", s.vocab}, {"hidden_size", s.hidden},
-                    {"intermediate_size", s.inner}, {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
-                    {"max_position_embeddings", s.positions}, {"type_vocab_size", s.typeVocab},
-                    {"layer_norm_eps", 1e-12}, {"hidden_act", s.activation}, {"position_embedding_type", "absolute"}};
+        c.config = {{"model_type", s.type},
+                    {"vocab_size", s.vocab},
+                    {"hidden_size", s.hidden},
+                    {"intermediate_size", s.inner},
+                    {"num_hidden_layers", s.layers},
+                    {"num_attention_heads", s.heads},
+                    {"max_position_embeddings", s.positions},
+                    {"type_vocab_size", s.typeVocab},
+                    {"layer_norm_eps", 1e-12},
+                    {"hidden_act", s.activation},
+                    {"position_embedding_type", "absolute"}};
         if (s.type == "roberta") c.config["pad_token_id"] = s.pad;
     }
     auto norm = [&](const std::string& name) {
@@ -127,7 +147,8 @@ Checkpoint makeBert(const BertSpec& s, unsigned seed) {
             norm(p + "output_layer_norm");
         } else {
             const std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
-            for (const char* n : {"attention.self.query", "attention.self.key", "attention.self.value"}) linear(p + n, E, E, 0.35f);
+            for (const char* n : {"attention.self.query", "attention.self.key", "attention.self.value"})
+                linear(p + n, E, E, 0.35f);
             linear(p + "attention.output.dense", E, E, 0.2f);
             norm(p + "attention.output.LayerNorm");
             linear(p + "intermediate.dense", I, E, 0.2f);
@@ -146,10 +167,18 @@ Checkpoint makeVit(const VitSpec& s, unsigned seed) {
     const std::string pre = s.prefix ? "vit." : "";
     nlohmann::json id2label = nlohmann::json::object();
     for (int i = 0; i < s.labels; ++i) id2label[std::to_string(i)] = "class" + std::to_string(i);
-    c.config = {{"model_type", "vit"}, {"hidden_size", s.hidden}, {"intermediate_size", s.inner},
-                {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads}, {"image_size", s.imageSize},
-                {"patch_size", s.patch}, {"num_channels", 3}, {"qkv_bias", true}, {"hidden_act", "gelu"},
-                {"layer_norm_eps", 1e-12}, {"id2label", id2label}};
+    c.config = {{"model_type", "vit"},
+                {"hidden_size", s.hidden},
+                {"intermediate_size", s.inner},
+                {"num_hidden_layers", s.layers},
+                {"num_attention_heads", s.heads},
+                {"image_size", s.imageSize},
+                {"patch_size", s.patch},
+                {"num_channels", 3},
+                {"qkv_bias", true},
+                {"hidden_act", "gelu"},
+                {"layer_norm_eps", 1e-12},
+                {"id2label", id2label}};
     auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, float scale) {
         c.tensors[name + ".weight"] = randomTensor({out, in}, rng, scale);
         c.tensors[name + ".bias"] = randomTensor({out}, rng, 0.1f);
@@ -160,7 +189,8 @@ Checkpoint makeVit(const VitSpec& s, unsigned seed) {
     };
     c.tensors[pre + "embeddings.cls_token"] = randomTensor({1, 1, E}, rng, 0.5f);
     c.tensors[pre + "embeddings.position_embeddings"] = randomTensor({1, g * g + 1, E}, rng, 0.3f);
-    c.tensors[pre + "embeddings.patch_embeddings.projection.weight"] = randomTensor({E, 3, s.patch, s.patch}, rng, 0.15f);
+    c.tensors[pre + "embeddings.patch_embeddings.projection.weight"] =
+            randomTensor({E, 3, s.patch, s.patch}, rng, 0.15f);
     c.tensors[pre + "embeddings.patch_embeddings.projection.bias"] = randomTensor({E}, rng, 0.1f);
     for (int l = 0; l < s.layers; ++l) {
         const std::string p = pre + "encoder.layer." + std::to_string(l) + ".";

@@ -20,8 +20,8 @@ struct Checkpoint {
 };
 
 struct WriteOptions {
-    std::string dtype = "F32";  // F32, F16 or BF16
-    int shards = 1;             // > 1: model-0000i-of-0000N.safetensors + model.safetensors.index.json
+    std::string dtype = "F32";       // F32, F16 or BF16
+    int shards = 1;                  // > 1: model-0000i-of-0000N.safetensors + model.safetensors.index.json
     std::vector<TensorBytes> extra;  // written as given into the first file (buffers such as I64 position_ids)
 };
 
@@ -32,15 +32,15 @@ void writeCheckpoint(const std::filesystem::path& dir, const Checkpoint& c, cons
 
 // ---- Llama family ---------------------------------------------------------------------------
 struct LlamaSpec {
-    std::string type = "llama";  // llama, mistral, qwen2
+    std::string type = "llama";                                                                // llama, mistral, qwen2
     int vocab = 48, hidden = 32, inner = 40, layers = 2, heads = 4, kvHeads = 2, headDim = 0;  // 0: hidden/heads
     int positions = 64;
     double theta = 10000.0, eps = 1e-6;
-    nlohmann::json ropeScaling;    // null or {"rope_type": ..., ...}
-    bool ropeParameters = false;   // write theta and scaling as the newer rope_parameters object
+    nlohmann::json ropeScaling;   // null or {"rope_type": ..., ...}
+    bool ropeParameters = false;  // write theta and scaling as the newer rope_parameters object
     bool tied = false;
-    bool qkvBias = false;          // q/k/v biases (always written for qwen2)
-    int window = 0;                // mistral sliding_window (0 = null)
+    bool qkvBias = false;  // q/k/v biases (always written for qwen2)
+    int window = 0;        // mistral sliding_window (0 = null)
 };
 Checkpoint makeLlama(const LlamaSpec& spec, unsigned seed);
 int llamaHeadDim(const LlamaSpec& spec);
@@ -49,9 +49,9 @@ int llamaHeadDim(const LlamaSpec& spec);
 struct BertSpec {
     std::string type = "bert";  // bert, roberta, distilbert
     int vocab = 50, hidden = 24, inner = 48, layers = 2, heads = 3, positions = 40, typeVocab = 2;
-    int pad = 1;                // roberta's pad_token_id
-    bool prefix = true;         // names start with "bert." / "roberta." / "distilbert."
-    bool legacyNorm = false;    // LayerNorm.gamma / .beta (BERT only)
+    int pad = 1;              // roberta's pad_token_id
+    bool prefix = true;       // names start with "bert." / "roberta." / "distilbert."
+    bool legacyNorm = false;  // LayerNorm.gamma / .beta (BERT only)
     std::string activation = "gelu";
 };
 Checkpoint makeBert(const BertSpec& spec, unsigned seed);
@@ -67,7 +67,7 @@ Checkpoint makeVit(const VitSpec& spec, unsigned seed);
 struct Reference {
     // probs[l][h][i * m + j]: attention of query i on key j.
     std::vector<std::vector<std::vector<double>>> probs;
-    std::vector<double> logits;  // next-token logits (Llama) or class logits (ViT)
+    std::vector<double> logits;               // next-token logits (Llama) or class logits (ViT)
     std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
 };
 

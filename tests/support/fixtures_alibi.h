@@ -12,8 +12,8 @@ namespace attnscope::testing {
 
 // What the forward is asked beyond the ids (RunOptions' propagated temperature and head masking).
 struct AlibiFamilyRun {
-    double temperature = 1.0;             // divides the layer's pre-mask logits
-    std::vector<int> temperatureLayers;   // empty = every layer
+    double temperature = 1.0;                    // divides the layer's pre-mask logits
+    std::vector<int> temperatureLayers;          // empty = every layer
     std::vector<std::pair<int, int>> maskHeads;  // {layer, head}: that head's output is zeroed
     bool inLayer(int layer) const;
 };
@@ -37,9 +37,9 @@ Reference referenceOpt(const Checkpoint& c, const OptSpec& spec, const std::vect
 // ---- BLOOM ----------------------------------------------------------------------------------
 struct BloomSpec {
     int vocab = 48, hidden = 36, layers = 2, heads = 6;  // 6 heads: not a power of two
-    bool residualAfterNorm = false;  // apply_residual_connection_post_layernorm
+    bool residualAfterNorm = false;                      // apply_residual_connection_post_layernorm
     bool tied = true;
-    bool prefix = true;              // "transformer."
+    bool prefix = true;  // "transformer."
 };
 Checkpoint makeBloom(const BloomSpec& spec, unsigned seed);
 Reference referenceBloom(const Checkpoint& c, const BloomSpec& spec, const std::vector<long long>& ids,

@@ -20,19 +20,19 @@ struct RmsFamilySpec {
     bool prefix = true;          // tensor names under "model." (lm_head.weight never is)
     bool attentionBias = false;  // q/k/v/o biases (not phi3)
     // gemma2 / gemma3_text
-    double queryPreAttnScalar = 8;     // written as query_pre_attn_scalar
-    double attnSoftcap = 0;            // attn_logit_softcapping (0 = null)
-    double finalSoftcap = 0;           // final_logit_softcapping (0 = null)
-    int slidingPattern = 0;            // gemma3_text: sliding_window_pattern when > 0 (else HF's 6)
-    double localTheta = 10000.0;       // gemma3_text: rope_local_base_freq
+    double queryPreAttnScalar = 8;  // written as query_pre_attn_scalar
+    double attnSoftcap = 0;         // attn_logit_softcapping (0 = null)
+    double finalSoftcap = 0;        // final_logit_softcapping (0 = null)
+    int slidingPattern = 0;         // gemma3_text: sliding_window_pattern when > 0 (else HF's 6)
+    double localTheta = 10000.0;    // gemma3_text: rope_local_base_freq
     // windows: sliding_window (0 = null) on the layers layer_types marks, or the family's default
     int window = 0;
-    nlohmann::json layerTypes;         // null, or the list written as layer_types
-    bool useSlidingWindow = false;     // qwen3
-    int maxWindowLayers = 28;          // qwen3
-    nlohmann::json ropeScaling;        // null or {"rope_type": ..., ...}
-    double partialRotary = 1.0;        // phi3: partial_rotary_factor (written when != 1)
-    int originalPositions = 0;         // phi3: original_max_position_embeddings (written when > 0)
+    nlohmann::json layerTypes;      // null, or the list written as layer_types
+    bool useSlidingWindow = false;  // qwen3
+    int maxWindowLayers = 28;       // qwen3
+    nlohmann::json ropeScaling;     // null or {"rope_type": ..., ...}
+    double partialRotary = 1.0;     // phi3: partial_rotary_factor (written when != 1)
+    int originalPositions = 0;      // phi3: original_max_position_embeddings (written when > 0)
 };
 
 int rmsHeadDim(const RmsFamilySpec& spec);

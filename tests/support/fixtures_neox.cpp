@@ -25,10 +25,18 @@ Checkpoint makeNeox(const NeoxSpec& s, unsigned seed) {
     Checkpoint c;
     Writer w{c, rng};
     const std::int64_t E = s.hidden, I = s.inner;
-    c.config = {{"model_type", "gpt_neox"}, {"vocab_size", s.vocab}, {"hidden_size", s.hidden},
-                {"intermediate_size", s.inner}, {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
-                {"max_position_embeddings", s.positions}, {"layer_norm_eps", s.eps}, {"hidden_act", s.activation},
-                {"use_parallel_residual", s.parallel}, {"tie_word_embeddings", s.tied}, {"rope_scaling", nullptr}};
+    c.config = {{"model_type", "gpt_neox"},
+                {"vocab_size", s.vocab},
+                {"hidden_size", s.hidden},
+                {"intermediate_size", s.inner},
+                {"num_hidden_layers", s.layers},
+                {"num_attention_heads", s.heads},
+                {"max_position_embeddings", s.positions},
+                {"layer_norm_eps", s.eps},
+                {"hidden_act", s.activation},
+                {"use_parallel_residual", s.parallel},
+                {"tie_word_embeddings", s.tied},
+                {"rope_scaling", nullptr}};
     if (s.newKeys) {
         c.config["rope_theta"] = s.base;
         c.config["partial_rotary_factor"] = s.rotaryPct;
@@ -58,10 +66,12 @@ Checkpoint makeGptj(const GptjSpec& s, unsigned seed) {
     Checkpoint c;
     Writer w{c, rng};
     const std::int64_t E = s.hidden, I = s.inner ? s.inner : 4 * s.hidden;
-    c.config = {{"model_type", "gptj"}, {"vocab_size", s.vocab}, {"n_positions", s.positions}, {"n_embd", s.hidden},
-                {"n_layer", s.layers}, {"n_head", s.heads}, {"rotary_dim", s.rotaryDim},
-                {"n_inner", s.inner ? nlohmann::json(s.inner) : nlohmann::json()}, {"layer_norm_epsilon", s.eps},
-                {"activation_function", s.activation}, {"tie_word_embeddings", s.tied}};
+    c.config = {{"model_type", "gptj"},         {"vocab_size", s.vocab},
+                {"n_positions", s.positions},   {"n_embd", s.hidden},
+                {"n_layer", s.layers},          {"n_head", s.heads},
+                {"rotary_dim", s.rotaryDim},    {"n_inner", s.inner ? nlohmann::json(s.inner) : nlohmann::json()},
+                {"layer_norm_epsilon", s.eps},  {"activation_function", s.activation},
+                {"tie_word_embeddings", s.tied}};
     const std::string pre = s.prefix ? "transformer." : "";
     c.tensors[pre + "wte.weight"] = randomTensor({s.vocab, E}, rng, 0.8f);
     for (int l = 0; l < s.layers; ++l) {
@@ -86,11 +96,17 @@ Checkpoint makeNeo(const NeoSpec& s, unsigned seed) {
     const int repeat = s.layers / static_cast<int>(s.kinds.size());
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < s.layers; ++l) layers.push_back(s.kinds[l % s.kinds.size()]);
-    c.config = {{"model_type", "gpt_neo"}, {"vocab_size", s.vocab}, {"max_position_embeddings", s.positions},
-                {"hidden_size", s.hidden}, {"num_layers", s.layers}, {"num_heads", s.heads},
-                {"intermediate_size", s.inner ? nlohmann::json(s.inner) : nlohmann::json()}, {"window_size", s.window},
+    c.config = {{"model_type", "gpt_neo"},
+                {"vocab_size", s.vocab},
+                {"max_position_embeddings", s.positions},
+                {"hidden_size", s.hidden},
+                {"num_layers", s.layers},
+                {"num_heads", s.heads},
+                {"intermediate_size", s.inner ? nlohmann::json(s.inner) : nlohmann::json()},
+                {"window_size", s.window},
                 {"attention_types", nlohmann::json::array({nlohmann::json::array({s.kinds, repeat})})},
-                {"layer_norm_epsilon", s.eps}, {"activation_function", s.activation}};
+                {"layer_norm_epsilon", s.eps},
+                {"activation_function", s.activation}};
     if (s.writeLayers) c.config["attention_layers"] = layers;
     if (!s.tied) c.config["tie_word_embeddings"] = false;
     const std::string pre = s.prefix ? "transformer." : "";
@@ -117,11 +133,20 @@ Checkpoint makePhi(const PhiSpec& s, unsigned seed) {
     Checkpoint c;
     Writer w{c, rng};
     const std::int64_t E = s.hidden, I = s.inner, d = s.hidden / s.heads, H = s.heads, G = s.kvHeads;
-    c.config = {{"model_type", "phi"}, {"vocab_size", s.vocab}, {"hidden_size", s.hidden},
-                {"intermediate_size", s.inner}, {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
-                {"num_key_value_heads", s.kvHeads}, {"max_position_embeddings", s.positions},
-                {"partial_rotary_factor", s.partial}, {"rope_theta", s.theta}, {"rope_scaling", nullptr},
-                {"layer_norm_eps", s.eps}, {"hidden_act", s.activation}, {"qk_layernorm", s.qkNorm},
+    c.config = {{"model_type", "phi"},
+                {"vocab_size", s.vocab},
+                {"hidden_size", s.hidden},
+                {"intermediate_size", s.inner},
+                {"num_hidden_layers", s.layers},
+                {"num_attention_heads", s.heads},
+                {"num_key_value_heads", s.kvHeads},
+                {"max_position_embeddings", s.positions},
+                {"partial_rotary_factor", s.partial},
+                {"rope_theta", s.theta},
+                {"rope_scaling", nullptr},
+                {"layer_norm_eps", s.eps},
+                {"hidden_act", s.activation},
+                {"qk_layernorm", s.qkNorm},
                 {"tie_word_embeddings", s.tied}};
     const std::string pre = s.prefix ? "model." : "";
     c.tensors[pre + "embed_tokens.weight"] = randomTensor({s.vocab, E}, rng, 0.8f);

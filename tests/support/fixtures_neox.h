@@ -24,11 +24,11 @@ struct RefOptions {
 struct NeoxSpec {
     int vocab = 48, hidden = 64, inner = 80, layers = 2, heads = 4, positions = 64;
     double rotaryPct = 0.25, base = 10000.0, eps = 1e-5;
-    bool parallel = true;   // use_parallel_residual
-    bool bias = true;       // attention_bias (q/k/v and dense biases)
-    bool tied = false;      // tie_word_embeddings (no embed_out)
-    bool prefix = true;     // names start with "gpt_neox."
-    bool newKeys = false;   // write theta and the fraction as rope_theta / partial_rotary_factor only
+    bool parallel = true;  // use_parallel_residual
+    bool bias = true;      // attention_bias (q/k/v and dense biases)
+    bool tied = false;     // tie_word_embeddings (no embed_out)
+    bool prefix = true;    // names start with "gpt_neox."
+    bool newKeys = false;  // write theta and the fraction as rope_theta / partial_rotary_factor only
     std::string activation = "gelu";
 };
 Checkpoint makeNeox(const NeoxSpec& spec, unsigned seed);
@@ -53,8 +53,8 @@ struct NeoSpec {
     int vocab = 48, hidden = 32, inner = 0, layers = 4, heads = 4, positions = 64, window = 3;  // inner 0: null
     std::vector<std::string> kinds = {"global", "local"};  // attention_types [[kinds, layers / kinds.size()]]
     double eps = 1e-5;
-    bool tied = true;    // tie_word_embeddings (GPT-Neo's default): no lm_head.weight
-    bool prefix = true;  // "transformer."
+    bool tied = true;         // tie_word_embeddings (GPT-Neo's default): no lm_head.weight
+    bool prefix = true;       // "transformer."
     bool writeLayers = true;  // also write the expanded attention_layers, as Hugging Face saves it
     std::string activation = "gelu_new";
 };
@@ -69,7 +69,7 @@ struct PhiSpec {
     double partial = 0.5, theta = 10000.0, eps = 1e-5;
     bool qkNorm = false;  // qk_layernorm
     bool tied = false;
-    bool prefix = true;   // "model."
+    bool prefix = true;  // "model."
     std::string activation = "gelu_new";
 };
 Checkpoint makePhi(const PhiSpec& spec, unsigned seed);

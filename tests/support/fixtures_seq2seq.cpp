@@ -43,8 +43,13 @@ void writeWordTokenizer(const std::filesystem::path& dir, const std::vector<std:
         const bool special = id < 3 || id >= 3 + words.size();
         vocab.push_back({names[id], special ? 0.0 : -1.0 - 0.01 * static_cast<double>(id)});
         if (special)
-            added.push_back({{"id", id}, {"content", names[id]}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                             {"normalized", false}, {"special", true}});
+            added.push_back({{"id", id},
+                             {"content", names[id]},
+                             {"single_word", false},
+                             {"lstrip", false},
+                             {"rstrip", false},
+                             {"normalized", false},
+                             {"special", true}});
     }
     single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
     for (const auto& sp : suffix) {
@@ -52,16 +57,19 @@ void writeWordTokenizer(const std::filesystem::path& dir, const std::vector<std:
         single.push_back({{"SpecialToken", {{"id", sp}, {"type_id", 0}}}});
         specialMap[sp] = {{"id", sp}, {"ids", {id}}, {"tokens", {sp}}};
     }
-    const nlohmann::json meta = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "always"}, {"split", true}};
-    const nlohmann::json tok = {{"version", "1.0"},
-                                {"truncation", nullptr},
-                                {"padding", nullptr},
-                                {"added_tokens", added},
-                                {"normalizer", nullptr},
-                                {"pre_tokenizer", meta},
-                                {"post_processor", {{"type", "TemplateProcessing"}, {"single", single}, {"pair", single}, {"special_tokens", specialMap}}},
-                                {"decoder", meta},
-                                {"model", {{"type", "Unigram"}, {"unk_id", 2}, {"byte_fallback", false}, {"vocab", vocab}}}};
+    const nlohmann::json meta = {
+            {"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "always"}, {"split", true}};
+    const nlohmann::json tok = {
+            {"version", "1.0"},
+            {"truncation", nullptr},
+            {"padding", nullptr},
+            {"added_tokens", added},
+            {"normalizer", nullptr},
+            {"pre_tokenizer", meta},
+            {"post_processor",
+             {{"type", "TemplateProcessing"}, {"single", single}, {"pair", single}, {"special_tokens", specialMap}}},
+            {"decoder", meta},
+            {"model", {{"type", "Unigram"}, {"unk_id", 2}, {"byte_fallback", false}, {"vocab", vocab}}}};
     std::filesystem::create_directories(dir);
     writeText(dir / "tokenizer.json", tok.dump(1));
 }

@@ -17,8 +17,8 @@ namespace attnscope::testing {
 struct T5Spec {
     int vocab = 40, dModel = 24, dKv = 10, dFf = 36, layers = 2, decoderLayers = 3, heads = 3;
     int buckets = 8, maxDistance = 12;
-    bool gated = false;      // "gated-gelu" (T5 1.1, Flan-T5) instead of "relu"
-    bool tied = true;        // false: lm_head.weight, no output rescaling (T5 1.1)
+    bool gated = false;  // "gated-gelu" (T5 1.1, Flan-T5) instead of "relu"
+    bool tied = true;    // false: lm_head.weight, no output rescaling (T5 1.1)
     std::string embeddings = "shared";
     bool writeDecoderLayers = true;  // num_decoder_layers in config.json (else = num_layers)
 };
@@ -31,12 +31,12 @@ struct BartSpec {
     int vocab = 40, dModel = 24, encoderLayers = 2, decoderLayers = 2, encoderHeads = 3, decoderHeads = 2;
     int encoderFfn = 32, decoderFfn = 28, positions = 20;
     bool scaleEmbedding = false;
-    bool prefix = true;          // "model." (…ForConditionalGeneration)
-    bool tied = true;            // false: a separate lm_head.weight
-    bool logitsBias = true;      // final_logits_bias
+    bool prefix = true;      // "model." (…ForConditionalGeneration)
+    bool tied = true;        // false: a separate lm_head.weight
+    bool logitsBias = true;  // final_logits_bias
     std::string embeddings = "shared";
     std::string activation = "gelu";
-    int decoderVocab = 0;        // marian: > 0 writes share_encoder_decoder_embeddings false and decoder_vocab_size
+    int decoderVocab = 0;  // marian: > 0 writes share_encoder_decoder_embeddings false and decoder_vocab_size
     long long decoderStart = 2, eos = 2;
 };
 Checkpoint makeBart(const BartSpec& spec, unsigned seed);
@@ -50,13 +50,13 @@ void writeWordTokenizer(const std::filesystem::path& dir, const std::vector<std:
 
 // What the forward is asked beyond the ids.
 struct Seq2seqRun {
-    double temperature = 1.0;             // divides every layer's logits (position bias included)
-    std::vector<int> temperatureLayers;   // empty = every layer (of each block)
+    double temperature = 1.0;            // divides every layer's logits (position bias included)
+    std::vector<int> temperatureLayers;  // empty = every layer (of each block)
     struct Head {
         std::string block;  // "encoder", "decoder" or "cross"
         int layer = 0, head = 0;
     };
-    std::vector<Head> maskHeads;          // that head's output is zeroed
+    std::vector<Head> maskHeads;  // that head's output is zeroed
 };
 
 struct Seq2seqReference {

@@ -62,17 +62,24 @@ inline std::vector<std::string> tokenizerMismatches(const nlohmann::json& texts,
         nlohmann::json offsets = nlohmann::json::array();
         for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
         const std::string label = "text " + std::to_string(i) + " " + nlohmann::json(text).dump().substr(0, 60) + ": ";
-        if (nlohmann::json(e.ids) != r["ids"]) problems.push_back(label + "ids " + show(nlohmann::json(e.ids)) + " expected " + show(r["ids"]));
-        else if (nlohmann::json(e.tokens) != r["tokens"]) problems.push_back(label + "tokens " + show(nlohmann::json(e.tokens)) + " expected " + show(r["tokens"]));
-        else if (offsets != r["offsets"]) problems.push_back(label + "offsets " + show(offsets) + " expected " + show(r["offsets"]));
+        if (nlohmann::json(e.ids) != r["ids"])
+            problems.push_back(label + "ids " + show(nlohmann::json(e.ids)) + " expected " + show(r["ids"]));
+        else if (nlohmann::json(e.tokens) != r["tokens"])
+            problems.push_back(label + "tokens " + show(nlohmann::json(e.tokens)) + " expected " + show(r["tokens"]));
+        else if (offsets != r["offsets"])
+            problems.push_back(label + "offsets " + show(offsets) + " expected " + show(r["offsets"]));
         const auto plain = tok.encode(text, false).ids;
         if (nlohmann::json(plain) != r["ids_no_special"])
-            problems.push_back(label + "ids without specials " + show(nlohmann::json(plain)) + " expected " + show(r["ids_no_special"]));
+            problems.push_back(label + "ids without specials " + show(nlohmann::json(plain)) + " expected " +
+                               show(r["ids_no_special"]));
         const auto ids = r["ids"].get<std::vector<std::int64_t>>();
         const std::string decoded = tok.decode(ids, false), skipped = tok.decode(ids, true);
-        if (decoded != r["decoded"]) problems.push_back(label + "decoded " + nlohmann::json(decoded).dump() + " expected " + r["decoded"].dump());
+        if (decoded != r["decoded"])
+            problems.push_back(label + "decoded " + nlohmann::json(decoded).dump() + " expected " +
+                               r["decoded"].dump());
         if (skipped != r["decoded_skip_special"])
-            problems.push_back(label + "decoded without specials " + nlohmann::json(skipped).dump() + " expected " + r["decoded_skip_special"].dump());
+            problems.push_back(label + "decoded without specials " + nlohmann::json(skipped).dump() + " expected " +
+                               r["decoded_skip_special"].dump());
     }
     return problems;
 }

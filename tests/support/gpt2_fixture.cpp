@@ -143,13 +143,19 @@ void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) 
     const auto& s = c.spec;
     std::filesystem::create_directories(dir);
     nlohmann::json config = {
-        {"model_type", "gpt2"},          {"architectures", {"GPT2LMHeadModel"}},
-        {"vocab_size", s.vocab},         {"n_positions", s.positions},
-        {"n_ctx", s.positions},          {"n_embd", s.embd},
-        {"n_head", s.heads},             {"n_layer", s.layers},
-        {"n_inner", nullptr},            {"layer_norm_epsilon", s.eps},
-        {"activation_function", s.activation}, {"tie_word_embeddings", !s.untiedHead},
-        {"torch_dtype", "float32"},
+            {"model_type", "gpt2"},
+            {"architectures", {"GPT2LMHeadModel"}},
+            {"vocab_size", s.vocab},
+            {"n_positions", s.positions},
+            {"n_ctx", s.positions},
+            {"n_embd", s.embd},
+            {"n_head", s.heads},
+            {"n_layer", s.layers},
+            {"n_inner", nullptr},
+            {"layer_norm_epsilon", s.eps},
+            {"activation_function", s.activation},
+            {"tie_word_embeddings", !s.untiedHead},
+            {"torch_dtype", "float32"},
     };
     writeText(dir / "config.json", config.dump(2));
 

@@ -20,11 +20,11 @@ struct Gpt2Spec {
     int layers = 2;
     double eps = 1e-5;
     std::string activation = "gelu_new";
-    bool prefix = true;        // names start with "transformer."
-    bool untiedHead = false;   // write a separate lm_head.weight
-    bool legacyBuffers = true; // write attn.bias / attn.masked_bias like old checkpoints
-    bool vocabJson = true;     // write vocab.json with labels "t0", "t1", ...
-    std::string dtype = "F32"; // storage dtype: F32, F16 or BF16 (values are rounded to it)
+    bool prefix = true;         // names start with "transformer."
+    bool untiedHead = false;    // write a separate lm_head.weight
+    bool legacyBuffers = true;  // write attn.bias / attn.masked_bias like old checkpoints
+    bool vocabJson = true;      // write vocab.json with labels "t0", "t1", ...
+    std::string dtype = "F32";  // storage dtype: F32, F16 or BF16 (values are rounded to it)
 };
 
 struct Tensor {

@@ -30,7 +30,8 @@ NpyArray readNpy(const std::filesystem::path& file) {
     std::smatch m;
     if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) throw std::runtime_error("no descr");
     a.descr = m[1];
-    if (!std::regex_search(header, m, std::regex("'fortran_order':\\s*(True|False)"))) throw std::runtime_error("no order");
+    if (!std::regex_search(header, m, std::regex("'fortran_order':\\s*(True|False)")))
+        throw std::runtime_error("no order");
     a.fortranOrder = m[1] == "True";
     if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) throw std::runtime_error("no shape");
     std::string dims = m[1];

@@ -9,7 +9,7 @@
 namespace attnscope::testing {
 
 struct NpyArray {
-    std::string descr;                 // e.g. "<f4"
+    std::string descr;  // e.g. "<f4"
     bool fortranOrder = false;
     std::vector<std::int64_t> shape;
     std::vector<float> values;

@@ -34,7 +34,8 @@ void writePng(const std::filesystem::path& file, int width, int height, const st
     std::vector<std::uint8_t> raw;  // each scanline: filter type 0, then the row
     for (int y = 0; y < height; ++y) {
         raw.push_back(0);
-        raw.insert(raw.end(), pixels.begin() + static_cast<long>(y) * width * 3, pixels.begin() + static_cast<long>(y + 1) * width * 3);
+        raw.insert(raw.end(), pixels.begin() + static_cast<long>(y) * width * 3,
+                   pixels.begin() + static_cast<long>(y + 1) * width * 3);
     }
     std::vector<std::uint8_t> z = {0x78, 0x01};  // zlib header, no compression preset
     for (std::size_t at = 0; at < raw.size() || at == 0; at += 65535) {

@@ -130,7 +130,8 @@ std::vector<double> referenceAlibiSlopes(int heads) {
     return slopes;
 }
 
-Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<long long>& ids, const AlibiFamilyRun& run) {
+Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<long long>& ids,
+                       const AlibiFamilyRun& run) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const std::string pre = s.prefix ? "model.decoder." : "decoder.";
     const bool project = s.projDim && s.projDim != s.hidden;
@@ -154,7 +155,8 @@ Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<
             k[t] = linear(c, p + "self_attn.k_proj", h);
             v[t] = linear(c, p + "self_attn.v_proj", h);
         }
-        const Rows ctx = attend(q, k, v, H, H, d, [](int, int, int, double dot) { return dot; }, l, run, ref);
+        const Rows ctx = attend(
+                q, k, v, H, H, d, [](int, int, int, double dot) { return dot; }, l, run, ref);
         for (int t = 0; t < n; ++t) {
             x[t] = add(x[t], linear(c, p + "self_attn.out_proj", ctx[t]));
             if (!s.preNorm) x[t] = norm(c, p + "self_attn_layer_norm", x[t], eps);
@@ -180,7 +182,9 @@ Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vec
     for (Vec& row : x) row = norm(c, pre + "word_embeddings_layernorm", row, eps);
     Reference ref;
     // BloomAttention: alibi.baddbmm(q, kᵀ, beta = 1, alpha = 1/√d), the alibi being slope · key position.
-    const Logit logit = [&](int h, int, int j, double dot) { return dot / std::sqrt(static_cast<double>(d)) + slopes[h] * j; };
+    const Logit logit = [&](int h, int, int j, double dot) {
+        return dot / std::sqrt(static_cast<double>(d)) + slopes[h] * j;
+    };
     for (int l = 0; l < s.layers; ++l) {
         const std::string p = pre + "h." + std::to_string(l) + ".";
         Rows q(n, Vec(E)), k(n, Vec(E)), v(n, Vec(E)), ln(n);
@@ -198,7 +202,8 @@ Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vec
         for (int t = 0; t < n; ++t) {
             const Vec attended = add(s.residualAfterNorm ? ln[t] : x[t], linear(c, p + "self_attention.dense", ctx[t]));
             const Vec h = norm(c, p + "post_attention_layernorm", attended, eps);
-            x[t] = add(s.residualAfterNorm ? h : attended, mlp(c, p + "mlp.dense_h_to_4h", p + "mlp.dense_4h_to_h", h, bloomGelu));
+            x[t] = add(s.residualAfterNorm ? h : attended,
+                       mlp(c, p + "mlp.dense_h_to_4h", p + "mlp.dense_4h_to_h", h, bloomGelu));
         }
     }
     const Vec last = norm(c, pre + "ln_f", x[n - 1], eps);

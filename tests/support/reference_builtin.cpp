@@ -105,7 +105,8 @@ struct Call {
 };
 
 // Attention of xq over xkv; appends one layer's maps to `block`.
-Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const BuiltinRefOptions& opt, RefBlock& block) {
+Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const BuiltinRefOptions& opt,
+              RefBlock& block) {
     const int n = static_cast<int>(xq.size()), m = static_cast<int>(xkv.size()), H = net.H, d = net.d;
     const auto& p = call.prefix;
     Mat q, k, v;
@@ -132,7 +133,8 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
                     for (int u = 0; u < net.w; ++u) {
                         double pre = 0;
                         for (int a = 0; a < d; ++a)
-                            pre += q[i][h * d + a] * aq[(h * d + a) * net.w + u] + k[j][h * d + a] * ak[(h * d + a) * net.w + u];
+                            pre += q[i][h * d + a] * aq[(h * d + a) * net.w + u] +
+                                   k[j][h * d + a] * ak[(h * d + a) * net.w + u];
                         score += av[h * net.w + u] * std::tanh(pre);
                     }
                     score /= T;
@@ -158,7 +160,8 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
         if (!masked)
             for (int i = 0; i < n; ++i)
                 for (int j = 0; j < m; ++j)
-                    for (int a = 0; a < d; ++a) context[i][h * d + a] += probs[static_cast<std::size_t>(i) * m + j] * v[j][h * d + a];
+                    for (int a = 0; a < d; ++a)
+                        context[i][h * d + a] += probs[static_cast<std::size_t>(i) * m + j] * v[j][h * d + a];
         maps.push_back(probs);
     }
     block.rows = n;
@@ -191,8 +194,8 @@ Mat embed(const Net& net, const std::string& table, const std::string& positions
     return x;
 }
 
-Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string& blockName, const BuiltinRefOptions& opt,
-            RefBlock& block) {
+Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string& blockName,
+            const BuiltinRefOptions& opt, RefBlock& block) {
     const bool fromEnd = net.config.value("source_positions", "from_start") == "from_end";
     Mat x = embed(net, "src_embed", "src_pos", ids, fromEnd);
     const int layers = net.config.value("encoder_layers", net.config.value("n_layers", 0));
@@ -234,7 +237,8 @@ RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vect
         addInPlace(x, attention(net, Call{p + ".cross", "cross", l, false}, h, memory, options, out.cross));
         addInPlace(x, ffn(net, p + ".ffn", layerNorm(net, p + ".ln3", x)));
     }
-    for (const Vec& row : layerNorm(net, "decoder.ln", x)) out.logits.push_back(affine(net, "head.weight", "head.bias", row));
+    for (const Vec& row : layerNorm(net, "decoder.ln", x))
+        out.logits.push_back(affine(net, "head.weight", "head.bias", row));
     return out;
 }
 

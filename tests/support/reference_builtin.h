@@ -19,10 +19,13 @@ struct RefBlock {
 };
 
 struct BuiltinRefOptions {
-    double temperature = 1.0;          // inside the softmax of dot/additive layers
+    double temperature = 1.0;            // inside the softmax of dot/additive layers
     std::vector<int> temperatureLayers;  // empty = every layer
-    struct Masked { std::string block; int layer, head; };
-    std::vector<Masked> masked;        // heads whose output is zeroed
+    struct Masked {
+        std::string block;
+        int layer, head;
+    };
+    std::vector<Masked> masked;  // heads whose output is zeroed
 };
 
 struct RefClassifier {

@@ -170,7 +170,8 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
     const double eps = 1e-12;
     auto ln = [&](const Vec& x, const std::string& name) {
         const bool legacy = s.legacyNorm && !distil;
-        return layerNorm(x, c.get(name + (legacy ? ".gamma" : ".weight")), c.get(name + (legacy ? ".beta" : ".bias")), eps);
+        return layerNorm(x, c.get(name + (legacy ? ".gamma" : ".weight")), c.get(name + (legacy ? ".beta" : ".bias")),
+                         eps);
     };
     std::vector<Vec> x(n, Vec(E));
     int counted = 0;
@@ -254,7 +255,8 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
             k[t] = linearOf(c, p + "attention.attention.key", h);
             v[t] = linearOf(c, p + "attention.attention.value", h);
         }
-        const auto context = attend(q, k, v, H, H, d, [](int, int) { return true; }, ref);
+        const auto context = attend(
+                q, k, v, H, H, d, [](int, int) { return true; }, ref);
         for (int t = 0; t < n; ++t) {
             const Vec o = linearOf(c, p + "attention.output.dense", context[t]);
             for (int e = 0; e < E; ++e) x[t][e] += o[e];

@@ -74,7 +74,7 @@ Rotary rotary(const RmsFamilySpec& s, double theta, const nlohmann::json& scalin
         const double original = scaling.value("original_max_position_embeddings", static_cast<double>(s.positions));
         const double fast = scaling.value("beta_fast", 32.0), slow = scaling.value("beta_slow", 1.0);
         out.attention = scaling.contains("attention_factor") ? scaling.at("attention_factor").get<double>()
-                                                              : (factor <= 1 ? 1.0 : 0.1 * std::log(factor) + 1.0);
+                                                             : (factor <= 1 ? 1.0 : 0.1 * std::log(factor) + 1.0);
         auto dim = [&](double rot) { return r * std::log(original / (rot * 2 * kPi)) / (2 * std::log(theta)); };
         double low = std::max(std::floor(dim(fast)), 0.0), high = std::min(std::ceil(dim(slow)), r - 1.0);
         if (low == high) high += 0.001;
@@ -126,7 +126,8 @@ int windowOf(const RmsFamilySpec& s, int l) {
     const bool listed = s.layerTypes.is_array();
     bool sliding = false;
     if (s.type == "gemma2") sliding = listed ? layerTypeSliding(s, l) : l % 2 == 0;
-    if (s.type == "gemma3_text") sliding = listed ? layerTypeSliding(s, l) : (l + 1) % (s.slidingPattern ? s.slidingPattern : 6) != 0;
+    if (s.type == "gemma3_text")
+        sliding = listed ? layerTypeSliding(s, l) : (l + 1) % (s.slidingPattern ? s.slidingPattern : 6) != 0;
     if (s.type == "qwen3") sliding = s.useSlidingWindow && (listed ? layerTypeSliding(s, l) : l >= s.maxWindowLayers);
     if (s.type == "phi3") sliding = true;
     return sliding ? s.window : 0;
@@ -218,8 +219,10 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
             if (sandwich || t == "olmo2") a = rmsNorm(a, W("post_attention_layernorm"), s.eps, gemma);
             for (int e = 0; e < E; ++e) x[i][e] += a[e];
             Vec h = x[i];
-            if (sandwich) h = rmsNorm(x[i], W("pre_feedforward_layernorm"), s.eps, gemma);
-            else if (t != "olmo2") h = rmsNorm(x[i], W("post_attention_layernorm"), s.eps, gemma);
+            if (sandwich)
+                h = rmsNorm(x[i], W("pre_feedforward_layernorm"), s.eps, gemma);
+            else if (t != "olmo2")
+                h = rmsNorm(x[i], W("post_attention_layernorm"), s.eps, gemma);
             Vec gate, up;
             if (t == "phi3") {
                 gate = matVec(W("mlp.gate_up_proj"), h, 0, I);
@@ -228,7 +231,8 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
                 gate = linear(c, p + "mlp.gate_proj", h);
                 up = linear(c, p + "mlp.up_proj", h);
             }
-            for (int e = 0; e < I; ++e) gate[e] = (gemma ? activate(gate[e], "gelu_pytorch_tanh") : silu(gate[e])) * up[e];
+            for (int e = 0; e < I; ++e)
+                gate[e] = (gemma ? activate(gate[e], "gelu_pytorch_tanh") : silu(gate[e])) * up[e];
             Vec m = linear(c, p + "mlp.down_proj", gate);
             if (sandwich || t == "olmo2") m = rmsNorm(m, W("post_feedforward_layernorm"), s.eps, gemma);
             for (int e = 0; e < E; ++e) x[i][e] += m[e];

@@ -69,15 +69,18 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                     sc[i * n + j] = dot / std::sqrt(static_cast<double>(d));
                 }
             const bool hot = run.temperatureLayers.empty() ||
-                             std::find(run.temperatureLayers.begin(), run.temperatureLayers.end(), l) != run.temperatureLayers.end();
+                             std::find(run.temperatureLayers.begin(), run.temperatureLayers.end(), l) !=
+                                     run.temperatureLayers.end();
             Vec pr = causalSoftmax(sc, n, hot ? run.temperature : 1.0);
-            const bool masked = std::find(run.maskedHeads.begin(), run.maskedHeads.end(), std::make_pair(l, h)) != run.maskedHeads.end();
+            const bool masked = std::find(run.maskedHeads.begin(), run.maskedHeads.end(), std::make_pair(l, h)) !=
+                                run.maskedHeads.end();
             for (int i = 0; i < n && !masked; ++i)
                 for (int j = 0; j <= i; ++j)
                     for (int k = 0; k < d; ++k) context[i][h * d + k] += pr[i * n + j] * qkv[j][2 * E + h * d + k];
             Vec qh(static_cast<std::size_t>(n) * d), kh(static_cast<std::size_t>(n) * d);
             for (int i = 0; i < n; ++i)
-                for (int c2 = 0; c2 < d; ++c2) qh[i * d + c2] = qkv[i][h * d + c2], kh[i * d + c2] = qkv[i][E + h * d + c2];
+                for (int c2 = 0; c2 < d; ++c2)
+                    qh[i * d + c2] = qkv[i][h * d + c2], kh[i * d + c2] = qkv[i][E + h * d + c2];
             ref.q.back().push_back(qh);
             ref.k.back().push_back(kh);
             ref.scores.back().push_back(sc);

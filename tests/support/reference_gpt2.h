@@ -13,21 +13,22 @@ struct Gpt2Reference {
     // scores[l][h][i * n + j] = q_i·k_j / √d before masking and softmax (j <= i only meaningful)
     std::vector<std::vector<std::vector<double>>> scores;
     std::vector<std::vector<std::vector<double>>> probs;  // same layout, softmax over j <= i
-    std::vector<double> nextTokenLogits;                 // [vocab], from the last position
+    std::vector<double> nextTokenLogits;                  // [vocab], from the last position
     // q[l][h][i * d + c], k likewise: the head's query and key vectors (unscaled)
     std::vector<std::vector<std::vector<double>>> q, k;
 };
 
 // What the model is asked to change inside its forward pass.
 struct ReferenceRun {
-    double temperature = 1.0;               // inside the softmax of the chosen layers
-    std::vector<int> temperatureLayers;     // empty = every layer
+    double temperature = 1.0;                      // inside the softmax of the chosen layers
+    std::vector<int> temperatureLayers;            // empty = every layer
     std::vector<std::pair<int, int>> maskedHeads;  // (layer, head): output zeroed before c_proj
 };
 
 Gpt2Reference referenceGpt2(const Gpt2Checkpoint& checkpoint, const std::vector<long long>& ids);
 // probs are then the maps the changed model used (softmax(scores / T) in the chosen layers).
-Gpt2Reference referenceGpt2(const Gpt2Checkpoint& checkpoint, const std::vector<long long>& ids, const ReferenceRun& run);
+Gpt2Reference referenceGpt2(const Gpt2Checkpoint& checkpoint, const std::vector<long long>& ids,
+                            const ReferenceRun& run);
 
 // softmax over j <= i of scores / temperature (causal), row-major n×n with zeros above the diagonal.
 std::vector<double> causalSoftmax(const std::vector<double>& scores, int n, double temperature);

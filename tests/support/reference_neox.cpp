@@ -67,7 +67,8 @@ Rows attend(const Rows& q, const Rows& k, const Rows& v, int H, int G, int d, do
     ref.probs.emplace_back();
     for (int h = 0; h < H; ++h) {
         const int g = h / (H / G);
-        const bool masked = std::find(o.maskHeads.begin(), o.maskHeads.end(), std::make_pair(layer, h)) != o.maskHeads.end();
+        const bool masked =
+                std::find(o.maskHeads.begin(), o.maskHeads.end(), std::make_pair(layer, h)) != o.maskHeads.end();
         Vec flat(static_cast<std::size_t>(n) * n, 0.0);
         for (int i = 0; i < n; ++i) {
             const int first = window > 0 ? std::max(0, i - window + 1) : 0;
@@ -116,7 +117,8 @@ Vec headLogits(const Checkpoint& c, const std::string& head, const std::string& 
 
 }  // namespace
 
-Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vector<long long>& ids, const RefOptions& o) {
+Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vector<long long>& ids,
+                        const RefOptions& o) {
     const std::string pre = s.prefix ? "gpt_neox." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, d = s.hidden / H, r = static_cast<int>(d * s.rotaryPct);
     Rows x = embed(c, pre + "embed_in.weight", ids);
@@ -141,7 +143,8 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
             const Vec a = linear(c, p + "attention.dense", context[t]);
             auto mlp = [&](const Vec& in) {
                 const Vec h = norm(c, p + "post_attention_layernorm", in, s.eps);
-                return linear(c, p + "mlp.dense_4h_to_h", activated(linear(c, p + "mlp.dense_h_to_4h", h), s.activation));
+                return linear(c, p + "mlp.dense_4h_to_h",
+                              activated(linear(c, p + "mlp.dense_h_to_4h", h), s.activation));
             };
             if (s.parallel) {
                 x[t] = add(add(x[t], a), mlp(x[t]));
@@ -156,7 +159,8 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
     return ref;
 }
 
-Reference referenceGptj(const Checkpoint& c, const GptjSpec& s, const std::vector<long long>& ids, const RefOptions& o) {
+Reference referenceGptj(const Checkpoint& c, const GptjSpec& s, const std::vector<long long>& ids,
+                        const RefOptions& o) {
     const std::string pre = s.prefix ? "transformer." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, d = s.hidden / H;
     Rows x = embed(c, pre + "wte.weight", ids);

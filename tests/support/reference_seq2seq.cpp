@@ -151,14 +151,16 @@ Seq2seqReference referenceT5(const Checkpoint& c, const T5Spec& s, const std::ve
     auto biasOf = [&](const std::string& stack, bool bidirectional) {
         const Tensor& b = c.get(stack + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight");
         return [&b, bidirectional, &s](int h, int i, int j) {
-            return static_cast<double>(b.values[t5Bucket(j - i, bidirectional, s.buckets, s.maxDistance) * s.heads + h]);
+            return static_cast<double>(
+                    b.values[t5Bucket(j - i, bidirectional, s.buckets, s.maxDistance) * s.heads + h]);
         };
     };
-    auto attention = [&](const std::string& p, const Rows& xq, const Rows& xkv, const std::function<double(int, int, int)>& bias,
-                         bool causal, const std::string& block, int l, Maps& maps) {
+    auto attention = [&](const std::string& p, const Rows& xq, const Rows& xkv,
+                         const std::function<double(int, int, int)>& bias, bool causal, const std::string& block, int l,
+                         Maps& maps) {
         const double t = inLayers(run, l) ? run.temperature : 1.0;
-        Rows ctx = attend(linearRows(c, p + "q", xq), linearRows(c, p + "k", xkv), linearRows(c, p + "v", xkv), s.heads, 1.0,
-                          bias, causal, t, block, l, run, maps);
+        Rows ctx = attend(linearRows(c, p + "q", xq), linearRows(c, p + "k", xkv), linearRows(c, p + "v", xkv), s.heads,
+                          1.0, bias, causal, t, block, l, run, maps);
         return linearRows(c, p + "o", ctx);
     };
     auto feedForward = [&](const std::string& p, Vec x) {
@@ -228,7 +230,9 @@ Seq2seqReference referenceBart(const Checkpoint& c, const BartSpec& s, const std
     const Tensor& encTable = *shared;
     const Tensor& decTable = s.decoderVocab > 0 ? c.get(pre + "decoder.embed_tokens.weight") : *shared;
     const double E = s.dModel;
-    auto norm = [&](const std::string& name, const Vec& x) { return layerNorm(x, c.get(name + ".weight"), c.get(name + ".bias"), 1e-5); };
+    auto norm = [&](const std::string& name, const Vec& x) {
+        return layerNorm(x, c.get(name + ".weight"), c.get(name + ".bias"), 1e-5);
+    };
     // Token embeddings (× √d when scale_embedding) plus positions: learned rows from offset 2, or
     // Marian's sinusoids (sines of the even frequencies in the first half, cosines after).
     auto embed = [&](const std::string& stack, const Tensor& table, const std::vector<long long>& ids) {
@@ -259,11 +263,12 @@ Seq2seqReference referenceBart(const Checkpoint& c, const BartSpec& s, const std
             if (!preNorm) x[i] = norm(normName, x[i]);
         }
     };
-    auto attention = [&](const std::string& p, const Rows& xq, const Rows& xkv, int heads, bool causal, const std::string& block,
-                         int l, Maps& maps) {
+    auto attention = [&](const std::string& p, const Rows& xq, const Rows& xkv, int heads, bool causal,
+                         const std::string& block, int l, Maps& maps) {
         const double t = inLayers(run, l) ? run.temperature : 1.0;
-        Rows ctx = attend(linearRows(c, p + "q_proj", xq), linearRows(c, p + "k_proj", xkv), linearRows(c, p + "v_proj", xkv),
-                          heads, 1.0 / std::sqrt(E / heads), nullptr, causal, t, block, l, run, maps);
+        Rows ctx = attend(linearRows(c, p + "q_proj", xq), linearRows(c, p + "k_proj", xkv),
+                          linearRows(c, p + "v_proj", xkv), heads, 1.0 / std::sqrt(E / heads), nullptr, causal, t,
+                          block, l, run, maps);
         return linearRows(c, p + "out_proj", ctx);
     };
     auto feedForward = [&](const std::string& p, const Rows& h) {
@@ -280,8 +285,9 @@ Seq2seqReference referenceBart(const Checkpoint& c, const BartSpec& s, const std
     for (int l = 0; l < s.encoderLayers; ++l) {
         const std::string p = pre + "encoder.layers." + std::to_string(l) + ".";
         ref.encoder.emplace_back();
-        sublayer(x, p + "self_attn_layer_norm",
-                 [&](const Rows& h) { return attention(p + "self_attn.", h, h, s.encoderHeads, false, "encoder", l, ref.encoder.back()); });
+        sublayer(x, p + "self_attn_layer_norm", [&](const Rows& h) {
+            return attention(p + "self_attn.", h, h, s.encoderHeads, false, "encoder", l, ref.encoder.back());
+        });
         sublayer(x, p + "final_layer_norm", [&](const Rows& h) { return feedForward(p, h); });
     }
     if (preNorm)
@@ -293,8 +299,9 @@ Seq2seqReference referenceBart(const Checkpoint& c, const BartSpec& s, const std
         const std::string p = pre + "decoder.layers." + std::to_string(l) + ".";
         ref.decoder.emplace_back();
         ref.cross.emplace_back();
-        sublayer(y, p + "self_attn_layer_norm",
-                 [&](const Rows& h) { return attention(p + "self_attn.", h, h, s.decoderHeads, true, "decoder", l, ref.decoder.back()); });
+        sublayer(y, p + "self_attn_layer_norm", [&](const Rows& h) {
+            return attention(p + "self_attn.", h, h, s.decoderHeads, true, "decoder", l, ref.decoder.back());
+        });
         sublayer(y, p + "encoder_attn_layer_norm", [&](const Rows& h) {
             return attention(p + "encoder_attn.", h, memory, s.decoderHeads, false, "cross", l, ref.cross.back());
         });

@@ -41,7 +41,8 @@ inline std::shared_ptr<const Trace> greedy(const Model& model, const std::vector
 }
 
 // Largest |map - reference| over one block's layers, heads, queries and keys.
-inline double blockDiff(const Trace& trace, const std::string& name, const std::vector<std::vector<std::vector<double>>>& ref) {
+inline double blockDiff(const Trace& trace, const std::string& name,
+                        const std::vector<std::vector<std::vector<double>>>& ref) {
     const int b = trace.blockIndex(name);
     const BlockInfo& info = trace.blocks()[b];
     REQUIRE(static_cast<int>(ref.size()) == info.layers);
@@ -51,7 +52,8 @@ inline double blockDiff(const Trace& trace, const std::string& name, const std::
         for (int h = 0; h < info.heads; ++h) {
             const HeadMap m = trace.map(b, l, h);
             REQUIRE(m.values.size() == ref[l][h].size());
-            for (std::size_t i = 0; i < m.values.size(); ++i) worst = std::max(worst, std::abs(m.values[i] - ref[l][h][i]));
+            for (std::size_t i = 0; i < m.values.size(); ++i)
+                worst = std::max(worst, std::abs(m.values[i] - ref[l][h][i]));
         }
     }
     return worst;
@@ -93,7 +95,8 @@ inline double targetLogProbError(const Trace& trace, const Seq2seqReference& ref
     const auto want = referenceTargetLogProbs(ref, rows);
     REQUIRE(trace.targetLogProbs().size() == want.size());
     double worst = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(trace.targetLogProbs()[i] - want[i]));
+    for (std::size_t i = 0; i < want.size(); ++i)
+        worst = std::max(worst, std::abs(trace.targetLogProbs()[i] - want[i]));
     return worst;
 }
 

@@ -90,7 +90,8 @@ TEST_CASE_METHOD(WindowFixture, "An attention file opens in the window's views; 
     warm.temperature = controls->temperature()->temperature();
     waitForMap(trace->map(0, 1, 1, warm));
     const auto fromModel = model->map(0, 1, 1, warm);
-    for (std::size_t i = 0; i < fromModel.values.size(); ++i) CHECK(heatmap->map().values[i] == Approx(fromModel.values[i]).margin(2e-5));
+    for (std::size_t i = 0; i < fromModel.values.size(); ++i)
+        CHECK(heatmap->map().values[i] == Approx(fromModel.values[i]).margin(2e-5));
     controls->temperature()->setTemperature(1.0);
 
     // What needs Q/K is off, with the reason.

@@ -27,7 +27,8 @@ std::filesystem::path sentimentResult(const std::string& name) {
             f << "{\"text\": \"" << e.text << "\", \"label\": \"" << (e.positive ? "positive" : "negative") << "\"}\n";
         }
     }
-    const auto model = attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
+    const auto model =
+            attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
     attnscope::runCorpus(*model, dir / "c.jsonl", dir / "out", {});
     return dir;
 }
@@ -86,7 +87,8 @@ TEST_CASE("Corpus tab runs a corpus file on the open model with progress", "[ui]
     f.open(QStringLiteral("builtin:sentiment-dot"));
     CorpusPanel* panel = f.window.corpus();
     QSignalSpy done(panel, &CorpusPanel::finished);
-    panel->runCorpus(f.session->model(), QStringLiteral("builtin:sentiment-dot"), qpath(dir / "c.jsonl"), qpath(dir / "gui"));
+    panel->runCorpus(f.session->model(), QStringLiteral("builtin:sentiment-dot"), qpath(dir / "c.jsonl"),
+                     qpath(dir / "gui"));
     REQUIRE(done.wait(60000));
     CHECK(done.at(0).at(0).toBool());
     CHECK(panel->progressBar()->value() == 1000);
@@ -98,7 +100,8 @@ TEST_CASE("Corpus tab runs a corpus file on the open model with progress", "[ui]
     CHECK(panel->exampleCombo()->count() == 6);
 }
 
-TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shares, entropy over its largest", "[ui][corpus]") {
+TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shares, entropy over its largest",
+          "[ui][corpus]") {
     const auto dir = sentimentResult("ui-corpus-stats");
     WindowFixture f;
     REQUIRE(f.window.openCorpusResult(qpath(dir / "out")));
@@ -131,7 +134,8 @@ TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shar
     for (const auto& h : r.heads) top = std::max(top, h.stat("entropy").spread.mean);
     CHECK(view->axisNames().values.startsWith(QStringLiteral("Entropy / max (max")));
     CHECK(view->axisNames().values.endsWith(QStringLiteral("nats)")));
-    for (const auto& h : r.heads) CHECK(view->map().at(h.head.layer, h.head.head) == Approx(h.stat("entropy").spread.mean / top).epsilon(1e-6));
+    for (const auto& h : r.heads)
+        CHECK(view->map().at(h.head.layer, h.head.head) == Approx(h.stat("entropy").spread.mean / top).epsilon(1e-6));
     // Hover gives the raw mean, named by layer and head.
     const auto& h1 = r.heads[1];
     const QString hover = view->describeCell({h1.head.layer, h1.head.head});

@@ -98,7 +98,8 @@ TEST_CASE("Thumbnails pool large maps by the mean", "[ui][thumbnail]") {
     for (int q = 3; q < 6; ++q)
         for (int k = 6; k < 9; ++k) sum += m.at(q, k);
     CHECK(img.pixelColor(2, 1) == colormapColor(Colormap::Gray, sum / 9));
-    CHECK(mapImage(smallMap(), Colormap::Viridis, ColorScale{}, 48).size() == QSize(4, 3));  // small: one pixel per cell
+    CHECK(mapImage(smallMap(), Colormap::Viridis, ColorScale{}, 48).size() ==
+          QSize(4, 3));  // small: one pixel per cell
 }
 
 TEST_CASE("Compare tasks are the built-in reverse and sentiment models", "[ui][compare]") {
@@ -161,7 +162,8 @@ TEST_CASE("writeFigure and writeMapData refuse bad requests and leave files alon
         }
         return std::string("no error");
     };
-    CHECK_THAT(message([&] { writeFigure(smallFigure(), qpath(dir / "x.jpg")); }), Catch::Contains("unknown figure format"));
+    CHECK_THAT(message([&] { writeFigure(smallFigure(), qpath(dir / "x.jpg")); }),
+               Catch::Contains("unknown figure format"));
     CHECK_THAT(message([&] { writeFigure(Figure{}, keep); }), Catch::Contains("no attention map"));
     Figure narrow = smallFigure();
     narrow.widthIn = 0.2;
@@ -172,8 +174,10 @@ TEST_CASE("writeFigure and writeMapData refuse bad requests and leave files alon
     REQUIRE(f.open(QIODevice::ReadOnly));
     CHECK(f.readAll() == "keep");
 
-    CHECK_THAT(message([&] { writeMapData(attnscope::HeadMap{}, {}, {}, qpath(dir / "m.npy")); }), Catch::Contains("no attention map"));
-    CHECK_THAT(message([&] { writeMapData(smallMap(), {}, {}, qpath(dir / "m.txt")); }), Catch::Contains("unknown data format"));
+    CHECK_THAT(message([&] { writeMapData(attnscope::HeadMap{}, {}, {}, qpath(dir / "m.npy")); }),
+               Catch::Contains("no attention map"));
+    CHECK_THAT(message([&] { writeMapData(smallMap(), {}, {}, qpath(dir / "m.txt")); }),
+               Catch::Contains("unknown data format"));
     fs::remove_all(dir);
 }
 

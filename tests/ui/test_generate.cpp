@@ -27,13 +27,15 @@ struct GenerateFixture : WindowFixture {
     }
 
     attnscope::HeadMap expectedStep(const attnscope::Generation& g, int step, bool rowOnly) const {
-        return attnscope::prefixTrace(*g.trace, int(g.prompt.size()) + step, rowOnly)->map(0, layer->value(), head->value());
+        return attnscope::prefixTrace(*g.trace, int(g.prompt.size()) + step, rowOnly)
+                ->map(0, layer->value(), head->value());
     }
 };
 
 }  // namespace
 
-TEST_CASE_METHOD(GenerateFixture, "Generate, then step through the tokens: every step shows its query row", "[ui][generation]") {
+TEST_CASE_METHOD(GenerateFixture, "Generate, then step through the tokens: every step shows its query row",
+                 "[ui][generation]") {
     openStandIn();
     const auto prompt = session->trace()->ids();
     panel->tokensSpin()->setValue(5);
@@ -64,8 +66,9 @@ TEST_CASE_METHOD(GenerateFixture, "Generate, then step through the tokens: every
     CHECK(panel->step() == 2);
     // The text marks the current token (generated token 2) and the label names its query row.
     CHECK(panel->text()->toHtml().contains(QStringLiteral("#ffd54f")));
-    CHECK(panel->findChild<QLabel*>(QStringLiteral("generateStepLabel"))->text().contains(
-        QStringLiteral("query row %1").arg(prompt.size() + 1)));
+    CHECK(panel->findChild<QLabel*>(QStringLiteral("generateStepLabel"))
+                  ->text()
+                  .contains(QStringLiteral("query row %1").arg(prompt.size() + 1)));
     // Every row up to the step.
     panel->queryRowCheck()->setChecked(false);
     waitForMap(expectedStep(g, 2, false));
@@ -114,10 +117,16 @@ TEST_CASE_METHOD(GenerateFixture, "Head detectors fill the Metrics table with co
         const auto& m = model->metrics()[std::size_t(r)];
         const auto& e = expected.heads[std::size_t(r)];
         REQUIRE((m.layer == e.layer && m.head == e.head));
-        CHECK(model->index(r, HeadMetricsModel::DetPreviousToken).data(Qt::UserRole).toDouble() == Approx(e.scores.previousToken).margin(1e-9));
-        CHECK(model->index(r, HeadMetricsModel::DetDuplicateToken).data(Qt::UserRole).toDouble() == Approx(e.scores.duplicateToken).margin(1e-9));
-        CHECK(model->index(r, HeadMetricsModel::DetInduction).data(Qt::UserRole).toDouble() == Approx(e.scores.induction).margin(1e-9));
-        CHECK(model->index(r, HeadMetricsModel::DetFirstToken).data(Qt::UserRole).toDouble() == Approx(e.scores.firstToken).margin(1e-9));
+        CHECK(model->index(r, HeadMetricsModel::DetPreviousToken).data(Qt::UserRole).toDouble() ==
+              Approx(e.scores.previousToken).margin(1e-9));
+        CHECK(model->index(r, HeadMetricsModel::DetDuplicateToken).data(Qt::UserRole).toDouble() ==
+              Approx(e.scores.duplicateToken).margin(1e-9));
+        CHECK(model->index(r, HeadMetricsModel::DetInduction).data(Qt::UserRole).toDouble() ==
+              Approx(e.scores.induction).margin(1e-9));
+        CHECK(model->index(r, HeadMetricsModel::DetFirstToken).data(Qt::UserRole).toDouble() ==
+              Approx(e.scores.firstToken).margin(1e-9));
     }
-    CHECK(model->headerData(HeadMetricsModel::DetInduction, Qt::Horizontal, Qt::ToolTipRole).toString().contains(QStringLiteral("TransformerLens")));
+    CHECK(model->headerData(HeadMetricsModel::DetInduction, Qt::Horizontal, Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("TransformerLens")));
 }

@@ -33,7 +33,7 @@ TEST_CASE("Grid figures put chosen heads in balanced rows", "[ui][figure][grid]"
     CHECK(gridColumns(12, 6.75) == 6);  // at most 7 across at 6.75 in: 2 rows of 6
     CHECK(gridColumns(12, 3.25) == 3);  // at most 3 across: 4 rows of 3
     CHECK(gridColumns(3, 6.75) == 3);
-    CHECK(gridColumns(8, 6.75) == 4);   // 2 rows of 4 rather than 7 + 1
+    CHECK(gridColumns(8, 6.75) == 4);  // 2 rows of 4 rather than 7 + 1
 
     const auto model = attnscope::Model::load("builtin:reverse-dot");
     const auto trace = model->forward(model->encodeText("attention2026"));
@@ -46,7 +46,8 @@ TEST_CASE("Grid figures put chosen heads in balanced rows", "[ui][figure][grid]"
     const Figure layer = layerGridFigure(*trace, cross, info.layers - 1, style);
     REQUIRE(int(layer.panels.size()) == info.heads);
     CHECK(layer.columns == gridColumns(info.heads, 6.75));
-    CHECK(layer.title == QStringLiteral("reverse-dot \u00b7 cross \u00b7 layer %1 \u00b7 T = 0.5").arg(info.layers - 1));
+    CHECK(layer.title ==
+          QStringLiteral("reverse-dot \u00b7 cross \u00b7 layer %1 \u00b7 T = 0.5").arg(info.layers - 1));
     CHECK(layer.panels[1].title == QStringLiteral("L%1 H1").arg(info.layers - 1));
     attnscope::MapOptions half;
     half.temperature = 0.5;

@@ -81,11 +81,12 @@ TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, 
     auto waitForOverlay = [&](attnscope::OverlayOptions o) {
         const attnscope::PatchOverlay want = attnscope::patchOverlay(*trace, 0, o);
         const bool shown = QTest::qWaitFor(
-            [&] {
-                return image->shown().trace == trace && view->hasPicture() && view->picture().values == want.patches &&
-                       image->shown().options.query == o.query && image->shown().options.source == o.source;
-            },
-            20000);
+                [&] {
+                    return image->shown().trace == trace && view->hasPicture() &&
+                           view->picture().values == want.patches && image->shown().options.query == o.query &&
+                           image->shown().options.source == o.source;
+                },
+                20000);
         REQUIRE(shown);
         CHECK(view->picture().gridRows == 4);
         CHECK(view->picture().gridCols == 4);
@@ -195,14 +196,16 @@ TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, 
     panel->opacitySlider()->setValue(100);
     panel->colormapCombo()->setCurrentIndex(int(Colormap::Viridis));
     panel->smoothCheck()->setChecked(false);
-    REQUIRE(QTest::qWaitFor([&] { return view->picture().opacity == 1.0 && view->picture().colormap == Colormap::Viridis; }));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return view->picture().opacity == 1.0 && view->picture().colormap == Colormap::Viridis; }));
     moveMouse(view, QPointF(1, 1));  // no hover outline over the patches
     REQUIRE(view->hoveredPatch() == -1);
     const QImage shot = view->grab().toImage();
     const double ratio = shot.width() / double(view->width());
     for (int p : {0, 5, 10, 15}) {
         const QPointF c = view->patchRect(p).center() * ratio;
-        const QColor got = shot.pixelColor(c.toPoint()), want = overlayColor(view->picture(), view->picture().values[std::size_t(p)]);
+        const QColor got = shot.pixelColor(c.toPoint()),
+                     want = overlayColor(view->picture(), view->picture().values[std::size_t(p)]);
         INFO("patch " << p);
         CHECK(std::abs(got.red() - want.red()) <= 1);
         CHECK(std::abs(got.green() - want.green()) <= 1);
@@ -222,7 +225,7 @@ TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, 
     CHECK(svg.isValid());
     const QImage png(qpath(out / "overlay.png"));
     REQUIRE_FALSE(png.isNull());
-    CHECK(png.width() == 975);  // 3.25 in at 300 dpi
+    CHECK(png.width() == 975);          // 3.25 in at 300 dpi
     CHECK(png.height() < png.width());  // a 3:2 picture with a title above
     const QSizeF pt = overlayFigureSizePoints(image->figure());
     CHECK(png.height() == int(std::lround(pt.height() * 300 / 72.0)));
@@ -235,12 +238,14 @@ TEST_CASE_METHOD(WindowFixture, "The Image tab says why a text model has no atte
     openStandIn();
     ImageOverlayPanel* panel = window.imageView()->panel();
     window.tabs()->setCurrentWidget(panel);
-    REQUIRE(QTest::qWaitFor([&] { return panel->view()->message().contains(QStringLiteral("reads tokens, not images")); }, 5000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return panel->view()->message().contains(QStringLiteral("reads tokens, not images")); }, 5000));
     CHECK_FALSE(panel->view()->hasPicture());
     CHECK_FALSE(panel->exportButton()->isEnabled());
 }
 
-TEST_CASE("Overlay figures: ticks, a size from the image's aspect, and errors that say what is missing", "[ui][image][figure]") {
+TEST_CASE("Overlay figures: ticks, a size from the image's aspect, and errors that say what is missing",
+          "[ui][image][figure]") {
     const std::vector<double> ticks = overlayTicks(0.08);
     REQUIRE(ticks.size() == 5u);
     for (int i = 0; i < 5; ++i) CHECK(ticks[std::size_t(i)] == Approx(0.02 * i).margin(1e-15));
@@ -259,7 +264,8 @@ TEST_CASE("Overlay figures: ticks, a size from the image's aspect, and errors th
     writeOverlayFigure(f, qpath(out / "f.svg"));
     CHECK(QSvgRenderer(qpath(out / "f.svg")).isValid());
     f.picture.values.pop_back();
-    CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.pdf")), Catch::Contains("g.pdf") && Catch::Contains("one value per patch"));
+    CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.pdf")),
+                      Catch::Contains("g.pdf") && Catch::Contains("one value per patch"));
     CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.txt")), Catch::Contains("g.txt"));
 }
 
@@ -279,7 +285,8 @@ TEST_CASE_METHOD(WindowFixture, "image and model view screenshots", "[.image-sho
     };
     auto waitIdle = [&] {
         QTest::qWait(300);
-        REQUIRE(QTest::qWaitFor([&] { return !session->isBusy() && !window.imageView()->service()->isRunning(); }, 60000));
+        REQUIRE(QTest::qWaitFor([&] { return !session->isBusy() && !window.imageView()->service()->isRunning(); },
+                                60000));
     };
     if (std::filesystem::exists(root / "vit-base")) {
         QSignalSpy loaded(session, &Session::modelLoaded);

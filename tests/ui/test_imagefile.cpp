@@ -49,9 +49,7 @@ std::uint32_t crc32(const std::string& bytes) {
     return crc ^ 0xffffffffu;
 }
 
-std::string be32(std::uint32_t v) {
-    return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string be32(std::uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 // The message an error carries, or "" when none was thrown.
 std::string errorOf(const fs::path& file) {
@@ -110,7 +108,8 @@ TEST_CASE("Unreadable image files are one-line errors naming the file", "[ui][im
     const auto dir = freshDir("imagefile-errors");
     const auto pixels = somePixels(16, 16);
     writeBytes(dir / "broken.ppm", "P6\n16 16\n255\nabc");
-    CHECK(errorOf(dir / "broken.ppm") == (dir / "broken.ppm").string() + ": not a binary PPM image (pixel data truncated)");
+    CHECK(errorOf(dir / "broken.ppm") ==
+          (dir / "broken.ppm").string() + ": not a binary PPM image (pixel data truncated)");
 
     writePng(dir / "whole.png", 16, 16, pixels);
     const std::string png = readBytes(dir / "whole.png");
@@ -120,7 +119,8 @@ TEST_CASE("Unreadable image files are one-line errors naming the file", "[ui][im
     CHECK(cut.find('\n') == std::string::npos);
 
     writeBytes(dir / "notes.txt", "not an image\n");
-    CHECK(errorOf(dir / "notes.txt") == (dir / "notes.txt").string() + ": cannot be read as an image (Unsupported image format)");
+    CHECK(errorOf(dir / "notes.txt") ==
+          (dir / "notes.txt").string() + ": cannot be read as an image (Unsupported image format)");
     CHECK(errorOf(dir / "nothing.png") == (dir / "nothing.png").string() + ": no such image file");
     CHECK(errorOf(dir) == dir.string() + ": no such image file");  // a folder is not an image file
 
@@ -149,14 +149,15 @@ TEST_CASE("A header announcing a huge image is refused before decoding, quietly"
     {
         const CapturedMessages quiet;
         CHECK(errorOf(dir / "huge.png") == (dir / "huge.png").string() +
-                                               ": image too large (it announces 65536 × 65536 pixels; at most " +
-                                               std::to_string(kMaxImageFilePixels) + " are read)");
+                                                   ": image too large (it announces 65536 × 65536 pixels; at most " +
+                                                   std::to_string(kMaxImageFilePixels) + " are read)");
         CHECK(CapturedMessages::messages().empty());
     }
     // A 19-byte PPM header claiming 30000 x 30000; and one Qt's reader refuses outright.
     writeBytes(dir / "huge.ppm", "P6\n30000 30000\n255\n");
-    CHECK_THAT(errorOf(dir / "huge.ppm"), Catch::EndsWith("huge.ppm: image too large (it announces 30000 × 30000 pixels; at most " +
-                                                          std::to_string(kMaxImageFilePixels) + " are read)"));
+    CHECK_THAT(errorOf(dir / "huge.ppm"),
+               Catch::EndsWith("huge.ppm: image too large (it announces 30000 × 30000 pixels; at most " +
+                               std::to_string(kMaxImageFilePixels) + " are read)"));
     writeBytes(dir / "huger.ppm", "P6\n65536 65536\n255\n");
     const std::string huger = errorOf(dir / "huger.ppm");
     CHECK_THAT(huger, Catch::StartsWith((dir / "huger.ppm").string() + ": "));

@@ -43,7 +43,8 @@ struct LabFixture : WindowFixture {
 
     // Waits for the lab's re-run of the current trace (the change display shows it).
     void waitForRerun() {
-        REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); }, 20000));
+        REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); },
+                                20000));
     }
 
     void requireSameChange(const attnscope::OutputChange& expected) {
@@ -54,15 +55,19 @@ struct LabFixture : WindowFixture {
         CHECK(shown.changedOutput == expected.changedOutput);
         CHECK(shown.changedProbabilities == expected.changedProbabilities);
         REQUIRE(shown.changedTop.size() == expected.changedTop.size());
-        for (std::size_t i = 0; i < shown.changedTop.size(); ++i) CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
+        for (std::size_t i = 0; i < shown.changedTop.size(); ++i)
+            CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
         const QString text = lab->changeView()->text();
-        if (expected.kind == "next-token" || expected.kind == "class") CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
+        if (expected.kind == "next-token" || expected.kind == "class")
+            CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
         CHECK(shown.meanCosineDistance == Approx(expected.meanCosineDistance).margin(1e-12));
         CHECK(shown.mostChangedToken == expected.mostChangedToken);
         if (expected.kind == "hidden") {  // encoders without a head: the final hidden states' change
             CHECK(text.contains(QStringLiteral("mean cosine distance %1").arg(expected.meanCosineDistance, 0, 'g', 4)));
             CHECK(text.contains(QStringLiteral("max %1").arg(expected.maxCosineDistance, 0, 'g', 4)));
-            CHECK(text.contains(QStringLiteral("at token %1 %2").arg(expected.mostChangedToken).arg(QString::fromStdString(expected.mostChangedLabel))));
+            CHECK(text.contains(QStringLiteral("at token %1 %2")
+                                        .arg(expected.mostChangedToken)
+                                        .arg(QString::fromStdString(expected.mostChangedLabel))));
         }
         CHECK_FALSE(text.contains(QStringLiteral("no outputs")));
         for (const auto& t : expected.changedOutput) CHECK(text.contains(QString::fromStdString(t)));
@@ -86,7 +91,12 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     slider->setValue(TemperatureSlider::positionOf(0.4));
     const double t = controls->temperature()->temperature();
     REQUIRE(std::abs(t - 0.4) < 0.01);
-    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->changeView()->hasChange() && lab->shownTrace() != base; }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return lab->intervention().temperature == t && lab->changeView()->hasChange() &&
+                       lab->shownTrace() != base;
+            },
+            20000));
 
     attnscope::RunOptions options;
     options.temperature = t;
@@ -98,7 +108,8 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     waitForMap(expected->map(k.block, k.layer, k.head));  // the model's map at T inside, drawn at display T = 1
     CHECK(heatmap->title().contains(QStringLiteral("inside")));
     // The overview shows the re-run's maps too.
-    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return overview->images().size() == std::size_t(overview->layers() * overview->heads()); }, 20000));
 
     // A fast drag: only the newest position's run is shown.
     for (double dragged : {0.6, 0.9, 1.6, 2.5}) slider->setValue(TemperatureSlider::positionOf(dragged));
@@ -106,21 +117,34 @@ TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and
     last.temperature = controls->temperature()->temperature();
     const auto lastRun = session->model()->forward(base->ids(), last);
     const auto lastChange = attnscope::compareOutputs(*base, *lastRun, 5);
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == lastChange.kl &&
-                                         lab->changeView()->change().changedOutput == lastChange.changedOutput &&
-                                         lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return lab->changeView()->change().kl == lastChange.kl &&
+                       lab->changeView()->change().changedOutput == lastChange.changedOutput &&
+                       lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran"));
+            },
+            20000));
     requireSameChange(lastChange);
     waitForMap(lastRun->map(k.block, k.layer, k.head));
     slider->setValue(TemperatureSlider::positionOf(0.4));
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->change().kl == change.kl && lab->changeView()->change().changedOutput == change.changedOutput; }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return lab->changeView()->change().kl == change.kl &&
+                       lab->changeView()->change().changedOutput == change.changedOutput;
+            },
+            20000));
 
     // Only layer 0: a different run.
     lab->layersEdit()->setText(QStringLiteral("0"));
     emit lab->layersEdit()->editingFinished();
     options.temperatureLayers = {0};
     const auto layer0 = session->model()->forward(base->ids(), options);
-    REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() && lab->intervention().layers == std::vector<int>{0} &&
-                                         lab->changeView()->text().contains(QStringLiteral("layers 0")); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return lab->shownTrace() && lab->intervention().layers == std::vector<int>{0} &&
+                       lab->changeView()->text().contains(QStringLiteral("layers 0"));
+            },
+            20000));
     requireSameChange(attnscope::compareOutputs(*base, *layer0, 5));
     waitForMap(layer0->map(k.block, k.layer, k.head));
 
@@ -169,7 +193,8 @@ TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with
     waitForMap(favor4096);
     const double kl4096 = attnscope::meanRowKl(dotMap, favor4096);
     CHECK(kl4096 < kl16);
-    REQUIRE(QTest::qWaitFor([&] { return panel->variantKlLabel()->text().contains(QString::number(kl4096, 'g', 4)); }, 20000));
+    REQUIRE(QTest::qWaitFor([&] { return panel->variantKlLabel()->text().contains(QString::number(kl4096, 'g', 4)); },
+                            20000));
 
     // The display temperature applies to FAVOR+ (it estimates the tempered softmax).
     slider->setValue(TemperatureSlider::positionOf(2.0));
@@ -180,7 +205,8 @@ TEST_CASE_METHOD(LabFixture, "Map variants of the shown head are Trace::map with
     waitForMap(trace->map(k.block, k.layer, k.head, attnscope::MapOptions{o.temperature}));
 }
 
-TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map", "[ui][lab]") {
+TEST_CASE_METHOD(LabFixture, "Fit additive lowers the KL, shows it, and the hybrid mixes with the dot map",
+                 "[ui][lab]") {
     open(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
@@ -228,7 +254,8 @@ TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never
     panel->fitStepsSpin()->setValue(10000);
     QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
     CHECK(panel->cancelButton()->isEnabled());
-    REQUIRE(QTest::qWaitFor([&] { return panel->progressBar()->maximum() == 1000 && panel->progressBar()->value() > 0; }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return panel->progressBar()->maximum() == 1000 && panel->progressBar()->value() > 0; }, 20000));
     QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
     CHECK(panel->jobLabel()->text() == QStringLiteral("Cancelled."));
     CHECK_FALSE(panel->cancelButton()->isEnabled());
@@ -238,7 +265,8 @@ TEST_CASE_METHOD(LabFixture, "Cancel stops a long additive fit; its result never
     CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
 }
 
-TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads", "[ui][lab]") {
+TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model; pruning masks the top heads",
+                 "[ui][lab]") {
     openStandIn();  // a GPT-2 stand-in: next-token output
     const auto base = session->trace();
     QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(1, 2).center());
@@ -272,7 +300,8 @@ TEST_CASE_METHOD(LabFixture, "Masking a head from the overview re-runs the model
     requireSameChange(pruned.change);
 }
 
-TEST_CASE_METHOD(LabFixture, "The overview's context menu masks and unmasks a head; masked heads are crossed out", "[ui][lab]") {
+TEST_CASE_METHOD(LabFixture, "The overview's context menu masks and unmasks a head; masked heads are crossed out",
+                 "[ui][lab]") {
     openStandIn();
     const auto base = session->trace();
     const auto openMenu = [&](int l, int h) {
@@ -280,11 +309,13 @@ TEST_CASE_METHOD(LabFixture, "The overview's context menu masks and unmasks a he
         QContextMenuEvent event(QContextMenuEvent::Mouse, at, overview->mapToGlobal(at));
         QApplication::sendEvent(overview, &event);
         QMenu* menu = nullptr;
-        REQUIRE(QTest::qWaitFor([&] {
-            for (QMenu* m : overview->findChildren<QMenu*>())
-                if (m->isVisible()) menu = m;
-            return menu != nullptr;
-        }, 5000));
+        REQUIRE(QTest::qWaitFor(
+                [&] {
+                    for (QMenu* m : overview->findChildren<QMenu*>())
+                        if (m->isVisible()) menu = m;
+                    return menu != nullptr;
+                },
+                5000));
         return menu;
     };
     QMenu* menu = openMenu(0, 1);
@@ -308,7 +339,8 @@ TEST_CASE_METHOD(LabFixture, "The overview's context menu masks and unmasks a he
     CHECK(overview->crossedOut().empty());
 }
 
-TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views", "[ui][lab]") {
+TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads; rollout and similarity views",
+                 "[ui][lab]") {
     open(QStringLiteral("builtin:sentiment-dot"));
     const auto trace = session->trace();
     MetricsPanel* metrics = lab->metrics();
@@ -326,7 +358,8 @@ TEST_CASE_METHOD(LabFixture, "The metrics table is core's, sorts, selects heads;
         CHECK(model->index(r, HeadMetricsModel::FirstToken).data(Qt::UserRole).toDouble() == e.firstToken);
         CHECK(model->index(r, HeadMetricsModel::Separator).data(Qt::UserRole).toDouble() == e.separator);
         CHECK(model->index(r, HeadMetricsModel::KlLinear).data(Qt::UserRole).toDouble() == e.klDotLinear);
-        CHECK(model->index(r, HeadMetricsModel::Pattern).data().toString() == QString::fromLatin1(attnscope::patternName(e.pattern)));
+        CHECK(model->index(r, HeadMetricsModel::Pattern).data().toString() ==
+              QString::fromLatin1(attnscope::patternName(e.pattern)));
         CHECK(model->index(r, HeadMetricsModel::Entropy).data().toString() == QString::number(e.entropy, 'f', 3));
     }
     CHECK(model->headerData(HeadMetricsModel::Entropy, Qt::Horizontal).toString().contains(QStringLiteral("nats")));
@@ -369,13 +402,16 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     using namespace attnscope::testing;
     const bool llama = GENERATE(true, false);
     const auto dir = freshDir(llama ? "ui-lab-llama" : "ui-lab-bert");
-    if (llama) writeCheckpoint(dir, makeLlama(LlamaSpec{}, 5));
-    else writeCheckpoint(dir, makeBert(BertSpec{}, 6));
+    if (llama)
+        writeCheckpoint(dir, makeLlama(LlamaSpec{}, 5));
+    else
+        writeCheckpoint(dir, makeBert(BertSpec{}, 6));
     open(qpath(dir));
     const auto base = session->trace();
     const MapKey k = key();
     if (!llama)  // no task head: the output panel names the final hidden states it recorded
-        CHECK(controls->outputs()->text().contains(QStringLiteral("Final hidden states: %1 tokens × 24").arg(base->ids().size())));
+        CHECK(controls->outputs()->text().contains(
+                QStringLiteral("Final hidden states: %1 tokens × 24").arg(base->ids().size())));
 
     // Variant: linear on a pretrained head, and propagated temperature with a layer choice.
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
@@ -390,7 +426,9 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     attnscope::RunOptions options;
     options.temperature = controls->temperature()->temperature();
     options.temperatureLayers = {1};
-    REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == options.temperature && lab->changeView()->hasChange(); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return lab->intervention().temperature == options.temperature && lab->changeView()->hasChange(); },
+            20000));
     const auto expected = session->model()->forward(base->ids(), options);
     requireSameChange(attnscope::compareOutputs(*base, *expected, 5));
     layer->setValue(1);
@@ -400,7 +438,8 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 2).center());
     options.maskHeads = {{base->blocks()[std::size_t(k.block)].name, 0, 2}};
     const auto masked = session->model()->forward(base->ids(), options);
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); }, 20000));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("1 head masked")); },
+                            20000));
     const auto maskedChange = attnscope::compareOutputs(*base, *masked, 5);
     CHECK(maskedChange.kind == (llama ? "next-token" : "hidden"));
     if (!llama) CHECK(maskedChange.meanCosineDistance > 1e-4);
@@ -423,14 +462,16 @@ TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
     const QByteArray dir = qgetenv("ATTNSCOPE_SHOT_DIR");
     REQUIRE(!dir.isEmpty());
     window.resize(1500, 940);
-    const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL") ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
-                                                                           : QStringLiteral("builtin:sentiment-dot");
+    const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL")
+                                 ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
+                                 : QStringLiteral("builtin:sentiment-dot");
     open(spec);
     QTest::qWait(300);
     window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/1-open.png"));
     lab->propagateCheck()->setChecked(true);
     slider->setValue(TemperatureSlider::positionOf(0.3));
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != session->trace(); }, 20000));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != session->trace(); },
+                            20000));
     QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 1).center());
     REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("masked")); }, 20000));
     panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
@@ -461,9 +502,13 @@ TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
             clock.start();
             slider->setValue(TemperatureSlider::positionOf(0.2 + 0.1 * i));
             const double t = controls->temperature()->temperature();
-            REQUIRE(QTest::qWaitFor([&] { return lab->intervention().temperature == t && lab->shownTrace() != session->trace() &&
-                                                 lab->changeView()->hasChange() && !heatmap->title().isEmpty() &&
-                                                 lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran")); }, 20000));
+            REQUIRE(QTest::qWaitFor(
+                    [&] {
+                        return lab->intervention().temperature == t && lab->shownTrace() != session->trace() &&
+                               lab->changeView()->hasChange() && !heatmap->title().isEmpty() &&
+                               lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran"));
+                    },
+                    20000));
             ms.push_back(clock.nsecsElapsed() / 1e6);
             if (i == 19) WARN("last " << lab->panel()->jobLabel()->text().toStdString());
         }
@@ -475,8 +520,9 @@ TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
         REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
         const double fitMs = clock.nsecsElapsed() / 1e6;
         WARN(spec.toStdString() << ": propagate re-run shown, median " << ms[ms.size() / 2] << " ms, max " << ms.back()
-                                << " ms; additive fit (300 steps, width 32, " << session->trace()->blocks()[0].queryTokens.size()
-                                << " tokens) " << fitMs << " ms, KL " << lab->lastFit()->initialKl << " -> " << lab->lastFit()->finalKl);
+                                << " ms; additive fit (300 steps, width 32, "
+                                << session->trace()->blocks()[0].queryTokens.size() << " tokens) " << fitMs
+                                << " ms, KL " << lab->lastFit()->initialKl << " -> " << lab->lastFit()->finalKl);
         panel->setVariant(LabVariant::Native);
         slider->setValue(TemperatureSlider::positionOf(1.0));
     }

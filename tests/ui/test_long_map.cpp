@@ -97,8 +97,12 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     const auto bright = std::count_if(maxThumb.values.begin(), maxThumb.values.end(), [](float v) { return v > 0.5f; });
     CHECK(bright > 48 * 48 / 4);  // the lower triangle's bins mostly hold a near-one cell
     // (The example run's thumbnails show until this trace's arrive.)
-    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8 && sameImage(overview->images()[0], thumbnail(maxThumb, controls)); },
-                            60000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return overview->images().size() == 8 &&
+                       sameImage(overview->images()[0], thumbnail(maxThumb, controls));
+            },
+            60000));
     CHECK_FALSE(sameImage(overview->images()[0], thumbnail(meanThumb, controls)));
 
     // The heat map holds the exact map (hover) but draws the visible rectangle pooled to pixels.
@@ -118,10 +122,14 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     CHECK(heatmap->levelOfDetail().rows < n);
     CHECK(heatmap->colorMap()->data()->keySize() == heatmap->levelOfDetail().cols);
     // When the layout has settled, the image is asked for again at the plot's own pixel size.
-    REQUIRE(QTest::qWaitFor([&] {
-        const attnscope::PoolRequest now = heatmap->levelOfDetailRequest(), drawn = heatmap->levelOfDetailShown();
-        return drawn.outRows == now.outRows && drawn.outCols == now.outCols && heatmap->levelOfDetail().rows == now.outRows;
-    }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                const attnscope::PoolRequest now = heatmap->levelOfDetailRequest(),
+                                             drawn = heatmap->levelOfDetailShown();
+                return drawn.outRows == now.outRows && drawn.outCols == now.outCols &&
+                       heatmap->levelOfDetail().rows == now.outRows;
+            },
+            20000));
     // Exported as shown: the bins, labelled with each bin's first token.
     HeatmapView::Shown shown = heatmap->shown();
     CHECK(shown.map.rows == heatmap->levelOfDetail().rows);
@@ -132,7 +140,8 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     heatmap->setZoom(heatmap->zoom().toRect(c0, r0, c0 + 29, r0 + 29));
     CHECK(heatmap->zoom().rowBegin() == r0);
     CHECK(heatmap->zoom().rowEnd() == r0 + 30);
-    REQUIRE(QTest::qWaitFor([&] { return heatmap->levelOfDetail().rows == 30 && heatmap->levelOfDetail().cols == 30; }, 20000));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->levelOfDetail().rows == 30 && heatmap->levelOfDetail().cols == 30; },
+                            20000));
     double worst = 0;
     for (int i = 0; i < 30; ++i)
         for (int j = 0; j < 30; ++j)
@@ -152,14 +161,21 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     heatmap->poolingCombo()->setCurrentIndex(heatmap->poolingCombo()->findData(int(attnscope::Pooling::Mean)));
     CHECK(heatmap->pooling() == attnscope::Pooling::Mean);
     CHECK(heatmap->levelOfDetailRequest().pooling == attnscope::Pooling::Mean);
-    REQUIRE(QTest::qWaitFor([&] {
-        wanted = heatmap->levelOfDetailRequest();
-        wanted.outRows = heatmap->levelOfDetail().rows;
-        wanted.outCols = heatmap->levelOfDetail().cols;
-        return heatmap->levelOfDetail().rows > 30 && heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values;
-    }, 20000));
-    REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 8 && sameImage(overview->images()[0], thumbnail(meanThumb, controls)); },
-                            60000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                wanted = heatmap->levelOfDetailRequest();
+                wanted.outRows = heatmap->levelOfDetail().rows;
+                wanted.outCols = heatmap->levelOfDetail().cols;
+                return heatmap->levelOfDetail().rows > 30 &&
+                       heatmap->levelOfDetail().values == trace->pooledMap(0, 0, 0, wanted).values;
+            },
+            20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return overview->images().size() == 8 &&
+                       sameImage(overview->images()[0], thumbnail(meanThumb, controls));
+            },
+            60000));
 
     // A new head of a long map is drawn from its shape before its values arrive: hovering names
     // the cell and says the weight is being computed, exports refuse with a dialog, and the
@@ -192,7 +208,8 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
 
 // Screenshots of the window on a long input (not run by default; writes overview.png and
 // zoomed.png into ATTNSCOPE_SHOT_DIR):
-//   ATTNSCOPE_SHOT_MODEL=/tmp/llama8k ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.screenshots-long]"
+//   ATTNSCOPE_SHOT_MODEL=/tmp/llama8k ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests
+//   "[.screenshots-long]"
 TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screenshots-long]") {
     const char* model = std::getenv("ATTNSCOPE_SHOT_MODEL");
     const char* dir = std::getenv("ATTNSCOPE_SHOT_DIR");
@@ -224,27 +241,30 @@ TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screens
     QElapsedTimer own;
     std::vector<float> seen;  // the last level of detail checked
     std::optional<QImage> last;
-    REQUIRE(waitTimed([&] {
-        const attnscope::HeadMap& lod = heatmap->levelOfDetail();
-        if (detailMs < 0 && heatmap->map().rows == n && !lod.values.empty() && lod.values != seen) {
-            // Layer 5, head 3's own image (not the first head's, kept while it is computed).
-            const qint64 t = clock.elapsed() - ownMs;
-            seen = lod.values;
-            own.start();
-            if (lod.values == trace->pooledMap(0, 5, 3, heatmap->levelOfDetailRequest()).values) detailMs = t;
-            ownMs += own.elapsed();
-        }
-        // (The last thumbnail's reference is computed once the detail map is seen: on the GUI
-        // thread, it would hold back the window's own work before that.)
-        if (thumbsMs < 0 && detailMs >= 0 && overview->images().size() == std::size_t(info.layers * info.heads)) {
-            const qint64 t = clock.elapsed() - ownMs;
-            own.start();
-            if (!last) last = thumbnail(trace->pooledMap(0, info.layers - 1, info.heads - 1, thumb), controls);
-            if (sameImage(overview->images().back(), *last)) thumbsMs = t;
-            ownMs += own.elapsed();
-        }
-        return detailMs >= 0 && thumbsMs >= 0;
-    }, 900000));
+    REQUIRE(waitTimed(
+            [&] {
+                const attnscope::HeadMap& lod = heatmap->levelOfDetail();
+                if (detailMs < 0 && heatmap->map().rows == n && !lod.values.empty() && lod.values != seen) {
+                    // Layer 5, head 3's own image (not the first head's, kept while it is computed).
+                    const qint64 t = clock.elapsed() - ownMs;
+                    seen = lod.values;
+                    own.start();
+                    if (lod.values == trace->pooledMap(0, 5, 3, heatmap->levelOfDetailRequest()).values) detailMs = t;
+                    ownMs += own.elapsed();
+                }
+                // (The last thumbnail's reference is computed once the detail map is seen: on the GUI
+                // thread, it would hold back the window's own work before that.)
+                if (thumbsMs < 0 && detailMs >= 0 &&
+                    overview->images().size() == std::size_t(info.layers * info.heads)) {
+                    const qint64 t = clock.elapsed() - ownMs;
+                    own.start();
+                    if (!last) last = thumbnail(trace->pooledMap(0, info.layers - 1, info.heads - 1, thumb), controls);
+                    if (sameImage(overview->images().back(), *last)) thumbsMs = t;
+                    ownMs += own.elapsed();
+                }
+                return detailMs >= 0 && thumbsMs >= 0;
+            },
+            900000));
     std::cout << "4,096 tokens in the window: detail map drawn after " << detailMs << " ms, all "
               << info.layers * info.heads << " thumbnails after " << thumbsMs << " ms" << std::endl;
     QTest::qWait(500);

@@ -62,12 +62,19 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     attnscope::MetricsOptions mo;
     const std::vector<attnscope::HeadMetrics> want = attnscope::headMetrics(*trace, mo);
     REQUIRE(want.size() == 144u);
-    auto of = [&](const std::vector<attnscope::HeadMetrics>& all, int l, int h) { return all[std::size_t(l * 12 + h)]; };
-    REQUIRE(QTest::qWaitFor([&] { return mv->metricsTrace() == trace && std::isfinite(map->value(11, 11)) && panel->metricsOf(11, 11); }, 30000));
+    auto of = [&](const std::vector<attnscope::HeadMetrics>& all, int l, int h) {
+        return all[std::size_t(l * 12 + h)];
+    };
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return mv->metricsTrace() == trace && std::isfinite(map->value(11, 11)) && panel->metricsOf(11, 11);
+            },
+            30000));
     QTest::qWait(20);
 
     // The thumbnails: the Explore overview's images, larger, and the whole 12 × 12 grid visible.
-    REQUIRE(QTest::qWaitFor([&] { return grid->images().size() == 144u && grid->images() == window.overview()->images(); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return grid->images().size() == 144u && grid->images() == window.overview()->images(); }, 20000));
     INFO("model view tile " << grid->tileSize() << " px, explore tile " << window.overview()->tileSize() << " px");
     CHECK(grid->tileSize() > window.overview()->tileSize());
     CHECK(grid->tileSize() >= 1.5 * window.overview()->tileSize());
@@ -103,7 +110,8 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     for (int l = 0; l < 12; ++l) {
         std::vector<int> heads(12);
         std::iota(heads.begin(), heads.end(), 0);
-        std::stable_sort(heads.begin(), heads.end(), [&](int a, int b) { return of(want, l, a).entropy > of(want, l, b).entropy; });
+        std::stable_sort(heads.begin(), heads.end(),
+                         [&](int a, int b) { return of(want, l, a).entropy > of(want, l, b).entropy; });
         CHECK(grid->headOrder()[std::size_t(l)] == heads);
     }
     panel->descendingCheck()->setChecked(false);
@@ -111,7 +119,8 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
 
     // Frames: the pattern class of each head.
     REQUIRE(grid->frameColors().size() == 144u);
-    for (int i = 0; i < 144; ++i) CHECK(grid->frameColors()[std::size_t(i)] == patternColor(want[std::size_t(i)].pattern));
+    for (int i = 0; i < 144; ++i)
+        CHECK(grid->frameColors()[std::size_t(i)] == patternColor(want[std::size_t(i)].pattern));
     panel->framesCheck()->setChecked(false);
     CHECK(grid->frameColors().empty());
     panel->framesCheck()->setChecked(true);
@@ -143,13 +152,13 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     const auto atT = attnscope::headMetrics(*trace, mo);
     panel->metricCombo()->setCurrentIndex(panel->metricCombo()->findData(QStringLiteral("entropy")));
     const bool followed = QTest::qWaitFor(
-        [&] {
-            for (int l = 0; l < 12; ++l)
-                for (int h = 0; h < 12; ++h)
-                    if (!same(map->value(l, h), of(atT, l, h).entropy)) return false;
-            return true;
-        },
-        30000);
+            [&] {
+                for (int l = 0; l < 12; ++l)
+                    for (int h = 0; h < 12; ++h)
+                        if (!same(map->value(l, h), of(atT, l, h).entropy)) return false;
+                return true;
+            },
+            30000);
     CHECK(followed);
 
     // The tab's State round-trips through its widgets; unknown keys leave a choice as it is.

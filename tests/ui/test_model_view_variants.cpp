@@ -91,7 +91,10 @@ TEST_CASE_METHOD(WindowFixture, "The model view and the overview show the lab's 
         const std::vector<QImage> thumbs = expectedThumbnails(window, *trace, v);
         const auto metrics = attnscope::labHeadMetrics(*trace, v.spec, v.fits);
         const bool shown = QTest::qWaitFor(
-            [&] { return grid->images() == thumbs && overview->images() == thumbs && showsEntropies(*map, metrics); }, 30000);
+                [&] {
+                    return grid->images() == thumbs && overview->images() == thumbs && showsEntropies(*map, metrics);
+                },
+                30000);
         INFO("thumbnails " << grid->images().size() << ", metrics of " << metrics.size() << " heads");
         REQUIRE(shown);
         CHECK(mv->metricsVariant() == v);
@@ -120,7 +123,8 @@ TEST_CASE_METHOD(WindowFixture, "The model view and the overview show the lab's 
     CHECK(panel->statusLabel()->text().contains(QStringLiteral("linear")));
     // The gate is the hybrid's: moving it keeps the linear maps (nothing is asked for again).
     QSlider* gate = window.lab()->panel()->gateSlider();
-    gate->setValue(gate->value() - gate->minimum() > 10 ? gate->value() - 10 : gate->value() + 10);  // stays inside (0, 1)
+    gate->setValue(gate->value() - gate->minimum() > 10 ? gate->value() - 10
+                                                        : gate->value() + 10);  // stays inside (0, 1)
     CHECK(window.lab()->shownVariant() == linear);
 
     // Relu: the feature map is part of the variant.
@@ -178,7 +182,8 @@ TEST_CASE_METHOD(WindowFixture, "The model view and the overview show the lab's 
 // a lab variant selected, on a GPT-2 folder with its real tokenizer and on a built-in. Run on a
 // screen (Xvfb) or offscreen:
 //   ATTNSCOPE_SHOTS=DIR build/tests/ui/attnscope_ui_tests "[.modelview-shots]"
-TEST_CASE_METHOD(WindowFixture, "screenshots of the model view and the overview under a lab variant", "[.modelview-shots]") {
+TEST_CASE_METHOD(WindowFixture, "screenshots of the model view and the overview under a lab variant",
+                 "[.modelview-shots]") {
     const char* env = std::getenv("ATTNSCOPE_SHOTS");
     REQUIRE(env);
     const std::filesystem::path out(env);
@@ -189,11 +194,15 @@ TEST_CASE_METHOD(WindowFixture, "screenshots of the model view and the overview 
     const auto settle = [&] {
         const auto trace = window.lab()->shownTrace();
         const auto& info = trace->blocks()[std::size_t(window.currentKey().block)];
-        REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(info.layers * info.heads); }, 30000));
+        REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == std::size_t(info.layers * info.heads); },
+                                30000));
         if (window.tabs()->currentWidget() == mv->panel())
-            REQUIRE(QTest::qWaitFor([&] { return mv->metricsTrace() == trace && mv->metricsVariant() == window.lab()->shownVariant() &&
-                                                 !mv->panel()->statusLabel()->text().contains(QStringLiteral("…")); },
-                                    60000));
+            REQUIRE(QTest::qWaitFor(
+                    [&] {
+                        return mv->metricsTrace() == trace && mv->metricsVariant() == window.lab()->shownVariant() &&
+                               !mv->panel()->statusLabel()->text().contains(QStringLiteral("…"));
+                    },
+                    60000));
         QTest::qWait(400);
     };
     const auto shoot = [&](const std::string& name) {

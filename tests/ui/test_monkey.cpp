@@ -143,18 +143,29 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
     qputenv("HOME", home.string().c_str());
     const auto broken = attnscope::testing::freshDir("ui-monkey-broken");
     attnscope::testing::writeText(broken / "config.json", "{\"model_type\": \"gpt2\", \"n_layer\": ");
-    const QStringList specs = {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:reverse-additive"),
-                               QStringLiteral("builtin:reverse-linear"), QStringLiteral("builtin:sentiment-dot"),
-                               QStringLiteral("builtin:sentiment-additive"), QStringLiteral("builtin:sentiment-linear"),
-                               qpath(attnscope::testing::standInModel()), qpath(broken),
+    const QStringList specs = {QStringLiteral("builtin:reverse-dot"),
+                               QStringLiteral("builtin:reverse-additive"),
+                               QStringLiteral("builtin:reverse-linear"),
+                               QStringLiteral("builtin:sentiment-dot"),
+                               QStringLiteral("builtin:sentiment-additive"),
+                               QStringLiteral("builtin:sentiment-linear"),
+                               qpath(attnscope::testing::standInModel()),
+                               qpath(broken),
                                qpath(home / "no-such-model")};
-    const QStringList texts = {QStringLiteral("hello42"), QStringLiteral("1,2,3"), QStringLiteral("abc"), QString(),
-                               QStringLiteral("a great film"), QStringLiteral("x,y"), QStringLiteral("99999999999999999999"),
-                               QStringLiteral("naïve 東京 😀"), QStringLiteral("0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25"),
-                               QStringLiteral("-1"), QStringLiteral("reverse me please")};
-    const std::vector<int> keys = {Qt::Key_Left, Qt::Key_Right, Qt::Key_Up, Qt::Key_Down, Qt::Key_PageUp, Qt::Key_PageDown,
-                                   Qt::Key_Home, Qt::Key_End, Qt::Key_Escape, Qt::Key_Tab, Qt::Key_Return, Qt::Key_Space,
-                                   Qt::Key_Plus, Qt::Key_Minus, Qt::Key_Delete};
+    const QStringList texts = {QStringLiteral("hello42"),
+                               QStringLiteral("1,2,3"),
+                               QStringLiteral("abc"),
+                               QString(),
+                               QStringLiteral("a great film"),
+                               QStringLiteral("x,y"),
+                               QStringLiteral("99999999999999999999"),
+                               QStringLiteral("naïve 東京 😀"),
+                               QStringLiteral("0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25"),
+                               QStringLiteral("-1"),
+                               QStringLiteral("reverse me please")};
+    const std::vector<int> keys = {Qt::Key_Left,     Qt::Key_Right, Qt::Key_Up,   Qt::Key_Down,   Qt::Key_PageUp,
+                                   Qt::Key_PageDown, Qt::Key_Home,  Qt::Key_End,  Qt::Key_Escape, Qt::Key_Tab,
+                                   Qt::Key_Return,   Qt::Key_Space, Qt::Key_Plus, Qt::Key_Minus,  Qt::Key_Delete};
 
     {
         std::lock_guard<std::mutex> lock(messagesMutex);
@@ -202,18 +213,26 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                 auto sliders = usable<QAbstractSlider>(w);
                 if (!sliders.empty()) {
                     QAbstractSlider* s = sliders[std::size_t(pick(int(sliders.size())))];
-                    const int v = s->minimum() + pick(int(std::min<std::int64_t>(std::int64_t(s->maximum()) - s->minimum() + 1, INT_MAX)));
+                    const int v =
+                            s->minimum() +
+                            pick(int(std::min<std::int64_t>(std::int64_t(s->maximum()) - s->minimum() + 1, INT_MAX)));
                     what = "slider " + nameOf(s) + " -> " + std::to_string(v);
-                    if (chance(0.5)) s->setValue(v);
-                    else QTest::keyClick(s, chance(0.5) ? Qt::Key_PageUp : Qt::Key_Right);
+                    if (chance(0.5))
+                        s->setValue(v);
+                    else
+                        QTest::keyClick(s, chance(0.5) ? Qt::Key_PageUp : Qt::Key_Right);
                 }
             } else if (kind < 43) {
                 auto spins = usable<QAbstractSpinBox>(w);
                 if (!spins.empty()) {
                     QAbstractSpinBox* s = spins[std::size_t(pick(int(spins.size())))];
                     what = "spin " + nameOf(s);
-                    if (auto* i = qobject_cast<QSpinBox*>(s); i && chance(0.5)) i->setValue(i->minimum() + pick(int(std::min<std::int64_t>(std::int64_t(i->maximum()) - i->minimum() + 1, 64))));  // ranges up to INT_MAX (seeds)
-                    else s->stepBy(chance(0.5) ? 1 : -1);
+                    if (auto* i = qobject_cast<QSpinBox*>(s); i && chance(0.5))
+                        i->setValue(i->minimum() +
+                                    pick(int(std::min<std::int64_t>(std::int64_t(i->maximum()) - i->minimum() + 1,
+                                                                    64))));  // ranges up to INT_MAX (seeds)
+                    else
+                        s->stepBy(chance(0.5) ? 1 : -1);
                 }
             } else if (kind < 50) {
                 auto edits = usable<QLineEdit>(w);
@@ -224,8 +243,10 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                     e->clear();
                     bool ascii = true;
                     for (QChar c : t) ascii = ascii && c.unicode() < 128;
-                    if (ascii) QTest::keyClicks(e, t);
-                    else e->insert(t);  // QTest types ASCII only
+                    if (ascii)
+                        QTest::keyClicks(e, t);
+                    else
+                        e->insert(t);  // QTest types ASCII only
                     if (chance(0.7)) QTest::keyClick(e, Qt::Key_Return);
                 }
             } else if (kind < 57) {
@@ -240,9 +261,12 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                 }
             } else if (kind < 66) {
                 QWidget* target = QApplication::focusWidget();
-                if (!target || !target->isVisible() || chance(0.4)) target = chance(0.5) ? static_cast<QWidget*>(window->heatmap()) : window->overview();
+                if (!target || !target->isVisible() || chance(0.4))
+                    target = chance(0.5) ? static_cast<QWidget*>(window->heatmap()) : window->overview();
                 const int key = keys[std::size_t(pick(int(keys.size())))];
-                const Qt::KeyboardModifiers mods = chance(0.2) ? Qt::ControlModifier : chance(0.2) ? Qt::ShiftModifier : Qt::NoModifier;
+                const Qt::KeyboardModifiers mods = chance(0.2)   ? Qt::ControlModifier
+                                                   : chance(0.2) ? Qt::ShiftModifier
+                                                                 : Qt::NoModifier;
                 what = "key " + std::to_string(key) + " on " + nameOf(target);
                 QTest::keyClick(target, Qt::Key(key), mods);
             } else if (kind < 75) {
@@ -258,8 +282,9 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                     for (int i = 1; i <= 3; ++i) QTest::mouseMove(target, target->mapFrom(map, a + (b - a) * i / 3));
                     QTest::mouseRelease(target, Qt::LeftButton, mods, target->mapFrom(map, b));
                     if (chance(0.3)) {
-                        QWheelEvent wheel(QPointF(pa), QPointF(target->mapToGlobal(pa)), QPoint(), QPoint(0, chance(0.5) ? 120 : -120),
-                                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+                        QWheelEvent wheel(QPointF(pa), QPointF(target->mapToGlobal(pa)), QPoint(),
+                                          QPoint(0, chance(0.5) ? 120 : -120), Qt::NoButton, Qt::NoModifier,
+                                          Qt::NoScrollPhase, false);
                         QApplication::sendEvent(target, &wheel);
                     }
                 }
@@ -270,8 +295,10 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
             } else if (kind < 84) {
                 // Start something long, then cancel it before it can finish.
                 what = "start and cancel";
-                if (chance(0.5)) window->openModel(specs[pick(6)]);
-                else window->runInput();
+                if (chance(0.5))
+                    window->openModel(specs[pick(6)]);
+                else
+                    window->runInput();
                 QTest::qWait(pick(30));
                 for (QAbstractButton* b : usable<QAbstractButton>(w))
                     if (b->text().contains(QLatin1String("Cancel"))) QTest::mouseClick(b, Qt::LeftButton);
@@ -280,8 +307,10 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
                 if (!docks.isEmpty()) {
                     QDockWidget* d = docks[pick(int(docks.size()))];
                     what = std::string(d->isVisible() ? "close" : "show") + " dock " + d->windowTitle().toStdString();
-                    if (d->isVisible()) d->close();
-                    else d->show();
+                    if (d->isVisible())
+                        d->close();
+                    else
+                        d->show();
                     if (chance(0.2)) d->setFloating(!d->isFloating());
                 }
             } else if (kind < 92) {
@@ -297,7 +326,9 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
             QCoreApplication::processEvents();
             // Dialogs and message boxes are their own windows: closed, the walk goes on.
             for (QWidget* top : QApplication::topLevelWidgets())
-                if (top != window.get() && top->isVisible() && (qobject_cast<QDialog*>(top) || qobject_cast<QMenu*>(top))) top->close();
+                if (top != window.get() && top->isVisible() &&
+                    (qobject_cast<QDialog*>(top) || qobject_cast<QMenu*>(top)))
+                    top->close();
             if (!window->isVisible()) window->show();
             watchdog.beat();
         }

@@ -21,14 +21,14 @@ TEST_CASE("JobTracker delivers only the newest job's result, on the GUI thread",
         JobTracker jobs(&context);
         // The first job runs until it is superseded; its result must be dropped.
         jobs.start(
-            [&](const JobTracker::Stop& stop) {
-                QElapsedTimer t;
-                t.start();
-                while (!stop.requested() && t.elapsed() < 5000) QThread::msleep(1);
-                firstSawStop = stop.requested();
-                return 1;
-            },
-            [&](int r) { delivered.push_back(r); });
+                [&](const JobTracker::Stop& stop) {
+                    QElapsedTimer t;
+                    t.start();
+                    while (!stop.requested() && t.elapsed() < 5000) QThread::msleep(1);
+                    firstSawStop = stop.requested();
+                    return 1;
+                },
+                [&](int r) { delivered.push_back(r); });
         REQUIRE(jobs.isRunning());
         QThread* gui = QThread::currentThread();
         QThread* deliveredOn = nullptr;
@@ -54,13 +54,13 @@ TEST_CASE("JobTracker::cancel drops the running job's result and the destructor 
     {
         JobTracker jobs(&context);
         jobs.start(
-            [&](const JobTracker::Stop& stop) {
-                while (!stop.requested()) QThread::msleep(1);
-                QThread::msleep(50);  // still winding down when the tracker is destroyed
-                finished = true;
-                return 0;
-            },
-            [&](int) { ++delivered; });
+                [&](const JobTracker::Stop& stop) {
+                    while (!stop.requested()) QThread::msleep(1);
+                    QThread::msleep(50);  // still winding down when the tracker is destroyed
+                    finished = true;
+                    return 0;
+                },
+                [&](int) { ++delivered; });
         jobs.cancel();
         CHECK_FALSE(jobs.isRunning());
     }

@@ -26,7 +26,8 @@ std::filesystem::path slowModel() {
 
 }  // namespace
 
-TEST_CASE_METHOD(WindowFixture, "Cancel mid-forward keeps the shown Trace and the window usable", "[ui][progress][cancel]") {
+TEST_CASE_METHOD(WindowFixture, "Cancel mid-forward keeps the shown Trace and the window usable",
+                 "[ui][progress][cancel]") {
     open(qpath(slowModel()));
     const auto before = session->trace();
     REQUIRE(before);
@@ -76,6 +77,7 @@ TEST_CASE_METHOD(WindowFixture, "Cancel mid-forward keeps the shown Trace and th
     CHECK(after.contains(QStringLiteral("Running: layer 12 of 12")));
     // After the first layer the bar says how long is left.
     bool withTime = false;
-    for (const QString& t : after) withTime = withTime || (t.contains(QStringLiteral("of 12 · ")) && t.endsWith(QStringLiteral(" left")));
+    for (const QString& t : after)
+        withTime = withTime || (t.contains(QStringLiteral("of 12 · ")) && t.endsWith(QStringLiteral(" left")));
     CHECK(withTime);
 }

@@ -76,7 +76,8 @@ TEST_CASE("The comparison reports progress and opens its models on the chosen de
     }
 }
 
-TEST_CASE_METHOD(WindowFixture, "The Compare tab's Cancel stops the run; its result never shows (fault 2)", "[ui][reliability]") {
+TEST_CASE_METHOD(WindowFixture, "The Compare tab's Cancel stops the run; its result never shows (fault 2)",
+                 "[ui][reliability]") {
     open(QStringLiteral("builtin:reverse-dot"));
     ComparePanel* compare = window.compare();
     QSignalSpy finished(compare->session(), &CompareSession::finished);
@@ -112,7 +113,8 @@ TEST_CASE("Thumbnails refuse maps whose values do not match their size (fault 6)
     CHECK(pooledImage(fine, Colormap::Viridis, ColorScale{}).size() == QSize(2, 1));
 }
 
-TEST_CASE("Decoding a damaged PNG writes nothing to stderr; libpng's reason is in the error (fault 11)", "[ui][reliability]") {
+TEST_CASE("Decoding a damaged PNG writes nothing to stderr; libpng's reason is in the error (fault 11)",
+          "[ui][reliability]") {
     const auto dir = attnscope::testing::freshDir("ui-reliability-png");
     std::vector<std::uint8_t> pixels(8 * 8 * 3, 200);
     attnscope::testing::writePng(dir / "whole.png", 8, 8, pixels);

@@ -33,7 +33,8 @@ bool showsCoreMaps(const LineView& view, const attnscope::Trace& trace, int bloc
 
 }  // namespace
 
-TEST_CASE_METHOD(ViewsFixture, "Line view: core's maps of every head, temperature, heads, threshold, linking, export", "[ui][views][lines]") {
+TEST_CASE_METHOD(ViewsFixture, "Line view: core's maps of every head, temperature, heads, threshold, linking, export",
+                 "[ui][views][lines]") {
     openStandIn();
     show(views->lines(), &ViewsController::linesShown);
     LineView* lines = views->lines();
@@ -47,7 +48,8 @@ TEST_CASE_METHOD(ViewsFixture, "Line view: core's maps of every head, temperatur
     // The layer and the temperature follow the window.
     after(&ViewsController::linesShown, [&] { layer->setValue(1); });
     CHECK(showsCoreMaps(*lines, *trace, 0, 1, 1.0));
-    after(&ViewsController::linesShown, [&] { slider->setValue(slider->minimum() + (slider->maximum() - slider->minimum()) / 4); });
+    after(&ViewsController::linesShown,
+          [&] { slider->setValue(slider->minimum() + (slider->maximum() - slider->minimum()) / 4); });
     const double T = controls->temperature()->temperature();
     REQUIRE(T < 0.9);
     CHECK(showsCoreMaps(*lines, *trace, 0, 1, T));
@@ -101,7 +103,8 @@ TEST_CASE_METHOD(ViewsFixture, "Line view: core's maps of every head, temperatur
     }
 }
 
-TEST_CASE_METHOD(ViewsFixture, "Line view on a cross block names target and source, and follows the block", "[ui][views][lines]") {
+TEST_CASE_METHOD(ViewsFixture, "Line view on a cross block names target and source, and follows the block",
+                 "[ui][views][lines]") {
     open(QStringLiteral("builtin:reverse-dot"));
     show(views->lines(), &ViewsController::linesShown);
     LineView* lines = views->lines();

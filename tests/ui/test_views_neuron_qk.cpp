@@ -45,7 +45,8 @@ void requireNeuronMatches(const NeuronView& view, const attnscope::Trace& trace,
 
 }  // namespace
 
-TEST_CASE_METHOD(ViewsFixture, "Neuron view: core's numbers for the selection and temperature, linked, exported", "[ui][views][neuron]") {
+TEST_CASE_METHOD(ViewsFixture, "Neuron view: core's numbers for the selection and temperature, linked, exported",
+                 "[ui][views][neuron]") {
     openStandIn();
     show(views->neuron(), &ViewsController::neuronShown);
     NeuronView* neuron = views->neuron();
@@ -86,7 +87,8 @@ TEST_CASE_METHOD(ViewsFixture, "Neuron view: core's numbers for the selection an
     requireFigureFiles(pdf, svg, png, 6.75 * 72, QStringLiteral("weight"));
 }
 
-TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover, selection linking, export", "[ui][views][qk]") {
+TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover, selection linking, export",
+                 "[ui][views][qk]") {
     openStandIn();
     show(views->qkSpace(), &ViewsController::qkShown);
     QkSpaceView* qk = views->qkSpace();
@@ -118,7 +120,8 @@ TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover
         painter.end();
         bool marker = false;
         for (int yy = 0; yy < 40 && !marker; ++yy)
-            for (int xx = 0; xx < img.width() && !marker; ++xx) marker = img.pixelColor(xx, yy) == QColor(0x1b, 0x9e, 0x77);
+            for (int xx = 0; xx < img.width() && !marker; ++xx)
+                marker = img.pixelColor(xx, yy) == QColor(0x1b, 0x9e, 0x77);
         CHECK(marker);
     }
     qk->coloringCombo()->setCurrentIndex(2);
@@ -143,7 +146,8 @@ TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover
     CHECK(views->lines()->focusQuery() == 4);
     CHECK(views->neuron()->query() == 4);
     const attnscope::HeadMap map = trace->map(0, 0, 0);
-    CHECK(qk->figure().selectedRow == std::vector<float>(map.values.begin() + 4 * map.cols, map.values.begin() + 5 * map.cols));
+    CHECK(qk->figure().selectedRow ==
+          std::vector<float>(map.values.begin() + 4 * map.cols, map.values.begin() + 5 * map.cols));
     // A click on a key point selects its column.
     const QPointF k2 = qk->pointCenter(qk->pointOf(true, 2, 0));
     QTest::mouseClick(qk->canvas(), Qt::LeftButton, {}, k2.toPoint());
@@ -160,7 +164,9 @@ TEST_CASE_METHOD(ViewsFixture, "Query-key space: core's projection, scope, hover
     requireFigureFiles(pdf, svg, png, 3.25 * 72, QStringLiteral("queries"));
 }
 
-TEST_CASE_METHOD(ViewsFixture, "The views on Llama (grouped-query) and BERT folders and the built-ins; refusals say why", "[ui][views][families]") {
+TEST_CASE_METHOD(ViewsFixture,
+                 "The views on Llama (grouped-query) and BERT folders and the built-ins; refusals say why",
+                 "[ui][views][families]") {
     LlamaSpec spec;  // 4 query heads, 2 key/value groups
     const auto dir = freshDir("ui-views-llama");
     writeCheckpoint(dir, makeLlama(spec, 22));
@@ -168,10 +174,12 @@ TEST_CASE_METHOD(ViewsFixture, "The views on Llama (grouped-query) and BERT fold
     show(views->neuron(), &ViewsController::neuronShown);
     after(&ViewsController::neuronShown, [&] { head->setValue(3); });
     waitForMap(session->trace()->map(0, 0, 3));
-    requireNeuronMatches(*views->neuron(), *session->trace(), window.currentKey(), views->neuron()->query(), 1.0, *heatmap);
+    requireNeuronMatches(*views->neuron(), *session->trace(), window.currentKey(), views->neuron()->query(), 1.0,
+                         *heatmap);
     CHECK(views->neuron()->figure().row.kvGroup == 1);
     show(views->qkSpace(), &ViewsController::qkShown);
-    CHECK(views->qkSpace()->figure().space.x == attnscope::qkSpace(*session->trace(), 0, 0, attnscope::QkSpaceOptions{3, true}).x);
+    CHECK(views->qkSpace()->figure().space.x ==
+          attnscope::qkSpace(*session->trace(), 0, 0, attnscope::QkSpaceOptions{3, true}).x);
 
     const auto bert = freshDir("ui-views-bert");
     writeCheckpoint(bert, makeBert(BertSpec{}, 23));
@@ -179,7 +187,8 @@ TEST_CASE_METHOD(ViewsFixture, "The views on Llama (grouped-query) and BERT fold
     show(views->lines(), &ViewsController::linesShown);
     CHECK(views->lines()->figure().heads.size() == 3);
     show(views->neuron(), &ViewsController::neuronShown);
-    requireNeuronMatches(*views->neuron(), *session->trace(), window.currentKey(), views->neuron()->query(), 1.0, *heatmap);
+    requireNeuronMatches(*views->neuron(), *session->trace(), window.currentKey(), views->neuron()->query(), 1.0,
+                         *heatmap);
 
     // Additive attention has no q·k: the neuron and query-key views say so.
     open(QStringLiteral("builtin:reverse-additive"));

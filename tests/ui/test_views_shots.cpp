@@ -43,13 +43,15 @@ void allViews(ViewsFixture& f, const fs::path& out, const std::string& name, int
     f.views->lines()->exportFigure(qpath(out / ("views-" + name + "-lines-figure.png")));
     f.views->lines()->exportFigure(qpath(out / ("views-" + name + "-lines-figure.pdf")));
     f.show(f.views->neuron(), &ViewsController::neuronShown);
-    if (query >= 0) f.after(&ViewsController::neuronShown, [&] { f.views->neuron()->queryCombo()->setCurrentIndex(query); });
+    if (query >= 0)
+        f.after(&ViewsController::neuronShown, [&] { f.views->neuron()->queryCombo()->setCurrentIndex(query); });
     shoot(f, out, name + "-neuron");
     f.views->neuron()->exportFigure(qpath(out / ("views-" + name + "-neuron-figure.png")));
     f.show(f.views->qkSpace(), &ViewsController::qkShown);
     f.after(&ViewsController::qkShown, [&] { f.views->qkSpace()->scopeCombo()->setCurrentIndex(1); });
     // Coloured by token kind (AttentionViz): special, punctuation, word start, continuation, patch.
-    f.views->qkSpace()->coloringCombo()->setCurrentIndex(f.views->qkSpace()->coloringCombo()->findData(int(QkColoring::TokenKind)));
+    f.views->qkSpace()->coloringCombo()->setCurrentIndex(
+            f.views->qkSpace()->coloringCombo()->findData(int(QkColoring::TokenKind)));
     if (query >= 0) f.views->select(0, query);
     shoot(f, out, name + "-qk");
     f.views->qkSpace()->exportFigure(qpath(out / ("views-" + name + "-qk-figure.png")));

@@ -47,7 +47,8 @@ TEST_CASE_METHOD(ViewsFixture, "The views follow the lab's variant", "[ui][views
     REQUIRE(int(lines->figure().heads.size()) == heads);
     for (int h = 0; h < heads; ++h) {
         INFO("head " << h);
-        CHECK(lines->figure().heads[std::size_t(h)].map.values == trace->map(0, 0, h, linearAt(window, 0, 0, h)).values);
+        CHECK(lines->figure().heads[std::size_t(h)].map.values ==
+              trace->map(0, 0, h, linearAt(window, 0, 0, h)).values);
         CHECK(lines->figure().heads[std::size_t(h)].map.values != trace->map(0, 0, h).values);
     }
     CHECK(lines->figure().title.contains(QStringLiteral("lab: linear")));
@@ -80,7 +81,8 @@ TEST_CASE_METHOD(ViewsFixture, "The views follow the lab's variant", "[ui][views
     CHECK(int(lines->figure().heads.size()) == heads);
 }
 
-TEST_CASE_METHOD(ViewsFixture, "The line view of an input past 512 tokens shows a token window that scrolls", "[ui][views][lines]") {
+TEST_CASE_METHOD(ViewsFixture, "The line view of an input past 512 tokens shows a token window that scrolls",
+                 "[ui][views][lines]") {
     const auto folder = freshDir("ui-views-long");
     Gpt2Spec spec;
     spec.layers = 1;
@@ -216,7 +218,8 @@ TEST_CASE_METHOD(ViewsFixture, "File > Export View writes the shown view at a ve
         dialog->setDpi(300);
         REQUIRE(dialog->exportNow());
     }
-    requireFigureFiles(qpath(dir / "qk.pdf"), qpath(dir / "qk.svg"), qpath(dir / "qk.png"), 6.75 * 72, QStringLiteral("queries"));
+    requireFigureFiles(qpath(dir / "qk.pdf"), qpath(dir / "qk.svg"), qpath(dir / "qk.png"), 6.75 * 72,
+                       QStringLiteral("queries"));
     dialog->close();
 
     // The line view at one column: the dialog offers the same widths.
@@ -234,6 +237,7 @@ TEST_CASE_METHOD(ViewsFixture, "File > Export View writes the shown view at a ve
     REQUIRE(dialog->exportNow());
     dialog->setPath(qpath(dir / "lines.png"));
     REQUIRE(dialog->exportNow());
-    requireFigureFiles(qpath(dir / "lines.pdf"), qpath(dir / "lines.svg"), qpath(dir / "lines.png"), 3.25 * 72, QStringLiteral("keys"));
+    requireFigureFiles(qpath(dir / "lines.pdf"), qpath(dir / "lines.svg"), qpath(dir / "lines.png"), 3.25 * 72,
+                       QStringLiteral("keys"));
     dialog->close();
 }

@@ -112,7 +112,9 @@ TEST_CASE("OverviewGrid: sliding-window layers are marked apart from global ones
     CHECK(grid.layerWindow(7) == 0);
     const QImage marked = grid.grab().toImage();
     // The bar sits at the left edge of the label column, on local rows only.
-    auto barColor = [&](const QImage& img, int layer) { return img.pixelColor(1, grid.tileRect(layer, 0).center().y()); };
+    auto barColor = [&](const QImage& img, int layer) {
+        return img.pixelColor(1, grid.tileRect(layer, 0).center().y());
+    };
     const QColor teal(0, 150, 136);
     CHECK(barColor(marked, 0) == teal);
     CHECK(barColor(marked, 2) == teal);
@@ -125,7 +127,8 @@ TEST_CASE("OverviewGrid: sliding-window layers are marked apart from global ones
     CHECK(grid.grab().toImage() == global);
 }
 
-TEST_CASE("ControlPanel: rows go under the temperature slider in order; the caption says which temperature", "[ui][controls]") {
+TEST_CASE("ControlPanel: rows go under the temperature slider in order; the caption says which temperature",
+          "[ui][controls]") {
     ControlPanel panel;
     auto* form = qobject_cast<QFormLayout*>(panel.temperature()->parentWidget()->layout());
     REQUIRE(form);

@@ -56,7 +56,8 @@ std::array<attnscope::HeadMap, 3> referenceMaps(const std::string& text, const s
 void checkCompare(WindowFixture& w, const std::array<attnscope::HeadMap, 3>& ref) {
     ComparePanel* compare = w.window.compare();
     for (int i = 0; i < 3; ++i) {
-        const bool shown = QTest::qWaitFor([&] { return mismatchedCells(*compare->view(i), ref[std::size_t(i)]) == 0; }, 20000);
+        const bool shown =
+                QTest::qWaitFor([&] { return mismatchedCells(*compare->view(i), ref[std::size_t(i)]) == 0; }, 20000);
         INFO("compare view " << i);
         REQUIRE(shown);
         const QString entropy = compare->findChild<QLabel*>(QStringLiteral("entropyLabel%1").arg(i))->text();
@@ -73,7 +74,8 @@ void checkCompare(WindowFixture& w, const std::array<attnscope::HeadMap, 3>& ref
 ExportDialog* openExportDialog(WindowFixture& w) {
     QTest::keyClick(&w.window, Qt::Key_E, Qt::ControlModifier);  // File > Export figure…
     ExportDialog* dialog = nullptr;
-    REQUIRE(QTest::qWaitFor([&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
     return dialog;
 }
 
@@ -84,7 +86,8 @@ void clickSave(ExportDialog* dialog) {
 
 }  // namespace
 
-TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and KL from core", "[ui][window][compare]") {
+TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and KL from core",
+                 "[ui][window][compare]") {
     // The shipped reverse models: dot, additive and linear attention on the same text.
     open(QStringLiteral("builtin:reverse-dot"));
     layer->setValue(1);
@@ -113,8 +116,10 @@ TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and 
     auto* task = window.compare()->findChild<QComboBox*>(QStringLiteral("compareTaskCombo"));
     task->setCurrentText(QStringLiteral("sentiment"));
     emit task->activated(task->currentIndex());  // as a user's pick
-    checkCompare(*this, referenceMaps(MainWindow::exampleInput(QStringLiteral("builtin:sentiment-dot"), true, 0, 0).toStdString(),
-                                      "self", 1, 0, t, "sentiment"));
+    checkCompare(
+            *this,
+            referenceMaps(MainWindow::exampleInput(QStringLiteral("builtin:sentiment-dot"), true, 0, 0).toStdString(),
+                          "self", 1, 0, t, "sentiment"));
     CHECK(window.compare()->lastRun().specs[2] == QStringLiteral("builtin:sentiment-linear"));
 
     // Its figure: three panels side by side.
@@ -123,7 +128,8 @@ TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and 
     CHECK(figure.panels[1].title.startsWith(QStringLiteral("sentiment-additive")));
 }
 
-TEST_CASE_METHOD(WindowFixture, "Compare forces the window's target on the three decoders", "[ui][window][compare][seq2seq]") {
+TEST_CASE_METHOD(WindowFixture, "Compare forces the window's target on the three decoders",
+                 "[ui][window][compare][seq2seq]") {
     open(QStringLiteral("builtin:reverse-dot"));
     layer->setValue(1);
     controls->targetInput()->setText(QStringLiteral("zzz1x"));
@@ -163,12 +169,13 @@ TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the sh
         REQUIRE(QFile::exists(pdf));
         const QByteArray bytes = slurp(pdf);
         CHECK(bytes.startsWith("%PDF-"));
-        const auto box = QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(bytes));
+        const auto box = QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]"))
+                                 .match(QString::fromLatin1(bytes));
         REQUIRE(box.hasMatch());
         CHECK(box.captured(1).toDouble() == Approx(3.25 * 72));
         CHECK(box.captured(2).toDouble() == Approx(heightPt));
-        CHECK(bytes.contains("/FontFile2"));   // the font is embedded
-        CHECK(bytes.contains("/ToUnicode"));   // and the labels stay text
+        CHECK(bytes.contains("/FontFile2"));             // the font is embedded
+        CHECK(bytes.contains("/ToUnicode"));             // and the labels stay text
         CHECK_FALSE(bytes.contains("/Subtype /Image"));  // cells are vector rectangles
         CHECK(QTest::qWaitFor([&] { return !window.findChild<ExportDialog*>(QStringLiteral("exportDialog")); }));
     }
@@ -189,7 +196,7 @@ TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the sh
                 texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
         }
         CHECK_FALSE(xml.hasError());
-        CHECK(texts.contains(QStringLiteral("t7")));   // token labels as text
+        CHECK(texts.contains(QStringLiteral("t7")));  // token labels as text
         CHECK(texts.contains(QStringLiteral("query")));
     }
     SECTION("PNG, custom width and dpi") {
@@ -237,7 +244,8 @@ TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy an
     // Through File > Export map data…'s file dialog.
     window.exportMapData();
     QFileDialog* files = nullptr;
-    REQUIRE(QTest::qWaitFor([&] { return (files = window.findChild<QFileDialog*>(QStringLiteral("exportDataDialog"))); }, 5000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return (files = window.findChild<QFileDialog*>(QStringLiteral("exportDataDialog"))); }, 5000));
     files->selectFile(qpath(dir / "map.npy"));
     QMetaObject::invokeMethod(files, "accept");  // Save, as a click on the button would
     const NpyArray npy = readNpy(dir / "map.npy");
@@ -245,7 +253,8 @@ TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy an
     CHECK(npy.values == expected.values);
 
     REQUIRE(window.writeCurrentMapData(qpath(dir / "map.csv")));
-    const QStringList lines = QString::fromUtf8(slurp(qpath(dir / "map.csv"))).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+    const QStringList lines =
+            QString::fromUtf8(slurp(qpath(dir / "map.csv"))).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
     REQUIRE(lines.size() == 4);
     CHECK(lines[0] == QStringLiteral("query\\key,t4,t5,t6"));
     for (int q = 0; q < 3; ++q) {

@@ -38,18 +38,43 @@ TEST_CASE_METHOD(WindowFixture, "Every new decoder family opens and shows its he
         std::function<Checkpoint()> make;
     };
     const std::vector<Case> cases = {
-        {"gpt_neox", [] { return makeNeox(NeoxSpec{}, 41); }},
-        {"gptj", [] { return makeGptj(GptjSpec{}, 42); }},
-        {"gpt_neo", [] { return makeNeo(NeoSpec{}, 43); }},
-        {"phi", [] { return makePhi(PhiSpec{}, 44); }},
-        {"opt", [] { return makeOpt(OptSpec{}, 45); }},
-        {"bloom", [] { return makeBloom(BloomSpec{}, 46); }},
-        {"falcon", [] { return makeFalcon(FalconSpec{}, 47); }},
-        {"gemma", [] { RmsFamilySpec s; s.type = "gemma"; return makeRmsFamily(s, 48); }},
-        {"gemma3_text", [] { RmsFamilySpec s; s.type = "gemma3_text"; return makeRmsFamily(s, 49); }},
-        {"qwen3", [] { RmsFamilySpec s; s.type = "qwen3"; return makeRmsFamily(s, 50); }},
-        {"olmo2", [] { RmsFamilySpec s; s.type = "olmo2"; return makeRmsFamily(s, 51); }},
-        {"phi3", [] { RmsFamilySpec s; s.type = "phi3"; return makeRmsFamily(s, 52); }},
+            {"gpt_neox", [] { return makeNeox(NeoxSpec{}, 41); }},
+            {"gptj", [] { return makeGptj(GptjSpec{}, 42); }},
+            {"gpt_neo", [] { return makeNeo(NeoSpec{}, 43); }},
+            {"phi", [] { return makePhi(PhiSpec{}, 44); }},
+            {"opt", [] { return makeOpt(OptSpec{}, 45); }},
+            {"bloom", [] { return makeBloom(BloomSpec{}, 46); }},
+            {"falcon", [] { return makeFalcon(FalconSpec{}, 47); }},
+            {"gemma",
+             [] {
+                 RmsFamilySpec s;
+                 s.type = "gemma";
+                 return makeRmsFamily(s, 48);
+             }},
+            {"gemma3_text",
+             [] {
+                 RmsFamilySpec s;
+                 s.type = "gemma3_text";
+                 return makeRmsFamily(s, 49);
+             }},
+            {"qwen3",
+             [] {
+                 RmsFamilySpec s;
+                 s.type = "qwen3";
+                 return makeRmsFamily(s, 50);
+             }},
+            {"olmo2",
+             [] {
+                 RmsFamilySpec s;
+                 s.type = "olmo2";
+                 return makeRmsFamily(s, 51);
+             }},
+            {"phi3",
+             [] {
+                 RmsFamilySpec s;
+                 s.type = "phi3";
+                 return makeRmsFamily(s, 52);
+             }},
     };
     for (const Case& c : cases) {
         INFO(c.name);

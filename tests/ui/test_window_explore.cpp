@@ -37,11 +37,14 @@ attnscope::MapOptions at(double t) {
     return o;
 }
 
-bool sameImage(const QImage& a, const QImage& b) { return a.size() == b.size() && a.convertToFormat(QImage::Format_RGB32) == b.convertToFormat(QImage::Format_RGB32); }
+bool sameImage(const QImage& a, const QImage& b) {
+    return a.size() == b.size() && a.convertToFormat(QImage::Format_RGB32) == b.convertToFormat(QImage::Format_RGB32);
+}
 
 }  // namespace
 
-TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its map, overview and outputs", "[ui][window]") {
+TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its map, overview and outputs",
+                 "[ui][window]") {
     // The default start: the shipped reverse-dot model (encoder-decoder) on its example text.
     open(QStringLiteral("builtin:reverse-dot"));
     const auto trace = session->trace();
@@ -103,7 +106,8 @@ TEST_CASE_METHOD(WindowFixture, "A built-in model's tokenizer refuses symbols ou
     CHECK(session->trace()->tokens().size() >= 3);
 }
 
-TEST_CASE_METHOD(WindowFixture, "The temperature slider is off for linear attention blocks", "[ui][window][temperature]") {
+TEST_CASE_METHOD(WindowFixture, "The temperature slider is off for linear attention blocks",
+                 "[ui][window][temperature]") {
     open(QStringLiteral("builtin:reverse-linear"));
     TemperatureSlider* t = controls->temperature();
     const auto trace = session->trace();
@@ -144,7 +148,9 @@ TEST_CASE_METHOD(WindowFixture, "Typed ids run; hovering names the query, key an
     CHECK(tokens == QStringList({"t3", "t1", "t4", "t1", "t5"}));
     CHECK(heatmap->keyLabels() == tokens);
     CHECK(heatmap->queryLabels() == tokens);
-    auto ticks = [](QCPAxis* axis) { return QStringList(axis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values()); };
+    auto ticks = [](QCPAxis* axis) {
+        return QStringList(axis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values());
+    };
     CHECK(ticks(heatmap->plot()->xAxis) == tokens);
     CHECK(ticks(heatmap->plot()->yAxis) == tokens);
     CHECK_FALSE(heatmap->colorMap()->interpolate());  // crisp cells
@@ -197,7 +203,8 @@ TEST_CASE_METHOD(WindowFixture, "Layer, head, arrows and thumbnails re-render fr
     CHECK(session->trace() == trace);  // the very same trace
 }
 
-TEST_CASE_METHOD(WindowFixture, "The temperature slider re-renders the maps live without running the model", "[ui][window][temperature]") {
+TEST_CASE_METHOD(WindowFixture, "The temperature slider re-renders the maps live without running the model",
+                 "[ui][window][temperature]") {
     openStandIn();
     const auto trace = session->trace();
     layer->setValue(1);
@@ -230,10 +237,13 @@ TEST_CASE_METHOD(WindowFixture, "The temperature slider re-renders the maps live
         CHECK(b >= a);
     }
     // The overview follows the temperature too.
-    REQUIRE(QTest::qWaitFor([&] {
-        return overview->images().size() == 8 &&
-               sameImage(overview->images()[5], mapImage(trace->map(0, 1, 1, at(t)), Colormap::Viridis, ColorScale{}, 48));
-    }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return overview->images().size() == 8 &&
+                       sameImage(overview->images()[5],
+                                 mapImage(trace->map(0, 1, 1, at(t)), Colormap::Viridis, ColorScale{}, 48));
+            },
+            20000));
 
     slider->setValue(slider->maximum());
     waitForMap(trace->map(0, 1, 1, at(10.0)));
@@ -256,9 +266,12 @@ TEST_CASE_METHOD(WindowFixture, "Colormap and log scale recolour the views", "[u
         for (int k = 0; k < map.cols; ++k) CHECK(data->cell(k, q) == std::max(double(map.at(q, k)), 1e-4));
     ColorScale log;
     log.type = ColorScaleType::Log;
-    REQUIRE(QTest::qWaitFor([&] {
-        return overview->images().size() == 8 && sameImage(overview->images()[0], mapImage(map, Colormap::Magma, log, 48));
-    }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return overview->images().size() == 8 &&
+                       sameImage(overview->images()[0], mapImage(map, Colormap::Magma, log, 48));
+            },
+            20000));
 }
 
 TEST_CASE_METHOD(WindowFixture, "Errors show in a non-modal dialog and the window stays usable", "[ui][window]") {
@@ -311,7 +324,9 @@ TEST_CASE_METHOD(WindowFixture, "The model picker lists the built-in models and 
     QSignalSpy loaded(session, &Session::modelLoaded);
     emit picker->activated(picker->findData(QStringLiteral("builtin:sentiment-additive")));  // as a user's pick
     REQUIRE(loaded.wait(20000));
-    REQUIRE(QTest::qWaitFor([&] { return session->trace() && session->modelSpec() == QStringLiteral("builtin:sentiment-additive"); }, 20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return session->trace() && session->modelSpec() == QStringLiteral("builtin:sentiment-additive"); },
+            20000));
     CHECK(picker->currentData().toString() == QStringLiteral("builtin:sentiment-additive"));
     CHECK(window.windowTitle().contains(QStringLiteral("sentiment-additive")));
     waitForMap(session->trace()->map(0, layer->value(), head->value()));
@@ -401,8 +416,7 @@ TEST_CASE_METHOD(WindowFixture, "time the live temperature re-render", "[.timing
             grid += clock.nsecsElapsed() / 1e6;
         }
         std::cout << n << " tokens, 12x12 heads: map delivered " << delivered / moves << " ms, on screen "
-                  << detail / moves << " ms, all 144 thumbnails "
-                  << grid / moves << " ms after a slider move\n";
+                  << detail / moves << " ms, all 144 thumbnails " << grid / moves << " ms after a slider move\n";
         slider->setValue(TemperatureSlider::positionOf(1.0));
     }
     fs::remove_all(folder);
@@ -436,7 +450,8 @@ TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs
     CHECK(maps.lastDetailLatencyMs() > 0);
 }
 
-TEST_CASE_METHOD(WindowFixture, "The menu bar has one File and one View menu; View holds the lab and raw-token toggles", "[ui][window]") {
+TEST_CASE_METHOD(WindowFixture, "The menu bar has one File and one View menu; View holds the lab and raw-token toggles",
+                 "[ui][window]") {
     QStringList titles;
     for (QAction* a : window.menuBar()->actions()) titles << a->text();
     CHECK(titles == QStringList{QStringLiteral("&File"), QStringLiteral("&View")});

@@ -40,7 +40,8 @@ QStringList patchLabels(int grid) {
 
 }  // namespace
 
-TEST_CASE_METHOD(WindowFixture, "A ViT folder takes an image: patch labels and the predicted class", "[ui][window][vit]") {
+TEST_CASE_METHOD(WindowFixture, "A ViT folder takes an image: patch labels and the predicted class",
+                 "[ui][window][vit]") {
     VitSpec spec;  // 16 x 16 pixels, 4 x 4 patches, 2 layers x 3 heads, 5 classes
     const Checkpoint c = makeVit(spec, 21);
     const auto dir = freshDir("ui-vit");
@@ -74,11 +75,13 @@ TEST_CASE_METHOD(WindowFixture, "A ViT folder takes an image: patch labels and t
     // The map and the class against the independent double-precision ViT of the tests.
     std::vector<double> preprocessed(3 * 256);
     for (int i = 0; i < 256; ++i)
-        for (int ch = 0; ch < 3; ++ch) preprocessed[std::size_t(ch * 256 + i)] = (pixels[std::size_t(i * 3 + ch)] / 255.0 - 0.5) / 0.5;
+        for (int ch = 0; ch < 3; ++ch)
+            preprocessed[std::size_t(ch * 256 + i)] = (pixels[std::size_t(i * 3 + ch)] / 255.0 - 0.5) / 0.5;
     const Reference ref = referenceVit(c, spec, preprocessed);
     double worst = 0;
     for (int q = 0; q < 17; ++q)
-        for (int k = 0; k < 17; ++k) worst = std::max(worst, std::abs(heatmap->map().at(q, k) - ref.probs[0][0][std::size_t(q * 17 + k)]));
+        for (int k = 0; k < 17; ++k)
+            worst = std::max(worst, std::abs(heatmap->map().at(q, k) - ref.probs[0][0][std::size_t(q * 17 + k)]));
     CHECK(worst < 2e-6);
     std::size_t best = 0;
     for (std::size_t i = 1; i < ref.logits.size(); ++i)
@@ -107,7 +110,8 @@ TEST_CASE_METHOD(WindowFixture, "A ViT folder takes an image: patch labels and t
     CHECK(window.imageFile() == qpath(dir / "flipped.png"));
 }
 
-TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value group a head shares", "[ui][window][llama]") {
+TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value group a head shares",
+                 "[ui][window][llama]") {
     LlamaSpec spec;  // 4 query heads, 2 key/value heads
     const auto dir = freshDir("ui-llama-gqa");
     writeCheckpoint(dir, makeLlama(spec, 22));
@@ -115,9 +119,11 @@ TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value grou
     QLabel* group = controls->headGroupLabel();
     CHECK(head->maximum() == 3);  // every query head on its own
     CHECK(group->isVisibleTo(controls));
-    CHECK(group->text() == QStringLiteral("Head 0 shares key/value group 0 of 2 with heads 0–1 (grouped-query attention)."));
+    CHECK(group->text() ==
+          QStringLiteral("Head 0 shares key/value group 0 of 2 with heads 0–1 (grouped-query attention)."));
     head->setValue(3);
-    CHECK(group->text() == QStringLiteral("Head 3 shares key/value group 1 of 2 with heads 2–3 (grouped-query attention)."));
+    CHECK(group->text() ==
+          QStringLiteral("Head 3 shares key/value group 1 of 2 with heads 2–3 (grouped-query attention)."));
     CHECK(head->toolTip() == group->text());
     waitForMap(session->trace()->map(0, 0, 3));
 
@@ -132,7 +138,8 @@ TEST_CASE_METHOD(WindowFixture, "A grouped-query Llama says which key/value grou
     CHECK_FALSE(group->isVisibleTo(controls));
 }
 
-TEST_CASE_METHOD(WindowFixture, "GPT-2 and BERT folders show readable tokens; the raw ones on hover and on request", "[ui][window][tokenizer]") {
+TEST_CASE_METHOD(WindowFixture, "GPT-2 and BERT folders show readable tokens; the raw ones on hover and on request",
+                 "[ui][window][tokenizer]") {
     const auto gdir = freshDir("ui-gpt2-tokenizer");
     writeGpt2TokenizerFolder(gdir, kData / "gpt2.json", 24);
     open(qpath(gdir));
@@ -157,7 +164,9 @@ TEST_CASE_METHOD(WindowFixture, "GPT-2 and BERT folders show readable tokens; th
         const QString readableToken = QString::fromStdString(reference->displayToken(order[std::size_t(i)]));
         const QString rawToken = QString::fromStdString(*reference->idToToken(order[std::size_t(i)]));
         INFO(outputs.toStdString());
-        CHECK(outputs.contains(readableToken == rawToken ? readableToken : readableToken + QStringLiteral(" [") + rawToken + QStringLiteral("]")));
+        CHECK(outputs.contains(readableToken == rawToken
+                                       ? readableToken
+                                       : readableToken + QStringLiteral(" [") + rawToken + QStringLiteral("]")));
     }
 
     QAction* raw = window.rawTokensAction();
@@ -204,7 +213,8 @@ TEST_CASE("The device choice offers cuda only when core can use it", "[ui][devic
     CHECK(qobject_cast<QStandardItemModel*>(real.model())->item(2)->isEnabled() == attnscope::cudaAvailable());
 }
 
-TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors show in the dialog", "[ui][window][device]") {
+TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors show in the dialog",
+                 "[ui][window][device]") {
     const auto dir = freshDir("ui-device-llama");
     writeCheckpoint(dir, makeLlama(LlamaSpec{}, 26));
     REQUIRE(controls->device()->setChoice(attnscope::DeviceChoice::Cpu));
@@ -216,7 +226,7 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
         session->openModel(qpath(dir), attnscope::DeviceChoice::Cuda);
         CHECK(takeErrorDialog().contains(QStringLiteral("device 'cuda' is not available")));
         CHECK(session->model()->info().device == "cpu");  // the open model stays
-    } else {  // choosing cuda reopens the model on the GPU
+    } else {                                              // choosing cuda reopens the model on the GPU
         QSignalSpy loaded(session, &Session::modelLoaded);
         REQUIRE(controls->device()->setChoice(attnscope::DeviceChoice::Cuda));
         REQUIRE(loaded.wait(60000));

@@ -40,7 +40,8 @@ void runPair(WindowFixture& w, const QString& source, const QString& target) {
 ExportDialog* openExport(WindowFixture& w) {
     QTest::keyClick(&w.window, Qt::Key_E, Qt::ControlModifier);  // File > Export figure…
     ExportDialog* dialog = nullptr;
-    REQUIRE(QTest::qWaitFor([&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
+    REQUIRE(QTest::qWaitFor(
+            [&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
     return dialog;
 }
 
@@ -65,7 +66,8 @@ QStringList svgTexts(const QString& path) {
 
 }  // namespace
 
-TEST_CASE_METHOD(WindowFixture, "encoder-decoder: a typed target is forced, an empty one generates", "[ui][window][seq2seq]") {
+TEST_CASE_METHOD(WindowFixture, "encoder-decoder: a typed target is forced, an empty one generates",
+                 "[ui][window][seq2seq]") {
     open(QStringLiteral("builtin:reverse-dot"));
     QLineEdit* target = targetBox(*this);
     REQUIRE(target->isVisible());
@@ -112,7 +114,8 @@ TEST_CASE_METHOD(WindowFixture, "encoder-decoder: a typed target is forced, an e
     }
 }
 
-TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and PDF, marks on core's argmax", "[ui][window][seq2seq][export]") {
+TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and PDF, marks on core's argmax",
+                 "[ui][window][seq2seq][export]") {
     open(QStringLiteral("builtin:reverse-dot"));
     runPair(*this, QStringLiteral("q7k2m9"), QString());
     const fs::path dir = freshDir("ui-alignment");
@@ -178,7 +181,8 @@ TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and 
     fs::remove_all(dir);
 }
 
-TEST_CASE_METHOD(WindowFixture, "save screenshots of an encoder-decoder with a target and its alignment figure", "[.screenshots]") {
+TEST_CASE_METHOD(WindowFixture, "save screenshots of an encoder-decoder with a target and its alignment figure",
+                 "[.screenshots]") {
     const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
     REQUIRE(dir);
     window.resize(1500, 900);

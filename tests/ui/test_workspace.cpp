@@ -67,7 +67,8 @@ std::string parseError(const QByteArray& json) {
 }
 
 QByteArray withField(const char* field) {
-    return QByteArray("{\"format\": \"attnscope-workspace\", \"version\": 1, \"model\": \"builtin:reverse-dot\", ") + field + "}";
+    return QByteArray("{\"format\": \"attnscope-workspace\", \"version\": 1, \"model\": \"builtin:reverse-dot\", ") +
+           field + "}";
 }
 
 // Waits for the lab's re-run of the current base trace.
@@ -94,7 +95,8 @@ TEST_CASE("A workspace file keeps every field as written", "[ui][workspace]") {
     CHECK(json.contains("\"version\": 2"));
 
     SECTION("relative paths are read relative to the file's folder") {
-        const QByteArray rel = withField("\"input\": {\"image\": \"pics/cat.png\"}").replace("builtin:reverse-dot", "models/gpt2");
+        const QByteArray rel =
+                withField("\"input\": {\"image\": \"pics/cat.png\"}").replace("builtin:reverse-dot", "models/gpt2");
         const Workspace p = parseWorkspace(rel, QStringLiteral("ws.attnscope"), QStringLiteral("/data/study"));
         CHECK(p.model == QStringLiteral("/data/study/models/gpt2"));
         CHECK(p.input.image == QStringLiteral("/data/study/pics/cat.png"));
@@ -108,7 +110,8 @@ TEST_CASE("A workspace file keeps every field as written", "[ui][workspace]") {
         CHECK(readWorkspace(qpath(file)).lab.features == 77);
         Workspace other = w;
         other.model = QStringLiteral("builtin:sentiment-dot");
-        CHECK_THROWS_WITH(writeWorkspace(other, qpath(dir / "missing" / "b.attnscope")), Catch::Contains("missing/b.attnscope"));
+        CHECK_THROWS_WITH(writeWorkspace(other, qpath(dir / "missing" / "b.attnscope")),
+                          Catch::Contains("missing/b.attnscope"));
         CHECK(readWorkspace(qpath(file)).model == QStringLiteral("builtin:reverse-dot"));
         fs::remove_all(dir);
     }
@@ -117,27 +120,38 @@ TEST_CASE("A workspace file keeps every field as written", "[ui][workspace]") {
 TEST_CASE("Bad workspace files are refused naming the field", "[ui][workspace]") {
     CHECK_THAT(parseError("{not json"), Catch::StartsWith("ws.attnscope: not a workspace file"));
     CHECK_THAT(parseError("[1, 2]"), Catch::Contains("expected a JSON object"));
-    CHECK_THAT(parseError("{\"format\": \"other\", \"version\": 1}"), Catch::Contains("format: expected \"attnscope-workspace\""));
-    CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"model\": \"m\"}"), Catch::Contains("version: missing"));
+    CHECK_THAT(parseError("{\"format\": \"other\", \"version\": 1}"),
+               Catch::Contains("format: expected \"attnscope-workspace\""));
+    CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"model\": \"m\"}"),
+               Catch::Contains("version: missing"));
     CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"version\": 3, \"model\": \"m\"}"),
                Catch::Contains("version: 3 was written by a newer AttnScope; this one reads version 2"));
     CHECK_THAT(parseError("{\"format\": \"attnscope-workspace\", \"version\": 1}"), Catch::Contains("model: missing"));
     CHECK_THAT(parseError(withField("\"colour\": 1")), Catch::Contains("ws.attnscope: colour: unknown field"));
     CHECK_THAT(parseError(withField("\"lab\": {\"variant\": \"dots\"}")),
                Catch::Contains("lab.variant: unknown 'dots' (use native, dot, linear, additive, hybrid)"));
-    CHECK_THAT(parseError(withField("\"lab\": {\"gate\": 1.5}")), Catch::Contains("lab.gate: 1.5 is out of range (0 to 1)"));
-    CHECK_THAT(parseError(withField("\"selection\": {\"layer\": 1.5}")), Catch::Contains("selection.layer: expected a whole number"));
-    CHECK_THAT(parseError(withField("\"selection\": {\"head\": -1}")), Catch::Contains("selection.head: -1 is out of range"));
+    CHECK_THAT(parseError(withField("\"lab\": {\"gate\": 1.5}")),
+               Catch::Contains("lab.gate: 1.5 is out of range (0 to 1)"));
+    CHECK_THAT(parseError(withField("\"selection\": {\"layer\": 1.5}")),
+               Catch::Contains("selection.layer: expected a whole number"));
+    CHECK_THAT(parseError(withField("\"selection\": {\"head\": -1}")),
+               Catch::Contains("selection.head: -1 is out of range"));
     CHECK_THAT(parseError(withField("\"temperature\": \"hot\"")), Catch::Contains("temperature: expected a number"));
-    CHECK_THAT(parseError(withField("\"masked_heads\": [{\"layer\": 0, \"head\": 1}]")), Catch::Contains("masked_heads[0].block: missing"));
+    CHECK_THAT(parseError(withField("\"masked_heads\": [{\"layer\": 0, \"head\": 1}]")),
+               Catch::Contains("masked_heads[0].block: missing"));
     CHECK_THAT(parseError(withField("\"masked_heads\": [3]")), Catch::Contains("masked_heads[0]: expected"));
     CHECK_THAT(parseError(withField("\"view\": {\"zoom\": {\"keys\": [2, 1], \"queries\": [0, 1]}}")),
                Catch::Contains("view.zoom.keys: lower must be below upper"));
-    CHECK_THAT(parseError(withField("\"colors\": {\"colormap\": \"jet\"}")), Catch::Contains("colors.colormap: unknown 'jet'"));
-    CHECK_THAT(parseError(withField("\"window\": {\"state\": \"@@@\"}")), Catch::Contains("window.state: expected base64 text"));
-    CHECK_THAT(parseError(withField("\"inside_model\": {\"layers\": [0, \"x\"]}")), Catch::Contains("inside_model.layers: expected a whole number"));
-    CHECK_THAT(parseError(withField("\"figure\": {\"width_in\": 40}")), Catch::Contains("figure.width_in: 40 is out of range (1 to 20)"));
-    CHECK_THROWS_WITH(readWorkspace(QStringLiteral("/nonexistent/w.attnscope")), Catch::Contains("/nonexistent/w.attnscope: cannot open"));
+    CHECK_THAT(parseError(withField("\"colors\": {\"colormap\": \"jet\"}")),
+               Catch::Contains("colors.colormap: unknown 'jet'"));
+    CHECK_THAT(parseError(withField("\"window\": {\"state\": \"@@@\"}")),
+               Catch::Contains("window.state: expected base64 text"));
+    CHECK_THAT(parseError(withField("\"inside_model\": {\"layers\": [0, \"x\"]}")),
+               Catch::Contains("inside_model.layers: expected a whole number"));
+    CHECK_THAT(parseError(withField("\"figure\": {\"width_in\": 40}")),
+               Catch::Contains("figure.width_in: 40 is out of range (1 to 20)"));
+    CHECK_THROWS_WITH(readWorkspace(QStringLiteral("/nonexistent/w.attnscope")),
+                      Catch::Contains("/nonexistent/w.attnscope: cannot open"));
 }
 
 TEST_CASE("A saved workspace opens to the same view, and the CLI draws the same figure", "[ui][workspace][window]") {
@@ -156,8 +170,12 @@ TEST_CASE("A saved workspace opens to the same view, and the CLI draws the same 
     waitForShownTrace(a, [&] { lab->toggleMask(QStringLiteral("encoder"), 0, 1); });
     waitForShownTrace(a, [&] { lab->propagateCheck()->setChecked(true); });
     lab->panel()->setVariant(attnscope::LabVariant::Dot);
-    REQUIRE(QTest::qWaitFor([&] { return a.heatmap->title().contains(QStringLiteral("dot")) && a.heatmap->title().contains(QStringLiteral("masked")); },
-                            20000));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                return a.heatmap->title().contains(QStringLiteral("dot")) &&
+                       a.heatmap->title().contains(QStringLiteral("masked"));
+            },
+            20000));
     const int n = a.heatmap->map().cols;
     MapZoom zoom = a.heatmap->zoom();
     zoom.keyLower = 0.5;
@@ -272,6 +290,7 @@ TEST_CASE("The window's size and docks are kept from one start to the next", "[u
     QTest::qWait(50);
     INFO(saved.width() << "x" << saved.height() << " -> " << b.window.width() << "x" << b.window.height());
     CHECK(b.window.size() == saved);
-    CHECK(b.window.dockWidgetArea(b.window.findChild<QDockWidget*>(QStringLiteral("labDock"))) == Qt::LeftDockWidgetArea);
+    CHECK(b.window.dockWidgetArea(b.window.findChild<QDockWidget*>(QStringLiteral("labDock"))) ==
+          Qt::LeftDockWidgetArea);
     QSettings().remove(QStringLiteral("window"));  // later tests start from the default layout
 }

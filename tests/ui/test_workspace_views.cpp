@@ -38,7 +38,8 @@ namespace {
 
 std::string parseError(const QByteArray& fields) {
     try {
-        parseWorkspace("{\"format\": \"attnscope-workspace\", \"version\": 2, \"model\": \"builtin:reverse-dot\", " + fields + "}",
+        parseWorkspace("{\"format\": \"attnscope-workspace\", \"version\": 2, \"model\": \"builtin:reverse-dot\", " +
+                               fields + "}",
                        QStringLiteral("ws.attnscope"));
     } catch (const attnscope::Error& e) {
         return e.what();
@@ -78,7 +79,8 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
     w.model = QStringLiteral("builtin:reverse-dot");
     w.view.tab = QStringLiteral("image");
     w.modelView = {QStringLiteral("det_induction"), false, false, QStringLiteral("mean_distance")};
-    w.image = {attnscope::OverlaySource::Rollout, attnscope::HeadFusion::Min, 0.75, 35, Colormap::Viridis, true, true, 7};
+    w.image = {
+            attnscope::OverlaySource::Rollout, attnscope::HeadFusion::Min, 0.75, 35, Colormap::Viridis, true, true, 7};
     w.views.tab = QStringLiteral("qk");
     w.views.selectedSide = QStringLiteral("key");
     w.views.selectedIndex = 4;
@@ -104,12 +106,12 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
 
     SECTION("a version 1 file (as the previous AttnScope wrote it) opens with the new sections at their defaults") {
         const QByteArray v1 =
-            "{\"colors\": {\"colormap\": \"magma\", \"scale\": \"log\"}, \"device\": \"cpu\", \"figure\": {\"dpi\": 300, "
-            "\"width_in\": 3.25}, \"format\": \"attnscope-workspace\", \"input\": {\"ids\": false, \"text\": \"abc\"}, "
-            "\"inside_model\": {\"enabled\": false, \"layers\": []}, \"lab\": {\"feature_map\": \"elu\", \"features\": 256, "
-            "\"fit_steps\": 300, \"fit_width\": 32, \"gate\": 0.5, \"variant\": \"dot\"}, \"masked_heads\": [], \"model\": "
-            "\"builtin:reverse-dot\", \"selection\": {\"head\": 1, \"layer\": 0}, \"temperature\": 0.5, \"version\": 1, "
-            "\"view\": {\"metrics_view\": \"rollout\", \"pooling\": \"max\", \"raw_tokens\": false, \"tab\": \"metrics\"}}";
+                "{\"colors\": {\"colormap\": \"magma\", \"scale\": \"log\"}, \"device\": \"cpu\", \"figure\": {\"dpi\": 300, "
+                "\"width_in\": 3.25}, \"format\": \"attnscope-workspace\", \"input\": {\"ids\": false, \"text\": \"abc\"}, "
+                "\"inside_model\": {\"enabled\": false, \"layers\": []}, \"lab\": {\"feature_map\": \"elu\", \"features\": 256, "
+                "\"fit_steps\": 300, \"fit_width\": 32, \"gate\": 0.5, \"variant\": \"dot\"}, \"masked_heads\": [], \"model\": "
+                "\"builtin:reverse-dot\", \"selection\": {\"head\": 1, \"layer\": 0}, \"temperature\": 0.5, \"version\": 1, "
+                "\"view\": {\"metrics_view\": \"rollout\", \"pooling\": \"max\", \"raw_tokens\": false, \"tab\": \"metrics\"}}";
         const Workspace old = parseWorkspace(v1, QStringLiteral("old.attnscope"));
         CHECK(old.lab.variant == attnscope::LabVariant::Dot);
         CHECK(old.selection.head == 1);
@@ -118,27 +120,41 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
         CHECK(workspaceJson(old).contains("\"version\": 2"));  // saved again, it is a version 2 file
     }
     SECTION("bad values name the field") {
-        CHECK_THAT(parseError("\"model_view\": {\"order\": \"speed\"}"), Catch::Contains("ws.attnscope: model_view.order: unknown 'speed'"));
-        CHECK_THAT(parseError("\"model_view\": {\"metric\": \"speed\"}"), Catch::Contains("model_view.metric: unknown 'speed' (use entropy"));
-        CHECK_THAT(parseError("\"image\": {\"discard_ratio\": 1}"), Catch::Contains("image.discard_ratio: 1 is out of range (0 to 0.99)"));
-        CHECK_THAT(parseError("\"image\": {\"source\": \"cls\"}"), Catch::Contains("image.source: unknown 'cls' (use head, layer_mean, rollout)"));
+        CHECK_THAT(parseError("\"model_view\": {\"order\": \"speed\"}"),
+                   Catch::Contains("ws.attnscope: model_view.order: unknown 'speed'"));
+        CHECK_THAT(parseError("\"model_view\": {\"metric\": \"speed\"}"),
+                   Catch::Contains("model_view.metric: unknown 'speed' (use entropy"));
+        CHECK_THAT(parseError("\"image\": {\"discard_ratio\": 1}"),
+                   Catch::Contains("image.discard_ratio: 1 is out of range (0 to 0.99)"));
+        CHECK_THAT(parseError("\"image\": {\"source\": \"cls\"}"),
+                   Catch::Contains("image.source: unknown 'cls' (use head, layer_mean, rollout)"));
         CHECK_THAT(parseError("\"image\": {\"opacity\": 101}"), Catch::Contains("image.opacity: 101 is out of range"));
-        CHECK_THAT(parseError("\"views\": {\"tab\": \"grid\"}"), Catch::Contains("views.tab: unknown 'grid' (use lines, neuron, qk)"));
-        CHECK_THAT(parseError("\"views\": {\"lines\": {\"hidden_heads\": [0, -2]}}"), Catch::Contains("views.lines.hidden_heads: -2 is out of range"));
-        CHECK_THAT(parseError("\"views\": {\"qk\": {\"coloring\": \"rainbow\"}}"), Catch::Contains("views.qk.coloring: unknown 'rainbow'"));
-        CHECK_THAT(parseError("\"views\": {\"selected_side\": \"query\"}"), Catch::Contains("views.selected_index: a token (>= 0) exactly when"));
-        CHECK_THAT(parseError("\"views\": {\"neuron\": {\"query\": \"last\"}}"), Catch::Contains("views.neuron.query: expected a whole number"));
-        CHECK_THAT(parseError("\"generation\": {\"generated\": [1, 2]}"), Catch::Contains("generation.prompt: missing"));
+        CHECK_THAT(parseError("\"views\": {\"tab\": \"grid\"}"),
+                   Catch::Contains("views.tab: unknown 'grid' (use lines, neuron, qk)"));
+        CHECK_THAT(parseError("\"views\": {\"lines\": {\"hidden_heads\": [0, -2]}}"),
+                   Catch::Contains("views.lines.hidden_heads: -2 is out of range"));
+        CHECK_THAT(parseError("\"views\": {\"qk\": {\"coloring\": \"rainbow\"}}"),
+                   Catch::Contains("views.qk.coloring: unknown 'rainbow'"));
+        CHECK_THAT(parseError("\"views\": {\"selected_side\": \"query\"}"),
+                   Catch::Contains("views.selected_index: a token (>= 0) exactly when"));
+        CHECK_THAT(parseError("\"views\": {\"neuron\": {\"query\": \"last\"}}"),
+                   Catch::Contains("views.neuron.query: expected a whole number"));
+        CHECK_THAT(parseError("\"generation\": {\"generated\": [1, 2]}"),
+                   Catch::Contains("generation.prompt: missing"));
         CHECK_THAT(parseError("\"generation\": {\"prompt\": [1], \"generated\": [1, 2], \"step\": 2}"),
                    Catch::Contains("generation.step: 2 is past the 2 generated ids"));
-        CHECK_THAT(parseError("\"generation\": {\"top_p\": 0}"), Catch::Contains("generation.top_p: 0 is out of range (0.01 to 1)"));
-        CHECK_THAT(parseError("\"generation\": {\"seed\": 1.5}"), Catch::Contains("generation.seed: expected a whole number"));
+        CHECK_THAT(parseError("\"generation\": {\"top_p\": 0}"),
+                   Catch::Contains("generation.top_p: 0 is out of range (0.01 to 1)"));
+        CHECK_THAT(parseError("\"generation\": {\"seed\": 1.5}"),
+                   Catch::Contains("generation.seed: expected a whole number"));
         CHECK_THAT(parseError("\"generation\": {\"speed\": 1}"), Catch::Contains("generation.speed: unknown field"));
-        CHECK_THAT(parseError("\"view\": {\"tab\": \"corpus\"}"), Catch::Contains("view.tab: unknown 'corpus' (use explore, compare, metrics, model, image)"));
+        CHECK_THAT(parseError("\"view\": {\"tab\": \"corpus\"}"),
+                   Catch::Contains("view.tab: unknown 'corpus' (use explore, compare, metrics, model, image)"));
     }
 }
 
-TEST_CASE("A fresh window's Model, Image, Views and Generate state is the workspace default", "[ui][workspace][window]") {
+TEST_CASE("A fresh window's Model, Image, Views and Generate state is the workspace default",
+          "[ui][workspace][window]") {
     WindowFixture w;
     w.open(QStringLiteral("builtin:reverse-dot"));
     // What a version 1 file opens to is what a new window shows.
@@ -228,8 +244,9 @@ TEST_CASE("A workspace with a generation step and the Model tab opens to the sam
     headless.widthIn = a.window.currentFigure().widthIn;
     writeFigure(headless, qpath(dir / "c.svg"));
     CHECK(fileBytes(dir / "c.svg") == fileBytes(dir / "a.svg"));
-    const auto cli = attnscope::testing::runCli({"export", "--workspace", file.string(), "--out", (dir / "d.svg").string(), "--width-in",
-                                                 std::to_string(headless.widthIn)});
+    const auto cli =
+            attnscope::testing::runCli({"export", "--workspace", file.string(), "--out", (dir / "d.svg").string(),
+                                        "--width-in", std::to_string(headless.widthIn)});
     INFO(cli.err);
     REQUIRE(cli.code == 0);
     CHECK(fileBytes(dir / "d.svg") == fileBytes(dir / "a.svg"));
@@ -275,11 +292,12 @@ TEST_CASE("A workspace on a ViT opens to the same overlay: source, discard, look
     // A click on patch 6 (r1c2 = token 7) shows its row.
     const auto shownWith = [](ImageController* c, int query, double discard) {
         return QTest::qWaitFor(
-            [=] {
-                return c->shown().trace && c->shown().options.query == query && c->shown().options.rollout.discardRatio == discard &&
-                       c->shown().options.layer == 2 && c->panel()->view()->hasPicture();
-            },
-            20000);
+                [=] {
+                    return c->shown().trace && c->shown().options.query == query &&
+                           c->shown().options.rollout.discardRatio == discard && c->shown().options.layer == 2 &&
+                           c->panel()->view()->hasPicture();
+                },
+                20000);
     };
     REQUIRE(shownWith(image, 0, 0.6));
     QTest::mouseClick(panel->view(), Qt::LeftButton, {}, panel->view()->patchRect(6).center().toPoint());

@@ -58,10 +58,12 @@ inline QByteArray readAll(const QString& path) {
 
 // A PDF with a page of width widthPt that keeps its text as text; an SVG whose root is <svg> and
 // whose texts include `text`; a PNG that decodes at the width widthPt at 300 dpi.
-inline void requireFigureFiles(const QString& pdf, const QString& svg, const QString& png, double widthPt, const QString& text) {
+inline void requireFigureFiles(const QString& pdf, const QString& svg, const QString& png, double widthPt,
+                               const QString& text) {
     const QByteArray p = readAll(pdf);
     CHECK(p.startsWith("%PDF-"));
-    const auto box = QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(p));
+    const auto box =
+            QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(p));
     REQUIRE(box.hasMatch());
     CHECK(box.captured(1).toDouble() == Approx(widthPt).margin(1));
     CHECK(box.captured(2).toDouble() > 20);
@@ -74,7 +76,8 @@ inline void requireFigureFiles(const QString& pdf, const QString& svg, const QSt
     QStringList texts;
     while (!xml.atEnd()) {
         xml.readNext();
-        if (xml.isStartElement() && xml.name() == QLatin1String("text")) texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+        if (xml.isStartElement() && xml.name() == QLatin1String("text"))
+            texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
     }
     CHECK_FALSE(xml.hasError());
     INFO("SVG texts: " << texts.join(QStringLiteral(" | ")).toStdString());

@@ -113,7 +113,7 @@ struct WindowFixture {
     QString takeErrorDialog() {
         QMessageBox* box = nullptr;
         const bool shown = QTest::qWaitFor(
-            [&] { return (box = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"))); }, 20000);
+                [&] { return (box = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"))); }, 20000);
         REQUIRE(shown);
         CHECK(box->isVisible());
         CHECK(box->windowModality() == Qt::NonModal);  // the window stays usable

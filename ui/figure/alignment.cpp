@@ -4,7 +4,8 @@
 
 #include "attnscope/attention/trace.h"
 
-Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::AlignmentOptions& options, const QString& model) {
+Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::AlignmentOptions& options,
+                       const QString& model) {
     const attnscope::BlockInfo& cross = trace.blocks()[std::size_t(trace.blockIndex("cross"))];
     const attnscope::Alignment alignment = attnscope::alignTrace(trace, options);
     FigurePanel panel;
@@ -18,6 +19,7 @@ Figure alignmentFigure(const attnscope::Trace& trace, const attnscope::Alignment
     f.keysOnTop = true;
     f.keyAxis = QStringLiteral("source");
     f.queryAxis = QStringLiteral("target");
-    f.title = (model.isEmpty() ? QString() : model + QStringLiteral(" \u00b7 ")) + QStringLiteral("cross-attention alignment");
+    f.title = (model.isEmpty() ? QString() : model + QStringLiteral(" \u00b7 ")) +
+              QStringLiteral("cross-attention alignment");
     return f;
 }

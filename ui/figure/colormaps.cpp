@@ -4,7 +4,6 @@
 #include "attnscope/attention/trace.h"
 #include "attnscope/runtime/error.h"
 
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -160,8 +159,9 @@ PooledMap poolMap(const attnscope::HeadMap& map, int maxSide) {
 QImage pooledImage(const PooledMap& pooled, Colormap colormap, const ColorScale& scale) {
     if (pooled.width <= 0 || pooled.height <= 0) return {};
     if (pooled.values.size() != std::size_t(pooled.width) * std::size_t(pooled.height))
-        throw attnscope::Error("map image: a pooled map of " + std::to_string(pooled.height) + "x" + std::to_string(pooled.width) +
-                               " holds " + std::to_string(pooled.values.size()) + " values");
+        throw attnscope::Error("map image: a pooled map of " + std::to_string(pooled.height) + "x" +
+                               std::to_string(pooled.width) + " holds " + std::to_string(pooled.values.size()) +
+                               " values");
     QImage img(pooled.width, pooled.height, QImage::Format_RGB32);
     for (int y = 0; y < pooled.height; ++y) {
         auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));

@@ -21,9 +21,9 @@ struct HeadMap;
 
 enum class Colormap { Viridis, Cividis, Magma, Gray };
 
-QString colormapName(Colormap map);                      // "viridis", ...
+QString colormapName(Colormap map);                          // "viridis", ...
 std::optional<Colormap> parseColormap(const QString& name);  // case-insensitive; nothing if unknown
-QStringList colormapNames();                              // in enum order
+QStringList colormapNames();                                 // in enum order
 
 // Colour at t in [0, 1] (clamped): linear RGB interpolation between the stops.
 QColor colormapColor(Colormap map, double t);

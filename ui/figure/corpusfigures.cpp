@@ -18,8 +18,10 @@ std::vector<CorpusQuantity> corpusQuantities(const attnscope::CorpusResult& r) {
     std::vector<CorpusQuantity> out;
     if (r.heads.empty()) return out;
     if (r.heads[0].hasImportance) {
-        out.push_back({"importance", QStringLiteral("importance: %1").arg(QString::fromStdString(r.importanceName)), QString()});
-        out.push_back({"masked_metric", QStringLiteral("%1 with the head masked").arg(QString::fromStdString(r.metricName)), QString()});
+        out.push_back({"importance", QStringLiteral("importance: %1").arg(QString::fromStdString(r.importanceName)),
+                       QString()});
+        out.push_back({"masked_metric",
+                       QStringLiteral("%1 with the head masked").arg(QString::fromStdString(r.metricName)), QString()});
     }
     if (r.heads[0].hasStats)
         for (const std::string& key : attnscope::corpusStatKeys()) {
@@ -40,14 +42,19 @@ double headValue(const attnscope::HeadSummary& h, const std::string& key) {
 attnscope::HeadMap headGrid(const attnscope::CorpusResult& r, const std::string& block, const std::string& key) {
     attnscope::HeadMap m;
     for (const auto& h : r.heads)
-        if (h.head.block == block) m.rows = std::max(m.rows, h.head.layer + 1), m.cols = std::max(m.cols, h.head.head + 1);
+        if (h.head.block == block)
+            m.rows = std::max(m.rows, h.head.layer + 1), m.cols = std::max(m.cols, h.head.head + 1);
     m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, std::numeric_limits<float>::quiet_NaN());
     for (const auto& h : r.heads)
-        if (h.head.block == block) m.values[static_cast<std::size_t>(h.head.layer) * m.cols + h.head.head] = static_cast<float>(headValue(h, key));
+        if (h.head.block == block)
+            m.values[static_cast<std::size_t>(h.head.layer) * m.cols + h.head.head] =
+                    static_cast<float>(headValue(h, key));
     return m;
 }
 
-attnscope::HeadMap importanceGrid(const attnscope::CorpusResult& r, const std::string& block) { return headGrid(r, block, "importance"); }
+attnscope::HeadMap importanceGrid(const attnscope::CorpusResult& r, const std::string& block) {
+    return headGrid(r, block, "importance");
+}
 
 std::optional<Figure> importanceFigure(const attnscope::CorpusResult& r) {
     if (r.heads.empty() || !r.heads[0].hasImportance) return std::nullopt;
@@ -63,10 +70,13 @@ std::optional<Figure> importanceFigure(const attnscope::CorpusResult& r) {
         p.title = QString::fromStdString(block);
         f.panels.push_back(p);
     }
-    f.title = QStringLiteral("%1 · head importance (%2 examples)").arg(QString::fromStdString(r.model).section(QLatin1Char('/'), -1)).arg(r.examples);
+    f.title = QStringLiteral("%1 · head importance (%2 examples)")
+                      .arg(QString::fromStdString(r.model).section(QLatin1Char('/'), -1))
+                      .arg(r.examples);
     f.queryAxis = QStringLiteral("layer");
     f.keyAxis = QStringLiteral("head");
-    f.colorbarLabel = QStringLiteral("%1 / max (max %2)").arg(QString::fromStdString(r.importanceName)).arg(top, 0, 'g', 3);
+    f.colorbarLabel =
+            QStringLiteral("%1 / max (max %2)").arg(QString::fromStdString(r.importanceName)).arg(top, 0, 'g', 3);
     f.widthIn = std::clamp(1.6 * static_cast<double>(f.panels.size()) + 1.2, 3.25, 6.75);
     return f;
 }
@@ -90,7 +100,9 @@ CurveFigure pruningFigure(const std::vector<attnscope::CorpusResult>& results, c
     f.xLabel = QStringLiteral("heads pruned (%1 order)").arg(QString::fromStdString(r0.orderKind));
     f.yLabel = QString::fromStdString(r0.metricName);
     if (results.size() == 1)
-        f.title = QStringLiteral("%1 · pruning (%2 examples)").arg(QString::fromStdString(r0.model).section(QLatin1Char('/'), -1)).arg(r0.examples);
+        f.title = QStringLiteral("%1 · pruning (%2 examples)")
+                          .arg(QString::fromStdString(r0.model).section(QLatin1Char('/'), -1))
+                          .arg(r0.examples);
     if (r0.metricName != "hidden cosine") {
         f.fixedY = true;
         f.yMin = 0;

@@ -21,8 +21,8 @@ std::optional<Figure> importanceFigure(const attnscope::CorpusResult& result);
 // corpusStatKeys(); each with its name and unit for the colour bar.
 struct CorpusQuantity {
     std::string key;
-    QString name;   // "Entropy", "Induction det.", the result's importance name
-    QString unit;   // "nats", "tokens" or "" (a share / the metric's own scale)
+    QString name;  // "Entropy", "Induction det.", the result's importance name
+    QString unit;  // "nats", "tokens" or "" (a share / the metric's own scale)
 };
 // The quantities this result has, importance first; none for a result without heads.
 std::vector<CorpusQuantity> corpusQuantities(const attnscope::CorpusResult& result);

@@ -22,7 +22,8 @@ void checkCurves(const CurveFigure& f) {
     if (f.series.empty()) throw attnscope::Error("curve figure: there is no series to draw");
     for (const auto& s : f.series)
         if (s.x.empty() || s.x.size() != s.y.size() || (!s.spread.empty() && s.spread.size() != s.y.size()))
-            throw attnscope::Error("curve figure: series '" + s.name.toStdString() + "' is empty or its lengths differ");
+            throw attnscope::Error("curve figure: series '" + s.name.toStdString() +
+                                   "' is empty or its lengths differ");
     if (!(f.widthIn >= kMinFigureWidthIn && f.widthIn <= kMaxFigureWidthIn) || !(f.heightIn >= 1 && f.heightIn <= 20))
         throw attnscope::Error("curve figure: the size must be 1-20 inches a side");
 }
@@ -38,7 +39,8 @@ std::vector<double> niceTicks(double lo, double hi, int count) {
             break;
         }
     std::vector<double> t;
-    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+        t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
     return t;
 }
 
@@ -52,8 +54,9 @@ QFont fontAt(const QString& family, double pt, double dpi) {
 }  // namespace
 
 QColor seriesColor(int i) {
-    static const QColor c[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
-                               QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
+    static const QColor c[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                               QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                               QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
     return c[((i % 8) + 8) % 8];
 }
 
@@ -78,7 +81,9 @@ void paintCurveFigure(QPainter& p, const CurveFigure& f) {
     const auto yt = niceTicks(ylo, yhi, 5), xt = niceTicks(xlo, xhi, 6);
     const QFont tickFont = fontAt(f.fontFamily, kTickPt, dpi), labelFont = fontAt(f.fontFamily, kLabelPt, dpi),
                 titleFont = fontAt(f.fontFamily, kTitlePt, dpi);
-    auto text = [&](const QFont& font, const QString& s) { return QFontMetricsF(font, p.device()).horizontalAdvance(s); };  // points (see fontAt)
+    auto text = [&](const QFont& font, const QString& s) {
+        return QFontMetricsF(font, p.device()).horizontalAdvance(s);
+    };  // points (see fontAt)
     const double tickH = kTickPt * 1.25, labelH = kLabelPt * 1.3, titleH = f.title.isEmpty() ? 0 : kTitlePt * 1.5;
     double yTickW = 0;
     for (double v : yt) yTickW = std::max(yTickW, text(tickFont, QString::number(v, 'g', 4)));
@@ -95,12 +100,13 @@ void paintCurveFigure(QPainter& p, const CurveFigure& f) {
         p.drawLine(QPointF(area.left(), Y(v)), QPointF(area.right(), Y(v)));
         p.setPen(QPen(Qt::black, 0.5));
         p.drawLine(QPointF(area.left() - kTick, Y(v)), QPointF(area.left(), Y(v)));
-        p.drawText(QRectF(area.left() - kTick - 1 - yTickW - 2, Y(v) - tickH / 2, yTickW + 2, tickH), Qt::AlignRight | Qt::AlignVCenter,
-                   QString::number(v, 'g', 4));
+        p.drawText(QRectF(area.left() - kTick - 1 - yTickW - 2, Y(v) - tickH / 2, yTickW + 2, tickH),
+                   Qt::AlignRight | Qt::AlignVCenter, QString::number(v, 'g', 4));
     }
     for (double v : xt) {
         p.drawLine(QPointF(X(v), area.bottom()), QPointF(X(v), area.bottom() + kTick));
-        p.drawText(QRectF(X(v) - 20, area.bottom() + kTick + 0.5, 40, tickH), Qt::AlignHCenter | Qt::AlignTop, QString::number(v, 'g', 4));
+        p.drawText(QRectF(X(v) - 20, area.bottom() + kTick + 0.5, 40, tickH), Qt::AlignHCenter | Qt::AlignTop,
+                   QString::number(v, 'g', 4));
     }
     // Series: band first, then line and points.
     for (const auto& s : f.series) {
@@ -130,7 +136,8 @@ void paintCurveFigure(QPainter& p, const CurveFigure& f) {
     p.drawRect(area);
     // Axis labels, title, legend.
     p.setFont(labelFont);
-    p.drawText(QRectF(area.left(), H - kPad - labelH, area.width(), labelH), Qt::AlignHCenter | Qt::AlignBottom, f.xLabel);
+    p.drawText(QRectF(area.left(), H - kPad - labelH, area.width(), labelH), Qt::AlignHCenter | Qt::AlignBottom,
+               f.xLabel);
     p.save();
     p.translate(kPad, area.center().y());
     p.rotate(-90);
@@ -172,10 +179,10 @@ void writeCurveFigure(const CurveFigure& f, const QString& path, int dpi) {
     checkCurves(f);
     // paintCurveFigure scales itself to the device's width, so it starts from device pixels.
     writePainted(
-        path, QSizeF(f.widthIn * 72, f.heightIn * 72),
-        [&](QPainter& p, const QSizeF&) {
-            p.resetTransform();
-            paintCurveFigure(p, f);
-        },
-        f.title, dpi);
+            path, QSizeF(f.widthIn * 72, f.heightIn * 72),
+            [&](QPainter& p, const QSizeF&) {
+                p.resetTransform();
+                paintCurveFigure(p, f);
+            },
+            f.title, dpi);
 }

@@ -14,9 +14,9 @@
 class QPainter;
 
 struct CurveSeries {
-    QString name;               // legend entry (empty: no legend entry)
-    std::vector<double> x, y;   // same length, x increasing
-    std::vector<double> spread; // empty, or one per point: a band y ± spread is shaded
+    QString name;                // legend entry (empty: no legend entry)
+    std::vector<double> x, y;    // same length, x increasing
+    std::vector<double> spread;  // empty, or one per point: a band y ± spread is shaded
     QColor color = QColor(0x1f, 0x77, 0xb4);
 };
 
@@ -24,7 +24,7 @@ struct CurveFigure {
     std::vector<CurveSeries> series;
     QString title, xLabel, yLabel;
     double widthIn = 3.25, heightIn = 2.4;
-    bool fixedY = false;        // y range [yMin, yMax] instead of the data's
+    bool fixedY = false;  // y range [yMin, yMax] instead of the data's
     double yMin = 0, yMax = 1;
     QString fontFamily = QStringLiteral("DejaVu Sans");
 };

@@ -97,7 +97,8 @@ Layout layoutFor(const Figure& f) {
     // Text that must fit a length: the largest size up to `largest` (but >= 5 pt), elided beyond.
     const auto fit = [&](const QString& text, double largest, double room, double& pt) {
         double widest = 0;
-        for (const QString& line : text.split(QLatin1Char('\n'))) widest = std::max(widest, Measure(f.fontFamily, largest).width(line));
+        for (const QString& line : text.split(QLatin1Char('\n')))
+            widest = std::max(widest, Measure(f.fontFamily, largest).width(line));
         pt = widest > room ? std::max(5.0, largest * room / widest * 0.97) : largest;  // a little slack for rounding
         return Measure(f.fontFamily, pt).elide(text, room);
     };
@@ -141,13 +142,14 @@ Layout layoutFor(const Figure& f) {
         L.panelTitlePt = std::min(L.panelTitlePt, pt);  // one size for all panels
         if (!p.title.isEmpty()) titleLines = std::max(titleLines, int(p.title.count(QLatin1Char('\n'))) + 1);
     }
-    for (const auto& p : f.panels) L.panelTitles.push_back(Measure(f.fontFamily, L.panelTitlePt).elide(p.title, L.panelW + L.panelGap * 0.8));
+    for (const auto& p : f.panels)
+        L.panelTitles.push_back(Measure(f.fontFamily, L.panelTitlePt).elide(p.title, L.panelW + L.panelGap * 0.8));
     L.panelTitleH = titleLines * Measure(f.fontFamily, L.panelTitlePt).height() * 1.1 + (titleLines ? L.pad * 0.5 : 0);
     // Grid rows: each row's panel titles sit in the gap above its maps.
     L.rowStep = L.mapH + L.pad + L.panelTitleH;
     L.gridH = L.mapH + (L.gridRows - 1) * L.rowStep;
-    L.barLabel = fit(f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()), L.base,
-                     L.gridH * 0.98, L.barLabelPt);
+    L.barLabel = fit(f.colorbarLabel + (f.scale.type == ColorScaleType::Log ? QStringLiteral(" (log)") : QString()),
+                     L.base, L.gridH * 0.98, L.barLabelPt);
     L.mapTop = L.pad + L.titleH + L.panelTitleH;
     if (f.keysOnTop) L.mapTop += base.height() * 1.2 + L.xTickH;  // axis name, then the key ticks
     L.barX = L.left + n * L.panelW + (n - 1) * L.panelGap + L.base;
@@ -233,7 +235,8 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         if (!panel.title.isEmpty()) {
             p.setFont(fontFor(f.fontFamily, L.panelTitlePt, dpi));
             p.setPen(ink);
-            p.drawText(QRectF(x0 - L.panelGap / 2, L.pad + L.titleH + (i / n) * L.rowStep, L.panelW + L.panelGap, L.panelTitleH),
+            p.drawText(QRectF(x0 - L.panelGap / 2, L.pad + L.titleH + (i / n) * L.rowStep, L.panelW + L.panelGap,
+                              L.panelTitleH),
                        Qt::AlignHCenter | Qt::AlignTop, L.panelTitles[std::size_t(i)]);
         }
         drawCells(p, panel, area, f);
@@ -254,10 +257,11 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
                 p.drawLine(QPointF(x, area.top() - kTickLen), QPointF(x, area.top()));
                 p.setPen(ink);
                 if (L.keyVertical)  // reads upwards from just above the tick
-                    drawVerticalRightAligned(p, x, area.top() - kTickLen - 1.0, tick.height(), text, tick.width(text) + 1);
+                    drawVerticalRightAligned(p, x, area.top() - kTickLen - 1.0, tick.height(), text,
+                                             tick.width(text) + 1);
                 else
-                    p.drawText(QRectF(x - L.cellW * L.xStride, area.top() - kTickLen - tick.height(), 2 * L.cellW * L.xStride,
-                                      tick.height()),
+                    p.drawText(QRectF(x - L.cellW * L.xStride, area.top() - kTickLen - tick.height(),
+                                      2 * L.cellW * L.xStride, tick.height()),
                                Qt::AlignHCenter | Qt::AlignBottom, text);
                 continue;
             }
@@ -267,8 +271,9 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
                 drawVerticalRightAligned(p, x, area.bottom() + kTickLen + 1.0 + tick.width(text), tick.height(), text,
                                          tick.width(text) + 1);
             else
-                p.drawText(QRectF(x - L.cellW * L.xStride, area.bottom() + kTickLen, 2 * L.cellW * L.xStride, tick.height()),
-                         Qt::AlignHCenter | Qt::AlignTop, text);
+                p.drawText(QRectF(x - L.cellW * L.xStride, area.bottom() + kTickLen, 2 * L.cellW * L.xStride,
+                                  tick.height()),
+                           Qt::AlignHCenter | Qt::AlignTop, text);
         }
         if (i % n == 0) {
             for (int q = 0; q < panel.map.rows; q += L.yStride) {
@@ -276,8 +281,9 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
                 p.setPen(frame);
                 p.drawLine(QPointF(area.left() - kTickLen, y), QPointF(area.left(), y));
                 p.setPen(ink);
-                p.drawText(QRectF(area.left() - kTickLen - L.yTickW - 1, y - tick.height() / 2, L.yTickW, tick.height()),
-                         Qt::AlignRight | Qt::AlignVCenter, tickText(panel.queryLabels, q));
+                p.drawText(
+                        QRectF(area.left() - kTickLen - L.yTickW - 1, y - tick.height() / 2, L.yTickW, tick.height()),
+                        Qt::AlignRight | Qt::AlignVCenter, tickText(panel.queryLabels, q));
             }
         }
     }
@@ -287,7 +293,8 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     p.setPen(ink);
     const double panelsRight = L.left + n * L.panelW + (n - 1) * L.panelGap;
     const double keyAxisY = f.keysOnTop ? L.mapTop - L.xTickH - base.height() * 1.2 : L.mapTop + L.gridH + L.xTickH;
-    p.drawText(QRectF(L.left, keyAxisY, panelsRight - L.left, base.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter, f.keyAxis);
+    p.drawText(QRectF(L.left, keyAxisY, panelsRight - L.left, base.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter,
+               f.keyAxis);
     p.save();
     p.translate(L.pad, L.mapTop + L.gridH / 2);
     p.rotate(-90);
@@ -311,14 +318,14 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
         p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + kTickLen, y));
         p.setPen(ink);
         p.drawText(QRectF(bar.right() + kTickLen + 1, y - base.height() / 2, L.barTickW + 1, base.height()),
-                 Qt::AlignLeft | Qt::AlignVCenter, tickLabel(f.scale, v));
+                   Qt::AlignLeft | Qt::AlignVCenter, tickLabel(f.scale, v));
     }
     p.save();
     p.translate(bar.right() + kTickLen + 1 + L.barTickW + L.pad * 0.5, bar.center().y());
     p.rotate(90);
     p.setFont(fontFor(f.fontFamily, L.barLabelPt, dpi));
-    p.drawText(QRectF(-bar.height() / 2, -base.height(), bar.height(), base.height()), Qt::AlignHCenter | Qt::AlignBottom,
-               L.barLabel);
+    p.drawText(QRectF(-bar.height() / 2, -base.height(), bar.height(), base.height()),
+               Qt::AlignHCenter | Qt::AlignBottom, L.barLabel);
     p.restore();
 }
 
@@ -339,7 +346,9 @@ void writePdf(QIODevice& device, const std::vector<Figure>& pages, const std::st
     pdf.setTitle(pages.front().title.isEmpty() ? QStringLiteral("Attention map") : pages.front().title);
     pdf.setResolution(1200);
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    const auto pageSize = [](const Figure& f) { return QPageSize(figureSizePoints(f), QPageSize::Point, QString(), QPageSize::ExactMatch); };
+    const auto pageSize = [](const Figure& f) {
+        return QPageSize(figureSizePoints(f), QPageSize::Point, QString(), QPageSize::ExactMatch);
+    };
     pdf.setPageSize(pageSize(pages.front()));
     QPainter painter;
     if (!painter.begin(&pdf)) throw attnscope::Error(name + ": cannot start the PDF");
@@ -357,7 +366,8 @@ void writePdf(QIODevice& device, const std::vector<Figure>& pages, const std::st
 
 void writeFigurePages(const std::vector<Figure>& pages, const QString& path) {
     const std::string name = path.toStdString();
-    if (figureFormatFor(path) != FigureFormat::Pdf) throw attnscope::Error(name + ": several pages need a PDF (use .pdf)");
+    if (figureFormatFor(path) != FigureFormat::Pdf)
+        throw attnscope::Error(name + ": several pages need a PDF (use .pdf)");
     if (pages.empty()) throw attnscope::Error(name + ": there is no figure to write");
     for (const Figure& f : pages) checkFigure(f);
     QSaveFile file(path);
@@ -438,7 +448,8 @@ void writeFigure(const Figure& figure, const QString& path, int dpi) {
         svg.setTitle(title);
         svg.setDescription(QStringLiteral("Attention map exported by AttnScope"));
         svg.setResolution(72 * kSvgUnitsPerPt);
-        const QSize units(int(std::lround(pt.width() * kSvgUnitsPerPt)), int(std::lround(pt.height() * kSvgUnitsPerPt)));
+        const QSize units(int(std::lround(pt.width() * kSvgUnitsPerPt)),
+                          int(std::lround(pt.height() * kSvgUnitsPerPt)));
         svg.setSize(units);
         svg.setViewBox(QRect(QPoint(0, 0), units));
         QPainter painter;

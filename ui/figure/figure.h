@@ -42,14 +42,14 @@ struct Figure {
     // many columns filled row by row (batch figures, gridfigure.h): query labels left of each
     // row, key labels under the lowest panel of each column, one colour bar for all.
     std::vector<FigurePanel> panels;
-    int columns = 0;                  // 0: every panel in one row
-    QString title;                    // above everything; may be empty
+    int columns = 0;  // 0: every panel in one row
+    QString title;    // above everything; may be empty
     Colormap colormap = Colormap::Viridis;
     ColorScale scale;
-    double widthIn = 3.25;            // physical width of the whole figure
+    double widthIn = 3.25;  // physical width of the whole figure
     QString fontFamily = QStringLiteral("DejaVu Sans");
     QString colorbarLabel = QStringLiteral("attention weight");
-    QString keyAxis = QStringLiteral("key");      // axis names
+    QString keyAxis = QStringLiteral("key");  // axis names
     QString queryAxis = QStringLiteral("query");
     bool keysOnTop = false;  // key labels above the maps (alignment figures: source along the top)
 };
@@ -73,8 +73,8 @@ void paintFigure(QPainter& painter, const Figure& figure);
 QImage renderFigure(const Figure& figure, int dpi);
 
 // Writes PDF, SVG or PNG (by the extension; dpi is for PNG) through a temporary file, so a
-// failure leaves an existing file unchanged. Several figures: one PDF page each (PDF only). Throws attnscope::Error naming the file and the
-// problem (unknown extension, empty figure, unwritable folder, width or dpi out of range).
+// failure leaves an existing file unchanged. Several figures: one PDF page each (PDF only). Throws attnscope::Error
+// naming the file and the problem (unknown extension, empty figure, unwritable folder, width or dpi out of range).
 void writeFigure(const Figure& figure, const QString& path, int dpi = 300);
 void writeFigurePages(const std::vector<Figure>& pages, const QString& path);
 

@@ -38,8 +38,8 @@ Figure headGridFigure(const attnscope::Trace& trace, int block, const std::vecto
     f.widthIn = style.widthIn;
     for (const auto& [layer, head] : heads) {
         if (layer < 0 || layer >= info.layers || head < 0 || head >= info.heads)
-            throw attnscope::Error("grid figure: layer " + std::to_string(layer) + " head " + std::to_string(head) + " is outside the " +
-                                   blockText(info));
+            throw attnscope::Error("grid figure: layer " + std::to_string(layer) + " head " + std::to_string(head) +
+                                   " is outside the " + blockText(info));
         FigurePanel panel;
         panel.map = trace.map(block, layer, head, options);
         panel.queryLabels = queries;
@@ -55,9 +55,12 @@ Figure headGridFigure(const attnscope::Trace& trace, int block, const std::vecto
         QStringList parts;
         if (!style.modelName.isEmpty()) parts << style.modelName;
         if (trace.blocks().size() > 1) parts << QString::fromStdString(info.name);
-        const bool oneLayer = std::all_of(heads.begin(), heads.end(), [&](const auto& h) { return h.first == heads.front().first; });
-        parts << (oneLayer ? QStringLiteral("layer %1").arg(heads.front().first) : QStringLiteral("%1 heads").arg(heads.size()));
-        if (!linear && std::abs(style.temperature - 1.0) > 1e-9) parts << QStringLiteral("T = %1").arg(style.temperature, 0, 'g', 3);
+        const bool oneLayer =
+                std::all_of(heads.begin(), heads.end(), [&](const auto& h) { return h.first == heads.front().first; });
+        parts << (oneLayer ? QStringLiteral("layer %1").arg(heads.front().first)
+                           : QStringLiteral("%1 heads").arg(heads.size()));
+        if (!linear && std::abs(style.temperature - 1.0) > 1e-9)
+            parts << QStringLiteral("T = %1").arg(style.temperature, 0, 'g', 3);
         f.title = parts.join(QStringLiteral(" \u00b7 "));
     }
     return f;

@@ -17,13 +17,13 @@ class Trace;
 }
 
 struct GridStyle {
-    QString modelName;             // first part of the title (may be empty)
-    double temperature = 1.0;      // display temperature of every map
+    QString modelName;         // first part of the title (may be empty)
+    double temperature = 1.0;  // display temperature of every map
     Colormap colormap = Colormap::Viridis;
     ColorScaleType scale = ColorScaleType::Linear;
     double widthIn = 6.75;
-    bool rawTokens = false;        // View > Raw Tokens
-    QString title;                 // replaces the generated title when not empty
+    bool rawTokens = false;  // View > Raw Tokens
+    QString title;           // replaces the generated title when not empty
 };
 
 // Columns for `panels` panels at a width: as many as fit at about 0.75 in each, then balanced

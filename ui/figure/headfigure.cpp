@@ -22,7 +22,8 @@ QString modelDisplayName(const QString& spec) {
 
 QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) {
     const auto& labels = queries ? block.queryTokens : block.keyTokens;
-    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size()) return toQtStrings(trace.tokens());
+    if (raw && labels == trace.displayTokens() && trace.tokens().size() == labels.size())
+        return toQtStrings(trace.tokens());
     return toQtStrings(labels);
 }
 
@@ -31,19 +32,22 @@ QString labMapTitle(const attnscope::Trace& trace, int block, int layer, int hea
     using attnscope::LabVariant;
     const auto& info = trace.blocks().at(std::size_t(block));
     const bool usesT = info.kind != attnscope::AttentionKind::Linear && spec.variant != LabVariant::Linear;
-    QString title = mapTitle(QString(), trace.blocks().size() > 1 ? QString::fromStdString(info.name) : QString(), layer, head,
-                             usesT ? spec.map.temperature : 1.0);
+    QString title = mapTitle(QString(), trace.blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
+                             layer, head, usesT ? spec.map.temperature : 1.0);
     // Short, so the title fits above the map; the Lab dock and the output panel say it in full.
     switch (spec.variant) {
-    case LabVariant::Native: break;
-    case LabVariant::Dot: title += QStringLiteral(" · dot"); break;
-    case LabVariant::Linear:
-        title += spec.map.featureMap == attnscope::FeatureMap::Favor ? QStringLiteral(" · FAVOR+ M=%1").arg(spec.map.features)
-                 : spec.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral(" · linear relu")
-                                                                       : QStringLiteral(" · linear elu+1");
-        break;
-    case LabVariant::Additive: title += fitted ? QStringLiteral(" · additive fit") : QStringLiteral(" · additive"); break;
-    case LabVariant::Hybrid: title += QStringLiteral(" · hybrid g=%1").arg(spec.gate, 0, 'f', 2); break;
+        case LabVariant::Native: break;
+        case LabVariant::Dot: title += QStringLiteral(" · dot"); break;
+        case LabVariant::Linear:
+            title += spec.map.featureMap == attnscope::FeatureMap::Favor
+                             ? QStringLiteral(" · FAVOR+ M=%1").arg(spec.map.features)
+                     : spec.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral(" · linear relu")
+                                                                          : QStringLiteral(" · linear elu+1");
+            break;
+        case LabVariant::Additive:
+            title += fitted ? QStringLiteral(" · additive fit") : QStringLiteral(" · additive");
+            break;
+        case LabVariant::Hybrid: title += QStringLiteral(" · hybrid g=%1").arg(spec.gate, 0, 'f', 2); break;
     }
     if (rerun) {
         if (rerun->insideModel) title += QStringLiteral(" · T=%1 inside").arg(rerun->temperature, 0, 'g', 3);
@@ -76,8 +80,10 @@ Figure headFigure(const QString& modelName, const attnscope::HeadMap& map, const
     for (int q = r.rowBegin; q < r.rowEnd; ++q)
         for (int k = r.colBegin; k < r.colEnd; ++k) panel.map.values.push_back(map.at(q, k));
     // Missing labels show as the cell's index in the whole map, as in the view.
-    for (int q = r.rowBegin; q < r.rowEnd; ++q) panel.queryLabels << (q < queryLabels.size() ? queryLabels[q] : QString::number(q));
-    for (int k = r.colBegin; k < r.colEnd; ++k) panel.keyLabels << (k < keyLabels.size() ? keyLabels[k] : QString::number(k));
+    for (int q = r.rowBegin; q < r.rowEnd; ++q)
+        panel.queryLabels << (q < queryLabels.size() ? queryLabels[q] : QString::number(q));
+    for (int k = r.colBegin; k < r.colEnd; ++k)
+        panel.keyLabels << (k < keyLabels.size() ? keyLabels[k] : QString::number(k));
     f.panels.push_back(std::move(panel));
     f.title = modelName + QStringLiteral(" \u00b7 ") + title;
     return f;
@@ -92,8 +98,8 @@ std::vector<std::int64_t> typedIds(const QString& text, int vocabSize, const cha
     std::vector<std::int64_t> ids = attnscope::parseTokenIds(spaced.toStdString());
     for (auto id : ids)
         if (vocabSize > 0 && id >= vocabSize)
-            throw attnscope::Error(std::string("workspace: ") + what + ": token id " + std::to_string(id) + " is outside the vocabulary (" +
-                                   std::to_string(vocabSize) + " tokens)");
+            throw attnscope::Error(std::string("workspace: ") + what + ": token id " + std::to_string(id) +
+                                   " is outside the vocabulary (" + std::to_string(vocabSize) + " tokens)");
     return ids;
 }
 
@@ -117,12 +123,14 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         ids.insert(ids.end(), g.generated.begin(), g.generated.end());
         trace = model.forward(ids);
     } else if (model.info().imageInput) {
-        if (w.input.image.isEmpty()) throw attnscope::Error("workspace: this model looks at images, and input.image names none");
+        if (w.input.image.isEmpty())
+            throw attnscope::Error("workspace: this model looks at images, and input.image names none");
         trace = model.forwardImage(decodeRgbImageFile(w.input.image));
     } else {
         // As the window's Session::runInput: ids as typed, or the text through the tokenizer.
         const int vocab = model.info().vocabSize;
-        std::vector<std::int64_t> ids = w.input.idsMode ? typedIds(w.input.text, vocab, "input") : std::vector<std::int64_t>{};
+        std::vector<std::int64_t> ids =
+                w.input.idsMode ? typedIds(w.input.text, vocab, "input") : std::vector<std::int64_t>{};
         if (!w.input.idsMode) {
             if (w.input.text.trimmed().isEmpty()) throw attnscope::Error("workspace: input.text is empty");
             ids = model.encodeText(w.input.text.toStdString());
@@ -132,7 +140,8 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         } else {
             attnscope::TextInput input;
             input.ids = ids;
-            input.targetIds = w.input.idsMode ? typedIds(w.input.target, vocab, "target") : model.encodeTarget(w.input.target.toStdString());
+            input.targetIds = w.input.idsMode ? typedIds(w.input.target, vocab, "target")
+                                              : model.encodeTarget(w.input.target.toStdString());
             trace = model.forwardText(input);
         }
     }
@@ -146,7 +155,8 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         trace = attnscope::rerun(model, *trace, options).trace;
     }
     if (g.generated.empty()) return trace;
-    return attnscope::prefixTrace(*trace, int(g.prompt.size()) + g.step, g.queryRowOnly);  // as GenerateController::showStep
+    return attnscope::prefixTrace(*trace, int(g.prompt.size()) + g.step,
+                                  g.queryRowOnly);  // as GenerateController::showStep
 }
 
 Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
@@ -174,12 +184,14 @@ Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
         o.temperature = f->temperature;
         fit = attnscope::fitAdditive(*trace, block, w.selection.layer, w.selection.head, o);
     }
-    const attnscope::LabMap m = attnscope::labMap(*trace, block, w.selection.layer, w.selection.head, spec, fit ? &*fit : nullptr);
+    const attnscope::LabMap m =
+            attnscope::labMap(*trace, block, w.selection.layer, w.selection.head, spec, fit ? &*fit : nullptr);
     std::optional<RerunNote> note;
     if (w.inside.enabled || !w.masked.empty()) note = RerunNote{w.inside.enabled, w.temperature, int(w.masked.size())};
     const QString title = labMapTitle(*trace, block, w.selection.layer, w.selection.head, spec, fit.has_value(), note);
-    Figure figure = headFigure(modelDisplayName(w.model), m.map, axisLabels(*trace, info, true, w.view.rawTokens),
-                               axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, w.colormap, w.scale);
+    Figure figure =
+            headFigure(modelDisplayName(w.model), m.map, axisLabels(*trace, info, true, w.view.rawTokens),
+                       axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, w.colormap, w.scale);
     figure.widthIn = w.figure.widthIn;
     return figure;
 }

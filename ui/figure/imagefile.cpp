@@ -151,7 +151,8 @@ QImage decodeImageFile(const QString& path) {
         throw ImageFileError(path, "not a binary PPM image (pixel data truncated)", "pixel data truncated");
     // libpng's own words say more than Qt's "Unable to read image data".
     const std::string png = format == "png" ? libpngReason() : std::string();
-    const std::string why = png.empty() ? oneLine(reader.errorString()) : "damaged PNG: " + oneLine(QString::fromStdString(png));
+    const std::string why =
+            png.empty() ? oneLine(reader.errorString()) : "damaged PNG: " + oneLine(QString::fromStdString(png));
     throw ImageFileError(path, "cannot be read as an image (" + why + ")", why);
 }
 

@@ -12,9 +12,9 @@
 
 namespace {
 
-constexpr double kHeader = 2.6;    // header lines (title, legend, column names) in font heights
-constexpr double kMinRow = 1.25;   // row height in font heights at the natural size
-constexpr double kGap = 0.6;       // label to line end, in font heights
+constexpr double kHeader = 2.6;   // header lines (title, legend, column names) in font heights
+constexpr double kMinRow = 1.25;  // row height in font heights at the natural size
+constexpr double kGap = 0.6;      // label to line end, in font heights
 
 double headerHeight(const LineFigure& f) { return f.fontSize * (kHeader + (f.title.isEmpty() ? 0 : 1.4)); }
 
@@ -56,7 +56,8 @@ LineLayout lineLayout(const QPaintDevice* device, const LineFigure& f, const QRe
     L.keyRow = body / nk;
     // Labels shrink with their rows (long inputs), never below 4 units.
     L.fontSize = std::clamp(std::min(L.queryRow, L.keyRow) / 1.2, 4.0, f.fontSize);
-    const double qw = labelWidth(device, f.leftTitle, f.queryLabels, L.fontSize), kw = labelWidth(device, f.rightTitle, f.keyLabels, L.fontSize);
+    const double qw = labelWidth(device, f.leftTitle, f.queryLabels, L.fontSize),
+                 kw = labelWidth(device, f.rightTitle, f.keyLabels, L.fontSize);
     const double gap = L.fontSize * kGap;
     L.leftLabelRight = area.left() + qw + gap;
     L.leftX = L.leftLabelRight + gap;
@@ -85,13 +86,15 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
     if (!f.title.isEmpty()) {
         p.setFont(unitFont(p, f.fontSize, true));
         p.setPen(Qt::black);
-        p.drawText(QRectF(area.left(), y, area.width(), f.fontSize * 1.4), Qt::AlignHCenter | Qt::AlignVCenter, f.title);
+        p.drawText(QRectF(area.left(), y, area.width(), f.fontSize * 1.4), Qt::AlignHCenter | Qt::AlignVCenter,
+                   f.title);
         y += f.fontSize * 1.4;
     }
     p.setFont(unitFont(p, f.fontSize * 0.9));
     const QFontMetricsF legend(p.font(), p.device());
     double legendWidth = 0;
-    for (const LineHead& h : f.heads) legendWidth += legend.horizontalAdvance(QStringLiteral("head %1").arg(h.head)) + f.fontSize * 1.9;
+    for (const LineHead& h : f.heads)
+        legendWidth += legend.horizontalAdvance(QStringLiteral("head %1").arg(h.head)) + f.fontSize * 1.9;
     double x = area.center().x() - legendWidth / 2;
     for (const LineHead& h : f.heads) {
         const QString text = QStringLiteral("head %1").arg(h.head);
@@ -103,8 +106,10 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
     y += f.fontSize * 1.3;
     p.setFont(unitFont(p, L.fontSize * 0.95, true));
     p.setPen(QColor(0x50, 0x50, 0x50));
-    p.drawText(QRectF(area.left(), y, L.leftLabelRight - area.left(), f.fontSize * 1.2), Qt::AlignRight | Qt::AlignVCenter, f.leftTitle);
-    p.drawText(QRectF(L.rightLabelLeft, y, area.right() - L.rightLabelLeft, f.fontSize * 1.2), Qt::AlignLeft | Qt::AlignVCenter, f.rightTitle);
+    p.drawText(QRectF(area.left(), y, L.leftLabelRight - area.left(), f.fontSize * 1.2),
+               Qt::AlignRight | Qt::AlignVCenter, f.leftTitle);
+    p.drawText(QRectF(L.rightLabelLeft, y, area.right() - L.rightLabelLeft, f.fontSize * 1.2),
+               Qt::AlignLeft | Qt::AlignVCenter, f.rightTitle);
 
     // Lines: a focused query shows only its row, a focused key only its column. Each head's
     // lines are one colour at opacity = weight, drawn head by head so overlaps mix.
@@ -139,14 +144,16 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
         }
     };
     for (int i = 0; i < nq; ++i) {
-        const QRectF r(area.left(), L.queryY(i) - L.queryRow / 2, L.leftLabelRight - area.left() + L.fontSize * 0.3, L.queryRow);
+        const QRectF r(area.left(), L.queryY(i) - L.queryRow / 2, L.leftLabelRight - area.left() + L.fontSize * 0.3,
+                       L.queryRow);
         box(r.adjusted(0, 0.5, 0, -0.5), i == f.focusQuery);
         p.setPen(f.focusKey >= 0 || (f.focusQuery >= 0 && i != f.focusQuery) ? QColor(0x60, 0x60, 0x60) : Qt::black);
-        p.drawText(QRectF(area.left(), r.top(), L.leftLabelRight - area.left(), r.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   f.queryLabels[i]);
+        p.drawText(QRectF(area.left(), r.top(), L.leftLabelRight - area.left(), r.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, f.queryLabels[i]);
     }
     for (int j = 0; j < nk; ++j) {
-        const QRectF r(L.rightLabelLeft - L.fontSize * 0.3, L.keyY(j) - L.keyRow / 2, area.right() - L.rightLabelLeft + L.fontSize * 0.3, L.keyRow);
+        const QRectF r(L.rightLabelLeft - L.fontSize * 0.3, L.keyY(j) - L.keyRow / 2,
+                       area.right() - L.rightLabelLeft + L.fontSize * 0.3, L.keyRow);
         if (f.focusQuery >= 0 && !f.heads.empty() && f.heads[0].map.rows == nq && f.heads[0].map.cols == nk) {
             QColor c = f.heads[0].color;
             c.setAlphaF(std::clamp(double(f.heads[0].map.at(f.focusQuery, j)), 0.0, 1.0) * 0.55);
@@ -154,8 +161,8 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
         }
         box(r.adjusted(0, 0.5, 0, -0.5), j == f.focusKey);
         p.setPen(f.focusQuery >= 0 || (f.focusKey >= 0 && j != f.focusKey) ? QColor(0x30, 0x30, 0x30) : Qt::black);
-        p.drawText(QRectF(L.rightLabelLeft, r.top(), area.right() - L.rightLabelLeft, r.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   f.keyLabels[j]);
+        p.drawText(QRectF(L.rightLabelLeft, r.top(), area.right() - L.rightLabelLeft, r.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, f.keyLabels[j]);
     }
     p.restore();
 }

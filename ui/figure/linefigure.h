@@ -26,12 +26,12 @@ struct LineHead {
 struct LineFigure {
     QStringList queryLabels, keyLabels;
     std::vector<LineHead> heads;
-    QString title;                         // above the columns; may be empty
+    QString title;  // above the columns; may be empty
     QString leftTitle = QStringLiteral("queries"), rightTitle = QStringLiteral("keys");
-    double threshold = 0.0;                // lines of weight below it are not drawn
-    int focusQuery = -1, focusKey = -1;    // only this token's lines (hover or lock); -1 none
-    bool locked = false;                   // the focus is locked (drawn with a frame)
-    double fontSize = 10;                  // units
+    double threshold = 0.0;              // lines of weight below it are not drawn
+    int focusQuery = -1, focusKey = -1;  // only this token's lines (hover or lock); -1 none
+    bool locked = false;                 // the focus is locked (drawn with a frame)
+    double fontSize = 10;                // units
 };
 
 // Where things are in an area (units): row i's label centre at y = top + (i + 0.5) · rowHeight

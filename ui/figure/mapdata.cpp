@@ -28,7 +28,9 @@ void writeMapData(const attnscope::HeadMap& map, const QStringList& queryLabels,
         return;
     }
     if (ext != QLatin1String("csv")) throw attnscope::Error(name + ": unknown data format (use .npy or .csv)");
-    const auto label = [](const QStringList& labels, int i) { return i < labels.size() ? labels[i] : QString::number(i); };
+    const auto label = [](const QStringList& labels, int i) {
+        return i < labels.size() ? labels[i] : QString::number(i);
+    };
     QString text = csvField(QStringLiteral("query\\key"));
     for (int k = 0; k < map.cols; ++k) text += QLatin1Char(',') + csvField(label(keyLabels, k));
     text += QLatin1String("\r\n");
@@ -38,7 +40,8 @@ void writeMapData(const attnscope::HeadMap& map, const QStringList& queryLabels,
         text += QLatin1String("\r\n");
     }
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
+    if (!file.open(QIODevice::WriteOnly))
+        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
     file.write(text.toUtf8());
     if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
 }

@@ -14,7 +14,9 @@ namespace {
 bool hasExtra(const attnscope::NeuronRow& r) { return !r.extras.empty(); }
 
 // Title, the info line, the column heads, the query strip, a gap: in font heights.
-double headerHeight(const NeuronFigure& f) { return f.fontSize * ((f.title.isEmpty() ? 0 : 1.5) + 0.3 + 1.4 + 1.3 + 1.1 + 0.5); }
+double headerHeight(const NeuronFigure& f) {
+    return f.fontSize * ((f.title.isEmpty() ? 0 : 1.5) + 0.3 + 1.4 + 1.3 + 1.1 + 0.5);
+}
 
 double maxAbs(const std::vector<float>& v) {
     double m = 0;
@@ -24,7 +26,8 @@ double maxAbs(const std::vector<float>& v) {
 
 // Cells of a [rows, cols] matrix as rectangles (they are few: keys × head_dim), each a little
 // wider than its slot so no seams show; a masked row is drawn pale.
-void drawMatrix(QPainter& p, const QRectF& r, const float* v, int rows, int cols, double scale, const std::vector<bool>* allowed) {
+void drawMatrix(QPainter& p, const QRectF& r, const float* v, int rows, int cols, double scale,
+                const std::vector<bool>* allowed) {
     const double cw = r.width() / cols, ch = r.height() / rows;
     for (int i = 0; i < rows; ++i) {
         const bool pale = allowed && !(*allowed)[i];
@@ -126,14 +129,19 @@ void paintNeuronFigure(QPainter& p, const NeuronFigure& f, const QRectF& area) {
     p.setPen(QColor(0x30, 0x30, 0x30));
     QString scale = QStringLiteral("scale %1").arg(r.scale, 0, 'g', 4);
     if (std::abs(r.scale * std::sqrt(double(r.dim)) - 1) < 1e-9) scale = QStringLiteral("scale 1/\u221a%1").arg(r.dim);
-    QString info = QStringLiteral("query %1 (position %2) \u00b7 d = %3 \u00b7 %4").arg(f.queryLabel).arg(r.query).arg(r.dim).arg(scale);
+    QString info = QStringLiteral("query %1 (position %2) \u00b7 d = %3 \u00b7 %4")
+                           .arg(f.queryLabel)
+                           .arg(r.query)
+                           .arg(r.dim)
+                           .arg(scale);
     QString brief = QStringLiteral("q %1 (%2) \u00b7 d = %3").arg(f.queryLabel).arg(r.query).arg(r.dim);
     if (!r.extras.empty()) info += QStringLiteral(" \u00b7 logits add %1").arg(QString::fromStdString(r.extras));
     if (std::abs(r.temperature - 1) > 1e-9) {
         info += QStringLiteral(" \u00b7 T = %1").arg(r.temperature, 0, 'g', 3);
         brief += QStringLiteral(" \u00b7 T = %1").arg(r.temperature, 0, 'g', 3);
     }
-    drawFitted(p, QRectF(area.left(), y, area.width(), fs * 1.3), Qt::AlignHCenter | Qt::AlignVCenter, {info, brief}, fs * 0.9, false);
+    drawFitted(p, QRectF(area.left(), y, area.width(), fs * 1.3), Qt::AlignHCenter | Qt::AlignVCenter, {info, brief},
+               fs * 0.9, false);
 
     // Column heads and the query strip (above the products: q⊙k_j is q times the key row).
     const double vecScale = std::max(maxAbs(r.queryVector), maxAbs(r.keyVectors));
@@ -141,18 +149,21 @@ void paintNeuronFigure(QPainter& p, const NeuronFigure& f, const QRectF& area) {
     p.setPen(Qt::black);
     const double headY = L.qStrip.top() - fs * 0.05;  // the number columns' heads sit level with the strip
     const double gap = L.products.left() - L.keys.right();
-    drawFitted(p, QRectF(L.keys.left(), L.qStrip.top() - fs * 1.3, L.keys.width() + gap * 0.5, fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
+    drawFitted(p, QRectF(L.keys.left(), L.qStrip.top() - fs * 1.3, L.keys.width() + gap * 0.5, fs * 1.2),
+               Qt::AlignLeft | Qt::AlignVCenter,
                {QStringLiteral("key vectors k"), QStringLiteral("keys k"), QStringLiteral("k")}, fs * 0.9, true);
-    drawFitted(p, QRectF(L.products.left(), L.qStrip.top() - fs * 1.3, L.products.width(), fs * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
-               {QStringLiteral("query q, then q \u2299 k per key"), QStringLiteral("q, then q \u2299 k"), QStringLiteral("q \u2299 k")},
+    drawFitted(p, QRectF(L.products.left(), L.qStrip.top() - fs * 1.3, L.products.width(), fs * 1.2),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               {QStringLiteral("query q, then q \u2299 k per key"), QStringLiteral("q, then q \u2299 k"),
+                QStringLiteral("q \u2299 k")},
                fs * 0.9, true);
     drawMatrix(p, L.qStrip, r.queryVector.data(), 1, r.dim, vecScale, nullptr);
     const double numW = L.weightX - L.extraX;
     drawFitted(p, QRectF(L.scaledX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
                {QStringLiteral("scale\u00b7q\u00b7k"), QStringLiteral("s\u00b7q\u00b7k")}, fs * 0.85, true);
     if (!r.extras.empty())
-        drawFitted(p, QRectF(L.extraX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter, {QStringLiteral("logit")},
-                   fs * 0.85, true);
+        drawFitted(p, QRectF(L.extraX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
+                   {QStringLiteral("logit")}, fs * 0.85, true);
     drawFitted(p, QRectF(L.weightX - numW, headY, numW, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
                {QStringLiteral("weight"), QStringLiteral("w")}, fs * 0.85, true);
 
@@ -164,16 +175,18 @@ void paintNeuronFigure(QPainter& p, const NeuronFigure& f, const QRectF& area) {
     for (int j = 0; j < r.keys; ++j) {
         const QRectF row(area.left(), L.top + j * L.rowHeight, area.width(), L.rowHeight);
         if (j == f.focusKey) {
-            p.fillRect(QRectF(area.left(), row.top(), L.keys.left() - area.left() - 1, row.height()), QColor(0xff, 0xe0, 0x8a));
-            p.fillRect(QRectF(L.products.right() + 1, row.top(), L.barX + L.barW - L.products.right(), row.height()), QColor(0xff, 0xe0, 0x8a));
+            p.fillRect(QRectF(area.left(), row.top(), L.keys.left() - area.left() - 1, row.height()),
+                       QColor(0xff, 0xe0, 0x8a));
+            p.fillRect(QRectF(L.products.right() + 1, row.top(), L.barX + L.barW - L.products.right(), row.height()),
+                       QColor(0xff, 0xe0, 0x8a));
             p.setPen(QPen(Qt::black, 0.8));
             p.setBrush(Qt::NoBrush);
             p.drawRect(QRectF(L.keys.left(), row.top(), L.products.right() - L.keys.left(), row.height()));
         }
         const bool allowed = r.allowed[j];
         p.setPen(allowed ? Qt::black : QColor(0x99, 0x99, 0x99));
-        p.drawText(QRectF(area.left(), row.top(), L.labelRight - area.left(), row.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   j < f.keyLabels.size() ? f.keyLabels[j] : QString::number(j));
+        p.drawText(QRectF(area.left(), row.top(), L.labelRight - area.left(), row.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, j < f.keyLabels.size() ? f.keyLabels[j] : QString::number(j));
         p.drawText(QRectF(L.scaledX - numW, row.top(), numW, row.height()), Qt::AlignRight | Qt::AlignVCenter,
                    neuronNumber(r.scaled[j]));
         if (!r.extras.empty())
@@ -182,7 +195,8 @@ void paintNeuronFigure(QPainter& p, const NeuronFigure& f, const QRectF& area) {
         p.drawText(QRectF(L.weightX - numW, row.top(), numW, row.height()), Qt::AlignRight | Qt::AlignVCenter,
                    allowed ? QString::number(r.weights[j], 'f', 3) : QStringLiteral("masked"));
         if (allowed)
-            p.fillRect(QRectF(L.barX, row.top() + row.height() * 0.18, L.barW * std::clamp(r.weights[j], 0.0, 1.0), row.height() * 0.64),
+            p.fillRect(QRectF(L.barX, row.top() + row.height() * 0.18, L.barW * std::clamp(r.weights[j], 0.0, 1.0),
+                              row.height() * 0.64),
                        QColor(0x4e, 0x79, 0xa7));
     }
 

@@ -18,16 +18,16 @@ class QPainter;
 struct NeuronFigure {
     attnscope::NeuronRow row;
     QString queryLabel;
-    QStringList keyLabels;   // one per key
-    QString title;           // above everything; may be empty
-    int focusKey = -1;       // a highlighted key row (hover / selection); -1 none
-    double fontSize = 10;    // units
+    QStringList keyLabels;  // one per key
+    QString title;          // above everything; may be empty
+    int focusKey = -1;      // a highlighted key row (hover / selection); -1 none
+    double fontSize = 10;   // units
 };
 
 struct NeuronLayout {
-    QRectF qStrip, keys, products;  // the three heat maps
-    double top = 0, rowHeight = 0;  // key rows
-    double labelRight = 0;          // key labels end here
+    QRectF qStrip, keys, products;                                    // the three heat maps
+    double top = 0, rowHeight = 0;                                    // key rows
+    double labelRight = 0;                                            // key labels end here
     double scaledX = 0, extraX = 0, weightX = 0, barX = 0, barW = 0;  // number columns (right edges), bar
     double fontSize = 10;
     int keyAt(const QPointF& p, int keys) const;  // key row under a point, or -1

@@ -65,7 +65,8 @@ void checkFigure(const OverlayFigure& f) {
     if (p.image.isNull()) throw attnscope::Error("the image figure has no image");
     if (p.gridRows <= 0 || p.gridCols <= 0 || p.values.size() != std::size_t(p.gridRows) * p.gridCols)
         throw attnscope::Error("the image figure needs one value per patch");
-    if (!(p.maxValue > 0) || !std::isfinite(p.maxValue)) throw attnscope::Error("the image figure's colour range must be > 0");
+    if (!(p.maxValue > 0) || !std::isfinite(p.maxValue))
+        throw attnscope::Error("the image figure's colour range must be > 0");
     if (f.widthIn < kMinFigureWidthIn || f.widthIn > kMaxFigureWidthIn)
         throw attnscope::Error("figure width must be between 1 and 20 inches");
 }
@@ -102,13 +103,18 @@ void paintOverlay(QPainter& p, const QRectF& target, const OverlayPicture& pictu
                     col.setAlphaF(float(alpha));
                     // Cells reach their neighbours' edges exactly (no seams at any scale).
                     const double x0 = target.left() + c * cw, y0 = target.top() + r * ch;
-                    p.fillRect(QRectF(x0, y0, target.left() + (c + 1) * cw - x0, target.top() + (r + 1) * ch - y0), col);
+                    p.fillRect(QRectF(x0, y0, target.left() + (c + 1) * cw - x0, target.top() + (r + 1) * ch - y0),
+                               col);
                 }
         }
         if (picture.grid) {
             p.setPen(QPen(QColor(255, 255, 255, 140), 0));
-            for (int c = 1; c < C; ++c) p.drawLine(QPointF(target.left() + c * cw, target.top()), QPointF(target.left() + c * cw, target.bottom()));
-            for (int r = 1; r < R; ++r) p.drawLine(QPointF(target.left(), target.top() + r * ch), QPointF(target.right(), target.top() + r * ch));
+            for (int c = 1; c < C; ++c)
+                p.drawLine(QPointF(target.left() + c * cw, target.top()),
+                           QPointF(target.left() + c * cw, target.bottom()));
+            for (int r = 1; r < R; ++r)
+                p.drawLine(QPointF(target.left(), target.top() + r * ch),
+                           QPointF(target.right(), target.top() + r * ch));
         }
         if (picture.markedPatch >= 0 && picture.markedPatch < R * C) {
             const int r = picture.markedPatch / C, c = picture.markedPatch % C;
@@ -179,7 +185,8 @@ void paintOverlayFigure(QPainter& p, const OverlayFigure& f) {
     p.save();
     p.translate(L.bar.right() + pt * 0.8 + L.tickW + fm.height() * 0.5, L.bar.center().y());
     p.rotate(-90);
-    p.drawText(QRectF(-L.bar.height(), -fm.height(), 2 * L.bar.height(), 2 * fm.height()), Qt::AlignCenter, f.colorbarLabel);
+    p.drawText(QRectF(-L.bar.height(), -fm.height(), 2 * L.bar.height(), 2 * fm.height()), Qt::AlignCenter,
+               f.colorbarLabel);
     p.restore();
     p.restore();
 }
@@ -192,10 +199,10 @@ void writeOverlayFigure(const OverlayFigure& figure, const QString& path, int dp
     }
     // paintOverlayFigure scales itself to the device's width, so it starts from device pixels.
     writePainted(
-        path, overlayFigureSizePoints(figure),
-        [&](QPainter& p, const QSizeF&) {
-            p.resetTransform();
-            paintOverlayFigure(p, figure);
-        },
-        figure.title.isEmpty() ? QStringLiteral("Attention over the image") : figure.title, dpi);
+            path, overlayFigureSizePoints(figure),
+            [&](QPainter& p, const QSizeF&) {
+                p.resetTransform();
+                paintOverlayFigure(p, figure);
+            },
+            figure.title.isEmpty() ? QStringLiteral("Attention over the image") : figure.title, dpi);
 }

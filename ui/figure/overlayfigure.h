@@ -23,15 +23,15 @@
 class QPainter;
 
 struct OverlayPicture {
-    QImage image;                // the input image (any size; drawn stretched to the target rectangle)
+    QImage image;  // the input image (any size; drawn stretched to the target rectangle)
     int gridRows = 0, gridCols = 0;
     std::vector<double> values;  // gridRows × gridCols, row-major
     double maxValue = 1.0;       // the colour bar's top (> 0)
     Colormap colormap = Colormap::Viridis;
-    double opacity = 0.6;        // of the overlay, 0..1
-    bool smooth = false;         // bilinear between patch centres instead of flat patches
-    bool grid = false;           // draw the patch grid
-    int markedPatch = -1;        // r * gridCols + c outlined (the query patch); -1: none
+    double opacity = 0.6;  // of the overlay, 0..1
+    bool smooth = false;   // bilinear between patch centres instead of flat patches
+    bool grid = false;     // draw the patch grid
+    int markedPatch = -1;  // r * gridCols + c outlined (the query patch); -1: none
 };
 
 // The colour of a value (clamped to [0, maxValue]) in the picture's colour map.
@@ -59,4 +59,3 @@ std::vector<double> overlayTicks(double maxValue);
 // leaves an existing file unchanged. Throws attnscope::Error naming the file and the problem
 // (unknown extension, no image or values, width or dpi out of range, unwritable folder).
 void writeOverlayFigure(const OverlayFigure& figure, const QString& path, int dpi = 300);
-

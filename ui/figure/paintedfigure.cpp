@@ -62,8 +62,8 @@ bool paintScaled(QPaintDevice& device, double pixelsPerPoint, const QSizeF& size
 
 QImage renderPainted(const QSizeF& sizePt, const std::function<void(QPainter&, const QSizeF&)>& paint, int dpi) {
     const double ppp = dpi / 72.0;
-    QImage image(std::max(1, int(std::lround(sizePt.width() * ppp))), std::max(1, int(std::lround(sizePt.height() * ppp))),
-                 QImage::Format_RGB32);
+    QImage image(std::max(1, int(std::lround(sizePt.width() * ppp))),
+                 std::max(1, int(std::lround(sizePt.height() * ppp))), QImage::Format_RGB32);
     const int dpm = int(std::lround(dpi / 0.0254));
     image.setDotsPerMeterX(dpm);
     image.setDotsPerMeterY(dpm);
@@ -85,12 +85,14 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
     if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)
         throw attnscope::Error(name + ": dpi must be between " + std::to_string(kMinFigureDpi) + " and " +
                                std::to_string(kMaxFigureDpi) + ", got " + std::to_string(dpi));
-    if (!(sizePt.width() > 0 && sizePt.height() > 0)) throw attnscope::Error(name + ": the view shows nothing to export");
+    if (!(sizePt.width() > 0 && sizePt.height() > 0))
+        throw attnscope::Error(name + ": the view shows nothing to export");
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
     auto run = [&](QPaintDevice& device, double pixelsPerPoint) {
-        if (!paintScaled(device, pixelsPerPoint, sizePt, paint)) throw attnscope::Error(name + ": cannot start the figure");
+        if (!paintScaled(device, pixelsPerPoint, sizePt, paint))
+            throw attnscope::Error(name + ": cannot start the figure");
     };
     if (*format == FigureFormat::Png) {
         const QImage image = renderPainted(sizePt, paint, dpi);
@@ -110,7 +112,8 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
         svg.setTitle(title);
         svg.setDescription(QStringLiteral("Figure exported by AttnScope"));
         svg.setResolution(72 * kUnitsPerPt);
-        const QSize units(int(std::lround(sizePt.width() * kUnitsPerPt)), int(std::lround(sizePt.height() * kUnitsPerPt)));
+        const QSize units(int(std::lround(sizePt.width() * kUnitsPerPt)),
+                          int(std::lround(sizePt.height() * kUnitsPerPt)));
         svg.setSize(units);
         svg.setViewBox(QRect(QPoint(0, 0), units));
         run(svg, kUnitsPerPt);

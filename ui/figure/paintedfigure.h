@@ -18,8 +18,10 @@ class QPainter;
 
 // A font `units` high for a painter whose device has logicalDpiY() pixels per inch (the painter
 // may be scaled afterwards; the size is in the painter's units).
-QFont unitFont(const QPaintDevice* device, double units, bool bold = false, const QString& family = QStringLiteral("DejaVu Sans"));
-QFont unitFont(const QPainter& painter, double units, bool bold = false, const QString& family = QStringLiteral("DejaVu Sans"));
+QFont unitFont(const QPaintDevice* device, double units, bool bold = false,
+               const QString& family = QStringLiteral("DejaVu Sans"));
+QFont unitFont(const QPainter& painter, double units, bool bold = false,
+               const QString& family = QStringLiteral("DejaVu Sans"));
 
 // A qualitative palette for heads (Tableau 10, colour-blind friendlier than d3's category10):
 // colour i of 10, repeating.

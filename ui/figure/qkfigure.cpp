@@ -17,7 +17,8 @@ std::vector<double> ticks(double lo, double hi) {
     const double raw = (hi - lo) / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
     const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
     std::vector<double> t;
-    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-12; v += step) t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-12; v += step)
+        t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
     return t;
 }
 
@@ -75,15 +76,16 @@ QString qkPointText(const QkFigure& f, int i) {
     const bool key = f.space.isKey[i];
     const QStringList& labels = key ? f.keyLabels : f.queryLabels;
     const int pos = f.space.position[i];
-    const QString kind = f.coloring == QkColoring::TokenKind
-                             ? QStringLiteral(", %1").arg(QString::fromLatin1(attnscope::tokenKindName(qkPointKind(f, i))))
-                             : QString();
+    const QString kind =
+            f.coloring == QkColoring::TokenKind
+                    ? QStringLiteral(", %1").arg(QString::fromLatin1(attnscope::tokenKindName(qkPointKind(f, i))))
+                    : QString();
     return QStringLiteral("%1 %2 (position %3, head %4%5)")
-        .arg(key ? QStringLiteral("key") : QStringLiteral("query"),
-             pos < labels.size() ? QStringLiteral("'%1'").arg(labels[pos]) : QString::number(pos))
-        .arg(pos)
-        .arg(f.space.head[i])
-        .arg(kind);
+            .arg(key ? QStringLiteral("key") : QStringLiteral("query"),
+                 pos < labels.size() ? QStringLiteral("'%1'").arg(labels[pos]) : QString::number(pos))
+            .arg(pos)
+            .arg(f.space.head[i])
+            .arg(kind);
 }
 
 QSizeF qkFigureSize(const QkFigure& f, double width) { return {width, std::ceil(width * 0.8 + f.fontSize * 3)}; }
@@ -126,17 +128,20 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
     // Token kinds: each kind the points have, named in its colour.
     std::vector<attnscope::TokenKind> kindsShown;
     if (f.coloring == QkColoring::TokenKind)
-        for (auto k : {attnscope::TokenKind::Special, attnscope::TokenKind::Punctuation, attnscope::TokenKind::WordStart,
-                       attnscope::TokenKind::Continuation, attnscope::TokenKind::Patch})
+        for (auto k :
+             {attnscope::TokenKind::Special, attnscope::TokenKind::Punctuation, attnscope::TokenKind::WordStart,
+              attnscope::TokenKind::Continuation, attnscope::TokenKind::Patch})
             for (int i = 0; i < f.space.points(); ++i)
                 if (qkPointKind(f, i) == k) {
                     kindsShown.push_back(k);
                     break;
                 }
     double kindsW = 0;
-    for (auto k : kindsShown) kindsW += fm.horizontalAdvance(QString::fromLatin1(attnscope::tokenKindName(k))) + fs * 0.8;
+    for (auto k : kindsShown)
+        kindsW += fm.horizontalAdvance(QString::fromLatin1(attnscope::tokenKindName(k))) + fs * 0.8;
     const double r = std::clamp(fs * 0.32, 1.5, 4.0);
-    const double legendW = fm.horizontalAdvance(QStringLiteral("queries")) + fm.horizontalAdvance(QStringLiteral("keys (translated)")) +
+    const double legendW = fm.horizontalAdvance(QStringLiteral("queries")) +
+                           fm.horizontalAdvance(QStringLiteral("keys (translated)")) +
                            fm.horizontalAdvance(colourText) + kindsW + fs * 6;
     double x = area.center().x() - legendW / 2;
     const double ly = y + fs * 0.7;
@@ -180,18 +185,21 @@ void paintQkFigure(QPainter& p, const QkFigure& f, const QRectF& area) {
         for (double t : ticks(L.x0, L.x1)) {
             const double px = L.toUnits(t, 0).x();
             p.drawLine(QPointF(px, L.plot.bottom()), QPointF(px, L.plot.bottom() + fs * 0.3));
-            p.drawText(QRectF(px - fs * 3, L.plot.bottom() + fs * 0.35, fs * 6, fs * 1.1), Qt::AlignHCenter | Qt::AlignTop,
+            p.drawText(QRectF(px - fs * 3, L.plot.bottom() + fs * 0.35, fs * 6, fs * 1.1),
+                       Qt::AlignHCenter | Qt::AlignTop,
                        QString::number(t, 'g', 3).replace(QLatin1Char('-'), QChar(0x2212)));
         }
         for (double t : ticks(L.y0, L.y1)) {
             const double py = L.toUnits(0, t).y();
             p.drawLine(QPointF(L.plot.left() - fs * 0.3, py), QPointF(L.plot.left(), py));
-            p.drawText(QRectF(L.plot.left() - fs * 3.5, py - fs * 0.6, fs * 3.1, fs * 1.2), Qt::AlignRight | Qt::AlignVCenter,
+            p.drawText(QRectF(L.plot.left() - fs * 3.5, py - fs * 0.6, fs * 3.1, fs * 1.2),
+                       Qt::AlignRight | Qt::AlignVCenter,
                        QString::number(t, 'g', 3).replace(QLatin1Char('-'), QChar(0x2212)));
         }
     }
     p.setFont(unitFont(p, fs * 0.9));
-    p.drawText(QRectF(L.plot.left(), L.plot.bottom() + fs * 1.5, L.plot.width(), fs * 1.3), Qt::AlignHCenter | Qt::AlignVCenter,
+    p.drawText(QRectF(L.plot.left(), L.plot.bottom() + fs * 1.5, L.plot.width(), fs * 1.3),
+               Qt::AlignHCenter | Qt::AlignVCenter,
                QStringLiteral("PC 1 (%1% of variance)").arg(s.explained[0] * 100, 0, 'f', 1));
     p.save();
     p.translate(area.left() + fs * 0.9, L.plot.center().y());

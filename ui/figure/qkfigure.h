@@ -30,17 +30,18 @@ struct QkFigure {
     // positions beyond them are drawn as word starts.
     std::vector<attnscope::TokenKind> queryKinds, keyKinds;
     QkColoring coloring = QkColoring::Position;
-    int selected = -1, hovered = -1;     // point indices; -1 none
+    int selected = -1, hovered = -1;  // point indices; -1 none
     // With a selected query: its attention on every key (size the key markers); else empty.
     std::vector<float> selectedRow;
     double fontSize = 10;
 };
 
 struct QkLayout {
-    QRectF plot;                        // the frame, units
+    QRectF plot;                            // the frame, units
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;  // data range shown
     QPointF toUnits(double x, double y) const {
-        return {plot.left() + (x - x0) / (x1 - x0) * plot.width(), plot.bottom() - (y - y0) / (y1 - y0) * plot.height()};
+        return {plot.left() + (x - x0) / (x1 - x0) * plot.width(),
+                plot.bottom() - (y - y0) / (y1 - y0) * plot.height()};
     }
     // The nearest point within `radius` units of p, or -1.
     int pointAt(const attnscope::QkSpace& space, const QPointF& p, double radius) const;

@@ -19,26 +19,29 @@ namespace {
 
 const char* const kFormat = "attnscope-workspace";
 
-const QStringList kVariants = {QStringLiteral("native"), QStringLiteral("dot"), QStringLiteral("linear"), QStringLiteral("additive"),
-                               QStringLiteral("hybrid")};
+const QStringList kVariants = {QStringLiteral("native"), QStringLiteral("dot"), QStringLiteral("linear"),
+                               QStringLiteral("additive"), QStringLiteral("hybrid")};
 const QStringList kFeatureMaps = {QStringLiteral("elu"), QStringLiteral("relu"), QStringLiteral("favor")};
 const QStringList kScales = {QStringLiteral("linear"), QStringLiteral("log")};
 const QStringList kDevices = {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
-const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
-                           QStringLiteral("image")};
+const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
+                           QStringLiteral("model"), QStringLiteral("image")};
 const QStringList kMetricsViews = {QStringLiteral("rollout"), QStringLiteral("flow"), QStringLiteral("similarity")};
 const QStringList kPoolings = {QStringLiteral("max"), QStringLiteral("mean"), QStringLiteral("sum")};
 constexpr int kMaxIndex = 1 << 20;  // layers, heads: far above any model, far below overflow
 
 QString resolved(const QString& path, const QString& folder) {
-    if (path.isEmpty() || path.startsWith(QLatin1String("builtin:")) || folder.isEmpty() || QFileInfo(path).isAbsolute()) return path;
+    if (path.isEmpty() || path.startsWith(QLatin1String("builtin:")) || folder.isEmpty() ||
+        QFileInfo(path).isAbsolute())
+        return path;
     return QDir::cleanPath(QDir(folder).absoluteFilePath(path));
 }
 
 attnscope::HeadRef headRef(WorkspaceReader& r) {
     attnscope::HeadRef h;
     h.block = r.string(QStringLiteral("block")).value_or(QString()).toStdString();
-    if (h.block.empty()) r.fail(QStringLiteral("block"), QStringLiteral("missing (the block's name, e.g. self or cross)"));
+    if (h.block.empty())
+        r.fail(QStringLiteral("block"), QStringLiteral("missing (the block's name, e.g. self or cross)"));
     h.layer = r.integer(QStringLiteral("layer"), 0, kMaxIndex).value_or(-1);
     h.head = r.integer(QStringLiteral("head"), 0, kMaxIndex).value_or(-1);
     if (h.layer < 0) r.fail(QStringLiteral("layer"), QStringLiteral("missing"));
@@ -51,7 +54,8 @@ attnscope::HeadRef headRef(WorkspaceReader& r) {
 void zoomRange(WorkspaceReader& r, const QString& field, double& lower, double& upper) {
     const auto a = r.array(field);
     if (!a) r.fail(field, QStringLiteral("missing ([lower, upper])"));
-    if (a->size() != 2 || !a->at(0).isDouble() || !a->at(1).isDouble()) r.fail(field, QStringLiteral("expected [lower, upper]"));
+    if (a->size() != 2 || !a->at(0).isDouble() || !a->at(1).isDouble())
+        r.fail(field, QStringLiteral("expected [lower, upper]"));
     lower = r.checked(field, a->at(0).toDouble(), -1e9, 1e9);
     upper = r.checked(field, a->at(1).toDouble(), -1e9, 1e9);
     if (!(lower < upper)) r.fail(field, QStringLiteral("lower must be below upper"));
@@ -66,17 +70,22 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
     if (error.error != QJsonParseError::NoError)
-        throw attnscope::Error((name + QStringLiteral(": not a workspace file: %1 at byte %2").arg(error.errorString()).arg(error.offset)).toStdString());
-    if (!doc.isObject()) throw attnscope::Error((name + QStringLiteral(": not a workspace file: expected a JSON object")).toStdString());
+        throw attnscope::Error(
+                (name +
+                 QStringLiteral(": not a workspace file: %1 at byte %2").arg(error.errorString()).arg(error.offset))
+                        .toStdString());
+    if (!doc.isObject())
+        throw attnscope::Error((name + QStringLiteral(": not a workspace file: expected a JSON object")).toStdString());
     WorkspaceReader r(doc.object(), name, QString());
     if (r.string(QStringLiteral("format")) != QString::fromLatin1(kFormat))
         r.fail(QStringLiteral("format"), QStringLiteral("expected \"%1\"").arg(QString::fromLatin1(kFormat)));
     const auto version = r.integer(QStringLiteral("version"), 1, kMaxIndex);
     if (!version) r.fail(QStringLiteral("version"), QStringLiteral("missing"));
     if (*version > Workspace::kVersion)
-        r.fail(QStringLiteral("version"), QStringLiteral("%1 was written by a newer AttnScope; this one reads version %2")
-                                              .arg(*version)
-                                              .arg(Workspace::kVersion));
+        r.fail(QStringLiteral("version"),
+               QStringLiteral("%1 was written by a newer AttnScope; this one reads version %2")
+                       .arg(*version)
+                       .arg(Workspace::kVersion));
     Workspace w;
     w.model = resolved(r.string(QStringLiteral("model")).value_or(QString()), folder);
     if (w.model.isEmpty()) r.fail(QStringLiteral("model"), QStringLiteral("missing (a model folder or builtin:NAME)"));
@@ -99,12 +108,14 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
     if (auto in = r.object(QStringLiteral("inside_model"))) {
         w.inside.enabled = in->boolean(QStringLiteral("enabled")).value_or(false);
         if (auto layers = in->array(QStringLiteral("layers")))
-            for (const QJsonValue& v : *layers) w.inside.layers.push_back(in->integerOf(QStringLiteral("layers"), v, 0, kMaxIndex));
+            for (const QJsonValue& v : *layers)
+                w.inside.layers.push_back(in->integerOf(QStringLiteral("layers"), v, 0, kMaxIndex));
         in->done();
     }
     if (auto lab = r.object(QStringLiteral("lab"))) {
         if (auto v = lab->choice(QStringLiteral("variant"), kVariants)) w.lab.variant = attnscope::LabVariant(*v);
-        if (auto f = lab->choice(QStringLiteral("feature_map"), kFeatureMaps)) w.lab.featureMap = attnscope::FeatureMap(*f);
+        if (auto f = lab->choice(QStringLiteral("feature_map"), kFeatureMaps))
+            w.lab.featureMap = attnscope::FeatureMap(*f);
         w.lab.features = lab->integer(QStringLiteral("features"), 1, 8192).value_or(256);  // the Lab dock's ranges
         w.lab.gate = lab->number(QStringLiteral("gate"), 0.0, 1.0).value_or(0.5);
         w.lab.fitWidth = lab->integer(QStringLiteral("fit_width"), 1, 512).value_or(32);
@@ -131,7 +142,9 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
     if (auto c = r.object(QStringLiteral("colors"))) {
         if (auto name = c->string(QStringLiteral("colormap"))) {
             const auto map = parseColormap(*name);
-            if (!map) c->fail(QStringLiteral("colormap"), QStringLiteral("unknown '%1' (use %2)").arg(*name, colormapNames().join(QStringLiteral(", "))));
+            if (!map)
+                c->fail(QStringLiteral("colormap"),
+                        QStringLiteral("unknown '%1' (use %2)").arg(*name, colormapNames().join(QStringLiteral(", "))));
             w.colormap = *map;
         }
         if (auto s = c->choice(QStringLiteral("scale"), kScales)) w.scale = ColorScaleType(*s);
@@ -170,9 +183,11 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
 Workspace readWorkspace(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        throw attnscope::Error((path + QStringLiteral(": cannot open the workspace (%1)").arg(file.errorString())).toStdString());
+        throw attnscope::Error(
+                (path + QStringLiteral(": cannot open the workspace (%1)").arg(file.errorString())).toStdString());
     constexpr qint64 kMaxBytes = 16 << 20;  // a workspace is a few kB; refuse what is clearly not one
-    if (file.size() > kMaxBytes) throw attnscope::Error((path + QStringLiteral(": not a workspace file (over 16 MB)")).toStdString());
+    if (file.size() > kMaxBytes)
+        throw attnscope::Error((path + QStringLiteral(": not a workspace file (over 16 MB)")).toStdString());
     return parseWorkspace(file.readAll(), path, QFileInfo(path).absolutePath());
 }
 
@@ -192,7 +207,8 @@ QByteArray workspaceJson(const Workspace& w) {
     o.insert(QStringLiteral("temperature"), w.temperature);
     QJsonArray layers;
     for (int l : w.inside.layers) layers.append(l);
-    o.insert(QStringLiteral("inside_model"), QJsonObject{{QStringLiteral("enabled"), w.inside.enabled}, {QStringLiteral("layers"), layers}});
+    o.insert(QStringLiteral("inside_model"),
+             QJsonObject{{QStringLiteral("enabled"), w.inside.enabled}, {QStringLiteral("layers"), layers}});
     QJsonObject lab{{QStringLiteral("variant"), labVariantKey(w.lab.variant)},
                     {QStringLiteral("feature_map"), featureMapKey(w.lab.featureMap)},
                     {QStringLiteral("features"), w.lab.features},
@@ -219,14 +235,19 @@ QByteArray workspaceJson(const Workspace& w) {
                      {QStringLiteral("pooling"), w.view.pooling}};
     if (!w.view.compareTask.isEmpty()) view.insert(QStringLiteral("compare_task"), w.view.compareTask);
     if (w.view.zoom)
-        view.insert(QStringLiteral("zoom"), QJsonObject{{QStringLiteral("keys"), QJsonArray{w.view.zoom->keyLower, w.view.zoom->keyUpper}},
-                                                        {QStringLiteral("queries"), QJsonArray{w.view.zoom->queryLower, w.view.zoom->queryUpper}}});
+        view.insert(
+                QStringLiteral("zoom"),
+                QJsonObject{{QStringLiteral("keys"), QJsonArray{w.view.zoom->keyLower, w.view.zoom->keyUpper}},
+                            {QStringLiteral("queries"), QJsonArray{w.view.zoom->queryLower, w.view.zoom->queryUpper}}});
     o.insert(QStringLiteral("view"), view);
-    o.insert(QStringLiteral("figure"), QJsonObject{{QStringLiteral("width_in"), w.figure.widthIn}, {QStringLiteral("dpi"), w.figure.dpi}});
+    o.insert(QStringLiteral("figure"),
+             QJsonObject{{QStringLiteral("width_in"), w.figure.widthIn}, {QStringLiteral("dpi"), w.figure.dpi}});
     writeViewSections(w, o);
     QJsonObject window;
-    if (!w.window.geometry.isEmpty()) window.insert(QStringLiteral("geometry"), QString::fromLatin1(w.window.geometry.toBase64()));
-    if (!w.window.state.isEmpty()) window.insert(QStringLiteral("state"), QString::fromLatin1(w.window.state.toBase64()));
+    if (!w.window.geometry.isEmpty())
+        window.insert(QStringLiteral("geometry"), QString::fromLatin1(w.window.geometry.toBase64()));
+    if (!w.window.state.isEmpty())
+        window.insert(QStringLiteral("state"), QString::fromLatin1(w.window.state.toBase64()));
     if (!window.isEmpty()) o.insert(QStringLiteral("window"), window);
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }

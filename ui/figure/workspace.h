@@ -7,10 +7,10 @@
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
 // "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
 // and "generation" (workspace_views.cpp). Version 1 files are read as they are: a section they
-// lack takes the defaults below, which are what a fresh window shows. Every field is typed and checked; an unknown field, a
-// wrong type or a value out of range is refused with attnscope::Error naming the file and the
-// field ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or
-// hybrid)"). Relative model and image paths are read relative to the workspace file's folder.
+// lack takes the defaults below, which are what a fresh window shows. Every field is typed and checked; an unknown
+// field, a wrong type or a value out of range is refused with attnscope::Error naming the file and the field
+// ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or hybrid)"). Relative model and image
+// paths are read relative to the workspace file's folder.
 //
 // QtCore only (QJsonDocument): the CLI reads it without Widgets, the fuzzer without a display.
 #pragma once
@@ -30,16 +30,17 @@
 #include <vector>
 
 struct Workspace {
-    static constexpr int kVersion = 2;  // 1: up to the window's view; 2: + the Model, Image, Views and generation sections
+    static constexpr int kVersion =
+            2;  // 1: up to the window's view; 2: + the Model, Image, Views and generation sections
 
-    QString model;  // a model folder (absolute once read) or builtin:NAME
+    QString model;                            // a model folder (absolute once read) or builtin:NAME
     QString device = QStringLiteral("auto");  // auto, cpu or cuda
 
     struct Input {
-        QString text;        // the input box: a text, or token ids when idsMode
+        QString text;  // the input box: a text, or token ids when idsMode
         bool idsMode = false;
-        QString target;      // encoder-decoders: the forced target (text or ids); empty = generate
-        QString image;       // image models: the image file (absolute once read); empty = none
+        QString target;  // encoder-decoders: the forced target (text or ids); empty = generate
+        QString image;   // image models: the image file (absolute once read); empty = none
     } input;
 
     struct Selection {
@@ -87,7 +88,7 @@ struct Workspace {
             double keyLower = 0, keyUpper = 0, queryLower = 0, queryUpper = 0;
         };
         std::optional<Zoom> zoom;
-        QString compareTask;   // the Compare tab's task (reverse, sentiment); empty = the model's
+        QString compareTask;  // the Compare tab's task (reverse, sentiment); empty = the model's
         QString metricsView = QStringLiteral("rollout");  // rollout, flow or similarity
         QString pooling = QStringLiteral("max");          // max, mean or sum (long maps)
     } view;
@@ -95,7 +96,7 @@ struct Workspace {
     struct ModelView {  // the Model tab
         QString order;  // the order's metric (a headMetricList() key); empty = head number
         bool descending = true;
-        bool frames = true;  // framed by pattern class
+        bool frames = true;                          // framed by pattern class
         QString metric = QStringLiteral("entropy");  // the layer × head map's metric
     } modelView;
 
@@ -110,11 +111,11 @@ struct Workspace {
         int query = 0;  // the token whose row is shown (0 = [CLS])
     } image;
 
-    struct Views {  // the Views dock
+    struct Views {                              // the Views dock
         QString tab = QStringLiteral("lines");  // lines, neuron or qk
         // The token selected in the views (shared by them and framed in the heat map).
         QString selectedSide = QStringLiteral("none");  // none, query (a row) or key (a column)
-        int selectedIndex = -1;                          // the token; -1 with none
+        int selectedIndex = -1;                         // the token; -1 with none
         struct Lines {
             std::vector<int> hiddenHeads;  // heads switched off; empty = every head
             double threshold = 0.0;        // lines below this weight are hidden, 0 .. 1
@@ -162,4 +163,4 @@ void writeWorkspace(const Workspace& workspace, const QString& path);
 
 // Names used in the file (and by the CLI's messages).
 QString labVariantKey(attnscope::LabVariant variant);  // native, dot, linear, additive, hybrid
-QString featureMapKey(attnscope::FeatureMap map);       // elu, relu, favor
+QString featureMapKey(attnscope::FeatureMap map);      // elu, relu, favor

@@ -18,10 +18,12 @@
 // when done() is called is an unknown field. Messages are "<file>: <path>.<field>: ...".
 class WorkspaceReader {
 public:
-    WorkspaceReader(QJsonObject object, QString file, QString path) : o_(std::move(object)), file_(std::move(file)), path_(std::move(path)) {}
+    WorkspaceReader(QJsonObject object, QString file, QString path)
+        : o_(std::move(object)), file_(std::move(file)), path_(std::move(path)) {}
 
     [[noreturn]] void fail(const QString& field, const QString& what) const {
-        throw attnscope::Error((file_ + QStringLiteral(": ") + where(field) + QStringLiteral(": ") + what).toStdString());
+        throw attnscope::Error(
+                (file_ + QStringLiteral(": ") + where(field) + QStringLiteral(": ") + what).toStdString());
     }
     QString where(const QString& field) const { return path_.isEmpty() ? field : path_ + QLatin1Char('.') + field; }
     bool has(const QString& field) const { return o_.contains(field); }
@@ -54,12 +56,16 @@ public:
         return integerOf(field, take(field), lo, hi);
     }
     int integerOf(const QString& field, const QJsonValue& v, int lo, int hi) const {
-        if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble())) fail(field, QStringLiteral("expected a whole number"));
+        if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()))
+            fail(field, QStringLiteral("expected a whole number"));
         return int(checked(field, v.toDouble(), lo, hi));
     }
     double checked(const QString& field, double x, double lo, double hi) const {
         if (!std::isfinite(x) || x < lo || x > hi)
-            fail(field, QStringLiteral("%1 is out of range (%2 to %3)").arg(x, 0, 'g', 6).arg(lo, 0, 'g', 6).arg(hi, 0, 'g', 6));
+            fail(field, QStringLiteral("%1 is out of range (%2 to %3)")
+                                .arg(x, 0, 'g', 6)
+                                .arg(lo, 0, 'g', 6)
+                                .arg(hi, 0, 'g', 6));
         return x;
     }
     // One of names (case-sensitive, as written by workspaceJson); its index.

@@ -9,12 +9,14 @@
 
 namespace {
 
-const QStringList kSources = {QStringLiteral("head"), QStringLiteral("layer_mean"), QStringLiteral("rollout")};  // OverlaySource
-const QStringList kFusions = {QStringLiteral("mean"), QStringLiteral("max"), QStringLiteral("min")};              // HeadFusion
+const QStringList kSources = {QStringLiteral("head"), QStringLiteral("layer_mean"),
+                              QStringLiteral("rollout")};                                             // OverlaySource
+const QStringList kFusions = {QStringLiteral("mean"), QStringLiteral("max"), QStringLiteral("min")};  // HeadFusion
 const QStringList kViewTabs = {QStringLiteral("lines"), QStringLiteral("neuron"), QStringLiteral("qk")};
 const QStringList kSides = {QStringLiteral("none"), QStringLiteral("query"), QStringLiteral("key")};
-const QStringList kQkColorings = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"), QStringLiteral("token_kind")};
-constexpr int kMaxToken = 1 << 24;            // token positions and ids: far above any model
+const QStringList kQkColorings = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"),
+                                  QStringLiteral("token_kind")};
+constexpr int kMaxToken = 1 << 24;             // token positions and ids: far above any model
 constexpr double kMaxSeed = 9007199254740992;  // 2^53: every seed up to it is exact in JSON
 
 QStringList metricKeys() {
@@ -44,7 +46,9 @@ void readViewSections(WorkspaceReader& r, Workspace& w) {
     if (auto m = r.object(QStringLiteral("model_view"))) {
         const QStringList keys = metricKeys();
         if (auto order = m->string(QStringLiteral("order")); order && !order->isEmpty()) {
-            if (!keys.contains(*order)) m->fail(QStringLiteral("order"), QStringLiteral("unknown '%1' (use \"\" or %2)").arg(*order, keys.join(QStringLiteral(", "))));
+            if (!keys.contains(*order))
+                m->fail(QStringLiteral("order"),
+                        QStringLiteral("unknown '%1' (use \"\" or %2)").arg(*order, keys.join(QStringLiteral(", "))));
             w.modelView.order = *order;
         }
         w.modelView.descending = m->boolean(QStringLiteral("descending")).value_or(true);
@@ -60,7 +64,10 @@ void readViewSections(WorkspaceReader& r, Workspace& w) {
         t.opacity = im->integer(QStringLiteral("opacity"), 0, 100).value_or(60);
         if (auto name = im->string(QStringLiteral("colormap"))) {
             const auto map = parseColormap(*name);
-            if (!map) im->fail(QStringLiteral("colormap"), QStringLiteral("unknown '%1' (use %2)").arg(*name, colormapNames().join(QStringLiteral(", "))));
+            if (!map)
+                im->fail(
+                        QStringLiteral("colormap"),
+                        QStringLiteral("unknown '%1' (use %2)").arg(*name, colormapNames().join(QStringLiteral(", "))));
             t.colormap = *map;
         }
         t.smooth = im->boolean(QStringLiteral("smooth")).value_or(false);
@@ -73,7 +80,8 @@ void readViewSections(WorkspaceReader& r, Workspace& w) {
         if (auto s = v->choice(QStringLiteral("selected_side"), kSides)) w.views.selectedSide = kSides[*s];
         w.views.selectedIndex = v->integer(QStringLiteral("selected_index"), -1, kMaxToken).value_or(-1);
         if ((w.views.selectedSide == kSides[0]) != (w.views.selectedIndex < 0))
-            v->fail(QStringLiteral("selected_index"), QStringLiteral("a token (>= 0) exactly when selected_side is query or key"));
+            v->fail(QStringLiteral("selected_index"),
+                    QStringLiteral("a token (>= 0) exactly when selected_side is query or key"));
         if (auto l = v->object(QStringLiteral("lines"))) {
             w.views.lines.hiddenHeads = integers<int>(*l, QStringLiteral("hidden_heads"), 0, kMaxToken);
             w.views.lines.threshold = l->number(QStringLiteral("threshold"), 0.0, 1.0).value_or(0.0);
@@ -106,10 +114,12 @@ void readViewSections(WorkspaceReader& r, Workspace& w) {
         s.prompt = integers<std::int64_t>(*g, QStringLiteral("prompt"), 0, std::numeric_limits<int>::max());
         s.generated = integers<std::int64_t>(*g, QStringLiteral("generated"), 0, std::numeric_limits<int>::max());
         s.step = g->integer(QStringLiteral("step"), 0, 4095).value_or(0);
-        if (!s.generated.empty() && s.prompt.empty()) g->fail(QStringLiteral("prompt"), QStringLiteral("missing (the ids the generation continued)"));
+        if (!s.generated.empty() && s.prompt.empty())
+            g->fail(QStringLiteral("prompt"), QStringLiteral("missing (the ids the generation continued)"));
         if (s.generated.size() > 4096) g->fail(QStringLiteral("generated"), QStringLiteral("more than 4096 ids"));
         if (!s.generated.empty() && s.step >= int(s.generated.size()))
-            g->fail(QStringLiteral("step"), QStringLiteral("%1 is past the %2 generated ids").arg(s.step).arg(s.generated.size()));
+            g->fail(QStringLiteral("step"),
+                    QStringLiteral("%1 is past the %2 generated ids").arg(s.step).arg(s.generated.size()));
         g->done();
     }
 }
@@ -130,14 +140,16 @@ void writeViewSections(const Workspace& w, QJsonObject& o) {
                                                   {QStringLiteral("query"), t.query}});
     const Workspace::Views& v = w.views;
     o.insert(QStringLiteral("views"),
-             QJsonObject{{QStringLiteral("tab"), v.tab},
-                         {QStringLiteral("selected_side"), v.selectedSide},
-                         {QStringLiteral("selected_index"), v.selectedIndex},
-                         {QStringLiteral("lines"), QJsonObject{{QStringLiteral("hidden_heads"), array(v.lines.hiddenHeads)},
-                                                               {QStringLiteral("threshold"), v.lines.threshold},
-                                                               {QStringLiteral("window_start"), v.lines.windowStart}}},
-                         {QStringLiteral("neuron"), QJsonObject{{QStringLiteral("query"), v.neuronQuery}}},
-                         {QStringLiteral("qk"), QJsonObject{{QStringLiteral("all_heads"), v.qk.allHeads}, {QStringLiteral("coloring"), v.qk.coloring}}}});
+             QJsonObject{
+                     {QStringLiteral("tab"), v.tab},
+                     {QStringLiteral("selected_side"), v.selectedSide},
+                     {QStringLiteral("selected_index"), v.selectedIndex},
+                     {QStringLiteral("lines"), QJsonObject{{QStringLiteral("hidden_heads"), array(v.lines.hiddenHeads)},
+                                                           {QStringLiteral("threshold"), v.lines.threshold},
+                                                           {QStringLiteral("window_start"), v.lines.windowStart}}},
+                     {QStringLiteral("neuron"), QJsonObject{{QStringLiteral("query"), v.neuronQuery}}},
+                     {QStringLiteral("qk"), QJsonObject{{QStringLiteral("all_heads"), v.qk.allHeads},
+                                                        {QStringLiteral("coloring"), v.qk.coloring}}}});
     const Workspace::GenerationState& g = w.generation;
     QJsonObject gen{{QStringLiteral("tokens"), g.tokens},
                     {QStringLiteral("sample"), g.sampling.sample},

@@ -105,7 +105,8 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
         cancel_->setVisible(busy);
     });
     connect(session_, &CompareSession::progress, this, [this](int permille) {
-        if (permille < 0) progress_->setRange(0, 0);  // busy indicator until the first report
+        if (permille < 0)
+            progress_->setRange(0, 0);  // busy indicator until the first report
         else {
             progress_->setRange(0, 1000);
             progress_->setValue(permille);
@@ -129,7 +130,8 @@ void ComparePanel::setInput(const QString& task, const QString& text, bool asIds
     taskCombo_->setCurrentText(task);
     text_ = text;
     asIds_ = asIds;
-    if (task == ranTask_ && text == ranText_ && target == ranTarget_ && asIds == ranIds_ && device == ranDevice_) return;
+    if (task == ranTask_ && text == ranText_ && target == ranTarget_ && asIds == ranIds_ && device == ranDevice_)
+        return;
     ranTask_ = task;
     ranText_ = text;
     ranTarget_ = target;
@@ -202,13 +204,13 @@ void ComparePanel::onMaps(const CompareResult& result) {
         const bool linear = info.kind == attnscope::AttentionKind::Linear;
         v->setMap(result.maps[i], toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), name);
         entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
-                                 .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
-                                      linear ? tr(" · no softmax: T does not apply") : QString()));
+                                     .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
+                                          linear ? tr(" · no softmax: T does not apply") : QString()));
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
     selection_->setText(tr("<b>%1</b> — the same head position in each model")
-                            .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
+                                .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
     emit updated();
 }
 
@@ -224,7 +226,8 @@ Figure ComparePanel::figure() const {
         const HeatmapView* v = views_[i];
         if (v->map().rows <= 0) continue;
         FigurePanel p{v->map(), v->queryLabels(), v->keyLabels(),
-                      run_.specs[i].section(QLatin1Char(':'), 1) + QStringLiteral("\nH = %1 nats").arg(nats(result_.entropy[i]))};
+                      run_.specs[i].section(QLatin1Char(':'), 1) +
+                              QStringLiteral("\nH = %1 nats").arg(nats(result_.entropy[i]))};
         f.panels.push_back(std::move(p));
     }
     if (!f.panels.empty()) {

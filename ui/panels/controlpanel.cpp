@@ -50,8 +50,9 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     target_ = new QLineEdit;
     target_->setObjectName(QStringLiteral("targetEdit"));
     target_->setClearButtonEnabled(true);
-    target_->setToolTip(tr("Teacher forcing: the decoder reads exactly this target. Leave it empty and the model generates "
-                           "its own output (greedy decoding)."));
+    target_->setToolTip(
+            tr("Teacher forcing: the decoder reads exactly this target. Leave it empty and the model generates "
+               "its own output (greedy decoding)."));
     sourceLabel_ = new QLabel(tr("Source:"));
     targetLabel_ = new QLabel(tr("Target:"));
     auto* pair = new QFormLayout;
@@ -148,7 +149,8 @@ void ControlPanel::setImageInput(bool image) {
 }
 
 void ControlPanel::setTargetInput(bool encoderDecoder) {
-    for (QWidget* w : std::initializer_list<QWidget*>{target_, sourceLabel_, targetLabel_}) w->setVisible(encoderDecoder);
+    for (QWidget* w : std::initializer_list<QWidget*>{target_, sourceLabel_, targetLabel_})
+        w->setVisible(encoderDecoder);
     updatePlaceholders();
 }
 
@@ -158,7 +160,8 @@ void ControlPanel::updatePlaceholders() {
     const bool ids = ids_->isChecked();
     input_->setPlaceholderText(ids ? tr("token ids, e.g. 3 17 42") : tr("text to run through the model"));
     // Short enough to show whole in the narrow column; the tooltip says more.
-    target_->setPlaceholderText(ids ? tr("ids from the start token (empty = generate)") : tr("empty = the model generates it"));
+    target_->setPlaceholderText(ids ? tr("ids from the start token (empty = generate)")
+                                    : tr("empty = the model generates it"));
 }
 
 void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {
@@ -166,7 +169,9 @@ void ControlPanel::setBlocks(const QStringList& names, const QString& keep) {
     block_->clear();
     block_->addItems(names);
     const int found = block_->findText(keep);
-    block_->setCurrentIndex(found >= 0 ? found : (names.contains(QStringLiteral("cross")) ? names.indexOf(QStringLiteral("cross")) : 0));
+    block_->setCurrentIndex(
+            found >= 0 ? found
+                       : (names.contains(QStringLiteral("cross")) ? names.indexOf(QStringLiteral("cross")) : 0));
     blockLabel_->setVisible(names.size() > 1);
     block_->setVisible(names.size() > 1);
 }
@@ -181,5 +186,6 @@ void ControlPanel::addTemperatureRow(QWidget* row) {
 void ControlPanel::addOutputWidget(QWidget* widget) { outputLayout_->addWidget(widget); }
 
 void ControlPanel::setTemperatureInside(bool inside) {
-    temperatureCaption_->setText(inside ? tr("Temperature inside the model (log scale):") : tr("Display temperature (log scale):"));
+    temperatureCaption_->setText(inside ? tr("Temperature inside the model (log scale):")
+                                        : tr("Display temperature (log scale):"));
 }

@@ -74,7 +74,8 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     choose->addWidget(exampleLabel);
     choose->addWidget(examples_, 1);
     layout->addLayout(choose);
-    status_ = new QLabel(tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
+    status_ = new QLabel(
+            tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
     status_->setObjectName(QStringLiteral("corpusStatus"));
     status_->setWordWrap(true);
     layout->addWidget(status_);
@@ -147,8 +148,14 @@ bool CorpusPanel::openResult(const QString& dir, const QString& data) {
     QString corpus = data;
     QFile run(QDir(dir).filePath(QStringLiteral("run.json")));
     if (corpus.isEmpty() && run.open(QIODevice::ReadOnly)) {
-        const QString name = QJsonDocument::fromJson(run.readAll()).object().value(QStringLiteral("settings")).toObject()
-                                 .value(QStringLiteral("data")).toObject().value(QStringLiteral("name")).toString();
+        const QString name = QJsonDocument::fromJson(run.readAll())
+                                     .object()
+                                     .value(QStringLiteral("settings"))
+                                     .toObject()
+                                     .value(QStringLiteral("data"))
+                                     .toObject()
+                                     .value(QStringLiteral("name"))
+                                     .toString();
         for (const QString& candidate : {QDir(dir).filePath(name), QDir(dir).filePath(QStringLiteral("../") + name)})
             if (!name.isEmpty() && QFileInfo::exists(candidate)) corpus = candidate;
     }
@@ -165,13 +172,14 @@ void CorpusPanel::showResult() {
     const QString shownKey = quantities_->currentData().toString();
     quantities_->clear();
     for (const CorpusQuantity& q : corpusQuantities(result_))
-        quantities_->addItem(q.unit.isEmpty() ? q.name : QStringLiteral("%1 (%2)").arg(q.name, q.unit), QString::fromStdString(q.key));
+        quantities_->addItem(q.unit.isEmpty() ? q.name : QStringLiteral("%1 (%2)").arg(q.name, q.unit),
+                             QString::fromStdString(q.key));
     if (const int at = quantities_->findData(shownKey); at >= 0) quantities_->setCurrentIndex(at);
     QString text = tr("%1 · %2 examples · %3 of the unmasked model %4")
-                       .arg(QString::fromStdString(result_.model).section(QLatin1Char('/'), -1))
-                       .arg(result_.examples)
-                       .arg(QString::fromStdString(result_.metricName))
-                       .arg(result_.baseMetric, 0, 'g', 4);
+                           .arg(QString::fromStdString(result_.model).section(QLatin1Char('/'), -1))
+                           .arg(result_.examples)
+                           .arg(QString::fromStdString(result_.metricName))
+                           .arg(result_.baseMetric, 0, 'g', 4);
     if (!result_.badLines.empty()) text += tr(" · %1 bad lines skipped").arg(result_.badLines.size());
     status_->setText(text);
     showBlock();
@@ -199,8 +207,10 @@ void CorpusPanel::showResult() {
         curve_->xAxis->setLabel(tr("heads pruned (%1 order)").arg(QString::fromStdString(result_.orderKind)));
         curve_->yAxis->setLabel(QString::fromStdString(result_.metricName));
         curve_->xAxis->setRange(0, result_.pruning.back().k);
-        if (result_.metricName == "hidden cosine") curve_->yAxis->rescale();
-        else curve_->yAxis->setRange(-0.02, 1.02);
+        if (result_.metricName == "hidden cosine")
+            curve_->yAxis->rescale();
+        else
+            curve_->yAxis->setRange(-0.02, 1.02);
     }
     curve_->replot();
 }
@@ -217,7 +227,7 @@ void CorpusPanel::showBlock() {
     attnscope::HeadMap grid = headGrid(result_, block, key);
     if (std::all_of(grid.values.begin(), grid.values.end(), [](float v) { return std::isnan(v); })) {
         importance_->clear(tr("No head of block %1 has %2 (a detector needs the block's maps to be over the input ids)")
-                               .arg(blocks_->currentText(), q->name));
+                                   .arg(blocks_->currentText(), q->name));
         return;
     }
     // Colour in [0, 1]: shares and the task metric as they are; importance, nats and tokens over
@@ -246,15 +256,16 @@ void CorpusPanel::showBlock() {
             fewest = std::min(fewest, n), most = std::max(most, n);
         }
     const QString over = most >= result_.examples && fewest >= result_.examples
-                             ? tr("mean over %1 examples").arg(result_.examples)
-                             : tr("mean over %1 of %2 examples")
-                                   .arg(fewest == most ? QString::number(most) : QStringLiteral("%1–%2").arg(fewest).arg(most))
-                                   .arg(result_.examples);
+                                 ? tr("mean over %1 examples").arg(result_.examples)
+                                 : tr("mean over %1 of %2 examples")
+                                           .arg(fewest == most ? QString::number(most)
+                                                               : QStringLiteral("%1–%2").arg(fewest).arg(most))
+                                           .arg(result_.examples);
     importance_->setMap(grid, layers, heads, QStringLiteral("%1 · %2").arg(blocks_->currentText(), over));
 }
 
-void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,
-                            const QString& outDir) {
+void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec,
+                            const QString& data, const QString& outDir) {
     if (worker_.joinable()) return;
     cancel_ = false;
     runButton_->setEnabled(false);
@@ -275,7 +286,12 @@ void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const
             if (phase != lastPhase) lastPhase = phase, start = std::chrono::steady_clock::now(), firstDone = done;
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const double rate = secs > 0 ? (done - firstDone) / secs : 0;
-            QMetaObject::invokeMethod(this, [=] { if (self) self->onProgress(QString::fromStdString(phase), done, total, rate); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                    this,
+                    [=] {
+                        if (self) self->onProgress(QString::fromStdString(phase), done, total, rate);
+                    },
+                    Qt::QueuedConnection);
             return !cancel_.load();
         };
         try {
@@ -285,7 +301,12 @@ void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
-        QMetaObject::invokeMethod(this, [=] { if (self) self->onRunDone(error); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this,
+                [=] {
+                    if (self) self->onRunDone(error);
+                },
+                Qt::QueuedConnection);
     });
     resultDir_ = outDir;
 }

@@ -12,7 +12,8 @@ DeviceCombo::DeviceCombo(bool cudaUsable, QWidget* parent) : QComboBox(parent), 
     setItemData(0, tr("A CUDA GPU when one is usable, otherwise the CPU."), Qt::ToolTipRole);
     setItemData(1, tr("Weights and the forward pass on the CPU."), Qt::ToolTipRole);
     if (cudaUsable_) {
-        setItemData(2, tr("Weights and the forward pass on the GPU, in F16/BF16 where the checkpoint is."), Qt::ToolTipRole);
+        setItemData(2, tr("Weights and the forward pass on the GPU, in F16/BF16 where the checkpoint is."),
+                    Qt::ToolTipRole);
         setToolTip(tr("Where models open. Changing it reopens the current model."));
     } else {
         if (auto* items = qobject_cast<QStandardItemModel*>(model())) items->item(2)->setEnabled(false);

@@ -102,8 +102,10 @@ ExportDialog::ExportDialog(Figure figure, const QString& suggestedPath, QWidget*
     QSettings settings;
     // Several panels side by side need the width of two columns.
     const double fallback = figure_.panels.size() > 1 ? kTwoColumnIn : kOneColumnIn;
-    width_->setValue(settings.value(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
-                                    fallback).toDouble());
+    width_->setValue(settings.value(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels")
+                                                              : QStringLiteral("export/widthIn"),
+                                    fallback)
+                             .toDouble());
     dpi_->setValue(settings.value(QStringLiteral("export/dpi"), 300).toInt());
     setWidthInches(width_->value());
     path_->setText(suggestedPath);
@@ -168,7 +170,8 @@ void ExportDialog::chooseFigure(int index) {
     QFileInfo info(path_->text());
     QString base = info.completeBaseName();
     if (!oldSuffix.isEmpty() && base.endsWith(oldSuffix)) base.chop(oldSuffix.size());
-    path_->setText(QDir::cleanPath(info.path() + QLatin1Char('/') + base + suffixes_[index] + QLatin1Char('.') + info.suffix()));
+    path_->setText(QDir::cleanPath(info.path() + QLatin1Char('/') + base + suffixes_[index] + QLatin1Char('.') +
+                                   info.suffix()));
     updatePreview();
 }
 
@@ -189,8 +192,8 @@ double ExportDialog::widthInches() const { return width_->value(); }
 int ExportDialog::dpi() const { return dpi_->value(); }
 
 void ExportDialog::browse() {
-    const QString chosen = QFileDialog::getSaveFileName(this, tr("Export figure"), path_->text(),
-                                                        tr("Figures (*.pdf *.svg *.png)"));
+    const QString chosen =
+            QFileDialog::getSaveFileName(this, tr("Export figure"), path_->text(), tr("Figures (*.pdf *.svg *.png)"));
     if (!chosen.isEmpty()) path_->setText(chosen);
 }
 
@@ -217,9 +220,9 @@ void ExportDialog::updatePreview() {
         QString text = tr("%1 × %2 in").arg(pt.width() / 72, 0, 'f', 2).arg(pt.height() / 72, 0, 'f', 2);
         if (format == FigureFormat::Png)
             text += tr(" · %1 × %2 px at %3 dpi")
-                        .arg(std::lround(figure_.widthIn * dpi_->value()))
-                        .arg(std::lround(pt.height() / 72 * dpi_->value()))
-                        .arg(dpi_->value());
+                            .arg(std::lround(figure_.widthIn * dpi_->value()))
+                            .arg(std::lround(pt.height() / 72 * dpi_->value()))
+                            .arg(dpi_->value());
         size_->setText(text);
     } catch (const std::exception& e) {
         size_->setText(QString::fromUtf8(e.what()));
@@ -248,7 +251,8 @@ bool ExportDialog::exportNow() {
         return false;
     }
     QSettings settings;
-    settings.setValue(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels") : QStringLiteral("export/widthIn"),
+    settings.setValue(figure_.panels.size() > 1 ? QStringLiteral("export/widthInPanels")
+                                                : QStringLiteral("export/widthIn"),
                       width_->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi_->value());
     error_->setVisible(false);

@@ -60,11 +60,11 @@ private:
 
     void chooseFigure(int index);
 
-    Figure figure_;                  // the chosen one, with the dialog's width
-    PaintedFigure painted_;          // when set, written instead of figure_
-    std::vector<Figure> figures_;    // every offered figure
+    Figure figure_;                           // the chosen one, with the dialog's width
+    PaintedFigure painted_;                   // when set, written instead of figure_
+    std::vector<Figure> figures_;             // every offered figure
     std::vector<std::vector<Figure>> pages_;  // per offered figure: its pages (empty: one figure)
-    QStringList suffixes_;           // file-name suffix of each
+    QStringList suffixes_;                    // file-name suffix of each
     int chosen_ = 0;
     QComboBox* choice_ = nullptr;
     QLabel* choiceLabel_ = nullptr;

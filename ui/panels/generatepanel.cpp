@@ -158,7 +158,8 @@ void GeneratePanel::markStep(int step) {
     for (int s = 0; s < generated_.size(); ++s) {
         const QString t = asText(generated_[s]);
         if (s == step)
-            html += QStringLiteral("<span style='background-color:#ffd54f; color:#000; font-weight:bold'>%1</span>").arg(t);
+            html += QStringLiteral("<span style='background-color:#ffd54f; color:#000; font-weight:bold'>%1</span>")
+                            .arg(t);
         else if (s < step)
             html += QStringLiteral("<span style='color:#1565c0'>%1</span>").arg(t);
         else
@@ -166,14 +167,15 @@ void GeneratePanel::markStep(int step) {
     }
     text_->setHtml(html);
     const int row = int(prompt_.size()) + step - 1;
-    stepLabel_->setText(tr("Step %1 of %2: “%3”, chosen by query row %4 over %5 keys (prompt %6 + %7 generated before it).")
-                            .arg(step + 1)
-                            .arg(generated_.size())
-                            .arg(generated_[step])
-                            .arg(row)
-                            .arg(row + 1)
-                            .arg(prompt_.size())
-                            .arg(step));
+    stepLabel_->setText(
+            tr("Step %1 of %2: “%3”, chosen by query row %4 over %5 keys (prompt %6 + %7 generated before it).")
+                    .arg(step + 1)
+                    .arg(generated_.size())
+                    .arg(generated_[step])
+                    .arg(row)
+                    .arg(row + 1)
+                    .arg(prompt_.size())
+                    .arg(step));
 }
 
 // Left / Right in the text step too, as they do on the focused slider.

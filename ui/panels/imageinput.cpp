@@ -33,7 +33,8 @@ QString imageFileFilter() {
 ImageInputBar::ImageInputBar(QWidget* parent) : QWidget(parent) {
     open_ = new QPushButton(tr("Open image…"));
     open_->setObjectName(QStringLiteral("openImageButton"));
-    open_->setToolTip(tr("Choose a PNG or JPEG file (or drop one on the window); the model resizes and normalises it."));
+    open_->setToolTip(
+            tr("Choose a PNG or JPEG file (or drop one on the window); the model resizes and normalises it."));
     name_ = new QLabel;
     name_->setObjectName(QStringLiteral("imageLabel"));
     name_->setWordWrap(true);
@@ -55,7 +56,8 @@ ImageInputBar::ImageInputBar(QWidget* parent) : QWidget(parent) {
 void ImageInputBar::setImage(const QString& path, const QImage& image) {
     name_->setText(tr("%1 (%2 × %3)").arg(QFileInfo(path).fileName()).arg(image.width()).arg(image.height()));
     name_->setToolTip(path);
-    thumbnail_->setPixmap(QPixmap::fromImage(image.scaled(thumbnail_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+    thumbnail_->setPixmap(
+            QPixmap::fromImage(image.scaled(thumbnail_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation)));
 }
 
 void ImageInputBar::clearImage() {

@@ -26,8 +26,9 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     source_->addItem(tr("Shown head"), int(OverlaySource::Head));
     source_->addItem(tr("Layer mean (all heads)"), int(OverlaySource::LayerMean));
     source_->addItem(tr("Rollout (layers 0 to the shown one)"), int(OverlaySource::Rollout));
-    source_->setToolTip(tr("Rollout: Abnar & Zuidema's attention rollout as vit-explain computes it (heads fused, the "
-                           "lowest weights discarded, half identity for the residual), with every row normalised by its own sum."));
+    source_->setToolTip(
+            tr("Rollout: Abnar & Zuidema's attention rollout as vit-explain computes it (heads fused, the "
+               "lowest weights discarded, half identity for the residual), with every row normalised by its own sum."));
     fusion_ = new QComboBox;
     fusion_->setObjectName(QStringLiteral("overlayFusion"));
     fusion_->addItem(tr("mean"), int(HeadFusion::Mean));
@@ -40,7 +41,8 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     discard_->setSingleStep(0.05);
     discard_->setDecimals(2);
     discard_->setValue(0.9);  // vit-explain's default
-    discard_->setToolTip(tr("Share of each layer's lowest weights set to 0 before the rollout ([CLS] to itself is kept)."));
+    discard_->setToolTip(
+            tr("Share of each layer's lowest weights set to 0 before the rollout ([CLS] to itself is kept)."));
     opacity_ = new QSlider(Qt::Horizontal);
     opacity_->setObjectName(QStringLiteral("overlayOpacity"));
     opacity_->setRange(0, 100);
@@ -152,7 +154,8 @@ OverlayPicture ImageOverlayPanel::picture() const {
     return p;
 }
 
-void ImageOverlayPanel::showOverlay(const attnscope::PatchOverlay& overlay, const QImage& image, const QString& caption) {
+void ImageOverlayPanel::showOverlay(const attnscope::PatchOverlay& overlay, const QImage& image,
+                                    const QString& caption) {
     overlay_ = overlay;
     image_ = image;
     setQuery(overlay.query);

@@ -37,7 +37,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     features_->setValue(256);
     features_->setSuffix(tr(" features"));
     features_->setKeyboardTracking(false);
-    features_->setToolTip(tr("FAVOR+: the number M of positive random features (fixed seed); more = closer to softmax"));
+    features_->setToolTip(
+            tr("FAVOR+: the number M of positive random features (fixed seed); more = closer to softmax"));
     form->addRow(tr("FAVOR+ M:"), features_);
     fitWidth_ = new QSpinBox;
     fitWidth_->setObjectName(QStringLiteral("fitWidthSpin"));
@@ -56,7 +57,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Additive fit:"), fitRow);
     fit_ = new QPushButton(tr("Fit additive"));
     fit_->setObjectName(QStringLiteral("fitButton"));
-    fit_->setToolTip(tr("Fit W_q, W_k and v of additive attention to this head's dot-product map (Adam, minimises KL)"));
+    fit_->setToolTip(
+            tr("Fit W_q, W_k and v of additive attention to this head's dot-product map (Adam, minimises KL)"));
     form->addRow(fit_);
     fitLabel_ = new QLabel(tr("<i>No additive fit yet.</i>"));
     fitLabel_->setObjectName(QStringLiteral("fitLabel"));
@@ -81,7 +83,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
 
     auto* maskBox = new QGroupBox(tr("Head masking"));
     auto* maskLayout = new QVBoxLayout(maskBox);
-    auto* hint = new QLabel(tr("Ctrl+click a head in the overview, or right-click it, to mask its output. The model re-runs."));
+    auto* hint = new QLabel(
+            tr("Ctrl+click a head in the overview, or right-click it, to mask its output. The model re-runs."));
     hint->setWordWrap(true);
     QFont small = hint->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
@@ -101,7 +104,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     importance_->setObjectName(QStringLiteral("importanceCombo"));
     importance_->addItem(tr("lowest entropy"));
     importance_->addItem(tr("output change"));
-    importance_->setToolTip(tr("Rank heads by how focused they are, or by the output change when each is masked alone (one run per head)"));
+    importance_->setToolTip(tr(
+            "Rank heads by how focused they are, or by the output change when each is masked alone (one run per head)"));
     pruneCount_ = new QSpinBox;
     pruneCount_->setObjectName(QStringLiteral("pruneCountSpin"));
     pruneCount_->setRange(1, 4096);
@@ -151,7 +155,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     connect(featureMap_, &QComboBox::currentIndexChanged, this, changed);
     connect(features_, &QSpinBox::valueChanged, this, changed);
     connect(gate_, &QSlider::valueChanged, this, changed);
-    connect(masks_, &QListWidget::itemSelectionChanged, this, [this] { unmask_->setEnabled(!masks_->selectedItems().isEmpty()); });
+    connect(masks_, &QListWidget::itemSelectionChanged, this,
+            [this] { unmask_->setEnabled(!masks_->selectedItems().isEmpty()); });
     updateEnabled();
     setMaskedHeads({});
 }
@@ -161,9 +166,9 @@ void LabPanel::setVariant(LabVariant v) { variant_->setCurrentIndex(int(v)); }
 
 attnscope::FeatureMap LabPanel::featureMap() const {
     switch (featureMap_->currentIndex()) {
-    case 1: return attnscope::FeatureMap::Relu;
-    case 2: return attnscope::FeatureMap::Favor;
-    default: return attnscope::FeatureMap::Elu;
+        case 1: return attnscope::FeatureMap::Relu;
+        case 2: return attnscope::FeatureMap::Favor;
+        default: return attnscope::FeatureMap::Elu;
     }
 }
 
@@ -186,7 +191,8 @@ void LabPanel::setMaskedHeads(const std::vector<attnscope::HeadRef>& heads) {
     for (auto* item : masks_->selectedItems()) selected << item->text();
     masks_->clear();
     for (const auto& h : heads) {
-        const QString text = QStringLiteral("%1 · layer %2 · head %3").arg(QString::fromStdString(h.block)).arg(h.layer).arg(h.head);
+        const QString text =
+                QStringLiteral("%1 · layer %2 · head %3").arg(QString::fromStdString(h.block)).arg(h.layer).arg(h.head);
         auto* item = new QListWidgetItem(text, masks_);
         item->setSelected(selected.contains(text));
     }

@@ -59,58 +59,63 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
         return {};
     };
     switch (index.column()) {
-    case Block:
-        if (role == Qt::DisplayRole || role == Qt::UserRole) return QString::fromStdString(m.block);
-        return {};
-    case Layer:
-        if (role == Qt::DisplayRole || role == Qt::UserRole) return m.layer;
-        if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-    case Head:
-        if (role == Qt::DisplayRole || role == Qt::UserRole) return m.head;
-        if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-    case Entropy: return number(m.entropy, 3);
-    case MeanDistance: return number(m.meanDistance, 2);
-    case FirstToken: return number(m.firstToken, 3);
-    case Separator: return number(m.separator, 3);
-    case Pattern:
-        if (role == Qt::DisplayRole || role == Qt::UserRole) return QString::fromLatin1(attnscope::patternName(m.pattern));
-        return {};
-    case KlLinear: return number(m.klDotLinear, 3);
-    case DetPreviousToken:
-    case DetDuplicateToken:
-    case DetInduction:
-    case DetFirstToken: {
-        const auto& info = detectorInfo(index.column());
-        const double v = info.value(m);
-        if (std::isnan(v)) {  // not run: sorts below every score
-            if (role == Qt::UserRole) return -1.0;
-            if (role == Qt::DisplayRole) return QStringLiteral("–");
+        case Block:
+            if (role == Qt::DisplayRole || role == Qt::UserRole) return QString::fromStdString(m.block);
+            return {};
+        case Layer:
+            if (role == Qt::DisplayRole || role == Qt::UserRole) return m.layer;
             if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
             return {};
+        case Head:
+            if (role == Qt::DisplayRole || role == Qt::UserRole) return m.head;
+            if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+            return {};
+        case Entropy: return number(m.entropy, 3);
+        case MeanDistance: return number(m.meanDistance, 2);
+        case FirstToken: return number(m.firstToken, 3);
+        case Separator: return number(m.separator, 3);
+        case Pattern:
+            if (role == Qt::DisplayRole || role == Qt::UserRole)
+                return QString::fromLatin1(attnscope::patternName(m.pattern));
+            return {};
+        case KlLinear: return number(m.klDotLinear, 3);
+        case DetPreviousToken:
+        case DetDuplicateToken:
+        case DetInduction:
+        case DetFirstToken: {
+            const auto& info = detectorInfo(index.column());
+            const double v = info.value(m);
+            if (std::isnan(v)) {  // not run: sorts below every score
+                if (role == Qt::UserRole) return -1.0;
+                if (role == Qt::DisplayRole) return QStringLiteral("–");
+                if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+                return {};
+            }
+            return number(v, info.decimals);
         }
-        return number(v, info.decimals);
-    }
-    default: return {};
+        default: return {};
     }
 }
 
 QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* const names[] = {"Block", "Layer", "Head", "Entropy\n(nats)", "Distance\n(tokens)",
-                                        "To first\ntoken", "To\nseparator", "Pattern", "KL dot‖linear\n(nats)"};
+    static const char* const names[] = {
+            "Block",           "Layer",         "Head",    "Entropy\n(nats)",      "Distance\n(tokens)",
+            "To first\ntoken", "To\nseparator", "Pattern", "KL dot‖linear\n(nats)"};
     static const char* const tips[] = {
-        "Attention block", "Layer index", "Head index",
-        "Mean over queries of the row entropy −Σ p log p, in nats (low = focused)",
-        "Mean over queries of Σ p·|query − key|, in tokens",
-        "Mean attention paid to the first token (share of each row, 0–1)",
-        "Mean attention paid to separator tokens ([SEP], </s>, <|endoftext|> …), 0–1",
-        "Pattern class: diagonal, previous-token, global, local, sparse or mixed",
-        "Mean row KL from the dot-product map to linear attention (elu+1 features), in nats"};
+            "Attention block",
+            "Layer index",
+            "Head index",
+            "Mean over queries of the row entropy −Σ p log p, in nats (low = focused)",
+            "Mean over queries of Σ p·|query − key|, in tokens",
+            "Mean attention paid to the first token (share of each row, 0–1)",
+            "Mean attention paid to separator tokens ([SEP], </s>, <|endoftext|> …), 0–1",
+            "Pattern class: diagonal, previous-token, global, local, sparse or mixed",
+            "Mean row KL from the dot-product map to linear attention (elu+1 features), in nats"};
     if (section < 0 || section >= ColumnCount) return {};
     if (section >= DetPreviousToken) {
-        static const char* const detNames[] = {"Previous-\ntoken det.", "Duplicate-\ntoken det.", "Induction\ndet.", "Sink\ndet."};
+        static const char* const detNames[] = {"Previous-\ntoken det.", "Duplicate-\ntoken det.", "Induction\ndet.",
+                                               "Sink\ndet."};
         if (role == Qt::DisplayRole) return QString::fromUtf8(detNames[section - DetPreviousToken]);
         if (role == Qt::ToolTipRole) return QString::fromUtf8(detectorInfo(section).tooltip);
         return {};
@@ -147,8 +152,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     leftLayout->addWidget(status_);
     detectorsButton_ = new QPushButton(tr("Run head &detectors"));
     detectorsButton_->setObjectName(QStringLiteral("detectorsButton"));
-    detectorsButton_->setToolTip(tr("Runs the model once on a repeated random-token probe and scores every head as "
-                                    "TransformerLens's detectors do: previous token, duplicate token, induction, sink"));
+    detectorsButton_->setToolTip(
+            tr("Runs the model once on a repeated random-token probe and scores every head as "
+               "TransformerLens's detectors do: previous token, duplicate token, induction, sink"));
     detectorsLabel_ = new QLabel;
     detectorsLabel_->setObjectName(QStringLiteral("detectorsLabel"));
     detectorsLabel_->setWordWrap(true);
@@ -191,15 +197,16 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
         emit(this->*signal)(QString::fromStdString(m.block), m.layer, m.head);
     };
     connect(table_, &QTableView::clicked, this, [=](const QModelIndex& i) { headAt(i, &MetricsPanel::headSelected); });
-    connect(table_, &QTableView::activated, this, [=](const QModelIndex& i) { headAt(i, &MetricsPanel::headActivated); });
+    connect(table_, &QTableView::activated, this,
+            [=](const QModelIndex& i) { headAt(i, &MetricsPanel::headActivated); });
     connect(viewCombo_, &QComboBox::currentIndexChanged, this, &MetricsPanel::viewChanged);
 }
 
 BlockView MetricsPanel::currentView() const {
     switch (viewCombo_->currentIndex()) {
-    case 1: return BlockView::Flow;
-    case 2: return BlockView::Similarity;
-    default: return BlockView::Rollout;
+        case 1: return BlockView::Flow;
+        case 2: return BlockView::Similarity;
+        default: return BlockView::Rollout;
     }
 }
 
@@ -208,8 +215,9 @@ void MetricsPanel::setStatus(const QString& text) { status_->setText(text); }
 void MetricsPanel::showMetrics(const MetricsResult& r) {
     model_->setMetrics(r.metrics);
     // The block column only when there is more than one block (encoder-decoder models).
-    const bool oneBlock = std::all_of(r.metrics.begin(), r.metrics.end(),
-                                      [&](const attnscope::HeadMetrics& m) { return m.block == r.metrics.front().block; });
+    const bool oneBlock = std::all_of(r.metrics.begin(), r.metrics.end(), [&](const attnscope::HeadMetrics& m) {
+        return m.block == r.metrics.front().block;
+    });
     table_->setColumnHidden(HeadMetricsModel::Block, oneBlock);
     table_->resizeColumnsToContents();
 }

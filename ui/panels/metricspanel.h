@@ -22,9 +22,21 @@ class HeadMetricsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Block, Layer, Head, Entropy, MeanDistance, FirstToken, Separator, Pattern, KlLinear,
+        Block,
+        Layer,
+        Head,
+        Entropy,
+        MeanDistance,
+        FirstToken,
+        Separator,
+        Pattern,
+        KlLinear,
         // Head detectors (core's metric list, detector entries): "–" until they ran for the model.
-        DetPreviousToken, DetDuplicateToken, DetInduction, DetFirstToken, ColumnCount
+        DetPreviousToken,
+        DetDuplicateToken,
+        DetInduction,
+        DetFirstToken,
+        ColumnCount
     };
     using QAbstractTableModel::QAbstractTableModel;
 

@@ -48,10 +48,10 @@ ModelViewPanel::ModelViewPanel(QWidget* parent) : QWidget(parent) {
     legend_ = new QLabel;
     legend_->setObjectName(QStringLiteral("modelLegend"));
     QStringList items;
-    for (PatternClass c : {PatternClass::Diagonal, PatternClass::PreviousToken, PatternClass::Global, PatternClass::Local,
-                           PatternClass::Sparse, PatternClass::Mixed})
+    for (PatternClass c : {PatternClass::Diagonal, PatternClass::PreviousToken, PatternClass::Global,
+                           PatternClass::Local, PatternClass::Sparse, PatternClass::Mixed})
         items << QStringLiteral("<span style='color:%1'>&#9632;</span>&nbsp;%2")
-                     .arg(patternColor(c).name(), QString::fromLatin1(attnscope::patternName(c)));
+                         .arg(patternColor(c).name(), QString::fromLatin1(attnscope::patternName(c)));
     legend_->setText(items.join(QStringLiteral(" &nbsp; ")));
 
     auto* bar = new QHBoxLayout;
@@ -116,7 +116,9 @@ const HeadMetricInfo* ModelViewPanel::orderMetric() const {
     return &attnscope::headMetric(id.toStdString());
 }
 
-const HeadMetricInfo& ModelViewPanel::mapMetric() const { return attnscope::headMetric(metric_->currentData().toString().toStdString()); }
+const HeadMetricInfo& ModelViewPanel::mapMetric() const {
+    return attnscope::headMetric(metric_->currentData().toString().toStdString());
+}
 
 const attnscope::HeadMetrics* ModelViewPanel::metricsOf(int layer, int head) const {
     if (layer < 0 || head < 0 || layer >= layers_ || head >= heads_ || byHead_.empty()) return nullptr;
@@ -127,7 +129,8 @@ void ModelViewPanel::refresh() {
     const std::size_t cells = std::size_t(std::max(0, layers_)) * std::max(0, heads_);
     byHead_.assign(cells, nullptr);
     for (const auto& m : metrics_)
-        if (m.layer >= 0 && m.layer < layers_ && m.head >= 0 && m.head < heads_) byHead_[std::size_t(m.layer) * heads_ + m.head] = &m;
+        if (m.layer >= 0 && m.layer < layers_ && m.head >= 0 && m.head < heads_)
+            byHead_[std::size_t(m.layer) * heads_ + m.head] = &m;
 
     // Order: each layer's heads by the metric (unknown values last), ties by head number.
     std::vector<std::vector<int>> order;
@@ -152,7 +155,8 @@ void ModelViewPanel::refresh() {
 
     std::vector<QColor> frames;
     if (frames_->isChecked())
-        for (std::size_t i = 0; i < cells; ++i) frames.push_back(byHead_[i] ? patternColor(byHead_[i]->pattern) : QColor());
+        for (std::size_t i = 0; i < cells; ++i)
+            frames.push_back(byHead_[i] ? patternColor(byHead_[i]->pattern) : QColor());
     grid_->setFrameColors(std::move(frames));
     legend_->setVisible(frames_->isChecked());
 
@@ -164,5 +168,6 @@ void ModelViewPanel::refresh() {
     std::vector<double> values(cells, std::numeric_limits<double>::quiet_NaN());
     for (std::size_t i = 0; i < cells; ++i)
         if (byHead_[i]) values[i] = metric.value(*byHead_[i]);
-    map_->setValues(layers_, heads_, std::move(values), QString::fromUtf8(metric.title), QString::fromUtf8(metric.unit));
+    map_->setValues(layers_, heads_, std::move(values), QString::fromUtf8(metric.title),
+                    QString::fromUtf8(metric.unit));
 }

@@ -25,7 +25,8 @@ QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscap
 QString joined(const std::vector<std::string>& out) {
     const bool chars = std::all_of(out.begin(), out.end(), [](const std::string& s) { return s.size() == 1; });
     QString text;
-    for (std::size_t i = 0; i < out.size(); ++i) text += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        text += (chars || i == 0 ? QString() : QStringLiteral(" ")) + esc(out[i]);
     return text;
 }
 
@@ -40,8 +41,10 @@ QString tokenLabel(std::int64_t id, const std::string& raw, const attnscope::Tok
 }
 
 QString row(const QString& label, double p, bool bold = false) {
-    const QString cell = bold ? QStringLiteral("<b><tt>%1</tt></b>").arg(label) : QStringLiteral("<tt>%1</tt>").arg(label);
-    return QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>").arg(cell, QString::number(p, 'f', 3), bar(p));
+    const QString cell =
+            bold ? QStringLiteral("<b><tt>%1</tt></b>").arg(label) : QStringLiteral("<tt>%1</tt>").arg(label);
+    return QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
+            .arg(cell, QString::number(p, 'f', 3), bar(p));
 }
 
 }  // namespace
@@ -70,13 +73,16 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
             // The rows the decoder read (after the start token) and what it predicts at each.
             std::vector<std::string> target;
             for (const auto& b : trace.blocks())
-                if (b.name == "cross" && !b.queryTokens.empty()) target.assign(b.queryTokens.begin() + 1, b.queryTokens.end());
+                if (b.name == "cross" && !b.queryTokens.empty())
+                    target.assign(b.queryTokens.begin() + 1, b.queryTokens.end());
             html = tr("Target (forced): <b><tt>%1</tt></b> (%2 tokens)<br>Model's choice per row: <tt>%3</tt>")
-                       .arg(joined(target))
-                       .arg(target.size())
-                       .arg(joined(trace.outputTokens()));
+                           .arg(joined(target))
+                           .arg(target.size())
+                           .arg(joined(trace.outputTokens()));
         } else {
-            html = tr("Generated: <b><tt>%1</tt></b> (%2 tokens)").arg(joined(trace.outputTokens())).arg(trace.outputTokens().size());
+            html = tr("Generated: <b><tt>%1</tt></b> (%2 tokens)")
+                           .arg(joined(trace.outputTokens()))
+                           .arg(trace.outputTokens().size());
         }
     } else if (!trace.classLabels().empty()) {
         const auto& labels = trace.classLabels();
@@ -85,7 +91,7 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
         html = tr("Class: <b>%1</b><table>").arg(esc(labels[best]));
         for (std::size_t i = 0; i < labels.size() && i < p.size(); ++i)
             html += QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2&nbsp;</td><td>%3</td></tr>")
-                        .arg(esc(labels[i]), QString::number(p[i], 'f', 3), bar(p[i]));
+                            .arg(esc(labels[i]), QString::number(p[i], 'f', 3), bar(p[i]));
         html += QStringLiteral("</table>");
     } else if (!trace.nextTokenLogits().empty()) {
         // The next-token distribution, from core.
@@ -95,8 +101,8 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
         html += QStringLiteral("</table>");
     } else if (trace.finalHiddenWidth() > 0) {
         html = tr("Final hidden states: %1 tokens × %2 (no task head; interventions compare them by cosine distance)")
-                   .arg(trace.finalHidden().size() / std::size_t(trace.finalHiddenWidth()))
-                   .arg(trace.finalHiddenWidth());
+                       .arg(trace.finalHidden().size() / std::size_t(trace.finalHiddenWidth()))
+                       .arg(trace.finalHiddenWidth());
     } else {
         html = tr("<i>This model reports no outputs.</i>");
     }
@@ -115,14 +121,15 @@ void OutputPanel::showGenerationStep(const attnscope::Generation& g, int step, c
     for (const auto& [id, p] : out.top) ids.push_back(id);
     const std::vector<std::string> labels = model.tokenLabels(ids);
     QString html = tr("Step %1 of %2 chose <b><tt>%3</tt></b>: p = %4 under the model")
-                       .arg(step + 1)
-                       .arg(g.generated.size())
-                       .arg(tokenLabel(chosen, labels[0], tokenizer))
-                       .arg(out.chosenProbability, 0, 'f', 3);
+                           .arg(step + 1)
+                           .arg(g.generated.size())
+                           .arg(tokenLabel(chosen, labels[0], tokenizer))
+                           .arg(out.chosenProbability, 0, 'f', 3);
     if (sampled) html += tr(", %1 under the sampling distribution").arg(out.samplingProbability, 0, 'f', 3);
     html += tr("<br>Next token at this step (top %1):<table>").arg(out.top.size());
     for (std::size_t i = 0; i < out.top.size(); ++i)
-        html += row(tokenLabel(out.top[i].first, labels[i + 1], tokenizer), out.top[i].second, out.top[i].first == chosen);
+        html += row(tokenLabel(out.top[i].first, labels[i + 1], tokenizer), out.top[i].second,
+                    out.top[i].first == chosen);
     html += QStringLiteral("</table>");
     label_->setText(html);
 }

@@ -20,16 +20,16 @@
 using ModelPtr = std::shared_ptr<const attnscope::Model>;
 
 struct CompareRun {
-    std::array<QString, 3> specs;            // builtin:TASK-KIND
+    std::array<QString, 3> specs;  // builtin:TASK-KIND
     std::array<ModelPtr, 3> models;
-    std::array<TracePtr, 3> traces;          // null where the model failed
-    std::array<QString, 3> errors;           // per model; empty on success
+    std::array<TracePtr, 3> traces;  // null where the model failed
+    std::array<QString, 3> errors;   // per model; empty on success
 };
 Q_DECLARE_METATYPE(CompareRun)
 
 // The tasks with three built-in kinds, and the kinds in display order.
-QStringList compareTasks();                 // {"reverse", "sentiment"}
-std::array<QString, 3> compareKinds();      // {"dot", "additive", "linear"}
+QStringList compareTasks();             // {"reverse", "sentiment"}
+std::array<QString, 3> compareKinds();  // {"dot", "additive", "linear"}
 // "builtin:reverse-additive" -> "reverse"; nothing for any other model.
 std::optional<QString> compareTaskOf(const QString& modelSpec);
 std::array<QString, 3> compareSpecs(const QString& task);

@@ -51,7 +51,8 @@ public:
         quint64 id_;
     };
 
-    // Results are delivered in context's thread (the GUI thread). maxThreads bounds how many superseded jobs may still be winding down at once.
+    // Results are delivered in context's thread (the GUI thread). maxThreads bounds how many superseded jobs may still
+    // be winding down at once.
     explicit JobTracker(QObject* context, int maxThreads = 2) : context_(context) {
         pool_.setMaxThreadCount(maxThreads);
     }
@@ -77,13 +78,13 @@ public:
             // `this` is touched only while the job is current, i.e. before cancel()/destruction.
             auto generation = stop.generation_;
             QMetaObject::invokeMethod(
-                context_,
-                [this, generation, id = stop.id_, deliver, result]() {
-                    if (generation->load() != id) return;  // stale: a newer job or cancel()
-                    running_ = false;
-                    deliver(result);
-                },
-                Qt::QueuedConnection);
+                    context_,
+                    [this, generation, id = stop.id_, deliver, result]() {
+                        if (generation->load() != id) return;  // stale: a newer job or cancel()
+                        running_ = false;
+                        deliver(result);
+                    },
+                    Qt::QueuedConnection);
         });
         return id;
     }
@@ -94,11 +95,11 @@ public:
         if (stop.requested()) return;
         auto generation = stop.generation_;
         QMetaObject::invokeMethod(
-            context_,
-            [generation, id = stop.id_, fn]() {
-                if (generation->load() == id) fn();
-            },
-            Qt::QueuedConnection);
+                context_,
+                [generation, id = stop.id_, fn]() {
+                    if (generation->load() == id) fn();
+                },
+                Qt::QueuedConnection);
     }
 
     // Cancels the current job; its result will be dropped. Does not wait.

@@ -40,11 +40,11 @@ void timedRerun(RerunResult& r, Fn work) {
 
 QString labVariantName(LabVariant v) {
     switch (v) {
-    case LabVariant::Native: return QStringLiteral("model's own");
-    case LabVariant::Dot: return QStringLiteral("dot");
-    case LabVariant::Linear: return QStringLiteral("linear");
-    case LabVariant::Additive: return QStringLiteral("additive");
-    case LabVariant::Hybrid: return QStringLiteral("hybrid");
+        case LabVariant::Native: return QStringLiteral("model's own");
+        case LabVariant::Dot: return QStringLiteral("dot");
+        case LabVariant::Linear: return QStringLiteral("linear");
+        case LabVariant::Additive: return QStringLiteral("additive");
+        case LabVariant::Hybrid: return QStringLiteral("hybrid");
     }
     return {};
 }
@@ -53,15 +53,16 @@ QString shownKindCaption(const attnscope::BlockInfo& block, int blockIndex, cons
     const attnscope::VariantSpec& s = variant.spec;
     QString kind;
     switch (s.variant) {
-    case LabVariant::Native: return QStringLiteral("%1 attention").arg(QString::fromLatin1(attnscope::kindName(block.kind)));
-    case LabVariant::Dot: kind = QStringLiteral("dot"); break;
-    case LabVariant::Linear:
-        kind = s.map.featureMap == attnscope::FeatureMap::Favor ? QStringLiteral("FAVOR+ M=%1").arg(s.map.features)
-               : s.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral("linear relu")
-                                                                  : QStringLiteral("linear elu+1");
-        break;
-    case LabVariant::Additive: kind = QStringLiteral("additive"); break;
-    case LabVariant::Hybrid: kind = QStringLiteral("hybrid g=%1").arg(s.gate, 0, 'f', 2); break;
+        case LabVariant::Native:
+            return QStringLiteral("%1 attention").arg(QString::fromLatin1(attnscope::kindName(block.kind)));
+        case LabVariant::Dot: kind = QStringLiteral("dot"); break;
+        case LabVariant::Linear:
+            kind = s.map.featureMap == attnscope::FeatureMap::Favor  ? QStringLiteral("FAVOR+ M=%1").arg(s.map.features)
+                   : s.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral("linear relu")
+                                                                     : QStringLiteral("linear elu+1");
+            break;
+        case LabVariant::Additive: kind = QStringLiteral("additive"); break;
+        case LabVariant::Hybrid: kind = QStringLiteral("hybrid g=%1").arg(s.gate, 0, 'f', 2); break;
     }
     if (!attnscope::variantNeedsFit(block, s.variant)) return QStringLiteral("%1 attention (lab)").arg(kind);
     // Only the fitted heads of this block have the map; the other tiles stay blank.
@@ -92,11 +93,13 @@ QString Intervention::describe() const {
         QStringList ls;
         for (int l : layers) ls << QString::number(l);
         parts << QStringLiteral("T = %1 inside %2")
-                     .arg(temperature, 0, 'g', 3)
-                     .arg(layers.empty() ? QStringLiteral("every layer") : QStringLiteral("layers ") + ls.join(QLatin1Char(',')));
+                         .arg(temperature, 0, 'g', 3)
+                         .arg(layers.empty() ? QStringLiteral("every layer")
+                                             : QStringLiteral("layers ") + ls.join(QLatin1Char(',')));
     }
     if (!masked.empty())
-        parts << (masked.size() == 1 ? QStringLiteral("1 head masked") : QStringLiteral("%1 heads masked").arg(masked.size()));
+        parts << (masked.size() == 1 ? QStringLiteral("1 head masked")
+                                     : QStringLiteral("%1 heads masked").arg(masked.size()));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -120,11 +123,11 @@ JobTracker& LabService::tracker(LabJob job) {
 
 const JobTracker& LabService::tracker(LabJob job) const {
     switch (job) {
-    case LabJob::Rerun: return rerunJobs_;
-    case LabJob::Fit: return fitJobs_;
-    case LabJob::Prune: return pruneJobs_;
-    case LabJob::Metrics: return metricsJobs_;
-    case LabJob::BlockView: return blockJobs_;
+        case LabJob::Rerun: return rerunJobs_;
+        case LabJob::Fit: return fitJobs_;
+        case LabJob::Prune: return pruneJobs_;
+        case LabJob::Metrics: return metricsJobs_;
+        case LabJob::BlockView: return blockJobs_;
     }
     return rerunJobs_;
 }
@@ -151,19 +154,19 @@ void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervent
     // and overwrite it (and the mask list) with an older intervention.
     pruneJobs_.cancel();
     rerunJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            RerunResult r{original, intervention, nullptr, {}, {}, 0, {}};
-            if (stop.requested()) return r;  // superseded while queued (a slider drag)
-            timedRerun(r, [&] {
-                attnscope::RunOptions options = intervention.runOptions();
-                options.progress = reporter(LabJob::Rerun, stop);
-                auto rr = attnscope::rerun(*model, *original, options, topK);
-                r.trace = rr.trace;
-                r.change = rr.change;
-            });
-            return r;
-        },
-        [this](const RerunResult& r) { emit rerunReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                RerunResult r{original, intervention, nullptr, {}, {}, 0, {}};
+                if (stop.requested()) return r;  // superseded while queued (a slider drag)
+                timedRerun(r, [&] {
+                    attnscope::RunOptions options = intervention.runOptions();
+                    options.progress = reporter(LabJob::Rerun, stop);
+                    auto rr = attnscope::rerun(*model, *original, options, topK);
+                    r.trace = rr.trace;
+                    r.change = rr.change;
+                });
+                return r;
+            },
+            [this](const RerunResult& r) { emit rerunReady(r); });
 }
 
 void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervention& base,
@@ -172,66 +175,67 @@ void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervent
     emit progress(LabJob::Prune, -1);
     rerunJobs_.cancel();  // the pruned run replaces any pending plain re-run
     pruneJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            RerunResult r{original, base, nullptr, {}, {}, 0, {}};
-            if (stop.requested()) return r;
-            timedRerun(r, [&] {
-                attnscope::RunOptions options = base.runOptions();
-                options.progress = reporter(LabJob::Prune, stop);
-                auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
-                r.trace = p.trace;
-                r.change = p.change;
-                r.ranking = p.ranking;
-                r.intervention.masked = base.masked;
-                for (const auto& h : p.masked) r.intervention.masked.push_back(h);
-            });
-            return r;
-        },
-        [this](const RerunResult& r) { emit rerunReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                RerunResult r{original, base, nullptr, {}, {}, 0, {}};
+                if (stop.requested()) return r;
+                timedRerun(r, [&] {
+                    attnscope::RunOptions options = base.runOptions();
+                    options.progress = reporter(LabJob::Prune, stop);
+                    auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
+                    r.trace = p.trace;
+                    r.change = p.change;
+                    r.ranking = p.ranking;
+                    r.intervention.masked = base.masked;
+                    for (const auto& h : p.masked) r.intervention.masked.push_back(h);
+                });
+                return r;
+            },
+            [this](const RerunResult& r) { emit rerunReady(r); });
 }
 
 void LabService::requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec) {
     if (!trace) return;
     mapJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            VariantMapResult r{trace, key, spec, {}, -1, {}};
-            if (stop.requested()) return r;
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::LabMap m = attnscope::labMap(*trace, key.block, key.layer, key.head, spec, spec.fit.get(),
-                                                            /*withKlFromDot=*/true);
-                    r.map = std::move(m.map);
-                    r.klFromDot = m.klFromDot;
-                },
-                cancelled);
-            return r;
-        },
-        [this](const VariantMapResult& r) { emit variantMapReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                VariantMapResult r{trace, key, spec, {}, -1, {}};
+                if (stop.requested()) return r;
+                bool cancelled = false;
+                r.error = guarded(
+                        [&] {
+                            attnscope::LabMap m =
+                                    attnscope::labMap(*trace, key.block, key.layer, key.head, spec, spec.fit.get(),
+                                                      /*withKlFromDot=*/true);
+                            r.map = std::move(m.map);
+                            r.klFromDot = m.klFromDot;
+                        },
+                        cancelled);
+                return r;
+            },
+            [this](const VariantMapResult& r) { emit variantMapReady(r); });
 }
 
 void LabService::requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options) {
     if (!trace) return;
     emit progress(LabJob::Fit, -1);
     fitJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            FitResult r{trace, key, nullptr, 0, {}};
-            if (stop.requested()) return r;
-            QElapsedTimer clock;
-            clock.start();
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::AdditiveFitOptions o = options;
-                    o.progress = reporter(LabJob::Fit, stop);
-                    r.fit = std::make_shared<const attnscope::AdditiveFit>(
-                        attnscope::fitAdditive(*trace, key.block, key.layer, key.head, o));
-                },
-                cancelled);
-            r.ms = clock.nsecsElapsed() / 1e6;
-            return r;
-        },
-        [this](const FitResult& r) { emit fitReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                FitResult r{trace, key, nullptr, 0, {}};
+                if (stop.requested()) return r;
+                QElapsedTimer clock;
+                clock.start();
+                bool cancelled = false;
+                r.error = guarded(
+                        [&] {
+                            attnscope::AdditiveFitOptions o = options;
+                            o.progress = reporter(LabJob::Fit, stop);
+                            r.fit = std::make_shared<const attnscope::AdditiveFit>(
+                                    attnscope::fitAdditive(*trace, key.block, key.layer, key.head, o));
+                        },
+                        cancelled);
+                r.ms = clock.nsecsElapsed() / 1e6;
+                return r;
+            },
+            [this](const FitResult& r) { emit fitReady(r); });
 }
 
 void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
@@ -239,37 +243,38 @@ void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
     emit progress(LabJob::Metrics, -1);
     const double temperature = variant.spec.map.temperature;
     metricsJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            MetricsResult r{trace, temperature, {}, {}, false, 0, variant};
-            for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
-            if (stop.requested()) return r;
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::MetricsOptions o;  // its map options are the variant's
-                    o.progress = reporter(LabJob::Metrics, stop);
-                    // The table fills in a layer's worth of heads at a time.
-                    const int step = std::max(1, trace->blocks().empty() ? 1 : trace->blocks().front().heads);
-                    auto soFar = std::make_shared<std::vector<attnscope::HeadMetrics>>();
-                    o.onHead = [&, soFar](const attnscope::HeadMetrics& m) {
-                        soFar->push_back(m);
-                        if (int(soFar->size()) % step || int(soFar->size()) == r.total) return;
-                        MetricsResult partial{trace, temperature, *soFar, {}, true, r.total, variant};
-                        metricsJobs_.post(stop, [this, partial] { emit metricsReady(partial); });
-                    };
-                    r.metrics = attnscope::labHeadMetrics(*trace, variant.spec, variant.fits, o);
-                },
-                cancelled);
-            return r;
-        },
-        [this](const MetricsResult& r) { emit metricsReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                MetricsResult r{trace, temperature, {}, {}, false, 0, variant};
+                for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
+                if (stop.requested()) return r;
+                bool cancelled = false;
+                r.error = guarded(
+                        [&] {
+                            attnscope::MetricsOptions o;  // its map options are the variant's
+                            o.progress = reporter(LabJob::Metrics, stop);
+                            // The table fills in a layer's worth of heads at a time.
+                            const int step = std::max(1, trace->blocks().empty() ? 1 : trace->blocks().front().heads);
+                            auto soFar = std::make_shared<std::vector<attnscope::HeadMetrics>>();
+                            o.onHead = [&, soFar](const attnscope::HeadMetrics& m) {
+                                soFar->push_back(m);
+                                if (int(soFar->size()) % step || int(soFar->size()) == r.total) return;
+                                MetricsResult partial{trace, temperature, *soFar, {}, true, r.total, variant};
+                                metricsJobs_.post(stop, [this, partial] { emit metricsReady(partial); });
+                            };
+                            r.metrics = attnscope::labHeadMetrics(*trace, variant.spec, variant.fits, o);
+                        },
+                        cancelled);
+                return r;
+            },
+            [this](const MetricsResult& r) { emit metricsReady(r); });
 }
 
 std::vector<int> rolloutRows(int n) {
     std::vector<int> rows;
     if (n <= 0) return rows;
     const int count = std::min(n, kRolloutRows);
-    for (int i = 0; i < count; ++i) rows.push_back(count == 1 ? n - 1 : int(std::llround(double(i) * (n - 1) / (count - 1))));
+    for (int i = 0; i < count; ++i)
+        rows.push_back(count == 1 ? n - 1 : int(std::llround(double(i) * (n - 1) / (count - 1))));
     return rows;
 }
 
@@ -277,36 +282,37 @@ void LabService::requestBlockView(TracePtr trace, int block, BlockView view, dou
     if (!trace) return;
     emit progress(LabJob::BlockView, -1);
     blockJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            BlockViewResult r{trace, block, view, temperature, {}, {}, {}};
-            if (stop.requested()) return r;
-            bool cancelled = false;
-            r.error = guarded(
-                [&] {
-                    attnscope::MapOptions o;
-                    o.temperature = temperature;
-                    const int n = attnscope::mapShape(*trace, block, 0).first;
-                    if (view == BlockView::Rollout && n > kFullRolloutLimit) {
-                        r.rows = rolloutRows(n);
-                        r.map = attnscope::blockRolloutRows(*trace, block, r.rows, o, 0.5, reporter(LabJob::BlockView, stop));
-                    } else if (view == BlockView::Rollout) {
-                        r.map = attnscope::blockRollout(*trace, block, o);
-                    } else if (view == BlockView::Flow) {
-                        attnscope::FlowOptions flow;
-                        flow.progress = reporter(LabJob::BlockView, stop);
-                        r.map = attnscope::blockFlow(*trace, block, o, flow);
-                    } else {
-                        const auto& info = trace->blocks().at(std::size_t(block));
-                        const int k = info.layers * info.heads;
-                        r.map.rows = r.map.cols = k;
-                        const auto sim = attnscope::blockSimilarity(*trace, block, o);
-                        r.map.values.assign(sim.begin(), sim.end());
-                    }
-                },
-                cancelled);
-            return r;
-        },
-        [this](const BlockViewResult& r) { emit blockViewReady(r); });
+            [=](const JobTracker::Stop& stop) {
+                BlockViewResult r{trace, block, view, temperature, {}, {}, {}};
+                if (stop.requested()) return r;
+                bool cancelled = false;
+                r.error = guarded(
+                        [&] {
+                            attnscope::MapOptions o;
+                            o.temperature = temperature;
+                            const int n = attnscope::mapShape(*trace, block, 0).first;
+                            if (view == BlockView::Rollout && n > kFullRolloutLimit) {
+                                r.rows = rolloutRows(n);
+                                r.map = attnscope::blockRolloutRows(*trace, block, r.rows, o, 0.5,
+                                                                    reporter(LabJob::BlockView, stop));
+                            } else if (view == BlockView::Rollout) {
+                                r.map = attnscope::blockRollout(*trace, block, o);
+                            } else if (view == BlockView::Flow) {
+                                attnscope::FlowOptions flow;
+                                flow.progress = reporter(LabJob::BlockView, stop);
+                                r.map = attnscope::blockFlow(*trace, block, o, flow);
+                            } else {
+                                const auto& info = trace->blocks().at(std::size_t(block));
+                                const int k = info.layers * info.heads;
+                                r.map.rows = r.map.cols = k;
+                                const auto sim = attnscope::blockSimilarity(*trace, block, o);
+                                r.map.values.assign(sim.begin(), sim.end());
+                            }
+                        },
+                        cancelled);
+                return r;
+            },
+            [this](const BlockViewResult& r) { emit blockViewReady(r); });
 }
 
 void LabService::cancel(LabJob job) { tracker(job).cancel(); }

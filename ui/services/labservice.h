@@ -126,7 +126,9 @@ public:
     // Every head's metrics of the variant's maps (attnscope::labHeadMetrics).
     void requestMetrics(TracePtr trace, const ShownVariant& variant);
     // The model's own maps at the display temperature.
-    void requestMetrics(TracePtr trace, double temperature) { requestMetrics(std::move(trace), ShownVariant::modelsOwn(temperature)); }
+    void requestMetrics(TracePtr trace, double temperature) {
+        requestMetrics(std::move(trace), ShownVariant::modelsOwn(temperature));
+    }
     void requestBlockView(TracePtr trace, int block, BlockView view, double temperature);
 
     void cancel(LabJob job);

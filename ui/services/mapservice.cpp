@@ -45,22 +45,22 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, i
     deferredDetail_ = nullptr;
     auto start = [this, trace, key, temperature] {
         detailJobs_.start(
-            [trace, key, temperature](const JobTracker::Stop& stop) {
-                DetailResult r{trace, key, temperature, {}, {}};
-                if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
-                try {
-                    attnscope::MapOptions options;
-                    options.temperature = temperature;
-                    r.map = trace->map(key.block, key.layer, key.head, options);
-                } catch (...) {
-                    r.error = currentJobError();
-                }
-                return r;
-            },
-            [this](const DetailResult& r) {
-                lastDetailMs_ = detailClock_.nsecsElapsed() / 1e6;
-                emit detailReady(r);
-            });
+                [trace, key, temperature](const JobTracker::Stop& stop) {
+                    DetailResult r{trace, key, temperature, {}, {}};
+                    if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
+                    try {
+                        attnscope::MapOptions options;
+                        options.temperature = temperature;
+                        r.map = trace->map(key.block, key.layer, key.head, options);
+                    } catch (...) {
+                        r.error = currentJobError();
+                    }
+                    return r;
+                },
+                [this](const DetailResult& r) {
+                    lastDetailMs_ = detailClock_.nsecsElapsed() / 1e6;
+                    emit detailReady(r);
+                });
     };
     // A long map: its shape at once, from the block's tokens (the heat map draws its level of
     // detail from that), and its values after the thumbnails when they are being computed, so
@@ -91,115 +91,120 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
     auto known = sameMaps ? last.pooled : nullptr;  // only the colouring changed: no map is computed again
     const auto lodRunning = lodRunning_;
     thumbJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            const auto& info = trace->blocks()[std::size_t(block)];
-            ThumbnailResult r{trace, block, info.layers, info.heads, {}, known, variant};
-            if (!known) {
-                auto pooled = std::make_shared<std::vector<PooledMap>>();
-                // Max pooling in core (labPooledMap: Trace::pooledMap for the Trace's own variants,
-                // never a whole dot map): a sparse head's single strong cells stay visible where a
-                // mean over 64 x 64 cells would be black.
-                attnscope::PoolRequest request;
-                request.outRows = request.outCols = maxSide;
-                request.pooling = pooling;
-                for (int l = 0; l < info.layers && !stop.requested(); ++l) {
-                    for (int h = 0; h < info.heads && !stop.requested(); ++h) {
-                        while (lodRunning->load() > 0 && !stop.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                        const attnscope::AdditiveFit* fit = attnscope::fitOf(variant.fits, block, l, h);
-                        pooled->push_back({});  // an empty tile: no map under the variant (no fit), or it failed
-                        if (!attnscope::labMapAvailable(info, variant.spec.variant, fit)) continue;
-                        try {
-                            const attnscope::HeadMap m = attnscope::labPooledMap(*trace, block, l, h, request, variant.spec, fit);
-                            pooled->back() = {m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())};
-                        } catch (...) {
-                            // the map failed: its tile stays empty
+            [=](const JobTracker::Stop& stop) {
+                const auto& info = trace->blocks()[std::size_t(block)];
+                ThumbnailResult r{trace, block, info.layers, info.heads, {}, known, variant};
+                if (!known) {
+                    auto pooled = std::make_shared<std::vector<PooledMap>>();
+                    // Max pooling in core (labPooledMap: Trace::pooledMap for the Trace's own variants,
+                    // never a whole dot map): a sparse head's single strong cells stay visible where a
+                    // mean over 64 x 64 cells would be black.
+                    attnscope::PoolRequest request;
+                    request.outRows = request.outCols = maxSide;
+                    request.pooling = pooling;
+                    for (int l = 0; l < info.layers && !stop.requested(); ++l) {
+                        for (int h = 0; h < info.heads && !stop.requested(); ++h) {
+                            while (lodRunning->load() > 0 && !stop.requested())
+                                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                            const attnscope::AdditiveFit* fit = attnscope::fitOf(variant.fits, block, l, h);
+                            pooled->push_back({});  // an empty tile: no map under the variant (no fit), or it failed
+                            if (!attnscope::labMapAvailable(info, variant.spec.variant, fit)) continue;
+                            try {
+                                const attnscope::HeadMap m =
+                                        attnscope::labPooledMap(*trace, block, l, h, request, variant.spec, fit);
+                                pooled->back() = {m.cols, m.rows,
+                                                  std::vector<double>(m.values.begin(), m.values.end())};
+                            } catch (...) {
+                                // the map failed: its tile stays empty
+                            }
+                        }
+                        // Thumbnails fill in layer by layer; a newer request (input, block,
+                        // temperature or variant changed) stops this job and drops what it posted.
+                        if (l + 1 < info.layers && !stop.requested()) {
+                            ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr, variant};
+                            for (const PooledMap& p : *pooled)
+                                partial.images.push_back(pooledImage(p, colormap, scale));
+                            thumbJobs_.post(stop, [this, partial] { emit thumbnailsReady(partial); });
                         }
                     }
-                    // Thumbnails fill in layer by layer; a newer request (input, block,
-                    // temperature or variant changed) stops this job and drops what it posted.
-                    if (l + 1 < info.layers && !stop.requested()) {
-                        ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr, variant};
-                        for (const PooledMap& p : *pooled) partial.images.push_back(pooledImage(p, colormap, scale));
-                        thumbJobs_.post(stop, [this, partial] { emit thumbnailsReady(partial); });
+                    r.pooled = pooled;
+                }
+                for (const PooledMap& p : *r.pooled) {
+                    if (stop.requested()) break;
+                    try {
+                        r.images.push_back(pooledImage(p, colormap, scale));
+                    } catch (...) {
+                        r.images.push_back({});  // a malformed pooled map: an empty tile, not a crash
                     }
                 }
-                r.pooled = pooled;
-            }
-            for (const PooledMap& p : *r.pooled) {
-                if (stop.requested()) break;
-                try {
-                    r.images.push_back(pooledImage(p, colormap, scale));
-                } catch (...) {
-                    r.images.push_back({});  // a malformed pooled map: an empty tile, not a crash
-                }
-            }
-            return r;
-        },
-        [this, maxSide, pooling](const ThumbnailResult& r) {
-            thumbValues_ = {r.trace, r.block, r.variant, maxSide, pooling, r.pooled};
-            emit thumbnailsReady(r);
-            if (auto deferred = std::exchange(deferredDetail_, nullptr)) deferred();  // a long map's values
-        });
+                return r;
+            },
+            [this, maxSide, pooling](const ThumbnailResult& r) {
+                thumbValues_ = {r.trace, r.block, r.variant, maxSide, pooling, r.pooled};
+                emit thumbnailsReady(r);
+                if (auto deferred = std::exchange(deferredDetail_, nullptr)) deferred();  // a long map's values
+            });
 }
 
-void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request) {
+void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double temperature,
+                                      const attnscope::PoolRequest& request) {
     if (!trace) return;
     lodJobs_.start(
-        [=, running = lodRunning_](const JobTracker::Stop& stop) {
-            LevelOfDetailResult r{trace, key, temperature, request, {}, {}};
-            if (stop.requested()) return r;  // superseded while queued (a wheel spin)
-            ++*running;
-            struct Done {
-                std::atomic<int>& n;
-                ~Done() { --n; }
-            } done{*running};
-            try {
-                attnscope::MapOptions options;
-                options.temperature = temperature;
-                r.pooled = trace->pooledMap(key.block, key.layer, key.head, request, options);
-            } catch (...) {
-                r.error = currentJobError();
-            }
-            return r;
-        },
-        [this](const LevelOfDetailResult& r) { emit levelOfDetailReady(r); });
+            [=, running = lodRunning_](const JobTracker::Stop& stop) {
+                LevelOfDetailResult r{trace, key, temperature, request, {}, {}};
+                if (stop.requested()) return r;  // superseded while queued (a wheel spin)
+                ++*running;
+                struct Done {
+                    std::atomic<int>& n;
+                    ~Done() { --n; }
+                } done{*running};
+                try {
+                    attnscope::MapOptions options;
+                    options.temperature = temperature;
+                    r.pooled = trace->pooledMap(key.block, key.layer, key.head, request, options);
+                } catch (...) {
+                    r.error = currentJobError();
+                }
+                return r;
+            },
+            [this](const LevelOfDetailResult& r) { emit levelOfDetailReady(r); });
 }
 
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
                                 double temperature) {
     compareJobs_.start(
-        [=](const JobTracker::Stop& stop) {
-            CompareResult r;
-            r.traces = traces;
-            if (stop.requested()) return r;  // superseded while queued
-            const double nan = std::numeric_limits<double>::quiet_NaN();
-            attnscope::MapOptions options;
-            options.temperature = temperature;
-            for (int i = 0; i < 3 && !stop.requested(); ++i) {
-                r.entropy[std::size_t(i)] = nan;
-                try {
-                    if (!traces[std::size_t(i)]) throw std::runtime_error("not run");
-                    const auto& t = *traces[std::size_t(i)];
-                    r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
-                    r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
-                } catch (...) {
-                    r.errors[std::size_t(i)] = currentJobError();
-                }
-            }
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j) {
-                    double& kl = r.kl[std::size_t(i)][std::size_t(j)];
-                    kl = nan;
-                    if (!r.errors[std::size_t(i)].isEmpty() || !r.errors[std::size_t(j)].isEmpty()) continue;
+            [=](const JobTracker::Stop& stop) {
+                CompareResult r;
+                r.traces = traces;
+                if (stop.requested()) return r;  // superseded while queued
+                const double nan = std::numeric_limits<double>::quiet_NaN();
+                attnscope::MapOptions options;
+                options.temperature = temperature;
+                for (int i = 0; i < 3 && !stop.requested(); ++i) {
+                    r.entropy[std::size_t(i)] = nan;
                     try {
-                        kl = attnscope::meanRowKl(r.maps[std::size_t(i)], r.maps[std::size_t(j)]);
+                        if (!traces[std::size_t(i)]) throw std::runtime_error("not run");
+                        const auto& t = *traces[std::size_t(i)];
+                        r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
+                        r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
                     } catch (...) {
-                        // different shapes (the models split the text differently): no KL
+                        r.errors[std::size_t(i)] = currentJobError();
                     }
                 }
-            return r;
-        },
-        [this](const CompareResult& r) { emit compareReady(r); });
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) {
+                        double& kl = r.kl[std::size_t(i)][std::size_t(j)];
+                        kl = nan;
+                        if (!r.errors[std::size_t(i)].isEmpty() || !r.errors[std::size_t(j)].isEmpty()) continue;
+                        try {
+                            kl = attnscope::meanRowKl(r.maps[std::size_t(i)], r.maps[std::size_t(j)]);
+                        } catch (...) {
+                            // different shapes (the models split the text differently): no KL
+                        }
+                    }
+                return r;
+            },
+            [this](const CompareResult& r) { emit compareReady(r); });
 }
 
 void MapService::cancelAll() {

@@ -86,8 +86,8 @@ struct ThumbnailResult {
 struct CompareResult {
     std::array<TracePtr, 3> traces;
     std::array<attnscope::HeadMap, 3> maps;
-    std::array<QString, 3> errors;            // per map; empty when it was computed
-    std::array<double, 3> entropy{};          // meanRowEntropy, nats (NaN when missing)
+    std::array<QString, 3> errors;              // per map; empty when it was computed
+    std::array<double, 3> entropy{};            // meanRowEntropy, nats (NaN when missing)
     std::array<std::array<double, 3>, 3> kl{};  // kl[i][j] = meanRowKl(map i, map j), nats
 };
 
@@ -109,7 +109,8 @@ public:
     // The model's own maps at the display temperature.
     void requestThumbnails(TracePtr trace, int block, double temperature, Colormap colormap, ColorScale scale,
                            int maxSide = 48, attnscope::Pooling pooling = attnscope::Pooling::Max) {
-        requestThumbnails(std::move(trace), block, ShownVariant::modelsOwn(temperature), colormap, scale, maxSide, pooling);
+        requestThumbnails(std::move(trace), block, ShownVariant::modelsOwn(temperature), colormap, scale, maxSide,
+                          pooling);
     }
     // The heat map's level of detail: Trace::pooledMap of the request's rectangle.
     void requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request);

@@ -12,19 +12,19 @@ OverlayService::~OverlayService() {
 void OverlayService::requestOverlay(TracePtr trace, int block, const attnscope::OverlayOptions& options) {
     if (!trace) return;
     jobs_.start(
-        [trace, block, options](const JobTracker::Stop& stop) {
-            OverlayResult r{trace, block, options, {}, {}};
-            if (stop.requested()) return r;  // superseded while queued
-            try {
-                r.overlay = attnscope::patchOverlay(*trace, block, options);
-            } catch (const std::exception& e) {
-                r.error = QString::fromUtf8(e.what());
-            } catch (...) {
-                r.error = QStringLiteral("Unknown error in a background job.");
-            }
-            return r;
-        },
-        [this](const OverlayResult& r) { emit overlayReady(r); });
+            [trace, block, options](const JobTracker::Stop& stop) {
+                OverlayResult r{trace, block, options, {}, {}};
+                if (stop.requested()) return r;  // superseded while queued
+                try {
+                    r.overlay = attnscope::patchOverlay(*trace, block, options);
+                } catch (const std::exception& e) {
+                    r.error = QString::fromUtf8(e.what());
+                } catch (...) {
+                    r.error = QStringLiteral("Unknown error in a background job.");
+                }
+                return r;
+            },
+            [this](const OverlayResult& r) { emit overlayReady(r); });
 }
 
 void OverlayService::cancel() { jobs_.cancel(); }

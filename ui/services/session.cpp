@@ -50,45 +50,47 @@ void Session::startJob(Work work, const QString& what, const QString& unit) {
     emit progress(-1);
     emit progressText(what + QStringLiteral("…"));
     jobs_.start(
-        [this, work, what, unit](const JobTracker::Stop& stop) -> Outcome {
-            int lastPermille = -1;
-            auto clock = std::make_shared<attnscope::ProgressClock>();
-            attnscope::Progress report = [this, stop, lastPermille, clock, what, unit](long long done,
-                                                                                     long long total) mutable {
-                if (stop.requested()) return false;
-                const int permille = total > 0 ? static_cast<int>(done * 1000 / total) : -1;
-                const double left = clock->secondsLeft(done, total);
-                if (permille != lastPermille) {
-                    lastPermille = permille;
-                    const QString text = progressWords(what, unit, done, total, left);
-                    jobs_.post(stop, [this, permille, text] {
-                        emit progress(permille);
-                        emit progressText(text);
-                    });
+            [this, work, what, unit](const JobTracker::Stop& stop) -> Outcome {
+                int lastPermille = -1;
+                auto clock = std::make_shared<attnscope::ProgressClock>();
+                attnscope::Progress report = [this, stop, lastPermille, clock, what, unit](long long done,
+                                                                                           long long total) mutable {
+                    if (stop.requested()) return false;
+                    const int permille = total > 0 ? static_cast<int>(done * 1000 / total) : -1;
+                    const double left = clock->secondsLeft(done, total);
+                    if (permille != lastPermille) {
+                        lastPermille = permille;
+                        const QString text = progressWords(what, unit, done, total, left);
+                        jobs_.post(stop, [this, permille, text] {
+                            emit progress(permille);
+                            emit progressText(text);
+                        });
+                    }
+                    return true;
+                };
+                try {
+                    return work(report);
+                } catch (const attnscope::Cancelled&) {
+                    return {};
+                } catch (const std::exception& e) {
+                    return {nullptr, nullptr, QString::fromStdString(e.what()), {}};
+                } catch (...) {
+                    return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), {}};
                 }
-                return true;
-            };
-            try {
-                return work(report);
-            } catch (const attnscope::Cancelled&) {
-                return {};
-            } catch (const std::exception& e) {
-                return {nullptr, nullptr, QString::fromStdString(e.what()), {}};
-            } catch (...) {
-                return {nullptr, nullptr, QStringLiteral("Unknown error in a background job."), {}};
-            }
-        },
-        [this](const Outcome& outcome) { finish(outcome); });
+            },
+            [this](const Outcome& outcome) { finish(outcome); });
 }
 
 void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
     const std::filesystem::path path = folder.toStdString();
-    startJob([path, folder, device](const attnscope::Progress& report) {
-        attnscope::LoadOptions options;
-        options.device = device;
-        options.progress = report;
-        return Outcome{attnscope::Model::load(path, options), nullptr, {}, folder};
-    }, tr("Loading"), tr("step"));
+    startJob(
+            [path, folder, device](const attnscope::Progress& report) {
+                attnscope::LoadOptions options;
+                options.device = device;
+                options.progress = report;
+                return Outcome{attnscope::Model::load(path, options), nullptr, {}, folder};
+            },
+            tr("Loading"), tr("step"));
 }
 
 void Session::run(std::vector<std::int64_t> ids) {
@@ -96,12 +98,14 @@ void Session::run(std::vector<std::int64_t> ids) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, ids = std::move(ids), capture = captureDtype_](const attnscope::Progress& report) {
-        attnscope::RunOptions options;
-        options.progress = report;
-        options.captureDtype = capture;
-        return Outcome{nullptr, model->forward(ids, options), {}, {}};
-    }, tr("Running"), tr("layer"));
+    startJob(
+            [model = model_, ids = std::move(ids), capture = captureDtype_](const attnscope::Progress& report) {
+                attnscope::RunOptions options;
+                options.progress = report;
+                options.captureDtype = capture;
+                return Outcome{nullptr, model->forward(ids, options), {}, {}};
+            },
+            tr("Running"), tr("layer"));
 }
 
 void Session::runInput(const QString& text, bool asIds, const QString& target) {
@@ -109,24 +113,28 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, text, asIds, target, capture = captureDtype_](const attnscope::Progress& report) {
-        const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
-        attnscope::RunOptions options;
-        options.progress = report;
-        options.captureDtype = capture;
-        if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
-        attnscope::TextInput input;
-        input.ids = ids;
-        input.targetIds = encodeTargetInput(*model, target, asIds);
-        return Outcome{nullptr, model->forwardText(input, options), {}, {}};
-    }, tr("Running"), tr("layer"));
+    startJob(
+            [model = model_, text, asIds, target, capture = captureDtype_](const attnscope::Progress& report) {
+                const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
+                attnscope::RunOptions options;
+                options.progress = report;
+                options.captureDtype = capture;
+                if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
+                attnscope::TextInput input;
+                input.ids = ids;
+                input.targetIds = encodeTargetInput(*model, target, asIds);
+                return Outcome{nullptr, model->forwardText(input, options), {}, {}};
+            },
+            tr("Running"), tr("layer"));
 }
 
 void Session::openAttentionFile(const QString& npy, const QString& tokensJson) {
-    startJob([npy, tokensJson](const attnscope::Progress& report) {
-        auto trace = attnscope::openAttentionFile(npy.toStdString(), tokensJson.toStdString(), report);
-        return Outcome{nullptr, std::move(trace), {}, npy, true};
-    }, tr("Checking maps"), tr("map"));
+    startJob(
+            [npy, tokensJson](const attnscope::Progress& report) {
+                auto trace = attnscope::openAttentionFile(npy.toStdString(), tokensJson.toStdString(), report);
+                return Outcome{nullptr, std::move(trace), {}, npy, true};
+            },
+            tr("Checking maps"), tr("map"));
 }
 
 void Session::runImage(attnscope::RgbImage image) {
@@ -134,12 +142,14 @@ void Session::runImage(attnscope::RgbImage image) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
-    startJob([model = model_, image = std::move(image), capture = captureDtype_](const attnscope::Progress& report) {
-        attnscope::RunOptions options;
-        options.progress = report;
-        options.captureDtype = capture;
-        return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
-    }, tr("Running"), tr("layer"));
+    startJob(
+            [model = model_, image = std::move(image), capture = captureDtype_](const attnscope::Progress& report) {
+                attnscope::RunOptions options;
+                options.progress = report;
+                options.captureDtype = capture;
+                return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
+            },
+            tr("Running"), tr("layer"));
 }
 
 bool Session::hasTokenizer() const { return model_ && model_->hasTokenizer(); }

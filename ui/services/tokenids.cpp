@@ -23,16 +23,16 @@ TokenIdsParse parseTokenIds(const QString& text, int vocabSize, int maxCount) {
     // What the model allows, said in the ui's words before a run is started.
     if (maxCount > 0 && out.ids.size() > static_cast<std::size_t>(maxCount)) {
         out.error = QStringLiteral("%1 token ids given; this model takes at most %2.")
-                        .arg(static_cast<qulonglong>(out.ids.size()))
-                        .arg(maxCount);
+                            .arg(static_cast<qulonglong>(out.ids.size()))
+                            .arg(maxCount);
         out.ids.clear();
         return out;
     }
     for (const std::int64_t id : out.ids) {
         if (vocabSize > 0 && id >= vocabSize) {
             out.error = QStringLiteral("'%1' is not a token id: expected a whole number from 0 to %2.")
-                            .arg(static_cast<qlonglong>(id))
-                            .arg(vocabSize - 1);
+                                .arg(static_cast<qlonglong>(id))
+                                .arg(vocabSize - 1);
             out.ids.clear();
             return out;
         }

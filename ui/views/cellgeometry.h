@@ -15,13 +15,13 @@ struct Cell {
 };
 
 struct CellGeometry {
-    QRectF area;              // the axis rect in widget pixels
-    double keyLower = -0.5;   // x-axis range shown (data coordinates), left to right
+    QRectF area;             // the axis rect in widget pixels
+    double keyLower = -0.5;  // x-axis range shown (data coordinates), left to right
     double keyUpper = 0.5;
-    double queryLower = -0.5; // y-axis range shown; lower is at the top (reversed axis)
+    double queryLower = -0.5;  // y-axis range shown; lower is at the top (reversed axis)
     double queryUpper = 0.5;
-    int rows = 0;             // queries
-    int cols = 0;             // keys
+    int rows = 0;  // queries
+    int cols = 0;  // keys
 
     // The whole-matrix range for rows x cols cells, filling area.
     static CellGeometry fitted(const QRectF& area, int rows, int cols);

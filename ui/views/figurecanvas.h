@@ -20,9 +20,9 @@ public:
     QRectF area() const;
 
     std::function<void(QPainter&, const QRectF&)> paint;  // draws into area()
-    std::function<void(const QPointF&)> moved;             // mouse moved (tracking on)
-    std::function<void(const QPointF&)> clicked;           // left button pressed
-    std::function<void()> left;                            // mouse left the widget
+    std::function<void(const QPointF&)> moved;            // mouse moved (tracking on)
+    std::function<void(const QPointF&)> clicked;          // left button pressed
+    std::function<void()> left;                           // mouse left the widget
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -37,7 +37,8 @@ HeadMetricMap::HeadMetricMap(QWidget* parent) : QWidget(parent) {
     message_ = tr("Run an input to see a metric of every head.");
 }
 
-void HeadMetricMap::setValues(int layers, int heads, std::vector<double> values, const QString& name, const QString& unit) {
+void HeadMetricMap::setValues(int layers, int heads, std::vector<double> values, const QString& name,
+                              const QString& unit) {
     layers_ = layers;
     heads_ = heads;
     values_ = std::move(values);
@@ -115,7 +116,8 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), pal.base());
     p.setPen(pal.color(QPalette::Text));
     if (layers_ <= 0 || heads_ <= 0) {
-        p.drawText(rect().adjusted(kMapMargin, kMapMargin, -kMapMargin, -kMapMargin), Qt::AlignCenter | Qt::TextWordWrap, message_);
+        p.drawText(rect().adjusted(kMapMargin, kMapMargin, -kMapMargin, -kMapMargin),
+                   Qt::AlignCenter | Qt::TextWordWrap, message_);
         return;
     }
     const QFontMetrics fm(font());
@@ -129,12 +131,12 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     const int headStep = wide ? 1 : labelStep(L.cell, fm.horizontalAdvance(QStringLiteral("00")) + 4);
     const int layerStep = L.cell >= fm.height() * 0.7 ? 1 : fm.height() / std::max(1, L.cell) + 1;
     for (int h = 0; h < heads_; h += headStep)
-        p.drawText(QRect(L.left + h * L.cell, L.top - fm.height() - 2, L.cell, fm.height()), Qt::AlignCenter | Qt::TextDontClip,
-                   wide ? QStringLiteral("H%1").arg(h) : QString::number(h));
+        p.drawText(QRect(L.left + h * L.cell, L.top - fm.height() - 2, L.cell, fm.height()),
+                   Qt::AlignCenter | Qt::TextDontClip, wide ? QStringLiteral("H%1").arg(h) : QString::number(h));
     for (int l = 0; l < layers_; ++l) {
         if (l % layerStep == 0)
-            p.drawText(QRect(0, L.top + l * L.cell, L.left - 4, L.cell), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-                       QStringLiteral("L%1").arg(l));
+            p.drawText(QRect(0, L.top + l * L.cell, L.left - 4, L.cell),
+                       Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, QStringLiteral("L%1").arg(l));
         for (int h = 0; h < heads_; ++h) p.fillRect(cellRect(l, h), colorOf(value(l, h)));
     }
     if (layer_ >= 0 && head_ >= 0 && layer_ < layers_ && head_ < heads_) {
@@ -147,10 +149,11 @@ void HeadMetricMap::paintEvent(QPaintEvent*) {
     p.fillRect(L.bar, g);
     p.setPen(pal.color(QPalette::Text));
     p.drawRect(L.bar);
-    for (const auto& [v, y] : {std::pair{max_, L.bar.top()}, std::pair{(min_ + max_) / 2, L.bar.center().y()}, std::pair{min_, L.bar.bottom()}}) {
+    for (const auto& [v, y] : {std::pair{max_, L.bar.top()}, std::pair{(min_ + max_) / 2, L.bar.center().y()},
+                               std::pair{min_, L.bar.bottom()}}) {
         p.drawLine(L.bar.right(), y, L.bar.right() + 4, y);
-        p.drawText(QRect(L.bar.right() + 6, y - fm.height() / 2, kMapBarLabels, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   QString::number(v, 'g', 3));
+        p.drawText(QRect(L.bar.right() + 6, y - fm.height() / 2, kMapBarLabels, fm.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, QString::number(v, 'g', 3));
     }
 }
 
@@ -171,7 +174,10 @@ bool HeadMetricMap::event(QEvent* event) {
         if (cellAt(help->pos(), l, h)) {
             const double v = value(l, h);
             QToolTip::showText(help->globalPos(),
-                               tr("layer %1 · head %2 · %3 %4").arg(l).arg(h).arg(name_, std::isfinite(v) ? QString::number(v, 'g', 4) : tr("not known yet")),
+                               tr("layer %1 · head %2 · %3 %4")
+                                       .arg(l)
+                                       .arg(h)
+                                       .arg(name_, std::isfinite(v) ? QString::number(v, 'g', 4) : tr("not known yet")),
                                this);
         } else {
             QToolTip::hideText();

@@ -32,9 +32,7 @@ QCPColorGradient colormapGradient(Colormap map) {
 
 namespace {
 
-QString labelAt(const QStringList& labels, int i) {
-    return i < labels.size() ? labels[i] : QString::number(i);
-}
+QString labelAt(const QStringList& labels, int i) { return i < labels.size() ? labels[i] : QString::number(i); }
 
 // "'label'", or "'label' [raw]" when the raw token reads differently.
 QString quotedLabel(const QStringList& labels, const QStringList& raw, int i) {
@@ -132,8 +130,8 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     clear(tr("Open a model folder (Ctrl+O) to see its attention."));
 }
 
-void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
-                         const QStringList& keyLabels, const QString& title) {
+void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
+                         const QString& title) {
     const bool sameShape = map.rows == map_.rows && map.cols == map_.cols;
     map_ = map;
     queryLabels_ = queryLabels;
@@ -183,14 +181,13 @@ void HeatmapView::fillColorMap() {
     if (lod_.values.empty())
         data->setRange(place(shown.cols, 0, shown.cols), place(shown.rows, 0, shown.rows));
     else
-        data->setRange(place(shown.cols, lodFor_.colBegin, lodFor_.colEnd), place(shown.rows, lodFor_.rowBegin, lodFor_.rowEnd));
+        data->setRange(place(shown.cols, lodFor_.colBegin, lodFor_.colEnd),
+                       place(shown.rows, lodFor_.rowBegin, lodFor_.rowEnd));
     for (int q = 0; q < shown.rows; ++q)
         for (int k = 0; k < shown.cols; ++k) data->setCell(k, q, std::max(double(shown.at(q, k)), floor));
 }
 
-attnscope::Pooling HeatmapView::pooling() const {
-    return attnscope::Pooling(poolingCombo_->currentData().toInt());
-}
+attnscope::Pooling HeatmapView::pooling() const { return attnscope::Pooling(poolingCombo_->currentData().toInt()); }
 
 void HeatmapView::setPooling(attnscope::Pooling pooling) {
     poolingCombo_->setCurrentIndex(poolingCombo_->findData(int(pooling)));
@@ -233,13 +230,17 @@ HeatmapView::Shown HeatmapView::shown() const {
     Shown s;
     const int r0 = zoom_.rowBegin(), r1 = zoom_.rowEnd(), c0 = zoom_.colBegin(), c1 = zoom_.colEnd();
     if (map_.rows <= 0 || r0 >= r1 || c0 >= c1) return s;
-    const bool bins = !lod_.values.empty() && (lod_.rows < lodFor_.rowEnd - lodFor_.rowBegin || lod_.cols < lodFor_.colEnd - lodFor_.colBegin);
+    const bool bins = !lod_.values.empty() &&
+                      (lod_.rows < lodFor_.rowEnd - lodFor_.rowBegin || lod_.cols < lodFor_.colEnd - lodFor_.colBegin);
     if (bins) {
         s.map = lod_;
         for (int r = 0; r < lod_.rows; ++r)
-            s.queryLabels << labelAt(queryLabels_, lodFor_.rowBegin + int(std::int64_t(r) * (lodFor_.rowEnd - lodFor_.rowBegin) / lod_.rows));
+            s.queryLabels << labelAt(queryLabels_,
+                                     lodFor_.rowBegin +
+                                             int(std::int64_t(r) * (lodFor_.rowEnd - lodFor_.rowBegin) / lod_.rows));
         for (int c = 0; c < lod_.cols; ++c)
-            s.keyLabels << labelAt(keyLabels_, lodFor_.colBegin + int(std::int64_t(c) * (lodFor_.colEnd - lodFor_.colBegin) / lod_.cols));
+            s.keyLabels << labelAt(keyLabels_, lodFor_.colBegin + int(std::int64_t(c) *
+                                                                      (lodFor_.colEnd - lodFor_.colBegin) / lod_.cols));
         return s;
     }
     if (valuesPending()) {
@@ -336,13 +337,13 @@ QString HeatmapView::describeCell(const Cell& cell) const {
         value = names_.valueScale == 1.0 ? QString::number(v, 'f', 4) : QString::number(v * names_.valueScale, 'g', 4);
     }
     return QStringLiteral("%1 %2 %3 \u2192 %4 %5 %6: %7")
-        .arg(names_.rows)
-        .arg(cell.query)
-        .arg(quotedLabel(queryLabels_, rawQueryLabels_, cell.query))
-        .arg(names_.cols)
-        .arg(cell.key)
-        .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
-        .arg(value);
+            .arg(names_.rows)
+            .arg(cell.query)
+            .arg(quotedLabel(queryLabels_, rawQueryLabels_, cell.query))
+            .arg(names_.cols)
+            .arg(cell.key)
+            .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
+            .arg(value);
 }
 
 void HeatmapView::onMouseMove(QMouseEvent* event) {
@@ -351,7 +352,8 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
         // Data units per pixel at the zoom the drag started from; the y axis is reversed.
         const QRect rect = plot_->axisRect()->rect();
         const QPointF d = event->position() - dragStart_;
-        setZoom(dragZoom_.panned(-d.x() / dragZoom_.cellWidth(rect.width()), -d.y() / dragZoom_.cellHeight(rect.height())));
+        setZoom(dragZoom_.panned(-d.x() / dragZoom_.cellWidth(rect.width()),
+                                 -d.y() / dragZoom_.cellHeight(rect.height())));
     }
     const auto cell = cellGeometry().cellAt(event->position());
     if (!cell) {
@@ -370,8 +372,7 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
 void HeatmapView::updateTicks() {
     // Lay the plot out for its current size first, so the axis rect is the one we place on.
     QCPLayoutGrid* layout = plot_->plotLayout();
-    for (auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
-                       QCPLayoutElement::upLayout})
+    for (auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
         layout->update(phase);
     const QFontMetrics metrics(plot_->xAxis->tickLabelFont());
     // Ticks over the visible cells only: zooming in thins them less, until every token shows.
@@ -466,11 +467,14 @@ void HeatmapView::keyPressEvent(QKeyEvent* event) {
 void HeatmapView::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     // The axis rect gets its new size in the next layout pass; place ticks after it.
-    QMetaObject::invokeMethod(this, [this] {
-        updateTicks();
-        plot_->replot(QCustomPlot::rpQueuedReplot);
-        askLevelOfDetail();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this,
+            [this] {
+                updateTicks();
+                plot_->replot(QCustomPlot::rpQueuedReplot);
+                askLevelOfDetail();
+            },
+            Qt::QueuedConnection);
 }
 
 void HeatmapView::changeEvent(QEvent* event) {

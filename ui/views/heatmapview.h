@@ -1,7 +1,7 @@
 // HeatmapView: one attention map drawn like a matrix (row = query, column = key, query 0 at
-// the top), crisp cells, a colour bar (linear 0..1 or log), a choice of colormap and the tokens as tick labels on both axes.
-// Hovering a cell shows "query 'tok' → key 'tok': value" below the plot (with the raw token in
-// brackets where it differs from the readable label).
+// the top), crisp cells, a colour bar (linear 0..1 or log), a choice of colormap and the tokens as tick labels on both
+// axes. Hovering a cell shows "query 'tok' → key 'tok': value" below the plot (with the raw token in brackets where it
+// differs from the readable label).
 //
 // Zoom (MapZoom): the mouse wheel zooms about the cursor, a left drag pans, a Shift+left drag
 // draws a rubber band to zoom to, +/- zoom about the centre and 0 (or Home, or a double-click)
@@ -49,8 +49,8 @@ public:
 
     // Shows map (rows = queries, cols = keys). queryLabels / keyLabels have one entry per row /
     // column (missing ones are shown as indices).
-    void setMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
-                const QStringList& keyLabels, const QString& title);
+    void setMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
+                const QString& title);
     // The raw vocabulary strings behind the labels of the next setMap() (parallel to its labels;
     // empty = none). Hovering a cell whose raw token differs from its label shows both.
     void setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw);
@@ -155,9 +155,9 @@ private:
     QLabel* hoverLabel_ = nullptr;
     QComboBox* poolingCombo_ = nullptr;
     attnscope::HeadMap map_;
-    attnscope::HeadMap lod_;          // the level-of-detail bins drawn now (empty: cells drawn)
-    attnscope::PoolRequest lodFor_;   // the request lod_ answers
-    attnscope::PoolRequest lodAsked_; // the last request sent (levelOfDetailWanted)
+    attnscope::HeadMap lod_;           // the level-of-detail bins drawn now (empty: cells drawn)
+    attnscope::PoolRequest lodFor_;    // the request lod_ answers
+    attnscope::PoolRequest lodAsked_;  // the last request sent (levelOfDetailWanted)
     bool lodEnabled_ = true;
     QStringList queryLabels_;
     QStringList keyLabels_;

@@ -83,8 +83,8 @@ void ImageOverlayView::paintEvent(QPaintEvent*) {
         p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, message_);
         return;
     }
-    p.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, fm.height() * 2 + 2), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-               caption_);
+    p.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, fm.height() * 2 + 2),
+               Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption_);
     const QRectF im = imageRect();
     if (im.isEmpty()) return;
     OverlayPicture shown = picture_;
@@ -108,8 +108,8 @@ void ImageOverlayView::paintEvent(QPaintEvent*) {
     for (double t : ticks) {
         const double y = bar.bottom() - t / picture_.maxValue * bar.height();
         p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 4, y));
-        p.drawText(QRectF(bar.right() + 6, y - fm.height() / 2.0, kBarLabels, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   QString::number(t, 'f', decimals));
+        p.drawText(QRectF(bar.right() + 6, y - fm.height() / 2.0, kBarLabels, fm.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, QString::number(t, 'f', decimals));
     }
 }
 
@@ -143,9 +143,9 @@ bool ImageOverlayView::event(QEvent* event) {
             const int C = picture_.gridCols;
             QToolTip::showText(help->globalPos(),
                                tr("patch r%1c%2 · weight %3 · click to show its row")
-                                   .arg(patch / C)
-                                   .arg(patch % C)
-                                   .arg(picture_.values[std::size_t(patch)], 0, 'g', 4),
+                                       .arg(patch / C)
+                                       .arg(patch % C)
+                                       .arg(picture_.values[std::size_t(patch)], 0, 'g', 4),
                                this);
         }
         return true;

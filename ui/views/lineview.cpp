@@ -104,7 +104,7 @@ void LineView::rebuildHeadButtons(int heads) {
         const QColor c = headColor(h);
         b->setStyleSheet(QStringLiteral("QToolButton { border: 2px solid %1; border-radius: 3px; padding: 1px 4px; }"
                                         "QToolButton:checked { background: %1; color: white; }")
-                             .arg(c.name()));
+                                 .arg(c.name()));
         connect(b, &QToolButton::toggled, this, [this] { updateFigure(); });
         headRow_->addWidget(b);
         headButtons_.push_back(b);
@@ -130,8 +130,8 @@ void LineView::setWindow(int total, int start, int size) {
         windowLabel_->setText(tr("tokens %1\u2013%2 of %3").arg(windowStart_).arg(windowStart_ + size - 1).arg(total));
 }
 
-void LineView::setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels, const QStringList& keyLabels,
-                       const QString& title, bool cross) {
+void LineView::setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels,
+                       const QStringList& keyLabels, const QString& title, bool cross) {
     const auto shape = [](const std::vector<attnscope::HeadMap>& m) {
         for (const auto& h : m)
             if (h.rows > 0) return std::make_pair(h.rows, h.cols);
@@ -181,7 +181,8 @@ void LineView::updateFigure() {
     figure_.threshold = threshold_->value();
     figure_.heads.clear();
     for (int h : shownHeads())
-        if (h < int(maps_.size()) && maps_[h].rows > 0) figure_.heads.push_back({h, headColor(h), maps_[h]});  // empty: not computed
+        if (h < int(maps_.size()) && maps_[h].rows > 0)
+            figure_.heads.push_back({h, headColor(h), maps_[h]});  // empty: not computed
     canvas_->update();
 }
 
@@ -221,7 +222,8 @@ void LineView::onClicked(const QPointF& point) {
     if (maps_.empty()) return;
     const LineLayout L = lineLayout(canvas_, figure_, canvas_->area());
     const auto [side, index] = L.tokenAt(point, figure_.queryLabels.size(), figure_.keyLabels.size());
-    const bool same = figure_.locked && ((side == 0 && index == figure_.focusQuery) || (side == 1 && index == figure_.focusKey));
+    const bool same =
+            figure_.locked && ((side == 0 && index == figure_.focusQuery) || (side == 1 && index == figure_.focusKey));
     if (side < 0 || same) {
         setTokenFocus(-1, -1, false);
         emit tokenFocused(-1, -1, true);

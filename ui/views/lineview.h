@@ -39,8 +39,8 @@ public:
 
     // Every head's map of the layer (maps[h], [queries, keys]; an empty map: that head is not
     // drawn); heads keep their on/off choice while their count stays the same.
-    void setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels, const QStringList& keyLabels,
-                 const QString& title, bool cross);
+    void setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels,
+                 const QStringList& keyLabels, const QString& title, bool cross);
     void clear(const QString& message);
 
     // Long inputs: the maps given are those of tokens [start, start + size) on both sides, of
@@ -98,10 +98,10 @@ private:
     LineFigure figure_;
     std::vector<int> pendingHidden_;  // from setState, for the next head buttons built
     bool pending_ = false;
-    int windowStart_ = 0;   // wanted first token of the window
-    int windowTotal_ = 0;   // tokens of the input when windowed, else 0
+    int windowStart_ = 0;  // wanted first token of the window
+    int windowTotal_ = 0;  // tokens of the input when windowed, else 0
     int windowSize_ = 0;
-    int offset_ = 0;        // the input position of the figure's row 0 (the maps now shown)
+    int offset_ = 0;  // the input position of the figure's row 0 (the maps now shown)
     QScrollBar* windowBar_ = nullptr;
     QLabel* windowLabel_ = nullptr;
 };

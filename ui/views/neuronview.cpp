@@ -77,8 +77,10 @@ NeuronView::State NeuronView::state() const {
 
 void NeuronView::setState(const State& st) {
     pendingQuery_ = -1;
-    if (st.query >= 0 && st.query < queryCombo_->count()) setQuery(st.query);
-    else pendingQuery_ = st.query;
+    if (st.query >= 0 && st.query < queryCombo_->count())
+        setQuery(st.query);
+    else
+        pendingQuery_ = st.query;
 }
 
 int NeuronView::query() const { return queryCombo_->currentIndex(); }
@@ -87,7 +89,8 @@ void NeuronView::setQuery(int query) {
     if (query >= 0 && query < queryCombo_->count()) queryCombo_->setCurrentIndex(query);
 }
 
-void NeuronView::setRow(const attnscope::NeuronRow& row, const QString& queryLabel, const QStringList& keyLabels, const QString& title) {
+void NeuronView::setRow(const attnscope::NeuronRow& row, const QString& queryLabel, const QStringList& keyLabels,
+                        const QString& title) {
     const int focus = figure_.focusKey < row.keys ? figure_.focusKey : -1;
     figure_ = NeuronFigure{row, queryLabel, keyLabels, title, focus, 10};
     hasRow_ = true;

@@ -33,7 +33,8 @@ public:
     void setQuery(int query);  // emits queryChosen when it changes
     QComboBox* queryCombo() const { return queryCombo_; }
 
-    void setRow(const attnscope::NeuronRow& row, const QString& queryLabel, const QStringList& keyLabels, const QString& title);
+    void setRow(const attnscope::NeuronRow& row, const QString& queryLabel, const QStringList& keyLabels,
+                const QString& title);
     void clear(const QString& message);
     QString message() const;
     const NeuronFigure& figure() const { return figure_; }

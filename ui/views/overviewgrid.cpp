@@ -61,7 +61,8 @@ void OverviewGrid::setHeadOrder(std::vector<std::vector<int>> order) {
 }
 
 int OverviewGrid::slotOf(int layer, int head) const {
-    if (layer < 0 || std::size_t(layer) >= order_.size() || int(order_[std::size_t(layer)].size()) != heads_) return head;
+    if (layer < 0 || std::size_t(layer) >= order_.size() || int(order_[std::size_t(layer)].size()) != heads_)
+        return head;
     const auto& o = order_[std::size_t(layer)];
     const auto it = std::find(o.begin(), o.end(), head);
     return it == o.end() ? head : int(it - o.begin());
@@ -135,7 +136,8 @@ bool OverviewGrid::tileAt(const QPoint& pos, int& layer, int& head) const {
     if (h >= heads_ || l >= layers_ || x % step >= m.tile || y % step >= m.tile) return false;
     layer = l;
     head = h;
-    if (std::size_t(l) < order_.size() && int(order_[std::size_t(l)].size()) == heads_) head = order_[std::size_t(l)][std::size_t(h)];
+    if (std::size_t(l) < order_.size() && int(order_[std::size_t(l)].size()) == heads_)
+        head = order_[std::size_t(l)][std::size_t(h)];
     return true;
 }
 
@@ -158,10 +160,11 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     for (int h = 0; h < heads_; h += step) {
         const QRect r(m.left + h * (m.tile + m.gap), m.top, m.tile, m.tile);  // column h
         // Ordered: the columns are ranks, and each tile names its head.
-        const QString label = ordered() ? QStringLiteral("#%1").arg(h + 1)
+        const QString label = ordered()                                               ? QStringLiteral("#%1").arg(h + 1)
                               : m.tile >= fm.horizontalAdvance(QStringLiteral("H00")) ? QStringLiteral("H%1").arg(h)
                                                                                       : QString::number(h);
-        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter | Qt::TextDontClip, label);
+        p.drawText(QRect(r.left(), m.top - fm.height() - 2, r.width(), fm.height()), Qt::AlignCenter | Qt::TextDontClip,
+                   label);
     }
     for (int l = 0; l < layers_; ++l) {
         const QRect r = tileRect(l, 0);
@@ -254,8 +257,10 @@ bool OverviewGrid::event(QEvent* event) {
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
         const QString text = toolTipAt(help->pos());
-        if (text.isEmpty()) QToolTip::hideText();
-        else QToolTip::showText(help->globalPos(), text, this);
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
         return true;
     }
     return QWidget::event(event);

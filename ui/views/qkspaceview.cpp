@@ -86,8 +86,8 @@ void QkSpaceView::setState(const State& st) {
 
 bool QkSpaceView::allHeads() const { return scope_->currentIndex() == 1; }
 
-void QkSpaceView::setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels, const QStringList& keyLabels,
-                           const QString& title) {
+void QkSpaceView::setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels,
+                           const QStringList& keyLabels, const QString& title) {
     // Keep the selection on the same token when the points are the same tokens (a new head).
     const bool keep = has_ && figure_.selected >= 0 && figure_.space.points() == space.points();
     const int selected = keep ? figure_.selected : -1;

@@ -22,7 +22,7 @@ public:
 
     // The view's settings as plain values (workspace files save and restore them).
     struct State {
-        bool allHeads = false;                   // every head of the layer, not only the shown one
+        bool allHeads = false;  // every head of the layer, not only the shown one
         QkColoring coloring = QkColoring::Position;
     };
     State state() const;
@@ -32,7 +32,8 @@ public:
     QComboBox* scopeCombo() const { return scope_; }
     QComboBox* coloringCombo() const { return coloring_; }
 
-    void setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels, const QStringList& keyLabels, const QString& title);
+    void setSpace(const attnscope::QkSpace& space, const QStringList& queryLabels, const QStringList& keyLabels,
+                  const QString& title);
     // Core's token kinds of the query rows and key columns (TokenKind colouring).
     void setTokenKinds(std::vector<attnscope::TokenKind> queries, std::vector<attnscope::TokenKind> keys);
     void clear(const QString& message);
@@ -57,8 +58,8 @@ public:
 
 signals:
     void scopeChanged();
-    void pointHovered(int point);  // -1 when none
-    void pointSelected(int point); // -1 when cleared
+    void pointHovered(int point);   // -1 when none
+    void pointSelected(int point);  // -1 when cleared
     void exportRequested();
 
 private:

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-double TemperatureSlider::temperatureAt(int position) { return std::pow(10.0, (position - kSteps / 2) / double(kSteps / 2)); }
+double TemperatureSlider::temperatureAt(int position) {
+    return std::pow(10.0, (position - kSteps / 2) / double(kSteps / 2));
+}
 
 int TemperatureSlider::positionOf(double temperature) {
     const double t = std::clamp(temperature, 0.1, 10.0);
@@ -78,6 +80,4 @@ void TemperatureSlider::setApplicable(bool applicable, const QString& reason) {
     note_->setVisible(!applicable && !reason.isEmpty());
 }
 
-void TemperatureSlider::updateLabel() {
-    value_->setText(QStringLiteral("T = %1").arg(temperature(), 0, 'g', 3));
-}
+void TemperatureSlider::updateLabel() { value_->setText(QStringLiteral("T = %1").arg(temperature(), 0, 'g', 3)); }

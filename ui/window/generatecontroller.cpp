@@ -48,24 +48,25 @@ void GenerateController::startDetectors() {
         QString error;
     };
     detectorJobs_.start(
-        [model](const JobTracker::Stop&) {
-            Result r;
-            try {
-                r.report = attnscope::headDetectors(*model, {}, {});
-            } catch (const std::exception& e) {
-                r.error = QString::fromUtf8(e.what());
-            }
-            return r;
-        },
-        [this](const Result& r) {
-            if (!r.error.isEmpty()) {
-                emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
-                return;
-            }
-            emit detectorsReady(r.report.heads, tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
-                                                   "each pattern's targets, 1 = a perfect head.")
-                                                    .arg(r.report.repeatLength));
-        });
+            [model](const JobTracker::Stop&) {
+                Result r;
+                try {
+                    r.report = attnscope::headDetectors(*model, {}, {});
+                } catch (const std::exception& e) {
+                    r.error = QString::fromUtf8(e.what());
+                }
+                return r;
+            },
+            [this](const Result& r) {
+                if (!r.error.isEmpty()) {
+                    emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
+                    return;
+                }
+                emit detectorsReady(r.report.heads,
+                                    tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
+                                       "each pattern's targets, 1 = a perfect head.")
+                                            .arg(r.report.repeatLength));
+            });
 }
 
 void GenerateController::start() {
@@ -76,8 +77,10 @@ void GenerateController::start() {
         return;
     }
     const attnscope::ModelInfo& info = model->info();
-    if (info.encoderDecoder || info.imageInput || (trace->nextTokenLogits().empty() && !(generation_ && trace == shown_))) {
-        panel_->setStatus(tr("Generation needs a decoder-only language model; %1 is not one.").arg(QString::fromStdString(info.family)));
+    if (info.encoderDecoder || info.imageInput ||
+        (trace->nextTokenLogits().empty() && !(generation_ && trace == shown_))) {
+        panel_->setStatus(tr("Generation needs a decoder-only language model; %1 is not one.")
+                                  .arg(QString::fromStdString(info.family)));
         return;
     }
     // Stepping shows prefixes of our own trace: generate again from the same prompt then.
@@ -112,21 +115,23 @@ void GenerateController::run(const std::vector<std::int64_t>& prompt, attnscope:
     panel_->setStatus(tr("Generating %1 tokens…").arg(options.tokens));
     panel_->generateButton()->setEnabled(false);
     jobs_.start(
-        [this, model, prompt, options](const JobTracker::Stop& stop) mutable {
-            Outcome out;
-            options.progress = [this, stop](long long done, long long total) {
-                jobs_.post(stop, [this, done, total] { panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total)); });
-                return !stop.requested();
-            };
-            try {
-                out.generation = attnscope::generate(*model, prompt, options);
-            } catch (const attnscope::Cancelled&) {
-            } catch (const std::exception& e) {
-                out.error = QString::fromUtf8(e.what());
-            }
-            return out;
-        },
-        [this, options, step](const Outcome& out) { deliver(out, options, step); });
+            [this, model, prompt, options](const JobTracker::Stop& stop) mutable {
+                Outcome out;
+                options.progress = [this, stop](long long done, long long total) {
+                    jobs_.post(stop, [this, done, total] {
+                        panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total));
+                    });
+                    return !stop.requested();
+                };
+                try {
+                    out.generation = attnscope::generate(*model, prompt, options);
+                } catch (const attnscope::Cancelled&) {
+                } catch (const std::exception& e) {
+                    out.error = QString::fromUtf8(e.what());
+                }
+                return out;
+            },
+            [this, options, step](const Outcome& out) { deliver(out, options, step); });
 }
 
 void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOptions& options, int step) {
@@ -143,14 +148,15 @@ void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOp
     const auto& labels = generation_->trace->displayTokens();
     const auto p = static_cast<qsizetype>(generation_->prompt.size());
     QStringList prompt, generated;
-    for (qsizetype i = 0; i < qsizetype(labels.size()); ++i) (i < p ? prompt : generated) << QString::fromStdString(labels[std::size_t(i)]);
+    for (qsizetype i = 0; i < qsizetype(labels.size()); ++i)
+        (i < p ? prompt : generated) << QString::fromStdString(labels[std::size_t(i)]);
     const attnscope::SamplingOptions& s = options_.sampling;
     panel_->setStatus(s.sample ? tr("Sampled %1 tokens (sampling temperature %2, top-k %3, top-p %4, seed %5).")
-                                     .arg(generated.size())
-                                     .arg(s.temperature)
-                                     .arg(s.topK ? QString::number(s.topK) : tr("all"))
-                                     .arg(s.topP)
-                                     .arg(s.seed)
+                                         .arg(generated.size())
+                                         .arg(s.temperature)
+                                         .arg(s.topK ? QString::number(s.topK) : tr("all"))
+                                         .arg(s.topP)
+                                         .arg(s.seed)
                                : tr("Generated %1 tokens greedily.").arg(generated.size()));
     step = std::clamp(step, 0, std::max(0, int(generated.size()) - 1));
     panel_->showGeneration(prompt, generated, step);
@@ -158,9 +164,11 @@ void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOp
     emit finished();
 }
 
-bool GenerateController::showStepOutput(const std::shared_ptr<const attnscope::Trace>& trace, OutputPanel* outputs) const {
+bool GenerateController::showStepOutput(const std::shared_ptr<const attnscope::Trace>& trace,
+                                        OutputPanel* outputs) const {
     if (!generation_ || !trace || trace != shown_ || !session_->model()) return false;
-    outputs->showGenerationStep(*generation_, shownStep_, *session_->model(), session_->tokenizer().get(), options_.sampling.sample);
+    outputs->showGenerationStep(*generation_, shownStep_, *session_->model(), session_->tokenizer().get(),
+                                options_.sampling.sample);
     return true;
 }
 

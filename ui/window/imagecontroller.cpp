@@ -61,7 +61,8 @@ ImageController::ImageController(MainWindow* window, std::function<void(const QS
         refresh();
     });
     connect(session, &Session::traceReady, this, [this] {
-        if (const auto image = window_->image(); image && window_->session()->model() && window_->session()->model()->info().imageInput)
+        if (const auto image = window_->image();
+            image && window_->session()->model() && window_->session()->model()->info().imageInput)
             image_ = toQImage(*image);
         refresh();  // the window asked for the new trace's maps before this image was known here
     });
@@ -109,15 +110,16 @@ void ImageController::refresh() {
     const auto model = window_->session()->model();
     if (!model || !model->info().imageInput) {
         service_->cancel();
-        panel_->showMessage(tr("This model reads tokens, not images. Attention over the image needs an image model: open a "
-                               "ViT folder (config.json with model_type vit) and an image (Ctrl+I)."));
+        panel_->showMessage(
+                tr("This model reads tokens, not images. Attention over the image needs an image model: open a "
+                   "ViT folder (config.json with model_type vit) and an image (Ctrl+I)."));
         return;
     }
     const TracePtr trace = window_->lab()->shownTrace();
     const MapKey key = window_->currentKey();
     if (!trace || key.block < 0 || image_.isNull()) {
         panel_->showMessage(tr("Open an image (Ctrl+I, or drop one on the window) to run %1 on it.")
-                                .arg(QFileInfo(window_->session()->modelSpec()).fileName()));
+                                    .arg(QFileInfo(window_->session()->modelSpec()).fileName()));
         return;
     }
     attnscope::OverlayOptions o;
@@ -141,7 +143,9 @@ QString ImageController::describe(const OverlayResult& r) const {
     QString row = QStringLiteral("[CLS]");
     const auto& pos = r.overlay.grid.positions;
     if (const auto it = std::find(pos.begin(), pos.end(), o.query); it != pos.end())
-        row = QStringLiteral("r%1c%2").arg(int(it - pos.begin()) / r.overlay.grid.cols).arg(int(it - pos.begin()) % r.overlay.grid.cols);
+        row = QStringLiteral("r%1c%2")
+                      .arg(int(it - pos.begin()) / r.overlay.grid.cols)
+                      .arg(int(it - pos.begin()) % r.overlay.grid.cols);
     else if (o.query != 0)
         row = tr("token %1").arg(o.query);
     QString what;
@@ -150,15 +154,17 @@ QString ImageController::describe(const OverlayResult& r) const {
         case attnscope::OverlaySource::LayerMean: what = tr("layer %1 · mean of the heads").arg(o.layer); break;
         case attnscope::OverlaySource::Rollout:
             what = tr("rollout of layers 0–%1 · %2 fusion · discard %3")
-                       .arg(o.layer)
-                       .arg(QString::fromLatin1(attnscope::fusionName(o.rollout.fusion)))
-                       .arg(o.rollout.discardRatio, 0, 'g', 3);
+                           .arg(o.layer)
+                           .arg(QString::fromLatin1(attnscope::fusionName(o.rollout.fusion)))
+                           .arg(o.rollout.discardRatio, 0, 'g', 3);
             break;
     }
     QString text = tr("%1 row · %2").arg(row, what);
     const LabVariant lab = window_->lab()->variantSpec(window_->currentKey()).variant;
-    if (o.map.variant != attnscope::MapVariant::Native) text += tr(" · lab: %1").arg(labVariantName(lab));
-    else if (!traceVariant(lab)) text += tr(" · model's own maps (the lab's %1 variant needs a fit per head)").arg(labVariantName(lab));
+    if (o.map.variant != attnscope::MapVariant::Native)
+        text += tr(" · lab: %1").arg(labVariantName(lab));
+    else if (!traceVariant(lab))
+        text += tr(" · model's own maps (the lab's %1 variant needs a fit per head)").arg(labVariantName(lab));
     if (std::abs(o.map.temperature - 1.0) > 1e-9) text += QStringLiteral(" · T = %1").arg(o.map.temperature, 0, 'g', 3);
     return text;
 }
@@ -171,10 +177,11 @@ void ImageController::onOverlay(const OverlayResult& r) {
         return;
     }
     shown_ = r;
-    const QString caption = describe(r) + QLatin1Char('\n') +
-                            tr("largest patch weight %1 · weight on the other tokens ([CLS]) %2 · click a patch to show its row")
-                                .arg(r.overlay.maxPatch, 0, 'g', 3)
-                                .arg(r.overlay.otherWeight, 0, 'g', 3);
+    const QString caption =
+            describe(r) + QLatin1Char('\n') +
+            tr("largest patch weight %1 · weight on the other tokens ([CLS]) %2 · click a patch to show its row")
+                    .arg(r.overlay.maxPatch, 0, 'g', 3)
+                    .arg(r.overlay.otherWeight, 0, 'g', 3);
     panel_->showOverlay(r.overlay, image_, caption);
 }
 
@@ -183,7 +190,8 @@ OverlayFigure ImageController::figure() const {
     f.picture = panel_->picture();
     const QString spec = window_->session()->modelSpec();
     f.title = QFileInfo(spec).fileName() + QStringLiteral("\n") + (shown_.trace ? describe(shown_) : QString());
-    f.colorbarLabel = shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight") : tr("attention weight");
+    f.colorbarLabel =
+            shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight") : tr("attention weight");
     return f;
 }
 

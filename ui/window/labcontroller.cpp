@@ -36,14 +36,16 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
-    connect(panel_, &LabPanel::variantChanged, this, [this] { host_->refreshMaps(); });  // the overview follows the variant
+    connect(panel_, &LabPanel::variantChanged, this,
+            [this] { host_->refreshMaps(); });  // the overview follows the variant
     connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
     connect(panel_->unmaskButton(), &QPushButton::clicked, this, [this] {
         std::vector<attnscope::HeadRef> kept;
         for (int i = 0; i < int(intervention_.masked.size()); ++i)
-            if (!panel_->maskList()->item(i) || !panel_->maskList()->item(i)->isSelected()) kept.push_back(intervention_.masked[std::size_t(i)]);
+            if (!panel_->maskList()->item(i) || !panel_->maskList()->item(i)->isSelected())
+                kept.push_back(intervention_.masked[std::size_t(i)]);
         intervention_.masked = kept;
         updateMaskViews();
         applyIntervention();
@@ -100,8 +102,9 @@ void LabController::buildPropagateRow() {
     });
     connect(layers_, &QLineEdit::editingFinished, this, [this] {
         try {
-            intervention_.layers = layers_->text().trimmed().isEmpty() ? std::vector<int>{}
-                                                                        : attnscope::parseLayerList(layers_->text().toStdString());
+            intervention_.layers = layers_->text().trimmed().isEmpty()
+                                           ? std::vector<int>{}
+                                           : attnscope::parseLayerList(layers_->text().toStdString());
             layers_->setStyleSheet({});
         } catch (const std::exception& e) {
             layers_->setStyleSheet(QStringLiteral("color: #c03030;"));
@@ -124,7 +127,8 @@ double LabController::displayTemperature(double sliderTemperature) const {
 bool LabController::temperatureInside() const { return propagate_->isChecked(); }
 
 bool LabController::takesDetail() const {
-    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != host_->session()->trace();
+    return panel_->variant() != LabVariant::Native || propagate_->isChecked() ||
+           shownTrace() != host_->session()->trace();
 }
 
 VariantSpec LabController::variantSpec(MapKey key) const {
@@ -161,7 +165,8 @@ void LabController::requestDetail(MapKey key) {
 
 void LabController::onVariantMap(const VariantMapResult& r) {
     if (r.trace != shownTrace() || !(r.key == host_->currentKey()) || !takesDetail()) return;
-    panel_->variantKlLabel()->setText(r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
+    panel_->variantKlLabel()->setText(
+            r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
     if (!r.error.isEmpty()) {
         host_->showDetailMessage(r.error);
         return;
@@ -170,7 +175,8 @@ void LabController::onVariantMap(const VariantMapResult& r) {
     std::optional<RerunNote> note;  // the same title as a workspace's figure (headfigure.h)
     if (r.trace != host_->session()->trace())
         note = RerunNote{intervention_.propagate, intervention_.temperature, int(intervention_.masked.size())};
-    const QString title = labMapTitle(*r.trace, r.key.block, r.key.layer, r.key.head, r.spec, r.spec.fit != nullptr, note);
+    const QString title =
+            labMapTitle(*r.trace, r.key.block, r.key.layer, r.key.head, r.spec, r.spec.fit != nullptr, note);
     host_->showDetailMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
 }
 
@@ -205,7 +211,8 @@ void LabController::onModelLoaded() {
 }
 
 void LabController::onTemperatureChanged() {
-    if (propagate_->isChecked()) applyIntervention();
+    if (propagate_->isChecked())
+        applyIntervention();
     else if (host_->metricsShown()) {
         refreshMetrics();
         refreshBlockView();
@@ -258,8 +265,14 @@ void LabController::onRerun(const RerunResult& r) {
     } else {
         QStringList top;
         for (std::size_t i = 0; i < r.ranking.size() && i < 3; ++i)
-            top << tr("L%1H%2 (%3)").arg(r.ranking[i].head.layer).arg(r.ranking[i].head.head).arg(r.ranking[i].score, 0, 'g', 3);
-        jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.").arg(r.ms, 0, 'f', 1).arg(r.ranking.size()).arg(top.join(QStringLiteral(", "))));
+            top << tr("L%1H%2 (%3)")
+                            .arg(r.ranking[i].head.layer)
+                            .arg(r.ranking[i].head.head)
+                            .arg(r.ranking[i].score, 0, 'g', 3);
+        jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.")
+                         .arg(r.ms, 0, 'f', 1)
+                         .arg(r.ranking.size())
+                         .arg(top.join(QStringLiteral(", "))));
     }
     host_->showStatus(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
     updateMaskViews();
@@ -283,7 +296,8 @@ void LabController::fitAdditive(MapKey key, const attnscope::AdditiveFitOptions&
     const TracePtr trace = shownTrace();
     if (!trace) return;
     fitOptions_ = o;
-    jobStarted(tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
+    jobStarted(
+            tr("Fitting additive attention to layer %1 head %2 (%3 steps)…").arg(key.layer).arg(key.head).arg(o.steps));
     service_->requestFit(trace, key, o);
 }
 
@@ -306,17 +320,20 @@ void LabController::onFit(const FitResult& r) {
     fit_ = r.fit;
     fitTrace_ = r.trace;
     fitKey_ = r.key;
-    panel_->fitLabel()->setText(tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7 ms")
-                                    .arg(r.key.layer)
-                                    .arg(r.key.head)
-                                    .arg(r.fit->initialKl, 0, 'f', 4)
-                                    .arg(r.fit->finalKl, 0, 'f', 4)
-                                    .arg(r.fit->klHistory.size())
-                                    .arg(r.fit->width)
-                                    .arg(r.ms, 0, 'f', 0));
+    panel_->fitLabel()->setText(
+            tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7 ms")
+                    .arg(r.key.layer)
+                    .arg(r.key.head)
+                    .arg(r.fit->initialKl, 0, 'f', 4)
+                    .arg(r.fit->finalKl, 0, 'f', 4)
+                    .arg(r.fit->klHistory.size())
+                    .arg(r.fit->width)
+                    .arg(r.ms, 0, 'f', 0));
     jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
-    if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid) panel_->setVariant(LabVariant::Additive);
-    else host_->refreshMaps();  // the fitted head's map and thumbnail
+    if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid)
+        panel_->setVariant(LabVariant::Additive);
+    else
+        host_->refreshMaps();  // the fitted head's map and thumbnail
 }
 
 void LabController::prune() {
@@ -325,9 +342,11 @@ void LabController::prune() {
     intervention_.propagate = propagate_->isChecked();
     intervention_.temperature = host_->sliderTemperature();
     service_->cancel(LabJob::Rerun);
-    jobStarted(tr("Ranking heads by %1 and masking the top %2…").arg(panel_->importanceCombo()->currentText()).arg(panel_->pruneCountSpin()->value()));
-    service_->requestPrune(host_->session()->model(), base, intervention_, panel_->importance(), panel_->pruneCountSpin()->value(),
-                           OutputPanel::kTopK);
+    jobStarted(tr("Ranking heads by %1 and masking the top %2…")
+                       .arg(panel_->importanceCombo()->currentText())
+                       .arg(panel_->pruneCountSpin()->value()));
+    service_->requestPrune(host_->session()->model(), base, intervention_, panel_->importance(),
+                           panel_->pruneCountSpin()->value(), OutputPanel::kTopK);
 }
 
 void LabController::jobStarted(const QString& text) {
@@ -347,7 +366,9 @@ void LabController::onProgress(LabJob job, int permille) {
     panel_->setJobProgress(permille);
     // Re-runs of a big model take tens of seconds: say how long is left.
     const double left = permille >= 0 ? jobClock_.secondsLeft(permille, 1000) : -1;
-    panel_->jobLabel()->setText(left < 0 ? jobText_
-                                         : tr("%1 · %2 left").arg(jobText_, QString::fromStdString(attnscope::ProgressClock::format(left))));
+    panel_->jobLabel()->setText(
+            left < 0
+                    ? jobText_
+                    : tr("%1 · %2 left").arg(jobText_, QString::fromStdString(attnscope::ProgressClock::format(left))));
     Q_UNUSED(job);
 }

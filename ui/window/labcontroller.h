@@ -118,15 +118,15 @@ private:
     QLineEdit* layers_ = nullptr;
     QWidget* temperatureRow_ = nullptr;
 
-    Intervention intervention_;      // what the user asked for
-    TracePtr base_, rerunTrace_;     // the re-run of base_ under intervention_
+    Intervention intervention_;   // what the user asked for
+    TracePtr base_, rerunTrace_;  // the re-run of base_ under intervention_
     std::shared_ptr<const attnscope::AdditiveFit> fit_;
     TracePtr fitTrace_;
     MapKey fitKey_;
     attnscope::AdditiveFitOptions fitOptions_;  // of the fit asked for last
-    TracePtr metricsTrace_;          // what the metrics table shows
+    TracePtr metricsTrace_;                     // what the metrics table shows
     double metricsTemperature_ = 0;
-    int blockViewBlock_ = -1;        // the block the block view was asked for
+    int blockViewBlock_ = -1;  // the block the block view was asked for
     QString jobText_;
     attnscope::ProgressClock jobClock_;  // the running job's time left
 };

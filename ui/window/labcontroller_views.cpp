@@ -19,8 +19,10 @@ void LabController::toggleMask(const QString& block, int layer, int head) {
     const auto it = std::find_if(m.begin(), m.end(), [&](const attnscope::HeadRef& h) {
         return QString::fromStdString(h.block) == block && h.layer == layer && h.head == head;
     });
-    if (it != m.end()) m.erase(it);
-    else m.push_back({block.toStdString(), layer, head});
+    if (it != m.end())
+        m.erase(it);
+    else
+        m.push_back({block.toStdString(), layer, head});
     updateMaskViews();
     applyIntervention();
 }
@@ -63,7 +65,8 @@ QMenu* LabController::headMenu(int layer, int head, QWidget* parent) {
     auto* menu = new QMenu(parent);
     menu->setAttribute(Qt::WA_DeleteOnClose);
     const bool masked = isMasked(block, layer, head);
-    menu->addAction(masked ? tr("Unmask layer %1 head %2").arg(layer).arg(head) : tr("Mask layer %1 head %2 (re-run)").arg(layer).arg(head),
+    menu->addAction(masked ? tr("Unmask layer %1 head %2").arg(layer).arg(head)
+                           : tr("Mask layer %1 head %2 (re-run)").arg(layer).arg(head),
                     this, [=] { toggleMask(block, layer, head); });
     QAction* clear = menu->addAction(tr("Clear all masks"), this, &LabController::clearMasks);
     clear->setEnabled(!intervention_.masked.empty());
@@ -106,12 +109,15 @@ void LabController::onMetrics(const MetricsResult& r) {
     metricsTrace_ = r.trace;
     metricsTemperature_ = r.temperature;
     metrics_->showMetrics(r);
-    QString what = r.trace == host_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
-    metrics_->setStatus(tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
-                           "double-click to show it")
-                            .arg(r.metrics.size())
-                            .arg(std::abs(r.temperature - 1.0) > 1e-9 ? tr(" at display T = %1").arg(r.temperature, 0, 'g', 3) : QString())
-                            .arg(what.toHtmlEscaped()));
+    QString what =
+            r.trace == host_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
+    metrics_->setStatus(
+            tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
+               "double-click to show it")
+                    .arg(r.metrics.size())
+                    .arg(std::abs(r.temperature - 1.0) > 1e-9 ? tr(" at display T = %1").arg(r.temperature, 0, 'g', 3)
+                                                              : QString())
+                    .arg(what.toHtmlEscaped()));
 }
 
 void LabController::refreshBlockView() {
@@ -121,8 +127,10 @@ void LabController::refreshBlockView() {
     const BlockView view = metrics_->currentView();
     // Rollout and flow follow a token through self-attention layers: for cross-attention, whose
     // maps are not square, show the first self-attention block (the title names it).
-    const auto square = [&](int b) { return t->blocks()[std::size_t(b)].queryTokens.size() == t->blocks()[std::size_t(b)].keyTokens.size() &&
-                                            t->blocks()[std::size_t(b)].name != "cross"; };
+    const auto square = [&](int b) {
+        return t->blocks()[std::size_t(b)].queryTokens.size() == t->blocks()[std::size_t(b)].keyTokens.size() &&
+               t->blocks()[std::size_t(b)].name != "cross";
+    };
     if (view != BlockView::Similarity && !square(block))
         for (int b = 0; b < int(t->blocks().size()); ++b)
             if (square(b)) {
@@ -154,7 +162,8 @@ void LabController::onBlockView(const BlockViewResult& r) {
         if (r.rows.empty()) {
             rows = queries;
         } else {  // a long input's rollout on some rows: label each with its position
-            for (int q : r.rows) rows << QStringLiteral("%1 %2").arg(q).arg(q < queries.size() ? queries[q] : QString());
+            for (int q : r.rows)
+                rows << QStringLiteral("%1 %2").arg(q).arg(q < queries.size() ? queries[q] : QString());
         }
         cols = toQtStrings(info.keyTokens);
         title = (r.view == BlockView::Rollout ? tr("Attention rollout") : tr("Attention flow")) +

@@ -42,8 +42,8 @@ public:
     // Asks for the shown head's map alone (the lab changed how it is drawn).
     virtual void requestDetail() = 0;
     // Draws map (rows = queries) as the explore view's heat map, or a message in its place.
-    virtual void showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
-                               const QString& title) = 0;
+    virtual void showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
+                               const QStringList& keyLabels, const QString& title) = 0;
     virtual void showDetailMessage(const QString& message) = 0;
     // Marks (layer, head) pairs of the shown block as masked in the overview; replaces the last set.
     virtual void showMaskedHeads(const std::vector<std::pair<int, int>>& heads) = 0;

@@ -164,10 +164,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(session_, &Session::progress, this, &MainWindow::onProgress);
     connect(session_, &Session::progressText, progressBar_, &QProgressBar::setFormat);
     connect(session_, &Session::failed, this, [this](const QString& message) {
-        const QString headline = pendingSpec_.isEmpty() ? tr("The model could not run this input.")
-                                 : pendingSpec_.endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)
-                                     ? tr("Could not open the attention file %1.").arg(QDir::toNativeSeparators(pendingSpec_))
-                                     : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
+        const QString headline =
+                pendingSpec_.isEmpty() ? tr("The model could not run this input.")
+                : pendingSpec_.endsWith(QLatin1String(".npy"), Qt::CaseInsensitive)
+                        ? tr("Could not open the attention file %1.").arg(QDir::toNativeSeparators(pendingSpec_))
+                        : tr("Could not open the model %1.").arg(QDir::toNativeSeparators(pendingSpec_));
         pendingSpec_.clear();
         statusBar()->showMessage(tr("Failed: %1").arg(message), 10000);
         showError(headline, message);
@@ -183,7 +184,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // thumbnails follow too.
     connect(heatmap_, &HeatmapView::levelOfDetailWanted, this, &MainWindow::askLevelOfDetail);
     connect(maps_, &MapService::levelOfDetailReady, this, [this](const LevelOfDetailResult& r) {
-        if (r.error.isEmpty() && r.trace == shownDetail_.trace && r.key == shownDetail_.key && r.temperature == shownDetail_.temperature)
+        if (r.error.isEmpty() && r.trace == shownDetail_.trace && r.key == shownDetail_.key &&
+            r.temperature == shownDetail_.temperature)
             heatmap_->setLevelOfDetail(r.pooled, r.request);
     });
     connect(heatmap_, &HeatmapView::poolingChanged, this, [this] { requestThumbnails(); });
@@ -230,8 +232,10 @@ void MainWindow::buildMenus() {
 
 // Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
 void MainWindow::buildShortcuts() {
-    const struct { Qt::Key key; int dLayer, dHead; } moves[] = {
-        {Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
+    const struct {
+        Qt::Key key;
+        int dLayer, dHead;
+    } moves[] = {{Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
     for (const auto& m : moves) {
         auto* s = new QShortcut(QKeySequence(m.key), tabs_);
         s->setContext(Qt::WidgetWithChildrenShortcut);
@@ -280,8 +284,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
     if (urls.isEmpty() || !urls.first().isLocalFile()) return;
     event->acceptProposedAction();
     const QString path = urls.first().toLocalFile();
-    if (isImageFile(path)) setImageFile(path);  // an image for image models; else a model folder
-    else openModel(path);
+    if (isImageFile(path))
+        setImageFile(path);  // an image for image models; else a model folder
+    else
+        openModel(path);
 }
 
 QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
@@ -293,7 +299,8 @@ QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int voc
         return ids.join(QLatin1Char(' '));
     }
     if (spec.startsWith(QLatin1String("builtin:reverse"))) return QStringLiteral("attention2026");
-    if (spec.startsWith(QLatin1String("builtin:sentiment"))) return QStringLiteral("the acting was not good but the plot was great");
+    if (spec.startsWith(QLatin1String("builtin:sentiment")))
+        return QStringLiteral("the acting was not good but the plot was great");
     return QStringLiteral("The quick brown fox jumps over the lazy dog");
 }
 
@@ -306,15 +313,17 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     // The family's notes (windows, soft-cap, ALiBi, partial rotary, kv groups) say what shapes its maps.
     QStringList notes;
     for (const std::string& note : info.notes) notes << QString::fromStdString(note).toHtmlEscaped();
-    if (!info.weights.empty()) notes.prepend(tr("weights: %1").arg(QString::fromStdString(info.weights).toHtmlEscaped()));
-    controls_->modelLabel()->setText(tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
-                                         .arg(QString::fromStdString(info.family).toHtmlEscaped())
-                                         .arg(info.layers)
-                                         .arg(info.heads)
-                                         .arg(formatCount(info.parameters))
-                                         .arg(QString::fromStdString(info.dtype))
-                                         .arg(QString::fromStdString(info.device)) +
-                                     (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
+    if (!info.weights.empty())
+        notes.prepend(tr("weights: %1").arg(QString::fromStdString(info.weights).toHtmlEscaped()));
+    controls_->modelLabel()->setText(
+            tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
+                    .arg(QString::fromStdString(info.family).toHtmlEscaped())
+                    .arg(info.layers)
+                    .arg(info.heads)
+                    .arg(formatCount(info.parameters))
+                    .arg(QString::fromStdString(info.dtype))
+                    .arg(QString::fromStdString(info.device)) +
+            (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
     controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
     setWindowTitle(tr("AttnScope — %1").arg(modelName()));
     controls_->layerSpin()->setEnabled(false);
@@ -363,7 +372,8 @@ void MainWindow::runInput() {
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
-    if (!session_->model()) controls_->outputs()->clear();  // maps from an attention file
+    if (!session_->model())
+        controls_->outputs()->clear();                                 // maps from an attention file
     else if (!generate_->showStepOutput(trace, controls_->outputs()))  // a generation step: its own output
         controls_->outputs()->showOutputs(*trace, *session_->model(), session_->tokenizer().get(),
                                           !controls_->targetText().trimmed().isEmpty());
@@ -374,7 +384,8 @@ void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& tra
     QStringList names;
     for (const auto& b : blocks) names << QString::fromStdString(b.name);
     controls_->setBlocks(names, controls_->blockCombo()->currentText());
-    statusBar()->showMessage(tr("Ran %1 on %2.").arg(tokenCount(trace->ids().size()), QString::fromStdString(trace->device())), 5000);
+    statusBar()->showMessage(
+            tr("Ran %1 on %2.").arg(tokenCount(trace->ids().size()), QString::fromStdString(trace->device())), 5000);
     onBlockChanged();
 }
 
@@ -418,8 +429,9 @@ void MainWindow::updateTemperatureApplicability() {
     const int block = currentKey().block;
     const bool linear = !compare && trace && block >= 0 &&
                         trace->blocks()[std::size_t(block)].kind == attnscope::AttentionKind::Linear;
-    controls_->temperature()->setApplicable(!linear, linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.")
-                                                            : QString());
+    controls_->temperature()->setApplicable(
+            !linear,
+            linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.") : QString());
 }
 
 // The comparison follows the window's input and selection while its tab is shown.
@@ -431,7 +443,8 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         const auto ownTask = compareTaskOf(session_->modelSpec());
         const QString task = compareTask_;
         QString text = controls_->input()->text();
-        if (ownTask != task && !controls_->idsMode()) text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
+        if (ownTask != task && !controls_->idsMode())
+            text = exampleInput(QStringLiteral("builtin:") + task, true, 0, 0);
         // The window's target too (forced on all three decoders) when the input is the window's.
         compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice(),
                            ownTask == task ? controls_->targetText() : QString());

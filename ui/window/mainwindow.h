@@ -107,7 +107,8 @@ public:
 
     // An example input for a model: text for the built-in tasks, else the first token ids.
     // A block's row (queries) or column labels, readable or raw (View > Raw Tokens).
-    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const;
+    QStringList axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries,
+                           bool raw) const;
 
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
@@ -163,10 +164,10 @@ private:
     // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
     // onModelLoaded keeps it rather than an example.
     bool applyWorkspaceInput();
-    void currentViewSections(Workspace& w) const;     // the Model, Image, Views and generation state
+    void currentViewSections(Workspace& w) const;   // the Model, Image, Views and generation state
     void applyWorkspaceViews(const Workspace& ws);  // ... set back (not the generation: replayed)
-    void buildGenerate();  // mainwindow_generate.cpp
-    void buildViews();  // mainwindow_views.cpp
+    void buildGenerate();                           // mainwindow_generate.cpp
+    void buildViews();                              // mainwindow_views.cpp
     void buildCorpus();
     bool runImageInput();
     void updateHeadGroup();
@@ -203,13 +204,13 @@ private:
     ImageController* imageView_ = nullptr;
     ModelViewController* modelView_ = nullptr;
     GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
-    ViewsController* views_ = nullptr;  // line, neuron, query-key views (viewscontroller.h)
+    ViewsController* views_ = nullptr;        // line, neuron, query-key views (viewscontroller.h)
     CorpusPanel* corpus_ = nullptr;
-    QString pendingSpec_;     // the model being opened, for messages
-    QString exampleShown_;    // the example the input box was given (replaced on a model change)
-    QString previousSpec_;    // the model opened before the current one
-    QString compareTask_ = QStringLiteral("reverse");  // the task the Compare tab runs
-    QString imagePath_;                 // the image file image models run on
+    QString pendingSpec_;   // the model being opened, for messages
+    QString exampleShown_;  // the example the input box was given (replaced on a model change)
+    QString previousSpec_;  // the model opened before the current one
+    QString compareTask_ = QStringLiteral("reverse");   // the task the Compare tab runs
+    QString imagePath_;                                 // the image file image models run on
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
@@ -221,6 +222,6 @@ private:
     attnscope::PoolRequest levelOfDetailWanted_;
     void sendDetailRequest();
     void askLevelOfDetail(const attnscope::PoolRequest& request);
-    class WorkspaceRestore;     // a workspace being opened (mainwindow_workspace.cpp); a child
+    class WorkspaceRestore;  // a workspace being opened (mainwindow_workspace.cpp); a child
     WorkspaceRestore* restore_ = nullptr;
 };

@@ -19,9 +19,9 @@ void MainWindow::buildCaptureMenu(QMenu* file) {
         const char* name;
         attnscope::CaptureDtype dtype;
     } choices[] = {
-        {QT_TR_NOOP("The Model's Dtype (exact)"), "captureComputeAction", attnscope::CaptureDtype::Compute},
-        {QT_TR_NOOP("Float16 (half the memory)"), "captureFloat16Action", attnscope::CaptureDtype::Float16},
-        {QT_TR_NOOP("BFloat16 (half the memory)"), "captureBFloat16Action", attnscope::CaptureDtype::BFloat16},
+            {QT_TR_NOOP("The Model's Dtype (exact)"), "captureComputeAction", attnscope::CaptureDtype::Compute},
+            {QT_TR_NOOP("Float16 (half the memory)"), "captureFloat16Action", attnscope::CaptureDtype::Float16},
+            {QT_TR_NOOP("BFloat16 (half the memory)"), "captureBFloat16Action", attnscope::CaptureDtype::BFloat16},
     };
     for (const auto& c : choices) {
         QAction* a = menu->addAction(tr(c.text));

@@ -35,14 +35,15 @@ void MainWindow::buildCorpus() {
         corpus_->runCorpus(session_->model(), session_->modelSpec(), data, out);
         statusBar()->showMessage(tr("Corpus results go to %1").arg(out), 8000);
     });
-    connect(corpus_, &CorpusPanel::headChosen, this, [this](const QString& block, int layer, int head, const QString& text) {
-        if (!text.isEmpty() && session_->model()) {
-            controls_->input()->setText(text);
-            runInput();
-        }
-        selectHead(block, layer, head);
-        tabs_->setCurrentIndex(0);
-    });
+    connect(corpus_, &CorpusPanel::headChosen, this,
+            [this](const QString& block, int layer, int head, const QString& text) {
+                if (!text.isEmpty() && session_->model()) {
+                    controls_->input()->setText(text);
+                    runInput();
+                }
+                selectHead(block, layer, head);
+                tabs_->setCurrentIndex(0);
+            });
 }
 
 bool MainWindow::openCorpusResult(const QString& dir) {

@@ -28,8 +28,8 @@ Figure MainWindow::currentFigure() const {
     std::optional<Workspace::View::Zoom> zoom;
     if (!z.isWhole()) zoom = Workspace::View::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper};
     // As shown, drawn as a workspace's figure is (headfigure.h): the zoomed part of the map.
-    Figure f = headFigure(modelName(), heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(), heatmap_->title(), zoom,
-                          controls_->colormap(), controls_->colorScale().type);
+    Figure f = headFigure(modelName(), heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(),
+                          heatmap_->title(), zoom, controls_->colormap(), controls_->colorScale().type);
     if (heatmap_->map().rows > 0 && !heatmap_->levelOfDetail().values.empty()) {
         // A long map: its level-of-detail bins when coarser than cells (the figure draws few
         // cells as vectors, more as an image).
@@ -75,11 +75,13 @@ void MainWindow::exportFigure() {
         showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
         return;
     }
-    auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
+    auto* dialog =
+            new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), this);
     if (tabs_->currentWidget() != compare_) offerAlignmentFigures(*dialog);
     if (tabs_->currentWidget() != compare_) offerBatchFigures(*dialog);
-    connect(dialog, &ExportDialog::exported, this,
-            [this](const QString& path) { statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
+    });
     dialog->open();
 }
 
@@ -96,11 +98,13 @@ void MainWindow::exportMapData() {
     dialog->setDefaultSuffix(QStringLiteral("npy"));
     dialog->selectFile(suggestedFileName() + QStringLiteral(".npy"));
     connect(dialog, &QFileDialog::filterSelected, dialog, [dialog](const QString& filter) {
-        dialog->setDefaultSuffix(filter.contains(QLatin1String("*.csv")) ? QStringLiteral("csv") : QStringLiteral("npy"));
+        dialog->setDefaultSuffix(filter.contains(QLatin1String("*.csv")) ? QStringLiteral("csv")
+                                                                         : QStringLiteral("npy"));
     });
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-        if (writeCurrentMapData(path)) statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
+        if (writeCurrentMapData(path))
+            statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
     });
     dialog->open();
 }

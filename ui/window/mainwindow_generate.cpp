@@ -26,7 +26,8 @@ void MainWindow::buildGenerate() {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* dock = new QDockWidget(tr("Generate"), this);
     dock->setObjectName(QStringLiteral("generateDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     dock->setWidget(scroll);
     addDockWidget(Qt::RightDockWidgetArea, dock);
     if (auto* lab = findChild<QDockWidget*>(QStringLiteral("labDock"))) tabifyDockWidget(lab, dock);
@@ -43,10 +44,11 @@ void MainWindow::buildGenerate() {
         metrics->setDetectors({}, tr("Running the detectors…"));
         generate_->startDetectors();
     });
-    connect(generate_, &GenerateController::detectorsReady, metrics, [this, metrics](const auto& heads, const QString& text) {
-        metrics->setDetectors(heads, text);
-        if (modelView_) modelView_->setDetectors(heads);  // the Model tab orders and maps by them too
-    });
+    connect(generate_, &GenerateController::detectorsReady, metrics,
+            [this, metrics](const auto& heads, const QString& text) {
+                metrics->setDetectors(heads, text);
+                if (modelView_) modelView_->setDetectors(heads);  // the Model tab orders and maps by them too
+            });
     if (modelView_)
         connect(modelView_, &ModelViewController::detectorsWanted, generate_, [this, metrics] {
             metrics->setDetectors({}, tr("Running the detectors…"));

@@ -12,6 +12,7 @@
 void MainWindow::buildImageViews() {
     modelView_ = new ModelViewController(this);
     tabs_->addTab(modelView_->panel(), tr("M&odel view"));
-    imageView_ = new ImageController(this, [this](const QString& title, const QString& message) { showError(title, message); });
+    imageView_ = new ImageController(
+            this, [this](const QString& title, const QString& message) { showError(title, message); });
     tabs_->addTab(imageView_->panel(), tr("&Image"));
 }

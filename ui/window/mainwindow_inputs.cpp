@@ -52,7 +52,8 @@ void MainWindow::buildFamilyInputs() {
 }
 
 void MainWindow::openImage() {
-    auto* dialog = new QFileDialog(this, tr("Open Image"), imagePath_.isEmpty() ? QDir::homePath() : QFileInfo(imagePath_).absolutePath(),
+    auto* dialog = new QFileDialog(this, tr("Open Image"),
+                                   imagePath_.isEmpty() ? QDir::homePath() : QFileInfo(imagePath_).absolutePath(),
                                    imageFileFilter());
     dialog->setObjectName(QStringLiteral("openImageDialog"));
     dialog->setFileMode(QFileDialog::ExistingFile);
@@ -75,7 +76,8 @@ bool MainWindow::setImageFile(const QString& path) {
     if (model && model->info().imageInput) {
         runImageInput();
     } else {
-        statusBar()->showMessage(tr("Image %1 is ready for an image model (ViT).").arg(QFileInfo(path).fileName()), 5000);
+        statusBar()->showMessage(tr("Image %1 is ready for an image model (ViT).").arg(QFileInfo(path).fileName()),
+                                 5000);
     }
     return true;
 }
@@ -97,15 +99,19 @@ bool MainWindow::runImageInput() {
 // View > Raw Tokens: only the labels change, so the map on screen is drawn again with them
 // rather than computed again (unless the lab draws it, or another map is on its way).
 void MainWindow::onRawTokensToggled() {
-    const bool current = shownDetail_.trace && shownDetail_.trace == session_->trace() && shownDetail_.key == currentKey() &&
+    const bool current = shownDetail_.trace && shownDetail_.trace == session_->trace() &&
+                         shownDetail_.key == currentKey() &&
                          shownDetail_.temperature == controls_->temperature()->temperature();
-    if (current && !lab_->takesDetail()) showDetail(shownDetail_);
-    else requestDetail();
+    if (current && !lab_->takesDetail())
+        showDetail(shownDetail_);
+    else
+        requestDetail();
 }
 
 // Readable labels (the block's), or with raw the vocabulary strings where the block's labels are
 // the input tokens' readable forms (Trace::tokens() parallel to Trace::displayTokens()).
-QStringList MainWindow::axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries, bool raw) const {
+QStringList MainWindow::axisLabels(const attnscope::Trace& trace, const attnscope::BlockInfo& block, bool queries,
+                                   bool raw) const {
     return ::axisLabels(trace, block, queries, raw);  // the figures' own (headfigure.h)
 }
 
@@ -128,11 +134,11 @@ void MainWindow::updateHeadGroup() {
     const int group = block.kvGroup(head);
     const int perGroup = block.heads / block.kvHeads;
     const QString text = tr("Head %1 shares key/value group %2 of %3 with heads %4–%5 (grouped-query attention).")
-                             .arg(head)
-                             .arg(group)
-                             .arg(block.kvHeads)
-                             .arg(group * perGroup)
-                             .arg(group * perGroup + perGroup - 1);
+                                 .arg(head)
+                                 .arg(group)
+                                 .arg(block.kvHeads)
+                                 .arg(group * perGroup)
+                                 .arg(group * perGroup + perGroup - 1);
     label->setText(text);
     label->setVisible(true);
     headSpin->setToolTip(text);

@@ -36,7 +36,8 @@ void MainWindow::buildLab() {
     scroll->setMinimumWidth(panel->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
     auto* dock = new QDockWidget(tr("Lab"), this);
     dock->setObjectName(QStringLiteral("labDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     dock->setWidget(scroll);
     addDockWidget(Qt::RightDockWidgetArea, dock);
     QAction* toggle = dock->toggleViewAction();
@@ -49,16 +50,18 @@ void MainWindow::buildLab() {
     controls_->addOutputWidget(lab_->changeView());
     controls_->addTemperatureRow(lab_->temperatureRow());
 
-    connect(controls_->temperature(), &TemperatureSlider::temperatureChanged, lab_, &LabController::onTemperatureChanged);
+    connect(controls_->temperature(), &TemperatureSlider::temperatureChanged, lab_,
+            &LabController::onTemperatureChanged);
     connect(controls_->blockCombo(), &QComboBox::currentIndexChanged, lab_, &LabController::onBlockChanged);
     connect(tabs_, &QTabWidget::currentChanged, lab_, &LabController::onTabChanged);
     connect(lab_, &LabController::temperatureInsideChanged, controls_, &ControlPanel::setTemperatureInside);
     // Ctrl+click and the context menu on a thumbnail mask heads of the shown block.
     connect(overview_, &OverviewGrid::headToggleRequested, lab_,
             [this](int layer, int head) { lab_->toggleMask(currentBlockName(), layer, head); });
-    connect(overview_, &OverviewGrid::headContextMenuRequested, lab_, [this](int layer, int head, const QPoint& globalPos) {
-        if (QMenu* menu = lab_->headMenu(layer, head, overview_)) menu->popup(globalPos);
-    });
+    connect(overview_, &OverviewGrid::headContextMenuRequested, lab_,
+            [this](int layer, int head, const QPoint& globalPos) {
+                if (QMenu* menu = lab_->headMenu(layer, head, overview_)) menu->popup(globalPos);
+            });
 }
 
 QString MainWindow::currentBlockName() const {
@@ -78,8 +81,8 @@ double MainWindow::sliderTemperature() const { return controls_->temperature()->
 
 void MainWindow::showStatus(const QString& message, int timeoutMs) { statusBar()->showMessage(message, timeoutMs); }
 
-void MainWindow::showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
-                               const QString& title) {
+void MainWindow::showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels,
+                               const QStringList& keyLabels, const QString& title) {
     heatmap_->setLevelOfDetailEnabled(false);  // a lab variant: no Trace pools it, so cells are drawn
     heatmap_->setMap(map, queryLabels, keyLabels, title);
 }

@@ -44,13 +44,14 @@ void MainWindow::askLevelOfDetail(const attnscope::PoolRequest& request) {
     levelOfDetailWanted_ = request;
     if (std::exchange(levelOfDetailQueued_, true)) return;
     QMetaObject::invokeMethod(
-        this,
-        [this] {
-            levelOfDetailQueued_ = false;
-            if (shownDetail_.trace && !lab_->takesDetail())
-                maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature, levelOfDetailWanted_);
-        },
-        Qt::QueuedConnection);
+            this,
+            [this] {
+                levelOfDetailQueued_ = false;
+                if (shownDetail_.trace && !lab_->takesDetail())
+                    maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature,
+                                                levelOfDetailWanted_);
+            },
+            Qt::QueuedConnection);
 }
 
 void MainWindow::requestThumbnails() {
@@ -59,15 +60,17 @@ void MainWindow::requestThumbnails() {
     const int block = currentKey().block;
     const auto& info = trace->blocks()[std::size_t(block)];
     const ShownVariant variant = lab_->shownVariant();  // the model's own maps unless the lab shows a variant
-    overview_->setCaption(tr("%1 block · %2 layers × %3 heads · %4%5")
-                              .arg(QString::fromStdString(info.name))
-                              .arg(info.layers)
-                              .arg(info.heads)
-                              .arg(shownKindCaption(info, block, variant))
-                              .arg(shownKindUsesTemperature(info, variant)
-                                       ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
-                                       : QString()));
-    maps_->requestThumbnails(trace, block, variant, controls_->colormap(), controls_->colorScale(), 48, heatmap_->pooling());
+    overview_->setCaption(
+            tr("%1 block · %2 layers × %3 heads · %4%5")
+                    .arg(QString::fromStdString(info.name))
+                    .arg(info.layers)
+                    .arg(info.heads)
+                    .arg(shownKindCaption(info, block, variant))
+                    .arg(shownKindUsesTemperature(info, variant)
+                                 ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
+                                 : QString()));
+    maps_->requestThumbnails(trace, block, variant, controls_->colormap(), controls_->colorScale(), 48,
+                             heatmap_->pooling());
 }
 
 void MainWindow::onDetail(const DetailResult& r) {
@@ -79,14 +82,16 @@ void MainWindow::onDetail(const DetailResult& r) {
     }
     // A long map's image was drawn from its shape already; these are its exact weights, which
     // the heat map takes without drawing, labelling or pooling again.
-    const bool valuesOnly = !r.pending && shownDetail_.pending && shownDetail_.trace == r.trace && shownDetail_.key == r.key &&
-                            shownDetail_.temperature == r.temperature && heatmap_->setValues(r.map);
+    const bool valuesOnly = !r.pending && shownDetail_.pending && shownDetail_.trace == r.trace &&
+                            shownDetail_.key == r.key && shownDetail_.temperature == r.temperature &&
+                            heatmap_->setValues(r.map);
     shownDetail_ = r;
     if (!valuesOnly) showDetail(r);
     if (!r.pending)
-        statusBar()->showMessage((valuesOnly ? tr("Exact weights (hover, export) ready in %1 ms") : tr("Map ready in %1 ms"))
-                                     .arg(maps_->lastDetailLatencyMs(), 0, 'f', 1),
-                                 3000);
+        statusBar()->showMessage(
+                (valuesOnly ? tr("Exact weights (hover, export) ready in %1 ms") : tr("Map ready in %1 ms"))
+                        .arg(maps_->lastDetailLatencyMs(), 0, 'f', 1),
+                3000);
 }
 
 void MainWindow::showDetail(const DetailResult& r) {

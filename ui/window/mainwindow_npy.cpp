@@ -34,7 +34,7 @@ namespace {
 
 QString whyOff(const QString& file) {
     return QObject::tr("The maps were read from %1, which holds no queries and keys: this needs the model.")
-        .arg(QFileInfo(file).fileName());
+            .arg(QFileInfo(file).fileName());
 }
 
 }  // namespace
@@ -64,8 +64,10 @@ void MainWindow::openAttentionFileDialog() {
     connect(dialog, &QFileDialog::filesSelected, this, [this](const QStringList& files) {
         QString npy, tokens;
         for (const QString& f : files) (f.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? tokens : npy) = f;
-        if (npy.isEmpty()) showError(tr("No attention file chosen."), tr("Choose a .npy file (and, optionally, its tokens JSON)."));
-        else openAttentionFile(npy, tokens);
+        if (npy.isEmpty())
+            showError(tr("No attention file chosen."), tr("Choose a .npy file (and, optionally, its tokens JSON)."));
+        else
+            openAttentionFile(npy, tokens);
     });
     dialog->open();
 }
@@ -84,13 +86,13 @@ void MainWindow::onAttentionFileLoaded(const QString& npy) {
     const auto& block = trace->blocks().front();
     setWindowTitle(tr("AttnScope — %1").arg(QFileInfo(npy).fileName()));
     controls_->modelLabel()->setText(
-        tr("<b>Attention file</b> %1 · %2 layers × %3 heads · %4 tokens<br>"
-           "Maps only: the temperature rescales the stored probabilities, softmax(log A / T); "
-           "the lab, temperature inside the model and head masking need the model's Q and K.")
-            .arg(QFileInfo(npy).fileName().toHtmlEscaped())
-            .arg(block.layers)
-            .arg(block.heads)
-            .arg(block.queryTokens.size()));
+            tr("<b>Attention file</b> %1 · %2 layers × %3 heads · %4 tokens<br>"
+               "Maps only: the temperature rescales the stored probabilities, softmax(log A / T); "
+               "the lab, temperature inside the model and head masking need the model's Q and K.")
+                    .arg(QFileInfo(npy).fileName().toHtmlEscaped())
+                    .arg(block.layers)
+                    .arg(block.heads)
+                    .arg(block.queryTokens.size()));
     controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(npy));
     controls_->setImageInput(false);  // the previous model's image or target input goes
     controls_->setTargetInput(false);
@@ -110,14 +112,16 @@ void MainWindow::setMapsOnly(const QString& mapsFile) {
     lab_->panel()->setToolTip(why);
     if (off) lab_->propagateCheck()->setChecked(false);
     lab_->propagateCheck()->setEnabled(!off);
-    lab_->propagateCheck()->setToolTip(off ? tr("Temperature inside the model re-runs the model; %1").arg(why) : QString());
+    lab_->propagateCheck()->setToolTip(off ? tr("Temperature inside the model re-runs the model; %1").arg(why)
+                                           : QString());
     lab_->layersEdit()->setEnabled(!off);
     controls_->input()->setReadOnly(off);
-    controls_->input()->setToolTip(off ? tr("The tokens of the attention file; open a model to type an input.") : QString());
+    controls_->input()->setToolTip(off ? tr("The tokens of the attention file; open a model to type an input.")
+                                       : QString());
     controls_->temperature()->setToolTip(
-        off ? tr("Display temperature on the stored maps: softmax(log A / T), exact up to the file's precision "
-                 "(cells stored as 0 stay 0).")
-            : QString());
+            off ? tr("Display temperature on the stored maps: softmax(log A / T), exact up to the file's precision "
+                     "(cells stored as 0 stay 0).")
+                : QString());
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("labDock")))
         dock->setWindowTitle(off ? tr("Lab — off for attention files (no Q/K)") : tr("Lab"));
     updateRunEnabled();

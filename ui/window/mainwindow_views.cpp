@@ -21,7 +21,8 @@ void MainWindow::buildViews() {
     views_ = new ViewsController(this);
     auto* dock = new QDockWidget(tr("Views"), this);
     dock->setObjectName(QStringLiteral("viewsDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     dock->setWidget(views_->tabs());
     addDockWidget(Qt::RightDockWidgetArea, dock);
     if (auto* lab = findChild<QDockWidget*>(QStringLiteral("labDock"))) {
@@ -36,7 +37,8 @@ void MainWindow::buildViews() {
     // File > Export View…, under Export Figure…: the view shown in this dock as a paper figure.
     auto* exportView = new QAction(tr("Export &View\u2026"), this);
     exportView->setObjectName(QStringLiteral("exportViewAction"));
-    exportView->setToolTip(tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
+    exportView->setToolTip(
+            tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
     connect(exportView, &QAction::triggered, views_, [this, dock] {
         dock->show();
         dock->raise();

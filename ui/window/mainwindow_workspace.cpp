@@ -65,20 +65,27 @@ namespace {
 const QString kFilter = QStringLiteral("AttnScope workspace (*.attnscope)");
 
 QString deviceName(attnscope::DeviceChoice c) {
-    return c == attnscope::DeviceChoice::Cpu ? QStringLiteral("cpu") : c == attnscope::DeviceChoice::Cuda ? QStringLiteral("cuda") : QStringLiteral("auto");
+    return c == attnscope::DeviceChoice::Cpu    ? QStringLiteral("cpu")
+           : c == attnscope::DeviceChoice::Cuda ? QStringLiteral("cuda")
+                                                : QStringLiteral("auto");
 }
 
-const QStringList kTabNames = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
-                               QStringLiteral("image")};
+const QStringList kTabNames = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
+                               QStringLiteral("model"), QStringLiteral("image")};
 
 // The file's names of the Views dock's tabs, the selection's side and QkColoring's values, in
 // their index order (workspace_views.cpp reads the same names).
 const QStringList kViewTabNames = {QStringLiteral("lines"), QStringLiteral("neuron"), QStringLiteral("qk")};
 const QStringList kSideNames = {QStringLiteral("none"), QStringLiteral("query"), QStringLiteral("key")};
-const QStringList kColoringNames = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"), QStringLiteral("token_kind")};
+const QStringList kColoringNames = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"),
+                                    QStringLiteral("token_kind")};
 
-int poolingIndex(const QString& name) { return name == QLatin1String("mean") ? 1 : name == QLatin1String("sum") ? 2 : 0; }
-const char* poolingName(attnscope::Pooling p) { return p == attnscope::Pooling::Mean ? "mean" : p == attnscope::Pooling::Sum ? "sum" : "max"; }
+int poolingIndex(const QString& name) {
+    return name == QLatin1String("mean") ? 1 : name == QLatin1String("sum") ? 2 : 0;
+}
+const char* poolingName(attnscope::Pooling p) {
+    return p == attnscope::Pooling::Mean ? "mean" : p == attnscope::Pooling::Sum ? "sum" : "max";
+}
 
 }  // namespace
 
@@ -91,7 +98,8 @@ void MainWindow::buildWorkspace() {
     auto* save = new QAction(tr("&Save Workspace…"), this);
     save->setObjectName(QStringLiteral("saveWorkspaceAction"));
     save->setShortcut(QKeySequence::Save);
-    save->setToolTip(tr("Model, input, selection, temperatures, lab, masks, colours and layout in one .attnscope file"));
+    save->setToolTip(
+            tr("Model, input, selection, temperatures, lab, masks, colours and layout in one .attnscope file"));
     if (file) {
         file->insertAction(before, open);
         file->insertAction(before, save);
@@ -113,7 +121,8 @@ void MainWindow::buildWorkspace() {
         dialog->selectFile(suggestedFileName() + QStringLiteral(".attnscope"));
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-            if (saveWorkspaceFile(path)) statusBar()->showMessage(tr("Saved the workspace %1").arg(QDir::toNativeSeparators(path)), 8000);
+            if (saveWorkspaceFile(path))
+                statusBar()->showMessage(tr("Saved the workspace %1").arg(QDir::toNativeSeparators(path)), 8000);
         });
         dialog->open();
     });
@@ -125,13 +134,17 @@ void MainWindow::buildWorkspace() {
         const Workspace& ws = restore_->ws;
         restore_->stage = WorkspaceRestore::Stage::Drawing;
         applyWorkspaceViews(ws);
-        QWidget* const tabWidgets[] = {tabs_->widget(0), compare_, lab_->metrics(), modelView_->panel(), imageView_->panel()};
+        QWidget* const tabWidgets[] = {tabs_->widget(0), compare_, lab_->metrics(), modelView_->panel(),
+                                       imageView_->panel()};
         const int tab = std::max(0, int(tabs_->indexOf(tabWidgets[std::max(0, int(kTabNames.indexOf(ws.view.tab)))])));
-        lab_->metrics()->viewCombo()->setCurrentIndex(ws.view.metricsView == QLatin1String("flow") ? 1
-                                                      : ws.view.metricsView == QLatin1String("similarity") ? 2 : 0);
+        lab_->metrics()->viewCombo()->setCurrentIndex(ws.view.metricsView == QLatin1String("flow")         ? 1
+                                                      : ws.view.metricsView == QLatin1String("similarity") ? 2
+                                                                                                           : 0);
         if (!ws.view.compareTask.isEmpty()) compareTask_ = ws.view.compareTask;
-        if (lab_->panel()->variant() != ws.lab.variant) lab_->panel()->setVariant(ws.lab.variant);  // asks for the map
-        else requestDetail();
+        if (lab_->panel()->variant() != ws.lab.variant)
+            lab_->panel()->setVariant(ws.lab.variant);  // asks for the map
+        else
+            requestDetail();
         tabs_->setCurrentIndex(tab);
     };
     // After the fit (or without one): the saved generation is replayed (GenerateOptions::forced).
@@ -147,7 +160,8 @@ void MainWindow::buildWorkspace() {
             panel->samplingTemperatureSpin()->setValue(g.sampling.temperature);
             panel->topKSpin()->setValue(g.sampling.topK);
             panel->topPSpin()->setValue(g.sampling.topP);
-            panel->seedSpin()->setValue(int(std::min<std::uint64_t>(g.sampling.seed, std::uint64_t(panel->seedSpin()->maximum()))));
+            panel->seedSpin()->setValue(
+                    int(std::min<std::uint64_t>(g.sampling.seed, std::uint64_t(panel->seedSpin()->maximum()))));
             return afterGeneration();
         }
         attnscope::GenerateOptions o;
@@ -189,7 +203,8 @@ void MainWindow::buildWorkspace() {
         }
         controls_->layerSpin()->setValue(ws.selection.layer);
         controls_->headSpin()->setValue(ws.selection.head);
-        controls_->colormapCombo()->setCurrentIndex(std::max(0, int(colormapNames().indexOf(colormapName(ws.colormap)))));
+        controls_->colormapCombo()->setCurrentIndex(
+                std::max(0, int(colormapNames().indexOf(colormapName(ws.colormap)))));
         controls_->scaleCombo()->setCurrentIndex(ws.scale == ColorScaleType::Log ? 1 : 0);
         rawTokensAction_->setChecked(ws.view.rawTokens);
         heatmap_->poolingCombo()->setCurrentIndex(poolingIndex(ws.view.pooling));
@@ -258,18 +273,19 @@ Workspace MainWindow::currentWorkspace() const {
     MapKey fitKey;
     attnscope::AdditiveFitOptions fit;
     if (lab_->currentFit(fitKey, fit) && fitKey.block >= 0 && fitKey.block < controls_->blockCombo()->count()) {
-        w.lab.fit = Workspace::Lab::Fit{controls_->blockCombo()->itemText(fitKey.block), fitKey.layer, fitKey.head, fit.temperature};
+        w.lab.fit = Workspace::Lab::Fit{controls_->blockCombo()->itemText(fitKey.block), fitKey.layer, fitKey.head,
+                                        fit.temperature};
         w.lab.fitWidth = fit.width;  // the fit as it was made, whatever the spin boxes say now
         w.lab.fitSteps = fit.steps;
     }
     w.masked = lab_->intervention().masked;
     w.colormap = controls_->colormap();
     w.scale = controls_->colorScale().type;
-    w.view.tab = tabs_->currentWidget() == compare_                ? QStringLiteral("compare")
-                 : metricsShown()                                  ? QStringLiteral("metrics")
-                 : tabs_->currentWidget() == modelView_->panel()   ? QStringLiteral("model")
-                 : tabs_->currentWidget() == imageView_->panel()   ? QStringLiteral("image")
-                                                                   : QStringLiteral("explore");
+    w.view.tab = tabs_->currentWidget() == compare_              ? QStringLiteral("compare")
+                 : metricsShown()                                ? QStringLiteral("metrics")
+                 : tabs_->currentWidget() == modelView_->panel() ? QStringLiteral("model")
+                 : tabs_->currentWidget() == imageView_->panel() ? QStringLiteral("image")
+                                                                 : QStringLiteral("explore");
     w.view.rawTokens = rawTokensAction_->isChecked();
     if (heatmap_->map().rows > 0 && !heatmap_->zoom().isWhole()) {
         const MapZoom& z = heatmap_->zoom();
@@ -277,7 +293,9 @@ Workspace MainWindow::currentWorkspace() const {
     }
     w.view.compareTask = compareTask_;
     const int metricsView = lab_->metrics()->viewCombo()->currentIndex();
-    w.view.metricsView = metricsView == 1 ? QStringLiteral("flow") : metricsView == 2 ? QStringLiteral("similarity") : QStringLiteral("rollout");
+    w.view.metricsView = metricsView == 1   ? QStringLiteral("flow")
+                         : metricsView == 2 ? QStringLiteral("similarity")
+                                            : QStringLiteral("rollout");
     w.view.pooling = QString::fromLatin1(poolingName(heatmap_->pooling()));
     currentViewSections(w);
     QSettings settings;  // the export dialog's last width and resolution
@@ -377,7 +395,8 @@ bool MainWindow::openWorkspaceFile(const QString& path) {
         controls_->imageInput()->setImage(ws.input.image, image);
     }
     const auto device = attnscope::parseDeviceChoice(ws.device.toStdString());
-    const bool sameModel = session_->model() && session_->modelSpec() == ws.model && controls_->device()->choice() == device;
+    const bool sameModel =
+            session_->model() && session_->modelSpec() == ws.model && controls_->device()->choice() == device;
     {
         const QSignalBlocker quiet(controls_->device());  // the model opens on it below
         controls_->device()->setChoice(device);
@@ -430,13 +449,14 @@ void MainWindow::offerBatchFigures(ExportDialog& dialog) const {
     style.rawTokens = rawTokensAction_->isChecked();
     try {
         if (info.heads > 1)
-            dialog.addFigure(tr("Every head of layer %1 (grid)").arg(key.layer), layerGridFigure(*trace, key.block, key.layer, style),
-                             QStringLiteral("_heads"));
+            dialog.addFigure(tr("Every head of layer %1 (grid)").arg(key.layer),
+                             layerGridFigure(*trace, key.block, key.layer, style), QStringLiteral("_heads"));
         // Every map of the block: only for blocks small enough to draw at once here.
         constexpr long long kMaxCells = 64LL << 20;
         const long long cells = 1LL * info.layers * info.heads * info.queryTokens.size() * info.keyTokens.size();
         if (info.layers > 1 && cells <= kMaxCells)
-            dialog.addPages(tr("Every layer (multi-page PDF)"), allLayersFigures(*trace, key.block, style), QStringLiteral("_layers"));
+            dialog.addPages(tr("Every layer (multi-page PDF)"), allLayersFigures(*trace, key.block, style),
+                            QStringLiteral("_layers"));
     } catch (const std::exception&) {
         // A map that cannot be drawn (e.g. a Trace without Q/K): the single map stays on offer.
     }

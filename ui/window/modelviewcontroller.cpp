@@ -23,8 +23,8 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
             [this](int layer, int head) { window_->selectHead(window_->currentBlockName(), layer, head); });
     // The Explore overview's thumbnails, when they are the shown block's.
     connect(window->maps(), &MapService::thumbnailsReady, this, [this](const ThumbnailResult& r) {
-        if (r.trace == window_->lab()->shownTrace() && r.block == window_->currentKey().block && r.trace == blockTrace_ &&
-            r.block == block_)
+        if (r.trace == window_->lab()->shownTrace() && r.block == window_->currentKey().block &&
+            r.trace == blockTrace_ && r.block == block_)
             panel_->grid()->setImages(r.images);
     });
     connect(service_, &LabService::metricsReady, this, [this](const MetricsResult& r) {
@@ -38,18 +38,22 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         panel_->setMetrics(metrics_);
         if (!r.partial && r.metrics.empty() && r.variant.fits.empty() &&
             (r.variant.spec.variant == LabVariant::Additive || r.variant.spec.variant == LabVariant::Hybrid)) {
-            panel_->setStatus(tr("no head has an additive fit yet: Fit additive in the Lab dock fits the selected head"));
+            panel_->setStatus(
+                    tr("no head has an additive fit yet: Fit additive in the Lab dock fits the selected head"));
             return;
         }
-        panel_->setStatus(r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
-                                    : tr("metrics of %1 heads · %2%3")
-                                          .arg(int(r.metrics.size()) < r.total ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
-                                                                               : QString::number(r.metrics.size()))
-                                          .arg(r.variant.spec.variant == LabVariant::Native ? tr("the model's own maps")
-                                                                                            : tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant)))
-                                          .arg(r.variant.spec.variant == LabVariant::Linear  // no softmax, no T
-                                                   ? QString()
-                                                   : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
+        panel_->setStatus(
+                r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
+                          : tr("metrics of %1 heads · %2%3")
+                                    .arg(int(r.metrics.size()) < r.total
+                                                 ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
+                                                 : QString::number(r.metrics.size()))
+                                    .arg(r.variant.spec.variant == LabVariant::Native
+                                                 ? tr("the model's own maps")
+                                                 : tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant)))
+                                    .arg(r.variant.spec.variant == LabVariant::Linear  // no softmax, no T
+                                                 ? QString()
+                                                 : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
     });
     connect(window->session(), &Session::modelLoaded, this, [this] {
         service_->cancelAll();
@@ -97,7 +101,8 @@ void ModelViewController::setDetectors(std::vector<attnscope::HeadDetectors> hea
     detectorsAsked_ = !detectors_.empty();
     attnscope::attachDetectors(metrics_, detectors_);
     if (!metrics_.empty()) panel_->setMetrics(metrics_);
-    if (detectorsAsked_) panel_->setStatus(tr("detector scores of %1 heads (the Metrics tab says how)").arg(detectors_.size()));
+    if (detectorsAsked_)
+        panel_->setStatus(tr("detector scores of %1 heads (the Metrics tab says how)").arg(detectors_.size()));
 }
 
 void ModelViewController::metricPicked(const QString& key) {
@@ -125,7 +130,8 @@ void ModelViewController::refresh() {
         panel_->grid()->setLayerWindows({info.layerWindows.begin(), info.layerWindows.end()});
         // The Explore overview may already hold this block's thumbnails.
         const OverviewGrid* explore = window_->overview();
-        if (explore->layers() == info.layers && explore->heads() == info.heads) panel_->grid()->setImages(explore->images());
+        if (explore->layers() == info.layers && explore->heads() == info.heads)
+            panel_->grid()->setImages(explore->images());
         if (metricsTrace_ == trace) panel_->setMetrics(metrics_);  // every block's metrics came with the trace's
     }
     panel_->grid()->setSelected(key.layer, key.head);
@@ -133,16 +139,17 @@ void ModelViewController::refresh() {
     panel_->metricMap()->setSelected(key.layer, key.head);
     // The thumbnails and metrics are of the variant the lab shows: the caption names its kind.
     const ShownVariant variant = window_->lab()->shownVariant();
-    panel_->grid()->setCaption(tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6%7")
-                                   .arg(QString::fromStdString(info.name))
-                                   .arg(info.layers)
-                                   .arg(info.heads)
-                                   .arg(key.layer)
-                                   .arg(key.head)
-                                   .arg(shownKindCaption(info, key.block, variant))
-                                   .arg(shownKindUsesTemperature(info, variant)
-                                            ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
-                                            : QString()));
+    panel_->grid()->setCaption(
+            tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6%7")
+                    .arg(QString::fromStdString(info.name))
+                    .arg(info.layers)
+                    .arg(info.heads)
+                    .arg(key.layer)
+                    .arg(key.head)
+                    .arg(shownKindCaption(info, key.block, variant))
+                    .arg(shownKindUsesTemperature(info, variant)
+                                 ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
+                                 : QString()));
     if (!shownNow()) return;
     if (metricsTrace_ == trace && metricsVariant_ == variant) return;
     metricsTrace_ = trace;

@@ -56,11 +56,11 @@ private:
     MainWindow* window_;
     ModelViewPanel* panel_ = nullptr;
     LabService* service_ = nullptr;
-    TracePtr blockTrace_;       // the trace and block the panel's shape belongs to
+    TracePtr blockTrace_;  // the trace and block the panel's shape belongs to
     int block_ = -1;
     TracePtr metricsTrace_;
     ShownVariant metricsVariant_;
-    std::vector<attnscope::HeadMetrics> metrics_;  // the latest of metricsTrace_ (every block)
+    std::vector<attnscope::HeadMetrics> metrics_;      // the latest of metricsTrace_ (every block)
     std::vector<attnscope::HeadDetectors> detectors_;  // of the current model; empty until run
     bool detectorsAsked_ = false;
 };

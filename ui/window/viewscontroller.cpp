@@ -59,9 +59,10 @@ struct TokenWindow {
 // are left out and listed in `unfitted`.
 // With a window (rows > 0): only its rows × columns, from core's exact sub-map (pooledMap with a
 // bin per cell) where the variant is one of the Trace's maps, else cut from the lab's full map.
-QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last, const std::vector<VariantSpec>& specs,
-                  const JobTracker::Stop& stop, std::vector<attnscope::HeadMap>& out, std::vector<int>& heads,
-                  std::vector<int>* unfitted = nullptr, const TokenWindow& window = {}) {
+QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last,
+                  const std::vector<VariantSpec>& specs, const JobTracker::Stop& stop,
+                  std::vector<attnscope::HeadMap>& out, std::vector<int>& heads, std::vector<int>* unfitted = nullptr,
+                  const TokenWindow& window = {}) {
     try {
         const auto& info = trace.blocks()[std::size_t(key.block)];
         for (int h = first; h <= last && !stop; ++h) {
@@ -98,7 +99,8 @@ QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, i
 }
 
 // maps[i] of heads[i] placed at their head index; heads left out get an empty map (not drawn).
-std::vector<attnscope::HeadMap> byHead(const std::vector<attnscope::HeadMap>& maps, const std::vector<int>& heads, int count) {
+std::vector<attnscope::HeadMap> byHead(const std::vector<attnscope::HeadMap>& maps, const std::vector<int>& heads,
+                                       int count) {
     std::vector<attnscope::HeadMap> out(std::size_t(std::max(0, count)));
     for (std::size_t i = 0; i < maps.size(); ++i)
         if (heads[i] >= 0 && heads[i] < count) out[std::size_t(heads[i])] = maps[i];
@@ -148,8 +150,10 @@ ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(
     });
     connect(qk_, &QkSpaceView::scopeChanged, this, &ViewsController::requestQk);
     connect(lines_, &LineView::tokenFocused, this, [this](int side, int index, bool lock) {
-        if (lock) select(side, index);
-        else hover(side, index);
+        if (lock)
+            select(side, index);
+        else
+            hover(side, index);
     });
     connect(neuron_, &NeuronView::keyHovered, this, [this](int key) { hover(key >= 0 ? 1 : -1, key); });
     connect(qk_, &QkSpaceView::pointHovered, this, [this](int p) {
@@ -168,12 +172,16 @@ ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(
             tabs_->setCurrentWidget(view);
             exportShownView();
         };
-        if (view == lines_) connect(lines_, &LineView::exportRequested, this, ask);
-        else if (view == neuron_) connect(neuron_, &NeuronView::exportRequested, this, ask);
-        else connect(qk_, &QkSpaceView::exportRequested, this, ask);
+        if (view == lines_)
+            connect(lines_, &LineView::exportRequested, this, ask);
+        else if (view == neuron_)
+            connect(neuron_, &NeuronView::exportRequested, this, ask);
+        else
+            connect(qk_, &QkSpaceView::exportRequested, this, ask);
     }
     // A new map in the heat map (another size, another head) keeps the frame where it fits.
-    connect(window_->heatmap(), &HeatmapView::mapShown, this, [this] { setHeatmapHighlight(highlight_.first, highlight_.second); });
+    connect(window_->heatmap(), &HeatmapView::mapShown, this,
+            [this] { setHeatmapHighlight(highlight_.first, highlight_.second); });
 }
 
 ViewsController::~ViewsController() = default;
@@ -267,8 +275,10 @@ void ViewsController::requestLines() {
         lines_->setWindow(longest, w.begin, kLineWindow);
         if (w.rows == 0 || w.cols == 0) {
             lineJobs_.cancel();
-            lines_->clear(tr("Tokens %1\u2013%2 have no %3 here: scroll back.").arg(w.begin).arg(w.begin + kLineWindow - 1)
-                              .arg(w.rows == 0 ? tr("queries") : tr("keys")));
+            lines_->clear(tr("Tokens %1\u2013%2 have no %3 here: scroll back.")
+                                  .arg(w.begin)
+                                  .arg(w.begin + kLineWindow - 1)
+                                  .arg(w.rows == 0 ? tr("queries") : tr("keys")));
             return;
         }
         q = q.mid(w.begin, w.rows);
@@ -280,20 +290,24 @@ void ViewsController::requestLines() {
     const bool cross = info.name == "cross";
     const int heads = info.heads;
     lineJobs_.start(
-        [s, heads, w](const JobTracker::Stop& stop) {
-            LineResult r;
-            r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
-            return r;
-        },
-        [this, q, k, t, cross](const LineResult& r) {
-            if (!r.error.isEmpty()) lines_->clear(r.error);
-            else if (r.maps.empty() && !r.unfitted.empty())
-                lines_->clear(tr("The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
-                                 "in the Lab dock to see its lines."));
-            else lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k, unfittedNote(t, r.unfitted), cross);
-            if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
-            emit linesShown();
-        });
+            [s, heads, w](const JobTracker::Stop& stop) {
+                LineResult r;
+                r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
+                return r;
+            },
+            [this, q, k, t, cross](const LineResult& r) {
+                if (!r.error.isEmpty())
+                    lines_->clear(r.error);
+                else if (r.maps.empty() && !r.unfitted.empty())
+                    lines_->clear(tr(
+                            "The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
+                            "in the Lab dock to see its lines."));
+                else
+                    lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k,
+                                    unfittedNote(t, r.unfitted), cross);
+                if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
+                emit linesShown();
+            });
 }
 
 void ViewsController::requestNeuron() {
@@ -308,28 +322,32 @@ void ViewsController::requestNeuron() {
     // The model's own map: core says why when its layer has no q·k logits (additive, linear).
     if (v != LabVariant::Dot && v != LabVariant::Native) {
         neuronJobs_.cancel();
-        neuron_->clear(tr("The neuron view splits dot-product scores into q\u2299k; the lab shows the %1 map, which has no such "
-                          "per-key decomposition. Pick \u201cmodel's own\u201d or \u201cdot\u201d in the Lab dock to see it.")
-                           .arg(labVariantName(v)));
+        neuron_->clear(
+                tr("The neuron view splits dot-product scores into q\u2299k; the lab shows the %1 map, which has no such "
+                   "per-key decomposition. Pick \u201cmodel's own\u201d or \u201cdot\u201d in the Lab dock to see it.")
+                        .arg(labVariantName(v)));
         // Queued, as a worker's result would be: a caller that just asked waits for it.
-        QMetaObject::invokeMethod(this, [this] { emit neuronShown(); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this, [this] { emit neuronShown(); }, Qt::QueuedConnection);
         return;
     }
     neuronJobs_.start(
-        [s, query](const JobTracker::Stop&) {
-            NeuronResult r;
-            try {
-                r.row = attnscope::neuronRow(*s.trace, s.key.block, s.key.layer, s.key.head, query, s.temperature);
-            } catch (const std::exception& e) {
-                r.error = QString::fromUtf8(e.what());
-            }
-            return r;
-        },
-        [this, q, k, t, query](const NeuronResult& r) {
-            if (!r.error.isEmpty()) neuron_->clear(r.error);
-            else neuron_->setRow(r.row, q.value(query), k, t);
-            emit neuronShown();
-        });
+            [s, query](const JobTracker::Stop&) {
+                NeuronResult r;
+                try {
+                    r.row = attnscope::neuronRow(*s.trace, s.key.block, s.key.layer, s.key.head, query, s.temperature);
+                } catch (const std::exception& e) {
+                    r.error = QString::fromUtf8(e.what());
+                }
+                return r;
+            },
+            [this, q, k, t, query](const NeuronResult& r) {
+                if (!r.error.isEmpty())
+                    neuron_->clear(r.error);
+                else
+                    neuron_->setRow(r.row, q.value(query), k, t);
+                emit neuronShown();
+            });
 }
 
 void ViewsController::requestQk() {
@@ -343,37 +361,38 @@ void ViewsController::requestQk() {
     // The selected query's row sizes the keys; maps are kept only while they are small.
     const bool withMaps = double(q.size()) * k.size() * (all ? heads : 1) <= 16e6;
     qkJobs_.start(
-        [s, all, heads, withMaps](const JobTracker::Stop& stop) {
-            QkResult r;
-            try {
-                attnscope::QkSpaceOptions o;
-                o.head = all ? -1 : s.key.head;
-                r.space = attnscope::qkSpace(*s.trace, s.key.block, s.key.layer, o);
-                r.queryKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, false);
-                r.keyKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, true);
-            } catch (const std::exception& e) {
-                r.error = QString::fromUtf8(e.what());
+            [s, all, heads, withMaps](const JobTracker::Stop& stop) {
+                QkResult r;
+                try {
+                    attnscope::QkSpaceOptions o;
+                    o.head = all ? -1 : s.key.head;
+                    r.space = attnscope::qkSpace(*s.trace, s.key.block, s.key.layer, o);
+                    r.queryKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, false);
+                    r.keyKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, true);
+                } catch (const std::exception& e) {
+                    r.error = QString::fromUtf8(e.what());
+                    return r;
+                }
+                if (withMaps) {
+                    const int first = all ? 0 : s.key.head, last = all ? heads - 1 : s.key.head;
+                    if (!layerMaps(*s.trace, s.key, first, last, s.specs, stop, r.maps, r.heads).isEmpty())
+                        r.maps.clear(), r.heads.clear();
+                }
                 return r;
-            }
-            if (withMaps) {
-                const int first = all ? 0 : s.key.head, last = all ? heads - 1 : s.key.head;
-                if (!layerMaps(*s.trace, s.key, first, last, s.specs, stop, r.maps, r.heads).isEmpty()) r.maps.clear(), r.heads.clear();
-            }
-            return r;
-        },
-        [this, q, k, t](const QkResult& r) {
-            if (!r.error.isEmpty()) {
-                qk_->clear(r.error);
-            } else {
-                qk_->setSpace(r.space, q, k, t);
-                qk_->setTokenKinds(r.queryKinds, r.keyKinds);
-                qkMaps_ = r.maps;
-                qkMapHeads_ = r.heads;
-                if (side_ >= 0) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
-                updateQkRow();
-            }
-            emit qkShown();
-        });
+            },
+            [this, q, k, t](const QkResult& r) {
+                if (!r.error.isEmpty()) {
+                    qk_->clear(r.error);
+                } else {
+                    qk_->setSpace(r.space, q, k, t);
+                    qk_->setTokenKinds(r.queryKinds, r.keyKinds);
+                    qkMaps_ = r.maps;
+                    qkMapHeads_ = r.heads;
+                    if (side_ >= 0) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
+                    updateQkRow();
+                }
+                emit qkShown();
+            });
 }
 
 void ViewsController::updateQkRow() {
@@ -447,13 +466,15 @@ ExportDialog* ViewsController::exportShownView() {
     if (!figure) {
         QMessageBox::information(window_, tr("There is no view to export."),
                                  tr("The %1 view shows nothing yet: run an input and show it in the Views dock.")
-                                     .arg(tabs_->tabText(tabs_->currentIndex()).toLower()));
+                                         .arg(tabs_->tabText(tabs_->currentIndex()).toLower()));
         return nullptr;
     }
     static const char* names[] = {"lines", "neuron", "qk"};
     const Selection s = current();
     QString name = QFileInfo(window_->session()->modelSpec()).fileName() +
-                   QStringLiteral("_%1_L%2").arg(QLatin1String(names[std::clamp(tabs_->currentIndex(), 0, 2)])).arg(s.key.layer);
+                   QStringLiteral("_%1_L%2")
+                           .arg(QLatin1String(names[std::clamp(tabs_->currentIndex(), 0, 2)]))
+                           .arg(s.key.layer);
     if (tabs_->currentWidget() != lines_) name += QStringLiteral("_H%1").arg(s.key.head);
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
     const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
@@ -464,8 +485,9 @@ ExportDialog* ViewsController::exportShownView() {
     dialog->setPainted(figure);
     // The neuron view's (key × dimension) maps need the width of two columns.
     if (tabs_->currentWidget() == neuron_) dialog->setWidthInches(ExportDialog::kTwoColumnIn);
-    connect(dialog, &ExportDialog::exported, this,
-            [this](const QString& path) { window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) {
+        window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
+    });
     dialog->open();
     return dialog;
 }

@@ -13,19 +13,20 @@ namespace attnscope {
 
 namespace {
 
-
 // The word-start marks of the vocabularies we read, raw ("▁", "Ġ") and readable ("·", " ").
 const char* const kWordMarks[] = {"\u2581", "\u0120", "\u00b7", " "};
 
 std::string stripMark(const std::string& label) {
     for (const char* mark : kWordMarks)
-        if (startsWith(label, mark) && label.size() > std::string(mark).size()) return label.substr(std::string(mark).size());
+        if (startsWith(label, mark) && label.size() > std::string(mark).size())
+            return label.substr(std::string(mark).size());
     if (startsWith(label, "##") && label.size() > 2) return label.substr(2);
     return label;
 }
 
 bool hasWordMark(const std::string& label) {
-    return std::any_of(std::begin(kWordMarks), std::end(kWordMarks), [&](const char* m) { return startsWith(label, m); });
+    return std::any_of(std::begin(kWordMarks), std::end(kWordMarks),
+                       [&](const char* m) { return startsWith(label, m); });
 }
 
 std::string describeHeads(const std::vector<LayerHead>& heads, const BlockInfo& block, bool byDefault) {
@@ -51,9 +52,10 @@ bool isSpecialLabel(const std::string& s) {
     if (n >= 3 && s.front() == '<' && s.back() == '>') return !startsWith(s, "<0x");  // <0xNN> is a byte, not a mark
     if (n >= 3 && s.front() == '[' && s.back() == ']')
         return std::all_of(s.begin() + 1, s.end() - 1, [](unsigned char c) { return std::isupper(c) || c == '_'; });
-    if (n == 5 && s[2] == '_' && std::islower(static_cast<unsigned char>(s[0])) && std::islower(static_cast<unsigned char>(s[1])) &&
-        std::isupper(static_cast<unsigned char>(s[3])) && std::isupper(static_cast<unsigned char>(s[4])))
-        return true;  // mBART language code, e.g. en_XX
+    if (n == 5 && s[2] == '_' && std::islower(static_cast<unsigned char>(s[0])) &&
+        std::islower(static_cast<unsigned char>(s[1])) && std::isupper(static_cast<unsigned char>(s[3])) &&
+        std::isupper(static_cast<unsigned char>(s[4])))
+        return true;                                                         // mBART language code, e.g. en_XX
     return n >= 5 && startsWith(s, ">>") && s.compare(n - 2, 2, "<<") == 0;  // Marian's target-language token
 }
 
@@ -87,8 +89,10 @@ std::vector<int> unitsOf(const std::vector<std::string>& labels, const std::vect
     }
     for (std::size_t i = 0; i < labels.size(); ++i) {
         if (unit[i] < 0) continue;
-        if (unit[i] == static_cast<int>(names.size())) names.push_back(stripMark(labels[i]));
-        else names[unit[i]] += units == AlignmentUnits::Words ? stripMark(labels[i]) : labels[i];
+        if (unit[i] == static_cast<int>(names.size()))
+            names.push_back(stripMark(labels[i]));
+        else
+            names[unit[i]] += units == AlignmentUnits::Words ? stripMark(labels[i]) : labels[i];
     }
     return unit;
 }
@@ -99,12 +103,14 @@ Alignment alignCrossMap(const HeadMap& cross, const std::vector<std::string>& so
                         const std::vector<std::string>& rowLabels, AlignmentUnits units, AlignmentRows rows) {
     checkMapShape(cross, "alignment");
     if (static_cast<int>(sourceLabels.size()) != cross.cols || static_cast<int>(rowLabels.size()) != cross.rows)
-        throw Error("alignment: the cross map is " + std::to_string(cross.rows) + "x" + std::to_string(cross.cols) + " but " +
-                    std::to_string(rowLabels.size()) + " target and " + std::to_string(sourceLabels.size()) + " source labels were given");
+        throw Error("alignment: the cross map is " + std::to_string(cross.rows) + "x" + std::to_string(cross.cols) +
+                    " but " + std::to_string(rowLabels.size()) + " target and " + std::to_string(sourceLabels.size()) +
+                    " source labels were given");
     Alignment a;
     std::vector<bool> sourceDrop(sourceLabels.size()), rowDrop(rowLabels.size());
     for (std::size_t j = 0; j < sourceLabels.size(); ++j) sourceDrop[j] = isSpecialLabel(sourceLabels[j]);
-    for (std::size_t r = 0; r < rowLabels.size(); ++r) rowDrop[r] = r == 0 || isSpecialLabel(rowLabels[r]);  // row 0: the start symbol
+    for (std::size_t r = 0; r < rowLabels.size(); ++r)
+        rowDrop[r] = r == 0 || isSpecialLabel(rowLabels[r]);  // row 0: the start symbol
     a.sourceUnitOf = unitsOf(sourceLabels, sourceDrop, units, a.sourceUnits);
     a.targetUnitOf = unitsOf(rowLabels, rowDrop, units, a.targetUnits);
     a.rowArgmax.assign(rowLabels.size(), -1);
@@ -154,7 +160,7 @@ Alignment alignTrace(const Trace& trace, const AlignmentOptions& options) {
     const BlockInfo& block = trace.blocks()[trace.blockIndex("cross")];
     // The source's raw tokens keep the marks word grouping reads ("##" is gone from readable ones).
     const std::vector<std::string>& source =
-        static_cast<int>(trace.tokens().size()) == mean.cols ? trace.tokens() : block.keyTokens;
+            static_cast<int>(trace.tokens().size()) == mean.cols ? trace.tokens() : block.keyTokens;
     Alignment a = alignCrossMap(mean, source, block.queryTokens, options.units, options.rows);
     a.heads = describeHeads(options.heads, block, options.heads.empty());
     return a;

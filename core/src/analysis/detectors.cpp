@@ -13,7 +13,9 @@ namespace attnscope {
 
 namespace {
 
-std::size_t cell(int n, int i, int j) { return static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + static_cast<std::size_t>(j); }
+std::size_t cell(int n, int i, int j) {
+    return static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + static_cast<std::size_t>(j);
+}
 
 }  // namespace
 
@@ -48,11 +50,12 @@ std::vector<std::uint8_t> firstTokenPattern(int n) {
 double detectionScore(const HeadMap& map, const std::vector<std::uint8_t>& pattern, DetectionNorm norm) {
     checkMapShape(map, "detection score");
     if (map.rows != map.cols)
-        throw Error("detection score: the map is " + std::to_string(map.rows) + "x" + std::to_string(map.cols) + ", a detector needs a square map");
+        throw Error("detection score: the map is " + std::to_string(map.rows) + "x" + std::to_string(map.cols) +
+                    ", a detector needs a square map");
     const int n = map.rows;
     if (pattern.size() != static_cast<std::size_t>(n) * n)
-        throw Error("detection score: the pattern has " + std::to_string(pattern.size()) + " cells, the map " + std::to_string(n) + "x" +
-                    std::to_string(n));
+        throw Error("detection score: the pattern has " + std::to_string(pattern.size()) + " cells, the map " +
+                    std::to_string(n) + "x" + std::to_string(n));
     double hit = 0, mass = 0;
     for (int i = 0; i < n; ++i) {
         double rowHit = 0, rowMass = 0;
@@ -75,8 +78,8 @@ std::vector<HeadDetectors> traceDetectors(const Trace& trace, const MapOptions& 
     std::vector<HeadDetectors> out;
     const std::vector<std::int64_t>& ids = trace.ids();
     const int n = static_cast<int>(ids.size());
-    const auto previous = previousTokenPattern(n), duplicate = duplicateTokenPattern(ids), induction = inductionPattern(ids),
-               first = firstTokenPattern(n);
+    const auto previous = previousTokenPattern(n), duplicate = duplicateTokenPattern(ids),
+               induction = inductionPattern(ids), first = firstTokenPattern(n);
     for (int b = 0; b < static_cast<int>(trace.blocks().size()); ++b) {
         const BlockInfo& block = trace.blocks()[b];
         // Self-attention over the input ids only: a decoder of an encoder-decoder has other rows.
@@ -98,11 +101,16 @@ std::vector<HeadDetectors> traceDetectors(const Trace& trace, const MapOptions& 
 std::vector<std::int64_t> detectorProbe(int vocabSize, int maxPositions, const DetectorOptions& o) {
     const int room = maxPositions > 0 ? (maxPositions - 1) / 2 : 50;
     const int L = o.repeatLength > 0 ? o.repeatLength : std::min(50, room);
-    if (L < 2) throw Error("head detectors: the probe needs a repeated part of >= 2 ids; the model has " + std::to_string(maxPositions) + " positions");
+    if (L < 2)
+        throw Error("head detectors: the probe needs a repeated part of >= 2 ids; the model has " +
+                    std::to_string(maxPositions) + " positions");
     if (maxPositions > 0 && 2 * L + 1 > maxPositions)
-        throw Error("head detectors: a probe of 1 + 2·" + std::to_string(L) + " ids exceeds the model's " + std::to_string(maxPositions) + " positions");
+        throw Error("head detectors: a probe of 1 + 2·" + std::to_string(L) + " ids exceeds the model's " +
+                    std::to_string(maxPositions) + " positions");
     if (vocabSize < 2) throw Error("head detectors: the model's vocabulary has " + std::to_string(vocabSize) + " ids");
-    if (o.firstId >= vocabSize) throw Error("head detectors: first id " + std::to_string(o.firstId) + " is outside the vocabulary [0, " + std::to_string(vocabSize) + ")");
+    if (o.firstId >= vocabSize)
+        throw Error("head detectors: first id " + std::to_string(o.firstId) + " is outside the vocabulary [0, " +
+                    std::to_string(vocabSize) + ")");
     SplitMix rng(o.seed);
     const auto draw = [&] { return static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(vocabSize)); };
     // Distinct ids where the vocabulary has room (also distinct from a given first id), so each
@@ -129,9 +137,11 @@ std::vector<std::int64_t> detectorProbe(int vocabSize, int maxPositions, const D
 
 DetectorReport headDetectors(const Model& model, const DetectorOptions& o, const RunOptions& run) {
     const ModelInfo& info = model.info();
-    if (info.imageInput) throw Error(info.path.string() + ": head detectors need a text model; " + info.family + " takes images");
+    if (info.imageInput)
+        throw Error(info.path.string() + ": head detectors need a text model; " + info.family + " takes images");
     if (info.encoderDecoder)
-        throw Error(info.path.string() + ": head detectors run on decoder-only and encoder models; " + info.family + " is an encoder-decoder");
+        throw Error(info.path.string() + ": head detectors run on decoder-only and encoder models; " + info.family +
+                    " is an encoder-decoder");
     DetectorReport r;
     r.probe = detectorProbe(info.vocabSize, info.maxPositions, o);
     r.repeatLength = static_cast<int>(r.probe.size() - 1) / 2;

@@ -13,8 +13,10 @@ void checkMapShape(const HeadMap& map, const char* what) {
     if (map.rows >= 0 && map.cols >= 0 &&
         map.values.size() == static_cast<std::size_t>(map.rows) * static_cast<std::size_t>(map.cols))
         return;
-    throw Error(std::string(what) + ": a map of " + std::to_string(map.rows) + "x" + std::to_string(map.cols) + " needs " +
-                (map.rows >= 0 && map.cols >= 0 ? std::to_string(static_cast<long long>(map.rows) * map.cols) : std::string("R·C >= 0")) +
+    throw Error(std::string(what) + ": a map of " + std::to_string(map.rows) + "x" + std::to_string(map.cols) +
+                " needs " +
+                (map.rows >= 0 && map.cols >= 0 ? std::to_string(static_cast<long long>(map.rows) * map.cols)
+                                                : std::string("R·C >= 0")) +
                 " values, it holds " + std::to_string(map.values.size()));
 }
 

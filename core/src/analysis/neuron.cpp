@@ -56,9 +56,9 @@ NeuronRow neuronRow(const Trace& trace, int block, int layer, int head, int quer
     row.extras = cap.score.extras();
 
     translateTorchErrors("taking a head's scores apart", [&] {
-        const at::Tensor q = cap.q[head][query].to(at::kCPU, at::kFloat).contiguous();   // [d]
+        const at::Tensor q = cap.q[head][query].to(at::kCPU, at::kFloat).contiguous();  // [d]
         const at::Tensor k = cap.k[row.kvGroup].to(at::kCPU, at::kFloat).contiguous();  // [m, d]
-        const at::Tensor prod = (k * q.unsqueeze(0)).contiguous();                       // [m, d]
+        const at::Tensor prod = (k * q.unsqueeze(0)).contiguous();                      // [m, d]
         row.queryVector.assign(q.data_ptr<float>(), q.data_ptr<float>() + q.numel());
         row.keyVectors.assign(k.data_ptr<float>(), k.data_ptr<float>() + k.numel());
         row.products.assign(prod.data_ptr<float>(), prod.data_ptr<float>() + prod.numel());

@@ -46,7 +46,8 @@ PatchGrid patchGrid(const std::vector<std::string>& tokens) {
             g.others.push_back(static_cast<int>(t));
         }
     }
-    if (g.rows == 0) throw Error("attention over the image: no token is an image patch (labels rRcC); is this an image model?");
+    if (g.rows == 0)
+        throw Error("attention over the image: no token is an image patch (labels rRcC); is this an image model?");
     g.positions.assign(static_cast<std::size_t>(g.rows) * g.cols, -1);
     for (std::size_t t = 0; t < tokens.size(); ++t) {
         const auto [r, c] = found[t];
@@ -81,7 +82,8 @@ HeadMap fuseHeads(const std::vector<HeadMap>& heads, HeadFusion fusion) {
         checkMapShape(h, "fusing heads");
         if (h.rows != out.rows || h.cols != out.cols) throw Error("fusing heads needs maps of one shape");
         for (std::size_t i = 0; i < out.values.size(); ++i)
-            out.values[i] = fusion == HeadFusion::Max ? std::max(out.values[i], h.values[i]) : std::min(out.values[i], h.values[i]);
+            out.values[i] = fusion == HeadFusion::Max ? std::max(out.values[i], h.values[i])
+                                                      : std::min(out.values[i], h.values[i]);
     }
     return out;
 }
@@ -109,7 +111,8 @@ std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int quer
     if (!(options.residual >= 0 && options.residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
     const int n = fusedLayers[0].rows;
     if (query < 0 || query >= n)
-        throw Error("attention rollout: query " + std::to_string(query) + " is out of range (0.." + std::to_string(n - 1) + ")");
+        throw Error("attention rollout: query " + std::to_string(query) + " is out of range (0.." +
+                    std::to_string(n - 1) + ")");
     std::vector<double> row(static_cast<std::size_t>(n), 0.0), next(row.size());
     row[static_cast<std::size_t>(query)] = 1.0;
     // R = Â_{L-1} ··· Â_0, so e_qᵀ R applies the top layer first.
@@ -117,8 +120,8 @@ std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int quer
         const HeadMap& raw = fusedLayers[l];
         checkMapShape(raw, "attention rollout");
         if (raw.rows != n || raw.cols != n)
-            throw Error("attention rollout needs square maps of one size (self-attention); layer " + std::to_string(l) + " is " +
-                        std::to_string(raw.rows) + "x" + std::to_string(raw.cols));
+            throw Error("attention rollout needs square maps of one size (self-attention); layer " + std::to_string(l) +
+                        " is " + std::to_string(raw.rows) + "x" + std::to_string(raw.cols));
         const HeadMap a = discardLowest(raw, options.discardRatio);
         std::fill(next.begin(), next.end(), 0.0);
         for (int i = 0; i < n; ++i) {
@@ -132,7 +135,8 @@ std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int quer
                 continue;
             }
             for (int j = 0; j < n; ++j)
-                next[static_cast<std::size_t>(j)] += w * ((1 - options.residual) * a.at(i, j) + (i == j ? options.residual : 0.0)) / sum;
+                next[static_cast<std::size_t>(j)] +=
+                        w * ((1 - options.residual) * a.at(i, j) + (i == j ? options.residual : 0.0)) / sum;
         }
         row.swap(next);
     }
@@ -155,7 +159,8 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
     const BlockInfo& info = blocks[static_cast<std::size_t>(block)];
     if (info.queryTokens.size() != info.keyTokens.size())
         throw Error("attention over the image needs a self-attention block; " + info.name + " has " +
-                    std::to_string(info.queryTokens.size()) + " queries and " + std::to_string(info.keyTokens.size()) + " keys");
+                    std::to_string(info.queryTokens.size()) + " queries and " + std::to_string(info.keyTokens.size()) +
+                    " keys");
     if (options.layer < 0 || options.layer >= info.layers)
         throw Error("attention over the image: layer " + std::to_string(options.layer) + " is out of range (0.." +
                     std::to_string(info.layers - 1) + ")");
@@ -171,11 +176,13 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
         if (!(options.rollout.discardRatio >= 0 && options.rollout.discardRatio < 1))
             throw Error("the discard ratio must be in [0, 1), got " + std::to_string(options.rollout.discardRatio));
         std::vector<HeadMap> fused;
-        for (int l = 0; l <= options.layer; ++l) fused.push_back(fuseHeads(layerMaps(trace, block, l, options.map), options.rollout.fusion));
+        for (int l = 0; l <= options.layer; ++l)
+            fused.push_back(fuseHeads(layerMaps(trace, block, l, options.map), options.rollout.fusion));
         row = rolloutRow(fused, options.query, options.rollout);
     } else {
-        HeadMap m = options.source == OverlaySource::Head ? trace.map(block, options.layer, options.head, options.map)
-                                                         : averageHeads(layerMaps(trace, block, options.layer, options.map));
+        HeadMap m = options.source == OverlaySource::Head
+                            ? trace.map(block, options.layer, options.head, options.map)
+                            : averageHeads(layerMaps(trace, block, options.layer, options.map));
         for (int j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] = m.at(options.query, j);
     }
     out.patches.resize(out.grid.positions.size());

@@ -12,10 +12,12 @@ namespace attnscope {
 QkSpace qkSpace(const Trace& trace, int block, int layer, const QkSpaceOptions& options) {
     const Trace::Impl& impl = trace.impl();
     const int blocks = static_cast<int>(impl.blocks.size());
-    if (block < 0 || block >= blocks) throw Error("query-key space: block " + std::to_string(block) + " is out of range");
+    if (block < 0 || block >= blocks)
+        throw Error("query-key space: block " + std::to_string(block) + " is out of range");
     const BlockInfo& info = impl.infos[block];
     if (layer < 0 || layer >= info.layers)
-        throw Error("query-key space: layer " + std::to_string(layer) + " is out of range (0.." + std::to_string(info.layers - 1) + ")");
+        throw Error("query-key space: layer " + std::to_string(layer) + " is out of range (0.." +
+                    std::to_string(info.layers - 1) + ")");
     if (options.head < -1 || options.head >= info.heads)
         throw Error("query-key space: head " + std::to_string(options.head) + " is out of range (0.." +
                     std::to_string(info.heads - 1) + ", or -1 for all)");
@@ -63,7 +65,8 @@ QkSpace qkSpace(const Trace& trace, int block, int layer, const QkSpaceOptions& 
         }
         const at::Tensor coords = at::matmul(centred, axes.t()).to(at::kFloat).contiguous();  // [points, 2]
         const double total = S.pow(2).sum().item<double>();
-        for (std::int64_t a = 0; a < rank; ++a) out.explained[a] = total > 0 ? std::pow(S[a].item<double>(), 2) / total : 0.0;
+        for (std::int64_t a = 0; a < rank; ++a)
+            out.explained[a] = total > 0 ? std::pow(S[a].item<double>(), 2) / total : 0.0;
         const float* c = coords.data_ptr<float>();
         out.x.resize(static_cast<std::size_t>(coords.size(0)));
         out.y.resize(out.x.size());

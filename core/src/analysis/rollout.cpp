@@ -27,8 +27,8 @@ std::vector<Matrix> residualLayers(const std::vector<HeadMap>& layers, double re
         const HeadMap& a = layers[l];
         checkMapShape(a, what);
         if (a.rows != a.cols || a.rows != n)
-            throw Error(std::string(what) + " needs square maps of one size (self-attention); layer " + std::to_string(l) +
-                        " is " + shapeOf(a) + ", layer 0 is " + shapeOf(layers[0]));
+            throw Error(std::string(what) + " needs square maps of one size (self-attention); layer " +
+                        std::to_string(l) + " is " + shapeOf(a) + ", layer 0 is " + shapeOf(layers[0]));
         Matrix m(static_cast<std::size_t>(n) * n);
         for (int i = 0; i < n; ++i) {
             double sum = 0;
@@ -225,7 +225,9 @@ HeadMap attentionFlow(const std::vector<HeadMap>& layers, const FlowOptions& opt
     if (rows.empty())
         for (int i = 0; i < n; ++i) rows.push_back(i);
     for (int r : rows)
-        if (r < 0 || r >= n) throw Error("attention flow: row " + std::to_string(r) + " is out of range (0.." + std::to_string(n - 1) + ")");
+        if (r < 0 || r >= n)
+            throw Error("attention flow: row " + std::to_string(r) + " is out of range (0.." + std::to_string(n - 1) +
+                        ")");
     FlowGraph graph(a, n);
     std::vector<std::vector<char>> toSink(n);
     for (int j = 0; j < n; ++j) toSink[j] = graph.reach(j, /*down=*/false);

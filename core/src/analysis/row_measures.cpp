@@ -3,7 +3,6 @@
 #include "attnscope/runtime/error.h"
 #include "runtime/vector_math.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -52,7 +51,8 @@ ATTNSCOPE_CLONES RowSums rowSums(const float* p, const float* lp, const float* q
         s.mass += std::fabs(x);
         if (x > 0) s.plogp += x * lp[j];
         s.distance += x * std::fabs(static_cast<double>(base + j));
-        if (WithKl && x > 0) s.kl += x * (static_cast<double>(lp[j]) - (!(q[j] <= 0) ? static_cast<double>(lq[j]) : std::log(kKlFloor)));
+        if (WithKl && x > 0)
+            s.kl += x * (static_cast<double>(lp[j]) - (!(q[j] <= 0) ? static_cast<double>(lq[j]) : std::log(kKlFloor)));
     }
     for (int l = 0; l < L; ++l) s.mass += mass[l], s.plogp += plogp[l], s.distance += dist[l], s.kl += kl[l];
     return s;
@@ -189,7 +189,7 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
         const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
         const RowSums s = scalar ? scalarRowSums(row, kl ? q + r * W : nullptr, w, lo - a)
                           : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data(), w, lo - a)
-                             : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
+                                 : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
         if (s.mass == 0) continue;  // no distribution: skipped
         ++used_;
         if (want_ & Entropy) entropy_ -= s.plogp;
@@ -197,7 +197,8 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
         if (kl) kl_ += std::max(s.kl, 0.0);
         if (want_ & Keys) {
             double sum = 0;
-            for (auto k = std::lower_bound(keys_.begin(), keys_.end(), lo); k != keys_.end() && *k < hi; ++k) sum += row[*k - lo];
+            for (auto k = std::lower_bound(keys_.begin(), keys_.end(), lo); k != keys_.end() && *k < hi; ++k)
+                sum += row[*k - lo];
             keyShare_ += sum;
         }
         if ((want_ & FirstKey) && lo == 0) first_ += row[0];
@@ -236,7 +237,8 @@ void RowMeasures::addMap(const HeadMap& p, const HeadMap* q) {
     constexpr int Block = 128;
     for (int r = 0; r < p.rows; r += Block) {
         const std::size_t offset = static_cast<std::size_t>(r) * p.cols;
-        addRows(r, std::min(Block, p.rows - r), p.values.data() + offset, 0, p.cols, q ? q->values.data() + offset : nullptr);
+        addRows(r, std::min(Block, p.rows - r), p.values.data() + offset, 0, p.cols,
+                q ? q->values.data() + offset : nullptr);
     }
 }
 

@@ -1,8 +1,8 @@
 // The one implementation of the per-map measures of metrics.h (entropy, distance, share of
 // attention on given keys, pattern scores, KL), as sums over a map's rows. Rows arrive in blocks
 // in any order: a whole HeadMap's rows, or a Trace's row blocks (forEachRowBlock). So a head's
-// measures never need its full n×n map. Torch stays out of this header (the .cpp takes its logarithms with the vectorised
-// log of runtime/vector_math.h, one call per block).
+// measures never need its full n×n map. Torch stays out of this header (the .cpp takes its logarithms with the
+// vectorised log of runtime/vector_math.h, one call per block).
 #pragma once
 
 #include "attnscope/analysis/metrics.h"
@@ -45,9 +45,9 @@ private:
     int rows_, cols_;
     unsigned want_;
     PatternThresholds t_;
-    std::vector<int> keys_;                   // sorted, unique, inside [0, cols)
-    std::vector<float> logP_, logQ_;          // a row's log p and log q (scratch)
-    std::vector<float> top_;                  // topSum's scratch (a row's group maxima)
+    std::vector<int> keys_;           // sorted, unique, inside [0, cols)
+    std::vector<float> logP_, logQ_;  // a row's log p and log q (scratch)
+    std::vector<float> top_;          // topSum's scratch (a row's group maxima)
     long long used_ = 0, diagRows_ = 0, prevRows_ = 0;
     double entropy_ = 0, distance_ = 0, keyShare_ = 0, first_ = 0, kl_ = 0;
     double diagonal_ = 0, previous_ = 0, local_ = 0, sparse_ = 0;

@@ -15,7 +15,6 @@ const std::string kByteNewline = "\xC4\x8A";    // Ċ
 const std::string kMetaspace = "\xE2\x96\x81";  // ▁
 const std::string kShownSpace = "\xC2\xB7";     // · (readable labels' space)
 
-
 bool isSpecial(const std::string& t) {
     if (t.size() < 3) return false;
     if (t.front() == '[' && t.back() == ']') return true;
@@ -27,17 +26,19 @@ bool isSpecial(const std::string& t) {
 bool isPunctuation(const std::string& t) {
     static const std::vector<std::string> unicode = {"\xE2\x80\x9C", "\xE2\x80\x9D", "\xE2\x80\x98", "\xE2\x80\x99",
                                                      "\xE2\x80\x94", "\xE2\x80\x93", "\xE2\x80\xA6", "\xC2\xAB",
-                                                     "\xC2\xBB", "\xC2\xBF", "\xC2\xA1"};
+                                                     "\xC2\xBB",     "\xC2\xBF",     "\xC2\xA1"};
     if (t.empty()) return false;
     for (std::size_t i = 0; i < t.size();) {
         const auto c = static_cast<unsigned char>(t[i]);
         if (c < 0x80) {
-            if (!((c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E)))
+            if (!((c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+                  (c >= 0x7B && c <= 0x7E)))
                 return false;
             ++i;
             continue;
         }
-        const auto it = std::find_if(unicode.begin(), unicode.end(), [&](const std::string& u) { return t.compare(i, u.size(), u) == 0; });
+        const auto it = std::find_if(unicode.begin(), unicode.end(),
+                                     [&](const std::string& u) { return t.compare(i, u.size(), u) == 0; });
         if (it == unicode.end()) return false;
         i += it->size();
     }
@@ -62,7 +63,8 @@ enum class Marks { None, ByteLevel, Metaspace, WordPiece, Shown };
 Marks marksOf(const std::vector<std::string>& tokens) {
     for (const auto& t : tokens) {
         if (isSpecial(t)) continue;
-        if (t.find(kByteSpace) != std::string::npos || t.find(kByteNewline) != std::string::npos) return Marks::ByteLevel;
+        if (t.find(kByteSpace) != std::string::npos || t.find(kByteNewline) != std::string::npos)
+            return Marks::ByteLevel;
         if (t.find(kMetaspace) != std::string::npos) return Marks::Metaspace;
         if (startsWith(t, "##") && t.size() > 2) return Marks::WordPiece;
     }
@@ -97,8 +99,10 @@ std::vector<TokenKind> kindsWith(const std::vector<std::string>& tokens, Marks m
         }
         wordBoundary = raw.find(kByteNewline) != std::string::npos || raw == "\n";
         // A token that is only a space or a line break is no word either.
-        if (text.empty() || isPunctuation(text)) out.push_back(TokenKind::Punctuation);
-        else out.push_back(start ? TokenKind::WordStart : TokenKind::Continuation);
+        if (text.empty() || isPunctuation(text))
+            out.push_back(TokenKind::Punctuation);
+        else
+            out.push_back(start ? TokenKind::WordStart : TokenKind::Continuation);
     }
     return out;
 }
@@ -116,7 +120,9 @@ const char* tokenKindName(TokenKind kind) {
     return "?";
 }
 
-std::vector<TokenKind> tokenKinds(const std::vector<std::string>& rawTokens) { return kindsWith(rawTokens, marksOf(rawTokens)); }
+std::vector<TokenKind> tokenKinds(const std::vector<std::string>& rawTokens) {
+    return kindsWith(rawTokens, marksOf(rawTokens));
+}
 
 std::vector<TokenKind> blockTokenKinds(const Trace& trace, int block, bool keys) {
     if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
@@ -126,8 +132,9 @@ std::vector<TokenKind> blockTokenKinds(const Trace& trace, int block, bool keys)
     const auto& labels = keys ? info.keyTokens : info.queryTokens;
     const auto& raw = trace.tokens();
     // An image input: no ids, tokens named [CLS] (and the like) and rRcC patches.
-    const bool image = trace.ids().empty() && !raw.empty() &&
-                       std::all_of(raw.begin(), raw.end(), [](const std::string& t) { return isSpecial(t) || isPatchName(t); });
+    const bool image =
+            trace.ids().empty() && !raw.empty() &&
+            std::all_of(raw.begin(), raw.end(), [](const std::string& t) { return isSpecial(t) || isPatchName(t); });
     if (image && raw.size() == labels.size()) {
         std::vector<TokenKind> out;
         for (const auto& t : raw) out.push_back(isSpecial(t) ? TokenKind::Special : TokenKind::Patch);

@@ -26,7 +26,8 @@ double variantKl(const Trace& trace, int block, int layer, int head, const MapOp
 std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std::string>& labels) {
     std::vector<int> cols;
     for (std::size_t j = 0; j < block.keyTokens.size(); ++j)
-        if (std::find(labels.begin(), labels.end(), block.keyTokens[j]) != labels.end()) cols.push_back(static_cast<int>(j));
+        if (std::find(labels.begin(), labels.end(), block.keyTokens[j]) != labels.end())
+            cols.push_back(static_cast<int>(j));
     return cols;
 }
 
@@ -60,20 +61,21 @@ HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, co
                           (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
     const std::pair<int, int> shape = mapShape(trace, bi, l);
     const int n = shape.first, m = shape.second;
-    const bool compare = options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
+    const bool compare =
+            options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
     const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
                           RowMeasures::FirstKey | (compare && mapIsDot ? RowMeasures::Kl : 0u);
     RowMeasures main(n, m, want, separators, options.thresholds);
     forEachRowBlock(
-        trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
-        compare && mapIsDot ? &linear : nullptr);
+            trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
+            compare && mapIsDot ? &linear : nullptr);
     HeadMetrics r = main.headMetrics(b.name, l, h, !separators.empty());
     if (compare && mapIsDot) {
         r.klDotLinear = main.kl();
     } else if (compare) {
         RowMeasures kl(n, m, RowMeasures::Kl);
         forEachRowBlock(
-            trace, bi, l, h, dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &linear);
+                trace, bi, l, h, dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &linear);
         r.klDotLinear = kl.kl();
     }
     return r;
@@ -114,14 +116,16 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
         doneOne.notify_all();
         return true;
     };
-    const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(metricWorkerCount(options.workers)), total));
+    const int workers = static_cast<int>(
+            std::min<std::size_t>(static_cast<std::size_t>(metricWorkerCount(options.workers)), total));
     // Every head's products on one thread, whatever the number of workers: the same values bit
     // for bit on one worker or several (OpenBLAS may split a product, and round it, otherwise).
     const SingleThreadedBlas blas;
     onThreads(workers, [&](int worker) {
         try {
             if (worker > 0) {
-                while (take()) {}
+                while (take()) {
+                }
                 return;
             }
             for (std::size_t delivered = 0; delivered < total;) {
@@ -133,7 +137,8 @@ std::vector<HeadMetrics> headMetrics(const Trace& trace, const MetricsOptions& o
                 if (have) {
                     if (options.onHead) options.onHead(out[delivered]);
                     ++delivered;
-                    if (options.progress && !options.progress(static_cast<long long>(delivered), static_cast<long long>(total)))
+                    if (options.progress &&
+                        !options.progress(static_cast<long long>(delivered), static_cast<long long>(total)))
                         throw Cancelled();
                     continue;
                 }
@@ -168,7 +173,8 @@ std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOpti
     const BlockInfo& b = trace.blocks()[block];
     if (b.queryTokens.size() != b.keyTokens.size())
         throw Error("rollout and flow need a self-attention block; '" + b.name + "' maps " +
-                    std::to_string(b.queryTokens.size()) + " queries onto " + std::to_string(b.keyTokens.size()) + " keys");
+                    std::to_string(b.queryTokens.size()) + " queries onto " + std::to_string(b.keyTokens.size()) +
+                    " keys");
     std::vector<HeadMap> layers;
     for (int l = 0; l < b.layers; ++l) layers.push_back(averageHeads(layerMaps(trace, block, l, options)));
     return layers;
@@ -190,14 +196,17 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
         throw Error("block " + std::to_string(block) + " is out of range");
     const BlockInfo& b = trace.blocks()[block];
     for (int l = 0; l < b.layers; ++l)
-        if (mapShape(trace, block, l).first != mapShape(trace, block, l).second || mapShape(trace, block, l) != mapShape(trace, block, 0))
+        if (mapShape(trace, block, l).first != mapShape(trace, block, l).second ||
+            mapShape(trace, block, l) != mapShape(trace, block, 0))
             throw Error("rollout needs a self-attention block; '" + b.name + "' maps " +
                         std::to_string(mapShape(trace, block, l).first) + " queries onto " +
                         std::to_string(mapShape(trace, block, l).second) + " keys");
     if (!(residual >= 0 && residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
     const int n = b.layers > 0 ? mapShape(trace, block, 0).first : 0;
     for (int r : rows)
-        if (r < 0 || r >= n) throw Error("attention rollout: row " + std::to_string(r) + " is out of range (0.." + std::to_string(n - 1) + ")");
+        if (r < 0 || r >= n)
+            throw Error("attention rollout: row " + std::to_string(r) + " is out of range (0.." +
+                        std::to_string(n - 1) + ")");
     const std::size_t R = rows.size(), N = static_cast<std::size_t>(n);
     // v: the rows asked for of Â_{L-1}·…·Â_{l+1}, starting from the identity's rows; each layer
     // multiplies it by Â_l from the right, one block of Â_l's rows (all heads averaged) at a time.
@@ -210,19 +219,24 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
             const int len = std::min(blockRows, n - r0);
             // Sum over heads of rows [r0, r0 + len), one buffer per worker; each worker takes
             // whole heads, its matrix products single-threaded.
-            std::vector<std::vector<double>> sums(static_cast<std::size_t>(workers), std::vector<double>(static_cast<std::size_t>(len) * N, 0.0));
+            std::vector<std::vector<double>> sums(static_cast<std::size_t>(workers),
+                                                  std::vector<double>(static_cast<std::size_t>(len) * N, 0.0));
             std::vector<std::exception_ptr> failed(static_cast<std::size_t>(workers));
             const auto work = [&](int w) {
                 try {
                     for (int h = w; h < b.heads; h += workers)
-                        forEachRowBlock(trace, block, l, h, options, 1, [&](int, const MapRowBlock& rb) {
-                            const std::size_t width = static_cast<std::size_t>(rb.colEnd - rb.colBegin);
-                            for (int r = 0; r < rb.rows; ++r) {
-                                double* dst = sums[static_cast<std::size_t>(w)].data() + static_cast<std::size_t>(rb.rowBegin - r0 + r) * N + rb.colBegin;
-                                const float* src = rb.values + r * width;
-                                for (std::size_t j = 0; j < width; ++j) dst[j] += src[j];
-                            }
-                        }, nullptr, r0, r0 + len);
+                        forEachRowBlock(
+                                trace, block, l, h, options, 1,
+                                [&](int, const MapRowBlock& rb) {
+                                    const std::size_t width = static_cast<std::size_t>(rb.colEnd - rb.colBegin);
+                                    for (int r = 0; r < rb.rows; ++r) {
+                                        double* dst = sums[static_cast<std::size_t>(w)].data() +
+                                                      static_cast<std::size_t>(rb.rowBegin - r0 + r) * N + rb.colBegin;
+                                        const float* src = rb.values + r * width;
+                                        for (std::size_t j = 0; j < width; ++j) dst[j] += src[j];
+                                    }
+                                },
+                                nullptr, r0, r0 + len);
                 } catch (...) {
                     failed[static_cast<std::size_t>(w)] = std::current_exception();
                 }

@@ -62,8 +62,8 @@ AdditiveRowSums pickRowSums() {
 at::Tensor additiveLogitsCpu(const at::Tensor& qa, const at::Tensor& ka, const at::Tensor& v, bool causal) {
     if (qa.abs().max().item<float>() > 20.f || ka.abs().max().item<float>() > 20.f) return {};
     const int n = static_cast<int>(qa.size(0)), m = static_cast<int>(ka.size(0)), w = static_cast<int>(qa.size(1));
-    const at::Tensor ea = (qa * 2).exp_().contiguous();           // [n, w]
-    const at::Tensor ebT = (ka * 2).exp_().t().contiguous();      // [w, m]
+    const at::Tensor ea = (qa * 2).exp_().contiguous();       // [n, w]
+    const at::Tensor ebT = (ka * 2).exp_().t().contiguous();  // [w, m]
     const at::Tensor vc = v.contiguous();
     const float vSum = vc.sum().item<float>();
     at::Tensor logits = at::zeros({n, m}, qa.options());
@@ -81,7 +81,8 @@ at::Tensor additiveLogitsCpu(const at::Tensor& qa, const at::Tensor& ka, const a
         }
     };
     const double elements = static_cast<double>(n) * m * w;
-    const int threads = elements < 1e6 ? 1 : static_cast<int>(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    const int threads =
+            elements < 1e6 ? 1 : static_cast<int>(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
     if (threads == 1) {
         work(0, n);
         return logits;

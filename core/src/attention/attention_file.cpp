@@ -19,18 +19,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 std::string dimsText(const std::vector<std::int64_t>& shape) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
     return s + "]";
 }
 
-std::vector<std::string> stringList(const fs::path& path, const nlohmann::json& list, const char* what, std::int64_t n) {
+std::vector<std::string> stringList(const fs::path& path, const nlohmann::json& list, const char* what,
+                                    std::int64_t n) {
     if (!list.is_array()) failAt(path, std::string(what) + " must be a list of strings, found " + jsonExcerpt(list));
     if (static_cast<std::int64_t>(list.size()) != n)
-        failAt(path, std::string(what) + " has " + std::to_string(list.size()) + " entries, the maps have " + std::to_string(n) +
-                       " tokens");
+        failAt(path, std::string(what) + " has " + std::to_string(list.size()) + " entries, the maps have " +
+                             std::to_string(n) + " tokens");
     std::vector<std::string> out;
     out.reserve(list.size());
     for (const auto& s : list) {
@@ -46,7 +46,8 @@ constexpr std::int64_t kMaxTokens = 1 << 20;
 
 }  // namespace
 
-AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, std::int64_t m, const std::string& blockName) {
+AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, std::int64_t m,
+                                        const std::string& blockName) {
     std::ifstream in(path, std::ios::binary);
     if (!in) failAt(path, "cannot read the tokens file");
     std::ostringstream buffer;
@@ -61,7 +62,9 @@ AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, st
     }
     AttentionFileTokens out;
     if (json.is_array()) {
-        if (n != m) failAt(path, "a plain token list labels square maps; these are " + std::to_string(n) + " x " + std::to_string(m));
+        if (n != m)
+            failAt(path,
+                   "a plain token list labels square maps; these are " + std::to_string(n) + " x " + std::to_string(m));
         out.tokens = out.queries = out.keys = stringList(path, json, "the token list", n);
         return out;
     }
@@ -79,10 +82,13 @@ AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, st
     if (block && block->contains("queries") && block->contains("keys")) {
         out.queries = stringList(path, (*block)["queries"], "the block's \"queries\"", n);
         out.keys = stringList(path, (*block)["keys"], "the block's \"keys\"", m);
-        out.tokens = tokens.is_array() && static_cast<std::int64_t>(tokens.size()) == n ? stringList(path, tokens, "\"tokens\"", n)
-                                                                                         : out.queries;
+        out.tokens = tokens.is_array() && static_cast<std::int64_t>(tokens.size()) == n
+                             ? stringList(path, tokens, "\"tokens\"", n)
+                             : out.queries;
     } else {
-        if (n != m) failAt(path, "has no labels for " + std::to_string(n) + " x " + std::to_string(m) + " maps (no \"blocks\")");
+        if (n != m)
+            failAt(path,
+                   "has no labels for " + std::to_string(n) + " x " + std::to_string(m) + " maps (no \"blocks\")");
         out.tokens = out.queries = out.keys = stringList(path, tokens, "\"tokens\"", n);
     }
     const auto ids = json.find("ids");
@@ -111,23 +117,26 @@ fs::path tokensBeside(const fs::path& npy) {
     return {};
 }
 
-std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::path& tokensJson, const Progress& progress) {
+std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::path& tokensJson,
+                                               const Progress& progress) {
     const std::shared_ptr<const NpyFile> file = NpyFile::open(npy);
     std::vector<std::int64_t> s = file->shape();
     if (s.size() == 5) {
         if (s[1] != 1)
             failAt(npy, "shape " + dimsText(s) + " holds a batch of " + std::to_string(s[1]) +
-                          " inputs; save one of them (attentions[:, i]) as [layers, heads, n, n]");
+                                " inputs; save one of them (attentions[:, i]) as [layers, heads, n, n]");
         s.erase(s.begin() + 1);
     }
     if (s.size() == 3) s.insert(s.begin(), 1);
     if (s.size() != 4)
-        failAt(npy, "shape " + dimsText(file->shape()) +
-                      " is not attention maps: expected [layers, heads, n, n], [layers, 1, heads, n, n] or [heads, n, n]");
+        failAt(npy,
+               "shape " + dimsText(file->shape()) +
+                       " is not attention maps: expected [layers, heads, n, n], [layers, 1, heads, n, n] or [heads, n, n]");
     const std::int64_t layers = s[0], heads = s[1], n = s[2], m = s[3];
     if (layers < 1 || heads < 1 || n < 1 || m < 1) failAt(npy, "shape " + dimsText(file->shape()) + " holds no map");
     if (n > kMaxTokens || m > kMaxTokens || layers > (1 << 16) || heads > (1 << 16))
-        failAt(npy, "shape " + dimsText(file->shape()) + " is beyond what AttnScope shows (at most 2^20 tokens, 2^16 layers or heads)");
+        failAt(npy, "shape " + dimsText(file->shape()) +
+                            " is beyond what AttnScope shows (at most 2^20 tokens, 2^16 layers or heads)");
 
     AttentionFileTokens labels;
     if (!tokensJson.empty()) {
@@ -145,8 +154,9 @@ std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::pa
     return translateTorchErrors("reading attention maps", [&]() -> std::shared_ptr<const Trace> {
         // The mapping, never copied: the tensor's deleter holds the file open as long as any map
         // of the Trace may still be read.
-        const at::Tensor all = at::from_blob(const_cast<void*>(file->data()), {layers, heads, n, m},
-                                             [keep = file](void*) mutable { keep.reset(); }, at::TensorOptions().dtype(type));
+        const at::Tensor all = at::from_blob(
+                const_cast<void*>(file->data()), {layers, heads, n, m}, [keep = file](void*) mutable { keep.reset(); },
+                at::TensorOptions().dtype(type));
         bool causal = n > 1 && n == m;
         const long long total = layers * heads;
         for (std::int64_t l = 0; l < layers; ++l) {
@@ -155,7 +165,8 @@ std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::pa
                 const std::string where = "layer " + std::to_string(l) + " head " + std::to_string(h);
                 if (!at::isfinite(m).all().item<bool>()) failAt(npy, where + " holds a value that is not finite");
                 if (m.min().item<double>() < 0)
-                    failAt(npy, where + " holds negative values: attention maps are probabilities (softmax outputs), not scores");
+                    failAt(npy,
+                           where + " holds negative values: attention maps are probabilities (softmax outputs), not scores");
                 const at::Tensor sums = m.to(at::kDouble).sum(-1);
                 const at::Tensor bad = ((sums - 1).abs() > tolerance).logical_and(sums != 0);
                 if (bad.any().item<bool>()) {
@@ -163,7 +174,7 @@ std::shared_ptr<const Trace> openAttentionFile(const fs::path& npy, const fs::pa
                     std::ostringstream sum;
                     sum << sums[row].item<double>();
                     failAt(npy, where + " row " + std::to_string(row) + " sums to " + sum.str() +
-                                  ", not 1: the file must hold attention probabilities with one row per query");
+                                        ", not 1: the file must hold attention probabilities with one row per query");
                 }
                 if (causal && m.triu(1).ne(0).any().item<bool>()) causal = false;
                 if (progress && !progress(l * heads + h + 1, total)) throw Cancelled();

@@ -90,13 +90,14 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() && mask.window <= 0 &&
-        q.size(1) <= cuda::kMaxHeadDim) {  // larger heads take the generic path
+    if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() &&
+        mask.window <= 0 && q.size(1) <= cuda::kMaxHeadDim) {  // larger heads take the generic path
         at::Tensor qc = q.contiguous(), kc = k.contiguous();
         at::Tensor out = at::empty({q.size(0), k.size(0)}, q.options());
-        const std::string failed = cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(), out.data_ptr<float>(),
-                                static_cast<int>(q.size(0)), static_cast<int>(k.size(0)),
-                                static_cast<int>(q.size(1)), static_cast<float>(score.scale / temperature), mask.causal);
+        const std::string failed = cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(),
+                                                           out.data_ptr<float>(), static_cast<int>(q.size(0)),
+                                                           static_cast<int>(k.size(0)), static_cast<int>(q.size(1)),
+                                                           static_cast<float>(score.scale / temperature), mask.causal);
         if (!failed.empty()) throw Error(failed);
         return out;
     }
@@ -124,7 +125,8 @@ at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec&
 
 at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK, const MaskSpec& mask) {
     const std::int64_t n = phiQ.size(0), m = phiK.size(0), offset = m - n, block = 256;
-    if (!mask.causal || mask.keyAllowed.defined() || mask.window > 0 || offset < 0) return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
+    if (!mask.causal || mask.keyAllowed.defined() || mask.window > 0 || offset < 0)
+        return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
     // Causal: each block of query rows multiplies only against the keys it may see.
     at::Tensor out = at::zeros({n, m}, phiQ.options());
     for (std::int64_t s = 0; s < n; s += block) {
@@ -139,7 +141,7 @@ at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK,
 }
 
 at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {
-    if (mask.causal) scores.tril_(scores.size(1) - scores.size(0));  // keys j <= i + (m - n)
+    if (mask.causal) scores.tril_(scores.size(1) - scores.size(0));                        // keys j <= i + (m - n)
     if (mask.window > 0) scores.triu_(scores.size(1) - scores.size(0) - mask.window + 1);  // j > i + (m - n) - window
     if (mask.keyAllowed.defined()) scores.mul_(mask.keyAllowed.to(scores.options()).unsqueeze(0));
     // A row whose allowed scores are all zero (relu can do that) has no defined distribution;
@@ -153,25 +155,29 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
                          double temperature) {
     const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= cuda::kMaxHeadDim && mask.window <= 0) {  // fused kernel, see core/cuda
+    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= cuda::kMaxHeadDim &&
+        mask.window <= 0) {  // fused kernel, see core/cuda
         at::Tensor q = qa.contiguous(), k = ka.contiguous(), vc = v.to(qa.options()).contiguous();
         at::Tensor allowed;
         if (mask.keyAllowed.defined()) allowed = mask.keyAllowed.to(qa.device(), at::kByte).contiguous();
         at::Tensor out = at::empty({n, m}, qa.options());
-        const std::string failed = cuda::additiveSoftmaxRows(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(),
-                                  allowed.defined() ? allowed.data_ptr<std::uint8_t>() : nullptr, out.data_ptr<float>(),
-                                  static_cast<int>(n), static_cast<int>(m), static_cast<int>(w),
-                                  static_cast<float>(1.0 / temperature), mask.causal);
+        const std::string failed =
+                cuda::additiveSoftmaxRows(q.data_ptr<float>(), k.data_ptr<float>(), vc.data_ptr<float>(),
+                                          allowed.defined() ? allowed.data_ptr<std::uint8_t>() : nullptr,
+                                          out.data_ptr<float>(), static_cast<int>(n), static_cast<int>(m),
+                                          static_cast<int>(w), static_cast<float>(1.0 / temperature), mask.causal);
         if (!failed.empty()) throw Error(failed);
         return out;
     }
 #endif
     at::Tensor logits;
-    if (qa.device().is_cpu() && qa.scalar_type() == at::kFloat) logits = additiveLogitsCpu(qa, ka, v.to(qa.options()), mask.causal);
+    if (qa.device().is_cpu() && qa.scalar_type() == at::kFloat)
+        logits = additiveLogitsCpu(qa, ka, v.to(qa.options()), mask.causal);
     if (!logits.defined()) {
         logits = at::empty({n, m}, qa.options());
         // Blocks of queries sized so that one [block, m, w] temporary stays around 4M elements.
-        const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
+        const std::int64_t block =
+                std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, m * w));
         for (std::int64_t start = 0; start < n; start += block) {
             const auto len = std::min(block, n - start);
             at::Tensor t = at::tanh(qa.narrow(0, start, len).unsqueeze(1) + ka.unsqueeze(0));  // [len, m, w]
@@ -212,7 +218,9 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // The forward attends in blocks (blocked_attention.h); training (gradients through the
     // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-    if (!needsGrad) return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run) : deviceBlockedAttend(q, k, v, mask, score, run);
+    if (!needsGrad)
+        return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
+                                   : deviceBlockedAttend(q, k, v, mask, score, run);
     const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());
     at::Tensor context = weightedValues(attentionProbs(q, k, additive, score, run.temperature), v);
     zeroMaskedHeads(context, run);

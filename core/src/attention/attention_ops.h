@@ -15,8 +15,8 @@ namespace attnscope {
 // Which keys each query may see. Kept as a description, not an [n, m] tensor, so a Trace holds
 // O(n) mask state however long the input.
 struct MaskSpec {
-    bool causal = false;    // query i sees keys j <= i + (m - n)
-    at::Tensor keyAllowed;  // optional [m] bool: padding mask over keys
+    bool causal = false;      // query i sees keys j <= i + (m - n)
+    at::Tensor keyAllowed;    // optional [m] bool: padding mask over keys
     std::int64_t window = 0;  // sliding window (Mistral): query i sees keys j > i + (m - n) - window; 0 = none
 };
 
@@ -75,8 +75,8 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
 
 // What RunOptions asks of one layer of one block during a forward pass.
 struct LayerRun {
-    double temperature = 1.0;       // inside the softmax
-    std::vector<int> maskedHeads;   // heads whose output is zeroed
+    double temperature = 1.0;      // inside the softmax
+    std::vector<int> maskedHeads;  // heads whose output is zeroed
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 

@@ -29,13 +29,17 @@ BlockedConfig& currentConfig() {
     static BlockedConfig config = [] {
         BlockedConfig c;
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_STRIPING")) {
-            if (!std::strcmp(s, "blas")) c.striping = Striping::Blas;
-            else if (!std::strcmp(s, "heads")) c.striping = Striping::Heads;
-            else if (!std::strcmp(s, "rows")) c.striping = Striping::Rows;
+            if (!std::strcmp(s, "blas"))
+                c.striping = Striping::Blas;
+            else if (!std::strcmp(s, "heads"))
+                c.striping = Striping::Heads;
+            else if (!std::strcmp(s, "rows"))
+                c.striping = Striping::Rows;
         }
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_ROWS"); s && std::atoi(s) > 0) c.rows = std::atoi(s);
         if (const char* s = std::getenv("ATTNSCOPE_ATTN_KERNELS"); s && !std::strcmp(s, "blas")) c.ownKernels = false;
-        if (const char* s = std::getenv("ATTNSCOPE_DEVICE_BLOCK_CELLS"); s && std::atoll(s) > 0) c.deviceCells = std::atoll(s);
+        if (const char* s = std::getenv("ATTNSCOPE_DEVICE_BLOCK_CELLS"); s && std::atoll(s) > 0)
+            c.deviceCells = std::atoll(s);
         return c;
     }();
     return config;
@@ -43,7 +47,8 @@ BlockedConfig& currentConfig() {
 
 int workerCount(const BlockedConfig& config, std::int64_t items) {
     if (config.striping == Striping::Blas) return 1;
-    const int cores = config.threads > 0 ? config.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores =
+            config.threads > 0 ? config.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return static_cast<int>(std::min<std::int64_t>(cores, items));
 }
 
@@ -59,7 +64,8 @@ void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::in
     if (bands && mask.causal) {  // masked: lo + c > start + r + offset, i.e. c > r + u
         const std::int64_t u = start + offset - lo, first = std::max<std::int64_t>(0, u + 1);
         if (first < W)
-            logits.narrow(-1, first, W - first).masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
+            logits.narrow(-1, first, W - first)
+                    .masked_fill_(at::ones({len, W - first}, flags).triu_(u + 1 - first), kNegInf);
     }
     if (bands && mask.window > 0) {  // masked: lo + c <= start + r + offset - window, i.e. c <= r + w0
         const std::int64_t w0 = start + offset - mask.window - lo, end = std::min(W, len + w0);
@@ -89,7 +95,8 @@ KeySpan keySpan(const MaskSpec& mask, std::int64_t n, std::int64_t m, std::int64
     const std::int64_t offset = m - n;
     KeySpan span{0, m};
     if (mask.causal) span.hi = std::clamp<std::int64_t>(start + len + offset, 0, m);  // the last row's last key + 1
-    if (mask.window > 0) span.lo = std::clamp<std::int64_t>(start + offset - mask.window + 1, 0, m);  // the first row's first key
+    if (mask.window > 0)
+        span.lo = std::clamp<std::int64_t>(start + offset - mask.window + 1, 0, m);  // the first row's first key
     return span;
 }
 
@@ -110,7 +117,8 @@ namespace {
 // logits when the span starts on a panel, else through whole panels and a copy.
 void packedScores(at::Tensor& logits, const at::Tensor& qRows, const PackedKeys& packed, KeySpan span, double alpha) {
     const std::int64_t len = qRows.size(0), d = qRows.size(1), W = span.size();
-    const std::int64_t p0 = span.lo / dotk::kPanel, count = dotk::panels(span.hi) - p0, offset = span.lo - p0 * dotk::kPanel;
+    const std::int64_t p0 = span.lo / dotk::kPanel, count = dotk::panels(span.hi) - p0,
+                       offset = span.lo - p0 * dotk::kPanel;
     const float* q = qRows.data_ptr<float>();
     if (offset == 0)
         return dotk::scores(q, qRows.stride(0), len, d, packed.panels.data_ptr<float>(), p0, count, W,
@@ -140,7 +148,8 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
         logits.add_(at::arange(span.lo, span.hi, logits.options()).mul_(slope / temperature).unsqueeze(0));
     }
     if (score.bias.defined())
-        logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()), 1.0 / temperature);
+        logits.add_(score.bias[head].narrow(0, start, len).narrow(1, span.lo, W).to(logits.options()),
+                    1.0 / temperature);
     if (logits.scalar_type() == at::kFloat && logits.is_contiguous() && logits.is_cpu()) {
         // The fused row softmax (runtime/vector_math.h), the causal limit and the window as each
         // row's range of columns: row r sees columns (r + w0, r + u] (see maskBlock).
@@ -152,7 +161,8 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
         return logits;
     }
     maskBlock(logits, mask, n, m, start, span.lo);
-    if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) return at::softmax(logits, -1, at::kFloat);
+    if (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16)
+        return at::softmax(logits, -1, at::kFloat);
     return at::softmax(logits, -1);
 }
 
@@ -219,8 +229,8 @@ struct KernelBlocks {
         float* s = buffer.data_ptr<float>();
         float* inverse = s + len * width;
         const float* qRows = q.data_ptr<float>() + h * q.stride(0) + start * q.stride(1);
-        dotk::scores(qRows, q.stride(1), len, d, packed[static_cast<std::size_t>(g)].panels.data_ptr<float>(), p0, p1 - p0,
-                     width, static_cast<float>(alpha), s, width);
+        dotk::scores(qRows, q.stride(1), len, d, packed[static_cast<std::size_t>(g)].panels.data_ptr<float>(), p0,
+                     p1 - p0, width, static_cast<float>(alpha), s, width);
         // Row r sees columns (r + w0, r + u] of the span (maskBlock's bands), offset in the buffer.
         const std::int64_t u = start + (m - n) - span.lo, w0 = start + (m - n) - mask.window - span.lo;
         for (std::int64_t r = 0; r < len; ++r) {
@@ -346,8 +356,9 @@ at::Tensor blockedHeadProbs(const at::Tensor& q, const at::Tensor& k, const Mask
             out.narrow(0, start, len).fill_(std::numeric_limits<double>::quiet_NaN());
             return;
         }
-        out.narrow(0, start, len).narrow(1, span.lo, span.size())
-            .copy_(blockProbs(q.narrow(0, start, len), k, mask, score, head, temperature, n, start, span, packed));
+        out.narrow(0, start, len)
+                .narrow(1, span.lo, span.size())
+                .copy_(blockProbs(q.narrow(0, start, len), k, mask, score, head, temperature, n, start, span, packed));
     });
     return out;
 }

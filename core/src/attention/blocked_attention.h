@@ -46,9 +46,9 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
 // head, row blocks b ≡ t (Rows) modulo the worker count. docs/benchmarks.md compares them.
 enum class Striping { Blas, Heads, Rows };
 struct BlockedConfig {
-    std::int64_t rows = 64;         // query rows per block (64: a block of 4,096 keys stays in L2; docs/benchmarks.md)
+    std::int64_t rows = 64;  // query rows per block (64: a block of 4,096 keys stays in L2; docs/benchmarks.md)
     Striping striping = Striping::Rows;
-    int threads = 0;                // workers for Heads/Rows; 0 = every core
+    int threads = 0;  // workers for Heads/Rows; 0 = every core
     // The forward's float32 blocks through our AVX-512 kernels (dot_kernels.h) where the CPU has
     // them and the scores are plain (no soft-cap, ALiBi, bias or padding mask; value width a
     // multiple of 16); false: every block through the BLAS.

@@ -39,10 +39,10 @@ ATTNSCOPE_AVX512_INLINE vf load(const float* p) {
 ATTNSCOPE_AVX512_INLINE void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
 ATTNSCOPE_AVX512_INLINE vf splat(float x) { return vf{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
 
-constexpr std::int64_t kRows = 6;     // rows per register tile
-constexpr std::int64_t kScoreKeys = 4;  // panels (of 16 keys) per score tile
-constexpr std::int64_t kSumKeys = 128;  // keys per pass of weightedSum
-constexpr std::int64_t kSumVectors = 4; // value columns per tile, in vectors of 16
+constexpr std::int64_t kRows = 6;        // rows per register tile
+constexpr std::int64_t kScoreKeys = 4;   // panels (of 16 keys) per score tile
+constexpr std::int64_t kSumKeys = 128;   // keys per pass of weightedSum
+constexpr std::int64_t kSumVectors = 4;  // value columns per tile, in vectors of 16
 
 // s[r][16i + l] = alpha · Σ_j q[r][j] · panel i's key l, for R rows and NP panels; of the last
 // panel only the first lastCols columns are stored.
@@ -76,12 +76,13 @@ ATTNSCOPE_AVX512 void scoreTile(const float* q, std::int64_t ldq, std::int64_t d
 
 template <int R>
 ATTNSCOPE_AVX512_INLINE void scoreTiles(std::int64_t np, const float* q, std::int64_t ldq, std::int64_t d,
-                                        const float* packed, float alpha, float* s, std::int64_t lds, std::int64_t lastCols) {
+                                        const float* packed, float alpha, float* s, std::int64_t lds,
+                                        std::int64_t lastCols) {
     switch (np) {
-    case 4: return scoreTile<R, 4>(q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 3: return scoreTile<R, 3>(q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 2: return scoreTile<R, 2>(q, ldq, d, packed, alpha, s, lds, lastCols);
-    default: return scoreTile<R, 1>(q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 4: return scoreTile<R, 4>(q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 3: return scoreTile<R, 3>(q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 2: return scoreTile<R, 2>(q, ldq, d, packed, alpha, s, lds, lastCols);
+        default: return scoreTile<R, 1>(q, ldq, d, packed, alpha, s, lds, lastCols);
     }
 }
 
@@ -91,8 +92,8 @@ template <int R, int NV>
 ATTNSCOPE_AVX512 void sumTile(const float* p, std::int64_t ldp, std::int64_t width, const float* v, std::int64_t ldv,
                               bool first, const float* rowScale, float* out, std::int64_t ldo) {
     vf acc[R][NV];
-    ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r)
-        ATTNSCOPE_UNROLL for (int i = 0; i < NV; ++i) acc[r][i] = first ? splat(0.0f) : load(out + r * ldo + i * kPanel);
+    ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r) ATTNSCOPE_UNROLL for (int i = 0; i < NV; ++i) acc[r][i] =
+            first ? splat(0.0f) : load(out + r * ldo + i * kPanel);
     for (std::int64_t w = 0; w < width; ++w) {
         vf b[NV];
         ATTNSCOPE_UNROLL for (int i = 0; i < NV; ++i) b[i] = load(v + w * ldv + i * kPanel);
@@ -103,49 +104,52 @@ ATTNSCOPE_AVX512 void sumTile(const float* p, std::int64_t ldp, std::int64_t wid
     }
     ATTNSCOPE_UNROLL for (int r = 0; r < R; ++r) {
         const vf scale = splat(rowScale ? rowScale[r] : 1.0f);
-        ATTNSCOPE_UNROLL for (int i = 0; i < NV; ++i) store(out + r * ldo + i * kPanel, rowScale ? acc[r][i] * scale : acc[r][i]);
+        ATTNSCOPE_UNROLL for (int i = 0; i < NV; ++i)
+                store(out + r * ldo + i * kPanel, rowScale ? acc[r][i] * scale : acc[r][i]);
     }
 }
 
 template <int R>
-ATTNSCOPE_AVX512_INLINE void sumTiles(std::int64_t nv, const float* p, std::int64_t ldp, std::int64_t width, const float* v,
-                                      std::int64_t ldv, bool first, const float* rowScale, float* out, std::int64_t ldo) {
+ATTNSCOPE_AVX512_INLINE void sumTiles(std::int64_t nv, const float* p, std::int64_t ldp, std::int64_t width,
+                                      const float* v, std::int64_t ldv, bool first, const float* rowScale, float* out,
+                                      std::int64_t ldo) {
     switch (nv) {
-    case 4: return sumTile<R, 4>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 3: return sumTile<R, 3>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 2: return sumTile<R, 2>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    default: return sumTile<R, 1>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 4: return sumTile<R, 4>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 3: return sumTile<R, 3>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 2: return sumTile<R, 2>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        default: return sumTile<R, 1>(p, ldp, width, v, ldv, first, rowScale, out, ldo);
     }
 }
 
 // The tile functions for `rows` (1 to 6) rows.
-ATTNSCOPE_AVX512_INLINE void scoreRows(std::int64_t rows, std::int64_t np, const float* q, std::int64_t ldq, std::int64_t d,
-                                       const float* packed, float alpha, float* s, std::int64_t lds, std::int64_t lastCols) {
+ATTNSCOPE_AVX512_INLINE void scoreRows(std::int64_t rows, std::int64_t np, const float* q, std::int64_t ldq,
+                                       std::int64_t d, const float* packed, float alpha, float* s, std::int64_t lds,
+                                       std::int64_t lastCols) {
     switch (rows) {
-    case 6: return scoreTiles<6>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 5: return scoreTiles<5>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 4: return scoreTiles<4>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 3: return scoreTiles<3>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
-    case 2: return scoreTiles<2>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
-    default: return scoreTiles<1>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 6: return scoreTiles<6>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 5: return scoreTiles<5>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 4: return scoreTiles<4>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 3: return scoreTiles<3>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        case 2: return scoreTiles<2>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
+        default: return scoreTiles<1>(np, q, ldq, d, packed, alpha, s, lds, lastCols);
     }
 }
-ATTNSCOPE_AVX512_INLINE void sumRows(std::int64_t rows, std::int64_t nv, const float* p, std::int64_t ldp, std::int64_t width,
-                                     const float* v, std::int64_t ldv, bool first, const float* rowScale, float* out,
-                                     std::int64_t ldo) {
+ATTNSCOPE_AVX512_INLINE void sumRows(std::int64_t rows, std::int64_t nv, const float* p, std::int64_t ldp,
+                                     std::int64_t width, const float* v, std::int64_t ldv, bool first,
+                                     const float* rowScale, float* out, std::int64_t ldo) {
     switch (rows) {
-    case 6: return sumTiles<6>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 5: return sumTiles<5>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 4: return sumTiles<4>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 3: return sumTiles<3>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    case 2: return sumTiles<2>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
-    default: return sumTiles<1>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 6: return sumTiles<6>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 5: return sumTiles<5>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 4: return sumTiles<4>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 3: return sumTiles<3>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        case 2: return sumTiles<2>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
+        default: return sumTiles<1>(nv, p, ldp, width, v, ldv, first, rowScale, out, ldo);
     }
 }
 
-ATTNSCOPE_AVX512 void scoresAvx512(const float* q, std::int64_t ldq, std::int64_t len, std::int64_t d, const float* packed,
-                                   std::int64_t p0, std::int64_t count, std::int64_t width, float alpha, float* s,
-                                   std::int64_t lds) {
+ATTNSCOPE_AVX512 void scoresAvx512(const float* q, std::int64_t ldq, std::int64_t len, std::int64_t d,
+                                   const float* packed, std::int64_t p0, std::int64_t count, std::int64_t width,
+                                   float alpha, float* s, std::int64_t lds) {
     const float* base = packed + p0 * d * kPanel;
     for (std::int64_t p = 0; p < count; p += kScoreKeys) {
         const std::int64_t np = std::min(kScoreKeys, count - p);
@@ -153,7 +157,8 @@ ATTNSCOPE_AVX512 void scoresAvx512(const float* q, std::int64_t ldq, std::int64_
         const float* keys = base + p * d * kPanel;
         float* sp = s + p * kPanel;
         for (std::int64_t r = 0; r < len; r += kRows)
-            scoreRows(std::min<std::int64_t>(kRows, len - r), np, q + r * ldq, ldq, d, keys, alpha, sp + r * lds, lds, lastCols);
+            scoreRows(std::min<std::int64_t>(kRows, len - r), np, q + r * ldq, ldq, d, keys, alpha, sp + r * lds, lds,
+                      lastCols);
     }
 }
 
@@ -166,8 +171,8 @@ ATTNSCOPE_AVX512 void weightedSumAvx512(const float* p, std::int64_t ldp, std::i
             const std::int64_t kw = std::min(kSumKeys, width - k);
             const bool first = k == 0, last = k + kw == width;
             for (std::int64_t r = 0; r < len; r += kRows)
-                sumRows(std::min<std::int64_t>(kRows, len - r), nv, p + r * ldp + k, ldp, kw, v + k * ldv + c, ldv, first,
-                        last ? rowScale + r : nullptr, out + r * ldo + c, ldo);
+                sumRows(std::min<std::int64_t>(kRows, len - r), nv, p + r * ldp + k, ldp, kw, v + k * ldv + c, ldv,
+                        first, last ? rowScale + r : nullptr, out + r * ldo + c, ldo);
         }
     }
 }
@@ -199,8 +204,8 @@ void weightedSum(const float* p, std::int64_t ldp, std::int64_t len, std::int64_
 #else  // not x86-64: blockedAttend keeps the BLAS path
 
 bool supported() { return false; }
-void scores(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t,
-            float, float*, std::int64_t) {
+void scores(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t,
+            std::int64_t, float, float*, std::int64_t) {
     throw std::logic_error("dotk::scores: the AVX-512 kernels exist on x86-64 only (check dotk::supported())");
 }
 void weightedSum(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, std::int64_t,

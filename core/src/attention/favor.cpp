@@ -41,7 +41,8 @@ at::Tensor makeFeatures(std::int64_t d, std::int64_t m, std::uint64_t seed) {
             }
             chi = std::sqrt(chi);
             for (std::int64_t c = 0; c < d; ++c)
-                out[static_cast<std::size_t>((start + r) * d + c)] = static_cast<float>(block[static_cast<std::size_t>(r * d + c)] * chi);
+                out[static_cast<std::size_t>((start + r) * d + c)] =
+                        static_cast<float>(block[static_cast<std::size_t>(r * d + c)] * chi);
         }
     }
     return at::from_blob(out.data(), {m, d}, at::kFloat).clone();
@@ -73,7 +74,6 @@ at::Tensor favorFeatureMap(const at::Tensor& x, const at::Tensor& omega, bool ro
         proj.sub_(proj.max());
     return proj.exp_();
 }
-
 
 at::Tensor favorProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, double scale, int features,
                       std::uint64_t seed) {

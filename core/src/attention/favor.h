@@ -31,5 +31,4 @@ at::Tensor favorProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& 
 // (keys, rowwiseMax false).
 at::Tensor favorFeatureMap(const at::Tensor& x, const at::Tensor& omega, bool rowwiseMax);
 
-
 }  // namespace attnscope

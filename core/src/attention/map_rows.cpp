@@ -1,5 +1,5 @@
-// forEachRowBlock (attnscope/attention/map_rows.h): a head's map handed out block of query rows by block, so that measures
-// over a whole map (core/src/analysis) never need the n×n map itself.
+// forEachRowBlock (attnscope/attention/map_rows.h): a head's map handed out block of query rows by block, so that
+// measures over a whole map (core/src/analysis) never need the n×n map itself.
 #include "attnscope/attention/map_rows.h"
 
 #include "trace_impl.h"
@@ -22,7 +22,8 @@ using RowsOf = std::function<at::Tensor(std::int64_t start, std::int64_t len, Ke
 
 void checkRange(const char* what, int value, int count) {
     if (value < 0 || value >= count)
-        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
+        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." +
+                    std::to_string(count - 1) + ")");
 }
 
 // φ(q)·φ(k) over the keys the rows may see, zero elsewhere, rows normalised: the rows of
@@ -50,20 +51,23 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     const LayerCapture& cap = impl.blocks[block].layers[layer];
     const BlockInfo& info = impl.infos[block];
     MapVariant variant = options.variant;
-    if (variant == MapVariant::Native) variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
+    if (variant == MapVariant::Native)
+        variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
     const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
     // Dot and linear rows are computed per block on the CPU, from a GPU trace too: one head's Q
     // and K come over (n × d values each) instead of its n × n map. Given maps: the whole-map path.
     const bool blocked = !cap.maps.defined();
     const std::int64_t n = cap.q.size(1);
     if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Dot) {
-        const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat), k = cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat);
+        const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat),
+                         k = cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat);
         const double temperature = options.temperature * cap.temperature;
         const PackedKeys packed = packKeys(k);
         return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span) {
-            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span, packed)
-                .to(at::kFloat)
-                .contiguous();
+            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span,
+                              packed)
+                    .to(at::kFloat)
+                    .contiguous();
         };
     }
     if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&

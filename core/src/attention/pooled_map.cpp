@@ -23,8 +23,8 @@ void binsOf(std::int64_t count, int bins, std::vector<int>& bin, std::vector<int
 
 }  // namespace
 
-MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t colBegin, std::int64_t colEnd, int outRows,
-                     int outCols, Pooling pooling, bool onDevice)
+MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t colBegin, std::int64_t colEnd,
+                     int outRows, int outCols, Pooling pooling, bool onDevice)
     : rowBegin_(rowBegin), rowEnd_(rowEnd), colBegin_(colBegin), colEnd_(colEnd),
       rows_(static_cast<int>(std::min<std::int64_t>(outRows, rowEnd - rowBegin))),
       cols_(static_cast<int>(std::min<std::int64_t>(outCols, colEnd - colBegin))), pooling_(pooling),
@@ -35,11 +35,13 @@ MapPooler::MapPooler(std::int64_t rowBegin, std::int64_t rowEnd, std::int64_t co
 }
 
 PoolRect resolvePoolRect(const PoolRequest& pool, std::int64_t n, std::int64_t m) {
-    const PoolRect r{pool.rowBegin, pool.rowEnd > 0 ? pool.rowEnd : n, pool.colBegin, pool.colEnd > 0 ? pool.colEnd : m};
-    if (r.rowBegin < 0 || r.rowEnd > n || r.rowBegin >= r.rowEnd || r.colBegin < 0 || r.colEnd > m || r.colBegin >= r.colEnd)
+    const PoolRect r{pool.rowBegin, pool.rowEnd > 0 ? pool.rowEnd : n, pool.colBegin,
+                     pool.colEnd > 0 ? pool.colEnd : m};
+    if (r.rowBegin < 0 || r.rowEnd > n || r.rowBegin >= r.rowEnd || r.colBegin < 0 || r.colEnd > m ||
+        r.colBegin >= r.colEnd)
         throw Error("pooled map: rows " + std::to_string(r.rowBegin) + ".." + std::to_string(r.rowEnd) + " x keys " +
-                    std::to_string(r.colBegin) + ".." + std::to_string(r.colEnd) + " is not inside the " + std::to_string(n) +
-                    " x " + std::to_string(m) + " map");
+                    std::to_string(r.colBegin) + ".." + std::to_string(r.colEnd) + " is not inside the " +
+                    std::to_string(n) + " x " + std::to_string(m) + " map");
     if (pool.outRows < 1 || pool.outCols < 1) throw Error("pooled map: the image needs at least 1 x 1 bins");
     return r;
 }
@@ -81,7 +83,8 @@ void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col)
     if (scalarPoolingBaseline()) {
         for (std::int64_t i = r0; i < r1; ++i) {
             const float* src = data + (i - row) * width + (c0 - col);
-            double* dst = acc_.data() + static_cast<std::size_t>(rowBin_[static_cast<std::size_t>(i - rowBegin_)]) * cols_;
+            double* dst =
+                    acc_.data() + static_cast<std::size_t>(rowBin_[static_cast<std::size_t>(i - rowBegin_)]) * cols_;
             for (std::int64_t j = 0; j < cells; ++j)
                 dst[colBin[j]] = max ? std::max(dst[colBin[j]], static_cast<double>(src[j])) : dst[colBin[j]] + src[j];
         }
@@ -96,12 +99,14 @@ void MapPooler::add(const at::Tensor& block, std::int64_t row, std::int64_t col)
         double* dst = acc_.data() + static_cast<std::size_t>(bin) * cols_;
         if (max) {
             maxRow_.assign(data + (i - row) * width + (c0 - col), data + (i - row) * width + (c0 - col) + cells);
-            for (std::int64_t k = i + 1; k < end; ++k) maxInto(maxRow_.data(), data + (k - row) * width + (c0 - col), cells);
+            for (std::int64_t k = i + 1; k < end; ++k)
+                maxInto(maxRow_.data(), data + (k - row) * width + (c0 - col), cells);
             for (std::int64_t j = 0; j < cells; ++j)
                 dst[colBin[j]] = std::max(dst[colBin[j]], static_cast<double>(maxRow_[static_cast<std::size_t>(j)]));
         } else {
             sumRow_.assign(static_cast<std::size_t>(cells), 0.0);
-            for (std::int64_t k = i; k < end; ++k) addInto(sumRow_.data(), data + (k - row) * width + (c0 - col), cells);
+            for (std::int64_t k = i; k < end; ++k)
+                addInto(sumRow_.data(), data + (k - row) * width + (c0 - col), cells);
             for (std::int64_t j = 0; j < cells; ++j) dst[colBin[j]] += sumRow_[static_cast<std::size_t>(j)];
         }
         i = end;
@@ -125,7 +130,8 @@ at::Tensor binGather(const std::vector<int>& cells, const c10::Device& device) {
 }
 
 at::Tensor binIndex(const std::vector<int>& bin, const c10::Device& device) {
-    return at::tensor(std::vector<std::int64_t>(bin.begin(), bin.end()), at::TensorOptions().dtype(at::kLong)).to(device);
+    return at::tensor(std::vector<std::int64_t>(bin.begin(), bin.end()), at::TensorOptions().dtype(at::kLong))
+            .to(device);
 }
 
 }  // namespace
@@ -164,12 +170,12 @@ HeadMap MapPooler::result() const {
     out.rows = rows_;
     out.cols = cols_;
     out.values.resize(acc_.size());
-    at::Tensor fromDevice;  // onDevice: the accumulator, copied once, as doubles
+    at::Tensor fromDevice;       // onDevice: the accumulator, copied once, as doubles
     if (deviceAcc_.defined()) {  // the rows' column bins into row bins, on the device
         const at::Tensor binned =
-            pooling_ == Pooling::Max
-                ? deviceAcc_.index_select(0, deviceRowBin_).view({rows_, -1, cols_}).amax(1)
-                : at::zeros({rows_, cols_}, deviceAcc_.options()).index_add_(0, deviceRowBin_, deviceAcc_);
+                pooling_ == Pooling::Max
+                        ? deviceAcc_.index_select(0, deviceRowBin_).view({rows_, -1, cols_}).amax(1)
+                        : at::zeros({rows_, cols_}, deviceAcc_.options()).index_add_(0, deviceRowBin_, deviceAcc_);
         fromDevice = binned.to(at::kCPU, at::kDouble).contiguous();
     }
     const double* acc = fromDevice.defined() ? fromDevice.data_ptr<double>() : acc_.data();

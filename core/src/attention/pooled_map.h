@@ -41,10 +41,10 @@ private:
     std::int64_t rowBegin_, rowEnd_, colBegin_, colEnd_;
     int rows_, cols_;
     Pooling pooling_;
-    std::vector<int> rowBin_, colBin_;       // bin of each row / col of the rectangle
-    std::vector<int> rowCount_, colCount_;   // cells per row bin / col bin
-    std::vector<double> acc_;                // [rows_, cols_]
-    std::vector<float> maxRow_;              // add()'s fold of one row bin's rows (scratch)
+    std::vector<int> rowBin_, colBin_;      // bin of each row / col of the rectangle
+    std::vector<int> rowCount_, colCount_;  // cells per row bin / col bin
+    std::vector<double> acc_;               // [rows_, cols_]
+    std::vector<float> maxRow_;             // add()'s fold of one row bin's rows (scratch)
     std::vector<double> sumRow_;
     bool onDevice_ = false;
     // onDevice, on the blocks' device: each rectangle row's column bins [rowEnd - rowBegin, cols_],

@@ -17,14 +17,13 @@ namespace {
 
 void checkTraceIndex(const char* what, int value, int count) {
     if (value < 0 || value >= count)
-        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." + std::to_string(count - 1) + ")");
+        throw Error(std::string(what) + " " + std::to_string(value) + " is out of range (0.." +
+                    std::to_string(count - 1) + ")");
 }
 
 // A captured q or k as maps use it: float32 on the CPU whatever the capture dtype
 // (RunOptions::captureDtype), so maps are computed in float32.
-at::Tensor forMap(const at::Tensor& t) {
-    return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t;
-}
+at::Tensor forMap(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t; }
 
 // A given map at display temperature T: softmax(log p / T) = p^(1/T) renormalised per row, taken
 // relative to the row's largest cell so that small T cannot underflow a whole row. A fresh
@@ -112,7 +111,8 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
         // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
         if (fm == FeatureMap::Favor)
-            return favorProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score.scale / temperature, options.features, options.seed);
+            return favorProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score.scale / temperature,
+                              options.features, options.seed);
         return linearProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, fm);
     }
     return headProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score, head, temperature);
@@ -160,8 +160,9 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
                 const std::int64_t len = std::min(rows, n - start);
                 const KeySpan span = keySpan(cap.mask, n, m, start, len);
                 if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) continue;
-                pooler.add(blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span),
-                           start, span.lo);
+                pooler.add(
+                        blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span),
+                        start, span.lo);
             }
             return pooler.result();
         }
@@ -169,8 +170,9 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
         const BlockedConfig config = blockedConfig();
         const std::int64_t rows = config.rows, first = r0 / rows, blocks = (r1 + rows - 1) / rows - first;
         const int threads = (r1 - r0) * (c1 - c0) < (1 << 18) || config.striping == Striping::Blas
-                                ? 1
-                                : static_cast<int>(std::min<std::int64_t>(blocks, std::max(1u, std::thread::hardware_concurrency())));
+                                    ? 1
+                                    : static_cast<int>(std::min<std::int64_t>(
+                                              blocks, std::max(1u, std::thread::hardware_concurrency())));
         std::vector<std::unique_ptr<MapPooler>> poolers;
         for (int t = 0; t < std::max(1, threads); ++t)
             poolers.push_back(std::make_unique<MapPooler>(r0, r1, c0, c1, pool.outRows, pool.outCols, pool.pooling));
@@ -182,8 +184,9 @@ HeadMap Trace::pooledMap(int block, int layer, int head, const PoolRequest& pool
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             if (span.size() == 0 || span.hi <= c0 || span.lo >= c1) return;
             poolers[static_cast<std::size_t>(threads > 1 ? b % threads : 0)]->add(
-                blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span, packed),
-                start, span.lo);
+                    blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span,
+                               packed),
+                    start, span.lo);
         });
         for (std::size_t t = 1; t < poolers.size(); ++t) poolers[0]->merge(*poolers[t]);
         return poolers[0]->result();

@@ -55,7 +55,7 @@ struct Trace::Impl {
     std::vector<std::int64_t> ids;
     std::vector<std::string> tokens;
     std::vector<std::string> displayTokens;  // readable labels; empty means "same as tokens"
-    std::vector<BlockInfo> infos;        // parallel to blocks
+    std::vector<BlockInfo> infos;            // parallel to blocks
     std::vector<BlockCapture> blocks;
     std::vector<float> nextTokenLogits;
     std::vector<std::string> classLabels;
@@ -63,7 +63,7 @@ struct Trace::Impl {
     std::vector<std::int64_t> outputIds;
     std::vector<std::string> outputTokens;
     std::vector<float> targetLogProbs;  // Trace::targetLogProbs
-    std::vector<float> finalHidden;  // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
+    std::vector<float> finalHidden;     // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
     int finalHiddenWidth = 0;
     // The input beyond ids, when it was given (Model::rerun runs it again).
     std::shared_ptr<const TextInput> textInput;

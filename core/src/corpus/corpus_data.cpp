@@ -41,15 +41,19 @@ CorpusLine parseJsonLine(const std::string& text, int number) {
     } else {
         if (!j["ids"].is_array() || j["ids"].empty()) throw Error("\"ids\" is not a non-empty array of token ids");
         for (const auto& v : j["ids"]) {
-            if (!v.is_number_integer() || v.get<std::int64_t>() < 0) throw Error("\"ids\" holds " + v.dump() + ", not a token id");
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+                throw Error("\"ids\" holds " + v.dump() + ", not a token id");
             line.ids.push_back(v.get<std::int64_t>());
         }
     }
     if (j.contains("label") && !j["label"].is_null()) {
         const auto& l = j["label"];
-        if (l.is_string()) line.label = l.get<std::string>();
-        else if (l.is_number_integer() && l.get<std::int64_t>() >= 0) line.label = std::to_string(l.get<std::int64_t>());
-        else throw Error("\"label\" is neither a class name nor a class index");
+        if (l.is_string())
+            line.label = l.get<std::string>();
+        else if (l.is_number_integer() && l.get<std::int64_t>() >= 0)
+            line.label = std::to_string(l.get<std::int64_t>());
+        else
+            throw Error("\"label\" is neither a class name nor a class index");
     }
     if (j.contains("target") && !j["target"].is_null()) {
         if (!j["target"].is_string()) throw Error("\"target\" is not a string");

@@ -44,10 +44,12 @@ std::string outputKind(const Trace& trace) {
     if (!trace.classProbabilities().empty()) return "class";
     if (!trace.outputIds().empty() || !trace.targetLogProbs().empty()) return "sequence";
     if (trace.finalHiddenWidth() > 0) return "hidden";
-    throw Error("the model gives no output a corpus analysis can compare (no next-token logits, classes, sequence or hidden states)");
+    throw Error(
+            "the model gives no output a corpus analysis can compare (no next-token logits, classes, sequence or hidden states)");
 }
 
-Outcome evaluate(const Model& model, const CorpusExample& example, const Originals& o, const std::vector<HeadRef>& masked) {
+Outcome evaluate(const Model& model, const CorpusExample& example, const Originals& o,
+                 const std::vector<HeadRef>& masked) {
     std::shared_ptr<const Trace> m = o.main, g = o.greedy;
     if (!masked.empty()) {
         RunOptions options;

@@ -26,7 +26,9 @@ Spread readSpread(const json& j) { return {j.at("mean").get<double>(), j.at("std
 
 json headRefJson(const HeadRef& h) { return {{"block", h.block}, {"layer", h.layer}, {"head", h.head}}; }
 
-HeadRef readHeadRef(const json& j) { return {j.at("block").get<std::string>(), j.at("layer").get<int>(), j.at("head").get<int>()}; }
+HeadRef readHeadRef(const json& j) {
+    return {j.at("block").get<std::string>(), j.at("layer").get<int>(), j.at("head").get<int>()};
+}
 
 // Shortest text that reads back to the same double (%.17g is always exact; shorter when it is).
 std::string num(double v) {
@@ -73,9 +75,15 @@ std::string headName(const HeadRef& head) {
 }
 
 void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) {
-    json j = {{"format", "attnscope-corpus"}, {"version", 2}, {"model", r.model}, {"output", r.outputKind},
-              {"metric", r.metricName}, {"importance", r.importanceName}, {"examples", r.examples},
-              {"base_metric", r.baseMetric}, {"order", r.orderKind}};
+    json j = {{"format", "attnscope-corpus"},
+              {"version", 2},
+              {"model", r.model},
+              {"output", r.outputKind},
+              {"metric", r.metricName},
+              {"importance", r.importanceName},
+              {"examples", r.examples},
+              {"base_metric", r.baseMetric},
+              {"order", r.orderKind}};
     j["heads"] = json::array();
     for (const HeadSummary& h : r.heads) {
         json e = headRefJson(h.head);
@@ -87,7 +95,8 @@ void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) 
             }
             e["stats"] = stats;
             json shares = json::object();
-            for (int c = 0; c < kPatternClasses; ++c) shares[patternName(static_cast<PatternClass>(c))] = h.patternShare[c];
+            for (int c = 0; c < kPatternClasses; ++c)
+                shares[patternName(static_cast<PatternClass>(c))] = h.patternShare[c];
             e["patterns"] = shares;
         }
         if (h.hasImportance) {
@@ -138,8 +147,8 @@ void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) 
         std::ostringstream p;
         p << "k,head,metric_mean,metric_std,output_change_mean,output_change_std\n";
         for (const PruneStep& s : r.pruning)
-            p << s.k << "," << (s.k > 0 ? headName(s.head) : "") << "," << num(s.metric.mean) << "," << num(s.metric.std) << ","
-              << num(s.change.mean) << "," << num(s.change.std) << "\n";
+            p << s.k << "," << (s.k > 0 ? headName(s.head) : "") << "," << num(s.metric.mean) << ","
+              << num(s.metric.std) << "," << num(s.change.mean) << "," << num(s.change.std) << "\n";
         writeFileAtomically(dir / "pruning.csv", p.str());
     }
 }
@@ -151,7 +160,8 @@ CorpusResult readCorpusResult(const std::filesystem::path& dir) {
     try {
         if (j.value("format", "") != "attnscope-corpus") throw Error("\"format\" is not attnscope-corpus");
         const int version = j.value("version", 0);
-        if (version < 1 || version > 2) throw Error("\"version\" " + std::to_string(version) + " is not 1 or 2 (a newer AttnScope wrote it?)");
+        if (version < 1 || version > 2)
+            throw Error("\"version\" " + std::to_string(version) + " is not 1 or 2 (a newer AttnScope wrote it?)");
         r.model = j.at("model").get<std::string>();
         r.outputKind = j.at("output").get<std::string>();
         r.metricName = j.at("metric").get<std::string>();
@@ -193,7 +203,8 @@ CorpusResult readCorpusResult(const std::filesystem::path& dir) {
             s.change = readSpread(e.at("output_change"));
             r.pruning.push_back(s);
         }
-        for (const json& e : j.at("bad_lines")) r.badLines.push_back({e.at("line").get<int>(), e.at("reason").get<std::string>()});
+        for (const json& e : j.at("bad_lines"))
+            r.badLines.push_back({e.at("line").get<int>(), e.at("reason").get<std::string>()});
     } catch (const json::exception& e) {
         throw Error(file.string() + ": " + e.what());
     } catch (const Error& e) {

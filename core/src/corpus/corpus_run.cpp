@@ -43,15 +43,26 @@ std::uint64_t fileHash(const std::filesystem::path& path) {  // FNV-1a 64 of the
 // What the values depend on; two folders with equal settings hold parts of one run.
 json settingsOf(const Model& model, const std::filesystem::path& data, const CorpusOptions& o) {
     const ModelInfo& mi = model.info();
-    json t = {o.thresholds.diagonal, o.thresholds.previous, o.thresholds.global, o.thresholds.local,
-              o.thresholds.localRadius, o.thresholds.sparse, o.thresholds.sparseKeys};
-    return {{"model", {{"family", mi.family}, {"name", mi.path.filename().string()}, {"layers", mi.layers},
-                       {"heads", mi.heads}, {"hidden", mi.hidden}, {"parameters", mi.parameters}}},
-            {"data", {{"name", data.filename().string()}, {"bytes", std::filesystem::file_size(data)},
-                      {"fnv1a64", std::to_string(fileHash(data))}}},
-            {"format", static_cast<int>(o.read.format)}, {"skip_bad_lines", o.read.badLines == BadLinePolicy::Skip},
-            {"max_tokens", o.maxTokens}, {"subset", {o.subsetBegin, o.subsetEnd}}, {"max_new_tokens", o.maxNewTokens},
-            {"thresholds", t}, {"separators", o.separatorLabels}};
+    json t = {o.thresholds.diagonal,    o.thresholds.previous, o.thresholds.global,    o.thresholds.local,
+              o.thresholds.localRadius, o.thresholds.sparse,   o.thresholds.sparseKeys};
+    return {{"model",
+             {{"family", mi.family},
+              {"name", mi.path.filename().string()},
+              {"layers", mi.layers},
+              {"heads", mi.heads},
+              {"hidden", mi.hidden},
+              {"parameters", mi.parameters}}},
+            {"data",
+             {{"name", data.filename().string()},
+              {"bytes", std::filesystem::file_size(data)},
+              {"fnv1a64", std::to_string(fileHash(data))}}},
+            {"format", static_cast<int>(o.read.format)},
+            {"skip_bad_lines", o.read.badLines == BadLinePolicy::Skip},
+            {"max_tokens", o.maxTokens},
+            {"subset", {o.subsetBegin, o.subsetEnd}},
+            {"max_new_tokens", o.maxNewTokens},
+            {"thresholds", t},
+            {"separators", o.separatorLabels}};
 }
 
 // The first setting that differs, for the message.
@@ -82,14 +93,16 @@ const char* metricNameFor(const std::string& kind, bool labelled, bool targets) 
 
 std::string importanceNameFor(const std::string& kind, bool labelled, bool targets) {
     if (kind == "class") return labelled ? "p(true label) drop" : "output change (KL, nats)";
-    if (kind == "sequence") return targets ? "output change (mean |delta log p| of the target)" : "output change (changed positions / length)";
+    if (kind == "sequence")
+        return targets ? "output change (mean |delta log p| of the target)"
+                       : "output change (changed positions / length)";
     if (kind == "next-token") return "output change (KL, nats)";
     return "output change (hidden cosine distance)";
 }
 
 // Aggregates a folder's records over the examples `indices` (index order) into the result.
-CorpusResult aggregate(const json& run, const std::vector<int>& indices, const RecordFile* stats, const RecordFile* importance,
-                       const RecordFile* pruning, const RecordFile* greedy) {
+CorpusResult aggregate(const json& run, const std::vector<int>& indices, const RecordFile* stats,
+                       const RecordFile* importance, const RecordFile* pruning, const RecordFile* greedy) {
     CorpusResult r;
     r.model = run.at("model_spec").get<std::string>();
     r.outputKind = run.at("output").get<std::string>();
@@ -109,7 +122,9 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
     std::vector<double> base;
     for (const RecordFile* f : {stats, importance, pruning})
         if (f && base.empty())
-            for (int i : indices) base.push_back(f == pruning ? f->records().at(i).at("v").at(0).at(0).get<double>() : f->records().at(i).at("b").get<double>());
+            for (int i : indices)
+                base.push_back(f == pruning ? f->records().at(i).at("v").at(0).at(0).get<double>()
+                                            : f->records().at(i).at("b").get<double>());
     if (base.empty() && greedy) base = greedy->records().at(0).at("metric").get<std::vector<double>>();
     r.baseMetric = spreadOf(base).mean;
     for (int h = 0; h < H; ++h) {
@@ -127,13 +142,16 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
             }
             std::array<int, kPatternClasses> count{};
             for (int i : indices) ++count[stats->records().at(i).at("p").at(h).get<int>()];
-            for (int c = 0; c < kPatternClasses; ++c) s.patternShare[c] = count[c] / static_cast<double>(indices.size());
+            for (int c = 0; c < kPatternClasses; ++c)
+                s.patternShare[c] = count[c] / static_cast<double>(indices.size());
         }
         if (importance) {
             s.hasImportance = true;
-            const auto change = column(*importance, "imp", h, 0), prob = column(*importance, "imp", h, 1), metric = column(*importance, "imp", h, 2);
+            const auto change = column(*importance, "imp", h, 0), prob = column(*importance, "imp", h, 1),
+                       metric = column(*importance, "imp", h, 2);
             std::vector<double> drop;
-            for (std::size_t e = 0; e < indices.size(); ++e) drop.push_back(importance->records().at(indices[e]).at("bp").get<double>() - prob[e]);
+            for (std::size_t e = 0; e < indices.size(); ++e)
+                drop.push_back(importance->records().at(indices[e]).at("bp").get<double>() - prob[e]);
             s.change = spreadOf(change);
             s.labelProbDrop = labelled ? spreadOf(drop) : Spread{};
             s.importance = labelled && r.outputKind == "class" ? s.labelProbDrop : s.change;
@@ -144,7 +162,8 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
     if (importance) {
         std::vector<int> order(H);
         for (int h = 0; h < H; ++h) order[h] = h;
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.heads[a].importance.mean < r.heads[b].importance.mean; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int a, int b) { return r.heads[a].importance.mean < r.heads[b].importance.mean; });
         for (int h : order) r.pruneOrder.push_back(heads[h]);
     }
     // A folder can hold both curves; the result is the one its last pruning pass asked for.
@@ -181,7 +200,8 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
 
 // One example's statistics record: per head the values of `keys` (null where a statistic does not
 // exist on this example) and the pattern class.
-json statsRecord(const Model& model, const Trace& trace, const MetricsOptions& mopts, const std::vector<std::string>& keys) {
+json statsRecord(const Model& model, const Trace& trace, const MetricsOptions& mopts,
+                 const std::vector<std::string>& keys) {
     std::vector<HeadMetrics> metrics = headMetrics(trace, mopts);
     attachDetectors(metrics, traceDetectors(trace));
     // A detector pattern without a target scores 0 (detectionScore); here it is left out instead,
@@ -227,11 +247,15 @@ void checkProgress(const CorpusOptions& o, const char* phase, long long done, lo
 
 CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data, const std::filesystem::path& outDir,
                            const CorpusOptions& o) {
-    if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) throw Error("--shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ": K must be in 0..N-1");
-    if (o.pruning && o.order == PruneOrder::Greedy && o.shards > 1) throw Error("greedy pruning cannot be sharded: each step needs the whole corpus");
+    if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+        throw Error("--shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ": K must be in 0..N-1");
+    if (o.pruning && o.order == PruneOrder::Greedy && o.shards > 1)
+        throw Error("greedy pruning cannot be sharded: each step needs the whole corpus");
     if (o.pruning && o.order == PruneOrder::Importance && o.fixedOrder.empty() && (o.shards > 1 || !o.importance))
-        throw Error(o.shards > 1 ? "pruning over shards needs the order of the merged importance run (--order DIR/heads.json)"
-                                 : "pruning needs the importance analysis or an order (--order DIR/heads.json)");
+        throw Error(
+                o.shards > 1
+                        ? "pruning over shards needs the order of the merged importance run (--order DIR/heads.json)"
+                        : "pruning needs the importance analysis or an order (--order DIR/heads.json)");
     CorpusFile file = readCorpus(data, o.read);
     if (file.lines.empty()) throw Error(data.string() + ": no examples");
     // A probe run of the first line: the class names labels are checked against, the heads.
@@ -247,8 +271,10 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         if (!ex.empty()) prep.classLabels = model.forwardText(ex[0].input)->classLabels();
     }
     std::vector<CorpusExample> all = prepareCorpus(model, file, prep);
-    const int end = o.subsetEnd < 0 ? static_cast<int>(all.size()) : std::min<int>(o.subsetEnd, static_cast<int>(all.size()));
-    if (o.subsetBegin >= end) throw Error("--subset selects no examples (the corpus has " + std::to_string(all.size()) + ")");
+    const int end =
+            o.subsetEnd < 0 ? static_cast<int>(all.size()) : std::min<int>(o.subsetEnd, static_cast<int>(all.size()));
+    if (o.subsetBegin >= end)
+        throw Error("--subset selects no examples (the corpus has " + std::to_string(all.size()) + ")");
     std::vector<CorpusExample> examples(all.begin() + o.subsetBegin, all.begin() + end);
     for (std::size_t i = 0; i < examples.size(); ++i) examples[i].index = static_cast<int>(i);
 
@@ -259,13 +285,19 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
     if (std::filesystem::exists(outDir / "run.json")) {
         folder.run = readJsonObject(outDir / "run.json");
         if (folder.run.value("settings", json()) != settings)
-            throw Error(outDir.string() + " holds a run with another " + firstDifference(settings, folder.run.value("settings", json())) +
+            throw Error(outDir.string() + " holds a run with another " +
+                        firstDifference(settings, folder.run.value("settings", json())) +
                         "; use another --out folder or delete it");
-        if (folder.run.at("shard") != shard) throw Error(outDir.string() + " holds shard " + folder.run.at("shard").dump() + ", not " + shard.dump());
+        if (folder.run.at("shard") != shard)
+            throw Error(outDir.string() + " holds shard " + folder.run.at("shard").dump() + ", not " + shard.dump());
     } else {
         const Originals probe = runOriginals(model, examples[0], o.maxNewTokens);
-        folder.run = {{"format", "attnscope-corpus-run"}, {"version", 1}, {"settings", settings}, {"shard", shard},
-                      {"model_spec", model.info().path.string()}, {"output", outputKind(*probe.main)},
+        folder.run = {{"format", "attnscope-corpus-run"},
+                      {"version", 1},
+                      {"settings", settings},
+                      {"shard", shard},
+                      {"model_spec", model.info().path.string()},
+                      {"output", outputKind(*probe.main)},
                       {"examples", examples.size()}};
         json heads = json::array();
         for (const HeadRef& h : traceHeads(*probe.main)) heads.push_back(headJson(h));
@@ -323,7 +355,8 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
                         const Outcome out = evaluate(model, ex, orig, {h});
                         imp.push_back({out.change, out.labelProb, out.metric});
                     }
-                    importance.append({{"i", i}, {"line", ex.line}, {"b", base.metric}, {"bp", base.labelProb}, {"imp", imp}});
+                    importance.append(
+                            {{"i", i}, {"line", ex.line}, {"b", base.metric}, {"bp", base.labelProb}, {"imp", imp}});
                 }
                 ++summary.computed;
             } else {
@@ -334,17 +367,21 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         checkProgress(o, phase, done, done);
     }
     const bool haveStats = !slice.empty() && std::all_of(slice.begin(), slice.end(), haveStatsOf);
-    const bool haveImportance = !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return importance.has(i); });
+    const bool haveImportance =
+            !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return importance.has(i); });
 
     RecordFile pruning(outDir / "pruning.jsonl", "i"), greedy(outDir / "greedy.jsonl", "k");
     if (o.pruning && o.order == PruneOrder::Importance) {
         std::vector<HeadRef> order = o.fixedOrder;
         if (order.empty()) order = aggregate(folder.run, slice, nullptr, &importance, nullptr, nullptr).pruneOrder;
-        if (order.size() != heads.size()) throw Error("--order names " + std::to_string(order.size()) + " heads, the model has " + std::to_string(heads.size()));
+        if (order.size() != heads.size())
+            throw Error("--order names " + std::to_string(order.size()) + " heads, the model has " +
+                        std::to_string(heads.size()));
         json orderJson = json::array();
         for (const HeadRef& h : order) orderJson.push_back(headJson(h));
         if (folder.run.contains("prune_order") && folder.run["prune_order"] != orderJson)
-            throw Error(outDir.string() + "/pruning.jsonl was made with another pruning order; delete it or give the same --order");
+            throw Error(outDir.string() +
+                        "/pruning.jsonl was made with another pruning order; delete it or give the same --order");
         folder.run["prune_order"] = orderJson;
         folder.save();
         long long done = 0;
@@ -355,7 +392,8 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
                 const Originals orig = runOriginals(model, ex, o.maxNewTokens);
                 json v = json::array();
                 for (std::size_t k = 0; k <= order.size(); ++k) {
-                    const Outcome out = evaluate(model, ex, orig, std::vector<HeadRef>(order.begin(), order.begin() + k));
+                    const Outcome out =
+                            evaluate(model, ex, orig, std::vector<HeadRef>(order.begin(), order.begin() + k));
                     v.push_back({out.metric, out.change});
                 }
                 pruning.append({{"i", i}, {"line", ex.line}, {"v", v}});
@@ -412,7 +450,8 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
         }
         checkProgress(o, "greedy", H, H);
     }
-    const bool havePruning = !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return pruning.has(i); });
+    const bool havePruning =
+            !slice.empty() && std::all_of(slice.begin(), slice.end(), [&](int i) { return pruning.has(i); });
     const bool haveGreedy = static_cast<int>(greedy.records().size()) == static_cast<int>(heads.size()) + 1;
     summary.result = aggregate(folder.run, slice, haveStats ? &stats : nullptr, haveImportance ? &importance : nullptr,
                                havePruning ? &pruning : nullptr, haveGreedy ? &greedy : nullptr);
@@ -430,13 +469,19 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const json& r = runs[i];
         if (r.at("settings") != first.at("settings"))
-            throw Error(dirs[i].string() + ": another " + firstDifference(first.at("settings"), r.at("settings")) + " than " + dirs[0].string());
-        if (r.at("shard").at(1).get<int>() != shards) throw Error(dirs[i].string() + ": shard of " + r.at("shard").at(1).dump() + ", not of " + std::to_string(shards));
-        if (!seen.insert(r.at("shard").at(0).get<int>()).second) throw Error(dirs[i].string() + ": shard " + r.at("shard").at(0).dump() + " given twice");
+            throw Error(dirs[i].string() + ": another " + firstDifference(first.at("settings"), r.at("settings")) +
+                        " than " + dirs[0].string());
+        if (r.at("shard").at(1).get<int>() != shards)
+            throw Error(dirs[i].string() + ": shard of " + r.at("shard").at(1).dump() + ", not of " +
+                        std::to_string(shards));
+        if (!seen.insert(r.at("shard").at(0).get<int>()).second)
+            throw Error(dirs[i].string() + ": shard " + r.at("shard").at(0).dump() + " given twice");
         if (r.value("prune_order", json()) != first.value("prune_order", json()))
             throw Error(dirs[i].string() + ": another pruning order than " + dirs[0].string());
         if (r.value("stat_keys", json()) != json(corpusStatKeys()))
-            throw Error(dirs[i].string() + " was made by an older AttnScope (other statistics); run its shard again on the folder to update it");
+            throw Error(
+                    dirs[i].string() +
+                    " was made by an older AttnScope (other statistics); run its shard again on the folder to update it");
     }
     for (int k = 0; k < shards; ++k)
         if (!seen.count(k)) throw Error("shard " + std::to_string(k) + "/" + std::to_string(shards) + " is missing");
@@ -455,20 +500,26 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
             const RecordFile shard(d / name, "i");
             for (const auto& [k, j] : shard.records()) {
                 if (name == names[0] && !j.contains("s"))
-                    throw Error((d / name).string() + ": example " + std::to_string(k) + " has the statistics of an older AttnScope; run its shard again on the folder");
+                    throw Error((d / name).string() + ": example " + std::to_string(k) +
+                                " has the statistics of an older AttnScope; run its shard again on the folder");
                 all[k] = j;
             }
         }
         const bool full = static_cast<int>(all.size()) == total;
-        if (!all.empty() && !full) throw Error(std::string(name) + ": the shards hold " + std::to_string(all.size()) + " of " + std::to_string(total) + " examples (a shard did not finish)");
-        if (full) RecordFile::writeAll(outDir / name, all);
-        else std::filesystem::remove(outDir / name);
+        if (!all.empty() && !full)
+            throw Error(std::string(name) + ": the shards hold " + std::to_string(all.size()) + " of " +
+                        std::to_string(total) + " examples (a shard did not finish)");
+        if (full)
+            RecordFile::writeAll(outDir / name, all);
+        else
+            std::filesystem::remove(outDir / name);
         complete.push_back(full);
         merged.push_back(std::make_unique<RecordFile>(outDir / name, "i"));
     }
     writeFileAtomically(outDir / "run.json", run.dump(1) + "\n");
-    CorpusResult result = aggregate(run, indices, complete[0] ? merged[0].get() : nullptr, complete[1] ? merged[1].get() : nullptr,
-                                    complete[2] ? merged[2].get() : nullptr, nullptr);
+    CorpusResult result =
+            aggregate(run, indices, complete[0] ? merged[0].get() : nullptr, complete[1] ? merged[1].get() : nullptr,
+                      complete[2] ? merged[2].get() : nullptr, nullptr);
     writeCorpusResult(result, outDir);
     return result;
 }

@@ -14,8 +14,10 @@ void checkJsonDepth(std::string_view text, const std::string& where) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (inString) {
-            if (c == '\\') ++i;  // the escaped character cannot end the string
-            else if (c == '"') inString = false;
+            if (c == '\\')
+                ++i;  // the escaped character cannot end the string
+            else if (c == '"')
+                inString = false;
         } else if (c == '"') {
             inString = true;
         } else if (c == '[' || c == '{') {
@@ -34,7 +36,8 @@ std::string jsonExcerpt(const nlohmann::json& value) {
     constexpr std::size_t kMax = 60;
     if (text.size() > kMax) {
         std::size_t cut = kMax;
-        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+            --cut;  // not inside a UTF-8 character
         text = text.substr(0, cut) + "...";
     }
     return text;
@@ -42,8 +45,7 @@ std::string jsonExcerpt(const nlohmann::json& value) {
 
 nlohmann::json readJsonObject(const std::filesystem::path& file) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec))
-        throw Error(file.string() + ": file not found");
+    if (!std::filesystem::is_regular_file(file, ec)) throw Error(file.string() + ": file not found");
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Error(file.string() + ": cannot be read");
     std::stringstream buffer;

@@ -8,7 +8,8 @@ namespace {
 
 std::string headerFor(const std::vector<std::int64_t>& shape) {
     std::string dims;
-    for (std::size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
     std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
     // magic(6) + version(2) + length(2) + dict + padding + '\n' must be a multiple of 64.
     const std::size_t unpadded = 10 + dict.size() + 1;
@@ -52,7 +53,8 @@ void NpyWriter::finish() {
     file_.commit();
 }
 
-void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
+void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
+              const std::vector<float>& values) {
     NpyWriter w(path, shape);
     w.append(values.data(), values.size());
     w.finish();

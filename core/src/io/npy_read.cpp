@@ -46,17 +46,22 @@ public:
                 set(h.descr, quoted("the dtype"), key);
             } else if (key == "fortran_order") {
                 skipSpace();
-                if (take("True")) set(h.fortran, true, key);
-                else if (take("False")) set(h.fortran, false, key);
-                else bad("fortran_order must be True or False");
+                if (take("True"))
+                    set(h.fortran, true, key);
+                else if (take("False"))
+                    set(h.fortran, false, key);
+                else
+                    bad("fortran_order must be True or False");
             } else if (key == "shape") {
                 set(h.shape, tuple(), key);
             } else {
                 bad("unexpected key '" + key + "' (a .npy header has descr, fortran_order and shape)");
             }
             skipSpace();
-            if (peek() == ',') ++i_;
-            else if (peek() != '}') bad("expected ',' or '}' after the value of '" + key + "'");
+            if (peek() == ',')
+                ++i_;
+            else if (peek() != '}')
+                bad("expected ',' or '}' after the value of '" + key + "'");
         }
         ++i_;
         skipSpace();
@@ -105,8 +110,10 @@ private:
             }
             dims.push_back(v);
             skipSpace();
-            if (peek() == ',') ++i_;
-            else if (peek() != ')') bad("expected ',' or ')' in the shape");
+            if (peek() == ',')
+                ++i_;
+            else if (peek() != ')')
+                bad("expected ',' or ')' in the shape");
         }
         ++i_;
         if (dims.size() > 32) bad("more than 32 dimensions");
@@ -129,7 +136,8 @@ NpyDType dtypeOf(const std::filesystem::path& path, const std::string& descr) {
     if (descr == "<f8") return NpyDType::Float64;
     if (descr.size() == 3 && descr[0] == '>' && descr[1] == 'f')
         failAt(path, "dtype '" + descr + "' is big-endian; save it little-endian (array.astype('<f4'))");
-    failAt(path, "dtype '" + descr + "' is not supported (float16, float32 or float64, little-endian: '<f2', '<f4', '<f8')");
+    failAt(path,
+           "dtype '" + descr + "' is not supported (float16, float32 or float64, little-endian: '<f2', '<f4', '<f8')");
 }
 
 }  // namespace
@@ -165,19 +173,22 @@ std::shared_ptr<const NpyFile> NpyFile::open(const std::filesystem::path& path) 
 
     if (std::memcmp(p, "\x93NUMPY", 6) != 0) failAt(path, "not a .npy file (no \\x93NUMPY magic)");
     const int major = p[6];
-    if (major < 1 || major > 3) failAt(path, ".npy format version " + std::to_string(major) + " is not supported (1, 2 or 3)");
+    if (major < 1 || major > 3)
+        failAt(path, ".npy format version " + std::to_string(major) + " is not supported (1, 2 or 3)");
     const std::uint64_t lengthBytes = major == 1 ? 2 : 4;
     if (size < 8 + lengthBytes) failAt(path, "is too short for its header length");
     std::uint64_t headerLength = 0;
     for (std::uint64_t i = 0; i < lengthBytes; ++i) headerLength |= std::uint64_t{p[8 + i]} << (8 * i);
-    if (headerLength > kMaxHeader) failAt(path, "header length " + std::to_string(headerLength) + " is over the 1 MiB limit");
+    if (headerLength > kMaxHeader)
+        failAt(path, "header length " + std::to_string(headerLength) + " is over the 1 MiB limit");
     const std::uint64_t offset = 8 + lengthBytes + headerLength;
     if (offset > size)
         failAt(path, "header needs " + std::to_string(offset) + " bytes, the file has " + std::to_string(size));
-    const Header h = HeaderParser(path, std::string_view(reinterpret_cast<const char*>(p + 8 + lengthBytes), headerLength)).parse();
+    const Header h =
+            HeaderParser(path, std::string_view(reinterpret_cast<const char*>(p + 8 + lengthBytes), headerLength))
+                    .parse();
     f->dtype_ = dtypeOf(path, *h.descr);
-    if (*h.fortran)
-        failAt(path, "is in Fortran (column-major) order; save it in C order (numpy.ascontiguousarray)");
+    if (*h.fortran) failAt(path, "is in Fortran (column-major) order; save it in C order (numpy.ascontiguousarray)");
     f->shape_ = *h.shape;
     f->dataOffset_ = offset;
 
@@ -203,11 +214,11 @@ std::shared_ptr<const NpyFile> NpyFile::open(const std::filesystem::path& path) 
         std::string dims;
         for (std::size_t i = 0; i < f->shape_.size(); ++i) dims += (i ? ", " : "") + std::to_string(f->shape_[i]);
         failAt(path, "the header's shape (" + dims + ") of " + npyDTypeName(f->dtype_) + " does not match the " +
-                       std::to_string(available) + " data bytes the file holds (truncated or not a NumPy file?)");
+                             std::to_string(available) + " data bytes the file holds (truncated or not a NumPy file?)");
     }
     if (offset % item != 0)
         failAt(path, "data starts at byte " + std::to_string(offset) + ", not aligned to its " + std::to_string(item) +
-                       "-byte items (NumPy pads its headers; this file was not written by it)");
+                             "-byte items (NumPy pads its headers; this file was not written by it)");
     f->elements_ = count;
     return f;
 }

@@ -74,11 +74,21 @@ std::size_t invalidUtf8At(std::string_view s) {
         const auto c = static_cast<unsigned char>(s[i]);
         std::size_t len = 0;
         std::uint32_t cp = 0;
-        if (c < 0x80) { ++i; continue; }
-        if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-        else return i;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else
+            return i;
         if (s.size() - i < len) return i;
         for (std::size_t k = 1; k < len; ++k) {
             const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -94,7 +104,10 @@ std::size_t invalidUtf8At(std::string_view s) {
 // Parses the header text. nlohmann keeps the last of duplicate keys silently; a duplicate
 // tensor name would hide a tensor, so the parser callback watches every object's keys.
 json parseHeader(const fs::path& path, std::string_view text) {
-    struct Frame { std::set<std::string> keys; std::string name; };
+    struct Frame {
+        std::set<std::string> keys;
+        std::string name;
+    };
     std::vector<Frame> stack;
     std::string lastKey, duplicate;
     auto watch = [&](int, json::parse_event_t event, json& parsed) {
@@ -113,7 +126,8 @@ json parseHeader(const fs::path& path, std::string_view text) {
                     duplicate = "__metadata__ key " + quote(lastKey) + " appears twice";
                 else if (stack.size() == 2)
                     duplicate = "tensor " + quote(parent) + ": field " + quote(lastKey) + " appears twice";
-                else duplicate = "key " + quote(lastKey) + " appears twice in the header";
+                else
+                    duplicate = "key " + quote(lastKey) + " appears twice in the header";
             }
         }
         return true;
@@ -138,9 +152,9 @@ DType parseDType(const std::string& name, const std::function<void(const std::st
     if (name == "F16") return DType::F16;
     if (name == "BF16") return DType::BF16;
     if (name == "I64") return DType::I64;
-    static const std::set<std::string> kOtherKnown = {
-        "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "F64", "C64",
-        "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"};
+    static const std::set<std::string> kOtherKnown = {"BOOL",    "U8",  "I8",      "U16",    "I16",     "U32",
+                                                      "I32",     "U64", "F64",     "C64",    "F8_E4M3", "F8_E5M2",
+                                                      "F8_E8M0", "F4",  "F6_E2M3", "F6_E3M2"};
     if (kOtherKnown.count(name)) bad("dtype " + name + " is not supported (F32, F16, BF16 are)");
     bad("unknown dtype " + quote(name) + " (expected F32, F16 or BF16)");
     return DType::F32;  // not reached: bad() throws
@@ -169,8 +183,7 @@ TensorInfo parseEntry(const fs::path& path, const std::string& name, const json&
     for (const json& d : shape) {
         if (d.is_number_integer() && !d.is_number_unsigned())
             bad("shape " + brief(shape) + " has a negative dimension");
-        if (!d.is_number_unsigned())
-            bad("shape must be an array of non-negative integers, found " + brief(shape));
+        if (!d.is_number_unsigned()) bad("shape must be an array of non-negative integers, found " + brief(shape));
         const auto dim = d.get<std::uint64_t>();
         if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
             bad("shape " + brief(shape) + " has a dimension too large for 64 bits (overflow)");
@@ -192,8 +205,7 @@ TensorInfo parseEntry(const fs::path& path, const std::string& name, const json&
         bad(range + " hold " + std::to_string(t.end - t.begin) + " bytes but " + dtypeName(t.dtype) + " shape " +
             shapeString(t.shape) + " needs " + std::to_string(*needed));
     if (t.end > dataSize)
-        bad(range + " end past the data section, which has " + std::to_string(dataSize) +
-            " bytes (file truncated?)");
+        bad(range + " end past the data section, which has " + std::to_string(dataSize) + " bytes (file truncated?)");
     return t;
 }
 
@@ -202,24 +214,25 @@ void checkTiling(const fs::path& path, const std::vector<TensorInfo>& tensors, s
     std::uint64_t cursor = 0;
     const TensorInfo* previous = nullptr;
     for (const auto& t : tensors) {
-        const std::string after = previous ? "tensor " + quote(previous->name) + " ends at byte " +
-                                                 std::to_string(cursor)
-                                           : "the data section starts at byte 0";
+        const std::string after =
+                previous ? "tensor " + quote(previous->name) + " ends at byte " + std::to_string(cursor)
+                         : "the data section starts at byte 0";
         if (t.begin < cursor)
             failAt(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
-                           ": the tensors overlap");
+                                 ": the tensors overlap");
         if (t.begin > cursor)
             failAt(path, "tensor " + quote(t.name) + " begins at byte " + std::to_string(t.begin) + " but " + after +
-                           ": bytes " + std::to_string(cursor) + " to " + std::to_string(t.begin) +
-                           " are a hole no tensor covers");
+                                 ": bytes " + std::to_string(cursor) + " to " + std::to_string(t.begin) +
+                                 " are a hole no tensor covers");
         cursor = t.end;
         previous = &t;
     }
     if (cursor != dataSize)  // cursor > dataSize was caught per tensor
         failAt(path, "the data section has " + std::to_string(dataSize) + " bytes but " +
-                       (previous ? "the last tensor " + quote(previous->name) + " ends at byte " + std::to_string(cursor)
-                                 : std::string("the header lists no tensors")) +
-                       ": " + std::to_string(dataSize - cursor) + " trailing bytes belong to no tensor");
+                             (previous ? "the last tensor " + quote(previous->name) + " ends at byte " +
+                                                 std::to_string(cursor)
+                                       : std::string("the header lists no tensors")) +
+                             ": " + std::to_string(dataSize - cursor) + " trailing bytes belong to no tensor");
 }
 
 }  // namespace
@@ -252,8 +265,9 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const fs::path& pat
     if (!S_ISREG(st.st_mode)) failAt(path, "is not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < kPrefixSize)
-        failAt(path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length; "
-                   "not a safetensors file");
+        failAt(path, "file is " + std::to_string(size) +
+                             " bytes, shorter than the 8-byte header length; "
+                             "not a safetensors file");
 
     // Owning the mapping from here on means the destructor unmaps it if validation throws.
     std::shared_ptr<SafetensorsFile> f(new SafetensorsFile);
@@ -265,14 +279,13 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const fs::path& pat
     f->size_ = size;
 
     std::uint64_t headerSize = 0;
-    for (std::size_t i = 0; i < kPrefixSize; ++i)
-        headerSize |= static_cast<std::uint64_t>(f->map_[i]) << (8 * i);
+    for (std::size_t i = 0; i < kPrefixSize; ++i) headerSize |= static_cast<std::uint64_t>(f->map_[i]) << (8 * i);
     if (headerSize > kMaxHeaderSize)
         failAt(path, "header length " + std::to_string(headerSize) + " is too large (the limit is " +
-                       std::to_string(kMaxHeaderSize) + " bytes); not a safetensors file?");
+                             std::to_string(kMaxHeaderSize) + " bytes); not a safetensors file?");
     if (kPrefixSize + headerSize > size)
         failAt(path, "header length " + std::to_string(headerSize) + " exceeds file size: the header needs " +
-                       std::to_string(kPrefixSize + headerSize) + " bytes, the file has " + std::to_string(size));
+                             std::to_string(kPrefixSize + headerSize) + " bytes, the file has " + std::to_string(size));
     f->dataStart_ = kPrefixSize + headerSize;
     const std::uint64_t dataSize = size - f->dataStart_;
 
@@ -316,7 +329,7 @@ const std::byte* SafetensorsFile::data(const TensorInfo& t) const {
     // Guards against a TensorInfo from another file; validated ones always pass.
     if (t.begin > t.end || t.end > size_ - dataStart_)
         failAt(path_, "tensor " + quote(t.name) + ": data_offsets " + offsetsText(t.begin, t.end) +
-                        " are outside this file's data section");
+                              " are outside this file's data section");
     return map_ + dataStart_ + t.begin;
 }
 
@@ -337,7 +350,8 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
         if (*needed != t.bytes.size())
             bad("has " + std::to_string(t.bytes.size()) + " bytes but " + dtypeName(t.dtype) + " shape " +
                 shapeString(t.shape) + " needs " + std::to_string(*needed));
-        header[t.name] = {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + *needed}}};
+        header[t.name] = {
+                {"dtype", dtypeName(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + *needed}}};
         offset += *needed;
     }
     std::string text;

@@ -89,19 +89,22 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
         throw Error(index.string() + ": 'weight_map' must be a non-empty object {tensor: shard file}");
     std::set<std::string> seen;
     for (const auto& key : weightMapKeys(index))
-        if (!seen.insert(key).second) throw Error(index.string() + ": tensor '" + key + "' is listed twice in weight_map");
+        if (!seen.insert(key).second)
+            throw Error(index.string() + ": tensor '" + key + "' is listed twice in weight_map");
 
     std::map<std::string, const SafetensorsFile*> shards;  // shard name -> opened file
     for (auto it = map->begin(); it != map->end(); ++it) {
         if (!it.value().is_string())
-            throw Error(index.string() + ": shard of tensor '" + it.key() + "' must be a file name, found " + jsonExcerpt(it.value()));
+            throw Error(index.string() + ": shard of tensor '" + it.key() + "' must be a file name, found " +
+                        jsonExcerpt(it.value()));
         const std::string shard = it.value().get<std::string>();
         if (shards.count(shard)) continue;
         if (!plainFileName(shard))
             throw Error(index.string() + ": shard '" + shard + "' must be a plain file name in the model folder");
         std::error_code ec;
         if (!fs::is_regular_file(folder / shard, ec))
-            throw Error(index.string() + ": shard '" + shard + "' (for tensor '" + it.key() + "') is missing from the folder");
+            throw Error(index.string() + ": shard '" + shard + "' (for tensor '" + it.key() +
+                        "') is missing from the folder");
         files_.push_back(SafetensorsFile::open(folder / shard));
         shards[shard] = files_.back().get();
     }
@@ -113,16 +116,18 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
             if (listed == map->end())
                 throw Error(index.string() + ": tensor '" + t.name + "' in shard '" + shard + "' is not in weight_map");
             if (auto prev = foundIn.find(t.name); prev != foundIn.end())
-                throw Error(index.string() + ": tensor '" + t.name + "' is in two shards, '" + prev->second + "' and '" + shard + "'");
+                throw Error(index.string() + ": tensor '" + t.name + "' is in two shards, '" + prev->second +
+                            "' and '" + shard + "'");
             if (listed->get<std::string>() != shard)
-                throw Error(index.string() + ": tensor '" + t.name + "' is in shard '" + shard + "' but weight_map says '" +
-                            listed->get<std::string>() + "'");
+                throw Error(index.string() + ": tensor '" + t.name + "' is in shard '" + shard +
+                            "' but weight_map says '" + listed->get<std::string>() + "'");
             foundIn[t.name] = shard;
             entries_[t.name] = Entry{file, &t};
         }
     for (auto it = map->begin(); it != map->end(); ++it)
         if (!foundIn.count(it.key()))
-            throw Error(index.string() + ": tensor '" + it.key() + "' is not in its shard '" + it.value().get<std::string>() + "'");
+            throw Error(index.string() + ": tensor '" + it.key() + "' is not in its shard '" +
+                        it.value().get<std::string>() + "'");
 }
 
 const WeightStore::Entry* WeightStore::lookup(const std::string& name) const {
@@ -148,8 +153,8 @@ bool WeightStore::anyNameStartsWith(const std::string& prefix) const {
 at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Entry* e = lookup(name);
     if (!e)
-        throw Error(source_.string() + ": tensor '" + prefix_ + name + "'" + (prefix_.empty() ? "" : " (or '" + name + "')") +
-                    " is missing");
+        throw Error(source_.string() + ": tensor '" + prefix_ + name + "'" +
+                    (prefix_.empty() ? "" : " (or '" + name + "')") + " is missing");
     const TensorInfo& info = *e->info;
     if (info.shape != shape)
         throw Error(e->file->path().string() + ": tensor '" + info.name + "' has shape " + shapeString(info.shape) +
@@ -175,7 +180,8 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
         std::shared_ptr<const SafetensorsFile> owner;
         for (const auto& f : files_)
             if (f.get() == e->file) owner = f;
-        return at::from_blob(target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
+        return at::from_blob(
+                target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
     }
     at::Tensor t = mapped(*e, shape);
     const bool aligned = reinterpret_cast<std::uintptr_t>(t.data_ptr()) % dtypeSize(info.dtype) == 0;
@@ -190,7 +196,8 @@ at::Tensor WeightStore::mapped(const Entry& e, const std::vector<std::int64_t>& 
     for (const auto& f : files_)
         if (f.get() == e.file) owner = f;
     void* data = const_cast<std::byte*>(e.file->data(*e.info));
-    return at::from_blob(data, shape, [owner](void*) {}, at::TensorOptions().dtype(scalarType(e.info->dtype)));
+    return at::from_blob(
+            data, shape, [owner](void*) {}, at::TensorOptions().dtype(scalarType(e.info->dtype)));
 }
 
 at::Tensor WeightStore::rows(const std::string& name, const std::vector<std::int64_t>& shape) {
@@ -261,9 +268,12 @@ std::uint64_t WeightStore::streamedBytes() const {
         const TensorInfo& t = *e.info;
         const std::uint64_t f32 = static_cast<std::uint64_t>(t.numel()) * (t.dtype == DType::I64 ? 8 : 4);
         const bool half = t.dtype == DType::F16 || t.dtype == DType::BF16;
-        if (streamable(t)) layerBytes[layerOfName(t.name)] += f32;
-        else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements) continue;  // stays mapped
-        else if (t.dtype != DType::F32) converted += f32;  // F32 is used from the mapping
+        if (streamable(t))
+            layerBytes[layerOfName(t.name)] += f32;
+        else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements)
+            continue;  // stays mapped
+        else if (t.dtype != DType::F32)
+            converted += f32;  // F32 is used from the mapping
     }
     for (const auto& [layer, bytes] : layerBytes) buffers = std::max(buffers, bytes);
     return converted + buffers;
@@ -278,7 +288,7 @@ std::shared_ptr<WeightStream> WeightStore::plan(std::uint64_t budgetBytes, Weigh
     }
     if (plan == WeightPlan::Auto) {
         const std::optional<std::uint64_t> available =
-            budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device_);
+                budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device_);
         if (!available || computeBytes() <= *available) return nullptr;  // converted: faster re-runs
         if (streamedBytes() > *available)
             throw Error(folder_.string() + ": loading the weights needs " + gibString(computeBytes()) +
@@ -296,7 +306,8 @@ std::string WeightStore::describe() const {
     if (stream_)
         return "streamed from " + stored + " (one layer at a time through a " + gibString(stream_->bufferBytes()) +
                " float32 buffer; " + gibString(stream_->mappedBytes()) + " used in row chunks from the file)";
-    if (compute_ != at::kFloat) return std::string(compute_ == at::kHalf ? "float16" : "bfloat16") + " on " + device_.str();
+    if (compute_ != at::kFloat)
+        return std::string(compute_ == at::kHalf ? "float16" : "bfloat16") + " on " + device_.str();
     if (stored == "F32" && device_.is_cpu()) return "float32 from the file (mapped, no copy)";
     return "converted to float32";
 }
@@ -376,8 +387,7 @@ StreamPass::~StreamPass() {
 
 void WeightStore::requireMemory(std::uint64_t budgetBytes) const {
     const char* type = compute_ == at::kHalf ? "float16" : compute_ == at::kBFloat16 ? "bfloat16" : "float32";
-    requireBytes(folder_.string() + ": loading the weights (" + type + ")",
-                 computeBytes(), device_, budgetBytes);
+    requireBytes(folder_.string() + ": loading the weights (" + type + ")", computeBytes(), device_, budgetBytes);
 }
 
 std::string WeightStore::storageDtype() const {

@@ -57,7 +57,7 @@ public:
     };
     // Fills layer `layer`'s buffers from the mapping (on every core); no-op when it is resident.
     void materialise(int layer);
-    std::uint64_t bufferBytes() const;  // float32 buffers, all layers share them
+    std::uint64_t bufferBytes() const;                          // float32 buffers, all layers share them
     std::uint64_t mappedBytes() const { return mappedBytes_; }  // what stays in the file's pages
     std::timed_mutex& mutex() { return mutex_; }
 

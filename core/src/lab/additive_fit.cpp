@@ -63,7 +63,9 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
     const BlockInfo& info = impl.infos[block];
     const LayerCapture& cap = impl.blocks[block].layers[layer];
     if (impl.mapsOnly)
-        throw Error(impl.source + ": the maps were read from this file, which holds no queries and keys to fit additive attention on");
+        throw Error(
+                impl.source +
+                ": the maps were read from this file, which holds no queries and keys to fit additive attention on");
     if (cap.kind != AttentionKind::Dot)
         throw Error(std::string("additive fit needs a dot-product layer; layer ") + std::to_string(layer) + " of '" +
                     info.name + "' is " + kindName(cap.kind));
@@ -74,7 +76,8 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
         at::Tensor q = cap.q[head].to(at::kFloat), k = cap.k[group].to(at::kFloat);
         const std::int64_t n = q.size(0), m = k.size(0), d = q.size(1), w = options.width;
         // Inputs normalised to unit RMS for conditioning; the scales are folded back at the end.
-        const double sq = std::max(q.pow(2).mean().item<double>(), 1e-12), sk = std::max(k.pow(2).mean().item<double>(), 1e-12);
+        const double sq = std::max(q.pow(2).mean().item<double>(), 1e-12),
+                     sk = std::max(k.pow(2).mean().item<double>(), 1e-12);
         const double qScale = 1 / std::sqrt(sq), kScale = 1 / std::sqrt(sk);
         at::Tensor qn = q * qScale, kn = k * kScale;
 
@@ -111,7 +114,8 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
             at::Tensor logits = at::empty({R, m}, dev);
             for (std::int64_t s = 0; s < R; s += blockRows) {
                 const auto len = std::min(blockRows, R - s);
-                logits.narrow(0, s, len).copy_(at::matmul(at::tanh(A.narrow(0, s, len).unsqueeze(1) + B.unsqueeze(0)), v));
+                logits.narrow(0, s, len).copy_(
+                        at::matmul(at::tanh(A.narrow(0, s, len).unsqueeze(1) + B.unsqueeze(0)), v));
             }
             if (maskR.defined()) logits.add_(maskR);
             at::Tensor logS = at::log_softmax(logits, -1);
@@ -123,7 +127,7 @@ AdditiveFit fitAdditive(const Trace& trace, int block, int layer, int head, cons
             for (std::int64_t s = 0; s < R; s += blockRows) {
                 const auto len = std::min(blockRows, R - s);
                 at::Tensor t = at::tanh(A.narrow(0, s, len).unsqueeze(1) + B.unsqueeze(0));  // [len, m, w]
-                at::Tensor g = G.narrow(0, s, len).unsqueeze(-1);                              // [len, m, 1]
+                at::Tensor g = G.narrow(0, s, len).unsqueeze(-1);                            // [len, m, 1]
                 dv.add_((t * g).sum(at::IntArrayRef{0, 1}));
                 at::Tensor u = (1 - t.pow(2)).mul_(g).mul_(v);
                 dA.narrow(0, s, len).copy_(u.sum(1));

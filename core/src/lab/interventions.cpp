@@ -28,7 +28,8 @@ std::vector<TokenProbability> topK(const std::vector<double>& p, int k, const Mo
     k = std::min<int>(k, static_cast<int>(p.size()));
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](auto a, auto b) { return p[a] > p[b]; });
     std::vector<TokenProbability> out;
-    for (int r = 0; r < k; ++r) out.push_back({order[r], labels ? labels->tokenLabels({order[r]})[0] : std::to_string(order[r]), p[order[r]]});
+    for (int r = 0; r < k; ++r)
+        out.push_back({order[r], labels ? labels->tokenLabels({order[r]})[0] : std::to_string(order[r]), p[order[r]]});
     return out;
 }
 
@@ -94,7 +95,8 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
     if (a.ids() != b.ids()) throw Error("comparing outputs needs two runs on the same input");
     OutputChange c;
     if (!a.nextTokenLogits().empty()) {
-        if (a.nextTokenLogits().size() != b.nextTokenLogits().size()) throw Error("comparing outputs of different models");
+        if (a.nextTokenLogits().size() != b.nextTokenLogits().size())
+            throw Error("comparing outputs of different models");
         c.kind = "next-token";
         const auto p = softmax(a.nextTokenLogits()), q = softmax(b.nextTokenLogits());
         c.kl = klDivergence(p, q);
@@ -183,12 +185,17 @@ std::vector<int> parseLayerList(const std::string& text) {
 
 void validateHeads(const Trace& trace, const std::vector<HeadRef>& heads) {
     for (const HeadRef& h : heads) {
-        const std::string name = (h.block.empty() ? "" : h.block + ":") + std::to_string(h.layer) + ":" + std::to_string(h.head);
+        const std::string name =
+                (h.block.empty() ? "" : h.block + ":") + std::to_string(h.layer) + ":" + std::to_string(h.head);
         bool matched = false;
         for (const BlockInfo& b : trace.blocks()) {
             if (!h.block.empty() && h.block != b.name) continue;
-            if (h.layer >= b.layers) throw Error("head " + name + ": layer " + std::to_string(h.layer) + " is out of range for block '" + b.name + "' (0.." + std::to_string(b.layers - 1) + ")");
-            if (h.head >= b.heads) throw Error("head " + name + ": head " + std::to_string(h.head) + " is out of range for block '" + b.name + "' (0.." + std::to_string(b.heads - 1) + ")");
+            if (h.layer >= b.layers)
+                throw Error("head " + name + ": layer " + std::to_string(h.layer) + " is out of range for block '" +
+                            b.name + "' (0.." + std::to_string(b.layers - 1) + ")");
+            if (h.head >= b.heads)
+                throw Error("head " + name + ": head " + std::to_string(h.head) + " is out of range for block '" +
+                            b.name + "' (0.." + std::to_string(b.heads - 1) + ")");
             matched = true;
         }
         if (!matched) trace.blockIndex(h.block);  // throws, listing the blocks
@@ -199,7 +206,8 @@ void validateLayers(const Trace& trace, const std::vector<int>& layers) {
     int most = 0;
     for (const BlockInfo& b : trace.blocks()) most = std::max(most, b.layers);
     for (int l : layers)
-        if (l < 0 || l >= most) throw Error("layer " + std::to_string(l) + " is out of range (0.." + std::to_string(most - 1) + ")");
+        if (l < 0 || l >= most)
+            throw Error("layer " + std::to_string(l) + " is out of range (0.." + std::to_string(most - 1) + ")");
 }
 
 Rerun rerun(const Model& model, const Trace& original, const RunOptions& options, int topK) {
@@ -213,7 +221,8 @@ Rerun rerun(const Model& model, const Trace& original, const RunOptions& options
     return r;
 }
 
-std::vector<HeadScore> rankHeads(const Model& model, const Trace& original, Importance importance, const Progress& progress) {
+std::vector<HeadScore> rankHeads(const Model& model, const Trace& original, Importance importance,
+                                 const Progress& progress) {
     std::vector<HeadScore> scores;
     long long total = 0, done = 0;
     for (const BlockInfo& b : original.blocks()) total += static_cast<long long>(b.layers) * b.heads;
@@ -233,7 +242,8 @@ std::vector<HeadScore> rankHeads(const Model& model, const Trace& original, Impo
                 if (progress && !progress(++done, total)) throw Cancelled();
             }
     }
-    std::stable_sort(scores.begin(), scores.end(), [](const HeadScore& a, const HeadScore& b) { return a.score > b.score; });
+    std::stable_sort(scores.begin(), scores.end(),
+                     [](const HeadScore& a, const HeadScore& b) { return a.score > b.score; });
     return scores;
 }
 
@@ -242,9 +252,9 @@ PruneResult pruneByImportance(const Model& model, const Trace& original, Importa
     PruneResult r;
     r.ranking = rankHeads(model, original, importance, base.progress);
     if (count < 0 || count > static_cast<int>(r.ranking.size()))
-        throw Error("cannot mask " + std::to_string(count) + " heads: the model has " + std::to_string(r.ranking.size()));
-    for (int i = 0; i < count; ++i)
-        r.masked.push_back(r.ranking[leastImportant ? r.ranking.size() - 1 - i : i].head);
+        throw Error("cannot mask " + std::to_string(count) + " heads: the model has " +
+                    std::to_string(r.ranking.size()));
+    for (int i = 0; i < count; ++i) r.masked.push_back(r.ranking[leastImportant ? r.ranking.size() - 1 - i : i].head);
     RunOptions options = base;
     options.progress = {};
     options.maskHeads.insert(options.maskHeads.end(), r.masked.begin(), r.masked.end());

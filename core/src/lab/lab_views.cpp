@@ -28,11 +28,11 @@ namespace {
 // Hybrid and for Additive on a layer that is not additive (a fit's map, or a mix of two).
 bool traceVariant(const BlockInfo& block, LabVariant variant, MapVariant& out) {
     switch (variant) {
-    case LabVariant::Native: out = MapVariant::Native; return true;
-    case LabVariant::Dot: out = MapVariant::Dot; return true;
-    case LabVariant::Linear: out = MapVariant::Linear; return true;
-    case LabVariant::Additive: out = MapVariant::Native; return block.kind == AttentionKind::Additive;
-    case LabVariant::Hybrid: return false;
+        case LabVariant::Native: out = MapVariant::Native; return true;
+        case LabVariant::Dot: out = MapVariant::Dot; return true;
+        case LabVariant::Linear: out = MapVariant::Linear; return true;
+        case LabVariant::Additive: out = MapVariant::Native; return block.kind == AttentionKind::Additive;
+        case LabVariant::Hybrid: return false;
     }
     return false;
 }
@@ -57,8 +57,8 @@ HeadMap poolHeadMap(const HeadMap& map, const PoolRequest& pool) {
     return pooler.result();
 }
 
-HeadMap labPooledMap(const Trace& trace, int block, int layer, int head, const PoolRequest& pool, const VariantSpec& spec,
-                     const AdditiveFit* fit) {
+HeadMap labPooledMap(const Trace& trace, int block, int layer, int head, const PoolRequest& pool,
+                     const VariantSpec& spec, const AdditiveFit* fit) {
     MapVariant variant = MapVariant::Native;
     if (traceVariant(blockOf(trace, block), spec.variant, variant)) {
         MapOptions o = spec.map;

@@ -20,7 +20,8 @@ namespace {
 
 struct BartConfig {
     int vocab = 0, decoderVocab = 0, positions = 1024, dModel = 1024;
-    int encoderLayers = 12, decoderLayers = 12, encoderHeads = 16, decoderHeads = 16, encoderFfn = 4096, decoderFfn = 4096;
+    int encoderLayers = 12, decoderLayers = 12, encoderHeads = 16, decoderHeads = 16, encoderFfn = 4096,
+        decoderFfn = 4096;
     std::string activation = "gelu";
     bool scaleEmbedding = false, tied = true, shared = true;
     std::int64_t decoderStart = 0;
@@ -45,8 +46,9 @@ BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     b.tied = c.boolean("tie_word_embeddings", true);
     b.shared = !s.marianVocab || c.boolean("share_encoder_decoder_embeddings", true);
     if (b.shared && b.decoderVocab != b.vocab)
-        c.fail("decoder_vocab_size", "(" + std::to_string(b.decoderVocab) + ") differs from vocab_size (" + std::to_string(b.vocab) +
-                                         ") but share_encoder_decoder_embeddings is true");
+        c.fail("decoder_vocab_size", "(" + std::to_string(b.decoderVocab) + ") differs from vocab_size (" +
+                                             std::to_string(b.vocab) +
+                                             ") but share_encoder_decoder_embeddings is true");
     for (const auto& [key, heads] : {std::pair<const char*, int>{"encoder_attention_heads", b.encoderHeads},
                                      std::pair<const char*, int>{"decoder_attention_heads", b.decoderHeads}})
         if (b.dModel % heads != 0)
@@ -70,7 +72,7 @@ struct BartLayer {
 };
 
 struct Stack {
-    at::Tensor embed, positions;  // positions: learned [P + 2, E] or Marian's static [P, E]
+    at::Tensor embed, positions;    // positions: learned [P + 2, E] or Marian's static [P, E]
     Norm embeddingNorm, finalNorm;  // either may be undefined
     std::vector<BartLayer> layers;
     int heads = 0;
@@ -80,9 +82,10 @@ constexpr double kEps = 1e-5;  // nn.LayerNorm's default, which these models use
 
 class BartModel final : public Seq2seqModel {
 public:
-    BartModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options,
-              const BartStyle& style)
-        : Seq2seqModel(folder, device, parseBartConfig(config, style).vocab), style_(style), cfg_(parseBartConfig(config, style)) {
+    BartModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
+              const LoadOptions& options, const BartStyle& style)
+        : Seq2seqModel(folder, device, parseBartConfig(config, style).vocab), style_(style),
+          cfg_(parseBartConfig(config, style)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -99,7 +102,8 @@ public:
         };
         if (cfg_.shared) {
             encoder_.embed = decoder_.embed =
-                w.get(firstOf({"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}), {cfg_.vocab, E});
+                    w.get(firstOf({"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}),
+                          {cfg_.vocab, E});
         } else {
             encoder_.embed = w.get("encoder.embed_tokens.weight", {cfg_.vocab, E});
             decoder_.embed = w.get("decoder.embed_tokens.weight", {cfg_.decoderVocab, E});
@@ -111,8 +115,8 @@ public:
         loadStack(w, "decoder", decoder_, cfg_.decoderLayers, cfg_.decoderHeads, cfg_.decoderFfn, true, step);
         step();
 
-        info_ = familyInfo(style.family, folder, w, device, std::max(cfg_.encoderLayers, cfg_.decoderLayers), cfg_.encoderHeads,
-                           cfg_.encoderHeads, E / cfg_.encoderHeads, cfg_.dModel);
+        info_ = familyInfo(style.family, folder, w, device, std::max(cfg_.encoderLayers, cfg_.decoderLayers),
+                           cfg_.encoderHeads, cfg_.encoderHeads, E / cfg_.encoderHeads, cfg_.dModel);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
         info_.encoderDecoder = true;
@@ -136,7 +140,8 @@ public:
     }
 
 protected:
-    at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options, BlockCapture& capture) const override {
+    at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
+                      BlockCapture& capture) const override {
         at::Tensor x = embed(encoder_, ids);
         for (int l = 0; l < cfg_.encoderLayers; ++l) {
             const BartLayer& L = encoder_.layers[l];
@@ -166,9 +171,14 @@ protected:
     }
 
     ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const override {
-        return {std::max(cfg_.encoderLayers, cfg_.decoderLayers), std::max(cfg_.encoderHeads, cfg_.decoderHeads),
-                std::max(cfg_.encoderHeads, cfg_.decoderHeads), cfg_.dModel / std::min(cfg_.encoderHeads, cfg_.decoderHeads),
-                cfg_.dModel, std::max(cfg_.encoderFfn, cfg_.decoderFfn), queries, keys,
+        return {std::max(cfg_.encoderLayers, cfg_.decoderLayers),
+                std::max(cfg_.encoderHeads, cfg_.decoderHeads),
+                std::max(cfg_.encoderHeads, cfg_.decoderHeads),
+                cfg_.dModel / std::min(cfg_.encoderHeads, cfg_.decoderHeads),
+                cfg_.dModel,
+                std::max(cfg_.encoderFfn, cfg_.decoderFfn),
+                queries,
+                keys,
                 static_cast<std::int64_t>(c10::elementSize(head_.scalar_type()))};
     }
 
@@ -186,8 +196,8 @@ private:
         if (style_.embeddingNorm) s.embeddingNorm = loadNorm(w, name + ".layernorm_embedding", E);
         if (style_.preNorm) s.finalNorm = loadNorm(w, name + ".layer_norm", E);
         auto attention = [&](const std::string& p) {
-            return AttentionWeights{w.linear(p + "q_proj", E, E), w.linear(p + "k_proj", E, E), w.linear(p + "v_proj", E, E),
-                                    w.linear(p + "out_proj", E, E)};
+            return AttentionWeights{w.linear(p + "q_proj", E, E), w.linear(p + "k_proj", E, E),
+                                    w.linear(p + "v_proj", E, E), w.linear(p + "out_proj", E, E)};
         };
         for (int l = 0; l < layers; ++l) {
             const std::string p = name + ".layers." + std::to_string(l) + ".";
@@ -243,8 +253,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Model> loadBartLike(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                          const LoadOptions& options, const BartStyle& style) {
+std::shared_ptr<const Model> loadBartLike(const std::filesystem::path& folder, const JsonConfig& config,
+                                          c10::Device device, const LoadOptions& options, const BartStyle& style) {
     return std::make_shared<const BartModel>(folder, config, device, options, style);
 }
 
@@ -253,8 +263,8 @@ std::shared_ptr<const Model> loadBart(const std::filesystem::path& folder, const
     return loadBartLike(folder, config, device, options, BartStyle{});
 }
 
-std::shared_ptr<const Model> loadMbart(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                       const LoadOptions& options) {
+std::shared_ptr<const Model> loadMbart(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options) {
     BartStyle s;
     s.family = "mbart";
     s.preNorm = true;

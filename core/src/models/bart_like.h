@@ -14,9 +14,9 @@ namespace attnscope {
 
 struct BartStyle {
     const char* family = "bart";
-    bool preNorm = false;             // mBART: LayerNorm before each sublayer, plus encoder/decoder.layer_norm
-    bool embeddingNorm = true;        // layernorm_embedding after the embeddings (BART, mBART)
-    bool shiftLastToFront = false;    // mBART's shift_tokens_right
+    bool preNorm = false;           // mBART: LayerNorm before each sublayer, plus encoder/decoder.layer_norm
+    bool embeddingNorm = true;      // layernorm_embedding after the embeddings (BART, mBART)
+    bool shiftLastToFront = false;  // mBART's shift_tokens_right
     // Marian: a static [positions, d_model] table in float32 on the CPU, read from no weight
     // (null: learned embed_positions with Hugging Face's offset of 2).
     at::Tensor (*staticPositions)(std::int64_t positions, std::int64_t dim) = nullptr;
@@ -25,10 +25,10 @@ struct BartStyle {
     std::int64_t pad = 1, eos = 2;
     std::optional<std::int64_t> decoderStart = 2;  // nullopt: bos_token_id, as generate() falls back to
     std::int64_t bos = 0;
-    bool marianVocab = false;         // decoder_vocab_size and share_encoder_decoder_embeddings
+    bool marianVocab = false;  // decoder_vocab_size and share_encoder_decoder_embeddings
 };
 
-std::shared_ptr<const Model> loadBartLike(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                          const LoadOptions& options, const BartStyle& style);
+std::shared_ptr<const Model> loadBartLike(const std::filesystem::path& folder, const JsonConfig& config,
+                                          c10::Device device, const LoadOptions& options, const BartStyle& style);
 
 }  // namespace attnscope

@@ -23,14 +23,31 @@ struct Names {
     std::string word, position, type, embNorm, layer, q, k, v, o, attnNorm, inner, out, outNorm;
 };
 
-const Names kBertNames{"embeddings.word_embeddings", "embeddings.position_embeddings",
-                       "embeddings.token_type_embeddings", "embeddings.LayerNorm", "encoder.layer.",
-                       "attention.self.query", "attention.self.key", "attention.self.value",
-                       "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
-                       "output.dense", "output.LayerNorm"};
-const Names kDistilNames{"embeddings.word_embeddings", "embeddings.position_embeddings", "",
-                         "embeddings.LayerNorm", "transformer.layer.", "attention.q_lin", "attention.k_lin",
-                         "attention.v_lin", "attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2",
+const Names kBertNames{"embeddings.word_embeddings",
+                       "embeddings.position_embeddings",
+                       "embeddings.token_type_embeddings",
+                       "embeddings.LayerNorm",
+                       "encoder.layer.",
+                       "attention.self.query",
+                       "attention.self.key",
+                       "attention.self.value",
+                       "attention.output.dense",
+                       "attention.output.LayerNorm",
+                       "intermediate.dense",
+                       "output.dense",
+                       "output.LayerNorm"};
+const Names kDistilNames{"embeddings.word_embeddings",
+                         "embeddings.position_embeddings",
+                         "",
+                         "embeddings.LayerNorm",
+                         "transformer.layer.",
+                         "attention.q_lin",
+                         "attention.k_lin",
+                         "attention.v_lin",
+                         "attention.out_lin",
+                         "sa_layer_norm",
+                         "ffn.lin1",
+                         "ffn.lin2",
                          "output_layer_norm"};
 
 struct BertConfig {
@@ -81,7 +98,8 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     }
     const std::string heads = g.type == "distilbert" ? "n_heads" : "num_attention_heads";
     if (g.hidden % g.heads != 0)
-        c.fail(heads, "(" + std::to_string(g.heads) + ") must divide the hidden size (" + std::to_string(g.hidden) + ")");
+        c.fail(heads,
+               "(" + std::to_string(g.heads) + ") must divide the hidden size (" + std::to_string(g.hidden) + ")");
     requireKnown(c, g.type == "distilbert" ? "activation" : "hidden_act", g.activation,
                  {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
@@ -96,7 +114,8 @@ class BertModel final : public TextFamilyModel<BertConfig> {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseBertConfig(config), folder, device), names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
+        : TextFamilyModel(parseBertConfig(config), folder, device),
+          names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -126,13 +145,15 @@ public:
         }
         step(total);
 
-        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads, cfg_.hidden);
+        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
+                           cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.usablePositions();
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         TextInput in;
         in.ids = ids;
         return runForwardText(in, options);
@@ -199,7 +220,8 @@ private:
         const auto n = in.ids.size();
         if (!in.typeIds.empty()) {
             if (in.typeIds.size() != n)
-                throw Error("token types: " + std::to_string(in.typeIds.size()) + " given for " + std::to_string(n) + " tokens");
+                throw Error("token types: " + std::to_string(in.typeIds.size()) + " given for " + std::to_string(n) +
+                            " tokens");
             if (!type_.defined()) throw Error(cfg_.type + " models have no token types; give only ids");
             for (std::size_t i = 0; i < n; ++i)
                 if (in.typeIds[i] < 0 || in.typeIds[i] >= cfg_.typeVocab)
@@ -208,9 +230,11 @@ private:
         }
         if (!in.attend.empty()) {
             if (in.attend.size() != n)
-                throw Error("padding mask: " + std::to_string(in.attend.size()) + " values given for " + std::to_string(n) + " tokens");
+                throw Error("padding mask: " + std::to_string(in.attend.size()) + " values given for " +
+                            std::to_string(n) + " tokens");
             for (std::size_t i = 0; i < n; ++i)
-                if (in.attend[i] > 1) throw Error("padding mask value at position " + std::to_string(i) + " must be 0 or 1");
+                if (in.attend[i] > 1)
+                    throw Error("padding mask value at position " + std::to_string(i) + " must be 0 or 1");
             if (std::find(in.attend.begin(), in.attend.end(), 1) == in.attend.end())
                 throw Error("padding mask: every token is padding; at least one must be a real token");
         }

@@ -46,7 +46,7 @@ BloomConfig parseBloomConfig(const JsonConfig& c) {
     g.tied = c.boolean("tie_word_embeddings", true);
     if (g.hidden % g.heads != 0)
         c.fail(hiddenKey, "(" + std::to_string(g.hidden) + ") must be divisible by the number of heads (" +
-                              std::to_string(g.heads) + ")");
+                                  std::to_string(g.heads) + ")");
     return g;
 }
 
@@ -98,13 +98,12 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, std::numeric_limits<std::int64_t>::max());
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
-        requireForwardMemory({cfg_.layers, H, H, d, E, 4 * E, n, n,
-                              computeElementSize(embed_)},
-                             device_);
+        requireForwardMemory({cfg_.layers, H, H, d, E, 4 * E, n, n, computeElementSize(embed_)}, device_);
 
         auto impl = newTrace(ids);
         BlockCapture capture;
@@ -123,7 +122,8 @@ protected:
             at::Tensor qkv = L.qkv(h).view({n, H, 3, d});
             auto part = [&](int i) { return qkv.select(2, i).transpose(0, 1).contiguous(); };
             at::Tensor q = part(0), k = part(1), v = part(2);
-            at::Tensor attended = residual + L.dense(mergeHeads(attendDot(q, k, v, mask, score_, layerRun(options, "self", l))));
+            at::Tensor attended =
+                    residual + L.dense(mergeHeads(attendDot(q, k, v, mask, score_, layerRun(options, "self", l))));
             h = layerNorm(attended, L.postNorm, eps);
             residual = cfg_.residualAfterNorm ? h : attended;
             x = residual + L.down(at::gelu(L.up(h), "tanh"));
@@ -145,8 +145,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Model> loadBloom(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                       const LoadOptions& options) {
+std::shared_ptr<const Model> loadBloom(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options) {
     return std::make_shared<const BloomModel>(folder, config, device, options);
 }
 

@@ -27,12 +27,11 @@ int partialRotaryDims(const JsonConfig& c, int headDim, std::initializer_list<co
             }
     }
     if (owner.empty()) owner = *keys.begin();
-    if (!(fraction > 0 && fraction <= 1))
-        c.fail(owner, "must be in (0, 1], found " + std::to_string(fraction));
+    if (!(fraction > 0 && fraction <= 1)) c.fail(owner, "must be in (0, 1], found " + std::to_string(fraction));
     const int dims = static_cast<int>(headDim * fraction);  // Hugging Face truncates
     if (dims < 2 || dims % 2 != 0)
         c.fail(owner, "gives " + std::to_string(dims) + " rotary dimensions of head dim " + std::to_string(headDim) +
-                          "; rotary pairs need an even number >= 2");
+                              "; rotary pairs need an even number >= 2");
     return dims;
 }
 

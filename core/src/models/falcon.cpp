@@ -72,14 +72,14 @@ FalconConfig parseFalconConfig(const JsonConfig& c) {
     requireKnown(c, "activation", g.activation, {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu"});
     if (g.hidden % g.heads != 0)
         c.fail(hiddenKey, "(" + std::to_string(g.hidden) + ") must be divisible by num_attention_heads (" +
-                              std::to_string(g.heads) + ")");
+                                  std::to_string(g.heads) + ")");
     g.inner = c.optionalPositiveInt("ffn_hidden_size").value_or(4 * g.hidden);
     const std::string kv = "(" + std::to_string(g.kvHeads) + ")";
     if (g.newArch && g.heads % g.kvHeads != 0)
         c.fail(kvKey, kv + " must divide num_attention_heads (" + std::to_string(g.heads) + ")");
     if (g.layout() == QkvLayout::PerHead && g.kvHeads != g.heads)
         c.fail(kvKey, kv + " must equal num_attention_heads (" + std::to_string(g.heads) +
-                          ") without multi_query or new_decoder_architecture");
+                              ") without multi_query or new_decoder_architecture");
     // FalconDecoderLayer: the new architecture has only the parallel path, and two norms unless
     // num_ln_in_parallel_attn says 1; the old one has ln_attn/ln_mlp nowhere in its forward.
     const int normsKey = c.optionalPositiveInt("num_ln_in_parallel_attn").value_or(g.newArch ? 2 : 1);
@@ -156,14 +156,13 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
         const std::int64_t G = cfg_.kvUsed();
-        requireForwardMemory({cfg_.layers, H, G, d, E, cfg_.inner, n, n,
-                              computeElementSize(embed_)},
-                             device_);
+        requireForwardMemory({cfg_.layers, H, G, d, E, cfg_.inner, n, n, computeElementSize(embed_)}, device_);
 
         auto impl = newTrace(ids);
         BlockCapture capture;

@@ -67,8 +67,7 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
 }
 
 FamilyText::FamilyText(const std::filesystem::path& folder, std::int64_t vocabSize)
-    : tokenizer_(Tokenizer::fromFolder(folder)),
-      labels_(VocabLabels::forFolder(folder, tokenizer_.get())),
+    : tokenizer_(Tokenizer::fromFolder(folder)), labels_(VocabLabels::forFolder(folder, tokenizer_.get())),
       vocabSize_(vocabSize) {}
 
 std::vector<std::string> FamilyText::labels(const std::vector<std::int64_t>& ids) const {
@@ -104,9 +103,7 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d) {
     return x.view({x.size(0), count, d}).transpose(0, 1).contiguous();
 }
 
-at::Tensor mergeHeads(const at::Tensor& x) {
-    return x.transpose(0, 1).reshape({x.size(1), x.size(0) * x.size(2)});
-}
+at::Tensor mergeHeads(const at::Tensor& x) { return x.transpose(0, 1).reshape({x.size(1), x.size(0) * x.size(2)}); }
 
 at::Tensor activate(const std::string& name, const at::Tensor& x) {
     if (name == "gelu") return at::gelu(x);

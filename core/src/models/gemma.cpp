@@ -56,7 +56,8 @@ void readScores(const JsonConfig& c, DecoderSpec& s, double attnCap, double fina
     s.score.scale = 1.0 / std::sqrt(scalar);
     s.score.softcap = softcapOf(c, "attn_logit_softcapping", attnCap);
     s.finalSoftcap = softcapOf(c, "final_logit_softcapping", finalCap);
-    if (scalar != s.headDim) s.notes.push_back("scores scaled by query_pre_attn_scalar " + formatNumber(scalar) + "^-1/2");
+    if (scalar != s.headDim)
+        s.notes.push_back("scores scaled by query_pre_attn_scalar " + formatNumber(scalar) + "^-1/2");
     if (s.score.softcap > 0) s.notes.push_back("soft-cap " + formatNumber(s.score.softcap));
     if (s.finalSoftcap > 0) s.notes.push_back("output soft-cap " + formatNumber(s.finalSoftcap));
 }

@@ -35,9 +35,10 @@ StepOutput stepOutput(const std::vector<float>& logits, std::int64_t chosen, con
     std::vector<std::int64_t> order(p.size());
     std::iota(order.begin(), order.end(), std::int64_t(0));
     const auto k = std::min<std::size_t>(std::size_t(o.topOutputs), order.size());
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(), [&](std::int64_t a, std::int64_t b) {
-        return p[std::size_t(a)] > p[std::size_t(b)] || (p[std::size_t(a)] == p[std::size_t(b)] && a < b);
-    });
+    std::partial_sort(
+            order.begin(), order.begin() + std::ptrdiff_t(k), order.end(), [&](std::int64_t a, std::int64_t b) {
+                return p[std::size_t(a)] > p[std::size_t(b)] || (p[std::size_t(a)] == p[std::size_t(b)] && a < b);
+            });
     StepOutput out;
     for (std::size_t i = 0; i < k; ++i) out.top.emplace_back(order[i], p[std::size_t(order[i])]);
     out.chosenProbability = p[std::size_t(chosen)];
@@ -107,9 +108,11 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
     if (info.encoderDecoder)
         throw Error(info.path.string() + ": generation is for decoder-only language models; " + info.family +
                     " is an encoder-decoder (it decodes its target itself)");
-    if (info.imageInput) throw Error(info.path.string() + ": generation needs a language model, " + info.family + " takes images");
+    if (info.imageInput)
+        throw Error(info.path.string() + ": generation needs a language model, " + info.family + " takes images");
     if (prompt.empty()) throw Error("generate: the prompt is empty");
-    if (options.tokens < 1) throw Error("generate: the number of new tokens must be >= 1, got " + std::to_string(options.tokens));
+    if (options.tokens < 1)
+        throw Error("generate: the number of new tokens must be >= 1, got " + std::to_string(options.tokens));
     validateSampling(options.sampling);
     const long long total = static_cast<long long>(prompt.size()) + options.tokens;
     if (info.maxPositions > 0 && total > info.maxPositions)
@@ -118,7 +121,8 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
 
     const bool replay = !options.forced.empty();
     if (replay && options.forced.size() != std::size_t(options.tokens))
-        throw Error("generate: " + std::to_string(options.forced.size()) + " saved ids for " + std::to_string(options.tokens) + " new tokens");
+        throw Error("generate: " + std::to_string(options.forced.size()) + " saved ids for " +
+                    std::to_string(options.tokens) + " new tokens");
     if (options.topOutputs < 0) throw Error("generate: topOutputs must be >= 0");
 
     Generation g;
@@ -130,13 +134,14 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
         const auto trace = model.forward(ids, options.run);
         const std::vector<float>& logits = trace->nextTokenLogits();
         if (logits.empty())
-            throw Error(info.path.string() + ": " + info.family + " gives no next-token logits; generation needs a language model head");
+            throw Error(info.path.string() + ": " + info.family +
+                        " gives no next-token logits; generation needs a language model head");
         // A draw per step even when greedy would not need one keeps the stream aligned per step.
         const double u = rng.uniform();
         const std::int64_t next = replay ? options.forced[std::size_t(s)] : chooseToken(logits, options.sampling, u);
         if (next < 0 || next >= std::int64_t(logits.size()))
-            throw Error("generate: saved id " + std::to_string(next) + " at step " + std::to_string(s) + " is outside the vocabulary of " +
-                        std::to_string(logits.size()));
+            throw Error("generate: saved id " + std::to_string(next) + " at step " + std::to_string(s) +
+                        " is outside the vocabulary of " + std::to_string(logits.size()));
         g.steps.push_back(stepOutput(logits, next, options));
         g.generated.push_back(next);
         ids.push_back(next);
@@ -161,10 +166,12 @@ std::shared_ptr<const Trace> prefixTrace(const Trace& trace, int length, bool la
     impl->device = src.device;
     for (std::size_t b = 0; b < src.infos.size(); ++b) {
         BlockInfo info = src.infos[b];
-        if (!info.causal || info.queryTokens.size() != info.keyTokens.size() || static_cast<int>(info.queryTokens.size()) != n)
+        if (!info.causal || info.queryTokens.size() != info.keyTokens.size() ||
+            static_cast<int>(info.queryTokens.size()) != n)
             throw Error("prefix of a trace: block '" + info.name + "' is not causal self-attention over the input");
         const int first = lastQueryOnly ? length - 1 : 0, rows = length - first;
-        info.queryTokens = std::vector<std::string>(info.queryTokens.begin() + first, info.queryTokens.begin() + length);
+        info.queryTokens =
+                std::vector<std::string>(info.queryTokens.begin() + first, info.queryTokens.begin() + length);
         info.keyTokens = cut(info.keyTokens);
         BlockCapture block;
         for (const LayerCapture& layer : src.blocks[b].layers) {

@@ -35,8 +35,10 @@ Gpt2Config parseGpt2Config(const JsonConfig& c) {
     g.scaleWeights = c.boolean("scale_attn_weights", true);
     g.scaleByLayer = c.boolean("scale_attn_by_inverse_layer_idx", false);
     if (g.embd % g.heads != 0)
-        c.fail("n_embd", "(" + std::to_string(g.embd) + ") must be divisible by n_head (" + std::to_string(g.heads) + ")");
-    requireKnown(c, "activation_function", g.activation, {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
+        c.fail("n_embd",
+               "(" + std::to_string(g.embd) + ") must be divisible by n_head (" + std::to_string(g.heads) + ")");
+    requireKnown(c, "activation_function", g.activation,
+                 {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
     return g;
 }
 
@@ -81,13 +83,15 @@ public:
         head_ = w.has("lm_head.weight") ? w.rows("lm_head.weight", {cfg_.vocab, E}) : wte_;
         step(total);
 
-        info_ = familyInfo("gpt2", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.embd / cfg_.heads, cfg_.embd);
+        info_ = familyInfo("gpt2", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.embd / cfg_.heads,
+                           cfg_.embd);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.embd, H = cfg_.heads, d = E / H;

@@ -35,7 +35,8 @@ std::vector<std::string> expandTypes(const JsonConfig& c) {
     if (!types.is_array()) c.fail("attention_types", form + ", found " + types.dump());
     std::vector<std::string> out;
     for (const auto& item : types) {
-        if (!item.is_array() || item.size() != 2 || !item[0].is_array() || !item[1].is_number_integer() || item[1].get<int>() < 0)
+        if (!item.is_array() || item.size() != 2 || !item[0].is_array() || !item[1].is_number_integer() ||
+            item[1].get<int>() < 0)
             c.fail("attention_types", form + ", found " + item.dump());
         for (int r = 0; r < item[1].get<int>(); ++r)
             for (const auto& kind : item[0]) {
@@ -60,22 +61,24 @@ NeoConfig parseNeoConfig(const JsonConfig& c) {
     requireActivation(c, "activation_function", g.activation);
     g.tied = c.boolean("tie_word_embeddings", true);
     if (g.hidden % g.heads != 0)
-        c.fail("hidden_size", "(" + std::to_string(g.hidden) + ") must be divisible by num_heads (" + std::to_string(g.heads) + ")");
+        c.fail("hidden_size",
+               "(" + std::to_string(g.hidden) + ") must be divisible by num_heads (" + std::to_string(g.heads) + ")");
     const std::vector<std::string> expanded = expandTypes(c);
     if (static_cast<int>(expanded.size()) != g.layers)
         c.fail("attention_types", "expands to " + std::to_string(expanded.size()) + " layers, but num_layers is " +
-                                      std::to_string(g.layers));
+                                          std::to_string(g.layers));
     // A saved attention_layers is what the model reads; it must agree with attention_types.
     std::vector<std::string> kinds = expanded;
     if (c.has("attention_layers")) {
         const auto& saved = c.json().at("attention_layers");
         if (!saved.is_array() || saved.size() != expanded.size())
-            c.fail("attention_layers", "must list one kind per layer (" + std::to_string(g.layers) + "), found " + saved.dump());
+            c.fail("attention_layers",
+                   "must list one kind per layer (" + std::to_string(g.layers) + "), found " + saved.dump());
         for (std::size_t l = 0; l < saved.size(); ++l) {
             if (!saved[l].is_string()) c.fail("attention_layers", "entries must be strings, found " + saved[l].dump());
             if (saved[l].get<std::string>() != expanded[l])
                 c.fail("attention_layers", "says '" + saved[l].get<std::string>() + "' for layer " + std::to_string(l) +
-                                               " where attention_types says '" + expanded[l] + "'");
+                                                   " where attention_types says '" + expanded[l] + "'");
         }
     }
     for (std::size_t l = 0; l < kinds.size(); ++l) {
@@ -87,7 +90,7 @@ NeoConfig parseNeoConfig(const JsonConfig& c) {
     const bool anyLocal = std::find(g.local.begin(), g.local.end(), true) != g.local.end();
     if (anyLocal && g.window > g.positions)
         c.fail("window_size", "(" + std::to_string(g.window) + ") is larger than max_position_embeddings (" +
-                                  std::to_string(g.positions) + ")");
+                                      std::to_string(g.positions) + ")");
     return g;
 }
 
@@ -138,11 +141,13 @@ public:
             if (cfg_.local[l]) localLayers.push_back(l);
         info_.notes.push_back("no 1/√d scaling");
         if (!localLayers.empty())
-            info_.notes.push_back("sliding window " + std::to_string(cfg_.window) + " on layers " + layerListNote(localLayers));
+            info_.notes.push_back("sliding window " + std::to_string(cfg_.window) + " on layers " +
+                                  layerListNote(localLayers));
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, d = cfg_.hidden / H;
@@ -169,7 +174,8 @@ protected:
         }
         impl->nextTokenLogits = nextLogits(layerNorm(x.narrow(0, n - 1, 1), lnf_, cfg_.eps), head_);
         BlockInfo block = selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, true, impl->displayTokens);
-        for (int l = 0; l < cfg_.layers && std::find(cfg_.local.begin(), cfg_.local.end(), true) != cfg_.local.end(); ++l)
+        for (int l = 0; l < cfg_.layers && std::find(cfg_.local.begin(), cfg_.local.end(), true) != cfg_.local.end();
+             ++l)
             block.layerWindows.push_back(cfg_.local[l] ? cfg_.window : 0);
         impl->infos.push_back(std::move(block));
         impl->blocks.push_back(std::move(capture));

@@ -43,7 +43,7 @@ NeoxConfig parseNeoxConfig(const JsonConfig& c) {
     g.tied = c.boolean("tie_word_embeddings", false);
     if (g.hidden % g.heads != 0)
         c.fail("hidden_size", "(" + std::to_string(g.hidden) + ") must be divisible by num_attention_heads (" +
-                                  std::to_string(g.heads) + ")");
+                                      std::to_string(g.heads) + ")");
     g.headDim = g.hidden / g.heads;
     // rotary_pct (older configs) wins over partial_rotary_factor, as in Hugging Face's config.
     const int rotary = partialRotaryDims(c, g.headDim, {"rotary_pct", "partial_rotary_factor"}, 0.25);
@@ -87,7 +87,8 @@ public:
         head_ = cfg_.tied ? embed_ : w.rows("embed_out.weight", {cfg_.vocab, E});
         step(total);
 
-        info_ = familyInfo("gpt_neox", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.headDim, cfg_.hidden);
+        info_ = familyInfo("gpt_neox", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.headDim,
+                           cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
         info_.notes.push_back(rotaryNote(cfg_.rope.rotaryDim, cfg_.headDim));
@@ -95,12 +96,12 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, d = cfg_.headDim;
-        requireForwardMemory({cfg_.layers, H, H, d, cfg_.hidden, cfg_.inner, n, n,
-                              computeElementSize(embed_)},
+        requireForwardMemory({cfg_.layers, H, H, d, cfg_.hidden, cfg_.inner, n, n, computeElementSize(embed_)},
                              device_);
         auto impl = newTrace(ids);
         BlockCapture capture;

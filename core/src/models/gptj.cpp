@@ -40,7 +40,8 @@ GptjConfig parseGptjConfig(const JsonConfig& c) {
     requireActivation(c, "activation_function", g.activation);
     g.tied = c.boolean("tie_word_embeddings", false);
     if (g.hidden % g.heads != 0)
-        c.fail("n_embd", "(" + std::to_string(g.hidden) + ") must be divisible by n_head (" + std::to_string(g.heads) + ")");
+        c.fail("n_embd",
+               "(" + std::to_string(g.hidden) + ") must be divisible by n_head (" + std::to_string(g.heads) + ")");
     g.headDim = g.hidden / g.heads;
     // rotary_dim: 64 when absent; null rotates whole heads (Hugging Face's only working case of
     // null is a single head, where the two agree).
@@ -48,7 +49,7 @@ GptjConfig parseGptjConfig(const JsonConfig& c) {
     if (c.json().contains("rotary_dim")) rotary = c.has("rotary_dim") ? c.positiveInt("rotary_dim") : g.headDim;
     if (rotary > g.headDim || rotary % 2 != 0)
         c.fail("rotary_dim", "(" + std::to_string(rotary) + ") must be even and at most the head dim (" +
-                                 std::to_string(g.headDim) + ")");
+                                     std::to_string(g.headDim) + ")");
     // GPT-J's frequencies ignore any rope keys of the config: theta 10000, no scaling.
     g.rope = readRope(JsonConfig(nlohmann::json::object(), c.file()), rotary, /*interleaved=*/true);
     return g;
@@ -98,7 +99,8 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, d = cfg_.headDim;
@@ -118,7 +120,9 @@ protected:
             const GptjLayer& L = layers_[l];
             const at::Tensor h = layerNorm(x, L.ln1, cfg_.eps);
             // q and k rotate and meet in float32 (Hugging Face's float32 sin/cos promote them).
-            auto rotated = [&](const Linear& proj) { return applyRope(splitHeads(proj(h), H, d).to(at::kFloat), rope); };
+            auto rotated = [&](const Linear& proj) {
+                return applyRope(splitHeads(proj(h), H, d).to(at::kFloat), rope);
+            };
             at::Tensor q = rotated(L.q), k = rotated(L.k), v = splitHeads(L.v(h), H, d);
             at::Tensor attn = L.out(mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l))));
             x = x + attn + L.fcOut(activate(cfg_.activation, L.fcIn(h)));

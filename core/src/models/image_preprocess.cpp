@@ -64,10 +64,11 @@ const nlohmann::json* field(const nlohmann::json& j, const char* key) {
 
 void checkImage(const RgbImage& image) {
     if (image.width < 1 || image.height < 1 || image.width > 65536 || image.height > 65536)
-        throw Error("image: " + std::to_string(image.width) + "×" + std::to_string(image.height) + " pixels is not a valid size");
+        throw Error("image: " + std::to_string(image.width) + "×" + std::to_string(image.height) +
+                    " pixels is not a valid size");
     if (image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * 3)
-        throw Error("image: " + std::to_string(image.pixels.size()) + " bytes for " + std::to_string(image.width) + "×" +
-                    std::to_string(image.height) + " RGB pixels (expected width·height·3)");
+        throw Error("image: " + std::to_string(image.pixels.size()) + " bytes for " + std::to_string(image.width) +
+                    "×" + std::to_string(image.height) + " RGB pixels (expected width·height·3)");
 }
 
 RgbImage resizeImage(const RgbImage& in, int width, int height, int resample) {
@@ -80,7 +81,7 @@ RgbImage resizeImage(const RgbImage& in, int width, int height, int resample) {
                 const int sy = std::min(in.height - 1, static_cast<int>((y + 0.5) * in.height / height));
                 for (int c = 0; c < 3; ++c)
                     out.pixels[(static_cast<std::size_t>(y) * width + x) * 3 + c] =
-                        in.pixels[(static_cast<std::size_t>(sy) * in.width + sx) * 3 + c];
+                            in.pixels[(static_cast<std::size_t>(sy) * in.width + sx) * 3 + c];
             }
         return out;
     }
@@ -95,7 +96,8 @@ RgbImage resizeImage(const RgbImage& in, int width, int height, int resample) {
                 for (int c = 0; c < 3; ++c) {
                     double s = 0;
                     for (std::size_t t = 0; t < a.weights[x].size(); ++t)
-                        s += a.weights[x][t] * in.pixels[(static_cast<std::size_t>(y) * in.width + a.first[x] + t) * 3 + c];
+                        s += a.weights[x][t] *
+                             in.pixels[(static_cast<std::size_t>(y) * in.width + a.first[x] + t) * 3 + c];
                     mid.pixels[(static_cast<std::size_t>(y) * width + x) * 3 + c] = clip8(s);
                 }
     }
@@ -150,7 +152,8 @@ ImagePreprocess readPreprocessor(const std::filesystem::path& folder, int imageS
         if (!v) return;
         if (v->is_number()) {
             out.fill(v->get<double>());
-        } else if (v->is_array() && v->size() == 3 && std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_number(); })) {
+        } else if (v->is_array() && v->size() == 3 &&
+                   std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_number(); })) {
             for (int i = 0; i < 3; ++i) out[i] = (*v)[i].get<double>();
         } else {
             c.fail(key, "must be three numbers (one per RGB channel), found " + jsonExcerpt(*v));
@@ -169,8 +172,9 @@ at::Tensor preprocessImage(const RgbImage& image, const ImagePreprocess& p) {
     if (p.resize && (image.width != p.width || image.height != p.height))
         sized = resizeImage(image, p.width, p.height, p.resample);
     if (sized.width != p.width || sized.height != p.height)
-        throw Error("image: " + std::to_string(sized.width) + "×" + std::to_string(sized.height) + " pixels but the model takes " +
-                    std::to_string(p.width) + "×" + std::to_string(p.height) + " and its preprocessor does not resize");
+        throw Error("image: " + std::to_string(sized.width) + "×" + std::to_string(sized.height) +
+                    " pixels but the model takes " + std::to_string(p.width) + "×" + std::to_string(p.height) +
+                    " and its preprocessor does not resize");
     at::Tensor out = at::empty({3, p.height, p.width}, at::kFloat);
     float* o = out.data_ptr<float>();
     const std::size_t plane = static_cast<std::size_t>(p.width) * p.height;

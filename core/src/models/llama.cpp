@@ -40,14 +40,14 @@ LlamaConfig parseLlamaConfig(const JsonConfig& c) {
     g.eps = c.positiveNumber("rms_norm_eps", 1e-6);
     g.tied = c.boolean("tie_word_embeddings", false);
     if (g.heads % g.kvHeads != 0)
-        c.fail("num_key_value_heads", "(" + std::to_string(g.kvHeads) + ") must divide num_attention_heads (" +
-                                          std::to_string(g.heads) + ")");
+        c.fail("num_key_value_heads",
+               "(" + std::to_string(g.kvHeads) + ") must divide num_attention_heads (" + std::to_string(g.heads) + ")");
     if (c.has("head_dim")) {
         g.headDim = c.positiveInt("head_dim");
     } else {
         if (g.hidden % g.heads != 0)
             c.fail("hidden_size", "(" + std::to_string(g.hidden) + ") must be divisible by num_attention_heads (" +
-                                      std::to_string(g.heads) + ") when head_dim is not given");
+                                          std::to_string(g.heads) + ") when head_dim is not given");
         g.headDim = g.hidden / g.heads;
     }
     const std::string act = c.string("hidden_act", "silu");
@@ -114,7 +114,8 @@ public:
         head_ = cfg_.tied ? embed_ : w.rows("lm_head.weight", {cfg_.vocab, E});
         step(total);
 
-        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.kvHeads, cfg_.headDim, cfg_.hidden);
+        info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.kvHeads, cfg_.headDim,
+                           cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
         if (cfg_.window > 0) info_.notes.push_back("sliding window " + std::to_string(cfg_.window) + " on every layer");
@@ -123,12 +124,13 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
-        const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
-        requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n,
-                              computeElementSize(embed_)},
+        const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads,
+                           d = cfg_.headDim;
+        requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n, computeElementSize(embed_)},
                              device_);
 
         auto impl = newTrace(ids);
@@ -169,8 +171,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Model> loadLlama(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                       const LoadOptions& options) {
+std::shared_ptr<const Model> loadLlama(const std::filesystem::path& folder, const JsonConfig& config,
+                                       c10::Device device, const LoadOptions& options) {
     return std::make_shared<const LlamaModel>(folder, config, device, options);
 }
 

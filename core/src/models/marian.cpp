@@ -21,16 +21,18 @@ at::Tensor sinusoidTable(std::int64_t positions, std::int64_t dim) {
     for (std::int64_t pos = 0; pos < positions; ++pos)
         for (std::int64_t c = 0; c < dim; ++c) {
             const std::int64_t j = c < sines ? 2 * c : 2 * (c - sines) + 1;
-            const double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(dim));
-            table[static_cast<std::size_t>(pos * dim + c)] = static_cast<float>(c < sines ? std::sin(angle) : std::cos(angle));
+            const double angle = static_cast<double>(pos) /
+                                 std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(dim));
+            table[static_cast<std::size_t>(pos * dim + c)] =
+                    static_cast<float>(c < sines ? std::sin(angle) : std::cos(angle));
         }
     return at::tensor(at::ArrayRef<float>(table)).view({positions, dim});
 }
 
 }  // namespace
 
-std::shared_ptr<const Model> loadMarian(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
-                                        const LoadOptions& options) {
+std::shared_ptr<const Model> loadMarian(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options) {
     BartStyle s;
     s.family = "marian";
     s.embeddingNorm = false;

@@ -51,7 +51,8 @@ std::filesystem::path resolveModelPath(const std::string& spec) {
         if (b.name == name) return b.folder;
         names += (names.empty() ? "" : ", ") + b.name;
     }
-    if (names.empty()) throw Error(spec + ": no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR, ../share/attnscope/builtin)");
+    if (names.empty())
+        throw Error(spec + ": no built-in models found (looked in $ATTNSCOPE_BUILTIN_DIR, ../share/attnscope/builtin)");
     throw Error(spec + ": no such built-in model (built-in: " + names + ")");
 }
 
@@ -60,7 +61,8 @@ std::vector<std::int64_t> Model::encodeText(const std::string&) const {
 }
 
 std::vector<std::int64_t> Model::encodeTarget(const std::string&) const {
-    throw Error(info().family + " model at " + info().path.string() + " is not an encoder-decoder; it takes no target text");
+    throw Error(info().family + " model at " + info().path.string() +
+                " is not an encoder-decoder; it takes no target text");
 }
 
 const Tokenizer* Model::tokenizer() const { return nullptr; }
@@ -81,7 +83,8 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
     const c10::Device device = resolveDevice(options.device);
     const auto loader = familyLoader(type);
     if (!loader)
-        throw Error(configFile.string() + ": model_type '" + type + "' is not supported (supported: " + supportedFamilies() + ")");
+        throw Error(configFile.string() + ": model_type '" + type +
+                    "' is not supported (supported: " + supportedFamilies() + ")");
     return translateTorchErrors("loading " + folder.string(), [&] { return loader(folder, config, device, options); });
 }
 
@@ -91,7 +94,8 @@ std::shared_ptr<const Trace> Model::runForwardText(const TextInput& input, const
     if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
         throw Error(info().family + " models take no padding mask; give only the real tokens");
     if (!input.targetIds.empty())
-        throw Error(info().family + " model at " + info().path.string() + " is not an encoder-decoder; it takes no target ids");
+        throw Error(info().family + " model at " + info().path.string() +
+                    " is not an encoder-decoder; it takes no target ids");
     return runForward(input.ids, options);
 }
 
@@ -133,7 +137,8 @@ std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const Ru
     if (options.temperature != 1.0)
         for (std::size_t b = 0; b < impl.blocks.size(); ++b)
             for (std::size_t l = 0; l < impl.blocks[b].layers.size(); ++l)
-                impl.blocks[b].layers[l].temperature = layerRun(options, impl.infos[b].name, static_cast<int>(l)).temperature;
+                impl.blocks[b].layers[l].temperature =
+                        layerRun(options, impl.infos[b].name, static_cast<int>(l)).temperature;
     impl.textInput = std::move(text);
     impl.imageInput = std::move(image);
     return trace;
@@ -184,35 +189,35 @@ struct FamilyEntry {
 
 // One line per model_type.
 const FamilyEntry kFamilies[] = {
-    {"gpt2", loadGpt2},
-    {"bert", loadBert},
-    {"roberta", loadBert},
-    {"distilbert", loadBert},
-    {"llama", loadLlama},
-    {"mistral", loadLlama},
-    {"qwen2", loadLlama},
-    {"gpt_neox", loadGptNeox},
-    {"gptj", loadGptj},
-    {"gpt_neo", loadGptNeo},
-    {"phi", loadPhi},
-    {"gemma", loadGemmaFamily},
-    {"gemma2", loadGemmaFamily},
-    {"gemma3_text", loadGemmaFamily},
-    {"qwen3", loadQwen3},
-    {"olmo2", loadOlmo2},
-    {"phi3", loadPhi3},
-    {"opt", loadOpt},
-    {"bloom", loadBloom},
-    {"falcon", loadFalcon},
-    {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
-    {"RefinedWeb", loadFalcon},
-    {"vit", loadVit},
-    {"t5", loadT5},
-    {"bart", loadBart},
-    {"mbart", loadMbart},
-    {"marian", loadMarian},
-    {"attnscope-seq2seq", loadBuiltinSeq2seq},
-    {"attnscope-classifier", loadBuiltinClassifier},
+        {"gpt2", loadGpt2},
+        {"bert", loadBert},
+        {"roberta", loadBert},
+        {"distilbert", loadBert},
+        {"llama", loadLlama},
+        {"mistral", loadLlama},
+        {"qwen2", loadLlama},
+        {"gpt_neox", loadGptNeox},
+        {"gptj", loadGptj},
+        {"gpt_neo", loadGptNeo},
+        {"phi", loadPhi},
+        {"gemma", loadGemmaFamily},
+        {"gemma2", loadGemmaFamily},
+        {"gemma3_text", loadGemmaFamily},
+        {"qwen3", loadQwen3},
+        {"olmo2", loadOlmo2},
+        {"phi3", loadPhi3},
+        {"opt", loadOpt},
+        {"bloom", loadBloom},
+        {"falcon", loadFalcon},
+        {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
+        {"RefinedWeb", loadFalcon},
+        {"vit", loadVit},
+        {"t5", loadT5},
+        {"bart", loadBart},
+        {"mbart", loadMbart},
+        {"marian", loadMarian},
+        {"attnscope-seq2seq", loadBuiltinSeq2seq},
+        {"attnscope-classifier", loadBuiltinClassifier},
 };
 
 }  // namespace

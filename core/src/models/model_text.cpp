@@ -20,8 +20,10 @@ std::vector<std::string> displayLabels(const Tokenizer* tokenizer, const std::ve
     std::vector<std::string> out;
     out.reserve(ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (tokenizer->idToToken(ids[i])) out.push_back(tokenizer->displayToken(ids[i]));
-        else out.push_back(i < raw.size() ? raw[i] : std::to_string(ids[i]));
+        if (tokenizer->idToToken(ids[i]))
+            out.push_back(tokenizer->displayToken(ids[i]));
+        else
+            out.push_back(i < raw.size() ? raw[i] : std::to_string(ids[i]));
     }
     return out;
 }

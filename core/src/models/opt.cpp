@@ -44,10 +44,11 @@ OptConfig parseOptConfig(const JsonConfig& c) {
     g.affine = c.boolean("layer_norm_elementwise_affine", true);
     g.tied = c.boolean("tie_word_embeddings", true);
     g.activation = c.string("activation_function", "relu");
-    requireKnown(c, "activation_function", g.activation, {"relu", "gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast"});
+    requireKnown(c, "activation_function", g.activation,
+                 {"relu", "gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast"});
     if (g.hidden % g.heads != 0)
         c.fail("hidden_size", "(" + std::to_string(g.hidden) + ") must be divisible by num_attention_heads (" +
-                                  std::to_string(g.heads) + ")");
+                                      std::to_string(g.heads) + ")");
     return g;
 }
 
@@ -58,7 +59,8 @@ struct OptLayer {
 
 class OptModel final : public TextFamilyModel<OptConfig> {
 public:
-    OptModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
+    OptModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
+             const LoadOptions& options)
         : TextFamilyModel(parseOptConfig(config), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
@@ -100,17 +102,17 @@ public:
         info_.maxPositions = cfg_.positions;
         info_.notes.push_back("q scaled by 1/√d before q·k");
         if (!cfg_.preNorm) info_.notes.push_back("post-LN blocks (do_layer_norm_before false)");
-        if (P != E) info_.notes.push_back("word embeddings " + std::to_string(P) + " wide, projected to " + std::to_string(E));
+        if (P != E)
+            info_.notes.push_back("word embeddings " + std::to_string(P) + " wide, projected to " + std::to_string(E));
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
-        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n,
-                              computeElementSize(embed_)},
-                             device_);
+        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n, computeElementSize(embed_)}, device_);
 
         auto impl = newTrace(ids);
         BlockCapture capture;
@@ -131,7 +133,8 @@ protected:
             pass.layer(l);
             const OptLayer& L = layers_[l];
             at::Tensor h = cfg_.preNorm ? norm(x, L.attnNorm) : x;
-            at::Tensor q = splitHeads(L.q(h) * scaling, H, d), k = splitHeads(L.k(h), H, d), v = splitHeads(L.v(h), H, d);
+            at::Tensor q = splitHeads(L.q(h) * scaling, H, d), k = splitHeads(L.k(h), H, d),
+                       v = splitHeads(L.v(h), H, d);
             x = x + L.o(mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l))));
             if (!cfg_.preNorm) x = norm(x, L.attnNorm);
             h = cfg_.preNorm ? norm(x, L.mlpNorm) : x;

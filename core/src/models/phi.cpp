@@ -43,10 +43,10 @@ PhiConfig parsePhiConfig(const JsonConfig& c) {
     g.tied = c.boolean("tie_word_embeddings", false);
     if (g.hidden % g.heads != 0)
         c.fail("hidden_size", "(" + std::to_string(g.hidden) + ") must be divisible by num_attention_heads (" +
-                                  std::to_string(g.heads) + ")");
+                                      std::to_string(g.heads) + ")");
     if (g.heads % g.kvHeads != 0)
-        c.fail("num_key_value_heads", "(" + std::to_string(g.kvHeads) + ") must divide num_attention_heads (" +
-                                          std::to_string(g.heads) + ")");
+        c.fail("num_key_value_heads",
+               "(" + std::to_string(g.kvHeads) + ") must divide num_attention_heads (" + std::to_string(g.heads) + ")");
     g.headDim = g.hidden / g.heads;
     g.rope = readRope(c, partialRotaryDims(c, g.headDim, {"partial_rotary_factor"}, 0.5));
     return g;
@@ -102,12 +102,13 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, cfg_.vocab, cfg_.positions);
         c10::InferenceMode guard;
-        const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads, d = cfg_.headDim;
-        requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n,
-                              computeElementSize(embed_)},
+        const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = cfg_.heads, G = cfg_.kvHeads,
+                           d = cfg_.headDim;
+        requireForwardMemory({cfg_.layers, H, G, d, cfg_.hidden, cfg_.inner, n, n, computeElementSize(embed_)},
                              device_);
         auto impl = newTrace(ids);
         BlockCapture capture;

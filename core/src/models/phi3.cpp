@@ -33,7 +33,7 @@ std::shared_ptr<const Model> loadPhi3(const std::filesystem::path& folder, const
     const int rotary = static_cast<int>(s.headDim * factor);
     if (rotary < 2 || rotary % 2 != 0)
         c.fail("partial_rotary_factor", "gives " + std::to_string(rotary) + " rotary dimensions of head_dim " +
-                                            std::to_string(s.headDim) + "; they must be even and at least 2");
+                                                std::to_string(s.headDim) + "; they must be even and at least 2");
     s.ropes = {readRope(c, rotary, false, RopeKeys{"rope_theta", 10000.0, 4096})};
     s.ropeOf.assign(static_cast<std::size_t>(s.layers), 0);
     addCommonNotes(s);

@@ -49,7 +49,9 @@ public:
         const std::int64_t E = s.hidden, I = s.inner, H = s.heads, G = s.kvHeads, d = s.headDim;
         const long long total = 2 + s.layers;
         auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        auto norm = [&](const std::string& name, std::int64_t size) { return normWeight(s, w.get(name + ".weight", {size})); };
+        auto norm = [&](const std::string& name, std::int64_t size) {
+            return normWeight(s, w.get(name + ".weight", {size}));
+        };
         const bool b = s.attentionBias;
         embed_ = w.rows("embed_tokens.weight", {s.vocab, E});
         step(1);
@@ -96,14 +98,13 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         const DecoderSpec& s = cfg_;
         checkIds(ids, s.vocab, s.positions);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size()), H = s.heads, G = s.kvHeads, d = s.headDim;
-        requireForwardMemory({s.layers, H, G, d, s.hidden, s.inner, n, n,
-                              computeElementSize(embed_)},
-                             device_);
+        requireForwardMemory({s.layers, H, G, d, s.hidden, s.inner, n, n, computeElementSize(embed_)}, device_);
         auto impl = newTrace(ids);
         BlockCapture capture;
 
@@ -151,9 +152,12 @@ protected:
             at::Tensor a = L.o(mergeHeads(attendDot(q, k, v, mask, s.score, layerRun(options, "self", l))));
             if (s.blocks != DecoderSpec::Blocks::PreNorm) a = rmsNorm(s, a, L.postAttnNorm);
             x = x + a;
-            if (s.blocks == DecoderSpec::Blocks::PreNorm) h = rmsNorm(s, x, L.postAttnNorm);
-            else if (s.blocks == DecoderSpec::Blocks::Sandwich) h = rmsNorm(s, x, L.preFfNorm);
-            else h = x;
+            if (s.blocks == DecoderSpec::Blocks::PreNorm)
+                h = rmsNorm(s, x, L.postAttnNorm);
+            else if (s.blocks == DecoderSpec::Blocks::Sandwich)
+                h = rmsNorm(s, x, L.preFfNorm);
+            else
+                h = x;
             at::Tensor gate, up;
             if (s.fusedGateUp) {
                 at::Tensor both = L.gateUp(h);
@@ -198,8 +202,8 @@ void readHeads(const JsonConfig& c, DecoderSpec& s, int defaultHeadDim, int defa
     s.heads = c.positiveInt("num_attention_heads");
     s.kvHeads = c.optionalPositiveInt("num_key_value_heads").value_or(defaultKvHeads > 0 ? defaultKvHeads : s.heads);
     if (s.heads % s.kvHeads != 0)
-        c.fail("num_key_value_heads", "(" + std::to_string(s.kvHeads) + ") must divide num_attention_heads (" +
-                                          std::to_string(s.heads) + ")");
+        c.fail("num_key_value_heads",
+               "(" + std::to_string(s.kvHeads) + ") must divide num_attention_heads (" + std::to_string(s.heads) + ")");
     if (c.has("head_dim")) {
         s.headDim = c.positiveInt("head_dim");
     } else if (defaultHeadDim > 0) {
@@ -207,7 +211,7 @@ void readHeads(const JsonConfig& c, DecoderSpec& s, int defaultHeadDim, int defa
     } else {
         if (s.hidden % s.heads != 0)
             c.fail("hidden_size", "(" + std::to_string(s.hidden) + ") must be divisible by num_attention_heads (" +
-                                      std::to_string(s.heads) + ") when head_dim is not given");
+                                          std::to_string(s.heads) + ") when head_dim is not given");
         s.headDim = s.hidden / s.heads;
     }
 }
@@ -228,14 +232,17 @@ std::optional<std::vector<bool>> readLayerTypes(const JsonConfig& c, int layers)
     if (!list.is_array()) c.fail("layer_types", "must be a list, found " + list.dump());
     if (list.size() != static_cast<std::size_t>(layers))
         c.fail("layer_types", "has " + std::to_string(list.size()) + " entries for " + std::to_string(layers) +
-                                  " layers (num_hidden_layers)");
+                                      " layers (num_hidden_layers)");
     std::vector<bool> sliding;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& e = list[i];
-        if (e == "sliding_attention") sliding.push_back(true);
-        else if (e == "full_attention") sliding.push_back(false);
-        else c.fail("layer_types", "entry " + std::to_string(i) + " is " + e.dump() +
-                                       " (known: full_attention, sliding_attention)");
+        if (e == "sliding_attention")
+            sliding.push_back(true);
+        else if (e == "full_attention")
+            sliding.push_back(false);
+        else
+            c.fail("layer_types",
+                   "entry " + std::to_string(i) + " is " + e.dump() + " (known: full_attention, sliding_attention)");
     }
     return sliding;
 }
@@ -243,7 +250,7 @@ std::optional<std::vector<bool>> readLayerTypes(const JsonConfig& c, int layers)
 void requireWindowFits(const JsonConfig& c, const std::string& key, std::int64_t window, int positions) {
     if (window > positions)
         c.fail(key, "(" + std::to_string(window) + ") is larger than max_position_embeddings (" +
-                        std::to_string(positions) + ")");
+                            std::to_string(positions) + ")");
 }
 
 std::string formatNumber(double value) {
@@ -271,8 +278,10 @@ void addCommonNotes(DecoderSpec& s) {
         if (window && s.windows[l] != window) uniform = false;
         window = s.windows[l];
         ++count;
-        if (listed < 4) layers += (listed++ ? ", " : "") + std::to_string(l);
-        else if (listed++ == 4) layers += ", …";
+        if (listed < 4)
+            layers += (listed++ ? ", " : "") + std::to_string(l);
+        else if (listed++ == 4)
+            layers += ", …";
     }
     if (count == static_cast<int>(s.windows.size()) && count > 0 && uniform)
         s.notes.insert(s.notes.begin(), "sliding window " + std::to_string(window) + " on every layer");

@@ -48,12 +48,12 @@ struct DecoderSpec {
     enum class QkNorm { None, PerHead, Flat };
     QkNorm qkNorm = QkNorm::None;
 
-    bool fusedQkv = false;     // self_attn.qkv_proj [(H + 2·Hkv)·d, E] = q, k, v (Phi-3)
-    bool fusedGateUp = false;  // mlp.gate_up_proj [2·I, E] = gate, up (Phi-3)
-    bool attentionBias = false;  // q/k/v/o biases (config attention_bias)
+    bool fusedQkv = false;            // self_attn.qkv_proj [(H + 2·Hkv)·d, E] = q, k, v (Phi-3)
+    bool fusedGateUp = false;         // mlp.gate_up_proj [2·I, E] = gate, up (Phi-3)
+    bool attentionBias = false;       // q/k/v/o biases (config attention_bias)
     std::string activation = "silu";  // of the gate: down(act(gate(x)) · up(x))
-    bool embedScale = false;   // Gemma: embeddings × sqrt(hidden), the factor rounded to the compute dtype
-    double finalSoftcap = 0;   // > 0: next-token logits = cap · tanh(logits / cap) (Gemma-2)
+    bool embedScale = false;          // Gemma: embeddings × sqrt(hidden), the factor rounded to the compute dtype
+    double finalSoftcap = 0;          // > 0: next-token logits = cap · tanh(logits / cap) (Gemma-2)
 
     // Per layer: the logits (scale, soft-cap), the sliding window (0 = global) and which of
     // `ropes` rotates q and k (Gemma-3's local layers have their own theta).

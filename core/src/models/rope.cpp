@@ -50,7 +50,8 @@ std::vector<double> factorList(const JsonConfig& c, const nlohmann::json& obj, c
         c.fail(owner, "'" + key + "' must be a list of " + std::to_string(r / 2) + " numbers (rotary dimensions / 2)");
     std::vector<double> out;
     for (const auto& v : *it) {
-        if (!v.is_number() || !(v.get<double>() > 0)) c.fail(owner, "'" + key + "' must hold positive numbers, found " + v.dump());
+        if (!v.is_number() || !(v.get<double>() > 0))
+            c.fail(owner, "'" + key + "' must hold positive numbers, found " + v.dump());
         out.push_back(v.get<double>());
     }
     return out;
@@ -64,7 +65,7 @@ void yarn(const JsonConfig& c, const nlohmann::json& scaling, const std::string&
     const int r = spec.rotaryDim;
     const double factor = number(c, scaling, owner, "factor", std::nullopt);
     const double original = optionalNumber(c, scaling, owner, "original_max_position_embeddings")
-                                .value_or(static_cast<double>(c.positiveInt("max_position_embeddings")));
+                                    .value_or(static_cast<double>(c.positiveInt("max_position_embeddings")));
     const double fast = optionalNumber(c, scaling, owner, "beta_fast").value_or(32.0);
     const double slow = optionalNumber(c, scaling, owner, "beta_slow").value_or(1.0);
     bool truncate = true;
@@ -76,7 +77,8 @@ void yarn(const JsonConfig& c, const nlohmann::json& scaling, const std::string&
     if (auto given = optionalNumber(c, scaling, owner, "attention_factor")) {
         spec.attentionScaling = *given;
     } else {
-        const auto m = optionalNumber(c, scaling, owner, "mscale"), all = optionalNumber(c, scaling, owner, "mscale_all_dim");
+        const auto m = optionalNumber(c, scaling, owner, "mscale"),
+                   all = optionalNumber(c, scaling, owner, "mscale_all_dim");
         spec.attentionScaling = m && all ? mscale(factor, *m) / mscale(factor, *all) : mscale(factor, 1.0);
     }
     // The dimension index at which a frequency turns `rotations` times over the original context.
@@ -143,7 +145,8 @@ void inverseFrequencies(const JsonConfig& c, const RopeKeys& keys, RopeSpec& spe
         owner = "rope_parameters";
         scaling = c.json().at("rope_parameters");
         if (!scaling.is_object()) c.fail(owner, "must be an object, found " + jsonExcerpt(scaling));
-        theta = number(c, scaling, owner, "rope_theta", c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
+        theta = number(c, scaling, owner, "rope_theta",
+                       c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
     } else {
         theta = c.positiveNumber(keys.theta, keys.defaultTheta);
         if (c.has("rope_scaling")) {
@@ -156,7 +159,8 @@ void inverseFrequencies(const JsonConfig& c, const RopeKeys& keys, RopeSpec& spe
         for (const char* key : {"rope_type", "type"}) {
             auto it = scaling.find(key);
             if (it != scaling.end() && !it->is_null()) {
-                if (!it->is_string()) c.fail(owner, std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
+                if (!it->is_string())
+                    c.fail(owner, std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
                 type = it->get<std::string>();
                 break;
             }

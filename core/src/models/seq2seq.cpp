@@ -27,12 +27,13 @@ int configInt(const JsonConfig& config, const std::string& key, int fallback) {
 }
 
 Seq2seqModel::Seq2seqModel(const std::filesystem::path& folder, c10::Device device, std::int64_t sourceVocab)
-    : device_(device),
-      source_(folder, sourceVocab),
+    : device_(device), source_(folder, sourceVocab),
       targetTokenizer_(Tokenizer::fromFolder(folder, TokenizerSide::Target)),
       targetVocab_(VocabLabels::forFolder(folder, targetTokenizer_.get())) {}
 
-std::vector<std::string> Seq2seqModel::tokenLabels(const std::vector<std::int64_t>& ids) const { return source_.labels(ids); }
+std::vector<std::string> Seq2seqModel::tokenLabels(const std::vector<std::int64_t>& ids) const {
+    return source_.labels(ids);
+}
 
 std::vector<std::string> Seq2seqModel::targetLabels(const std::vector<std::int64_t>& ids) const {
     return targetVocab_.labels(ids, shape_.targetVocab);
@@ -50,7 +51,8 @@ std::vector<std::int64_t> Seq2seqModel::encodeTarget(const std::string& text) co
     return shifted;
 }
 
-std::shared_ptr<const Trace> Seq2seqModel::runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
+std::shared_ptr<const Trace> Seq2seqModel::runForward(const std::vector<std::int64_t>& ids,
+                                                      const RunOptions& options) const {
     return run(ids, {}, TextInput{}.maxNewTokens, options);
 }
 
@@ -83,8 +85,9 @@ std::vector<std::int64_t> rowArgmax(const at::Tensor& logits) {
 
 }  // namespace
 
-std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& source, const std::vector<std::int64_t>& target,
-                                               int maxNewTokens, const RunOptions& options) const {
+std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& source,
+                                               const std::vector<std::int64_t>& target, int maxNewTokens,
+                                               const RunOptions& options) const {
     constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
     checkIds(source, shape_.sourceVocab, shape_.maxSource > 0 ? shape_.maxSource : kNoLimit);
     const bool forced = !target.empty();
@@ -125,7 +128,8 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
         // Every step re-runs the decoder on the rows so far (no key/value cache): the Trace keeps
         // the last pass, whose rows are the start token and the generated tokens but the last.
         rows = {shape_.decoderStart};
-        const std::int64_t limit = shape_.maxTarget > 0 ? std::min<std::int64_t>(maxNewTokens, shape_.maxTarget) : maxNewTokens;
+        const std::int64_t limit =
+                shape_.maxTarget > 0 ? std::min<std::int64_t>(maxNewTokens, shape_.maxTarget) : maxNewTokens;
         for (;;) {
             decoder = BlockCapture{};
             cross = BlockCapture{};
@@ -141,9 +145,12 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     source_.label(*impl, source);
     impl->device = device_;
     const std::vector<std::string> sourceShown = impl->displayTokens, targetShown = targetDisplay(rows);
-    impl->infos.push_back(seq2seqBlock("encoder", shape_.encoderLayers, shape_.encoderHeads, false, sourceShown, sourceShown));
-    impl->infos.push_back(seq2seqBlock("decoder", shape_.decoderLayers, shape_.decoderHeads, true, targetShown, targetShown));
-    impl->infos.push_back(seq2seqBlock("cross", shape_.decoderLayers, shape_.decoderHeads, false, targetShown, sourceShown));
+    impl->infos.push_back(
+            seq2seqBlock("encoder", shape_.encoderLayers, shape_.encoderHeads, false, sourceShown, sourceShown));
+    impl->infos.push_back(
+            seq2seqBlock("decoder", shape_.decoderLayers, shape_.decoderHeads, true, targetShown, targetShown));
+    impl->infos.push_back(
+            seq2seqBlock("cross", shape_.decoderLayers, shape_.decoderHeads, false, targetShown, sourceShown));
     impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
     impl->outputIds = outputs;
     impl->outputTokens = targetDisplay(outputs);
@@ -154,7 +161,8 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
 at::Tensor seq2seqAttention(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
                             std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
                             BlockCapture& capture) {
-    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d), v = splitHeads(w.v(kv), heads, d);
+    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d),
+                     v = splitHeads(w.v(kv), heads, d);
     const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
     capture.layers.push_back(dotCapture(q, k, score, mask));
     return w.o(context);

@@ -65,7 +65,8 @@ protected:
     // Rough working set of a pass (see requireForwardMemory); the family's widths.
     virtual ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const = 0;
 
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override;
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override;
     std::shared_ptr<const Trace> runForwardText(const TextInput& input, const RunOptions& options) const override;
 
     c10::Device device_;

@@ -83,7 +83,8 @@ std::int64_t relativeBucket(std::int64_t rel, bool bidirectional, int buckets, i
     const int exact = n / 2;
     if (rel < exact) return out + rel;
     const float scaled = std::log(static_cast<float>(rel) / static_cast<float>(exact)) /
-                         static_cast<float>(std::log(static_cast<double>(maxDistance) / exact)) * static_cast<float>(n - exact);
+                         static_cast<float>(std::log(static_cast<double>(maxDistance) / exact)) *
+                         static_cast<float>(n - exact);
     return out + std::min<std::int64_t>(exact + static_cast<std::int64_t>(scaled), n - 1);
 }
 
@@ -100,7 +101,8 @@ struct Block {
 
 class T5Model final : public Seq2seqModel {
 public:
-    T5Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
+    T5Model(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
+            const LoadOptions& options)
         : Seq2seqModel(folder, device, parseT5Config(config).vocab), cfg_(parseT5Config(config)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
@@ -155,22 +157,26 @@ public:
             decoder_.push_back(std::move(b));
             step();
         }
-        encoderBias_ = w.get("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {cfg_.buckets, cfg_.heads});
-        decoderBias_ = w.get("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {cfg_.buckets, cfg_.heads});
+        encoderBias_ = w.get("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+                             {cfg_.buckets, cfg_.heads});
+        decoderBias_ = w.get("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+                             {cfg_.buckets, cfg_.heads});
         encoderNorm_ = w.get("encoder.final_layer_norm.weight", {E});
         decoderNorm_ = w.get("decoder.final_layer_norm.weight", {E});
         step();
 
-        info_ = familyInfo("t5", folder, w, device, std::max(cfg_.layers, cfg_.decoderLayers), cfg_.heads, cfg_.heads, cfg_.dKv, cfg_.dModel);
+        info_ = familyInfo("t5", folder, w, device, std::max(cfg_.layers, cfg_.decoderLayers), cfg_.heads, cfg_.heads,
+                           cfg_.dKv, cfg_.dModel);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = 0;  // relative positions: no table
         info_.encoderDecoder = true;
         info_.notes = {"relative position bias (" + std::to_string(cfg_.buckets) + " buckets, max distance " +
-                           std::to_string(cfg_.maxDistance) + ")",
+                               std::to_string(cfg_.maxDistance) + ")",
                        "no 1/√d scaling",
                        cfg_.gated ? "gated " + cfg_.activation + " feed-forward" : cfg_.activation + " feed-forward"};
         if (cfg_.layers != cfg_.decoderLayers)
-            info_.notes.push_back(std::to_string(cfg_.layers) + " encoder, " + std::to_string(cfg_.decoderLayers) + " decoder layers");
+            info_.notes.push_back(std::to_string(cfg_.layers) + " encoder, " + std::to_string(cfg_.decoderLayers) +
+                                  " decoder layers");
         Seq2seqShape shape;
         shape.sourceVocab = shape.targetVocab = cfg_.vocab;
         shape.decoderStart = cfg_.decoderStart;
@@ -182,14 +188,16 @@ public:
     }
 
 protected:
-    at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options, BlockCapture& capture) const override {
+    at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
+                      BlockCapture& capture) const override {
         at::Tensor x = embed_.index_select(0, idTensor(ids, device_));
         ScoreSpec score;
         score.bias = positionBias(encoderBias_, x.size(0), true);
         for (int l = 0; l < cfg_.layers; ++l) {
             const Block& b = encoder_[l];
             const at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l), capture);
+            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l),
+                                     capture);
             x = x + feedForward(b.ff, x);
         }
         return rmsNorm(x, encoderNorm_, cfg_.eps);
@@ -205,9 +213,11 @@ protected:
         for (int l = 0; l < cfg_.decoderLayers; ++l) {
             const Block& b = decoder_[l];
             at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal, layerRun(options, "decoder", l), self);
+            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal,
+                                     layerRun(options, "decoder", l), self);
             h = rmsNorm(x, b.crossNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {}, layerRun(options, "cross", l), cross);
+            x = x + seq2seqAttention(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {},
+                                     layerRun(options, "cross", l), cross);
             x = x + feedForward(b.ff, x);
         }
         at::Tensor out = rmsNorm(x, decoderNorm_, cfg_.eps);
@@ -216,8 +226,15 @@ protected:
     }
 
     ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const override {
-        return {std::max(cfg_.layers, cfg_.decoderLayers), cfg_.heads, cfg_.heads, cfg_.dKv, cfg_.dModel, cfg_.dFf,
-                queries, keys, static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))};
+        return {std::max(cfg_.layers, cfg_.decoderLayers),
+                cfg_.heads,
+                cfg_.heads,
+                cfg_.dKv,
+                cfg_.dModel,
+                cfg_.dFf,
+                queries,
+                keys,
+                static_cast<std::int64_t>(c10::elementSize(embed_.scalar_type()))};
     }
 
 private:
@@ -226,8 +243,12 @@ private:
         std::vector<std::int64_t> buckets(static_cast<std::size_t>(n * n));
         for (std::int64_t i = 0; i < n; ++i)
             for (std::int64_t j = 0; j < n; ++j)
-                buckets[static_cast<std::size_t>(i * n + j)] = relativeBucket(j - i, bidirectional, cfg_.buckets, cfg_.maxDistance);
-        return table.index_select(0, idTensor(buckets, device_)).view({n, n, cfg_.heads}).permute({2, 0, 1}).contiguous();
+                buckets[static_cast<std::size_t>(i * n + j)] =
+                        relativeBucket(j - i, bidirectional, cfg_.buckets, cfg_.maxDistance);
+        return table.index_select(0, idTensor(buckets, device_))
+                .view({n, n, cfg_.heads})
+                .permute({2, 0, 1})
+                .contiguous();
     }
 
     at::Tensor feedForward(const FeedForward& f, const at::Tensor& x) const {

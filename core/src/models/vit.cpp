@@ -40,9 +40,11 @@ VitConfig parseVitConfig(const JsonConfig& c) {
     g.qkvBias = c.boolean("qkv_bias", true);
     if (c.has("num_channels") && c.positiveInt("num_channels") != 3) c.fail("num_channels", "must be 3 (RGB)");
     if (g.imageSize % g.patch != 0)
-        c.fail("image_size", "(" + std::to_string(g.imageSize) + ") must be a multiple of patch_size (" + std::to_string(g.patch) + ")");
+        c.fail("image_size", "(" + std::to_string(g.imageSize) + ") must be a multiple of patch_size (" +
+                                     std::to_string(g.patch) + ")");
     if (g.hidden % g.heads != 0)
-        c.fail("num_attention_heads", "(" + std::to_string(g.heads) + ") must divide hidden_size (" + std::to_string(g.hidden) + ")");
+        c.fail("num_attention_heads",
+               "(" + std::to_string(g.heads) + ") must divide hidden_size (" + std::to_string(g.hidden) + ")");
     requireKnown(c, "hidden_act", g.activation, {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
 }
@@ -55,7 +57,8 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
     const auto& map = c.json().at("id2label");
     if (!map.is_object()) c.fail("id2label", "must be an object {\"0\": \"label\", ...}");
     if (static_cast<std::int64_t>(map.size()) != count)
-        c.fail("id2label", "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
+        c.fail("id2label",
+               "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
     for (auto it = map.begin(); it != map.end(); ++it) {
         std::size_t used = 0;
         long long id = -1;
@@ -64,7 +67,8 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
         } catch (const std::exception&) {
         }
         if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
-            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) + " is not {\"id\": \"label\"} with id < " + std::to_string(count));
+            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) +
+                                       " is not {\"id\": \"label\"} with id < " + std::to_string(count));
         names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
     }
     return names;
@@ -77,11 +81,13 @@ struct VitLayer {
 
 class VitModel final : public Model {
 public:
-    VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device, const LoadOptions& options)
+    VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
+             const LoadOptions& options)
         : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
         if (preprocess_.width != cfg_.imageSize || preprocess_.height != cfg_.imageSize)
-            throw Error((folder / "preprocessor_config.json").string() + ": 'size' " + std::to_string(preprocess_.width) + "×" +
-                        std::to_string(preprocess_.height) + " differs from config.json's image_size " + std::to_string(cfg_.imageSize));
+            throw Error((folder / "preprocessor_config.json").string() + ": 'size' " +
+                        std::to_string(preprocess_.width) + "×" + std::to_string(preprocess_.height) +
+                        " differs from config.json's image_size " + std::to_string(cfg_.imageSize));
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -117,7 +123,8 @@ public:
         }
         step(total);
 
-        info_ = familyInfo("vit", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads, cfg_.hidden);
+        info_ = familyInfo("vit", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
+                           cfg_.hidden);
         info_.maxPositions = cfg_.tokens();
         info_.imageInput = true;
         info_.imageSize = cfg_.imageSize;
@@ -145,7 +152,8 @@ protected:
         auto impl = std::make_unique<Trace::Impl>();
         impl->tokens.push_back("[CLS]");
         for (std::int64_t r = 0; r < g; ++r)
-            for (std::int64_t c = 0; c < g; ++c) impl->tokens.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
+            for (std::int64_t c = 0; c < g; ++c)
+                impl->tokens.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
         impl->device = device_;
         BlockCapture capture;
 

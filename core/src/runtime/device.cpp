@@ -39,13 +39,13 @@ c10::Device resolveDevice(DeviceChoice choice) {
         at::set_num_threads(intraOp);
     });
     switch (choice) {
-    case DeviceChoice::Cpu: return c10::Device(c10::kCPU);
-    case DeviceChoice::Cuda:
-        if (!cudaAvailable())
-            throw Error("device 'cuda' is not available: this LibTorch has no CUDA support or no GPU is visible "
-                        "(use --device cpu or auto)");
-        return c10::Device(c10::kCUDA, 0);
-    case DeviceChoice::Auto: return cudaAvailable() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+        case DeviceChoice::Cpu: return c10::Device(c10::kCPU);
+        case DeviceChoice::Cuda:
+            if (!cudaAvailable())
+                throw Error("device 'cuda' is not available: this LibTorch has no CUDA support or no GPU is visible "
+                            "(use --device cpu or auto)");
+            return c10::Device(c10::kCUDA, 0);
+        case DeviceChoice::Auto: return cudaAvailable() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
     }
     return c10::Device(c10::kCPU);
 }

@@ -70,11 +70,14 @@ MachineRates measureRates(std::int64_t m, std::int64_t k, std::int64_t n) {
     const auto* src = reinterpret_cast<const std::uint16_t*>(data.data());
     std::vector<float> out(halves);
     const auto convertWith = [&](void (*kernel)(const std::uint16_t*, float*, std::int64_t)) {
-        return (1ull << 30) / bestSeconds(3, [&] {
-            onEveryCore(halves, [&](std::size_t begin, std::size_t end) {
-                kernel(src + begin, out.data() + begin, static_cast<std::int64_t>(end - begin));
-            });
-        }) / 1e9;
+        return (1ull << 30) /
+               bestSeconds(3,
+                           [&] {
+                               onEveryCore(halves, [&](std::size_t begin, std::size_t end) {
+                                   kernel(src + begin, out.data() + begin, static_cast<std::int64_t>(end - begin));
+                               });
+                           }) /
+               1e9;
     };
     r.convertGBps = convertWith(bf16ToFloat32);
     r.convertCachedGBps = convertWith(bf16ToFloat32Cached);
@@ -84,14 +87,19 @@ MachineRates measureRates(std::int64_t m, std::int64_t k, std::int64_t n) {
     const at::Tensor wh = at::randn({n, k}).to(at::kBFloat16), x = a;
     at::Tensor wf = at::empty({n, k});
     const auto* wbits = reinterpret_cast<const std::uint16_t*>(wh.data_ptr());
-    r.convertThenF32Gflops = flops / bestSeconds(2, [&] {
-        const std::size_t count = static_cast<std::size_t>(n * k);
-        onEveryCore(count, [&](std::size_t begin, std::size_t end) {
-            bf16ToFloat32(wbits + begin, wf.data_ptr<float>() + begin, static_cast<std::int64_t>(end - begin));
-        });
-        (void)at::mm(x, wf.t());
-    }) / 1e9;
-    r.bf16DirectGflops = flops / bestSeconds(2, [&] { (void)at::mm(x.to(at::kBFloat16), wh.t()).to(at::kFloat); }) / 1e9;
+    r.convertThenF32Gflops = flops /
+                             bestSeconds(2,
+                                         [&] {
+                                             const std::size_t count = static_cast<std::size_t>(n * k);
+                                             onEveryCore(count, [&](std::size_t begin, std::size_t end) {
+                                                 bf16ToFloat32(wbits + begin, wf.data_ptr<float>() + begin,
+                                                               static_cast<std::int64_t>(end - begin));
+                                             });
+                                             (void)at::mm(x, wf.t());
+                                         }) /
+                             1e9;
+    r.bf16DirectGflops =
+            flops / bestSeconds(2, [&] { (void)at::mm(x.to(at::kBFloat16), wh.t()).to(at::kFloat); }) / 1e9;
     return r;
 }
 

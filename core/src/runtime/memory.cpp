@@ -44,7 +44,8 @@ std::string gibString(std::uint64_t bytes) {
 }
 
 void requireBytes(const std::string& what, std::uint64_t needed, const c10::Device& device, std::uint64_t budgetBytes) {
-    std::optional<std::uint64_t> available = budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device);
+    std::optional<std::uint64_t> available =
+            budgetBytes ? std::optional<std::uint64_t>(budgetBytes) : availableBytes(device);
     if (!available || needed <= *available) return;
     throw Error(what + " needs " + gibString(needed) + " on " + device.str() + ", " + gibString(*available) +
                 (budgetBytes ? " allowed" : " available"));
@@ -54,8 +55,8 @@ std::uint64_t ForwardFootprint::bytes() const {
     const auto e = static_cast<std::uint64_t>(elementSize);
     const auto type = captureType();
     const auto c = static_cast<std::uint64_t>(captureElementSize > 0 ? captureElementSize
-                                              : type                 ? static_cast<std::int64_t>(c10::elementSize(*type))
-                                                                     : elementSize);
+                                              : type ? static_cast<std::int64_t>(c10::elementSize(*type))
+                                                     : elementSize);
     const std::uint64_t capture = static_cast<std::uint64_t>(layers) * (queries * heads + keys * kvHeads) * headDim * c;
     // The CPU forward attends in blocks of query rows (attention/blocked_attention.h): each
     // worker holds one block's logits, probabilities and their copy in v's dtype, [rows, keys] in

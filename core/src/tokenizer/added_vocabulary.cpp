@@ -2,7 +2,8 @@
 
 namespace attnscope::tok {
 
-AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer) : tokens_(std::move(tokens)) {
+AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer)
+    : tokens_(std::move(tokens)) {
     for (std::size_t i = 0; i < tokens_.size(); ++i) {
         const AddedToken& t = tokens_[i];
         tokens_[i].decoded = t.content;

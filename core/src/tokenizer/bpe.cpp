@@ -40,7 +40,8 @@ public:
             if (m.is_string()) {
                 const std::string s = m.get<std::string>();
                 const auto space = s.find(' ', 1);
-                if (space == std::string::npos) f.fail("merge " + std::to_string(rank) + " '" + s + "' is not two tokens separated by a space");
+                if (space == std::string::npos)
+                    f.fail("merge " + std::to_string(rank) + " '" + s + "' is not two tokens separated by a space");
                 a = s.substr(0, space);
                 b = s.substr(space + 1);
             } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
@@ -52,7 +53,9 @@ public:
             const std::string merged = a + (b.size() >= prefix_.size() ? b.substr(prefix_.size()) : std::string());
             auto id = [&](const std::string& t) {
                 const auto* found = vocab_.find(t);
-                if (!found) f.fail("merge " + std::to_string(rank) + " '" + a + " " + b + "' needs '" + t + "', which is not in the vocabulary");
+                if (!found)
+                    f.fail("merge " + std::to_string(rank) + " '" + a + " " + b + "' needs '" + t +
+                           "', which is not in the vocabulary");
                 return *found;
             };
             const std::int64_t ia = id(a), ib = id(b), inew = id(merged);
@@ -91,7 +94,6 @@ public:
         std::lock_guard<std::mutex> lock(cacheMutex_);
         if (cache_.size() < kCacheCapacity) cache_.emplace(piece, std::move(result));
     }
-
 
 private:
     struct MergeInfo {
@@ -179,7 +181,8 @@ private:
         auto consider = [&](std::int32_t pos) {
             const std::int32_t next = word[static_cast<std::size_t>(pos)].next;
             if (next < 0) return;
-            const auto it = merges_.find(key(word[static_cast<std::size_t>(pos)].id, word[static_cast<std::size_t>(next)].id));
+            const auto it =
+                    merges_.find(key(word[static_cast<std::size_t>(pos)].id, word[static_cast<std::size_t>(next)].id));
             if (it != merges_.end()) queue.push({it->second.rank, pos, it->second.id});
         };
         for (std::int32_t i = 0; i + 1 < static_cast<std::int32_t>(word.size()); ++i) consider(i);
@@ -213,6 +216,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Model> makeBpe(const nlohmann::json& j, const Origin& origin) { return std::make_unique<Bpe>(j, origin); }
+std::unique_ptr<Model> makeBpe(const nlohmann::json& j, const Origin& origin) {
+    return std::make_unique<Bpe>(j, origin);
+}
 
 }  // namespace attnscope::tok

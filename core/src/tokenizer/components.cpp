@@ -85,7 +85,8 @@ std::string componentType(const nlohmann::json& j, const std::string& where) {
 Pattern readPattern(const nlohmann::json& j, const std::string& where) {
     if (j.is_object() && j.size() == 1 && j.begin()->is_string()) {
         if (j.contains("String")) return literalPattern(j["String"].get<std::string>());
-        if (j.contains("Regex")) return regexPattern(std::make_shared<const Regex>(j["Regex"].get<std::string>(), where));
+        if (j.contains("Regex"))
+            return regexPattern(std::make_shared<const Regex>(j["Regex"].get<std::string>(), where));
     }
     throw Error(where + ": pattern must be {\"String\": ...} or {\"Regex\": ...}, not " + jsonExcerpt(j));
 }

@@ -46,8 +46,10 @@ bool sequenceAt(std::string_view b, std::size_t i, std::size_t* length) {
 
 void appendLossyUtf8(std::string& out, std::string_view b) {
     for (std::size_t i = 0, n = 0; i < b.size(); i += n) {
-        if (sequenceAt(b, i, &n)) out.append(b.substr(i, n));
-        else out += "\xEF\xBF\xBD";
+        if (sequenceAt(b, i, &n))
+            out.append(b.substr(i, n));
+        else
+            out += "\xEF\xBF\xBD";
     }
 }
 
@@ -96,8 +98,10 @@ public:
         for (std::size_t i = 0; i < tokens.size(); ++i) {
             std::string& t = tokens[i];
             if (i != 0) {
-                if (t.compare(0, prefix_.size(), prefix_) == 0) t.erase(0, prefix_.size());
-                else t.insert(0, " ");
+                if (t.compare(0, prefix_.size(), prefix_) == 0)
+                    t.erase(0, prefix_.size());
+                else
+                    t.insert(0, " ");
             }
             if (cleanup_) t = cleanupText(t);
         }
@@ -106,8 +110,8 @@ public:
 
     static std::string cleanupText(std::string s) {
         static const std::pair<const char*, const char*> rules[] = {
-            {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-            {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+                {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+                {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
         for (const auto& [from, to] : rules) {
             const std::string f(from), r(to);
             std::string out;
@@ -180,7 +184,8 @@ public:
             if (pending.empty()) return;
             std::string check;
             appendLossyUtf8(check, pending);
-            if (check == pending) out.push_back(pending);
+            if (check == pending)
+                out.push_back(pending);
             else
                 for (std::size_t i = 0; i < pending.size(); ++i) out.push_back("\xEF\xBF\xBD");
             pending.clear();
@@ -203,10 +208,14 @@ private:
         int v = 0;
         for (char c : h) {
             v <<= 4;
-            if (c >= '0' && c <= '9') v |= c - '0';
-            else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-            else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-            else return -1;
+            if (c >= '0' && c <= '9')
+                v |= c - '0';
+            else if (c >= 'A' && c <= 'F')
+                v |= c - 'A' + 10;
+            else if (c >= 'a' && c <= 'f')
+                v |= c - 'a' + 10;
+            else
+                return -1;
         }
         return v;
     }
@@ -296,19 +305,22 @@ std::unique_ptr<Decoder> makeDecoder(const nlohmann::json& j, const Origin& orig
     const std::string type = componentType(j, origin.at("decoder"));
     const Fields f{j, origin.at("decoder (" + type + ")")};
     if (type == "ByteLevel") return std::make_unique<ByteLevelDec>();
-    if (type == "WordPiece") return std::make_unique<WordPieceDec>(f.string("prefix", std::string("##")), f.boolean("cleanup", true));
+    if (type == "WordPiece")
+        return std::make_unique<WordPieceDec>(f.string("prefix", std::string("##")), f.boolean("cleanup", true));
     if (type == "Metaspace") {
         bool never = !f.boolean("add_prefix_space", true);
         if (f.has("prepend_scheme")) never = f.string("prepend_scheme") == "never";
         return std::make_unique<MetaspaceDec>(oneChar(f, "replacement", "\xE2\x96\x81"), never);
     }
-    if (type == "Replace") return std::make_unique<ReplaceDec>(readPattern(f.object("pattern"), f.where), f.string("content"));
+    if (type == "Replace")
+        return std::make_unique<ReplaceDec>(readPattern(f.object("pattern"), f.where), f.string("content"));
     if (type == "ByteFallback") return std::make_unique<ByteFallbackDec>();
     if (type == "Fuse") return std::make_unique<FuseDec>();
     if (type == "Strip") {
         const auto start = f.integer("start", 0), stop = f.integer("stop", 0);
         if (start < 0 || stop < 0) f.fail("'start' and 'stop' must be >= 0");
-        return std::make_unique<StripDec>(oneChar(f, "content", " "), static_cast<std::size_t>(start), static_cast<std::size_t>(stop));
+        return std::make_unique<StripDec>(oneChar(f, "content", " "), static_cast<std::size_t>(start),
+                                          static_cast<std::size_t>(stop));
     }
     if (type == "BPEDecoder") return std::make_unique<BpeDec>(f.string("suffix", std::string("</w>")));
     if (type == "Sequence") {

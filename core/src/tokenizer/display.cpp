@@ -13,12 +13,18 @@ namespace {
 std::string showWhitespace(const std::string& s) {
     std::string out;
     for (char32_t c : tok::codePoints(s)) {
-        if (c == ' ' || (c != '\n' && c != '\t' && c != '\r' && tok::isWhitespace(c))) out += "\xC2\xB7";  // ·
-        else if (c == '\n') out += "\xE2\x86\xB5";                                                         // ↵
-        else if (c == '\t') out += "\xE2\x87\xA5";                                                         // ⇥
-        else if (c == '\r') out += "\xE2\x90\x8D";                                                         // ␍
-        else if (c < 0x20) tok::appendUtf8(out, 0x2400 + c);
-        else tok::appendUtf8(out, c);
+        if (c == ' ' || (c != '\n' && c != '\t' && c != '\r' && tok::isWhitespace(c)))
+            out += "\xC2\xB7";  // ·
+        else if (c == '\n')
+            out += "\xE2\x86\xB5";  // ↵
+        else if (c == '\t')
+            out += "\xE2\x87\xA5";  // ⇥
+        else if (c == '\r')
+            out += "\xE2\x90\x8D";  // ␍
+        else if (c < 0x20)
+            tok::appendUtf8(out, 0x2400 + c);
+        else
+            tok::appendUtf8(out, c);
     }
     return out;
 }
@@ -72,20 +78,23 @@ std::string readableToken(const std::string& raw, TokenStyle style, const std::s
             return showWhitespace(bytesAsText(bytes));
         }
         case TokenStyle::Metaspace: {
-            if (const int b = printableByteToken(raw); b >= 0) return showWhitespace(std::string(1, static_cast<char>(b)));
+            if (const int b = printableByteToken(raw); b >= 0)
+                return showWhitespace(std::string(1, static_cast<char>(b)));
             std::string out;
             for (char32_t c : tok::codePoints(raw)) {
-                if (c == 0x2581) out += ' ';
-                else tok::appendUtf8(out, c);
+                if (c == 0x2581)
+                    out += ' ';
+                else
+                    tok::appendUtf8(out, c);
             }
             return showWhitespace(out);
         }
         case TokenStyle::WordPiece:
-            if (!continuingPrefix.empty() && raw.size() > continuingPrefix.size() && raw.compare(0, continuingPrefix.size(), continuingPrefix) == 0)
+            if (!continuingPrefix.empty() && raw.size() > continuingPrefix.size() &&
+                raw.compare(0, continuingPrefix.size(), continuingPrefix) == 0)
                 return showWhitespace(raw.substr(continuingPrefix.size()));
             return showWhitespace(raw);
-        case TokenStyle::Plain:
-            break;
+        case TokenStyle::Plain: break;
     }
     return showWhitespace(raw);
 }

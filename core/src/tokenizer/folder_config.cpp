@@ -24,7 +24,8 @@ nlohmann::json readSpecialTokenConfig(const std::filesystem::path& folder) {
 bool configBool(const nlohmann::json& config, const std::filesystem::path& folder, const char* key, bool fallback) {
     const auto it = config.find(key);
     if (it == config.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be true or false");
+    if (!it->is_boolean())
+        throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be true or false");
     return it->get<bool>();
 }
 
@@ -32,8 +33,10 @@ std::string configToken(const nlohmann::json& config, const std::filesystem::pat
     const auto it = config.find(key);
     if (it == config.end() || it->is_null()) return {};
     if (it->is_string()) return it->get<std::string>();
-    if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
-    throw Error((folder / "tokenizer_config.json").string() + ": '" + key + "' must be a token string or {\"content\": ...}");
+    if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+        return (*it)["content"].get<std::string>();
+    throw Error((folder / "tokenizer_config.json").string() + ": '" + key +
+                "' must be a token string or {\"content\": ...}");
 }
 
 }  // namespace attnscope::tok

@@ -23,14 +23,13 @@
 
 #include <nlohmann/json.hpp>
 
-
 namespace attnscope {
 
 namespace {
 
 nlohmann::json addedToken(const std::string& content, std::int64_t id, bool lstrip = false) {
-    return {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", lstrip}, {"rstrip", false},
-            {"normalized", false}, {"special", true}};
+    return {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", lstrip},
+            {"rstrip", false}, {"normalized", false}, {"special", true}};
 }
 
 nlohmann::json readConfig(const std::filesystem::path& folder) { return tok::readFolderConfig(folder); }
@@ -46,16 +45,20 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
         const std::string& line = lines[n - 1];
         if (line.empty() || (n == 1 && line.rfind("#version", 0) == 0)) continue;
         if (line.find(' ') == std::string::npos || line.find(' ') != line.rfind(' '))
-            throw Error(mergesFile.string() + ": line " + std::to_string(n) + " is not two tokens separated by one space");
+            throw Error(mergesFile.string() + ": line " + std::to_string(n) +
+                        " is not two tokens separated by one space");
         merges.push_back(line);
     }
     const nlohmann::json config = readConfig(folder);
     const bool prefixSpace = configBool(config, folder, "add_prefix_space", false);
     auto byteLevel = [](bool prefix, bool trim) {
-        return nlohmann::json{{"type", "ByteLevel"}, {"add_prefix_space", prefix}, {"trim_offsets", trim}, {"use_regex", true}};
+        return nlohmann::json{
+                {"type", "ByteLevel"}, {"add_prefix_space", prefix}, {"trim_offsets", trim}, {"use_regex", true}};
     };
     nlohmann::json added = nlohmann::json::array();
-    auto id = [&](const std::string& t) { return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1; };
+    auto id = [&](const std::string& t) {
+        return vocab.contains(t) && vocab[t].is_number_integer() ? vocab[t].get<std::int64_t>() : -1;
+    };
     auto addOnce = [&](const std::string& t, bool lstrip = false) {
         if (t.empty() || id(t) < 0) return;
         for (const auto& a : added)
@@ -63,37 +66,43 @@ std::unique_ptr<Tokenizer> byteLevelBpe(const std::filesystem::path& folder) {
         added.push_back(addedToken(t, id(t), lstrip));
     };
     const std::string cls = config.value("tokenizer_class", std::string());
-    const bool roberta = cls.empty() ? id("<s>") >= 0 && id("</s>") >= 0
-                                     : cls.rfind("Roberta", 0) == 0 || cls.rfind("Bart", 0) == 0;
+    const bool roberta =
+            cls.empty() ? id("<s>") >= 0 && id("</s>") >= 0 : cls.rfind("Roberta", 0) == 0 || cls.rfind("Bart", 0) == 0;
     nlohmann::json post = byteLevel(true, false);
     if (roberta) {
         for (const char* t : {"<s>", "<pad>", "</s>", "<unk>"}) addOnce(t);
         addOnce("<mask>", true);
-        post = {{"type", "RobertaProcessing"}, {"sep", {"</s>", id("</s>")}}, {"cls", {"<s>", id("<s>")}},
-                {"trim_offsets", true}, {"add_prefix_space", prefixSpace}};
+        post = {{"type", "RobertaProcessing"},
+                {"sep", {"</s>", id("</s>")}},
+                {"cls", {"<s>", id("<s>")}},
+                {"trim_offsets", true},
+                {"add_prefix_space", prefixSpace}};
     } else {
         // What the slow GPT2Tokenizer's special tokens become in the converted fast one.
-        for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) addOnce(configToken(config, folder, key));
+        for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
+            addOnce(configToken(config, folder, key));
         if (configBool(config, folder, "add_bos_token", false)) {
             const std::string bos = configToken(config, folder, "bos_token");
             if (id(bos) < 0)
-                throw Error((folder / "tokenizer_config.json").string() + ": add_bos_token is set but bos_token '" + bos +
-                            "' is not in vocab.json");
+                throw Error((folder / "tokenizer_config.json").string() + ": add_bos_token is set but bos_token '" +
+                            bos + "' is not in vocab.json");
             nlohmann::json special = nlohmann::json::object();
-            special[bos] = {{"id", bos}, {"ids", nlohmann::json::array({id(bos)})}, {"tokens", nlohmann::json::array({bos})}};
+            special[bos] = {
+                    {"id", bos}, {"ids", nlohmann::json::array({id(bos)})}, {"tokens", nlohmann::json::array({bos})}};
             const nlohmann::json single = nlohmann::json::array(
-                {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+                    {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
             post = {{"type", "TemplateProcessing"}, {"single", single}, {"special_tokens", special}};
         }
     }
     addOnce("<|endoftext|>");
     const nlohmann::json root = {
-        {"added_tokens", added},
-        {"normalizer", nullptr},
-        {"pre_tokenizer", byteLevel(prefixSpace, true)},
-        {"post_processor", post},
-        {"decoder", byteLevel(true, true)},
-        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"fuse_unk", false}, {"byte_fallback", false}}},
+            {"added_tokens", added},
+            {"normalizer", nullptr},
+            {"pre_tokenizer", byteLevel(prefixSpace, true)},
+            {"post_processor", post},
+            {"decoder", byteLevel(true, true)},
+            {"model",
+             {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"fuse_unk", false}, {"byte_fallback", false}}},
     };
     return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.json + merges.txt)");
 }
@@ -105,7 +114,8 @@ std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
     const nlohmann::json config = readConfig(folder);
     const bool lower = configBool(config, folder, "do_lower_case", true);
     nlohmann::json stripAccents = nullptr;
-    if (config.contains("strip_accents") && config["strip_accents"].is_boolean()) stripAccents = config["strip_accents"];
+    if (config.contains("strip_accents") && config["strip_accents"].is_boolean())
+        stripAccents = config["strip_accents"];
     auto id = [&](const char* t) { return vocab.contains(t) ? vocab[t].get<std::int64_t>() : -1; };
     nlohmann::json added = nlohmann::json::array();
     for (const char* t : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
@@ -114,19 +124,25 @@ std::unique_ptr<Tokenizer> wordPiece(const std::filesystem::path& folder) {
     if (id("[CLS]") >= 0 && id("[SEP]") >= 0)
         post = {{"type", "BertProcessing"}, {"sep", {"[SEP]", id("[SEP]")}}, {"cls", {"[CLS]", id("[CLS]")}}};
     const nlohmann::json root = {
-        {"added_tokens", added},
-        {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true},
-                        {"handle_chinese_chars", configBool(config, folder, "tokenize_chinese_chars", true)},
-                        {"strip_accents", stripAccents}, {"lowercase", lower}}},
-        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-        {"post_processor", post},
-        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
-        {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-                   {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+            {"added_tokens", added},
+            {"normalizer",
+             {{"type", "BertNormalizer"},
+              {"clean_text", true},
+              {"handle_chinese_chars", configBool(config, folder, "tokenize_chinese_chars", true)},
+              {"strip_accents", stripAccents},
+              {"lowercase", lower}}},
+            {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+            {"post_processor", post},
+            {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+            {"model",
+             {{"type", "WordPiece"},
+              {"unk_token", "[UNK]"},
+              {"continuing_subword_prefix", "##"},
+              {"max_input_chars_per_word", 100},
+              {"vocab", vocab}}},
     };
     return Tokenizer::fromJson(root.dump(), folder.string() + " (vocab.txt)");
 }
-
 
 // The post-processor transformers' LlamaTokenizerFast.update_post_processor builds (Gemma's,
 // CodeLlama's and GPTNeoX's are copies): "[bos] $A [eos]" as add_bos_token / add_eos_token say
@@ -147,10 +163,11 @@ nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path&
         std::string token = config.contains(key) ? configToken(config, folder, key) : std::string(fallback);
         const auto id = tok.tokenToId(token);
         if (token.empty() || !id)
-            throw Error((folder / "tokenizer_config.json").string() + ": " + flag + " is set but " + key + " '" + token +
-                        "' is not in the tokenizer's vocabulary");
+            throw Error((folder / "tokenizer_config.json").string() + ": " + flag + " is set but " + key + " '" +
+                        token + "' is not in the tokenizer's vocabulary");
         single.push_back({{"SpecialToken", {{"id", token}, {"type_id", 0}}}});
-        special[token] = {{"id", token}, {"ids", nlohmann::json::array({*id})}, {"tokens", nlohmann::json::array({token})}};
+        special[token] = {
+                {"id", token}, {"ids", nlohmann::json::array({*id})}, {"tokens", nlohmann::json::array({token})}};
     };
     add("add_bos_token", "bos_token", bosDefault, !neox);
     single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
@@ -166,10 +183,12 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& fo
         auto tok = fromFile(folder / "tokenizer.json");
         const nlohmann::json post = configTemplate(*tok, folder);
         if (!post.is_null())
-            tok->impl_->postProcessor = tok::makePostProcessor(post, tok::Origin{(folder / "tokenizer_config.json").string()});
+            tok->impl_->postProcessor =
+                    tok::makePostProcessor(post, tok::Origin{(folder / "tokenizer_config.json").string()});
         return tok;
     }
-    if (auto spm = tok::sentencePieceFromFolder(folder, TokenizerSide::Source)) return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
+    if (auto spm = tok::sentencePieceFromFolder(folder, TokenizerSide::Source))
+        return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
     if (std::filesystem::exists(folder / "vocab.json", ec) && std::filesystem::exists(folder / "merges.txt", ec))
         return byteLevelBpe(folder);
     if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);
@@ -180,7 +199,8 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& fo
     // Only SentencePiece folders (Marian's target.spm, mBART's tgt_lang) have a target side.
     std::error_code ec;
     if (side == TokenizerSide::Target && !std::filesystem::exists(folder / "tokenizer.json", ec))
-        if (auto spm = tok::sentencePieceFromFolder(folder, side)) return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
+        if (auto spm = tok::sentencePieceFromFolder(folder, side))
+            return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(spm)));
     return fromFolder(folder);
 }
 

@@ -35,7 +35,8 @@ Pattern literalPattern(std::string literal) {
             return;
         }
         std::size_t last = 0;
-        for (std::size_t at = s.find(literal); at != std::string_view::npos; at = s.find(literal, at + literal.size())) {
+        for (std::size_t at = s.find(literal); at != std::string_view::npos;
+             at = s.find(literal, at + literal.size())) {
             if (last < at) out.push_back({last, at, false});
             out.push_back({at, at + literal.size(), true});
             last = at + literal.size();
@@ -70,7 +71,8 @@ Pattern invertPattern(Pattern pattern) {
     };
 }
 
-NormalizedString::NormalizedString(std::string_view text, std::size_t shift) : s_(text), identity_(true), shift_(shift) {}
+NormalizedString::NormalizedString(std::string_view text, std::size_t shift)
+    : s_(text), identity_(true), shift_(shift) {}
 
 void NormalizedString::materialize() {
     if (!identity_) return;
@@ -78,7 +80,8 @@ void NormalizedString::materialize() {
     align_.resize(s_.size());
     for (std::size_t i = 0, n = 0; i < s_.size(); i += n) {
         decodeUtf8(s_, i, &n);
-        for (std::size_t k = 0; k < n && i + k < s_.size(); ++k) align_[i + k] = {static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)};
+        for (std::size_t k = 0; k < n && i + k < s_.size(); ++k)
+            align_[i + k] = {static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)};
     }
 }
 
@@ -103,8 +106,14 @@ void NormalizedString::transformRange(std::size_t begin, std::size_t end, const 
     align.reserve(end - begin);
     for (const Change& ch : dest) {
         Span a;
-        if (ch.change > 0) a = offset < 1 ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)} : align_[offset - 1];
-        else a = offset < align_.size() ? align_[offset] : (align_.empty() ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)} : align_.back());
+        if (ch.change > 0)
+            a = offset < 1 ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)}
+                           : align_[offset - 1];
+        else
+            a = offset < align_.size()
+                        ? align_[offset]
+                        : (align_.empty() ? Span{static_cast<std::uint32_t>(shift_), static_cast<std::uint32_t>(shift_)}
+                                          : align_.back());
         if (ch.change <= 0) offset += nextOld();
         for (int k = 0; k < -ch.change; ++k) offset += nextOld();
         const std::size_t len = utf8Length(ch.c);
@@ -117,7 +126,8 @@ void NormalizedString::transformRange(std::size_t begin, std::size_t end, const 
         return;
     }
     s_.replace(begin, end - begin, out);
-    align_.erase(align_.begin() + static_cast<std::ptrdiff_t>(begin), align_.begin() + static_cast<std::ptrdiff_t>(end));
+    align_.erase(align_.begin() + static_cast<std::ptrdiff_t>(begin),
+                 align_.begin() + static_cast<std::ptrdiff_t>(end));
     align_.insert(align_.begin() + static_cast<std::ptrdiff_t>(begin), align.begin(), align.end());
 }
 
@@ -128,7 +138,9 @@ void NormalizedString::mapBytes(const std::array<char32_t, 256>& table) {
     align.reserve(s_.size() * 2);
     for (std::size_t i = 0, n = 0; i < s_.size(); i += n) {
         decodeUtf8(s_, i, &n);
-        const Span first = identity_ ? Span{static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)} : align_[i];
+        const Span first =
+                identity_ ? Span{static_cast<std::uint32_t>(shift_ + i), static_cast<std::uint32_t>(shift_ + i + n)}
+                          : align_[i];
         const Span last = identity_ ? first : align_[i + n - 1];
         for (std::size_t k = 0; k < n; ++k) {
             const std::size_t before = out.size();
@@ -231,7 +243,8 @@ void NormalizedString::normalize(NormalForm form) {
         while (j < chars.size() && (combiningClass(chars[j]) != 0 || (chars[j] >= 0x1160 && chars[j] <= 0x11FF) ||
                                     (chars[j] >= 0x3099 && chars[j] <= 0x309A)))
             ++j;
-        const std::vector<char32_t> run(chars.begin() + static_cast<std::ptrdiff_t>(i), chars.begin() + static_cast<std::ptrdiff_t>(j));
+        const std::vector<char32_t> run(chars.begin() + static_cast<std::ptrdiff_t>(i),
+                                        chars.begin() + static_cast<std::ptrdiff_t>(j));
         const auto out = normalizeForm(run, form);
         const int n = static_cast<int>(run.size()), m = static_cast<int>(out.size());
         for (int k = 0; k < m; ++k) {
@@ -250,8 +263,10 @@ void NormalizedString::normalize(NormalForm form) {
 void NormalizedString::strip(bool left, bool right) {
     const auto chars = codePoints(s_);
     std::size_t lead = 0, trail = 0;
-    if (left) while (lead < chars.size() && isWhitespace(chars[lead])) ++lead;
-    if (right) while (trail < chars.size() - lead && isWhitespace(chars[chars.size() - 1 - trail])) ++trail;
+    if (left)
+        while (lead < chars.size() && isWhitespace(chars[lead])) ++lead;
+    if (right)
+        while (trail < chars.size() - lead && isWhitespace(chars[chars.size() - 1 - trail])) ++trail;
     if (lead == 0 && trail == 0) return;
     std::vector<Change> changes;
     for (std::size_t i = lead; i + trail < chars.size(); ++i) changes.push_back({chars[i], 0});
@@ -266,7 +281,8 @@ NormalizedString NormalizedString::slice(std::size_t begin, std::size_t end) con
         out.shift_ = shift_ + begin;
         return out;
     }
-    out.align_.assign(align_.begin() + static_cast<std::ptrdiff_t>(begin), align_.begin() + static_cast<std::ptrdiff_t>(end));
+    out.align_.assign(align_.begin() + static_cast<std::ptrdiff_t>(begin),
+                      align_.begin() + static_cast<std::ptrdiff_t>(end));
     out.shift_ = end > begin ? align_[begin].begin : shift_;
     return out;
 }
@@ -281,27 +297,31 @@ std::vector<NormalizedString> NormalizedString::split(const Pattern& pattern, Sp
         case SplitBehavior::Isolated:
             for (const auto& m : matches) pieces.push_back({m.begin, m.end, false});
             break;
-        case SplitBehavior::Removed:
-            pieces = matches;
-            break;
+        case SplitBehavior::Removed: pieces = matches; break;
         case SplitBehavior::Contiguous:
             for (const auto& m : matches) {
-                if (m.isMatch == previous && !pieces.empty()) pieces.back().end = m.end;
-                else pieces.push_back({m.begin, m.end, false});
+                if (m.isMatch == previous && !pieces.empty())
+                    pieces.back().end = m.end;
+                else
+                    pieces.push_back({m.begin, m.end, false});
                 previous = m.isMatch;
             }
             break;
         case SplitBehavior::MergedWithPrevious:
             for (const auto& m : matches) {
-                if (m.isMatch && !previous && !pieces.empty()) pieces.back().end = m.end;
-                else pieces.push_back({m.begin, m.end, false});
+                if (m.isMatch && !previous && !pieces.empty())
+                    pieces.back().end = m.end;
+                else
+                    pieces.push_back({m.begin, m.end, false});
                 previous = m.isMatch;
             }
             break;
         case SplitBehavior::MergedWithNext:
             for (auto it = matches.rbegin(); it != matches.rend(); ++it) {
-                if (it->isMatch && !previous && !pieces.empty()) pieces.back().begin = it->begin;
-                else pieces.push_back({it->begin, it->end, false});
+                if (it->isMatch && !previous && !pieces.empty())
+                    pieces.back().begin = it->begin;
+                else
+                    pieces.push_back({it->begin, it->end, false});
                 previous = it->isMatch;
             }
             std::reverse(pieces.begin(), pieces.end());

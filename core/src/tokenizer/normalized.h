@@ -55,7 +55,9 @@ public:
     std::size_t shift() const { return shift_; }
 
     void transformRange(std::size_t begin, std::size_t end, const std::vector<Change>& dest, std::size_t initialOffset);
-    void transform(const std::vector<Change>& dest, std::size_t initialOffset) { transformRange(0, s_.size(), dest, initialOffset); }
+    void transform(const std::vector<Change>& dest, std::size_t initialOffset) {
+        transformRange(0, s_.size(), dest, initialOffset);
+    }
 
     // Byte-level: every byte becomes table[byte]; the first byte of a character takes its
     // alignment, the others (insertions) the alignment of the character's last byte.

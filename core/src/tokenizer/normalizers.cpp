@@ -88,7 +88,8 @@ private:
 
 class ReplaceNormalizer final : public Normalizer {
 public:
-    ReplaceNormalizer(Pattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+    ReplaceNormalizer(Pattern pattern, std::string content)
+        : pattern_(std::move(pattern)), content_(std::move(content)) {}
     void normalize(NormalizedString& s) const override { s.replace(pattern_, content_); }
 
 private:
@@ -101,11 +102,13 @@ class NmtNormalizer final : public Normalizer {
 public:
     void normalize(NormalizedString& s) const override {
         s.filter([](char32_t c) {
-            return !((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F);
+            return !((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F ||
+                     c == 0x9F);
         });
         s.mapChars([](char32_t c) {
-            const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 || (c >= 0x200B && c <= 0x200F) ||
-                               c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+            const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
+                               (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 || c == 0x2581 ||
+                               c == 0xFEFF || c == 0xFFFD;
             return space ? U' ' : c;
         });
     }
@@ -135,7 +138,8 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& j, const Origin
     if (type == "NFKD") return std::make_unique<FormNormalizer>(NormalForm::NFKD);
     if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
     if (type == "StripAccents") return std::make_unique<StripAccentsNormalizer>();
-    if (type == "Strip") return std::make_unique<StripNormalizer>(f.boolean("strip_left", true), f.boolean("strip_right", true));
+    if (type == "Strip")
+        return std::make_unique<StripNormalizer>(f.boolean("strip_left", true), f.boolean("strip_right", true));
     if (type == "Prepend") return std::make_unique<PrependNormalizer>(f.string("prepend"));
     if (type == "Replace")
         return std::make_unique<ReplaceNormalizer>(readPattern(f.object("pattern"), f.where), f.string("content"));

@@ -151,7 +151,8 @@ std::unique_ptr<PostProcessor> makeTemplate(const Fields& f, std::int64_t maxId)
                 f.fail("special token '" + it.key() + "' must have lists 'ids' and 'tokens' of the same length");
             SpecialPiece p;
             for (const auto& id : v["ids"]) {
-                if (!id.is_number_integer()) f.fail("special token '" + it.key() + "' has an invalid id " + jsonExcerpt(id));
+                if (!id.is_number_integer())
+                    f.fail("special token '" + it.key() + "' has an invalid id " + jsonExcerpt(id));
                 if (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > maxId)
                     f.fail("special token '" + it.key() + "' has " + tokenIdLimitError(id.get<std::int64_t>(), maxId));
                 p.ids.push_back(id.get<std::int64_t>());
@@ -187,11 +188,14 @@ std::unique_ptr<PostProcessor> makePostProcessor(const nlohmann::json& j, const 
     if (j.is_null()) return nullptr;
     const std::string type = componentType(j, origin.at("post_processor"));
     const Fields f{j, origin.at("post_processor (" + type + ")")};
-    if (type == "ByteLevel") return std::make_unique<ByteLevelPost>(f.boolean("trim_offsets", true), f.boolean("add_prefix_space", true));
-    if (type == "BertProcessing") return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId), false, false);
+    if (type == "ByteLevel")
+        return std::make_unique<ByteLevelPost>(f.boolean("trim_offsets", true), f.boolean("add_prefix_space", true));
+    if (type == "BertProcessing")
+        return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId), false,
+                                            false);
     if (type == "RobertaProcessing")
-        return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId), f.boolean("trim_offsets", true),
-                                            f.boolean("add_prefix_space", true));
+        return std::make_unique<ClsSepPost>(readPair(f, "cls", origin.maxId), readPair(f, "sep", origin.maxId),
+                                            f.boolean("trim_offsets", true), f.boolean("add_prefix_space", true));
     if (type == "TemplateProcessing") return makeTemplate(f, origin.maxId);
     if (type == "Sequence") {
         const auto& list = f.object("processors");

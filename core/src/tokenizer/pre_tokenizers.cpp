@@ -58,7 +58,7 @@ public:
 
     void preTokenize(std::vector<Split>& splits) const override {
         static const Pattern gpt2 = regexPattern(std::make_shared<const Regex>(
-            R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)", "ByteLevel"));
+                R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)", "ByteLevel"));
         splitEach(splits, [&](NormalizedString& s) {
             if (addPrefixSpace_ && s.get().compare(0, 1, " ") != 0) s.prepend(" ");
             if (useRegex_) return s.split(gpt2, SplitBehavior::Isolated);
@@ -92,8 +92,8 @@ enum class Prepend { Always, First, Never };
 class MetaspacePre final : public PreTokenizer {
 public:
     MetaspacePre(std::string replacement, Prepend prepend, bool split)
-        : replacement_(std::move(replacement)), prepend_(prepend), split_(split),
-          spaces_(literalPattern(" ")), marks_(literalPattern(replacement_)) {}
+        : replacement_(std::move(replacement)), prepend_(prepend), split_(split), spaces_(literalPattern(" ")),
+          marks_(literalPattern(replacement_)) {}
 
     void preTokenize(std::vector<Split>& splits) const override {
         splitEach(splits, [&](NormalizedString& s) {
@@ -130,19 +130,22 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& j, const Or
     if (j.is_null()) return nullptr;
     const std::string type = componentType(j, origin.at("pre_tokenizer"));
     const Fields f{j, origin.at("pre_tokenizer (" + type + ")")};
-    if (type == "ByteLevel") return std::make_unique<ByteLevelPre>(f.boolean("add_prefix_space", true), f.boolean("use_regex", true));
+    if (type == "ByteLevel")
+        return std::make_unique<ByteLevelPre>(f.boolean("add_prefix_space", true), f.boolean("use_regex", true));
     if (type == "BertPreTokenizer") return std::make_unique<BertPre>();
     if (type == "Whitespace") {
         static const auto words = std::make_shared<const Regex>(R"(\w+|[^\w\s]+)", "Whitespace");
         return std::make_unique<PatternSplit>(invertPattern(regexPattern(words)), SplitBehavior::Removed);
     }
-    if (type == "WhitespaceSplit") return std::make_unique<PatternSplit>(charPattern(isWhitespace), SplitBehavior::Removed);
+    if (type == "WhitespaceSplit")
+        return std::make_unique<PatternSplit>(charPattern(isWhitespace), SplitBehavior::Removed);
     if (type == "Punctuation")
-        return std::make_unique<PatternSplit>(charPattern(isPunctuation), readBehavior(f, "behavior", SplitBehavior::Isolated));
+        return std::make_unique<PatternSplit>(charPattern(isPunctuation),
+                                              readBehavior(f, "behavior", SplitBehavior::Isolated));
     if (type == "Digits")
         return std::make_unique<PatternSplit>(charPattern(isNumeric), f.boolean("individual_digits", false)
-                                                                          ? SplitBehavior::Isolated
-                                                                          : SplitBehavior::Contiguous);
+                                                                              ? SplitBehavior::Isolated
+                                                                              : SplitBehavior::Contiguous);
     if (type == "CharDelimiterSplit") {
         const auto cps = codePoints(f.string("delimiter"));
         if (cps.size() != 1) f.fail("'delimiter' must be one character");
@@ -160,10 +163,14 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& j, const Or
         Prepend prepend = f.boolean("add_prefix_space", true) ? Prepend::Always : Prepend::Never;
         if (f.has("prepend_scheme")) {
             const std::string s = f.string("prepend_scheme");
-            if (s == "always") prepend = Prepend::Always;
-            else if (s == "first") prepend = Prepend::First;
-            else if (s == "never") prepend = Prepend::Never;
-            else f.fail("prepend_scheme '" + s + "' is not one of always, first, never");
+            if (s == "always")
+                prepend = Prepend::Always;
+            else if (s == "first")
+                prepend = Prepend::First;
+            else if (s == "never")
+                prepend = Prepend::Never;
+            else
+                f.fail("prepend_scheme '" + s + "' is not one of always, first, never");
         }
         return std::make_unique<MetaspacePre>(replacement, prepend, f.boolean("split", true));
     }

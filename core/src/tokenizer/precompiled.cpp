@@ -33,26 +33,32 @@ void replace(std::vector<Change>& out, std::string_view old, std::string_view re
 }  // namespace
 
 PrecompiledCharsmap::PrecompiledCharsmap(std::string_view bytes, std::string where) : where_(std::move(where)) {
-    if (bytes.size() < 4) throw Error(where_ + ": precompiled_charsmap is " + std::to_string(bytes.size()) + " bytes, too short for its header");
+    if (bytes.size() < 4)
+        throw Error(where_ + ": precompiled_charsmap is " + std::to_string(bytes.size()) +
+                    " bytes, too short for its header");
     std::uint32_t trieBytes = 0;
-    for (int i = 3; i >= 0; --i) trieBytes = (trieBytes << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    for (int i = 3; i >= 0; --i)
+        trieBytes = (trieBytes << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
     if (trieBytes % 4 != 0 || trieBytes == 0 || trieBytes > bytes.size() - 4)
         throw Error(where_ + ": precompiled_charsmap's trie size " + std::to_string(trieBytes) + " does not fit its " +
                     std::to_string(bytes.size()) + " bytes");
     trie_.resize(trieBytes / 4);
     for (std::size_t i = 0; i < trie_.size(); ++i) {
         std::uint32_t u = 0;
-        for (int b = 3; b >= 0; --b) u = (u << 8) | static_cast<unsigned char>(bytes[4 + i * 4 + static_cast<std::size_t>(b)]);
+        for (int b = 3; b >= 0; --b)
+            u = (u << 8) | static_cast<unsigned char>(bytes[4 + i * 4 + static_cast<std::size_t>(b)]);
         trie_[i] = u;
     }
     normalized_.assign(bytes.substr(4 + trieBytes));
     std::size_t bad = 0;
     if (!isValidUtf8(normalized_, &bad))
-        throw Error(where_ + ": precompiled_charsmap's replacement strings are not valid UTF-8 (byte " + std::to_string(bad) + ")");
+        throw Error(where_ + ": precompiled_charsmap's replacement strings are not valid UTF-8 (byte " +
+                    std::to_string(bad) + ")");
 }
 
 std::uint32_t PrecompiledCharsmap::unit(std::size_t pos) const {
-    if (pos >= trie_.size()) throw Error(where_ + ": precompiled_charsmap is damaged (a trie link points outside the trie)");
+    if (pos >= trie_.size())
+        throw Error(where_ + ": precompiled_charsmap is damaged (a trie link points outside the trie)");
     return trie_[pos];
 }
 
@@ -67,7 +73,8 @@ std::optional<std::string_view> PrecompiledCharsmap::transform(std::string_view 
         pos ^= offset(u);
         if (!hasLeaf(u)) continue;
         const std::size_t begin = value(unit(pos));
-        if (begin >= normalized_.size()) throw Error(where_ + ": precompiled_charsmap is damaged (a value points past its strings)");
+        if (begin >= normalized_.size())
+            throw Error(where_ + ": precompiled_charsmap is damaged (a value points past its strings)");
         std::size_t end = normalized_.find('\0', begin);
         if (end == std::string::npos) end = normalized_.size();
         const std::string_view out(normalized_.data() + begin, end - begin);

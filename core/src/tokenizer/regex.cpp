@@ -22,8 +22,8 @@ std::string translate(const std::string& p, const std::string& where) {
         if (top) out += '[';
         if (i + 1 < p.size() && p[i + 1] == '^') {
             if (!top)
-                throw Error(where + ": regex '" + p + "' has a negated class inside a class (offset " + std::to_string(i) +
-                            "), which is not supported");
+                throw Error(where + ": regex '" + p + "' has a negated class inside a class (offset " +
+                            std::to_string(i) + "), which is not supported");
             out += p[++i];
         }
         if (i + 1 < p.size() && p[i + 1] == ']') {  // a literal ] first in a class
@@ -36,9 +36,12 @@ std::string translate(const std::string& p, const std::string& where) {
         const char c = p[i];
         if (c == '\\' && i + 1 < p.size()) {
             const char n = p[i + 1];
-            if (n == 'w') out += depth > 0 ? word : "[" + word + "]";
-            else if (n == 'W' && depth == 0) out += "[^" + word + "]";
-            else out += p.substr(i, 2);
+            if (n == 'w')
+                out += depth > 0 ? word : "[" + word + "]";
+            else if (n == 'W' && depth == 0)
+                out += "[^" + word + "]";
+            else
+                out += p.substr(i, 2);
             ++i;
             continue;
         }
@@ -100,7 +103,8 @@ void Regex::findAll(std::string_view text, std::vector<std::pair<std::size_t, st
             pcre2_match_data_free(md);
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(rc, message, sizeof message);
-            throw Error(where_ + ": regex '" + pattern_ + "' failed on the text: " + reinterpret_cast<const char*>(message));
+            throw Error(where_ + ": regex '" + pattern_ +
+                        "' failed on the text: " + reinterpret_cast<const char*>(message));
         }
         if (rc < 0) {
             if (flags == 0) break;

@@ -51,7 +51,6 @@ bool present(const fs::path& p) {
     return fs::exists(p, ec);
 }
 
-
 // transformers' FAIRSEQ_LANGUAGE_CODES (tokenization_mbart.py), in id order.
 const char* const kMBartCodes[] = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN",
                                    "hi_IN", "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP",
@@ -76,7 +75,8 @@ std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& con
     // Another class (Pegasus, CamemBERT, ...) lays the same files out its own way.
     if (!cls.empty()) return std::nullopt;
     std::string type;
-    if (present(folder / "config.json")) type = readJsonObject(folder / "config.json").value("model_type", std::string());
+    if (present(folder / "config.json"))
+        type = readJsonObject(folder / "config.json").value("model_type", std::string());
     if (type == "albert") return Family::Albert;
     if (type == "xlnet") return Family::XLNet;
     if (type == "deberta-v2") return Family::DebertaV2;
@@ -114,7 +114,8 @@ public:
 // dropLoneMark: non-legacy Llama drops a first "▁" that a special token follows.
 class AffixPost final : public PostProcessor {
 public:
-    AffixPost(std::vector<Token> prefix, std::vector<Token> suffix, bool skipRepeatedEnd, std::vector<std::int64_t> dropLoneMarkBefore)
+    AffixPost(std::vector<Token> prefix, std::vector<Token> suffix, bool skipRepeatedEnd,
+              std::vector<std::int64_t> dropLoneMarkBefore)
         : prefix_(std::move(prefix)), suffix_(std::move(suffix)), skipRepeatedEnd_(skipRepeatedEnd),
           specials_(std::move(dropLoneMarkBefore)) {}
 
@@ -144,8 +145,8 @@ struct Layout {
     std::map<std::int64_t, AddedToken> added;  // by id
     std::vector<std::string> prefix, suffix;   // token contents
     bool skipRepeatedEnd = false;
-    std::string unkPrefix;  // non-legacy Llama (makeSentencePieceModel)
-    bool digitComma = false;                // ALBERT, XLNet (makeSentencePieceModel)
+    std::string unkPrefix;                   // non-legacy Llama (makeSentencePieceModel)
+    bool digitComma = false;                 // ALBERT, XLNet (makeSentencePieceModel)
     std::unique_ptr<Normalizer> normalizer;  // the family's text preparation
     std::unique_ptr<PreTokenizer> preTokenizer;
 };
@@ -169,9 +170,10 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
     const std::string configFile = (folder / "tokenizer_config.json").string();
     const auto family = familyOf(folder, config, path);
     if (!family)
-        throw Error(configFile + ": tokenizer_class '" + config.value("tokenizer_class", std::string()) +
-                    "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, MBart50, Marian, "
-                    "Albert, XLNet, DebertaV2 are)");
+        throw Error(
+                configFile + ": tokenizer_class '" + config.value("tokenizer_class", std::string()) +
+                "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, MBart50, Marian, "
+                "Albert, XLNet, DebertaV2 are)");
     auto file = std::make_shared<const SentencePieceFile>(path);
     const auto size = static_cast<std::int64_t>(file->size());
     auto token = [&](const char* key, const char* fallback) {
@@ -185,176 +187,195 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
     };
     // A special token the model's own vocabulary holds (nothing when it lacks it, as the slow
     // tokenizers then map it to <unk> and never split it out).
-    auto addPiece = [&](const std::string& content, const std::function<std::optional<std::int64_t>(const std::string&)>& id,
-                        bool lstrip = false) {
+    auto addPiece = [&](const std::string& content,
+                        const std::function<std::optional<std::int64_t>(const std::string&)>& id, bool lstrip = false) {
         if (content.empty()) return;
         if (const auto i = id(content)) layout.added[*i] = special(content, *i, lstrip);
     };
     switch (*family) {
-    case Family::T5: {
-        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
-        for (const char* key : {"eos_token", "unk_token", "pad_token"}) addPiece(token(key, key[0] == 'e' ? "</s>" : key[0] == 'u' ? "<unk>" : "<pad>"), pieceId);
-        std::int64_t extra = 100;
-        if (config.contains("extra_ids")) {
-            if (!config["extra_ids"].is_number_integer() || config["extra_ids"].get<std::int64_t>() < 0 ||
-                config["extra_ids"].get<std::int64_t>() > 100000)
-                throw Error(configFile + ": 'extra_ids' must be an integer in [0, 100000]");
-            extra = config["extra_ids"].get<std::int64_t>();
-        }
-        for (std::int64_t i = 0; i < extra; ++i)
-            layout.added[size + extra - 1 - i] = special("<extra_id_" + std::to_string(i) + ">", size + extra - 1 - i, true, true);
-        layout.suffix = {token("eos_token", "</s>")};
-        layout.skipRepeatedEnd = true;
-        break;
-    }
-    case Family::Llama:
-    case Family::Gemma: {
-        const bool gemma = *family == Family::Gemma;
-        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
-        const std::string bos = token("bos_token", gemma ? "<bos>" : "<s>"), eos = token("eos_token", gemma ? "<eos>" : "</s>");
-        for (const std::string& t : {bos, eos, token("unk_token", "<unk>"), token("pad_token", gemma ? "<pad>" : "")}) addPiece(t, pieceId);
-        auto require = [&](const std::string& t, const char* flag) {
-            if (t.empty() || !pieceId(t))
-                throw Error(configFile + ": " + flag + " is set but the token '" + t + "' is not in " + path.string());
-            return t;
-        };
-        if (configBool(config, folder, "add_bos_token", true)) layout.prefix = {require(bos, "add_bos_token")};
-        if (configBool(config, folder, "add_eos_token", false)) layout.suffix = {require(eos, "add_eos_token")};
-        // transformers treats a missing or null "legacy" as true.
-        if (!gemma && !configBool(config, folder, "legacy", true)) {
-            layout.unkPrefix = token("unk_token", "<unk>");
-            if (layout.unkPrefix.empty()) throw Error(configFile + ": 'legacy' is false but there is no unk_token");
-            if (!configBool(config, folder, "add_prefix_space", true))
-                throw Error(configFile + ": 'add_prefix_space' false with 'legacy' false is not read yet");
-        }
-        break;
-    }
-    case Family::XlmR:
-    case Family::MBart:
-    case Family::MBart50: {
-        // fairseq's dictionary: its four specials first, every other piece one id later.
-        static const std::map<std::string, std::int64_t> fairseq = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
-        layout.ids = [](int id, const std::string& piece) {
-            const auto it = fairseq.find(piece);
-            return std::optional<std::int64_t>(it != fairseq.end() ? it->second : id + 1);
-        };
-        for (const auto& [t, id] : fairseq) layout.added[id] = special(t, id);
-        std::int64_t next = size + 1;
-        std::string lang;
-        if (*family != Family::XlmR) {
-            std::vector<std::string> codes(std::begin(kMBartCodes), std::end(kMBartCodes));
-            if (*family == Family::MBart50) codes.insert(codes.end(), std::begin(kMBart50More), std::end(kMBart50More));
-            for (const auto& code : codes) {
-                layout.added[next] = special(code, next);
-                ++next;
+        case Family::T5: {
+            layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+            for (const char* key : {"eos_token", "unk_token", "pad_token"})
+                addPiece(token(key, key[0] == 'e' ? "</s>" : key[0] == 'u' ? "<unk>" : "<pad>"), pieceId);
+            std::int64_t extra = 100;
+            if (config.contains("extra_ids")) {
+                if (!config["extra_ids"].is_number_integer() || config["extra_ids"].get<std::int64_t>() < 0 ||
+                    config["extra_ids"].get<std::int64_t>() > 100000)
+                    throw Error(configFile + ": 'extra_ids' must be an integer in [0, 100000]");
+                extra = config["extra_ids"].get<std::int64_t>();
             }
-            lang = side == TokenizerSide::Target && config.contains("tgt_lang") && config["tgt_lang"].is_string()
-                       ? config["tgt_lang"].get<std::string>()
-                       : config.contains("src_lang") && config["src_lang"].is_string() ? config["src_lang"].get<std::string>()
-                                                                                       : std::string("en_XX");
-            if (std::find(codes.begin(), codes.end(), lang) == codes.end())
-                throw Error(configFile + ": language code '" + lang + "' is not one of " +
-                            (*family == Family::MBart50 ? "mBART-50's 52" : "mBART's 25") + " (e.g. en_XX)");
+            for (std::int64_t i = 0; i < extra; ++i)
+                layout.added[size + extra - 1 - i] =
+                        special("<extra_id_" + std::to_string(i) + ">", size + extra - 1 - i, true, true);
+            layout.suffix = {token("eos_token", "</s>")};
+            layout.skipRepeatedEnd = true;
+            break;
         }
-        layout.added[next] = special(token("mask_token", "<mask>"), next, true);
-        if (*family == Family::XlmR) {
-            layout.prefix = {"<s>"};
-            layout.suffix = {"</s>"};
-        } else if (*family == Family::MBart50) {
-            layout.prefix = {lang};  // MBart50Tokenizer: the language code first
-            layout.suffix = {"</s>"};
-        } else {
-            layout.suffix = {"</s>", lang};
-        }
-        break;
-    }
-    case Family::Albert:
-    case Family::XLNet: {
-        const bool albert = *family == Family::Albert;
-        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
-        const std::vector<std::pair<const char*, const char*>> specials =
-            albert ? std::vector<std::pair<const char*, const char*>>{{"cls_token", "[CLS]"}, {"sep_token", "[SEP]"}, {"unk_token", "<unk>"},
-                                                                      {"pad_token", "<pad>"}}
-                   : std::vector<std::pair<const char*, const char*>>{{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"},
-                                                                      {"sep_token", "<sep>"}, {"pad_token", "<pad>"}, {"cls_token", "<cls>"}};
-        for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
-        if (!albert)
-            for (const char* t : {"<eop>", "<eod>"}) addPiece(t, pieceId);  // XLNet's additional_special_tokens
-        addPiece(token("mask_token", albert ? "[MASK]" : "<mask>"), pieceId, true);
-        const std::string cls = token("cls_token", albert ? "[CLS]" : "<cls>"), sep = token("sep_token", albert ? "[SEP]" : "<sep>");
-        if (albert) {
-            layout.prefix = {cls};
-            layout.suffix = {sep};
-        } else {
-            layout.suffix = {sep, cls};
-        }
-        layout.normalizer = makeAlbertNormalizer(configBool(config, folder, "remove_space", true),
-                                                 configBool(config, folder, "keep_accents", false),
-                                                 configBool(config, folder, "do_lower_case", albert));
-        layout.digitComma = true;
-        break;
-    }
-    case Family::DebertaV2: {
-        layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
-        const std::vector<std::pair<const char*, const char*>> specials = {
-            {"cls_token", "[CLS]"}, {"sep_token", "[SEP]"}, {"unk_token", "[UNK]"}, {"pad_token", "[PAD]"}};
-        for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
-        // A special token the model lacks is added after its pieces, as the slow tokenizer does.
-        const std::string mask = token("mask_token", "[MASK]");
-        if (!mask.empty()) {
-            const auto id = pieceId(mask);
-            layout.added[id ? *id : size] = special(mask, id ? *id : size);
-        }
-        layout.prefix = {token("cls_token", "[CLS]")};
-        layout.suffix = {token("sep_token", "[SEP]")};
-        if (configBool(config, folder, "do_lower_case", false)) layout.normalizer = makeNormalizer({{"type", "Lowercase"}}, Origin{configFile});
-        if (configBool(config, folder, "split_by_punct", false))
-            layout.preTokenizer = makePreTokenizer({{"type", "Punctuation"}, {"behavior", "Isolated"}}, Origin{configFile});
-        break;
-    }
-    case Family::Marian: {
-        // separate_vocabs: the target side's ids are target_vocab.json's (MarianTokenizer's
-        // _switch_to_target_mode); otherwise both sides share vocab.json.
-        const bool separate = configBool(config, folder, "separate_vocabs", false);
-        const fs::path vocabFile = folder / (side == TokenizerSide::Target && separate ? "target_vocab.json" : "vocab.json");
-        if (!present(vocabFile))
-            throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() +
-                        (separate ? ", as tokenizer_config.json sets separate_vocabs)" : ")"));
-        std::error_code sizeError;
-        const auto bytes = std::filesystem::file_size(vocabFile, sizeError);
-        auto vocab = std::make_shared<const Vocabulary>(
-            Vocabulary::fromJsonObject(readVocabJson(vocabFile), vocabFile.string(), tokenIdLimit(sizeError ? 0 : bytes)));
-        std::size_t missing = 0;
-        std::string first;
-        for (int i = 0; i < file->size(); ++i) {
-            if (file->isControl(i) || file->isUnused(i) || vocab->find(file->piece(i))) continue;
-            if (missing++ == 0) first = file->piece(i);
-        }
-        if (missing > 0)
-            throw Error(vocabFile.string() + ": lacks " + std::to_string(missing) + " of the " + std::to_string(file->size()) +
-                        " pieces of " + path.filename().string() + " (first: '" + first + "')");
-        layout.ids = [vocab](int, const std::string& piece) {
-            const auto* id = vocab->find(piece);
-            return id ? std::optional<std::int64_t>(*id) : std::nullopt;
-        };
-        auto vocabId = [&](const std::string& t) {
-            const auto* id = vocab->find(t);
-            return id ? std::optional<std::int64_t>(*id) : std::nullopt;
-        };
-        const std::string eos = token("eos_token", "</s>");
-        for (const std::string& t : {eos, token("unk_token", "<unk>"), token("pad_token", "<pad>")}) addPiece(t, vocabId);
-        for (std::int64_t id = 0; id <= vocab->maxId(); ++id) {
-            const std::string* t = vocab->token(id);
-            if (t && t->size() > 4 && startsWith(*t, ">>") && t->compare(t->size() - 2, 2, "<<") == 0) {
-                AddedToken code = special(*t, id);
-                code.special = false;  // transformers keeps language codes out of the special tokens
-                layout.added[id] = code;
+        case Family::Llama:
+        case Family::Gemma: {
+            const bool gemma = *family == Family::Gemma;
+            layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+            const std::string bos = token("bos_token", gemma ? "<bos>" : "<s>"),
+                              eos = token("eos_token", gemma ? "<eos>" : "</s>");
+            for (const std::string& t :
+                 {bos, eos, token("unk_token", "<unk>"), token("pad_token", gemma ? "<pad>" : "")})
+                addPiece(t, pieceId);
+            auto require = [&](const std::string& t, const char* flag) {
+                if (t.empty() || !pieceId(t))
+                    throw Error(configFile + ": " + flag + " is set but the token '" + t + "' is not in " +
+                                path.string());
+                return t;
+            };
+            if (configBool(config, folder, "add_bos_token", true)) layout.prefix = {require(bos, "add_bos_token")};
+            if (configBool(config, folder, "add_eos_token", false)) layout.suffix = {require(eos, "add_eos_token")};
+            // transformers treats a missing or null "legacy" as true.
+            if (!gemma && !configBool(config, folder, "legacy", true)) {
+                layout.unkPrefix = token("unk_token", "<unk>");
+                if (layout.unkPrefix.empty()) throw Error(configFile + ": 'legacy' is false but there is no unk_token");
+                if (!configBool(config, folder, "add_prefix_space", true))
+                    throw Error(configFile + ": 'add_prefix_space' false with 'legacy' false is not read yet");
             }
+            break;
         }
-        if (!vocabId(eos)) throw Error(vocabFile.string() + ": has no '" + eos + "' (the end token Marian appends)");
-        layout.suffix = {eos};
-        break;
-    }
+        case Family::XlmR:
+        case Family::MBart:
+        case Family::MBart50: {
+            // fairseq's dictionary: its four specials first, every other piece one id later.
+            static const std::map<std::string, std::int64_t> fairseq = {
+                    {"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
+            layout.ids = [](int id, const std::string& piece) {
+                const auto it = fairseq.find(piece);
+                return std::optional<std::int64_t>(it != fairseq.end() ? it->second : id + 1);
+            };
+            for (const auto& [t, id] : fairseq) layout.added[id] = special(t, id);
+            std::int64_t next = size + 1;
+            std::string lang;
+            if (*family != Family::XlmR) {
+                std::vector<std::string> codes(std::begin(kMBartCodes), std::end(kMBartCodes));
+                if (*family == Family::MBart50)
+                    codes.insert(codes.end(), std::begin(kMBart50More), std::end(kMBart50More));
+                for (const auto& code : codes) {
+                    layout.added[next] = special(code, next);
+                    ++next;
+                }
+                lang = side == TokenizerSide::Target && config.contains("tgt_lang") && config["tgt_lang"].is_string()
+                               ? config["tgt_lang"].get<std::string>()
+                       : config.contains("src_lang") && config["src_lang"].is_string()
+                               ? config["src_lang"].get<std::string>()
+                               : std::string("en_XX");
+                if (std::find(codes.begin(), codes.end(), lang) == codes.end())
+                    throw Error(configFile + ": language code '" + lang + "' is not one of " +
+                                (*family == Family::MBart50 ? "mBART-50's 52" : "mBART's 25") + " (e.g. en_XX)");
+            }
+            layout.added[next] = special(token("mask_token", "<mask>"), next, true);
+            if (*family == Family::XlmR) {
+                layout.prefix = {"<s>"};
+                layout.suffix = {"</s>"};
+            } else if (*family == Family::MBart50) {
+                layout.prefix = {lang};  // MBart50Tokenizer: the language code first
+                layout.suffix = {"</s>"};
+            } else {
+                layout.suffix = {"</s>", lang};
+            }
+            break;
+        }
+        case Family::Albert:
+        case Family::XLNet: {
+            const bool albert = *family == Family::Albert;
+            layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+            const std::vector<std::pair<const char*, const char*>> specials =
+                    albert ? std::vector<std::pair<const char*, const char*>>{{"cls_token", "[CLS]"},
+                                                                              {"sep_token", "[SEP]"},
+                                                                              {"unk_token", "<unk>"},
+                                                                              {"pad_token", "<pad>"}}
+                           : std::vector<std::pair<const char*, const char*>>{
+                                     {"bos_token", "<s>"},   {"eos_token", "</s>"},  {"unk_token", "<unk>"},
+                                     {"sep_token", "<sep>"}, {"pad_token", "<pad>"}, {"cls_token", "<cls>"}};
+            for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
+            if (!albert)
+                for (const char* t : {"<eop>", "<eod>"}) addPiece(t, pieceId);  // XLNet's additional_special_tokens
+            addPiece(token("mask_token", albert ? "[MASK]" : "<mask>"), pieceId, true);
+            const std::string cls = token("cls_token", albert ? "[CLS]" : "<cls>"),
+                              sep = token("sep_token", albert ? "[SEP]" : "<sep>");
+            if (albert) {
+                layout.prefix = {cls};
+                layout.suffix = {sep};
+            } else {
+                layout.suffix = {sep, cls};
+            }
+            layout.normalizer = makeAlbertNormalizer(configBool(config, folder, "remove_space", true),
+                                                     configBool(config, folder, "keep_accents", false),
+                                                     configBool(config, folder, "do_lower_case", albert));
+            layout.digitComma = true;
+            break;
+        }
+        case Family::DebertaV2: {
+            layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+            const std::vector<std::pair<const char*, const char*>> specials = {
+                    {"cls_token", "[CLS]"}, {"sep_token", "[SEP]"}, {"unk_token", "[UNK]"}, {"pad_token", "[PAD]"}};
+            for (const auto& [key, fallback] : specials) addPiece(token(key, fallback), pieceId);
+            // A special token the model lacks is added after its pieces, as the slow tokenizer does.
+            const std::string mask = token("mask_token", "[MASK]");
+            if (!mask.empty()) {
+                const auto id = pieceId(mask);
+                layout.added[id ? *id : size] = special(mask, id ? *id : size);
+            }
+            layout.prefix = {token("cls_token", "[CLS]")};
+            layout.suffix = {token("sep_token", "[SEP]")};
+            if (configBool(config, folder, "do_lower_case", false))
+                layout.normalizer = makeNormalizer({{"type", "Lowercase"}}, Origin{configFile});
+            if (configBool(config, folder, "split_by_punct", false))
+                layout.preTokenizer =
+                        makePreTokenizer({{"type", "Punctuation"}, {"behavior", "Isolated"}}, Origin{configFile});
+            break;
+        }
+        case Family::Marian: {
+            // separate_vocabs: the target side's ids are target_vocab.json's (MarianTokenizer's
+            // _switch_to_target_mode); otherwise both sides share vocab.json.
+            const bool separate = configBool(config, folder, "separate_vocabs", false);
+            const fs::path vocabFile =
+                    folder / (side == TokenizerSide::Target && separate ? "target_vocab.json" : "vocab.json");
+            if (!present(vocabFile))
+                throw Error(vocabFile.string() + ": missing (Marian's ids for " + path.filename().string() +
+                            (separate ? ", as tokenizer_config.json sets separate_vocabs)" : ")"));
+            std::error_code sizeError;
+            const auto bytes = std::filesystem::file_size(vocabFile, sizeError);
+            auto vocab = std::make_shared<const Vocabulary>(Vocabulary::fromJsonObject(
+                    readVocabJson(vocabFile), vocabFile.string(), tokenIdLimit(sizeError ? 0 : bytes)));
+            std::size_t missing = 0;
+            std::string first;
+            for (int i = 0; i < file->size(); ++i) {
+                if (file->isControl(i) || file->isUnused(i) || vocab->find(file->piece(i))) continue;
+                if (missing++ == 0) first = file->piece(i);
+            }
+            if (missing > 0)
+                throw Error(vocabFile.string() + ": lacks " + std::to_string(missing) + " of the " +
+                            std::to_string(file->size()) + " pieces of " + path.filename().string() + " (first: '" +
+                            first + "')");
+            layout.ids = [vocab](int, const std::string& piece) {
+                const auto* id = vocab->find(piece);
+                return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+            };
+            auto vocabId = [&](const std::string& t) {
+                const auto* id = vocab->find(t);
+                return id ? std::optional<std::int64_t>(*id) : std::nullopt;
+            };
+            const std::string eos = token("eos_token", "</s>");
+            for (const std::string& t : {eos, token("unk_token", "<unk>"), token("pad_token", "<pad>")})
+                addPiece(t, vocabId);
+            for (std::int64_t id = 0; id <= vocab->maxId(); ++id) {
+                const std::string* t = vocab->token(id);
+                if (t && t->size() > 4 && startsWith(*t, ">>") && t->compare(t->size() - 2, 2, "<<") == 0) {
+                    AddedToken code = special(*t, id);
+                    code.special = false;  // transformers keeps language codes out of the special tokens
+                    layout.added[id] = code;
+                }
+            }
+            if (!vocabId(eos))
+                throw Error(vocabFile.string() + ": has no '" + eos + "' (the end token Marian appends)");
+            layout.suffix = {eos};
+            break;
+        }
     }
     // Flags and ids as tokenizer_config.json saved them.
     if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
@@ -365,7 +386,8 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
                 id = std::stoll(it.key());
             } catch (const std::exception&) {
             }
-            if (id < 0 || id > Vocabulary::kMaxId || !it.value().is_object()) f.fail("must be an id with a token object");
+            if (id < 0 || id > Vocabulary::kMaxId || !it.value().is_object())
+                f.fail("must be an id with a token object");
             AddedToken t = special(f.string("content"), id);
             t.special = f.boolean("special", false);
             t.lstrip = f.boolean("lstrip", false);
@@ -383,7 +405,8 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         impl->normalizer = std::move(layout.normalizer);
         impl->preTokenizer = std::move(layout.preTokenizer);
     } else {
-        impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids, layout.unkPrefix);
+        impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids,
+                                             layout.unkPrefix);
         impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();
     }
     std::vector<std::int64_t> specialIds;  // for non-legacy Llama's lone "▁"
@@ -403,7 +426,8 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder,
         }
         return out;
     };
-    impl->postProcessor = std::make_unique<AffixPost>(affix(layout.prefix), affix(layout.suffix), layout.skipRepeatedEnd, specialIds);
+    impl->postProcessor =
+            std::make_unique<AffixPost>(affix(layout.prefix), affix(layout.suffix), layout.skipRepeatedEnd, specialIds);
     impl->decoder = makeSentencePieceDecoder(file);
     impl->style = TokenStyle::Metaspace;
     return impl;

@@ -19,7 +19,9 @@ namespace attnscope::tok {
 
 namespace {
 
-void appendTo(void* context, const char* data, std::size_t size) { static_cast<std::string*>(context)->append(data, size); }
+void appendTo(void* context, const char* data, std::size_t size) {
+    static_cast<std::string*>(context)->append(data, size);
+}
 
 // The shim's functions, loaded once per process into a new link-map namespace.
 struct Shim {
@@ -38,7 +40,9 @@ std::vector<std::string> shimCandidates() {
     if (const char* env = std::getenv("ATTNSCOPE_SENTENCEPIECE_LIBRARY"); env && *env) out.emplace_back(env);
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) out.push_back((exe.parent_path().parent_path() / "lib" / "attnscope" / "libattnscope_sentencepiece.so").string());
+    if (!ec)
+        out.push_back(
+                (exe.parent_path().parent_path() / "lib" / "attnscope" / "libattnscope_sentencepiece.so").string());
 #ifdef ATTNSCOPE_SENTENCEPIECE_BUILD_PATH
     out.emplace_back(ATTNSCOPE_SENTENCEPIECE_BUILD_PATH);
 #endif
@@ -65,7 +69,8 @@ const Shim& shim() {
             break;
         }
         if (!handle) {
-            api.error = "libattnscope_sentencepiece.so not found (looked at " + tried + "; set ATTNSCOPE_SENTENCEPIECE_LIBRARY)";
+            api.error = "libattnscope_sentencepiece.so not found (looked at " + tried +
+                        "; set ATTNSCOPE_SENTENCEPIECE_LIBRARY)";
             return api;
         }
         auto get = [&](auto& fn, const char* name) {
@@ -121,8 +126,12 @@ SentencePieceFile::~SentencePieceFile() {
 
 int SentencePieceFile::size() const { return static_cast<int>(pieces_.size()); }
 const std::string& SentencePieceFile::piece(int id) const { return pieces_.at(static_cast<std::size_t>(id)); }
-bool SentencePieceFile::isControl(int id) const { return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmControl) != 0; }
-bool SentencePieceFile::isUnused(int id) const { return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmUnused) != 0; }
+bool SentencePieceFile::isControl(int id) const {
+    return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmControl) != 0;
+}
+bool SentencePieceFile::isUnused(int id) const {
+    return (flags_.at(static_cast<std::size_t>(id)) & kAttnscopeSpmUnused) != 0;
+}
 int SentencePieceFile::unkId() const { return unkId_; }
 
 std::optional<int> SentencePieceFile::find(const std::string& piece) const {
@@ -154,7 +163,8 @@ namespace {
 
 class SentencePieceModel final : public VocabularyModel {
 public:
-    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix, bool digitComma)
+    SentencePieceModel(std::shared_ptr<const SentencePieceFile> file, const SpmIds& ids, std::string unkPrefix,
+                       bool digitComma)
         : file_(std::move(file)), unkPrefix_(std::move(unkPrefix)), digitComma_(digitComma) {
         if (!unkPrefix_.empty()) unkPieces_ = file_->encode(unkPrefix_).size();
         outer_.assign(static_cast<std::size_t>(file_->size()), -1);
@@ -171,7 +181,8 @@ public:
         const bool behind = !unkPrefix_.empty() && (piece.rfind(" ", 0) == 0 || piece.rfind("\xE2\x96\x81", 0) == 0);
         std::vector<SentencePieceFile::Piece> pieces = file_->encode(behind ? unkPrefix_ + piece : piece);
         if (behind) {
-            pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(std::min(unkPieces_, pieces.size())));
+            pieces.erase(pieces.begin(),
+                         pieces.begin() + static_cast<std::ptrdiff_t>(std::min(unkPieces_, pieces.size())));
             for (auto& p : pieces) {
                 p.begin = p.begin >= unkPrefix_.size() ? p.begin - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
                 p.end = p.end >= unkPrefix_.size() ? p.end - static_cast<std::uint32_t>(unkPrefix_.size()) : 0;
@@ -189,7 +200,8 @@ private:
     std::int64_t outerId(int id) const {
         const auto spId = static_cast<std::size_t>(id);
         if (id < 0 || spId >= outer_.size() || outer_[spId] < 0)
-            throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(id) + ", which has no id in the folder's vocabulary");
+            throw Error(file_->file() + ": SentencePiece gave id " + std::to_string(id) +
+                        ", which has no id in the folder's vocabulary");
         return outer_[spId];
     }
 
@@ -219,7 +231,8 @@ private:
                 outer = outerId(spId ? *spId : file_->unkId());
             }
             first = false;
-            out.push_back({outer, value, std::min(digitsBegin + p.begin, commaBegin), std::min(digitsBegin + p.end, commaBegin)});
+            out.push_back({outer, value, std::min(digitsBegin + p.begin, commaBegin),
+                           std::min(digitsBegin + p.end, commaBegin)});
         }
         const auto comma = file_->find(",");
         out.push_back({outerId(comma ? *comma : file_->unkId()), ",", commaBegin, end});

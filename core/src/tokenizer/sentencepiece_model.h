@@ -35,10 +35,10 @@ public:
     // The library's text for SentencePiece ids (spaces restored, byte pieces joined).
     std::string decode(const std::vector<int>& ids) const;
 
-    int size() const;                           // number of pieces
-    const std::string& piece(int id) const;     // id in [0, size())
+    int size() const;                        // number of pieces
+    const std::string& piece(int id) const;  // id in [0, size())
     std::optional<int> find(const std::string& piece) const;
-    bool isControl(int id) const;               // <s>, </s> and other pieces encode never emits
+    bool isControl(int id) const;  // <s>, </s> and other pieces encode never emits
     bool isUnused(int id) const;
     int unkId() const;
     const std::string& file() const { return file_; }

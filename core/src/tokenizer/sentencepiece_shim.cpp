@@ -21,8 +21,8 @@ const sentencepiece::SentencePieceProcessor& sp(const void* model) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) void* attnscope_spm_load(const char* data, std::size_t size, attnscope_spm_sink error,
-                                                                void* errorContext) {
+__attribute__((visibility("default"))) void* attnscope_spm_load(const char* data, std::size_t size,
+                                                                attnscope_spm_sink error, void* errorContext) {
     try {
         auto model = std::make_unique<sentencepiece::SentencePieceProcessor>();
         const auto status = model->LoadFromSerializedProto(std::string(data, size));
@@ -47,7 +47,8 @@ __attribute__((visibility("default"))) int attnscope_spm_size(const void* model)
 
 __attribute__((visibility("default"))) int attnscope_spm_unk_id(const void* model) { return sp(model).unk_id(); }
 
-__attribute__((visibility("default"))) int attnscope_spm_piece(const void* model, int id, attnscope_spm_sink sink, void* context) {
+__attribute__((visibility("default"))) int attnscope_spm_piece(const void* model, int id, attnscope_spm_sink sink,
+                                                               void* context) {
     const auto& p = sp(model);
     if (id < 0 || id >= p.GetPieceSize()) return -1;
     try {
@@ -60,8 +61,8 @@ __attribute__((visibility("default"))) int attnscope_spm_piece(const void* model
 }
 
 __attribute__((visibility("default"))) int attnscope_spm_encode(const void* model, const char* text, std::size_t size,
-                                                               attnscope_spm_sink sink, void* context, attnscope_spm_sink error,
-                                                               void* errorContext) {
+                                                                attnscope_spm_sink sink, void* context,
+                                                                attnscope_spm_sink error, void* errorContext) {
     try {
         sentencepiece::ImmutableSentencePieceText spt;
         const auto status = sp(model).Encode(std::string(text, size), spt.mutable_proto());
@@ -82,8 +83,9 @@ __attribute__((visibility("default"))) int attnscope_spm_encode(const void* mode
     return -1;
 }
 
-__attribute__((visibility("default"))) int attnscope_spm_decode(const void* model, const std::int32_t* ids, std::size_t count,
-                                                               attnscope_spm_sink sink, void* context) {
+__attribute__((visibility("default"))) int attnscope_spm_decode(const void* model, const std::int32_t* ids,
+                                                                std::size_t count, attnscope_spm_sink sink,
+                                                                void* context) {
     try {
         std::string text;
         if (!sp(model).Decode(std::vector<int>(ids, ids + count), &text).ok()) return -1;

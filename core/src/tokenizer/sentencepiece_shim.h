@@ -37,5 +37,6 @@ int attnscope_spm_piece(const void* model, int id, attnscope_spm_sink sink, void
 int attnscope_spm_encode(const void* model, const char* text, std::size_t size, attnscope_spm_sink sink, void* context,
                          attnscope_spm_sink error, void* errorContext);
 // Sends the text of SentencePiece ids to `sink`; 0 on success.
-int attnscope_spm_decode(const void* model, const std::int32_t* ids, std::size_t count, attnscope_spm_sink sink, void* context);
+int attnscope_spm_decode(const void* model, const std::int32_t* ids, std::size_t count, attnscope_spm_sink sink,
+                         void* context);
 }

@@ -41,7 +41,8 @@ Pattern spaceRuns(bool edgesOnly) {
 
 class AlbertNormalizer final : public Normalizer {
 public:
-    AlbertNormalizer(bool removeSpace, bool keepAccents, bool lower) : removeSpace_(removeSpace), keepAccents_(keepAccents), lower_(lower) {}
+    AlbertNormalizer(bool removeSpace, bool keepAccents, bool lower)
+        : removeSpace_(removeSpace), keepAccents_(keepAccents), lower_(lower) {}
 
     void normalize(NormalizedString& s) const override {
         if (removeSpace_) {
@@ -73,10 +74,10 @@ bool isPythonDigit(char32_t c) {
     if (utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ND) return true;
     // Python 3.11's isdigit() characters outside Nd (Numeric_Type=Digit).
     static const std::pair<char32_t, char32_t> kDigit[] = {
-        {0xB2, 0xB3},       {0xB9, 0xB9},       {0x1369, 0x1371},   {0x19DA, 0x19DA},   {0x2070, 0x2070},
-        {0x2074, 0x2079},   {0x2080, 0x2089},   {0x2460, 0x2468},   {0x2474, 0x247C},   {0x2488, 0x2490},
-        {0x24EA, 0x24EA},   {0x24F5, 0x24FD},   {0x24FF, 0x24FF},   {0x2776, 0x277E},   {0x2780, 0x2788},
-        {0x278A, 0x2792},   {0x10A40, 0x10A43}, {0x10E60, 0x10E68}, {0x11052, 0x1105A}, {0x1F100, 0x1F10A}};
+            {0xB2, 0xB3},     {0xB9, 0xB9},       {0x1369, 0x1371},   {0x19DA, 0x19DA},   {0x2070, 0x2070},
+            {0x2074, 0x2079}, {0x2080, 0x2089},   {0x2460, 0x2468},   {0x2474, 0x247C},   {0x2488, 0x2490},
+            {0x24EA, 0x24EA}, {0x24F5, 0x24FD},   {0x24FF, 0x24FF},   {0x2776, 0x277E},   {0x2780, 0x2788},
+            {0x278A, 0x2792}, {0x10A40, 0x10A43}, {0x10E60, 0x10E68}, {0x11052, 0x1105A}, {0x1F100, 0x1F10A}};
     for (const auto& [lo, hi] : kDigit)
         if (c >= lo && c <= hi) return true;
     return false;

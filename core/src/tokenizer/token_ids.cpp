@@ -35,10 +35,11 @@ std::int64_t parseIdEntry(const std::string& entry, const std::string& what) {
 
 std::vector<std::int64_t> parseNumberList(const std::string& text, const std::string& what) {
     std::vector<std::int64_t> out;
-    std::size_t entries = 0;        // entries seen, empty ones included (for messages)
-    bool commaPending = false;      // a comma was read and no entry has followed it yet
+    std::size_t entries = 0;    // entries seen, empty ones included (for messages)
+    bool commaPending = false;  // a comma was read and no entry has followed it yet
     auto emptyEntry = [&] {
-        return Error("entry " + std::to_string(entries + 1) + " is empty: every comma must sit between two " + what + "s");
+        return Error("entry " + std::to_string(entries + 1) + " is empty: every comma must sit between two " + what +
+                     "s");
     };
     std::size_t i = 0;
     while (i < text.size()) {

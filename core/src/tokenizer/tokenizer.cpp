@@ -23,7 +23,8 @@ namespace {
 
 TokenStyle detectStyle(const nlohmann::json& root, std::string& prefix) {
     // The decoder says best how tokens read; the pre-tokenizer and model otherwise.
-    std::function<std::optional<TokenStyle>(const nlohmann::json&)> scan = [&](const nlohmann::json& j) -> std::optional<TokenStyle> {
+    std::function<std::optional<TokenStyle>(const nlohmann::json&)> scan =
+            [&](const nlohmann::json& j) -> std::optional<TokenStyle> {
         if (j.is_array()) {
             for (const auto& e : j)
                 if (auto s = scan(e)) return s;
@@ -37,7 +38,8 @@ TokenStyle detectStyle(const nlohmann::json& root, std::string& prefix) {
             prefix = j.value("prefix", j.value("continuing_subword_prefix", std::string("##")));
             return TokenStyle::WordPiece;
         }
-        if ((type == "Replace" || type == "Prepend") && j.dump().find("\xE2\x96\x81") != std::string::npos) return TokenStyle::Metaspace;
+        if ((type == "Replace" || type == "Prepend") && j.dump().find("\xE2\x96\x81") != std::string::npos)
+            return TokenStyle::Metaspace;
         for (const char* key : {"decoders", "pretokenizers", "normalizers"})
             if (j.contains(key))
                 if (auto s = scan(j[key])) return s;
@@ -61,7 +63,8 @@ std::vector<AddedToken> readAddedTokens(const nlohmann::json& root, const Origin
         a.content = f.string("content");
         a.id = f.integer("id");
         // The vocabulary's one limit: vocabSize() (max id + 1) sizes tables and checks elsewhere.
-        if (a.id < 0 || a.id > origin.maxId) f.fail("token '" + a.content + "' has " + tokenIdLimitError(a.id, origin.maxId));
+        if (a.id < 0 || a.id > origin.maxId)
+            f.fail("token '" + a.content + "' has " + tokenIdLimitError(a.id, origin.maxId));
         a.special = f.boolean("special", false);
         a.singleWord = f.boolean("single_word", false);
         a.lstrip = f.boolean("lstrip", false);
@@ -150,8 +153,10 @@ std::string Tokenizer::decode(const std::vector<std::int64_t>& ids, bool skipSpe
     std::vector<std::string> tokens;
     for (auto id : ids) {
         std::optional<std::string> t;
-        if (const auto* a = impl_->added.byId(id)) t = a->decoded;
-        else t = impl_->model->idToToken(id);
+        if (const auto* a = impl_->added.byId(id))
+            t = a->decoded;
+        else
+            t = impl_->model->idToToken(id);
         if (!t || (skipSpecialTokens && impl_->added.isSpecial(*t))) continue;
         tokens.push_back(std::move(*t));
     }
@@ -183,7 +188,8 @@ const std::string& Tokenizer::origin() const { return impl_->origin; }
 std::string Tokenizer::displayToken(std::int64_t id) const {
     // Special tokens read as written; other added tokens (GPT-NeoX's and CodeGen's runs of
     // spaces, Gemma's runs of newlines) show their whitespace like vocabulary tokens do.
-    if (const auto* a = impl_->added.byId(id)) return a->special ? a->content : readableToken(a->content, impl_->style, impl_->prefix);
+    if (const auto* a = impl_->added.byId(id))
+        return a->special ? a->content : readableToken(a->content, impl_->style, impl_->prefix);
     const auto t = impl_->model->idToToken(id);
     if (!t) throw Error(impl_->origin + ": token id " + std::to_string(id) + " is not in the vocabulary");
     return readableToken(*t, impl_->style, impl_->prefix);

@@ -61,10 +61,15 @@ bool isPunctCategory(utf8proc_category_t k) {
 bool isWhitespace(char32_t c) {
     if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D);
     switch (c) {
-        case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
-            return true;
-        default:
-            return c >= 0x2000 && c <= 0x200A;
+        case 0x85:
+        case 0xA0:
+        case 0x1680:
+        case 0x2028:
+        case 0x2029:
+        case 0x202F:
+        case 0x205F:
+        case 0x3000: return true;
+        default: return c >= 0x2000 && c <= 0x200A;
     }
 }
 
@@ -77,17 +82,25 @@ bool isWordChar(char32_t c) {
     if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     const auto k = category(c);
     switch (k) {
-        case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-        case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
-        case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_PC:
-            return true;
-        default:
-            return c == 0x200C || c == 0x200D;
+        case UTF8PROC_CATEGORY_LU:
+        case UTF8PROC_CATEGORY_LL:
+        case UTF8PROC_CATEGORY_LT:
+        case UTF8PROC_CATEGORY_LM:
+        case UTF8PROC_CATEGORY_LO:
+        case UTF8PROC_CATEGORY_MN:
+        case UTF8PROC_CATEGORY_MC:
+        case UTF8PROC_CATEGORY_ME:
+        case UTF8PROC_CATEGORY_ND:
+        case UTF8PROC_CATEGORY_NL:
+        case UTF8PROC_CATEGORY_PC: return true;
+        default: return c == 0x200C || c == 0x200D;
     }
 }
 
 bool isPunctuation(char32_t c) {
-    if (c < 0x80) return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+    if (c < 0x80)
+        return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+               (c >= 0x7B && c <= 0x7E);
     return isPunctCategory(category(c));
 }
 
@@ -143,8 +156,9 @@ std::vector<char32_t> normalizeForm(const std::vector<char32_t>& in, NormalForm 
     std::vector<utf8proc_int32_t> out(in.size() * 18 + 8);
     utf8proc_ssize_t n = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
-        const auto r = utf8proc_decompose_char(buf[i], out.data() + n, static_cast<utf8proc_ssize_t>(out.size()) - n,
-                                               static_cast<utf8proc_option_t>((options & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE), nullptr);
+        const auto r = utf8proc_decompose_char(
+                buf[i], out.data() + n, static_cast<utf8proc_ssize_t>(out.size()) - n,
+                static_cast<utf8proc_option_t>((options & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE), nullptr);
         if (r < 0) return in;
         n += r;
     }
@@ -171,7 +185,8 @@ std::vector<std::pair<std::size_t, std::size_t>> graphemeClusters(std::string_vi
     char32_t prev = 0;
     for (std::size_t i = 0, n = 0; i < s.size(); i += n) {
         const char32_t c = decodeUtf8(s, i, &n);
-        if (i == 0 || utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev), static_cast<utf8proc_int32_t>(c), &state))
+        if (i == 0 || utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev),
+                                                       static_cast<utf8proc_int32_t>(c), &state))
             out.emplace_back(i, 0);
         out.back().second += n;
         prev = c;

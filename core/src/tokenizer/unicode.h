@@ -19,15 +19,15 @@ std::vector<char32_t> codePoints(std::string_view s);
 // codePoints(s).size() without building the vector.
 std::size_t countCodePoints(std::string_view s);
 
-bool isWhitespace(char32_t c);         // Unicode White_Space (Rust char::is_whitespace)
-bool isNumeric(char32_t c);            // Nd, Nl, No (Rust char::is_numeric)
-bool isWordChar(char32_t c);           // letters, marks, Nd, Pc, joiners (regex \w)
-bool isPunctuation(char32_t c);        // ASCII punctuation or a P* category (BERT's too)
-bool isBertControl(char32_t c);        // C* except \t \n \r
-bool isBertWhitespace(char32_t c);     // \t \n \r or White_Space
-bool isChineseChar(char32_t c);        // CJK ideograph blocks as BERT defines them
-bool isMarkNonspacing(char32_t c);     // Mn
-bool isMark(char32_t c);               // Mn, Mc, Me
+bool isWhitespace(char32_t c);      // Unicode White_Space (Rust char::is_whitespace)
+bool isNumeric(char32_t c);         // Nd, Nl, No (Rust char::is_numeric)
+bool isWordChar(char32_t c);        // letters, marks, Nd, Pc, joiners (regex \w)
+bool isPunctuation(char32_t c);     // ASCII punctuation or a P* category (BERT's too)
+bool isBertControl(char32_t c);     // C* except \t \n \r
+bool isBertWhitespace(char32_t c);  // \t \n \r or White_Space
+bool isChineseChar(char32_t c);     // CJK ideograph blocks as BERT defines them
+bool isMarkNonspacing(char32_t c);  // Mn
+bool isMark(char32_t c);            // Mn, Mc, Me
 
 // Extended grapheme clusters (UAX #29, as Rust's unicode-segmentation graphemes(true)): the
 // (byte offset, byte length) of each.

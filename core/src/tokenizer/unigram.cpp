@@ -64,14 +64,17 @@ public:
                 if (!id) continue;
                 Node& target = best[start + len];
                 const double candidate = scores_[static_cast<std::size_t>(*id)] + here;
-                if (target.start < 0 || candidate > target.score) target = {candidate, static_cast<std::int64_t>(start), *id};
+                if (target.start < 0 || candidate > target.score)
+                    target = {candidate, static_cast<std::int64_t>(start), *id};
                 if (len == n) single = true;
             }
             if (!single) {
-                if (!unkId_) throw Error(where_ + ": the text has a character no piece covers and the model has no unk_id");
+                if (!unkId_)
+                    throw Error(where_ + ": the text has a character no piece covers and the model has no unk_id");
                 Node& target = best[start + n];
                 const double candidate = unkScore + here;
-                if (target.start < 0 || candidate > target.score) target = {candidate, static_cast<std::int64_t>(start), *unkId_};
+                if (target.start < 0 || candidate > target.score)
+                    target = {candidate, static_cast<std::int64_t>(start), *unkId_};
             }
         }
         // Walk back, fusing consecutive unknown pieces.
@@ -117,7 +120,6 @@ public:
         }
     }
 
-
 private:
     std::string where_;
     std::vector<double> scores_;
@@ -134,7 +136,8 @@ std::unique_ptr<Model> makeUnigram(const nlohmann::json& j, const Origin& origin
 }
 
 std::unique_ptr<Model> makeModel(const nlohmann::json& j, const Origin& origin) {
-    const std::string type = j.is_object() && !j.contains("type") && j.contains("merges") ? "BPE" : componentType(j, origin.at("model"));
+    const std::string type =
+            j.is_object() && !j.contains("type") && j.contains("merges") ? "BPE" : componentType(j, origin.at("model"));
     if (type == "BPE") return makeBpe(j, origin);
     if (type == "WordPiece") return makeWordPiece(j, origin);
     if (type == "Unigram") return makeUnigram(j, origin);

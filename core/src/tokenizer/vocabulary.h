@@ -51,8 +51,8 @@ public:
     }
     const std::string* token(std::int64_t id) const {
         return id >= 0 && static_cast<std::size_t>(id) < byId_.size() && byId_[static_cast<std::size_t>(id)]
-                   ? byId_[static_cast<std::size_t>(id)]
-                   : nullptr;
+                       ? byId_[static_cast<std::size_t>(id)]
+                       : nullptr;
     }
     std::int64_t maxId() const { return static_cast<std::int64_t>(byId_.size()) - 1; }
     std::size_t size() const { return ids_.size(); }

@@ -57,7 +57,6 @@ public:
         }
     }
 
-
 private:
     Token unknown(const std::string& piece) const {
         const auto* id = vocab_.find(unk_);

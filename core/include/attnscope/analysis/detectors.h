@@ -71,9 +71,9 @@ std::vector<HeadDetectors> traceDetectors(const Trace& trace, const MapOptions& 
 struct DetectorOptions {
     // L, the length of the repeated part; 0 = min(50, (positions - 1) / 2).
     int repeatLength = 0;
-    std::uint64_t seed = 0;       // the random ids (the same on every platform)
-    std::int64_t firstId = -1;    // the probe's first id (a BOS); -1 = a random id not among the L
-    MapOptions map;               // which maps are scored (temperature for display)
+    std::uint64_t seed = 0;     // the random ids (the same on every platform)
+    std::int64_t firstId = -1;  // the probe's first id (a BOS); -1 = a random id not among the L
+    MapOptions map;             // which maps are scored (temperature for display)
     DetectionNorm norm = DetectionNorm::TargetRows;
 };
 

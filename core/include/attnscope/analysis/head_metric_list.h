@@ -12,12 +12,12 @@
 namespace attnscope {
 
 struct HeadMetricInfo {
-    const char* key;       // JSON / CSV name, e.g. "entropy", "induction"
-    const char* title;     // short column title, e.g. "Entropy"
-    const char* unit;      // "nats", "tokens", or "" for a share in [0, 1]
-    const char* tooltip;   // one sentence: what the number means
-    int decimals;          // for display
-    bool detector;         // true for the head detectors (NaN until attachDetectors)
+    const char* key;      // JSON / CSV name, e.g. "entropy", "induction"
+    const char* title;    // short column title, e.g. "Entropy"
+    const char* unit;     // "nats", "tokens", or "" for a share in [0, 1]
+    const char* tooltip;  // one sentence: what the number means
+    int decimals;         // for display
+    bool detector;        // true for the head detectors (NaN until attachDetectors)
     double (*value)(const HeadMetrics&);
 };
 

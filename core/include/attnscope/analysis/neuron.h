@@ -26,14 +26,14 @@ namespace attnscope {
 
 struct NeuronRow {
     int block = 0, layer = 0, head = 0;
-    int query = 0;   // the query position (map row)
-    int kvGroup = 0; // the key head the query head reads
-    int dim = 0;     // head dimension d
-    int keys = 0;    // m
-    double scale = 1.0;       // the model's scale (1/√d, or its own)
-    double softcap = 0.0;     // > 0: tanh soft-cap
-    double temperature = 1.0; // the T the weights use (display × propagated)
-    std::string extras;       // what the logits carry beyond the scaled product ("" when plain)
+    int query = 0;             // the query position (map row)
+    int kvGroup = 0;           // the key head the query head reads
+    int dim = 0;               // head dimension d
+    int keys = 0;              // m
+    double scale = 1.0;        // the model's scale (1/√d, or its own)
+    double softcap = 0.0;      // > 0: tanh soft-cap
+    double temperature = 1.0;  // the T the weights use (display × propagated)
+    std::string extras;        // what the logits carry beyond the scaled product ("" when plain)
 
     std::vector<float> queryVector;  // [dim]
     std::vector<float> keyVectors;   // [keys, dim] row-major

@@ -38,8 +38,8 @@ HeadMap fuseHeads(const std::vector<HeadMap>& heads, HeadFusion fusion);
 HeadMap discardLowest(const HeadMap& map, double ratio);
 
 struct RolloutOptions {
-    double residual = 0.5;     // Â = residual·I + (1 - residual)·A, rows renormalised (rollout.h)
-    double discardRatio = 0;   // per layer, on the fused map before the residual (discardLowest)
+    double residual = 0.5;    // Â = residual·I + (1 - residual)·A, rows renormalised (rollout.h)
+    double discardRatio = 0;  // per layer, on the fused map before the residual (discardLowest)
     HeadFusion fusion = HeadFusion::Mean;
 };
 
@@ -59,9 +59,9 @@ const char* overlaySourceName(OverlaySource source);  // "head", "layer mean", "
 struct OverlayOptions {
     OverlaySource source = OverlaySource::Head;
     int layer = 0;
-    int head = 0;    // Head only
-    int query = 0;   // the token whose row is shown; 0 = [CLS] in ViT
-    MapOptions map;  // the maps' temperature (and variant)
+    int head = 0;            // Head only
+    int query = 0;           // the token whose row is shown; 0 = [CLS] in ViT
+    MapOptions map;          // the maps' temperature (and variant)
     RolloutOptions rollout;  // Rollout only
 };
 

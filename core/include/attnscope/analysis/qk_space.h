@@ -20,22 +20,22 @@
 namespace attnscope {
 
 struct QkSpaceOptions {
-    int head = -1;               // a query head, or -1 for every head of the layer
-    bool translateKeys = true;   // AttentionViz's key translation (see above)
+    int head = -1;              // a query head, or -1 for every head of the layer
+    bool translateKeys = true;  // AttentionViz's key translation (see above)
 };
 
 // Points in this order: for each head taken (ascending), its queries (positions 0..n-1), then
 // its keys (0..m-1).
 struct QkSpace {
     int block = 0, layer = 0;
-    int dim = 0;  // head dimension
-    std::vector<float> x, y;        // [points] coordinates on the two principal axes
-    std::vector<int> position;      // [points] query row or key column
-    std::vector<int> head;          // [points] the query head the point belongs to
-    std::vector<bool> isKey;        // [points]
-    std::vector<double> axes;       // [2, dim] the principal axes (unit vectors), row-major
-    std::vector<double> mean;       // [dim] the joint mean the points were centred on
-    double explained[2] = {0, 0};   // fraction of the total variance along each axis
+    int dim = 0;                   // head dimension
+    std::vector<float> x, y;       // [points] coordinates on the two principal axes
+    std::vector<int> position;     // [points] query row or key column
+    std::vector<int> head;         // [points] the query head the point belongs to
+    std::vector<bool> isKey;       // [points]
+    std::vector<double> axes;      // [2, dim] the principal axes (unit vectors), row-major
+    std::vector<double> mean;      // [dim] the joint mean the points were centred on
+    double explained[2] = {0, 0};  // fraction of the total variance along each axis
 
     int points() const { return static_cast<int>(x.size()); }
 };

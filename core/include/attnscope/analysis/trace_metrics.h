@@ -41,13 +41,13 @@ struct MetricsOptions {
 struct HeadMetrics {
     std::string block;
     int layer = 0, head = 0;
-    double entropy = 0;        // meanRowEntropy, nats
-    double meanDistance = 0;   // meanAttentionDistance, tokens
-    double firstToken = 0;     // attentionToKeys({0})
-    double separator = 0;      // attentionToKeys(separator columns); 0 when the keys have none
+    double entropy = 0;       // meanRowEntropy, nats
+    double meanDistance = 0;  // meanAttentionDistance, tokens
+    double firstToken = 0;    // attentionToKeys({0})
+    double separator = 0;     // attentionToKeys(separator columns); 0 when the keys have none
     PatternScores scores;
     PatternClass pattern = PatternClass::Mixed;
-    double klDotLinear = 0;    // see MetricsOptions::compareLinear
+    double klDotLinear = 0;  // see MetricsOptions::compareLinear
     // Head detectors on the model's probe (detectors.h); NaN until attachDetectors fills them.
     DetectorScores detectors;
 };

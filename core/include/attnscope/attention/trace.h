@@ -65,10 +65,10 @@ struct PoolRequest {
 };
 
 struct BlockInfo {
-    std::string name;   // "self", "encoder", "decoder", "cross"
+    std::string name;  // "self", "encoder", "decoder", "cross"
     int layers = 0;
-    int heads = 0;      // query heads
-    int kvHeads = 0;    // key/value heads (== heads unless grouped-query attention)
+    int heads = 0;    // query heads
+    int kvHeads = 0;  // key/value heads (== heads unless grouped-query attention)
     bool causal = false;
     AttentionKind kind = AttentionKind::Dot;
     // One label per map row / column, in readable form when the model has a tokenizer (see
@@ -92,7 +92,7 @@ public:
     Trace(const Trace&) = delete;
     Trace& operator=(const Trace&) = delete;
 
-    const std::vector<std::int64_t>& ids() const;     // the input ids; empty for an image input
+    const std::vector<std::int64_t>& ids() const;  // the input ids; empty for an image input
     // One raw vocabulary string per input id ([CLS], rRcC patches for images).
     const std::vector<std::string>& tokens() const;
     // Readable labels parallel to tokens(): byte-level marks decoded, "▁" as a space, "##"

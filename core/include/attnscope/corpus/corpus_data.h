@@ -20,7 +20,7 @@ class Model;
 //   JSONL:       {"text": "...", "label": "positive" | 1, "target": "...", "ids": [3, 17]}: text
 //                or ids (exactly one), the rest optional; other fields are ignored.
 struct CorpusLine {
-    int line = 0;                       // 1-based line number in the file
+    int line = 0;  // 1-based line number in the file
     std::string text;
     std::vector<std::int64_t> ids;      // JSONL "ids" instead of text
     std::optional<std::string> label;   // class name, or an integer class index as its digits
@@ -52,11 +52,11 @@ CorpusFile readCorpus(const std::filesystem::path& path, const CorpusReadOptions
 
 // A line made ready for the model.
 struct CorpusExample {
-    int index = 0;       // position among the prepared examples, 0-based: what shards split
-    int line = 0;        // line number in the file
-    TextInput input;     // ids (and, with a target, the forced decoder ids in targetIds)
-    std::string text;    // the text as given (empty for ids lines)
-    int label = -1;      // class index, -1 without a label
+    int index = 0;                        // position among the prepared examples, 0-based: what shards split
+    int line = 0;                         // line number in the file
+    TextInput input;                      // ids (and, with a target, the forced decoder ids in targetIds)
+    std::string text;                     // the text as given (empty for ids lines)
+    int label = -1;                       // class index, -1 without a label
     std::vector<std::int64_t> targetIds;  // encoder-decoders with a target: Model::encodeTarget
 };
 

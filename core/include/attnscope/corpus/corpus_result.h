@@ -39,33 +39,33 @@ struct StatSpread {
 };
 
 struct HeadSummary {
-    HeadRef head;                 // block named
+    HeadRef head;  // block named
     bool hasStats = false;
     std::map<std::string, StatSpread> stats;             // by corpusStatKeys() key (units: the list's)
     std::array<double, kPatternClasses> patternShare{};  // share of examples per PatternClass
     // The statistic `key` (an empty StatSpread when the head has none).
     StatSpread stat(const std::string& key) const;
     bool hasImportance = false;
-    Spread importance;    // what the pruning order ranks by (importanceName)
-    Spread change;        // OutputChange::magnitude with this head alone masked
-    Spread labelProbDrop; // p(true label) unmasked − masked; 0 without labels
+    Spread importance;        // what the pruning order ranks by (importanceName)
+    Spread change;            // OutputChange::magnitude with this head alone masked
+    Spread labelProbDrop;     // p(true label) unmasked − masked; 0 without labels
     double maskedMetric = 0;  // the task metric's mean with this head alone masked
 };
 
 struct PruneStep {
-    int k = 0;            // heads masked
-    HeadRef head;         // the k-th head masked (k >= 1)
-    Spread metric;        // the task metric over the examples
-    Spread change;        // output change against the unmasked model
+    int k = 0;      // heads masked
+    HeadRef head;   // the k-th head masked (k >= 1)
+    Spread metric;  // the task metric over the examples
+    Spread change;  // output change against the unmasked model
 };
 
 struct CorpusResult {
-    std::string model;          // the model's folder or builtin:NAME as given
-    std::string outputKind;     // "class", "sequence", "next-token", "hidden"
-    std::string metricName;     // "accuracy", "exact match", "top-1 agreement", "agreement", "hidden cosine"
-    std::string importanceName; // "p(true label) drop" or "output change (...)"
+    std::string model;           // the model's folder or builtin:NAME as given
+    std::string outputKind;      // "class", "sequence", "next-token", "hidden"
+    std::string metricName;      // "accuracy", "exact match", "top-1 agreement", "agreement", "hidden cosine"
+    std::string importanceName;  // "p(true label) drop" or "output change (...)"
     int examples = 0;
-    double baseMetric = 0;      // the task metric of the unmasked model
+    double baseMetric = 0;            // the task metric of the unmasked model
     std::vector<HeadSummary> heads;   // every head, blocks in Trace order, then layer, then head
     std::string orderKind;            // "importance", "greedy" or "" (no pruning)
     std::vector<HeadRef> pruneOrder;  // least important first (from importance; empty without it)

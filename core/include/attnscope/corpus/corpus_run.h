@@ -41,16 +41,16 @@ enum class PruneOrder { Importance, Greedy };
 
 struct CorpusOptions {
     CorpusReadOptions read;
-    int maxTokens = 0;           // 0: the model's maximum positions
-    int subsetBegin = 0;         // examples [subsetBegin, subsetEnd) of the prepared corpus
-    int subsetEnd = -1;          // -1: to the end
-    int shard = 0, shards = 1;   // this run takes the examples whose index % shards == shard
+    int maxTokens = 0;          // 0: the model's maximum positions
+    int subsetBegin = 0;        // examples [subsetBegin, subsetEnd) of the prepared corpus
+    int subsetEnd = -1;         // -1: to the end
+    int shard = 0, shards = 1;  // this run takes the examples whose index % shards == shard
     bool stats = true, importance = true, pruning = true;
     PruneOrder order = PruneOrder::Importance;
     // The pruning order, least important first, from a merged importance run (heads.json's
     // prune_order); empty: from this run's own importance. Sharded pruning needs it.
     std::vector<HeadRef> fixedOrder;
-    int maxNewTokens = 32;       // greedy decoding limit for encoder-decoders
+    int maxNewTokens = 32;  // greedy decoding limit for encoder-decoders
     PatternThresholds thresholds;
     std::vector<std::string> separatorLabels = MetricsOptions{}.separatorLabels;
     // (phase, examples or steps done, total); returning false stops with attnscope::Cancelled,
@@ -61,9 +61,9 @@ struct CorpusOptions {
 
 struct CorpusRunSummary {
     CorpusResult result;
-    int examples = 0;   // in this run's slice
-    int computed = 0;   // examples (or greedy steps) computed now
-    int resumed = 0;    // taken from an earlier, interrupted run's records
+    int examples = 0;  // in this run's slice
+    int computed = 0;  // examples (or greedy steps) computed now
+    int resumed = 0;   // taken from an earlier, interrupted run's records
 };
 
 // Runs the analyses on the model over the file and writes the folder (created when missing). A

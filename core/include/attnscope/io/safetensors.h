@@ -22,8 +22,8 @@ namespace attnscope {
 // as BERT's embeddings.position_ids with it; no family uses them as weights.
 enum class DType { F32, F16, BF16, I64 };
 
-const char* dtypeName(DType);      // "F32", "F16", "BF16", "I64"
-std::size_t dtypeSize(DType);      // bytes per element
+const char* dtypeName(DType);                                     // "F32", "F16", "BF16", "I64"
+std::size_t dtypeSize(DType);                                     // bytes per element
 std::string shapeString(const std::vector<std::int64_t>& shape);  // "[4, 8]", "[]" for a scalar
 
 struct TensorInfo {

@@ -34,8 +34,8 @@ struct TokenProbability {
 //     when no token's distance exceeds 1e-6. A zero vector has cosine 1 with another zero vector
 //     and 0 with anything else.
 struct OutputChange {
-    std::string kind;  // "next-token", "class", "sequence", "hidden" or "none"
-    double kl = 0;     // nats
+    std::string kind;                                       // "next-token", "class", "sequence", "hidden" or "none"
+    double kl = 0;                                          // nats
     std::vector<TokenProbability> originalTop, changedTop;  // next-token: top-k of each run
     std::vector<std::string> classLabels;
     std::vector<double> originalProbabilities, changedProbabilities;  // class

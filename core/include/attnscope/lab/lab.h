@@ -37,9 +37,9 @@ struct AdditiveFitOptions {
 };
 
 struct AdditiveFit {
-    HeadMap map;            // the fitted additive map, every query
-    double initialKl = 0;   // mean KL(P ‖ A) before the first step, nats
-    double finalKl = 0;     // after the last step
+    HeadMap map;                    // the fitted additive map, every query
+    double initialKl = 0;           // mean KL(P ‖ A) before the first step, nats
+    double finalKl = 0;             // after the last step
     std::vector<double> klHistory;  // on the fitted queries, one per step (before the step)
     int width = 0, headDim = 0;
     std::vector<float> wq, wk, v;  // [width, d], [width, d], [width], row-major

@@ -33,8 +33,8 @@ bool labMapAvailable(const BlockInfo& block, LabVariant variant, const AdditiveF
 // Trace::pooledMap folds a map (same bins, same pooling). Throws attnscope::Error like labMap
 // (an index out of range, "no additive fit yet") and like Trace::pooledMap (a rectangle outside
 // the map, bins < 1).
-HeadMap labPooledMap(const Trace& trace, int block, int layer, int head, const PoolRequest& pool, const VariantSpec& spec,
-                     const AdditiveFit* fit = nullptr);
+HeadMap labPooledMap(const Trace& trace, int block, int layer, int head, const PoolRequest& pool,
+                     const VariantSpec& spec, const AdditiveFit* fit = nullptr);
 
 // The same rectangle and bins of a whole map (what labPooledMap does for Additive and Hybrid).
 HeadMap poolHeadMap(const HeadMap& map, const PoolRequest& pool);

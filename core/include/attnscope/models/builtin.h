@@ -22,8 +22,8 @@
 namespace attnscope {
 
 enum class BuiltinTask { Reverse, Sentiment };
-const char* taskName(BuiltinTask task);               // "reverse", "sentiment"
-BuiltinTask parseTask(const std::string& text);       // throws attnscope::Error naming the value
+const char* taskName(BuiltinTask task);                     // "reverse", "sentiment"
+BuiltinTask parseTask(const std::string& text);             // throws attnscope::Error naming the value
 AttentionKind parseAttentionKind(const std::string& text);  // "dot", "additive", "linear"
 
 // The symbols of the reverse task, in vocabulary order after the specials.
@@ -38,7 +38,7 @@ bool isHeldOut(const std::string& text);
 enum class Split { Train, HeldOut };
 
 struct SentimentExample {
-    std::string text;       // lowercase words separated by single spaces, no punctuation
+    std::string text;  // lowercase words separated by single spaces, no punctuation
     bool positive = false;
 };
 
@@ -46,12 +46,12 @@ struct SentimentExample {
 class TaskData {
 public:
     TaskData(std::uint64_t seed, Split split);
-    std::string reverseSource();     // 2-16 symbols of kReverseAlphabet
+    std::string reverseSource();  // 2-16 symbols of kReverseAlphabet
     SentimentExample sentiment();
 
-    std::uint64_t next();            // raw 64-bit output (splitmix64)
-    int uniform(int n);              // in [0, n)
-    double unit();                   // in [0, 1)
+    std::uint64_t next();  // raw 64-bit output (splitmix64)
+    int uniform(int n);    // in [0, n)
+    double unit();         // in [0, 1)
 
 private:
     std::uint64_t state_;
@@ -65,18 +65,18 @@ const std::vector<std::string>& sentimentWords();
 struct TrainProgress {
     int step = 0;
     int steps = 0;
-    double loss = 0;          // mean training loss over the last logging interval
-    double seconds = 0;       // since training started
+    double loss = 0;     // mean training loss over the last logging interval
+    double seconds = 0;  // since training started
 };
 
 struct TrainOptions {
     BuiltinTask task = BuiltinTask::Reverse;
     AttentionKind attention = AttentionKind::Dot;
     std::uint64_t seed = 1;
-    int steps = 0;            // 0: the task's default
+    int steps = 0;  // 0: the task's default
     int batch = 64;
-    double learningRate = 0;  // 0: the task's default
-    int evalExamples = -1;    // held-out examples scored after training; -1: the task's default
+    double learningRate = 0;    // 0: the task's default
+    int evalExamples = -1;      // held-out examples scored after training; -1: the task's default
     std::filesystem::path out;  // folder: config.json, model.safetensors, vocab.json
     // Called every few steps; returning false stops training (attnscope::Cancelled).
     std::function<bool(const TrainProgress&)> progress;
@@ -84,11 +84,11 @@ struct TrainOptions {
 
 struct TrainResult {
     int steps = 0;
-    double initialLoss = 0;   // training loss of the first step
-    double finalLoss = 0;     // mean training loss over the last 50 steps
+    double initialLoss = 0;       // training loss of the first step
+    double finalLoss = 0;         // mean training loss over the last 50 steps
     double heldOutAccuracy = -1;  // exact-match (reverse) or label accuracy (sentiment); -1: not scored
     int heldOutExamples = 0;
-    double seconds = 0;       // training time, without scoring
+    double seconds = 0;  // training time, without scoring
     std::int64_t parameters = 0;
 };
 

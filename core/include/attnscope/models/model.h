@@ -25,8 +25,8 @@ class Tokenizer;
 class Trace;
 
 struct ModelInfo {
-    std::string family;           // config.json model_type, e.g. "gpt2"
-    std::filesystem::path path;   // the folder
+    std::string family;          // config.json model_type, e.g. "gpt2"
+    std::filesystem::path path;  // the folder
     int layers = 0;
     int heads = 0;
     int kvHeads = 0;
@@ -40,8 +40,8 @@ struct ModelInfo {
     // How the weights are held (LoadOptions::weights): "converted to float32", "streamed from
     // BF16 (one layer at a time …)", "float32 from the file (mapped, no copy)", "bfloat16 on cuda:0".
     std::string weights;
-    std::string task;             // built-in models: "reverse" or "sentiment", else empty
-    std::string attention;        // built-in models: "dot", "additive" or "linear", else empty
+    std::string task;       // built-in models: "reverse" or "sentiment", else empty
+    std::string attention;  // built-in models: "dot", "additive" or "linear", else empty
     // Image models (ViT): forwardImage() takes an RGB image, resized to imageSize × imageSize
     // pixels and cut into patches of patchSize; forward(ids) is an error for them.
     bool imageInput = false;
@@ -84,8 +84,7 @@ class Model {
 public:
     // folder is a model folder or "builtin:NAME" (see builtinModels()). Throws attnscope::Error
     // naming the file and what is wrong.
-    static std::shared_ptr<const Model> load(const std::filesystem::path& folder,
-                                             const LoadOptions& options = {});
+    static std::shared_ptr<const Model> load(const std::filesystem::path& folder, const LoadOptions& options = {});
 
     virtual ~Model();
     virtual const ModelInfo& info() const = 0;

@@ -8,10 +8,10 @@
 namespace attnscope {
 
 struct MachineRates {
-    double gemmF32Gflops = 0;   // [m, k] · [k, n] in float32
-    double gemmBf16Gflops = 0;  // the same product with both operands in bfloat16 (LibTorch's kernel)
-    double readGBps = 0;        // reading a 1 GiB buffer on every core (one pass over weights)
-    double convertGBps = 0;     // bf16 -> float32 of the same bytes, counted as bf16 bytes read
+    double gemmF32Gflops = 0;      // [m, k] · [k, n] in float32
+    double gemmBf16Gflops = 0;     // the same product with both operands in bfloat16 (LibTorch's kernel)
+    double readGBps = 0;           // reading a 1 GiB buffer on every core (one pass over weights)
+    double convertGBps = 0;        // bf16 -> float32 of the same bytes, counted as bf16 bytes read
     double convertCachedGBps = 0;  // the same with plain (cached) stores, the conversion before 2026-12-01 evening
     // A streamed layer's matrix both ways, in effective GFLOP/s of the [m, k] · [k, n] product:
     // the BF16 weight converted into a float32 buffer then multiplied by OpenBLAS (what the

@@ -32,9 +32,12 @@ public:
     static std::string format(double seconds) {
         char text[32];
         const long long s = static_cast<long long>(seconds + 0.5);
-        if (s < 60) std::snprintf(text, sizeof text, "%lld s", s);
-        else if (s < 3600) std::snprintf(text, sizeof text, "%lld min %02lld s", s / 60, s % 60);
-        else std::snprintf(text, sizeof text, "%lld h %02lld min", s / 3600, (s % 3600) / 60);
+        if (s < 60)
+            std::snprintf(text, sizeof text, "%lld s", s);
+        else if (s < 3600)
+            std::snprintf(text, sizeof text, "%lld min %02lld s", s / 60, s % 60);
+        else
+            std::snprintf(text, sizeof text, "%lld h %02lld min", s / 3600, (s % 3600) / 60);
         return text;
     }
 

@@ -23,9 +23,9 @@ enum class TokenizerSide { Source, Target };
 
 struct Encoding {
     std::vector<std::int64_t> ids;
-    std::vector<std::string> tokens;                               // raw vocabulary strings
-    std::vector<std::pair<std::size_t, std::size_t>> offsets;      // byte [begin, end) in the text
-    std::vector<bool> special;                                     // added by the post-processor
+    std::vector<std::string> tokens;                           // raw vocabulary strings
+    std::vector<std::pair<std::size_t, std::size_t>> offsets;  // byte [begin, end) in the text
+    std::vector<bool> special;                                 // added by the post-processor
 };
 
 // How a vocabulary writes its tokens, which decides how a raw token reads (see displayToken).

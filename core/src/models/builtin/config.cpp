@@ -21,12 +21,14 @@ void addAttention(std::vector<std::pair<std::string, std::vector<std::int64_t>>>
     }
 }
 
-void addNorm(std::vector<std::pair<std::string, std::vector<std::int64_t>>>& out, const Config& c, const std::string& p) {
+void addNorm(std::vector<std::pair<std::string, std::vector<std::int64_t>>>& out, const Config& c,
+             const std::string& p) {
     out.push_back({p + ".weight", {c.dModel}});
     out.push_back({p + ".bias", {c.dModel}});
 }
 
-void addFfn(std::vector<std::pair<std::string, std::vector<std::int64_t>>>& out, const Config& c, const std::string& p) {
+void addFfn(std::vector<std::pair<std::string, std::vector<std::int64_t>>>& out, const Config& c,
+            const std::string& p) {
     out.push_back({p + ".fc1.weight", {c.ffn, c.dModel}});
     out.push_back({p + ".fc1.bias", {c.ffn}});
     out.push_back({p + ".fc2.weight", {c.dModel, c.ffn}});
@@ -55,13 +57,15 @@ Config parseConfig(const JsonConfig& j) {
     c.eps = j.positiveNumber("layer_norm_epsilon", 1e-5);
     if (c.kind == AttentionKind::Additive) c.additiveWidth = j.positiveInt("additive_width", 4096);
     if (c.dModel % c.heads != 0)
-        j.fail("d_model", "(" + std::to_string(c.dModel) + ") must be divisible by n_heads (" + std::to_string(c.heads) + ")");
+        j.fail("d_model",
+               "(" + std::to_string(c.dModel) + ") must be divisible by n_heads (" + std::to_string(c.heads) + ")");
     if (c.seq2seq) {
         c.encoderLayers = j.positiveInt("encoder_layers", 64);
         c.decoderLayers = j.positiveInt("decoder_layers", 64);
         c.maxTarget = j.positiveInt("max_target_length", 1 << 16);
         const std::string from = j.string("source_positions", "from_start");
-        if (from != "from_start" && from != "from_end") j.fail("source_positions", "must be from_start or from_end, found '" + from + "'");
+        if (from != "from_start" && from != "from_end")
+            j.fail("source_positions", "must be from_start or from_end, found '" + from + "'");
         c.sourceFromEnd = from == "from_end";
     } else {
         c.encoderLayers = j.positiveInt("n_layers", 64);

@@ -34,9 +34,9 @@ struct Config {
     int decoderLayers = 2;   // seq2seq only
     int additiveWidth = 16;  // additive only
     int vocabSize = 0;
-    int maxSource = 16;      // encoder positions (classifier: <cls> included)
-    int maxTarget = 16;      // seq2seq: longest output; the decoder has maxTarget + 1 positions
-    bool sourceFromEnd = true;  // seq2seq: source position 0 is the last symbol
+    int maxSource = 16;               // encoder positions (classifier: <cls> included)
+    int maxTarget = 16;               // seq2seq: longest output; the decoder has maxTarget + 1 positions
+    bool sourceFromEnd = true;        // seq2seq: source position 0 is the last symbol
     std::vector<std::string> labels;  // classifier class names
     double eps = 1e-5;
 
@@ -49,6 +49,5 @@ nlohmann::json configJson(const Config& config, const nlohmann::json& training);
 
 // The weights of a model in storage order.
 std::vector<std::pair<std::string, std::vector<std::int64_t>>> parameterShapes(const Config& config);
-
 
 }  // namespace attnscope::builtin

@@ -21,10 +21,10 @@ using builtin::Config;
 
 class BuiltinModel : public Model {
 public:
-    BuiltinModel(const std::filesystem::path& folder, const JsonConfig& json, c10::Device device, const LoadOptions& options)
+    BuiltinModel(const std::filesystem::path& folder, const JsonConfig& json, c10::Device device,
+                 const LoadOptions& options)
         : config_(builtin::parseConfig(json)),
-          symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize)),
-          device_(device) {
+          symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize)), device_(device) {
         c10::InferenceMode guard;
         WeightStore store(folder, device);
         const auto shapes = builtin::parameterShapes(config_);
@@ -33,8 +33,9 @@ public:
             weights_[name] = store.get(name, shape);
             reportProgress(options.progress, ++done, static_cast<long long>(shapes.size()));
         }
-        info_ = familyInfo(json.string("model_type"), folder, store, device, std::max(config_.encoderLayers, config_.decoderLayers),
-                           config_.heads, config_.heads, config_.headDim(), config_.dModel);
+        info_ = familyInfo(json.string("model_type"), folder, store, device,
+                           std::max(config_.encoderLayers, config_.decoderLayers), config_.heads, config_.heads,
+                           config_.headDim(), config_.dModel);
         info_.vocabSize = config_.vocabSize;
         info_.maxPositions = config_.maxSource;
         info_.task = taskName(config_.task);
@@ -111,7 +112,8 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         return decodeFor(ids, {}, options);
     }
 
@@ -133,8 +135,8 @@ private:
     // With a target (teacher forcing): one decoder pass on exactly those ids; rows = the ids and
     // outputIds holds, per row, the model's argmax next token (</s> included as itself), so a
     // target equal to the greedy rows gives the greedy outputs followed by </s>.
-    std::shared_ptr<const Trace> decodeFor(const std::vector<std::int64_t>& ids, const std::vector<std::int64_t>& target,
-                                           const RunOptions& options) const {
+    std::shared_ptr<const Trace> decodeFor(const std::vector<std::int64_t>& ids,
+                                           const std::vector<std::int64_t>& target, const RunOptions& options) const {
         checkIds(ids, config_.vocabSize, config_.maxSource);
         if (!target.empty()) checkTarget(target);
         c10::InferenceMode guard;
@@ -146,7 +148,8 @@ private:
         for (;;) {
             decoder = BlockCapture{};
             cross = BlockCapture{};
-            const at::Tensor logits = builtin::decode(weights_, config_, idTensor(fed), memory, {}, pass, &decoder, &cross);
+            const at::Tensor logits =
+                    builtin::decode(weights_, config_, idTensor(fed), memory, {}, pass, &decoder, &cross);
             if (!target.empty()) {
                 reportProgress(options.progress, 1, 1);
                 const at::Tensor best = logits[0].argmax(-1).to(at::kCPU, at::kLong).contiguous();
@@ -191,12 +194,15 @@ public:
     using BuiltinModel::BuiltinModel;
 
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids, const RunOptions& options) const override {
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
         checkIds(ids, config_.vocabSize, config_.maxSource);
         c10::InferenceMode guard;
         BlockCapture capture;
-        const at::Tensor encoded = builtin::encode(weights_, config_, idTensor(ids), {}, builtin::Pass{&options}, &capture);
-        const at::Tensor probs = at::softmax(builtin::classify(weights_, encoded)[0], -1).to(at::kCPU, at::kFloat).contiguous();
+        const at::Tensor encoded =
+                builtin::encode(weights_, config_, idTensor(ids), {}, builtin::Pass{&options}, &capture);
+        const at::Tensor probs =
+                at::softmax(builtin::classify(weights_, encoded)[0], -1).to(at::kCPU, at::kFloat).contiguous();
         reportProgress(options.progress, 1, 1);
         auto impl = newTrace(ids);
         impl->infos.push_back(blockInfo("self", config_.encoderLayers, false, impl->tokens, impl->tokens));

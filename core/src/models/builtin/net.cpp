@@ -27,19 +27,20 @@ at::Tensor ffn(const Weights& w, const std::string& p, const at::Tensor& x) {
 }
 
 struct Site {
-    std::string prefix;     // weight prefix, e.g. "decoder.1.cross"
-    std::string block;      // RunOptions block name
+    std::string prefix;  // weight prefix, e.g. "decoder.1.cross"
+    std::string block;   // RunOptions block name
     int layer = 0;
     bool causal = false;
     at::Tensor keyAllowed;  // training: [B, m] bool or undefined
 };
 
 // Training: [B, n, E] x [B, m, E] -> [B, n, E] with full score tensors.
-at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv) {
+at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq,
+                          const at::Tensor& xkv) {
     const std::int64_t B = xq.size(0), n = xq.size(1), m = xkv.size(1), H = c.heads, d = c.headDim(), E = c.dModel;
     auto heads = [&](const at::Tensor& x, std::int64_t len) { return x.view({B, len, H, d}).transpose(1, 2); };
     const std::string& p = s.prefix;
-    at::Tensor q = heads(at::linear(xq, get(w, p + ".wq"), get(w, p + ".bq")), n);   // [B, H, n, d]
+    at::Tensor q = heads(at::linear(xq, get(w, p + ".wq"), get(w, p + ".bq")), n);  // [B, H, n, d]
     at::Tensor k = heads(at::linear(xkv, get(w, p + ".wk"), get(w, p + ".bk")), m);
     at::Tensor v = heads(at::linear(xkv, get(w, p + ".wv"), get(w, p + ".bv")), m);
     at::Tensor allowed;  // broadcastable to [B, H, n, m]
@@ -50,20 +51,22 @@ at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, cons
     }
     at::Tensor probs;
     if (c.kind == AttentionKind::Linear) {
-        at::Tensor scores = at::matmul(featureMap(q, FeatureMap::Elu), featureMap(k, FeatureMap::Elu).transpose(-1, -2));
+        at::Tensor scores =
+                at::matmul(featureMap(q, FeatureMap::Elu), featureMap(k, FeatureMap::Elu).transpose(-1, -2));
         if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), 0.0);
         probs = scores / scores.sum(-1, /*keepdim=*/true);
     } else {
         at::Tensor scores;
         if (c.kind == AttentionKind::Dot) {
             scores = at::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(d)));
-        } else {  // additive: av_hᵀ tanh(q_i aq_h + k_j ak_h)
-            at::Tensor qa = at::matmul(q, get(w, p + ".aq"));  // [B, H, n, w]
-            at::Tensor ka = at::matmul(k, get(w, p + ".ak"));  // [B, H, m, w]
+        } else {                                                         // additive: av_hᵀ tanh(q_i aq_h + k_j ak_h)
+            at::Tensor qa = at::matmul(q, get(w, p + ".aq"));            // [B, H, n, w]
+            at::Tensor ka = at::matmul(k, get(w, p + ".ak"));            // [B, H, m, w]
             at::Tensor t = at::tanh(qa.unsqueeze(3) + ka.unsqueeze(2));  // [B, H, n, m, w]
             scores = at::matmul(t, get(w, p + ".av").view({H, 1, c.additiveWidth, 1})).squeeze(-1);
         }
-        if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+        if (allowed.defined())
+            scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
         probs = at::softmax(scores, -1);
     }
     at::Tensor context = at::matmul(probs, v).transpose(1, 2).reshape({B, n, E});
@@ -71,8 +74,8 @@ at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, cons
 }
 
 // Inference: batch of one, no padding. Records Q/K as the layer used them.
-at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
-                           const RunOptions& options, BlockCapture* capture) {
+at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq,
+                           const at::Tensor& xkv, const RunOptions& options, BlockCapture* capture) {
     const std::int64_t n = xq.size(1), H = c.heads, d = c.headDim();
     auto heads = [&](const at::Tensor& x) { return splitHeads(x, H, d); };
     const std::string& p = s.prefix;
@@ -106,7 +109,8 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         zeroMaskedHeads(context, run);
         cap.q = q;
         cap.k = k;
-        cap.score.scale = 1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
+        cap.score.scale =
+                1.0 / std::sqrt(static_cast<double>(d));  // unused by the linear map; the dot comparison map's factor
     }
     cap.mask = mask;
     if (capture) capture->layers.push_back(std::move(cap));
@@ -121,8 +125,8 @@ at::Tensor attend(const Weights& w, const Config& c, const Site& s, const at::Te
 
 }  // namespace
 
-at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, const at::Tensor& keyAllowed, const Pass& pass,
-                  BlockCapture* capture) {
+at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, const at::Tensor& keyAllowed,
+                  const Pass& pass, BlockCapture* capture) {
     const std::int64_t B = ids.size(0), S = ids.size(1);
     at::Tensor positions = at::arange(S, ids.options()).unsqueeze(0).expand({B, S});
     if (c.seq2seq && c.sourceFromEnd) {  // position 0 is the last symbol; padding clamps to 0

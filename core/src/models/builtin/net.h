@@ -31,8 +31,8 @@ struct Pass {
 // Encoder of both families: ids [B, S] (long); keyAllowed [B, S] bool or undefined (no padding).
 // Returns [B, S, E] after the final LayerNorm. Block name for RunOptions: "encoder" (seq2seq) or
 // "self" (classifier).
-at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, const at::Tensor& keyAllowed, const Pass& pass,
-                  BlockCapture* capture);
+at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, const at::Tensor& keyAllowed,
+                  const Pass& pass, BlockCapture* capture);
 
 // Decoder: input [B, T] starting with <s>, memory [B, S, E] from encode(); returns logits [B, T, V].
 // Blocks "decoder" (causal self-attention) and "cross".

@@ -47,7 +47,9 @@ Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int
             throw Error(file.string() + ": symbol '" + it.key() + "' has id " + jsonExcerpt(v) + ", outside [0, " +
                         std::to_string(vocabSize) + ") (vocab_size in config.json)");
         auto& slot = s.byId_[v.get<std::size_t>()];
-        if (!slot.empty()) throw Error(file.string() + ": id " + jsonExcerpt(v) + " is given to both '" + slot + "' and '" + it.key() + "'");
+        if (!slot.empty())
+            throw Error(file.string() + ": id " + jsonExcerpt(v) + " is given to both '" + slot + "' and '" + it.key() +
+                        "'");
         slot = it.key();
         s.ids_[it.key()] = v.get<std::int64_t>();
     }
@@ -57,7 +59,8 @@ Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int
     const int specials = task == BuiltinTask::Reverse ? 3 : 2;
     for (int i = 0; i < specials; ++i)
         if (s.byId_[i] != expected.byId_[i])
-            throw Error(file.string() + ": id " + std::to_string(i) + " must be '" + expected.byId_[i] + "', found '" + s.byId_[i] + "'");
+            throw Error(file.string() + ": id " + std::to_string(i) + " must be '" + expected.byId_[i] + "', found '" +
+                        s.byId_[i] + "'");
     return s;
 }
 
@@ -76,7 +79,8 @@ std::vector<std::string> Symbols::labels(const std::vector<std::int64_t>& ids) c
     std::vector<std::string> out;
     for (auto id : ids) {
         if (id < 0 || id >= size())
-            throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(size()) + ")");
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(size()) +
+                        ")");
         out.push_back(byId_[static_cast<std::size_t>(id)]);
     }
     return out;
@@ -96,7 +100,8 @@ std::vector<std::int64_t> Symbols::encode(const std::string& text, int maxLength
         }
         if (ids.empty()) throw Error("text: empty; give 1 to " + std::to_string(maxLength) + " symbols from 0-9 a-z");
         if (static_cast<int>(ids.size()) > maxLength)
-            throw Error("text: " + std::to_string(ids.size()) + " symbols, but this model reads at most " + std::to_string(maxLength));
+            throw Error("text: " + std::to_string(ids.size()) + " symbols, but this model reads at most " +
+                        std::to_string(maxLength));
         return ids;
     }
     std::string cleaned;

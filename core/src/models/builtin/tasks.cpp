@@ -26,12 +26,12 @@ namespace attnscope {
 namespace {
 
 const std::vector<std::string> kDets = {"the", "a", "this"};
-const std::vector<std::string> kNouns = {"movie", "film",   "plot", "acting", "story",
-                                         "script", "cast", "ending", "music", "dialogue"};
+const std::vector<std::string> kNouns = {"movie",  "film", "plot",   "acting", "story",
+                                         "script", "cast", "ending", "music",  "dialogue"};
 const std::vector<std::string> kVerbs = {"was", "is"};
 const std::vector<std::string> kNegations = {"not", "never"};
 const std::vector<std::string> kIntensifiers = {"very", "really", "quite", "so", "truly"};
-const std::vector<std::string> kPositive = {"good", "great", "excellent", "wonderful",
+const std::vector<std::string> kPositive = {"good",      "great",  "excellent", "wonderful",
                                             "brilliant", "superb", "enjoyable", "fun"};
 const std::vector<std::string> kNegative = {"bad", "terrible", "awful", "boring", "dull", "poor", "weak", "horrible"};
 const std::vector<std::string> kConjunctions = {"and", "but"};
@@ -64,7 +64,8 @@ AttentionKind parseAttentionKind(const std::string& text) {
 
 bool isHeldOut(const std::string& text) { return fnv1a(text) % 10 == 0; }
 
-TaskData::TaskData(std::uint64_t seed, Split split) : state_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull), split_(split) {}
+TaskData::TaskData(std::uint64_t seed, Split split)
+    : state_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull), split_(split) {}
 
 std::uint64_t TaskData::next() {  // splitmix64
     std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -88,7 +89,9 @@ std::string TaskData::reverseSource() {
 }
 
 SentimentExample TaskData::sentiment() {
-    auto pick = [this](const std::vector<std::string>& words) { return words[uniform(static_cast<int>(words.size()))]; };
+    auto pick = [this](const std::vector<std::string>& words) {
+        return words[uniform(static_cast<int>(words.size()))];
+    };
     // One clause of the given polarity, as words.
     auto clause = [&](bool positive, std::vector<std::string>& out) {
         const bool negated = unit() < 0.35;
@@ -132,7 +135,8 @@ SentimentExample TaskData::sentiment() {
 const std::vector<std::string>& sentimentWords() {
     static const std::vector<std::string> words = [] {
         std::vector<std::string> all;
-        for (const auto* list : {&kDets, &kNouns, &kVerbs, &kNegations, &kIntensifiers, &kPositive, &kNegative, &kConjunctions})
+        for (const auto* list :
+             {&kDets, &kNouns, &kVerbs, &kNegations, &kIntensifiers, &kPositive, &kNegative, &kConjunctions})
             for (const auto& w : *list)
                 if (std::find(all.begin(), all.end(), w) == all.end()) all.push_back(w);
         return all;

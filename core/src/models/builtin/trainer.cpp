@@ -29,7 +29,6 @@ namespace {
 using builtin::Config;
 using builtin::Weights;
 
-
 Config defaultConfig(BuiltinTask task, AttentionKind kind) {
     Config c;
     c.task = task;
@@ -145,7 +144,8 @@ Batch sentimentBatch(TaskData& data, const builtin::Symbols& symbols, int size) 
     b.source = at::full({size, static_cast<std::int64_t>(longest)}, builtin::kPad, at::kLong);
     auto src = b.source.accessor<std::int64_t, 2>();
     for (int i = 0; i < size; ++i)
-        for (std::size_t j = 0; j < rows[static_cast<std::size_t>(i)].size(); ++j) src[i][static_cast<std::int64_t>(j)] = rows[static_cast<std::size_t>(i)][j];
+        for (std::size_t j = 0; j < rows[static_cast<std::size_t>(i)].size(); ++j)
+            src[i][static_cast<std::int64_t>(j)] = rows[static_cast<std::size_t>(i)][j];
     b.sourceAllowed = b.source.ne(builtin::kPad);
     b.labels = at::tensor(labels, at::kLong);
     return b;
@@ -249,7 +249,8 @@ TrainResult trainBuiltin(const TrainOptions& options) {
             for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
             const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
             const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
-            const double lr = step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress)));
+            const double lr =
+                    step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress)));
             const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
             const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
             for (auto& [name, t] : w) {
@@ -270,9 +271,9 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     result.seconds = elapsed();
     for (const auto& [name, t] : w) result.parameters += t.numel();
 
-    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskName(options.task) + " --attention " +
-                                               kindName(options.attention) + " --seed " + std::to_string(options.seed) +
-                                               " --steps " + std::to_string(steps)},
+    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskName(options.task) +
+                                                   " --attention " + kindName(options.attention) + " --seed " +
+                                                   std::to_string(options.seed) + " --steps " + std::to_string(steps)},
                                {"seed", options.seed},
                                {"steps", steps},
                                {"batch", options.batch},
