@@ -129,8 +129,15 @@ at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps) {
     return at::layer_norm(x, {norm.weight.size(0)}, norm.weight, norm.bias, eps);
 }
 
-std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head) {
-    at::Tensor logits = rowsMatmul(last, head).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, bool productInFloat) {
+    at::Tensor xf = x.to(at::kFloat);
+    xf = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    if (productInFloat) return (xf * weight).to(x.scalar_type());
+    return weight * xf.to(x.scalar_type());
+}
+
+std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, const at::Tensor& bias) {
+    at::Tensor logits = rowsMatmul(last, head, bias).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 

@@ -126,8 +126,14 @@ struct Norm {
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size);
 at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
 
-// Next-token logits of the final hidden state `last` [1, E] through head [vocab, E], float32 on the CPU.
-std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head);
+// RMSNorm: x / sqrt(mean(x²) + eps) with the statistics in float32, times `weight`: cast back to
+// x's dtype before the product (Llama, T5), or the product in float32 and then cast
+// (productInFloat: Gemma's and OLMo-2's norms, whose weight the caller gives in float32).
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, bool productInFloat = false);
+
+// Next-token logits of the final hidden state `last` [1, E] through head [vocab, E] (and a bias
+// [vocab], GPT-J's and Phi's lm_head), float32 on the CPU.
+std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, const at::Tensor& bias = {});
 // Records final hidden states [n, E] (any device and dtype) as the Trace's float32 CPU output.
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
 
