@@ -59,12 +59,6 @@ BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     return b;
 }
 
-at::Tensor bartActivate(const std::string& name, const at::Tensor& x) {
-    if (name == "silu" || name == "swish") return at::silu(x);
-    if (name == "gelu_new") return at::gelu(x, "tanh");
-    return activate(name, x);  // gelu (erf), relu
-}
-
 struct BartLayer {
     AttentionWeights self, cross;
     Norm selfNorm, crossNorm, finalNorm;
@@ -242,7 +236,7 @@ private:
     }
 
     at::Tensor feedForward(const BartLayer& L, const at::Tensor& h) const {
-        return L.fc2(bartActivate(cfg_.activation, L.fc1(h)));
+        return L.fc2(activate(cfg_.activation, L.fc1(h)));
     }
 
     BartStyle style_;

@@ -23,6 +23,17 @@ int sizeKey(const JsonConfig& c, const char* key, const char* alias, int fallbac
 
 }  // namespace
 
+DecoderNames bloomNames() {
+    DecoderNames n{"transformer.", true, "word_embeddings"};
+    n.layer = "h.";
+    n.qkv = "self_attention.query_key_value";
+    n.o = "self_attention.dense";
+    n.up = "mlp.dense_h_to_4h";
+    n.down = "mlp.dense_4h_to_h";
+    n.finalNorm = "ln_f";
+    return n;
+}
+
 DecoderSpec bloomSpec(const JsonConfig& c) {
     DecoderSpec s;  // defaults are BloomConfig's
     s.family = "bloom";
@@ -46,13 +57,8 @@ DecoderSpec bloomSpec(const JsonConfig& c) {
     s.qkvBias = s.oBias = s.mlpBias = true;
     s.gated = false;
     s.activation = "gelu_pytorch_tanh";
-    s.names = {"transformer.", true, "word_embeddings", "", "word_embeddings_layernorm"};
-    s.names.layer = "h.";
-    s.names.qkv = "self_attention.query_key_value";
-    s.names.o = "self_attention.dense";
-    s.names.up = "mlp.dense_h_to_4h";
-    s.names.down = "mlp.dense_4h_to_h";
-    s.names.finalNorm = "ln_f";
+    s.names = bloomNames();
+    s.names.embedNorm = "word_embeddings_layernorm";
     s.notes = {"ALiBi", "LayerNorm on the word embeddings"};
     if (s.residualAfterNorm) s.notes.push_back("residual taken after the norm");
     return s;

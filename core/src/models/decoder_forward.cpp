@@ -233,8 +233,7 @@ private:
             gate = run(L.gate, h);
             up = run(L.up, h);
         }
-        const bool silu = cfg_.activation == "silu" || cfg_.activation == "swish";
-        return run(L.down, (silu ? at::silu(gate) : activate(cfg_.activation, gate)) * up);
+        return run(L.down, activate(cfg_.activation, gate) * up);
     }
 
     at::Tensor layer(int l, at::Tensor x, const std::vector<RopeTables>& tables, const RunOptions& options,

@@ -78,13 +78,7 @@ DecoderSpec falconSpec(const JsonConfig& c) {
     requireActivation(c, "activation", s.activation);
     requireDivisible(c, s, hiddenKey, "num_attention_heads");
     s.inner = c.optionalPositiveInt("ffn_hidden_size").value_or(4 * s.hidden);
-    s.names = {"transformer.", true, "word_embeddings"};
-    s.names.layer = "h.";
-    s.names.qkv = "self_attention.query_key_value";
-    s.names.o = "self_attention.dense";
-    s.names.up = "mlp.dense_h_to_4h";
-    s.names.down = "mlp.dense_4h_to_h";
-    s.names.finalNorm = "ln_f";
+    s.names = bloomNames();
     s.notes.push_back(alibi ? "ALiBi" : "rotary");
     readLayout(c, s, kvKey);
     s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));

@@ -9,6 +9,7 @@
 
 namespace attnscope {
 
+struct DecoderNames;
 struct DecoderSpec;
 
 using LoadFamily = std::shared_ptr<const Model>(const std::filesystem::path& folder, const JsonConfig& config,
@@ -26,6 +27,8 @@ LoadFamily loadBert, loadVit, loadT5, loadBart, loadMbart, loadMarian, loadBuilt
 using ParseDecoder = DecoderSpec(const JsonConfig& config);
 ParseDecoder gpt2Spec, gptNeoxSpec, gptjSpec, gptNeoSpec, phiSpec, optSpec, bloomSpec, falconSpec;
 ParseDecoder llamaSpec, mistralSpec, qwen2Spec, gemmaSpec, gemma2Spec, gemma3TextSpec, qwen3Spec, olmo2Spec, phi3Spec;
+// BLOOM's tensor names, which Falcon keeps (bloom.cpp).
+DecoderNames bloomNames();
 // Llama's description before its notes: the base Mistral and Qwen2 start from (llama.cpp).
 DecoderSpec llamaLike(const JsonConfig& config);
 

@@ -106,6 +106,7 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d) {
 at::Tensor mergeHeads(const at::Tensor& x) { return x.transpose(0, 1).reshape({x.size(1), x.size(0) * x.size(2)}); }
 
 at::Tensor activate(const std::string& name, const at::Tensor& x) {
+    if (name == "silu" || name == "swish") return at::silu(x);
     if (name == "gelu") return at::gelu(x);
     if (name == "relu") return at::relu(x);
     return at::gelu(x, "tanh");  // gelu_new, gelu_pytorch_tanh and gelu_fast are the tanh form

@@ -111,8 +111,8 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d);
 // [count, n, d] -> [n, count·d].
 at::Tensor mergeHeads(const at::Tensor& x);
 
-// The feed-forward activations of config.json's hidden_act / activation_function: "gelu" (erf),
-// "relu", and every other accepted name is the tanh approximation.
+// The feed-forward activations of config.json's hidden_act / activation_function: "silu" and
+// "swish", "gelu" (erf), "relu", and every other accepted name is the tanh approximation.
 at::Tensor activate(const std::string& name, const at::Tensor& x);
 // Fails config key `key` unless `value` is one of `known`: "'value' is not supported (a, b, ...)".
 void requireKnown(const JsonConfig& config, const std::string& key, const std::string& value,

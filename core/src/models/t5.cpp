@@ -56,18 +56,6 @@ T5Config parseT5Config(const JsonConfig& c) {
     return t;
 }
 
-at::Tensor t5Activate(const std::string& name, const at::Tensor& x) {
-    if (name == "silu" || name == "swish") return at::silu(x);
-    if (name == "gelu_new") return at::gelu(x, "tanh");
-    return activate(name, x);  // relu, gelu (erf)
-}
-
-// T5LayerNorm: x / sqrt(mean(x²) + eps) · weight, the mean taken in float32.
-at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-    const at::Tensor xf = x.to(at::kFloat);
-    return (xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps)).to(weight.scalar_type()) * weight;
-}
-
 // T5Attention._relative_position_bucket for relative position rel = key - query, with its float32
 // logarithm so that bucket edges fall where Hugging Face's do.
 std::int64_t relativeBucket(std::int64_t rel, bool bidirectional, int buckets, int maxDistance) {
@@ -253,7 +241,7 @@ private:
 
     at::Tensor feedForward(const FeedForward& f, const at::Tensor& x) const {
         const at::Tensor h = rmsNorm(x, f.norm, cfg_.eps);
-        at::Tensor a = t5Activate(cfg_.activation, f.wi(h));
+        at::Tensor a = activate(cfg_.activation, f.wi(h));
         if (cfg_.gated) a = a * f.wi1(h);
         return f.wo(a);
     }
