@@ -122,6 +122,26 @@ void requireKnown(const JsonConfig& config, const std::string& key, const std::s
     config.fail(key, "'" + value + "' is not supported (" + list + ")");
 }
 
+AttentionWeights loadAttention(WeightStore& w, const std::string& prefix, std::array<const char*, 4> names,
+                               std::int64_t hidden, std::int64_t inner, bool qkvBias, bool oBias) {
+    AttentionWeights a;
+    a.q = w.linear(prefix + names[0], inner, hidden, qkvBias);
+    a.k = w.linear(prefix + names[1], inner, hidden, qkvBias);
+    a.v = w.linear(prefix + names[2], inner, hidden, qkvBias);
+    a.o = w.linear(prefix + names[3], hidden, inner, oBias);
+    return a;
+}
+
+at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
+                          std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
+                          BlockCapture& capture) {
+    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d),
+                     v = splitHeads(w.v(kv), heads, d);
+    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
+    capture.layers.push_back(dotCapture(q, k, score, mask));
+    return w.o(context);
+}
+
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size) {
     return {weights.get(name + ".weight", {size}), weights.get(name + ".bias", {size})};
 }

@@ -6,11 +6,13 @@
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/tokenizer.h"
 #include "attention/trace_impl.h"
+#include "io/weights.h"
 #include "tokenizer/vocab_labels.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/Device.h>
 
+#include <array>
 #include <initializer_list>
 #include <memory>
 
@@ -117,6 +119,19 @@ at::Tensor activate(const std::string& name, const at::Tensor& x);
 // Fails config key `key` unless `value` is one of `known`: "'value' is not supported (a, b, ...)".
 void requireKnown(const JsonConfig& config, const std::string& key, const std::string& value,
                   std::initializer_list<const char*> known);
+
+// One attention block of the encoders and encoder-decoders (bert, vit, t5, bart): queries from
+// x [n, E], keys and values from kv [m, E] (x itself for self-attention), heads of width d, the
+// logits as `score` says, `mask` over keys; records the layer's capture and returns o(context).
+struct AttentionWeights {
+    Linear q, k, v, o;
+};
+// prefix + names (q, k, v, o): q/k/v [inner, E], o [E, inner], biased or not.
+AttentionWeights loadAttention(WeightStore& weights, const std::string& prefix, std::array<const char*, 4> names,
+                               std::int64_t hidden, std::int64_t inner, bool qkvBias = true, bool oBias = true);
+at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
+                          std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
+                          BlockCapture& capture);
 
 // LayerNorm weight and bias.
 struct Norm {

@@ -110,8 +110,7 @@ public:
         embed_ = w.get(embedName, {cfg_.vocab, E});
         head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
         auto attention = [&](const std::string& p) {
-            return AttentionWeights{w.linear(p + "q", inner, E, false), w.linear(p + "k", inner, E, false),
-                                    w.linear(p + "v", inner, E, false), w.linear(p + "o", E, inner, false)};
+            return loadAttention(w, p, {"q", "k", "v", "o"}, E, inner, false, false);
         };
         auto feedForward = [&](const std::string& p) {
             FeedForward f;
@@ -184,8 +183,8 @@ protected:
         for (int l = 0; l < cfg_.layers; ++l) {
             const Block& b = encoder_[l];
             const at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l),
-                                     capture);
+            x = x +
+                attentionBlock(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l), capture);
             x = x + feedForward(b.ff, x);
         }
         return rmsNorm(x, encoderNorm_, cfg_.eps);
@@ -201,11 +200,11 @@ protected:
         for (int l = 0; l < cfg_.decoderLayers; ++l) {
             const Block& b = decoder_[l];
             at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal,
-                                     layerRun(options, "decoder", l), self);
+            x = x + attentionBlock(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal,
+                                   layerRun(options, "decoder", l), self);
             h = rmsNorm(x, b.crossNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {},
-                                     layerRun(options, "cross", l), cross);
+            x = x + attentionBlock(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {},
+                                   layerRun(options, "cross", l), cross);
             x = x + feedForward(b.ff, x);
         }
         at::Tensor out = rmsNorm(x, decoderNorm_, cfg_.eps);
