@@ -1,4 +1,4 @@
-// Pieces the model families (gpt2.cpp, bert.cpp, llama.cpp, vit.cpp, builtin/models.cpp) share:
+// Pieces the model families (decoder_forward.cpp, bert.cpp, vit.cpp, t5.cpp, bart.cpp, builtin/models.cpp) share:
 // progress and cancellation, ModelInfo's common fields, a text family's labels and tokenizer,
 // the single "self" block, and the small tensor steps every layer repeats.
 #pragma once
@@ -51,7 +51,7 @@ private:
     std::int64_t vocabSize_;
 };
 
-// Base of the text families (gpt2.cpp, bert.cpp, llama.cpp): the parsed config (a type with
+// Base of the text families (decoder_forward.cpp, bert.cpp): the parsed config (a type with
 // `vocab`), the device, the folder's labels and tokenizer, ModelInfo (the family fills it), and
 // the Model overrides that need only those. The config is parsed before the folder's vocabulary
 // and tokenizer are read, and they before the family's weights.

@@ -1,4 +1,4 @@
-// Gemma family (model_type "gemma", "gemma2", "gemma3_text") on the RMSNorm decoder skeleton
+// Gemma family (model_type "gemma", "gemma2", "gemma3_text") described as a DecoderSpec
 // (decoder_spec.h), read side by side with Hugging Face's modeling_gemma*.py:
 //   gemma:       RMSNorm with (1 + w) in float32, embeddings × sqrt(hidden), head_dim apart from
 //                hidden / heads, grouped-query attention, GeGLU (tanh), tied head.

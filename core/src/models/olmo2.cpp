@@ -1,4 +1,4 @@
-// OLMo-2 (model_type "olmo2") on the RMSNorm decoder skeleton (decoder_spec.h), as Hugging Face's
+// OLMo-2 (model_type "olmo2") described as a DecoderSpec (decoder_spec.h), as Hugging Face's
 // modeling_olmo2.py: post-norm blocks (x += norm(attn(x)); x += norm(mlp(x)), no input norms),
 // q/k RMSNorm over the whole flattened projection [H·d] / [Hkv·d] before the heads are split and
 // rotated, the norm's product taken in float32 (Olmo2RMSNorm), SwiGLU, untied head by default.

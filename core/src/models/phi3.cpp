@@ -1,4 +1,4 @@
-// Phi-3 (model_type "phi3") on the RMSNorm decoder skeleton (decoder_spec.h), as Hugging Face's
+// Phi-3 (model_type "phi3") described as a DecoderSpec (decoder_spec.h), as Hugging Face's
 // modeling_phi3.py: Llama's pre-norm layout with a fused qkv_proj ([q | k | v] rows) and a fused
 // gate_up_proj ([gate | up] rows), no biases, rotary on int(head_dim · partial_rotary_factor)
 // dimensions with the config's rope_scaling (longrope: short factors up to

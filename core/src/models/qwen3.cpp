@@ -1,4 +1,4 @@
-// Qwen3 (model_type "qwen3") on the RMSNorm decoder skeleton (decoder_spec.h), as Hugging Face's
+// Qwen3 (model_type "qwen3") described as a DecoderSpec (decoder_spec.h), as Hugging Face's
 // modeling_qwen3.py: Llama's pre-norm layout with q/k RMSNorm over head_dim before rotary, an
 // explicit head_dim (Qwen3Config default 128), grouped-query attention, optional biases, and the
 // sliding window on layers >= max_window_layers when use_sliding_window is true (or as
