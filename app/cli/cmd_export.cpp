@@ -148,7 +148,7 @@ int runWorkspaceExport(const Args& args, const QString& out) {
 int runExport(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale",
-                                "width-in", "dpi", "title", "figure", "workspace", "heads"}),
+                                "width-in", "dpi", "title", "figure", "workspace", "heads", "revision"}),
               {"all-heads", "all-layers"});
     const QString out = QString::fromStdString(args.required("out"));
     if (!figureFormatFor(out))
