@@ -170,7 +170,9 @@ struct TorchCheckpointBuilder {
     // Tensors from (storage, offset, shape, stride), checked to lie inside their storage.
     void resolve(const pickle::Pickle& p, const std::vector<StorageBytes>& storages, const std::string& entry) {
         const std::string at = entry.empty() ? where : where + " (" + entry + ")";
-        for (const auto& [name, t] : pickle::stateDict(p, at)) {
+        for (const pickle::NamedTensor& named : pickle::stateDict(p, at)) {
+            const std::string& name = named.name;  // a plain reference: lambdas cannot capture bindings in C++17
+            const pickle::TensorRef* t = named.tensor;
             const auto& type = *p.storages()[t->storage].type;
             const auto dtype = dtypeOf(type);
             if (!dtype) {
