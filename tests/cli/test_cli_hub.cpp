@@ -59,7 +59,7 @@ TEST_CASE("cli info opens a model id from the hub cache, offline", "[cli][hub]")
     CHECK(infoJson({"org/tiny", "--revision", "main"})["hidden"] == 8);
 
     requireCliInputError(runCli({"info", "org/other", "--device", "cpu"}),
-                         "org/other: no such file or folder, and not in the Hugging Face cache (looked for " +
+                         "org/other: no such model folder, and not in the Hugging Face cache (looked for " +
                                  (cache / "models--org--other").string());
     requireCliInputError(runCli({"info", "org/tiny", "--revision", "v9", "--device", "cpu"}),
                          "revision 'v9' is not in the Hugging Face cache");

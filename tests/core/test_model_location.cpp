@@ -120,7 +120,7 @@ TEST_CASE("Model ids resolve in the hub cache, through symlinks or copies", "[hu
     }
     SECTION("a model that is not there names where it looked, and nothing else happens") {
         const std::string e = errorOf([] { resolveModelLocation("org/missing"); });
-        CHECK_THAT(e, Catch::Contains("org/missing: no such file or folder, and not in the Hugging Face cache "
+        CHECK_THAT(e, Catch::Contains("org/missing: no such model folder, and not in the Hugging Face cache "
                                       "(looked for " +
                                       (cache / "models--org--missing").string() + ", the cache from $HF_HUB_CACHE)"));
         CHECK(e.find('\n') == std::string::npos);
@@ -186,7 +186,7 @@ TEST_CASE("Paths win over ids, files stand for their folder, and ids are validat
     CHECK(isModelId("gpt2"));
     CHECK(isModelId("meta-llama/Llama-3.2-1B"));
     for (const char* bad : {"a/b/c", "-x", "x--y", "a..b", "org/", "/abs", "x y", ""}) CHECK_FALSE(isModelId(bad));
-    CHECK_THAT(errorOf([] { resolveModelLocation("a/b/c"); }), Catch::Equals("a/b/c: no such file or folder"));
+    CHECK(resolveModelLocation("a/b/c") == "a/b/c");  // no id: Model::load names the missing folder
     CHECK_THAT(errorOf([] { resolveModelLocation(kData.string(), "main"); }),
                Catch::Contains("--revision applies to Hugging Face model ids"));
 }

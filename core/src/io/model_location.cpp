@@ -82,7 +82,7 @@ fs::path hubSnapshot(const std::string& id, const std::string& revision) {
     const fs::path repo = cache.dir / folder;
     std::error_code ec;
     if (!fs::is_directory(repo, ec))
-        throw Error(id + ": no such file or folder, and not in the Hugging Face cache (looked for " + repo.string() +
+        throw Error(id + ": no such model folder, and not in the Hugging Face cache (looked for " + repo.string() +
                     ", the cache from " + cache.from + "); nothing is downloaded");
 
     const std::string rev = revision.empty() ? "main" : revision;
@@ -127,7 +127,7 @@ fs::path resolveModelLocation(const std::string& spec, const std::string& revisi
         }
         return path;
     }
-    if (!isModelId(spec)) throw Error(spec + ": no such file or folder");
+    if (!isModelId(spec)) return spec;  // Model::load says "no such model folder"
     return hubSnapshot(spec, revision);
 }
 

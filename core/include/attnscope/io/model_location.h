@@ -35,8 +35,8 @@ std::filesystem::path hubSnapshot(const std::string& id, const std::string& revi
 //                            *.safetensors, a torch.save checkpoint recognised by its content,
 //                            config.json, *.index.json, a tokenizer file), else unchanged;
 //   otherwise a model id  -> hubSnapshot(spec, revision).
-// An existing path wins over an id. A revision with a path, or a spec that is neither a path nor
-// an id, throws attnscope::Error.
+// An existing path wins over an id. A spec that is neither an existing path nor an id is returned
+// unchanged (Model::load then names it). A revision with a path throws attnscope::Error.
 std::filesystem::path resolveModelLocation(const std::string& spec, const std::string& revision = {});
 
 // True when `file` is named as a model folder's tokenizer file: tokenizer.json, a SentencePiece
