@@ -7,7 +7,9 @@
 //       element count (int64) and its raw bytes.
 // The pickles are read by a restricted unpickler that accepts only what a state dict needs and
 // never runs anything from the file (io/torch_pickle.h). The file is mapped read-only and every
-// tensor's bytes are handed out as a pointer into the mapping, like SafetensorsFile.
+// tensor's bytes are handed out as a pointer into the mapping, like SafetensorsFile. Zip entries
+// are 64-byte aligned; legacy storages lie at any byte (users such as WeightStore copy a tensor
+// whose address is not aligned to its element size).
 //
 // Tensors of F32, F16, BF16 and I64 storages are read; tensors of other storage types (bool
 // masks, int buffers) are listed in skipped() and left out. A tensor must be contiguous (the
