@@ -225,6 +225,9 @@ TEST_CASE("Hostile pickles are refused naming the global or opcode, and nothing 
                            "a."),
                    Catch::Contains("the stack has none"));
         CHECK_THAT(refused("\x80\x02]"), Catch::Contains("ends without STOP"));
+        // Objects beyond the cap (2^21): refused, however small each is.
+        CHECK_THAT(refused("\x80\x02" + std::string((std::size_t{1} << 21) + 1, 'N') + "."),
+                   Catch::Contains("the pickle builds more than 2097152 objects"));
         // A list appended to itself: a cycle, harmless in the reader's arena.
         CHECK_THAT(refused("\x80\x02]q\x00h\x00"
                            "a."s),

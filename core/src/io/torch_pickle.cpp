@@ -13,8 +13,9 @@ namespace attnscope::pickle {
 
 namespace {
 
-// A state dict of N tensors needs about 20 values per tensor; this allows 200,000 tensors.
-constexpr std::size_t kMaxValues = std::size_t{1} << 22;
+// A state dict needs about 20 values per tensor: 2^21 values allow 100,000 tensors in one file,
+// and cap a hostile pickle's arena at about 2^21 x 64 bytes (128 MiB) whatever its size.
+constexpr std::size_t kMaxValues = std::size_t{1} << 21;
 constexpr std::size_t kMaxDims = 64;
 
 constexpr StorageClass kStorageClasses[] = {
