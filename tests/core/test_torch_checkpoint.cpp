@@ -139,6 +139,21 @@ TEST_CASE("A folder with only .bin files runs like its safetensors twin", "[torc
     }
 }
 
+TEST_CASE("A BF16 .bin is streamed from its mapping like BF16 safetensors", "[torch_bin][streamed]") {
+    LoadOptions options;
+    options.device = DeviceChoice::Cpu;
+    options.weights = WeightPlan::Stream;
+    const auto st = Model::load(kData / "gpt2-bf16", options);
+    const auto bin = Model::load(kData / "gpt2-bf16-zip", options);
+    INFO(bin->info().weights);
+    CHECK_THAT(bin->info().weights, Catch::StartsWith("streamed from BF16 (one layer at a time"));
+    CHECK(bin->info().dtype == "BF16");
+    const std::vector<std::int64_t> ids = {2, 7, 1, 8, 2, 8};
+    const auto a = st->forward(ids), b = bin->forward(ids);
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 2; ++h) CHECK(b->map(0, l, h).values == a->map(0, l, h).values);
+}
+
 TEST_CASE("Checkpoints torch.save never writes are refused by name", "[torch_bin]") {
     CHECK_THAT(openError(kData / "transposed.bin"),
                Catch::Contains("tensor 'weight': is not contiguous (shape [3, 2], strides [1, 3])"));

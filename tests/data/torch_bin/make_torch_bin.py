@@ -10,10 +10,13 @@ the raw bytes), so the C++ tests compare the two readers byte for byte.
   gpt2-zip/      the same state dict by torch.save (zip format, torch >= 1.6)
   gpt2-legacy/   the same by torch.save(..., _use_new_zipfile_serialization=False) (pre-1.6 format)
   gpt2-shards/   the same in two zip shards + pytorch_model.bin.index.json
+  gpt2-bf16/, gpt2-bf16-zip/: the same weights in BF16, as safetensors and as a zip .bin
   The .bin state dicts also hold what real ones do and safetensors cannot: lm_head.weight sharing
   wte's storage, a bias that is a slice of a larger storage (storage offset 5), layer 0's causal
   mask as a bool buffer (left out by the reader) and layer 1's as float.
   dtypes.bin / dtypes-legacy.bin / dtypes.safetensors: F16, BF16, I64, a scalar and an empty tensor.
+  (The legacy format's storage keys are memory addresses, so a rerun rewrites those files with other
+  bytes and the same tensors.)
   transposed.bin: a non-contiguous tensor (refused by name); compressed.bin: dtypes.bin deflated.
 """
 import json
@@ -99,6 +102,13 @@ def main():
         weight_map.update({k: file for k in part})
     with open(os.path.join(shards, "pytorch_model.bin.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=1)
+
+    # BF16, as big checkpoints are stored: the CPU streams it from the mapping one layer at a time.
+    bf16 = {k: (v.bfloat16() if v.is_floating_point() else v) for k, v in sd.items()}
+    bf16["lm_head.weight"] = bf16["transformer.wte.weight"]
+    write_safetensors(os.path.join(folder("gpt2-bf16", config), "model.safetensors"),
+                      {k: v.clone() for k, v in bf16.items() if v.dtype != torch.bool and k != "lm_head.weight"})
+    torch.save(bf16, os.path.join(folder("gpt2-bf16-zip", config), "pytorch_model.bin"))
 
     torch.manual_seed(7)
     dtypes = {"half": torch.randn(3, 5).half(), "bfloat": torch.randn(4, 2).bfloat16(),
