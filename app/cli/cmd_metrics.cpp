@@ -79,7 +79,7 @@ int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
                                 "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                "probe-first"}),
+                                "probe-first", "revision"}),
               {"flow", "detectors"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
