@@ -62,11 +62,10 @@ sanitize_stage() {
     -DATTNSCOPE_UNITY_BUILD=ON "${extra[@]}"
   # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
   # fuzz targets; not the GUI executable or the benchmarks.
-  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace)
   local s0
   s0=$(date +%s)
   cmake --build "$sanitize_build" --parallel "$(nproc)" --target attnscope-cli attnscope_core_tests \
-    attnscope_cli_tests attnscope_internal_tests attnscope_ui_tests "${fuzzers[@]/#/fuzz_}"
+    attnscope_cli_tests attnscope_internal_tests attnscope_ui_tests attnscope_fuzzers
   local s1
   s1=$(date +%s)
   # install_tree checks the packaging in the Release stage; it needs the GUI executable, which this
