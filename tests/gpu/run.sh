@@ -2,7 +2,7 @@
 # GPU checks for AttnScope, on a machine with an NVIDIA GPU, nvcc and a Python PyTorch with CUDA:
 #   1. builds core, attnscope-cli and the tests without Qt against PyTorch's LibTorch
 #      (CMAKE_PREFIX_PATH from torch.utils.cmake_prefix_path), with core's CUDA kernels;
-#   2. runs the CUDA tests (tests/core/test_cuda.cpp: CPU and GPU maps agree, half precision
+#   2. runs the CUDA tests (tests/core/runtime/test_cuda.cpp: CPU and GPU maps agree, half precision
 #      within the stated tolerances); where transformers is installed, tests/gpu/hf_check.py
 #      compares the CLI's maps with transformers' own (eager attention) on tiny random models of
 #      every family; the whole core suite (and, last, the CLI suite);
