@@ -12,7 +12,8 @@
 #      144 thumbnails, detail/zoom/temperature and all-head metrics at 4,096 tokens, forwards at
 #      16,384 and 32,768, PyTorch eager beside them; GPU memory sampled by nvidia-smi.
 # Results go to $OUT (or the first argument, or ./gpu-results): log.txt, cuda-tests.txt,
-# hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks.md with the date and the GPU.
+# hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks-log.md with the date and the GPU,
+# and the latest figures in docs/benchmarks.md.
 #
 # Header-only dependencies the machine lacks (nlohmann-json, Catch2 v2) are taken from
 # .gpu-deps/ when present (tests/gpu/stage_deps.sh fills it on a Debian machine).
