@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # AttnScope on a fresh Debian 12 machine: install the Debian packages it needs, build, and then
 #   scripts/dev.sh gui [MODEL]   start the desktop app (on MODEL when given)
-#   scripts/dev.sh test          run the whole test suite (what CI runs): the Release build's
+#   scripts/dev.sh test          run the whole test suite (what CI runs; docs/ci.md): the Release build's
 #                                ctest, then the same core, cli and ui tests built with clang
 #                                under ASan + UBSan in build-sanitize/, with short fixed-seed
 #                                runs of the libFuzzer targets (docs/fuzzing.md)

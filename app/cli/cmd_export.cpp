@@ -22,11 +22,11 @@
 #include "figure/gridfigure.h"
 #include "figure/headfigure.h"
 #include "figure/workspace.h"
+#include "headless_qt.h"
 
 #include "attnscope/lab/interventions.h"
 
 #include <QFileInfo>
-#include <QGuiApplication>
 #endif
 
 namespace attnscope::cli {
@@ -249,17 +249,7 @@ int runExport(const std::vector<std::string>& argv) {
 }
 
 int runExportCommand(const std::vector<std::string>& argv) {
-    // Fonts need a QGuiApplication; the offscreen platform needs no display.
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    // Qt's own notes (e.g. "XDG_RUNTIME_DIR not set") would break the one-line error contract;
-    // only critical messages get through.
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& message) {
-        if (type == QtCriticalMsg || type == QtFatalMsg) std::cerr << "qt: " << message.toStdString() << "\n";
-    });
-    static int argc = 1;
-    static char name[] = "attnscope-cli";
-    static char* args[] = {name, nullptr};
-    QGuiApplication app(argc, args);
+    const HeadlessQt qt;
     return runExport(argv);
 }
 
