@@ -24,7 +24,7 @@ int sizeKey(const JsonConfig& c, const char* key, const char* alias, int fallbac
 }  // namespace
 
 DecoderNames bloomNames() {
-    DecoderNames n{"transformer.", true, "word_embeddings"};
+    DecoderNames n = decoderNames("transformer.", true, "word_embeddings");
     n.layer = "h.";
     n.qkv = "self_attention.query_key_value";
     n.o = "self_attention.dense";

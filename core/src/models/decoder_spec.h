@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
@@ -37,6 +38,18 @@ struct DecoderNames {
     std::string gate = "mlp.gate_proj", up = "mlp.up_proj", gateUp, down = "mlp.down_proj";
     std::string finalNorm = "norm", head = "lm_head";
 };
+
+// The names every family sets first: the model-level prefix (applied only when some tensor carries
+// it, with prefixIfPresent), the token embeddings and the learned positions (empty: none).
+inline DecoderNames decoderNames(std::string prefix, bool prefixIfPresent, std::string embed,
+                                 std::string positions = "") {
+    DecoderNames n;
+    n.prefix = std::move(prefix);
+    n.prefixIfPresent = prefixIfPresent;
+    n.embed = std::move(embed);
+    n.positions = std::move(positions);
+    return n;
+}
 
 struct DecoderSpec {
     std::string family;  // model_type

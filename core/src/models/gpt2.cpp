@@ -32,7 +32,7 @@ DecoderSpec gpt2Spec(const JsonConfig& c) {
     s.conv1d = true;
     s.gated = false;
     s.tiedIfNoHead = true;
-    s.names = {"transformer.", true, "wte", "wpe"};
+    s.names = decoderNames("transformer.", true, "wte", "wpe");
     s.names.layer = "h.";
     s.names.inNorm = "ln_1";
     s.names.ffNorm = "ln_2";

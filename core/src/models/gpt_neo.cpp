@@ -93,7 +93,7 @@ DecoderSpec gptNeoSpec(const JsonConfig& c) {
     s.qkFloat = true;
     s.gated = false;
     s.oBias = s.mlpBias = true;
-    s.names = {"transformer.", false, "wte", "wpe"};
+    s.names = decoderNames("transformer.", false, "wte", "wpe");
     s.names.layer = "h.";
     s.names.inNorm = "ln_1";
     s.names.ffNorm = "ln_2";

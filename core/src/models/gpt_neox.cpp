@@ -38,7 +38,7 @@ DecoderSpec gptNeoxSpec(const JsonConfig& c) {
     s.blocks = parallel ? DecoderSpec::Blocks::Parallel : DecoderSpec::Blocks::Pre;
     s.qkv = DecoderSpec::Qkv::Grouped;  // one group per head
     s.gated = false;
-    s.names = {"gpt_neox.", false, "embed_in"};
+    s.names = decoderNames("gpt_neox.", false, "embed_in");
     s.names.qkv = "attention.query_key_value";
     s.names.o = "attention.dense";
     s.names.up = "mlp.dense_h_to_4h";

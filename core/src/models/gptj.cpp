@@ -40,7 +40,7 @@ DecoderSpec gptjSpec(const JsonConfig& c) {
     s.qkFloat = true;
     s.gated = false;
     s.mlpBias = s.headBias = true;
-    s.names = {"transformer.", false, "wte"};
+    s.names = decoderNames("transformer.", false, "wte");
     s.names.layer = "h.";
     s.names.inNorm = "ln_1";
     s.names.ffNorm = "";

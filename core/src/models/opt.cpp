@@ -41,14 +41,10 @@ DecoderSpec optSpec(const JsonConfig& c) {
     s.positionKind = DecoderSpec::Positions::Learned;
     s.positionOffset = 2;  // OPTLearnedPositionalEmbedding keeps two rows before position 0
     s.gated = false;
-    s.names = {"model.",
-               true,
-               "decoder.embed_tokens",
-               "decoder.embed_positions",
-               "",
-               "decoder.project_in",
-               "decoder.project_out",
-               "decoder.layers."};
+    s.names = decoderNames("model.", true, "decoder.embed_tokens", "decoder.embed_positions");
+    s.names.projectIn = "decoder.project_in";
+    s.names.projectOut = "decoder.project_out";
+    s.names.layer = "decoder.layers.";
     s.names.inNorm = "self_attn_layer_norm";
     s.names.ffNorm = "final_layer_norm";
     s.names.o = "self_attn.out_proj";
