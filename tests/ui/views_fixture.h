@@ -9,7 +9,7 @@
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
-#include "window/viewscontroller.h"
+#include "controllers/viewscontroller.h"
 
 #include <QDockWidget>
 #include <QFile>

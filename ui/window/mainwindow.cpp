@@ -1,14 +1,26 @@
 #include "window/mainwindow.h"
 
+#include "controllers/generatecontroller.h"
+#include "controllers/imagecontroller.h"
+#include "controllers/modelviewcontroller.h"
+#include "panels/corpuspanel.h"
+#include "panels/imageoverlaypanel.h"
+#include "panels/metricspanel.h"
+#include "panels/modelviewpanel.h"
+#include "controllers/labcontroller.h"
+#include "controllers/viewscontroller.h"
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
-#include "window/generatecontroller.h"
+#include "panels/labpanel.h"
+#include "services/tokenids.h"
+#include "state/recentfiles.h"
+#include "state/viewstate.h"
+#include "window/shortcutsdialog.h"
 #include "figure/figure.h"
 #include "figure/headfigure.h"
 #include "views/heatmapview.h"
 #include "panels/imageinput.h"
-#include "window/labcontroller.h"
 #include "panels/modelpicker.h"
 #include "panels/outputpanel.h"
 #include "views/overviewgrid.h"
@@ -25,6 +37,8 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QFileInfo>
 #include <QIcon>
 #include <QLabel>
@@ -70,27 +84,36 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("AttnScope"));
     setWindowIcon(QIcon(QStringLiteral(":/attnscope/attnscope.svg")));
     setAcceptDrops(true);
+    // A visible focus ring for keyboard users, whatever the style draws.
+    setStyleSheet(QStringLiteral("QAbstractButton:focus, QComboBox:focus, QAbstractSpinBox:focus, QLineEdit:focus, "
+                                 "QSlider:focus, QAbstractItemView:focus, QTabBar:focus { outline: 2px solid "
+                                 "palette(highlight); }"));
+    state_ = new ViewState(this);
     session_ = new Session(this);
     session_->setObjectName(QStringLiteral("session"));
     maps_ = new MapService(this);
 
+    // The map is the window: the heat map takes what the overview and the docks leave.
     overview_ = new OverviewGrid;
     overview_->setObjectName(QStringLiteral("overview"));
     auto* scroll = new QScrollArea;
     scroll->setWidget(overview_);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(160);
     heatmap_ = new HeatmapView;
     heatmap_->setObjectName(QStringLiteral("heatmap"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
     split->addWidget(heatmap_);
-    split->setStretchFactor(0, 2);
+    split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
+    split->setChildrenCollapsible(false);
     compare_ = new ComparePanel(maps_);
     compare_->setObjectName(QStringLiteral("comparePanel"));
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("viewTabs"));
+    tabs_->setUsesScrollButtons(true);  // many tabs scroll rather than widen the window
     tabs_->addTab(split, tr("&Explore"));
     tabs_->addTab(compare_, tr("&Compare dot · additive · linear"));
     setCentralWidget(tabs_);
@@ -98,59 +121,73 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     controls_ = new ControlPanel;
     auto* dock = new QDockWidget(tr("Controls"), this);
     dock->setObjectName(QStringLiteral("controlsDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     auto* dockScroll = new QScrollArea;
     dockScroll->setWidget(controls_);
     dockScroll->setWidgetResizable(true);
     dockScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    dockScroll->setMinimumWidth(300);
+    dockScroll->setFrameShape(QFrame::NoFrame);
+    dockScroll->setMinimumWidth(260);
     dock->setWidget(dockScroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
+    setDockOptions(dockOptions() | QMainWindow::GroupedDragging);
 
     progressBar_ = new QProgressBar;
     progressBar_->setObjectName(QStringLiteral("progressBar"));
     progressBar_->setMaximumWidth(420);  // wide enough for "Running: layer 12 of 32 · 18 s left"
-    progressBar_->setMinimumWidth(300);
+    progressBar_->setMinimumWidth(200);
     progressBar_->setVisible(false);
     cancelButton_ = new QPushButton(tr("Cancel"));
     cancelButton_->setObjectName(QStringLiteral("cancelButton"));
     cancelButton_->setVisible(false);
     statusBar()->addPermanentWidget(progressBar_);
     statusBar()->addPermanentWidget(cancelButton_);
-    buildMenus();
-    buildShortcuts();
-    buildFamilyInputs();
 
+    connectSession();  // first: on the session's signals the window reacts before the controllers
+    buildLab();
+    buildImageViews();
+    buildViews();
+    buildGenerate();
+    buildCorpus();
+    buildFamilyInputs();
+    buildAttentionFile();
+    buildWorkspace();  // it saves and restores the others' state
+    buildMenus();      // every menu, in one place, once every action's owner exists
+    buildShortcuts();
+    bindState();
+    labDock_->raise();  // the lab in front; View > Views / Generate bring the others forward
+    heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
+    // Only the shown page's minimum counts (a hidden page's policy is Ignored), so the widest
+    // tab does not set the window's minimum while another one is shown.
+    const auto fitShownPage = [this] {
+        for (int i = 0; i < tabs_->count(); ++i)
+            tabs_->widget(i)->setSizePolicy(i == tabs_->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored,
+                                            QSizePolicy::Preferred);
+    };
+    connect(tabs_, &QTabWidget::currentChanged, this, fitShownPage);
+    fitShownPage();
+    // The first start: most of the screen, never more than it (a 1366×768 laptop included).
+    const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                          : QRect(0, 0, 1280, 800);
+    resize(std::min(1280, screen.width() * 9 / 10), std::min(800, screen.height() * 9 / 10));
+    statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
+}
+
+MainWindow::~MainWindow() {
+    // Workers first: their results must not reach half-destroyed views.
+    lab_->shutdown();
+    maps_->cancelAll();
+    maps_->waitForWorkers();
+}
+
+void MainWindow::connectSession() {
     const ControlPanel* c = controls_;
     connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
     connect(c->picker(), &ModelPicker::openFolderRequested, this, &MainWindow::chooseModelFolder);
     connect(c->runButton(), &QPushButton::clicked, this, &MainWindow::runInput);
     connect(c->input(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
     connect(c->targetInput(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
-    connect(c->blockCombo(), &QComboBox::currentIndexChanged, this, &MainWindow::onBlockChanged);
-    for (QSpinBox* spin : {c->layerSpin(), c->headSpin()})
-        connect(spin, &QSpinBox::valueChanged, this, [this] {
-            overview_->setSelected(controls_->layerSpin()->value(), controls_->headSpin()->value());
-            requestDetail();
-            updateCompare(false);
-        });
-    connect(c->temperature(), &TemperatureSlider::temperatureChanged, this, &MainWindow::onTemperatureChanged);
-    connect(controls_, &ControlPanel::coloringChanged, this, [this] {
-        heatmap_->setColoring(controls_->colormap(), controls_->colorScale());
-        compare_->setColoring(controls_->colormap(), controls_->colorScale());
-        requestThumbnails();
-    });
-    connect(overview_, &OverviewGrid::headChosen, this, [this](int layer, int head) {
-        const QSignalBlocker b1(controls_->layerSpin()), b2(controls_->headSpin());
-        controls_->layerSpin()->setValue(layer);
-        controls_->headSpin()->setValue(head);
-        requestDetail();
-        updateCompare(false);
-    });
-    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-        updateCompare(true);
-        updateTemperatureApplicability();
-    });
     connect(compare_, &ComparePanel::taskChosen, this, [this](const QString& task) {
         compareTask_ = task;
         updateCompare(true);
@@ -189,36 +226,140 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             heatmap_->setLevelOfDetail(r.pooled, r.request);
     });
     connect(heatmap_, &HeatmapView::poolingChanged, this, [this] { requestThumbnails(); });
-
-    buildLab();
-    buildAttentionFileMenu();
-    buildImageViews();
-    buildGenerate();
-    buildViews();
-    buildCorpus();
-    buildWorkspace();  // last: it saves and restores the others' state
-    heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
-    resize(1280, 820);
-    statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
 }
 
-MainWindow::~MainWindow() {
-    // Workers first: their results must not reach half-destroyed views.
-    lab_->shutdown();
-    maps_->cancelAll();
-    maps_->waitForWorkers();
+// The widgets request changes of the ViewState; the window follows its signals. The window's
+// slots are connected before the controllers' (made earlier, but they follow the state only),
+// so the maps are asked for first.
+void MainWindow::bindState() {
+    const ControlPanel* c = controls_;
+    connect(c->blockCombo(), &QComboBox::currentIndexChanged, state_, [this](int i) {
+        if (i >= 0) state_->setBlock(i);
+    });
+    connect(c->layerSpin(), &QSpinBox::valueChanged, state_, [this](int v) { state_->setLayer(v); });
+    connect(c->headSpin(), &QSpinBox::valueChanged, state_, [this](int v) { state_->setHead(v); });
+    connect(overview_, &OverviewGrid::headChosen, state_,
+            [this](int layer, int head) { state_->select(state_->block(), layer, head); });
+    connect(c->temperature(), &TemperatureSlider::temperatureChanged, state_,
+            [this] { state_->setTemperature(controls_->temperature()->temperature()); });
+    connect(controls_, &ControlPanel::coloringChanged, state_, [this] {
+        state_->setColormap(controls_->colormap());
+        state_->setScale(controls_->colorScale().type);
+    });
+    connect(rawTokensAction_, &QAction::toggled, state_, [this](bool raw) {
+        Workspace::View v = state_->view();
+        v.rawTokens = raw;
+        state_->setView(v);
+    });
+    connect(rawTokensAction_, &QAction::toggled, this, &MainWindow::onRawTokensToggled);  // after the state's
+    connect(tabs_, &QTabWidget::currentChanged, state_, [this] { state_->setTab(tabName()); });
+    connect(lab_->panel(), &LabPanel::variantChanged, state_, [this] { state_->setVariant(lab_->panel()->variant()); });
+    connect(lab_, &LabController::temperatureInsideChanged, state_, [this](bool inside) {
+        state_->setInside({inside, lab_->intervention().layers});
+    });
+    connect(heatmap_, &HeatmapView::zoomChanged, state_, [this](const MapZoom& z) {
+        state_->setZoom(z.isWhole() ? std::nullopt
+                                    : std::optional<ViewState::Zoom>(
+                                              ViewState::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper}));
+    });
+
+    connect(state_, &ViewState::selectionChanged, this, &MainWindow::onSelectionChanged);
+    connect(state_, &ViewState::temperatureChanged, this, &MainWindow::onTemperatureChanged);
+    connect(state_, &ViewState::temperatureChanged, lab_, &LabController::onTemperatureChanged);
+    connect(state_, &ViewState::colorsChanged, this, [this] {
+        heatmap_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        compare_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        requestThumbnails();
+    });
+    connect(state_, &ViewState::viewChanged, this, [this] {
+        syncTab();
+        updateCompare(true);
+        updateTemperatureApplicability();
+        lab_->onTabChanged();
+    });
+    // Whatever changes what is shown makes the saved workspace out of date.
+    for (auto signal : {&ViewState::modelChanged, &ViewState::inputChanged, &ViewState::selectionChanged,
+                        &ViewState::temperatureChanged, &ViewState::insideChanged, &ViewState::variantChanged,
+                        &ViewState::masksChanged, &ViewState::colorsChanged, &ViewState::viewChanged})
+        connect(state_, signal, this, [this] { modified_ = true; });
+}
+
+QString MainWindow::tabName() const {
+    QWidget* w = tabs_->currentWidget();
+    return w == compare_              ? QStringLiteral("compare")
+           : w == lab_->metrics()     ? QStringLiteral("metrics")
+           : w == modelView_->panel() ? QStringLiteral("model")
+           : w == imageView_->panel() ? QStringLiteral("image")
+           : w == corpus_             ? QStringLiteral("corpus")
+                                      : QStringLiteral("explore");
+}
+
+// The state's tab on screen (the lab's "show in Explore" sets it there).
+void MainWindow::syncTab() {
+    if (tabName() == state_->view().tab) return;
+    QWidget* const byName[] = {tabs_->widget(0),    compare_, lab_->metrics(), modelView_->panel(),
+                               imageView_->panel(), corpus_};
+    const QStringList names = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
+                               QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus")};
+    const int i = int(names.indexOf(state_->view().tab));
+    if (i >= 0) tabs_->setCurrentWidget(byName[i]);
+}
+
+// The state's block, layer and head in the boxes (without echoing back), then the maps.
+void MainWindow::syncSelectionWidgets() {
+    QComboBox* blocks = controls_->blockCombo();
+    QSpinBox* layer = controls_->layerSpin();
+    QSpinBox* head = controls_->headSpin();
+    const QSignalBlocker b0(blocks), b1(layer), b2(head);
+    const bool shown = state_->block() >= 0 && state_->block() < int(state_->blocks().size());
+    if (shown) {
+        const ViewState::BlockShape& s = state_->blocks()[std::size_t(state_->block())];
+        blocks->setCurrentIndex(state_->block());
+        layer->setRange(0, std::max(0, s.layers - 1));
+        head->setRange(0, std::max(0, s.heads - 1));
+    }
+    layer->setEnabled(shown);
+    head->setEnabled(shown);
+    layer->setValue(state_->layer());
+    head->setValue(state_->head());
+}
+
+void MainWindow::onSelectionChanged() {
+    syncSelectionWidgets();
+    if (state_->block() < 0) return;
+    if (state_->block() != shownBlock_) return onBlockChanged();
+    overview_->setSelected(state_->layer(), state_->head());
+    requestDetail();
+    updateCompare(false);
 }
 
 void MainWindow::buildMenus() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->setObjectName(QStringLiteral("fileMenu"));
+    fileMenu_ = menuBar()->addMenu(tr("&File"));
+    fileMenu_->setObjectName(QStringLiteral("fileMenu"));
+    QMenu* file = fileMenu_;
     QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
+    file->addAction(makeAttentionFileAction());
+    file->addAction(makeOpenImageAction());
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    recentMenu_->setObjectName(QStringLiteral("recentMenu"));
+    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+    updateRecentMenu();
+    buildWorkspaceActions(file);
     file->addSeparator();
     QAction* fig = file->addAction(tr("&Export Figure…"), this, &MainWindow::exportFigure);
     fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     fig->setObjectName(QStringLiteral("exportFigureAction"));
+    // The view shown in the Views dock as a paper figure.
+    QAction* exportView = file->addAction(tr("Export &View\u2026"), views_, [this] {
+        viewsDock_->show();
+        viewsDock_->raise();
+        views_->exportShownView();
+    });
+    exportView->setObjectName(QStringLiteral("exportViewAction"));
+    exportView->setToolTip(
+            tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
     QAction* data = file->addAction(tr("Export Map &Data (.npy, .csv)…"), this, &MainWindow::exportMapData);
     data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     data->setObjectName(QStringLiteral("exportDataAction"));
@@ -228,6 +369,80 @@ void MainWindow::buildMenus() {
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
     quit->setMenuRole(QAction::QuitRole);
+
+    viewMenu_ = menuBar()->addMenu(tr("&View"));
+    viewMenu_->setObjectName(QStringLiteral("viewMenu"));
+    viewMenu_->addAction(rawTokensAction_);
+    viewMenu_->addSeparator();
+    const struct {
+        QDockWidget* dock;
+        const char* text;
+        const char* name;
+        QKeySequence keys;
+    } docks[] = {
+            {findChild<QDockWidget*>(QStringLiteral("controlsDock")), QT_TR_NOOP("&Controls Panel"),
+             "controlsPanelAction", QKeySequence(Qt::CTRL | Qt::Key_K)},
+            {labDock_, QT_TR_NOOP("&Lab Panel"), "labPanelAction", QKeySequence(Qt::CTRL | Qt::Key_L)},
+            {viewsDock_, QT_TR_NOOP("&Views (Lines, Neuron, Query\u2013Key)"), "viewsPanelAction",
+             QKeySequence(Qt::CTRL | Qt::Key_B)},
+            {generateDock_, QT_TR_NOOP("&Generate Panel"), "generatePanelAction", QKeySequence(Qt::CTRL | Qt::Key_G)},
+    };
+    for (const auto& d : docks) {
+        QAction* toggle = d.dock->toggleViewAction();
+        toggle->setText(tr(d.text));
+        toggle->setShortcut(d.keys);
+        toggle->setObjectName(QString::fromLatin1(d.name));
+        viewMenu_->addAction(toggle);
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+    keys->setObjectName(QStringLiteral("shortcutsAction"));
+    keys->setShortcut(QKeySequence(Qt::Key_F1));
+    addShortcutsToTooltips(this);
+}
+
+// The keys that are not menu actions: on the maps (overview, heat map, comparison) and in the
+// views; Help > Keyboard Shortcuts lists them with the menus' own.
+namespace {
+std::vector<std::pair<QString, QString>> mapKeys() {
+    return {{QStringLiteral("\u2190 / \u2192"), QObject::tr("Previous / next head (on the maps)")},
+            {QStringLiteral("\u2191 / \u2193"), QObject::tr("Previous / next layer (on the maps)")},
+            {QStringLiteral("+ / \u2212"), QObject::tr("Zoom the heat map in / out")},
+            {QStringLiteral("0"), QObject::tr("Show the whole heat map")},
+            {QObject::tr("Ctrl+click"), QObject::tr("Mask or unmask a head (overview)")},
+            {QObject::tr("Return"), QObject::tr("Run the input (input box)")}};
+}
+}  // namespace
+
+QString MainWindow::shortcutsText() const {
+    QStringList lines;
+    for (const auto& [keys, what] : collectShortcuts(this, mapKeys())) lines << keys + QLatin1Char('\t') + what;
+    return lines.join(QLatin1Char('\n'));
+}
+
+void MainWindow::showShortcuts() {
+    auto* dialog = findChild<ShortcutsDialog*>(QStringLiteral("shortcutsDialog"));
+    if (!dialog) {
+        dialog = new ShortcutsDialog(collectShortcuts(this, mapKeys()), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+    }
+    dialog->show();
+    dialog->raise();
+}
+
+void MainWindow::updateRecentMenu() {
+    recentMenu_->clear();
+    const QStringList models = ModelPicker::recentFolders(), workspaces = recent::workspaces();
+    for (const QString& m : models)
+        recentMenu_->addAction(QDir::toNativeSeparators(m), this, [this, m] { openModel(m); });
+    if (!models.isEmpty() && !workspaces.isEmpty()) recentMenu_->addSeparator();
+    for (const QString& w : workspaces)
+        recentMenu_
+                ->addAction(tr("Workspace %1").arg(QFileInfo(w).fileName()), this, [this, w] { openWorkspaceFile(w); })
+                ->setToolTip(QDir::toNativeSeparators(w));
+    recentMenu_->setEnabled(!models.isEmpty() || !workspaces.isEmpty());
 }
 
 // Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
@@ -244,15 +459,8 @@ void MainWindow::buildShortcuts() {
 }
 
 void MainWindow::moveSelection(int dLayer, int dHead) {
-    QSpinBox* layer = controls_->layerSpin();
-    QSpinBox* head = controls_->headSpin();
-    if (!layer->isEnabled()) return;
-    const QSignalBlocker b1(layer), b2(head);
-    layer->setValue(std::clamp(layer->value() + dLayer, layer->minimum(), layer->maximum()));
-    head->setValue(std::clamp(head->value() + dHead, head->minimum(), head->maximum()));
-    overview_->setSelected(layer->value(), head->value());
-    requestDetail();
-    updateCompare(false);
+    if (state_->blocks().empty()) return;
+    state_->moveSelection(dLayer, dHead);
 }
 
 void MainWindow::chooseModelFolder() {
@@ -261,9 +469,12 @@ void MainWindow::chooseModelFolder() {
     dialog->setFileMode(QFileDialog::Directory);
     dialog->setOption(QFileDialog::ShowDirsOnly);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    const QStringList recent = ModelPicker::recentFolders();
-    dialog->setDirectory(recent.isEmpty() ? QDir::homePath() : QFileInfo(recent.first()).absolutePath());
-    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openModel);
+    dialog->setDirectory(recent::lastFolder(QStringLiteral("model")));
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& folder) {
+        // The folder above the model: the next model is likely its sibling.
+        recent::rememberFolder(QStringLiteral("model"), QFileInfo(folder).absolutePath());
+        openModel(folder);
+    });
     dialog->open();
 }
 
@@ -326,26 +537,27 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
             (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
     controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
     setWindowTitle(tr("AttnScope — %1").arg(modelName()));
-    controls_->layerSpin()->setEnabled(false);
-    controls_->headSpin()->setEnabled(false);
+    // Every part of what is shown that belonged to the old model is reset in the state (blocks,
+    // selection, masks, tokens, zoom); the old model's map jobs are dropped.
+    shownBlock_ = -1;
+    state_->setModel(spec);
     controls_->outputs()->clear();
     maps_->cancelAll();
     heatmap_->clear(tr("Type an input and press Run."));
     overview_->setShape(0, 0);
+    overview_->setCaption(QString());
     updateHeadGroup();  // no trace yet: the previous model's key/value group line goes
     updateRunEnabled();
 
-    // Keep what the user typed when it suits this model (same input mode, same built-in task or
-    // both not built-in); otherwise put an example in.
+    // Keep what the user typed when this model's tokenizer takes it (same input mode, every
+    // token known, within its positions); otherwise put an example in.
     const bool hadIds = controls_->idsMode();
     controls_->setTokenizerAvailable(session_->hasTokenizer());
     controls_->setImageInput(info.imageInput);
     controls_->setTargetInput(info.encoderDecoder);
     QLineEdit* input = controls_->input();
-    const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
-    previousSpec_ = spec;
-    if (!applyWorkspaceInput() && (input->text().trimmed().isEmpty() || input->text() == exampleShown_ ||
-                                   hadIds != controls_->idsMode() || !sameKindOfInput)) {
+    if (!applyWorkspaceInput() && (input->text() == exampleShown_ || hadIds != controls_->idsMode() ||
+                                   !inputFits(input->text(), controls_->idsMode()))) {
         exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
         input->setText(exampleShown_);
         controls_->targetInput()->clear();  // a target belongs to its source
@@ -366,6 +578,7 @@ void MainWindow::runInput() {
     }
     if (session_->isBusy()) return;
     statusBar()->showMessage(tr("Running…"));
+    state_->setInput({controls_->input()->text(), controls_->idsMode(), controls_->targetText(), QString()});
     session_->runInput(controls_->input()->text(), controls_->idsMode(), controls_->targetText());
     updateCompare(true);
 }
@@ -382,34 +595,48 @@ void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& tra
         return;
     }
     QStringList names;
-    for (const auto& b : blocks) names << QString::fromStdString(b.name);
-    controls_->setBlocks(names, controls_->blockCombo()->currentText());
+    std::vector<ViewState::BlockShape> shapes;
+    for (const auto& b : blocks) {
+        names << QString::fromStdString(b.name);
+        shapes.push_back({names.back(), b.layers, b.heads});
+    }
     statusBar()->showMessage(
             tr("Ran %1 on %2.").arg(tokenCount(trace->ids().size()), QString::fromStdString(trace->device())), 5000);
-    onBlockChanged();
+    // The state keeps the block by name (or starts on cross-attention) and clamps the head.
+    shownBlock_ = -1;  // a new trace: the overview and its maps are set up again
+    state_->setBlocks(std::move(shapes));
+    controls_->setBlocks(names, state_->blockName());
+    syncSelectionWidgets();
+    if (shownBlock_ < 0) onBlockChanged();
 }
 
-// New block (or trace): bounds of layer and head, the overview's shape, then fresh maps.
+// New block (or trace): the overview's shape, then fresh maps.
 void MainWindow::onBlockChanged() {
     const auto trace = session_->trace();
-    if (!trace || controls_->blockCombo()->currentIndex() < 0) return;
-    const auto& block = trace->blocks()[std::size_t(controls_->blockCombo()->currentIndex())];
-    QSpinBox* layer = controls_->layerSpin();
-    QSpinBox* head = controls_->headSpin();
-    {
-        const QSignalBlocker b1(layer), b2(head);
-        layer->setRange(0, std::max(0, block.layers - 1));
-        head->setRange(0, std::max(0, block.heads - 1));
-        layer->setEnabled(true);
-        head->setEnabled(true);
-    }
+    const int b = state_->block();
+    if (!trace || b < 0 || b >= int(trace->blocks().size())) return;
+    shownBlock_ = b;
+    const auto& block = trace->blocks()[std::size_t(b)];
     overview_->setShape(block.layers, block.heads);
     overview_->setLayerWindows({block.layerWindows.begin(), block.layerWindows.end()});
-    overview_->setSelected(layer->value(), head->value());
+    overview_->setSelected(state_->layer(), state_->head());
     updateTemperatureApplicability();
     requestDetail();
     requestThumbnails();
     updateCompare(false);
+    lab_->onBlockChanged();
+}
+
+bool MainWindow::inputFits(const QString& text, bool ids) const {
+    const auto model = session_->model();
+    if (!model || text.trimmed().isEmpty()) return false;
+    try {
+        const auto encoded = encodeInput(*model, text, ids);
+        const int most = model->info().maxPositions;
+        return !encoded.empty() && (most <= 0 || int(encoded.size()) <= most);
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 void MainWindow::onTemperatureChanged() {
@@ -419,9 +646,7 @@ void MainWindow::onTemperatureChanged() {
     updateCompare(false);
 }
 
-MapKey MainWindow::currentKey() const {
-    return {controls_->blockCombo()->currentIndex(), controls_->layerSpin()->value(), controls_->headSpin()->value()};
-}
+MapKey MainWindow::currentKey() const { return {state_->block(), state_->layer(), state_->head()}; }
 
 void MainWindow::updateTemperatureApplicability() {
     const auto trace = session_->trace();
@@ -449,8 +674,7 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice(),
                            ownTask == task ? controls_->targetText() : QString());
     }
-    compare_->setSelection(currentBlockName(), controls_->layerSpin()->value(), controls_->headSpin()->value(),
-                           controls_->temperature()->temperature());
+    compare_->setSelection(currentBlockName(), state_->layer(), state_->head(), state_->temperature());
 }
 
 void MainWindow::onBusyChanged(bool busy) {

@@ -6,10 +6,12 @@
 #include "panels/devicecombo.h"
 #include "views/heatmapview.h"
 #include "panels/imageinput.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 #include "figure/headfigure.h"
 #include "figure/labels.h"
 #include "services/session.h"
+#include "state/recentfiles.h"
+#include "state/viewstate.h"
 #include "views/temperatureslider.h"
 
 #include "attnscope/models/model.h"
@@ -25,24 +27,21 @@
 #include <QSpinBox>
 #include <QStatusBar>
 
-void MainWindow::buildFamilyInputs() {
-    QMenu* file = menuBar()->findChild<QMenu*>(QStringLiteral("fileMenu"));
-    if (!file && !menuBar()->actions().isEmpty()) file = menuBar()->actions().first()->menu();
+QAction* MainWindow::makeOpenImageAction() {
     auto* openImageAction = new QAction(tr("Open &Image…"), this);
     openImageAction->setObjectName(QStringLiteral("openImageAction"));
     openImageAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
     openImageAction->setToolTip(tr("The image an image model (ViT) runs on"));
     connect(openImageAction, &QAction::triggered, this, &MainWindow::openImage);
-    if (file) {
-        const auto actions = file->actions();
-        file->insertAction(actions.size() > 1 ? actions[1] : nullptr, openImageAction);
-    }
+    return openImageAction;
+}
 
-    rawTokensAction_ = viewMenu()->addAction(tr("&Raw Tokens on the Axes"));
+void MainWindow::buildFamilyInputs() {
+    rawTokensAction_ = new QAction(tr("&Raw Tokens on the Axes"), this);
     rawTokensAction_->setObjectName(QStringLiteral("rawTokensAction"));
     rawTokensAction_->setCheckable(true);
+    rawTokensAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     rawTokensAction_->setToolTip(tr("Show the vocabulary's own strings (Ġ, ##, ▁) instead of the readable forms"));
-    connect(rawTokensAction_, &QAction::toggled, this, &MainWindow::onRawTokensToggled);
 
     connect(controls_->imageInput(), &ImageInputBar::openRequested, this, &MainWindow::openImage);
     connect(controls_->device(), &DeviceCombo::choiceChanged, this, [this] {
@@ -53,12 +52,16 @@ void MainWindow::buildFamilyInputs() {
 
 void MainWindow::openImage() {
     auto* dialog = new QFileDialog(this, tr("Open Image"),
-                                   imagePath_.isEmpty() ? QDir::homePath() : QFileInfo(imagePath_).absolutePath(),
+                                   imagePath_.isEmpty() ? recent::lastFolder(QStringLiteral("image"))
+                                                        : QFileInfo(imagePath_).absolutePath(),
                                    imageFileFilter());
     dialog->setObjectName(QStringLiteral("openImageDialog"));
     dialog->setFileMode(QFileDialog::ExistingFile);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::setImageFile);
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
+        recent::rememberFolder(QStringLiteral("image"), path);
+        setImageFile(path);
+    });
     dialog->open();
 }
 
@@ -92,6 +95,7 @@ bool MainWindow::runImageInput() {
     }
     if (session_->isBusy()) return false;
     statusBar()->showMessage(tr("Running on %1…").arg(QFileInfo(imagePath_).fileName()));
+    state_->setInput({QString(), false, QString(), imagePath_});
     session_->runImage(*image_);
     return true;
 }
@@ -100,8 +104,7 @@ bool MainWindow::runImageInput() {
 // rather than computed again (unless the lab draws it, or another map is on its way).
 void MainWindow::onRawTokensToggled() {
     const bool current = shownDetail_.trace && shownDetail_.trace == session_->trace() &&
-                         shownDetail_.key == currentKey() &&
-                         shownDetail_.temperature == controls_->temperature()->temperature();
+                         shownDetail_.key == currentKey() && shownDetail_.temperature == state_->temperature();
     if (current && !lab_->takesDetail())
         showDetail(shownDetail_);
     else
@@ -119,7 +122,7 @@ void MainWindow::updateHeadGroup() {
     QLabel* label = controls_->headGroupLabel();
     QSpinBox* headSpin = controls_->headSpin();
     const auto trace = session_->trace();
-    const int b = controls_->blockCombo()->currentIndex();
+    const int b = state_->block();
     if (!trace || b < 0 || std::size_t(b) >= trace->blocks().size()) {
         label->setVisible(false);
         return;
@@ -130,7 +133,7 @@ void MainWindow::updateHeadGroup() {
         headSpin->setToolTip(tr("Arrow keys on the maps: left/right = head, up/down = layer"));
         return;
     }
-    const int head = headSpin->value();
+    const int head = state_->head();
     const int group = block.kvGroup(head);
     const int perGroup = block.heads / block.kvHeads;
     const QString text = tr("Head %1 shares key/value group %2 of %3 with heads %4–%5 (grouped-query attention).")
@@ -142,13 +145,4 @@ void MainWindow::updateHeadGroup() {
     label->setText(text);
     label->setVisible(true);
     headSpin->setToolTip(text);
-}
-
-QMenu* MainWindow::viewMenu() {
-    auto* view = menuBar()->findChild<QMenu*>(QStringLiteral("viewMenu"));
-    if (!view) {
-        view = menuBar()->addMenu(tr("&View"));
-        view->setObjectName(QStringLiteral("viewMenu"));
-    }
-    return view;
 }

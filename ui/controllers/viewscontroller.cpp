@@ -1,17 +1,17 @@
 // The views dock: computing its views' values on workers and linking them (viewscontroller.h).
-#include "window/viewscontroller.h"
+#include "controllers/viewscontroller.h"
 
 #include "figure/figure.h"
-#include "panels/controlpanel.h"
 #include "panels/exportdialog.h"
 #include "services/session.h"
 #include "views/heatmapview.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
-#include "views/temperatureslider.h"
-#include "window/labcontroller.h"
-#include "window/mainwindow.h"
+#include "controllers/labcontroller.h"
+#include "state/viewstate.h"
+#include "figure/headfigure.h"
+#include "panels/labpanel.h"
 
 #include "attnscope/analysis/token_kind.h"
 #include "attnscope/attention/trace.h"
@@ -126,7 +126,9 @@ std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
     return std::nullopt;
 }
 
-ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(window) {
+ViewsController::ViewsController(ViewState* state, Session* session, LabController* lab, HeatmapView* heatmap,
+                                 QObject* parent)
+    : QObject(parent), state_(state), session_(session), lab_(lab), heatmap_(heatmap) {
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("viewsTabs"));
     lines_ = new LineView;
@@ -180,8 +182,41 @@ ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(
             connect(qk_, &QkSpaceView::exportRequested, this, ask);
     }
     // A new map in the heat map (another size, another head) keeps the frame where it fits.
-    connect(window_->heatmap(), &HeatmapView::mapShown, this,
+    connect(heatmap_, &HeatmapView::mapShown, this,
             [this] { setHeatmapHighlight(highlight_.first, highlight_.second); });
+
+    // Every change of what the window shows: the selection, the temperature, the lab's re-run,
+    // variant and fit, raw labels. The token selection is the state's (a new input, model or
+    // block resets it there).
+    connect(state_, &ViewState::selectionChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::temperatureChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::insideChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::viewChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::variantChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::tokenSelectionChanged, this, [this] {
+        const auto& t = state_->tokenSelection();
+        if (t.side != side_ || t.index != index_) select(t.side, t.index);
+    });
+    connect(state_, &ViewState::modelChanged, this, [this] {
+        // Nothing of the old model stays on screen, and none of its jobs finishes.
+        lineJobs_.cancel();
+        neuronJobs_.cancel();
+        qkJobs_.cancel();
+        qkMaps_.clear();
+        qkMapHeads_.clear();
+        const QString none = tr("Run an input to see its attention here.");
+        lines_->clear(none);
+        neuron_->clear(none);
+        qk_->clear(none);
+    });
+    connect(session_, &Session::traceReady, this, [this] {
+        select(-1, -1);  // a new input: token indices mean other tokens
+        refresh();
+    });
+    connect(lab_, &LabController::shownTraceChanged, this, &ViewsController::refresh);
+    connect(lab_->panel(), &LabPanel::variantChanged, this, &ViewsController::refresh);
+    // Queued: the lab takes the fit in before the views ask for it.
+    connect(lab_->service(), &LabService::fitReady, this, &ViewsController::refresh, Qt::QueuedConnection);
 }
 
 ViewsController::~ViewsController() = default;
@@ -220,20 +255,20 @@ void ViewsController::waitForWorkers() {
 
 ViewsController::Selection ViewsController::current() const {
     Selection s;
-    s.trace = window_->lab()->shownTrace();
-    s.key = window_->currentKey();
-    s.temperature = window_->lab()->displayTemperature(window_->sliderTemperature());
+    s.trace = lab_->shownTrace();
+    s.key = {state_->block(), state_->layer(), state_->head()};
+    s.temperature = lab_->displayTemperature(state_->temperature());
     if (s.trace && (s.key.block < 0 || s.key.block >= int(s.trace->blocks().size()))) s.key.block = -1;
     if (s.valid()) {
         const int heads = s.trace->blocks()[std::size_t(s.key.block)].heads;
-        for (int h = 0; h < heads; ++h) s.specs.push_back(window_->lab()->variantSpec({s.key.block, s.key.layer, h}));
+        for (int h = 0; h < heads; ++h) s.specs.push_back(lab_->variantSpec({s.key.block, s.key.layer, h}));
     }
     return s;
 }
 
 QStringList ViewsController::labels(const Selection& s, bool queries) const {
     const auto& block = s.trace->blocks()[std::size_t(s.key.block)];
-    return window_->axisLabels(*s.trace, block, queries, window_->rawTokensAction()->isChecked());
+    return axisLabels(*s.trace, block, queries, state_->view().rawTokens);
 }
 
 QString ViewsController::title(const Selection& s, bool withHead) const {
@@ -388,7 +423,7 @@ void ViewsController::requestQk() {
                     qk_->setTokenKinds(r.queryKinds, r.keyKinds);
                     qkMaps_ = r.maps;
                     qkMapHeads_ = r.heads;
-                    if (side_ >= 0) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
+                    if (side_ >= 0) qk_->selectToken(side_ == 1, index_, state_->head());
                     updateQkRow();
                 }
                 emit qkShown();
@@ -417,9 +452,10 @@ void ViewsController::select(int side, int index) {
     const auto& s = qk_->figure().space;
     const int p = qk_->selected();
     const bool same = p >= 0 && side_ >= 0 && s.isKey[p] == (side_ == 1) && s.position[p] == index_;
-    if (!same) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
+    if (!same) qk_->selectToken(side_ == 1, index_, state_->head());
     updateQkRow();
     setHeatmapHighlight(side_, index_);
+    state_->setTokenSelection({side_, index_});
 }
 
 void ViewsController::hover(int side, int index) {
@@ -428,7 +464,7 @@ void ViewsController::hover(int side, int index) {
 }
 
 void ViewsController::setHeatmapHighlight(int side, int index) {
-    HeatmapView* heat = window_->heatmap();
+    HeatmapView* heat = heatmap_;
     const auto& map = heat->map();
     const bool fits = side == 0 ? index >= 0 && index < map.rows : side == 1 && index >= 0 && index < map.cols;
     highlight_ = fits ? std::make_pair(side, index) : std::make_pair(-1, -1);
@@ -464,14 +500,14 @@ PaintedFigure ViewsController::shownFigure() const {
 ExportDialog* ViewsController::exportShownView() {
     const PaintedFigure figure = shownFigure();
     if (!figure) {
-        QMessageBox::information(window_, tr("There is no view to export."),
+        QMessageBox::information(heatmap_->window(), tr("There is no view to export."),
                                  tr("The %1 view shows nothing yet: run an input and show it in the Views dock.")
                                          .arg(tabs_->tabText(tabs_->currentIndex()).toLower()));
         return nullptr;
     }
     static const char* names[] = {"lines", "neuron", "qk"};
     const Selection s = current();
-    QString name = QFileInfo(window_->session()->modelSpec()).fileName() +
+    QString name = QFileInfo(session_->modelSpec()).fileName() +
                    QStringLiteral("_%1_L%2")
                            .arg(QLatin1String(names[std::clamp(tabs_->currentIndex(), 0, 2)]))
                            .arg(s.key.layer);
@@ -479,15 +515,14 @@ ExportDialog* ViewsController::exportShownView() {
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
     const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
-    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), window_);
+    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), heatmap_->window());
     dialog->setObjectName(QStringLiteral("exportViewDialog"));
     dialog->setWindowTitle(tr("Export View"));
     dialog->setPainted(figure);
     // The neuron view's (key × dimension) maps need the width of two columns.
     if (tabs_->currentWidget() == neuron_) dialog->setWidthInches(ExportDialog::kTwoColumnIn);
-    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) {
-        window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
-    });
+    connect(dialog, &ExportDialog::exported, this,
+            [this](const QString& path) { emit status(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();
     return dialog;
 }

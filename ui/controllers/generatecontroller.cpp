@@ -1,4 +1,4 @@
-#include "window/generatecontroller.h"
+#include "controllers/generatecontroller.h"
 
 #include "panels/generatepanel.h"
 #include "panels/outputpanel.h"
@@ -27,7 +27,9 @@ GenerateController::GenerateController(Session* session, QObject* parent)
         shown_.reset();
         panel_->setStatus({});
         panel_->clearGeneration(tr("Run an input, then Generate continues it."));
+        updateEnabled(nullptr);
     });
+    updateEnabled(nullptr);
 }
 
 GenerateController::~GenerateController() {
@@ -186,7 +188,31 @@ void GenerateController::showStep(int step) {
     session_->showTrace(shown_);
 }
 
+// Generate only where it can apply (a decoder-only language model's trace), with the reason in
+// the tooltip where it cannot.
+void GenerateController::updateEnabled(const std::shared_ptr<const attnscope::Trace>& trace) {
+    const auto model = session_->model();
+    QString why;
+    if (!model)
+        why = tr("Open a model first.");
+    else if (const attnscope::ModelInfo& info = model->info(); info.encoderDecoder || info.imageInput ||
+                                                               info.task == "sentiment" ||
+                                                               (trace && trace->nextTokenLogits().empty()))
+        why = tr("Generation needs a decoder-only language model; %1 is not one (it has no next-token output).")
+                      .arg(info.task.empty() ? QString::fromStdString(info.family)
+                                             : QString::fromStdString("builtin:" + info.task));
+    panel_->generateButton()->setEnabled(why.isEmpty());
+    panel_->generateButton()->setToolTip(why.isEmpty() ? tr("Continue the input token by token") : why);
+    // The panel says it too, where a disabled button's tooltip is easy to miss.
+    if (model && !why.isEmpty())
+        panel_->setStatus(why);
+    else if (!disabledReason_.isEmpty())
+        panel_->setStatus({});
+    disabledReason_ = model ? why : QString();
+}
+
 void GenerateController::onTrace(const std::shared_ptr<const attnscope::Trace>& trace) {
+    if (trace != shown_) updateEnabled(trace);
     if (trace == shown_ || !generation_) return;
     // The user ran another input: the generation no longer matches what the views show.
     generation_.reset();

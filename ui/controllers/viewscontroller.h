@@ -1,6 +1,7 @@
 // ViewsController: the line view, the neuron view and the query–key space (a "Views" dock),
-// kept on the window's selection (block, layer, head, temperature, the lab's shown trace) and
-// linked to each other and to the heat map.
+// kept on the ViewState's selection (block, layer, head, temperature, raw labels, the token
+// selection) and the lab's shown trace, and linked to each other and to the heat map. A model
+// change clears the three views.
 //
 // Every number comes from core on a worker (JobTracker, stale results dropped): the layer's
 // maps from Trace::map, the neuron row from analysis/neuron.h, the projection from
@@ -12,6 +13,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 #include "services/labservice.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
@@ -33,14 +35,18 @@
 std::optional<attnscope::MapVariant> traceVariant(LabVariant variant);
 
 class ExportDialog;
-class MainWindow;
+class HeatmapView;
+class LabController;
+class Session;
+class ViewState;
 class QCPItemRect;
 class QTabWidget;
 
 class ViewsController : public QObject {
     Q_OBJECT
 public:
-    explicit ViewsController(MainWindow* window);
+    // Every argument outlives the controller; the heat map gets the token's frame and parents dialogs.
+    ViewsController(ViewState* state, Session* session, LabController* lab, HeatmapView* heatmap, QObject* parent);
     ~ViewsController() override;
 
     QTabWidget* tabs() const { return tabs_; }
@@ -86,6 +92,7 @@ signals:
     void linesShown();
     void neuronShown();
     void qkShown();
+    void status(const QString& message, int timeoutMs);  // a file written
 
 private:
     struct Selection {
@@ -105,7 +112,10 @@ private:
     QStringList labels(const Selection& s, bool queries) const;
     QString title(const Selection& s, bool withHead) const;
 
-    MainWindow* window_;
+    ViewState* state_;
+    Session* session_;
+    LabController* lab_;
+    HeatmapView* heatmap_;
     QTabWidget* tabs_ = nullptr;
     LineView* lines_ = nullptr;
     NeuronView* neuron_ = nullptr;
@@ -116,7 +126,7 @@ private:
     // The layer's maps the query-key view sizes keys by (one per head in scope; may be empty).
     std::vector<attnscope::HeadMap> qkMaps_;
     std::vector<int> qkMapHeads_;
-    JobTracker lineJobs_{this, 2};
-    JobTracker neuronJobs_{this, 2};
-    JobTracker qkJobs_{this, 2};
+    JobTracker lineJobs_{this, mapPool()};
+    JobTracker neuronJobs_{this, mapPool()};
+    JobTracker qkJobs_{this, mapPool()};
 };

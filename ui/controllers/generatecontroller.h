@@ -10,6 +10,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 
 #include "attnscope/analysis/detectors.h"
 #include "attnscope/models/generation.h"
@@ -73,13 +74,15 @@ private:
         QString error;
     };
     void onTrace(const std::shared_ptr<const attnscope::Trace>& trace);
+    void updateEnabled(const std::shared_ptr<const attnscope::Trace>& trace);
     void run(const std::vector<std::int64_t>& prompt, attnscope::GenerateOptions options, int step);
     void deliver(const Outcome& outcome, const attnscope::GenerateOptions& options, int step);
 
     Session* session_;
+    QString disabledReason_;  // why Generate is disabled for the current model (shown in the panel)
     GeneratePanel* panel_;
-    JobTracker jobs_{this, 1};
-    JobTracker detectorJobs_{this, 1};
+    JobTracker jobs_{this, modelRunPool()};
+    JobTracker detectorJobs_{this, modelRunPool()};
     std::optional<attnscope::Generation> generation_;
     std::shared_ptr<const attnscope::Trace> shown_;  // the step trace the session shows, if ours
     int shownStep_ = 0;
