@@ -68,7 +68,7 @@ QSize minimumOf(MainWindow& window) {
 
 }  // namespace
 
-TEST_CASE_METHOD(ViewsFixture, "The window fits 1280x720 with every dock open, on a 12x12 model and after switching",
+TEST_CASE_METHOD(WindowFixture, "The window fits 1280x720 with every dock open, on a 12x12 model and after switching",
                  "[ui][window][layout]") {
     open(qpath(gpt2Twelve()));
     REQUIRE(session->model()->info().heads == 12);
@@ -88,9 +88,10 @@ TEST_CASE_METHOD(ViewsFixture, "The window fits 1280x720 with every dock open, o
     INFO("minimum on the 12x12 model: " << twelve.width() << "x" << twelve.height() << " (" << parts << ")");
     CHECK(twelve.width() <= 1280);
     CHECK(twelve.height() <= 720);
-    const int widest = widestTabMinimum(window);  // Compare, Metrics, Model, Image, Corpus in turn
+    // Showing another tab (Compare's three maps, the Model view) does not widen the window.
+    const int widest = widestTabMinimum(window);
     INFO("widest minimum over the central tabs: " << widest);
-    CHECK(widest <= 1280);
+    CHECK(widest == twelve.width());
 
     // Other models do not make it wider (it grew with every switch before).
     open(QStringLiteral("builtin:reverse-dot"));
@@ -105,7 +106,7 @@ TEST_CASE_METHOD(ViewsFixture, "The window fits 1280x720 with every dock open, o
     window.resize(1366, 768);
     QTest::qWait(50);
     INFO("heat map " << heatmap->width() << " of " << window.width() << " px");
-    CHECK(heatmap->width() * 3 >= window.width());
+    CHECK(heatmap->width() * 100 >= window.width() * 45);  // 687 of 1366 px measured
     for (QDockWidget* d : window.findChildren<QDockWidget*>())
         if (d->isVisible() && !d->isFloating()) CHECK(d->width() < heatmap->width());
 }

@@ -109,6 +109,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
     split->setChildrenCollapsible(false);
+    split->setSizes({220, 660});
     compare_ = new ComparePanel(maps_);
     compare_->setObjectName(QStringLiteral("comparePanel"));
     tabs_ = new QTabWidget;
@@ -128,7 +129,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     dockScroll->setWidgetResizable(true);
     dockScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     dockScroll->setFrameShape(QFrame::NoFrame);
-    dockScroll->setMinimumWidth(260);
+    dockScroll->setMinimumWidth(250);
     dock->setWidget(dockScroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
     setDockOptions(dockOptions() | QMainWindow::GroupedDragging);
@@ -158,19 +159,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     bindState();
     labDock_->raise();  // the lab in front; View > Views / Generate bring the others forward
     heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
-    // Only the shown page's minimum counts (a hidden page's policy is Ignored), so the widest
-    // tab does not set the window's minimum while another one is shown.
-    const auto fitShownPage = [this] {
-        for (int i = 0; i < tabs_->count(); ++i)
-            tabs_->widget(i)->setSizePolicy(i == tabs_->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored,
-                                            QSizePolicy::Preferred);
-    };
-    connect(tabs_, &QTabWidget::currentChanged, this, fitShownPage);
-    fitShownPage();
+    // The window's minimum is the map's: a wider page (Compare's three maps, the Model view)
+    // is squeezed into the central area rather than widening the window past the screen when
+    // it is shown. Its own layout says how it shrinks.
+    for (int i = 1; i < tabs_->count(); ++i)
+        tabs_->widget(i)->setSizePolicy(QSizePolicy::Ignored, tabs_->widget(i)->sizePolicy().verticalPolicy());
     // The first start: most of the screen, never more than it (a 1366×768 laptop included).
     const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
                                                           : QRect(0, 0, 1280, 800);
-    resize(std::min(1280, screen.width() * 9 / 10), std::min(800, screen.height() * 9 / 10));
+    resize(screen.width() * 9 / 10, screen.height() * 9 / 10);
+    // Slim docks: the map gets the rest (a saved layout, restoreWindowLayout, overrides this).
+    // The right docks as wide as the lab's boxes need, at most 360 px (they scroll beyond).
+    const int right = std::clamp(lab_->panel()->minimumSizeHint().width() + 24, 280, 360);
+    resizeDocks({findChild<QDockWidget*>(QStringLiteral("controlsDock")), labDock_}, {260, right}, Qt::Horizontal);
     statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
 }
 

@@ -47,7 +47,7 @@ QDockWidget* MainWindow::addPanelDock(QWidget* content, const QString& title, co
         area->setWidget(content);
         area->setWidgetResizable(true);
         area->setFrameShape(QFrame::NoFrame);
-        area->setMinimumWidth(220);
+        area->setMinimumWidth(180);
         content = area;
     }
     dock->setWidget(content);
