@@ -15,14 +15,14 @@
 #include <algorithm>
 
 GenerateController::GenerateController(Session* session, QObject* parent)
-    : QObject(parent), session_(session), panel_(new GeneratePanel) {
+    : QObject(parent), session_(session), panel_(new GeneratePanel), service_(new GenerateService(this)) {
     panel_->clearGeneration(tr("Run an input, then Generate continues it."));
     connect(panel_->generateButton(), &QPushButton::clicked, this, &GenerateController::start);
     connect(panel_, &GeneratePanel::stepChanged, this, &GenerateController::showStep);
     connect(panel_, &GeneratePanel::queryRowOnlyChanged, this, [this] { showStep(panel_->step()); });
     connect(session_, &Session::traceReady, this, &GenerateController::onTrace);
     connect(session_, &Session::modelLoaded, this, [this] {
-        jobs_.cancel();
+        service_->cancelAll();  // the old model's generation and detectors
         generation_.reset();
         shown_.reset();
         panel_->setStatus({});
@@ -33,10 +33,8 @@ GenerateController::GenerateController(Session* session, QObject* parent)
 }
 
 GenerateController::~GenerateController() {
-    jobs_.cancel();
-    detectorJobs_.cancel();
-    jobs_.waitForDone();
-    detectorJobs_.waitForDone();
+    service_->cancelAll();
+    service_->waitForWorkers();
 }
 
 void GenerateController::startDetectors() {
@@ -45,30 +43,16 @@ void GenerateController::startDetectors() {
         emit detectorsReady({}, tr("Open a model first."));
         return;
     }
-    struct Result {
-        attnscope::DetectorReport report;
-        QString error;
-    };
-    detectorJobs_.start(
-            [model](const JobTracker::Stop&) {
-                Result r;
-                try {
-                    r.report = attnscope::headDetectors(*model, {}, {});
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                }
-                return r;
-            },
-            [this](const Result& r) {
-                if (!r.error.isEmpty()) {
-                    emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
-                    return;
-                }
-                emit detectorsReady(r.report.heads,
-                                    tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
-                                       "each pattern's targets, 1 = a perfect head.")
-                                            .arg(r.report.repeatLength));
-            });
+    service_->detectors(model, [this](const DetectorsResult& r) {
+        if (!r.error.isEmpty()) {
+            emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
+            return;
+        }
+        emit detectorsReady(r.report.heads,
+                            tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
+                               "each pattern's targets, 1 = a perfect head.")
+                                    .arg(r.report.repeatLength));
+    });
 }
 
 void GenerateController::start() {
@@ -116,27 +100,15 @@ void GenerateController::run(const std::vector<std::int64_t>& prompt, attnscope:
     const auto model = session_->model();
     panel_->setStatus(tr("Generating %1 tokens…").arg(options.tokens));
     panel_->generateButton()->setEnabled(false);
-    jobs_.start(
-            [this, model, prompt, options](const JobTracker::Stop& stop) mutable {
-                Outcome out;
-                options.progress = [this, stop](long long done, long long total) {
-                    jobs_.post(stop, [this, done, total] {
-                        panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total));
-                    });
-                    return !stop.requested();
-                };
-                try {
-                    out.generation = attnscope::generate(*model, prompt, options);
-                } catch (const attnscope::Cancelled&) {
-                } catch (const std::exception& e) {
-                    out.error = QString::fromUtf8(e.what());
-                }
-                return out;
+    service_->generate(
+            model, prompt, options,
+            [this](long long done, long long total) {
+                panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total));
             },
-            [this, options, step](const Outcome& out) { deliver(out, options, step); });
+            [this, options, step](const GenerationResult& out) { deliver(out, options, step); });
 }
 
-void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOptions& options, int step) {
+void GenerateController::deliver(const GenerationResult& out, const attnscope::GenerateOptions& options, int step) {
     panel_->generateButton()->setEnabled(true);
     if (!out.error.isEmpty()) {
         panel_->setStatus(tr("Generation failed: %1").arg(out.error));

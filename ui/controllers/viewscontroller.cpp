@@ -32,72 +32,6 @@
 
 namespace {
 
-struct LineResult {
-    std::vector<attnscope::HeadMap> maps;
-    std::vector<int> heads, unfitted;
-    QString error;
-};
-struct NeuronResult {
-    attnscope::NeuronRow row;
-    QString error;
-};
-struct QkResult {
-    attnscope::QkSpace space;
-    std::vector<attnscope::TokenKind> queryKinds, keyKinds;
-    std::vector<attnscope::HeadMap> maps;  // the heads in scope, for the selected query's row
-    std::vector<int> heads;
-    QString error;
-};
-
-// Rows and columns [begin, begin + rows / cols) of a map; rows == 0: the whole map.
-struct TokenWindow {
-    int begin = 0, rows = 0, cols = 0;
-};
-
-// The lab's maps of heads [first, last] (specs[h]: the variant the window shows, at its
-// temperature), or an error in words. Heads whose variant needs an additive fit they do not have
-// are left out and listed in `unfitted`.
-// With a window (rows > 0): only its rows × columns, from core's exact sub-map (pooledMap with a
-// bin per cell) where the variant is one of the Trace's maps, else cut from the lab's full map.
-QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last,
-                  const std::vector<VariantSpec>& specs, const JobTracker::Stop& stop,
-                  std::vector<attnscope::HeadMap>& out, std::vector<int>& heads, std::vector<int>* unfitted = nullptr,
-                  const TokenWindow& window = {}) {
-    try {
-        const auto& info = trace.blocks()[std::size_t(key.block)];
-        for (int h = first; h <= last && !stop; ++h) {
-            const VariantSpec& spec = specs[std::size_t(h)];
-            if (attnscope::variantNeedsFit(info, spec.variant) && !spec.fit) {
-                if (unfitted) unfitted->push_back(h);
-                continue;
-            }
-            heads.push_back(h);
-            if (const auto variant = traceVariant(spec.variant); window.rows > 0 && variant) {
-                attnscope::MapOptions o = spec.map;
-                o.variant = *variant;
-                attnscope::PoolRequest p;
-                p.rowBegin = window.begin, p.rowEnd = window.begin + window.rows, p.outRows = window.rows;
-                p.colBegin = window.begin, p.colEnd = window.begin + window.cols, p.outCols = window.cols;
-                out.push_back(trace.pooledMap(key.block, key.layer, h, p, o));
-                continue;
-            }
-            attnscope::HeadMap m = attnscope::labMap(trace, key.block, key.layer, h, spec, spec.fit.get()).map;
-            if (window.rows > 0) {
-                attnscope::HeadMap cut{window.rows, window.cols, {}};
-                cut.values.reserve(std::size_t(window.rows) * window.cols);
-                for (int i = window.begin; i < window.begin + window.rows; ++i)
-                    cut.values.insert(cut.values.end(), m.values.begin() + std::size_t(i) * m.cols + window.begin,
-                                      m.values.begin() + std::size_t(i) * m.cols + window.begin + window.cols);
-                m = std::move(cut);
-            }
-            out.push_back(std::move(m));
-        }
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
-}
-
 // maps[i] of heads[i] placed at their head index; heads left out get an empty map (not drawn).
 std::vector<attnscope::HeadMap> byHead(const std::vector<attnscope::HeadMap>& maps, const std::vector<int>& heads,
                                        int count) {
@@ -115,20 +49,10 @@ QString unfittedNote(const QString& title, const std::vector<int>& unfitted) {
 
 }  // namespace
 
-std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
-    switch (variant) {
-        case LabVariant::Native: return attnscope::MapVariant::Native;
-        case LabVariant::Dot: return attnscope::MapVariant::Dot;
-        case LabVariant::Linear: return attnscope::MapVariant::Linear;
-        case LabVariant::Additive:
-        case LabVariant::Hybrid: break;
-    }
-    return std::nullopt;
-}
-
 ViewsController::ViewsController(ViewState* state, Session* session, LabController* lab, HeatmapView* heatmap,
                                  QObject* parent)
     : QObject(parent), state_(state), session_(session), lab_(lab), heatmap_(heatmap) {
+    service_ = new ViewsService(this);
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("viewsTabs"));
     lines_ = new LineView;
@@ -199,9 +123,7 @@ ViewsController::ViewsController(ViewState* state, Session* session, LabControll
     });
     connect(state_, &ViewState::modelChanged, this, [this] {
         // Nothing of the old model stays on screen, and none of its jobs finishes.
-        lineJobs_.cancel();
-        neuronJobs_.cancel();
-        qkJobs_.cancel();
+        service_->cancelAll();
         qkMaps_.clear();
         qkMapHeads_.clear();
         const QString none = tr("Run an input to see its attention here.");
@@ -219,7 +141,10 @@ ViewsController::ViewsController(ViewState* state, Session* session, LabControll
     connect(lab_->service(), &LabService::fitReady, this, &ViewsController::refresh, Qt::QueuedConnection);
 }
 
-ViewsController::~ViewsController() = default;
+ViewsController::~ViewsController() {
+    service_->cancelAll();
+    service_->waitForWorkers();
+}
 
 ViewsController::State ViewsController::state() const {
     State st;
@@ -247,11 +172,7 @@ void ViewsController::setState(const State& st) {
     refresh();
 }
 
-void ViewsController::waitForWorkers() {
-    lineJobs_.waitForDone();
-    neuronJobs_.waitForDone();
-    qkJobs_.waitForDone();
-}
+void ViewsController::waitForWorkers() { service_->waitForWorkers(); }
 
 ViewsController::Selection ViewsController::current() const {
     Selection s;
@@ -309,7 +230,7 @@ void ViewsController::requestLines() {
         w.cols = std::clamp(int(k.size()) - w.begin, 0, kLineWindow);
         lines_->setWindow(longest, w.begin, kLineWindow);
         if (w.rows == 0 || w.cols == 0) {
-            lineJobs_.cancel();
+            service_->cancelLines();
             lines_->clear(tr("Tokens %1\u2013%2 have no %3 here: scroll back.")
                                   .arg(w.begin)
                                   .arg(w.begin + kLineWindow - 1)
@@ -323,26 +244,19 @@ void ViewsController::requestLines() {
     }
     const QString t = title(s, false);
     const bool cross = info.name == "cross";
-    const int heads = info.heads;
-    lineJobs_.start(
-            [s, heads, w](const JobTracker::Stop& stop) {
-                LineResult r;
-                r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
-                return r;
-            },
-            [this, q, k, t, cross](const LineResult& r) {
-                if (!r.error.isEmpty())
-                    lines_->clear(r.error);
-                else if (r.maps.empty() && !r.unfitted.empty())
-                    lines_->clear(tr(
-                            "The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
-                            "in the Lab dock to see its lines."));
-                else
-                    lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k,
-                                    unfittedNote(t, r.unfitted), cross);
-                if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
-                emit linesShown();
-            });
+    service_->requestLines(s, w, [this, q, k, t, cross](const LinesResult& r) {
+        if (!r.error.isEmpty())
+            lines_->clear(r.error);
+        else if (r.maps.empty() && !r.unfitted.empty())
+            lines_->clear(
+                    tr("The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
+                       "in the Lab dock to see its lines."));
+        else
+            lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k,
+                            unfittedNote(t, r.unfitted), cross);
+        if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
+        emit linesShown();
+    });
 }
 
 void ViewsController::requestNeuron() {
@@ -356,7 +270,7 @@ void ViewsController::requestNeuron() {
     const LabVariant v = s.specs[std::size_t(s.key.head)].variant;
     // The model's own map: core says why when its layer has no q·k logits (additive, linear).
     if (v != LabVariant::Dot && v != LabVariant::Native) {
-        neuronJobs_.cancel();
+        service_->cancelNeuron();
         neuron_->clear(
                 tr("The neuron view splits dot-product scores into q\u2299k; the lab shows the %1 map, which has no such "
                    "per-key decomposition. Pick \u201cmodel's own\u201d or \u201cdot\u201d in the Lab dock to see it.")
@@ -366,23 +280,13 @@ void ViewsController::requestNeuron() {
                 this, [this] { emit neuronShown(); }, Qt::QueuedConnection);
         return;
     }
-    neuronJobs_.start(
-            [s, query](const JobTracker::Stop&) {
-                NeuronResult r;
-                try {
-                    r.row = attnscope::neuronRow(*s.trace, s.key.block, s.key.layer, s.key.head, query, s.temperature);
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                }
-                return r;
-            },
-            [this, q, k, t, query](const NeuronResult& r) {
-                if (!r.error.isEmpty())
-                    neuron_->clear(r.error);
-                else
-                    neuron_->setRow(r.row, q.value(query), k, t);
-                emit neuronShown();
-            });
+    service_->requestNeuron(s, query, [this, q, k, t, query](const NeuronResult& r) {
+        if (!r.error.isEmpty())
+            neuron_->clear(r.error);
+        else
+            neuron_->setRow(r.row, q.value(query), k, t);
+        emit neuronShown();
+    });
 }
 
 void ViewsController::requestQk() {
@@ -395,39 +299,19 @@ void ViewsController::requestQk() {
     const int heads = info.heads;
     // The selected query's row sizes the keys; maps are kept only while they are small.
     const bool withMaps = double(q.size()) * k.size() * (all ? heads : 1) <= 16e6;
-    qkJobs_.start(
-            [s, all, heads, withMaps](const JobTracker::Stop& stop) {
-                QkResult r;
-                try {
-                    attnscope::QkSpaceOptions o;
-                    o.head = all ? -1 : s.key.head;
-                    r.space = attnscope::qkSpace(*s.trace, s.key.block, s.key.layer, o);
-                    r.queryKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, false);
-                    r.keyKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, true);
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                    return r;
-                }
-                if (withMaps) {
-                    const int first = all ? 0 : s.key.head, last = all ? heads - 1 : s.key.head;
-                    if (!layerMaps(*s.trace, s.key, first, last, s.specs, stop, r.maps, r.heads).isEmpty())
-                        r.maps.clear(), r.heads.clear();
-                }
-                return r;
-            },
-            [this, q, k, t](const QkResult& r) {
-                if (!r.error.isEmpty()) {
-                    qk_->clear(r.error);
-                } else {
-                    qk_->setSpace(r.space, q, k, t);
-                    qk_->setTokenKinds(r.queryKinds, r.keyKinds);
-                    qkMaps_ = r.maps;
-                    qkMapHeads_ = r.heads;
-                    if (side_ >= 0) qk_->selectToken(side_ == 1, index_, state_->head());
-                    updateQkRow();
-                }
-                emit qkShown();
-            });
+    service_->requestQk(s, all, withMaps, [this, q, k, t](const QkResult& r) {
+        if (!r.error.isEmpty()) {
+            qk_->clear(r.error);
+        } else {
+            qk_->setSpace(r.space, q, k, t);
+            qk_->setTokenKinds(r.queryKinds, r.keyKinds);
+            qkMaps_ = r.maps;
+            qkMapHeads_ = r.heads;
+            if (side_ >= 0) qk_->selectToken(side_ == 1, index_, state_->head());
+            updateQkRow();
+        }
+        emit qkShown();
+    });
 }
 
 void ViewsController::updateQkRow() {

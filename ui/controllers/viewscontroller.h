@@ -3,25 +3,21 @@
 // selection) and the lab's shown trace, and linked to each other and to the heat map. A model
 // change clears the three views.
 //
-// Every number comes from core on a worker (JobTracker, stale results dropped): the layer's
-// maps from Trace::map, the neuron row from analysis/neuron.h, the projection from
-// analysis/qk_space.h. Only the visible view is recomputed; the others when they are shown.
+// Every number comes from core through ViewsService (services/viewsservice.h: the shared map
+// pool, stale results dropped): the layer's maps, the neuron row and the projection. Only the visible view is
+// recomputed; the others when they are shown.
 //
 // Linking: one token selection (query row or key column) is shared. A click on a token in the
 // line view, on a point in the query–key space or a query in the neuron view selects it in the
 // others and frames its row or column in the heat map; hovering frames it only while hovered.
 #pragma once
 
-#include "services/jobtracker.h"
-#include "services/pools.h"
 #include "services/labservice.h"
+#include "services/viewsservice.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
 #include "services/mapservice.h"
-
-#include "attnscope/analysis/neuron.h"
-#include "attnscope/analysis/qk_space.h"
 
 #include <QObject>
 #include <QString>
@@ -29,10 +25,6 @@
 #include <optional>
 
 #include <vector>
-
-// The Trace's map variant that draws a lab variant (Native, Dot, Linear), or nothing for the
-// variants that need a head's additive fit (Additive, Hybrid on a dot layer: labMap only).
-std::optional<attnscope::MapVariant> traceVariant(LabVariant variant);
 
 class ExportDialog;
 class HeatmapView;
@@ -95,13 +87,7 @@ signals:
     void status(const QString& message, int timeoutMs);  // a file written
 
 private:
-    struct Selection {
-        TracePtr trace;
-        MapKey key;
-        double temperature = 1.0;
-        std::vector<VariantSpec> specs;  // per head of the layer: the lab's variant (and fit) for it
-        bool valid() const { return trace && key.block >= 0; }
-    };
+    using Selection = ViewSelection;
     Selection current() const;
     void requestLines();
     void requestNeuron();
@@ -126,7 +112,5 @@ private:
     // The layer's maps the query-key view sizes keys by (one per head in scope; may be empty).
     std::vector<attnscope::HeadMap> qkMaps_;
     std::vector<int> qkMapHeads_;
-    JobTracker lineJobs_{this, mapPool()};
-    JobTracker neuronJobs_{this, mapPool()};
-    JobTracker qkJobs_{this, mapPool()};
+    ViewsService* service_ = nullptr;  // owns the jobs (a child)
 };
