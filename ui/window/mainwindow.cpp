@@ -59,13 +59,6 @@
 
 namespace {
 
-QString formatCount(std::int64_t n) {
-    if (n >= 1'000'000'000) return QString::number(n / 1e9, 'f', 2) + QStringLiteral(" B");
-    if (n >= 1'000'000) return QString::number(n / 1e6, 'f', 1) + QStringLiteral(" M");
-    if (n >= 10'000) return QString::number(n / 1e3, 'f', 1) + QStringLiteral(" k");
-    return QString::number(n);
-}
-
 QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
 
 // A dropped or given path: the folder itself, or the folder of a dropped config.json.
@@ -334,131 +327,6 @@ void MainWindow::onSelectionChanged() {
     updateCompare(false);
 }
 
-void MainWindow::buildMenus() {
-    fileMenu_ = menuBar()->addMenu(tr("&File"));
-    fileMenu_->setObjectName(QStringLiteral("fileMenu"));
-    QMenu* file = fileMenu_;
-    QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
-    open->setShortcut(QKeySequence::Open);
-    open->setObjectName(QStringLiteral("openAction"));
-    file->addAction(makeAttentionFileAction());
-    file->addAction(makeOpenImageAction());
-    recentMenu_ = file->addMenu(tr("Open &Recent"));
-    recentMenu_->setObjectName(QStringLiteral("recentMenu"));
-    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
-    updateRecentMenu();
-    buildWorkspaceActions(file);
-    file->addSeparator();
-    QAction* fig = file->addAction(tr("&Export Figure…"), this, &MainWindow::exportFigure);
-    fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    fig->setObjectName(QStringLiteral("exportFigureAction"));
-    // The view shown in the Views dock as a paper figure.
-    QAction* exportView = file->addAction(tr("Export &View\u2026"), views_, [this] {
-        viewsDock_->show();
-        viewsDock_->raise();
-        views_->exportShownView();
-    });
-    exportView->setObjectName(QStringLiteral("exportViewAction"));
-    exportView->setToolTip(
-            tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
-    QAction* data = file->addAction(tr("Export Map &Data (.npy, .csv)…"), this, &MainWindow::exportMapData);
-    data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-    data->setObjectName(QStringLiteral("exportDataAction"));
-    file->addSeparator();
-    buildCaptureMenu(file);
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
-    quit->setMenuRole(QAction::QuitRole);
-
-    viewMenu_ = menuBar()->addMenu(tr("&View"));
-    viewMenu_->setObjectName(QStringLiteral("viewMenu"));
-    viewMenu_->addAction(rawTokensAction_);
-    viewMenu_->addSeparator();
-    const struct {
-        QDockWidget* dock;
-        const char* text;
-        const char* name;
-        QKeySequence keys;
-    } docks[] = {
-            {findChild<QDockWidget*>(QStringLiteral("controlsDock")), QT_TR_NOOP("&Controls Panel"),
-             "controlsPanelAction", QKeySequence(Qt::CTRL | Qt::Key_K)},
-            {labDock_, QT_TR_NOOP("&Lab Panel"), "labPanelAction", QKeySequence(Qt::CTRL | Qt::Key_L)},
-            {viewsDock_, QT_TR_NOOP("&Views (Lines, Neuron, Query\u2013Key)"), "viewsPanelAction",
-             QKeySequence(Qt::CTRL | Qt::Key_B)},
-            {generateDock_, QT_TR_NOOP("&Generate Panel"), "generatePanelAction", QKeySequence(Qt::CTRL | Qt::Key_G)},
-    };
-    for (const auto& d : docks) {
-        QAction* toggle = d.dock->toggleViewAction();
-        toggle->setText(tr(d.text));
-        toggle->setShortcut(d.keys);
-        toggle->setObjectName(QString::fromLatin1(d.name));
-        viewMenu_->addAction(toggle);
-    }
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->setObjectName(QStringLiteral("helpMenu"));
-    QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
-    keys->setObjectName(QStringLiteral("shortcutsAction"));
-    keys->setShortcut(QKeySequence(Qt::Key_F1));
-    addShortcutsToTooltips(this);
-}
-
-// The keys that are not menu actions: on the maps (overview, heat map, comparison) and in the
-// views; Help > Keyboard Shortcuts lists them with the menus' own.
-namespace {
-std::vector<std::pair<QString, QString>> mapKeys() {
-    return {{QStringLiteral("\u2190 / \u2192"), QObject::tr("Previous / next head (on the maps)")},
-            {QStringLiteral("\u2191 / \u2193"), QObject::tr("Previous / next layer (on the maps)")},
-            {QStringLiteral("+ / \u2212"), QObject::tr("Zoom the heat map in / out")},
-            {QStringLiteral("0"), QObject::tr("Show the whole heat map")},
-            {QObject::tr("Ctrl+click"), QObject::tr("Mask or unmask a head (overview)")},
-            {QObject::tr("Return"), QObject::tr("Run the input (input box)")}};
-}
-}  // namespace
-
-QString MainWindow::shortcutsText() const {
-    QStringList lines;
-    for (const auto& [keys, what] : collectShortcuts(this, mapKeys())) lines << keys + QLatin1Char('\t') + what;
-    return lines.join(QLatin1Char('\n'));
-}
-
-void MainWindow::showShortcuts() {
-    auto* dialog = findChild<ShortcutsDialog*>(QStringLiteral("shortcutsDialog"));
-    if (!dialog) {
-        dialog = new ShortcutsDialog(collectShortcuts(this, mapKeys()), this);
-        dialog->setAttribute(Qt::WA_DeleteOnClose);
-    }
-    dialog->show();
-    dialog->raise();
-}
-
-void MainWindow::updateRecentMenu() {
-    recentMenu_->clear();
-    const QStringList models = ModelPicker::recentFolders(), workspaces = recent::workspaces();
-    for (const QString& m : models)
-        recentMenu_->addAction(QDir::toNativeSeparators(m), this, [this, m] { openModel(m); });
-    if (!models.isEmpty() && !workspaces.isEmpty()) recentMenu_->addSeparator();
-    for (const QString& w : workspaces)
-        recentMenu_
-                ->addAction(tr("Workspace %1").arg(QFileInfo(w).fileName()), this, [this, w] { openWorkspaceFile(w); })
-                ->setToolTip(QDir::toNativeSeparators(w));
-    recentMenu_->setEnabled(!models.isEmpty() || !workspaces.isEmpty());
-}
-
-// Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
-void MainWindow::buildShortcuts() {
-    const struct {
-        Qt::Key key;
-        int dLayer, dHead;
-    } moves[] = {{Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
-    for (const auto& m : moves) {
-        auto* s = new QShortcut(QKeySequence(m.key), tabs_);
-        s->setContext(Qt::WidgetWithChildrenShortcut);
-        connect(s, &QShortcut::activated, this, [this, m] { moveSelection(m.dLayer, m.dHead); });
-    }
-}
-
 void MainWindow::moveSelection(int dLayer, int dHead) {
     if (state_->blocks().empty()) return;
     state_->moveSelection(dLayer, dHead);
@@ -502,71 +370,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
         openModel(path);
 }
 
-QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
-    if (!hasTokenizer) {
-        int n = std::min(8, vocabSize);
-        if (maxPositions > 0) n = std::min(n, maxPositions);
-        QStringList ids;
-        for (int i = 0; i < n; ++i) ids << QString::number(i);
-        return ids.join(QLatin1Char(' '));
-    }
-    if (spec.startsWith(QLatin1String("builtin:reverse"))) return QStringLiteral("attention2026");
-    if (spec.startsWith(QLatin1String("builtin:sentiment")))
-        return QStringLiteral("the acting was not good but the plot was great");
-    return QStringLiteral("The quick brown fox jumps over the lazy dog");
-}
-
 QString MainWindow::modelName() const { return modelDisplayName(session_->modelSpec()); }
-
-void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
-    const QString spec = pendingSpec_.isEmpty() ? session_->modelSpec() : pendingSpec_;
-    pendingSpec_.clear();
-    controls_->picker()->setCurrentSpec(spec);
-    // The family's notes (windows, soft-cap, ALiBi, partial rotary, kv groups) say what shapes its maps.
-    QStringList notes;
-    for (const std::string& note : info.notes) notes << QString::fromStdString(note).toHtmlEscaped();
-    if (!info.weights.empty())
-        notes.prepend(tr("weights: %1").arg(QString::fromStdString(info.weights).toHtmlEscaped()));
-    controls_->modelLabel()->setText(
-            tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
-                    .arg(QString::fromStdString(info.family).toHtmlEscaped())
-                    .arg(info.layers)
-                    .arg(info.heads)
-                    .arg(formatCount(info.parameters))
-                    .arg(QString::fromStdString(info.dtype))
-                    .arg(QString::fromStdString(info.device)) +
-            (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
-    controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
-    setWindowTitle(tr("AttnScope — %1").arg(modelName()));
-    // Every part of what is shown that belonged to the old model is reset in the state (blocks,
-    // selection, masks, tokens, zoom); the old model's map jobs are dropped.
-    shownBlock_ = -1;
-    state_->setModel(spec);
-    controls_->outputs()->clear();
-    maps_->cancelAll();
-    heatmap_->clear(tr("Type an input and press Run."));
-    overview_->setShape(0, 0);
-    overview_->setCaption(QString());
-    updateHeadGroup();  // no trace yet: the previous model's key/value group line goes
-    updateRunEnabled();
-
-    // Keep what the user typed when this model's tokenizer takes it (same input mode, every
-    // token known, within its positions); otherwise put an example in.
-    const bool hadIds = controls_->idsMode();
-    controls_->setTokenizerAvailable(session_->hasTokenizer());
-    controls_->setImageInput(info.imageInput);
-    controls_->setTargetInput(info.encoderDecoder);
-    QLineEdit* input = controls_->input();
-    if (!applyWorkspaceInput() && (input->text() == exampleShown_ || hadIds != controls_->idsMode() ||
-                                   !inputFits(input->text(), controls_->idsMode()))) {
-        exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
-        input->setText(exampleShown_);
-        controls_->targetInput()->clear();  // a target belongs to its source
-    }
-    statusBar()->showMessage(tr("Loaded %1.").arg(modelName()), 5000);
-    if (const auto task = compareTaskOf(spec)) compareTask_ = *task;  // compare this model's task
-    runInput();
-}
 
 void MainWindow::runInput() {
     if (!session_->model()) {
@@ -626,18 +430,6 @@ void MainWindow::onBlockChanged() {
     requestThumbnails();
     updateCompare(false);
     lab_->onBlockChanged();
-}
-
-bool MainWindow::inputFits(const QString& text, bool ids) const {
-    const auto model = session_->model();
-    if (!model || text.trimmed().isEmpty()) return false;
-    try {
-        const auto encoded = encodeInput(*model, text, ids);
-        const int most = model->info().maxPositions;
-        return !encoded.empty() && (most <= 0 || int(encoded.size()) <= most);
-    } catch (const std::exception&) {
-        return false;
-    }
 }
 
 void MainWindow::onTemperatureChanged() {

@@ -1,6 +1,7 @@
-// MainWindow, continued: the docks and tabs the controllers fill. Each controller gets the
-// ViewState and the services it needs (controllers/); here its widgets are placed and its few
-// outward signals (status lines, errors, the lab's detail map) are routed to the window's views.
+// MainWindow, continued: the docks and tabs the controllers fill, and the menus. Each controller
+// gets the ViewState and the services it needs (controllers/); here its widgets are placed and
+// its few outward signals (status lines, errors, the lab's detail map) are routed to the
+// window's views. Every menu is assembled in buildMenus, in one place.
 #include "window/mainwindow.h"
 
 #include "controllers/generatecontroller.h"
@@ -21,6 +22,8 @@
 #include "views/heatmapview.h"
 #include "views/outputchangeview.h"
 #include "views/overviewgrid.h"
+#include "panels/modelpicker.h"
+#include "window/shortcutsdialog.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -28,7 +31,11 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QDir>
+#include <QKeySequence>
 #include <QLineEdit>
+#include <QMenuBar>
+#include <QShortcut>
 #include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
@@ -210,3 +217,128 @@ void MainWindow::selectHead(const QString& block, int layer, int head) { state_-
 bool MainWindow::metricsShown() const { return tabs_->currentWidget() == lab_->metrics(); }
 
 void MainWindow::showExplore() { tabs_->setCurrentIndex(0); }
+
+void MainWindow::buildMenus() {
+    fileMenu_ = menuBar()->addMenu(tr("&File"));
+    fileMenu_->setObjectName(QStringLiteral("fileMenu"));
+    QMenu* file = fileMenu_;
+    QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
+    open->setShortcut(QKeySequence::Open);
+    open->setObjectName(QStringLiteral("openAction"));
+    file->addAction(makeAttentionFileAction());
+    file->addAction(makeOpenImageAction());
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    recentMenu_->setObjectName(QStringLiteral("recentMenu"));
+    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+    updateRecentMenu();
+    buildWorkspaceActions(file);
+    file->addSeparator();
+    QAction* fig = file->addAction(tr("&Export Figure…"), this, &MainWindow::exportFigure);
+    fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    fig->setObjectName(QStringLiteral("exportFigureAction"));
+    // The view shown in the Views dock as a paper figure.
+    QAction* exportView = file->addAction(tr("Export &View\u2026"), views_, [this] {
+        viewsDock_->show();
+        viewsDock_->raise();
+        views_->exportShownView();
+    });
+    exportView->setObjectName(QStringLiteral("exportViewAction"));
+    exportView->setToolTip(
+            tr("The line, neuron or query\u2013key view shown in the Views dock, at a venue's column width"));
+    QAction* data = file->addAction(tr("Export Map &Data (.npy, .csv)…"), this, &MainWindow::exportMapData);
+    data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    data->setObjectName(QStringLiteral("exportDataAction"));
+    file->addSeparator();
+    buildCaptureMenu(file);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quit->setMenuRole(QAction::QuitRole);
+
+    viewMenu_ = menuBar()->addMenu(tr("&View"));
+    viewMenu_->setObjectName(QStringLiteral("viewMenu"));
+    viewMenu_->addAction(rawTokensAction_);
+    viewMenu_->addSeparator();
+    const struct {
+        QDockWidget* dock;
+        const char* text;
+        const char* name;
+        QKeySequence keys;
+    } docks[] = {
+            {findChild<QDockWidget*>(QStringLiteral("controlsDock")), QT_TR_NOOP("&Controls Panel"),
+             "controlsPanelAction", QKeySequence(Qt::CTRL | Qt::Key_K)},
+            {labDock_, QT_TR_NOOP("&Lab Panel"), "labPanelAction", QKeySequence(Qt::CTRL | Qt::Key_L)},
+            {viewsDock_, QT_TR_NOOP("&Views (Lines, Neuron, Query\u2013Key)"), "viewsPanelAction",
+             QKeySequence(Qt::CTRL | Qt::Key_B)},
+            {generateDock_, QT_TR_NOOP("&Generate Panel"), "generatePanelAction", QKeySequence(Qt::CTRL | Qt::Key_G)},
+    };
+    for (const auto& d : docks) {
+        QAction* toggle = d.dock->toggleViewAction();
+        toggle->setText(tr(d.text));
+        toggle->setShortcut(d.keys);
+        toggle->setObjectName(QString::fromLatin1(d.name));
+        viewMenu_->addAction(toggle);
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+    keys->setObjectName(QStringLiteral("shortcutsAction"));
+    keys->setShortcut(QKeySequence(Qt::Key_F1));
+    addShortcutsToTooltips(this);
+}
+
+// The keys that are not menu actions: on the maps (overview, heat map, comparison) and in the
+// views; Help > Keyboard Shortcuts lists them with the menus' own.
+namespace {
+std::vector<std::pair<QString, QString>> mapKeys() {
+    return {{QStringLiteral("\u2190 / \u2192"), QObject::tr("Previous / next head (on the maps)")},
+            {QStringLiteral("\u2191 / \u2193"), QObject::tr("Previous / next layer (on the maps)")},
+            {QStringLiteral("+ / \u2212"), QObject::tr("Zoom the heat map in / out")},
+            {QStringLiteral("0"), QObject::tr("Show the whole heat map")},
+            {QObject::tr("Ctrl+click"), QObject::tr("Mask or unmask a head (overview)")},
+            {QObject::tr("Return"), QObject::tr("Run the input (input box)")}};
+}
+}  // namespace
+
+QString MainWindow::shortcutsText() const {
+    QStringList lines;
+    for (const auto& [keys, what] : collectShortcuts(this, mapKeys())) lines << keys + QLatin1Char('\t') + what;
+    return lines.join(QLatin1Char('\n'));
+}
+
+void MainWindow::showShortcuts() {
+    auto* dialog = findChild<ShortcutsDialog*>(QStringLiteral("shortcutsDialog"));
+    if (!dialog) {
+        dialog = new ShortcutsDialog(collectShortcuts(this, mapKeys()), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+    }
+    dialog->show();
+    dialog->raise();
+}
+
+void MainWindow::updateRecentMenu() {
+    recentMenu_->clear();
+    const QStringList models = ModelPicker::recentFolders(), workspaces = recent::workspaces();
+    for (const QString& m : models)
+        recentMenu_->addAction(QDir::toNativeSeparators(m), this, [this, m] { openModel(m); });
+    if (!models.isEmpty() && !workspaces.isEmpty()) recentMenu_->addSeparator();
+    for (const QString& w : workspaces)
+        recentMenu_
+                ->addAction(tr("Workspace %1").arg(QFileInfo(w).fileName()), this, [this, w] { openWorkspaceFile(w); })
+                ->setToolTip(QDir::toNativeSeparators(w));
+    recentMenu_->setEnabled(!models.isEmpty() || !workspaces.isEmpty());
+}
+
+// Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
+void MainWindow::buildShortcuts() {
+    const struct {
+        Qt::Key key;
+        int dLayer, dHead;
+    } moves[] = {{Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
+    for (const auto& m : moves) {
+        auto* s = new QShortcut(QKeySequence(m.key), tabs_);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, [this, m] { moveSelection(m.dLayer, m.dHead); });
+    }
+}
