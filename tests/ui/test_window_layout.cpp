@@ -231,3 +231,23 @@ TEST_CASE_METHOD(WindowFixture, "Closing with an unsaved workspace asks first; O
     CHECK_FALSE(window.isVisible());
     QSettings().remove(QStringLiteral("window"));  // later tests start from the default layout
 }
+
+TEST_CASE_METHOD(WindowFixture, "After masking, the Lab panel and the fitted head's map agree that the fit is gone",
+                 "[ui][window][stale][lab]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    LabPanel* panel = window.lab()->panel();
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    panel->fitStepsSpin()->setValue(30);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return window.lab()->lastFit() != nullptr; }, 30000));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows > 0; }, 20000));  // the fitted head's map
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("mean KL")));
+
+    QSignalSpy rerun(window.lab(), &LabController::shownTraceChanged);
+    window.lab()->toggleMask(window.currentBlockName(), 1, 1);
+    REQUIRE(rerun.wait(20000));
+    CHECK(window.lab()->lastFit() == nullptr);
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // the map says so too
+    CHECK(window.state()->masks().size() == 1);
+}

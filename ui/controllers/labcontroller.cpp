@@ -255,6 +255,10 @@ void LabController::onRerun(const RerunResult& r) {
     base_ = r.original;
     rerunTrace_ = r.trace;
     intervention_.masked = r.intervention.masked;  // pruning adds heads
+    // A fit is of the trace it was made on: the re-run has none, and the panel says so as the map does.
+    if (fit_)
+        panel_->fitLabel()->setText(
+                tr("<i>No additive fit for this re-run (the fit was of the model before it): fit again.</i>"));
     fit_.reset();
     fitTrace_.reset();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
