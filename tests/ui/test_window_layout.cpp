@@ -7,10 +7,12 @@
 #include "controllers/labcontroller.h"
 #include "controllers/modelviewcontroller.h"
 #include "gpt2_fixture.h"
+#include "panels/devicecombo.h"
 #include "panels/generatepanel.h"
 #include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "state/viewstate.h"
+#include "window/focusring.h"
 
 #include <QDialog>
 #include <QDir>
@@ -250,4 +252,23 @@ TEST_CASE_METHOD(WindowFixture, "After masking, the Lab panel and the fitted hea
     CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // the map says so too
     CHECK(window.state()->masks().size() == 1);
+}
+
+TEST_CASE_METHOD(WindowFixture, "A focus ring shows around what Tab moved the focus to, not after a click",
+                 "[ui][window][help]") {
+    window.activateWindow();
+    REQUIRE(QTest::qWaitForWindowActive(&window));
+    auto* ring = window.findChild<FocusRing*>(QStringLiteral("focusRing"));
+    REQUIRE(ring);
+    controls->device()->setFocus(Qt::MouseFocusReason);
+    REQUIRE(QTest::qWaitFor([&] { return controls->device()->hasFocus(); }, 2000));
+    CHECK_FALSE(ring->isVisible());
+    input->setFocus(Qt::TabFocusReason);
+    REQUIRE(QTest::qWaitFor([&] { return ring->isVisible(); }, 2000));
+    CHECK(ring->target() == input);
+    CHECK(ring->parentWidget() == input->parentWidget());
+    CHECK(ring->geometry().contains(input->geometry()));
+    CHECK(ring->geometry() != input->geometry());  // around it, not on it
+    controls->device()->setFocus(Qt::MouseFocusReason);  // as a click gives it
+    REQUIRE(QTest::qWaitFor([&] { return !ring->isVisible(); }, 2000));
 }

@@ -16,6 +16,7 @@
 #include "services/tokenids.h"
 #include "state/recentfiles.h"
 #include "state/viewstate.h"
+#include "window/focusring.h"
 #include "window/shortcutsdialog.h"
 #include "figure/figure.h"
 #include "figure/headfigure.h"
@@ -77,10 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("AttnScope"));
     setWindowIcon(QIcon(QStringLiteral(":/attnscope/attnscope.svg")));
     setAcceptDrops(true);
-    // A visible focus ring for keyboard users, whatever the style draws.
-    setStyleSheet(QStringLiteral("QAbstractButton:focus, QComboBox:focus, QAbstractSpinBox:focus, QLineEdit:focus, "
-                                 "QSlider:focus, QAbstractItemView:focus, QTabBar:focus { outline: 2px solid "
-                                 "palette(highlight); }"));
+    new FocusRing(this);  // a visible ring around what Tab moved the focus to
     state_ = new ViewState(this);
     session_ = new Session(this);
     session_->setObjectName(QStringLiteral("session"));
