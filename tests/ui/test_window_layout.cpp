@@ -209,6 +209,8 @@ TEST_CASE_METHOD(WindowFixture, "Generate is disabled for a classifier, with the
 TEST_CASE_METHOD(WindowFixture, "Closing with an unsaved workspace asks first; Open Recent lists it once saved",
                  "[ui][window][workspace]") {
     openStandIn();
+    CHECK_FALSE(window.workspaceModified());  // a model on its example: nothing to save yet
+    head->setValue(2);
     CHECK(window.workspaceModified());
     window.close();
     QMessageBox* box = nullptr;
@@ -268,7 +270,7 @@ TEST_CASE_METHOD(WindowFixture, "A focus ring shows around what Tab moved the fo
     CHECK(ring->target() == input);
     CHECK(ring->parentWidget() == input->parentWidget());
     CHECK(ring->geometry().contains(input->geometry()));
-    CHECK(ring->geometry() != input->geometry());  // around it, not on it
+    CHECK(ring->geometry() != input->geometry());        // around it, not on it
     controls->device()->setFocus(Qt::MouseFocusReason);  // as a click gives it
     REQUIRE(QTest::qWaitFor([&] { return !ring->isVisible(); }, 2000));
 }

@@ -57,6 +57,7 @@
 #include <QTabWidget>
 
 #include <algorithm>
+#include <utility>
 
 namespace {
 
@@ -411,6 +412,9 @@ void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& tra
     controls_->setBlocks(names, state_->blockName());
     syncSelectionWidgets();
     if (shownBlock_ < 0) onBlockChanged();
+    // A model just opened on its example input: nothing the user made yet, nothing to save.
+    if (std::exchange(freshModel_, false) && controls_->input()->text() == exampleShown_ && !restore_)
+        modified_ = false;
 }
 
 // New block (or trace): the overview's shape, then fresh maps.

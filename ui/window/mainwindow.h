@@ -244,6 +244,7 @@ private:
     int shownBlock_ = -1;    // the block the overview and the ranges were set up for
     bool modified_ = false;  // since the workspace was saved or opened
     bool closeConfirmed_ = false;
+    bool freshModel_ = false;   // a model loaded, its first trace not yet shown
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
     // Requests made in one pass of the event loop (a layer and a head changed together, a new
     // trace then a head) go out once, for the last state, at the loop's next turn: no job is

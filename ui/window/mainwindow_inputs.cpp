@@ -81,6 +81,7 @@ void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
     // Every part of what is shown that belonged to the old model is reset in the state (blocks,
     // selection, masks, tokens, zoom); the old model's map jobs are dropped.
     shownBlock_ = -1;
+    freshModel_ = true;
     state_->setModel(spec);
     controls_->outputs()->clear();
     maps_->cancelAll();
