@@ -144,9 +144,6 @@ public:
     QMenu* recentMenu() const { return recentMenu_; }
 
 signals:
-    // The shown block, layer, head, temperature or trace may have changed (emitted whenever the
-    // window asks for the shown head's map): the views that follow the selection refresh.
-    void selectionChanged();
     void workspaceRestored();
 
 protected:

@@ -28,7 +28,6 @@ void MainWindow::refreshMaps() {
 }
 
 void MainWindow::requestDetail() {
-    emit selectionChanged();
     updateHeadGroup();
     if (std::exchange(detailQueued_, true)) return;
     QMetaObject::invokeMethod(this, &MainWindow::sendDetailRequest, Qt::QueuedConnection);
