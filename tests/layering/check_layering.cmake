@@ -2,7 +2,7 @@
 # files and those of the layers before it in LAYERS:
 #   core (core/README.md): cuda runtime io tokenizer attention models analysis lab corpus
 #                          (folders of core/src and core/include/attnscope; no Qt anywhere)
-#   ui:                    figure services views panels window
+#   ui:                    figure state services views panels controllers window
 # Run as
 #   cmake -DROOT=<folder> "-DLAYERS=a;b;c" [-DNO_QT=ON] -P check_layering.cmake
 # It prints every include that breaks the rule and fails when there is one. A file that lies in

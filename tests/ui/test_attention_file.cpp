@@ -7,7 +7,7 @@
 #include "figure/figure.h"
 #include "panels/labpanel.h"
 #include "panels/metricspanel.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/analysis/trace_metrics.h"
 #include "attnscope/attention/attention_file.h"

@@ -5,8 +5,8 @@
 
 #include "panels/generatepanel.h"
 #include "panels/metricspanel.h"
-#include "window/generatecontroller.h"
-#include "window/labcontroller.h"
+#include "controllers/generatecontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/analysis/detectors.h"
 #include "attnscope/models/generation.h"

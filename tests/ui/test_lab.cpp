@@ -4,7 +4,7 @@
 // compareOutputs, headMetrics, blockRollout) and compared with what the widgets show.
 #include "lab_fixture.h"
 
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 #include "panels/labpanel.h"
 #include "services/labservice.h"
 #include "panels/metricspanel.h"

@@ -5,10 +5,10 @@
 // head in the window (and back: the window's selection and temperature move the views).
 #include "panels/modelviewpanel.h"
 #include "views/headmetricmap.h"
-#include "window/modelviewcontroller.h"
+#include "controllers/modelviewcontroller.h"
 #include "window_fixture.h"
 #include "panels/labpanel.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "family_fixtures.h"
 

@@ -6,8 +6,8 @@
 #include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "views/headmetricmap.h"
-#include "window/labcontroller.h"
-#include "window/modelviewcontroller.h"
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
 #include "window_fixture.h"
 
 #include "family_fixtures.h"

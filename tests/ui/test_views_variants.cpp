@@ -10,7 +10,7 @@
 
 #include "panels/exportdialog.h"
 #include "panels/labpanel.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/analysis/token_kind.h"
 

@@ -402,11 +402,12 @@ TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs
     CHECK(maps.lastDetailLatencyMs() > 0);
 }
 
-TEST_CASE_METHOD(WindowFixture, "The menu bar has one File and one View menu; View holds the lab and raw-token toggles",
+TEST_CASE_METHOD(WindowFixture,
+                 "The menu bar has one File, one View and one Help menu; View holds the lab and raw-token toggles",
                  "[ui][window]") {
     QStringList titles;
     for (QAction* a : window.menuBar()->actions()) titles << a->text();
-    CHECK(titles == QStringList{QStringLiteral("&File"), QStringLiteral("&View")});
+    CHECK(titles == QStringList{QStringLiteral("&File"), QStringLiteral("&View"), QStringLiteral("&Help")});
     QStringList view;
     for (QAction* a : window.viewMenu()->actions()) view << a->objectName();
     CHECK(view.contains(QStringLiteral("labPanelAction")));

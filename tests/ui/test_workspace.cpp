@@ -10,7 +10,7 @@
 #include "figure/workspace.h"
 #include "panels/labpanel.h"
 #include "services/labservice.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"

@@ -9,7 +9,7 @@
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
-#include "window/viewscontroller.h"
+#include "controllers/viewscontroller.h"
 
 #include <QDockWidget>
 #include <QFile>
@@ -28,6 +28,8 @@ struct ViewsFixture : WindowFixture {
         dock->show();
         dock->raise();
         window.resize(1500, 950);
+        // The dock starts slim (the map gets the space) and scrolls: widen it as a user would.
+        window.resizeDocks({dock}, {700}, Qt::Horizontal);
     }
     ~ViewsFixture() { views->waitForWorkers(); }
 

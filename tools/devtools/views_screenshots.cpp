@@ -10,8 +10,8 @@
 #include "panels/imageoverlaypanel.h"
 #include "panels/labpanel.h"
 #include "views/imageoverlay.h"
-#include "window/imagecontroller.h"
-#include "window/labcontroller.h"
+#include "controllers/imagecontroller.h"
+#include "controllers/labcontroller.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

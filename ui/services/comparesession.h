@@ -5,6 +5,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 #include "services/mapservice.h"
 
 #include "attnscope/models/model.h"
@@ -57,6 +58,6 @@ signals:
     void cancelled();
 
 private:
-    JobTracker jobs_{this, 2};
+    JobTracker jobs_{this, modelRunPool()};
     QHash<QString, ModelPtr> models_;  // "DEVICE|SPEC" -> model; GUI thread only
 };

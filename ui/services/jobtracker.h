@@ -1,17 +1,20 @@
-// JobTracker: runs background jobs on its own thread pool and hands their results back to the
-// GUI thread, dropping stale ones (the idea of KDAB hotspot's src/jobtracker.h).
+// JobTracker: runs background jobs on a shared thread pool (services/pools.h: one for model runs,
+// one for maps) and hands their results back to the GUI thread, dropping stale ones (the idea of
+// KDAB hotspot's src/jobtracker.h).
 //
 // Each start() bumps an atomic generation id. A job is cancelled once a newer job started,
 // cancel() was called or the tracker was destroyed; it can ask with the Stop it is given (cheap,
 // any thread) and should then return early. Results travel with
 // QMetaObject::invokeMethod(context, ..., Qt::QueuedConnection) and are delivered only while
 // their job is still the current one, so a deliver callback never sees an outdated result.
-// Workers never block on the GUI thread. The destructor cancels and waits for running jobs, so
-// no job outlives its owner.
+// Workers never block on the GUI thread. The destructor cancels and waits for this tracker's own
+// jobs (not the pool's others), so no job outlives its owner.
 //
 // Ownership: the context object must own the tracker (a member), so the tracker's destructor
 // has waited for every worker before the context dies.
 #pragma once
+
+#include "services/pools.h"
 
 #include <QMetaObject>
 #include <QObject>
@@ -19,7 +22,9 @@
 #include <QThreadPool>
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <memory>
 #include <utility>
 
@@ -51,14 +56,12 @@ public:
         quint64 id_;
     };
 
-    // Results are delivered in context's thread (the GUI thread). maxThreads bounds how many superseded jobs may still
-    // be winding down at once.
-    explicit JobTracker(QObject* context, int maxThreads = 2) : context_(context) {
-        pool_.setMaxThreadCount(maxThreads);
-    }
+    // Results are delivered in context's thread (the GUI thread); jobs run on pool (shared,
+    // outlives the tracker: services/pools.h).
+    explicit JobTracker(QObject* context, QThreadPool* pool = mapPool()) : context_(context), pool_(pool) {}
     ~JobTracker() {
         cancel();
-        pool_.waitForDone();
+        waitForDone();
     }
     JobTracker(const JobTracker&) = delete;
     JobTracker& operator=(const JobTracker&) = delete;
@@ -71,7 +74,12 @@ public:
         const quint64 id = ++*generation_;
         running_ = true;
         Stop stop(generation_, id);
-        pool_.start([this, job = std::move(job), deliver = std::move(deliver), stop]() mutable {
+        {
+            const std::lock_guard<std::mutex> lock(inFlight_->mutex);
+            ++inFlight_->count;
+        }
+        pool_->start([this, job = std::move(job), deliver = std::move(deliver), stop, inFlight = inFlight_]() mutable {
+            const InFlight::Done done{inFlight};  // counted down when the job has returned
             const auto result = job(stop);
             if (stop.requested()) return;
             // The queued call checks the generation through its own shared pointer first:
@@ -109,12 +117,30 @@ public:
     }
     // True from start() until the current job's result was delivered or it was cancelled.
     bool isRunning() const { return running_; }
-    // Blocks until every job, current or superseded, has returned. For shutdown and tests.
-    void waitForDone() { pool_.waitForDone(); }
+    // Blocks until every job of this tracker, current or superseded, has returned. For shutdown and tests.
+    void waitForDone() {
+        std::unique_lock<std::mutex> lock(inFlight_->mutex);
+        inFlight_->zero.wait(lock, [&] { return inFlight_->count == 0; });
+    }
 
 private:
+    // This tracker's jobs not yet returned (the pool is shared, so its own waitForDone would wait for others).
+    struct InFlight {
+        std::mutex mutex;
+        std::condition_variable zero;
+        int count = 0;
+        struct Done {
+            std::shared_ptr<InFlight> in;
+            ~Done() {
+                const std::lock_guard<std::mutex> lock(in->mutex);
+                if (--in->count == 0) in->zero.notify_all();
+            }
+        };
+    };
+
     QObject* context_;
+    QThreadPool* pool_;
+    std::shared_ptr<InFlight> inFlight_ = std::make_shared<InFlight>();
     std::shared_ptr<std::atomic<quint64>> generation_ = std::make_shared<std::atomic<quint64>>(0);
     bool running_ = false;  // GUI thread only
-    QThreadPool pool_;
 };

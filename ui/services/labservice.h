@@ -9,6 +9,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 #include "services/mapservice.h"
 
 #include "attnscope/lab/interventions.h"
@@ -149,12 +150,12 @@ private:
     const JobTracker& tracker(LabJob job) const;
     attnscope::Progress reporter(LabJob job, const JobTracker::Stop& stop);
 
-    JobTracker rerunJobs_{this, 2};
-    JobTracker fitJobs_{this, 2};
-    JobTracker pruneJobs_{this, 2};
-    JobTracker metricsJobs_{this, 2};
-    JobTracker blockJobs_{this, 2};
-    JobTracker mapJobs_{this, 2};
+    JobTracker rerunJobs_{this, modelRunPool()};
+    JobTracker fitJobs_{this, modelRunPool()};
+    JobTracker pruneJobs_{this, modelRunPool()};
+    JobTracker metricsJobs_{this, mapPool()};
+    JobTracker blockJobs_{this, mapPool()};
+    JobTracker mapJobs_{this, mapPool()};
 };
 
 Q_DECLARE_METATYPE(LabJob)

@@ -9,6 +9,7 @@
 
 #include "figure/colormaps.h"
 #include "services/jobtracker.h"
+#include "services/pools.h"
 
 #include "attnscope/attention/trace.h"
 #include "attnscope/lab/lab_views.h"
@@ -129,10 +130,10 @@ signals:
     void compareReady(const CompareResult& result);
 
 private:
-    JobTracker detailJobs_{this, 2};
-    JobTracker thumbJobs_{this, 2};
-    JobTracker compareJobs_{this, 2};
-    JobTracker lodJobs_{this, 2};
+    JobTracker detailJobs_{this, mapPool()};
+    JobTracker thumbJobs_{this, mapPool()};
+    JobTracker compareJobs_{this, mapPool()};
+    JobTracker lodJobs_{this, mapPool()};
     // Level-of-detail jobs running now: the thumbnail job waits between heads while any runs,
     // so that the image the user looks at gets both cores (a 4,096-token head's image takes
     // ~6 ms alone, ~50 ms beside the thumbnails). Shared with the jobs, which may outlive a step.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 #include "services/mapservice.h"
 
 #include "attnscope/analysis/overlay.h"
@@ -34,7 +35,7 @@ signals:
     void overlayReady(const OverlayResult& result);
 
 private:
-    JobTracker jobs_{this, 2};
+    JobTracker jobs_{this, mapPool()};
 };
 
 Q_DECLARE_METATYPE(OverlayResult)

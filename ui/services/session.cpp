@@ -147,6 +147,7 @@ void Session::runImage(attnscope::RgbImage image) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
+    lastImage_ = std::make_shared<const attnscope::RgbImage>(image);
     startJob(
             [model = model_, image = std::move(image), capture = captureDtype_](const attnscope::Progress& report) {
                 attnscope::RunOptions options;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "services/jobtracker.h"
+#include "services/pools.h"
 
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/tokenizer.h"
@@ -53,6 +54,9 @@ public:
     void openAttentionFile(const QString& npy, const QString& tokensJson = QString());
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
+    // The image of the latest runImage (the one whose trace arrives; older runs are dropped);
+    // null before the first.
+    std::shared_ptr<const attnscope::RgbImage> lastImage() const { return lastImage_; }
     // Shows a trace of the current model that was made elsewhere (a generation step,
     // prefixTrace): it becomes trace() and traceReady follows, as after a run.
     void showTrace(std::shared_ptr<const attnscope::Trace> trace);
@@ -91,10 +95,11 @@ private:
     void finish(const Outcome& outcome);
     void setBusy(bool busy);
 
-    JobTracker jobs_{this};
+    JobTracker jobs_{this, modelRunPool()};
     bool busy_ = false;
     std::shared_ptr<const attnscope::Model> model_;
     std::shared_ptr<const attnscope::Trace> trace_;
+    std::shared_ptr<const attnscope::RgbImage> lastImage_;
     QString modelSpec_;
     attnscope::CaptureDtype captureDtype_ = attnscope::CaptureDtype::Compute;
 };

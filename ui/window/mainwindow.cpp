@@ -1,14 +1,27 @@
 #include "window/mainwindow.h"
 
+#include "controllers/generatecontroller.h"
+#include "controllers/imagecontroller.h"
+#include "controllers/modelviewcontroller.h"
+#include "panels/corpuspanel.h"
+#include "panels/imageoverlaypanel.h"
+#include "panels/metricspanel.h"
+#include "panels/modelviewpanel.h"
+#include "controllers/labcontroller.h"
+#include "controllers/viewscontroller.h"
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
-#include "window/generatecontroller.h"
+#include "panels/labpanel.h"
+#include "services/tokenids.h"
+#include "state/recentfiles.h"
+#include "state/viewstate.h"
+#include "window/focusring.h"
+#include "window/shortcutsdialog.h"
 #include "figure/figure.h"
 #include "figure/headfigure.h"
 #include "views/heatmapview.h"
 #include "panels/imageinput.h"
-#include "window/labcontroller.h"
 #include "panels/modelpicker.h"
 #include "panels/outputpanel.h"
 #include "views/overviewgrid.h"
@@ -26,6 +39,8 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QFileInfo>
 #include <QIcon>
 #include <QLabel>
@@ -43,15 +58,9 @@
 #include <QTabWidget>
 
 #include <algorithm>
+#include <utility>
 
 namespace {
-
-QString formatCount(std::int64_t n) {
-    if (n >= 1'000'000'000) return QString::number(n / 1e9, 'f', 2) + QStringLiteral(" B");
-    if (n >= 1'000'000) return QString::number(n / 1e6, 'f', 1) + QStringLiteral(" M");
-    if (n >= 10'000) return QString::number(n / 1e3, 'f', 1) + QStringLiteral(" k");
-    return QString::number(n);
-}
 
 QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
 
@@ -73,27 +82,34 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("AttnScope"));
     setWindowIcon(QIcon(QStringLiteral(":/attnscope/attnscope.svg")));
     setAcceptDrops(true);
+    new FocusRing(this);  // a visible ring around what Tab moved the focus to
+    state_ = new ViewState(this);
     session_ = new Session(this);
     session_->setObjectName(QStringLiteral("session"));
     maps_ = new MapService(this);
 
+    // The map is the window: the heat map takes what the overview and the docks leave.
     overview_ = new OverviewGrid;
     overview_->setObjectName(QStringLiteral("overview"));
     auto* scroll = new QScrollArea;
     scroll->setWidget(overview_);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(160);
     heatmap_ = new HeatmapView;
     heatmap_->setObjectName(QStringLiteral("heatmap"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
     split->addWidget(heatmap_);
-    split->setStretchFactor(0, 2);
+    split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
+    split->setChildrenCollapsible(false);
+    split->setSizes({220, 660});
     compare_ = new ComparePanel(maps_);
     compare_->setObjectName(QStringLiteral("comparePanel"));
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("viewTabs"));
+    tabs_->setUsesScrollButtons(true);  // many tabs scroll rather than widen the window
     tabs_->addTab(split, tr("&Explore"));
     tabs_->addTab(compare_, tr("&Compare dot · additive · linear"));
     setCentralWidget(tabs_);
@@ -101,59 +117,73 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     controls_ = new ControlPanel;
     auto* dock = new QDockWidget(tr("Controls"), this);
     dock->setObjectName(QStringLiteral("controlsDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     auto* dockScroll = new QScrollArea;
     dockScroll->setWidget(controls_);
     dockScroll->setWidgetResizable(true);
     dockScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    dockScroll->setMinimumWidth(300);
+    dockScroll->setFrameShape(QFrame::NoFrame);
+    dockScroll->setMinimumWidth(250);
     dock->setWidget(dockScroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
+    setDockOptions(dockOptions() | QMainWindow::GroupedDragging);
 
     progressBar_ = new QProgressBar;
     progressBar_->setObjectName(QStringLiteral("progressBar"));
     progressBar_->setMaximumWidth(420);  // wide enough for "Running: layer 12 of 32 · 18 s left"
-    progressBar_->setMinimumWidth(300);
+    progressBar_->setMinimumWidth(200);
     progressBar_->setVisible(false);
     cancelButton_ = new QPushButton(tr("Cancel"));
     cancelButton_->setObjectName(QStringLiteral("cancelButton"));
     cancelButton_->setVisible(false);
     statusBar()->addPermanentWidget(progressBar_);
     statusBar()->addPermanentWidget(cancelButton_);
-    buildMenus();
-    buildShortcuts();
-    buildFamilyInputs();
 
+    connectSession();  // first: on the session's signals the window reacts before the controllers
+    buildLab();
+    buildImageViews();
+    buildViews();
+    buildGenerate();
+    buildCorpus();
+    buildFamilyInputs();
+    buildAttentionFile();
+    buildWorkspace();  // it saves and restores the others' state
+    buildMenus();      // every menu, in one place, once every action's owner exists
+    buildShortcuts();
+    bindState();
+    labDock_->raise();  // the lab in front; View > Views / Generate bring the others forward
+    heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
+    // The window's minimum is the map's: a wider page (Compare's three maps, the Model view)
+    // is squeezed into the central area rather than widening the window past the screen when
+    // it is shown. Its own layout says how it shrinks.
+    for (int i = 1; i < tabs_->count(); ++i)
+        tabs_->widget(i)->setSizePolicy(QSizePolicy::Ignored, tabs_->widget(i)->sizePolicy().verticalPolicy());
+    // The first start: most of the screen, never more than it (a 1366×768 laptop included).
+    const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                          : QRect(0, 0, 1280, 800);
+    resize(screen.width() * 9 / 10, screen.height() * 9 / 10);
+    // Slim docks: the map gets the rest (a saved layout, restoreWindowLayout, overrides this).
+    // The right docks as wide as the lab's boxes need, at most 360 px (they scroll beyond).
+    const int right = std::clamp(lab_->panel()->minimumSizeHint().width() + 24, 280, 360);
+    resizeDocks({findChild<QDockWidget*>(QStringLiteral("controlsDock")), labDock_}, {260, right}, Qt::Horizontal);
+    statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
+}
+
+MainWindow::~MainWindow() {
+    // Workers first: their results must not reach half-destroyed views.
+    lab_->shutdown();
+    maps_->cancelAll();
+    maps_->waitForWorkers();
+}
+
+void MainWindow::connectSession() {
     const ControlPanel* c = controls_;
     connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
     connect(c->picker(), &ModelPicker::openFolderRequested, this, &MainWindow::chooseModelFolder);
     connect(c->runButton(), &QPushButton::clicked, this, &MainWindow::runInput);
     connect(c->input(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
     connect(c->targetInput(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
-    connect(c->blockCombo(), &QComboBox::currentIndexChanged, this, &MainWindow::onBlockChanged);
-    for (QSpinBox* spin : {c->layerSpin(), c->headSpin()})
-        connect(spin, &QSpinBox::valueChanged, this, [this] {
-            overview_->setSelected(controls_->layerSpin()->value(), controls_->headSpin()->value());
-            requestDetail();
-            updateCompare(false);
-        });
-    connect(c->temperature(), &TemperatureSlider::temperatureChanged, this, &MainWindow::onTemperatureChanged);
-    connect(controls_, &ControlPanel::coloringChanged, this, [this] {
-        heatmap_->setColoring(controls_->colormap(), controls_->colorScale());
-        compare_->setColoring(controls_->colormap(), controls_->colorScale());
-        requestThumbnails();
-    });
-    connect(overview_, &OverviewGrid::headChosen, this, [this](int layer, int head) {
-        const QSignalBlocker b1(controls_->layerSpin()), b2(controls_->headSpin());
-        controls_->layerSpin()->setValue(layer);
-        controls_->headSpin()->setValue(head);
-        requestDetail();
-        updateCompare(false);
-    });
-    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-        updateCompare(true);
-        updateTemperatureApplicability();
-    });
     connect(compare_, &ComparePanel::taskChosen, this, [this](const QString& task) {
         compareTask_ = task;
         updateCompare(true);
@@ -192,70 +222,116 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             heatmap_->setLevelOfDetail(r.pooled, r.request);
     });
     connect(heatmap_, &HeatmapView::poolingChanged, this, [this] { requestThumbnails(); });
-
-    buildLab();
-    buildAttentionFileMenu();
-    buildImageViews();
-    buildGenerate();
-    buildViews();
-    buildCorpus();
-    buildWorkspace();  // last: it saves and restores the others' state
-    heatmap_->clear(tr("Open a model (Ctrl+O) or pick a built-in one to see its attention."));
-    resize(1280, 820);
-    statusBar()->showMessage(tr("Pick a model to begin, or drop a model folder on the window."));
 }
 
-MainWindow::~MainWindow() {
-    // Workers first: their results must not reach half-destroyed views.
-    lab_->shutdown();
-    maps_->cancelAll();
-    maps_->waitForWorkers();
+// The widgets request changes of the ViewState; the window follows its signals. The window's
+// slots are connected before the controllers' (made earlier, but they follow the state only),
+// so the maps are asked for first.
+void MainWindow::bindState() {
+    const ControlPanel* c = controls_;
+    connect(c->blockCombo(), &QComboBox::currentIndexChanged, state_, [this](int i) {
+        if (i >= 0) state_->setBlock(i);
+    });
+    connect(c->layerSpin(), &QSpinBox::valueChanged, state_, [this](int v) { state_->setLayer(v); });
+    connect(c->headSpin(), &QSpinBox::valueChanged, state_, [this](int v) { state_->setHead(v); });
+    connect(overview_, &OverviewGrid::headChosen, state_,
+            [this](int layer, int head) { state_->select(state_->block(), layer, head); });
+    connect(c->temperature(), &TemperatureSlider::temperatureChanged, state_,
+            [this] { state_->setTemperature(controls_->temperature()->temperature()); });
+    connect(controls_, &ControlPanel::coloringChanged, state_, [this] {
+        state_->setColormap(controls_->colormap());
+        state_->setScale(controls_->colorScale().type);
+    });
+    connect(rawTokensAction_, &QAction::toggled, state_, [this](bool raw) {
+        Workspace::View v = state_->view();
+        v.rawTokens = raw;
+        state_->setView(v);
+    });
+    connect(rawTokensAction_, &QAction::toggled, this, &MainWindow::onRawTokensToggled);  // after the state's
+    connect(tabs_, &QTabWidget::currentChanged, state_, [this] { state_->setTab(tabName()); });
+    connect(lab_->panel(), &LabPanel::variantChanged, state_, [this] { state_->setVariant(lab_->panel()->variant()); });
+    connect(lab_, &LabController::temperatureInsideChanged, state_, [this](bool inside) {
+        state_->setInside({inside, lab_->intervention().layers});
+    });
+    connect(heatmap_, &HeatmapView::zoomChanged, state_, [this](const MapZoom& z) {
+        state_->setZoom(z.isWhole() ? std::nullopt
+                                    : std::optional<ViewState::Zoom>(
+                                              ViewState::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper}));
+    });
+
+    connect(state_, &ViewState::selectionChanged, this, &MainWindow::onSelectionChanged);
+    connect(state_, &ViewState::temperatureChanged, this, &MainWindow::onTemperatureChanged);
+    connect(state_, &ViewState::temperatureChanged, lab_, &LabController::onTemperatureChanged);
+    connect(state_, &ViewState::colorsChanged, this, [this] {
+        heatmap_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        compare_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        requestThumbnails();
+    });
+    connect(state_, &ViewState::viewChanged, this, [this] {
+        syncTab();
+        updateCompare(true);
+        updateTemperatureApplicability();
+        lab_->onTabChanged();
+    });
+    // Whatever changes what is shown makes the saved workspace out of date.
+    for (auto signal : {&ViewState::modelChanged, &ViewState::inputChanged, &ViewState::selectionChanged,
+                        &ViewState::temperatureChanged, &ViewState::insideChanged, &ViewState::variantChanged,
+                        &ViewState::masksChanged, &ViewState::colorsChanged, &ViewState::viewChanged})
+        connect(state_, signal, this, [this] { modified_ = true; });
 }
 
-void MainWindow::buildMenus() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->setObjectName(QStringLiteral("fileMenu"));
-    QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
-    open->setShortcut(QKeySequence::Open);
-    open->setObjectName(QStringLiteral("openAction"));
-    file->addSeparator();
-    QAction* fig = file->addAction(tr("&Export Figure…"), this, &MainWindow::exportFigure);
-    fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    fig->setObjectName(QStringLiteral("exportFigureAction"));
-    QAction* data = file->addAction(tr("Export Map &Data (.npy, .csv)…"), this, &MainWindow::exportMapData);
-    data->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-    data->setObjectName(QStringLiteral("exportDataAction"));
-    file->addSeparator();
-    buildCaptureMenu(file);
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
-    quit->setMenuRole(QAction::QuitRole);
+QString MainWindow::tabName() const {
+    QWidget* w = tabs_->currentWidget();
+    return w == compare_              ? QStringLiteral("compare")
+           : w == lab_->metrics()     ? QStringLiteral("metrics")
+           : w == modelView_->panel() ? QStringLiteral("model")
+           : w == imageView_->panel() ? QStringLiteral("image")
+           : w == corpus_             ? QStringLiteral("corpus")
+                                      : QStringLiteral("explore");
 }
 
-// Arrows on the maps (overview, heat map, comparison): left/right = head, up/down = layer.
-void MainWindow::buildShortcuts() {
-    const struct {
-        Qt::Key key;
-        int dLayer, dHead;
-    } moves[] = {{Qt::Key_Left, 0, -1}, {Qt::Key_Right, 0, 1}, {Qt::Key_Up, -1, 0}, {Qt::Key_Down, 1, 0}};
-    for (const auto& m : moves) {
-        auto* s = new QShortcut(QKeySequence(m.key), tabs_);
-        s->setContext(Qt::WidgetWithChildrenShortcut);
-        connect(s, &QShortcut::activated, this, [this, m] { moveSelection(m.dLayer, m.dHead); });
+// The state's tab on screen (the lab's "show in Explore" sets it there).
+void MainWindow::syncTab() {
+    if (tabName() == state_->view().tab) return;
+    QWidget* const byName[] = {tabs_->widget(0),    compare_, lab_->metrics(), modelView_->panel(),
+                               imageView_->panel(), corpus_};
+    const QStringList names = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
+                               QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus")};
+    const int i = int(names.indexOf(state_->view().tab));
+    if (i >= 0) tabs_->setCurrentWidget(byName[i]);
+}
+
+// The state's block, layer and head in the boxes (without echoing back), then the maps.
+void MainWindow::syncSelectionWidgets() {
+    QComboBox* blocks = controls_->blockCombo();
+    QSpinBox* layer = controls_->layerSpin();
+    QSpinBox* head = controls_->headSpin();
+    const QSignalBlocker b0(blocks), b1(layer), b2(head);
+    const bool shown = state_->block() >= 0 && state_->block() < int(state_->blocks().size());
+    if (shown) {
+        const ViewState::BlockShape& s = state_->blocks()[std::size_t(state_->block())];
+        blocks->setCurrentIndex(state_->block());
+        layer->setRange(0, std::max(0, s.layers - 1));
+        head->setRange(0, std::max(0, s.heads - 1));
     }
+    layer->setEnabled(shown);
+    head->setEnabled(shown);
+    layer->setValue(state_->layer());
+    head->setValue(state_->head());
+}
+
+void MainWindow::onSelectionChanged() {
+    syncSelectionWidgets();
+    if (state_->block() < 0) return;
+    if (state_->block() != shownBlock_) return onBlockChanged();
+    overview_->setSelected(state_->layer(), state_->head());
+    requestDetail();
+    updateCompare(false);
 }
 
 void MainWindow::moveSelection(int dLayer, int dHead) {
-    QSpinBox* layer = controls_->layerSpin();
-    QSpinBox* head = controls_->headSpin();
-    if (!layer->isEnabled()) return;
-    const QSignalBlocker b1(layer), b2(head);
-    layer->setValue(std::clamp(layer->value() + dLayer, layer->minimum(), layer->maximum()));
-    head->setValue(std::clamp(head->value() + dHead, head->minimum(), head->maximum()));
-    overview_->setSelected(layer->value(), head->value());
-    requestDetail();
-    updateCompare(false);
+    if (state_->blocks().empty()) return;
+    state_->moveSelection(dLayer, dHead);
 }
 
 void MainWindow::chooseModelFolder() {
@@ -264,9 +340,12 @@ void MainWindow::chooseModelFolder() {
     dialog->setFileMode(QFileDialog::Directory);
     dialog->setOption(QFileDialog::ShowDirsOnly);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    const QStringList recent = ModelPicker::recentFolders();
-    dialog->setDirectory(recent.isEmpty() ? QDir::homePath() : QFileInfo(recent.first()).absolutePath());
-    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openModel);
+    dialog->setDirectory(recent::lastFolder(QStringLiteral("model")));
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& folder) {
+        // The folder above the model: the next model is likely its sibling.
+        recent::rememberFolder(QStringLiteral("model"), QFileInfo(folder).absolutePath());
+        openModel(folder);
+    });
     dialog->open();
 }
 
@@ -293,70 +372,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
         openModel(path);
 }
 
-QString MainWindow::exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions) {
-    if (!hasTokenizer) {
-        int n = std::min(8, vocabSize);
-        if (maxPositions > 0) n = std::min(n, maxPositions);
-        QStringList ids;
-        for (int i = 0; i < n; ++i) ids << QString::number(i);
-        return ids.join(QLatin1Char(' '));
-    }
-    if (spec.startsWith(QLatin1String("builtin:reverse"))) return QStringLiteral("attention2026");
-    if (spec.startsWith(QLatin1String("builtin:sentiment")))
-        return QStringLiteral("the acting was not good but the plot was great");
-    return QStringLiteral("The quick brown fox jumps over the lazy dog");
-}
-
 QString MainWindow::modelName() const { return modelDisplayName(session_->modelSpec()); }
-
-void MainWindow::onModelLoaded(const attnscope::ModelInfo& info) {
-    const QString spec = pendingSpec_.isEmpty() ? session_->modelSpec() : pendingSpec_;
-    pendingSpec_.clear();
-    controls_->picker()->setCurrentSpec(spec);
-    // The family's notes (windows, soft-cap, ALiBi, partial rotary, kv groups) say what shapes its maps.
-    QStringList notes;
-    for (const std::string& note : info.notes) notes << QString::fromStdString(note).toHtmlEscaped();
-    if (!info.weights.empty())
-        notes.prepend(tr("weights: %1").arg(QString::fromStdString(info.weights).toHtmlEscaped()));
-    controls_->modelLabel()->setText(
-            tr("<b>%1</b> · %2 layers × %3 heads<br>%4 parameters · %5 · %6")
-                    .arg(QString::fromStdString(info.family).toHtmlEscaped())
-                    .arg(info.layers)
-                    .arg(info.heads)
-                    .arg(formatCount(info.parameters))
-                    .arg(QString::fromStdString(info.dtype))
-                    .arg(QString::fromStdString(info.device)) +
-            (notes.isEmpty() ? QString() : QStringLiteral("<br>") + notes.join(QStringLiteral(" · "))));
-    controls_->modelLabel()->setToolTip(QDir::toNativeSeparators(QString::fromStdString(info.path.string())));
-    setWindowTitle(tr("AttnScope — %1").arg(modelName()));
-    controls_->layerSpin()->setEnabled(false);
-    controls_->headSpin()->setEnabled(false);
-    controls_->outputs()->clear();
-    maps_->cancelAll();
-    heatmap_->clear(tr("Type an input and press Run."));
-    overview_->setShape(0, 0);
-    updateHeadGroup();  // no trace yet: the previous model's key/value group line goes
-    updateRunEnabled();
-
-    // Keep what the user typed when it suits this model (same input mode, same built-in task or
-    // both not built-in); otherwise put an example in.
-    const bool hadIds = controls_->idsMode();
-    controls_->setTokenizerAvailable(session_->hasTokenizer());
-    controls_->setImageInput(info.imageInput);
-    controls_->setTargetInput(info.encoderDecoder);
-    QLineEdit* input = controls_->input();
-    const bool sameKindOfInput = compareTaskOf(previousSpec_) == compareTaskOf(spec);
-    previousSpec_ = spec;
-    if (!applyWorkspaceInput() && (input->text().trimmed().isEmpty() || input->text() == exampleShown_ ||
-                                   hadIds != controls_->idsMode() || !sameKindOfInput)) {
-        exampleShown_ = exampleInput(spec, session_->hasTokenizer(), info.vocabSize, info.maxPositions);
-        input->setText(exampleShown_);
-        controls_->targetInput()->clear();  // a target belongs to its source
-    }
-    statusBar()->showMessage(tr("Loaded %1.").arg(modelName()), 5000);
-    if (const auto task = compareTaskOf(spec)) compareTask_ = *task;  // compare this model's task
-    runInput();
-}
 
 void MainWindow::runInput() {
     if (!session_->model()) {
@@ -369,6 +385,7 @@ void MainWindow::runInput() {
     }
     if (session_->isBusy()) return;
     statusBar()->showMessage(tr("Running…"));
+    state_->setInput({controls_->input()->text(), controls_->idsMode(), controls_->targetText(), QString()});
     session_->runInput(controls_->input()->text(), controls_->idsMode(), controls_->targetText());
     updateCompare(true);
 }
@@ -385,34 +402,39 @@ void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& tra
         return;
     }
     QStringList names;
-    for (const auto& b : blocks) names << QString::fromStdString(b.name);
-    controls_->setBlocks(names, controls_->blockCombo()->currentText());
+    std::vector<ViewState::BlockShape> shapes;
+    for (const auto& b : blocks) {
+        names << QString::fromStdString(b.name);
+        shapes.push_back({names.back(), b.layers, b.heads});
+    }
     statusBar()->showMessage(
             tr("Ran %1 on %2.").arg(tokenCount(trace->ids().size()), QString::fromStdString(trace->device())), 5000);
-    onBlockChanged();
+    // The state keeps the block by name (or starts on cross-attention) and clamps the head.
+    shownBlock_ = -1;  // a new trace: the overview and its maps are set up again
+    state_->setBlocks(std::move(shapes));
+    controls_->setBlocks(names, state_->blockName());
+    syncSelectionWidgets();
+    if (shownBlock_ < 0) onBlockChanged();
+    // A model just opened on its example input: nothing the user made yet, nothing to save.
+    if (std::exchange(freshModel_, false) && controls_->input()->text() == exampleShown_ && !restore_)
+        modified_ = false;
 }
 
-// New block (or trace): bounds of layer and head, the overview's shape, then fresh maps.
+// New block (or trace): the overview's shape, then fresh maps.
 void MainWindow::onBlockChanged() {
     const auto trace = session_->trace();
-    if (!trace || controls_->blockCombo()->currentIndex() < 0) return;
-    const auto& block = trace->blocks()[std::size_t(controls_->blockCombo()->currentIndex())];
-    QSpinBox* layer = controls_->layerSpin();
-    QSpinBox* head = controls_->headSpin();
-    {
-        const QSignalBlocker b1(layer), b2(head);
-        layer->setRange(0, std::max(0, block.layers - 1));
-        head->setRange(0, std::max(0, block.heads - 1));
-        layer->setEnabled(true);
-        head->setEnabled(true);
-    }
+    const int b = state_->block();
+    if (!trace || b < 0 || b >= int(trace->blocks().size())) return;
+    shownBlock_ = b;
+    const auto& block = trace->blocks()[std::size_t(b)];
     overview_->setShape(block.layers, block.heads);
     overview_->setLayerWindows({block.layerWindows.begin(), block.layerWindows.end()});
-    overview_->setSelected(layer->value(), head->value());
+    overview_->setSelected(state_->layer(), state_->head());
     updateTemperatureApplicability();
     requestDetail();
     requestThumbnails();
     updateCompare(false);
+    lab_->onBlockChanged();
 }
 
 void MainWindow::onTemperatureChanged() {
@@ -422,9 +444,7 @@ void MainWindow::onTemperatureChanged() {
     updateCompare(false);
 }
 
-MapKey MainWindow::currentKey() const {
-    return {controls_->blockCombo()->currentIndex(), controls_->layerSpin()->value(), controls_->headSpin()->value()};
-}
+MapKey MainWindow::currentKey() const { return {state_->block(), state_->layer(), state_->head()}; }
 
 void MainWindow::updateTemperatureApplicability() {
     const auto trace = session_->trace();
@@ -452,8 +472,7 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice(),
                            ownTask == task ? controls_->targetText() : QString());
     }
-    compare_->setSelection(currentBlockName(), controls_->layerSpin()->value(), controls_->headSpin()->value(),
-                           controls_->temperature()->temperature());
+    compare_->setSelection(currentBlockName(), state_->layer(), state_->head(), state_->temperature());
 }
 
 void MainWindow::onBusyChanged(bool busy) {

@@ -6,13 +6,14 @@
 // (Trace::map), comparison runs through ComparePanel's CompareSession. Moving the temperature,
 // layer or head only asks the current Trace for other maps; the model does not run again.
 // Errors show in a non-modal QMessageBox named "errorDialog" and leave the window usable.
-// The attention lab (LabController) reaches the window only as its LabHost; the window places
-// the lab's widgets and passes it the events of its own (mainwindow_lab.cpp).
+// What is shown lives in one ViewState (state/viewstate.h): the window's widgets request changes
+// to it and follow its signals, and the controllers (controllers/) get the state and the services,
+// never the window. The window places their widgets in docks and tabs and builds the menus in one
+// place (buildMenus).
 #pragma once
 
 #include "figure/colormaps.h"
 #include "services/mapservice.h"
-#include "window/labhost.h"
 
 #include <QMainWindow>
 
@@ -35,9 +36,11 @@ class ImageController;
 class LabController;
 class ModelViewController;
 class ViewsController;
+class ViewState;
 class OverviewGrid;
 class Session;
 class QAction;
+class QDockWidget;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -45,13 +48,14 @@ class QTabWidget;
 struct Figure;
 struct Workspace;
 
-class MainWindow : public QMainWindow, public LabHost {
+class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    Session* session() const override { return session_; }
+    ViewState* state() const { return state_; }  // what the window shows
+    Session* session() const { return session_; }
     MapService* maps() const { return maps_; }
     HeatmapView* heatmap() const { return heatmap_; }
     OverviewGrid* overview() const { return overview_; }
@@ -67,8 +71,12 @@ public:
     // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
     CorpusPanel* corpus() const { return corpus_; }
     bool openCorpusResult(const QString& dir);
-    // The window's one View menu (created on first use, after File).
-    QMenu* viewMenu();
+    // The window's View menu.
+    QMenu* viewMenu() const { return viewMenu_; }
+    // Help > Keyboard Shortcuts: every action's and key's shortcut, in a non-modal dialog
+    // ("shortcutsDialog"); the text it lists (tests).
+    void showShortcuts();
+    QString shortcutsText() const;
 
     // Loads a model folder or builtin:NAME in the background, then runs the input (an example
     // when the box holds none for this model); errors show in the error dialog.
@@ -81,9 +89,9 @@ public:
     void exportFigure();
     void exportMapData();
     // Asks for the shown head's map and the overview again (the lab changed what they show).
-    void refreshMaps() override;
+    void refreshMaps();
     // Asks for the shown head's map alone (the lab changed how it is drawn, not the overview).
-    void requestDetail() override;
+    void requestDetail();
     // The figure of the current tab (Explore: the shown head; Compare: the three kinds).
     Figure currentFigure() const;
     // Writes the shown head's map (.npy or .csv); errors go to the error dialog.
@@ -112,18 +120,13 @@ public:
 
     static QString exampleInput(const QString& spec, bool hasTokenizer, int vocabSize, int maxPositions);
 
-    // LabHost (labhost.h says what each means), besides session(), refreshMaps(), requestDetail().
-    MapKey currentKey() const override;
-    QString currentBlockName() const override;
-    void selectHead(const QString& block, int layer, int head) override;
-    double sliderTemperature() const override;
-    void showStatus(const QString& message, int timeoutMs) override;
-    void showDetailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
-                       const QString& title) override;
-    void showDetailMessage(const QString& message) override;
-    void showMaskedHeads(const std::vector<std::pair<int, int>>& heads) override;
-    bool metricsShown() const override;
-    void showExplore() override;
+    // The shown head (the state's block index, layer, head) and its block's name ("self" while none).
+    MapKey currentKey() const;
+    QString currentBlockName() const;
+    // Shows block/layer/head (a block name the trace does not have keeps the block).
+    void selectHead(const QString& block, int layer, int head);
+    bool metricsShown() const;
+    void showExplore();
 
     // Workspaces (mainwindow_workspace.cpp): File > Save Workspace… / Open Workspace… (dialogs
     // "saveWorkspaceDialog", "openWorkspaceDialog"). Opening loads the model if it is another,
@@ -134,11 +137,13 @@ public:
     bool saveWorkspaceFile(const QString& path);
     bool openWorkspaceFile(const QString& path);
     void restoreWindowLayout();  // from QSettings; the app calls it once before show()
+    // True when what is shown changed since the workspace was last saved or opened (closing
+    // then asks whether to save it: a window-modal "unsavedWorkspaceDialog").
+    bool workspaceModified() const { return modified_; }
+    // File > Open Recent: the recent model folders and workspaces (state/recentfiles.h).
+    QMenu* recentMenu() const { return recentMenu_; }
 
 signals:
-    // The shown block, layer, head, temperature or trace may have changed (emitted whenever the
-    // window asks for the shown head's map): the views that follow the selection refresh.
-    void selectionChanged();
     void workspaceRestored();
 
 protected:
@@ -149,25 +154,39 @@ protected:
 private:
     void buildMenus();
     void buildShortcuts();
+    void bindState();
+    void connectSession();
+    bool inputFits(const QString& text, bool ids) const;  // the open model's tokenizer takes it
+    void onSelectionChanged();
+    void syncSelectionWidgets();
+    void syncTab();
+    QString tabName() const;
+    QDockWidget* addPanelDock(QWidget* content, const QString& title, const QString& name, bool scroll);
+    void updateRecentMenu();
+    void askToSaveThenClose();
+    void chooseWorkspaceFile(bool closeAfter);
     void buildFamilyInputs();
     // Encoder-decoders: the export dialog also offers the alignment figures (mainwindow_alignment.cpp).
     void offerAlignmentFigures(ExportDialog& dialog) const;
     // The shown layer's heads as a grid and every layer as PDF pages (mainwindow_workspace.cpp).
     void offerBatchFigures(ExportDialog& dialog) const;
     void buildLab();
-    void buildCaptureMenu(QMenu* file);  // mainwindow_capture.cpp
-    void buildAttentionFileMenu();
+    void buildCaptureMenu(QMenu* file);
+    void buildAttentionFile();
     void onAttentionFileLoaded(const QString& npy);
     void setMapsOnly(const QString& mapsFile);  // empty: a model is open
     void buildImageViews();
     void buildWorkspace();
+    QAction* makeOpenImageAction();
+    QAction* makeAttentionFileAction();
+    void buildWorkspaceActions(QMenu* file);
     // While a workspace opens: puts its input in the boxes when the model has loaded (true), so
     // onModelLoaded keeps it rather than an example.
     bool applyWorkspaceInput();
     void currentViewSections(Workspace& w) const;   // the Model, Image, Views and generation state
     void applyWorkspaceViews(const Workspace& ws);  // ... set back (not the generation: replayed)
-    void buildGenerate();                           // mainwindow_generate.cpp
-    void buildViews();                              // mainwindow_views.cpp
+    void buildGenerate();
+    void buildViews();
     void buildCorpus();
     bool runImageInput();
     void updateHeadGroup();
@@ -191,6 +210,7 @@ private:
     QString modelName() const;
     QString suggestedFileName() const;
 
+    ViewState* state_ = nullptr;
     Session* session_ = nullptr;
     MapService* maps_ = nullptr;
     ControlPanel* controls_ = nullptr;
@@ -208,11 +228,20 @@ private:
     CorpusPanel* corpus_ = nullptr;
     QString pendingSpec_;   // the model being opened, for messages
     QString exampleShown_;  // the example the input box was given (replaced on a model change)
-    QString previousSpec_;  // the model opened before the current one
     QString compareTask_ = QStringLiteral("reverse");   // the task the Compare tab runs
     QString imagePath_;                                 // the image file image models run on
     std::shared_ptr<const attnscope::RgbImage> image_;  // its pixels; null before the first image
     QAction* rawTokensAction_ = nullptr;
+    QMenu* fileMenu_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QDockWidget* labDock_ = nullptr;
+    QDockWidget* viewsDock_ = nullptr;
+    QDockWidget* generateDock_ = nullptr;
+    int shownBlock_ = -1;    // the block the overview and the ranges were set up for
+    bool modified_ = false;  // since the workspace was saved or opened
+    bool closeConfirmed_ = false;
+    bool freshModel_ = false;   // a model loaded, its first trace not yet shown
     DetailResult shownDetail_;  // the map MapService drew last (no trace when it failed)
     // Requests made in one pass of the event loop (a layer and a head changed together, a new
     // trace then a head) go out once, for the last state, at the loop's next turn: no job is

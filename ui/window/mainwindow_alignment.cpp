@@ -8,6 +8,7 @@
 #include "panels/controlpanel.h"
 #include "panels/exportdialog.h"
 #include "services/session.h"
+#include "state/viewstate.h"
 
 #include "attnscope/attention/trace.h"
 
@@ -26,9 +27,9 @@ void MainWindow::offerAlignmentFigures(ExportDialog& dialog) const {
         f.scale = shown.scale;
         return f;
     };
-    if (controls_->blockCombo()->currentText() == QLatin1String("cross")) {
+    if (state_->blockName() == QLatin1String("cross")) {
         attnscope::AlignmentOptions one;
-        one.heads = {{controls_->layerSpin()->value(), controls_->headSpin()->value()}};
+        one.heads = {{state_->layer(), state_->head()}};
         dialog.addFigure(tr("Alignment: this head (layer %1, head %2)").arg(one.heads[0].layer).arg(one.heads[0].head),
                          styled(alignmentFigure(*trace, one, modelName())), QStringLiteral("_alignment"));
     }

@@ -10,6 +10,7 @@
 #include "views/heatmapview.h"
 #include "figure/mapdata.h"
 #include "services/session.h"
+#include "state/viewstate.h"
 #include "views/temperatureslider.h"
 
 #include <QDir>
@@ -29,7 +30,7 @@ Figure MainWindow::currentFigure() const {
     if (!z.isWhole()) zoom = Workspace::View::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper};
     // As shown, drawn as a workspace's figure is (headfigure.h): the zoomed part of the map.
     Figure f = headFigure(modelName(), heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(),
-                          heatmap_->title(), zoom, controls_->colormap(), controls_->colorScale().type);
+                          heatmap_->title(), zoom, state_->colormap(), state_->scale());
     if (heatmap_->map().rows > 0 && !heatmap_->levelOfDetail().values.empty()) {
         // A long map: its level-of-detail bins when coarser than cells (the figure draws few
         // cells as vectors, more as an image).
@@ -37,7 +38,7 @@ Figure MainWindow::currentFigure() const {
         if (shown.map.rows < f.panels.front().map.rows || shown.map.cols < f.panels.front().map.cols)
             f.panels.front() = {std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()};
     }
-    f.scale = controls_->colorScale();
+    f.scale = ColorScale{state_->scale()};
     return f;
 }
 
@@ -55,8 +56,8 @@ QString exportFolder() {
 QString MainWindow::suggestedFileName() const {
     const bool compare = tabs_->currentWidget() == compare_;
     QString name = (compare ? compare_->task() + QStringLiteral("_compare") : modelName()) +
-                   QStringLiteral("_L%1_H%2").arg(controls_->layerSpin()->value()).arg(controls_->headSpin()->value());
-    const double t = controls_->temperature()->temperature();
+                   QStringLiteral("_L%1_H%2").arg(state_->layer()).arg(state_->head());
+    const double t = state_->temperature();
     if (std::abs(t - 1.0) > 1e-9) name += QStringLiteral("_T%1").arg(t, 0, 'g', 3);
     return name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
 }

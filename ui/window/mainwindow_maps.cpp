@@ -9,10 +9,11 @@
 #include "panels/controlpanel.h"
 #include "services/mapservice.h"
 #include "services/session.h"
+#include "state/viewstate.h"
 #include "views/heatmapview.h"
 #include "views/overviewgrid.h"
 #include "views/temperatureslider.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -27,7 +28,6 @@ void MainWindow::refreshMaps() {
 }
 
 void MainWindow::requestDetail() {
-    emit selectionChanged();
     updateHeadGroup();
     if (std::exchange(detailQueued_, true)) return;
     QMetaObject::invokeMethod(this, &MainWindow::sendDetailRequest, Qt::QueuedConnection);
@@ -37,7 +37,7 @@ void MainWindow::sendDetailRequest() {
     detailQueued_ = false;
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
-        maps_->requestDetail(trace, currentKey(), controls_->temperature()->temperature(), HeatmapView::kLodSide);
+        maps_->requestDetail(trace, currentKey(), state_->temperature(), HeatmapView::kLodSide);
 }
 
 void MainWindow::askLevelOfDetail(const attnscope::PoolRequest& request) {
@@ -69,7 +69,7 @@ void MainWindow::requestThumbnails() {
                     .arg(shownKindUsesTemperature(info, variant)
                                  ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
                                  : QString()));
-    maps_->requestThumbnails(trace, block, variant, controls_->colormap(), controls_->colorScale(), 48,
+    maps_->requestThumbnails(trace, block, variant, state_->colormap(), ColorScale{state_->scale()}, 48,
                              heatmap_->pooling());
 }
 

@@ -7,12 +7,15 @@
 // probabilities equals softmax(logits / T).
 #include "window/mainwindow.h"
 
+#include "state/recentfiles.h"
+#include "state/viewstate.h"
+
 #include "panels/controlpanel.h"
 #include "panels/labpanel.h"
 #include "services/session.h"
 #include "views/heatmapview.h"
 #include "views/temperatureslider.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/attention/attention_file.h"
 #include "attnscope/attention/trace.h"
@@ -39,18 +42,17 @@ QString whyOff(const QString& file) {
 
 }  // namespace
 
-void MainWindow::buildAttentionFileMenu() {
-    auto* file = findChild<QMenu*>(QStringLiteral("fileMenu"));
-    auto* open = findChild<QAction*>(QStringLiteral("openAction"));
-    auto* action = new QAction(tr("Open &Attention File (.npy)…"), file);
+QAction* MainWindow::makeAttentionFileAction() {
+    auto* action = new QAction(tr("Open &Attention File (.npy)…"), this);
     action->setObjectName(QStringLiteral("openAttentionFileAction"));
     action->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
     action->setToolTip(tr("Attention maps saved from Python: [layers, heads, n, n] or [heads, n, n], "
                           "with an optional tokens JSON"));
     connect(action, &QAction::triggered, this, &MainWindow::openAttentionFileDialog);
-    const auto actions = file->actions();
-    const int at = static_cast<int>(actions.indexOf(open));
-    file->insertAction(at >= 0 && at + 1 < actions.size() ? actions[at + 1] : nullptr, action);
+    return action;
+}
+
+void MainWindow::buildAttentionFile() {
     connect(session_, &Session::attentionFileLoaded, this, &MainWindow::onAttentionFileLoaded);
     connect(session_, &Session::modelLoaded, this, [this] { setMapsOnly(QString()); });
 }
@@ -61,7 +63,9 @@ void MainWindow::openAttentionFileDialog() {
     dialog->setFileMode(QFileDialog::ExistingFiles);
     dialog->setNameFilters({tr("Attention maps and tokens (*.npy *.json)"), tr("All files (*)")});
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setDirectory(recent::lastFolder(QStringLiteral("attention")));
     connect(dialog, &QFileDialog::filesSelected, this, [this](const QStringList& files) {
+        if (!files.isEmpty()) recent::rememberFolder(QStringLiteral("attention"), files.first());
         QString npy, tokens;
         for (const QString& f : files) (f.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? tokens : npy) = f;
         if (npy.isEmpty())
@@ -82,6 +86,8 @@ void MainWindow::openAttentionFile(const QString& npy, const QString& tokens) {
 
 void MainWindow::onAttentionFileLoaded(const QString& npy) {
     pendingSpec_.clear();
+    shownBlock_ = -1;
+    state_->setModel(npy);  // maps only: the old model's state goes as on a model change
     const auto trace = session_->trace();
     const auto& block = trace->blocks().front();
     setWindowTitle(tr("AttnScope — %1").arg(QFileInfo(npy).fileName()));
@@ -122,7 +128,6 @@ void MainWindow::setMapsOnly(const QString& mapsFile) {
             off ? tr("Display temperature on the stored maps: softmax(log A / T), exact up to the file's precision "
                      "(cells stored as 0 stay 0).")
                 : QString());
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("labDock")))
-        dock->setWindowTitle(off ? tr("Lab — off for attention files (no Q/K)") : tr("Lab"));
+    labDock_->setWindowTitle(off ? tr("Lab — off for attention files (no Q/K)") : tr("Lab"));
     updateRunEnabled();
 }

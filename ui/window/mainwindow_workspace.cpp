@@ -22,13 +22,15 @@
 #include "panels/modelviewpanel.h"
 #include "services/labservice.h"
 #include "services/session.h"
+#include "state/recentfiles.h"
+#include "state/viewstate.h"
 #include "views/heatmapview.h"
 #include "views/temperatureslider.h"
-#include "window/generatecontroller.h"
-#include "window/imagecontroller.h"
-#include "window/labcontroller.h"
-#include "window/modelviewcontroller.h"
-#include "window/viewscontroller.h"
+#include "controllers/generatecontroller.h"
+#include "controllers/imagecontroller.h"
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
+#include "controllers/viewscontroller.h"
 
 #include "attnscope/runtime/device.h"
 
@@ -43,6 +45,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -89,44 +92,45 @@ const char* poolingName(attnscope::Pooling p) {
 
 }  // namespace
 
-void MainWindow::buildWorkspace() {
-    QMenu* file = menuBar()->findChild<QMenu*>(QStringLiteral("fileMenu"));
-    QAction* before = findChild<QAction*>(QStringLiteral("exportFigureAction"));
-    auto* open = new QAction(tr("Open &Workspace…"), this);
+void MainWindow::buildWorkspaceActions(QMenu* file) {
+    QAction* open = file->addAction(tr("Open &Workspace…"));
     open->setObjectName(QStringLiteral("openWorkspaceAction"));
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    auto* save = new QAction(tr("&Save Workspace…"), this);
+    QAction* save = file->addAction(tr("&Save Workspace…"));
     save->setObjectName(QStringLiteral("saveWorkspaceAction"));
     save->setShortcut(QKeySequence::Save);
     save->setToolTip(
             tr("Model, input, selection, temperatures, lab, masks, colours and layout in one .attnscope file"));
-    if (file) {
-        file->insertAction(before, open);
-        file->insertAction(before, save);
-        file->insertSeparator(before);
-    }
     connect(open, &QAction::triggered, this, [this] {
-        auto* dialog = new QFileDialog(this, tr("Open Workspace"), QDir::homePath(), kFilter);
+        auto* dialog =
+                new QFileDialog(this, tr("Open Workspace"), recent::lastFolder(QStringLiteral("workspace")), kFilter);
         dialog->setObjectName(QStringLiteral("openWorkspaceDialog"));
         dialog->setFileMode(QFileDialog::ExistingFile);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openWorkspaceFile);
         dialog->open();
     });
-    connect(save, &QAction::triggered, this, [this] {
-        auto* dialog = new QFileDialog(this, tr("Save Workspace"), QDir::homePath(), kFilter);
-        dialog->setObjectName(QStringLiteral("saveWorkspaceDialog"));
-        dialog->setAcceptMode(QFileDialog::AcceptSave);
-        dialog->setDefaultSuffix(QStringLiteral("attnscope"));
-        dialog->selectFile(suggestedFileName() + QStringLiteral(".attnscope"));
-        dialog->setAttribute(Qt::WA_DeleteOnClose);
-        connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-            if (saveWorkspaceFile(path))
-                statusBar()->showMessage(tr("Saved the workspace %1").arg(QDir::toNativeSeparators(path)), 8000);
-        });
-        dialog->open();
-    });
+    connect(save, &QAction::triggered, this, [this] { chooseWorkspaceFile(false); });
+}
 
+// The save dialog ("saveWorkspaceDialog"); then, with closeAfter, the window closes once saved.
+void MainWindow::chooseWorkspaceFile(bool closeAfter) {
+    auto* dialog =
+            new QFileDialog(this, tr("Save Workspace"), recent::lastFolder(QStringLiteral("workspace")), kFilter);
+    dialog->setObjectName(QStringLiteral("saveWorkspaceDialog"));
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setDefaultSuffix(QStringLiteral("attnscope"));
+    dialog->selectFile(suggestedFileName() + QStringLiteral(".attnscope"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QFileDialog::fileSelected, this, [this, closeAfter](const QString& path) {
+        if (!saveWorkspaceFile(path)) return;
+        statusBar()->showMessage(tr("Saved the workspace %1").arg(QDir::toNativeSeparators(path)), 8000);
+        if (closeAfter) close();
+    });
+    dialog->open();
+}
+
+void MainWindow::buildWorkspace() {
     // The chain's steps (see the top); each checks that a workspace is being opened and is at its stage.
     // After the generation (or without one): the variant, the tab and the views; then the final map.
     const auto afterGeneration = [this] {
@@ -181,7 +185,9 @@ void MainWindow::buildWorkspace() {
         const Workspace& ws = restore_->ws;
         restore_->stage = WorkspaceRestore::Stage::Fitting;
         if (!ws.lab.fit) return afterFit();
-        const int block = controls_->blockCombo()->findText(ws.lab.fit->block);
+        int block = -1;
+        for (int i = 0; i < int(state_->blocks().size()); ++i)
+            if (state_->blocks()[std::size_t(i)].name == ws.lab.fit->block) block = i;
         attnscope::AdditiveFitOptions o;
         o.width = ws.lab.fitWidth;
         o.steps = ws.lab.fitSteps;
@@ -197,12 +203,8 @@ void MainWindow::buildWorkspace() {
         if (!restore_ || restore_->stage != WorkspaceRestore::Stage::Running) return;
         const Workspace& ws = restore_->ws;
         // Selection and colours first: the lab's re-run and fit are for the shown head.
-        if (!ws.selection.block.isEmpty()) {
-            const int b = controls_->blockCombo()->findText(ws.selection.block);
-            if (b >= 0) controls_->blockCombo()->setCurrentIndex(b);
-        }
-        controls_->layerSpin()->setValue(ws.selection.layer);
-        controls_->headSpin()->setValue(ws.selection.head);
+        state_->selectByName(ws.selection.block.isEmpty() ? state_->blockName() : ws.selection.block,
+                             ws.selection.layer, ws.selection.head);
         controls_->colormapCombo()->setCurrentIndex(
                 std::max(0, int(colormapNames().indexOf(colormapName(ws.colormap)))));
         controls_->scaleCombo()->setCurrentIndex(ws.scale == ColorScaleType::Log ? 1 : 0);
@@ -245,22 +247,21 @@ void MainWindow::buildWorkspace() {
             heatmap_->setZoom(z);
         }
         statusBar()->showMessage(tr("Opened the workspace."), 5000);
+        modified_ = false;  // what is shown is the file's
         emit workspaceRestored();
     });
 }
 
+// The ViewState's serialisation, with what the input boxes hold now and the settings the tabs'
+// controllers keep in their widgets.
 Workspace MainWindow::currentWorkspace() const {
-    Workspace w;
+    Workspace w = state_->workspace();
     w.model = session_->modelSpec();
     w.device = deviceName(controls_->device()->choice());
     w.input.text = controls_->input()->text();
     w.input.idsMode = controls_->idsMode();
     w.input.target = controls_->targetText();
     w.input.image = session_->model() && session_->model()->info().imageInput ? imagePath_ : QString();
-    w.selection.block = controls_->blockCombo()->currentText();
-    w.selection.layer = controls_->layerSpin()->value();
-    w.selection.head = controls_->headSpin()->value();
-    w.temperature = controls_->temperature()->temperature();
     w.inside.enabled = lab_->temperatureInside();
     w.inside.layers = lab_->intervention().layers;
     const LabPanel* panel = lab_->panel();
@@ -272,15 +273,13 @@ Workspace MainWindow::currentWorkspace() const {
     w.lab.fitSteps = panel->fitStepsSpin()->value();
     MapKey fitKey;
     attnscope::AdditiveFitOptions fit;
-    if (lab_->currentFit(fitKey, fit) && fitKey.block >= 0 && fitKey.block < controls_->blockCombo()->count()) {
-        w.lab.fit = Workspace::Lab::Fit{controls_->blockCombo()->itemText(fitKey.block), fitKey.layer, fitKey.head,
+    if (lab_->currentFit(fitKey, fit) && fitKey.block >= 0 && fitKey.block < int(state_->blocks().size())) {
+        w.lab.fit = Workspace::Lab::Fit{state_->blocks()[std::size_t(fitKey.block)].name, fitKey.layer, fitKey.head,
                                         fit.temperature};
         w.lab.fitWidth = fit.width;  // the fit as it was made, whatever the spin boxes say now
         w.lab.fitSteps = fit.steps;
     }
     w.masked = lab_->intervention().masked;
-    w.colormap = controls_->colormap();
-    w.scale = controls_->colorScale().type;
     w.view.tab = tabs_->currentWidget() == compare_              ? QStringLiteral("compare")
                  : metricsShown()                                ? QStringLiteral("metrics")
                  : tabs_->currentWidget() == modelView_->panel() ? QStringLiteral("model")
@@ -360,6 +359,9 @@ bool MainWindow::saveWorkspaceFile(const QString& path) {
     }
     try {
         writeWorkspace(currentWorkspace(), path);
+        recent::addWorkspace(path);
+        recent::rememberFolder(QStringLiteral("workspace"), path);
+        modified_ = false;
         return true;
     } catch (const std::exception& e) {
         showError(tr("Could not save the workspace."), QString::fromUtf8(e.what()));
@@ -375,6 +377,8 @@ bool MainWindow::openWorkspaceFile(const QString& path) {
         showError(tr("Could not open the workspace."), QString::fromUtf8(e.what()));
         return false;
     }
+    recent::addWorkspace(path);
+    recent::rememberFolder(QStringLiteral("workspace"), path);
     if (restore_) restore_->deleteLater();
     restore_ = new WorkspaceRestore(ws, this);
     if (!ws.window.geometry.isEmpty()) restoreGeometry(ws.window.geometry);
@@ -428,10 +432,37 @@ void MainWindow::restoreWindowLayout() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    // What is shown changed since it was saved: ask first (window-modal, so the event loop and
+    // the workers go on), and close again once answered.
+    if (modified_ && session_->model() && !closeConfirmed_) {
+        event->ignore();
+        askToSaveThenClose();
+        return;
+    }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     QMainWindow::closeEvent(event);
+}
+
+void MainWindow::askToSaveThenClose() {
+    if (findChild<QMessageBox*>(QStringLiteral("unsavedWorkspaceDialog"))) return;
+    auto* box = new QMessageBox(QMessageBox::Question, tr("AttnScope"), tr("Save the workspace before quitting?"),
+                                QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box->setObjectName(QStringLiteral("unsavedWorkspaceDialog"));
+    box->setInformativeText(tr("The model, input, selection, lab and views shown now are not saved in a workspace."));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setWindowModality(Qt::WindowModal);
+    connect(box, &QMessageBox::finished, this, [this, box](int) {
+        const QMessageBox::StandardButton answer = box->standardButton(box->clickedButton());
+        if (answer == QMessageBox::Discard) {
+            closeConfirmed_ = true;
+            close();
+        } else if (answer == QMessageBox::Save) {
+            chooseWorkspaceFile(true);
+        }
+    });
+    box->open();
 }
 
 void MainWindow::offerBatchFigures(ExportDialog& dialog) const {
@@ -442,9 +473,9 @@ void MainWindow::offerBatchFigures(ExportDialog& dialog) const {
     if (info.heads < 2 && info.layers < 2) return;
     GridStyle style;
     style.modelName = modelName();
-    style.temperature = lab_->displayTemperature(controls_->temperature()->temperature());
-    style.colormap = controls_->colormap();
-    style.scale = controls_->colorScale().type;
+    style.temperature = lab_->displayTemperature(state_->temperature());
+    style.colormap = state_->colormap();
+    style.scale = state_->scale();
     style.widthIn = ExportDialog::kTwoColumnIn;
     style.rawTokens = rawTokensAction_->isChecked();
     try {

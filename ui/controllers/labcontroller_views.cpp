@@ -1,12 +1,12 @@
 // LabController, continued: head masking (asked by the window's overview), the metrics table
 // and the block views (rollout, flow, head similarity) of the Metrics tab.
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "figure/labels.h"
 #include "panels/labpanel.h"
 #include "panels/metricspanel.h"
 #include "services/session.h"
-#include "window/labhost.h"
+#include "state/viewstate.h"
 
 #include <QAction>
 #include <QMenu>
@@ -47,21 +47,31 @@ void LabController::clearMasks() {
 
 void LabController::updateMaskViews() {
     panel_->setMaskedHeads(intervention_.masked);
+    state_->setMasks(intervention_.masked);
     showMasksOnOverview();
 }
 
+MapKey LabController::currentKey() const { return {state_->block(), state_->layer(), state_->head()}; }
+
+QString LabController::blockName() const {
+    const QString block = state_->blockName();
+    return block.isEmpty() ? QStringLiteral("self") : block;
+}
+
+bool LabController::metricsShown() const { return state_->view().tab == QLatin1String("metrics"); }
+
 // The masked heads of the shown block, crossed out in the overview.
 void LabController::showMasksOnOverview() {
-    const QString block = host_->currentBlockName();
+    const QString block = blockName();
     std::vector<std::pair<int, int>> heads;
     for (const auto& h : intervention_.masked)
         if (QString::fromStdString(h.block) == block) heads.emplace_back(h.layer, h.head);
-    host_->showMaskedHeads(heads);
+    emit maskedHeadsShown(heads);
 }
 
 QMenu* LabController::headMenu(int layer, int head, QWidget* parent) {
-    if (!host_->session()->trace()) return nullptr;
-    const QString block = host_->currentBlockName();
+    if (!session_->trace()) return nullptr;
+    const QString block = blockName();
     auto* menu = new QMenu(parent);
     menu->setAttribute(Qt::WA_DeleteOnClose);
     const bool masked = isMasked(block, layer, head);
@@ -75,11 +85,11 @@ QMenu* LabController::headMenu(int layer, int head, QWidget* parent) {
 
 void LabController::onBlockChanged() {
     showMasksOnOverview();
-    if (host_->metricsShown()) refreshBlockView();
+    if (metricsShown()) refreshBlockView();
 }
 
 void LabController::onTabChanged() {
-    if (!host_->metricsShown()) return;
+    if (!metricsShown()) return;
     refreshMetrics();
     refreshBlockView();
 }
@@ -87,7 +97,7 @@ void LabController::onTabChanged() {
 void LabController::refreshMetrics() {
     const TracePtr t = shownTrace();
     if (!t) return;
-    const double temperature = displayTemperature(host_->sliderTemperature());
+    const double temperature = displayTemperature(state_->temperature());
     if (t == metricsTrace_ && temperature == metricsTemperature_) return;
     metrics_->setStatus(tr("Computing per-head metrics…"));
     jobStarted(tr("Computing per-head metrics…"));
@@ -109,8 +119,7 @@ void LabController::onMetrics(const MetricsResult& r) {
     metricsTrace_ = r.trace;
     metricsTemperature_ = r.temperature;
     metrics_->showMetrics(r);
-    QString what =
-            r.trace == host_->session()->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
+    QString what = r.trace == session_->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
     metrics_->setStatus(
             tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
                "double-click to show it")
@@ -122,7 +131,7 @@ void LabController::onMetrics(const MetricsResult& r) {
 
 void LabController::refreshBlockView() {
     const TracePtr t = shownTrace();
-    int block = host_->currentKey().block;
+    int block = currentKey().block;
     if (!t || block < 0 || block >= int(t->blocks().size())) return;
     const BlockView view = metrics_->currentView();
     // Rollout and flow follow a token through self-attention layers: for cross-attention, whose
@@ -139,7 +148,7 @@ void LabController::refreshBlockView() {
             }
     blockViewBlock_ = block;
     jobStarted(view == BlockView::Flow ? tr("Computing attention flow…") : tr("Computing the block view…"));
-    service_->requestBlockView(t, block, view, displayTemperature(host_->sliderTemperature()));
+    service_->requestBlockView(t, block, view, displayTemperature(state_->temperature()));
 }
 
 void LabController::onBlockView(const BlockViewResult& r) {

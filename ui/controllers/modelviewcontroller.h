@@ -1,4 +1,4 @@
-// ModelViewController: the Model tab (ModelViewPanel) kept in step with the window: the shown
+// ModelViewController: the Model tab (ModelViewPanel) kept in step with the ViewState: the shown
 // block's thumbnails (the same MapService results as the Explore overview, of the lab's variant),
 // its selection and masked heads, and every head's metrics from core (LabService::requestMetrics,
 // of the variant the lab shows at the temperature the maps are drawn at), asked for only while the
@@ -14,13 +14,20 @@
 
 #include <string>
 
-class MainWindow;
+class LabController;
+class MapService;
 class ModelViewPanel;
+class OverviewGrid;
+class Session;
+class ViewState;
 
 class ModelViewController : public QObject {
     Q_OBJECT
 public:
-    explicit ModelViewController(MainWindow* window);
+    // Every argument outlives the controller. maps: the thumbnails the Explore overview asked
+    // for (overview already holds the latest), shown here too.
+    ModelViewController(ViewState* state, Session* session, MapService* maps, LabController* lab,
+                        const OverviewGrid* overview, QObject* parent);
 
     ModelViewPanel* panel() const { return panel_; }
     LabService* service() const { return service_; }
@@ -53,7 +60,9 @@ private:
     bool shownNow() const;
     void metricPicked(const QString& key);
 
-    MainWindow* window_;
+    ViewState* state_;
+    LabController* lab_;
+    const OverviewGrid* overview_;
     ModelViewPanel* panel_ = nullptr;
     LabService* service_ = nullptr;
     TracePtr blockTrace_;  // the trace and block the panel's shape belongs to

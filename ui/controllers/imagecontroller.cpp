@@ -1,14 +1,13 @@
-#include "window/imagecontroller.h"
+#include "controllers/imagecontroller.h"
 
 #include "figure/overlayfigure.h"
-#include "panels/controlpanel.h"
 #include "panels/imageoverlaypanel.h"
 #include "services/session.h"
 #include "views/imageoverlay.h"
 #include "panels/labpanel.h"
-#include "window/labcontroller.h"
-#include "window/mainwindow.h"
-#include "window/viewscontroller.h"
+#include "controllers/labcontroller.h"
+#include "state/viewstate.h"
+#include "controllers/viewscontroller.h"
 
 #include "attnscope/io/input.h"
 #include "attnscope/runtime/error.h"
@@ -37,8 +36,10 @@ QImage toQImage(const attnscope::RgbImage& rgb) {
 
 }  // namespace
 
-ImageController::ImageController(MainWindow* window, std::function<void(const QString&, const QString&)> onError)
-    : QObject(window), window_(window), onError_(std::move(onError)) {
+ImageController::ImageController(ViewState* state, Session* session, LabController* lab, QWidget* dialogParent,
+                                 std::function<void(const QString&, const QString&)> onError)
+    : QObject(dialogParent), state_(state), session_(session), lab_(lab), dialogParent_(dialogParent),
+      onError_(std::move(onError)) {
     panel_ = new ImageOverlayPanel;
     panel_->setObjectName(QStringLiteral("imageOverlayPanel"));
     service_ = new OverlayService(this);
@@ -49,10 +50,10 @@ ImageController::ImageController(MainWindow* window, std::function<void(const QS
     // map and picked in the line, neuron and query-key views.
     connect(panel_->view(), &ImageOverlayView::patchClicked, this, [this](int patch) {
         const auto& pos = panel_->overlay().grid.positions;
-        if (patch < 0 || std::size_t(patch) >= pos.size() || !window_->views()) return;
-        window_->views()->select(0, pos[std::size_t(patch)]);
+        if (patch < 0 || std::size_t(patch) >= pos.size()) return;
+        state_->setTokenSelection({0, pos[std::size_t(patch)]});
     });
-    Session* session = window->session();
+
     connect(session, &Session::modelLoaded, this, [this] {
         panel_->setQuery(0);
         image_ = {};
@@ -61,14 +62,17 @@ ImageController::ImageController(MainWindow* window, std::function<void(const QS
         refresh();
     });
     connect(session, &Session::traceReady, this, [this] {
-        if (const auto image = window_->image();
-            image && window_->session()->model() && window_->session()->model()->info().imageInput)
+        if (const auto image = session_->lastImage();
+            image && session_->model() && session_->model()->info().imageInput)
             image_ = toQImage(*image);
         refresh();  // the window asked for the new trace's maps before this image was known here
     });
-    connect(window, &MainWindow::selectionChanged, this, &ImageController::refresh);
-    connect(window->lab()->panel(), &LabPanel::variantChanged, this, &ImageController::refresh);
-    connect(window->tabs(), &QTabWidget::currentChanged, this, &ImageController::refresh);
+    // What the overlay shows: the state's selection, temperature and tab, the lab's maps.
+    for (auto signal : {&ViewState::selectionChanged, &ViewState::temperatureChanged, &ViewState::insideChanged,
+                        &ViewState::viewChanged, &ViewState::variantChanged})
+        connect(state_, signal, this, &ImageController::refresh);
+    connect(lab_, &LabController::mapsStale, this, &ImageController::refresh);
+    connect(lab_->panel(), &LabPanel::variantChanged, this, &ImageController::refresh);
 }
 
 ImageController::State ImageController::state() const {
@@ -103,11 +107,11 @@ void ImageController::setState(const State& st) {
     refresh();
 }
 
-bool ImageController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
+bool ImageController::shownNow() const { return state_->view().tab == QLatin1String("image"); }
 
 void ImageController::refresh() {
     if (!shownNow()) return;
-    const auto model = window_->session()->model();
+    const auto model = session_->model();
     if (!model || !model->info().imageInput) {
         service_->cancel();
         panel_->showMessage(
@@ -115,11 +119,11 @@ void ImageController::refresh() {
                    "ViT folder (config.json with model_type vit) and an image (Ctrl+I)."));
         return;
     }
-    const TracePtr trace = window_->lab()->shownTrace();
-    const MapKey key = window_->currentKey();
+    const TracePtr trace = lab_->shownTrace();
+    const MapKey key = MapKey{state_->block(), state_->layer(), state_->head()};
     if (!trace || key.block < 0 || image_.isNull()) {
         panel_->showMessage(tr("Open an image (Ctrl+I, or drop one on the window) to run %1 on it.")
-                                    .arg(QFileInfo(window_->session()->modelSpec()).fileName()));
+                                    .arg(QFileInfo(session_->modelSpec()).fileName()));
         return;
     }
     attnscope::OverlayOptions o;
@@ -129,10 +133,10 @@ void ImageController::refresh() {
     o.query = panel_->query();
     // The lab's variant (dot, linear) where the Trace draws it; the additive ones need a fit per
     // head, so the overlay keeps the model's own maps for them and its caption says so.
-    const VariantSpec spec = window_->lab()->variantSpec(key);
+    const VariantSpec spec = lab_->variantSpec(key);
     o.map = spec.map;
     o.map.variant = traceVariant(spec.variant).value_or(attnscope::MapVariant::Native);
-    o.map.temperature = window_->lab()->displayTemperature(window_->sliderTemperature());
+    o.map.temperature = lab_->displayTemperature(state_->temperature());
     o.rollout.discardRatio = panel_->discardRatio();
     o.rollout.fusion = panel_->fusion();
     service_->requestOverlay(trace, key.block, o);
@@ -160,7 +164,7 @@ QString ImageController::describe(const OverlayResult& r) const {
             break;
     }
     QString text = tr("%1 row · %2").arg(row, what);
-    const LabVariant lab = window_->lab()->variantSpec(window_->currentKey()).variant;
+    const LabVariant lab = lab_->variantSpec(MapKey{state_->block(), state_->layer(), state_->head()}).variant;
     if (o.map.variant != attnscope::MapVariant::Native)
         text += tr(" · lab: %1").arg(labVariantName(lab));
     else if (!traceVariant(lab))
@@ -170,7 +174,7 @@ QString ImageController::describe(const OverlayResult& r) const {
 }
 
 void ImageController::onOverlay(const OverlayResult& r) {
-    if (r.trace != window_->lab()->shownTrace()) return;  // an older run's
+    if (r.trace != lab_->shownTrace()) return;  // an older run's
     if (!r.error.isEmpty()) {
         shown_ = {};
         panel_->showMessage(r.error);
@@ -188,7 +192,7 @@ void ImageController::onOverlay(const OverlayResult& r) {
 OverlayFigure ImageController::figure() const {
     OverlayFigure f;
     f.picture = panel_->picture();
-    const QString spec = window_->session()->modelSpec();
+    const QString spec = session_->modelSpec();
     f.title = QFileInfo(spec).fileName() + QStringLiteral("\n") + (shown_.trace ? describe(shown_) : QString());
     f.colorbarLabel =
             shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight") : tr("attention weight");
@@ -199,7 +203,7 @@ bool ImageController::exportFigure(const QString& path) {
     try {
         if (!shown_.trace) throw attnscope::Error("there is no overlay to export yet");
         writeOverlayFigure(figure(), path);
-        window_->showStatus(tr("Wrote %1.").arg(QFileInfo(path).fileName()), 5000);
+        emit status(tr("Wrote %1.").arg(QFileInfo(path).fileName()), 5000);
         return true;
     } catch (const std::exception& e) {
         onError_(tr("The figure could not be written."), QString::fromUtf8(e.what()));
@@ -208,12 +212,12 @@ bool ImageController::exportFigure(const QString& path) {
 }
 
 void ImageController::chooseExportFile() {
-    auto* dialog = new QFileDialog(window_, tr("Export Attention over the Image"));
+    auto* dialog = new QFileDialog(dialogParent_, tr("Export Attention over the Image"));
     dialog->setObjectName(QStringLiteral("overlayExportDialog"));
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setNameFilters({tr("PDF (*.pdf)"), tr("SVG (*.svg)"), tr("PNG (*.png)")});
     dialog->setDefaultSuffix(QStringLiteral("pdf"));
-    dialog->selectFile(QFileInfo(window_->session()->modelSpec()).fileName() + QStringLiteral("-image.pdf"));
+    dialog->selectFile(QFileInfo(session_->modelSpec()).fileName() + QStringLiteral("-image.pdf"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) { exportFigure(path); });
     dialog->open();

@@ -4,11 +4,13 @@
 //     the maps;
 //   - panel() (LabPanel, the "Lab" dock): map variant of the shown head, additive fit, hybrid gate,
 //     head masking (the window's overview asks toggleMask() and headMenu(); masked heads are
-//     crossed out through LabHost::showMaskedHeads) and pruning by importance, with progress and Cancel;
+//     crossed out through maskedHeadsShown) and pruning by importance, with progress and Cancel;
 //   - changeView(), under the output: how the intervention changed it (OutputChangeView);
 //   - metrics() (MetricsPanel, the "Metrics" tab): per-head metrics, rollout, flow and head similarity.
-// It talks to the window only through LabHost (labhost.h); the window calls the on…() handlers
-// for its own widgets' events. Every number comes from core through LabService workers. The
+// It reads what is shown from the ViewState (selection, temperature, tab) and changes it there
+// (a head picked in the Metrics table, the masked heads); what it draws goes out as signals
+// (detailMap, mapsStale, status) that the window routes to its views. The window calls the
+// on…() handlers for its own widgets' events. Every number comes from core through LabService workers. The
 // window asks shownTrace(), displayTemperature() and takesDetail() before drawing, and calls
 // requestDetail() when the lab draws the detail map.
 #pragma once
@@ -17,7 +19,8 @@
 
 #include <QObject>
 
-class LabHost;
+class Session;
+class ViewState;
 class LabPanel;
 class MetricsPanel;
 class OutputChangeView;
@@ -29,9 +32,9 @@ class QWidget;
 class LabController : public QObject {
     Q_OBJECT
 public:
-    // host must outlive the controller. The widgets are made without a parent: the host places
-    // them (panel, metrics, changeView, temperatureRow) and owns them from then on.
-    LabController(LabHost* host, QObject* parent);
+    // state and session must outlive the controller. The widgets are made without a parent: the
+    // window places them (panel, metrics, changeView, temperatureRow) and owns them from then on.
+    LabController(ViewState* state, Session* session, QObject* parent);
     ~LabController() override;
 
     // What the host calls for its widgets' events: the slider moved, another block is shown,
@@ -90,6 +93,15 @@ signals:
     void shownTraceChanged();
     // "Inside the model" was ticked or unticked (the slider's caption says which temperature it sets).
     void temperatureInsideChanged(bool inside);
+    // What the lab changed that the window's views show: the shown head's map and the overview
+    // are stale; the lab drew the detail map (rows = queries) or a message in its place; the
+    // masked heads of the shown block (layer, head); a transient status line (ms).
+    void mapsStale();
+    void detailMap(const attnscope::HeadMap& map, const QStringList& queryLabels, const QStringList& keyLabels,
+                   const QString& title);
+    void detailMessage(const QString& message);
+    void maskedHeadsShown(const std::vector<std::pair<int, int>>& heads);
+    void status(const QString& message, int timeoutMs);
 
 private:
     void buildPropagateRow();
@@ -109,7 +121,12 @@ private:
     void updateMaskViews();
     void showMasksOnOverview();
 
-    LabHost* host_;
+    MapKey currentKey() const;  // the state's selection
+    QString blockName() const;  // the state's block, "self" while there is none
+    bool metricsShown() const;  // the Metrics tab is the current one
+
+    ViewState* state_;
+    Session* session_;
     LabService* service_ = nullptr;
     LabPanel* panel_ = nullptr;
     MetricsPanel* metrics_ = nullptr;

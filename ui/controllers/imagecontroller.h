@@ -1,4 +1,4 @@
-// ImageController: the Image tab (ImageOverlayPanel) kept in step with the window: the shown
+// ImageController: the Image tab (ImageOverlayPanel) kept in step with the ViewState: the shown
 // trace (the lab's re-run when there is one), block, layer, head and the temperature the maps are
 // drawn at; the overlay's numbers come from core through OverlayService and are asked for only
 // while the tab is shown. It keeps the image each trace ran on, so the overlay sits on the picture
@@ -15,14 +15,19 @@
 #include <functional>
 
 class ImageOverlayPanel;
-class MainWindow;
+class LabController;
+class Session;
+class ViewState;
+class QWidget;
 struct OverlayFigure;
 
 class ImageController : public QObject {
     Q_OBJECT
 public:
-    // window outlives the controller (its parent). onError shows a failed export.
-    ImageController(MainWindow* window, std::function<void(const QString&, const QString&)> onError);
+    // Every argument outlives the controller; dialogParent (its parent) parents the file dialog.
+    // onError shows a failed export.
+    ImageController(ViewState* state, Session* session, LabController* lab, QWidget* dialogParent,
+                    std::function<void(const QString&, const QString&)> onError);
 
     ImageOverlayPanel* panel() const { return panel_; }
     OverlayService* service() const { return service_; }
@@ -51,12 +56,18 @@ public:
     // Opens the save dialog ("overlayExportDialog"), then exportFigure.
     void chooseExportFile();
 
+signals:
+    void status(const QString& message, int timeoutMs);  // a file written
+
 private:
     bool shownNow() const;
     void onOverlay(const OverlayResult& r);
     QString describe(const OverlayResult& r) const;
 
-    MainWindow* window_;
+    ViewState* state_;
+    Session* session_;
+    LabController* lab_;
+    QWidget* dialogParent_;
     std::function<void(const QString&, const QString&)> onError_;
     ImageOverlayPanel* panel_ = nullptr;
     OverlayService* service_ = nullptr;

@@ -9,7 +9,7 @@
 // the input.
 #pragma once
 
-#include "services/jobtracker.h"
+#include "services/generateservice.h"
 
 #include "attnscope/analysis/detectors.h"
 #include "attnscope/models/generation.h"
@@ -53,13 +53,10 @@ public:
     // or failed() when the ids do not fit the model.
     void replay(const std::vector<std::int64_t>& prompt, const std::vector<std::int64_t>& generated,
                 const attnscope::GenerateOptions& options, int step);
-    bool isRunning() const { return jobs_.isRunning(); }
+    bool isRunning() const { return service_->isGenerating(); }
     // Scores every head of the current model on the detector's probe; detectorsReady follows.
     void startDetectors();
-    void waitForWorkers() {
-        jobs_.waitForDone();
-        detectorJobs_.waitForDone();
-    }
+    void waitForWorkers() { service_->waitForWorkers(); }
 
 signals:
     void failed(const QString& message);
@@ -68,18 +65,15 @@ signals:
     void detectorsReady(const std::vector<attnscope::HeadDetectors>& heads, const QString& text);
 
 private:
-    struct Outcome {
-        std::optional<attnscope::Generation> generation;
-        QString error;
-    };
     void onTrace(const std::shared_ptr<const attnscope::Trace>& trace);
+    void updateEnabled(const std::shared_ptr<const attnscope::Trace>& trace);
     void run(const std::vector<std::int64_t>& prompt, attnscope::GenerateOptions options, int step);
-    void deliver(const Outcome& outcome, const attnscope::GenerateOptions& options, int step);
+    void deliver(const GenerationResult& outcome, const attnscope::GenerateOptions& options, int step);
 
     Session* session_;
+    QString disabledReason_;  // why Generate is disabled for the current model (shown in the panel)
     GeneratePanel* panel_;
-    JobTracker jobs_{this, 1};
-    JobTracker detectorJobs_{this, 1};
+    GenerateService* service_;  // owns the jobs (a child)
     std::optional<attnscope::Generation> generation_;
     std::shared_ptr<const attnscope::Trace> shown_;  // the step trace the session shows, if ours
     int shownStep_ = 0;

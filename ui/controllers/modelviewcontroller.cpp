@@ -1,13 +1,12 @@
-#include "window/modelviewcontroller.h"
+#include "controllers/modelviewcontroller.h"
 
-#include "panels/controlpanel.h"
 #include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "services/session.h"
 #include "views/headmetricmap.h"
 #include "views/overviewgrid.h"
-#include "window/labcontroller.h"
-#include "window/mainwindow.h"
+#include "controllers/labcontroller.h"
+#include "state/viewstate.h"
 
 #include "attnscope/analysis/head_metric_list.h"
 
@@ -15,16 +14,19 @@
 #include <QComboBox>
 #include <QTabWidget>
 
-ModelViewController::ModelViewController(MainWindow* window) : QObject(window), window_(window) {
+ModelViewController::ModelViewController(ViewState* state, Session* session, MapService* maps, LabController* lab,
+                                         const OverviewGrid* overview, QObject* parent)
+    : QObject(parent), state_(state), lab_(lab), overview_(overview) {
     panel_ = new ModelViewPanel;
     panel_->setObjectName(QStringLiteral("modelViewPanel"));
     service_ = new LabService(this);
     connect(panel_, &ModelViewPanel::headChosen, this,
-            [this](int layer, int head) { window_->selectHead(window_->currentBlockName(), layer, head); });
+            [this](int layer, int head) { state_->select(state_->block(), layer, head); });
     // The Explore overview's thumbnails, when they are the shown block's.
-    connect(window->maps(), &MapService::thumbnailsReady, this, [this](const ThumbnailResult& r) {
-        if (r.trace == window_->lab()->shownTrace() && r.block == window_->currentKey().block &&
-            r.trace == blockTrace_ && r.block == block_)
+    connect(maps, &MapService::thumbnailsReady, this, [this](const ThumbnailResult& r) {
+        if (r.trace == lab_->shownTrace() &&
+            r.block == MapKey{state_->block(), state_->layer(), state_->head()}.block && r.trace == blockTrace_ &&
+            r.block == block_)
             panel_->grid()->setImages(r.images);
     });
     connect(service_, &LabService::metricsReady, this, [this](const MetricsResult& r) {
@@ -55,7 +57,7 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
                                                  ? QString()
                                                  : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
     });
-    connect(window->session(), &Session::modelLoaded, this, [this] {
+    connect(session, &Session::modelLoaded, this, [this] {
         service_->cancelAll();
         blockTrace_.reset();
         metricsTrace_.reset();
@@ -64,17 +66,19 @@ ModelViewController::ModelViewController(MainWindow* window) : QObject(window), 
         detectorsAsked_ = false;
         block_ = -1;
         panel_->setBlock(QString(), 0, 0);
+        panel_->grid()->setCaption(tr("Run an input to see this model's heads."));  // not the old model's shape
         panel_->setStatus(QString());
     });
     // The metric map in the window's colour map, like the thumbnails beside it.
-    connect(window->controls(), &ControlPanel::coloringChanged, this,
-            [this] { panel_->metricMap()->setColormap(window_->controls()->colormap()); });
-    connect(window, &MainWindow::selectionChanged, this, &ModelViewController::refresh);
+    connect(state_, &ViewState::colorsChanged, this, [this] { panel_->metricMap()->setColormap(state_->colormap()); });
+    for (auto signal : {&ViewState::selectionChanged, &ViewState::temperatureChanged, &ViewState::insideChanged,
+                        &ViewState::viewChanged, &ViewState::variantChanged, &ViewState::masksChanged})
+        connect(state_, signal, this, &ModelViewController::refresh);
+    connect(lab_, &LabController::mapsStale, this, &ModelViewController::refresh);
     for (QComboBox* combo : {panel_->orderCombo(), panel_->metricCombo()})
         connect(combo, &QComboBox::currentIndexChanged, this,
                 [this, combo] { metricPicked(combo->currentData().toString()); });
-    connect(window->tabs(), &QTabWidget::currentChanged, this, &ModelViewController::refresh);
-    connect(window->lab()->panel(), &LabPanel::variantChanged, this, &ModelViewController::refresh);
+    connect(lab_->panel(), &LabPanel::variantChanged, this, &ModelViewController::refresh);
 }
 
 ModelViewController::State ModelViewController::state() const {
@@ -116,11 +120,11 @@ void ModelViewController::metricPicked(const QString& key) {
         }
 }
 
-bool ModelViewController::shownNow() const { return window_->tabs()->currentWidget() == panel_; }
+bool ModelViewController::shownNow() const { return state_->view().tab == QLatin1String("model"); }
 
 void ModelViewController::refresh() {
-    const TracePtr trace = window_->lab()->shownTrace();
-    const MapKey key = window_->currentKey();
+    const TracePtr trace = lab_->shownTrace();
+    const MapKey key = MapKey{state_->block(), state_->layer(), state_->head()};
     if (!trace || key.block < 0 || key.block >= int(trace->blocks().size())) return;
     const auto& info = trace->blocks()[std::size_t(key.block)];
     if (trace != blockTrace_ || key.block != block_) {
@@ -129,16 +133,19 @@ void ModelViewController::refresh() {
         panel_->setBlock(QString::fromStdString(info.name), info.layers, info.heads);
         panel_->grid()->setLayerWindows({info.layerWindows.begin(), info.layerWindows.end()});
         // The Explore overview may already hold this block's thumbnails.
-        const OverviewGrid* explore = window_->overview();
+        const OverviewGrid* explore = overview_;
         if (explore->layers() == info.layers && explore->heads() == info.heads)
             panel_->grid()->setImages(explore->images());
         if (metricsTrace_ == trace) panel_->setMetrics(metrics_);  // every block's metrics came with the trace's
     }
     panel_->grid()->setSelected(key.layer, key.head);
-    panel_->grid()->setCrossedOut(window_->overview()->crossedOut());
+    std::vector<std::pair<int, int>> masked;
+    for (const auto& h : state_->masks())
+        if (QString::fromStdString(h.block) == QString::fromStdString(info.name)) masked.emplace_back(h.layer, h.head);
+    panel_->grid()->setCrossedOut(masked);
     panel_->metricMap()->setSelected(key.layer, key.head);
     // The thumbnails and metrics are of the variant the lab shows: the caption names its kind.
-    const ShownVariant variant = window_->lab()->shownVariant();
+    const ShownVariant variant = lab_->shownVariant();
     panel_->grid()->setCaption(
             tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6%7")
                     .arg(QString::fromStdString(info.name))

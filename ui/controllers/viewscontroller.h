@@ -1,25 +1,23 @@
 // ViewsController: the line view, the neuron view and the query–key space (a "Views" dock),
-// kept on the window's selection (block, layer, head, temperature, the lab's shown trace) and
-// linked to each other and to the heat map.
+// kept on the ViewState's selection (block, layer, head, temperature, raw labels, the token
+// selection) and the lab's shown trace, and linked to each other and to the heat map. A model
+// change clears the three views.
 //
-// Every number comes from core on a worker (JobTracker, stale results dropped): the layer's
-// maps from Trace::map, the neuron row from analysis/neuron.h, the projection from
-// analysis/qk_space.h. Only the visible view is recomputed; the others when they are shown.
+// Every number comes from core through ViewsService (services/viewsservice.h: the shared map
+// pool, stale results dropped): the layer's maps, the neuron row and the projection. Only the visible view is
+// recomputed; the others when they are shown.
 //
 // Linking: one token selection (query row or key column) is shared. A click on a token in the
 // line view, on a point in the query–key space or a query in the neuron view selects it in the
 // others and frames its row or column in the heat map; hovering frames it only while hovered.
 #pragma once
 
-#include "services/jobtracker.h"
 #include "services/labservice.h"
+#include "services/viewsservice.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
 #include "services/mapservice.h"
-
-#include "attnscope/analysis/neuron.h"
-#include "attnscope/analysis/qk_space.h"
 
 #include <QObject>
 #include <QString>
@@ -28,19 +26,19 @@
 
 #include <vector>
 
-// The Trace's map variant that draws a lab variant (Native, Dot, Linear), or nothing for the
-// variants that need a head's additive fit (Additive, Hybrid on a dot layer: labMap only).
-std::optional<attnscope::MapVariant> traceVariant(LabVariant variant);
-
 class ExportDialog;
-class MainWindow;
+class HeatmapView;
+class LabController;
+class Session;
+class ViewState;
 class QCPItemRect;
 class QTabWidget;
 
 class ViewsController : public QObject {
     Q_OBJECT
 public:
-    explicit ViewsController(MainWindow* window);
+    // Every argument outlives the controller; the heat map gets the token's frame and parents dialogs.
+    ViewsController(ViewState* state, Session* session, LabController* lab, HeatmapView* heatmap, QObject* parent);
     ~ViewsController() override;
 
     QTabWidget* tabs() const { return tabs_; }
@@ -86,15 +84,10 @@ signals:
     void linesShown();
     void neuronShown();
     void qkShown();
+    void status(const QString& message, int timeoutMs);  // a file written
 
 private:
-    struct Selection {
-        TracePtr trace;
-        MapKey key;
-        double temperature = 1.0;
-        std::vector<VariantSpec> specs;  // per head of the layer: the lab's variant (and fit) for it
-        bool valid() const { return trace && key.block >= 0; }
-    };
+    using Selection = ViewSelection;
     Selection current() const;
     void requestLines();
     void requestNeuron();
@@ -105,7 +98,10 @@ private:
     QStringList labels(const Selection& s, bool queries) const;
     QString title(const Selection& s, bool withHead) const;
 
-    MainWindow* window_;
+    ViewState* state_;
+    Session* session_;
+    LabController* lab_;
+    HeatmapView* heatmap_;
     QTabWidget* tabs_ = nullptr;
     LineView* lines_ = nullptr;
     NeuronView* neuron_ = nullptr;
@@ -116,7 +112,5 @@ private:
     // The layer's maps the query-key view sizes keys by (one per head in scope; may be empty).
     std::vector<attnscope::HeadMap> qkMaps_;
     std::vector<int> qkMapHeads_;
-    JobTracker lineJobs_{this, 2};
-    JobTracker neuronJobs_{this, 2};
-    JobTracker qkJobs_{this, 2};
+    ViewsService* service_ = nullptr;  // owns the jobs (a child)
 };

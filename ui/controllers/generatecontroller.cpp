@@ -1,4 +1,4 @@
-#include "window/generatecontroller.h"
+#include "controllers/generatecontroller.h"
 
 #include "panels/generatepanel.h"
 #include "panels/outputpanel.h"
@@ -15,26 +15,26 @@
 #include <algorithm>
 
 GenerateController::GenerateController(Session* session, QObject* parent)
-    : QObject(parent), session_(session), panel_(new GeneratePanel) {
+    : QObject(parent), session_(session), panel_(new GeneratePanel), service_(new GenerateService(this)) {
     panel_->clearGeneration(tr("Run an input, then Generate continues it."));
     connect(panel_->generateButton(), &QPushButton::clicked, this, &GenerateController::start);
     connect(panel_, &GeneratePanel::stepChanged, this, &GenerateController::showStep);
     connect(panel_, &GeneratePanel::queryRowOnlyChanged, this, [this] { showStep(panel_->step()); });
     connect(session_, &Session::traceReady, this, &GenerateController::onTrace);
     connect(session_, &Session::modelLoaded, this, [this] {
-        jobs_.cancel();
+        service_->cancelAll();  // the old model's generation and detectors
         generation_.reset();
         shown_.reset();
         panel_->setStatus({});
         panel_->clearGeneration(tr("Run an input, then Generate continues it."));
+        updateEnabled(nullptr);
     });
+    updateEnabled(nullptr);
 }
 
 GenerateController::~GenerateController() {
-    jobs_.cancel();
-    detectorJobs_.cancel();
-    jobs_.waitForDone();
-    detectorJobs_.waitForDone();
+    service_->cancelAll();
+    service_->waitForWorkers();
 }
 
 void GenerateController::startDetectors() {
@@ -43,30 +43,16 @@ void GenerateController::startDetectors() {
         emit detectorsReady({}, tr("Open a model first."));
         return;
     }
-    struct Result {
-        attnscope::DetectorReport report;
-        QString error;
-    };
-    detectorJobs_.start(
-            [model](const JobTracker::Stop&) {
-                Result r;
-                try {
-                    r.report = attnscope::headDetectors(*model, {}, {});
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                }
-                return r;
-            },
-            [this](const Result& r) {
-                if (!r.error.isEmpty()) {
-                    emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
-                    return;
-                }
-                emit detectorsReady(r.report.heads,
-                                    tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
-                                       "each pattern's targets, 1 = a perfect head.")
-                                            .arg(r.report.repeatLength));
-            });
+    service_->detectors(model, [this](const DetectorsResult& r) {
+        if (!r.error.isEmpty()) {
+            emit detectorsReady({}, tr("Detectors: %1").arg(r.error));
+            return;
+        }
+        emit detectorsReady(r.report.heads,
+                            tr("Detectors on a probe of 1 + 2 × %1 random ids (seed 0): share of attention on "
+                               "each pattern's targets, 1 = a perfect head.")
+                                    .arg(r.report.repeatLength));
+    });
 }
 
 void GenerateController::start() {
@@ -114,27 +100,15 @@ void GenerateController::run(const std::vector<std::int64_t>& prompt, attnscope:
     const auto model = session_->model();
     panel_->setStatus(tr("Generating %1 tokens…").arg(options.tokens));
     panel_->generateButton()->setEnabled(false);
-    jobs_.start(
-            [this, model, prompt, options](const JobTracker::Stop& stop) mutable {
-                Outcome out;
-                options.progress = [this, stop](long long done, long long total) {
-                    jobs_.post(stop, [this, done, total] {
-                        panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total));
-                    });
-                    return !stop.requested();
-                };
-                try {
-                    out.generation = attnscope::generate(*model, prompt, options);
-                } catch (const attnscope::Cancelled&) {
-                } catch (const std::exception& e) {
-                    out.error = QString::fromUtf8(e.what());
-                }
-                return out;
+    service_->generate(
+            model, prompt, options,
+            [this](long long done, long long total) {
+                panel_->setStatus(tr("Generating: %1 of %2 tokens…").arg(done).arg(total));
             },
-            [this, options, step](const Outcome& out) { deliver(out, options, step); });
+            [this, options, step](const GenerationResult& out) { deliver(out, options, step); });
 }
 
-void GenerateController::deliver(const Outcome& out, const attnscope::GenerateOptions& options, int step) {
+void GenerateController::deliver(const GenerationResult& out, const attnscope::GenerateOptions& options, int step) {
     panel_->generateButton()->setEnabled(true);
     if (!out.error.isEmpty()) {
         panel_->setStatus(tr("Generation failed: %1").arg(out.error));
@@ -186,7 +160,31 @@ void GenerateController::showStep(int step) {
     session_->showTrace(shown_);
 }
 
+// Generate only where it can apply (a decoder-only language model's trace), with the reason in
+// the tooltip where it cannot.
+void GenerateController::updateEnabled(const std::shared_ptr<const attnscope::Trace>& trace) {
+    const auto model = session_->model();
+    QString why;
+    if (!model)
+        why = tr("Open a model first.");
+    else if (const attnscope::ModelInfo& info = model->info(); info.encoderDecoder || info.imageInput ||
+                                                               info.task == "sentiment" ||
+                                                               (trace && trace->nextTokenLogits().empty()))
+        why = tr("Generation needs a decoder-only language model; %1 is not one (it has no next-token output).")
+                      .arg(info.task.empty() ? QString::fromStdString(info.family)
+                                             : QString::fromStdString("builtin:" + info.task));
+    panel_->generateButton()->setEnabled(why.isEmpty());
+    panel_->generateButton()->setToolTip(why.isEmpty() ? tr("Continue the input token by token") : why);
+    // The panel says it too, where a disabled button's tooltip is easy to miss.
+    if (model && !why.isEmpty())
+        panel_->setStatus(why);
+    else if (!disabledReason_.isEmpty())
+        panel_->setStatus({});
+    disabledReason_ = model ? why : QString();
+}
+
 void GenerateController::onTrace(const std::shared_ptr<const attnscope::Trace>& trace) {
+    if (trace != shown_) updateEnabled(trace);
     if (trace == shown_ || !generation_) return;
     // The user ran another input: the generation no longer matches what the views show.
     generation_.reset();

@@ -1,4 +1,4 @@
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "figure/figure.h"
 #include "figure/headfigure.h"
@@ -8,7 +8,7 @@
 #include "panels/outputpanel.h"
 #include "services/session.h"
 #include "views/outputchangeview.h"
-#include "window/labhost.h"
+#include "state/viewstate.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,7 +21,8 @@
 
 #include <algorithm>
 
-LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), host_(host) {
+LabController::LabController(ViewState* state, Session* session, QObject* parent)
+    : QObject(parent), state_(state), session_(session) {
     service_ = new LabService(this);
 
     panel_ = new LabPanel;
@@ -32,12 +33,10 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     change_->setObjectName(QStringLiteral("outputChange"));
     buildPropagateRow();
 
-    Session* session = host_->session();
     connect(session, &Session::traceReady, this, &LabController::onBaseTrace);
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
-    connect(panel_, &LabPanel::variantChanged, this,
-            [this] { host_->refreshMaps(); });  // the overview follows the variant
+    connect(panel_, &LabPanel::variantChanged, this, [this] { emit mapsStale(); });  // the overview follows the variant
     connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
     connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
@@ -63,10 +62,10 @@ LabController::LabController(LabHost* host, QObject* parent) : QObject(parent), 
     connect(service_, &LabService::blockViewReady, this, &LabController::onBlockView);
     connect(service_, &LabService::progress, this, &LabController::onProgress);
     connect(metrics_, &MetricsPanel::headSelected, this,
-            [this](const QString& block, int layer, int head) { host_->selectHead(block, layer, head); });
+            [this](const QString& block, int layer, int head) { state_->selectByName(block, layer, head); });
     connect(metrics_, &MetricsPanel::headActivated, this, [this](const QString& block, int layer, int head) {
-        host_->selectHead(block, layer, head);
-        host_->showExplore();
+        state_->selectByName(block, layer, head);
+        state_->setTab(QStringLiteral("explore"));
     });
     connect(metrics_, &MetricsPanel::viewChanged, this, &LabController::refreshBlockView);
 }
@@ -97,7 +96,7 @@ void LabController::buildPropagateRow() {
     layout->addStretch(1);
     connect(propagate_, &QCheckBox::toggled, this, &LabController::temperatureInsideChanged);
     connect(propagate_, &QCheckBox::toggled, this, [this] {
-        host_->refreshMaps();
+        emit mapsStale();
         applyIntervention();
     });
     connect(layers_, &QLineEdit::editingFinished, this, [this] {
@@ -108,7 +107,7 @@ void LabController::buildPropagateRow() {
             layers_->setStyleSheet({});
         } catch (const std::exception& e) {
             layers_->setStyleSheet(QStringLiteral("color: #c03030;"));
-            host_->showStatus(QString::fromUtf8(e.what()), 8000);
+            emit status(QString::fromUtf8(e.what()), 8000);
             return;
         }
         if (propagate_->isChecked()) applyIntervention();
@@ -116,7 +115,7 @@ void LabController::buildPropagateRow() {
 }
 
 TracePtr LabController::shownTrace() const {
-    const TracePtr base = host_->session()->trace();
+    const TracePtr base = session_->trace();
     return rerunTrace_ && base && base_ == base ? rerunTrace_ : base;
 }
 
@@ -127,14 +126,13 @@ double LabController::displayTemperature(double sliderTemperature) const {
 bool LabController::temperatureInside() const { return propagate_->isChecked(); }
 
 bool LabController::takesDetail() const {
-    return panel_->variant() != LabVariant::Native || propagate_->isChecked() ||
-           shownTrace() != host_->session()->trace();
+    return panel_->variant() != LabVariant::Native || propagate_->isChecked() || shownTrace() != session_->trace();
 }
 
 VariantSpec LabController::variantSpec(MapKey key) const {
     VariantSpec s;
     s.variant = panel_->variant();
-    s.map.temperature = displayTemperature(host_->sliderTemperature());
+    s.map.temperature = displayTemperature(state_->temperature());
     s.map.featureMap = panel_->featureMap();
     s.map.features = panel_->featuresSpin()->value();
     s.gate = panel_->gate();
@@ -164,20 +162,20 @@ void LabController::requestDetail(MapKey key) {
 }
 
 void LabController::onVariantMap(const VariantMapResult& r) {
-    if (r.trace != shownTrace() || !(r.key == host_->currentKey()) || !takesDetail()) return;
+    if (r.trace != shownTrace() || !(r.key == currentKey()) || !takesDetail()) return;
     panel_->variantKlLabel()->setText(
             r.klFromDot >= 0 ? tr("KL(dot ‖ shown) = <b>%1 nats</b>").arg(r.klFromDot, 0, 'g', 4) : QString());
     if (!r.error.isEmpty()) {
-        host_->showDetailMessage(r.error);
+        emit detailMessage(r.error);
         return;
     }
     const auto& info = r.trace->blocks()[std::size_t(r.key.block)];
     std::optional<RerunNote> note;  // the same title as a workspace's figure (headfigure.h)
-    if (r.trace != host_->session()->trace())
+    if (r.trace != session_->trace())
         note = RerunNote{intervention_.propagate, intervention_.temperature, int(intervention_.masked.size())};
     const QString title =
             labMapTitle(*r.trace, r.key.block, r.key.layer, r.key.head, r.spec, r.spec.fit != nullptr, note);
-    host_->showDetailMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
+    emit detailMap(r.map, toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), title);
 }
 
 void LabController::onBaseTrace() {
@@ -188,7 +186,7 @@ void LabController::onBaseTrace() {
     change_->clear();
     panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
     if (intervention_.active()) applyIntervention();
-    if (host_->metricsShown()) {
+    if (metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -213,7 +211,7 @@ void LabController::onModelLoaded() {
 void LabController::onTemperatureChanged() {
     if (propagate_->isChecked())
         applyIntervention();
-    else if (host_->metricsShown()) {
+    else if (metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -222,7 +220,7 @@ void LabController::onTemperatureChanged() {
 // Re-runs the session's trace with what the user asked for; no intervention: back to it.
 void LabController::applyIntervention() {
     intervention_.propagate = propagate_->isChecked();
-    intervention_.temperature = host_->sliderTemperature();
+    intervention_.temperature = state_->temperature();
     service_->cancel(LabJob::Prune);
     if (!intervention_.active()) {
         service_->cancel(LabJob::Rerun);
@@ -232,31 +230,35 @@ void LabController::applyIntervention() {
         change_->clear();
         jobEnded();
         if (had) {
-            host_->refreshMaps();
+            emit mapsStale();
             emit shownTraceChanged();
-            if (host_->metricsShown()) {
+            if (metricsShown()) {
                 refreshMetrics();
                 refreshBlockView();
             }
         }
         return;
     }
-    const TracePtr base = host_->session()->trace();
-    if (!base || !host_->session()->model()) return;
+    const TracePtr base = session_->trace();
+    if (!base || !session_->model()) return;
     jobStarted(tr("Re-running the model (%1)…").arg(intervention_.describe()));
-    service_->requestRerun(host_->session()->model(), base, intervention_, OutputPanel::kTopK);
+    service_->requestRerun(session_->model(), base, intervention_, OutputPanel::kTopK);
 }
 
 void LabController::onRerun(const RerunResult& r) {
-    if (r.original != host_->session()->trace()) return;
+    if (r.original != session_->trace()) return;
     if (!r.error.isEmpty()) {
         jobEnded(tr("<span style='color:#c03030'>The re-run failed: %1</span>").arg(r.error.toHtmlEscaped()));
-        host_->showStatus(tr("Re-run failed: %1").arg(r.error), 10000);
+        emit status(tr("Re-run failed: %1").arg(r.error), 10000);
         return;
     }
     base_ = r.original;
     rerunTrace_ = r.trace;
     intervention_.masked = r.intervention.masked;  // pruning adds heads
+    // A fit is of the trace it was made on: the re-run has none, and the panel says so as the map does.
+    if (fit_)
+        panel_->fitLabel()->setText(
+                tr("<i>No additive fit for this re-run (the fit was of the model before it): fit again.</i>"));
     fit_.reset();
     fitTrace_.reset();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
@@ -274,11 +276,11 @@ void LabController::onRerun(const RerunResult& r) {
                          .arg(r.ranking.size())
                          .arg(top.join(QStringLiteral(", "))));
     }
-    host_->showStatus(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
+    emit status(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
     updateMaskViews();
-    host_->refreshMaps();
+    emit mapsStale();
     emit shownTraceChanged();
-    if (host_->metricsShown()) {
+    if (metricsShown()) {
         refreshMetrics();
         refreshBlockView();
     }
@@ -288,8 +290,8 @@ void LabController::fitAdditive() {
     attnscope::AdditiveFitOptions o;
     o.width = panel_->fitWidthSpin()->value();
     o.steps = panel_->fitStepsSpin()->value();
-    o.temperature = displayTemperature(host_->sliderTemperature());
-    fitAdditive(host_->currentKey(), o);
+    o.temperature = displayTemperature(state_->temperature());
+    fitAdditive(currentKey(), o);
 }
 
 void LabController::fitAdditive(MapKey key, const attnscope::AdditiveFitOptions& o) {
@@ -333,19 +335,19 @@ void LabController::onFit(const FitResult& r) {
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid)
         panel_->setVariant(LabVariant::Additive);
     else
-        host_->refreshMaps();  // the fitted head's map and thumbnail
+        emit mapsStale();  // the fitted head's map and thumbnail
 }
 
 void LabController::prune() {
-    const TracePtr base = host_->session()->trace();
-    if (!base || !host_->session()->model()) return;
+    const TracePtr base = session_->trace();
+    if (!base || !session_->model()) return;
     intervention_.propagate = propagate_->isChecked();
-    intervention_.temperature = host_->sliderTemperature();
+    intervention_.temperature = state_->temperature();
     service_->cancel(LabJob::Rerun);
     jobStarted(tr("Ranking heads by %1 and masking the top %2…")
                        .arg(panel_->importanceCombo()->currentText())
                        .arg(panel_->pruneCountSpin()->value()));
-    service_->requestPrune(host_->session()->model(), base, intervention_, panel_->importance(),
+    service_->requestPrune(session_->model(), base, intervention_, panel_->importance(),
                            panel_->pruneCountSpin()->value(), OutputPanel::kTopK);
 }
 

@@ -1,17 +1,17 @@
 // The views dock: computing its views' values on workers and linking them (viewscontroller.h).
-#include "window/viewscontroller.h"
+#include "controllers/viewscontroller.h"
 
 #include "figure/figure.h"
-#include "panels/controlpanel.h"
 #include "panels/exportdialog.h"
 #include "services/session.h"
 #include "views/heatmapview.h"
 #include "views/lineview.h"
 #include "views/neuronview.h"
 #include "views/qkspaceview.h"
-#include "views/temperatureslider.h"
-#include "window/labcontroller.h"
-#include "window/mainwindow.h"
+#include "controllers/labcontroller.h"
+#include "state/viewstate.h"
+#include "figure/headfigure.h"
+#include "panels/labpanel.h"
 
 #include "attnscope/analysis/token_kind.h"
 #include "attnscope/attention/trace.h"
@@ -32,72 +32,6 @@
 
 namespace {
 
-struct LineResult {
-    std::vector<attnscope::HeadMap> maps;
-    std::vector<int> heads, unfitted;
-    QString error;
-};
-struct NeuronResult {
-    attnscope::NeuronRow row;
-    QString error;
-};
-struct QkResult {
-    attnscope::QkSpace space;
-    std::vector<attnscope::TokenKind> queryKinds, keyKinds;
-    std::vector<attnscope::HeadMap> maps;  // the heads in scope, for the selected query's row
-    std::vector<int> heads;
-    QString error;
-};
-
-// Rows and columns [begin, begin + rows / cols) of a map; rows == 0: the whole map.
-struct TokenWindow {
-    int begin = 0, rows = 0, cols = 0;
-};
-
-// The lab's maps of heads [first, last] (specs[h]: the variant the window shows, at its
-// temperature), or an error in words. Heads whose variant needs an additive fit they do not have
-// are left out and listed in `unfitted`.
-// With a window (rows > 0): only its rows × columns, from core's exact sub-map (pooledMap with a
-// bin per cell) where the variant is one of the Trace's maps, else cut from the lab's full map.
-QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, int last,
-                  const std::vector<VariantSpec>& specs, const JobTracker::Stop& stop,
-                  std::vector<attnscope::HeadMap>& out, std::vector<int>& heads, std::vector<int>* unfitted = nullptr,
-                  const TokenWindow& window = {}) {
-    try {
-        const auto& info = trace.blocks()[std::size_t(key.block)];
-        for (int h = first; h <= last && !stop; ++h) {
-            const VariantSpec& spec = specs[std::size_t(h)];
-            if (attnscope::variantNeedsFit(info, spec.variant) && !spec.fit) {
-                if (unfitted) unfitted->push_back(h);
-                continue;
-            }
-            heads.push_back(h);
-            if (const auto variant = traceVariant(spec.variant); window.rows > 0 && variant) {
-                attnscope::MapOptions o = spec.map;
-                o.variant = *variant;
-                attnscope::PoolRequest p;
-                p.rowBegin = window.begin, p.rowEnd = window.begin + window.rows, p.outRows = window.rows;
-                p.colBegin = window.begin, p.colEnd = window.begin + window.cols, p.outCols = window.cols;
-                out.push_back(trace.pooledMap(key.block, key.layer, h, p, o));
-                continue;
-            }
-            attnscope::HeadMap m = attnscope::labMap(trace, key.block, key.layer, h, spec, spec.fit.get()).map;
-            if (window.rows > 0) {
-                attnscope::HeadMap cut{window.rows, window.cols, {}};
-                cut.values.reserve(std::size_t(window.rows) * window.cols);
-                for (int i = window.begin; i < window.begin + window.rows; ++i)
-                    cut.values.insert(cut.values.end(), m.values.begin() + std::size_t(i) * m.cols + window.begin,
-                                      m.values.begin() + std::size_t(i) * m.cols + window.begin + window.cols);
-                m = std::move(cut);
-            }
-            out.push_back(std::move(m));
-        }
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
-}
-
 // maps[i] of heads[i] placed at their head index; heads left out get an empty map (not drawn).
 std::vector<attnscope::HeadMap> byHead(const std::vector<attnscope::HeadMap>& maps, const std::vector<int>& heads,
                                        int count) {
@@ -115,18 +49,10 @@ QString unfittedNote(const QString& title, const std::vector<int>& unfitted) {
 
 }  // namespace
 
-std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
-    switch (variant) {
-        case LabVariant::Native: return attnscope::MapVariant::Native;
-        case LabVariant::Dot: return attnscope::MapVariant::Dot;
-        case LabVariant::Linear: return attnscope::MapVariant::Linear;
-        case LabVariant::Additive:
-        case LabVariant::Hybrid: break;
-    }
-    return std::nullopt;
-}
-
-ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(window) {
+ViewsController::ViewsController(ViewState* state, Session* session, LabController* lab, HeatmapView* heatmap,
+                                 QObject* parent)
+    : QObject(parent), state_(state), session_(session), lab_(lab), heatmap_(heatmap) {
+    service_ = new ViewsService(this);
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("viewsTabs"));
     lines_ = new LineView;
@@ -180,11 +106,45 @@ ViewsController::ViewsController(MainWindow* window) : QObject(window), window_(
             connect(qk_, &QkSpaceView::exportRequested, this, ask);
     }
     // A new map in the heat map (another size, another head) keeps the frame where it fits.
-    connect(window_->heatmap(), &HeatmapView::mapShown, this,
+    connect(heatmap_, &HeatmapView::mapShown, this,
             [this] { setHeatmapHighlight(highlight_.first, highlight_.second); });
+
+    // Every change of what the window shows: the selection, the temperature, the lab's re-run,
+    // variant and fit, raw labels. The token selection is the state's (a new input, model or
+    // block resets it there).
+    connect(state_, &ViewState::selectionChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::temperatureChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::insideChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::viewChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::variantChanged, this, &ViewsController::refresh);
+    connect(state_, &ViewState::tokenSelectionChanged, this, [this] {
+        const auto& t = state_->tokenSelection();
+        if (t.side != side_ || t.index != index_) select(t.side, t.index);
+    });
+    connect(state_, &ViewState::modelChanged, this, [this] {
+        // Nothing of the old model stays on screen, and none of its jobs finishes.
+        service_->cancelAll();
+        qkMaps_.clear();
+        qkMapHeads_.clear();
+        const QString none = tr("Run an input to see its attention here.");
+        lines_->clear(none);
+        neuron_->clear(none);
+        qk_->clear(none);
+    });
+    connect(session_, &Session::traceReady, this, [this] {
+        select(-1, -1);  // a new input: token indices mean other tokens
+        refresh();
+    });
+    connect(lab_, &LabController::shownTraceChanged, this, &ViewsController::refresh);
+    connect(lab_->panel(), &LabPanel::variantChanged, this, &ViewsController::refresh);
+    // Queued: the lab takes the fit in before the views ask for it.
+    connect(lab_->service(), &LabService::fitReady, this, &ViewsController::refresh, Qt::QueuedConnection);
 }
 
-ViewsController::~ViewsController() = default;
+ViewsController::~ViewsController() {
+    service_->cancelAll();
+    service_->waitForWorkers();
+}
 
 ViewsController::State ViewsController::state() const {
     State st;
@@ -212,28 +172,24 @@ void ViewsController::setState(const State& st) {
     refresh();
 }
 
-void ViewsController::waitForWorkers() {
-    lineJobs_.waitForDone();
-    neuronJobs_.waitForDone();
-    qkJobs_.waitForDone();
-}
+void ViewsController::waitForWorkers() { service_->waitForWorkers(); }
 
 ViewsController::Selection ViewsController::current() const {
     Selection s;
-    s.trace = window_->lab()->shownTrace();
-    s.key = window_->currentKey();
-    s.temperature = window_->lab()->displayTemperature(window_->sliderTemperature());
+    s.trace = lab_->shownTrace();
+    s.key = {state_->block(), state_->layer(), state_->head()};
+    s.temperature = lab_->displayTemperature(state_->temperature());
     if (s.trace && (s.key.block < 0 || s.key.block >= int(s.trace->blocks().size()))) s.key.block = -1;
     if (s.valid()) {
         const int heads = s.trace->blocks()[std::size_t(s.key.block)].heads;
-        for (int h = 0; h < heads; ++h) s.specs.push_back(window_->lab()->variantSpec({s.key.block, s.key.layer, h}));
+        for (int h = 0; h < heads; ++h) s.specs.push_back(lab_->variantSpec({s.key.block, s.key.layer, h}));
     }
     return s;
 }
 
 QStringList ViewsController::labels(const Selection& s, bool queries) const {
     const auto& block = s.trace->blocks()[std::size_t(s.key.block)];
-    return window_->axisLabels(*s.trace, block, queries, window_->rawTokensAction()->isChecked());
+    return axisLabels(*s.trace, block, queries, state_->view().rawTokens);
 }
 
 QString ViewsController::title(const Selection& s, bool withHead) const {
@@ -274,7 +230,7 @@ void ViewsController::requestLines() {
         w.cols = std::clamp(int(k.size()) - w.begin, 0, kLineWindow);
         lines_->setWindow(longest, w.begin, kLineWindow);
         if (w.rows == 0 || w.cols == 0) {
-            lineJobs_.cancel();
+            service_->cancelLines();
             lines_->clear(tr("Tokens %1\u2013%2 have no %3 here: scroll back.")
                                   .arg(w.begin)
                                   .arg(w.begin + kLineWindow - 1)
@@ -288,26 +244,19 @@ void ViewsController::requestLines() {
     }
     const QString t = title(s, false);
     const bool cross = info.name == "cross";
-    const int heads = info.heads;
-    lineJobs_.start(
-            [s, heads, w](const JobTracker::Stop& stop) {
-                LineResult r;
-                r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
-                return r;
-            },
-            [this, q, k, t, cross](const LineResult& r) {
-                if (!r.error.isEmpty())
-                    lines_->clear(r.error);
-                else if (r.maps.empty() && !r.unfitted.empty())
-                    lines_->clear(tr(
-                            "The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
-                            "in the Lab dock to see its lines."));
-                else
-                    lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k,
-                                    unfittedNote(t, r.unfitted), cross);
-                if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
-                emit linesShown();
-            });
+    service_->requestLines(s, w, [this, q, k, t, cross](const LinesResult& r) {
+        if (!r.error.isEmpty())
+            lines_->clear(r.error);
+        else if (r.maps.empty() && !r.unfitted.empty())
+            lines_->clear(
+                    tr("The lab shows an additive variant, which needs a head's additive fit: fit a head of this layer "
+                       "in the Lab dock to see its lines."));
+        else
+            lines_->setMaps(byHead(r.maps, r.heads, int(r.maps.size() + r.unfitted.size())), q, k,
+                            unfittedNote(t, r.unfitted), cross);
+        if (side_ >= 0) lines_->setTokenFocus(side_, index_, true);
+        emit linesShown();
+    });
 }
 
 void ViewsController::requestNeuron() {
@@ -321,7 +270,7 @@ void ViewsController::requestNeuron() {
     const LabVariant v = s.specs[std::size_t(s.key.head)].variant;
     // The model's own map: core says why when its layer has no q·k logits (additive, linear).
     if (v != LabVariant::Dot && v != LabVariant::Native) {
-        neuronJobs_.cancel();
+        service_->cancelNeuron();
         neuron_->clear(
                 tr("The neuron view splits dot-product scores into q\u2299k; the lab shows the %1 map, which has no such "
                    "per-key decomposition. Pick \u201cmodel's own\u201d or \u201cdot\u201d in the Lab dock to see it.")
@@ -331,23 +280,13 @@ void ViewsController::requestNeuron() {
                 this, [this] { emit neuronShown(); }, Qt::QueuedConnection);
         return;
     }
-    neuronJobs_.start(
-            [s, query](const JobTracker::Stop&) {
-                NeuronResult r;
-                try {
-                    r.row = attnscope::neuronRow(*s.trace, s.key.block, s.key.layer, s.key.head, query, s.temperature);
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                }
-                return r;
-            },
-            [this, q, k, t, query](const NeuronResult& r) {
-                if (!r.error.isEmpty())
-                    neuron_->clear(r.error);
-                else
-                    neuron_->setRow(r.row, q.value(query), k, t);
-                emit neuronShown();
-            });
+    service_->requestNeuron(s, query, [this, q, k, t, query](const NeuronResult& r) {
+        if (!r.error.isEmpty())
+            neuron_->clear(r.error);
+        else
+            neuron_->setRow(r.row, q.value(query), k, t);
+        emit neuronShown();
+    });
 }
 
 void ViewsController::requestQk() {
@@ -360,39 +299,19 @@ void ViewsController::requestQk() {
     const int heads = info.heads;
     // The selected query's row sizes the keys; maps are kept only while they are small.
     const bool withMaps = double(q.size()) * k.size() * (all ? heads : 1) <= 16e6;
-    qkJobs_.start(
-            [s, all, heads, withMaps](const JobTracker::Stop& stop) {
-                QkResult r;
-                try {
-                    attnscope::QkSpaceOptions o;
-                    o.head = all ? -1 : s.key.head;
-                    r.space = attnscope::qkSpace(*s.trace, s.key.block, s.key.layer, o);
-                    r.queryKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, false);
-                    r.keyKinds = attnscope::blockTokenKinds(*s.trace, s.key.block, true);
-                } catch (const std::exception& e) {
-                    r.error = QString::fromUtf8(e.what());
-                    return r;
-                }
-                if (withMaps) {
-                    const int first = all ? 0 : s.key.head, last = all ? heads - 1 : s.key.head;
-                    if (!layerMaps(*s.trace, s.key, first, last, s.specs, stop, r.maps, r.heads).isEmpty())
-                        r.maps.clear(), r.heads.clear();
-                }
-                return r;
-            },
-            [this, q, k, t](const QkResult& r) {
-                if (!r.error.isEmpty()) {
-                    qk_->clear(r.error);
-                } else {
-                    qk_->setSpace(r.space, q, k, t);
-                    qk_->setTokenKinds(r.queryKinds, r.keyKinds);
-                    qkMaps_ = r.maps;
-                    qkMapHeads_ = r.heads;
-                    if (side_ >= 0) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
-                    updateQkRow();
-                }
-                emit qkShown();
-            });
+    service_->requestQk(s, all, withMaps, [this, q, k, t](const QkResult& r) {
+        if (!r.error.isEmpty()) {
+            qk_->clear(r.error);
+        } else {
+            qk_->setSpace(r.space, q, k, t);
+            qk_->setTokenKinds(r.queryKinds, r.keyKinds);
+            qkMaps_ = r.maps;
+            qkMapHeads_ = r.heads;
+            if (side_ >= 0) qk_->selectToken(side_ == 1, index_, state_->head());
+            updateQkRow();
+        }
+        emit qkShown();
+    });
 }
 
 void ViewsController::updateQkRow() {
@@ -417,9 +336,10 @@ void ViewsController::select(int side, int index) {
     const auto& s = qk_->figure().space;
     const int p = qk_->selected();
     const bool same = p >= 0 && side_ >= 0 && s.isKey[p] == (side_ == 1) && s.position[p] == index_;
-    if (!same) qk_->selectToken(side_ == 1, index_, window_->currentKey().head);
+    if (!same) qk_->selectToken(side_ == 1, index_, state_->head());
     updateQkRow();
     setHeatmapHighlight(side_, index_);
+    state_->setTokenSelection({side_, index_});
 }
 
 void ViewsController::hover(int side, int index) {
@@ -428,7 +348,7 @@ void ViewsController::hover(int side, int index) {
 }
 
 void ViewsController::setHeatmapHighlight(int side, int index) {
-    HeatmapView* heat = window_->heatmap();
+    HeatmapView* heat = heatmap_;
     const auto& map = heat->map();
     const bool fits = side == 0 ? index >= 0 && index < map.rows : side == 1 && index >= 0 && index < map.cols;
     highlight_ = fits ? std::make_pair(side, index) : std::make_pair(-1, -1);
@@ -464,14 +384,14 @@ PaintedFigure ViewsController::shownFigure() const {
 ExportDialog* ViewsController::exportShownView() {
     const PaintedFigure figure = shownFigure();
     if (!figure) {
-        QMessageBox::information(window_, tr("There is no view to export."),
+        QMessageBox::information(heatmap_->window(), tr("There is no view to export."),
                                  tr("The %1 view shows nothing yet: run an input and show it in the Views dock.")
                                          .arg(tabs_->tabText(tabs_->currentIndex()).toLower()));
         return nullptr;
     }
     static const char* names[] = {"lines", "neuron", "qk"};
     const Selection s = current();
-    QString name = QFileInfo(window_->session()->modelSpec()).fileName() +
+    QString name = QFileInfo(session_->modelSpec()).fileName() +
                    QStringLiteral("_%1_L%2")
                            .arg(QLatin1String(names[std::clamp(tabs_->currentIndex(), 0, 2)]))
                            .arg(s.key.layer);
@@ -479,15 +399,14 @@ ExportDialog* ViewsController::exportShownView() {
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
     const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
-    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), window_);
+    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), heatmap_->window());
     dialog->setObjectName(QStringLiteral("exportViewDialog"));
     dialog->setWindowTitle(tr("Export View"));
     dialog->setPainted(figure);
     // The neuron view's (key × dimension) maps need the width of two columns.
     if (tabs_->currentWidget() == neuron_) dialog->setWidthInches(ExportDialog::kTwoColumnIn);
-    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) {
-        window_->showStatus(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
-    });
+    connect(dialog, &ExportDialog::exported, this,
+            [this](const QString& path) { emit status(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();
     return dialog;
 }

@@ -1,0 +1,276 @@
+// The window as a whole (issue 29): it fits a 1280×720 screen with every dock open on a
+// 12-layer × 12-head model, the heat map gets most of the space, and after a model change every
+// view shows the new model or is cleared. Help lists every shortcut; closing asks to save.
+#include "views_fixture.h"
+
+#include "controllers/generatecontroller.h"
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
+#include "gpt2_fixture.h"
+#include "panels/devicecombo.h"
+#include "panels/generatepanel.h"
+#include "panels/labpanel.h"
+#include "panels/modelviewpanel.h"
+#include "state/viewstate.h"
+#include "window/focusring.h"
+
+#include <QDialog>
+#include <QDir>
+#include <QSettings>
+#include <QLabel>
+#include <QLayout>
+#include <QMenu>
+#include <QMenuBar>
+
+using namespace uitest;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A GPT-2-shaped folder: 12 layers × 12 heads (random weights, ids input).
+fs::path gpt2Twelve() {
+    static const fs::path dir = [] {
+        attnscope::testing::Gpt2Spec spec;
+        spec.layers = 12;
+        spec.heads = 12;
+        spec.embd = 48;
+        const fs::path d = attnscope::testing::freshDir("gpt2-12x12");
+        attnscope::testing::writeGpt2Folder(d, attnscope::testing::makeGpt2(spec, 5));
+        return d;
+    }();
+    return dir;
+}
+
+// Every dock shown, the Views dock on its Lines tab (one toggle per head).
+void showEveryDock(MainWindow& window) {
+    for (QDockWidget* d : window.findChildren<QDockWidget*>()) {
+        d->show();
+        d->setFloating(false);
+    }
+    window.views()->tabs()->setCurrentIndex(0);
+    QTest::qWait(50);
+}
+
+// The minimum with each central tab shown in turn: the widest page decides what fits.
+int widestTabMinimum(MainWindow& window) {
+    int widest = 0;
+    for (int i = 0; i < window.tabs()->count(); ++i) {
+        window.tabs()->setCurrentIndex(i);
+        QTest::qWait(20);
+        widest = std::max(widest, window.layout()->totalMinimumSize().width());
+    }
+    window.tabs()->setCurrentIndex(0);
+    return widest;
+}
+
+QSize minimumOf(MainWindow& window) {
+    window.layout()->activate();
+    return window.layout()->totalMinimumSize().expandedTo(window.minimumSize());
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(WindowFixture, "The window fits 1280x720 with every dock open, on a 12x12 model and after switching",
+                 "[ui][window][layout]") {
+    open(qpath(gpt2Twelve()));
+    REQUIRE(session->model()->info().heads == 12);
+    for (QDockWidget* d : window.findChildren<QDockWidget*>()) {
+        d->show();
+        d->raise();  // each dock's content in front once, so its size counts
+        QTest::qWait(20);
+    }
+    showEveryDock(window);
+    const QSize twelve = minimumOf(window);
+    std::string parts;  // what asks for the width, when it is too wide
+    for (QDockWidget* d : window.findChildren<QDockWidget*>())
+        parts += d->objectName().toStdString() + " " + std::to_string(d->minimumSizeHint().width()) + "; ";
+    parts += "central " + std::to_string(window.centralWidget()->minimumSizeHint().width()) + ":";
+    for (int i = 0; i < window.tabs()->count(); ++i)
+        parts += " " + std::to_string(window.tabs()->widget(i)->minimumSizeHint().width());
+    INFO("minimum on the 12x12 model: " << twelve.width() << "x" << twelve.height() << " (" << parts << ")");
+    CHECK(twelve.width() <= 1280);
+    CHECK(twelve.height() <= 720);
+    // Showing another tab (Compare's three maps, the Model view) does not widen the window.
+    const int widest = widestTabMinimum(window);
+    INFO("widest minimum over the central tabs: " << widest);
+    CHECK(widest == twelve.width());
+
+    // Other models do not make it wider (it grew with every switch before).
+    open(QStringLiteral("builtin:reverse-dot"));
+    open(qpath(gpt2Twelve()));
+    showEveryDock(window);
+    const QSize again = minimumOf(window);
+    INFO("after two switches: " << again.width() << "x" << again.height());
+    CHECK(again.width() <= twelve.width());
+    CHECK(again.height() <= 720);
+
+    // At a 1366x768 laptop's size the heat map is the largest thing in the window.
+    window.resize(1366, 768);
+    QTest::qWait(50);
+    INFO("heat map " << heatmap->width() << " of " << window.width() << " px");
+    CHECK(heatmap->width() * 100 >= window.width() * 45);  // 687 of 1366 px measured
+    for (QDockWidget* d : window.findChildren<QDockWidget*>())
+        if (d->isVisible() && !d->isFloating()) CHECK(d->width() < heatmap->width());
+}
+
+TEST_CASE_METHOD(ViewsFixture, "After a model change every view shows the new model or is cleared",
+                 "[ui][window][stale]") {
+    open(qpath(gpt2Twelve()));
+    show(views->qkSpace(), &ViewsController::qkShown);
+    window.tabs()->setCurrentWidget(window.modelView()->panel());
+    REQUIRE(QTest::qWaitFor([&] { return overview->caption().contains(QStringLiteral("12 heads")); }, 20000));
+    REQUIRE(views->qkSpace()->message().isEmpty());
+    window.state()->setTokenSelection({0, 1});
+    REQUIRE(window.state()->masks().empty());
+    window.lab()->toggleMask(QStringLiteral("self"), 3, 4);
+    REQUIRE(window.state()->masks().size() == 1);
+
+    // The moment the new model has loaded, nothing of the old one is left on screen.
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    QSignalSpy traced(session, &Session::traceReady);
+    window.openModel(QStringLiteral("builtin:sentiment-dot"));
+    REQUIRE(loaded.wait(20000));
+    CHECK_FALSE(views->qkSpace()->message().isEmpty());  // cleared, not the old model's points
+    CHECK_FALSE(views->lines()->exportable());           // cleared too (its tab is not the shown one)
+    CHECK_FALSE(window.modelView()->panel()->grid()->caption().contains(QStringLiteral("12 heads")));
+    CHECK_FALSE(overview->caption().contains(QStringLiteral("12 heads")));
+    CHECK(window.state()->model() == QStringLiteral("builtin:sentiment-dot"));
+    CHECK(window.state()->masks().empty());
+    CHECK(window.state()->tokenSelection().side == -1);
+    CHECK(window.lab()->intervention().masked.empty());
+
+    // Then every view shows the new model's trace.
+    REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
+    const auto trace = session->trace();
+    const auto& block = trace->blocks()[std::size_t(window.currentKey().block)];
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                const auto& s = views->qkSpace()->figure().space;
+                return views->qkSpace()->message().isEmpty() &&
+                       s.points() == int(block.queryTokens.size() + block.keyTokens.size());
+            },
+            20000));
+    const QString shape = QStringLiteral("%1 layers × %2 heads").arg(block.layers).arg(block.heads);
+    REQUIRE(QTest::qWaitFor([&] { return window.modelView()->panel()->grid()->caption().contains(shape); }, 20000));
+    CHECK(overview->layers() == block.layers);
+    CHECK(overview->heads() == block.heads);
+    CHECK(window.state()->blocks().front().heads == block.heads);
+}
+
+TEST_CASE_METHOD(WindowFixture, "The typed input is kept across a model switch when the new tokenizer takes it",
+                 "[ui][window][stale]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    runText(QStringLiteral("abc123"));
+    open(QStringLiteral("builtin:reverse-additive"));  // the same symbols
+    CHECK(input->text() == QStringLiteral("abc123"));
+    open(QStringLiteral("builtin:sentiment-dot"));  // a word vocabulary: "abc123" is no word
+    CHECK(input->text() != QStringLiteral("abc123"));
+    CHECK_FALSE(input->text().isEmpty());
+}
+
+TEST_CASE_METHOD(WindowFixture, "Help lists every shortcut, and the tooltips name them", "[ui][window][help]") {
+    QMenu* help = nullptr;
+    for (QAction* a : window.menuBar()->actions())
+        if (a->text() == QStringLiteral("&Help")) help = a->menu();
+    REQUIRE(help);
+    QAction* keys = window.findChild<QAction*>(QStringLiteral("shortcutsAction"));
+    REQUIRE(keys);
+    keys->trigger();
+    auto* dialog = window.findChild<QDialog*>(QStringLiteral("shortcutsDialog"));
+    REQUIRE(dialog);
+    CHECK(dialog->isVisible());
+    const QString text = window.shortcutsText();
+    for (const QString& k :
+         {QStringLiteral("\u2190 / \u2192"), QStringLiteral("\u2191 / \u2193"), QStringLiteral("+ / \u2212"),
+          QKeySequence(QKeySequence::Open).toString(QKeySequence::NativeText), QStringLiteral("Ctrl+E"),
+          QStringLiteral("Ctrl+L"), QStringLiteral("F1")})
+        CHECK(text.contains(k));
+    // Every action with a shortcut lists it and names it in its tooltip.
+    for (QAction* a : window.findChildren<QAction*>()) {
+        if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+        const QString k = a->shortcut().toString(QKeySequence::NativeText);
+        INFO(a->objectName().toStdString() << " " << k.toStdString());
+        CHECK(text.contains(k));
+        CHECK(a->toolTip().contains(k));
+    }
+    dialog->close();
+}
+
+TEST_CASE_METHOD(WindowFixture, "Generate is disabled for a classifier, with the reason in its tooltip",
+                 "[ui][window][generation]") {
+    open(QStringLiteral("builtin:sentiment-dot"));
+    QPushButton* button = window.generation()->panel()->generateButton();
+    CHECK_FALSE(button->isEnabled());
+    CHECK(button->toolTip().contains(QStringLiteral("decoder-only")));
+    openStandIn();  // a language model: Generate applies
+    CHECK(button->isEnabled());
+}
+
+TEST_CASE_METHOD(WindowFixture, "Closing with an unsaved workspace asks first; Open Recent lists it once saved",
+                 "[ui][window][workspace]") {
+    openStandIn();
+    CHECK_FALSE(window.workspaceModified());  // a model on its example: nothing to save yet
+    head->setValue(2);
+    CHECK(window.workspaceModified());
+    window.close();
+    QMessageBox* box = nullptr;
+    REQUIRE(QTest::qWaitFor([&] {
+        return (box = window.findChild<QMessageBox*>(QStringLiteral("unsavedWorkspaceDialog"))) != nullptr;
+    }));
+    CHECK(window.isVisible());  // not closed yet
+    box->button(QMessageBox::Cancel)->click();
+    QTest::qWait(20);
+    CHECK(window.isVisible());
+
+    const fs::path dir = attnscope::testing::freshDir("recent-ws");
+    const QString file = qpath(dir / "a.attnscope");
+    REQUIRE(window.saveWorkspaceFile(file));
+    CHECK_FALSE(window.workspaceModified());
+    emit window.recentMenu()->aboutToShow();
+    QStringList entries;
+    for (QAction* a : window.recentMenu()->actions()) entries << a->toolTip();
+    CHECK(entries.contains(QDir::toNativeSeparators(file)));
+    window.close();  // saved: no question
+    CHECK_FALSE(window.findChild<QMessageBox*>(QStringLiteral("unsavedWorkspaceDialog")));
+    CHECK_FALSE(window.isVisible());
+    QSettings().remove(QStringLiteral("window"));  // later tests start from the default layout
+}
+
+TEST_CASE_METHOD(WindowFixture, "After masking, the Lab panel and the fitted head's map agree that the fit is gone",
+                 "[ui][window][stale][lab]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    LabPanel* panel = window.lab()->panel();
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    panel->fitStepsSpin()->setValue(30);
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return window.lab()->lastFit() != nullptr; }, 30000));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows > 0; }, 20000));  // the fitted head's map
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("mean KL")));
+
+    QSignalSpy rerun(window.lab(), &LabController::shownTraceChanged);
+    window.lab()->toggleMask(window.currentBlockName(), 1, 1);
+    REQUIRE(rerun.wait(20000));
+    CHECK(window.lab()->lastFit() == nullptr);
+    CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // the map says so too
+    CHECK(window.state()->masks().size() == 1);
+}
+
+TEST_CASE_METHOD(WindowFixture, "A focus ring shows around what Tab moved the focus to, not after a click",
+                 "[ui][window][help]") {
+    window.activateWindow();
+    REQUIRE(QTest::qWaitForWindowActive(&window));
+    auto* ring = window.findChild<FocusRing*>(QStringLiteral("focusRing"));
+    REQUIRE(ring);
+    controls->device()->setFocus(Qt::MouseFocusReason);
+    REQUIRE(QTest::qWaitFor([&] { return controls->device()->hasFocus(); }, 2000));
+    CHECK_FALSE(ring->isVisible());
+    input->setFocus(Qt::TabFocusReason);
+    REQUIRE(QTest::qWaitFor([&] { return ring->isVisible(); }, 2000));
+    CHECK(ring->target() == input);
+    CHECK(ring->parentWidget() == input->parentWidget());
+    CHECK(ring->geometry().contains(input->geometry()));
+    CHECK(ring->geometry() != input->geometry());        // around it, not on it
+    controls->device()->setFocus(Qt::MouseFocusReason);  // as a click gives it
+    REQUIRE(QTest::qWaitFor([&] { return !ring->isVisible(); }, 2000));
+}
