@@ -1,4 +1,4 @@
-// The window with its attention lab (window/labcontroller.h): the lab tests' fixture, and the
+// The window with its attention lab (controllers/labcontroller.h): the lab tests' fixture, and the
 // developer tools' (tools/devtools) lab screenshots and timings. The destructor stops the lab's
 // jobs before WindowFixture's waits for the window's.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include "panels/labpanel.h"
 #include "views/outputchangeview.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/lab/interventions.h"
 

@@ -13,9 +13,9 @@
 #include "panels/labpanel.h"
 #include "panels/modelviewpanel.h"
 #include "views/imageoverlay.h"
-#include "window/imagecontroller.h"
-#include "window/labcontroller.h"
-#include "window/modelviewcontroller.h"
+#include "controllers/imagecontroller.h"
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
 
 #include "attnscope/analysis/alignment.h"
 
