@@ -143,6 +143,8 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
 }
 
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size) {
+    if (!weights.has(name + ".weight") && weights.has(name + ".gamma"))  // legacy TF-converted names (BERT)
+        return {weights.get(name + ".gamma", {size}), weights.get(name + ".beta", {size})};
     return {weights.get(name + ".weight", {size}), weights.get(name + ".bias", {size})};
 }
 

@@ -137,7 +137,7 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
 struct Norm {
     at::Tensor weight, bias;
 };
-// name.weight and name.bias, each [size].
+// name.weight and name.bias, each [size] (or the legacy name.gamma and name.beta).
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size);
 at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
 

@@ -31,6 +31,18 @@ Seq2seqModel::Seq2seqModel(const std::filesystem::path& folder, c10::Device devi
       targetTokenizer_(Tokenizer::fromFolder(folder, TokenizerSide::Target)),
       targetVocab_(VocabLabels::forFolder(folder, targetTokenizer_.get())) {}
 
+void Seq2seqModel::finishLoad(const std::string& family, const std::filesystem::path& folder,
+                              const WeightStore& weights, const Seq2seqShape& shape) {
+    shape_ = shape;
+    const StackSpec& e = encoder_.spec;
+    const auto layers = std::max(encoder_.layers.size(), decoder_.layers.size());
+    info_ = familyInfo(family, folder, weights, device_, static_cast<int>(layers), static_cast<int>(e.heads),
+                       static_cast<int>(e.heads), static_cast<int>(e.headDim), static_cast<int>(e.hidden));
+    info_.vocabSize = shape.sourceVocab;
+    info_.maxPositions = shape.maxSource;
+    info_.encoderDecoder = true;
+}
+
 std::vector<std::string> Seq2seqModel::tokenLabels(const std::vector<std::int64_t>& ids) const {
     return source_.labels(ids);
 }
@@ -78,12 +90,59 @@ BlockInfo seq2seqBlock(const std::string& name, int layers, int heads, bool caus
     return b;
 }
 
+// A stack's final norm, when it has one.
+at::Tensor finalNorm(const StackSpec& spec, const Norm& norm, const at::Tensor& x) {
+    return norm.weight.defined() ? stackNorm(spec, x, norm) : x;
+}
+
 std::vector<std::int64_t> rowArgmax(const at::Tensor& logits) {
     const at::Tensor best = logits.argmax(-1).to(at::kCPU, at::kLong).contiguous();
     return std::vector<std::int64_t>(best.data_ptr<std::int64_t>(), best.data_ptr<std::int64_t>() + best.numel());
 }
 
 }  // namespace
+
+at::Tensor Seq2seqModel::encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
+                                BlockCapture& capture) const {
+    StackPass pass;
+    pass.block = "encoder";
+    pass.bias = selfBias(false, static_cast<std::int64_t>(ids.size()));
+    const at::Tensor x = runStack(encoder_.spec, encoder_.layers, embed(false, ids), pass, options, capture);
+    return finalNorm(encoder_.spec, encoder_.finalNorm, x);
+}
+
+at::Tensor Seq2seqModel::decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory,
+                                const RunOptions& options, BlockCapture& self, BlockCapture& cross,
+                                bool lastOnly) const {
+    StackPass pass;
+    pass.block = "decoder";
+    pass.mask.causal = true;
+    pass.bias = selfBias(true, static_cast<std::int64_t>(ids.size()));
+    pass.memory = memory;
+    pass.cross = &cross;
+    const at::Tensor x = runStack(decoder_.spec, decoder_.layers, embed(true, ids), pass, options, self);
+    at::Tensor out = finalNorm(decoder_.spec, decoder_.finalNorm, x);
+    if (outputScale_) out = out * *outputScale_;
+    const at::Tensor rows = lastOnly ? out.narrow(0, out.size(0) - 1, 1) : out;
+    at::Tensor logits = at::mm(rows, head_.t()).to(at::kFloat);
+    if (logitsBias_.defined()) logits.add_(logitsBias_.to(at::kFloat));
+    return logits;
+}
+
+ForwardFootprint Seq2seqModel::footprint(std::int64_t queries, std::int64_t keys) const {
+    const StackSpec &e = encoder_.spec, &d = decoder_.spec;
+    const auto layers = static_cast<std::int64_t>(std::max(encoder_.layers.size(), decoder_.layers.size()));
+    const std::int64_t heads = std::max(e.heads, d.heads);
+    return {layers,
+            heads,
+            heads,
+            std::max(e.headDim, d.headDim),
+            e.hidden,
+            std::max(e.ffn, d.ffn),
+            queries,
+            keys,
+            static_cast<std::int64_t>(c10::elementSize(head_.scalar_type()))};
+}
 
 std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& source,
                                                const std::vector<std::int64_t>& target, int maxNewTokens,
@@ -145,24 +204,18 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     source_.label(*impl, source);
     impl->device = device_;
     const std::vector<std::string> sourceShown = impl->displayTokens, targetShown = targetDisplay(rows);
-    impl->infos.push_back(
-            seq2seqBlock("encoder", shape_.encoderLayers, shape_.encoderHeads, false, sourceShown, sourceShown));
-    impl->infos.push_back(
-            seq2seqBlock("decoder", shape_.decoderLayers, shape_.decoderHeads, true, targetShown, targetShown));
-    impl->infos.push_back(
-            seq2seqBlock("cross", shape_.decoderLayers, shape_.decoderHeads, false, targetShown, sourceShown));
+    const int encoderHeads = static_cast<int>(encoder_.spec.heads),
+              decoderHeads = static_cast<int>(decoder_.spec.heads);
+    const int encoderLayers = static_cast<int>(encoder_.layers.size()),
+              decoderLayers = static_cast<int>(decoder_.layers.size());
+    impl->infos.push_back(seq2seqBlock("encoder", encoderLayers, encoderHeads, false, sourceShown, sourceShown));
+    impl->infos.push_back(seq2seqBlock("decoder", decoderLayers, decoderHeads, true, targetShown, targetShown));
+    impl->infos.push_back(seq2seqBlock("cross", decoderLayers, decoderHeads, false, targetShown, sourceShown));
     impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
     impl->outputIds = outputs;
     impl->outputTokens = targetDisplay(outputs);
     impl->targetLogProbs = std::move(targetLogProbs);
     return std::make_shared<const Trace>(std::move(impl));
-}
-
-at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly) {
-    const at::Tensor rows = lastOnly ? hidden.narrow(0, hidden.size(0) - 1, 1) : hidden;
-    at::Tensor logits = at::mm(rows, head.t()).to(at::kFloat);
-    if (bias.defined()) logits.add_(bias.to(at::kFloat));
-    return logits;
 }
 
 }  // namespace attnscope
