@@ -82,16 +82,8 @@ public:
         const long long total = 2 + cfg_.encoderLayers + cfg_.decoderLayers;
         long long done = 0;
         auto step = [&] { reportProgress(options.progress, ++done, total); };
-        // Shared embeddings may be stored once under any of their tied names.
-        auto firstOf = [&](std::initializer_list<const char*> names) {
-            for (const char* n : names)
-                if (w.has(n)) return std::string(n);
-            return std::string(*names.begin());
-        };
         if (cfg_.shared) {
-            sourceIn_.tokens = targetIn_.tokens =
-                    w.get(firstOf({"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}),
-                          {cfg_.vocab, E});
+            sourceIn_.tokens = targetIn_.tokens = sharedEmbedding(w, cfg_.vocab, E);
         } else {
             sourceIn_.tokens = w.get("encoder.embed_tokens.weight", {cfg_.vocab, E});
             targetIn_.tokens = w.get("decoder.embed_tokens.weight", {cfg_.decoderVocab, E});

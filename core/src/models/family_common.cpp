@@ -95,6 +95,13 @@ BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::
     return block;
 }
 
+void requirePlainTokens(const TextInput& input, const std::string& family) {
+    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
+        throw Error(family + " models have no token types; give only ids");
+    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
+        throw Error(family + " models take no padding mask; give only the real tokens");
+}
+
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device) {
     return at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).to(device);
 }

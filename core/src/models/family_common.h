@@ -105,6 +105,9 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
 // The one "self" block of a single-stack model; its tokens are both queries and keys.
 BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens);
 
+// Throws unless `input` has no token types but 0 and no padding (the families without them).
+void requirePlainTokens(const TextInput& input, const std::string& family);
+
 // ids as a 1-D long tensor on `device`.
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device);
 

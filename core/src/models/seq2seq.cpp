@@ -26,6 +26,12 @@ int configInt(const JsonConfig& config, const std::string& key, int fallback) {
     return config.has(key) ? config.positiveInt(key) : fallback;
 }
 
+at::Tensor sharedEmbedding(WeightStore& w, std::int64_t rows, std::int64_t hidden) {
+    for (const char* name : {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
+        if (w.has(name)) return w.get(name, {rows, hidden});
+    return w.get("shared.weight", {rows, hidden});  // names the missing tensor
+}
+
 Seq2seqModel::Seq2seqModel(const std::filesystem::path& folder, c10::Device device, std::int64_t sourceVocab)
     : device_(device), source_(folder, sourceVocab),
       targetTokenizer_(Tokenizer::fromFolder(folder, TokenizerSide::Target)),
@@ -69,10 +75,7 @@ std::shared_ptr<const Trace> Seq2seqModel::runForward(const std::vector<std::int
 }
 
 std::shared_ptr<const Trace> Seq2seqModel::runForwardText(const TextInput& input, const RunOptions& options) const {
-    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
-        throw Error(info_.family + " models have no token types; give only ids");
-    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
-        throw Error(info_.family + " models take no padding mask; give only the real tokens");
+    requirePlainTokens(input, info_.family);
     return run(input.ids, input.targetIds, input.maxNewTokens, options);
 }
 

@@ -29,6 +29,10 @@ std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::s
 // An optional positive integer with the Hugging Face config class's default.
 int configInt(const JsonConfig& config, const std::string& key, int fallback);
 
+// The embedding [rows, E] the encoder and decoder share, under the first of its tied names
+// (shared, encoder.embed_tokens, decoder.embed_tokens) the checkpoint keeps.
+at::Tensor sharedEmbedding(WeightStore& weights, std::int64_t rows, std::int64_t hidden);
+
 // What the skeleton needs to know of a family's model.
 struct Seq2seqShape {
     std::int64_t sourceVocab = 0, targetVocab = 0;  // rows of the encoder's / decoder's embedding

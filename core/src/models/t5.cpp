@@ -18,10 +18,8 @@ namespace attnscope {
 namespace {
 
 struct T5Config {
-    int vocab = 32128, dModel = 512, dKv = 64, dFf = 2048, layers = 6, decoderLayers = 6, heads = 8;
-    int buckets = 32, maxDistance = 128;
-    double eps = 1e-6;
-    std::string activation = "relu";  // dense_act_fn
+    int vocab = 32128, layers = 6, decoderLayers = 6, buckets = 32, maxDistance = 128;
+    StackSpec spec;  // both stacks': pre-norm RMS, no biases, no 1/√d scaling
     bool gated = false;
     bool tied = true;
     std::int64_t decoderStart = 0;
@@ -30,16 +28,19 @@ struct T5Config {
 
 T5Config parseT5Config(const JsonConfig& c) {
     T5Config t;
+    StackSpec& s = t.spec;
     t.vocab = configInt(c, "vocab_size", t.vocab);
-    t.dModel = configInt(c, "d_model", t.dModel);
-    t.dKv = configInt(c, "d_kv", t.dKv);
-    t.dFf = configInt(c, "d_ff", t.dFf);
+    s.hidden = configInt(c, "d_model", 512);
+    s.headDim = configInt(c, "d_kv", 64);
+    s.ffn = configInt(c, "d_ff", 2048);
     t.layers = configInt(c, "num_layers", t.layers);
     t.decoderLayers = configInt(c, "num_decoder_layers", t.layers);
-    t.heads = configInt(c, "num_heads", t.heads);
+    s.heads = configInt(c, "num_heads", 8);
+    s.preNorm = s.rms = true;
+    s.qkvBias = s.oBias = s.ffBias = false;
     t.buckets = configInt(c, "relative_attention_num_buckets", t.buckets);
     t.maxDistance = configInt(c, "relative_attention_max_distance", t.maxDistance);
-    t.eps = c.positiveNumber("layer_norm_epsilon", 1e-6);
+    s.eps = c.positiveNumber("layer_norm_epsilon", 1e-6);
     t.tied = c.boolean("tie_word_embeddings", true);
     // feed_forward_proj is "ACT" or "gated-ACT"; "gated-gelu" means gelu_new (T5Config).
     const std::string proj = c.string("feed_forward_proj", "relu");
@@ -47,9 +48,9 @@ T5Config parseT5Config(const JsonConfig& c) {
     t.gated = dash != std::string::npos;
     if (t.gated && proj.substr(0, dash) != "gated")
         c.fail("feed_forward_proj", "'" + proj + "' is not ACT or gated-ACT (relu, gated-gelu, ...)");
-    t.activation = t.gated ? proj.substr(dash + 1) : proj;
-    if (proj == "gated-gelu") t.activation = "gelu_new";
-    requireKnown(c, "feed_forward_proj", t.activation, {"relu", "gelu", "gelu_new", "silu", "swish"});
+    s.activation = t.gated ? proj.substr(dash + 1) : proj;
+    if (proj == "gated-gelu") s.activation = "gelu_new";
+    requireKnown(c, "feed_forward_proj", s.activation, {"relu", "gelu", "gelu_new", "silu", "swish"});
     if (t.buckets < 4) c.fail("relative_attention_num_buckets", "must be at least 4");
     t.decoderStart = *configTokenId(c, "decoder_start_token_id", 0);
     t.eos = configTokenId(c, "eos_token_id", 1);
@@ -99,40 +100,23 @@ public:
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
-        const std::int64_t E = cfg_.dModel;
+        const std::int64_t E = cfg_.spec.hidden, heads = cfg_.spec.heads;
         const long long total = 2 + cfg_.layers + cfg_.decoderLayers;
         long long done = 0;
         auto step = [&] { reportProgress(options.progress, ++done, total); };
-        // The encoder and decoder share `shared`; checkpoints may keep only one of its tied copies.
-        const char* names[] = {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
-        std::string embedName = names[0];
-        for (const char* n : names)
-            if (w.has(n)) {
-                embedName = n;
-                break;
-            }
-        embed_ = w.get(embedName, {cfg_.vocab, E});
+        embed_ = sharedEmbedding(w, cfg_.vocab, E);
         head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
-        StackSpec& s = encoder_.spec;
-        s.hidden = E;
-        s.heads = cfg_.heads;
-        s.headDim = cfg_.dKv;
-        s.ffn = cfg_.dFf;
-        s.preNorm = s.rms = true;
-        s.eps = cfg_.eps;
-        s.qkvBias = s.oBias = s.ffBias = false;
-        s.activation = cfg_.activation;
-        decoder_.spec = s;
+        const StackSpec& s = encoder_.spec = decoder_.spec = cfg_.spec;
         encoder_.layers = loadStack(w, s, t5Names(false, cfg_.gated), "encoder.block.", cfg_.layers, step);
         decoder_.layers = loadStack(w, s, t5Names(true, cfg_.gated), "decoder.block.", cfg_.decoderLayers, step);
-        encoderBias_ = w.get("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
-                             {cfg_.buckets, cfg_.heads});
-        decoderBias_ = w.get("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
-                             {cfg_.buckets, cfg_.heads});
+        encoderBias_ =
+                w.get("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {cfg_.buckets, heads});
+        decoderBias_ =
+                w.get("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {cfg_.buckets, heads});
         encoder_.finalNorm.weight = w.get("encoder.final_layer_norm.weight", {E});
         decoder_.finalNorm.weight = w.get("decoder.final_layer_norm.weight", {E});
         step();
-        if (cfg_.tied) outputScale_ = std::pow(static_cast<double>(cfg_.dModel), -0.5);  // before the tied head
+        if (cfg_.tied) outputScale_ = std::pow(static_cast<double>(E), -0.5);  // before the tied head
 
         Seq2seqShape shape;
         shape.sourceVocab = shape.targetVocab = cfg_.vocab;
@@ -141,8 +125,7 @@ public:
         finishLoad("t5", folder, w, shape);  // maxPositions 0: relative positions, no table
         info_.notes = {"relative position bias (" + std::to_string(cfg_.buckets) + " buckets, max distance " +
                                std::to_string(cfg_.maxDistance) + ")",
-                       "no 1/√d scaling",
-                       cfg_.gated ? "gated " + cfg_.activation + " feed-forward" : cfg_.activation + " feed-forward"};
+                       "no 1/√d scaling", (cfg_.gated ? "gated " : "") + cfg_.spec.activation + " feed-forward"};
         if (cfg_.layers != cfg_.decoderLayers)
             info_.notes.push_back(std::to_string(cfg_.layers) + " encoder, " + std::to_string(cfg_.decoderLayers) +
                                   " decoder layers");
@@ -163,7 +146,7 @@ protected:
                         relativeBucket(j - i, !decoder, cfg_.buckets, cfg_.maxDistance);
         return (decoder ? decoderBias_ : encoderBias_)
                 .index_select(0, idTensor(buckets, device_))
-                .view({n, n, cfg_.heads})
+                .view({n, n, cfg_.spec.heads})
                 .permute({2, 0, 1})
                 .contiguous();
     }
