@@ -19,17 +19,14 @@ namespace attnscope {
 
 namespace {
 
-// Where each tensor lives; BERT and RoBERTa share names, DistilBERT has its own.
+// Where the layers and token types live (the other embeddings have the same names in all three).
 struct Names {
-    std::string word, position, type, embNorm, layer;
+    std::string type, layer;
     StackNames stack;
 };
 
 const Names kBertNames{
-        "embeddings.word_embeddings",
-        "embeddings.position_embeddings",
         "embeddings.token_type_embeddings",
-        "embeddings.LayerNorm",
         "encoder.layer.",
         {"",
          {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"},
@@ -40,10 +37,7 @@ const Names kBertNames{
          "",
          "output.dense",
          "output.LayerNorm"}};
-const Names kDistilNames{"embeddings.word_embeddings",
-                         "embeddings.position_embeddings",
-                         "",
-                         "embeddings.LayerNorm",
+const Names kDistilNames{"",
                          "transformer.layer.",
                          {"",
                           {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin"},
@@ -126,10 +120,10 @@ public:
         const long long total = 2 + cfg_.layers;
         long long done = 0;
         auto step = [&] { reportProgress(options.progress, ++done, total); };
-        word_ = w.get(names_.word + ".weight", {cfg_.vocab, E});
-        position_ = w.get(names_.position + ".weight", {cfg_.positions, E});
+        word_ = w.get("embeddings.word_embeddings.weight", {cfg_.vocab, E});
+        position_ = w.get("embeddings.position_embeddings.weight", {cfg_.positions, E});
         if (!names_.type.empty()) type_ = w.get(names_.type + ".weight", {cfg_.typeVocab, E});
-        embNorm_ = loadNorm(w, names_.embNorm, E);
+        embNorm_ = loadNorm(w, "embeddings.LayerNorm", E);
         step();
         layers_ = loadStack(w, spec_, names_.stack, names_.layer, cfg_.layers, step);
         step();
