@@ -30,16 +30,16 @@ struct BartConfig {
 
 BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     BartConfig b;
-    b.vocab = configInt(c, "vocab_size", s.vocab);
-    b.decoderVocab = s.marianVocab ? configInt(c, "decoder_vocab_size", b.vocab) : b.vocab;
-    b.positions = configInt(c, "max_position_embeddings", b.positions);
-    b.dModel = configInt(c, "d_model", b.dModel);
-    b.encoderLayers = configInt(c, "encoder_layers", b.encoderLayers);
-    b.decoderLayers = configInt(c, "decoder_layers", b.decoderLayers);
-    b.encoderHeads = configInt(c, "encoder_attention_heads", b.encoderHeads);
-    b.decoderHeads = configInt(c, "decoder_attention_heads", b.decoderHeads);
-    b.encoderFfn = configInt(c, "encoder_ffn_dim", b.encoderFfn);
-    b.decoderFfn = configInt(c, "decoder_ffn_dim", b.decoderFfn);
+    b.vocab = c.optionalPositiveInt("vocab_size").value_or(s.vocab);
+    b.decoderVocab = s.marianVocab ? c.optionalPositiveInt("decoder_vocab_size").value_or(b.vocab) : b.vocab;
+    b.positions = c.optionalPositiveInt("max_position_embeddings").value_or(b.positions);
+    b.dModel = c.optionalPositiveInt("d_model").value_or(b.dModel);
+    b.encoderLayers = c.optionalPositiveInt("encoder_layers").value_or(b.encoderLayers);
+    b.decoderLayers = c.optionalPositiveInt("decoder_layers").value_or(b.decoderLayers);
+    b.encoderHeads = c.optionalPositiveInt("encoder_attention_heads").value_or(b.encoderHeads);
+    b.decoderHeads = c.optionalPositiveInt("decoder_attention_heads").value_or(b.decoderHeads);
+    b.encoderFfn = c.optionalPositiveInt("encoder_ffn_dim").value_or(b.encoderFfn);
+    b.decoderFfn = c.optionalPositiveInt("decoder_ffn_dim").value_or(b.decoderFfn);
     b.activation = c.string("activation_function", "gelu");
     requireKnown(c, "activation_function", b.activation, {"gelu", "relu", "gelu_new", "silu", "swish"});
     b.scaleEmbedding = c.boolean("scale_embedding", false);

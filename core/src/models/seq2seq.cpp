@@ -22,10 +22,6 @@ std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::s
     return v.get<std::int64_t>();
 }
 
-int configInt(const JsonConfig& config, const std::string& key, int fallback) {
-    return config.has(key) ? config.positiveInt(key) : fallback;
-}
-
 at::Tensor sharedEmbedding(WeightStore& w, std::int64_t rows, std::int64_t hidden) {
     for (const char* name : {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
         if (w.has(name)) return w.get(name, {rows, hidden});

@@ -26,8 +26,6 @@ namespace attnscope {
 // key is absent or null (nullopt: required). Fails naming the key for anything but an integer >= 0.
 std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
                                           std::optional<std::int64_t> fallback);
-// An optional positive integer with the Hugging Face config class's default.
-int configInt(const JsonConfig& config, const std::string& key, int fallback);
 
 // The embedding [rows, E] the encoder and decoder share, under the first of its tied names
 // (shared, encoder.embed_tokens, decoder.embed_tokens) the checkpoint keeps.

@@ -29,17 +29,17 @@ struct T5Config {
 T5Config parseT5Config(const JsonConfig& c) {
     T5Config t;
     StackSpec& s = t.spec;
-    t.vocab = configInt(c, "vocab_size", t.vocab);
-    s.hidden = configInt(c, "d_model", 512);
-    s.headDim = configInt(c, "d_kv", 64);
-    s.ffn = configInt(c, "d_ff", 2048);
-    t.layers = configInt(c, "num_layers", t.layers);
-    t.decoderLayers = configInt(c, "num_decoder_layers", t.layers);
-    s.heads = configInt(c, "num_heads", 8);
+    t.vocab = c.optionalPositiveInt("vocab_size").value_or(t.vocab);
+    s.hidden = c.optionalPositiveInt("d_model").value_or(512);
+    s.headDim = c.optionalPositiveInt("d_kv").value_or(64);
+    s.ffn = c.optionalPositiveInt("d_ff").value_or(2048);
+    t.layers = c.optionalPositiveInt("num_layers").value_or(t.layers);
+    t.decoderLayers = c.optionalPositiveInt("num_decoder_layers").value_or(t.layers);
+    s.heads = c.optionalPositiveInt("num_heads").value_or(8);
     s.preNorm = s.rms = true;
     s.qkvBias = s.oBias = s.ffBias = false;
-    t.buckets = configInt(c, "relative_attention_num_buckets", t.buckets);
-    t.maxDistance = configInt(c, "relative_attention_max_distance", t.maxDistance);
+    t.buckets = c.optionalPositiveInt("relative_attention_num_buckets").value_or(t.buckets);
+    t.maxDistance = c.optionalPositiveInt("relative_attention_max_distance").value_or(t.maxDistance);
     s.eps = c.positiveNumber("layer_norm_epsilon", 1e-6);
     t.tied = c.boolean("tie_word_embeddings", true);
     // feed_forward_proj is "ACT" or "gated-ACT"; "gated-gelu" means gelu_new (T5Config).
