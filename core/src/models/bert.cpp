@@ -177,7 +177,8 @@ protected:
         x = runStack(spec_, layers_, x, pass, options, capture);
         // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).
         recordFinalHidden(*impl, x);
-        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens));
+        impl->infos.push_back(blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens,
+                                        impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }

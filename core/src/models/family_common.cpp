@@ -84,14 +84,16 @@ void FamilyText::label(Trace::Impl& impl, const std::vector<std::int64_t>& ids) 
     impl.displayTokens = displayLabels(tokenizer_.get(), ids, impl.tokens);
 }
 
-BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens) {
+BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
+                    std::vector<std::string> queries, std::vector<std::string> keys) {
     BlockInfo block;
-    block.name = "self";
+    block.name = name;
     block.layers = layers;
     block.heads = heads;
     block.kvHeads = kvHeads;
     block.causal = causal;
-    block.queryTokens = block.keyTokens = tokens;
+    block.queryTokens = std::move(queries);
+    block.keyTokens = std::move(keys);
     return block;
 }
 

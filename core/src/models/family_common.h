@@ -102,8 +102,10 @@ std::int64_t computeElementSize(const at::Tensor& table);
 // rows into a reused buffer, so the whole of it never exists in float32.
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// The one "self" block of a single-stack model; its tokens are both queries and keys.
-BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens);
+// A block's description: "self" (a single-stack model, its tokens both queries and keys),
+// "encoder", "decoder" or "cross".
+BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
+                    std::vector<std::string> queries, std::vector<std::string> keys);
 
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);

@@ -77,18 +77,6 @@ std::shared_ptr<const Trace> Seq2seqModel::runForwardText(const TextInput& input
 
 namespace {
 
-BlockInfo seq2seqBlock(const std::string& name, int layers, int heads, bool causal, std::vector<std::string> queries,
-                       std::vector<std::string> keys) {
-    BlockInfo b;
-    b.name = name;
-    b.layers = layers;
-    b.heads = b.kvHeads = heads;
-    b.causal = causal;
-    b.queryTokens = std::move(queries);
-    b.keyTokens = std::move(keys);
-    return b;
-}
-
 // A stack's final norm, when it has one.
 at::Tensor finalNorm(const StackSpec& spec, const Norm& norm, const at::Tensor& x) {
     return norm.weight.defined() ? stackNorm(spec, x, norm) : x;
@@ -207,9 +195,9 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
               decoderHeads = static_cast<int>(decoder_.spec.heads);
     const int encoderLayers = static_cast<int>(encoder_.layers.size()),
               decoderLayers = static_cast<int>(decoder_.layers.size());
-    impl->infos.push_back(seq2seqBlock("encoder", encoderLayers, encoderHeads, false, sourceShown, sourceShown));
-    impl->infos.push_back(seq2seqBlock("decoder", decoderLayers, decoderHeads, true, targetShown, targetShown));
-    impl->infos.push_back(seq2seqBlock("cross", decoderLayers, decoderHeads, false, targetShown, sourceShown));
+    impl->infos = {blockInfo("encoder", encoderLayers, encoderHeads, encoderHeads, false, sourceShown, sourceShown),
+                   blockInfo("decoder", decoderLayers, decoderHeads, decoderHeads, true, targetShown, targetShown),
+                   blockInfo("cross", decoderLayers, decoderHeads, decoderHeads, false, targetShown, sourceShown)};
     impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
     impl->outputIds = outputs;
     impl->outputTokens = targetDisplay(outputs);

@@ -169,7 +169,8 @@ protected:
         } else {  // ViTModel without a head: last_hidden_state (after the final LayerNorm) is the output
             recordFinalHidden(*impl, layerNorm(x, final_, cfg_.eps));
         }
-        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens));
+        impl->infos.push_back(
+                blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens, impl->tokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
