@@ -1,6 +1,6 @@
 // Pieces the model families (decoder_forward.cpp, bert.cpp, vit.cpp, t5.cpp, bart.cpp, builtin/models.cpp) share:
 // progress and cancellation, ModelInfo's common fields, a text family's labels and tokenizer,
-// the single "self" block, and the small tensor steps every layer repeats.
+// block descriptions, and the small tensor steps every layer repeats (the layers themselves: layer_stack.h).
 #pragma once
 
 #include "attnscope/models/model.h"
