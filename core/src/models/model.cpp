@@ -142,10 +142,6 @@ std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const Ru
     return trace;
 }
 
-}  // namespace
-
-namespace {
-
 // What every forward does around the family's: checks the options, sets the capture dtype, turns
 // Torch's errors into ours (naming `what`) and finishes the Trace.
 template <class Run>
