@@ -7,6 +7,7 @@
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
+#include "layer_stack.h"
 #include "runtime/memory.h"
 #include "io/weights.h"
 
@@ -18,37 +19,35 @@ namespace attnscope {
 
 namespace {
 
-// Where each tensor lives; BERT and RoBERTa share names, DistilBERT has its own.
+// Where the layers and token types live (the other embeddings have the same names in all three).
 struct Names {
-    std::string word, position, type, embNorm, layer, q, k, v, o, attnNorm, inner, out, outNorm;
+    std::string type, layer;
+    StackNames stack;
 };
 
-const Names kBertNames{"embeddings.word_embeddings",
-                       "embeddings.position_embeddings",
-                       "embeddings.token_type_embeddings",
-                       "embeddings.LayerNorm",
-                       "encoder.layer.",
-                       "attention.self.query",
-                       "attention.self.key",
-                       "attention.self.value",
-                       "attention.output.dense",
-                       "attention.output.LayerNorm",
-                       "intermediate.dense",
-                       "output.dense",
-                       "output.LayerNorm"};
-const Names kDistilNames{"embeddings.word_embeddings",
-                         "embeddings.position_embeddings",
-                         "",
-                         "embeddings.LayerNorm",
+const Names kBertNames{
+        "embeddings.token_type_embeddings",
+        "encoder.layer.",
+        {"",
+         {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"},
+         "attention.output.LayerNorm",
+         "",
+         "",
+         "intermediate.dense",
+         "",
+         "output.dense",
+         "output.LayerNorm"}};
+const Names kDistilNames{"",
                          "transformer.layer.",
-                         "attention.q_lin",
-                         "attention.k_lin",
-                         "attention.v_lin",
-                         "attention.out_lin",
-                         "sa_layer_norm",
-                         "ffn.lin1",
-                         "ffn.lin2",
-                         "output_layer_norm"};
+                         {"",
+                          {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin"},
+                          "sa_layer_norm",
+                          "",
+                          "",
+                          "ffn.lin1",
+                          "",
+                          "ffn.lin2",
+                          "output_layer_norm"}};
 
 struct BertConfig {
     std::string type;
@@ -105,44 +104,29 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     return g;
 }
 
-struct BertLayer {
-    AttentionWeights attn;
-    Linear inner, out;
-    Norm attnNorm, outNorm;
-};
-
 class BertModel final : public TextFamilyModel<BertConfig> {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
         : TextFamilyModel(parseBertConfig(config), folder, device),
-          names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames) {
+          names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames),
+          spec_(scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation)) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
         const std::string prefix = cfg_.type + ".";
         if (w.anyNameStartsWith(prefix)) w.setPrefix(prefix);
-        const std::int64_t E = cfg_.hidden, I = cfg_.inner;
+        const std::int64_t E = cfg_.hidden;
         const long long total = 2 + cfg_.layers;
-        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
-        word_ = w.get(names_.word + ".weight", {cfg_.vocab, E});
-        position_ = w.get(names_.position + ".weight", {cfg_.positions, E});
+        long long done = 0;
+        auto step = [&] { reportProgress(options.progress, ++done, total); };
+        word_ = w.get("embeddings.word_embeddings.weight", {cfg_.vocab, E});
+        position_ = w.get("embeddings.position_embeddings.weight", {cfg_.positions, E});
         if (!names_.type.empty()) type_ = w.get(names_.type + ".weight", {cfg_.typeVocab, E});
-        embNorm_ = norm(w, names_.embNorm, E);
-        step(1);
-        for (int l = 0; l < cfg_.layers; ++l) {
-            const std::string p = names_.layer + std::to_string(l) + ".";
-            BertLayer L;
-            L.attn =
-                    loadAttention(w, p, {names_.q.c_str(), names_.k.c_str(), names_.v.c_str(), names_.o.c_str()}, E, E);
-            L.attnNorm = norm(w, p + names_.attnNorm, E);
-            L.inner = w.linear(p + names_.inner, I, E);
-            L.out = w.linear(p + names_.out, E, I);
-            L.outNorm = norm(w, p + names_.outNorm, E);
-            layers_.push_back(std::move(L));
-            step(2 + l);
-        }
-        step(total);
+        embNorm_ = loadNorm(w, "embeddings.LayerNorm", E);
+        step();
+        layers_ = loadStack(w, spec_, names_.stack, names_.layer, cfg_.layers, step);
+        step();
 
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
                            cfg_.hidden);
@@ -169,10 +153,11 @@ protected:
 
         auto impl = newTrace(in.ids);
         BlockCapture capture;
-        MaskSpec mask;
+        StackPass pass;
+        pass.progress = true;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
-            mask.keyAllowed = idTensor(allowed, device_).ne(0);
+            pass.mask.keyAllowed = idTensor(allowed, device_).ne(0);
         }
 
         at::Tensor idx = idTensor(in.ids, device_);
@@ -189,30 +174,16 @@ protected:
             x = x + type_.index_select(0, idTensor(types, device_));
         }
         x = layerNorm(x, embNorm_, cfg_.eps);
-        ScoreSpec score;
-        score.scale = 1.0 / std::sqrt(static_cast<double>(d));
-        for (int l = 0; l < cfg_.layers; ++l) {
-            const BertLayer& L = layers_[l];
-            const at::Tensor attn =
-                    attentionBlock(L.attn, x, x, H, d, score, mask, layerRun(options, "self", l), capture);
-            x = layerNorm(x + attn, L.attnNorm, cfg_.eps);
-            x = layerNorm(x + L.out(activate(cfg_.activation, L.inner(x))), L.outNorm, cfg_.eps);
-            reportProgress(options.progress, l + 1, cfg_.layers);
-        }
+        x = runStack(spec_, layers_, x, pass, options, capture);
         // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).
         recordFinalHidden(*impl, x);
-        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens));
+        impl->infos.push_back(blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens,
+                                        impl->displayTokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
 
 private:
-    static Norm norm(WeightStore& w, const std::string& name, std::int64_t E) {
-        if (!w.has(name + ".weight") && w.has(name + ".gamma"))  // legacy TF-converted names
-            return {w.get(name + ".gamma", {E}), w.get(name + ".beta", {E})};
-        return loadNorm(w, name, E);
-    }
-
     void checkExtras(const TextInput& in) const {
         const auto n = in.ids.size();
         if (!in.typeIds.empty()) {
@@ -238,9 +209,10 @@ private:
     }
 
     Names names_;
+    StackSpec spec_;
     at::Tensor word_, position_, type_;
     Norm embNorm_;
-    std::vector<BertLayer> layers_;
+    std::vector<StackLayer> layers_;
 };
 
 }  // namespace

@@ -93,7 +93,8 @@ protected:
         if (s.finalSoftcap > 0)
             for (float& v : logits) v = static_cast<float>(s.finalSoftcap * std::tanh(v / s.finalSoftcap));
         impl->nextTokenLogits = std::move(logits);
-        BlockInfo block = selfBlock(s.layers, s.heads, s.kvHeads, true, impl->displayTokens);
+        BlockInfo block =
+                blockInfo("self", s.layers, s.heads, s.kvHeads, true, impl->displayTokens, impl->displayTokens);
         for (std::int64_t window : s.windows)
             if (window > 0) block.layerWindows = s.windows;
         impl->infos.push_back(std::move(block));

@@ -84,15 +84,24 @@ void FamilyText::label(Trace::Impl& impl, const std::vector<std::int64_t>& ids) 
     impl.displayTokens = displayLabels(tokenizer_.get(), ids, impl.tokens);
 }
 
-BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens) {
+BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
+                    std::vector<std::string> queries, std::vector<std::string> keys) {
     BlockInfo block;
-    block.name = "self";
+    block.name = name;
     block.layers = layers;
     block.heads = heads;
     block.kvHeads = kvHeads;
     block.causal = causal;
-    block.queryTokens = block.keyTokens = tokens;
+    block.queryTokens = std::move(queries);
+    block.keyTokens = std::move(keys);
     return block;
+}
+
+void requirePlainTokens(const TextInput& input, const std::string& family) {
+    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
+        throw Error(family + " models have no token types; give only ids");
+    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
+        throw Error(family + " models take no padding mask; give only the real tokens");
 }
 
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device) {
@@ -143,6 +152,8 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
 }
 
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size) {
+    if (!weights.has(name + ".weight") && weights.has(name + ".gamma"))  // legacy TF-converted names (BERT)
+        return {weights.get(name + ".gamma", {size}), weights.get(name + ".beta", {size})};
     return {weights.get(name + ".weight", {size}), weights.get(name + ".bias", {size})};
 }
 

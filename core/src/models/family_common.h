@@ -1,6 +1,6 @@
 // Pieces the model families (decoder_forward.cpp, bert.cpp, vit.cpp, t5.cpp, bart.cpp, builtin/models.cpp) share:
 // progress and cancellation, ModelInfo's common fields, a text family's labels and tokenizer,
-// the single "self" block, and the small tensor steps every layer repeats.
+// block descriptions, and the small tensor steps every layer repeats (the layers themselves: layer_stack.h).
 #pragma once
 
 #include "attnscope/models/model.h"
@@ -102,8 +102,13 @@ std::int64_t computeElementSize(const at::Tensor& table);
 // rows into a reused buffer, so the whole of it never exists in float32.
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// The one "self" block of a single-stack model; its tokens are both queries and keys.
-BlockInfo selfBlock(int layers, int heads, int kvHeads, bool causal, const std::vector<std::string>& tokens);
+// A block's description: "self" (a single-stack model, its tokens both queries and keys),
+// "encoder", "decoder" or "cross".
+BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
+                    std::vector<std::string> queries, std::vector<std::string> keys);
+
+// Throws unless `input` has no token types but 0 and no padding (the families without them).
+void requirePlainTokens(const TextInput& input, const std::string& family);
 
 // ids as a 1-D long tensor on `device`.
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device);
@@ -137,7 +142,7 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
 struct Norm {
     at::Tensor weight, bias;
 };
-// name.weight and name.bias, each [size].
+// name.weight and name.bias, each [size] (or the legacy name.gamma and name.beta).
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size);
 at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
 

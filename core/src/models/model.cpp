@@ -2,6 +2,7 @@
 #include "runtime/device.h"
 #include "decoder_spec.h"
 #include "families.h"
+#include "family_common.h"
 #include "runtime/torch_errors.h"
 #include "attention/trace_impl.h"
 
@@ -90,10 +91,7 @@ std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, cons
 }
 
 std::shared_ptr<const Trace> Model::runForwardText(const TextInput& input, const RunOptions& options) const {
-    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
-        throw Error(info().family + " models have no token types; give only ids");
-    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
-        throw Error(info().family + " models take no padding mask; give only the real tokens");
+    requirePlainTokens(input, info().family);
     if (!input.targetIds.empty())
         throw Error(info().family + " model at " + info().path.string() +
                     " is not an encoder-decoder; it takes no target ids");
@@ -125,14 +123,13 @@ std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options) {
 std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const RunOptions& options,
                                     std::shared_ptr<const TextInput> text, std::shared_ptr<const RgbImage> image) {
     auto& impl = const_cast<Trace::Impl&>(trace->impl());
-    if (options.captureDtype != CaptureDtype::Compute) {
-        const auto dtype = options.captureDtype == CaptureDtype::Float16 ? at::kHalf : at::kBFloat16;
+    if (const auto dtype = captureTypeOf(options)) {
         for (auto& block : impl.blocks)
             for (auto& layer : block.layers) {
                 // Dot and linear layers only: an additive layer's projections feed tanh directly.
                 if (layer.kind == AttentionKind::Additive) continue;
-                layer.q = layer.q.to(dtype);
-                layer.k = layer.k.to(dtype);
+                layer.q = layer.q.to(*dtype);
+                layer.k = layer.k.to(*dtype);
             }
     }
     if (options.temperature != 1.0)
@@ -145,29 +142,34 @@ std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const Ru
     return trace;
 }
 
+// What every forward does around the family's: checks the options, sets the capture dtype, turns
+// Torch's errors into ours (naming `what`) and finishes the Trace.
+template <class Run>
+std::shared_ptr<const Trace> checkedForward(const std::string& what, const RunOptions& options,
+                                            std::shared_ptr<const TextInput> text,
+                                            std::shared_ptr<const RgbImage> image, const Run& run) {
+    checkRunOptions(options);
+    CaptureTypeScope capture(captureTypeOf(options));
+    return finish(translateTorchErrors("running the model on " + what, run), options, std::move(text),
+                  std::move(image));
+}
+
 }  // namespace
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
-    checkRunOptions(options);
-    CaptureTypeScope capture(captureTypeOf(options));
-    auto trace = translateTorchErrors("running the model on " + std::to_string(ids.size()) + " tokens",
-                                      [&] { return runForward(ids, options); });
-    return finish(std::move(trace), options, nullptr, nullptr);
+    return checkedForward(std::to_string(ids.size()) + " tokens", options, nullptr, nullptr,
+                          [&] { return runForward(ids, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
-    checkRunOptions(options);
-    CaptureTypeScope capture(captureTypeOf(options));
-    auto trace = translateTorchErrors("running the model on " + std::to_string(input.ids.size()) + " tokens",
-                                      [&] { return runForwardText(input, options); });
-    return finish(std::move(trace), options, std::make_shared<const TextInput>(input), nullptr);
+    return checkedForward(std::to_string(input.ids.size()) + " tokens", options,
+                          std::make_shared<const TextInput>(input), nullptr,
+                          [&] { return runForwardText(input, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
-    checkRunOptions(options);
-    CaptureTypeScope capture(captureTypeOf(options));
-    auto trace = translateTorchErrors("running the model on an image", [&] { return runForwardImage(image, options); });
-    return finish(std::move(trace), options, nullptr, std::make_shared<const RgbImage>(image));
+    return checkedForward("an image", options, nullptr, std::make_shared<const RgbImage>(image),
+                          [&] { return runForwardImage(image, options); });
 }
 
 std::shared_ptr<const Trace> Model::rerun(const Trace& original, const RunOptions& options) const {

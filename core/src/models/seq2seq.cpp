@@ -22,14 +22,28 @@ std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::s
     return v.get<std::int64_t>();
 }
 
-int configInt(const JsonConfig& config, const std::string& key, int fallback) {
-    return config.has(key) ? config.positiveInt(key) : fallback;
+at::Tensor sharedEmbedding(WeightStore& w, std::int64_t rows, std::int64_t hidden) {
+    for (const char* name : {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
+        if (w.has(name)) return w.get(name, {rows, hidden});
+    return w.get("shared.weight", {rows, hidden});  // names the missing tensor
 }
 
 Seq2seqModel::Seq2seqModel(const std::filesystem::path& folder, c10::Device device, std::int64_t sourceVocab)
     : device_(device), source_(folder, sourceVocab),
       targetTokenizer_(Tokenizer::fromFolder(folder, TokenizerSide::Target)),
       targetVocab_(VocabLabels::forFolder(folder, targetTokenizer_.get())) {}
+
+void Seq2seqModel::finishLoad(const std::string& family, const std::filesystem::path& folder,
+                              const WeightStore& weights, const Seq2seqShape& shape) {
+    shape_ = shape;
+    const StackSpec& e = encoder_.spec;
+    const auto layers = std::max(encoder_.layers.size(), decoder_.layers.size());
+    info_ = familyInfo(family, folder, weights, device_, static_cast<int>(layers), static_cast<int>(e.heads),
+                       static_cast<int>(e.heads), static_cast<int>(e.headDim), static_cast<int>(e.hidden));
+    info_.vocabSize = shape.sourceVocab;
+    info_.maxPositions = shape.maxSource;
+    info_.encoderDecoder = true;
+}
 
 std::vector<std::string> Seq2seqModel::tokenLabels(const std::vector<std::int64_t>& ids) const {
     return source_.labels(ids);
@@ -57,25 +71,15 @@ std::shared_ptr<const Trace> Seq2seqModel::runForward(const std::vector<std::int
 }
 
 std::shared_ptr<const Trace> Seq2seqModel::runForwardText(const TextInput& input, const RunOptions& options) const {
-    if (std::any_of(input.typeIds.begin(), input.typeIds.end(), [](auto t) { return t != 0; }))
-        throw Error(info_.family + " models have no token types; give only ids");
-    if (std::any_of(input.attend.begin(), input.attend.end(), [](auto a) { return a == 0; }))
-        throw Error(info_.family + " models take no padding mask; give only the real tokens");
+    requirePlainTokens(input, info_.family);
     return run(input.ids, input.targetIds, input.maxNewTokens, options);
 }
 
 namespace {
 
-BlockInfo seq2seqBlock(const std::string& name, int layers, int heads, bool causal, std::vector<std::string> queries,
-                       std::vector<std::string> keys) {
-    BlockInfo b;
-    b.name = name;
-    b.layers = layers;
-    b.heads = b.kvHeads = heads;
-    b.causal = causal;
-    b.queryTokens = std::move(queries);
-    b.keyTokens = std::move(keys);
-    return b;
+// A stack's final norm, when it has one.
+at::Tensor finalNorm(const StackSpec& spec, const Norm& norm, const at::Tensor& x) {
+    return norm.weight.defined() ? stackNorm(spec, x, norm) : x;
 }
 
 std::vector<std::int64_t> rowArgmax(const at::Tensor& logits) {
@@ -84,6 +88,48 @@ std::vector<std::int64_t> rowArgmax(const at::Tensor& logits) {
 }
 
 }  // namespace
+
+at::Tensor Seq2seqModel::encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
+                                BlockCapture& capture) const {
+    StackPass pass;
+    pass.block = "encoder";
+    pass.bias = selfBias(false, static_cast<std::int64_t>(ids.size()));
+    const at::Tensor x = runStack(encoder_.spec, encoder_.layers, embed(false, ids), pass, options, capture);
+    return finalNorm(encoder_.spec, encoder_.finalNorm, x);
+}
+
+at::Tensor Seq2seqModel::decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory,
+                                const RunOptions& options, BlockCapture& self, BlockCapture& cross,
+                                bool lastOnly) const {
+    StackPass pass;
+    pass.block = "decoder";
+    pass.mask.causal = true;
+    pass.bias = selfBias(true, static_cast<std::int64_t>(ids.size()));
+    pass.memory = memory;
+    pass.cross = &cross;
+    const at::Tensor x = runStack(decoder_.spec, decoder_.layers, embed(true, ids), pass, options, self);
+    at::Tensor out = finalNorm(decoder_.spec, decoder_.finalNorm, x);
+    if (outputScale_) out = out * *outputScale_;
+    const at::Tensor rows = lastOnly ? out.narrow(0, out.size(0) - 1, 1) : out;
+    at::Tensor logits = at::mm(rows, head_.t()).to(at::kFloat);
+    if (logitsBias_.defined()) logits.add_(logitsBias_.to(at::kFloat));
+    return logits;
+}
+
+ForwardFootprint Seq2seqModel::footprint(std::int64_t queries, std::int64_t keys) const {
+    const StackSpec &e = encoder_.spec, &d = decoder_.spec;
+    const auto layers = static_cast<std::int64_t>(std::max(encoder_.layers.size(), decoder_.layers.size()));
+    const std::int64_t heads = std::max(e.heads, d.heads);
+    return {layers,
+            heads,
+            heads,
+            std::max(e.headDim, d.headDim),
+            e.hidden,
+            std::max(e.ffn, d.ffn),
+            queries,
+            keys,
+            static_cast<std::int64_t>(c10::elementSize(head_.scalar_type()))};
+}
 
 std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& source,
                                                const std::vector<std::int64_t>& target, int maxNewTokens,
@@ -145,24 +191,18 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     source_.label(*impl, source);
     impl->device = device_;
     const std::vector<std::string> sourceShown = impl->displayTokens, targetShown = targetDisplay(rows);
-    impl->infos.push_back(
-            seq2seqBlock("encoder", shape_.encoderLayers, shape_.encoderHeads, false, sourceShown, sourceShown));
-    impl->infos.push_back(
-            seq2seqBlock("decoder", shape_.decoderLayers, shape_.decoderHeads, true, targetShown, targetShown));
-    impl->infos.push_back(
-            seq2seqBlock("cross", shape_.decoderLayers, shape_.decoderHeads, false, targetShown, sourceShown));
+    const int encoderHeads = static_cast<int>(encoder_.spec.heads),
+              decoderHeads = static_cast<int>(decoder_.spec.heads);
+    const int encoderLayers = static_cast<int>(encoder_.layers.size()),
+              decoderLayers = static_cast<int>(decoder_.layers.size());
+    impl->infos = {blockInfo("encoder", encoderLayers, encoderHeads, encoderHeads, false, sourceShown, sourceShown),
+                   blockInfo("decoder", decoderLayers, decoderHeads, decoderHeads, true, targetShown, targetShown),
+                   blockInfo("cross", decoderLayers, decoderHeads, decoderHeads, false, targetShown, sourceShown)};
     impl->blocks = {std::move(encoder), std::move(decoder), std::move(cross)};
     impl->outputIds = outputs;
     impl->outputTokens = targetDisplay(outputs);
     impl->targetLogProbs = std::move(targetLogProbs);
     return std::make_shared<const Trace>(std::move(impl));
-}
-
-at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly) {
-    const at::Tensor rows = lastOnly ? hidden.narrow(0, hidden.size(0) - 1, 1) : hidden;
-    at::Tensor logits = at::mm(rows, head.t()).to(at::kFloat);
-    if (bias.defined()) logits.add_(bias.to(at::kFloat));
-    return logits;
 }
 
 }  // namespace attnscope

@@ -1,7 +1,8 @@
 // The skeleton the Hugging Face encoder-decoder families share (t5.cpp, bart.cpp for bart and
 // mbart, marian.cpp): source and target tokenizers and labels, forced targets and greedy
-// decoding, the three blocks "encoder", "decoder", "cross" and the Trace's outputs. A family
-// implements encode() and decode(); everything a caller sees is here.
+// decoding, the three blocks "encoder", "decoder", "cross", the encoder and decoder layer stacks
+// (layer_stack.h), the head and the Trace's outputs. A family loads the stacks and implements
+// embed() (and selfBias() for positions in the logits); everything a caller sees is here.
 //
 // Trace of an encoder-decoder run:
 //   forced (TextInput::targetIds): decoder rows are the target ids exactly as given; outputIds
@@ -13,6 +14,7 @@
 #pragma once
 
 #include "family_common.h"
+#include "layer_stack.h"
 #include "io/weights.h"
 #include "runtime/memory.h"
 
@@ -24,8 +26,10 @@ namespace attnscope {
 // key is absent or null (nullopt: required). Fails naming the key for anything but an integer >= 0.
 std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
                                           std::optional<std::int64_t> fallback);
-// An optional positive integer with the Hugging Face config class's default.
-int configInt(const JsonConfig& config, const std::string& key, int fallback);
+
+// The embedding [rows, E] the encoder and decoder share, under the first of its tied names
+// (shared, encoder.embed_tokens, decoder.embed_tokens) the checkpoint keeps.
+at::Tensor sharedEmbedding(WeightStore& weights, std::int64_t rows, std::int64_t hidden);
 
 // What the skeleton needs to know of a family's model.
 struct Seq2seqShape {
@@ -34,7 +38,6 @@ struct Seq2seqShape {
     std::int64_t decoderStart = 0;                  // decoder_start_token_id
     std::optional<std::int64_t> eos;                // eos_token_id: greedy decoding stops after it
     bool shiftLastToFront = false;                  // mBART's shift_tokens_right (see encodeTarget)
-    int encoderHeads = 0, decoderHeads = 0, encoderLayers = 0, decoderLayers = 0;
 };
 
 class Seq2seqModel : public Model {
@@ -51,19 +54,25 @@ public:
 
 protected:
     Seq2seqModel(const std::filesystem::path& folder, c10::Device device, std::int64_t sourceVocab);
-    // Called by the family's constructor once its weights are read.
-    void setShape(const Seq2seqShape& shape) { shape_ = shape; }
+    // Called by the family's constructor once its weights are read: the shape, and ModelInfo's
+    // common fields from the stacks (the family adds its notes).
+    void finishLoad(const std::string& family, const std::filesystem::path& folder, const WeightStore& weights,
+                    const Seq2seqShape& shape);
 
-    // Source ids [S] -> the encoder's output [S, E] on the device; one capture per encoder layer
-    // (block "encoder" for RunOptions).
-    virtual at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options,
-                              BlockCapture& capture) const = 0;
-    // Decoder input ids [T] against memory [S, E] -> logits [T, targetVocab] (only the last row
-    // when lastOnly: [1, targetVocab]); blocks "decoder" and "cross".
-    virtual at::Tensor decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory, const RunOptions& options,
-                              BlockCapture& self, BlockCapture& cross, bool lastOnly) const = 0;
-    // Rough working set of a pass (see requireForwardMemory); the family's widths.
-    virtual ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const = 0;
+    // Ids [n] -> the decoder's (or encoder's) input [n, E] on the device: embeddings and positions.
+    virtual at::Tensor embed(bool decoder, const std::vector<std::int64_t>& ids) const = 0;
+    // The additive self-attention bias [H, n, n] (T5's relative positions), or undefined.
+    virtual at::Tensor selfBias(bool /*decoder*/, std::int64_t /*n*/) const { return {}; }
+
+    // A stack of layers and its final norm (undefined: none).
+    struct Stack {
+        StackSpec spec;
+        std::vector<StackLayer> layers;
+        Norm finalNorm;
+    };
+    Stack encoder_, decoder_;
+    at::Tensor head_, logitsBias_;       // [targetVocab, E], [targetVocab] or undefined
+    std::optional<double> outputScale_;  // decoder output × this before the head (T5's tied head)
 
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
                                             const RunOptions& options) const override;
@@ -75,6 +84,14 @@ protected:
 private:
     std::shared_ptr<const Trace> run(const std::vector<std::int64_t>& source, const std::vector<std::int64_t>& target,
                                      int maxNewTokens, const RunOptions& options) const;
+    // Source ids [S] -> the encoder's output [S, E]; block "encoder".
+    at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options, BlockCapture& capture) const;
+    // Decoder input ids [T] against memory [S, E] -> logits [T, targetVocab] in float32 (only the
+    // last row when lastOnly: [1, targetVocab]); blocks "decoder" and "cross".
+    at::Tensor decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory, const RunOptions& options,
+                      BlockCapture& self, BlockCapture& cross, bool lastOnly) const;
+    // Rough working set of a pass (see requireForwardMemory).
+    ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const;
     std::vector<std::string> targetLabels(const std::vector<std::int64_t>& ids) const;
     std::vector<std::string> targetDisplay(const std::vector<std::int64_t>& ids) const;
 
@@ -83,11 +100,5 @@ private:
     VocabLabels targetVocab_;
     Seq2seqShape shape_;
 };
-
-// ---- Pieces the families' layers repeat ------------------------------------------------------
-
-// The logits of rows `hidden` [n, E] (or only its last row) through head [V, E] and an optional
-// bias [V], in float32 on the device.
-at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly);
 
 }  // namespace attnscope

@@ -7,6 +7,7 @@
 #include "families.h"
 #include "family_common.h"
 #include "image_preprocess.h"
+#include "layer_stack.h"
 #include "runtime/memory.h"
 #include "io/weights.h"
 
@@ -74,17 +75,22 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
     return names;
 }
 
-struct VitLayer {
-    Norm before, after;
-    AttentionWeights attn;
-    Linear inner, out;
-};
+const StackNames kVitNames{"attention.",
+                           {"attention.query", "attention.key", "attention.value", "output.dense"},
+                           "layernorm_before",
+                           "",
+                           "",
+                           "intermediate.dense",
+                           "",
+                           "output.dense",
+                           "layernorm_after"};
 
 class VitModel final : public Model {
 public:
     VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
              const LoadOptions& options)
-        : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
+        : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)),
+          spec_(scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation)) {
         if (preprocess_.width != cfg_.imageSize || preprocess_.height != cfg_.imageSize)
             throw Error((folder / "preprocessor_config.json").string() + ": 'size' " +
                         std::to_string(preprocess_.width) + "×" + std::to_string(preprocess_.height) +
@@ -93,27 +99,18 @@ public:
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
         if (w.anyNameStartsWith("vit.")) w.setPrefix("vit.");
-        const std::int64_t E = cfg_.hidden, I = cfg_.inner, p = cfg_.patch;
+        const std::int64_t E = cfg_.hidden, p = cfg_.patch;
         const long long total = 2 + cfg_.layers;
-        auto step = [&](long long done) { reportProgress(options.progress, done, total); };
+        long long done = 0;
+        auto step = [&] { reportProgress(options.progress, ++done, total); };
         cls_ = w.get("embeddings.cls_token", {1, 1, E});
         positions_ = w.get("embeddings.position_embeddings", {1, cfg_.tokens(), E});
         patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
         patchB_ = w.get("embeddings.patch_embeddings.projection.bias", {E});
-        step(1);
-        for (int l = 0; l < cfg_.layers; ++l) {
-            const std::string pre = "encoder.layer." + std::to_string(l) + ".";
-            VitLayer L;
-            L.before = loadNorm(w, pre + "layernorm_before", E);
-            L.attn = loadAttention(w, pre + "attention.",
-                                   {"attention.query", "attention.key", "attention.value", "output.dense"}, E, E,
-                                   cfg_.qkvBias);
-            L.after = loadNorm(w, pre + "layernorm_after", E);
-            L.inner = w.linear(pre + "intermediate.dense", I, E);
-            L.out = w.linear(pre + "output.dense", E, I);
-            layers_.push_back(std::move(L));
-            step(2 + l);
-        }
+        step();
+        spec_.preNorm = true;
+        spec_.qkvBias = cfg_.qkvBias;
+        layers_ = loadStack(w, spec_, kVitNames, "encoder.layer.", cfg_.layers, step);
         final_ = loadNorm(w, "layernorm", E);
         // ViTForImageClassification: a top-level classifier [labels, E]; ViTModel has none.
         if (const auto shape = w.shape("classifier.weight")) {
@@ -121,7 +118,7 @@ public:
             classifier_ = w.linear("classifier", labels, E);
             classNames_ = classNames(config, labels);
         }
-        step(total);
+        step();
 
         info_ = familyInfo("vit", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
                            cfg_.hidden);
@@ -161,16 +158,9 @@ protected:
         // [1, E, g, g] -> [g·g, E], patches in row-major order (row r, column c at r·g + c)
         at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {cfg_.patch, cfg_.patch}).flatten(2)[0].t();
         at::Tensor x = at::cat({cls_[0], patches}, 0) + positions_[0];
-        ScoreSpec score;
-        score.scale = 1.0 / std::sqrt(static_cast<double>(d));
-        for (int l = 0; l < cfg_.layers; ++l) {
-            const VitLayer& L = layers_[l];
-            at::Tensor h = layerNorm(x, L.before, cfg_.eps);
-            x = x + attentionBlock(L.attn, h, h, H, d, score, {}, layerRun(options, "self", l), capture);
-            h = layerNorm(x, L.after, cfg_.eps);
-            x = x + L.out(activate(cfg_.activation, L.inner(h)));
-            reportProgress(options.progress, l + 1, cfg_.layers);
-        }
+        StackPass pass;
+        pass.progress = true;
+        x = runStack(spec_, layers_, x, pass, options, capture);
         if (classifier_.weight.defined()) {
             at::Tensor cls = layerNorm(x.narrow(0, 0, 1), final_, cfg_.eps);
             at::Tensor probs = at::softmax(classifier_(cls).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
@@ -179,7 +169,8 @@ protected:
         } else {  // ViTModel without a head: last_hidden_state (after the final LayerNorm) is the output
             recordFinalHidden(*impl, layerNorm(x, final_, cfg_.eps));
         }
-        impl->infos.push_back(selfBlock(cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens));
+        impl->infos.push_back(
+                blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens, impl->tokens));
         impl->blocks.push_back(std::move(capture));
         return std::make_shared<const Trace>(std::move(impl));
     }
@@ -190,7 +181,8 @@ private:
     ImagePreprocess preprocess_;
     ModelInfo info_;
     at::Tensor cls_, positions_, patchW_, patchB_;
-    std::vector<VitLayer> layers_;
+    StackSpec spec_;
+    std::vector<StackLayer> layers_;
     Norm final_;
     Linear classifier_;
     std::vector<std::string> classNames_;

@@ -1,0 +1,90 @@
+#include "layer_stack.h"
+
+#include "io/weights.h"
+
+#include <cmath>
+
+namespace attnscope {
+
+StackSpec scaledStack(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, double eps,
+                      const std::string& activation) {
+    StackSpec s;
+    s.hidden = hidden;
+    s.heads = heads;
+    s.headDim = hidden / heads;
+    s.ffn = ffn;
+    s.eps = eps;
+    s.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
+    s.activation = activation;
+    return s;
+}
+
+std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const StackNames& names,
+                                  const std::string& prefix, int count, const std::function<void()>& step) {
+    const std::int64_t E = s.hidden, inner = s.heads * s.headDim;
+    auto norm = [&](const std::string& name) {
+        return s.rms ? Norm{w.get(name + ".weight", {E}), {}} : loadNorm(w, name, E);
+    };
+    std::vector<StackLayer> layers;
+    for (int l = 0; l < count; ++l) {
+        const std::string p = prefix + std::to_string(l) + ".";
+        StackLayer L;
+        L.self = loadAttention(w, p + names.self, names.attention, E, inner, s.qkvBias, s.oBias);
+        L.selfNorm = norm(p + names.selfNorm);
+        if (!names.cross.empty()) {
+            L.cross = loadAttention(w, p + names.cross, names.attention, E, inner, s.qkvBias, s.oBias);
+            L.crossNorm = norm(p + names.crossNorm);
+        }
+        L.inner = w.linear(p + names.inner, s.ffn, E, s.ffBias);
+        if (!names.gate.empty()) L.gate = w.linear(p + names.gate, s.ffn, E, s.ffBias);
+        L.out = w.linear(p + names.out, E, s.ffn, s.ffBias);
+        L.ffNorm = norm(p + names.ffNorm);
+        layers.push_back(std::move(L));
+        step();
+    }
+    return layers;
+}
+
+at::Tensor stackNorm(const StackSpec& s, const at::Tensor& x, const Norm& norm) {
+    return s.rms ? rmsNorm(x, norm.weight, s.eps) : layerNorm(x, norm, s.eps);
+}
+
+namespace {
+
+// Residual around f: pre-norm x + f(norm(x)), post-norm norm(x + f(x)).
+template <class F>
+at::Tensor sublayer(const StackSpec& s, const at::Tensor& x, const Norm& norm, const F& f) {
+    if (s.preNorm) return x + f(stackNorm(s, x, norm));
+    return stackNorm(s, x + f(x), norm);
+}
+
+}  // namespace
+
+at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, at::Tensor x, const StackPass& pass,
+                    const RunOptions& options, BlockCapture& self) {
+    ScoreSpec selfScore, crossScore;
+    selfScore.scale = crossScore.scale = s.scale;
+    selfScore.bias = pass.bias;
+    const int count = static_cast<int>(layers.size());
+    for (int l = 0; l < count; ++l) {
+        const StackLayer& L = layers[l];
+        x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
+            return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, pass.mask,
+                                  layerRun(options, pass.block, l), self);
+        });
+        if (pass.memory.defined())
+            x = sublayer(s, x, L.crossNorm, [&](const at::Tensor& h) {
+                return attentionBlock(L.cross, h, pass.memory, s.heads, s.headDim, crossScore, {},
+                                      layerRun(options, "cross", l), *pass.cross);
+            });
+        x = sublayer(s, x, L.ffNorm, [&](const at::Tensor& h) {
+            at::Tensor a = activate(s.activation, L.inner(h));
+            if (L.gate.weight.defined()) a = a * L.gate(h);
+            return L.out(a);
+        });
+        if (pass.progress) reportProgress(options.progress, l + 1, count);
+    }
+    return x;
+}
+
+}  // namespace attnscope

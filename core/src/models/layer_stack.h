@@ -1,0 +1,66 @@
+// The layer stack the encoders (bert.cpp, vit.cpp) and encoder-decoders (seq2seq.h: t5.cpp,
+// bart.cpp) share: a StackSpec says what differs between them (norm placement and kind, biases,
+// the logits scale, the activation), StackNames where each tensor lives, and runStack is the one
+// loop: self-attention, cross-attention (decoders), feed-forward, each a residual sublayer.
+#pragma once
+
+#include "family_common.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+struct StackSpec {
+    std::int64_t hidden = 0, heads = 0, headDim = 0, ffn = 0;  // widths: E, H, d (H·d may differ from E), FFN
+    bool preNorm = false;  // x + f(norm(x)) (ViT, T5, mBART) or norm(x + f(x)) (BERT, BART, Marian)
+    bool rms = false;      // T5's RMS norms (weight only) instead of LayerNorm
+    double eps = 1e-5;
+    double scale = 1.0;  // every attention's logits scale (1/√d, or 1 for T5)
+    bool qkvBias = true, oBias = true, ffBias = true;
+    std::string activation;  // of the feed-forward (see activate)
+};
+
+// Heads of width hidden / heads, logits scaled by 1/√d, LayerNorms, all biases (BERT, ViT, BART).
+StackSpec scaledStack(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, double eps,
+                      const std::string& activation);
+
+// Tensor names under a layer's prefix. Attention names are prefix + self/cross + attention[i].
+struct StackNames {
+    std::string self;
+    std::array<const char*, 4> attention;  // q, k, v, o
+    std::string selfNorm;
+    std::string cross, crossNorm;          // empty: no cross-attention (encoders)
+    std::string inner, gate, out, ffNorm;  // gate empty: ungated, else act(inner x) · gate x
+};
+
+// One layer; selfNorm, crossNorm, ffNorm are the norms of the three sublayers (bias undefined when rms).
+struct StackLayer {
+    AttentionWeights self, cross;
+    Norm selfNorm, crossNorm, ffNorm;
+    Linear inner, gate, out;
+};
+
+// Layers prefix + l + "." for l < count, calling step() after each.
+std::vector<StackLayer> loadStack(WeightStore& weights, const StackSpec& spec, const StackNames& names,
+                                  const std::string& prefix, int count, const std::function<void()>& step);
+
+// What one pass adds to the spec.
+struct StackPass {
+    at::Tensor bias;                // additive self-attention bias [H, n, n] (T5's positions), or undefined
+    MaskSpec mask;                  // of the self-attention
+    at::Tensor memory;              // encoder output [S, E] for the cross-attention; undefined: none
+    std::string block = "self";     // RunOptions' name of the self-attention block ("cross" for cross)
+    BlockCapture* cross = nullptr;  // the cross-attention's captures, with memory
+    bool progress = false;          // report (layer, layers) after each layer
+};
+
+// Runs `layers` over x [n, E]; records the self-attention captures in `self`.
+at::Tensor runStack(const StackSpec& spec, const std::vector<StackLayer>& layers, at::Tensor x, const StackPass& pass,
+                    const RunOptions& options, BlockCapture& self);
+
+// The spec's norm (LayerNorm or RMS) of x.
+at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& norm);
+
+}  // namespace attnscope
