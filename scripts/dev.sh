@@ -62,7 +62,8 @@ sanitize_stage() {
     -DATTNSCOPE_UNITY_BUILD=ON "${extra[@]}"
   # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
   # fuzz targets; not the GUI executable or the benchmarks.
-  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace)
+  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace
+    corpus_folder atomic_writer)
   local s0
   s0=$(date +%s)
   cmake --build "$sanitize_build" --parallel "$(nproc)" --target attnscope-cli attnscope_core_tests \
