@@ -220,3 +220,23 @@ TEST_CASE("cli metrics --flow --progress reports the flow's progress", "[cli][ru
     CHECK_THAT(r.err, Catch::Contains("flow (self): pair "));
     CHECK(nlohmann::json::parse(slurpFile(dir / "m.json"))["blocks"]["self"].contains("flow"));
 }
+
+#ifdef ATTNSCOPE_CLI_HAS_EXPORT
+TEST_CASE("cli export: the project's own workspace seed exports; a generation on an encoder-decoder is named",
+          "[cli][rules][workspace]") {
+    const fs::path seeds = fs::path(ATTNSCOPE_TOKENIZER_DATA) / ".." / ".." / ".." / "fuzz" / "seeds" / "workspace";
+    const auto dir = freshDir("cli-rules-views");
+    const CliResult r =
+            runCli({"export", "--workspace", (seeds / "views.attnscope").string(), "--out", (dir / "v.png").string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(slurpFile(dir / "v.png").rfind("\x89PNG", 0) == 0);
+    auto w = nlohmann::json::parse(slurpFile(seeds / "views.attnscope"));
+    w["generation"]["prompt"] = {5, 6, 7};
+    w["generation"]["generated"] = {1, 2, 3};
+    writeText(dir / "gen.attnscope", w.dump());
+    requireCliInputError(
+            runCli({"export", "--workspace", (dir / "gen.attnscope").string(), "--out", (dir / "g.png").string()}),
+            "workspace: generation: a generation needs a decoder-only language model; reverse-dot (");
+}
+#endif
