@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
 #include <nlohmann/json.hpp>
 
 using namespace attnscope::testing;
@@ -240,3 +242,20 @@ TEST_CASE("cli export: the project's own workspace seed exports; a generation on
             "workspace: generation: a generation needs a decoder-only language model; reverse-dot (");
 }
 #endif
+
+TEST_CASE("cli write errors: a file over the size limit is exit 2 naming the path, the old file kept", "[cli][rules]") {
+    const auto dir = freshDir("cli-rules-fsize");
+    writeText(dir / "m.json", "old");
+    // The real binary (the limit is inherited by the process std::system starts); the limit is
+    // this process's too while it runs, and nothing here writes more than the CLI's one line.
+    rlimit old{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    rlimit small = old;
+    small.rlim_cur = 1024;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    const CliResult r = runCliProcess(
+            {"metrics", "builtin:sentiment-dot", "--text", "a good film", "--out", (dir / "m.json").string()});
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    requireCliInputError(r, (dir / "m.json").string() + ": write failed (File too large)");
+    CHECK(slurpFile(dir / "m.json") == "old");
+}
