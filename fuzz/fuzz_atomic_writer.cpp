@@ -17,6 +17,7 @@
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -74,6 +75,11 @@ const std::map<std::string, fs::file_type>& makeTree() {
             {"l-l-fifo", "l-fifo"}, {"l-missing", "missing"}, {"l-missing-dir", "nodir/x"}, {"loop-a", "loop-b"},
             {"loop-b", "loop-a"},   {"l-inner", "dir/inner"}, {"dir/l-up", "../file"}};
     for (const auto& [name, to] : links) fs::create_symlink(to, tree() / name);
+    if (!madeOnce)  // no device node or FIFO is left in the temporary folder after the run
+        std::atexit([] {
+            std::error_code ec;
+            fs::remove_all(tree(), ec);
+        });
     kinds.clear();
     for (const auto& e : fs::recursive_directory_iterator(tree()))
         kinds[e.path().lexically_relative(tree()).string()] = e.symlink_status().type();

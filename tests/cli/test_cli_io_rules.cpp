@@ -92,6 +92,7 @@ TEST_CASE("cli outputs: a FIFO, a device node or a folder is refused and left as
     if (makeCharDevice(dir / "null", 1, 3)) {  // as root: what replaced /dev/null itself
         requireCliInputError(alignment(dir / "null"), (dir / "null").string() + ": not a regular file");
         CHECK(isCharDevice(dir / "null"));
+        fs::remove(dir / "null");  // no device node is left lying in the temporary folder
     }
     // The staged outputs of --out DIR follow the same rule.
     fs::create_directories(dir / "staged");

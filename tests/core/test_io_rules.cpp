@@ -71,6 +71,7 @@ TEST_CASE("output rule: FIFOs, device nodes and folders are refused and left as 
         }
         CHECK(errorOf([&] { writeFileAtomically(node, "x"); }) == node.string() + ": not a regular file");
         CHECK(isCharDevice(node));
+        fs::remove(node);  // no device node is left lying in the temporary folder
     }
     // Nothing was left behind: no temporaries next to the refused paths.
     for (const auto& e : fs::directory_iterator(dir))
