@@ -41,12 +41,14 @@ int main(int argc, char** argv) {
     parser.setApplicationDescription(QStringLiteral("Explore what every attention head of a transformer attends to."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("MODEL"),
-                                 QStringLiteral("A model folder (config.json + model.safetensors), builtin:NAME, a "
-                                                "workspace FILE.attnscope or an attention file (.npy of maps, "
-                                                "tokens.json beside it) to open (default: builtin:reverse-dot with an "
-                                                "example input)."),
-                                 QStringLiteral("[MODEL]"));
+    parser.addPositionalArgument(
+            QStringLiteral("MODEL"),
+            QStringLiteral("A model folder (config.json + model.safetensors or pytorch_model.bin) or a file in "
+                           "one, a model id (org/name) in the Hugging Face cache, builtin:NAME, a "
+                           "workspace FILE.attnscope or an attention file (.npy of maps, "
+                           "tokens.json beside it) to open (default: builtin:reverse-dot with an "
+                           "example input)."),
+            QStringLiteral("[MODEL]"));
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
     parser.addOption(image);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the attention-lab benchmark tables of docs/benchmarks.md as log-log SVG plots.
+"""Draws the attention-lab benchmark tables of docs/benchmarks-log.md as log-log SVG plots.
 
 Dev-time tool, standard library only:  python3 docs/plot_benchmarks.py
 Reads the "**Name** — wall ms / process CPU ms / peak MiB" tables and writes
@@ -75,7 +75,7 @@ def plot(path, title, lines):
 
 
 def main():
-    tables = read_tables((DOCS / "benchmarks.md").read_text())
+    tables = read_tables((DOCS / "benchmarks-log.md").read_text())
     maps = []
     for i, name in enumerate(["DotMap", "LinearMap", "FavorMap", "AdditiveMap"]):
         short = name[:-3].lower()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # AttnScope on a fresh Debian 12 machine: install the Debian packages it needs, build, and then
 #   scripts/dev.sh gui [MODEL]   start the desktop app (on MODEL when given)
-#   scripts/dev.sh test          run the whole test suite (what CI runs): the Release build's
+#   scripts/dev.sh test          run the whole test suite (what CI runs; docs/ci.md): the Release build's
 #                                ctest, then the same core, cli and ui tests built with clang
 #                                under ASan + UBSan in build-sanitize/, with short fixed-seed
 #                                runs of the libFuzzer targets (docs/fuzzing.md)
@@ -62,12 +62,10 @@ sanitize_stage() {
     -DATTNSCOPE_UNITY_BUILD=ON "${extra[@]}"
   # Only what ctest runs here: the core, CLI, internal and ui tests (with the monkey walk) and the
   # fuzz targets; not the GUI executable or the benchmarks.
-  local fuzzers=(safetensors shard_index config tokenizer_json encode vocab_files sentencepiece preprocessor image npy workspace
-    corpus_folder atomic_writer)
   local s0
   s0=$(date +%s)
   cmake --build "$sanitize_build" --parallel "$(nproc)" --target attnscope-cli attnscope_core_tests \
-    attnscope_cli_tests attnscope_internal_tests attnscope_ui_tests "${fuzzers[@]/#/fuzz_}"
+    attnscope_cli_tests attnscope_internal_tests attnscope_ui_tests attnscope_fuzzers
   local s1
   s1=$(date +%s)
   # install_tree checks the packaging in the Release stage; it needs the GUI executable, which this

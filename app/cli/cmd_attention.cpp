@@ -161,7 +161,7 @@ int runAttention(const std::vector<std::string>& argv) {
               withGenerateOptions(withAlignmentOptions(
                       withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features",
                                         "seed", "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune",
-                                        "prune-count", "capture-dtype", "weights"}))),
+                                        "prune-count", "capture-dtype", "weights", "revision"}))),
               withGenerateFlags({"propagate", "prune-least", "progress"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
@@ -305,7 +305,8 @@ Command attentionCommand() {
             "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
             "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
             "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
-            "MODEL is a model folder or builtin:NAME.\n"
+            "MODEL is a model folder, a file in one, builtin:NAME or a model id in the Hugging Face cache\n"
+            "(--revision REV; see info --help).\n"
             "--weights: half-precision weights converted to float32 up front, or streamed from the file one layer\n"
             "  at a time (auto: streamed only when converting does not fit in memory).\n"
             "--capture-dtype keeps the recorded Q and K in half precision (maps are still computed in float32).\n"

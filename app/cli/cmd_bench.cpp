@@ -42,7 +42,7 @@ long long rssAnonKib() {
 int runBench(const std::vector<std::string>& argv) {
     Args args(argv,
               {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
-               "detail", "rollout-rows"},
+               "detail", "rollout-rows", "revision"},
               {"json", "progress", "rates", "metrics"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);

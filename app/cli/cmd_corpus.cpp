@@ -94,7 +94,7 @@ void report(const CorpusResult& r, const std::filesystem::path& out, bool plots)
 int runCorpusCommand(const std::vector<std::string>& argv) {
     Args args(argv,
               {"data", "out", "device", "weights", "format", "max-tokens", "subset", "analyses", "order", "shard",
-               "max-new-tokens", "separators"},
+               "max-new-tokens", "separators", "revision"},
               {"skip-bad-lines", "no-plots"});
     args.expectPositionals(1);
     const std::filesystem::path data = args.required("data"), out = args.required("out");

@@ -8,34 +8,16 @@
 
 #ifdef ATTNSCOPE_CLI_EXPORT
 #include "figure/corpusfigures.h"
-
-#include <QGuiApplication>
+#include "headless_qt.h"
 #endif
 
 namespace attnscope::cli {
 
 #ifdef ATTNSCOPE_CLI_EXPORT
 
-namespace {
-
-// Fonts need a QGuiApplication; the offscreen platform needs no display.
-std::unique_ptr<QGuiApplication> guiApp() {
-    if (QGuiApplication::instance()) return nullptr;
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& message) {
-        if (type == QtCriticalMsg || type == QtFatalMsg) std::cerr << "qt: " << message.toStdString() << "\n";
-    });
-    static int argc = 1;
-    static char name[] = "attnscope-cli";
-    static char* args[] = {name, nullptr};
-    return std::make_unique<QGuiApplication>(argc, args);
-}
-
-}  // namespace
-
 void writePruningComparison(const std::vector<CorpusResult>& results, const std::vector<std::string>& names,
                             const std::filesystem::path& file) {
-    const auto app = guiApp();
+    const HeadlessQt qt;
     std::vector<QString> qnames;
     for (const auto& n : names) qnames.push_back(QString::fromStdString(n));
     CurveFigure f = pruningFigure(results, qnames);
@@ -43,7 +25,7 @@ void writePruningComparison(const std::vector<CorpusResult>& results, const std:
 }
 
 void writeCorpusPlots(const CorpusResult& r, const std::filesystem::path& dir) {
-    const auto app = guiApp();
+    const HeadlessQt qt;
     if (auto fig = importanceFigure(r)) {
         writeFigure(*fig, QString::fromStdString((dir / "importance.pdf").string()));
         std::cerr << "wrote " << (dir / "importance.pdf").string() << "\n";

@@ -8,6 +8,7 @@
 #include "model_input.h"
 
 #include "attnscope/runtime/error.h"
+#include "attnscope/io/model_location.h"
 #include "attnscope/models/model.h"
 #include "attnscope/attention/trace.h"
 
@@ -21,11 +22,11 @@
 #include "figure/gridfigure.h"
 #include "figure/headfigure.h"
 #include "figure/workspace.h"
+#include "headless_qt.h"
 
 #include "attnscope/lab/interventions.h"
 
 #include <QFileInfo>
-#include <QGuiApplication>
 #endif
 
 namespace attnscope::cli {
@@ -122,7 +123,8 @@ int runWorkspaceExport(const Args& args, const QString& out) {
     const Workspace ws = readWorkspace(QString::fromStdString(args.required("workspace")));
     LoadOptions options;
     options.device = parseDeviceChoice(args.value("device").value_or(ws.device.toStdString()));
-    const auto model = Model::load(ws.model.toStdString(), options);
+    // A workspace saved on a model id (org/name) reopens it from the hub cache.
+    const auto model = Model::load(resolveModelLocation(ws.model.toStdString()), options);
     const int pngDpi = int(dpi > 0 ? dpi : ws.figure.dpi);
     if (batch != Batch::None) {
         const auto trace = workspaceTrace(*model, ws);
@@ -148,7 +150,7 @@ int runWorkspaceExport(const Args& args, const QString& out) {
 int runExport(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "layer", "head", "block", "colormap", "scale",
-                                "width-in", "dpi", "title", "figure", "workspace", "heads"}),
+                                "width-in", "dpi", "title", "figure", "workspace", "heads", "revision"}),
               {"all-heads", "all-layers"});
     const QString out = QString::fromStdString(args.required("out"));
     if (!figureFormatFor(out))
@@ -247,17 +249,7 @@ int runExport(const std::vector<std::string>& argv) {
 }
 
 int runExportCommand(const std::vector<std::string>& argv) {
-    // Fonts need a QGuiApplication; the offscreen platform needs no display.
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    // Qt's own notes (e.g. "XDG_RUNTIME_DIR not set") would break the one-line error contract;
-    // only critical messages get through.
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& message) {
-        if (type == QtCriticalMsg || type == QtFatalMsg) std::cerr << "qt: " << message.toStdString() << "\n";
-    });
-    static int argc = 1;
-    static char name[] = "attnscope-cli";
-    static char* args[] = {name, nullptr};
-    QGuiApplication app(argc, args);
+    const HeadlessQt qt;
     return runExport(argv);
 }
 

@@ -13,7 +13,7 @@ namespace attnscope::cli {
 namespace {
 
 int runInfo(const std::vector<std::string>& argv) {
-    Args args(argv, {"device", "weights"}, {"json", "progress"});
+    Args args(argv, {"device", "weights", "revision"}, {"json", "progress"});
     args.expectPositionals(1);
     auto model = loadModel(args);
     const ModelInfo& i = model->info();
@@ -60,11 +60,14 @@ int runInfo(const std::vector<std::string>& argv) {
 
 Command infoCommand() {
     return {"info", "describe a model",
-            "usage: attnscope-cli info MODEL [--device cpu|cuda|auto] [--weights auto|convert|stream] [--progress] [--json]\n\n"
+            "usage: attnscope-cli info MODEL [--revision REV] [--device cpu|cuda|auto] [--weights auto|convert|stream]\n"
+            "                              [--progress] [--json]\n\n"
             "Prints the model's family, layers, heads, head dim, parameters, dtype and max positions, and\n"
             "what the family does to its maps (sliding windows, soft-cap, ALiBi, partial rotary, kv groups), and\n"
             "how the weights are held (converted to float32, or streamed from the file one layer at a time).\n"
-            "MODEL is a folder with config.json and model.safetensors.\n",
+            "MODEL is a folder with config.json and model.safetensors (or pytorch_model.bin), a file in one, builtin:NAME,\n"
+            "or a Hugging Face model id (org/name) already in the local hub cache ($HF_HUB_CACHE, $HF_HOME/hub,\n"
+            "~/.cache/huggingface/hub) at --revision (a ref or a commit; default main). Nothing is downloaded.\n",
             runInfo};
 }
 

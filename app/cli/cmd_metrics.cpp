@@ -4,6 +4,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/head_table.h"
 #include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
@@ -16,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <sstream>
 
 namespace attnscope::cli {
 
@@ -56,31 +56,33 @@ nlohmann::json headJson(const HeadMetrics& m) {
 // With detectors, their columns (det_previous_token, det_duplicate_token, det_induction,
 // det_first_token) follow the others.
 std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
-    std::ostringstream s;
-    s.precision(8);
-    s << "block,layer,head,entropy,mean_distance,first_token,separator,pattern,diagonal,previous,global,global_key,local,sparse,kl_dot_linear";
+    std::vector<std::string> columns = {"entropy",    "mean_distance", "first_token", "separator",
+                                        "pattern",    "diagonal",      "previous",    "global",
+                                        "global_key", "local",         "sparse",      "kl_dot_linear"};
     if (detectors)
         for (const HeadMetricInfo& info : headMetricList())
-            if (info.detector) s << "," << info.key;
-    s << "\n";
+            if (info.detector) columns.push_back(info.key);
+    HeadTable table(columns);
+    const auto num = [](double v) { return numberText(v, 8); };
     for (const HeadMetrics& m : metrics) {
-        s << m.block << "," << m.layer << "," << m.head << "," << m.entropy << "," << m.meanDistance << ","
-          << m.firstToken << "," << m.separator << "," << patternName(m.pattern) << "," << m.scores.diagonal << ","
-          << m.scores.previous << "," << m.scores.global << "," << m.scores.globalKey << "," << m.scores.local << ","
-          << m.scores.sparse << "," << m.klDotLinear;
+        std::vector<std::string> cells = {
+                num(m.entropy),         num(m.meanDistance),    num(m.firstToken),
+                num(m.separator),       patternName(m.pattern), num(m.scores.diagonal),
+                num(m.scores.previous), num(m.scores.global),   std::to_string(m.scores.globalKey),
+                num(m.scores.local),    num(m.scores.sparse),   num(m.klDotLinear)};
         if (detectors)
             for (const HeadMetricInfo& info : headMetricList())
-                if (info.detector) s << "," << info.value(m);
-        s << "\n";
+                if (info.detector) cells.push_back(num(info.value(m)));
+        table.addRow(m.block, m.layer, m.head, std::move(cells));
     }
-    return s.str();
+    return table.csv();
 }
 
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
                                 "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                "probe-first"}),
+                                "probe-first", "revision"}),
               {"flow", "detectors", "progress"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
@@ -211,10 +213,10 @@ Command metricsCommand() {
             "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
             "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
             "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
-            "core/include/attnscope/metrics.h) and KL(dot || linear elu+1). The .json file adds, per block,\n"
-            "the head-to-head cosine similarity matrix (index layer·heads + head), the attention rollout and,\n"
-            "with --flow, the attention flow (max-flow; all rows, or --flow-rows: query positions) of\n"
-            "self-attention blocks; --progress writes its progress, with the time left, on stderr.\n"
+            "core/include/attnscope/analysis/metrics.h) and KL(dot || linear elu+1). The .json file adds,\n"
+            "per block, the head-to-head cosine similarity matrix (index layer·heads + head), the attention\n"
+            "rollout and, with --flow, the attention flow (max-flow; all rows, or --flow-rows: query\n"
+            "positions) of self-attention blocks; --progress writes its progress, with the time left, on stderr.\n"
             "The .csv file has one row per head.\n"
             "--attention-file reads the maps from a .npy instead of running a model: [layers, heads, n, n],\n"
             "[heads, n, n] or [layers, 1, heads, n, n] probabilities (e.g. numpy.save of Hugging Face's\n"

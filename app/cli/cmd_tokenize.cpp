@@ -3,6 +3,7 @@
 
 #include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
+#include "attnscope/io/model_location.h"
 #include "attnscope/tokenizer/tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -15,16 +16,11 @@ namespace attnscope::cli {
 
 namespace {
 
+// A tokenizer path (Tokenizer::fromPath), or a model id in the Hugging Face cache.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string& path) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file or folder");
-    if (!std::filesystem::is_directory(path, ec)) return Tokenizer::fromFile(path);
-    auto tok = Tokenizer::fromFolder(path);
-    if (!tok)
-        throw Error(path +
-                    ": no tokenizer here (tokenizer.json, spiece.model, tokenizer.model, sentencepiece.bpe.model, "
-                    "source.spm + vocab.json, vocab.json + merges.txt, or vocab.txt)");
-    return tok;
+    if (!std::filesystem::exists(path, ec) && isModelId(path)) return Tokenizer::fromPath(hubSnapshot(path));
+    return Tokenizer::fromPath(path);
 }
 
 std::string inputText(const Args& args) {
@@ -63,9 +59,11 @@ int runTokenize(const std::vector<std::string>& argv) {
 Command tokenizeCommand() {
     return {"tokenize", "text -> token ids, exactly as Hugging Face's tokenizers",
             "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
-            "PATH is a tokenizer.json or a model folder (tokenizer.json, else a SentencePiece model: spiece.model,\n"
-            "tokenizer.model, sentencepiece.bpe.model or Marian's source.spm + vocab.json; else vocab.json +\n"
-            "merges.txt, else vocab.txt). Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
+            "PATH is a tokenizer file (a tokenizer.json, or a SentencePiece model such as spiece.model read with its\n"
+            "folder's tokenizer_config.json), a model folder or another file in one, or a model id in the Hugging\n"
+            "Face cache. A folder reads tokenizer.json, else a SentencePiece model (spiece.model, tokenizer.model,\n"
+            "sentencepiece.bpe.model or Marian's source.spm + vocab.json), else vocab.json + merges.txt, else\n"
+            "vocab.txt. Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
             "[[begin, end], ...], \"tokenizer\": FILE}: raw vocabulary tokens, byte offsets into the UTF-8 text\n"
             "((0, 0) for tokens the post-processor adds) and the file read. Special tokens ([CLS], <s>, ...) are\n"
             "added as the post-processor (or the family's slow tokenizer) says unless --no-special.\n",

@@ -2,6 +2,7 @@
 
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
+#include "attnscope/io/model_location.h"
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/token_ids.h"
 
@@ -27,7 +28,8 @@ std::shared_ptr<const Model> loadModel(const Args& args) {
             throw Error("--weights '" + *w + "' is not one of auto, convert, stream");
     }
     if (args.flag("progress")) options.progress = stderrProgress("loading", "tensors");
-    return Model::load(args.positional(0, "MODEL (a model folder or builtin:NAME)"), options);
+    const std::string spec = args.positional(0, "MODEL (a model folder, a file in one, builtin:NAME or a model id)");
+    return Model::load(resolveModelLocation(spec, args.value("revision").value_or("")), options);
 }
 
 void applyRunFlags(const Args& args, RunOptions& options, const std::string& what) {

@@ -17,8 +17,9 @@ class Model;
 
 namespace attnscope::cli {
 
-// Loads positional 0 (a model folder or builtin:NAME) on --device (default auto), with
-// --weights auto|convert|stream and --progress where the command declares them.
+// Loads positional 0 (a model folder, a file of one, builtin:NAME, or a model id in the Hugging
+// Face cache at --revision; io/model_location.h) on --device (default auto), with
+// --weights auto|convert|stream, --revision and --progress where the command declares them.
 std::shared_ptr<const Model> loadModel(const Args& args);
 
 // --capture-dtype compute|float16|bfloat16 and --progress (where declared) into options; `what`

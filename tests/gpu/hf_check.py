@@ -3,7 +3,8 @@
 
   python3 tests/gpu/hf_check.py --cli build-gpu/app/attnscope-cli [--devices cpu,cuda]
 
-For each family a tiny random model is built with transformers, saved with save_pretrained (real
+For every family AttnScope opens (the text decoders and encoders, the encoder-decoders with their
+encoder, decoder and cross maps, and ViT) a tiny random model is built with transformers, saved with save_pretrained (real
 tensor names, config.json, shards for Llama, the image processor's preprocessor_config.json for
 ViT), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
 same folder and input, and the two [layers, heads, n, n] stacks are compared. Needs torch,
@@ -38,6 +39,7 @@ def randomise(model, seed):
 
 
 def text_models():
+    """Every text family AttnScope opens: (model class, config, options), tiny and random."""
     common = dict(vocab_size=99, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
                   max_position_embeddings=64)
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -46,7 +48,7 @@ def text_models():
         llama = tf.LlamaConfig(**common, num_key_value_heads=2, rope_theta=500000.0, rope_scaling=llama3)
     except TypeError:  # newer layout only
         llama = tf.LlamaConfig(**common, num_key_value_heads=2, rope_parameters=dict(llama3, rope_theta=500000.0))
-    return {
+    models = {
         "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(vocab_size=99, n_embd=64, n_layer=2, n_head=4, n_positions=64), {}),
         "bert": (tf.BertModel, tf.BertConfig(**common, type_vocab_size=2), {"types": True, "pad": 2}),
         "roberta": (tf.RobertaModel, tf.RobertaConfig(**dict(common, max_position_embeddings=66), pad_token_id=1,
@@ -56,6 +58,53 @@ def text_models():
         "llama": (tf.LlamaForCausalLM, llama, {"shard": "60KB"}),
         "mistral": (tf.MistralForCausalLM, tf.MistralConfig(**common, num_key_value_heads=2, sliding_window=4), {}),
         "qwen2": (tf.Qwen2ForCausalLM, tf.Qwen2Config(**common, num_key_value_heads=2, tie_word_embeddings=True), {}),
+    }
+    for name, (model_type, kwargs) in decoder_configs(common).items():
+        models[name] = (tf.AutoModelForCausalLM, tf.AutoConfig.for_model(model_type, **kwargs), {"auto": True})
+    return models
+
+
+def decoder_configs(common):
+    """The thirteen further decoder families, each with the options that change its attention: partial
+    rotary, local layers, soft-caps, sliding windows, q/k norms, ALiBi, multi-query and grouped heads."""
+    gqa = dict(common, num_key_value_heads=2)
+    gemma = dict(gqa, head_dim=16, pad_token_id=0)
+    return {
+        "gpt_neox": ("gpt_neox", dict(common, rotary_pct=0.5, partial_rotary_factor=0.5, use_parallel_residual=True)),
+        "gptj": ("gptj", dict(vocab_size=99, n_embd=64, n_layer=2, n_head=4, n_positions=64, rotary_dim=8)),
+        "gpt_neo": ("gpt_neo", dict(vocab_size=99, hidden_size=64, num_layers=2, num_heads=4, intermediate_size=96,
+                                    max_position_embeddings=64, attention_types=[[["global", "local"], 1]],
+                                    window_size=4)),
+        "phi": ("phi", dict(gqa, partial_rotary_factor=0.5, qk_layernorm=True)),
+        "gemma": ("gemma", gemma),
+        "gemma2": ("gemma2", dict(gemma, query_pre_attn_scalar=16, attn_logit_softcapping=5.0,
+                                  final_logit_softcapping=30.0, sliding_window=4)),
+        "gemma3_text": ("gemma3_text", dict(gemma, query_pre_attn_scalar=16, sliding_window=4,
+                                            layer_types=["sliding_attention", "full_attention"])),
+        "qwen3": ("qwen3", dict(gqa, head_dim=16)),
+        "olmo2": ("olmo2", dict(gqa, pad_token_id=1)),
+        "phi3": ("phi3", dict(gqa, pad_token_id=0, bos_token_id=1, eos_token_id=2)),
+        "opt": ("opt", dict(vocab_size=99, hidden_size=64, ffn_dim=96, num_hidden_layers=2, num_attention_heads=4,
+                            max_position_embeddings=64, word_embed_proj_dim=64, pad_token_id=1)),
+        "bloom": ("bloom", dict(vocab_size=99, hidden_size=64, n_layer=2, n_head=4, pad_token_id=3)),
+        "falcon": ("falcon", dict(vocab_size=99, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                  new_decoder_architecture=True, num_kv_heads=2, bias=True)),
+        "falcon-alibi": ("falcon", dict(vocab_size=99, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                        alibi=True, multi_query=False, parallel_attn=False, bias=True)),
+    }
+
+
+def seq2seq_models():
+    """The encoder-decoders: T5 (relative buckets, gated FFN), BART, mBART (pre-norm) and Marian (sinusoidal)."""
+    shape = dict(vocab_size=99, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                 decoder_attention_heads=4, encoder_ffn_dim=96, decoder_ffn_dim=96, max_position_embeddings=64)
+    return {
+        "t5": ("t5", dict(vocab_size=99, d_model=64, d_kv=16, d_ff=96, num_layers=2, num_heads=4,
+                          relative_attention_num_buckets=8, relative_attention_max_distance=16,
+                          feed_forward_proj="gated-gelu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)),
+        "bart": ("bart", dict(shape, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)),
+        "mbart": ("mbart", dict(shape, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)),
+        "marian": ("marian", dict(shape, pad_token_id=98, eos_token_id=0, decoder_start_token_id=98)),
     }
 
 
@@ -89,7 +138,7 @@ def check_text(cli, devices, root, failures):
 
 def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
     torch.manual_seed(i)
-    model = cls(config)
+    model = cls.from_config(config) if opts.get("auto") else cls(config)
     randomise(model, i)
     folder = os.path.join(root, name)
     model.save_pretrained(folder, max_shard_size=opts.get("shard", "1GB"))
@@ -119,6 +168,41 @@ def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
         else:
             theirs_cmp = theirs
         report(name, device, ours, theirs_cmp, failures)
+
+
+def check_seq2seq(cli, devices, root, failures):
+    for i, (name, (model_type, kwargs)) in enumerate(seq2seq_models().items()):
+        try:
+            check_one_seq2seq(cli, devices, root, failures, 100 + i, name, tf.AutoConfig.for_model(model_type, **kwargs))
+        except Exception as e:  # report and go on with the other families
+            print(f"hf-check {name}: {type(e).__name__}: {e}", flush=True)
+            failures.append(name)
+
+
+def check_one_seq2seq(cli, devices, root, failures, seed, name, config):
+    torch.manual_seed(seed)
+    model = tf.AutoModelForSeq2SeqLM.from_config(config)
+    randomise(model, seed)
+    folder = os.path.join(root, name)
+    model.save_pretrained(folder)
+    model = tf.AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager").eval()
+    g = torch.Generator().manual_seed(seed)
+    source = torch.randint(3, 98, (1, 9), generator=g)
+    # Teacher forcing: the decoder's input starts with its start token, exactly as --target-ids takes it.
+    target = torch.cat([torch.tensor([[config.decoder_start_token_id]]), torch.randint(3, 98, (1, 5), generator=g)], 1)
+    with torch.no_grad():
+        out = model(input_ids=source, decoder_input_ids=target, output_attentions=True)
+    theirs = {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions, "cross": out.cross_attentions}
+    args = ["--ids", ",".join(map(str, source[0].tolist())), "--target-ids", ",".join(map(str, target[0].tolist()))]
+    for device in devices:
+        with tempfile.TemporaryDirectory() as out_dir:
+            r = subprocess.run([cli, "attention", folder, *args, "--out", out_dir, "--device", device],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"attnscope-cli failed: {r.stderr.strip()}")
+            for block, maps in theirs.items():
+                ours = np.load(os.path.join(out_dir, f"{block}.npy"))
+                report(f"{name}/{block}", device, ours, torch.stack(maps)[:, 0].numpy(), failures)
 
 
 def check_vit(cli, devices, root, failures):
@@ -162,7 +246,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as root:
         devices = a.devices.split(",")
-        for check in (check_text, check_vit):
+        for check in (check_text, check_seq2seq, check_vit):
             try:
                 check(a.cli, devices, root, failures)
             except Exception as e:  # report and go on with the other families

@@ -2,7 +2,7 @@
 # GPU checks for AttnScope, on a machine with an NVIDIA GPU, nvcc and a Python PyTorch with CUDA:
 #   1. builds core, attnscope-cli and the tests without Qt against PyTorch's LibTorch
 #      (CMAKE_PREFIX_PATH from torch.utils.cmake_prefix_path), with core's CUDA kernels;
-#   2. runs the CUDA tests (tests/core/test_cuda.cpp: CPU and GPU maps agree, half precision
+#   2. runs the CUDA tests (tests/core/runtime/test_cuda.cpp: CPU and GPU maps agree, half precision
 #      within the stated tolerances); where transformers is installed, tests/gpu/hf_check.py
 #      compares the CLI's maps with transformers' own (eager attention) on tiny random models of
 #      every family; the whole core suite (and, last, the CLI suite);
@@ -12,7 +12,8 @@
 #      144 thumbnails, detail/zoom/temperature and all-head metrics at 4,096 tokens, forwards at
 #      16,384 and 32,768, PyTorch eager beside them; GPU memory sampled by nvidia-smi.
 # Results go to $OUT (or the first argument, or ./gpu-results): log.txt, cuda-tests.txt,
-# hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks.md with the date and the GPU.
+# hf-check.txt, bench.txt, summary.txt. Record them in docs/benchmarks-log.md with the date and the GPU,
+# and the latest figures in docs/benchmarks.md.
 #
 # Header-only dependencies the machine lacks (nlohmann-json, Catch2 v2) are taken from
 # .gpu-deps/ when present (tests/gpu/stage_deps.sh fills it on a Debian machine).

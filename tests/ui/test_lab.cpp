@@ -2,7 +2,7 @@
 // head masking and pruning, the metrics table and the block views. Every expectation is computed
 // here straight from core (Model::forward with RunOptions, Trace::map, fitAdditive,
 // compareOutputs, headMetrics, blockRollout) and compared with what the widgets show.
-#include "window_fixture.h"
+#include "lab_fixture.h"
 
 #include "window/labcontroller.h"
 #include "panels/labpanel.h"
@@ -30,52 +30,6 @@
 #include <cmath>
 
 using namespace uitest;
-
-namespace {
-
-struct LabFixture : WindowFixture {
-    LabController* lab = window.lab();
-    LabPanel* panel = lab->panel();
-
-    ~LabFixture() { lab->shutdown(); }
-
-    MapKey key() const { return {controls->blockCombo()->currentIndex(), layer->value(), head->value()}; }
-
-    // Waits for the lab's re-run of the current trace (the change display shows it).
-    void waitForRerun() {
-        REQUIRE(QTest::qWaitFor([&] { return lab->shownTrace() != session->trace() && lab->changeView()->hasChange(); },
-                                20000));
-    }
-
-    void requireSameChange(const attnscope::OutputChange& expected) {
-        const attnscope::OutputChange& shown = lab->changeView()->change();
-        CHECK(shown.kind == expected.kind);
-        CHECK(shown.kl == Approx(expected.kl).margin(1e-12));
-        CHECK(shown.sameTop == expected.sameTop);
-        CHECK(shown.changedOutput == expected.changedOutput);
-        CHECK(shown.changedProbabilities == expected.changedProbabilities);
-        REQUIRE(shown.changedTop.size() == expected.changedTop.size());
-        for (std::size_t i = 0; i < shown.changedTop.size(); ++i)
-            CHECK(shown.changedTop[i].id == expected.changedTop[i].id);
-        const QString text = lab->changeView()->text();
-        if (expected.kind == "next-token" || expected.kind == "class")
-            CHECK(text.contains(QString::number(expected.kl, 'g', 4)));
-        CHECK(shown.meanCosineDistance == Approx(expected.meanCosineDistance).margin(1e-12));
-        CHECK(shown.mostChangedToken == expected.mostChangedToken);
-        if (expected.kind == "hidden") {  // encoders without a head: the final hidden states' change
-            CHECK(text.contains(QStringLiteral("mean cosine distance %1").arg(expected.meanCosineDistance, 0, 'g', 4)));
-            CHECK(text.contains(QStringLiteral("max %1").arg(expected.maxCosineDistance, 0, 'g', 4)));
-            CHECK(text.contains(QStringLiteral("at token %1 %2")
-                                        .arg(expected.mostChangedToken)
-                                        .arg(QString::fromStdString(expected.mostChangedLabel))));
-        }
-        CHECK_FALSE(text.contains(QStringLiteral("no outputs")));
-        for (const auto& t : expected.changedOutput) CHECK(text.contains(QString::fromStdString(t)));
-        for (const auto& t : expected.changedTop) CHECK(text.contains(QString::fromStdString(t.label)));
-    }
-};
-
-}  // namespace
 
 TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and outputs are core's", "[ui][lab]") {
     const QString spec = GENERATE(QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot"),
@@ -454,76 +408,4 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     CHECK(mismatchedCells(*heatmap, masked->map(k.block, 1, k.head)) == 0);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-}
-
-// Pictures of the lab for looking at by hand (not part of the suite):
-//   ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.lab-shots]"
-TEST_CASE_METHOD(LabFixture, "lab screenshots", "[.lab-shots]") {
-    const QByteArray dir = qgetenv("ATTNSCOPE_SHOT_DIR");
-    REQUIRE(!dir.isEmpty());
-    window.resize(1500, 940);
-    const QString spec = qEnvironmentVariableIsSet("ATTNSCOPE_SHOT_MODEL")
-                                 ? qEnvironmentVariable("ATTNSCOPE_SHOT_MODEL")
-                                 : QStringLiteral("builtin:sentiment-dot");
-    open(spec);
-    QTest::qWait(300);
-    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/1-open.png"));
-    lab->propagateCheck()->setChecked(true);
-    slider->setValue(TemperatureSlider::positionOf(0.3));
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != session->trace(); },
-                            20000));
-    QTest::mouseClick(overview, Qt::LeftButton, Qt::ControlModifier, overview->tileRect(0, 1).center());
-    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->text().contains(QStringLiteral("masked")); }, 20000));
-    panel->variantCombo()->setCurrentIndex(int(LabVariant::Linear));
-    panel->featureMapCombo()->setCurrentIndex(2);
-    QTest::qWait(500);
-    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/2-lab.png"));
-    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
-    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
-    REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
-    QTest::qWait(500);
-    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/3-fit.png"));
-    window.tabs()->setCurrentWidget(lab->metrics());
-    REQUIRE(QTest::qWaitFor([&] { return lab->metrics()->model()->rowCount() > 0; }, 20000));
-    lab->metrics()->table()->sortByColumn(HeadMetricsModel::Entropy, Qt::AscendingOrder);
-    QTest::qWait(800);
-    window.grab().save(QString::fromUtf8(dir) + QStringLiteral("/4-metrics.png"));
-}
-
-// Latencies for docs: slider move -> re-run shown (propagated temperature), additive fit.
-//   build/tests/ui/attnscope_ui_tests "[.lab-timing]"
-TEST_CASE_METHOD(LabFixture, "time the lab", "[.lab-timing]") {
-    for (const QString spec : {QStringLiteral("builtin:reverse-dot"), QStringLiteral("builtin:sentiment-dot")}) {
-        open(spec);
-        lab->propagateCheck()->setChecked(true);
-        std::vector<double> ms;
-        for (int i = 0; i < 20; ++i) {
-            QElapsedTimer clock;
-            clock.start();
-            slider->setValue(TemperatureSlider::positionOf(0.2 + 0.1 * i));
-            const double t = controls->temperature()->temperature();
-            REQUIRE(QTest::qWaitFor(
-                    [&] {
-                        return lab->intervention().temperature == t && lab->shownTrace() != session->trace() &&
-                               lab->changeView()->hasChange() && !heatmap->title().isEmpty() &&
-                               lab->panel()->jobLabel()->text().startsWith(QStringLiteral("Re-ran"));
-                    },
-                    20000));
-            ms.push_back(clock.nsecsElapsed() / 1e6);
-            if (i == 19) WARN("last " << lab->panel()->jobLabel()->text().toStdString());
-        }
-        std::sort(ms.begin(), ms.end());
-        lab->propagateCheck()->setChecked(false);
-        QElapsedTimer clock;
-        clock.start();
-        QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
-        REQUIRE(QTest::qWaitFor([&] { return lab->lastFit() != nullptr; }, 30000));
-        const double fitMs = clock.nsecsElapsed() / 1e6;
-        WARN(spec.toStdString() << ": propagate re-run shown, median " << ms[ms.size() / 2] << " ms, max " << ms.back()
-                                << " ms; additive fit (300 steps, width 32, "
-                                << session->trace()->blocks()[0].queryTokens.size() << " tokens) " << fitMs
-                                << " ms, KL " << lab->lastFit()->initialKl << " -> " << lab->lastFit()->finalKl);
-        panel->setVariant(LabVariant::Native);
-        slider->setValue(TemperatureSlider::positionOf(1.0));
-    }
 }

@@ -29,34 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool sameImage(const QImage& a, const QImage& b) {
-    return a.size() == b.size() && a.convertToFormat(QImage::Format_RGB32) == b.convertToFormat(QImage::Format_RGB32);
-}
-
-QImage thumbnail(const attnscope::HeadMap& m, const ControlPanel* controls) {
-    return pooledImage({m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())}, controls->colormap(),
-                       controls->colorScale());
-}
-
 double largest(const attnscope::HeadMap& m) { return *std::max_element(m.values.begin(), m.values.end()); }
-
-// Like QTest::qWaitFor, for timings: the predicate is checked every millisecond from a running
-// event loop. (qWaitFor sleeps 10 ms between its checks, and while it sleeps no queued call,
-// job result or replot moves on, which the window's own event loop would not do.)
-bool waitTimed(const std::function<bool()>& done, int timeoutMs) {
-    if (done()) return true;
-    QEventLoop loop;
-    QTimer tick, deadline;
-    QObject::connect(&tick, &QTimer::timeout, &loop, [&] {
-        if (done()) loop.quit();
-    });
-    QObject::connect(&deadline, &QTimer::timeout, &loop, &QEventLoop::quit);
-    tick.start(1);
-    deadline.setSingleShot(true);
-    deadline.start(timeoutMs);
-    loop.exec();
-    return done();
-}
 
 }  // namespace
 
@@ -100,10 +73,10 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     REQUIRE(QTest::qWaitFor(
             [&] {
                 return overview->images().size() == 8 &&
-                       sameImage(overview->images()[0], thumbnail(maxThumb, controls));
+                       sameImage(overview->images()[0], thumbnailImage(maxThumb, controls));
             },
             60000));
-    CHECK_FALSE(sameImage(overview->images()[0], thumbnail(meanThumb, controls)));
+    CHECK_FALSE(sameImage(overview->images()[0], thumbnailImage(meanThumb, controls)));
 
     // The heat map holds the exact map (hover) but draws the visible rectangle pooled to pixels.
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().values == exact.values; }, 20000));
@@ -173,7 +146,7 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     REQUIRE(QTest::qWaitFor(
             [&] {
                 return overview->images().size() == 8 &&
-                       sameImage(overview->images()[0], thumbnail(meanThumb, controls));
+                       sameImage(overview->images()[0], thumbnailImage(meanThumb, controls));
             },
             60000));
 
@@ -204,75 +177,4 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     CHECK(fs::exists(out / "head1.csv"));
     fs::remove_all(out);
     fs::remove_all(folder);
-}
-
-// Screenshots of the window on a long input (not run by default; writes overview.png and
-// zoomed.png into ATTNSCOPE_SHOT_DIR):
-//   ATTNSCOPE_SHOT_MODEL=/tmp/llama8k ATTNSCOPE_SHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests
-//   "[.screenshots-long]"
-TEST_CASE_METHOD(WindowFixture, "screenshots of a 4,096-token input", "[.screenshots-long]") {
-    const char* model = std::getenv("ATTNSCOPE_SHOT_MODEL");
-    const char* dir = std::getenv("ATTNSCOPE_SHOT_DIR");
-    REQUIRE(model);
-    REQUIRE(dir);
-    const int n = 4096;
-    window.resize(1500, 950);
-    open(QString::fromLocal8Bit(model));
-    QStringList ids;
-    for (int i = 0; i < n; ++i) ids << QString::number((i * 7919 + 13) % 32000);
-    input->setText(ids.join(QLatin1Char(' ')));
-    QSignalSpy traced(session, &Session::traceReady);
-    QTest::mouseClick(run, Qt::LeftButton);
-    REQUIRE(traced.wait(600000));
-    QElapsedTimer clock;
-    clock.start();
-    layer->setValue(5);
-    head->setValue(3);
-    // A log colour scale: random weights spread each row over thousands of keys.
-    controls->scaleCombo()->setCurrentIndex(1);
-    const auto trace = session->trace();
-    const auto& info = trace->blocks()[0];
-    attnscope::PoolRequest thumb;
-    thumb.outRows = thumb.outCols = 48;
-    // When the detail map and the last thumbnail first show, from the end of the forward (the
-    // head change above restarts both): printed for docs/benchmarks.md. The test's own checks
-    // (the images it compares with, computed here on the GUI thread) are not counted.
-    qint64 detailMs = -1, thumbsMs = -1, ownMs = 0;
-    QElapsedTimer own;
-    std::vector<float> seen;  // the last level of detail checked
-    std::optional<QImage> last;
-    REQUIRE(waitTimed(
-            [&] {
-                const attnscope::HeadMap& lod = heatmap->levelOfDetail();
-                if (detailMs < 0 && heatmap->map().rows == n && !lod.values.empty() && lod.values != seen) {
-                    // Layer 5, head 3's own image (not the first head's, kept while it is computed).
-                    const qint64 t = clock.elapsed() - ownMs;
-                    seen = lod.values;
-                    own.start();
-                    if (lod.values == trace->pooledMap(0, 5, 3, heatmap->levelOfDetailRequest()).values) detailMs = t;
-                    ownMs += own.elapsed();
-                }
-                // (The last thumbnail's reference is computed once the detail map is seen: on the GUI
-                // thread, it would hold back the window's own work before that.)
-                if (thumbsMs < 0 && detailMs >= 0 &&
-                    overview->images().size() == std::size_t(info.layers * info.heads)) {
-                    const qint64 t = clock.elapsed() - ownMs;
-                    own.start();
-                    if (!last) last = thumbnail(trace->pooledMap(0, info.layers - 1, info.heads - 1, thumb), controls);
-                    if (sameImage(overview->images().back(), *last)) thumbsMs = t;
-                    ownMs += own.elapsed();
-                }
-                return detailMs >= 0 && thumbsMs >= 0;
-            },
-            900000));
-    std::cout << "4,096 tokens in the window: detail map drawn after " << detailMs << " ms, all "
-              << info.layers * info.heads << " thumbnails after " << thumbsMs << " ms" << std::endl;
-    QTest::qWait(500);
-    CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("overview.png"))));
-    clock.restart();
-    heatmap->setZoom(heatmap->zoom().toRect(0, 0, 39, 39));
-    REQUIRE(waitTimed([&] { return heatmap->levelOfDetail().rows == 40; }, 120000));
-    std::cout << "zoomed to rows 0-39: drawn after " << clock.elapsed() << " ms" << std::endl;
-    QTest::qWait(500);
-    CHECK(window.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("zoomed.png"))));
 }

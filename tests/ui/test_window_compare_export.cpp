@@ -71,19 +71,6 @@ void checkCompare(WindowFixture& w, const std::array<attnscope::HeadMap, 3>& ref
                   Approx(attnscope::meanRowKl(ref[std::size_t(i)], ref[std::size_t(j)])).margin(5e-4));
 }
 
-ExportDialog* openExportDialog(WindowFixture& w) {
-    QTest::keyClick(&w.window, Qt::Key_E, Qt::ControlModifier);  // File > Export figure…
-    ExportDialog* dialog = nullptr;
-    REQUIRE(QTest::qWaitFor(
-            [&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
-    return dialog;
-}
-
-void clickSave(ExportDialog* dialog) {
-    auto* buttons = dialog->findChild<QDialogButtonBox*>(QStringLiteral("exportButtons"));
-    QTest::mouseClick(buttons->button(QDialogButtonBox::Save), Qt::LeftButton);
-}
-
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "Compare shows the three kinds with entropy and KL from core",
@@ -268,28 +255,4 @@ TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy an
     CHECK_FALSE(window.writeCurrentMapData(qpath(dir / "map.xlsx")));
     CHECK(takeErrorDialog().contains(QStringLiteral("map.xlsx")));
     fs::remove_all(dir);
-}
-
-// Pictures of the window for a person to look at (not run by default):
-//   ATTNSCOPE_SCREENSHOT_DIR=/tmp/shots build/tests/ui/attnscope_ui_tests "[.screenshots]"
-TEST_CASE_METHOD(WindowFixture, "save screenshots of the explore and compare tabs", "[.screenshots]") {
-    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
-    REQUIRE(dir);
-    window.resize(1500, 900);
-    openStandIn();
-    runText(QStringLiteral("5 9 2 14 3 7 21 8 11 4"));
-    layer->setValue(1);
-    head->setValue(2);
-    slider->setValue(TemperatureSlider::positionOf(0.5));
-    QTest::qWait(300);
-    window.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/explore.png"));
-    window.tabs()->setCurrentWidget(window.compare());
-    QSignalSpy updated(window.compare(), &ComparePanel::updated);
-    REQUIRE(updated.wait(20000));
-    QTest::qWait(300);
-    window.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/compare.png"));
-    ExportDialog* dialog = openExportDialog(*this);
-    QTest::qWait(200);
-    dialog->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/export.png"));
-    dialog->close();
 }

@@ -37,10 +37,6 @@ attnscope::MapOptions at(double t) {
     return o;
 }
 
-bool sameImage(const QImage& a, const QImage& b) {
-    return a.size() == b.size() && a.convertToFormat(QImage::Format_RGB32) == b.convertToFormat(QImage::Format_RGB32);
-}
-
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its map, overview and outputs",
@@ -376,50 +372,6 @@ TEST_CASE_METHOD(WindowFixture, "Cancel drops the running job's result", "[ui][w
     REQUIRE(busy.count() == 2);
     CHECK(busy.at(1).at(0).toBool() == false);
     CHECK(run->isEnabled());
-}
-
-// How long the temperature slider takes to bring new maps on screen, on a larger model (not run
-// by default; prints milliseconds):
-//   build/tests/ui/attnscope_ui_tests "[.timing]"
-TEST_CASE_METHOD(WindowFixture, "time the live temperature re-render", "[.timing]") {
-    const fs::path folder = freshDir("ui-timing");
-    Gpt2Spec spec;
-    spec.layers = 12;
-    spec.heads = 12;
-    spec.embd = 384;
-    spec.positions = 512;
-    spec.vocab = 1000;
-    writeGpt2Folder(folder, makeGpt2(spec, 3));
-    for (int n : {16, 128, 512}) {
-        open(qpath(folder));
-        QStringList ids;
-        for (int i = 0; i < n; ++i) ids << QString::number((i * 7) % 1000);
-        runText(ids.join(QLatin1Char(' ')));
-        const auto trace = session->trace();
-        layer->setValue(5);
-        head->setValue(3);
-        waitForMap(trace->map(0, 5, 3));
-        REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 144; }, 60000));
-        QElapsedTimer clock;
-        double detail = 0, grid = 0, delivered = 0;
-        const int moves = 10;
-        for (int i = 1; i <= moves; ++i) {
-            const int position = 100 - 7 * i;
-            const double t = TemperatureSlider::temperatureAt(position);
-            overview->setImages({});
-            clock.start();
-            slider->setValue(position);
-            waitForMap(trace->map(0, 5, 3, at(t)));
-            detail += clock.nsecsElapsed() / 1e6;
-            delivered += window.maps()->lastDetailLatencyMs();
-            REQUIRE(QTest::qWaitFor([&] { return overview->images().size() == 144; }, 60000));
-            grid += clock.nsecsElapsed() / 1e6;
-        }
-        std::cout << n << " tokens, 12x12 heads: map delivered " << delivered / moves << " ms, on screen "
-                  << detail / moves << " ms, all 144 thumbnails " << grid / moves << " ms after a slider move\n";
-        slider->setValue(TemperatureSlider::positionOf(1.0));
-    }
-    fs::remove_all(folder);
 }
 
 TEST_CASE("MapService delivers only the newest request of each kind", "[ui][jobs]") {

@@ -274,35 +274,3 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
     CHECK(text.contains(QStringLiteral("embed_tokens.weight")));
     CHECK(session->modelSpec() == qpath(dir));
 }
-
-// Writes family folders to $ATTNSCOPE_FIXTURE_OUT for trying the app by hand (bert: BERT with the
-// pruned uncased vocabulary; vit: ViT with picture.png; llama: grouped-query Llama with Llama-2's
-// tokenizer):   ATTNSCOPE_FIXTURE_OUT=/tmp/fam build/tests/ui/attnscope_ui_tests "[.write-family-fixtures]"
-TEST_CASE("write family fixture folders", "[.write-family-fixtures]") {
-    const char* out = std::getenv("ATTNSCOPE_FIXTURE_OUT");
-    REQUIRE(out);
-    const std::filesystem::path root(out);
-    BertSpec bert;
-    bert.vocab = 11506;
-    writeCheckpoint(root / "bert", makeBert(bert, 31));
-    std::filesystem::copy_file(kData / "bert-uncased" / "vocab.txt", root / "bert" / "vocab.txt",
-                               std::filesystem::copy_options::overwrite_existing);
-    VitSpec vit;
-    vit.imageSize = 32;
-    writeCheckpoint(root / "vit", makeVit(vit, 32));
-    std::vector<std::uint8_t> pixels(32 * 32 * 3);
-    for (int y = 0; y < 32; ++y)
-        for (int x = 0; x < 32; ++x) {
-            const std::size_t i = std::size_t(y * 32 + x) * 3;
-            pixels[i] = std::uint8_t(x * 8);
-            pixels[i + 1] = std::uint8_t(y * 8);
-            pixels[i + 2] = std::uint8_t((x + y) % 2 ? 200 : 40);
-        }
-    writePng(root / "vit" / "picture.png", 32, 32, pixels);
-    LlamaSpec llama;
-    llama.vocab = 9295;
-    llama.tied = true;
-    writeCheckpoint(root / "llama", makeLlama(llama, 33));
-    std::filesystem::copy_file(kData / "llama2.json", root / "llama" / "tokenizer.json",
-                               std::filesystem::copy_options::overwrite_existing);
-}

@@ -26,30 +26,6 @@ namespace {
 
 QLineEdit* targetBox(WindowFixture& w) { return w.controls->targetInput(); }
 
-// Types source and target and clicks Run; waits for the new trace.
-void runPair(WindowFixture& w, const QString& source, const QString& target) {
-    w.input->clear();
-    QTest::keyClicks(w.input, source);
-    targetBox(w)->clear();
-    QTest::keyClicks(targetBox(w), target);
-    QSignalSpy traced(w.session, &Session::traceReady);
-    QTest::mouseClick(w.run, Qt::LeftButton);
-    REQUIRE(traced.wait(20000));
-}
-
-ExportDialog* openExport(WindowFixture& w) {
-    QTest::keyClick(&w.window, Qt::Key_E, Qt::ControlModifier);  // File > Export figure…
-    ExportDialog* dialog = nullptr;
-    REQUIRE(QTest::qWaitFor(
-            [&] { return (dialog = w.window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))); }, 5000));
-    return dialog;
-}
-
-void clickSave(ExportDialog* dialog) {
-    auto* buttons = dialog->findChild<QDialogButtonBox*>(QStringLiteral("exportButtons"));
-    QTest::mouseClick(buttons->button(QDialogButtonBox::Save), Qt::LeftButton);
-}
-
 QStringList svgTexts(const QString& path) {
     QFile file(path);
     REQUIRE(file.open(QIODevice::ReadOnly));
@@ -119,7 +95,7 @@ TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and 
     open(QStringLiteral("builtin:reverse-dot"));
     runPair(*this, QStringLiteral("q7k2m9"), QString());
     const fs::path dir = freshDir("ui-alignment");
-    ExportDialog* dialog = openExport(*this);
+    ExportDialog* dialog = openExportDialog(*this);
     auto* choice = dialog->findChild<QComboBox*>(QStringLiteral("figureChoice"));
     REQUIRE(choice);
     REQUIRE(choice->isVisible());
@@ -179,24 +155,4 @@ TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and 
     }
     dialog->close();
     fs::remove_all(dir);
-}
-
-TEST_CASE_METHOD(WindowFixture, "save screenshots of an encoder-decoder with a target and its alignment figure",
-                 "[.screenshots]") {
-    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
-    REQUIRE(dir);
-    window.resize(1500, 900);
-    open(QStringLiteral("builtin:reverse-dot"));
-    runPair(*this, QStringLiteral("attention2026"), QStringLiteral("6202noitnetta"));
-    QTest::qWait(300);
-    window.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/seq2seq_forced.png"));
-    ExportDialog* dialog = openExport(*this);
-    dialog->findChild<QComboBox*>(QStringLiteral("figureChoice"))->setCurrentIndex(2);
-    dialog->resize(700, 800);
-    QTest::qWait(300);
-    dialog->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/seq2seq_alignment_dialog.png"));
-    Figure f = alignmentFigure(*session->trace(), {}, QStringLiteral("reverse-dot"));
-    f.widthIn = 3.25;
-    renderFigure(f, 200).save(QString::fromLocal8Bit(dir) + QStringLiteral("/seq2seq_alignment.png"));
-    dialog->close();
 }

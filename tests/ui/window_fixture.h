@@ -28,8 +28,11 @@
 #include <QTest>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
+
+class ExportDialog;
 
 namespace uitest {
 
@@ -46,6 +49,19 @@ inline QStringList toQt(const std::vector<std::string>& v) {
     for (const auto& s : v) out << QString::fromStdString(s);
     return out;
 }
+
+// Whether two images show the same pixels, whatever their formats.
+inline bool sameImage(const QImage& a, const QImage& b) {
+    return a.size() == b.size() && a.convertToFormat(QImage::Format_RGB32) == b.convertToFormat(QImage::Format_RGB32);
+}
+
+// The overview's thumbnail of a pooled map, in the controls' colour map and scale.
+QImage thumbnailImage(const attnscope::HeadMap& m, const ControlPanel* controls);
+
+// Like QTest::qWaitFor, for timings: the predicate is checked every millisecond from a running
+// event loop. (qWaitFor sleeps 10 ms between its checks, and while it sleeps no queued call,
+// job result or replot moves on, which the window's own event loop would not do.)
+bool waitTimed(const std::function<bool()>& done, int timeoutMs);
 
 // Cells where the view's colour map differs from expected (exact: floats stored as doubles);
 // -1 when the sizes differ. In window_fixture.cpp, so that the test files need not parse QCustomPlot.
@@ -123,5 +139,12 @@ struct WindowFixture {
         return text;
     }
 };
+
+// File > Export figure… (Ctrl+E): the export dialog, once it shows.
+ExportDialog* openExportDialog(WindowFixture& w);
+// Clicks the export dialog's Save.
+void clickSave(ExportDialog* dialog);
+// Types an encoder-decoder's source and target and clicks Run; waits for the new trace.
+void runPair(WindowFixture& w, const QString& source, const QString& target);
 
 }  // namespace uitest

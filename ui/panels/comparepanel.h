@@ -1,6 +1,6 @@
 // ComparePanel: the three attention kinds of a built-in task (dot, additive, linear) side by
 // side on the same input and the same (block, layer, head), each with its mean row entropy, and
-// the mean row KL divergence between every pair (core's attnscope/metrics.h; nats).
+// the mean row KL divergence between every pair (core's attnscope/analysis/metrics.h; nats).
 //
 // The panel runs the input through the three models (CompareSession) and asks MapService for
 // the maps and measures whenever the selection or the temperature changes; a linear map has no

@@ -1,7 +1,7 @@
 // MapService: attention maps computed on worker threads from immutable Traces, for the views.
 //
 // The ui never computes attention: every map comes from Trace::map (core), and entropy / KL
-// from attnscope/metrics.h. Each kind of request (the detail map, the overview thumbnails, the
+// from attnscope/analysis/metrics.h. Each kind of request (the detail map, the overview thumbnails, the
 // comparison) has its own JobTracker: a new request supersedes the previous one of its kind, the
 // superseded job stops at its next map and its result is dropped, so dragging the temperature
 // slider always ends on the newest maps. Results arrive on the GUI thread as signals.

@@ -2,6 +2,7 @@
 
 #include "services/tokenids.h"
 
+#include "attnscope/io/model_location.h"
 #include "attnscope/attention/attention_file.h"
 #include "attnscope/runtime/error.h"
 
@@ -88,7 +89,11 @@ void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
                 attnscope::LoadOptions options;
                 options.device = device;
                 options.progress = report;
-                return Outcome{attnscope::Model::load(path, options), nullptr, {}, folder};
+                // A folder, a file of one, builtin:NAME or a model id in the Hugging Face cache.
+                return Outcome{attnscope::Model::load(attnscope::resolveModelLocation(path.string()), options),
+                               nullptr,
+                               {},
+                               folder};
             },
             tr("Loading"), tr("step"));
 }

@@ -15,6 +15,7 @@
 #include "services/session.h"
 #include "views/temperatureslider.h"
 
+#include "attnscope/io/model_location.h"
 #include "attnscope/runtime/error.h"
 
 #include <QAction>
@@ -54,9 +55,11 @@ QString formatCount(std::int64_t n) {
 
 QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : QStringLiteral("%1 tokens").arg(n); }
 
-// A dropped or given path: the folder itself, or the folder of a dropped config.json.
+// A dropped or given path: the folder itself, or the folder of a dropped config.json; a model id
+// not on disk (org/name) as given, for the session to find in the Hugging Face cache.
 QString modelFolderOf(const QString& path) {
     const QFileInfo info(path);
+    if (!info.exists() && attnscope::isModelId(path.toStdString())) return path;
     return info.isFile() ? info.absolutePath() : info.absoluteFilePath();
 }
 

@@ -4,14 +4,13 @@
 #include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/head_table.h"
 #include "io/json_util.h"
 #include "attnscope/runtime/error.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 namespace attnscope {
@@ -28,16 +27,6 @@ json headRefJson(const HeadRef& h) { return {{"block", h.block}, {"layer", h.lay
 
 HeadRef readHeadRef(const json& j) {
     return {j.at("block").get<std::string>(), j.at("layer").get<int>(), j.at("head").get<int>()};
-}
-
-// Shortest text that reads back to the same double (%.17g is always exact; shorter when it is).
-std::string num(double v) {
-    char buf[40];
-    for (int p = 15; p <= 17; ++p) {
-        std::snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (std::strtod(buf, nullptr) == v) break;
-    }
-    return buf;
 }
 
 bool isDetector(const std::string& key) { return key.rfind("det_", 0) == 0; }
@@ -119,36 +108,42 @@ void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) 
     for (const BadLine& b : r.badLines) j["bad_lines"].push_back({{"line", b.line}, {"reason", b.reason}});
     writeFileAtomically(dir / "heads.json", j.dump(1) + "\n");
 
-    std::ostringstream csv;
     // Every statistic's mean and std; detectors also the examples they exist in (StatSpread).
-    csv << "block,layer,head";
+    std::vector<std::string> columns;
     for (const std::string& key : corpusStatKeys()) {
-        csv << "," << key << "_mean," << key << "_std";
-        if (isDetector(key)) csv << "," << key << "_examples";
+        columns.insert(columns.end(), {key + "_mean", key + "_std"});
+        if (isDetector(key)) columns.push_back(key + "_examples");
     }
-    for (int c = 0; c < kPatternClasses; ++c) csv << ",share_" << patternName(static_cast<PatternClass>(c));
-    csv << ",importance_mean,importance_std,output_change_mean,output_change_std,label_prob_drop_mean,label_prob_drop_std,"
-           "masked_metric\n";
+    for (int c = 0; c < kPatternClasses; ++c)
+        columns.push_back(std::string("share_") + patternName(static_cast<PatternClass>(c)));
+    columns.insert(columns.end(), {"importance_mean", "importance_std", "output_change_mean", "output_change_std",
+                                   "label_prob_drop_mean", "label_prob_drop_std", "masked_metric"});
+    HeadTable table(columns);
     for (const HeadSummary& h : r.heads) {
-        csv << h.head.block << "," << h.head.layer << "," << h.head.head;
+        // A head without statistics or importance (hasStats, hasImportance) leaves those cells empty.
+        const auto stat = [&](double v) { return h.hasStats ? exactNumberText(v) : std::string(); };
+        const auto imp = [&](double v) { return h.hasImportance ? exactNumberText(v) : std::string(); };
+        std::vector<std::string> cells;
         for (const std::string& key : corpusStatKeys()) {
             const StatSpread st = h.stat(key);
-            csv << "," << (h.hasStats ? num(st.spread.mean) : "") << "," << (h.hasStats ? num(st.spread.std) : "");
-            if (isDetector(key)) csv << "," << (h.hasStats ? std::to_string(st.examples) : "");
+            cells.insert(cells.end(), {stat(st.spread.mean), stat(st.spread.std)});
+            if (isDetector(key)) cells.push_back(h.hasStats ? std::to_string(st.examples) : "");
         }
-        for (double share : h.patternShare) csv << "," << (h.hasStats ? num(share) : "");
+        for (double share : h.patternShare) cells.push_back(stat(share));
         for (const Spread& s : {h.importance, h.change, h.labelProbDrop})
-            csv << "," << (h.hasImportance ? num(s.mean) : "") << "," << (h.hasImportance ? num(s.std) : "");
-        csv << "," << (h.hasImportance ? num(h.maskedMetric) : "") << "\n";
+            cells.insert(cells.end(), {imp(s.mean), imp(s.std)});
+        cells.push_back(imp(h.maskedMetric));
+        table.addRow(h.head.block, h.head.layer, h.head.head, std::move(cells));
     }
-    writeFileAtomically(dir / "heads.csv", csv.str());
+    table.write(dir / "heads.csv");
 
     if (!r.pruning.empty()) {
         std::ostringstream p;
         p << "k,head,metric_mean,metric_std,output_change_mean,output_change_std\n";
         for (const PruneStep& s : r.pruning)
-            p << s.k << "," << (s.k > 0 ? headName(s.head) : "") << "," << num(s.metric.mean) << ","
-              << num(s.metric.std) << "," << num(s.change.mean) << "," << num(s.change.std) << "\n";
+            p << s.k << "," << (s.k > 0 ? headName(s.head) : "") << "," << exactNumberText(s.metric.mean) << ","
+              << exactNumberText(s.metric.std) << "," << exactNumberText(s.change.mean) << ","
+              << exactNumberText(s.change.std) << "\n";
         writeFileAtomically(dir / "pruning.csv", p.str());
     }
 }

@@ -1,6 +1,7 @@
 #include "weights.h"
 #include "io/json_util.h"
 
+#include "attnscope/io/torch_checkpoint.h"
 #include "attnscope/runtime/error.h"
 #include "json_util.h"
 #include "runtime/bf16.h"
@@ -57,20 +58,44 @@ bool plainFileName(const std::string& name) {
 
 }  // namespace
 
-WeightStore::WeightStore(const fs::path& folder, c10::Device device) : folder_(folder), device_(device) {
-    const auto single = folder / "model.safetensors";
-    const auto index = folder / "model.safetensors.index.json";
-    std::error_code ec;
-    if (fs::exists(single, ec)) {
-        source_ = single;
-        files_.push_back(SafetensorsFile::open(single));
-        for (const auto& t : files_[0]->tensors()) entries_[t.name] = Entry{files_[0].get(), &t};
-    } else if (fs::exists(index, ec)) {
-        source_ = index;
-        openSharded(folder, index);
+WeightStore::File WeightStore::openFile(const fs::path& path, bool torch) {
+    File f;
+    auto add = [&](const auto& file) {
+        for (const auto& t : file->tensors()) f.entries.push_back(Entry{&t, file->data(t), &file->path(), file});
+    };
+    if (torch) {
+        const auto file = TorchCheckpoint::open(path);
+        add(file);
+        for (const auto& [name, type] : file->skipped()) f.skipped.insert(name);
     } else {
-        throw Error(folder.string() + ": no model.safetensors or model.safetensors.index.json in this folder");
+        add(SafetensorsFile::open(path));
     }
+    return f;
+}
+
+WeightStore::WeightStore(const fs::path& folder, c10::Device device) : folder_(folder), device_(device) {
+    // Hugging Face's order: safetensors first, then PyTorch's pickles.
+    std::error_code ec;
+    bool found = false;
+    for (const bool torch : {false, true}) {
+        const auto single = folder / (torch ? "pytorch_model.bin" : "model.safetensors");
+        const auto index = fs::path(single.string() + ".index.json");
+        if (fs::exists(single, ec)) {
+            source_ = single;
+            for (auto& e : openFile(single, torch).entries) entries_[e.info->name] = std::move(e);
+        } else if (fs::exists(index, ec)) {
+            source_ = index;
+            openSharded(folder, index, torch);
+        } else {
+            continue;
+        }
+        found = true;
+        break;
+    }
+    if (!found)
+        throw Error(folder.string() +
+                    ": no model.safetensors or model.safetensors.index.json in this folder (nor PyTorch's "
+                    "pytorch_model.bin or pytorch_model.bin.index.json)");
 
     // On a GPU the forward runs in the checkpoint's half-precision dtype; on the CPU in float32
     // (LibTorch's CPU kernels for F16/BF16 are slow or missing).
@@ -82,7 +107,7 @@ WeightStore::WeightStore(const fs::path& folder, c10::Device device) : folder_(f
     }
 }
 
-void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
+void WeightStore::openSharded(const fs::path& folder, const fs::path& index, bool torch) {
     const auto json = readJsonObject(index);
     const auto map = json.find("weight_map");
     if (map == json.end() || !map->is_object() || map->empty())
@@ -92,7 +117,7 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
         if (!seen.insert(key).second)
             throw Error(index.string() + ": tensor '" + key + "' is listed twice in weight_map");
 
-    std::map<std::string, const SafetensorsFile*> shards;  // shard name -> opened file
+    std::map<std::string, File> shards;  // shard name -> opened file
     for (auto it = map->begin(); it != map->end(); ++it) {
         if (!it.value().is_string())
             throw Error(index.string() + ": shard of tensor '" + it.key() + "' must be a file name, found " +
@@ -105,13 +130,14 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
         if (!fs::is_regular_file(folder / shard, ec))
             throw Error(index.string() + ": shard '" + shard + "' (for tensor '" + it.key() +
                         "') is missing from the folder");
-        files_.push_back(SafetensorsFile::open(folder / shard));
-        shards[shard] = files_.back().get();
+        shards[shard] = openFile(folder / shard, torch);
     }
     // Every tensor of every shard must be where the index says, exactly once.
     std::map<std::string, std::string> foundIn;
-    for (const auto& [shard, file] : shards)
-        for (const auto& t : file->tensors()) {
+    for (auto& [shard, file] : shards) {
+        for (const auto& name : file.skipped) foundIn[name] = shard;  // left out, not missing
+        for (auto& e : file.entries) {
+            const TensorInfo& t = *e.info;
             auto listed = map->find(t.name);
             if (listed == map->end())
                 throw Error(index.string() + ": tensor '" + t.name + "' in shard '" + shard + "' is not in weight_map");
@@ -122,8 +148,9 @@ void WeightStore::openSharded(const fs::path& folder, const fs::path& index) {
                 throw Error(index.string() + ": tensor '" + t.name + "' is in shard '" + shard +
                             "' but weight_map says '" + listed->get<std::string>() + "'");
             foundIn[t.name] = shard;
-            entries_[t.name] = Entry{file, &t};
+            entries_[t.name] = std::move(e);
         }
+    }
     for (auto it = map->begin(); it != map->end(); ++it)
         if (!foundIn.count(it.key()))
             throw Error(index.string() + ": tensor '" + it.key() + "' is not in its shard '" +
@@ -157,29 +184,27 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
                     (prefix_.empty() ? "" : " (or '" + name + "')") + " is missing");
     const TensorInfo& info = *e->info;
     if (info.shape != shape)
-        throw Error(e->file->path().string() + ": tensor '" + info.name + "' has shape " + shapeString(info.shape) +
+        throw Error(e->file->string() + ": tensor '" + info.name + "' has shape " + shapeString(info.shape) +
                     ", the config needs " + shapeString(shape));
     if (info.dtype == DType::I64)
-        throw Error(e->file->path().string() + ": tensor '" + info.name + "' is I64; weights must be F32, F16 or BF16");
+        throw Error(e->file->string() + ": tensor '" + info.name + "' is I64; weights must be F32, F16 or BF16");
 
     if (used_.insert(info.name).second) {
         parameters_ += info.numel();
         dtypesUsed_.insert(info.dtype);
     }
-    if (stream_ && streamable(info)) {
+    if (stream_ && streamable(*e)) {
         // A layer matrix: a float32 view of the buffer this slot shares with the other layers;
         // StreamPass::layer fills it.
         const int layer = layerOfName(info.name);
         const std::size_t slot = stream_->nextSlot_[layer]++;
         float* target = stream_->buffer(slot, info.numel());
-        stream_->layers_[layer].push_back({e->file->data(info), info.dtype, info.numel(), target});
+        stream_->layers_[layer].push_back({e->data, info.dtype, info.numel(), target});
         stream_->resident_ = -1;
         // The deleter keeps the stream (its buffers) and the file (the slot's source) alive:
         // the store goes when loading ends, the model's tensors stay.
         std::shared_ptr<WeightStream> keep = stream_;
-        std::shared_ptr<const SafetensorsFile> owner;
-        for (const auto& f : files_)
-            if (f.get() == e->file) owner = f;
+        std::shared_ptr<const void> owner = e->owner;
         return at::from_blob(
                 target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
     }
@@ -192,10 +217,8 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
 
 at::Tensor WeightStore::mapped(const Entry& e, const std::vector<std::int64_t>& shape) {
     // The mapping is read-only and outlives the tensor: the deleter holds the file's owner.
-    std::shared_ptr<const SafetensorsFile> owner;
-    for (const auto& f : files_)
-        if (f.get() == e.file) owner = f;
-    void* data = const_cast<std::byte*>(e.file->data(*e.info));
+    std::shared_ptr<const void> owner = e.owner;
+    void* data = const_cast<std::byte*>(e.data);
     return at::from_blob(
             data, shape, [owner](void*) {}, at::TensorOptions().dtype(scalarType(e.info->dtype)));
 }
@@ -203,7 +226,7 @@ at::Tensor WeightStore::mapped(const Entry& e, const std::vector<std::int64_t>& 
 at::Tensor WeightStore::rows(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Entry* e = stream_ ? lookup(name) : nullptr;
     const bool half = e && (e->info->dtype == DType::F16 || e->info->dtype == DType::BF16);
-    if (!half || e->info->shape != shape || reinterpret_cast<std::uintptr_t>(e->file->data(*e->info)) % 2 != 0)
+    if (!half || e->info->shape != shape || reinterpret_cast<std::uintptr_t>(e->data) % 2 != 0)
         return get(name, shape);  // converted, or get() reports what is wrong
     if (used_.insert(e->info->name).second) {
         parameters_ += e->info->numel();
@@ -257,6 +280,12 @@ bool WeightStore::streamable(const TensorInfo& info) const {
            layerOfName(info.name) >= 0;
 }
 
+// Legacy torch.save files place storages at any byte: the stream's conversion reads 16-bit
+// words, so an odd address is converted once instead.
+bool WeightStore::streamable(const Entry& e) const {
+    return streamable(*e.info) && reinterpret_cast<std::uintptr_t>(e.data) % 2 == 0;
+}
+
 // Non-layer half-precision matrices at least this big are expected through rows() (counted as
 // mapped, not converted): embeddings and heads; smaller ones (GPT-2's positions) are converted.
 constexpr std::int64_t kRowsElements = 4 << 20;
@@ -268,7 +297,7 @@ std::uint64_t WeightStore::streamedBytes() const {
         const TensorInfo& t = *e.info;
         const std::uint64_t f32 = static_cast<std::uint64_t>(t.numel()) * (t.dtype == DType::I64 ? 8 : 4);
         const bool half = t.dtype == DType::F16 || t.dtype == DType::BF16;
-        if (streamable(t))
+        if (streamable(e))
             layerBytes[layerOfName(t.name)] += f32;
         else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements)
             continue;  // stays mapped
@@ -281,7 +310,7 @@ std::uint64_t WeightStore::streamedBytes() const {
 
 std::shared_ptr<WeightStream> WeightStore::plan(std::uint64_t budgetBytes, WeightPlan plan) {
     bool canStream = false;
-    for (const auto& [name, e] : entries_) canStream = canStream || streamable(*e.info);
+    for (const auto& [name, e] : entries_) canStream = canStream || streamable(e);
     if (!canStream || plan == WeightPlan::Convert) {
         requireMemory(budgetBytes);
         return nullptr;

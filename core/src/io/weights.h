@@ -3,7 +3,10 @@
 // The folder holds either model.safetensors or shards listed in model.safetensors.index.json
 // ({"weight_map": {tensor: shard file}}; shard names are plain file names in the folder; a
 // missing shard, a tensor in two shards, or a tensor in another shard than the index says is an
-// error). model.safetensors wins when both exist, as in Hugging Face's loader.
+// error). model.safetensors wins when both exist, as in Hugging Face's loader. Without either,
+// PyTorch's pytorch_model.bin or shards listed in pytorch_model.bin.index.json are read the same
+// way (TorchCheckpoint: mapped, restricted unpickler); tensors of storage types other than
+// F32/F16/BF16/I64 (bool masks) are left out, and a weight_map entry naming one is not an error.
 //
 // Compute dtype: float32 on the CPU; on CUDA the checkpoint's F16 or BF16 when its weights are
 // stored that way (else float32). Weights already in the compute dtype on the CPU are used
@@ -140,21 +143,30 @@ public:
 
     std::int64_t parametersUsed() const { return parameters_; }
     std::string storageDtype() const;  // "F32", "F16", "BF16" or "mixed" over tensors used
-    // What the weights were read from: model.safetensors or the index, for messages.
+    // What the weights were read from: model.safetensors, pytorch_model.bin or an index, for messages.
     const std::filesystem::path& source() const { return source_; }
 
 private:
+    // One tensor of one weight file (safetensors or torch.save), whatever the format.
     struct Entry {
-        const SafetensorsFile* file;
         const TensorInfo* info;
+        const std::byte* data;              // in the file's read-only mapping
+        const std::filesystem::path* file;  // owned by `owner`
+        std::shared_ptr<const void> owner;  // keeps the mapping alive
     };
+    // A weight file's tensors, and the names it leaves out (unsupported storage types).
+    struct File {
+        std::vector<Entry> entries;
+        std::set<std::string> skipped;
+    };
+    static File openFile(const std::filesystem::path& path, bool torch);
     const Entry* lookup(const std::string& name) const;
     bool streamable(const TensorInfo& info) const;
+    bool streamable(const Entry& e) const;
     at::Tensor mapped(const Entry& e, const std::vector<std::int64_t>& shape);  // from_blob over the mapping
-    void openSharded(const std::filesystem::path& folder, const std::filesystem::path& index);
+    void openSharded(const std::filesystem::path& folder, const std::filesystem::path& index, bool torch);
 
     std::filesystem::path folder_, source_;
-    std::vector<std::shared_ptr<const SafetensorsFile>> files_;
     std::map<std::string, Entry> entries_;
     c10::Device device_;
     c10::ScalarType compute_ = c10::ScalarType::Float;

@@ -59,12 +59,6 @@ BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     return b;
 }
 
-at::Tensor bartActivate(const std::string& name, const at::Tensor& x) {
-    if (name == "silu" || name == "swish") return at::silu(x);
-    if (name == "gelu_new") return at::gelu(x, "tanh");
-    return activate(name, x);  // gelu (erf), relu
-}
-
 struct BartLayer {
     AttentionWeights self, cross;
     Norm selfNorm, crossNorm, finalNorm;
@@ -196,8 +190,7 @@ private:
         if (style_.embeddingNorm) s.embeddingNorm = loadNorm(w, name + ".layernorm_embedding", E);
         if (style_.preNorm) s.finalNorm = loadNorm(w, name + ".layer_norm", E);
         auto attention = [&](const std::string& p) {
-            return AttentionWeights{w.linear(p + "q_proj", E, E), w.linear(p + "k_proj", E, E),
-                                    w.linear(p + "v_proj", E, E), w.linear(p + "out_proj", E, E)};
+            return loadAttention(w, p, {"q_proj", "k_proj", "v_proj", "out_proj"}, E, E);
         };
         for (int l = 0; l < layers; ++l) {
             const std::string p = name + ".layers." + std::to_string(l) + ".";
@@ -238,11 +231,11 @@ private:
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         MaskSpec mask;
         mask.causal = causal;
-        return seq2seqAttention(a, x, kv, heads, d, score, mask, run, capture);
+        return attentionBlock(a, x, kv, heads, d, score, mask, run, capture);
     }
 
     at::Tensor feedForward(const BartLayer& L, const at::Tensor& h) const {
-        return L.fc2(bartActivate(cfg_.activation, L.fc1(h)));
+        return L.fc2(activate(cfg_.activation, L.fc1(h)));
     }
 
     BartStyle style_;

@@ -106,7 +106,8 @@ BertConfig parseBertConfig(const JsonConfig& c) {
 }
 
 struct BertLayer {
-    Linear q, k, v, o, inner, out;
+    AttentionWeights attn;
+    Linear inner, out;
     Norm attnNorm, outNorm;
 };
 
@@ -132,10 +133,8 @@ public:
         for (int l = 0; l < cfg_.layers; ++l) {
             const std::string p = names_.layer + std::to_string(l) + ".";
             BertLayer L;
-            L.q = w.linear(p + names_.q, E, E);
-            L.k = w.linear(p + names_.k, E, E);
-            L.v = w.linear(p + names_.v, E, E);
-            L.o = w.linear(p + names_.o, E, E);
+            L.attn =
+                    loadAttention(w, p, {names_.q.c_str(), names_.k.c_str(), names_.v.c_str(), names_.o.c_str()}, E, E);
             L.attnNorm = norm(w, p + names_.attnNorm, E);
             L.inner = w.linear(p + names_.inner, I, E);
             L.out = w.linear(p + names_.out, E, I);
@@ -194,12 +193,10 @@ protected:
         score.scale = 1.0 / std::sqrt(static_cast<double>(d));
         for (int l = 0; l < cfg_.layers; ++l) {
             const BertLayer& L = layers_[l];
-            auto heads = [&](const Linear& proj) { return splitHeads(proj(x), H, d); };
-            at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
-            x = layerNorm(x + L.o(context), L.attnNorm, cfg_.eps);
+            const at::Tensor attn =
+                    attentionBlock(L.attn, x, x, H, d, score, mask, layerRun(options, "self", l), capture);
+            x = layerNorm(x + attn, L.attnNorm, cfg_.eps);
             x = layerNorm(x + L.out(activate(cfg_.activation, L.inner(x))), L.outNorm, cfg_.eps);
-            capture.layers.push_back(dotCapture(q, k, score, mask));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).

@@ -106,6 +106,7 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d) {
 at::Tensor mergeHeads(const at::Tensor& x) { return x.transpose(0, 1).reshape({x.size(1), x.size(0) * x.size(2)}); }
 
 at::Tensor activate(const std::string& name, const at::Tensor& x) {
+    if (name == "silu" || name == "swish") return at::silu(x);
     if (name == "gelu") return at::gelu(x);
     if (name == "relu") return at::relu(x);
     return at::gelu(x, "tanh");  // gelu_new, gelu_pytorch_tanh and gelu_fast are the tanh form
@@ -121,6 +122,26 @@ void requireKnown(const JsonConfig& config, const std::string& key, const std::s
     config.fail(key, "'" + value + "' is not supported (" + list + ")");
 }
 
+AttentionWeights loadAttention(WeightStore& w, const std::string& prefix, std::array<const char*, 4> names,
+                               std::int64_t hidden, std::int64_t inner, bool qkvBias, bool oBias) {
+    AttentionWeights a;
+    a.q = w.linear(prefix + names[0], inner, hidden, qkvBias);
+    a.k = w.linear(prefix + names[1], inner, hidden, qkvBias);
+    a.v = w.linear(prefix + names[2], inner, hidden, qkvBias);
+    a.o = w.linear(prefix + names[3], hidden, inner, oBias);
+    return a;
+}
+
+at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
+                          std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
+                          BlockCapture& capture) {
+    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d),
+                     v = splitHeads(w.v(kv), heads, d);
+    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
+    capture.layers.push_back(dotCapture(q, k, score, mask));
+    return w.o(context);
+}
+
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size) {
     return {weights.get(name + ".weight", {size}), weights.get(name + ".bias", {size})};
 }
@@ -129,8 +150,15 @@ at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps) {
     return at::layer_norm(x, {norm.weight.size(0)}, norm.weight, norm.bias, eps);
 }
 
-std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head) {
-    at::Tensor logits = rowsMatmul(last, head).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, bool productInFloat) {
+    at::Tensor xf = x.to(at::kFloat);
+    xf = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    if (productInFloat) return (xf * weight).to(x.scalar_type());
+    return weight * xf.to(x.scalar_type());
+}
+
+std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, const at::Tensor& bias) {
+    at::Tensor logits = rowsMatmul(last, head, bias).reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 

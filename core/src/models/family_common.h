@@ -1,4 +1,4 @@
-// Pieces the model families (gpt2.cpp, bert.cpp, llama.cpp, vit.cpp, builtin/models.cpp) share:
+// Pieces the model families (decoder_forward.cpp, bert.cpp, vit.cpp, t5.cpp, bart.cpp, builtin/models.cpp) share:
 // progress and cancellation, ModelInfo's common fields, a text family's labels and tokenizer,
 // the single "self" block, and the small tensor steps every layer repeats.
 #pragma once
@@ -6,11 +6,13 @@
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/tokenizer.h"
 #include "attention/trace_impl.h"
+#include "io/weights.h"
 #include "tokenizer/vocab_labels.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/Device.h>
 
+#include <array>
 #include <initializer_list>
 #include <memory>
 
@@ -49,7 +51,7 @@ private:
     std::int64_t vocabSize_;
 };
 
-// Base of the text families (gpt2.cpp, bert.cpp, llama.cpp): the parsed config (a type with
+// Base of the text families (decoder_forward.cpp, bert.cpp): the parsed config (a type with
 // `vocab`), the device, the folder's labels and tokenizer, ModelInfo (the family fills it), and
 // the Model overrides that need only those. The config is parsed before the folder's vocabulary
 // and tokenizer are read, and they before the family's weights.
@@ -111,12 +113,25 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d);
 // [count, n, d] -> [n, count·d].
 at::Tensor mergeHeads(const at::Tensor& x);
 
-// The feed-forward activations of config.json's hidden_act / activation_function: "gelu" (erf),
-// "relu", and every other accepted name is the tanh approximation.
+// The feed-forward activations of config.json's hidden_act / activation_function: "silu" and
+// "swish", "gelu" (erf), "relu", and every other accepted name is the tanh approximation.
 at::Tensor activate(const std::string& name, const at::Tensor& x);
 // Fails config key `key` unless `value` is one of `known`: "'value' is not supported (a, b, ...)".
 void requireKnown(const JsonConfig& config, const std::string& key, const std::string& value,
                   std::initializer_list<const char*> known);
+
+// One attention block of the encoders and encoder-decoders (bert, vit, t5, bart): queries from
+// x [n, E], keys and values from kv [m, E] (x itself for self-attention), heads of width d, the
+// logits as `score` says, `mask` over keys; records the layer's capture and returns o(context).
+struct AttentionWeights {
+    Linear q, k, v, o;
+};
+// prefix + names (q, k, v, o): q/k/v [inner, E], o [E, inner], biased or not.
+AttentionWeights loadAttention(WeightStore& weights, const std::string& prefix, std::array<const char*, 4> names,
+                               std::int64_t hidden, std::int64_t inner, bool qkvBias = true, bool oBias = true);
+at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
+                          std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
+                          BlockCapture& capture);
 
 // LayerNorm weight and bias.
 struct Norm {
@@ -126,8 +141,14 @@ struct Norm {
 Norm loadNorm(WeightStore& weights, const std::string& name, std::int64_t size);
 at::Tensor layerNorm(const at::Tensor& x, const Norm& norm, double eps);
 
-// Next-token logits of the final hidden state `last` [1, E] through head [vocab, E], float32 on the CPU.
-std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head);
+// RMSNorm: x / sqrt(mean(x²) + eps) with the statistics in float32, times `weight`: cast back to
+// x's dtype before the product (Llama, T5), or the product in float32 and then cast
+// (productInFloat: Gemma's and OLMo-2's norms, whose weight the caller gives in float32).
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, bool productInFloat = false);
+
+// Next-token logits of the final hidden state `last` [1, E] through head [vocab, E] (and a bias
+// [vocab], GPT-J's and Phi's lm_head), float32 on the CPU.
+std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, const at::Tensor& bias = {});
 // Records final hidden states [n, E] (any device and dtype) as the Trace's float32 CPU output.
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
 

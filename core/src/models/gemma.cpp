@@ -1,5 +1,5 @@
-// Gemma family (model_type "gemma", "gemma2", "gemma3_text") on the RMSNorm decoder skeleton
-// (rms_decoder.h), read side by side with Hugging Face's modeling_gemma*.py:
+// Gemma family (model_type "gemma", "gemma2", "gemma3_text") described as a DecoderSpec
+// (decoder_spec.h), read side by side with Hugging Face's modeling_gemma*.py:
 //   gemma:       RMSNorm with (1 + w) in float32, embeddings × sqrt(hidden), head_dim apart from
 //                hidden / heads, grouped-query attention, GeGLU (tanh), tied head.
 //   gemma2:      + sandwich norms, scale query_pre_attn_scalar^-1/2, tanh soft-cap of the scaled
@@ -9,10 +9,9 @@
 //   gemma3_text: + q/k RMSNorm over head_dim before rotary, local layers every layer but each
 //                sliding_window_pattern-th (or layer_types) with their own theta
 //                (rope_local_base_freq, unscaled); rope_scaling applies to the global layers.
+#include "decoder_spec.h"
 #include "families.h"
 #include "family_common.h"
-#include "io/json_util.h"
-#include "rms_decoder.h"
 
 #include <cmath>
 
@@ -27,8 +26,8 @@ DecoderSpec gemmaBase(const JsonConfig& c, int defaultKvHeads, int defaultPositi
     readHeads(c, s, /*defaultHeadDim=*/256, defaultKvHeads);
     s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(defaultPositions);
     s.tied = c.boolean("tie_word_embeddings", true);
-    s.attentionBias = c.boolean("attention_bias", false);
-    s.normPlusOne = s.normInFloat = true;
+    s.qkvBias = s.oBias = c.boolean("attention_bias", false);
+    s.norm = DecoderSpec::Norm::RmsPlusOne;
     s.embedScale = true;
     // Hugging Face's Gemma MLP reads hidden_activation and ignores hidden_act (a null one means
     // the tanh GELU).
@@ -36,6 +35,13 @@ DecoderSpec gemmaBase(const JsonConfig& c, int defaultKvHeads, int defaultPositi
     requireKnown(c, "hidden_activation", s.activation, {"gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu"});
     s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     return s;
+}
+
+// Gemma-2/3's four norms: around attention and the MLP, on their inputs and outputs.
+void sandwich(DecoderSpec& s) {
+    s.names.attnOutNorm = "post_attention_layernorm";
+    s.names.ffNorm = "pre_feedforward_layernorm";
+    s.names.ffOutNorm = "post_feedforward_layernorm";
 }
 
 // Per layer windows: layer_types when the config has them, else `slidingByDefault(l)`.
@@ -71,32 +77,28 @@ JsonConfig withRope(const JsonConfig& c, const nlohmann::json* parameters) {
     return JsonConfig(std::move(j), c.file());
 }
 
-std::shared_ptr<const Model> loadGemma(const std::filesystem::path& folder, const JsonConfig& c, c10::Device device,
-                                       const LoadOptions& options) {
+}  // namespace
+
+DecoderSpec gemmaSpec(const JsonConfig& c) {
     DecoderSpec s = gemmaBase(c, 0, 8192);
-    s.windows.assign(static_cast<std::size_t>(s.layers), 0);
-    s.ropes = {readRope(c, s.headDim)};
-    s.ropeOf.assign(static_cast<std::size_t>(s.layers), 0);
+    useRope(s, readRope(c, s.headDim));
     addCommonNotes(s);
-    return loadDecoder(folder, std::move(s), device, options);
+    return s;
 }
 
-std::shared_ptr<const Model> loadGemma2(const std::filesystem::path& folder, const JsonConfig& c, c10::Device device,
-                                        const LoadOptions& options) {
+DecoderSpec gemma2Spec(const JsonConfig& c) {
     DecoderSpec s = gemmaBase(c, 4, 8192);
-    s.blocks = DecoderSpec::Blocks::Sandwich;
+    sandwich(s);
     readScores(c, s, 50.0, 30.0);
     readWindows(c, s, 4096, [](int l) { return l % 2 == 0; });  // Gemma2Config: sliding on even layers
-    s.ropes = {readRope(c, s.headDim)};
-    s.ropeOf.assign(static_cast<std::size_t>(s.layers), 0);
+    useRope(s, readRope(c, s.headDim));
     addCommonNotes(s);
-    return loadDecoder(folder, std::move(s), device, options);
+    return s;
 }
 
-std::shared_ptr<const Model> loadGemma3Text(const std::filesystem::path& folder, const JsonConfig& c,
-                                            c10::Device device, const LoadOptions& options) {
+DecoderSpec gemma3TextSpec(const JsonConfig& c) {
     DecoderSpec s = gemmaBase(c, 4, 131072);
-    s.blocks = DecoderSpec::Blocks::Sandwich;
+    sandwich(s);
     s.qkNorm = DecoderSpec::QkNorm::PerHead;
     readScores(c, s, 0.0, 0.0);
     const int pattern = c.optionalPositiveInt("sliding_window_pattern").value_or(6);
@@ -120,17 +122,7 @@ std::shared_ptr<const Model> loadGemma3Text(const std::filesystem::path& folder,
     for (int l = 0; l < s.layers; ++l) s.ropeOf.push_back(s.windows[static_cast<std::size_t>(l)] > 0 ? 1 : 0);
     s.notes.push_back("q/k RMSNorm");
     addCommonNotes(s);
-    return loadDecoder(folder, std::move(s), device, options);
-}
-
-}  // namespace
-
-std::shared_ptr<const Model> loadGemmaFamily(const std::filesystem::path& folder, const JsonConfig& config,
-                                             c10::Device device, const LoadOptions& options) {
-    const std::string type = config.string("model_type");
-    if (type == "gemma2") return loadGemma2(folder, config, device, options);
-    if (type == "gemma3_text") return loadGemma3Text(folder, config, device, options);
-    return loadGemma(folder, config, device, options);
+    return s;
 }
 
 }  // namespace attnscope

@@ -1,5 +1,6 @@
 #include "attnscope/runtime/error.h"
 #include "runtime/device.h"
+#include "decoder_spec.h"
 #include "families.h"
 #include "runtime/torch_errors.h"
 #include "attention/trace_impl.h"
@@ -189,28 +190,28 @@ struct FamilyEntry {
 
 // One line per model_type.
 const FamilyEntry kFamilies[] = {
-        {"gpt2", loadGpt2},
+        {"gpt2", loadDecoderFamily<gpt2Spec>},
         {"bert", loadBert},
         {"roberta", loadBert},
         {"distilbert", loadBert},
-        {"llama", loadLlama},
-        {"mistral", loadLlama},
-        {"qwen2", loadLlama},
-        {"gpt_neox", loadGptNeox},
-        {"gptj", loadGptj},
-        {"gpt_neo", loadGptNeo},
-        {"phi", loadPhi},
-        {"gemma", loadGemmaFamily},
-        {"gemma2", loadGemmaFamily},
-        {"gemma3_text", loadGemmaFamily},
-        {"qwen3", loadQwen3},
-        {"olmo2", loadOlmo2},
-        {"phi3", loadPhi3},
-        {"opt", loadOpt},
-        {"bloom", loadBloom},
-        {"falcon", loadFalcon},
-        {"RefinedWebModel", loadFalcon},  // Falcon's legacy model types
-        {"RefinedWeb", loadFalcon},
+        {"llama", loadDecoderFamily<llamaSpec>},
+        {"mistral", loadDecoderFamily<mistralSpec>},
+        {"qwen2", loadDecoderFamily<qwen2Spec>},
+        {"gpt_neox", loadDecoderFamily<gptNeoxSpec>},
+        {"gptj", loadDecoderFamily<gptjSpec>},
+        {"gpt_neo", loadDecoderFamily<gptNeoSpec>},
+        {"phi", loadDecoderFamily<phiSpec>},
+        {"gemma", loadDecoderFamily<gemmaSpec>},
+        {"gemma2", loadDecoderFamily<gemma2Spec>},
+        {"gemma3_text", loadDecoderFamily<gemma3TextSpec>},
+        {"qwen3", loadDecoderFamily<qwen3Spec>},
+        {"olmo2", loadDecoderFamily<olmo2Spec>},
+        {"phi3", loadDecoderFamily<phi3Spec>},
+        {"opt", loadDecoderFamily<optSpec>},
+        {"bloom", loadDecoderFamily<bloomSpec>},
+        {"falcon", loadDecoderFamily<falconSpec>},
+        {"RefinedWebModel", loadDecoderFamily<falconSpec>},  // Falcon's legacy model types
+        {"RefinedWeb", loadDecoderFamily<falconSpec>},
         {"vit", loadVit},
         {"t5", loadT5},
         {"bart", loadBart},

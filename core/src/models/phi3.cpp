@@ -1,28 +1,27 @@
-// Phi-3 (model_type "phi3") on the RMSNorm decoder skeleton (rms_decoder.h), as Hugging Face's
+// Phi-3 (model_type "phi3") described as a DecoderSpec (decoder_spec.h), as Hugging Face's
 // modeling_phi3.py: Llama's pre-norm layout with a fused qkv_proj ([q | k | v] rows) and a fused
 // gate_up_proj ([gate | up] rows), no biases, rotary on int(head_dim · partial_rotary_factor)
 // dimensions with the config's rope_scaling (longrope: short factors up to
 // original_max_position_embeddings, default 4096, long ones beyond), and an optional sliding
 // window on every layer.
+#include "decoder_spec.h"
 #include "families.h"
 #include "family_common.h"
-#include "io/json_util.h"
-#include "rms_decoder.h"
 
 #include <cmath>
 
 namespace attnscope {
 
-std::shared_ptr<const Model> loadPhi3(const std::filesystem::path& folder, const JsonConfig& c, c10::Device device,
-                                      const LoadOptions& options) {
+DecoderSpec phi3Spec(const JsonConfig& c) {
     DecoderSpec s;
     readSizes(c, s, 1e-5);
     readHeads(c, s, /*defaultHeadDim=*/0);
     s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(4096);
     s.tied = c.boolean("tie_word_embeddings", false);
-    s.activation = c.string("hidden_act", "silu");
-    requireKnown(c, "hidden_act", s.activation, {"silu", "swish"});
-    s.fusedQkv = s.fusedGateUp = true;
+    s.activation = readSiluAct(c);
+    s.qkv = DecoderSpec::Qkv::Fused;
+    s.names.qkv = "self_attn.qkv_proj";
+    s.names.gateUp = "mlp.gate_up_proj";
     s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     // Phi-3-mini-128k ships sliding_window 262144 over 131072 positions: a window no input can
     // outgrow, so it is kept (it never masks) rather than refused.
@@ -34,10 +33,9 @@ std::shared_ptr<const Model> loadPhi3(const std::filesystem::path& folder, const
     if (rotary < 2 || rotary % 2 != 0)
         c.fail("partial_rotary_factor", "gives " + std::to_string(rotary) + " rotary dimensions of head_dim " +
                                                 std::to_string(s.headDim) + "; they must be even and at least 2");
-    s.ropes = {readRope(c, rotary, false, RopeKeys{"rope_theta", 10000.0, 4096})};
-    s.ropeOf.assign(static_cast<std::size_t>(s.layers), 0);
+    useRope(s, readRope(c, rotary, false, RopeKeys{"rope_theta", 10000.0, 4096}));
     addCommonNotes(s);
-    return loadDecoder(folder, std::move(s), device, options);
+    return s;
 }
 
 }  // namespace attnscope

@@ -158,16 +158,6 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
     return std::make_shared<const Trace>(std::move(impl));
 }
 
-at::Tensor seq2seqAttention(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
-                            std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
-                            BlockCapture& capture) {
-    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d),
-                     v = splitHeads(w.v(kv), heads, d);
-    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
-    capture.layers.push_back(dotCapture(q, k, score, mask));
-    return w.o(context);
-}
-
 at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly) {
     const at::Tensor rows = lastOnly ? hidden.narrow(0, hidden.size(0) - 1, 1) : hidden;
     at::Tensor logits = at::mm(rows, head.t()).to(at::kFloat);

@@ -86,16 +86,6 @@ private:
 
 // ---- Pieces the families' layers repeat ------------------------------------------------------
 
-// Attention of queries x [n, E] on keys/values from kv [m, E] through q/k/v/o projections
-// (bias when the Linear has one): heads of width d, logits as `score` says, `mask` over keys.
-// Records the layer's capture and returns the output projection [n, E].
-struct AttentionWeights {
-    Linear q, k, v, o;
-};
-at::Tensor seq2seqAttention(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
-                            std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
-                            BlockCapture& capture);
-
 // The logits of rows `hidden` [n, E] (or only its last row) through head [V, E] and an optional
 // bias [V], in float32 on the device.
 at::Tensor seq2seqLogits(const at::Tensor& hidden, const at::Tensor& head, const at::Tensor& bias, bool lastOnly);

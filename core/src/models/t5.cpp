@@ -56,18 +56,6 @@ T5Config parseT5Config(const JsonConfig& c) {
     return t;
 }
 
-at::Tensor t5Activate(const std::string& name, const at::Tensor& x) {
-    if (name == "silu" || name == "swish") return at::silu(x);
-    if (name == "gelu_new") return at::gelu(x, "tanh");
-    return activate(name, x);  // relu, gelu (erf)
-}
-
-// T5LayerNorm: x / sqrt(mean(x²) + eps) · weight, the mean taken in float32.
-at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-    const at::Tensor xf = x.to(at::kFloat);
-    return (xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps)).to(weight.scalar_type()) * weight;
-}
-
 // T5Attention._relative_position_bucket for relative position rel = key - query, with its float32
 // logarithm so that bucket edges fall where Hugging Face's do.
 std::int64_t relativeBucket(std::int64_t rel, bool bidirectional, int buckets, int maxDistance) {
@@ -122,8 +110,7 @@ public:
         embed_ = w.get(embedName, {cfg_.vocab, E});
         head_ = cfg_.tied ? embed_ : w.get("lm_head.weight", {cfg_.vocab, E});
         auto attention = [&](const std::string& p) {
-            return AttentionWeights{w.linear(p + "q", inner, E, false), w.linear(p + "k", inner, E, false),
-                                    w.linear(p + "v", inner, E, false), w.linear(p + "o", E, inner, false)};
+            return loadAttention(w, p, {"q", "k", "v", "o"}, E, inner, false, false);
         };
         auto feedForward = [&](const std::string& p) {
             FeedForward f;
@@ -196,8 +183,8 @@ protected:
         for (int l = 0; l < cfg_.layers; ++l) {
             const Block& b = encoder_[l];
             const at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l),
-                                     capture);
+            x = x +
+                attentionBlock(b.self, h, h, cfg_.heads, cfg_.dKv, score, {}, layerRun(options, "encoder", l), capture);
             x = x + feedForward(b.ff, x);
         }
         return rmsNorm(x, encoderNorm_, cfg_.eps);
@@ -213,11 +200,11 @@ protected:
         for (int l = 0; l < cfg_.decoderLayers; ++l) {
             const Block& b = decoder_[l];
             at::Tensor h = rmsNorm(x, b.selfNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal,
-                                     layerRun(options, "decoder", l), self);
+            x = x + attentionBlock(b.self, h, h, cfg_.heads, cfg_.dKv, selfScore, causal,
+                                   layerRun(options, "decoder", l), self);
             h = rmsNorm(x, b.crossNorm, cfg_.eps);
-            x = x + seq2seqAttention(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {},
-                                     layerRun(options, "cross", l), cross);
+            x = x + attentionBlock(b.cross, h, memory, cfg_.heads, cfg_.dKv, crossScore, {},
+                                   layerRun(options, "cross", l), cross);
             x = x + feedForward(b.ff, x);
         }
         at::Tensor out = rmsNorm(x, decoderNorm_, cfg_.eps);
@@ -253,7 +240,7 @@ private:
 
     at::Tensor feedForward(const FeedForward& f, const at::Tensor& x) const {
         const at::Tensor h = rmsNorm(x, f.norm, cfg_.eps);
-        at::Tensor a = t5Activate(cfg_.activation, f.wi(h));
+        at::Tensor a = activate(cfg_.activation, f.wi(h));
         if (cfg_.gated) a = a * f.wi1(h);
         return f.wo(a);
     }

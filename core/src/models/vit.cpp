@@ -76,7 +76,8 @@ std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
 
 struct VitLayer {
     Norm before, after;
-    Linear q, k, v, o, inner, out;
+    AttentionWeights attn;
+    Linear inner, out;
 };
 
 class VitModel final : public Model {
@@ -104,10 +105,9 @@ public:
             const std::string pre = "encoder.layer." + std::to_string(l) + ".";
             VitLayer L;
             L.before = loadNorm(w, pre + "layernorm_before", E);
-            L.q = w.linear(pre + "attention.attention.query", E, E, cfg_.qkvBias);
-            L.k = w.linear(pre + "attention.attention.key", E, E, cfg_.qkvBias);
-            L.v = w.linear(pre + "attention.attention.value", E, E, cfg_.qkvBias);
-            L.o = w.linear(pre + "attention.output.dense", E, E);
+            L.attn = loadAttention(w, pre + "attention.",
+                                   {"attention.query", "attention.key", "attention.value", "output.dense"}, E, E,
+                                   cfg_.qkvBias);
             L.after = loadNorm(w, pre + "layernorm_after", E);
             L.inner = w.linear(pre + "intermediate.dense", I, E);
             L.out = w.linear(pre + "output.dense", E, I);
@@ -166,13 +166,9 @@ protected:
         for (int l = 0; l < cfg_.layers; ++l) {
             const VitLayer& L = layers_[l];
             at::Tensor h = layerNorm(x, L.before, cfg_.eps);
-            auto heads = [&](const Linear& proj) { return splitHeads(proj(h), H, d); };
-            at::Tensor q = heads(L.q), k = heads(L.k), v = heads(L.v);
-            at::Tensor context = mergeHeads(attendDot(q, k, v, {}, score, layerRun(options, "self", l)));
-            x = x + L.o(context);
+            x = x + attentionBlock(L.attn, h, h, H, d, score, {}, layerRun(options, "self", l), capture);
             h = layerNorm(x, L.after, cfg_.eps);
             x = x + L.out(activate(cfg_.activation, L.inner(h)));
-            capture.layers.push_back(dotCapture(q, k, score, {}));
             reportProgress(options.progress, l + 1, cfg_.layers);
         }
         if (classifier_.weight.defined()) {

@@ -23,6 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <fstream>
+
 namespace attnscope {
 
 namespace {
@@ -33,6 +36,15 @@ nlohmann::json addedToken(const std::string& content, std::int64_t id, bool lstr
 }
 
 nlohmann::json readConfig(const std::filesystem::path& folder) { return tok::readFolderConfig(folder); }
+
+// Weights and index files of a model folder (not tokenizer files), by name or content.
+bool isModelFileName(const std::string& name) {
+    auto ends = [&](const char* tail) {
+        const std::string t = tail;
+        return name.size() >= t.size() && name.compare(name.size() - t.size(), t.size(), t) == 0;
+    };
+    return ends(".safetensors") || ends(".bin") || ends(".pt") || ends(".pth") || ends(".gguf");
+}
 using tok::configBool;
 using tok::configToken;
 
@@ -193,6 +205,35 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& fo
         return byteLevelBpe(folder);
     if (std::filesystem::exists(folder / "vocab.txt", ec)) return wordPiece(folder);
     return nullptr;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::fromPath(const std::filesystem::path& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw Error(path.string() + ": no such file or folder");
+    const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path().empty() ? "." : path.parent_path();
+    if (!fs::is_directory(path, ec)) {
+        // By content: tokenizer.json is a JSON object; a SentencePiece model is a binary
+        // protobuf; the other files stand for their folder's tokenizer.
+        std::ifstream in(path, std::ios::binary);
+        char c = ' ';
+        while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+        }
+        const std::string name = path.filename().string();
+        const bool json = in && c == '{';
+        if (json && name != "vocab.json" && name != "config.json" && name != "tokenizer_config.json" &&
+            name.find(".index.json") == std::string::npos)
+            return fromFile(path);
+        if (!json && !isModelFileName(name) && name != "merges.txt" && name != "vocab.txt")
+            return std::unique_ptr<Tokenizer>(new Tokenizer(tok::sentencePieceFromFile(
+                    folder, path, name == "target.spm" ? TokenizerSide::Target : TokenizerSide::Source)));
+    }
+    auto tok = fromFolder(folder);
+    if (!tok)
+        throw Error(folder.string() +
+                    ": no tokenizer here (tokenizer.json, spiece.model, tokenizer.model, sentencepiece.bpe.model, "
+                    "source.spm + vocab.json, vocab.json + merges.txt, or vocab.txt)");
+    return tok;
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder, TokenizerSide side) {

@@ -166,6 +166,11 @@ fs::path sentencePieceFile(const fs::path& folder, TokenizerSide side) {
 std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const fs::path& folder, TokenizerSide side) {
     const fs::path path = sentencePieceFile(folder, side);
     if (path.empty()) return nullptr;
+    return sentencePieceFromFile(folder, path, side);
+}
+
+std::unique_ptr<Tokenizer::Impl> sentencePieceFromFile(const fs::path& folder, const fs::path& path,
+                                                       TokenizerSide side) {
     const nlohmann::json config = readSpecialTokenConfig(folder);
     const std::string configFile = (folder / "tokenizer_config.json").string();
     const auto family = familyOf(folder, config, path);

@@ -18,5 +18,8 @@ std::filesystem::path sentencePieceFile(const std::filesystem::path& folder, Tok
 // when the folder has no such file. Throws attnscope::Error naming the file at fault.
 // Tokenizer::fromFolder wraps it; Tokenizer::origin() is then the file's path.
 std::unique_ptr<Tokenizer::Impl> sentencePieceFromFolder(const std::filesystem::path& folder, TokenizerSide side);
+// The same pipeline over a given SentencePiece file of `folder` (tokenize DIR/spiece.model).
+std::unique_ptr<Tokenizer::Impl> sentencePieceFromFile(const std::filesystem::path& folder,
+                                                       const std::filesystem::path& path, TokenizerSide side);
 
 }  // namespace attnscope::tok

@@ -56,6 +56,12 @@ public:
     // The tokenizer of one side: Target differs from Source only for SentencePiece folders with a
     // target side (Marian's target.spm; mBART's tgt_lang code); otherwise fromFolder(folder).
     static std::unique_ptr<Tokenizer> fromFolder(const std::filesystem::path& folder, TokenizerSide side);
+    // A path as a user gives it, recognised by what it is: a folder (fromFolder); a JSON file
+    // (fromFile, as a tokenizer.json); a SentencePiece model file (spiece.model, tokenizer.model,
+    // source.spm, ...: that file with its folder's tokenizer_config.json, as fromFolder reads it);
+    // another file of a model folder (vocab.json, merges.txt, vocab.txt, config.json, weights):
+    // fromFolder of its folder. Throws attnscope::Error naming the path when there is no tokenizer.
+    static std::unique_ptr<Tokenizer> fromPath(const std::filesystem::path& path);
 
     ~Tokenizer();
     Tokenizer(const Tokenizer&) = delete;

@@ -94,7 +94,7 @@ protected:
     ModelInfo info_;
 };
 
-class Seq2seqModel final : public BuiltinModel {
+class BuiltinSeq2seqModel final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
@@ -217,7 +217,7 @@ protected:
 
 std::shared_ptr<const Model> loadBuiltinSeq2seq(const std::filesystem::path& folder, const JsonConfig& config,
                                                 c10::Device device, const LoadOptions& options) {
-    return std::make_shared<const Seq2seqModel>(folder, config, device, options);
+    return std::make_shared<const BuiltinSeq2seqModel>(folder, config, device, options);
 }
 
 std::shared_ptr<const Model> loadBuiltinClassifier(const std::filesystem::path& folder, const JsonConfig& config,

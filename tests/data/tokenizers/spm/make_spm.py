@@ -12,7 +12,7 @@ import sentencepiece as spm
 
 here = os.path.dirname(os.path.abspath(__file__))
 
-# Hard texts (tests/core/test_sentencepiece*.cpp read them from golden_spm.json).
+# Hard texts (tests/core/tokenizer/test_sentencepiece*.cpp read them from golden_spm.json).
 TEXTS = [
     "Hello world",
     "The GNU General Public License is a free, copyleft license for software.",

@@ -1,7 +1,7 @@
 // Screenshots of the views for looking at them (not run by ctest): the window with each view
 // raised and each view's exported figure, on GPT-2, BERT and Llama folders with real tokenizers
 // and on the built-ins. Run on a screen (Xvfb) or offscreen:
-//   ATTNSCOPE_SHOTS=DIR build/tests/ui/attnscope_ui_tests "[.views-shots]"
+//   ATTNSCOPE_SHOTS=DIR build/tools/attnscope-devtools "[.views-shots]"
 #include "views_fixture.h"
 
 #include "family_fixtures.h"
