@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -82,7 +83,7 @@ int runMetrics(const std::vector<std::string>& argv) {
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
                                 "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
                                 "probe-first", "revision"}),
-              {"flow", "detectors"});
+              {"flow", "detectors", "progress"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
     args.expectPositionals(attentionFile ? 0 : 1);
@@ -133,7 +134,9 @@ int runMetrics(const std::vector<std::string>& argv) {
     }
     if (args.value("flow-rows") && !args.flag("flow")) throw UsageError("--flow-rows needs --flow");
     FlowOptions flow;
-    if (auto rows = args.value("flow-rows")) flow.rows = parseLayerList(*rows);
+    if (auto rows = args.value("flow-rows"))  // query positions, not layers
+        for (std::int64_t r : parseIntegers(*rows, "--flow-rows", "row"))
+            flow.rows.push_back(static_cast<int>(std::min<std::int64_t>(r, kMaxInt)));  // range-checked by the flow
 
     const bool detectors = args.flag("detectors");
     DetectorOptions detect;
@@ -147,7 +150,9 @@ int runMetrics(const std::vector<std::string>& argv) {
     std::shared_ptr<const Model> model;
     std::shared_ptr<const Trace> trace;
     if (attentionFile) {
-        trace = openAttentionFile(*attentionFile, args.value("tokens").value_or(tokensBeside(*attentionFile).string()));
+        const std::string tokens = args.value("tokens").value_or(tokensBeside(*attentionFile).string());
+        for (const std::string& in : {*attentionFile, tokens}) refuseOutputOverInput(out, in);
+        trace = openAttentionFile(*attentionFile, tokens);
     } else {
         model = loadModel(args);
         trace = input->run(*model);
@@ -181,7 +186,10 @@ int runMetrics(const std::vector<std::string>& argv) {
                 block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
             if (info.queryTokens.size() == info.keyTokens.size()) {  // rollout and flow need self-attention
                 block["rollout"] = matrixJson(blockRollout(*trace, b, options.map));
-                if (args.flag("flow")) block["flow"] = matrixJson(blockFlow(*trace, b, options.map, flow));
+                if (args.flag("flow")) {
+                    if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
+                    block["flow"] = matrixJson(blockFlow(*trace, b, options.map, flow));
+                }
             }
             j["blocks"][info.name] = block;
         }
@@ -199,7 +207,7 @@ Command metricsCommand() {
             "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
             "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
-            "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5]]\n"
+            "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5] [--progress]]\n"
             "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
             "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
             "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
@@ -207,8 +215,8 @@ Command metricsCommand() {
             "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
             "core/include/attnscope/analysis/metrics.h) and KL(dot || linear elu+1). The .json file adds,\n"
             "per block, the head-to-head cosine similarity matrix (index layer·heads + head), the attention\n"
-            "rollout and, with --flow, the attention flow (max-flow; all rows, or --flow-rows) of\n"
-            "self-attention blocks.\n"
+            "rollout and, with --flow, the attention flow (max-flow; all rows, or --flow-rows: query\n"
+            "positions) of self-attention blocks; --progress writes its progress, with the time left, on stderr.\n"
             "The .csv file has one row per head.\n"
             "--attention-file reads the maps from a .npy instead of running a model: [layers, heads, n, n],\n"
             "[heads, n, n] or [layers, 1, heads, n, n] probabilities (e.g. numpy.save of Hugging Face's\n"

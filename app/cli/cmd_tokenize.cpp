@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "common.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/model_location.h"
 #include "attnscope/tokenizer/tokenizer.h"
@@ -28,6 +29,7 @@ std::string inputText(const Args& args) {
     if (text && file) throw UsageError("give either --text or --text-file, not both");
     if (text) return *text;
     if (!file) throw UsageError("missing input: --text STRING or --text-file FILE");
+    refuseNonRegularFile(*file);  // opening a FIFO without a writer waits forever; it is refused
     std::ifstream in(*file, std::ios::binary);
     if (!in) throw Error("--text-file " + *file + ": cannot be read");
     std::stringstream s;

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/model_location.h"
 #include "attnscope/models/model.h"
@@ -115,10 +116,11 @@ void StagedOutputs::commit() {
             throw Error("--out " + (dir_ / name).string() + ": is a folder; nothing was written");
         if (!std::filesystem::is_regular_file(staging_ / name, ec))
             throw Error("--out " + (dir_ / name).string() + ": was not written; nothing was written");
+        outputTarget(dir_ / name);  // the output rule: a FIFO or device there is refused
     }
     for (const auto& name : names_) {
         std::error_code ec;
-        std::filesystem::rename(staging_ / name, dir_ / name, ec);
+        std::filesystem::rename(staging_ / name, outputTarget(dir_ / name), ec);  // a link's target
         if (ec) throw Error("--out " + (dir_ / name).string() + ": cannot be replaced: " + ec.message());
     }
     committed_ = true;

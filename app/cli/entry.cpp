@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,9 @@ void printHelp(std::ostream& out) {
 }  // namespace
 
 int runCommandLine(int argc, char** argv) {
+    // A file over the size limit (ulimit -f) is a write error like a full disk: write() then fails
+    // with EFBIG and the writer reports the path (exit 2), instead of SIGXFSZ killing the process.
+    std::signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         printHelp(std::cerr);
         return 1;

@@ -152,7 +152,7 @@ TEST_CASE("cli rejects invalid input with exit code 2 and one error line", "[cli
         writeText(bad / "config.json", "{\"model_type\": \"mamba\"}");
         requireInputError(runCli({"info", bad.string()}), "model_type 'mamba' is not supported");
         writeText(bad / "config.json", "not json");
-        requireInputError(runCli({"attention", bad.string(), "--ids", "1", "--out", out.string()}), "invalid JSON");
+        requireInputError(runCli({"attention", bad.string(), "--ids", "1", "--out", out.string()}), "not valid JSON");
         CHECK(slurpFile(out / "attention.npy") == "previous result");
     }
     SECTION("cuda without a GPU is a clear error") {

@@ -35,6 +35,6 @@ QColor seriesColor(int i);
 // Paints into a device whose width corresponds to widthIn·72 points.
 void paintCurveFigure(QPainter& painter, const CurveFigure& figure);
 QImage renderCurveFigure(const CurveFigure& figure, int dpi);
-// By extension (.pdf, .svg, .png) through QSaveFile; throws attnscope::Error naming the file for
-// an unknown extension, an empty or malformed figure, or an unwritable folder.
+// By extension (.pdf, .svg, .png) through FigureOutput (figure/output_file.h); throws attnscope::Error naming the file
+// for an unknown extension, an empty or malformed figure, or an unwritable folder.
 void writeCurveFigure(const CurveFigure& figure, const QString& path, int dpi = 300);

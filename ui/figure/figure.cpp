@@ -3,6 +3,7 @@
 #include "figure/labels.h"
 
 #include "attnscope/runtime/error.h"
+#include "figure/output_file.h"
 
 #include <QFileInfo>
 #include <QFontMetricsF>
@@ -10,7 +11,6 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -370,11 +370,9 @@ void writeFigurePages(const std::vector<Figure>& pages, const QString& path) {
         throw attnscope::Error(name + ": several pages need a PDF (use .pdf)");
     if (pages.empty()) throw attnscope::Error(name + ": there is no figure to write");
     for (const Figure& f : pages) checkFigure(f);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
-    writePdf(file, pages, name);
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+    FigureOutput file(path);  // checks the path first (output rule), writes on commit
+    writePdf(file.device(), pages, name);
+    file.commit();
 }
 
 std::optional<FigureFormat> figureFormatFor(const QString& path) {
@@ -431,20 +429,18 @@ void writeFigure(const Figure& figure, const QString& path, int dpi) {
     if (dpi < kMinFigureDpi || dpi > kMaxFigureDpi)  // checked for every format: a bad request is refused
         throw attnscope::Error(name + ": dpi must be between " + std::to_string(kMinFigureDpi) + " and " +
                                std::to_string(kMaxFigureDpi) + ", got " + std::to_string(dpi));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
+    FigureOutput file(path);  // checks the path first (output rule), writes on commit
     const QSizeF pt = figureSizePoints(figure);
     const QString title = figure.title.isEmpty() ? QStringLiteral("Attention map") : figure.title;
     if (*format == FigureFormat::Png) {
         const QImage image = renderFigure(figure, dpi);
-        if (!image.save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
+        if (!image.save(&file.device(), "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
     } else if (*format == FigureFormat::Pdf) {
-        writePdf(file, {figure}, name);
+        writePdf(file.device(), {figure}, name);
     } else {
         constexpr int kSvgUnitsPerPt = 10;  // fractional font sizes survive the SVG's units
         QSvgGenerator svg;
-        svg.setOutputDevice(&file);
+        svg.setOutputDevice(&file.device());
         svg.setTitle(title);
         svg.setDescription(QStringLiteral("Attention map exported by AttnScope"));
         svg.setResolution(72 * kSvgUnitsPerPt);
@@ -457,7 +453,7 @@ void writeFigure(const Figure& figure, const QString& path, int dpi) {
         paintFigure(painter, figure);
         painter.end();
     }
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+    file.commit();
 }
 
 QString mapTitle(const QString& model, const QString& block, int layer, int head, double temperature) {

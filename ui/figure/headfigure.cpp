@@ -117,6 +117,9 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
     std::shared_ptr<const attnscope::Trace> trace;
     const Workspace::GenerationState& g = w.generation;
     if (!g.generated.empty()) {
+        if (model.info().encoderDecoder || model.info().imageInput)  // as the window's Generate refuses it
+            throw attnscope::Error("workspace: generation: a generation needs a decoder-only language model; " +
+                                   model.info().path.filename().string() + " (" + model.info().family + ") is not one");
         // A generation step: one forward over prompt + generated ids is the generation's trace
         // (Generation::trace), and the step's maps are its prefix, as the window shows them.
         std::vector<std::int64_t> ids = g.prompt;

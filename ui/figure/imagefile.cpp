@@ -131,7 +131,10 @@ ImageFileError::ImageFileError(const QString& path, const std::string& problem, 
     : attnscope::Error(path.toStdString() + ": " + problem), reason_(std::move(reason)) {}
 
 QImage decodeImageFile(const QString& path) {
-    if (!QFileInfo(path).isFile()) throw ImageFileError(path, "no such image file", "no such image file");
+    const QFileInfo info(path);
+    if (info.exists() && !info.isFile() && !info.isDir())  // the input rule: a FIFO or device is named as such
+        throw ImageFileError(path, "not a regular file", "not a regular file");
+    if (!info.isFile()) throw ImageFileError(path, "no such image file", "no such image file");
     const QuietImagePlugins quiet;
     QImageReader reader(path);
     reader.setAutoTransform(true);  // honour EXIF orientation, as PIL's users usually do

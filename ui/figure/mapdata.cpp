@@ -2,10 +2,10 @@
 #include "attnscope/analysis/metrics.h"
 
 #include "attnscope/runtime/error.h"
+#include "figure/output_file.h"
 #include "attnscope/io/npy.h"
 
 #include <QFileInfo>
-#include <QSaveFile>
 
 QString csvField(const QString& text) {
     const bool quote = text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) ||
@@ -39,9 +39,7 @@ void writeMapData(const attnscope::HeadMap& map, const QStringList& queryLabels,
         for (int k = 0; k < map.cols; ++k) text += QLatin1Char(',') + QString::number(double(map.at(q, k)), 'g', 9);
         text += QLatin1String("\r\n");
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
-    file.write(text.toUtf8());
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+    FigureOutput file(path);  // checks the path first (output rule), writes on commit
+    file.device().write(text.toUtf8());
+    file.commit();
 }

@@ -4,12 +4,12 @@
 #include "figure/figure.h"
 
 #include "attnscope/runtime/error.h"
+#include "figure/output_file.h"
 
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -87,18 +87,16 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
                                std::to_string(kMaxFigureDpi) + ", got " + std::to_string(dpi));
     if (!(sizePt.width() > 0 && sizePt.height() > 0))
         throw attnscope::Error(name + ": the view shows nothing to export");
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw attnscope::Error(name + ": cannot write here (" + file.errorString().toStdString() + ")");
+    FigureOutput file(path);  // checks the path first (output rule), writes on commit
     auto run = [&](QPaintDevice& device, double pixelsPerPoint) {
         if (!paintScaled(device, pixelsPerPoint, sizePt, paint))
             throw attnscope::Error(name + ": cannot start the figure");
     };
     if (*format == FigureFormat::Png) {
         const QImage image = renderPainted(sizePt, paint, dpi);
-        if (!image.save(&file, "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
+        if (!image.save(&file.device(), "PNG")) throw attnscope::Error(name + ": writing the PNG failed");
     } else if (*format == FigureFormat::Pdf) {
-        QPdfWriter pdf(&file);
+        QPdfWriter pdf(&file.device());
         pdf.setCreator(QStringLiteral("AttnScope"));
         pdf.setTitle(title);
         pdf.setResolution(1200);
@@ -108,7 +106,7 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
     } else {
         constexpr int kUnitsPerPt = 10;  // fractional font sizes survive the SVG's integer units
         QSvgGenerator svg;
-        svg.setOutputDevice(&file);
+        svg.setOutputDevice(&file.device());
         svg.setTitle(title);
         svg.setDescription(QStringLiteral("Figure exported by AttnScope"));
         svg.setResolution(72 * kUnitsPerPt);
@@ -118,5 +116,5 @@ void writePainted(const QString& path, const QSizeF& sizePt, const std::function
         svg.setViewBox(QRect(QPoint(0, 0), units));
         run(svg, kUnitsPerPt);
     }
-    if (!file.commit()) throw attnscope::Error(name + ": cannot be written (" + file.errorString().toStdString() + ")");
+    file.commit();
 }

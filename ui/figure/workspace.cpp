@@ -2,6 +2,7 @@
 #include "figure/workspace_reader.h"
 
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 
 #include <QDir>
@@ -181,6 +182,8 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
 }
 
 Workspace readWorkspace(const QString& path) {
+    // core's input rule, before QFile: a FIFO would hang the open, /dev/zero read without end.
+    attnscope::refuseNonRegularFile(QFile::encodeName(path).toStdString());
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         throw attnscope::Error(

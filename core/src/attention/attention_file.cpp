@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <sstream>
 
 namespace attnscope {
@@ -48,18 +47,7 @@ constexpr std::int64_t kMaxTokens = 1 << 20;
 
 AttentionFileTokens readAttentionTokens(const fs::path& path, std::int64_t n, std::int64_t m,
                                         const std::string& blockName) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) failAt(path, "cannot read the tokens file");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    checkJsonDepth(text, path.string());
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        failAt(path, std::string("not valid JSON: ") + e.what());
-    }
+    nlohmann::json json = readJsonFile(path);
     AttentionFileTokens out;
     if (json.is_array()) {
         if (n != m)

@@ -1,6 +1,7 @@
 // Reading corpus files and preparing their lines for a model (see corpus_data.h).
 #include "attnscope/corpus/corpus_data.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 
@@ -70,6 +71,7 @@ void badLine(CorpusFile& file, BadLinePolicy policy, int line, const std::string
 }  // namespace
 
 CorpusFile readCorpus(const std::filesystem::path& path, const CorpusReadOptions& options) {
+    refuseNonRegularFile(path);  // the input rule: no FIFO that hangs, no /dev/zero read without end
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(path.string() + ": cannot be read");
     CorpusFormat format = options.format;
@@ -106,6 +108,13 @@ std::vector<CorpusExample> prepareCorpus(const Model& model, CorpusFile& file, c
         ex.text = line.text;
         try {
             ex.input.ids = line.ids.empty() ? model.encodeText(line.text) : line.ids;
+            // Checked here, so that a bad id is a bad line like any other (skipped or refused
+            // with its number), not a failure of the whole run at the example's forward.
+            const std::int64_t vocab = model.info().vocabSize;
+            for (std::int64_t id : line.ids)
+                if (vocab > 0 && id >= vocab)
+                    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                std::to_string(vocab - 1) + ")");
             const int n = static_cast<int>(ex.input.ids.size());
             if (maxTokens > 0 && n > maxTokens)
                 throw Error(std::to_string(n) + " tokens, more than the maximum of " + std::to_string(maxTokens));

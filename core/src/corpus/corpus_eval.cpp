@@ -3,6 +3,7 @@
 
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/input_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 namespace attnscope {
@@ -93,9 +95,11 @@ std::vector<HeadRef> traceHeads(const Trace& trace) {
 }
 
 RecordFile::RecordFile(std::filesystem::path path, std::string key) : path_(std::move(path)), key_(std::move(key)) {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return;
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::error_code ec;
+    if (!std::filesystem::exists(path_, ec)) return;  // no records yet
+    // The input rule (a link to /dev/zero or a FIFO is refused); records have no size bound of
+    // their own, a regular file's size is its bound.
+    const std::string all = readInputFile(path_, std::numeric_limits<std::uint64_t>::max(), "record file");
     std::size_t kept = 0, pos = 0;
     while (pos < all.size()) {
         const std::size_t end = all.find('\n', pos);

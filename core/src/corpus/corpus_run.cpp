@@ -3,6 +3,7 @@
 #include "attnscope/corpus/corpus_run.h"
 
 #include "corpus_eval.h"
+#include "corpus_folder.h"
 
 #include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/attention/trace.h"
@@ -278,12 +279,12 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
     std::vector<CorpusExample> examples(all.begin() + o.subsetBegin, all.begin() + end);
     for (std::size_t i = 0; i < examples.size(); ++i) examples[i].index = static_cast<int>(i);
 
-    std::filesystem::create_directories(outDir);
+    createRunFolder(outDir, "--out");
     RunFolder folder{outDir, {}};
     const json settings = settingsOf(model, data, o);
     const json shard = {o.shard, o.shards};
     if (std::filesystem::exists(outDir / "run.json")) {
-        folder.run = readJsonObject(outDir / "run.json");
+        folder.run = readShardRun(outDir);
         if (folder.run.value("settings", json()) != settings)
             throw Error(outDir.string() + " holds a run with another " +
                         firstDifference(settings, folder.run.value("settings", json())) +
@@ -461,8 +462,10 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
 
 CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& outDir) {
     if (dirs.empty()) throw Error("corpus-merge needs the shard folders");
+    // Merging onto a shard would rewrite the records it is read from.
+    for (const auto& d : dirs) refuseOutputOverInput(outDir, d);
     std::vector<json> runs;
-    for (const auto& d : dirs) runs.push_back(readJsonObject(d / "run.json"));
+    for (const auto& d : dirs) runs.push_back(readShardRun(d));
     const json& first = runs[0];
     const int shards = first.at("shard").at(1).get<int>();
     std::set<int> seen;
@@ -478,6 +481,10 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
             throw Error(dirs[i].string() + ": shard " + r.at("shard").at(0).dump() + " given twice");
         if (r.value("prune_order", json()) != first.value("prune_order", json()))
             throw Error(dirs[i].string() + ": another pruning order than " + dirs[0].string());
+        for (const char* key : {"examples", "heads", "output", "labelled", "targets", "model_spec", "bad_lines"})
+            if (r.at(key) != first.at(key))
+                throw Error((dirs[i] / "run.json").string() + ": '" + key + "' differs from " +
+                            (dirs[0] / "run.json").string());
         if (r.value("stat_keys", json()) != json(corpusStatKeys()))
             throw Error(
                     dirs[i].string() +
@@ -490,21 +497,14 @@ CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& dirs, const s
     const int total = run.at("examples").get<int>();
     std::vector<int> indices(total);
     for (int i = 0; i < total; ++i) indices[i] = i;
-    std::filesystem::create_directories(outDir);
+    createRunFolder(outDir, "--out");
     std::vector<std::unique_ptr<RecordFile>> merged;
     const char* names[] = {"stats.jsonl", "importance.jsonl", "pruning.jsonl"};
     std::vector<bool> complete;
     for (const char* name : names) {
         std::map<int, json> all;
-        for (const auto& d : dirs) {
-            const RecordFile shard(d / name, "i");
-            for (const auto& [k, j] : shard.records()) {
-                if (name == names[0] && !j.contains("s"))
-                    throw Error((d / name).string() + ": example " + std::to_string(k) +
-                                " has the statistics of an older AttnScope; run its shard again on the folder");
-                all[k] = j;
-            }
-        }
+        for (std::size_t i = 0; i < dirs.size(); ++i)
+            for (auto& [k, j] : readShardRecords(dirs[i], name, runs[i])) all[k] = std::move(j);
         const bool full = static_cast<int>(all.size()) == total;
         if (!all.empty() && !full)
             throw Error(std::string(name) + ": the shards hold " + std::to_string(all.size()) + " of " +

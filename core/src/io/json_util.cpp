@@ -1,10 +1,9 @@
 #include "json_util.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace attnscope {
 
@@ -43,24 +42,24 @@ std::string jsonExcerpt(const nlohmann::json& value) {
     return text;
 }
 
-nlohmann::json readJsonObject(const std::filesystem::path& file) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) throw Error(file.string() + ": file not found");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file.string() + ": cannot be read");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    checkJsonDepth(text, file.string());
-    nlohmann::json json;
+nlohmann::json parseJson(std::string_view text, const std::string& where) {
+    checkJsonDepth(text, where);
     try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e309
         // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-        std::string what = e.what();
-        auto pos = what.find("] ");
-        throw Error(file.string() + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+        const std::string what = e.what();
+        const auto pos = what.find("] ");
+        throw Error(where + ": not valid JSON (" + (pos == std::string::npos ? what : what.substr(pos + 2)) + ")");
     }
+}
+
+nlohmann::json readJsonFile(const std::filesystem::path& file) {
+    return parseJson(readInputFile(file, kMaxJsonFileBytes, "JSON file"), file.string());
+}
+
+nlohmann::json readJsonObject(const std::filesystem::path& file) {
+    nlohmann::json json = readJsonFile(file);
     if (!json.is_object()) throw Error(file.string() + ": expected a JSON object at the top level");
     return json;
 }

@@ -23,8 +23,16 @@ void checkJsonDepth(std::string_view text, const std::string& where);
 // UTF-8 replaced by U+FFFD (a plain dump() would throw type_error.316 on it).
 std::string jsonExcerpt(const nlohmann::json& value);
 
-// Parses a JSON object from a file; throws attnscope::Error "FILE: ..." on I/O or syntax errors
-// and on nesting deeper than kMaxJsonDepth.
+// The one JSON reader. Every JSON file and text goes through parseJson, so a syntax error reads
+// the same everywhere: "WHERE: not valid JSON (parse error at line 1, column 2: ...)", never
+// nlohmann's "[json.exception...]" text. Nesting deeper than kMaxJsonDepth is refused first.
+nlohmann::json parseJson(std::string_view text, const std::string& where);
+
+// A JSON file of any top-level value, read under the input rule (attnscope/io/input_file.h:
+// regular files only, at most kMaxJsonFileBytes); throws attnscope::Error "FILE: ...".
+nlohmann::json readJsonFile(const std::filesystem::path& file);
+
+// readJsonFile, and an object at the top level ("FILE: expected a JSON object at the top level").
 nlohmann::json readJsonObject(const std::filesystem::path& file);
 
 // Typed accessors over a config object; `file` only labels messages.

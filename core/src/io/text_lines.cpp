@@ -1,18 +1,19 @@
 #include "io/text_lines.h"
 
-#include "attnscope/runtime/error.h"
-
-#include <fstream>
+#include "attnscope/io/input_file.h"
 
 namespace attnscope {
 
 std::vector<std::string> readTextLines(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file.string() + ": cannot be read");
+    const std::string text = readInputFile(file, kMaxTextFileBytes, "text file");
     std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) {
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(at, end - at);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         lines.push_back(std::move(line));
+        at = end + 1;
     }
     return lines;
 }

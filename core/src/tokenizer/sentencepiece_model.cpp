@@ -5,19 +5,81 @@
 #include "sentencepiece_text.h"
 #include "unicode.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 
 #include <dlfcn.h>
 
-#include <fstream>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 namespace attnscope::tok {
 
 namespace {
+
+// A model file is a few MB; the bound only keeps /dev/zero-like inputs from being read without end.
+constexpr std::uint64_t kMaxSentencePieceBytes = std::uint64_t(256) << 20;
+// libsentencepiece builds its trie of pieces recursively, one stack frame per byte of a piece: a
+// 1,000,000-byte piece overflowed the stack (SIGSEGV). Real pieces are at most a few hundred bytes.
+constexpr std::uint64_t kMaxPieceBytes = 4096;
+
+// A protobuf varint at p (advanced past it); false when the bytes end first.
+bool readVarint(const unsigned char*& p, const unsigned char* end, std::uint64_t& value) {
+    value = 0;
+    for (int shift = 0; p < end && shift < 64; shift += 7) {
+        const unsigned char b = *p++;
+        value |= std::uint64_t(b & 0x7f) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+// The length of field 1 (the piece string) of one ModelProto.SentencePiece message, 0 if absent.
+std::uint64_t pieceLength(const unsigned char* p, const unsigned char* end) {
+    std::uint64_t longest = 0, key = 0, n = 0;
+    while (p < end && readVarint(p, end, key)) {
+        const int wire = static_cast<int>(key & 7);
+        if (wire == 0 && !readVarint(p, end, n)) break;
+        if (wire == 1 || wire == 5) p += std::min<std::ptrdiff_t>(end - p, wire == 1 ? 8 : 4);
+        if (wire == 2) {
+            if (!readVarint(p, end, n) || n > static_cast<std::uint64_t>(end - p)) break;
+            if ((key >> 3) == 1) longest = std::max(longest, n);
+            p += n;
+        }
+        if (wire != 0 && wire != 1 && wire != 2 && wire != 5) break;
+    }
+    return longest;
+}
+
+// Refuses a piece longer than kMaxPieceBytes before libsentencepiece sees it. Anything else that
+// is malformed stops the scan and is left to libsentencepiece to report.
+void checkPieceLengths(const std::string& data, const std::string& file) {
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    const auto* end = p + data.size();
+    std::uint64_t key = 0, n = 0;
+    for (long long piece = 0; p < end && readVarint(p, end, key);) {
+        const int wire = static_cast<int>(key & 7);
+        if (wire == 0) {
+            if (!readVarint(p, end, n)) return;
+        } else if (wire == 1 || wire == 5) {
+            p += std::min<std::ptrdiff_t>(end - p, wire == 1 ? 8 : 4);
+        } else if (wire == 2) {
+            if (!readVarint(p, end, n) || n > static_cast<std::uint64_t>(end - p)) return;
+            if ((key >> 3) == 1) {  // ModelProto.pieces
+                const std::uint64_t length = pieceLength(p, p + n);
+                if (length > kMaxPieceBytes)
+                    throw Error(file + ": not a usable SentencePiece model (piece " + std::to_string(piece) + " is " +
+                                std::to_string(length) + " bytes long; at most " + std::to_string(kMaxPieceBytes) +
+                                " are accepted)");
+                ++piece;
+            }
+            p += n;
+        } else {
+            return;
+        }
+    }
+}
 
 void appendTo(void* context, const char* data, std::size_t size) {
     static_cast<std::string*>(context)->append(data, size);
@@ -92,12 +154,9 @@ const Shim& shim() {
 }  // namespace
 
 SentencePieceFile::SentencePieceFile(const std::filesystem::path& file, bool dummyPrefix) : file_(file.string()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file_ + ": cannot be read");
-    std::stringstream bytes;
-    bytes << in.rdbuf();
-    std::string data = bytes.str();
+    std::string data = readInputFile(file, kMaxSentencePieceBytes, "SentencePiece model");
     if (data.empty()) throw Error(file_ + ": not a SentencePiece model (the file is empty)");
+    checkPieceLengths(data, file_);
     // A second ModelProto.normalizer_spec (field 3) holding add_dummy_prefix (field 3) = false:
     // protobuf merges repeated message fields, so this overrides the file's setting.
     if (!dummyPrefix) data += std::string("\x1a\x02\x18\x00", 4);

@@ -7,6 +7,7 @@
 #include "components.h"
 #include "tokenizer_impl.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
 
@@ -81,13 +82,7 @@ Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
 std::unique_ptr<Tokenizer> Tokenizer::fromJson(const std::string& json, const std::string& origin) {
-    checkJsonDepth(json, origin);
-    nlohmann::json root;
-    try {
-        root = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e309
-        throw Error(origin + ": not valid JSON (" + std::string(e.what()) + ")");
-    }
+    const nlohmann::json root = parseJson(json, origin);
     if (!root.is_object()) throw Error(origin + ": expected a JSON object");
     const Origin o{origin, tokenIdLimit(json.size())};
     auto impl = std::make_unique<Impl>();
@@ -104,11 +99,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromJson(const std::string& json, const st
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::fromFile(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file.string() + ": cannot be read");
-    std::stringstream s;
-    s << in.rdbuf();
-    return fromJson(s.str(), file.string());
+    return fromJson(readInputFile(file, kMaxJsonFileBytes, "tokenizer.json"), file.string());
 }
 
 Encoding Tokenizer::encode(const std::string& text, bool addSpecialTokens) const {

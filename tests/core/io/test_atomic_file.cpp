@@ -78,11 +78,13 @@ TEST_CASE("a failure before commit leaves the old file and no temporary", "[io][
     CHECK(testing::readNpy(dir / "m.npy").values == std::vector<float>{1.f, 2.f});
     CHECK(entries(dir) == std::set<std::string>{"a.txt", "m.npy"});
 
-    // The rename itself fails (a folder with files is in the way): named, and cleaned up.
+    // The rename itself fails (a folder with files took the path after the writer was made, as the
+    // output rule refuses an existing folder up front): named, and cleaned up.
+    AtomicFile late(dir / "busy");
+    late.write("y");
     fs::create_directories(dir / "busy");
     writeFileAtomically(dir / "busy" / "inside", "x");
-    REQUIRE_THROWS_WITH(writeFileAtomically(dir / "busy", "y"),
-                        Catch::StartsWith((dir / "busy").string() + ": cannot be written ("));
+    REQUIRE_THROWS_WITH(late.commit(), Catch::StartsWith((dir / "busy").string() + ": cannot be written ("));
     CHECK(entries(dir) == std::set<std::string>{"a.txt", "busy", "m.npy"});
     CHECK(entries(dir / "busy") == std::set<std::string>{"inside"});
 }

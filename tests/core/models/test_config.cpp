@@ -51,7 +51,7 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     const auto dir = freshDir("json");
     writeGpt2Folder(dir, makeGpt2(Gpt2Spec{}, 1));
     writeText(dir / "config.json", "{\"model_type\": \"gpt2\",");
-    CHECK_THAT(loadError(dir), Catch::Contains("config.json: invalid JSON"));
+    CHECK_THAT(loadError(dir), Catch::Contains("config.json: not valid JSON"));
     writeText(dir / "config.json", "[1, 2]");
     CHECK_THAT(loadError(dir), Catch::Contains("config.json: expected a JSON object"));
     writeText(dir / "config.json", "{}");

@@ -66,7 +66,8 @@ struct CorpusRunSummary {
     int resumed = 0;   // taken from an earlier, interrupted run's records
 };
 
-// Runs the analyses on the model over the file and writes the folder (created when missing). A
+// Runs the analyses on the model over the file and writes the folder (created when missing; an
+// existing file there is refused: "--out PATH: not a folder ..."). A
 // folder that holds a run with other settings (another model, file, maximum, subset or shard) is
 // refused with attnscope::Error naming the setting. Throws attnscope::Error for bad lines under
 // BadLinePolicy::Refuse ("FILE:LINE: reason"), for pruning without an order source, for greedy
@@ -76,7 +77,9 @@ CorpusRunSummary runCorpus(const Model& model, const std::filesystem::path& data
 
 // Combines the folders of the shards 0 … N−1 of one run (each exactly once, same settings) into
 // outDir: records and results identical to those of one unsharded run. Throws attnscope::Error
-// naming the folder that is missing, repeated or differs.
+// naming the folder that is missing, repeated or differs, the run.json field that is missing,
+// mistyped or out of range, or the record line ("FILE:LINE: ...") that is not a complete record
+// of its shard; and when outDir is one of the shard folders (it would rewrite what it reads).
 CorpusResult mergeCorpus(const std::vector<std::filesystem::path>& shardDirs, const std::filesystem::path& outDir);
 
 }  // namespace attnscope
