@@ -94,7 +94,7 @@ protected:
     ModelInfo info_;
 };
 
-class Seq2seqModel final : public BuiltinModel {
+class BuiltinSeq2seq final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
@@ -189,7 +189,7 @@ private:
     }
 };
 
-class ClassifierModel final : public BuiltinModel {
+class BuiltinClassifier final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
@@ -217,12 +217,12 @@ protected:
 
 std::shared_ptr<const Model> loadBuiltinSeq2seq(const std::filesystem::path& folder, const JsonConfig& config,
                                                 c10::Device device, const LoadOptions& options) {
-    return std::make_shared<const Seq2seqModel>(folder, config, device, options);
+    return std::make_shared<const BuiltinSeq2seq>(folder, config, device, options);
 }
 
 std::shared_ptr<const Model> loadBuiltinClassifier(const std::filesystem::path& folder, const JsonConfig& config,
                                                    c10::Device device, const LoadOptions& options) {
-    return std::make_shared<const ClassifierModel>(folder, config, device, options);
+    return std::make_shared<const BuiltinClassifier>(folder, config, device, options);
 }
 
 }  // namespace attnscope
