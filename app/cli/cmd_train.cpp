@@ -11,8 +11,43 @@ namespace attnscope::cli {
 
 namespace {
 
+// --window/--two-sided (local), --keep (topk), --buckets/--rounds (lsh; rotations seeded by --seed),
+// --positions absolute|relative [--relative-clip K]; each only where it means something.
+void parseKindFlags(const Args& args, TrainOptions& o) {
+    const AttentionKind k = o.attention;
+    const auto only = [&](const char* option, bool allowed, const char* needs) {
+        if ((args.value(option) || args.flag(option)) && !allowed)
+            throw UsageError(std::string("--") + option + " needs " + needs);
+    };
+    only("window", k == AttentionKind::Local, "--attention local");
+    only("two-sided", k == AttentionKind::Local, "--attention local");
+    only("keep", k == AttentionKind::TopK, "--attention topk");
+    only("buckets", k == AttentionKind::Lsh, "--attention lsh");
+    only("rounds", k == AttentionKind::Lsh, "--attention lsh");
+    o.sparse.window = static_cast<int>(args.integer("window", 1, 4096).value_or(4));
+    o.sparse.twoSided = args.flag("two-sided");
+    o.sparse.keep = static_cast<int>(args.integer("keep", 1, 4096).value_or(4));
+    o.sparse.buckets = static_cast<int>(args.integer("buckets", 2, 4096).value_or(4));
+    if (o.sparse.buckets % 2 != 0)
+        throw Error("--buckets must be even (h(x) = argmax([xR; -xR])), got " + std::to_string(o.sparse.buckets));
+    o.sparse.rounds = static_cast<int>(args.integer("rounds", 1, 64).value_or(1));
+    o.sparse.seed = static_cast<std::uint64_t>(args.integer("seed", 0, kMaxSeed).value_or(1));
+    const std::string positions = args.value("positions").value_or("absolute");
+    if (positions != "absolute" && positions != "relative")
+        throw Error("--positions '" + positions + "' is not one of absolute, relative");
+    o.relativePositions = positions == "relative";
+    only("relative-clip", o.relativePositions, "--positions relative");
+    o.relativeClip = static_cast<int>(args.integer("relative-clip", 1, 4096).value_or(8));
+    if (o.relativePositions && (k == AttentionKind::Additive || k == AttentionKind::Linear))
+        throw Error(std::string("--positions relative adds a bias to dot-product logits; ") + kindName(k) +
+                    " attention has no place for it");
+}
+
 int runTrain(const std::vector<std::string>& argv) {
-    Args args(argv, {"task", "attention", "out", "seed", "steps", "batch", "lr"}, {});
+    Args args(argv,
+              {"task", "attention", "out", "seed", "steps", "batch", "lr", "window", "keep", "buckets", "rounds",
+               "positions", "relative-clip"},
+              {"two-sided"});
     args.expectPositionals(0);
     TrainOptions options;
     options.task = parseTask(args.required("task"));
@@ -24,6 +59,7 @@ int runTrain(const std::vector<std::string>& argv) {
     options.seed = static_cast<std::uint64_t>(seed);
     options.steps = static_cast<int>(steps);
     options.batch = static_cast<int>(batch);
+    parseKindFlags(args, options);
     options.learningRate = args.number("lr").value_or(0);
     if (options.learningRate < 0 || options.learningRate > 1) throw Error("--lr must be between 0 and 1");
     options.out = prepareOutDir(out);
@@ -48,14 +84,23 @@ int runTrain(const std::vector<std::string>& argv) {
 
 Command trainCommand() {
     return {"train", "train a built-in model (reverse or sentiment task)",
-            "usage: attnscope-cli train --task reverse|sentiment --attention dot|additive|linear --out DIR\n"
+            "usage: attnscope-cli train --task reverse|sentiment --out DIR\n"
+            "                           --attention dot|additive|linear|local|topk|lsh|hybrid\n"
+            "                           [--window W [--two-sided]] [--keep K] [--buckets B] [--rounds R]\n"
+            "                           [--positions absolute|relative [--relative-clip K]]\n"
             "                           [--seed S] [--steps N] [--batch B] [--lr RATE]\n\n"
             "Trains a small transformer on the task with the chosen attention (deterministic on the CPU:\n"
             "the same seed gives identical weights), scores it on held-out examples, and writes\n"
             "DIR/config.json, DIR/model.safetensors and DIR/vocab.json. Progress goes to stderr.\n"
             "  reverse    encoder-decoder; a string of 2-16 symbols from 0-9 a-z -> the string reversed\n"
             "  sentiment  encoder classifier; a short English sentence -> positive / negative\n"
-            "Defaults: --seed 1, --steps 1500 (reverse) or 1000 (sentiment), --batch 64, --lr 0.003.\n",
+            "Defaults: --seed 1, --steps 1500 (reverse) or 1000 (sentiment), --batch 64, --lr 0.003.\n"
+            "Kinds: local keeps keys i-W+1..i (--window, 4; --two-sided: |i-j| < W); topk the --keep K (4) largest\n"
+            "  logits; lsh Reformer's shared-QK hashing into --buckets B (4) with --rounds R (1), rotations seeded\n"
+            "  by --seed; hybrid g·additive + (1-g)·dot with g = σ(W_g q) learned per head. local and lsh apply\n"
+            "  to self-attention (the reverse model's cross-attention stays dot).\n"
+            "--positions relative: no position embeddings; each self-attention layer learns a bias per head\n"
+            "  over the relative distance clipped to [-K, K] (--relative-clip, 8) (Shaw et al.); dot-family kinds.\n",
             runTrain};
 }
 

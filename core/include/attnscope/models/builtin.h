@@ -22,9 +22,10 @@
 namespace attnscope {
 
 enum class BuiltinTask { Reverse, Sentiment };
-const char* taskName(BuiltinTask task);                     // "reverse", "sentiment"
-BuiltinTask parseTask(const std::string& text);             // throws attnscope::Error naming the value
-AttentionKind parseAttentionKind(const std::string& text);  // "dot", "additive", "linear"
+const char* taskName(BuiltinTask task);          // "reverse", "sentiment"
+BuiltinTask parseTask(const std::string& text);  // throws attnscope::Error naming the value
+// "dot", "additive", "linear", "local", "topk", "lsh", "hybrid"
+AttentionKind parseAttentionKind(const std::string& text);
 
 // The symbols of the reverse task, in vocabulary order after the specials.
 inline constexpr const char* kReverseAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -72,6 +73,13 @@ struct TrainProgress {
 struct TrainOptions {
     BuiltinTask task = BuiltinTask::Reverse;
     AttentionKind attention = AttentionKind::Dot;
+    // Local / TopK / Lsh: their window, k, buckets, rounds and hash seed (self-attention blocks;
+    // the reverse model's cross-attention stays dot for local and lsh, which need one sequence).
+    SparseOptions sparse;
+    // Relative positions (Shaw et al.): no position embeddings; every self-attention layer adds a
+    // learned bias per head over the relative distance j - i clipped to [-relativeClip, relativeClip].
+    bool relativePositions = false;
+    int relativeClip = 8;
     std::uint64_t seed = 1;
     int steps = 0;  // 0: the task's default
     int batch = 64;

@@ -68,7 +68,7 @@ protected:
         b.layers = layers;
         b.heads = b.kvHeads = config_.heads;
         b.causal = causal;
-        b.kind = config_.kind;
+        b.kind = config_.siteKind(name == "cross");
         b.queryTokens = std::move(queries);
         b.keyTokens = std::move(keys);
         return b;

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "runtime/device.h"
 #include "net.h"
+#include "attention/kinds.h"
 #include "symbols.h"
 #include "runtime/numbers.h"
 
@@ -29,10 +30,13 @@ namespace {
 using builtin::Config;
 using builtin::Weights;
 
-Config defaultConfig(BuiltinTask task, AttentionKind kind) {
+Config defaultConfig(BuiltinTask task, const TrainOptions& options) {
     Config c;
     c.task = task;
-    c.kind = kind;
+    c.kind = options.attention;
+    c.sparse = options.sparse;
+    c.relative = options.relativePositions;
+    c.relativeClip = options.relativeClip;
     c.seq2seq = task == BuiltinTask::Reverse;
     c.vocabSize = builtin::Symbols::forTask(task).size();
     if (c.seq2seq) {
@@ -77,6 +81,8 @@ Weights initialWeights(const Config& c, std::uint64_t seed) {
             t = at::zeros(shape, at::kFloat);
         } else if (name == "src_embed" || name == "tgt_embed" || name == "src_pos" || name == "tgt_pos") {
             t = normal(rng, shape, 0.5);
+        } else if (endsWith(name, ".rel") || endsWith(name, ".gw")) {  // no bias, gate 1/2 at the start
+            t = at::zeros(shape, at::kFloat);
         } else if (endsWith(name, ".av")) {
             t = normal(rng, shape, 1.0 / std::sqrt(static_cast<double>(shape[1])));
         } else {  // [out, in] matrices and the additive [H, d, w] projections: fan-in scaling
@@ -155,7 +161,10 @@ at::Tensor loss(const Weights& w, const Config& c, const Batch& b) {
     const builtin::Pass training;
     const at::Tensor memory = builtin::encode(w, c, b.source, b.sourceAllowed, training, nullptr);
     if (!c.seq2seq) return at::cross_entropy_loss(builtin::classify(w, memory), b.labels);
-    const at::Tensor logits = builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr);
+    // LSH hashes each target at its own length; other kinds need no key mask in the causal decoder.
+    const at::Tensor targetAllowed = c.kind == AttentionKind::Lsh ? b.targetIn.ne(builtin::kPad) : at::Tensor();
+    const at::Tensor logits =
+            builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr, targetAllowed);
     return at::cross_entropy_loss(logits.reshape({-1, c.vocabSize}), b.targetOut.reshape({-1}));
 }
 
@@ -196,6 +205,17 @@ double heldOutAccuracy(const std::filesystem::path& folder, BuiltinTask task, in
     return static_cast<double>(correct) / examples;
 }
 
+void checkKindOptions(const TrainOptions& o) {
+    const AttentionKind k = o.attention;
+    if (k == AttentionKind::Local) checkSparseOptions(MapVariant::Local, o.sparse);
+    if (k == AttentionKind::TopK) checkSparseOptions(MapVariant::TopK, o.sparse);
+    if (k == AttentionKind::Lsh) checkSparseOptions(MapVariant::Lsh, o.sparse);
+    if (o.relativePositions && (k == AttentionKind::Additive || k == AttentionKind::Linear))
+        throw Error(std::string("train: relative positions add a bias to dot-product logits; ") + kindName(k) +
+                    " attention has no place for it");
+    if (o.relativePositions && o.relativeClip < 1) throw Error("train: the relative clip distance must be >= 1");
+}
+
 }  // namespace
 
 TrainResult trainBuiltin(const TrainOptions& options) {
@@ -209,7 +229,8 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     if (ec || !std::filesystem::is_directory(options.out, ec))
         throw Error(options.out.string() + ": cannot create the output folder");
 
-    const Config config = defaultConfig(options.task, options.attention);
+    checkKindOptions(options);
+    const Config config = defaultConfig(options.task, options);
     const builtin::Symbols symbols = builtin::Symbols::forTask(options.task);
     const int steps = options.steps > 0 ? options.steps : defaultSteps(options.task);
     const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(options.task);
