@@ -70,6 +70,15 @@ struct TrainProgress {
     double seconds = 0;  // since training started
 };
 
+// The end of a training epoch: its checkpoint (a model folder that loads like the built-ins) is
+// saved under TrainOptions::out / "checkpoints" / "epoch-N" before the callback runs.
+struct EpochEnd {
+    int epoch = 0;    // 1, 2, ...
+    int step = 0;     // steps done
+    double loss = 0;  // mean training loss over the epoch's steps
+    std::filesystem::path checkpoint;
+};
+
 struct TrainOptions {
     BuiltinTask task = BuiltinTask::Reverse;
     AttentionKind attention = AttentionKind::Dot;
@@ -88,6 +97,11 @@ struct TrainOptions {
     std::filesystem::path out;  // folder: config.json, model.safetensors, vocab.json
     // Called every few steps; returning false stops training (attnscope::Cancelled).
     std::function<bool(const TrainProgress&)> progress;
+    // Epochs: every epochSteps steps (0: steps / 10, at least 1) and at the last step, a checkpoint
+    // is saved and epochEnd called (analysis/training_monitors.h logs the monitors there). Without
+    // epochEnd no checkpoint is saved.
+    int epochSteps = 0;
+    std::function<void(const EpochEnd&)> epochEnd;
 };
 
 struct TrainResult {
@@ -96,7 +110,7 @@ struct TrainResult {
     double finalLoss = 0;         // mean training loss over the last 50 steps
     double heldOutAccuracy = -1;  // exact-match (reverse) or label accuracy (sentiment); -1: not scored
     int heldOutExamples = 0;
-    double seconds = 0;  // training time, without scoring
+    double seconds = 0;  // training time, without scoring and without epochEnd callbacks
     std::int64_t parameters = 0;
 };
 

@@ -247,9 +247,13 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     TrainResult result;
     result.steps = steps;
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    double windowLoss = 0, tailLoss = 0;
-    int windowCount = 0, tailCount = 0;
+    double monitoring = 0;  // seconds spent in epochEnd, not counted as training time
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - monitoring;
+    };
+    double windowLoss = 0, tailLoss = 0, epochLoss = 0;
+    int windowCount = 0, tailCount = 0, epochCount = 0, epoch = 0;
+    const int epochSteps = options.epochSteps > 0 ? options.epochSteps : std::max(1, steps / 10);
     const int tail = std::min(50, steps);
     for (int step = 1; step <= steps; ++step) {
         const Batch batch = options.task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
@@ -281,6 +285,23 @@ TrainResult trainBuiltin(const TrainOptions& options) {
                 t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
                 t.mutable_grad().zero_();
             }
+        }
+        epochLoss += value;
+        ++epochCount;
+        if (options.epochEnd && (step % epochSteps == 0 || step == steps)) {
+            ++epoch;
+            EpochEnd end{epoch, step, epochLoss / epochCount,
+                         options.out / "checkpoints" / ("epoch-" + std::to_string(epoch))};
+            std::error_code made;
+            std::filesystem::create_directories(end.checkpoint, made);
+            if (made) throw Error(end.checkpoint.string() + ": cannot create the checkpoint folder");
+            save(w, config, symbols, {{"epoch", epoch}, {"step", step}, {"seed", options.seed}}, end.checkpoint);
+            const auto before = std::chrono::steady_clock::now();
+            options.epochEnd(end);
+            monitoring += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+            at::set_num_threads(1);  // the callback may have run models on every core
+            epochLoss = 0;
+            epochCount = 0;
         }
         if (options.progress && (step % 25 == 0 || step == steps)) {
             if (!options.progress(TrainProgress{step, steps, windowLoss / windowCount, elapsed()})) throw Cancelled();
