@@ -11,17 +11,10 @@
 namespace attnscope {
 
 std::vector<ProbeExample> builtinProbes(BuiltinTask task, int count) {
-    TaskData data(20261204, Split::HeldOut);  // fixed: every epoch and every run sees the same probes
+    TrainOptions options;
+    options.task = task;
     std::vector<ProbeExample> out;
-    for (int i = 0; i < count; ++i) {
-        if (task == BuiltinTask::Reverse) {
-            const std::string s = data.reverseSource();
-            out.push_back({s, std::string(s.rbegin(), s.rend())});
-        } else {
-            const SentimentExample ex = data.sentiment();
-            out.push_back({ex.text, ex.positive ? "positive" : "negative"});
-        }
-    }
+    for (auto& [input, expected] : heldOutExamples(options, count)) out.push_back({input, expected});
     return out;
 }
 
@@ -57,9 +50,9 @@ bool probeCorrect(const Trace& trace, const ProbeExample& p) {
             if (probs[i] > probs[best]) best = i;
         return trace.classLabels()[best] == p.expected;
     }
-    std::string got;
-    for (const auto& t : trace.outputTokens()) got += t;
-    return got == p.expected;
+    std::string joined, spaced;  // character vocabularies join units as they are, word vocabularies by spaces
+    for (const auto& t : trace.outputTokens()) joined += t, spaced += (spaced.empty() ? "" : " ") + t;
+    return joined == p.expected || spaced == p.expected;
 }
 
 void monitorFlags(HeadMonitor& h) {
@@ -138,7 +131,8 @@ void writeMonitorCsv(const std::filesystem::path& file, const std::vector<EpochM
 
 TrainResult trainMonitored(TrainOptions options, const std::filesystem::path& csv, std::vector<EpochMonitor>& epochs,
                            std::vector<ProbeExample> probes, const std::function<void(const EpochMonitor&)>& onEpoch) {
-    if (probes.empty()) probes = builtinProbes(options.task);
+    if (probes.empty())
+        for (auto& [input, expected] : heldOutExamples(options, 32)) probes.push_back({input, expected});
     epochs.clear();
     options.epochEnd = [&](const EpochEnd& end) {
         LoadOptions load;

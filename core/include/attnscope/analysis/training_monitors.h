@@ -29,7 +29,7 @@ struct ProbeExample {
     std::string expected;
 };
 
-// The probe set of a built-in task: `count` held-out examples from a fixed stream.
+// The probe set of a built-in task: `count` held-out examples from a fixed stream (heldOutExamples).
 std::vector<ProbeExample> builtinProbes(BuiltinTask task, int count = 32);
 
 struct HeadMonitor {
@@ -54,8 +54,8 @@ EpochMonitor measureModel(const Model& model, const std::vector<ProbeExample>& p
 // layer_similarity,flags
 void writeMonitorCsv(const std::filesystem::path& file, const std::vector<EpochMonitor>& epochs);
 
-// trainBuiltin with the monitors: every epoch's checkpoint measured on `probes` (empty: the task's
-// builtinProbes), the CSV rewritten after each epoch (atomically) at `csv`, `onEpoch` (optional)
+// trainBuiltin with the monitors: every epoch's checkpoint measured on `probes` (empty: 32 of the task's
+// heldOutExamples), the CSV rewritten after each epoch (atomically) at `csv`, `onEpoch` (optional)
 // told. Returns the result and fills `epochs`.
 TrainResult trainMonitored(TrainOptions options, const std::filesystem::path& csv, std::vector<EpochMonitor>& epochs,
                            std::vector<ProbeExample> probes = {},

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
@@ -81,6 +82,12 @@ struct EpochEnd {
 
 struct TrainOptions {
     BuiltinTask task = BuiltinTask::Reverse;
+    // A task file instead (JSONL lines {"text", "label"} or {"source", "target"}; see
+    // core/src/models/builtin/task_file.h): the vocabulary ("char", "word" or "auto": words for
+    // classification, characters for seq2seq) and the model's sizes come from it, examples whose
+    // input hashes held out (isHeldOut) are kept for scoring. `task` is then ignored.
+    std::filesystem::path taskFile;
+    std::string vocabulary = "auto";
     AttentionKind attention = AttentionKind::Dot;
     // Local / TopK / Lsh: their window, k, buckets, rounds and hash seed (self-attention blocks;
     // the reverse model's cross-attention stays dot for local and lsh, which need one sequence).
@@ -113,6 +120,11 @@ struct TrainResult {
     double seconds = 0;  // training time, without scoring and without epochEnd callbacks
     std::int64_t parameters = 0;
 };
+
+// Held-out (input, expected output) pairs of the task `options` train, at most `count`: the
+// built-in task's fixed held-out stream, or the task file's held-out lines (expected: the label,
+// or the target as the model writes it: characters joined, words joined by single spaces).
+std::vector<std::pair<std::string, std::string>> heldOutExamples(const TrainOptions& options, int count);
 
 // Trains a model and writes it to options.out (created; files replaced atomically). Throws
 // attnscope::Error for invalid options or an unwritable folder.

@@ -77,13 +77,21 @@ Config parseConfig(const JsonConfig& j) {
     const std::string type = j.string("model_type");
     c.seq2seq = type == kSeq2seqType;
     try {
-        c.task = parseTask(j.string("task"));
+        const std::string task = j.string("task");
+        c.fileTask = task == "file";
+        c.task = c.fileTask ? (c.seq2seq ? BuiltinTask::Reverse : BuiltinTask::Sentiment) : parseTask(task);
         c.kind = parseAttentionKind(j.string("attention"));
     } catch (const Error& e) {
         throw Error(j.file().string() + ": " + e.what());
     }
     if (c.seq2seq != (c.task == BuiltinTask::Reverse))
         j.fail("task", "'" + std::string(taskName(c.task)) + "' does not go with model_type '" + type + "'");
+    if (c.fileTask) {
+        const std::string units = j.string("vocabulary");
+        if (units != "char" && units != "word") j.fail("vocabulary", "must be char or word, found '" + units + "'");
+        c.perCharacter = units == "char";
+        c.taskFile = j.string("task_file", "");
+    }
     c.dModel = j.positiveInt("d_model", 4096);
     c.heads = j.positiveInt("n_heads", 256);
     c.ffn = j.positiveInt("d_ffn", 1 << 16);
@@ -119,7 +127,7 @@ Config parseConfig(const JsonConfig& j) {
 
 nlohmann::json configJson(const Config& c, const nlohmann::json& training) {
     nlohmann::json j = {{"model_type", c.seq2seq ? kSeq2seqType : kClassifierType},
-                        {"task", taskName(c.task)},
+                        {"task", c.fileTask ? "file" : taskName(c.task)},
                         {"attention", kindName(c.kind)},
                         {"d_model", c.dModel},
                         {"n_heads", c.heads},
@@ -127,6 +135,7 @@ nlohmann::json configJson(const Config& c, const nlohmann::json& training) {
                         {"vocab_size", c.vocabSize},
                         {"max_source_positions", c.maxSource},
                         {"layer_norm_epsilon", c.eps}};
+    if (c.fileTask) j["vocabulary"] = c.perCharacter ? "char" : "word", j["task_file"] = c.taskFile;
     if (c.additiveParts()) j["additive_width"] = c.additiveWidth;
     if (c.kind == AttentionKind::Local) j["window"] = c.sparse.window, j["two_sided"] = c.sparse.twoSided;
     if (c.kind == AttentionKind::TopK) j["keep"] = c.sparse.keep;

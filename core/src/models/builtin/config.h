@@ -43,8 +43,12 @@ struct Config {
     bool sourceFromEnd = true;        // seq2seq: source position 0 is the last symbol
     std::vector<std::string> labels;  // classifier class names
     double eps = 1e-5;
-    SparseOptions sparse;   // local, topk, lsh
-    bool relative = false;  // Shaw et al. relative position bias instead of position embeddings
+    bool fileTask = false;     // trained on a task file: config "task": "file" (task is then Reverse for
+                               // an encoder-decoder, Sentiment for a classifier: their specials)
+    bool perCharacter = true;  // file tasks: vocabulary units ("vocabulary": "char" or "word")
+    std::string taskFile;      // file tasks: the file's name, for information
+    SparseOptions sparse;      // local, topk, lsh
+    bool relative = false;     // Shaw et al. relative position bias instead of position embeddings
     int relativeClip = 8;
 
     int headDim() const { return dModel / heads; }

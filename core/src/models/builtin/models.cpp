@@ -23,8 +23,9 @@ class BuiltinModel : public Model {
 public:
     BuiltinModel(const std::filesystem::path& folder, const JsonConfig& json, c10::Device device,
                  const LoadOptions& options)
-        : config_(builtin::parseConfig(json)),
-          symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize)), device_(device) {
+        : config_(builtin::parseConfig(json)), symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize,
+                                                                               config_.fileTask, config_.perCharacter)),
+          device_(device) {
         c10::InferenceMode guard;
         WeightStore store(folder, device);
         const auto shapes = builtin::parameterShapes(config_);
@@ -38,7 +39,7 @@ public:
                            config_.headDim(), config_.dModel);
         info_.vocabSize = config_.vocabSize;
         info_.maxPositions = config_.maxSource;
-        info_.task = taskName(config_.task);
+        info_.task = config_.fileTask ? "file" : taskName(config_.task);
         info_.attention = kindName(config_.kind);
         info_.encoderDecoder = config_.seq2seq;
     }

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "runtime/device.h"
 #include "net.h"
+#include "task_file.h"
 #include "attention/kinds.h"
 #include "symbols.h"
 #include "runtime/numbers.h"
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace attnscope {
 
@@ -157,6 +159,69 @@ Batch sentimentBatch(TaskData& data, const builtin::Symbols& symbols, int size) 
     return b;
 }
 
+// A task file's examples as ids: source (classifier: <cls> + units) and target ids or the label.
+struct Encoded {
+    std::vector<std::int64_t> source, target;
+    std::int64_t label = 0;
+};
+
+// `size` examples drawn uniformly (the project's generator) from a task file's training examples.
+Batch fileBatch(TaskData& data, const std::vector<Encoded>& examples, bool seq2seq, int size) {
+    std::vector<const Encoded*> picked;
+    std::size_t S = 0, T = 0;
+    for (int i = 0; i < size; ++i) {
+        picked.push_back(&examples[static_cast<std::size_t>(data.uniform(static_cast<int>(examples.size())))]);
+        S = std::max(S, picked.back()->source.size());
+        T = std::max(T, picked.back()->target.size());
+    }
+    Batch b;
+    b.source = at::full({size, static_cast<std::int64_t>(S)}, builtin::kPad, at::kLong);
+    auto src = b.source.accessor<std::int64_t, 2>();
+    std::vector<std::int64_t> labels;
+    if (seq2seq) {
+        b.targetIn = at::full({size, static_cast<std::int64_t>(T) + 1}, builtin::kPad, at::kLong);
+        b.targetOut = at::full({size, static_cast<std::int64_t>(T) + 1}, -100, at::kLong);  // -100: ignored
+    }
+    for (int i = 0; i < size; ++i) {
+        const Encoded& e = *picked[static_cast<std::size_t>(i)];
+        for (std::size_t j = 0; j < e.source.size(); ++j) src[i][static_cast<std::int64_t>(j)] = e.source[j];
+        labels.push_back(e.label);
+        if (!seq2seq) continue;
+        auto in = b.targetIn.accessor<std::int64_t, 2>();
+        auto out = b.targetOut.accessor<std::int64_t, 2>();
+        in[i][0] = builtin::kStart;
+        const auto n = static_cast<std::int64_t>(e.target.size());
+        for (std::int64_t j = 0; j < n; ++j) {
+            out[i][j] = e.target[static_cast<std::size_t>(j)];
+            in[i][j + 1] = e.target[static_cast<std::size_t>(j)];
+        }
+        out[i][n] = builtin::kEnd;
+    }
+    b.sourceAllowed = b.source.ne(builtin::kPad);
+    if (!seq2seq) b.labels = at::tensor(labels, at::kLong);
+    return b;
+}
+
+// What a model trained on the file should write for an example: the label, or the target's units
+// joined (characters as they are, words by single spaces).
+std::string expectedOutput(const builtin::FileTask& task, const builtin::FileExample& ex) {
+    if (!task.seq2seq) return ex.output;
+    std::string out;
+    for (const auto& u : builtin::splitUnits(ex.output, task.perCharacter))
+        out += (out.empty() || task.perCharacter ? "" : " ") + u;
+    return out;
+}
+
+std::string writtenOutput(const Trace& trace, bool perCharacter) {
+    if (!trace.classLabels().empty()) {
+        const auto& p = trace.classProbabilities();
+        return trace.classLabels()[static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin())];
+    }
+    std::string got;
+    for (const auto& t : trace.outputTokens()) got += (got.empty() || perCharacter ? "" : " ") + t;
+    return got;
+}
+
 at::Tensor loss(const Weights& w, const Config& c, const Batch& b) {
     const builtin::Pass training;
     const at::Tensor memory = builtin::encode(w, c, b.source, b.sourceAllowed, training, nullptr);
@@ -205,6 +270,54 @@ double heldOutAccuracy(const std::filesystem::path& folder, BuiltinTask task, in
     return static_cast<double>(correct) / examples;
 }
 
+// Sizes the model to the file (vocabulary, longest source and target, labels) and encodes its
+// training examples.
+std::vector<Encoded> encodeFileTask(const builtin::FileTask& file, const builtin::Symbols& symbols,
+                                    const std::filesystem::path& path, Config& c) {
+    c.fileTask = true;
+    c.perCharacter = file.perCharacter;
+    c.taskFile = path.filename().string();
+    c.vocabSize = symbols.size();
+    c.sourceFromEnd = false;
+    c.maxSource = c.maxTarget = 1;
+    const int classifierExtra = file.seq2seq ? 0 : 1;  // <cls>
+    for (const auto* set : {&file.train, &file.heldOut})
+        for (const auto& ex : *set) {
+            c.maxSource =
+                    std::max(c.maxSource, static_cast<int>(builtin::splitUnits(ex.input, file.perCharacter).size()) +
+                                                  classifierExtra);
+            if (file.seq2seq)
+                c.maxTarget = std::max(c.maxTarget,
+                                       static_cast<int>(builtin::splitUnits(ex.output, file.perCharacter).size()));
+        }
+    if (!file.seq2seq) c.labels = file.labels;
+    std::vector<Encoded> out;
+    for (const auto& ex : file.train) {
+        Encoded e;
+        e.source = symbols.encode(ex.input, c.maxSource);
+        if (file.seq2seq)
+            e.target = symbols.encode(ex.output, c.maxTarget);
+        else
+            e.label = std::find(file.labels.begin(), file.labels.end(), ex.output) - file.labels.begin();
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+// Accuracy of the saved model on the file's first `examples` held-out examples.
+double fileHeldOutAccuracy(const std::filesystem::path& folder, const builtin::FileTask& file, int examples) {
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    const auto model = Model::load(folder, load);
+    int correct = 0;
+    for (int i = 0; i < examples; ++i) {
+        const auto& ex = file.heldOut[static_cast<std::size_t>(i)];
+        const auto trace = model->forward(model->encodeText(ex.input));
+        correct += writtenOutput(*trace, file.perCharacter) == expectedOutput(file, ex);
+    }
+    return static_cast<double>(correct) / examples;
+}
+
 void checkKindOptions(const TrainOptions& o) {
     const AttentionKind k = o.attention;
     if (k == AttentionKind::Local) checkSparseOptions(MapVariant::Local, o.sparse);
@@ -230,10 +343,16 @@ TrainResult trainBuiltin(const TrainOptions& options) {
         throw Error(options.out.string() + ": cannot create the output folder");
 
     checkKindOptions(options);
-    const Config config = defaultConfig(options.task, options);
-    const builtin::Symbols symbols = builtin::Symbols::forTask(options.task);
-    const int steps = options.steps > 0 ? options.steps : defaultSteps(options.task);
-    const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(options.task);
+    std::optional<builtin::FileTask> file;
+    if (!options.taskFile.empty()) file = builtin::readTaskFile(options.taskFile, options.vocabulary);
+    const BuiltinTask task = file ? (file->seq2seq ? BuiltinTask::Reverse : BuiltinTask::Sentiment) : options.task;
+    const builtin::Symbols symbols = file ? builtin::Symbols::fromUnits(task, file->symbols, file->perCharacter)
+                                          : builtin::Symbols::forTask(task);
+    Config config = defaultConfig(task, options);
+    std::vector<Encoded> encoded;
+    if (file) encoded = encodeFileTask(*file, symbols, options.taskFile, config);
+    const int steps = options.steps > 0 ? options.steps : defaultSteps(task);
+    const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(task);
     const int warmup = std::min(100, steps / 10 + 1);
     c10::AutoGradMode gradMode(true);
 
@@ -256,8 +375,9 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     const int epochSteps = options.epochSteps > 0 ? options.epochSteps : std::max(1, steps / 10);
     const int tail = std::min(50, steps);
     for (int step = 1; step <= steps; ++step) {
-        const Batch batch = options.task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
-                                                                 : sentimentBatch(data, symbols, options.batch);
+        const Batch batch = file                           ? fileBatch(data, encoded, file->seq2seq, options.batch)
+                            : task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
+                                                           : sentimentBatch(data, symbols, options.batch);
         at::Tensor l = loss(w, config, batch);
         l.backward();
         const double value = l.item<double>();
@@ -313,8 +433,9 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     result.seconds = elapsed();
     for (const auto& [name, t] : w) result.parameters += t.numel();
 
-    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskName(options.task) +
-                                                   " --attention " + kindName(options.attention) + " --seed " +
+    const std::string taskArg = file ? options.taskFile.string() : std::string(taskName(task));
+    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskArg + " --attention " +
+                                                   kindName(options.attention) + " --seed " +
                                                    std::to_string(options.seed) + " --steps " + std::to_string(steps)},
                                {"seed", options.seed},
                                {"steps", steps},
@@ -322,15 +443,40 @@ TrainResult trainBuiltin(const TrainOptions& options) {
                                {"learning_rate", peak},
                                {"final_loss", result.finalLoss}};
     save(w, config, symbols, training, options.out);
-    const int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(options.task);
+    int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(task);
+    if (file) examples = std::min<int>(examples, static_cast<int>(file->heldOut.size()));
     if (examples > 0) {
-        result.heldOutAccuracy = heldOutAccuracy(options.out, options.task, examples);
+        result.heldOutAccuracy =
+                file ? fileHeldOutAccuracy(options.out, *file, examples) : heldOutAccuracy(options.out, task, examples);
         result.heldOutExamples = examples;
         training["held_out_accuracy"] = result.heldOutAccuracy;
         training["held_out_examples"] = examples;
         writeFileAtomically(options.out / "config.json", builtin::configJson(config, training).dump(2) + "\n");
     }
     return result;
+}
+
+std::vector<std::pair<std::string, std::string>> heldOutExamples(const TrainOptions& options, int count) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (options.taskFile.empty()) {
+        TaskData data(20261204, Split::HeldOut);  // fixed: the same probes for every run
+        for (int i = 0; i < count; ++i) {
+            if (options.task == BuiltinTask::Reverse) {
+                const std::string s = data.reverseSource();
+                out.emplace_back(s, std::string(s.rbegin(), s.rend()));
+            } else {
+                const SentimentExample ex = data.sentiment();
+                out.emplace_back(ex.text, ex.positive ? "positive" : "negative");
+            }
+        }
+        return out;
+    }
+    const builtin::FileTask file = builtin::readTaskFile(options.taskFile, options.vocabulary);
+    for (const auto& ex : file.heldOut) {
+        if (static_cast<int>(out.size()) == count) break;
+        out.emplace_back(ex.input, expectedOutput(file, ex));
+    }
+    return out;
 }
 
 }  // namespace attnscope
