@@ -143,6 +143,11 @@ AttentionSettings parseSettings(const Args& args) {
     if (auto seed = args.integer("seed", 0, kMaxSeed)) {
         s.lab.map.seed = s.fit.seed = s.lab.map.sparse.seed = static_cast<std::uint64_t>(*seed);
     }
+    if (args.value("gate") == std::optional<std::string>("learned"))
+        // A per-query gate fitted, like the additive fit, to the head's own dot map has the trivial
+        // optimum g = 0 (the dot part already is the target); learned gates come from training.
+        throw Error("--gate learned is not available on a pretrained head (fitted to the head's own dot map the "
+                    "gate's optimum is g = 0); train a built-in model with --attention hybrid for a learned gate");
     if (auto g = args.number("gate")) {
         if (!(*g >= 0 && *g <= 1)) throw Error("--gate must be in [0, 1]");
         s.lab.gate = *g;

@@ -83,6 +83,7 @@ TEST_CASE("cli kinds: values out of range are one line and exit 2, misplaced fla
     requireOneLineError(with({"--variant", "lsh", "--rounds", "0"}), "--rounds");
     requireOneLineError(with({"--variant", "sparse"}), "local, topk, lsh");
     requireOneLineError(with({"--variant", "linear", "--feature-map", "sin"}), "elu, relu, favor, cos");
+    requireOneLineError(with({"--variant", "hybrid", "--gate", "learned"}), "--attention hybrid");
     CHECK(with({"--keep", "2"}).code == 1);  // --keep without --variant topk
     CHECK(with({"--variant", "topk", "--window", "2"}).code == 1);
     requireOneLineError(runCli({"train", "--task", "sentiment", "--attention", "lsh", "--buckets", "3", "--out", out}),
