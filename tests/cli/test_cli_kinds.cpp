@@ -91,6 +91,9 @@ TEST_CASE("cli kinds: values out of range are one line and exit 2, misplaced fla
     requireOneLineError(
             runCli({"train", "--task", "sentiment", "--attention", "linear", "--positions", "relative", "--out", out}),
             "relative");
+    requireOneLineError(runCli({"kinds-report", "--task", "sentiment", "--kinds", "dot,sparse", "--out", out}),
+                        "unknown attention kind 'sparse'");
+    requireOneLineError(runCli({"kinds-report", "--task", "sentiment", "--epochs", "0", "--out", out}), "--epochs");
     requireOneLineError(runCli({"train", "--task", "nowhere.jsonl", "--attention", "dot", "--out", out}),
                         "unknown task 'nowhere.jsonl' (use reverse, sentiment or a readable JSONL task file)");
 }
