@@ -36,7 +36,7 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
     KindsReportOptions o;
     o.base.task = BuiltinTask::Sentiment;
     o.base.batch = 4;
-    o.kinds = {"dot", "topk"};
+    o.kinds = {"dot", "hybrid"};
     o.seeds = {1, 2, 3};
     o.epochs = 1;
     o.epochSteps = 2;
@@ -50,8 +50,8 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
                                                "accuracy_spread", "length_buckets", "accuracy_short", "accuracy_medium",
                                                "accuracy_long", "seconds_per_epoch", "peak_rss_mib", "mean_entropy"});
     CHECK(kinds[1][0] == "dot");
-    CHECK(kinds[2][0] == "topk");
-    CHECK(kinds[2][1] == "k 4");
+    CHECK(kinds[2][0] == "hybrid");
+    CHECK(kinds[2][1] == "learned gate; width 16");  // no comma inside a cell
     const auto examples = heldOutExamples(o.base, 8);
     for (std::size_t k = 0; k < 2; ++k) {
         INFO(o.kinds[k]);
@@ -76,7 +76,9 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
         CHECK(std::stod(kinds[k + 1][11]) > 0);  // mean head entropy
         CHECK(kinds[k + 1][5].find('|') != std::string::npos);
     }
-    CHECK(kinds[1][2] == kinds[2][2]);  // top-k adds no parameters to dot
+    for (const auto& row : kinds) CHECK(row.size() == 12);
+    // hybrid adds the additive projections and the gate to dot: per module 2·d·w + w + d + 1 per head
+    CHECK(std::stoll(kinds[2][2]) > std::stoll(kinds[1][2]));
     const auto scaling = readCsv(o.out / "scaling.csv");
     REQUIRE(scaling.size() == 1 + 4);
     CHECK(scaling[0] == std::vector<std::string>{"kind", "n", "seconds", "peak_extra_mib"});

@@ -14,13 +14,23 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sstream>
 
 namespace attnscope {
 
 namespace {
 
-void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+// Freed heap memory goes back to the kernel first (the CLI keeps it resident for speed, see
+// runtime/allocator.h), so that what a measured call touches shows as new resident memory.
+void resetPeakRss() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
 
 // VmHWM (peak) or VmRSS (now) of this process in MiB, or -1 when /proc is not there.
 double rssMiB(const char* field) {
@@ -43,7 +53,7 @@ void applyKind(const std::string& kind, TrainOptions& o, std::string& descriptio
         case AttentionKind::Lsh: o.sparse.buckets = 4, o.sparse.rounds = 2, description = "4 buckets 2 rounds"; break;
         case AttentionKind::Additive: description = "width 16"; break;
         case AttentionKind::Linear: description = "elu+1"; break;
-        case AttentionKind::Hybrid: description = "learned gate, width 16"; break;
+        case AttentionKind::Hybrid: description = "learned gate; width 16"; break;
         default: description = "scale 1/sqrt(d)";
     }
 }

@@ -10,8 +10,9 @@
 // scaling.csv, one row per kind and length: kind, n, seconds (one attention forward of one head,
 //   d = 32, q, k, v random, no mask: the computation the built-in layer runs at inference), peak_extra_mib
 //   (peak resident memory above the resident memory before the call).
-// Peak memory is read from /proc/self/status (VmHWM) after resetting it (/proc/self/clear_refs);
-// elsewhere it is reported as -1.
+// Peak memory is read from /proc/self/status (VmHWM) after returning free heap memory to the kernel
+// (malloc_trim) and resetting the peak (/proc/self/clear_refs); elsewhere it is reported as -1. It
+// is resident memory: heap memory a call reuses without the kernel's help is not seen.
 #pragma once
 
 #include "attnscope/models/builtin.h"
