@@ -318,6 +318,23 @@ double fileHeldOutAccuracy(const std::filesystem::path& folder, const builtin::F
     return static_cast<double>(correct) / examples;
 }
 
+// One Adam step at learning rate lr on gradients clipped to global norm 1; gradients zeroed.
+void adamStep(Weights& w, Weights& m, Weights& v, int step, double lr) {
+    at::NoGradGuard noGrad;
+    double norm2 = 0;
+    for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
+    const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
+    for (auto& [name, t] : w) {
+        at::Tensor g = t.grad() * clip;
+        m[name].mul_(b1).add_(g, 1 - b1);
+        v[name].mul_(b2).addcmul_(g, g, 1 - b2);
+        t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
+        t.mutable_grad().zero_();
+    }
+}
+
 void checkKindOptions(const TrainOptions& o) {
     const AttentionKind k = o.attention;
     if (k == AttentionKind::Local) checkSparseOptions(MapVariant::Local, o.sparse);
@@ -388,24 +405,9 @@ TrainResult trainBuiltin(const TrainOptions& options) {
             tailLoss += value;
             ++tailCount;
         }
-        {
-            at::NoGradGuard noGrad;
-            double norm2 = 0;
-            for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
-            const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
-            const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
-            const double lr =
-                    step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress)));
-            const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-            const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
-            for (auto& [name, t] : w) {
-                at::Tensor g = t.grad() * clip;
-                m[name].mul_(b1).add_(g, 1 - b1);
-                v[name].mul_(b2).addcmul_(g, g, 1 - b2);
-                t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
-                t.mutable_grad().zero_();
-            }
-        }
+        const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
+        adamStep(w, m, v, step,
+                 step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress))));
         epochLoss += value;
         ++epochCount;
         if (options.epochEnd && (step % epochSteps == 0 || step == steps)) {
