@@ -43,18 +43,42 @@ LabVariant parseVariant(const std::string& v) {
     if (v == "linear") return LabVariant::Linear;
     if (v == "additive") return LabVariant::Additive;
     if (v == "hybrid") return LabVariant::Hybrid;
-    throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid");
+    if (v == "local") return LabVariant::Local;
+    if (v == "topk") return LabVariant::TopK;
+    if (v == "lsh") return LabVariant::Lsh;
+    throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid, local, topk, lsh");
 }
 
 FeatureMap parseFeatureMap(const std::string& v) {
     if (v == "elu") return FeatureMap::Elu;
     if (v == "relu") return FeatureMap::Relu;
     if (v == "favor") return FeatureMap::Favor;
-    throw Error("--feature-map '" + v + "' is not one of elu, relu, favor");
+    if (v == "cos") return FeatureMap::Cos;
+    throw Error("--feature-map '" + v + "' is not one of elu, relu, favor, cos");
 }
 
 void requireWith(const Args& args, const char* option, bool allowed, const char* needs) {
     if (args.value(option) && !allowed) throw UsageError(std::string("--") + option + " needs " + needs);
+}
+
+// --window/--two-sided (local), --keep (topk), --buckets/--rounds (lsh), each only with its variant.
+void parseSparse(const Args& args, VariantSpec& lab) {
+    const LabVariant v = lab.variant;
+    requireWith(args, "window", v == LabVariant::Local, "--variant local");
+    if (args.flag("two-sided") && v != LabVariant::Local) throw UsageError("--two-sided needs --variant local");
+    requireWith(args, "keep", v == LabVariant::TopK, "--variant topk");
+    requireWith(args, "buckets", v == LabVariant::Lsh, "--variant lsh");
+    requireWith(args, "rounds", v == LabVariant::Lsh, "--variant lsh");
+    SparseOptions& o = lab.map.sparse;
+    if (v == LabVariant::Local) o.window = static_cast<int>(args.integer("window", 1, kMaxInt).value_or(o.window));
+    o.twoSided = args.flag("two-sided");
+    if (v == LabVariant::TopK) o.keep = static_cast<int>(args.integer("keep", 1, kMaxInt).value_or(o.keep));
+    if (v == LabVariant::Lsh) {
+        o.buckets = static_cast<int>(args.integer("buckets", 2, 1 << 20).value_or(o.buckets));
+        if (o.buckets % 2 != 0)
+            throw Error("--buckets must be even (h(x) = argmax([xR; -xR])), got " + std::to_string(o.buckets));
+        o.rounds = static_cast<int>(args.integer("rounds", 1, 64).value_or(o.rounds));
+    }
 }
 
 // Everything is checked before the model is loaded, so a bad value costs nothing.
@@ -110,14 +134,20 @@ AttentionSettings parseSettings(const Args& args) {
     requireWith(args, "gate", s.lab.variant == LabVariant::Hybrid, "--variant hybrid");
     requireWith(args, "fit-width", fitted, "--variant additive or hybrid");
     requireWith(args, "fit-steps", fitted, "--variant additive or hybrid");
+    parseSparse(args, s.lab);
     if (auto fm = args.value("feature-map")) s.lab.map.featureMap = parseFeatureMap(*fm);
     requireWith(args, "features", linear && s.lab.map.featureMap == FeatureMap::Favor, "--feature-map favor");
     if (auto m = args.integer("features", 1, 65536)) {
         s.lab.map.features = static_cast<int>(*m);
     }
     if (auto seed = args.integer("seed", 0, kMaxSeed)) {
-        s.lab.map.seed = s.fit.seed = static_cast<std::uint64_t>(*seed);
+        s.lab.map.seed = s.fit.seed = s.lab.map.sparse.seed = static_cast<std::uint64_t>(*seed);
     }
+    if (args.value("gate") == std::optional<std::string>("learned"))
+        // A per-query gate fitted, like the additive fit, to the head's own dot map has the trivial
+        // optimum g = 0 (the dot part already is the target); learned gates come from training.
+        throw Error("--gate learned is not available on a pretrained head (fitted to the head's own dot map the "
+                    "gate's optimum is g = 0); train a built-in model with --attention hybrid for a learned gate");
     if (auto g = args.number("gate")) {
         if (!(*g >= 0 && *g <= 1)) throw Error("--gate must be in [0, 1]");
         s.lab.gate = *g;
@@ -158,11 +188,12 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 
 int runAttention(const std::vector<std::string>& argv) {
     Args args(argv,
-              withGenerateOptions(withAlignmentOptions(
-                      withInputOptions({"out", "device", "temperature", "layers", "variant", "feature-map", "features",
-                                        "seed", "mask-heads", "gate", "fit-width", "fit-steps", "top-k", "prune",
-                                        "prune-count", "capture-dtype", "weights", "revision"}))),
-              withGenerateFlags({"propagate", "prune-least", "progress"}));
+              withGenerateOptions(withAlignmentOptions(withInputOptions(
+                      {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
+                       "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
+                       "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
+                       "keep",     "buckets", "rounds",      "revision"}))),
+              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
@@ -286,7 +317,9 @@ Command attentionCommand() {
             "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
             "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
-            "                               [--variant dot|linear|additive|hybrid] [--feature-map elu|relu|favor]\n"
+            "                               [--variant dot|linear|additive|hybrid|local|topk|lsh]\n"
+            "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
+            "                               [--buckets B] [--rounds R]\n"
             "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
             "                               [--prune entropy|output [--prune-count K] [--prune-least]]\n"
             "                               [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress]\n"
@@ -333,7 +366,14 @@ Command attentionCommand() {
             "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
             "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"
             "  --fit-width (32) fitted to each head's dot map by Adam (--fit-steps, 300), KL per head in\n"
-            "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot.\n"
+            "  DIR/fit.json; hybrid: --gate G (0.5) · additive + (1 - G) · dot; --feature-map cos: cosFormer,\n"
+            "  relu(q)·relu(k)·cos(π/2·(i-j)/M), M = max(rows, keys).\n"
+            "--variant local|topk|lsh: the head's own logits (scale, caps, biases) softmaxed over the kept keys only:\n"
+            "  local --window W (4) keeps keys i-W+1..i (--two-sided: |i-j| < W); topk --keep K (4) keeps the K largest\n"
+            "  logits (ties to the lower key); lsh (Reformer, self-attention) hashes each query by argmax([qR; -qR]) into\n"
+            "  --buckets B (even, 4) with --rounds R (1) fixed random rotations (--seed S), sorts by bucket, and keeps\n"
+            "  the keys of the query's chunk (length ceil(n/B)) and the chunk before, in any round; causal heads keep\n"
+            "  no future key, and a query keeps itself only when it has no other key.\n"
             "--generate N (decoder-only language models) generates N tokens (1..4096) after the input, one\n"
             "  forward per token, greedily or with --sample from softmax(logits / --sample-temperature T)\n"
             "  (default 1) cut to the --top-k K most likely (default: all) and the --top-p P nucleus (0 < P\n"

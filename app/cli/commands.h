@@ -41,5 +41,6 @@ Command corpusCommand();
 Command corpusMergeCommand();
 Command corpusPlotCommand();
 Command builtinDataCommand();
+Command kindsReportCommand();
 
 }  // namespace attnscope::cli

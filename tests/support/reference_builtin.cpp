@@ -1,5 +1,6 @@
 #include "reference_builtin.h"
 
+#include "reference_kinds.h"
 #include "reference_math.h"
 
 #include "attnscope/io/safetensors.h"
@@ -102,7 +103,98 @@ struct Call {
     std::string prefix, block;
     int layer = 0;
     bool causal = false;
+    bool cross = false;
 };
+
+// The module's kind: local and lsh need one sequence, so cross-attention is dot (config.h).
+std::string siteKind(const Net& net, bool cross) {
+    return cross && (net.kind == "local" || net.kind == "lsh") ? "dot" : net.kind;
+}
+
+// One head's logits [n * m] (causal entries -inf), already divided by T.
+Vec headLogits(const Net& net, const Call& call, const std::string& kind, const Mat& q, const Mat& k, int h, double T) {
+    const int n = static_cast<int>(q.size()), m = static_cast<int>(k.size()), d = net.d;
+    const auto& p = call.prefix;
+    Vec s(static_cast<std::size_t>(n) * m, 0.0);
+    const bool relative = net.config.value("positions", "absolute") == "relative" && !call.cross;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < m; ++j) {
+            double score = 0;
+            if (kind == "additive") {
+                const Vec& aq = net.get(p + ".aq");
+                const Vec& ak = net.get(p + ".ak");
+                const Vec& av = net.get(p + ".av");
+                for (int u = 0; u < net.w; ++u) {
+                    double pre = 0;
+                    for (int a = 0; a < d; ++a)
+                        pre += q[i][h * d + a] * aq[(h * d + a) * net.w + u] +
+                               k[j][h * d + a] * ak[(h * d + a) * net.w + u];
+                    score += av[h * net.w + u] * std::tanh(pre);
+                }
+            } else {
+                for (int a = 0; a < d; ++a) score += q[i][h * d + a] * k[j][h * d + a];
+                score /= std::sqrt(static_cast<double>(d));
+                if (relative) {  // Shaw et al.: bias over the clipped distance j - i
+                    const int K = net.config.at("relative_clip").get<int>();
+                    const int r = std::max(-K, std::min(K, j - (i + m - n)));
+                    score += net.get(p + ".rel")[static_cast<std::size_t>(h) * (2 * K + 1) + (r + K)];
+                }
+            }
+            s[static_cast<std::size_t>(i) * m + j] =
+                    call.causal && j > i ? -std::numeric_limits<double>::infinity() : score / T;
+        }
+    return s;
+}
+
+Vec headProbs(const Net& net, const Call& call, const Mat& q, const Mat& k, int h, double T) {
+    const int n = static_cast<int>(q.size()), m = static_cast<int>(k.size()), d = net.d;
+    const std::string kind = siteKind(net, call.cross);
+    const KeepMask all(static_cast<std::size_t>(n) * m, 1);
+    if (kind == "linear") {
+        Vec probs(static_cast<std::size_t>(n) * m, 0.0);
+        for (int i = 0; i < n; ++i) {
+            double sum = 0;
+            for (int j = 0; j < m && (!call.causal || j <= i); ++j) {
+                double score = 0;
+                for (int a = 0; a < d; ++a) score += phi(q[i][h * d + a]) * phi(k[j][h * d + a]);
+                sum += probs[static_cast<std::size_t>(i) * m + j] = score;
+            }
+            for (int j = 0; j < m; ++j) probs[static_cast<std::size_t>(i) * m + j] /= sum;
+        }
+        return probs;
+    }
+    if (kind == "dot" || kind == "additive") return softmaxKeptRef(headLogits(net, call, kind, q, k, h, T), all, n, m);
+    if (kind == "hybrid") {  // g_i = σ(q_i·gw_h + gb_h) mixes the additive and dot maps
+        const Vec add = softmaxKeptRef(headLogits(net, call, "additive", q, k, h, T), all, n, m);
+        Vec probs = softmaxKeptRef(headLogits(net, call, "dot", q, k, h, T), all, n, m);
+        const Vec& gw = net.get(call.prefix + ".gw");
+        const Vec& gb = net.get(call.prefix + ".gb");
+        for (int i = 0; i < n; ++i) {
+            double z = gb[h];
+            for (int a = 0; a < d; ++a) z += q[i][h * d + a] * gw[h * d + a];
+            const double g = 1 / (1 + std::exp(-z));
+            for (int j = 0; j < m; ++j) {
+                double& pv = probs[static_cast<std::size_t>(i) * m + j];
+                pv = g * add[static_cast<std::size_t>(i) * m + j] + (1 - g) * pv;
+            }
+        }
+        return probs;
+    }
+    const Vec logits = headLogits(net, call, "dot", q, k, h, T);
+    KeepMask keep;
+    if (kind == "local")
+        keep = localKeepRef(n, m, net.config.at("window").get<int>(), net.config.at("two_sided").get<bool>());
+    if (kind == "topk") keep = topkKeepRef(logits, all, n, m, net.config.at("keep").get<int>());
+    if (kind == "lsh") {
+        Vec x(static_cast<std::size_t>(n) * d);
+        for (int i = 0; i < n; ++i)
+            for (int a = 0; a < d; ++a) x[static_cast<std::size_t>(i) * d + a] = q[i][h * d + a];
+        keep = lshKeepRef(x, n, d, net.config.at("buckets").get<int>(), net.config.at("rounds").get<int>(), 0,
+                          net.config.at("lsh_seed").get<std::uint64_t>(), call.causal);
+    }
+    if (keep.empty()) throw std::runtime_error("reference: unknown attention kind " + kind);
+    return softmaxKeptRef(logits, keep, n, m);
+}
 
 // Attention of xq over xkv; appends one layer's maps to `block`.
 Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, const BuiltinRefOptions& opt,
@@ -111,49 +203,26 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
     const auto& p = call.prefix;
     Mat q, k, v;
     for (const Vec& x : xq) q.push_back(affine(net, p + ".wq", p + ".bq", x));
-    for (const Vec& x : xkv) k.push_back(affine(net, p + ".wk", p + ".bk", x));
+    if (siteKind(net, call.cross) == "lsh") {  // shared QK: k = q / |q| per head
+        for (const Vec& row : q) {
+            Vec kr(row);
+            for (int h = 0; h < H; ++h) {
+                double norm = 0;
+                for (int a = 0; a < d; ++a) norm += row[h * d + a] * row[h * d + a];
+                for (int a = 0; a < d; ++a) kr[h * d + a] = row[h * d + a] / std::max(std::sqrt(norm), 1e-6);
+            }
+            k.push_back(kr);
+        }
+    } else {
+        for (const Vec& x : xkv) k.push_back(affine(net, p + ".wk", p + ".bk", x));
+    }
     for (const Vec& x : xkv) v.push_back(affine(net, p + ".wv", p + ".bv", x));
     const auto& tl = opt.temperatureLayers;
     const double T = tl.empty() || std::find(tl.begin(), tl.end(), call.layer) != tl.end() ? opt.temperature : 1.0;
     Mat context(n, Vec(net.E, 0.0));
     std::vector<std::vector<double>> maps;
     for (int h = 0; h < H; ++h) {
-        Vec probs(static_cast<std::size_t>(n) * m, 0.0);
-        for (int i = 0; i < n; ++i) {
-            Vec s(m, 0.0);
-            for (int j = 0; j < m; ++j) {
-                double score = 0;
-                if (net.kind == "dot") {
-                    for (int a = 0; a < d; ++a) score += q[i][h * d + a] * k[j][h * d + a];
-                    score /= std::sqrt(static_cast<double>(d)) * T;
-                } else if (net.kind == "additive") {
-                    const Vec& aq = net.get(p + ".aq");
-                    const Vec& ak = net.get(p + ".ak");
-                    const Vec& av = net.get(p + ".av");
-                    for (int u = 0; u < net.w; ++u) {
-                        double pre = 0;
-                        for (int a = 0; a < d; ++a)
-                            pre += q[i][h * d + a] * aq[(h * d + a) * net.w + u] +
-                                   k[j][h * d + a] * ak[(h * d + a) * net.w + u];
-                        score += av[h * net.w + u] * std::tanh(pre);
-                    }
-                    score /= T;
-                } else {
-                    for (int a = 0; a < d; ++a) score += phi(q[i][h * d + a]) * phi(k[j][h * d + a]);
-                }
-                s[j] = score;
-            }
-            const bool linear = net.kind == "linear";
-            double top = -std::numeric_limits<double>::infinity(), sum = 0;
-            for (int j = 0; j < m; ++j)
-                if (!call.causal || j <= i) top = std::max(top, s[j]);
-            for (int j = 0; j < m; ++j) {
-                const double e = (call.causal && j > i) ? 0.0 : (linear ? s[j] : std::exp(s[j] - top));
-                probs[static_cast<std::size_t>(i) * m + j] = e;
-                sum += e;
-            }
-            for (int j = 0; j < m; ++j) probs[static_cast<std::size_t>(i) * m + j] /= sum;
-        }
+        const Vec probs = headProbs(net, call, q, k, h, T);
         bool masked = false;
         for (const auto& mh : opt.masked)
             masked |= (mh.block.empty() || mh.block == call.block) && mh.layer == call.layer && mh.head == h;
@@ -183,12 +252,14 @@ Mat embed(const Net& net, const std::string& table, const std::string& positions
           bool fromEnd) {
     Mat x;
     const Vec& t = net.get(table);
-    const Vec& pos = net.get(positions);
+    const bool relative = net.config.value("positions", "absolute") == "relative";  // no position embeddings
+    const Vec none;
+    const Vec& pos = relative ? none : net.get(positions);
     const int n = static_cast<int>(ids.size());
     for (int i = 0; i < n; ++i) {
         const int p = fromEnd ? n - 1 - i : i;
         Vec row(net.E);
-        for (int a = 0; a < net.E; ++a) row[a] = t[ids[i] * net.E + a] + pos[p * net.E + a];
+        for (int a = 0; a < net.E; ++a) row[a] = t[ids[i] * net.E + a] + (relative ? 0.0 : pos[p * net.E + a]);
         x.push_back(row);
     }
     return x;
@@ -234,7 +305,7 @@ RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vect
         Mat h = layerNorm(net, p + ".ln1", x);
         addInPlace(x, attention(net, Call{p + ".self", "decoder", l, true}, h, h, options, out.decoder));
         h = layerNorm(net, p + ".ln2", x);
-        addInPlace(x, attention(net, Call{p + ".cross", "cross", l, false}, h, memory, options, out.cross));
+        addInPlace(x, attention(net, Call{p + ".cross", "cross", l, false, true}, h, memory, options, out.cross));
         addInPlace(x, ffn(net, p + ".ffn", layerNorm(net, p + ".ln3", x)));
     }
     for (const Vec& row : layerNorm(net, "decoder.ln", x))

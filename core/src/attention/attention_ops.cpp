@@ -110,13 +110,26 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
     return attentionProbs(q.unsqueeze(0), k.unsqueeze(0), additive, one, temperature).squeeze(0);
 }
 
+at::Tensor headLogits(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
+                      double temperature) {
+    ScoreSpec one = score;  // this head's slope and bias only
+    if (!score.alibiSlopes.empty()) one.alibiSlopes = {score.alibiSlopes.at(static_cast<std::size_t>(head))};
+    if (score.bias.defined()) one.bias = score.bias[head];
+    at::Tensor logits = at::mm(q, k.t());
+    finishLogits(logits, one, slopeTensor(one), temperature);
+    const at::Tensor additive = additiveMask(mask, q.size(0), k.size(0), logits.options());
+    if (additive.defined()) logits.add_(additive);
+    return logits;
+}
+
 at::Tensor featureMap(const at::Tensor& x, FeatureMap map) {
     switch (map) {
         case FeatureMap::Elu: return at::elu(x) + 1.0;
         case FeatureMap::Relu: return at::relu(x);
-        case FeatureMap::Favor: break;
+        case FeatureMap::Favor:
+        case FeatureMap::Cos: break;
     }
-    throw Error("featureMap: FAVOR+ needs random features; use the lab's favor map");
+    throw Error("featureMap: FAVOR+ and cos need more than the vectors (random features, positions)");
 }
 
 at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap map) {

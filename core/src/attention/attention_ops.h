@@ -57,6 +57,11 @@ at::Tensor attentionProbs(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
                      double temperature);
 
+// One head's logits as ScoreSpec defines them, divided by temperature, with the mask's -inf added:
+// q [n, d], k [m, d] -> [n, m] (what headProbs softmaxes; the sparse kinds keep a subset of it).
+at::Tensor headLogits(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score, int head,
+                      double temperature);
+
 // Linear attention map for one head: φ(q)·φ(k) over allowed keys, each row normalised to sum 1.
 // q [n, d], k [m, d] unscaled; φ is elu+1 or relu (FAVOR+ lives with the lab code).
 at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& mask, FeatureMap featureMap);

@@ -3,6 +3,7 @@
 #include "attnscope/runtime/error.h"
 #include "blocked_attention.h"
 #include "favor.h"
+#include "kinds.h"
 #include "pooled_map.h"
 #include "runtime/torch_errors.h"
 
@@ -39,6 +40,14 @@ at::Tensor givenProbs(const at::Tensor& given, double temperature) {
     return powered.div_(sums).to(at::kFloat);
 }
 
+// A hybrid layer's own map: g_i · additive + (1 - g_i) · dot per query row.
+at::Tensor hybridProbs(const LayerCapture& cap, int head, int group, double temperature) {
+    const at::Tensor dot = headProbs(forMap(cap.q[head]), forMap(cap.k[group]), cap.mask, cap.score, head, temperature);
+    const at::Tensor add = additiveProbs(cap.qa[head], cap.ka[head], cap.v[head], cap.mask, temperature);
+    const at::Tensor g = cap.gate[head].to(dot.options()).unsqueeze(-1);
+    return g * add + (1 - g) * dot;
+}
+
 }  // namespace
 
 Trace::Trace(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -64,6 +73,10 @@ const char* kindName(AttentionKind kind) {
         case AttentionKind::Dot: return "dot";
         case AttentionKind::Additive: return "additive";
         case AttentionKind::Linear: return "linear";
+        case AttentionKind::Local: return "local";
+        case AttentionKind::TopK: return "topk";
+        case AttentionKind::Lsh: return "lsh";
+        case AttentionKind::Hybrid: return "hybrid";
     }
     return "?";
 }
@@ -96,12 +109,27 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
         return givenProbs(cap.maps[head], temperature);
     }
     MapVariant variant = options.variant;
-    if (variant == MapVariant::Native)
-        variant = cap.kind == AttentionKind::Linear ? MapVariant::Linear : MapVariant::Dot;
+    SparseOptions sparse = options.sparse;
+    if (variant == MapVariant::Native) {
+        sparse = cap.sparse;
+        switch (cap.kind) {
+            case AttentionKind::Linear: variant = MapVariant::Linear; break;
+            case AttentionKind::Local: variant = MapVariant::Local; break;
+            case AttentionKind::TopK: variant = MapVariant::TopK; break;
+            case AttentionKind::Lsh: variant = MapVariant::Lsh; break;
+            case AttentionKind::Hybrid: return hybridProbs(cap, head, group, temperature);
+            default: variant = MapVariant::Dot;
+        }
+    }
     if (cap.kind == AttentionKind::Additive) {
         if (options.variant != MapVariant::Native)
             throw Error("this layer uses additive attention; its captured projections only give its own map");
         return additiveProbs(cap.q[head], cap.k[head], cap.v[head], mask, temperature);
+    }
+    if (variant == MapVariant::Local || variant == MapVariant::TopK || variant == MapVariant::Lsh) {
+        const at::Tensor q = forMap(cap.q[head]);
+        const at::Tensor logits = headLogits(q, forMap(cap.k[group]), mask, cap.score, head, temperature);
+        return softmaxKept(logits, sparseKeep(variant, sparse, logits, q, mask.causal));
     }
     if (variant == MapVariant::Linear) {
         if (!cap.score.plain())
@@ -109,6 +137,7 @@ at::Tensor Trace::Impl::mapTensor(int block, int layer, int head, const MapOptio
                         " of block '" + info.name + "' uses it); its map would silently drop it");
         // A Linear layer's own map uses elu+1, the feature map it was trained with.
         const FeatureMap fm = options.variant == MapVariant::Native ? FeatureMap::Elu : options.featureMap;
+        if (fm == FeatureMap::Cos) return cosProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask);
         // FAVOR+ estimates the softmax map, so it takes the layer's scale and the temperature.
         if (fm == FeatureMap::Favor)
             return favorProbs(forMap(cap.q[head]), forMap(cap.k[group]), mask, cap.score.scale / temperature,

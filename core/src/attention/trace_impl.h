@@ -24,7 +24,13 @@ struct LayerCapture {
     ScoreSpec score;
     MaskSpec mask;
     AttentionKind kind = AttentionKind::Dot;
-    at::Tensor v;  // Additive only
+    at::Tensor v;  // Additive: v [heads, width]; Hybrid: the additive part's v
+    // Local / TopK / Lsh layers: their parameters (the Native map is that variant of q, k). Lsh
+    // layers share Q and K: k = q / |q| (Reformer), and hash q.
+    SparseOptions sparse;
+    // Hybrid layers: q, k and score are the dot part; qa [heads, queries, width], ka [heads, keys,
+    // width] and v the additive part; gate [heads, queries] = σ(W_g q) as the layer used it.
+    at::Tensor qa, ka, gate;
     // Propagated temperature the layer ran at (RunOptions); maps divide their logits by it, so
     // that a map at display temperature 1 is the one the model used. Model::forward sets it from
     // RunOptions for every family; families need not.

@@ -31,6 +31,9 @@ bool traceVariant(const BlockInfo& block, LabVariant variant, MapVariant& out) {
         case LabVariant::Native: out = MapVariant::Native; return true;
         case LabVariant::Dot: out = MapVariant::Dot; return true;
         case LabVariant::Linear: out = MapVariant::Linear; return true;
+        case LabVariant::Local: out = MapVariant::Local; return true;
+        case LabVariant::TopK: out = MapVariant::TopK; return true;
+        case LabVariant::Lsh: out = MapVariant::Lsh; return true;
         case LabVariant::Additive: out = MapVariant::Native; return block.kind == AttentionKind::Additive;
         case LabVariant::Hybrid: return false;
     }

@@ -38,6 +38,9 @@ LabMap labMap(const Trace& trace, int block, int layer, int head, const VariantS
         case LabVariant::Native: out.map = map(MapVariant::Native); break;
         case LabVariant::Dot: out.map = map(MapVariant::Dot); break;
         case LabVariant::Linear: out.map = map(MapVariant::Linear); break;
+        case LabVariant::Local: out.map = map(MapVariant::Local); break;
+        case LabVariant::TopK: out.map = map(MapVariant::TopK); break;
+        case LabVariant::Lsh: out.map = map(MapVariant::Lsh); break;
         case LabVariant::Additive:
         case LabVariant::Hybrid: {
             HeadMap additive;

@@ -27,16 +27,36 @@ struct HeadMap {
 };
 
 // How a layer computes attention (built-in models may use any; pretrained models use Dot).
-enum class AttentionKind { Dot, Additive, Linear };
-const char* kindName(AttentionKind kind);  // "dot", "additive", "linear"
+// Local, TopK and Lsh are dot-product logits softmaxed over a kept set of keys (MapVariant of the
+// same names); Hybrid mixes additive and dot maps with a learned gate per query.
+enum class AttentionKind { Dot, Additive, Linear, Local, TopK, Lsh, Hybrid };
+const char* kindName(AttentionKind kind);  // "dot", "additive", "linear", "local", "topk", "lsh", "hybrid"
 
 // Which map to compute from a head's captured Q and K.
 enum class MapVariant {
     Native,  // the layer's own kind, exactly as the model used it
     Dot,     // softmax(q·k·scale / T + mask); for a Dot layer the same as Native
     Linear,  // φ(q)·φ(k) normalised over allowed keys, φ on the unscaled q, k
+    // The layer's own logits (scale, cap, biases, at temperature T) softmaxed over a kept subset
+    // of the allowed keys; kept-out keys are exactly 0 (core/src/attention/kinds.h):
+    Local,  // query i (at position p = i + keys - queries) keeps keys p-W < j <= p, or |p - j| < W two-sided
+    TopK,   // the `keep` largest logits of the row; ties go to the lower key index
+    Lsh,    // Reformer: the keys sharing a hash chunk (or the one before) with the query in any round
 };
-enum class FeatureMap { Elu, Relu, Favor };  // φ = elu+1, relu, FAVOR+ positive random features
+// φ = elu+1, relu, FAVOR+ positive random features, cosFormer's relu with cos(π/2·(i−j)/M)
+// re-weighting (M = max(queries, keys); positions are the row and column indices).
+enum class FeatureMap { Elu, Relu, Favor, Cos };
+
+// Parameters of the sparse variants (MapVariant Local, TopK, Lsh).
+struct SparseOptions {
+    int window = 4;          // Local: W >= 1
+    bool twoSided = false;   // Local: |p - j| < W instead of the causal window p-W < j <= p
+    int keep = 4;            // TopK: k >= 1 (a row with fewer allowed keys keeps them all)
+    int buckets = 4;         // Lsh: even, >= 2; hash h(x) = argmax([xR; -xR]), R [d, buckets/2]
+    int rounds = 1;          // Lsh: independent hash rounds; a key kept in any round is kept
+    int chunk = 0;           // Lsh: chunk length of the sorted order; 0 = ceil(length / buckets)
+    std::uint64_t seed = 0;  // Lsh: the random rotations R ~ N(0, 1) (core's own generator)
+};
 
 struct MapOptions {
     // Display temperature T: softmax(logits/T + mask). T = 1 is the model's own map. Applies to
@@ -47,6 +67,7 @@ struct MapOptions {
     FeatureMap featureMap = FeatureMap::Elu;  // Linear only
     int features = 256;                       // FAVOR+ only: number of random features (>= 1)
     std::uint64_t seed = 0;                   // FAVOR+ only: orthogonal random features, fixed by seed
+    SparseOptions sparse;                     // Local, TopK, Lsh
 };
 
 // How a pooled map folds a bin of cells into one value: Max keeps a single strong cell visible

@@ -56,8 +56,9 @@ HeadMap mixMaps(const HeadMap& a, const HeadMap& b, double gate);
 // ---- The lab's map of a head ---------------------------------------------------------------
 // Native: the model's own map (its layer's kind); Dot / Linear: the map recomputed from the
 // head's q, k in that form; Additive: the layer's own map on an additive layer, else the head's
-// additive fit; Hybrid: gate · additive + (1 - gate) · dot.
-enum class LabVariant { Native, Dot, Linear, Additive, Hybrid };
+// additive fit; Hybrid: gate · additive + (1 - gate) · dot; Local / TopK / Lsh: the head's own
+// logits softmaxed over the kept keys (MapVariant of the same names, options in map.sparse).
+enum class LabVariant { Native, Dot, Linear, Additive, Hybrid, Local, TopK, Lsh };
 
 struct VariantSpec {
     LabVariant variant = LabVariant::Native;

@@ -17,14 +17,16 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
 
 enum class BuiltinTask { Reverse, Sentiment };
-const char* taskName(BuiltinTask task);                     // "reverse", "sentiment"
-BuiltinTask parseTask(const std::string& text);             // throws attnscope::Error naming the value
-AttentionKind parseAttentionKind(const std::string& text);  // "dot", "additive", "linear"
+const char* taskName(BuiltinTask task);          // "reverse", "sentiment"
+BuiltinTask parseTask(const std::string& text);  // throws attnscope::Error naming the value
+// "dot", "additive", "linear", "local", "topk", "lsh", "hybrid"
+AttentionKind parseAttentionKind(const std::string& text);
 
 // The symbols of the reverse task, in vocabulary order after the specials.
 inline constexpr const char* kReverseAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -69,9 +71,31 @@ struct TrainProgress {
     double seconds = 0;  // since training started
 };
 
+// The end of a training epoch: its checkpoint (a model folder that loads like the built-ins) is
+// saved under TrainOptions::out / "checkpoints" / "epoch-N" before the callback runs.
+struct EpochEnd {
+    int epoch = 0;    // 1, 2, ...
+    int step = 0;     // steps done
+    double loss = 0;  // mean training loss over the epoch's steps
+    std::filesystem::path checkpoint;
+};
+
 struct TrainOptions {
     BuiltinTask task = BuiltinTask::Reverse;
+    // A task file instead (JSONL lines {"text", "label"} or {"source", "target"}; see
+    // core/src/models/builtin/task_file.h): the vocabulary ("char", "word" or "auto": words for
+    // classification, characters for seq2seq) and the model's sizes come from it, examples whose
+    // input hashes held out (isHeldOut) are kept for scoring. `task` is then ignored.
+    std::filesystem::path taskFile;
+    std::string vocabulary = "auto";
     AttentionKind attention = AttentionKind::Dot;
+    // Local / TopK / Lsh: their window, k, buckets, rounds and hash seed (self-attention blocks;
+    // the reverse model's cross-attention stays dot for local and lsh, which need one sequence).
+    SparseOptions sparse;
+    // Relative positions (Shaw et al.): no position embeddings; every self-attention layer adds a
+    // learned bias per head over the relative distance j - i clipped to [-relativeClip, relativeClip].
+    bool relativePositions = false;
+    int relativeClip = 8;
     std::uint64_t seed = 1;
     int steps = 0;  // 0: the task's default
     int batch = 64;
@@ -80,6 +104,11 @@ struct TrainOptions {
     std::filesystem::path out;  // folder: config.json, model.safetensors, vocab.json
     // Called every few steps; returning false stops training (attnscope::Cancelled).
     std::function<bool(const TrainProgress&)> progress;
+    // Epochs: every epochSteps steps (0: steps / 10, at least 1) and at the last step, a checkpoint
+    // is saved and epochEnd called (analysis/training_monitors.h logs the monitors there). Without
+    // epochEnd no checkpoint is saved.
+    int epochSteps = 0;
+    std::function<void(const EpochEnd&)> epochEnd;
 };
 
 struct TrainResult {
@@ -88,9 +117,14 @@ struct TrainResult {
     double finalLoss = 0;         // mean training loss over the last 50 steps
     double heldOutAccuracy = -1;  // exact-match (reverse) or label accuracy (sentiment); -1: not scored
     int heldOutExamples = 0;
-    double seconds = 0;  // training time, without scoring
+    double seconds = 0;  // training time, without scoring and without epochEnd callbacks
     std::int64_t parameters = 0;
 };
+
+// Held-out (input, expected output) pairs of the task `options` train, at most `count`: the
+// built-in task's fixed held-out stream, or the task file's held-out lines (expected: the label,
+// or the target as the model writes it: characters joined, words joined by single spaces).
+std::vector<std::pair<std::string, std::string>> heldOutExamples(const TrainOptions& options, int count);
 
 // Trains a model and writes it to options.out (created; files replaced atomically). Throws
 // attnscope::Error for invalid options or an unwritable folder.

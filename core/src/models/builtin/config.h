@@ -5,7 +5,11 @@
 //   ATT.wq/wk/wv/wo [E, E], ATT.bq/bk/bv/bo [E]
 // and, when additive, per head h the Bahdanau projections
 //   ATT.aq [H, d, w], ATT.ak [H, d, w], ATT.av [H, w]      (d = E / H, w = additive_width)
-// so that logits_ij = av_hᵀ tanh(q_i·aq_h + k_j·ak_h) with q, k the head's query and key.
+// so that logits_ij = av_hᵀ tanh(q_i·aq_h + k_j·ak_h) with q, k the head's query and key;
+// hybrid modules have those and the gate ATT.gw [H, d], ATT.gb [H] (g_i = σ(q_i·gw_h + gb_h));
+// lsh modules share Q and K (no wk, bk: k = q / |q|); with relative positions every
+// self-attention module has ATT.rel [H, 2K + 1] and the model has no src_pos / tgt_pos.
+// local and lsh apply to self-attention only (cross-attention modules of those models are dot).
 #pragma once
 
 #include "attnscope/models/builtin.h"
@@ -39,8 +43,20 @@ struct Config {
     bool sourceFromEnd = true;        // seq2seq: source position 0 is the last symbol
     std::vector<std::string> labels;  // classifier class names
     double eps = 1e-5;
+    bool fileTask = false;     // trained on a task file: config "task": "file" (task is then Reverse for
+                               // an encoder-decoder, Sentiment for a classifier: their specials)
+    bool perCharacter = true;  // file tasks: vocabulary units ("vocabulary": "char" or "word")
+    std::string taskFile;      // file tasks: the file's name, for information
+    SparseOptions sparse;      // local, topk, lsh
+    bool relative = false;     // Shaw et al. relative position bias instead of position embeddings
+    int relativeClip = 8;
 
     int headDim() const { return dModel / heads; }
+    bool additiveParts() const { return kind == AttentionKind::Additive || kind == AttentionKind::Hybrid; }
+    // The kind of one attention module: local and lsh need one sequence, so cross-attention is dot.
+    AttentionKind siteKind(bool cross) const {
+        return cross && (kind == AttentionKind::Local || kind == AttentionKind::Lsh) ? AttentionKind::Dot : kind;
+    }
 };
 
 Config parseConfig(const JsonConfig& json);

@@ -23,8 +23,9 @@ class BuiltinModel : public Model {
 public:
     BuiltinModel(const std::filesystem::path& folder, const JsonConfig& json, c10::Device device,
                  const LoadOptions& options)
-        : config_(builtin::parseConfig(json)),
-          symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize)), device_(device) {
+        : config_(builtin::parseConfig(json)), symbols_(builtin::Symbols::read(folder, config_.task, config_.vocabSize,
+                                                                               config_.fileTask, config_.perCharacter)),
+          device_(device) {
         c10::InferenceMode guard;
         WeightStore store(folder, device);
         const auto shapes = builtin::parameterShapes(config_);
@@ -38,7 +39,7 @@ public:
                            config_.headDim(), config_.dModel);
         info_.vocabSize = config_.vocabSize;
         info_.maxPositions = config_.maxSource;
-        info_.task = taskName(config_.task);
+        info_.task = config_.fileTask ? "file" : taskName(config_.task);
         info_.attention = kindName(config_.kind);
         info_.encoderDecoder = config_.seq2seq;
     }
@@ -68,7 +69,7 @@ protected:
         b.layers = layers;
         b.heads = b.kvHeads = config_.heads;
         b.causal = causal;
-        b.kind = config_.kind;
+        b.kind = config_.siteKind(name == "cross");
         b.queryTokens = std::move(queries);
         b.keyTokens = std::move(keys);
         return b;
@@ -94,7 +95,7 @@ protected:
     ModelInfo info_;
 };
 
-class BuiltinSeq2seqModel final : public BuiltinModel {
+class BuiltinSeq2seq final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
@@ -189,7 +190,7 @@ private:
     }
 };
 
-class ClassifierModel final : public BuiltinModel {
+class BuiltinClassifier final : public BuiltinModel {
 public:
     using BuiltinModel::BuiltinModel;
 
@@ -217,12 +218,12 @@ protected:
 
 std::shared_ptr<const Model> loadBuiltinSeq2seq(const std::filesystem::path& folder, const JsonConfig& config,
                                                 c10::Device device, const LoadOptions& options) {
-    return std::make_shared<const BuiltinSeq2seqModel>(folder, config, device, options);
+    return std::make_shared<const BuiltinSeq2seq>(folder, config, device, options);
 }
 
 std::shared_ptr<const Model> loadBuiltinClassifier(const std::filesystem::path& folder, const JsonConfig& config,
                                                    c10::Device device, const LoadOptions& options) {
-    return std::make_shared<const ClassifierModel>(folder, config, device, options);
+    return std::make_shared<const BuiltinClassifier>(folder, config, device, options);
 }
 
 }  // namespace attnscope

@@ -35,9 +35,11 @@ at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, cons
                   const Pass& pass, BlockCapture* capture);
 
 // Decoder: input [B, T] starting with <s>, memory [B, S, E] from encode(); returns logits [B, T, V].
-// Blocks "decoder" (causal self-attention) and "cross".
+// Blocks "decoder" (causal self-attention) and "cross". targetAllowed [B, T] (training): the real
+// target positions, so that LSH hashes each target at its own length (causal rows never see padding).
 at::Tensor decode(const Weights& w, const Config& c, const at::Tensor& input, const at::Tensor& memory,
-                  const at::Tensor& sourceAllowed, const Pass& pass, BlockCapture* self, BlockCapture* cross);
+                  const at::Tensor& sourceAllowed, const Pass& pass, BlockCapture* self, BlockCapture* cross,
+                  const at::Tensor& targetAllowed = {});
 
 // Classifier logits [B, classes] from the encoder's output at position 0 (<cls>).
 at::Tensor classify(const Weights& w, const at::Tensor& encoded);

@@ -3,6 +3,7 @@
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/runtime/error.h"
 #include "config.h"
+#include "task_file.h"
 #include "io/json_util.h"
 #include "tokenizer/vocabulary.h"
 
@@ -35,11 +36,25 @@ Symbols Symbols::forTask(BuiltinTask task) {
     return s;
 }
 
-Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int vocabSize) {
+Symbols Symbols::fromUnits(BuiltinTask task, const std::vector<std::string>& units, bool perCharacter) {
+    Symbols s = forTask(task);
+    s.byId_.resize(task == BuiltinTask::Reverse ? 3 : 2);
+    s.byId_.insert(s.byId_.end(), units.begin(), units.end());
+    s.ids_.clear();
+    for (std::size_t i = 0; i < s.byId_.size(); ++i) s.ids_[s.byId_[i]] = static_cast<std::int64_t>(i);
+    s.fromFile_ = true;
+    s.perCharacter_ = perCharacter;
+    return s;
+}
+
+Symbols Symbols::read(const std::filesystem::path& folder, BuiltinTask task, int vocabSize, bool fromFile,
+                      bool perCharacter) {
     const auto file = folder / "vocab.json";
     const auto json = tok::readVocabJson(file);  // the entries are checked here, stricter than a tokenizer's
     Symbols s;
     s.task_ = task;
+    s.fromFile_ = fromFile;
+    s.perCharacter_ = fromFile ? perCharacter : task == BuiltinTask::Reverse;
     s.byId_.assign(static_cast<std::size_t>(vocabSize), "");
     for (auto it = json.begin(); it != json.end(); ++it) {
         const auto& v = it.value();
@@ -86,7 +101,27 @@ std::vector<std::string> Symbols::labels(const std::vector<std::int64_t>& ids) c
     return out;
 }
 
+std::vector<std::int64_t> Symbols::encodeFileUnits(const std::string& text, int maxLength) const {
+    const std::int64_t specials = task_ == BuiltinTask::Reverse ? 3 : 2;
+    std::vector<std::int64_t> ids;
+    if (task_ != BuiltinTask::Reverse) ids.push_back(kCls);
+    for (const std::string& u : splitUnits(text, perCharacter_)) {
+        const auto id = this->id(u);
+        if (id < specials)
+            throw Error("text: " + std::string(perCharacter_ ? "character '" : "word '") + u +
+                        "' is not in this model's vocabulary (built from its training file)");
+        ids.push_back(id);
+    }
+    const auto units = static_cast<int>(ids.size()) - (task_ != BuiltinTask::Reverse);
+    if (units == 0) throw Error("text: empty");
+    if (static_cast<int>(ids.size()) > maxLength)
+        throw Error("text: " + std::to_string(units) + (perCharacter_ ? " characters" : " words") +
+                    ", but this model reads at most " + std::to_string(maxLength - (ids.size() - units)));
+    return ids;
+}
+
 std::vector<std::int64_t> Symbols::encode(const std::string& text, int maxLength) const {
+    if (fromFile_) return encodeFileUnits(text, maxLength);
     std::vector<std::int64_t> ids;
     if (task_ == BuiltinTask::Reverse) {
         for (std::size_t i = 0; i < text.size();) {

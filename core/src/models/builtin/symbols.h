@@ -22,8 +22,13 @@ inline constexpr std::int64_t kCls = 1;    // sentiment: <cls>, prepended; its s
 class Symbols {
 public:
     static Symbols forTask(BuiltinTask task);
+    // A vocabulary built from a task file (task_file.h): the specials of `task` (Reverse: the
+    // encoder-decoder's, Sentiment: the classifier's), then `units` split per character or word.
+    static Symbols fromUnits(BuiltinTask task, const std::vector<std::string>& units, bool perCharacter);
     // Reads folder/vocab.json; it must hold exactly ids 0..vocabSize-1 and the task's specials.
-    static Symbols read(const std::filesystem::path& folder, BuiltinTask task, int vocabSize);
+    // fromFile: a vocabulary of a task file, split per character or per word.
+    static Symbols read(const std::filesystem::path& folder, BuiltinTask task, int vocabSize, bool fromFile = false,
+                        bool perCharacter = false);
     void write(const std::filesystem::path& folder) const;
 
     int size() const { return static_cast<int>(byId_.size()); }
@@ -37,7 +42,11 @@ public:
     std::vector<std::int64_t> encode(const std::string& text, int maxLength) const;
 
 private:
+    std::vector<std::int64_t> encodeFileUnits(const std::string& text, int maxLength) const;
+
     BuiltinTask task_ = BuiltinTask::Reverse;
+    bool fromFile_ = false;
+    bool perCharacter_ = true;
     std::vector<std::string> byId_;
     std::map<std::string, std::int64_t> ids_;
 };

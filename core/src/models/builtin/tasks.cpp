@@ -59,7 +59,11 @@ AttentionKind parseAttentionKind(const std::string& text) {
     if (text == "dot") return AttentionKind::Dot;
     if (text == "additive") return AttentionKind::Additive;
     if (text == "linear") return AttentionKind::Linear;
-    throw Error("unknown attention kind '" + text + "' (use dot, additive or linear)");
+    if (text == "local") return AttentionKind::Local;
+    if (text == "topk") return AttentionKind::TopK;
+    if (text == "lsh") return AttentionKind::Lsh;
+    if (text == "hybrid") return AttentionKind::Hybrid;
+    throw Error("unknown attention kind '" + text + "' (use dot, additive, linear, local, topk, lsh or hybrid)");
 }
 
 bool isHeldOut(const std::string& text) { return fnv1a(text) % 10 == 0; }

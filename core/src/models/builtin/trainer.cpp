@@ -11,6 +11,8 @@
 #include "config.h"
 #include "runtime/device.h"
 #include "net.h"
+#include "task_file.h"
+#include "attention/kinds.h"
 #include "symbols.h"
 #include "runtime/numbers.h"
 
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace attnscope {
 
@@ -29,10 +32,13 @@ namespace {
 using builtin::Config;
 using builtin::Weights;
 
-Config defaultConfig(BuiltinTask task, AttentionKind kind) {
+Config defaultConfig(BuiltinTask task, const TrainOptions& options) {
     Config c;
     c.task = task;
-    c.kind = kind;
+    c.kind = options.attention;
+    c.sparse = options.sparse;
+    c.relative = options.relativePositions;
+    c.relativeClip = options.relativeClip;
     c.seq2seq = task == BuiltinTask::Reverse;
     c.vocabSize = builtin::Symbols::forTask(task).size();
     if (c.seq2seq) {
@@ -77,6 +83,8 @@ Weights initialWeights(const Config& c, std::uint64_t seed) {
             t = at::zeros(shape, at::kFloat);
         } else if (name == "src_embed" || name == "tgt_embed" || name == "src_pos" || name == "tgt_pos") {
             t = normal(rng, shape, 0.5);
+        } else if (endsWith(name, ".rel") || endsWith(name, ".gw")) {  // no bias, gate 1/2 at the start
+            t = at::zeros(shape, at::kFloat);
         } else if (endsWith(name, ".av")) {
             t = normal(rng, shape, 1.0 / std::sqrt(static_cast<double>(shape[1])));
         } else {  // [out, in] matrices and the additive [H, d, w] projections: fan-in scaling
@@ -151,11 +159,77 @@ Batch sentimentBatch(TaskData& data, const builtin::Symbols& symbols, int size) 
     return b;
 }
 
+// A task file's examples as ids: source (classifier: <cls> + units) and target ids or the label.
+struct Encoded {
+    std::vector<std::int64_t> source, target;
+    std::int64_t label = 0;
+};
+
+// `size` examples drawn uniformly (the project's generator) from a task file's training examples.
+Batch fileBatch(TaskData& data, const std::vector<Encoded>& examples, bool seq2seq, int size) {
+    std::vector<const Encoded*> picked;
+    std::size_t S = 0, T = 0;
+    for (int i = 0; i < size; ++i) {
+        picked.push_back(&examples[static_cast<std::size_t>(data.uniform(static_cast<int>(examples.size())))]);
+        S = std::max(S, picked.back()->source.size());
+        T = std::max(T, picked.back()->target.size());
+    }
+    Batch b;
+    b.source = at::full({size, static_cast<std::int64_t>(S)}, builtin::kPad, at::kLong);
+    auto src = b.source.accessor<std::int64_t, 2>();
+    std::vector<std::int64_t> labels;
+    if (seq2seq) {
+        b.targetIn = at::full({size, static_cast<std::int64_t>(T) + 1}, builtin::kPad, at::kLong);
+        b.targetOut = at::full({size, static_cast<std::int64_t>(T) + 1}, -100, at::kLong);  // -100: ignored
+    }
+    for (int i = 0; i < size; ++i) {
+        const Encoded& e = *picked[static_cast<std::size_t>(i)];
+        for (std::size_t j = 0; j < e.source.size(); ++j) src[i][static_cast<std::int64_t>(j)] = e.source[j];
+        labels.push_back(e.label);
+        if (!seq2seq) continue;
+        auto in = b.targetIn.accessor<std::int64_t, 2>();
+        auto out = b.targetOut.accessor<std::int64_t, 2>();
+        in[i][0] = builtin::kStart;
+        const auto n = static_cast<std::int64_t>(e.target.size());
+        for (std::int64_t j = 0; j < n; ++j) {
+            out[i][j] = e.target[static_cast<std::size_t>(j)];
+            in[i][j + 1] = e.target[static_cast<std::size_t>(j)];
+        }
+        out[i][n] = builtin::kEnd;
+    }
+    b.sourceAllowed = b.source.ne(builtin::kPad);
+    if (!seq2seq) b.labels = at::tensor(labels, at::kLong);
+    return b;
+}
+
+// What a model trained on the file should write for an example: the label, or the target's units
+// joined (characters as they are, words by single spaces).
+std::string expectedOutput(const builtin::FileTask& task, const builtin::FileExample& ex) {
+    if (!task.seq2seq) return ex.output;
+    std::string out;
+    for (const auto& u : builtin::splitUnits(ex.output, task.perCharacter))
+        out += (out.empty() || task.perCharacter ? "" : " ") + u;
+    return out;
+}
+
+std::string writtenOutput(const Trace& trace, bool perCharacter) {
+    if (!trace.classLabels().empty()) {
+        const auto& p = trace.classProbabilities();
+        return trace.classLabels()[static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin())];
+    }
+    std::string got;
+    for (const auto& t : trace.outputTokens()) got += (got.empty() || perCharacter ? "" : " ") + t;
+    return got;
+}
+
 at::Tensor loss(const Weights& w, const Config& c, const Batch& b) {
     const builtin::Pass training;
     const at::Tensor memory = builtin::encode(w, c, b.source, b.sourceAllowed, training, nullptr);
     if (!c.seq2seq) return at::cross_entropy_loss(builtin::classify(w, memory), b.labels);
-    const at::Tensor logits = builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr);
+    // LSH hashes each target at its own length; other kinds need no key mask in the causal decoder.
+    const at::Tensor targetAllowed = c.kind == AttentionKind::Lsh ? b.targetIn.ne(builtin::kPad) : at::Tensor();
+    const at::Tensor logits =
+            builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr, targetAllowed);
     return at::cross_entropy_loss(logits.reshape({-1, c.vocabSize}), b.targetOut.reshape({-1}));
 }
 
@@ -196,6 +270,82 @@ double heldOutAccuracy(const std::filesystem::path& folder, BuiltinTask task, in
     return static_cast<double>(correct) / examples;
 }
 
+// Sizes the model to the file (vocabulary, longest source and target, labels) and encodes its
+// training examples.
+std::vector<Encoded> encodeFileTask(const builtin::FileTask& file, const builtin::Symbols& symbols,
+                                    const std::filesystem::path& path, Config& c) {
+    c.fileTask = true;
+    c.perCharacter = file.perCharacter;
+    c.taskFile = path.filename().string();
+    c.vocabSize = symbols.size();
+    c.sourceFromEnd = false;
+    c.maxSource = c.maxTarget = 1;
+    const int classifierExtra = file.seq2seq ? 0 : 1;  // <cls>
+    for (const auto* set : {&file.train, &file.heldOut})
+        for (const auto& ex : *set) {
+            c.maxSource =
+                    std::max(c.maxSource, static_cast<int>(builtin::splitUnits(ex.input, file.perCharacter).size()) +
+                                                  classifierExtra);
+            if (file.seq2seq)
+                c.maxTarget = std::max(c.maxTarget,
+                                       static_cast<int>(builtin::splitUnits(ex.output, file.perCharacter).size()));
+        }
+    if (!file.seq2seq) c.labels = file.labels;
+    std::vector<Encoded> out;
+    for (const auto& ex : file.train) {
+        Encoded e;
+        e.source = symbols.encode(ex.input, c.maxSource);
+        if (file.seq2seq)
+            e.target = symbols.encode(ex.output, c.maxTarget);
+        else
+            e.label = std::find(file.labels.begin(), file.labels.end(), ex.output) - file.labels.begin();
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+// Accuracy of the saved model on the file's first `examples` held-out examples.
+double fileHeldOutAccuracy(const std::filesystem::path& folder, const builtin::FileTask& file, int examples) {
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    const auto model = Model::load(folder, load);
+    int correct = 0;
+    for (int i = 0; i < examples; ++i) {
+        const auto& ex = file.heldOut[static_cast<std::size_t>(i)];
+        const auto trace = model->forward(model->encodeText(ex.input));
+        correct += writtenOutput(*trace, file.perCharacter) == expectedOutput(file, ex);
+    }
+    return static_cast<double>(correct) / examples;
+}
+
+// One Adam step at learning rate lr on gradients clipped to global norm 1; gradients zeroed.
+void adamStep(Weights& w, Weights& m, Weights& v, int step, double lr) {
+    at::NoGradGuard noGrad;
+    double norm2 = 0;
+    for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
+    const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
+    for (auto& [name, t] : w) {
+        at::Tensor g = t.grad() * clip;
+        m[name].mul_(b1).add_(g, 1 - b1);
+        v[name].mul_(b2).addcmul_(g, g, 1 - b2);
+        t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
+        t.mutable_grad().zero_();
+    }
+}
+
+void checkKindOptions(const TrainOptions& o) {
+    const AttentionKind k = o.attention;
+    if (k == AttentionKind::Local) checkSparseOptions(MapVariant::Local, o.sparse);
+    if (k == AttentionKind::TopK) checkSparseOptions(MapVariant::TopK, o.sparse);
+    if (k == AttentionKind::Lsh) checkSparseOptions(MapVariant::Lsh, o.sparse);
+    if (o.relativePositions && (k == AttentionKind::Additive || k == AttentionKind::Linear))
+        throw Error(std::string("train: relative positions add a bias to dot-product logits; ") + kindName(k) +
+                    " attention has no place for it");
+    if (o.relativePositions && o.relativeClip < 1) throw Error("train: the relative clip distance must be >= 1");
+}
+
 }  // namespace
 
 TrainResult trainBuiltin(const TrainOptions& options) {
@@ -209,10 +359,17 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     if (ec || !std::filesystem::is_directory(options.out, ec))
         throw Error(options.out.string() + ": cannot create the output folder");
 
-    const Config config = defaultConfig(options.task, options.attention);
-    const builtin::Symbols symbols = builtin::Symbols::forTask(options.task);
-    const int steps = options.steps > 0 ? options.steps : defaultSteps(options.task);
-    const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(options.task);
+    checkKindOptions(options);
+    std::optional<builtin::FileTask> file;
+    if (!options.taskFile.empty()) file = builtin::readTaskFile(options.taskFile, options.vocabulary);
+    const BuiltinTask task = file ? (file->seq2seq ? BuiltinTask::Reverse : BuiltinTask::Sentiment) : options.task;
+    const builtin::Symbols symbols = file ? builtin::Symbols::fromUnits(task, file->symbols, file->perCharacter)
+                                          : builtin::Symbols::forTask(task);
+    Config config = defaultConfig(task, options);
+    std::vector<Encoded> encoded;
+    if (file) encoded = encodeFileTask(*file, symbols, options.taskFile, config);
+    const int steps = options.steps > 0 ? options.steps : defaultSteps(task);
+    const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(task);
     const int warmup = std::min(100, steps / 10 + 1);
     c10::AutoGradMode gradMode(true);
 
@@ -226,13 +383,18 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     TrainResult result;
     result.steps = steps;
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    double windowLoss = 0, tailLoss = 0;
-    int windowCount = 0, tailCount = 0;
+    double monitoring = 0;  // seconds spent in epochEnd, not counted as training time
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - monitoring;
+    };
+    double windowLoss = 0, tailLoss = 0, epochLoss = 0;
+    int windowCount = 0, tailCount = 0, epochCount = 0, epoch = 0;
+    const int epochSteps = options.epochSteps > 0 ? options.epochSteps : std::max(1, steps / 10);
     const int tail = std::min(50, steps);
     for (int step = 1; step <= steps; ++step) {
-        const Batch batch = options.task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
-                                                                 : sentimentBatch(data, symbols, options.batch);
+        const Batch batch = file                           ? fileBatch(data, encoded, file->seq2seq, options.batch)
+                            : task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
+                                                           : sentimentBatch(data, symbols, options.batch);
         at::Tensor l = loss(w, config, batch);
         l.backward();
         const double value = l.item<double>();
@@ -243,23 +405,25 @@ TrainResult trainBuiltin(const TrainOptions& options) {
             tailLoss += value;
             ++tailCount;
         }
-        {
-            at::NoGradGuard noGrad;
-            double norm2 = 0;
-            for (auto& [name, t] : w) norm2 += t.grad().pow(2).sum().item<double>();
-            const double clip = std::min(1.0, 1.0 / (std::sqrt(norm2) + 1e-12));
-            const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
-            const double lr =
-                    step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress)));
-            const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-            const double c1 = 1 - std::pow(b1, step), c2 = 1 - std::pow(b2, step);
-            for (auto& [name, t] : w) {
-                at::Tensor g = t.grad() * clip;
-                m[name].mul_(b1).add_(g, 1 - b1);
-                v[name].mul_(b2).addcmul_(g, g, 1 - b2);
-                t.sub_(m[name] / c1 / ((v[name] / c2).sqrt() + eps) * lr);
-                t.mutable_grad().zero_();
-            }
+        const double progress = static_cast<double>(step - warmup) / std::max(1, steps - warmup);
+        adamStep(w, m, v, step,
+                 step <= warmup ? peak * step / warmup : peak * (0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * progress))));
+        epochLoss += value;
+        ++epochCount;
+        if (options.epochEnd && (step % epochSteps == 0 || step == steps)) {
+            ++epoch;
+            EpochEnd end{epoch, step, epochLoss / epochCount,
+                         options.out / "checkpoints" / ("epoch-" + std::to_string(epoch))};
+            std::error_code made;
+            std::filesystem::create_directories(end.checkpoint, made);
+            if (made) throw Error(end.checkpoint.string() + ": cannot create the checkpoint folder");
+            save(w, config, symbols, {{"epoch", epoch}, {"step", step}, {"seed", options.seed}}, end.checkpoint);
+            const auto before = std::chrono::steady_clock::now();
+            options.epochEnd(end);
+            monitoring += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+            at::set_num_threads(1);  // the callback may have run models on every core
+            epochLoss = 0;
+            epochCount = 0;
         }
         if (options.progress && (step % 25 == 0 || step == steps)) {
             if (!options.progress(TrainProgress{step, steps, windowLoss / windowCount, elapsed()})) throw Cancelled();
@@ -271,8 +435,9 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     result.seconds = elapsed();
     for (const auto& [name, t] : w) result.parameters += t.numel();
 
-    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskName(options.task) +
-                                                   " --attention " + kindName(options.attention) + " --seed " +
+    const std::string taskArg = file ? options.taskFile.string() : std::string(taskName(task));
+    nlohmann::json training = {{"command", std::string("attnscope-cli train --task ") + taskArg + " --attention " +
+                                                   kindName(options.attention) + " --seed " +
                                                    std::to_string(options.seed) + " --steps " + std::to_string(steps)},
                                {"seed", options.seed},
                                {"steps", steps},
@@ -280,15 +445,40 @@ TrainResult trainBuiltin(const TrainOptions& options) {
                                {"learning_rate", peak},
                                {"final_loss", result.finalLoss}};
     save(w, config, symbols, training, options.out);
-    const int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(options.task);
+    int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(task);
+    if (file) examples = std::min<int>(examples, static_cast<int>(file->heldOut.size()));
     if (examples > 0) {
-        result.heldOutAccuracy = heldOutAccuracy(options.out, options.task, examples);
+        result.heldOutAccuracy =
+                file ? fileHeldOutAccuracy(options.out, *file, examples) : heldOutAccuracy(options.out, task, examples);
         result.heldOutExamples = examples;
         training["held_out_accuracy"] = result.heldOutAccuracy;
         training["held_out_examples"] = examples;
         writeFileAtomically(options.out / "config.json", builtin::configJson(config, training).dump(2) + "\n");
     }
     return result;
+}
+
+std::vector<std::pair<std::string, std::string>> heldOutExamples(const TrainOptions& options, int count) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (options.taskFile.empty()) {
+        TaskData data(20261204, Split::HeldOut);  // fixed: the same probes for every run
+        for (int i = 0; i < count; ++i) {
+            if (options.task == BuiltinTask::Reverse) {
+                const std::string s = data.reverseSource();
+                out.emplace_back(s, std::string(s.rbegin(), s.rend()));
+            } else {
+                const SentimentExample ex = data.sentiment();
+                out.emplace_back(ex.text, ex.positive ? "positive" : "negative");
+            }
+        }
+        return out;
+    }
+    const builtin::FileTask file = builtin::readTaskFile(options.taskFile, options.vocabulary);
+    for (const auto& ex : file.heldOut) {
+        if (static_cast<int>(out.size()) == count) break;
+        out.emplace_back(ex.input, expectedOutput(file, ex));
+    }
+    return out;
 }
 
 }  // namespace attnscope

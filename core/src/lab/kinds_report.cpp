@@ -1,0 +1,253 @@
+#include "attnscope/lab/kinds_report.h"
+
+#include "attnscope/analysis/training_monitors.h"
+#include "attnscope/io/atomic_file.h"
+#include "attnscope/runtime/error.h"
+#include "attention/attention_ops.h"
+#include "attention/kinds.h"
+#include "attention/linear_attention.h"
+
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <sstream>
+
+namespace attnscope {
+
+namespace {
+
+// Freed heap memory goes back to the kernel first (the CLI keeps it resident for speed, see
+// runtime/allocator.h), so that what a measured call touches shows as new resident memory.
+void resetPeakRss() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+// VmHWM (peak) or VmRSS (now) of this process in MiB, or -1 when /proc is not there.
+double rssMiB(const char* field) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::string(field).size())) / 1024.0;
+    return -1;
+}
+
+// The settings each kind is trained and measured with.
+void applyKind(const std::string& kind, TrainOptions& o, std::string& description) {
+    o.attention = parseAttentionKind(kind);
+    o.sparse = SparseOptions{};
+    switch (o.attention) {
+        case AttentionKind::Local:
+            o.sparse.window = 4, o.sparse.twoSided = true, description = "window 4 two-sided";
+            break;
+        case AttentionKind::TopK: o.sparse.keep = 4, description = "k 4"; break;
+        case AttentionKind::Lsh: o.sparse.buckets = 4, o.sparse.rounds = 2, description = "4 buckets 2 rounds"; break;
+        case AttentionKind::Additive: description = "width 16"; break;
+        case AttentionKind::Linear: description = "elu+1"; break;
+        case AttentionKind::Hybrid: description = "learned gate; width 16"; break;
+        default: description = "scale 1/sqrt(d)";
+    }
+}
+
+std::string written(const Trace& trace) {
+    if (!trace.classLabels().empty()) {
+        const auto& p = trace.classProbabilities();
+        return trace.classLabels()[static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin())];
+    }
+    std::string out;
+    for (const auto& t : trace.outputTokens()) out += t;
+    return out;
+}
+
+bool matches(const Trace& trace, const std::string& expected) {
+    if (written(trace) == expected) return true;
+    std::string spaced;  // word vocabularies
+    for (const auto& t : trace.outputTokens()) spaced += (spaced.empty() ? "" : " ") + t;
+    return trace.classLabels().empty() && spaced == expected;
+}
+
+int bucketOf(int len, int lo, int hi) { return std::min(2, hi > lo ? (len - lo) * 3 / (hi - lo + 1) : 0); }
+
+struct RunScore {
+    double accuracy = 0;
+    double bucket[3] = {0, 0, 0};
+};
+
+// Accuracy overall and in three equal ranges of input length (tokens, [lo, hi]).
+RunScore score(const Model& model, const std::vector<std::pair<std::string, std::string>>& examples, int lo, int hi) {
+    RunScore s;
+    int right[3] = {0, 0, 0}, count[3] = {0, 0, 0}, total = 0;
+    for (const auto& [input, expected] : examples) {
+        const auto ids = model.encodeText(input);
+        const auto trace = model.forward(ids);
+        const bool ok = matches(*trace, expected);
+        const int len = static_cast<int>(ids.size());
+        const int b = bucketOf(len, lo, hi);
+        right[b] += ok, ++count[b], total += ok;
+    }
+    s.accuracy = static_cast<double>(total) / std::max<std::size_t>(1, examples.size());
+    for (int b = 0; b < 3; ++b) s.bucket[b] = count[b] ? static_cast<double>(right[b]) / count[b] : -1;
+    return s;
+}
+
+std::string number(double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return b;
+}
+
+void writeCsvs(const std::filesystem::path& out, const KindsReport& r) {
+    std::ostringstream k;
+    k << "kind,parameters,parameter_count,accuracy_mean,accuracy_spread,length_buckets,accuracy_short,"
+         "accuracy_medium,accuracy_long,seconds_per_epoch,peak_rss_mib,mean_entropy\n";
+    for (const KindRow& row : r.kinds)
+        k << row.kind << "," << row.parameters << "," << row.parameterCount << "," << number(row.accuracyMean) << ","
+          << number(row.accuracySpread) << "," << row.lengthBuckets << "," << number(row.accuracyShort) << ","
+          << number(row.accuracyMedium) << "," << number(row.accuracyLong) << "," << number(row.secondsPerEpoch) << ","
+          << number(row.peakRssMiB) << "," << number(row.meanEntropy) << "\n";
+    writeFileAtomically(out / "kinds.csv", k.str());
+    std::ostringstream s;
+    s << "kind,n,seconds,peak_extra_mib\n";
+    for (const ScalingRow& row : r.scaling)
+        s << row.kind << "," << row.n << "," << number(row.seconds) << "," << number(row.peakExtraMiB) << "\n";
+    writeFileAtomically(out / "scaling.csv", s.str());
+}
+
+}  // namespace
+
+ScalingRow measureKindForward(const std::string& kind, int n) {
+    const AttentionKind k = parseAttentionKind(kind);
+    c10::InferenceMode guard;
+    const std::int64_t d = 32, w = 16;
+    const at::Tensor q = at::randn({1, n, d}), key = at::randn({1, n, d}), v = at::randn({1, n, d});
+    const at::Tensor wq = at::randn({d, w}) / std::sqrt(double(d)), wk = at::randn({d, w}) / std::sqrt(double(d));
+    const at::Tensor av = at::randn({w}) / std::sqrt(double(w));
+    ScoreSpec score;
+    score.scale = 1 / std::sqrt(double(d));
+    const MaskSpec mask;
+    const double before = rssMiB("VmRSS:");
+    resetPeakRss();
+    const auto start = std::chrono::steady_clock::now();
+    at::Tensor out;
+    switch (k) {
+        case AttentionKind::Dot: out = attendDot(q, key, v, mask, score, LayerRun{}); break;
+        case AttentionKind::Additive:
+            out = at::mm(additiveProbs(at::mm(q[0], wq), at::mm(key[0], wk), av, mask, 1.0), v[0]);
+            break;
+        case AttentionKind::Linear:
+            out = linearAttention(featureMap(q, FeatureMap::Elu), featureMap(key, FeatureMap::Elu), v, mask);
+            break;
+        case AttentionKind::Hybrid: {
+            const at::Tensor dot = headProbs(q[0], key[0], mask, score, 0, 1.0);
+            const at::Tensor add = additiveProbs(at::mm(q[0], wq), at::mm(key[0], wk), av, mask, 1.0);
+            const at::Tensor g = at::sigmoid(at::mv(q[0], av.repeat({2}))).unsqueeze(-1);
+            out = at::mm(g * add + (1 - g) * dot, v[0]);
+            break;
+        }
+        default: {
+            SparseOptions o;
+            o.window = 4, o.twoSided = true, o.keep = 4, o.buckets = 4, o.rounds = 2;
+            const MapVariant variant = k == AttentionKind::Local  ? MapVariant::Local
+                                       : k == AttentionKind::TopK ? MapVariant::TopK
+                                                                  : MapVariant::Lsh;
+            const at::Tensor logits = headLogits(q[0], key[0], mask, score, 0, 1.0);
+            out = at::mm(softmaxKept(logits, sparseKeep(variant, o, logits, q[0], false)), v[0]);
+        }
+    }
+    ScalingRow row;
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double peak = rssMiB("VmHWM:");
+    row.peakExtraMiB = peak >= 0 && before >= 0 ? std::max(0.0, peak - before) : -1;
+    row.kind = kind;
+    row.n = n;
+    return row;
+}
+
+KindsReport runKindsReport(const KindsReportOptions& options) {
+    if (options.kinds.empty() || options.seeds.empty()) throw Error("kinds report: no kinds or no seeds");
+    if (options.epochs < 1 || options.epochSteps < 1) throw Error("kinds report: epochs and epoch steps must be >= 1");
+    for (const auto& kind : options.kinds) parseAttentionKind(kind);  // every name checked before any work
+    const auto log = [&](const std::string& line) {
+        if (options.log) options.log(line);
+    };
+    std::filesystem::create_directories(options.out);
+    KindsReport report;
+    const auto examples = heldOutExamples(options.base, options.evalExamples);
+    for (const std::string& kind : options.kinds) {
+        KindRow row;
+        row.kind = kind;
+        std::vector<double> accuracies;
+        double buckets[3] = {0, 0, 0};
+        int bucketRuns[3] = {0, 0, 0};
+        for (std::uint64_t seed : options.seeds) {
+            TrainOptions t = options.base;
+            applyKind(kind, t, row.parameters);
+            t.seed = seed;
+            t.sparse.seed = seed;
+            t.steps = options.epochs * options.epochSteps;
+            t.epochSteps = options.epochSteps;
+            t.evalExamples = 0;
+            t.out = options.out / "runs" / (kind + "-" + std::to_string(seed));
+            std::vector<EpochMonitor> epochs;
+            resetPeakRss();
+            const TrainResult r = trainMonitored(t, t.out / "monitors.csv", epochs);
+            row.peakRssMiB = std::max(row.peakRssMiB, rssMiB("VmHWM:"));
+            row.parameterCount = r.parameters;
+            row.secondsPerEpoch += r.seconds / options.epochs / options.seeds.size();
+            double entropy = 0;
+            for (const HeadMonitor& h : epochs.back().heads) entropy += h.entropy;
+            row.meanEntropy += entropy / std::max<std::size_t>(1, epochs.back().heads.size()) / options.seeds.size();
+            LoadOptions load;
+            load.device = DeviceChoice::Cpu;
+            const auto model = Model::load(t.out, load);
+            int lo = 1 << 30, hi = 0;
+            for (const auto& ex : examples) {
+                const int len = static_cast<int>(model->encodeText(ex.first).size());
+                lo = std::min(lo, len), hi = std::max(hi, len);
+            }
+            const RunScore s = score(*model, examples, lo, hi);
+            row.lengthBuckets.clear();
+            for (int b = 0; b < 3; ++b) {  // the lengths score() puts in bucket b
+                int first = -1, last = -1;
+                for (int len = lo; len <= hi; ++len)
+                    if (bucketOf(len, lo, hi) == b) last = len, first = first < 0 ? len : first;
+                row.lengthBuckets += (b ? "|" : "") + (first < 0 ? std::string("none")
+                                                                 : std::to_string(first) + "-" + std::to_string(last));
+            }
+            accuracies.push_back(s.accuracy);
+            for (int b = 0; b < 3; ++b)
+                if (s.bucket[b] >= 0) buckets[b] += s.bucket[b], ++bucketRuns[b];
+            log(kind + " seed " + std::to_string(seed) + ": accuracy " + number(s.accuracy) + ", " +
+                number(r.seconds / options.epochs) + " s per epoch");
+        }
+        double sum = 0;
+        for (double a : accuracies) sum += a;
+        row.accuracyMean = sum / accuracies.size();
+        row.accuracySpread = *std::max_element(accuracies.begin(), accuracies.end()) -
+                             *std::min_element(accuracies.begin(), accuracies.end());
+        row.accuracyShort = bucketRuns[0] ? buckets[0] / bucketRuns[0] : -1;
+        row.accuracyMedium = bucketRuns[1] ? buckets[1] / bucketRuns[1] : -1;
+        row.accuracyLong = bucketRuns[2] ? buckets[2] / bucketRuns[2] : -1;
+        report.kinds.push_back(row);
+        writeCsvs(options.out, report);
+    }
+    for (const std::string& kind : options.kinds)
+        for (int n : options.scalingLengths) {
+            measureKindForward(kind, std::min(n, 64));  // warm-up: first-call costs out of the figures
+            report.scaling.push_back(measureKindForward(kind, n));
+            log(kind + " n " + std::to_string(n) + ": " + number(report.scaling.back().seconds) + " s");
+            writeCsvs(options.out, report);
+        }
+    return report;
+}
+
+}  // namespace attnscope
