@@ -53,19 +53,26 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     selection_ = new QLabel;
     selection_->setObjectName(QStringLiteral("compareSelection"));
 
+    // Three equal columns: the views ignore what their titles and hover texts would like, so
+    // none is wider than another; their cells are square, so equal columns give equal maps.
     auto* grid = new QGridLayout;
     const auto kinds = compareKinds();
     for (int i = 0; i < 3; ++i) {
         auto* v = new HeatmapView;
         v->setObjectName(QStringLiteral("compareView%1").arg(i));
+        v->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
+        v->setMinimumWidth(kMinViewWidth);
         v->clear(tr("%1 attention").arg(kinds[std::size_t(i)]));
         auto* e = new QLabel;
         e->setObjectName(QStringLiteral("entropyLabel%1").arg(i));
         e->setAlignment(Qt::AlignCenter);
         e->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        e->setWordWrap(true);
+        e->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         grid->addWidget(v, 0, i);
         grid->addWidget(e, 1, i);
         grid->setColumnStretch(i, 1);
+        grid->setColumnMinimumWidth(i, kMinViewWidth);
         views_[std::size_t(i)] = v;
         entropy_[std::size_t(i)] = e;
     }
@@ -95,7 +102,9 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     column->addLayout(top);
     column->addWidget(selection_);
     column->addLayout(grid, 1);
-    column->addWidget(new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:")));
+    auto* klTitle = new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:"));
+    klTitle->setWordWrap(true);
+    column->addWidget(klTitle);
     column->addWidget(kl_);
 
     connect(taskCombo_, &QComboBox::activated, this, [this] { emit taskChosen(task()); });
@@ -119,6 +128,13 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
         for (auto* v : views_) v->clear(tr("Cancelled"));
     });
     connect(maps_, &MapService::compareReady, this, &ComparePanel::onMaps);
+    // Shared axes: zooming or panning one map shows the same cells in the other two.
+    for (HeatmapView* v : views_)
+        connect(v, &HeatmapView::zoomChanged, this, [this, v](const MapZoom& zoom) {
+            for (HeatmapView* other : views_)
+                if (other != v && other->map().rows == zoom.rows && other->map().cols == zoom.cols)
+                    other->setZoom(zoom);
+        });
 }
 
 QString ComparePanel::task() const { return taskCombo_->currentText(); }

@@ -1,6 +1,7 @@
 #include "views/heatmapview.h"
 
 #include "figure/labels.h"
+#include "views/cellimageplottable.h"
 
 #include <qcustomplot.h>
 
@@ -18,11 +19,12 @@
 
 namespace {
 
-// The colour map as a QCustomPlot gradient (256 levels, RGB interpolation between its stops).
+// The colour bar's gradient: 256 levels, level i exactly colormapColor(i / 255) (the cells
+// themselves are coloured by CellImagePlottable with the same function).
 QCPColorGradient colormapGradient(Colormap map) {
     QCPColorGradient g;
     g.clearColorStops();
-    for (const auto& stop : colormapStops(map)) g.setColorStopAt(stop.first, stop.second);
+    for (int i = 0; i < 256; ++i) g.setColorStopAt(i / 255.0, colormapColor(map, i / 255.0));
     g.setColorInterpolation(QCPColorGradient::ciRGB);
     g.setLevelCount(256);
     return g;
@@ -44,18 +46,29 @@ QString quotedLabel(const QStringList& labels, const QStringList& raw, int i) {
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
-    plot_ = new QCustomPlot(this);
+    plotHost_ = new QWidget(this);
+    plotHost_->setObjectName(QStringLiteral("heatmapPlotHost"));
+    plotHost_->setMinimumSize(160, 120);
+    plotHost_->installEventFilter(this);
+    plot_ = new QCustomPlot(plotHost_);
     plot_->setObjectName(QStringLiteral("heatmapPlot"));
     plot_->setMouseTracking(true);
-    plot_->setMinimumSize(240, 200);
 
-    title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, title_);
+    // A label, not a QCustomPlot text element: a long title or message wraps instead of widening
+    // the plot (or being cut off).
+    title_ = new QLabel(this);
+    title_->setObjectName(QStringLiteral("heatmapTitle"));
+    title_->setAlignment(Qt::AlignCenter);
+    title_->setWordWrap(true);
+    title_->setTextFormat(Qt::PlainText);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont titleFont = title_->font();
+    titleFont.setBold(true);
+    title_->setFont(titleFont);
 
     QCPAxisRect* rect = plot_->axisRect();
     colorScale_ = new QCPColorScale(plot_);
-    plot_->plotLayout()->addElement(1, 1, colorScale_);
+    plot_->plotLayout()->addElement(0, 1, colorScale_);
     colorScale_->setType(QCPAxis::atRight);
     colorScale_->setLabel(QStringLiteral("attention"));
     colorScale_->setDataRange(QCPRange(0.0, 1.0));
@@ -66,7 +79,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
     colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
 
-    colorMap_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
+    colorMap_ = new CellImagePlottable(plot_->xAxis, plot_->yAxis);
     colorMap_->setInterpolate(false);
     colorMap_->setTightBoundary(false);
     colorMap_->setColorScale(colorScale_);  // takes the scale's gradient and data range
@@ -87,12 +100,15 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     hoverLabel_ = new QLabel(this);
     hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
     hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    hoverLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long hover never widens the view
 
     poolingCombo_ = new QComboBox(this);
     poolingCombo_->setObjectName(QStringLiteral("poolingCombo"));
     poolingCombo_->addItem(tr("max"), int(attnscope::Pooling::Max));
     poolingCombo_->addItem(tr("mean"), int(attnscope::Pooling::Mean));
     poolingCombo_->addItem(tr("sum (mass)"), int(attnscope::Pooling::Sum));
+    poolingCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    poolingCombo_->setMinimumContentsLength(4);
     poolingCombo_->setToolTip(tr("How a long map's cells are folded into screen pixels (and thumbnails): max keeps a "
                                  "single strong cell visible, mean averages, sum keeps the attention mass"));
     // A new map's request goes out before the layout pass that fits the axes to its tick
@@ -111,7 +127,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_, 1);
+    layout->setSpacing(2);
+    layout->addWidget(title_);
+    layout->addWidget(plotHost_, 1);
     auto* below = new QHBoxLayout;
     below->addWidget(hoverLabel_, 1);
     below->addWidget(new QLabel(tr("Pooling"), this));
@@ -125,6 +143,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
     band_ = new QRubberBand(QRubberBand::Rectangle, plot_);
     setFocusPolicy(Qt::StrongFocus);
+    setAutoFillBackground(true);  // the letterbox around the plot in the plot's own colour
     setColoring(colormap_, scale_);
     applyPalette();
     clear(tr("Open a model folder (Ctrl+O) to see its attention."));
@@ -146,7 +165,7 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
     title_->setText(title);
     hoverLabel_->clear();
-    updateTicks();
+    fitPlot();
     plot_->replot(QCustomPlot::rpQueuedReplot);
     askLevelOfDetail();
     emit mapShown();
@@ -161,6 +180,7 @@ bool HeatmapView::setValues(const attnscope::HeadMap& map) {
 // The cells hold the weights themselves; on a log scale weights below the floor (zeros too)
 // are raised to it, since a logarithmic colour scale cannot place them.
 void HeatmapView::fillColorMap() {
+    colorMap_->touch();
     auto* data = colorMap_->data();
     const double floor = scale_.type == ColorScaleType::Log ? scale_.logFloor : -1.0;
     // The image's bins (cells or level-of-detail bins) over the cells [c0, c1) x [r0, r1): bin
@@ -267,6 +287,7 @@ HeatmapView::Shown HeatmapView::shown() const {
 void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
     colormap_ = colormap;
     scale_ = scale;
+    colorMap_->setColoring(colormap, scale);
     colorScale_->setGradient(colormapGradient(colormap));
     const bool log = scale.type == ColorScaleType::Log;
     colorScale_->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
@@ -281,6 +302,8 @@ void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
 }
 
 QString HeatmapView::title() const { return title_->text(); }
+
+QCPColorMap* HeatmapView::colorMap() const { return colorMap_; }
 
 void HeatmapView::setAxisNames(const AxisNames& names) {
     names_ = names;
@@ -306,7 +329,7 @@ void HeatmapView::clear(const QString& message) {
     setPlotVisible(false);
     title_->setText(message);
     hoverLabel_->clear();
-    updateTicks();
+    fitPlot();
     plot_->replot(QCustomPlot::rpQueuedReplot);
     emit mapShown();
 }
@@ -316,6 +339,38 @@ void HeatmapView::setPlotVisible(bool visible) {
     colorMap_->setVisible(visible);
     plot_->axisRect()->setVisible(visible);
     colorScale_->setVisible(visible);
+    plot_->setVisible(visible);
+}
+
+// Square cells: the plot gets the size at which its axis rect holds the visible cells at one
+// size on both axes (whole pixels once they are 2 px or more), centred in plotHost_. What
+// surrounds the axis rect (tick labels, colour bar) depends on the cell size, so the size settles
+// over a few passes.
+void HeatmapView::fitPlot() {
+    const QSize room = plotHost_->size();
+    const double cols = zoom_.keyUpper - zoom_.keyLower, rows = zoom_.queryUpper - zoom_.queryLower;
+    const auto place = [&](const QSize& size) {
+        plot_->setGeometry(QRect(QPoint((room.width() - size.width()) / 2, (room.height() - size.height()) / 2), size));
+        plot_->setViewport(QRect(QPoint(0, 0), size));  // now, not at the next resize event
+        updateTicks();
+    };
+    if (map_.rows <= 0 || map_.cols <= 0 || cols <= 0 || rows <= 0 || room.isEmpty()) {
+        place(room);
+        return;
+    }
+    QSize size = room;
+    for (int pass = 0; pass < 4; ++pass) {
+        place(size);
+        const QRect inner = plot_->axisRect()->rect();
+        const int aroundW = size.width() - inner.width(), aroundH = size.height() - inner.height();
+        double cell = std::min((room.width() - aroundW) / cols, (room.height() - aroundH) / rows);
+        if (cell >= 2) cell = std::floor(cell);
+        cell = std::max(cell, 1e-3);
+        const QSize want(std::clamp(aroundW + int(std::lround(cell * cols)), 1, room.width()),
+                         std::clamp(aroundH + int(std::lround(cell * rows)), 1, room.height()));
+        if (want == size) break;
+        size = want;
+    }
 }
 
 CellGeometry HeatmapView::cellGeometry() const {
@@ -407,7 +462,7 @@ void HeatmapView::setZoom(const MapZoom& zoom) {
     zoom_ = z;
     plot_->xAxis->setRange(zoom_.keyLower, zoom_.keyUpper);
     plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
-    updateTicks();
+    fitPlot();
     plot_->replot(QCustomPlot::rpQueuedReplot);
     askLevelOfDetail();
     emit zoomChanged(zoom_);
@@ -464,17 +519,13 @@ void HeatmapView::keyPressEvent(QKeyEvent* event) {
     event->accept();
 }
 
-void HeatmapView::resizeEvent(QResizeEvent* event) {
-    QWidget::resizeEvent(event);
-    // The axis rect gets its new size in the next layout pass; place ticks after it.
-    QMetaObject::invokeMethod(
-            this,
-            [this] {
-                updateTicks();
-                plot_->replot(QCustomPlot::rpQueuedReplot);
-                askLevelOfDetail();
-            },
-            Qt::QueuedConnection);
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plotHost_ && event->type() == QEvent::Resize) {
+        fitPlot();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+        askLevelOfDetail();
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void HeatmapView::changeEvent(QEvent* event) {
@@ -500,6 +551,5 @@ void HeatmapView::applyPalette() {
         axis->setTickLabelColor(text);
         axis->setLabelColor(text);
     }
-    title_->setTextColor(text);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -32,11 +32,11 @@
 
 #include <optional>
 
+class CellImagePlottable;
 class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
-class QCPTextElement;
 class QLabel;
 class QMouseEvent;
 class QRubberBand;
@@ -83,8 +83,9 @@ public:
     // is pending.
     bool setValues(const attnscope::HeadMap& map);
     QCustomPlot* plot() const { return plot_; }
-    QCPColorMap* colorMap() const { return colorMap_; }
-    // Where the cells are now, in plot() pixel coordinates.
+    QCPColorMap* colorMap() const;
+    // Where the cells are now, in plot() pixel coordinates. Cells are square: the plot is sized
+    // to the visible cells and centred in the view's space (letterboxed), whatever its shape.
     CellGeometry cellGeometry() const;
     // The text shown for a hovered cell.
     QString describeCell(const Cell& cell) const;
@@ -133,8 +134,8 @@ signals:
 
 protected:
     void changeEvent(QEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void onMouseMove(QMouseEvent* event);
@@ -143,15 +144,17 @@ private:
     void onWheel(QWheelEvent* event);
     QPointF dataAt(const QPointF& pixel) const;  // (key, query) under a plot pixel
     void updateTicks();
+    void fitPlot();
     void setPlotVisible(bool visible);
     void applyPalette();
     void fillColorMap();
     void askLevelOfDetail();
 
+    QWidget* plotHost_ = nullptr;  // the space the plot is centred in
     QCustomPlot* plot_ = nullptr;
-    QCPColorMap* colorMap_ = nullptr;
+    CellImagePlottable* colorMap_ = nullptr;
     QCPColorScale* colorScale_ = nullptr;
-    QCPTextElement* title_ = nullptr;
+    QLabel* title_ = nullptr;  // the map's title, or the message shown instead of a map
     QLabel* hoverLabel_ = nullptr;
     QComboBox* poolingCombo_ = nullptr;
     attnscope::HeadMap map_;

@@ -2,6 +2,8 @@
 
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
+#include "panels/corpuspanel.h"
+#include "panels/metricspanel.h"
 #include "panels/devicecombo.h"
 #include "window/generatecontroller.h"
 #include "figure/figure.h"
@@ -79,7 +81,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* scroll = new QScrollArea;
     scroll->setWidget(overview_);
     scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     heatmap_ = new HeatmapView;
     heatmap_->setObjectName(QStringLiteral("heatmap"));
     auto* split = new QSplitter(Qt::Horizontal);
@@ -138,6 +140,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controls_, &ControlPanel::coloringChanged, this, [this] {
         heatmap_->setColoring(controls_->colormap(), controls_->colorScale());
         compare_->setColoring(controls_->colormap(), controls_->colorScale());
+        // Every map follows the colour map: the Metrics tab's block view and the Corpus tab's too.
+        if (lab_) lab_->metrics()->setColoring(controls_->colormap(), controls_->colorScale());
+        if (corpus_) corpus_->setColoring(controls_->colormap(), controls_->colorScale());
         requestThumbnails();
     });
     connect(overview_, &OverviewGrid::headChosen, this, [this](int layer, int head) {

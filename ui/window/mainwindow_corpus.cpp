@@ -21,17 +21,11 @@ void MainWindow::buildCorpus() {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Open corpus result folder"));
         if (!dir.isEmpty()) openCorpusResult(dir);
     });
-    connect(corpus_, &CorpusPanel::runRequested, this, [this] {
+    connect(corpus_, &CorpusPanel::runRequested, this, [this](const QString& data, const QString& out) {
         if (!session_->model()) {
             showError(tr("No model is open."), tr("Open the model to run the corpus through first."));
             return;
         }
-        const QString data = QFileDialog::getOpenFileName(this, tr("Corpus file (one example per line)"), QString(),
-                                                          tr("Corpus files (*.txt *.jsonl *.json);;All files (*)"));
-        if (data.isEmpty()) return;
-        // The result goes beside the file, named after it: running the same file again resumes.
-        const QFileInfo info(data);
-        const QString out = info.dir().filePath(info.completeBaseName() + QStringLiteral("-corpus"));
         corpus_->runCorpus(session_->model(), session_->modelSpec(), data, out);
         statusBar()->showMessage(tr("Corpus results go to %1").arg(out), 8000);
     });
