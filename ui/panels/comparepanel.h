@@ -61,7 +61,11 @@ signals:
     // Maps and measures are on screen (after a run or a selection change).
     void updated();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void equalizeCells();
     void onRunFinished(const CompareRun& run);
     void onMaps(const CompareResult& result);
     void requestMaps();

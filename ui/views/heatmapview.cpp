@@ -308,7 +308,7 @@ QCPColorMap* HeatmapView::colorMap() const { return colorMap_; }
 void HeatmapView::setAxisNames(const AxisNames& names) {
     names_ = names;
     plot_->xAxis->setLabel(names.cols);
-    plot_->yAxis->setLabel(names.rows);
+    plot_->yAxis->setLabel(showQueryAxis_ ? names.rows : QString());
     setColoring(colormap_, scale_);  // the colour bar's label
 }
 
@@ -338,8 +338,36 @@ void HeatmapView::clear(const QString& message) {
 void HeatmapView::setPlotVisible(bool visible) {
     colorMap_->setVisible(visible);
     plot_->axisRect()->setVisible(visible);
-    colorScale_->setVisible(visible);
+    colorScale_->setVisible(visible && showColorBar_);
     plot_->setVisible(visible);
+}
+
+void HeatmapView::setFrameShown(bool queryAxis, bool colorBar) {
+    showQueryAxis_ = queryAxis;
+    showColorBar_ = colorBar;
+    plot_->yAxis->setTickLabels(queryAxis);
+    plot_->yAxis->setLabel(queryAxis ? names_.rows : QString());
+    colorScale_->setVisible(colorBar && map_.rows > 0);
+    // A hidden colour bar leaves the layout (QCustomPlot keeps room for invisible elements); it
+    // stays a child of the plot, which deletes it.
+    QCPLayoutGrid* layout = plot_->plotLayout();
+    const bool placed = layout->columnCount() > 1 && layout->element(0, 1) == colorScale_;
+    if (!colorBar && placed) {
+        layout->take(colorScale_);
+        layout->simplify();
+    } else if (colorBar && !placed) {
+        layout->addElement(0, 1, colorScale_);
+    }
+    fitPlot();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setMaxCellSize(double pixels) {
+    if (pixels == maxCell_) return;
+    maxCell_ = pixels;
+    fitPlot();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    askLevelOfDetail();
 }
 
 // Square cells: the plot gets the size at which its axis rect holds the visible cells at one
@@ -364,6 +392,8 @@ void HeatmapView::fitPlot() {
         const QRect inner = plot_->axisRect()->rect();
         const int aroundW = size.width() - inner.width(), aroundH = size.height() - inner.height();
         double cell = std::min((room.width() - aroundW) / cols, (room.height() - aroundH) / rows);
+        fittingCell_ = cell;
+        if (maxCell_ > 0) cell = std::min(cell, maxCell_);
         if (cell >= 2) cell = std::floor(cell);
         cell = std::max(cell, 1e-3);
         const QSize want(std::clamp(aroundW + int(std::lround(cell * cols)), 1, room.width()),

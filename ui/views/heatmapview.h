@@ -100,6 +100,13 @@ public:
     // Off: every map is drawn cell by cell (maps nobody can pool from a Trace, e.g. the lab's
     // variants). Takes effect at the next setMap().
     void setLevelOfDetailEnabled(bool enabled) { lodEnabled_ = enabled; }
+    // Shared axes (views side by side, as the Compare tab's): whether this view draws the query
+    // axis (its name and tick labels) and the colour bar, and the largest cell size in pixels
+    // (0 = as large as fits), so that neighbours that hide them still draw cells of one size.
+    void setFrameShown(bool queryAxis, bool colorBar);
+    void setMaxCellSize(double pixels);
+    // The cell size that would fit now without the limit, in pixels.
+    double fittingCellSize() const { return fittingCell_; }
     attnscope::PoolRequest levelOfDetailRequest() const;
     void setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request);
     // The image drawn now: the level-of-detail bins, or empty when the cells themselves are drawn.
@@ -117,6 +124,9 @@ public:
     };
     Shown shown() const;
     static constexpr int kLodSide = 512;
+
+    // Square cells need width: ask for a large share of a splitter or layout.
+    QSize sizeHint() const override { return {720, 560}; }
 
     // The tick labels now on the key (x) and query (y) axes, for tests.
     QStringList keyTickLabels() const;
@@ -162,6 +172,9 @@ private:
     attnscope::PoolRequest lodFor_;    // the request lod_ answers
     attnscope::PoolRequest lodAsked_;  // the last request sent (levelOfDetailWanted)
     bool lodEnabled_ = true;
+    bool showQueryAxis_ = true, showColorBar_ = true;
+    double maxCell_ = 0;      // setMaxCellSize
+    double fittingCell_ = 0;  // the last fitPlot's cell size before the limit
     QStringList queryLabels_;
     QStringList keyLabels_;
     QStringList rawQueryLabels_;
