@@ -179,8 +179,12 @@ TEST_CASE("Lines view: twelve heads' buttons wrap, and the exported legend names
         const QPoint at = (e.swatch.center() * px).toPoint();
         CHECK(QColor(image.pixel(at)) == headColor(e.head));
     }
-    // The lines start below the legend.
+    // The lines start below the legend; the file the view writes is that figure.
     CHECK(lineLayout(&device, f, area).top >= legend.back().box.bottom());
+    const auto png = freshDir("ui-views-lines") / "lines-12-heads.png";
+    view.exportFigure(qpath(png));
+    const QImage written(qpath(png));
+    CHECK(written.size() == image.size());
 }
 
 TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scroll; the caption is never cut off",
