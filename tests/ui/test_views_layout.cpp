@@ -213,6 +213,7 @@ TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scr
     CHECK(needed.height() > QFontMetrics(overview->font()).height());  // several lines at this width
     CHECK(rect.height() >= needed.height());
     CHECK(overview->tileRect(0, 0).top() > rect.bottom());
+    CHECK(rect.right() < scroll->viewport()->width());  // all of it visible, even when the grid scrolls
     CHECK(overview->toolTipAt(rect.center()) == caption);
 }
 

@@ -76,8 +76,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* fitRow = new QHBoxLayout;
     fitRow->addWidget(fitWidth_);
     fitRow->addWidget(fitSteps_);
-    fitRow->addWidget(fit_);
-    form->addRow(tr("Width, steps:"), fitRow);
+    form->addRow(tr("Fit width, steps:"), fitRow);
+    form->addRow(fit_);
     fitLabel_ = wrapped(tr("<i>No additive fit yet.</i>"));
     fitLabel_->setObjectName(QStringLiteral("fitLabel"));
     form->addRow(fitLabel_);

@@ -2,6 +2,7 @@
 
 #include "figure/labels.h"
 
+#include <QAbstractScrollArea>
 #include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -44,9 +45,25 @@ void OverviewGrid::setCaption(const QString& caption) {
     update();
 }
 
+// Within a scroll area the caption wraps to what is visible of the grid (the area's viewport),
+// so a grid wider than its column still shows all of its caption at the left.
+int OverviewGrid::captionWidth(int width) const {
+    if (QWidget* viewport = parentWidget())
+        if (qobject_cast<QAbstractScrollArea*>(viewport->parentWidget())) width = std::min(width, viewport->width());
+    return std::max(1, width - 8);
+}
+
+bool OverviewGrid::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == parentWidget() && event->type() == QEvent::Resize) {
+        updateGeometry();  // the caption's lines follow the viewport's width
+        update();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 QRect OverviewGrid::captionRect() const {
     const QFontMetrics fm(font());
-    const int w = std::max(1, width() - 8);
+    const int w = captionWidth(width());
     const int h = caption_.isEmpty() ? fm.height()
                                      : fm.boundingRect(QRect(0, 0, w, 1 << 20), Qt::TextWordWrap, caption_).height();
     return {4, 2, w, h};
@@ -107,8 +124,7 @@ OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     const int captionH =
             caption_.isEmpty() || fitHeight_
                     ? fm.height()
-                    : fm.boundingRect(QRect(0, 0, std::max(1, width - 8), 1 << 20), Qt::TextWordWrap, caption_)
-                              .height();
+                    : fm.boundingRect(QRect(0, 0, captionWidth(width), 1 << 20), Qt::TextWordWrap, caption_).height();
     m.top = captionH + fm.height() + 6;
     const int cols = std::max(1, heads_), rows = std::max(1, layers_);
     const auto fit = [&](int gap) {
@@ -286,6 +302,12 @@ QString OverviewGrid::toolTipAt(const QPoint& pos) const {
 }
 
 bool OverviewGrid::event(QEvent* event) {
+    if (event->type() == QEvent::ParentChange || event->type() == QEvent::ParentAboutToChange) {
+        if (QWidget* viewport = parentWidget()) {
+            viewport->removeEventFilter(this);
+            if (event->type() == QEvent::ParentChange) viewport->installEventFilter(this);
+        }
+    }
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
         const QString text = toolTipAt(help->pos());

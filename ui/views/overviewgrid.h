@@ -98,12 +98,14 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     bool event(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     struct Metrics {
         int tile = 0, gap = 0, left = 0, top = 0;
     };
     Metrics metricsFor(int width) const;
+    int captionWidth(int width) const;
     bool ordered() const { return !order_.empty(); }
 
     int layers_ = 0;
