@@ -12,7 +12,9 @@
 #include "attnscope/models/generation.h"
 
 #include <QDoubleSpinBox>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextDocument>
 
 using namespace uitest;
 
@@ -92,6 +94,43 @@ TEST_CASE_METHOD(GenerateFixture, "Generate, then step through the tokens: every
     runText(QStringLiteral("3 4 5"));
     CHECK_FALSE(gen->generation());
     CHECK_FALSE(panel->stepSlider()->isEnabled());
+}
+
+namespace {
+
+// The texts of the text's fragments that have a background: the generated tokens' chips.
+QStringList chipTexts(const QTextDocument& doc) {
+    QStringList chips;
+    for (QTextBlock block = doc.begin(); block.isValid(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it)
+            if (it.fragment().charFormat().background().style() != Qt::NoBrush)
+                chips << it.fragment().text().remove(QChar(0x00A0));  // the chip's padding
+    return chips;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(GenerateFixture, "Generated tokens are shown as separate chips, never glued together",
+                 "[ui][generation]") {
+    openStandIn();
+    panel->tokensSpin()->setValue(4);
+    QSignalSpy done(gen, &GenerateController::finished);
+    QTest::mouseClick(panel->generateButton(), Qt::LeftButton);
+    REQUIRE(done.wait(30000));
+    const attnscope::Generation& g = *gen->generation();
+    const auto& labels = g.trace->displayTokens();
+    QStringList generated;
+    for (std::size_t i = g.prompt.size(); i < labels.size(); ++i) generated << QString::fromStdString(labels[i]);
+    REQUIRE(generated.size() == 4);
+    CHECK(chipTexts(*panel->text()->document()) == generated);
+
+    // Tokens that do not decode show as their ids: "17", "3", "42" stay three chips, not "17342".
+    panel->showGeneration({QStringLiteral("5"), QStringLiteral("6")},
+                          {QStringLiteral("17"), QStringLiteral("3"), QStringLiteral("42")}, 1);
+    CHECK(chipTexts(*panel->text()->document()) ==
+          QStringList{QStringLiteral("17"), QStringLiteral("3"), QStringLiteral("42")});
+    CHECK_FALSE(panel->text()->toPlainText().contains(QStringLiteral("17342")));
+    CHECK_FALSE(panel->text()->toPlainText().contains(QStringLiteral("173")));
 }
 
 TEST_CASE_METHOD(GenerateFixture, "Generation refuses an encoder-decoder in words", "[ui][generation]") {

@@ -108,7 +108,10 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     CHECK(shown.map.rows == heatmap->levelOfDetail().rows);
     CHECK(shown.queryLabels.size() == shown.map.rows);
 
-    // Zoom to 30 x 30 cells: one bin per cell (crisp, the exact weights), every token labelled.
+    // Zoom to 30 x 30 cells: one bin per cell (crisp, the exact weights), every token labelled
+    // (square cells: the window has the room of a 1920 x 1080 screen).
+    window.resize(1920, 1080);
+    QTest::qWait(50);
     const int r0 = 1500, c0 = 1000;
     heatmap->setZoom(heatmap->zoom().toRect(c0, r0, c0 + 29, r0 + 29));
     CHECK(heatmap->zoom().rowBegin() == r0);

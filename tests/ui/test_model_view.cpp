@@ -80,14 +80,17 @@ TEST_CASE_METHOD(WindowFixture, "The model view fills the space, orders and fram
     CHECK(grid->tileSize() >= 1.5 * window.overview()->tileSize());
     CHECK(grid->tileRect(11, 11).bottom() < grid->height());
     CHECK(grid->tileRect(11, 11).right() < grid->width());
-    // The Explore column is narrow: its 12 heads still fit in it (smaller tiles, 1 px apart).
+    // The Explore column: its 12 heads are all drawn, at a legible size (issue 29: no longer
+    // shrunk to a few pixels; a grid too wide for its column asks for the width and scrolls).
     CHECK(window.overview()->tileRect(11, 11).right() < window.overview()->width());
     {
         OverviewGrid narrow;
         narrow.setShape(12, 12);
         narrow.resize(200, 400);
-        CHECK(narrow.tileSize() >= 4);
-        CHECK(narrow.tileRect(11, 11).right() < 200);
+        CHECK(narrow.tileSize() >= OverviewGrid::kMinTile);
+        CHECK(narrow.minimumSizeHint().width() > 200);
+        narrow.resize(narrow.minimumSizeHint().width(), 400);
+        CHECK(narrow.tileRect(11, 11).right() < narrow.width());
         CHECK(narrow.tileRect(0, 1).left() > narrow.tileRect(0, 0).right());  // tiles do not overlap
     }
 

@@ -38,7 +38,8 @@ LabController::LabController(ViewState* state, Session* session, QObject* parent
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
     connect(panel_, &LabPanel::variantChanged, this, [this] { emit mapsStale(); });  // the overview follows the variant
     connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
-    connect(panel_->pruneButton(), &QPushButton::clicked, this, &LabController::prune);
+    connect(panel_->pruneButton(), &QPushButton::clicked, this, [this] { prune(false); });
+    connect(panel_->ablateButton(), &QPushButton::clicked, this, [this] { prune(true); });
     connect(panel_->clearMasksButton(), &QPushButton::clicked, this, &LabController::clearMasks);
     connect(panel_->unmaskButton(), &QPushButton::clicked, this, [this] {
         std::vector<attnscope::HeadRef> kept;
@@ -263,7 +264,7 @@ void LabController::onRerun(const RerunResult& r) {
     fitTrace_.reset();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
     if (r.ranking.empty()) {
-        jobEnded(tr("Re-ran in %1 ms.").arg(r.ms, 0, 'f', 1));
+        jobEnded(tr("Re-ran in %1.").arg(formatDuration(r.ms)));
     } else {
         QStringList top;
         for (std::size_t i = 0; i < r.ranking.size() && i < 3; ++i)
@@ -271,12 +272,12 @@ void LabController::onRerun(const RerunResult& r) {
                             .arg(r.ranking[i].head.layer)
                             .arg(r.ranking[i].head.head)
                             .arg(r.ranking[i].score, 0, 'g', 3);
-        jobEnded(tr("Re-ran in %1 ms. Ranked %2 heads, most important: %3.")
-                         .arg(r.ms, 0, 'f', 1)
+        jobEnded(tr("Re-ran in %1. Ranked %2 heads, most important: %3.")
+                         .arg(formatDuration(r.ms))
                          .arg(r.ranking.size())
                          .arg(top.join(QStringLiteral(", "))));
     }
-    emit status(tr("Re-ran the model (%1) in %2 ms").arg(r.intervention.describe()).arg(r.ms, 0, 'f', 1), 5000);
+    emit status(tr("Re-ran the model (%1) in %2").arg(r.intervention.describe(), formatDuration(r.ms)), 5000);
     updateMaskViews();
     emit mapsStale();
     emit shownTraceChanged();
@@ -323,32 +324,34 @@ void LabController::onFit(const FitResult& r) {
     fitTrace_ = r.trace;
     fitKey_ = r.key;
     panel_->fitLabel()->setText(
-            tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7 ms")
+            tr("Layer %1 head %2: mean KL to the dot map <b>%3 → %4 nats</b><br>%5 steps, width %6, %7")
                     .arg(r.key.layer)
                     .arg(r.key.head)
                     .arg(r.fit->initialKl, 0, 'f', 4)
                     .arg(r.fit->finalKl, 0, 'f', 4)
                     .arg(r.fit->klHistory.size())
                     .arg(r.fit->width)
-                    .arg(r.ms, 0, 'f', 0));
-    jobEnded(tr("Fitted in %1 ms.").arg(r.ms, 0, 'f', 0));
+                    .arg(formatDuration(r.ms)));
+    jobEnded(tr("Fitted in %1.").arg(formatDuration(r.ms)));
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid)
         panel_->setVariant(LabVariant::Additive);
     else
         emit mapsStale();  // the fitted head's map and thumbnail
 }
 
-void LabController::prune() {
+void LabController::prune(bool mostImportant) {
     const TracePtr base = session_->trace();
     if (!base || !session_->model()) return;
     intervention_.propagate = propagate_->isChecked();
     intervention_.temperature = state_->temperature();
     service_->cancel(LabJob::Rerun);
-    jobStarted(tr("Ranking heads by %1 and masking the top %2…")
+    const int count = panel_->pruneCountSpin()->value();
+    jobStarted((mostImportant ? tr("Ranking heads by %1 and ablating the %2 most important…")
+                              : tr("Ranking heads by %1 and pruning the %2 least important…"))
                        .arg(panel_->importanceCombo()->currentText())
-                       .arg(panel_->pruneCountSpin()->value()));
-    service_->requestPrune(session_->model(), base, intervention_, panel_->importance(),
-                           panel_->pruneCountSpin()->value(), OutputPanel::kTopK);
+                       .arg(count));
+    service_->requestPrune(session_->model(), base, intervention_, panel_->importance(), count, OutputPanel::kTopK,
+                           mostImportant);
 }
 
 void LabController::jobStarted(const QString& text) {

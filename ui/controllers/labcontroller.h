@@ -75,7 +75,9 @@ public:
     // The head the current fit is for and the options it was made with; false when there is no
     // fit of the shown trace.
     bool currentFit(MapKey& key, attnscope::AdditiveFitOptions& options) const;
-    void prune();
+    // Masks the Lab dock's count of heads by its importance: pruning the least important first
+    // (as the Corpus tab's pruning curve), or with mostImportant ablating the top ones.
+    void prune(bool mostImportant = false);
     // Stops and waits for every lab worker (window shutdown, tests).
     void shutdown();
 

@@ -157,6 +157,10 @@ Layout layoutFor(const Figure& f) {
     return L;
 }
 
+QRectF mapArea(const Layout& L, const FigurePanel& panel, int i) {
+    return {L.panelX(i), L.panelY(i), L.cellW * panel.map.cols, L.cellH * panel.map.rows};
+}
+
 // A font of `pt` points for a painter scaled to points on a device of `dpi` pixels per inch.
 QFont fontFor(const QString& family, double pt, double dpi) {
     QFont font(family);
@@ -231,7 +235,7 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     for (int i = 0; i < count; ++i) {
         const FigurePanel& panel = f.panels[std::size_t(i)];
         const double x0 = L.panelX(i);
-        const QRectF area(x0, L.panelY(i), L.cellW * panel.map.cols, L.cellH * panel.map.rows);
+        const QRectF area = mapArea(L, panel, i);
         if (!panel.title.isEmpty()) {
             p.setFont(fontFor(f.fontFamily, L.panelTitlePt, dpi));
             p.setPen(ink);
@@ -463,4 +467,9 @@ QString mapTitle(const QString& model, const QString& block, int layer, int head
     parts << QStringLiteral("layer %1").arg(layer) << QStringLiteral("head %1").arg(head);
     if (std::abs(temperature - 1.0) > 1e-9) parts << QStringLiteral("T = %1").arg(temperature, 0, 'g', 3);
     return parts.join(QStringLiteral(" \u00b7 "));
+}
+
+QRectF figureMapRect(const Figure& figure, int panel) {
+    if (panel < 0 || panel >= int(figure.panels.size())) return {};
+    return mapArea(layoutFor(figure), figure.panels[std::size_t(panel)], panel);
 }

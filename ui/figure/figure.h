@@ -18,6 +18,7 @@
 
 #include <QColor>
 #include <QImage>
+#include <QRectF>
 #include <QSizeF>
 #include <QString>
 #include <QStringList>
@@ -64,6 +65,9 @@ std::optional<FigureFormat> figureFormatFor(const QString& path);
 
 // The figure's size in points: width = widthIn·72, height from the layout (whole points).
 QSizeF figureSizePoints(const Figure& figure);
+
+// Where panel i's cells are drawn, in points from the figure's top left (PNG pixels: × dpi / 72).
+QRectF figureMapRect(const Figure& figure, int panel);
 
 // Paints the figure so that it fills width·72 points scaled to the device: the painter's device
 // must have the figure's aspect (see figureSizePoints) and logicalDpiY() pixels per inch.

@@ -29,3 +29,14 @@ inline QString tickText(const QStringList& labels, int i) {
 inline int labelStep(int pitch, int labelWidth) {
     return pitch >= labelWidth ? 1 : labelWidth / (pitch > 0 ? pitch : 1) + 1;
 }
+
+// A duration as the window shows it everywhere: "850 ms" (one decimal under 10 ms), "22.0 s"
+// from 1 s, "3 min 05 s" from a minute.
+inline QString formatDuration(double ms) {
+    if (!(ms >= 0)) ms = 0;
+    if (ms < 1000) return QString::number(ms, 'f', ms < 10 ? 1 : 0) + QStringLiteral(" ms");
+    const double s = ms / 1000;
+    if (s < 60) return QString::number(s, 'f', 1) + QStringLiteral(" s");
+    const long long whole = static_cast<long long>(s + 0.5);
+    return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+}

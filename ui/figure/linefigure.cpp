@@ -4,6 +4,7 @@
 #include "figure/paintedfigure.h"
 
 #include <QFontMetricsF>
+#include <QImage>
 #include <QPainter>
 #include <QPainterPath>
 
@@ -16,7 +17,43 @@ constexpr double kHeader = 2.6;   // header lines (title, legend, column names) 
 constexpr double kMinRow = 1.25;  // row height in font heights at the natural size
 constexpr double kGap = 0.6;      // label to line end, in font heights
 
-double headerHeight(const LineFigure& f) { return f.fontSize * (kHeader + (f.title.isEmpty() ? 0 : 1.4)); }
+constexpr double kLegendLine = 1.3;  // a legend line, in font heights
+
+// The legend's entries per line: greedy, each line as full as the width allows.
+std::vector<std::vector<int>> legendLines(const QPaintDevice* device, const LineFigure& f, double width,
+                                          std::vector<double>* entryWidths = nullptr) {
+    const QFontMetricsF m(unitFont(device, f.fontSize * 0.9), device);
+    std::vector<std::vector<int>> lines;
+    double used = 0;
+    for (int i = 0; i < int(f.heads.size()); ++i) {
+        const double w =
+                m.horizontalAdvance(QStringLiteral("head %1").arg(f.heads[std::size_t(i)].head)) + f.fontSize * 1.9;
+        if (entryWidths) entryWidths->push_back(w);
+        if (lines.empty() || (used + w > width && !lines.back().empty())) {
+            lines.emplace_back();
+            used = 0;
+        }
+        lines.back().push_back(i);
+        used += w;
+    }
+    return lines;
+}
+
+// A 72-dpi reference for sizes measured without a painter (1 unit = 1 point).
+const QPaintDevice* referenceDevice() {
+    static QImage ref = [] {
+        QImage img(1, 1, QImage::Format_RGB32);
+        img.setDotsPerMeterX(2835);
+        img.setDotsPerMeterY(2835);
+        return img;
+    }();
+    return &ref;
+}
+
+double headerHeight(const QPaintDevice* device, const LineFigure& f, double width) {
+    const int extra = std::max(0, int(legendLines(device, f, width).size()) - 1);
+    return f.fontSize * (kHeader + (f.title.isEmpty() ? 0 : 1.4) + extra * kLegendLine);
+}
 
 // The widest label of a column, its bold column name included.
 double labelWidth(const QPaintDevice* device, const QString& title, const QStringList& labels, double font) {
@@ -43,13 +80,37 @@ std::pair<int, int> LineLayout::tokenAt(const QPointF& p, int queries, int keys)
 
 QSizeF lineFigureSize(const LineFigure& f, double width) {
     const int rows = std::max(f.queryLabels.size(), f.keyLabels.size());
-    return {width, std::ceil(headerHeight(f) + rows * f.fontSize * kMinRow + f.fontSize)};
+    return {width,
+            std::ceil(headerHeight(referenceDevice(), f, width) + rows * f.fontSize * kMinRow + f.fontSize * 1.5)};
+}
+
+std::vector<LegendEntry> lineLegend(const QPaintDevice* device, const LineFigure& f, const QRectF& area) {
+    std::vector<double> widths;
+    const auto lines = legendLines(device, f, area.width(), &widths);
+    std::vector<LegendEntry> out;
+    double y = area.top() + f.fontSize * 0.4 + (f.title.isEmpty() ? 0 : f.fontSize * 1.4);
+    for (const auto& line : lines) {
+        double lineWidth = 0;
+        for (int i : line) lineWidth += widths[std::size_t(i)];
+        double x = area.center().x() - lineWidth / 2;
+        for (int i : line) {
+            LegendEntry e;
+            e.head = f.heads[std::size_t(i)].head;
+            e.swatch = QRectF(x, y + f.fontSize * 0.25, f.fontSize * 0.8, f.fontSize * 0.8);
+            e.textAt = QPointF(x + f.fontSize * 1.05, y + f.fontSize * 0.95);
+            e.box = QRectF(x, y, widths[std::size_t(i)] - f.fontSize * 0.85, f.fontSize * kLegendLine);
+            out.push_back(e);
+            x += widths[std::size_t(i)];
+        }
+        y += f.fontSize * kLegendLine;
+    }
+    return out;
 }
 
 LineLayout lineLayout(const QPaintDevice* device, const LineFigure& f, const QRectF& area) {
     LineLayout L;
     L.area = area;
-    L.top = area.top() + headerHeight(f);
+    L.top = area.top() + headerHeight(device, f, area.width());
     const double body = std::max(1.0, area.bottom() - f.fontSize * 0.5 - L.top);
     const int nq = std::max<int>(1, f.queryLabels.size()), nk = std::max<int>(1, f.keyLabels.size());
     L.queryRow = body / nq;
@@ -91,19 +152,13 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
         y += f.fontSize * 1.4;
     }
     p.setFont(unitFont(p, f.fontSize * 0.9));
-    const QFontMetricsF legend(p.font(), p.device());
-    double legendWidth = 0;
-    for (const LineHead& h : f.heads)
-        legendWidth += legend.horizontalAdvance(QStringLiteral("head %1").arg(h.head)) + f.fontSize * 1.9;
-    double x = area.center().x() - legendWidth / 2;
-    for (const LineHead& h : f.heads) {
-        const QString text = QStringLiteral("head %1").arg(h.head);
-        p.fillRect(QRectF(x, y + f.fontSize * 0.25, f.fontSize * 0.8, f.fontSize * 0.8), h.color);
+    const std::vector<LegendEntry> legend = lineLegend(p.device(), f, area);
+    for (std::size_t i = 0; i < legend.size(); ++i) {
+        p.fillRect(legend[i].swatch, f.heads[i].color);
         p.setPen(QColor(0x30, 0x30, 0x30));
-        p.drawText(QPointF(x + f.fontSize * 1.05, y + f.fontSize * 0.95), text);
-        x += legend.horizontalAdvance(text) + f.fontSize * 1.9;
+        p.drawText(legend[i].textAt, QStringLiteral("head %1").arg(legend[i].head));
     }
-    y += f.fontSize * 1.3;
+    y += f.fontSize * kLegendLine * std::max<int>(1, int(legendLines(p.device(), f, area.width()).size()));
     p.setFont(unitFont(p, L.fontSize * 0.95, true));
     p.setPen(QColor(0x50, 0x50, 0x50));
     p.drawText(QRectF(area.left(), y, L.leftLabelRight - area.left(), f.fontSize * 1.2),

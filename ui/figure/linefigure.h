@@ -47,7 +47,16 @@ struct LineLayout {
     std::pair<int, int> tokenAt(const QPointF& p, int queries, int keys) const;
 };
 
-// The natural size in units for a width: enough height for every row at the figure's font.
+// The natural size in units for a width: enough height for every row at the figure's font (and
+// for the legend's lines at that width).
 QSizeF lineFigureSize(const LineFigure& figure, double width);
+// The heads' legend under the title: per head its colour swatch and "head N" (box = both),
+// wrapped onto as many centred lines as the area's width needs, in the painter's units.
+struct LegendEntry {
+    int head = 0;
+    QRectF swatch, box;
+    QPointF textAt;  // the text's baseline start
+};
+std::vector<LegendEntry> lineLegend(const QPaintDevice* device, const LineFigure& figure, const QRectF& area);
 LineLayout lineLayout(const QPaintDevice* device, const LineFigure& figure, const QRectF& area);
 void paintLineFigure(QPainter& painter, const LineFigure& figure, const QRectF& area);

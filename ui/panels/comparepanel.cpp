@@ -5,6 +5,7 @@
 #include "figure/labels.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -14,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -53,19 +55,26 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     selection_ = new QLabel;
     selection_->setObjectName(QStringLiteral("compareSelection"));
 
+    // Three equal columns: the views ignore what their titles and hover texts would like, so
+    // none is wider than another; their cells are square, so equal columns give equal maps.
     auto* grid = new QGridLayout;
     const auto kinds = compareKinds();
     for (int i = 0; i < 3; ++i) {
         auto* v = new HeatmapView;
         v->setObjectName(QStringLiteral("compareView%1").arg(i));
+        v->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
+        v->setMinimumWidth(kMinViewWidth);
         v->clear(tr("%1 attention").arg(kinds[std::size_t(i)]));
         auto* e = new QLabel;
         e->setObjectName(QStringLiteral("entropyLabel%1").arg(i));
         e->setAlignment(Qt::AlignCenter);
         e->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        e->setWordWrap(true);
+        e->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         grid->addWidget(v, 0, i);
         grid->addWidget(e, 1, i);
         grid->setColumnStretch(i, 1);
+        grid->setColumnMinimumWidth(i, kMinViewWidth);
         views_[std::size_t(i)] = v;
         entropy_[std::size_t(i)] = e;
     }
@@ -95,7 +104,9 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     column->addLayout(top);
     column->addWidget(selection_);
     column->addLayout(grid, 1);
-    column->addWidget(new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:")));
+    auto* klTitle = new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:"));
+    klTitle->setWordWrap(true);
+    column->addWidget(klTitle);
     column->addWidget(kl_);
 
     connect(taskCombo_, &QComboBox::activated, this, [this] { emit taskChosen(task()); });
@@ -119,6 +130,19 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
         for (auto* v : views_) v->clear(tr("Cancelled"));
     });
     connect(maps_, &MapService::compareReady, this, &ComparePanel::onMaps);
+    // Shared axes: one query axis on the left, one colour bar on the right (the three share the
+    // colours), cells of one size in all three; zooming or panning one map shows the same cells in
+    // the other two.
+    for (int i = 0; i < 3; ++i) {
+        views_[std::size_t(i)]->setFrameShown(i == 0, i == 2);
+        views_[std::size_t(i)]->installEventFilter(this);
+    }
+    for (HeatmapView* v : views_)
+        connect(v, &HeatmapView::zoomChanged, this, [this, v](const MapZoom& zoom) {
+            for (HeatmapView* other : views_)
+                if (other != v && other->map().rows == zoom.rows && other->map().cols == zoom.cols)
+                    other->setZoom(zoom);
+        });
 }
 
 QString ComparePanel::task() const { return taskCombo_->currentText(); }
@@ -209,9 +233,28 @@ void ComparePanel::onMaps(const CompareResult& result) {
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
+    equalizeCells();
     selection_->setText(tr("<b>%1</b> — the same head position in each model")
                                 .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
     emit updated();
+}
+
+// The three fit their cells to their own space (without the axis or bar the others draw); all
+// then take the smallest, so the maps are equal.
+void ComparePanel::equalizeCells() {
+    double cell = 0;
+    for (HeatmapView* v : views_) {
+        v->setMaxCellSize(0);
+        if (v->map().rows > 0) cell = cell > 0 ? std::min(cell, v->fittingCellSize()) : v->fittingCellSize();
+    }
+    if (cell > 0)
+        for (HeatmapView* v : views_) v->setMaxCellSize(cell);
+}
+
+bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && std::find(views_.begin(), views_.end(), watched) != views_.end())
+        QMetaObject::invokeMethod(this, &ComparePanel::equalizeCells, Qt::QueuedConnection);
+    return QWidget::eventFilter(watched, event);
 }
 
 bool ComparePanel::hasMaps() const {

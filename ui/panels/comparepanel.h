@@ -27,6 +27,9 @@ struct Figure;
 class ComparePanel : public QWidget {
     Q_OBJECT
 public:
+    // Each of the three columns is at least this wide (pixels); beyond it they share the width
+    // equally, and zooming one map zooms the others (shared axes).
+    static constexpr int kMinViewWidth = 150;
     ComparePanel(MapService* maps, QWidget* parent = nullptr);
 
     // What to run: the task ("reverse"/"sentiment"), the typed input, the device to open the
@@ -58,7 +61,11 @@ signals:
     // Maps and measures are on screen (after a run or a selection change).
     void updated();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void equalizeCells();
     void onRunFinished(const CompareRun& run);
     void onMaps(const CompareResult& result);
     void requestMaps();

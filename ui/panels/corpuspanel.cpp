@@ -16,8 +16,10 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QJsonDocument>
+#include <QFileDialog>
 #include <QJsonObject>
 #include <QLabel>
+#include <QListWidget>
 #include <QMouseEvent>
 #include <QPointer>
 #include <QProgressBar>
@@ -48,37 +50,48 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     blocks_->setObjectName(QStringLiteral("corpusBlockCombo"));
     quantities_ = new QComboBox;
     quantities_->setObjectName(QStringLiteral("corpusQuantityCombo"));
-    quantities_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // the names are the point
-    quantities_->setMinimumContentsLength(22);
+    quantities_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // the tab stays narrow
+    quantities_->setMinimumContentsLength(12);
     quantities_->setToolTip(tr("What the heat map shows per head: the importance the pruning order ranks by, or a "
                                "statistic's mean over the corpus examples"));
     examples_ = new QComboBox;
     examples_->setObjectName(QStringLiteral("corpusExampleCombo"));
-    examples_->setMinimumContentsLength(16);
+    examples_->setMinimumContentsLength(8);
     examples_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    // Two short rows each (not one long one): the tab stays narrow.
     bar->addWidget(openButton_);
     bar->addWidget(runButton_);
-    bar->addWidget(progress_, 1);
-    bar->addWidget(cancelButton_);
+    bar->addStretch(1);
     layout->addLayout(bar);
+    auto* running = new QHBoxLayout;
+    running->addWidget(progress_, 1);
+    running->addWidget(cancelButton_);
+    layout->addLayout(running);
     auto* choose = new QHBoxLayout;
     choose->addWidget(new QLabel(tr("Block:")));
     choose->addWidget(blocks_);
     choose->addSpacing(12);
     choose->addWidget(new QLabel(tr("Show:")));
-    choose->addWidget(quantities_);
-    choose->addSpacing(12);
+    choose->addWidget(quantities_, 1);
+    layout->addLayout(choose);
+    auto* exampleRow = new QHBoxLayout;
     auto* exampleLabel = new QLabel(tr("Example:"));
     exampleLabel->setToolTip(tr("Click a head of the heat map to see its maps on this example in the Explore tab"));
     examples_->setToolTip(exampleLabel->toolTip());
-    choose->addWidget(exampleLabel);
-    choose->addWidget(examples_, 1);
-    layout->addLayout(choose);
+    exampleRow->addWidget(exampleLabel);
+    exampleRow->addWidget(examples_, 1);
+    layout->addLayout(exampleRow);
     status_ = new QLabel(
             tr("Open a result folder of attnscope-cli corpus, or run a corpus file through the open model."));
     status_->setObjectName(QStringLiteral("corpusStatus"));
     status_->setWordWrap(true);
     layout->addWidget(status_);
+    badLines_ = new QListWidget;
+    badLines_->setObjectName(QStringLiteral("corpusBadLines"));
+    badLines_->setToolTip(tr("Lines of the corpus file that were skipped, and why"));
+    badLines_->setMaximumHeight(badLines_->fontMetrics().height() * 5 + 8);
+    badLines_->hide();
+    layout->addWidget(badLines_);
 
     auto* split = new QSplitter(Qt::Horizontal);
     importance_ = new HeatmapView;
@@ -89,7 +102,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     curve_->setObjectName(QStringLiteral("corpusCurve"));
     curve_->xAxis->setLabel(tr("heads pruned"));
     curve_->yAxis->setLabel(tr("task metric"));
-    curve_->setMinimumSize(300, 240);
+    curve_->setMinimumSize(180, 160);
     split->addWidget(importance_);
     split->addWidget(curve_);
     split->setStretchFactor(0, 1);
@@ -97,7 +110,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(split, 1);
 
     connect(openButton_, &QPushButton::clicked, this, &CorpusPanel::openRequested);
-    connect(runButton_, &QPushButton::clicked, this, &CorpusPanel::runRequested);
+    connect(runButton_, &QPushButton::clicked, this, &CorpusPanel::chooseRun);
     connect(cancelButton_, &QPushButton::clicked, this, &CorpusPanel::cancel);
     connect(blocks_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
     connect(quantities_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
@@ -109,6 +122,42 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
             emit headChosen(blocks_->currentText(), cell->query, cell->key, chosenExample());
     });
 }
+
+// Two dialogs in turn, each opened without blocking: the corpus file, then the results folder
+// (starting beside the file). Non-native, so that they behave the same everywhere.
+void CorpusPanel::chooseRun() {
+    if (dialog_) return;
+    auto* file = new QFileDialog(this, tr("Corpus file (one example per line)"), QString(),
+                                 tr("Corpus files (*.txt *.jsonl *.json);;All files (*)"));
+    dialog_ = file;
+    file->setObjectName(QStringLiteral("corpusFileDialog"));
+    file->setFileMode(QFileDialog::ExistingFile);
+    file->setOption(QFileDialog::DontUseNativeDialog);
+    file->setAttribute(Qt::WA_DeleteOnClose);
+    connect(file, &QObject::destroyed, this, [this, file] {
+        if (dialog_ == file) dialog_ = nullptr;
+    });
+    connect(file, &QFileDialog::fileSelected, this, [this](const QString& data) {
+        auto* folder = new QFileDialog(this, tr("Folder for the results of %1").arg(QFileInfo(data).fileName()),
+                                       QFileInfo(data).absolutePath());
+        dialog_ = folder;
+        folder->setObjectName(QStringLiteral("corpusOutputDialog"));
+        folder->setFileMode(QFileDialog::Directory);
+        folder->setOption(QFileDialog::ShowDirsOnly);
+        folder->setOption(QFileDialog::DontUseNativeDialog);
+        folder->setLabelText(QFileDialog::Accept, tr("Write results here"));
+        folder->setAttribute(Qt::WA_DeleteOnClose);
+        connect(folder, &QObject::destroyed, this, [this, folder] {
+            if (dialog_ == folder) dialog_ = nullptr;
+        });
+        connect(folder, &QFileDialog::fileSelected, this,
+                [this, data](const QString& out) { emit runRequested(data, out); });
+        folder->open();
+    });
+    file->open();
+}
+
+void CorpusPanel::setColoring(Colormap colormap, const ColorScale& scale) { importance_->setColoring(colormap, scale); }
 
 CorpusPanel::~CorpusPanel() {
     cancel();
@@ -180,7 +229,13 @@ void CorpusPanel::showResult() {
                            .arg(result_.examples)
                            .arg(QString::fromStdString(result_.metricName))
                            .arg(result_.baseMetric, 0, 'g', 4);
-    if (!result_.badLines.empty()) text += tr(" · %1 bad lines skipped").arg(result_.badLines.size());
+    badLines_->clear();
+    for (const attnscope::BadLine& b : result_.badLines)
+        badLines_->addItem(tr("line %1: %2").arg(b.line).arg(QString::fromStdString(b.reason)));
+    badLines_->setVisible(!result_.badLines.empty());
+    if (!result_.badLines.empty())
+        text += result_.badLines.size() == 1 ? tr(" · 1 bad line skipped (below)")
+                                             : tr(" · %1 bad lines skipped (below)").arg(result_.badLines.size());
     status_->setText(text);
     showBlock();
     curve_->clearGraphs();

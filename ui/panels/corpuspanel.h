@@ -6,6 +6,8 @@
 // Display only: the numbers come from core/corpus.
 #pragma once
 
+#include "figure/colormaps.h"
+
 #include "attnscope/corpus/corpus_result.h"
 
 #include <QWidget>
@@ -21,7 +23,9 @@ class Model;
 class HeatmapView;
 class QComboBox;
 class QCustomPlot;
+class QFileDialog;
 class QLabel;
+class QListWidget;
 class QProgressBar;
 class QPushButton;
 
@@ -54,9 +58,20 @@ public:
     // The text of the chosen example (empty: none).
     QString chosenExample() const;
 
+    // The "Run corpus…" button asks for the corpus file, then for the folder the results go to
+    // (never chosen silently; a folder that holds an earlier run of the same file resumes it).
+    // The dialogs open without blocking; the one showing now (nullptr: none), for tests.
+    QFileDialog* openDialog() const { return dialog_; }
+    void chooseRun();
+    // The skipped lines of the result shown ("line 3: not JSON (…)"), listed under the status.
+    QListWidget* badLinesList() const { return badLines_; }
+    // Colours of the importance map (the window's colour map).
+    void setColoring(Colormap colormap, const ColorScale& scale);
+
 signals:
     void openRequested();  // the "Open result…" button
-    void runRequested();   // the "Run corpus…" button: the window asks for the file and the model
+    // The user chose a corpus file and an output folder: the window runs it on its model.
+    void runRequested(const QString& data, const QString& outDir);
     // A head of the heat map was clicked: show it on the chosen example.
     void headChosen(const QString& block, int layer, int head, const QString& exampleText);
     void finished(bool ok);
@@ -76,6 +91,8 @@ private:
     QComboBox* quantities_ = nullptr;
     QComboBox* examples_ = nullptr;
     QLabel* status_ = nullptr;
+    QListWidget* badLines_ = nullptr;
+    QFileDialog* dialog_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* openButton_ = nullptr;
     QPushButton* runButton_ = nullptr;

@@ -22,6 +22,15 @@ QString asText(const QString& label) {
     return t;
 }
 
+// A generated token as a chip's text: its readable label, with spaces kept visible (a chip of
+// a space would otherwise look empty).
+QString chipText(const QString& label) {
+    QString t = label.toHtmlEscaped();
+    t.replace(QChar(' '), QChar(0x00B7));
+    t.replace(QChar(0x21B5), QStringLiteral("\\n"));
+    return t;
+}
+
 }  // namespace
 
 GeneratePanel::GeneratePanel(QWidget* parent) : QWidget(parent) {
@@ -155,15 +164,15 @@ void GeneratePanel::markStep(int step) {
     QString html = QStringLiteral("<span style='color:palette(text)'>");
     for (const QString& p : prompt_) html += asText(p);
     html += QStringLiteral("</span>");
+    // Generated tokens as chips: each on its own tint, apart from its neighbours, so tokens that
+    // do not decode to text (shown as their ids) never run together into one number.
     for (int s = 0; s < generated_.size(); ++s) {
-        const QString t = asText(generated_[s]);
-        if (s == step)
-            html += QStringLiteral("<span style='background-color:#ffd54f; color:#000; font-weight:bold'>%1</span>")
-                            .arg(t);
-        else if (s < step)
-            html += QStringLiteral("<span style='color:#1565c0'>%1</span>").arg(t);
-        else
-            html += QStringLiteral("<span style='color:#9e9e9e'>%1</span>").arg(t);
+        const QString t = chipText(generated_[s]);
+        const QString style = s == step  ? QStringLiteral("background-color:#ffd54f; color:#000; font-weight:bold")
+                              : s < step ? QStringLiteral("background-color:#e3f2fd; color:#1565c0")
+                                         : QStringLiteral("background-color:#eeeeee; color:#757575");
+        html += QStringLiteral("%1<span style='%2'>&nbsp;%3&nbsp;</span>")
+                        .arg(s == 0 ? QStringLiteral(" ") : QStringLiteral("&#8202;"), style, t);
     }
     text_->setHtml(html);
     const int row = int(prompt_.size()) + step - 1;

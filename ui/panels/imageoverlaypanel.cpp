@@ -23,6 +23,8 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
 
     source_ = new QComboBox;
     source_->setObjectName(QStringLiteral("overlaySource"));
+    source_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    source_->setMinimumContentsLength(10);
     source_->addItem(tr("Shown head"), int(OverlaySource::Head));
     source_->addItem(tr("Layer mean (all heads)"), int(OverlaySource::LayerMean));
     source_->addItem(tr("Rollout (layers 0 to the shown one)"), int(OverlaySource::Rollout));

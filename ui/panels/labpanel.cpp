@@ -12,10 +12,28 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+namespace {
+
+// A combo box that does not ask for its longest item's width (the dock stays narrow).
+void compact(QComboBox* combo) {
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo->setMinimumContentsLength(8);
+}
+
+QLabel* wrapped(const QString& text) {
+    auto* label = new QLabel(text);
+    label->setWordWrap(true);
+    return label;
+}
+
+}  // namespace
+
 LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* variantBox = new QGroupBox(tr("Map variant of the shown head"));
-    auto* form = new QFormLayout(variantBox);
+    variantForm_ = new QFormLayout(variantBox);
+    QFormLayout* form = variantForm_;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     variant_ = new QComboBox;
     variant_->setObjectName(QStringLiteral("variantCombo"));
     variant_->addItem(tr("Model's own"));
@@ -24,18 +42,19 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     variant_->addItem(tr("Additive (fitted)"));
     variant_->addItem(tr("Hybrid (gated mix)"));
     variant_->setToolTip(tr("Recompute the shown head's map from its captured q and k"));
+    compact(variant_);
     form->addRow(tr("Variant:"), variant_);
     featureMap_ = new QComboBox;
     featureMap_->setObjectName(QStringLiteral("featureMapCombo"));
     featureMap_->addItem(tr("elu + 1"));
     featureMap_->addItem(tr("relu"));
     featureMap_->addItem(tr("FAVOR+ (random features)"));
-    form->addRow(tr("Feature map:"), featureMap_);
+    compact(featureMap_);
+    form->addRow(tr("φ:"), featureMap_);
     features_ = new QSpinBox;
     features_->setObjectName(QStringLiteral("featuresSpin"));
     features_->setRange(1, 8192);
     features_->setValue(256);
-    features_->setSuffix(tr(" features"));
     features_->setKeyboardTracking(false);
     features_->setToolTip(
             tr("FAVOR+: the number M of positive random features (fixed seed); more = closer to softmax"));
@@ -44,25 +63,23 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     fitWidth_->setObjectName(QStringLiteral("fitWidthSpin"));
     fitWidth_->setRange(1, 512);
     fitWidth_->setValue(32);
-    fitWidth_->setPrefix(tr("width "));
-    fitWidth_->setToolTip(tr("Width of W_q, W_k and v"));
+    fitWidth_->setToolTip(tr("Width of the additive fit's W_q, W_k and v"));
     fitSteps_ = new QSpinBox;
     fitSteps_->setObjectName(QStringLiteral("fitStepsSpin"));
     fitSteps_->setRange(1, 10000);
     fitSteps_->setValue(300);
-    fitSteps_->setSuffix(tr(" steps"));
-    auto* fitRow = new QHBoxLayout;
-    fitRow->addWidget(fitWidth_);
-    fitRow->addWidget(fitSteps_);
-    form->addRow(tr("Additive fit:"), fitRow);
+    fitSteps_->setToolTip(tr("Adam steps of the additive fit"));
     fit_ = new QPushButton(tr("Fit additive"));
     fit_->setObjectName(QStringLiteral("fitButton"));
     fit_->setToolTip(
             tr("Fit W_q, W_k and v of additive attention to this head's dot-product map (Adam, minimises KL)"));
+    auto* fitRow = new QHBoxLayout;
+    fitRow->addWidget(fitWidth_);
+    fitRow->addWidget(fitSteps_);
+    form->addRow(tr("Fit width, steps:"), fitRow);
     form->addRow(fit_);
-    fitLabel_ = new QLabel(tr("<i>No additive fit yet.</i>"));
+    fitLabel_ = wrapped(tr("<i>No additive fit yet.</i>"));
     fitLabel_->setObjectName(QStringLiteral("fitLabel"));
-    fitLabel_->setWordWrap(true);
     form->addRow(fitLabel_);
     gate_ = new QSlider(Qt::Horizontal);
     gate_->setObjectName(QStringLiteral("gateSlider"));
@@ -74,18 +91,16 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* gateRow = new QHBoxLayout;
     gateRow->addWidget(gate_, 1);
     gateRow->addWidget(gateValue_);
+    gateRow_ = gateRow;
     form->addRow(tr("Gate:"), gateRow);
-    variantKl_ = new QLabel;
+    variantKl_ = wrapped(QString());
     variantKl_->setObjectName(QStringLiteral("variantKlLabel"));
-    variantKl_->setWordWrap(true);
     variantKl_->setToolTip(tr("Mean over queries of KL(dot-product map ‖ shown map) for this head, in nats"));
     form->addRow(variantKl_);
 
     auto* maskBox = new QGroupBox(tr("Head masking"));
     auto* maskLayout = new QVBoxLayout(maskBox);
-    auto* hint = new QLabel(
-            tr("Ctrl+click a head in the overview, or right-click it, to mask its output. The model re-runs."));
-    hint->setWordWrap(true);
+    auto* hint = wrapped(tr("Ctrl+click or right-click a head in the overview to mask it."));
     QFont small = hint->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     hint->setFont(small);
@@ -104,29 +119,39 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     importance_->setObjectName(QStringLiteral("importanceCombo"));
     importance_->addItem(tr("lowest entropy"));
     importance_->addItem(tr("output change"));
-    importance_->setToolTip(tr(
-            "Rank heads by how focused they are, or by the output change when each is masked alone (one run per head)"));
+    importance_->setToolTip(tr("Rank heads by how focused they are, or by the output change when each is masked alone "
+                               "(one run per head)"));
+    compact(importance_);
     pruneCount_ = new QSpinBox;
     pruneCount_->setObjectName(QStringLiteral("pruneCountSpin"));
     pruneCount_->setRange(1, 4096);
     pruneCount_->setValue(4);
-    pruneCount_->setPrefix(tr("top "));
-    prune_ = new QPushButton(tr("Prune by importance"));
+    pruneCount_->setToolTip(tr("How many heads Prune and Ablate mask"));
+    prune_ = new QPushButton(tr("Prune"));
     prune_->setObjectName(QStringLiteral("pruneButton"));
+    prune_->setToolTip(tr("Mask the K least important heads, as the Corpus tab's pruning curve does: what the model "
+                          "keeps without the heads that matter least"));
+    ablate_ = new QPushButton(tr("Ablate top K"));
+    ablate_->setObjectName(QStringLiteral("ablateButton"));
+    ablate_->setToolTip(tr("Mask the K most important heads: what the model loses without them"));
+    auto* rankForm = new QFormLayout;
+    rankForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    rankForm->setContentsMargins(0, 0, 0, 0);
+    rankForm->addRow(tr("Rank by:"), importance_);
+    rankForm->addRow(tr("K heads:"), pruneCount_);
     auto* pruneRow = new QHBoxLayout;
-    pruneRow->addWidget(importance_, 1);
-    pruneRow->addWidget(pruneCount_);
+    pruneRow->addWidget(prune_);
+    pruneRow->addWidget(ablate_);
     maskLayout->addWidget(hint);
     maskLayout->addWidget(masks_);
     maskLayout->addLayout(maskButtons);
+    maskLayout->addLayout(rankForm);
     maskLayout->addLayout(pruneRow);
-    maskLayout->addWidget(prune_);
 
     auto* jobBox = new QGroupBox(tr("Lab jobs"));
     auto* jobLayout = new QVBoxLayout(jobBox);
-    job_ = new QLabel(tr("Idle."));
+    job_ = wrapped(tr("Idle."));
     job_->setObjectName(QStringLiteral("labJobLabel"));
-    job_->setWordWrap(true);
     progress_ = new QProgressBar;
     progress_->setObjectName(QStringLiteral("labProgress"));
     progress_->setRange(0, 1000);
@@ -183,6 +208,10 @@ void LabPanel::updateEnabled() {
     featureMap_->setEnabled(v == LabVariant::Linear);
     features_->setEnabled(v == LabVariant::Linear && featureMap() == attnscope::FeatureMap::Favor);
     gate_->setEnabled(v == LabVariant::Hybrid);
+    // Only the rows the variant uses show.
+    variantForm_->setRowVisible(featureMap_, featureMap_->isEnabled());
+    variantForm_->setRowVisible(features_, features_->isEnabled());
+    variantForm_->setRowVisible(gateRow_, gate_->isEnabled());
     gateValue_->setText(QStringLiteral("g = %1").arg(gate(), 0, 'f', 2));
 }
 
@@ -198,6 +227,10 @@ void LabPanel::setMaskedHeads(const std::vector<attnscope::HeadRef>& heads) {
     }
     clearMasks_->setEnabled(!heads.empty());
     unmask_->setEnabled(!masks_->selectedItems().isEmpty());
+    // An empty list takes no room.
+    masks_->setVisible(!heads.empty());
+    unmask_->setVisible(!heads.empty());
+    clearMasks_->setVisible(!heads.empty());
 }
 
 void LabPanel::setJob(const QString& text) {

@@ -1,7 +1,9 @@
 // LabPanel: the attention lab's controls (the "Lab" dock): which map variant of the shown head
 // to draw (the model's own, dot, linear with a feature map, additive fitted to the head, or the
-// gated hybrid), the additive fit, head masking and pruning by importance, and the progress of
-// the lab's background jobs with a Cancel button. Widgets only; LabController wires them.
+// gated hybrid), the additive fit, head masking, pruning by importance (the least important heads
+// first, as the Corpus tab's pruning curve) and ablating the most important ones, and the
+// progress of the lab's background jobs with a Cancel button. Compact: rows that do not apply
+// to the chosen variant are hidden, and the dock is narrow. Widgets only; LabController wires them.
 #pragma once
 
 #include "services/labservice.h"
@@ -9,6 +11,8 @@
 #include <QWidget>
 
 class QComboBox;
+class QFormLayout;
+class QLayout;
 class QLabel;
 class QListWidget;
 class QProgressBar;
@@ -35,7 +39,9 @@ public:
     QPushButton* clearMasksButton() const { return clearMasks_; }
     QComboBox* importanceCombo() const { return importance_; }
     QSpinBox* pruneCountSpin() const { return pruneCount_; }
+    // Prune: mask the count least important heads. Ablate: mask the count most important.
     QPushButton* pruneButton() const { return prune_; }
+    QPushButton* ablateButton() const { return ablate_; }
     QPushButton* cancelButton() const { return cancel_; }
     QProgressBar* progressBar() const { return progress_; }
     QLabel* jobLabel() const { return job_; }
@@ -57,6 +63,7 @@ signals:
 private:
     void updateEnabled();
 
+    QFormLayout* variantForm_ = nullptr;
     QComboBox* variant_ = nullptr;
     QComboBox* featureMap_ = nullptr;
     QSpinBox* features_ = nullptr;
@@ -67,12 +74,14 @@ private:
     QLabel* variantKl_ = nullptr;
     QSlider* gate_ = nullptr;
     QLabel* gateValue_ = nullptr;
+    QLayout* gateRow_ = nullptr;
     QListWidget* masks_ = nullptr;
     QPushButton* unmask_ = nullptr;
     QPushButton* clearMasks_ = nullptr;
     QComboBox* importance_ = nullptr;
     QSpinBox* pruneCount_ = nullptr;
     QPushButton* prune_ = nullptr;
+    QPushButton* ablate_ = nullptr;
     QLabel* job_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;

@@ -1,5 +1,6 @@
 #include "panels/metricspanel.h"
 
+#include "views/frozencolumnsview.h"
 #include "views/heatmapview.h"
 
 #include "attnscope/analysis/head_metric_list.h"
@@ -130,9 +131,12 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     proxy_ = new QSortFilterProxyModel(this);
     proxy_->setSourceModel(model_);
     proxy_->setSortRole(Qt::UserRole);
-    table_ = new QTableView;
+    // Block, Layer and Head stay in view while the metric and detector columns scroll sideways.
+    auto* table = new FrozenColumnsView;
+    table_ = table;
     table_->setObjectName(QStringLiteral("metricsTable"));
     table_->setModel(proxy_);
+    table->setFrozenColumns({HeadMetricsModel::Block, HeadMetricsModel::Layer, HeadMetricsModel::Head});
     table_->setSortingEnabled(true);
     table_->sortByColumn(-1, Qt::AscendingOrder);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -166,6 +170,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
 
     viewCombo_ = new QComboBox;
     viewCombo_->setObjectName(QStringLiteral("blockViewCombo"));
+    viewCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    viewCombo_->setMinimumContentsLength(10);
     viewCombo_->addItem(tr("Attention rollout (residual 0.5)"));
     viewCombo_->addItem(tr("Attention flow (max-flow)"));
     viewCombo_->addItem(tr("Head similarity (cosine of maps)"));
@@ -212,6 +218,8 @@ BlockView MetricsPanel::currentView() const {
 
 void MetricsPanel::setStatus(const QString& text) { status_->setText(text); }
 
+void MetricsPanel::setColoring(Colormap colormap, const ColorScale& scale) { view_->setColoring(colormap, scale); }
+
 void MetricsPanel::showMetrics(const MetricsResult& r) {
     model_->setMetrics(r.metrics);
     // The block column only when there is more than one block (encoder-decoder models).
@@ -220,6 +228,7 @@ void MetricsPanel::showMetrics(const MetricsResult& r) {
     });
     table_->setColumnHidden(HeadMetricsModel::Block, oneBlock);
     table_->resizeColumnsToContents();
+    static_cast<FrozenColumnsView*>(table_)->updateFrozen();
 }
 
 void MetricsPanel::showBlockView(const BlockViewResult& r, const QStringList& rowLabels, const QStringList& colLabels,
@@ -231,6 +240,7 @@ void MetricsPanel::setDetectors(std::vector<attnscope::HeadDetectors> detectors,
     model_->setDetectors(std::move(detectors));
     detectorsLabel_->setText(text);
     table_->resizeColumnsToContents();
+    static_cast<FrozenColumnsView*>(table_)->updateFrozen();
 }
 
 void MetricsPanel::clearBlockView(const QString& message) { view_->clear(message); }

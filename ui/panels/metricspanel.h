@@ -5,6 +5,7 @@
 // Display only: LabService computes everything on workers.
 #pragma once
 
+#include "figure/colormaps.h"
 #include "services/labservice.h"
 
 #include <QAbstractTableModel>
@@ -69,6 +70,8 @@ public:
     BlockView currentView() const;
 
     void setStatus(const QString& text);
+    // Colours of the block view (the window's colour map and scale).
+    void setColoring(Colormap colormap, const ColorScale& scale);
     void showMetrics(const MetricsResult& result);
     void showBlockView(const BlockViewResult& result, const QStringList& rowLabels, const QStringList& colLabels,
                        const QString& title);

@@ -53,6 +53,7 @@ ModelViewPanel::ModelViewPanel(QWidget* parent) : QWidget(parent) {
         items << QStringLiteral("<span style='color:%1'>&#9632;</span>&nbsp;%2")
                          .arg(patternColor(c).name(), QString::fromLatin1(attnscope::patternName(c)));
     legend_->setText(items.join(QStringLiteral(" &nbsp; ")));
+    legend_->setWordWrap(true);  // the panel stays narrow
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Order heads by")));
@@ -61,7 +62,7 @@ ModelViewPanel::ModelViewPanel(QWidget* parent) : QWidget(parent) {
     bar->addSpacing(12);
     bar->addWidget(frames_);
     bar->addStretch();
-    bar->addWidget(status_);
+    status_->setWordWrap(true);  // on its own line: the panel stays narrow
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -83,6 +84,7 @@ ModelViewPanel::ModelViewPanel(QWidget* parent) : QWidget(parent) {
     split_->setSizes({700, 300});
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addWidget(status_);
     layout->addWidget(split_, 1);
 
     for (QComboBox* c : {order_, metric_}) connect(c, &QComboBox::currentIndexChanged, this, &ModelViewPanel::refresh);

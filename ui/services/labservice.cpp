@@ -170,7 +170,7 @@ void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervent
 }
 
 void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervention& base,
-                              attnscope::Importance importance, int count, int topK) {
+                              attnscope::Importance importance, int count, int topK, bool mostImportant) {
     if (!model || !original) return;
     emit progress(LabJob::Prune, -1);
     rerunJobs_.cancel();  // the pruned run replaces any pending plain re-run
@@ -181,7 +181,8 @@ void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervent
                 timedRerun(r, [&] {
                     attnscope::RunOptions options = base.runOptions();
                     options.progress = reporter(LabJob::Prune, stop);
-                    auto p = attnscope::pruneByImportance(*model, *original, importance, count, false, options, topK);
+                    auto p = attnscope::pruneByImportance(*model, *original, importance, count, !mostImportant, options,
+                                                          topK);
                     r.trace = p.trace;
                     r.change = p.change;
                     r.ranking = p.ranking;

@@ -119,9 +119,11 @@ public:
 
     // Runs the model again on original's input with the intervention (Model::rerun).
     void requestRerun(ModelPtr model, TracePtr original, const Intervention& intervention, int topK = 5);
-    // Masks the `count` most important heads on top of the intervention's and re-runs.
+    // Masks `count` heads by importance on top of the intervention's and re-runs: pruning masks
+    // the least important first (as the Corpus tab's pruning curve); mostImportant ablates the
+    // top `count` instead.
     void requestPrune(ModelPtr model, TracePtr original, const Intervention& base, attnscope::Importance importance,
-                      int count, int topK = 5);
+                      int count, int topK = 5, bool mostImportant = false);
     void requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec);
     void requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options);
     // Every head's metrics of the variant's maps (attnscope::labHeadMetrics).

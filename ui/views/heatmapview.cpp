@@ -1,16 +1,14 @@
 #include "views/heatmapview.h"
 
 #include "figure/labels.h"
+#include "views/cellimageplottable.h"
 
 #include <qcustomplot.h>
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QKeyEvent>
 #include <QLabel>
 #include <QRubberBand>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -18,11 +16,12 @@
 
 namespace {
 
-// The colour map as a QCustomPlot gradient (256 levels, RGB interpolation between its stops).
+// The colour bar's gradient: 256 levels, level i exactly colormapColor(i / 255) (the cells
+// themselves are coloured by CellImagePlottable with the same function).
 QCPColorGradient colormapGradient(Colormap map) {
     QCPColorGradient g;
     g.clearColorStops();
-    for (const auto& stop : colormapStops(map)) g.setColorStopAt(stop.first, stop.second);
+    for (int i = 0; i < 256; ++i) g.setColorStopAt(i / 255.0, colormapColor(map, i / 255.0));
     g.setColorInterpolation(QCPColorGradient::ciRGB);
     g.setLevelCount(256);
     return g;
@@ -44,18 +43,29 @@ QString quotedLabel(const QStringList& labels, const QStringList& raw, int i) {
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
-    plot_ = new QCustomPlot(this);
+    plotHost_ = new QWidget(this);
+    plotHost_->setObjectName(QStringLiteral("heatmapPlotHost"));
+    plotHost_->setMinimumSize(160, 120);
+    plotHost_->installEventFilter(this);
+    plot_ = new QCustomPlot(plotHost_);
     plot_->setObjectName(QStringLiteral("heatmapPlot"));
     plot_->setMouseTracking(true);
-    plot_->setMinimumSize(240, 200);
 
-    title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, title_);
+    // A label, not a QCustomPlot text element: a long title or message wraps instead of widening
+    // the plot (or being cut off).
+    title_ = new QLabel(this);
+    title_->setObjectName(QStringLiteral("heatmapTitle"));
+    title_->setAlignment(Qt::AlignCenter);
+    title_->setWordWrap(true);
+    title_->setTextFormat(Qt::PlainText);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont titleFont = title_->font();
+    titleFont.setBold(true);
+    title_->setFont(titleFont);
 
     QCPAxisRect* rect = plot_->axisRect();
     colorScale_ = new QCPColorScale(plot_);
-    plot_->plotLayout()->addElement(1, 1, colorScale_);
+    plot_->plotLayout()->addElement(0, 1, colorScale_);
     colorScale_->setType(QCPAxis::atRight);
     colorScale_->setLabel(QStringLiteral("attention"));
     colorScale_->setDataRange(QCPRange(0.0, 1.0));
@@ -66,7 +76,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     rect->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
     colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
 
-    colorMap_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
+    colorMap_ = new CellImagePlottable(plot_->xAxis, plot_->yAxis);
     colorMap_->setInterpolate(false);
     colorMap_->setTightBoundary(false);
     colorMap_->setColorScale(colorScale_);  // takes the scale's gradient and data range
@@ -87,12 +97,15 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     hoverLabel_ = new QLabel(this);
     hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
     hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    hoverLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long hover never widens the view
 
     poolingCombo_ = new QComboBox(this);
     poolingCombo_->setObjectName(QStringLiteral("poolingCombo"));
     poolingCombo_->addItem(tr("max"), int(attnscope::Pooling::Max));
     poolingCombo_->addItem(tr("mean"), int(attnscope::Pooling::Mean));
     poolingCombo_->addItem(tr("sum (mass)"), int(attnscope::Pooling::Sum));
+    poolingCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    poolingCombo_->setMinimumContentsLength(4);
     poolingCombo_->setToolTip(tr("How a long map's cells are folded into screen pixels (and thumbnails): max keeps a "
                                  "single strong cell visible, mean averages, sum keeps the attention mass"));
     // A new map's request goes out before the layout pass that fits the axes to its tick
@@ -111,7 +124,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_, 1);
+    layout->setSpacing(2);
+    layout->addWidget(title_);
+    layout->addWidget(plotHost_, 1);
     auto* below = new QHBoxLayout;
     below->addWidget(hoverLabel_, 1);
     below->addWidget(new QLabel(tr("Pooling"), this));
@@ -125,6 +140,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
     band_ = new QRubberBand(QRubberBand::Rectangle, plot_);
     setFocusPolicy(Qt::StrongFocus);
+    setAutoFillBackground(true);  // the letterbox around the plot in the plot's own colour
     setColoring(colormap_, scale_);
     applyPalette();
     clear(tr("Open a model folder (Ctrl+O) to see its attention."));
@@ -146,7 +162,7 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
     title_->setText(title);
     hoverLabel_->clear();
-    updateTicks();
+    fitPlot();
     plot_->replot(QCustomPlot::rpQueuedReplot);
     askLevelOfDetail();
     emit mapShown();
@@ -161,6 +177,7 @@ bool HeatmapView::setValues(const attnscope::HeadMap& map) {
 // The cells hold the weights themselves; on a log scale weights below the floor (zeros too)
 // are raised to it, since a logarithmic colour scale cannot place them.
 void HeatmapView::fillColorMap() {
+    colorMap_->touch();
     auto* data = colorMap_->data();
     const double floor = scale_.type == ColorScaleType::Log ? scale_.logFloor : -1.0;
     // The image's bins (cells or level-of-detail bins) over the cells [c0, c1) x [r0, r1): bin
@@ -267,6 +284,7 @@ HeatmapView::Shown HeatmapView::shown() const {
 void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
     colormap_ = colormap;
     scale_ = scale;
+    colorMap_->setColoring(colormap, scale);
     colorScale_->setGradient(colormapGradient(colormap));
     const bool log = scale.type == ColorScaleType::Log;
     colorScale_->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
@@ -282,10 +300,12 @@ void HeatmapView::setColoring(Colormap colormap, const ColorScale& scale) {
 
 QString HeatmapView::title() const { return title_->text(); }
 
+QCPColorMap* HeatmapView::colorMap() const { return colorMap_; }
+
 void HeatmapView::setAxisNames(const AxisNames& names) {
     names_ = names;
     plot_->xAxis->setLabel(names.cols);
-    plot_->yAxis->setLabel(names.rows);
+    plot_->yAxis->setLabel(showQueryAxis_ ? names.rows : QString());
     setColoring(colormap_, scale_);  // the colour bar's label
 }
 
@@ -306,7 +326,7 @@ void HeatmapView::clear(const QString& message) {
     setPlotVisible(false);
     title_->setText(message);
     hoverLabel_->clear();
-    updateTicks();
+    fitPlot();
     plot_->replot(QCustomPlot::rpQueuedReplot);
     emit mapShown();
 }
@@ -315,7 +335,69 @@ void HeatmapView::clear(const QString& message) {
 void HeatmapView::setPlotVisible(bool visible) {
     colorMap_->setVisible(visible);
     plot_->axisRect()->setVisible(visible);
-    colorScale_->setVisible(visible);
+    colorScale_->setVisible(visible && showColorBar_);
+    plot_->setVisible(visible);
+}
+
+void HeatmapView::setFrameShown(bool queryAxis, bool colorBar) {
+    showQueryAxis_ = queryAxis;
+    showColorBar_ = colorBar;
+    plot_->yAxis->setTickLabels(queryAxis);
+    plot_->yAxis->setLabel(queryAxis ? names_.rows : QString());
+    colorScale_->setVisible(colorBar && map_.rows > 0);
+    // A hidden colour bar leaves the layout (QCustomPlot keeps room for invisible elements); it
+    // stays a child of the plot, which deletes it.
+    QCPLayoutGrid* layout = plot_->plotLayout();
+    const bool placed = layout->columnCount() > 1 && layout->element(0, 1) == colorScale_;
+    if (!colorBar && placed) {
+        layout->take(colorScale_);
+        layout->simplify();
+    } else if (colorBar && !placed) {
+        layout->addElement(0, 1, colorScale_);
+    }
+    fitPlot();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setMaxCellSize(double pixels) {
+    if (pixels == maxCell_) return;
+    maxCell_ = pixels;
+    fitPlot();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    askLevelOfDetail();
+}
+
+// Square cells: the plot gets the size at which its axis rect holds the visible cells at one
+// size on both axes (whole pixels once they are 2 px or more), centred in plotHost_. What
+// surrounds the axis rect (tick labels, colour bar) depends on the cell size, so the size settles
+// over a few passes.
+void HeatmapView::fitPlot() {
+    const QSize room = plotHost_->size();
+    const double cols = zoom_.keyUpper - zoom_.keyLower, rows = zoom_.queryUpper - zoom_.queryLower;
+    const auto place = [&](const QSize& size) {
+        plot_->setGeometry(QRect(QPoint((room.width() - size.width()) / 2, (room.height() - size.height()) / 2), size));
+        plot_->setViewport(QRect(QPoint(0, 0), size));  // now, not at the next resize event
+        updateTicks();
+    };
+    if (map_.rows <= 0 || map_.cols <= 0 || cols <= 0 || rows <= 0 || room.isEmpty()) {
+        place(room);
+        return;
+    }
+    QSize size = room;
+    for (int pass = 0; pass < 4; ++pass) {
+        place(size);
+        const QRect inner = plot_->axisRect()->rect();
+        const int aroundW = size.width() - inner.width(), aroundH = size.height() - inner.height();
+        double cell = std::min((room.width() - aroundW) / cols, (room.height() - aroundH) / rows);
+        fittingCell_ = cell;
+        if (maxCell_ > 0) cell = std::min(cell, maxCell_);
+        if (cell >= 2) cell = std::floor(cell);
+        cell = std::max(cell, 1e-3);
+        const QSize want(std::clamp(aroundW + int(std::lround(cell * cols)), 1, room.width()),
+                         std::clamp(aroundH + int(std::lround(cell * rows)), 1, room.height()));
+        if (want == size) break;
+        size = want;
+    }
 }
 
 CellGeometry HeatmapView::cellGeometry() const {
@@ -344,27 +426,6 @@ QString HeatmapView::describeCell(const Cell& cell) const {
             .arg(cell.key)
             .arg(quotedLabel(keyLabels_, rawKeyLabels_, cell.key))
             .arg(value);
-}
-
-void HeatmapView::onMouseMove(QMouseEvent* event) {
-    if (banding_) band_->setGeometry(QRect(dragStart_.toPoint(), event->position().toPoint()).normalized());
-    if (dragging_ && (event->buttons() & Qt::LeftButton)) {
-        // Data units per pixel at the zoom the drag started from; the y axis is reversed.
-        const QRect rect = plot_->axisRect()->rect();
-        const QPointF d = event->position() - dragStart_;
-        setZoom(dragZoom_.panned(-d.x() / dragZoom_.cellWidth(rect.width()),
-                                 -d.y() / dragZoom_.cellHeight(rect.height())));
-    }
-    const auto cell = cellGeometry().cellAt(event->position());
-    if (!cell) {
-        hoverLabel_->clear();
-        QToolTip::hideText();
-        return;
-    }
-    const QString text = describeCell(*cell);
-    hoverLabel_->setText(text);
-    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
-    if (!valuesPending()) emit cellHovered(cell->query, cell->key, map_.at(cell->query, cell->key));
 }
 
 // One tick per token while they fit; otherwise every k-th. Key labels turn vertical when they
@@ -397,22 +458,6 @@ void HeatmapView::updateTicks() {
     fill(plot_->yAxis, queryLabels_, r0, r1, rect.height(), rowExtent);
 }
 
-void HeatmapView::setZoom(const MapZoom& zoom) {
-    if (map_.rows <= 0 || map_.cols <= 0) return;
-    MapZoom z = zoom;  // the asked range, clamped into this map
-    z.rows = map_.rows;
-    z.cols = map_.cols;
-    z = z.panned(0, 0);
-    if (z == zoom_) return;
-    zoom_ = z;
-    plot_->xAxis->setRange(zoom_.keyLower, zoom_.keyUpper);
-    plot_->yAxis->setRange(zoom_.queryLower, zoom_.queryUpper);
-    updateTicks();
-    plot_->replot(QCustomPlot::rpQueuedReplot);
-    askLevelOfDetail();
-    emit zoomChanged(zoom_);
-}
-
 QStringList HeatmapView::keyTickLabels() const {
     return plot_->xAxis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values();
 }
@@ -421,60 +466,13 @@ QStringList HeatmapView::queryTickLabels() const {
     return plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().values();
 }
 
-QPointF HeatmapView::dataAt(const QPointF& pixel) const {
-    return {plot_->xAxis->pixelToCoord(pixel.x()), plot_->yAxis->pixelToCoord(pixel.y())};
-}
-
-void HeatmapView::onWheel(QWheelEvent* event) {
-    if (map_.rows <= 0) return;
-    const QPointF at = dataAt(event->position());
-    setZoom(zoom_.zoomedAt(at.x(), at.y(), std::pow(1.25, event->angleDelta().y() / 120.0)));
-    event->accept();
-}
-
-void HeatmapView::onMousePress(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton || map_.rows <= 0) return;
-    dragStart_ = event->position();
-    dragZoom_ = zoom_;
-    banding_ = event->modifiers() & Qt::ShiftModifier;
-    dragging_ = !banding_;
-    if (banding_) band_->setGeometry(QRect(dragStart_.toPoint(), QSize()));
-    if (banding_) band_->show();
-}
-
-void HeatmapView::onMouseRelease(QMouseEvent* event) {
-    if (banding_) {
-        band_->hide();
-        const QPointF a = dataAt(dragStart_), b = dataAt(event->position());
-        if ((event->position() - dragStart_).manhattanLength() > 4) setZoom(zoom_.toRect(a.x(), a.y(), b.x(), b.y()));
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plotHost_ && event->type() == QEvent::Resize) {
+        fitPlot();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+        askLevelOfDetail();
     }
-    banding_ = dragging_ = false;
-}
-
-void HeatmapView::keyPressEvent(QKeyEvent* event) {
-    const double key = (zoom_.keyLower + zoom_.keyUpper) / 2, query = (zoom_.queryLower + zoom_.queryUpper) / 2;
-    switch (event->key()) {
-        case Qt::Key_Plus:
-        case Qt::Key_Equal: setZoom(zoom_.zoomedAt(key, query, 2.0)); break;
-        case Qt::Key_Minus: setZoom(zoom_.zoomedAt(key, query, 0.5)); break;
-        case Qt::Key_0:
-        case Qt::Key_Home: resetZoom(); break;
-        default: QWidget::keyPressEvent(event); return;
-    }
-    event->accept();
-}
-
-void HeatmapView::resizeEvent(QResizeEvent* event) {
-    QWidget::resizeEvent(event);
-    // The axis rect gets its new size in the next layout pass; place ticks after it.
-    QMetaObject::invokeMethod(
-            this,
-            [this] {
-                updateTicks();
-                plot_->replot(QCustomPlot::rpQueuedReplot);
-                askLevelOfDetail();
-            },
-            Qt::QueuedConnection);
+    return QWidget::eventFilter(watched, event);
 }
 
 void HeatmapView::changeEvent(QEvent* event) {
@@ -500,6 +498,5 @@ void HeatmapView::applyPalette() {
         axis->setTickLabelColor(text);
         axis->setLabelColor(text);
     }
-    title_->setTextColor(text);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

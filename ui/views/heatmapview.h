@@ -32,11 +32,11 @@
 
 #include <optional>
 
+class CellImagePlottable;
 class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
-class QCPTextElement;
 class QLabel;
 class QMouseEvent;
 class QRubberBand;
@@ -83,8 +83,9 @@ public:
     // is pending.
     bool setValues(const attnscope::HeadMap& map);
     QCustomPlot* plot() const { return plot_; }
-    QCPColorMap* colorMap() const { return colorMap_; }
-    // Where the cells are now, in plot() pixel coordinates.
+    QCPColorMap* colorMap() const;
+    // Where the cells are now, in plot() pixel coordinates. Cells are square: the plot is sized
+    // to the visible cells and centred in the view's space (letterboxed), whatever its shape.
     CellGeometry cellGeometry() const;
     // The text shown for a hovered cell.
     QString describeCell(const Cell& cell) const;
@@ -99,6 +100,13 @@ public:
     // Off: every map is drawn cell by cell (maps nobody can pool from a Trace, e.g. the lab's
     // variants). Takes effect at the next setMap().
     void setLevelOfDetailEnabled(bool enabled) { lodEnabled_ = enabled; }
+    // Shared axes (views side by side, as the Compare tab's): whether this view draws the query
+    // axis (its name and tick labels) and the colour bar, and the largest cell size in pixels
+    // (0 = as large as fits), so that neighbours that hide them still draw cells of one size.
+    void setFrameShown(bool queryAxis, bool colorBar);
+    void setMaxCellSize(double pixels);
+    // The cell size that would fit now without the limit, in pixels.
+    double fittingCellSize() const { return fittingCell_; }
     attnscope::PoolRequest levelOfDetailRequest() const;
     void setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request);
     // The image drawn now: the level-of-detail bins, or empty when the cells themselves are drawn.
@@ -117,6 +125,9 @@ public:
     Shown shown() const;
     static constexpr int kLodSide = 512;
 
+    // Square cells need width: ask for a large share of a splitter or layout.
+    QSize sizeHint() const override { return {720, 560}; }
+
     // The tick labels now on the key (x) and query (y) axes, for tests.
     QStringList keyTickLabels() const;
     QStringList queryTickLabels() const;
@@ -133,8 +144,8 @@ signals:
 
 protected:
     void changeEvent(QEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void onMouseMove(QMouseEvent* event);
@@ -143,15 +154,17 @@ private:
     void onWheel(QWheelEvent* event);
     QPointF dataAt(const QPointF& pixel) const;  // (key, query) under a plot pixel
     void updateTicks();
+    void fitPlot();
     void setPlotVisible(bool visible);
     void applyPalette();
     void fillColorMap();
     void askLevelOfDetail();
 
+    QWidget* plotHost_ = nullptr;  // the space the plot is centred in
     QCustomPlot* plot_ = nullptr;
-    QCPColorMap* colorMap_ = nullptr;
+    CellImagePlottable* colorMap_ = nullptr;
     QCPColorScale* colorScale_ = nullptr;
-    QCPTextElement* title_ = nullptr;
+    QLabel* title_ = nullptr;  // the map's title, or the message shown instead of a map
     QLabel* hoverLabel_ = nullptr;
     QComboBox* poolingCombo_ = nullptr;
     attnscope::HeadMap map_;
@@ -159,6 +172,9 @@ private:
     attnscope::PoolRequest lodFor_;    // the request lod_ answers
     attnscope::PoolRequest lodAsked_;  // the last request sent (levelOfDetailWanted)
     bool lodEnabled_ = true;
+    bool showQueryAxis_ = true, showColorBar_ = true;
+    double maxCell_ = 0;      // setMaxCellSize
+    double fittingCell_ = 0;  // the last fitPlot's cell size before the limit
     QStringList queryLabels_;
     QStringList keyLabels_;
     QStringList rawQueryLabels_;

@@ -2,6 +2,7 @@
 
 #include "figure/paintedfigure.h"
 #include "views/figurecanvas.h"
+#include "views/flowlayout.h"
 
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -18,11 +19,9 @@
 LineView::LineView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    headRow_ = new FlowLayout(nullptr, 2);
+    layout->addLayout(headRow_);
     auto* bar = new QHBoxLayout;
-    headRow_ = new QHBoxLayout;
-    headRow_->setSpacing(2);
-    bar->addLayout(headRow_);
-    bar->addStretch(1);
     bar->addWidget(new QLabel(tr("Hide below")));
     threshold_ = new QDoubleSpinBox;
     threshold_->setObjectName(QStringLiteral("lineThreshold"));
@@ -31,6 +30,7 @@ LineView::LineView(QWidget* parent) : QWidget(parent) {
     threshold_->setDecimals(2);
     threshold_->setToolTip(tr("Lines whose attention weight is below this are not drawn."));
     bar->addWidget(threshold_);
+    bar->addStretch(1);
     QPushButton* exportButton = addExportButton(bar, QStringLiteral("lineExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;

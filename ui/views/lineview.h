@@ -1,6 +1,7 @@
 // LineView: BertViz's head view. Query tokens on the left, key tokens on the right, a line per
 // query–key pair with opacity = weight, one colour per head; the heads of the shown layer are
-// all drawn by default and each can be switched off with its coloured button. Hovering a token
+// all drawn by default and each can be switched off with its coloured button (the buttons wrap
+// onto more lines in a narrow view, so many heads never widen it). Hovering a token
 // shows only its lines; a click locks that (click it again, or elsewhere, to unlock). Lines
 // below the threshold are hidden. Cross blocks name their columns target and source.
 //
@@ -16,8 +17,8 @@
 #include <vector>
 
 class FigureCanvas;
+class FlowLayout;
 class QDoubleSpinBox;
-class QHBoxLayout;
 class QLabel;
 class QScrollBar;
 class QToolButton;
@@ -91,7 +92,7 @@ private:
 
     FigureCanvas* canvas_ = nullptr;
     QLabel* message_ = nullptr;
-    QHBoxLayout* headRow_ = nullptr;
+    FlowLayout* headRow_ = nullptr;
     std::vector<QToolButton*> headButtons_;
     QDoubleSpinBox* threshold_ = nullptr;
     std::vector<attnscope::HeadMap> maps_;

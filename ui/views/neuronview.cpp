@@ -20,7 +20,7 @@ NeuronView::NeuronView(QWidget* parent) : QWidget(parent) {
     bar->addWidget(new QLabel(tr("Query token")));
     queryCombo_ = new QComboBox;
     queryCombo_->setObjectName(QStringLiteral("neuronQuery"));
-    queryCombo_->setMinimumContentsLength(12);
+    queryCombo_->setMinimumContentsLength(8);
     queryCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addWidget(queryCombo_);
     bar->addStretch(1);

@@ -1,5 +1,6 @@
 #include "views/outputchangeview.h"
 
+#include "figure/labels.h"
 #include "views/richtextlabel.h"
 
 #include <QLabel>
@@ -63,7 +64,7 @@ void OutputChangeView::showChange(const attnscope::OutputChange& c, const QStrin
     hasChange_ = true;
     setVisible(true);
     QString html =
-            tr("<hr><b>After intervention</b> (%1; re-run %2 ms)<br>").arg(what.toHtmlEscaped()).arg(ms, 0, 'f', 1);
+            tr("<hr><b>After intervention</b> (%1; re-run %2)<br>").arg(what.toHtmlEscaped(), formatDuration(ms));
     if (c.kind == "next-token") {
         html += tr("KL(original ‖ changed) = <b>%1 nats</b> · top token %2<table>")
                         .arg(c.kl, 0, 'g', 4)

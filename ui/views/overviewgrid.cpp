@@ -2,6 +2,7 @@
 
 #include "figure/labels.h"
 
+#include <QAbstractScrollArea>
 #include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -13,7 +14,6 @@
 OverviewGrid::OverviewGrid(QWidget* parent) : QWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
-    setMinimumSize(120, 80);
 }
 
 void OverviewGrid::setShape(int layers, int heads) {
@@ -41,7 +41,32 @@ void OverviewGrid::setSelected(int layer, int head) {
 
 void OverviewGrid::setCaption(const QString& caption) {
     caption_ = caption;
+    updateGeometry();  // its lines decide where the tiles start
     update();
+}
+
+// Within a scroll area the caption wraps to what is visible of the grid (the area's viewport),
+// so a grid wider than its column still shows all of its caption at the left.
+int OverviewGrid::captionWidth(int width) const {
+    if (QWidget* viewport = parentWidget())
+        if (qobject_cast<QAbstractScrollArea*>(viewport->parentWidget())) width = std::min(width, viewport->width());
+    return std::max(1, width - 8);
+}
+
+bool OverviewGrid::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == parentWidget() && event->type() == QEvent::Resize) {
+        updateGeometry();  // the caption's lines follow the viewport's width
+        update();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QRect OverviewGrid::captionRect() const {
+    const QFontMetrics fm(font());
+    const int w = captionWidth(width());
+    const int h = caption_.isEmpty() ? fm.height()
+                                     : fm.boundingRect(QRect(0, 0, w, 1 << 20), Qt::TextWordWrap, caption_).height();
+    return {4, 2, w, h};
 }
 
 void OverviewGrid::setCrossedOut(std::vector<std::pair<int, int>> heads) {
@@ -89,14 +114,18 @@ QRect OverviewGrid::layerLabelRect(int layer) const {
 }
 
 // Tiles as large as the width allows (up to 160 px), a label column for layers and a row for
-// heads; fitted to the height too, tiles take what both allow (up to 480 px) so the whole grid is
-// visible. Small tiles (under 16 px: many heads in a narrow column) sit 1 px apart instead of 4,
-// and the grid never grows wider than the widget (tiles down to 4 px).
+// heads under the caption; fitted to the height too, tiles take what both allow (up to 480 px)
+// so the whole grid is visible. Otherwise tiles are at least kMinTile (the grid then asks for
+// more width and scrolls); fitted ones go down to 4 px, 1 px apart under 16 px.
 OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     Metrics m;
     const QFontMetrics fm(font());
     m.left = fm.horizontalAdvance(windows_.empty() ? QStringLiteral("L00") : QStringLiteral("L00 w")) + 8;
-    m.top = fm.height() * 2 + 6;
+    const int captionH =
+            caption_.isEmpty() || fitHeight_
+                    ? fm.height()
+                    : fm.boundingRect(QRect(0, 0, captionWidth(width), 1 << 20), Qt::TextWordWrap, caption_).height();
+    m.top = captionH + fm.height() + 6;
     const int cols = std::max(1, heads_), rows = std::max(1, layers_);
     const auto fit = [&](int gap) {
         const int byWidth = (width - m.left - 4 - (cols - 1) * gap) / cols;
@@ -105,6 +134,10 @@ OverviewGrid::Metrics OverviewGrid::metricsFor(int width) const {
     };
     m.gap = 4;
     m.tile = fit(m.gap);
+    if (!fitHeight_) {
+        m.tile = std::max(m.tile, kMinTile);
+        return m;
+    }
     if (m.tile < 16) {
         m.gap = 1;
         m.tile = fit(m.gap);
@@ -119,7 +152,19 @@ int OverviewGrid::heightForWidth(int width) const {
     return m.top + std::max(1, layers_) * (m.tile + m.gap) + 4;
 }
 
-QSize OverviewGrid::sizeHint() const { return {360, heightForWidth(360)}; }
+QSize OverviewGrid::sizeHint() const {
+    const QSize least = minimumSizeHint();
+    return {std::max(360, least.width()), heightForWidth(std::max(360, least.width()))};
+}
+
+// Without fitting to the height: room for every column at kMinTile.
+QSize OverviewGrid::minimumSizeHint() const {
+    if (fitHeight_) return {120, 80};
+    const QFontMetrics fm(font());
+    const int left = fm.horizontalAdvance(windows_.empty() ? QStringLiteral("L00") : QStringLiteral("L00 w")) + 8;
+    const int width = std::max(120, left + 4 + std::max(1, heads_) * (kMinTile + 4) - 4);
+    return {width, std::max(80, heightForWidth(width))};
+}
 
 QRect OverviewGrid::tileRect(int layer, int head) const {
     const Metrics m = metricsFor(width());
@@ -147,9 +192,12 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), pal.base());
     const QFontMetrics fm(font());
     p.setPen(pal.color(QPalette::Text));
-    // Elided when the grid is narrow (the heat map title and the controls repeat its parts).
-    p.drawText(QRect(4, 2, width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(caption_, Qt::ElideRight, width() - 8));
+    // Wrapped onto as many lines as it needs (metricsFor leaves room for them).
+    if (fitHeight_)
+        p.drawText(QRect(4, 2, width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(caption_, Qt::ElideRight, width() - 8));
+    else
+        p.drawText(captionRect(), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption_);
     if (layers_ <= 0 || heads_ <= 0) return;
     const Metrics m = metricsFor(width());
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
@@ -249,11 +297,17 @@ QString OverviewGrid::toolTipAt(const QPoint& pos) const {
     }
     for (int layer = 0; layer < layers_; ++layer)
         if (layerLabelRect(layer).contains(pos)) return tr("layer %1 · %2").arg(layer).arg(windowText(layer));
-    if (pos.y() >= 0 && pos.y() < QFontMetrics(font()).height() + 2) return caption_;  // the caption line
+    if (captionRect().adjusted(-4, -2, 4, 2).contains(pos)) return caption_;  // the caption
     return {};
 }
 
 bool OverviewGrid::event(QEvent* event) {
+    if (event->type() == QEvent::ParentChange || event->type() == QEvent::ParentAboutToChange) {
+        if (QWidget* viewport = parentWidget()) {
+            viewport->removeEventFilter(this);
+            if (event->type() == QEvent::ParentChange) viewport->installEventFilter(this);
+        }
+    }
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
         const QString text = toolTipAt(help->pos());

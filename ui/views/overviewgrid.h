@@ -7,6 +7,10 @@
 // sliding window (setLayerWindows) carry a bar and a "w" after their label, so local and
 // global layers of Gemma-2/3, GPT-Neo or Mistral read apart at a glance.
 //
+// Thumbnails never shrink below kMinTile pixels: a grid that does not fit asks for that width
+// (minimumSizeHint), and the scroll area around it scrolls. The caption wraps onto as many lines
+// as it needs.
+//
 // The model view (the Model tab) uses the same grid filling its space: setFitToHeight() sizes the
 // tiles to the height as well as the width (the whole model visible, as large as it fits);
 // setHeadOrder() places each layer's heads in a given order (by a metric), each tile then naming
@@ -61,6 +65,10 @@ public:
     const std::vector<QColor>& frameColors() const { return frames_; }
     // The size of one thumbnail now, in pixels.
     int tileSize() const { return metricsFor(width()).tile; }
+    // The smallest thumbnail drawn (unless fitted to the height), in pixels: legible.
+    static constexpr int kMinTile = 24;
+    // Where the caption is drawn (all of its wrapped lines), in widget coordinates.
+    QRect captionRect() const;
 
     int layers() const { return layers_; }
     int heads() const { return heads_; }
@@ -73,6 +81,7 @@ public:
     bool tileAt(const QPoint& pos, int& layer, int& head) const;
 
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
     bool hasHeightForWidth() const override { return !fitHeight_; }
     int heightForWidth(int width) const override;
 
@@ -89,12 +98,14 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     bool event(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     struct Metrics {
         int tile = 0, gap = 0, left = 0, top = 0;
     };
     Metrics metricsFor(int width) const;
+    int captionWidth(int width) const;
     bool ordered() const { return !order_.empty(); }
 
     int layers_ = 0;

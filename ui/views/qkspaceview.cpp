@@ -35,6 +35,11 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
                              "continuation sub-words, from the tokenizer's tokens."));
     bar->addWidget(coloring_);
     bar->addStretch(1);
+    // Compact: the Views dock stays narrow.
+    for (QComboBox* combo : {scope_, coloring_}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(6);
+    }
     QPushButton* exportButton = addExportButton(bar, QStringLiteral("qkExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
@@ -42,6 +47,7 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(canvas_, 1);
     hover_ = new QLabel(QStringLiteral(" "));
     hover_->setObjectName(QStringLiteral("qkHover"));
+    hover_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long hover never widens the view
     layout->addWidget(hover_);
     message_ = addViewMessage(layout);
 

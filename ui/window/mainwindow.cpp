@@ -94,7 +94,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* scroll = new QScrollArea;
     scroll->setWidget(overview_);
     scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     scroll->setMinimumWidth(160);
     heatmap_ = new HeatmapView;
     heatmap_->setObjectName(QStringLiteral("heatmap"));
@@ -265,6 +265,9 @@ void MainWindow::bindState() {
     connect(state_, &ViewState::colorsChanged, this, [this] {
         heatmap_->setColoring(state_->colormap(), ColorScale{state_->scale()});
         compare_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        // Every map follows the colour map: the Metrics tab's block view and the Corpus tab's too.
+        if (lab_) lab_->metrics()->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        if (corpus_) corpus_->setColoring(state_->colormap(), ColorScale{state_->scale()});
         requestThumbnails();
     });
     connect(state_, &ViewState::viewChanged, this, [this] {

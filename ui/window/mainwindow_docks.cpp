@@ -147,19 +147,13 @@ void MainWindow::buildCorpus() {
         recent::rememberFolder(QStringLiteral("corpus"), dir);
         openCorpusResult(dir);
     });
-    connect(corpus_, &CorpusPanel::runRequested, this, [this] {
+    // The panel asks for the corpus file and then for the results folder (the user's choice).
+    connect(corpus_, &CorpusPanel::runRequested, this, [this](const QString& data, const QString& out) {
         if (!session_->model()) {
             showError(tr("No model is open."), tr("Open the model to run the corpus through first."));
             return;
         }
-        const QString data = QFileDialog::getOpenFileName(this, tr("Corpus file (one example per line)"),
-                                                          recent::lastFolder(QStringLiteral("corpus")),
-                                                          tr("Corpus files (*.txt *.jsonl *.json);;All files (*)"));
-        if (data.isEmpty()) return;
         recent::rememberFolder(QStringLiteral("corpus"), data);
-        // The result goes beside the file, named after it: running the same file again resumes.
-        const QFileInfo info(data);
-        const QString out = info.dir().filePath(info.completeBaseName() + QStringLiteral("-corpus"));
         corpus_->runCorpus(session_->model(), session_->modelSpec(), data, out);
         statusBar()->showMessage(tr("Corpus results go to %1").arg(out), 8000);
     });

@@ -6,6 +6,7 @@
 
 #include "figure/figure.h"
 #include "figure/headfigure.h"
+#include "figure/labels.h"
 #include "panels/controlpanel.h"
 #include "services/mapservice.h"
 #include "services/session.h"
@@ -88,10 +89,9 @@ void MainWindow::onDetail(const DetailResult& r) {
     shownDetail_ = r;
     if (!valuesOnly) showDetail(r);
     if (!r.pending)
-        statusBar()->showMessage(
-                (valuesOnly ? tr("Exact weights (hover, export) ready in %1 ms") : tr("Map ready in %1 ms"))
-                        .arg(maps_->lastDetailLatencyMs(), 0, 'f', 1),
-                3000);
+        statusBar()->showMessage((valuesOnly ? tr("Exact weights (hover, export) ready in %1") : tr("Map ready in %1"))
+                                         .arg(formatDuration(maps_->lastDetailLatencyMs())),
+                                 3000);
 }
 
 void MainWindow::showDetail(const DetailResult& r) {
