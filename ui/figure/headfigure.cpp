@@ -42,12 +42,16 @@ QString labMapTitle(const attnscope::Trace& trace, int block, int layer, int hea
             title += spec.map.featureMap == attnscope::FeatureMap::Favor
                              ? QStringLiteral(" · FAVOR+ M=%1").arg(spec.map.features)
                      : spec.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral(" · linear relu")
+                     : spec.map.featureMap == attnscope::FeatureMap::Cos  ? QStringLiteral(" · linear cos")
                                                                           : QStringLiteral(" · linear elu+1");
             break;
         case LabVariant::Additive:
             title += fitted ? QStringLiteral(" · additive fit") : QStringLiteral(" · additive");
             break;
         case LabVariant::Hybrid: title += QStringLiteral(" · hybrid g=%1").arg(spec.gate, 0, 'f', 2); break;
+        case LabVariant::Local: title += QStringLiteral(" · local"); break;
+        case LabVariant::TopK: title += QStringLiteral(" · top-k"); break;
+        case LabVariant::Lsh: title += QStringLiteral(" · LSH"); break;
     }
     if (rerun) {
         if (rerun->insideModel) title += QStringLiteral(" · T=%1 inside").arg(rerun->temperature, 0, 'g', 3);

@@ -45,6 +45,9 @@ QString labVariantName(LabVariant v) {
         case LabVariant::Linear: return QStringLiteral("linear");
         case LabVariant::Additive: return QStringLiteral("additive");
         case LabVariant::Hybrid: return QStringLiteral("hybrid");
+        case LabVariant::Local: return QStringLiteral("local");
+        case LabVariant::TopK: return QStringLiteral("top-k");
+        case LabVariant::Lsh: return QStringLiteral("LSH");
     }
     return {};
 }
@@ -59,10 +62,14 @@ QString shownKindCaption(const attnscope::BlockInfo& block, int blockIndex, cons
         case LabVariant::Linear:
             kind = s.map.featureMap == attnscope::FeatureMap::Favor  ? QStringLiteral("FAVOR+ M=%1").arg(s.map.features)
                    : s.map.featureMap == attnscope::FeatureMap::Relu ? QStringLiteral("linear relu")
+                   : s.map.featureMap == attnscope::FeatureMap::Cos  ? QStringLiteral("linear cos")
                                                                      : QStringLiteral("linear elu+1");
             break;
         case LabVariant::Additive: kind = QStringLiteral("additive"); break;
         case LabVariant::Hybrid: kind = QStringLiteral("hybrid g=%1").arg(s.gate, 0, 'f', 2); break;
+        case LabVariant::Local: kind = QStringLiteral("local"); break;
+        case LabVariant::TopK: kind = QStringLiteral("top-k"); break;
+        case LabVariant::Lsh: kind = QStringLiteral("LSH"); break;
     }
     if (!attnscope::variantNeedsFit(block, s.variant)) return QStringLiteral("%1 attention (lab)").arg(kind);
     // Only the fitted heads of this block have the map; the other tiles stay blank.

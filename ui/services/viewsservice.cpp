@@ -55,6 +55,9 @@ std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
         case LabVariant::Native: return attnscope::MapVariant::Native;
         case LabVariant::Dot: return attnscope::MapVariant::Dot;
         case LabVariant::Linear: return attnscope::MapVariant::Linear;
+        case LabVariant::Local: return attnscope::MapVariant::Local;
+        case LabVariant::TopK: return attnscope::MapVariant::TopK;
+        case LabVariant::Lsh: return attnscope::MapVariant::Lsh;
         case LabVariant::Additive:
         case LabVariant::Hybrid: break;
     }
