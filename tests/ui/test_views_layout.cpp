@@ -12,7 +12,7 @@
 #include "panels/metricspanel.h"
 #include "views/frozencolumnsview.h"
 #include "views/lineview.h"
-#include "window/labcontroller.h"
+#include "controllers/labcontroller.h"
 
 #include "attnscope/corpus/corpus_run.h"
 #include "attnscope/models/model.h"

@@ -92,7 +92,13 @@ EpochMonitor measureModel(const Model& model, const std::vector<ProbeExample>& p
                         ++pairs;
                     }
                 for (int h = 0; h < info.heads; ++h, ++index) {
-                    if (p == 0) out.heads.push_back(HeadMonitor{info.name, l, h});
+                    if (p == 0) {
+                        HeadMonitor head;
+                        head.block = info.name;
+                        head.layer = l;
+                        head.head = h;
+                        out.heads.push_back(head);
+                    }
                     HeadMonitor& m = out.heads[index];
                     m.entropy += meanRowEntropy(maps[h]);
                     m.maxEntropy += monitorMaxEntropy(maps[h]);
