@@ -122,6 +122,8 @@ TEST_CASE_METHOD(WindowFixture, "The temperature slider is off for linear attent
 }
 
 TEST_CASE_METHOD(WindowFixture, "Typed ids run; hovering names the query, key and weight", "[ui][window]") {
+    // A laptop's window (the offscreen screen is 800x600): every token's tick fits on the square map.
+    window.resize(1366, 768);
     openStandIn();
     layer->setValue(1);
     head->setValue(2);
