@@ -7,6 +7,8 @@
 #include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 
+#include "csv_read.h"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -17,21 +19,6 @@ using namespace attnscope;
 using namespace attnscope::testing;
 
 namespace {
-
-std::vector<std::vector<std::string>> readCsv(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    std::vector<std::vector<std::string>> rows;
-    std::string line;
-    while (std::getline(in, line)) {
-        std::vector<std::string> cells;
-        std::stringstream s(line);
-        std::string cell;
-        while (std::getline(s, cell, ',')) cells.push_back(cell);
-        if (!line.empty() && line.back() == ',') cells.push_back("");
-        rows.push_back(cells);
-    }
-    return rows;
-}
 
 struct Expected {
     double entropy = 0, distance = 0, similarity = 0, layerSimilarity = 0;

@@ -6,6 +6,8 @@
 #include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
 
+#include "csv_read.h"
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -13,24 +15,6 @@
 
 using namespace attnscope;
 using namespace attnscope::testing;
-
-namespace {
-
-std::vector<std::vector<std::string>> readCsv(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    std::vector<std::vector<std::string>> rows;
-    std::string line;
-    while (std::getline(in, line)) {
-        std::vector<std::string> cells;
-        std::stringstream s(line);
-        std::string cell;
-        while (std::getline(s, cell, ',')) cells.push_back(cell);
-        rows.push_back(cells);
-    }
-    return rows;
-}
-
-}  // namespace
 
 TEST_CASE("the kinds report writes its columns from the runs it trained", "[kindsreport]") {
     KindsReportOptions o;
