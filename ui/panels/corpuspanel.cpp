@@ -134,9 +134,6 @@ void CorpusPanel::chooseRun() {
     file->setFileMode(QFileDialog::ExistingFile);
     file->setOption(QFileDialog::DontUseNativeDialog);
     file->setAttribute(Qt::WA_DeleteOnClose);
-    connect(file, &QObject::destroyed, this, [this, file] {
-        if (dialog_ == file) dialog_ = nullptr;
-    });
     connect(file, &QFileDialog::fileSelected, this, [this](const QString& data) {
         auto* folder = new QFileDialog(this, tr("Folder for the results of %1").arg(QFileInfo(data).fileName()),
                                        QFileInfo(data).absolutePath());
@@ -147,9 +144,6 @@ void CorpusPanel::chooseRun() {
         folder->setOption(QFileDialog::DontUseNativeDialog);
         folder->setLabelText(QFileDialog::Accept, tr("Write results here"));
         folder->setAttribute(Qt::WA_DeleteOnClose);
-        connect(folder, &QObject::destroyed, this, [this, folder] {
-            if (dialog_ == folder) dialog_ = nullptr;
-        });
         connect(folder, &QFileDialog::fileSelected, this,
                 [this, data](const QString& out) { emit runRequested(data, out); });
         folder->open();

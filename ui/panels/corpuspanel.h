@@ -10,6 +10,8 @@
 
 #include "attnscope/corpus/corpus_result.h"
 
+#include <QFileDialog>
+#include <QPointer>
 #include <QWidget>
 
 #include <atomic>
@@ -23,7 +25,6 @@ class Model;
 class HeatmapView;
 class QComboBox;
 class QCustomPlot;
-class QFileDialog;
 class QLabel;
 class QListWidget;
 class QProgressBar;
@@ -92,7 +93,9 @@ private:
     QComboBox* examples_ = nullptr;
     QLabel* status_ = nullptr;
     QListWidget* badLines_ = nullptr;
-    QFileDialog* dialog_ = nullptr;
+    // The open run dialog, if any; QPointer clears itself when the dialog goes (also while this
+    // panel is being destroyed, when a slot on the panel could no longer run).
+    QPointer<QFileDialog> dialog_;
     QProgressBar* progress_ = nullptr;
     QPushButton* openButton_ = nullptr;
     QPushButton* runButton_ = nullptr;
