@@ -15,12 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-attnscope::MapOptions at(double t) {
-    attnscope::MapOptions o;
-    o.temperature = t;
-    return o;
-}
-
 // Every head of the layer drawn, each with core's map.
 bool showsCoreMaps(const LineView& view, const attnscope::Trace& trace, int block, int layer, double T) {
     const LineFigure f = view.figure();

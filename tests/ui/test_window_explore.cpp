@@ -29,16 +29,6 @@ using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-attnscope::MapOptions at(double t) {
-    attnscope::MapOptions o;
-    o.temperature = t;
-    return o;
-}
-
-}  // namespace
-
 TEST_CASE_METHOD(WindowFixture, "A built-in model opens with an example run, its map, overview and outputs",
                  "[ui][window]") {
     // The default start: the shipped reverse-dot model (encoder-decoder) on its example text.

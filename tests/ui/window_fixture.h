@@ -36,6 +36,13 @@ class ExportDialog;
 
 namespace uitest {
 
+// Map options at display temperature t (the tests' "the same head at T = t").
+inline attnscope::MapOptions at(double t) {
+    attnscope::MapOptions o;
+    o.temperature = t;
+    return o;
+}
+
 inline QString qpath(const std::filesystem::path& p) { return QString::fromStdString(p.string()); }
 // A written file's bytes (figures compared byte for byte).
 inline QByteArray fileBytes(const std::filesystem::path& p) {

@@ -14,16 +14,6 @@ using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-attnscope::MapOptions at(double t) {
-    attnscope::MapOptions o;
-    o.temperature = t;
-    return o;
-}
-
-}  // namespace
-
 // How long the temperature slider takes to bring new maps on screen, on a larger model (not run
 // by default; prints milliseconds):
 //   build/tools/attnscope-devtools "[.timing]"
