@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "common.h"
 
+#include "attnscope/runtime/device.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/machine_rates.h"
@@ -100,6 +101,7 @@ int runBench(const std::vector<std::string>& argv) {
         auto trace = info.imageInput ? model->forwardImage(image, run)
                      : targetLen > 0 ? model->forwardText(forced, run)
                                      : model->forward(ids, run);
+        synchronizeDevice();  // the GPU's queued work is part of the forward's time
         const auto t1 = std::chrono::steady_clock::now();
         // Adds the CPU time since the last step to `step` (timed runs only).
         const auto charge = [&](const char* step) {

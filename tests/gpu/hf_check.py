@@ -12,6 +12,7 @@ transformers, numpy and (for ViT) Pillow; tests/gpu/run.sh calls it where they a
 Exits 1 when a difference exceeds its tolerance.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -22,7 +23,10 @@ import numpy as np
 import torch
 import transformers as tf
 
-TOLERANCE = {"cpu": 1e-4, "cuda": 1e-3}
+TOLERANCE = {"cpu": 1e-4, "cuda": 1e-4}
+# The CLI runs, queued while the models are built and run in transformers (one at a time), then
+# run on a pool of processes' worth of threads: one CLI process (and CUDA start) per case.
+JOBS = []
 
 
 def randomise(model, seed):
@@ -162,12 +166,13 @@ def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
     if types is not None:
         args += ["--type-ids", ",".join(map(str, types[0].tolist()))]
     for device in devices:
-        ours, _ = run_cli(cli, folder, args, device)
-        if pad:  # rows of padded queries are not defined the same way; compare real queries
-            ours, theirs_cmp = ours[:, :, : n - pad], theirs[:, :, : n - pad]
-        else:
-            theirs_cmp = theirs
-        report(name, device, ours, theirs_cmp, failures)
+        def job(device=device):
+            ours, _ = run_cli(cli, folder, args, device)
+            if pad:  # rows of padded queries are not defined the same way; compare real queries
+                report(name, device, ours[:, :, : n - pad], theirs[:, :, : n - pad], failures)
+            else:
+                report(name, device, ours, theirs, failures)
+        JOBS.append((f"{name} on {device}", job))
 
 
 def check_seq2seq(cli, devices, root, failures):
@@ -195,14 +200,16 @@ def check_one_seq2seq(cli, devices, root, failures, seed, name, config):
     theirs = {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions, "cross": out.cross_attentions}
     args = ["--ids", ",".join(map(str, source[0].tolist())), "--target-ids", ",".join(map(str, target[0].tolist()))]
     for device in devices:
-        with tempfile.TemporaryDirectory() as out_dir:
-            r = subprocess.run([cli, "attention", folder, *args, "--out", out_dir, "--device", device],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"attnscope-cli failed: {r.stderr.strip()}")
-            for block, maps in theirs.items():
-                ours = np.load(os.path.join(out_dir, f"{block}.npy"))
-                report(f"{name}/{block}", device, ours, torch.stack(maps)[:, 0].numpy(), failures)
+        def job(device=device):
+            with tempfile.TemporaryDirectory() as out_dir:
+                r = subprocess.run([cli, "attention", folder, *args, "--out", out_dir, "--device", device],
+                                   capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise RuntimeError(f"attnscope-cli failed: {r.stderr.strip()}")
+                for block, maps in theirs.items():
+                    ours = np.load(os.path.join(out_dir, f"{block}.npy"))
+                    report(f"{name}/{block}", device, ours, torch.stack(maps)[:, 0].numpy(), failures)
+        JOBS.append((f"{name} on {device}", job))
 
 
 def check_vit(cli, devices, root, failures):
@@ -230,16 +237,31 @@ def check_vit(cli, devices, root, failures):
         theirs = torch.stack(out.attentions)[:, 0].numpy()
         label = config.id2label[int(out.logits.argmax())]
         for device in devices:
-            ours, tokens = run_cli(cli, folder, ["--image", png], device)
-            report(f"vit{size[1]}x{size[0]}", device, ours, theirs, failures, tolerance)
-            if tokens.get("label") != label:
-                print(f"hf-check vit {device}: label {tokens.get('label')} != transformers' {label} FAILED")
-                failures.append(f"vit label on {device}")
+            def job(device=device, png=png, theirs=theirs, label=label, size=size, tolerance=tolerance):
+                ours, tokens = run_cli(cli, folder, ["--image", png], device)
+                report(f"vit{size[1]}x{size[0]}", device, ours, theirs, failures, tolerance)
+                if tokens.get("label") != label:
+                    print(f"hf-check vit {device}: label {tokens.get('label')} != transformers' {label} FAILED")
+                    failures.append(f"vit label on {device}")
+            JOBS.append((f"vit{size[1]}x{size[0]} on {device}", job))
+
+
+def run_jobs(workers, failures):
+    def run(named):
+        name, job = named
+        try:
+            job()
+        except Exception as e:  # report and go on with the other cases
+            print(f"hf-check {name}: {type(e).__name__}: {e}", flush=True)
+            failures.append(name)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(run, JOBS))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
+    ap.add_argument("--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)))
     ap.add_argument("--devices", default="cpu,cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
     print(f"transformers {tf.__version__}, torch {torch.__version__}", flush=True)
@@ -252,6 +274,7 @@ def main():
             except Exception as e:  # report and go on with the other families
                 print(f"hf-check {check.__name__}: {type(e).__name__}: {e}", flush=True)
                 failures.append(check.__name__)
+        run_jobs(a.jobs, failures)
     print("hf-check failures: " + (", ".join(failures) if failures else "none"))
     return 1 if failures else 0
 

@@ -4,6 +4,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include <cstdlib>
 #include <malloc.h>
@@ -19,6 +20,10 @@ DeviceChoice parseDeviceChoice(const std::string& text) {
 }
 
 bool cudaAvailable() { return at::hasCUDA(); }
+
+void synchronizeDevice() {
+    if (at::hasCUDA()) torch::cuda::synchronize();
+}
 
 c10::Device resolveDevice(DeviceChoice choice) {
     static std::once_flag threads;
