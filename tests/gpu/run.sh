@@ -76,7 +76,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 \
     -DCMAKE_PREFIX_PATH="$prefix" -DATTNSCOPE_BUILD_UI=OFF -DATTNSCOPE_BUILD_BENCHMARKS=OFF -DATTNSCOPE_UNITY_BUILD=ON \
     -DATTNSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--no-as-needed" &&
-    cmake --build "$build" --parallel "$(nproc)" --target attnscope_core_tests attnscope_internal_tests attnscope-cli
+    cmake --build "$build" --parallel "$(nproc)" --target attnscope_core_tests attnscope_internal_tests attnscope-cli -- -k 0
 } >"$out/build.txt" 2>&1
 rc=$?
 grep -E "error|Error|warning: .*deprecated" "$out/build.txt" | head -n 40

@@ -74,10 +74,10 @@ inline std::vector<std::string> tokenizerMismatches(const nlohmann::json& texts,
                                show(r["ids_no_special"]));
         const auto ids = r["ids"].get<std::vector<std::int64_t>>();
         const std::string decoded = tok.decode(ids, false), skipped = tok.decode(ids, true);
-        if (decoded != r["decoded"])
+        if (decoded != r["decoded"].get<std::string>())
             problems.push_back(label + "decoded " + nlohmann::json(decoded).dump() + " expected " +
                                r["decoded"].dump());
-        if (skipped != r["decoded_skip_special"])
+        if (skipped != r["decoded_skip_special"].get<std::string>())
             problems.push_back(label + "decoded without specials " + nlohmann::json(skipped).dump() + " expected " +
                                r["decoded_skip_special"].dump());
     }
