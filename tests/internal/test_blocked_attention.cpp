@@ -9,6 +9,7 @@
 #include "reference_attention.h"
 
 #include <catch2/catch.hpp>
+#include <torch/version.h>
 
 #include <ATen/ATen.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -46,7 +47,13 @@ struct Case {
 // LibTorch CPU tensor bytes alive at once (workers report through the caller's thread-local hook).
 class PeakMemory : public c10::MemoryReportingInfoBase {
 public:
-    void reportMemoryUsage(void*, int64_t size, int64_t, int64_t, c10::Device) override {
+    // LibTorch 2 reports the allocator's totals as size_t, 1.x as int64_t.
+#if TORCH_VERSION_MAJOR >= 2
+    using Total = std::size_t;
+#else
+    using Total = std::int64_t;
+#endif
+    void reportMemoryUsage(void*, int64_t size, Total, Total, c10::Device) override {
         const std::int64_t now = current_ += size;
         std::int64_t seen = peak_.load();
         while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
