@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cfloat>
+#include <cstdint>
 #include <string>
 
 namespace attnscope::cuda {
@@ -61,28 +62,68 @@ __device__ void softmaxRowInPlace(float* outRow, int m, int lastKey, const unsig
     }
 }
 
-// One block per query row. The row's scores are written to `out` first and rescaled in place,
-// so no [n, m] temporary exists beyond the output itself.
-__global__ void scaledSoftmaxRowsKernel(const float* __restrict__ q, const float* __restrict__ k,
-                                        float* __restrict__ out, int n, int m, int d, float scale, bool causal) {
-    __shared__ float qRow[kMaxHeadDim];
-    __shared__ float reduce[32];
-    const int row = blockIdx.x;
-    for (int c = threadIdx.x; c < d; c += blockDim.x) qRow[c] = q[static_cast<size_t>(row) * d + c];
-    __syncthreads();
+// Row softmax in place over scores the caller computed (q kᵀ by cuBLAS): one block per row.
+// Pass 1 reads the row once for its max and sum together (online: each thread keeps a running
+// max and a sum rescaled whenever the max grows, then the block combines the pairs); pass 2
+// reads it again (from L2: a row is m·4 bytes) and writes the probabilities, 0 past the causal
+// limit. Float4 loads and stores when rows are 16-byte aligned (m % 4 == 0).
+__device__ void combineMaxSum(float& mx, float& sum, float otherMx, float otherSum) {
+    const float top = fmaxf(mx, otherMx);
+    if (top == -INFINITY) return;  // both empty
+    sum = sum * __expf(mx - top) + otherSum * __expf(otherMx - top);
+    mx = top;
+}
 
-    const int lastKey = causal ? min(m - 1, row + (m - n)) : m - 1;
-    float* outRow = out + static_cast<size_t>(row) * m;
-    float localMax = -FLT_MAX;
-    for (int j = threadIdx.x; j <= lastKey; j += blockDim.x) {
-        const float* kRow = k + static_cast<size_t>(j) * d;
-        float dot = 0.f;
-        for (int c = 0; c < d; ++c) dot = fmaf(qRow[c], kRow[c], dot);
-        dot *= scale;
-        outRow[j] = dot;
-        localMax = fmaxf(localMax, dot);
+__device__ void accumulate(float& mx, float& sum, float x) {
+    if (x > mx) {
+        sum = sum * __expf(mx - x) + 1.f;
+        mx = x;
+    } else {
+        sum += __expf(x - mx);
     }
-    softmaxRowInPlace(outRow, m, lastKey, nullptr, blockReduceMax(localMax, reduce), reduce);
+}
+
+template <bool Vec4>
+__global__ void softmaxRowsInPlaceKernel(float* __restrict__ scores, int n, int m, float scale, bool causal) {
+    __shared__ float shMax[32], shSum[32];
+    const int row = blockIdx.x;
+    const int lastKey = causal ? min(m - 1, row + (m - n)) : m - 1;
+    float* s = scores + static_cast<size_t>(row) * m;
+    float mx = -INFINITY, sum = 0.f;
+    if (Vec4) {
+        const float4* s4 = reinterpret_cast<const float4*>(s);
+        for (int j4 = threadIdx.x; 4 * j4 <= lastKey; j4 += blockDim.x) {
+            const float4 v = s4[j4];
+            const float x[4] = {v.x, v.y, v.z, v.w};
+            for (int e = 0; e < 4; ++e)
+                if (4 * j4 + e <= lastKey) accumulate(mx, sum, x[e] * scale);
+        }
+    } else {
+        for (int j = threadIdx.x; j <= lastKey; j += blockDim.x) accumulate(mx, sum, s[j] * scale);
+    }
+    // Block reduction of the (max, sum) pairs: within each warp, then across warps.
+    for (int offset = 16; offset > 0; offset /= 2)
+        combineMaxSum(mx, sum, __shfl_xor_sync(0xffffffffu, mx, offset), __shfl_xor_sync(0xffffffffu, sum, offset));
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    if (lane == 0) shMax[warp] = mx, shSum[warp] = sum;
+    __syncthreads();
+    mx = lane < warps ? shMax[lane] : -INFINITY;
+    sum = lane < warps ? shSum[lane] : 0.f;
+    for (int offset = 16; offset > 0; offset /= 2)
+        combineMaxSum(mx, sum, __shfl_xor_sync(0xffffffffu, mx, offset), __shfl_xor_sync(0xffffffffu, sum, offset));
+    // Every lane of warp 0 holds the row's pair; lanes of the other warps computed the same.
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    if (Vec4) {
+        float4* s4 = reinterpret_cast<float4*>(s);
+        for (int j4 = threadIdx.x; 4 * j4 < m; j4 += blockDim.x) {
+            float4 v = 4 * j4 <= lastKey ? s4[j4] : make_float4(0.f, 0.f, 0.f, 0.f);
+            float* x = &v.x;
+            for (int e = 0; e < 4; ++e) x[e] = 4 * j4 + e <= lastKey ? __expf(x[e] * scale - mx) * inv : 0.f;
+            s4[j4] = v;
+        }
+    } else {
+        for (int j = threadIdx.x; j < m; j += blockDim.x) s[j] = j <= lastKey ? __expf(s[j] * scale - mx) * inv : 0.f;
+    }
 }
 
 // Additive (Bahdanau) scores fused with the softmax: one block per query row; the row's
@@ -149,13 +190,12 @@ std::string launchError() {
 
 }  // namespace
 
-std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d, float scale,
-                              bool causal) {
-    if (d < 0 || d > kMaxHeadDim)
-        return "CUDA scaled softmax: head dimension " + std::to_string(d) + " is outside the kernel's 0.." +
-               std::to_string(kMaxHeadDim);
+std::string softmaxRowsInPlace(float* scores, int n, int m, float scale, bool causal) {
     if (n <= 0 || m <= 0) return {};
-    scaledSoftmaxRowsKernel<<<n, kThreads>>>(q, k, out, n, m, d, scale, causal);
+    if (m % 4 == 0 && reinterpret_cast<std::uintptr_t>(scores) % 16 == 0)
+        softmaxRowsInPlaceKernel<true><<<n, kThreads>>>(scores, n, m, scale, causal);
+    else
+        softmaxRowsInPlaceKernel<false><<<n, kThreads>>>(scores, n, m, scale, causal);
     return launchError();
 }
 

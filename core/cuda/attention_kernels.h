@@ -12,15 +12,14 @@
 
 namespace attnscope::cuda {
 
-constexpr int kMaxHeadDim = 512;          // head dimension / additive width: shared memory per row
+constexpr int kMaxHeadDim = 512;          // additive width: shared memory per row
 constexpr int kMaxLinearFeatures = 1024;  // feature count of causalLinearAttention: threads per block
 
-// out[i, j] = softmax_j(scale · q_i·k_j + mask_ij) for one head, fused: scores, row max, exp,
-// sum and normalisation in one kernel, one block per query row.
-// q [n, d], k [m, d], out [n, m], row-major, device pointers. causal masks j > i + (m - n).
-// scale already includes 1/temperature.
-[[nodiscard]] std::string scaledSoftmaxRows(const float* q, const float* k, float* out, int n, int m, int d,
-                                            float scale, bool causal);
+// scores[i, j] = softmax_j(scale · scores[i, j] + mask_ij) in place for one head: scores [n, m],
+// row-major, device pointer, holding q_i·k_j (the caller's matrix product). causal masks
+// j > i + (m - n) (written as 0). scale already includes 1/temperature. Reads each row twice
+// (the second time mostly from L2) and writes it once.
+[[nodiscard]] std::string softmaxRowsInPlace(float* scores, int n, int m, float scale, bool causal);
 
 // out[i, j] = softmax_j(invTemperature · Σ_w v_w tanh(qa_iw + ka_jw) + mask_ij), fused, one block
 // per query row, no [n, m, w] temporary. qa [n, w], ka [m, w], v [w], out [n, m]; keyAllowed

@@ -63,8 +63,9 @@ def text_models():
         "mistral": (tf.MistralForCausalLM, tf.MistralConfig(**common, num_key_value_heads=2, sliding_window=4), {}),
         "qwen2": (tf.Qwen2ForCausalLM, tf.Qwen2Config(**common, num_key_value_heads=2, tie_word_embeddings=True), {}),
     }
-    for name, (model_type, kwargs) in decoder_configs(common).items():
-        models[name] = (tf.AutoModelForCausalLM, tf.AutoConfig.for_model(model_type, **kwargs), {"auto": True})
+    for name, (model_type, kwargs, *opts) in decoder_configs(common).items():
+        models[name] = (tf.AutoModelForCausalLM, tf.AutoConfig.for_model(model_type, **kwargs),
+                        dict(opts[0] if opts else {}, auto=True))
     return models
 
 
@@ -94,7 +95,8 @@ def decoder_configs(common):
         "falcon": ("falcon", dict(vocab_size=99, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                   new_decoder_architecture=True, num_kv_heads=2, bias=True)),
         "falcon-alibi": ("falcon", dict(vocab_size=99, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                        alibi=True, multi_query=False, parallel_attn=False, bias=True)),
+                                        alibi=True, multi_query=False, parallel_attn=False, bias=True),
+                         {"alibi_once": True}),
     }
 
 
@@ -110,6 +112,24 @@ def seq2seq_models():
         "mbart": ("mbart", dict(shape, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)),
         "marian": ("marian", dict(shape, pad_token_id=98, eos_token_id=0, decoder_start_token_id=98)),
     }
+
+
+def alibi_counted_once(model, ids, kwargs, theirs):
+    """Falcon's maps with ALiBi added once. transformers 5's FalconModel folds alibi/sqrt(d) into
+    the causal mask, which its SDPA path uses as it should, and its eager path (the only one with
+    output_attentions) adds alibi to the scores again: its maps count ALiBi twice, unlike the
+    logits it computes with SDPA. Halving build_alibi_tensor (exact: a power of two) makes the
+    eager maps count it once; were ALiBi not doubled, the halved maps would miss the check."""
+    import transformers.models.falcon.modeling_falcon as falcon
+    build = falcon.build_alibi_tensor
+    falcon.build_alibi_tensor = lambda *a, **k: build(*a, **k) / 2
+    try:
+        once = torch.stack(model(ids, output_attentions=True, **kwargs).attentions)[:, 0].numpy()
+    finally:
+        falcon.build_alibi_tensor = build
+    print(f"hf-check falcon-alibi: transformers' own eager maps differ from ALiBi counted once by "
+          f"{float(np.abs(once - theirs).max()):.3g} (its doubled ALiBi); compared with ALiBi counted once", flush=True)
+    return once
 
 
 def run_cli(cli, folder, args, device):
@@ -160,6 +180,8 @@ def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
         kwargs["token_type_ids"] = types
     with torch.no_grad():
         theirs = torch.stack(model(ids, output_attentions=True, **kwargs).attentions)[:, 0].numpy()
+        if opts.get("alibi_once"):
+            theirs = alibi_counted_once(model, ids, kwargs, theirs)
     args = ["--ids", ",".join(map(str, ids[0].tolist()))]
     if pad:
         args += ["--attend", ",".join(map(str, attend[0].tolist()))]

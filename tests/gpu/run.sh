@@ -30,6 +30,9 @@ exec > >(tee "$out/log.txt") 2>&1
 build=${ATTNSCOPE_GPU_BUILD_DIR:-$root/build-gpu}
 models=${ATTNSCOPE_GPU_MODELS:-/tmp/attnscope-gpu-models}
 budget=${ATTNSCOPE_GPU_BUDGET_S:-470}
+# all: the whole benchmark matrix; overview: only the overview steps at 4,096 tokens (a rerun
+# after a kernel change); none.
+benchmarks=${ATTNSCOPE_GPU_BENCH:-all}
 py=${PYTHON:-python3}
 failures=0
 skipped=()
@@ -138,17 +141,18 @@ peer() {  # model dtype seqs
 step "benchmarks: forward + capture beside transformers (bench.txt)"
 wait "$checkpoints" || fail "writing the benchmark checkpoints"
 {
-  bench gpt2-f32 512 1024
-  peer gpt2-f32 F32 512,1024
-  bench llama-f32 4096
-  peer llama-f32 F32 4096
-  bench gpt2-bf16 512 1024
-  peer gpt2-bf16 BF16 512,1024
-  bench llama-bf16 512 1024 4096 16384
-  peer llama-bf16 BF16 512,1024,4096,16384
-  bench llama-f32 512 1024 16384
-  peer llama-f32 F32 512,1024,16384
-  if within "overview steps at 4,096 tokens"; then
+  [ "$benchmarks" = all ] || echo "SKIPPED the benchmark matrix (ATTNSCOPE_GPU_BENCH=$benchmarks)"
+  [ "$benchmarks" = all ] && bench gpt2-f32 512 1024
+  [ "$benchmarks" = all ] && peer gpt2-f32 F32 512,1024
+  [ "$benchmarks" = all ] && bench llama-f32 4096
+  [ "$benchmarks" = all ] && peer llama-f32 F32 4096
+  [ "$benchmarks" = all ] && bench gpt2-bf16 512 1024
+  [ "$benchmarks" = all ] && peer gpt2-bf16 BF16 512,1024
+  [ "$benchmarks" = all ] && bench llama-bf16 512 1024 4096 16384
+  [ "$benchmarks" = all ] && peer llama-bf16 BF16 512,1024,4096,16384
+  [ "$benchmarks" = all ] && bench llama-f32 512 1024 16384
+  [ "$benchmarks" = all ] && peer llama-f32 F32 512,1024,16384
+  if [ "$benchmarks" != none ] && within "overview steps at 4,096 tokens"; then
     "$cli" bench "$models/llama-f32" --device cuda --seq 4096 --repeat 3 --warmup 1 --thumbnails 48 --detail 512 \
       --metrics --rollout-rows 1 || fail "bench overview steps 4096"
   fi

@@ -5,6 +5,7 @@
 #include "attention/attention_ops.h"
 #include "attention/additive_cpu.h"
 #include "attention/linear_attention.h"
+#include "../cuda/attention_kernels.h"  // from core/src
 
 #include <catch2/catch.hpp>
 
@@ -75,8 +76,15 @@ TEST_CASE("CUDA kernel rates", "[.cuda-rates]") {
         // The fewest bytes: q and k read once, the [n, n] map written once.
         const double bytes = 4.0 * (2.0 * n * d + static_cast<double>(n) * n);
         char what[96];
-        std::snprintf(what, sizeof what, "fused causal softmax, %d x %d, d %d", n, n, d);
+        std::snprintf(what, sizeof what, "headProbs (cuBLAS q kT + row softmax), %d x %d", n, n);
         line(what, medianMs([&] { headProbs(q, k, causal, score, 0, 1.0); }), bytes, ceiling);
+#ifdef ATTNSCOPE_WITH_CUDA_KERNELS
+        // The row softmax alone, memory-bound: the fewest bytes are the map read once and written once.
+        at::Tensor scores = at::mm(q, k.t());
+        std::snprintf(what, sizeof what, "  of which the in-place row softmax, %d x %d", n, n);
+        line(what, medianMs([&] { REQUIRE(cuda::softmaxRowsInPlace(scores.data_ptr<float>(), n, n, 0.125f, true).empty()); }),
+             8.0 * n * n, ceiling);
+#endif
         const at::Tensor mask = at::ones({n, n}, gpu.dtype(at::kBool)).triu(1);
         std::snprintf(what, sizeof what, "LibTorch mm + mask + softmax, %d x %d", n, n);
         line(what, medianMs([&] { at::softmax((at::mm(q, k.t()) * 0.125).masked_fill_(mask, -INFINITY), -1); }),

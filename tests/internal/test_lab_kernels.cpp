@@ -128,14 +128,12 @@ TEST_CASE("chunked causal linear attention equals the quadratic form", "[lab][li
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
 TEST_CASE("CUDA kernels refuse sizes above their limits before touching the GPU", "[cuda-limits]") {
     // No device needed: the checks come before any launch, so null pointers are never read.
-    CHECK(cuda::scaledSoftmaxRows(nullptr, nullptr, nullptr, 4, 4, cuda::kMaxHeadDim + 1, 1.f, false) ==
-          "CUDA scaled softmax: head dimension 513 is outside the kernel's 0..512");
     CHECK(cuda::additiveSoftmaxRows(nullptr, nullptr, nullptr, nullptr, nullptr, 4, 4, 600, 1.f, false) ==
           "CUDA additive softmax: width 600 is outside the kernel's 0..512");
     CHECK(cuda::causalLinearAttention(nullptr, nullptr, nullptr, nullptr, 1, 4, 2000, 8) ==
           "CUDA causal linear attention: 2000 features, outside the kernel's 1..1024");
     // Empty work is no work: nothing is launched and nothing fails.
-    CHECK(cuda::scaledSoftmaxRows(nullptr, nullptr, nullptr, 0, 4, 64, 1.f, true).empty());
+    CHECK(cuda::softmaxRowsInPlace(nullptr, 0, 4, 1.f, true).empty());
 }
 #endif
 
@@ -153,7 +151,7 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         CHECK(maxAbsDiff(headProbs(q.to(gpu), k.to(gpu), mask, ScoreSpec{0.125}, 0, 0.7),
                          headProbs(q, k, mask, ScoreSpec{0.125}, 0, 0.7)) < 1e-5);
     }
-    SECTION("a head dimension above the kernel's limit takes the generic path") {
+    SECTION("a head dimension above the additive kernel's limit") {
         const auto q = at::randn({40, cuda::kMaxHeadDim + 88}), k = at::randn({40, cuda::kMaxHeadDim + 88});
         MaskSpec mask;
         mask.causal = true;

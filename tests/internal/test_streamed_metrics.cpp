@@ -29,6 +29,7 @@ namespace {
 std::shared_ptr<const Trace> blockTrace(int layers, std::int64_t H, std::int64_t G, std::int64_t n,
                                         const std::vector<MaskSpec>& masks, const at::TensorOptions& storage = {}) {
     auto impl = std::make_unique<Trace::Impl>();
+    impl->device = storage.device();  // where Q and K are kept, as a model's forward records it
     for (std::int64_t i = 0; i < n; ++i) {
         impl->ids.push_back(i);
         impl->tokens.push_back(i % 97 == 5 ? "</s>" : "t" + std::to_string(i));

@@ -91,13 +91,14 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
     if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() &&
-        mask.window <= 0 && q.size(1) <= cuda::kMaxHeadDim) {  // larger heads take the generic path
-        at::Tensor qc = q.contiguous(), kc = k.contiguous();
-        at::Tensor out = at::empty({q.size(0), k.size(0)}, q.options());
-        const std::string failed = cuda::scaledSoftmaxRows(qc.data_ptr<float>(), kc.data_ptr<float>(),
-                                                           out.data_ptr<float>(), static_cast<int>(q.size(0)),
-                                                           static_cast<int>(k.size(0)), static_cast<int>(q.size(1)),
-                                                           static_cast<float>(score.scale / temperature), mask.causal);
+        mask.window <= 0) {
+        // q kᵀ by cuBLAS (float32, no TF32) into the output, then the row softmax in place: one
+        // [n, m] buffer, as the fused kernel had, at the matrix units' and HBM's speed.
+        at::Tensor out = at::mm(q, k.t());
+        const std::string failed =
+                cuda::softmaxRowsInPlace(out.data_ptr<float>(), static_cast<int>(q.size(0)),
+                                         static_cast<int>(k.size(0)), static_cast<float>(score.scale / temperature),
+                                         mask.causal);
         if (!failed.empty()) throw Error(failed);
         return out;
     }
