@@ -30,8 +30,9 @@ exec > >(tee "$out/log.txt") 2>&1
 build=${ATTNSCOPE_GPU_BUILD_DIR:-$root/build-gpu}
 models=${ATTNSCOPE_GPU_MODELS:-/tmp/attnscope-gpu-models}
 budget=${ATTNSCOPE_GPU_BUDGET_S:-470}
-# all: the whole benchmark matrix; overview: only the overview steps at 4,096 tokens (a rerun
-# after a kernel change); none.
+# all: the whole benchmark matrix; quick: AttnScope's side of the targets alone (GPT-2 at 1,024,
+# Llama at 4,096 and 16,384 tokens), after a change to the forward; overview: only the overview
+# steps at 4,096 tokens (a rerun after a kernel change); none.
 benchmarks=${ATTNSCOPE_GPU_BENCH:-all}
 py=${PYTHON:-python3}
 failures=0
@@ -106,7 +107,7 @@ if within "transformers cross-check"; then
   echo "$(grep -c "(ok," "$out/hf-check.txt") comparisons within tolerance"
 fi
 
-if within "kernel rates"; then
+if [ "$benchmarks" != quick ] && within "kernel rates"; then
   step "kernel rates (achieved bandwidth against a device-to-device copy)"
   "$build/tests/attnscope_internal_tests" "[.cuda-rates]" >"$out/rates.txt" 2>&1 || fail "kernel rates"
   grep "cuda-rates" "$out/rates.txt"
@@ -152,7 +153,13 @@ wait "$checkpoints" || fail "writing the benchmark checkpoints"
   [ "$benchmarks" = all ] && peer llama-bf16 BF16 512,1024,4096,16384
   [ "$benchmarks" = all ] && bench llama-f32 512 1024 16384
   [ "$benchmarks" = all ] && peer llama-f32 F32 512,1024,16384
-  if [ "$benchmarks" != none ] && within "overview steps at 4,096 tokens"; then
+  if [ "$benchmarks" = quick ]; then
+    bench gpt2-f32 1024
+    bench gpt2-bf16 1024
+    bench llama-f32 4096
+    bench llama-bf16 4096 16384
+  fi
+  if { [ "$benchmarks" = all ] || [ "$benchmarks" = overview ]; } && within "overview steps at 4,096 tokens"; then
     "$cli" bench "$models/llama-f32" --device cuda --seq 4096 --repeat 3 --warmup 1 --thumbnails 48 --detail 512 \
       --metrics --rollout-rows 1 || fail "bench overview steps 4096"
   fi

@@ -58,8 +58,8 @@ TEST_CASE("CUDA kernel rates", "[.cuda-rates]") {
     const double copyBytes = 2.0 * static_cast<double>(src.nbytes());
     const double copyMs = medianMs([&] { dst.copy_(src); });
     const double ceiling = gbps(copyBytes, copyMs);
-    std::printf("cuda-rates %-44s %8.3f ms  %7.0f GB/s  (the ceiling below)\n", "device-to-device copy, 2 GiB",
-                copyMs, ceiling);
+    std::printf("cuda-rates %-44s %8.3f ms  %7.0f GB/s  (the ceiling below)\n", "device-to-device copy, 2 GiB", copyMs,
+                ceiling);
 
     for (const int n : {4096, 16384}) {
         const int d = 64;
@@ -82,13 +82,14 @@ TEST_CASE("CUDA kernel rates", "[.cuda-rates]") {
         // The row softmax alone, memory-bound: the fewest bytes are the map read once and written once.
         at::Tensor scores = at::mm(q, k.t());
         std::snprintf(what, sizeof what, "  of which the in-place row softmax, %d x %d", n, n);
-        line(what, medianMs([&] { REQUIRE(cuda::softmaxRowsInPlace(scores.data_ptr<float>(), n, n, 0.125f, true).empty()); }),
+        line(what,
+             medianMs([&] { REQUIRE(cuda::softmaxRowsInPlace(scores.data_ptr<float>(), n, n, 0.125f, true).empty()); }),
              8.0 * n * n, ceiling);
 #endif
         const at::Tensor mask = at::ones({n, n}, gpu.dtype(at::kBool)).triu(1);
         std::snprintf(what, sizeof what, "LibTorch mm + mask + softmax, %d x %d", n, n);
-        line(what, medianMs([&] { at::softmax((at::mm(q, k.t()) * 0.125).masked_fill_(mask, -INFINITY), -1); }),
-             bytes, ceiling);
+        line(what, medianMs([&] { at::softmax((at::mm(q, k.t()) * 0.125).masked_fill_(mask, -INFINITY), -1); }), bytes,
+             ceiling);
 
         const int w = 64;
         const auto qa = at::randn({n, w}, gpu), ka = at::randn({n, w}, gpu), v = at::randn({w}, gpu);
@@ -106,6 +107,6 @@ TEST_CASE("CUDA kernel rates", "[.cuda-rates]") {
     const auto v = at::randn({heads, len, dv}, gpu);
     MaskSpec causal;
     causal.causal = true;
-    line("causal linear attention, 12 x 4096, f 64, dv 64",
-         medianMs([&] { linearAttention(pq, pk, v, causal); }, 5), 4.0 * heads * len * (2.0 * f + 2.0 * dv), ceiling);
+    line("causal linear attention, 12 x 4096, f 64, dv 64", medianMs([&] { linearAttention(pq, pk, v, causal); }, 5),
+         4.0 * heads * len * (2.0 * f + 2.0 * dv), ceiling);
 }

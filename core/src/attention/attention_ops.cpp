@@ -95,10 +95,9 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
         // q kᵀ by cuBLAS (float32, no TF32) into the output, then the row softmax in place: one
         // [n, m] buffer, as the fused kernel had, at the matrix units' and HBM's speed.
         at::Tensor out = at::mm(q, k.t());
-        const std::string failed =
-                cuda::softmaxRowsInPlace(out.data_ptr<float>(), static_cast<int>(q.size(0)),
-                                         static_cast<int>(k.size(0)), static_cast<float>(score.scale / temperature),
-                                         mask.causal);
+        const std::string failed = cuda::softmaxRowsInPlace(out.data_ptr<float>(), static_cast<int>(q.size(0)),
+                                                            static_cast<int>(k.size(0)),
+                                                            static_cast<float>(score.scale / temperature), mask.causal);
         if (!failed.empty()) throw Error(failed);
         return out;
     }

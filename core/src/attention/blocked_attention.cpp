@@ -7,6 +7,7 @@
 #include "runtime/vector_math.h"
 
 #include <ATen/ThreadLocalState.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -309,8 +310,37 @@ std::int64_t deviceBlockRows(std::int64_t heads, std::int64_t n, std::int64_t m)
     return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, n));
 }
 
+namespace {
+
+// The context through LibTorch's fused attention (flash or memory-efficient kernels on a GPU: no
+// [H, n, m] scores at all), where the logits are plain scaled products under a causal or no mask;
+// undefined otherwise, and on LibTorch 1.x, which has no scaled_dot_product_attention. The maps
+// never come from here: they are computed from the captured Q and K.
+at::Tensor fusedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
+                       const ScoreSpec& score, const LayerRun& run) {
+#if TORCH_VERSION_MAJOR >= 2
+    const std::int64_t H = q.size(0), Hkv = k.size(0), n = q.size(1), m = k.size(1);
+    if (!score.plain() || mask.window > 0 || mask.keyAllowed.defined() || (mask.causal && n != m) || H % Hkv != 0)
+        return {};
+    // Query head h reads kv head h / (H / Hkv), as attentionProbs groups them.
+    const at::Tensor kh = Hkv == H ? k : k.repeat_interleave(H / Hkv, 0);
+    const at::Tensor vh = Hkv == H ? v : v.repeat_interleave(H / Hkv, 0);
+    at::Tensor context = at::scaled_dot_product_attention(q.unsqueeze(0), kh.unsqueeze(0), vh.unsqueeze(0),
+                                                          std::nullopt, 0.0, mask.causal, score.scale / run.temperature)
+                                 .squeeze(0);
+    zeroMaskedHeads(context, run);
+    return context;
+#else
+    (void)q, (void)k, (void)v, (void)mask, (void)score, (void)run;
+    return {};
+#endif
+}
+
+}  // namespace
+
 at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                                const ScoreSpec& score, const LayerRun& run) {
+    if (at::Tensor fused = fusedAttend(q, k, v, mask, score, run); fused.defined()) return fused;
     const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), dv = v.size(2);
     const std::int64_t rows = deviceBlockRows(H, n, m);
     const bool masked = mask.causal || mask.window > 0 || mask.keyAllowed.defined();
