@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU checks for AttnScope, on a machine with an NVIDIA GPU, nvcc and a Python PyTorch with CUDA
-# (the lent H200: one call of the device tool, see docs/gpu.md):
+# (the lent H200: one call of the device tool; figures in docs/benchmarks.md, "GPU"):
 #   1. builds core, attnscope-cli and the core tests without Qt against PyTorch's LibTorch
 #      (CMAKE_PREFIX_PATH from torch.utils.cmake_prefix_path; C++20, which LibTorch 2.11 needs),
 #      with core's CUDA kernels, while the benchmark checkpoints are written;
