@@ -7,7 +7,7 @@ const std::vector<Command>& commands() {
     static const std::vector<Command> all = {
             infoCommand(),        attentionCommand(),   benchCommand(),       metricsCommand(), trainCommand(),
             listBuiltinCommand(), tokenizeCommand(),    exportCommand(),      corpusCommand(),  corpusMergeCommand(),
-            corpusPlotCommand(),  builtinDataCommand(), kindsReportCommand(),
+            corpusPlotCommand(),  builtinDataCommand(), kindsReportCommand(), lensCommand(),    dlaCommand(),
     };
     return all;
 }

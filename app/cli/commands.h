@@ -42,5 +42,7 @@ Command corpusMergeCommand();
 Command corpusPlotCommand();
 Command builtinDataCommand();
 Command kindsReportCommand();
+Command lensCommand();
+Command dlaCommand();
 
 }  // namespace attnscope::cli

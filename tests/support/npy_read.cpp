@@ -7,7 +7,7 @@
 
 namespace attnscope::testing {
 
-NpyArray readNpy(const std::filesystem::path& file) {
+NpyArray readNpy(const std::filesystem::path& file, std::vector<std::int64_t>* int64Values) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot open " + file.string());
     char magic[8];
@@ -41,9 +41,15 @@ NpyArray readNpy(const std::filesystem::path& file) {
         a.shape.push_back(std::stoll(it->str()));
         count *= a.shape.back();
     }
-    if (a.descr != "<f4") throw std::runtime_error("descr is " + a.descr);
-    a.values.resize(static_cast<std::size_t>(count));
-    in.read(reinterpret_cast<char*>(a.values.data()), count * 4);
+    if (int64Values) {
+        if (a.descr != "<i8") throw std::runtime_error("descr is " + a.descr);
+        int64Values->resize(static_cast<std::size_t>(count));
+        in.read(reinterpret_cast<char*>(int64Values->data()), count * 8);
+    } else {
+        if (a.descr != "<f4") throw std::runtime_error("descr is " + a.descr);
+        a.values.resize(static_cast<std::size_t>(count));
+        in.read(reinterpret_cast<char*>(a.values.data()), count * 4);
+    }
     if (!in) throw std::runtime_error("truncated data");
     in.peek();
     if (!in.eof()) throw std::runtime_error("bytes after the data");

@@ -15,7 +15,8 @@ struct NpyArray {
     std::vector<float> values;
 };
 
-// Throws std::runtime_error on anything that is not a v1/v2 little-endian float32 .npy.
-NpyArray readNpy(const std::filesystem::path& file);
+// Throws std::runtime_error on anything that is not a v1/v2 little-endian float32 .npy; with
+// int64Values, an int64 ('<i8') one, whose values go there (NpyArray::values stays empty).
+NpyArray readNpy(const std::filesystem::path& file, std::vector<std::int64_t>* int64Values = nullptr);
 
 }  // namespace attnscope::testing

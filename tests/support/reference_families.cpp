@@ -133,6 +133,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
         for (int e = 0; e < E; ++e) x[t][e] = c.get("model.embed_tokens.weight").values[ids[t] * E + e];
     Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        ref.residuals.push_back(x);
         const std::string p = "model.layers." + std::to_string(l) + ".";
         std::vector<Vec> q(n), k(n), v(n);
         for (int t = 0; t < n; ++t) {
@@ -145,6 +146,15 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
         }
         auto allowed = [&](int i, int j) { return j <= i && (s.window == 0 || i - j < s.window); };
         const auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
+        const Tensor& wo = c.get(p + "self_attn.o_proj.weight");  // [E, H·d]: head h reads columns h·d..
+        const int Hd = s.heads * d;
+        ref.headOut.emplace_back(s.heads, std::vector<Vec>(n, Vec(E, 0.0)));
+        for (int h = 0; h < s.heads; ++h)
+            for (int t = 0; t < n; ++t)
+                for (int e = 0; e < E; ++e)
+                    for (int k2 = 0; k2 < d; ++k2)
+                        ref.headOut.back()[h][t][e] += wo.values[e * Hd + h * d + k2] * context[t][h * d + k2];
+        ref.mlpOut.emplace_back();
         for (int t = 0; t < n; ++t) {
             const Vec o = linearOf(c, p + "self_attn.o_proj", context[t]);
             for (int e = 0; e < E; ++e) x[t][e] += o[e];
@@ -154,8 +164,10 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
             for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
             const Vec down = linearOf(c, p + "mlp.down_proj", gate);
             for (int e = 0; e < E; ++e) x[t][e] += down[e];
+            ref.mlpOut.back().push_back(down);
         }
     }
+    ref.residuals.push_back(x);
     const Vec last = rmsNorm(x[n - 1], c.get("model.norm.weight"), s.eps);
     ref.logits = linear(last, c.get(s.tied ? "model.embed_tokens.weight" : "lm_head.weight"), nullptr);
     return ref;

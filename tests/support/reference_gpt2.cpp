@@ -50,6 +50,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
 
     Gpt2Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        ref.residuals.push_back(x);
         const std::string p = "h." + std::to_string(l) + ".";
         std::vector<Vec> qkv(n);
         for (int t = 0; t < n; ++t)
@@ -86,6 +87,16 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
             ref.scores.back().push_back(sc);
             ref.probs.back().push_back(pr);
         }
+        const Tensor& proj = c.get(p + "attn.c_proj.weight");  // [E in, E out]: head h reads rows h·d..
+        ref.headOut.emplace_back(H, std::vector<Vec>(n, Vec(E, 0.0)));
+        for (int h = 0; h < H; ++h)
+            for (int t = 0; t < n; ++t)
+                for (int k = 0; k < d; ++k)
+                    for (int e = 0; e < E; ++e)
+                        ref.headOut.back()[h][t][e] += context[t][h * d + k] * proj.values[(h * d + k) * E + e];
+        ref.attnBias.push_back(
+                Vec(c.get(p + "attn.c_proj.bias").values.begin(), c.get(p + "attn.c_proj.bias").values.end()));
+        ref.mlpOut.emplace_back();
         for (int t = 0; t < n; ++t) {
             Vec a = conv1d(context[t], c.get(p + "attn.c_proj.weight"), c.get(p + "attn.c_proj.bias"));
             for (int e = 0; e < E; ++e) x[t][e] += a[e];
@@ -94,8 +105,10 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
             for (double& v : m) v = activate(v, s.activation);
             Vec o = conv1d(m, c.get(p + "mlp.c_proj.weight"), c.get(p + "mlp.c_proj.bias"));
             for (int e = 0; e < E; ++e) x[t][e] += o[e];
+            ref.mlpOut.back().push_back(o);
         }
     }
+    ref.residuals.push_back(x);
     Vec last = layerNorm(x[n - 1], c.get("ln_f.weight"), c.get("ln_f.bias"), s.eps);
     const Tensor& head = s.untiedHead ? c.get("lm_head.weight") : c.get("wte.weight");
     for (int v = 0; v < s.vocab; ++v) {

@@ -16,6 +16,12 @@ struct Gpt2Reference {
     std::vector<double> nextTokenLogits;                  // [vocab], from the last position
     // q[l][h][i * d + c], k likewise: the head's query and key vectors (unscaled)
     std::vector<std::vector<std::vector<double>>> q, k;
+    // Hooks for the logit lens and DLA: residuals[l][i] the stream entering block l (then the
+    // final one, before ln_f); headOut[l][h][i] head h's context through its rows of c_proj;
+    // attnBias[l] c_proj's bias; mlpOut[l][i] the MLP's output.
+    std::vector<std::vector<std::vector<double>>> residuals, mlpOut;
+    std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
+    std::vector<std::vector<double>> attnBias;
 };
 
 // What the model is asked to change inside its forward pass.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attention_ops.h"
+#include "readout.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
 #include "runtime/capture_type.h"
@@ -77,6 +78,11 @@ struct Trace::Impl {
     c10::Device device = c10::Device(c10::kCPU);
     bool mapsOnly = false;  // Trace::mapsOnly
     std::string source;     // Trace::source
+    // Decoders asked for them (RunOptions): the residual stream entering each block, then the
+    // final one, [tokens, hidden] each; the final residual's parts at one position; the readout.
+    std::vector<at::Tensor> residuals;
+    ResidualParts parts;
+    std::shared_ptr<const Readout> readout;
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

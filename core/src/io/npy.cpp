@@ -6,11 +6,11 @@ namespace attnscope {
 
 namespace {
 
-std::string headerFor(const std::vector<std::int64_t>& shape) {
+std::string headerFor(const std::vector<std::int64_t>& shape, const char* descr = "<f4") {
     std::string dims;
     for (std::size_t i = 0; i < shape.size(); ++i)
         dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+    std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
     // magic(6) + version(2) + length(2) + dict + padding + '\n' must be a multiple of 64.
     const std::size_t unpadded = 10 + dict.size() + 1;
     dict.append((64 - unpadded % 64) % 64, ' ');
@@ -58,6 +58,18 @@ void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>
     NpyWriter w(path, shape);
     w.append(values.data(), values.size());
     w.finish();
+}
+
+void writeNpyInt64(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
+                   const std::vector<std::int64_t>& values) {
+    static_assert(sizeof(std::int64_t) == 8, "int64 expected");
+    if (elementCount(path, shape) != values.size())
+        throw Error(path.string() + ": " + std::to_string(values.size()) + " values for a shape that holds " +
+                    std::to_string(elementCount(path, shape)));
+    AtomicFile file(path);
+    file.write(headerFor(shape, "<i8"));
+    file.write(values.data(), values.size() * sizeof(std::int64_t));
+    file.commit();
 }
 
 }  // namespace attnscope

@@ -23,6 +23,62 @@ struct NormWeights {
     bool on = false;
 };
 
+// The family's norm of x (the identity where the layout has none).
+at::Tensor applyNorm(const at::Tensor& x, const NormWeights& n, Spec::Norm kind, double eps) {
+    if (!n.on) return x;
+    if (kind == Spec::Norm::Layer) return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, eps);
+    return rmsNorm(x, n.weight, eps, kind != Spec::Norm::Rms);
+}
+
+// The norm at `row` [hidden] as a linear map of that row's components (readout.h).
+LinearNorm linearised(const NormWeights& n, Spec::Norm kind, double eps, const at::Tensor& row) {
+    const at::Tensor r = row.reshape({-1}).to(at::kCPU, at::kDouble);
+    const auto dbl = at::TensorOptions().dtype(at::kDouble);
+    LinearNorm out{at::ones({r.size(0)}, dbl), at::zeros({r.size(0)}, dbl), false};
+    if (!n.on) return out;
+    const at::Tensor weight = n.weight.defined() ? n.weight.to(at::kCPU, at::kDouble) : out.scale;
+    if (kind == Spec::Norm::Layer) {
+        out.centred = true;
+        out.scale = weight / std::sqrt((r - r.mean()).pow(2).mean().item<double>() + eps);
+        if (n.bias.defined()) out.bias = n.bias.to(at::kCPU, at::kDouble);
+    } else {
+        out.scale = weight / std::sqrt(r.pow(2).mean().item<double>() + eps);
+    }
+    return out;
+}
+
+// The final norm and unembedding (readout.h), holding the model's tensors.
+class DecoderReadout final : public Readout {
+public:
+    DecoderReadout(NormWeights norm, Spec::Norm kind, double eps, at::Tensor projectOut, Linear head)
+        : norm_(std::move(norm)), kind_(kind), eps_(eps), projectOut_(std::move(projectOut)), head_(std::move(head)) {}
+    at::Tensor logits(const at::Tensor& rows) const override {
+        at::Tensor x = applyNorm(rows, norm_, kind_, eps_);
+        if (projectOut_.defined()) x = at::mm(x, projectOut_.t());
+        return rowsMatmul(x, head_.weight, head_.bias).to(at::kFloat);
+    }
+    LinearNorm linearNormAt(const at::Tensor& row) const override { return linearised(norm_, kind_, eps_, row); }
+    at::Tensor direction(std::int64_t token) const override {
+        const at::Tensor w = head_.weight.narrow(0, token, 1).reshape({-1}).to(at::kCPU, at::kDouble);
+        return projectOut_.defined() ? at::mv(projectOut_.to(at::kCPU, at::kDouble).t(), w) : w;
+    }
+    double logitBias(std::int64_t token) const override {
+        return head_.bias.defined() ? head_.bias[token].item<double>() : 0.0;
+    }
+    std::int64_t vocabSize() const override { return head_.weight.size(0); }
+
+private:
+    NormWeights norm_;
+    Spec::Norm kind_;
+    double eps_;
+    at::Tensor projectOut_;
+    Linear head_;
+};
+
+at::Tensor rowOf(const at::Tensor& x, std::int64_t position) {
+    return x.narrow(0, position, 1).reshape({-1}).to(at::kCPU, at::kDouble);
+}
+
 struct DecoderLayer {
     NormWeights in, attnOut, ff, ffOut, qNorm, kNorm;
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
@@ -57,6 +113,7 @@ public:
         const bool tied = s.tied || (s.tiedIfNoHead && !w.has(nm.head + ".weight"));
         head_.weight = tied ? embed_ : w.rows(nm.head + ".weight", {s.vocab, P});
         if (s.headBias) head_.bias = w.get(nm.head + ".bias", {s.vocab});
+        readout_ = std::make_shared<DecoderReadout>(finalNorm_, s.norm, s.eps, projectOut_, head_);
         reportProgress(options.progress, total, total);
 
         info_ = familyInfo(s.family, folder, w, device, s.layers, s.heads, s.kvHeads, s.headDim, s.hidden);
@@ -75,18 +132,31 @@ protected:
         requireForwardMemory(
                 {s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, n, n, computeElementSize(embed_)},
                 device_);
+        const bool parts = options.attributionPosition >= 0;
+        if (parts) checkDecomposable(options.attributionPosition, n);
         auto impl = newTrace(ids);
         BlockCapture capture;
 
         at::Tensor x = embedTokens(ids);
+        if (options.recordResiduals) impl->residuals.push_back(x);
+        if (parts) {
+            impl->parts.position = options.attributionPosition;
+            impl->parts.embed = rowOf(x, options.attributionPosition);
+        }
         std::vector<RopeTables> tables;
         for (const RopeSpec& r : s.ropes) tables.push_back(ropeTables(r, n, device_));
         StreamPass pass(stream_, options.progress);
         for (int l = 0; l < s.layers; ++l) {
             pass.layer(l);
-            x = layer(l, x, tables, options, capture);
+            x = layer(l, x, tables, options, capture, parts ? &impl->parts : nullptr);
+            if (options.recordResiduals) impl->residuals.push_back(x);
             reportProgress(options.progress, l + 1, s.layers);
         }
+        if (parts) {
+            impl->parts.finalRowAsRun = x.narrow(0, options.attributionPosition, 1);
+            impl->parts.finalRow = rowOf(x, options.attributionPosition);
+        }
+        if (options.recordResiduals || parts) impl->readout = readout_;
         at::Tensor last = norm(x.narrow(0, n - 1, 1), finalNorm_);
         if (projectOut_.defined()) last = at::mm(last, projectOut_.t());
         std::vector<float> logits = nextLogits(last, head_.weight, head_.bias);
@@ -155,10 +225,38 @@ private:
         return L;
     }
 
-    at::Tensor norm(const at::Tensor& x, const NormWeights& n) const {
-        if (!n.on) return x;
-        if (cfg_.norm == Spec::Norm::Layer) return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, cfg_.eps);
-        return rmsNorm(x, n.weight, cfg_.eps, cfg_.norm != Spec::Norm::Rms);
+    at::Tensor norm(const at::Tensor& x, const NormWeights& n) const { return applyNorm(x, n, cfg_.norm, cfg_.eps); }
+
+    // Direct logit attribution needs the final residual to be the sum of what the blocks add.
+    void checkDecomposable(std::int64_t position, std::int64_t n) const {
+        if (position >= n)
+            throw Error("attribution position " + std::to_string(position) + " is outside the input (0.." +
+                        std::to_string(n - 1) + ")");
+        if (cfg_.blocks == Spec::Blocks::Post || cfg_.residualAfterNorm)
+            throw Error(cfg_.family + " normalises its residual stream inside the blocks (post-norm), so the final "
+                                      "residual is not a sum of the blocks' outputs: direct logit attribution is "
+                                      "defined for pre-norm decoders");
+    }
+
+    // Layer l's attention parts at the attribution position: each head's output through its
+    // columns of W_O and the output bias, after the block's post-attention norm where there is
+    // one (linearised at the block's output there, so the parts still sum to what was added).
+    void addAttentionParts(const DecoderLayer& L, const at::Tensor& context, const at::Tensor& attn,
+                           ResidualParts& parts) const {
+        const std::int64_t H = cfg_.heads, d = cfg_.headDim, E = cfg_.hidden, P = parts.position;
+        const at::Tensor z = rowOf(context, P).view({H, d});
+        const at::Tensor w = L.o.weight.to(at::kCPU, at::kDouble);
+        at::Tensor heads = cfg_.conv1d ? at::einsum("hd,hde->he", {z, w.view({H, d, E})})
+                                       : at::einsum("hd,ehd->he", {z, w.view({E, H, d})});
+        at::Tensor bias = L.o.bias.defined() ? L.o.bias.to(at::kCPU, at::kDouble)
+                                             : at::zeros({E}, at::TensorOptions().dtype(at::kDouble));
+        if (L.attnOut.on) {
+            const LinearNorm post = linearised(L.attnOut, cfg_.norm, cfg_.eps, rowOf(attn, P));
+            heads = post.apply(heads);
+            bias = post.apply(bias) + post.bias;
+        }
+        parts.heads.push_back(heads);
+        parts.attnBias.push_back(bias);
     }
 
     at::Tensor run(const Linear& p, const at::Tensor& x) const {
@@ -238,7 +336,7 @@ private:
     }
 
     at::Tensor layer(int l, at::Tensor x, const std::vector<RopeTables>& tables, const RunOptions& options,
-                     BlockCapture& capture) const {
+                     BlockCapture& capture, ResidualParts* parts) const {
         const Spec& s = cfg_;
         const DecoderLayer& L = layers_[l];
         MaskSpec mask;
@@ -249,11 +347,14 @@ private:
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);
         at::Tensor q, k, v;
         queryKeyValue(l, h, tables, q, k, v);
-        const at::Tensor attn = run(L.o, mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l))));
+        const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
+        const at::Tensor attn = run(L.o, context);
         capture.layers.push_back(dotCapture(q, k, score, mask));
+        if (parts) addAttentionParts(L, context, attn, *parts);
         switch (s.blocks) {
             case Spec::Blocks::Parallel: {
                 const at::Tensor m = mlp(L, L.ff.on ? norm(x, L.ff) : h);
+                if (parts) parts->mlp.push_back(rowOf(m, parts->position));
                 return s.branchesFirst ? x + (m + attn) : x + attn + m;
             }
             case Spec::Blocks::Post: x = norm(x + attn, L.in); return norm(x + mlp(L, x), L.ff);
@@ -261,13 +362,16 @@ private:
         }
         x = (s.residualAfterNorm ? h : x) + norm(attn, L.attnOut);
         const at::Tensor h2 = norm(x, L.ff);
-        return (s.residualAfterNorm ? h2 : x) + norm(mlp(L, h2), L.ffOut);
+        const at::Tensor m = norm(mlp(L, h2), L.ffOut);
+        if (parts) parts->mlp.push_back(rowOf(m, parts->position));
+        return (s.residualAfterNorm ? h2 : x) + m;
     }
 
     at::Tensor embed_, positions_, projectIn_, projectOut_;
     NormWeights embedNorm_, finalNorm_;
     Linear head_;
     std::vector<DecoderLayer> layers_;
+    std::shared_ptr<const Readout> readout_;
 };
 
 }  // namespace

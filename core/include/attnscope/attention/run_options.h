@@ -3,6 +3,7 @@
 
 #include "attnscope/runtime/progress.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ struct RunOptions {
     // Heads whose output is zeroed before the output projection.
     std::vector<HeadRef> maskHeads;
     CaptureDtype captureDtype = CaptureDtype::Compute;
+
+    // Decoder-only language models (analysis/logit_lens.h). recordResiduals keeps the residual
+    // stream entering each block and the final one ([tokens, hidden] each, on the model's
+    // device) for the logit lens; attributionPosition >= 0 keeps, at that position, every
+    // component the final residual sums (embeddings, each head's output through W_O, each
+    // attention bias, each MLP output) for direct logit attribution. Other families ignore both;
+    // the analyses then say the Trace has no such record.
+    bool recordResiduals = false;
+    std::int64_t attributionPosition = -1;
 };
 
 }  // namespace attnscope

@@ -1,4 +1,4 @@
-// NumPy .npy writer (format version 1.0): little-endian float32, C order.
+// NumPy .npy writer (format version 1.0): little-endian float32 (int64 for writeNpyInt64), C order.
 // Data is streamed so an [L,H,n,n] array never has to exist in memory at once. Written through
 // AtomicFile: the file appears only when finish() succeeds; an unfinished writer leaves no file.
 #pragma once
@@ -33,5 +33,8 @@ private:
 
 void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
               const std::vector<float>& values);
+// The same for little-endian int64 ('<i8'), e.g. token ids.
+void writeNpyInt64(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
+                   const std::vector<std::int64_t>& values);
 
 }  // namespace attnscope

@@ -1,0 +1,147 @@
+// `lens` and `dla`: the logit lens and direct logit attribution of a decoder-only language model
+// (attnscope/analysis/logit_lens.h).
+#include "commands.h"
+#include "common.h"
+
+#include "attnscope/analysis/logit_lens.h"
+#include "attnscope/io/atomic_file.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/models/model.h"
+#include "attnscope/runtime/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace attnscope::cli {
+
+namespace {
+
+const std::set<std::string> kRunOptions = {"ids", "text", "out", "device", "weights", "revision", "capture-dtype"};
+
+// Encoder-decoders and image models are refused before the forward; encoders after it (their
+// Trace has no readout: analysis/logit_lens.cpp says so).
+void requireDecoder(const Model& model, const char* what) {
+    const ModelInfo& info = model.info();
+    if (info.encoderDecoder || info.imageInput)
+        throw Error(std::string(what) + " needs a decoder-only language model; " + info.family + " is not one");
+}
+
+// A vocabulary id given as --NAME (required where called); the model checks it against its vocabulary.
+std::int64_t tokenOption(const Args& args, const char* name) {
+    args.required(name);
+    return static_cast<std::int64_t>(*args.integer(name, 0, std::int64_t{1} << 40));
+}
+
+int runLens(const std::vector<std::string>& argv) {
+    std::set<std::string> options = kRunOptions;
+    options.insert({"top", "token"});
+    Args args(argv, options, {"progress"});
+    args.expectPositionals(1);
+    const auto model = loadModel(args);
+    requireDecoder(*model, "the logit lens");
+    LensOptions lens;
+    lens.topK = static_cast<int>(args.integer("top", 1, 1 << 20).value_or(5));
+    if (args.value("token")) lens.token = tokenOption(args, "token");
+    const std::string outArg = args.required("out");
+    RunOptions run;
+    applyRunFlags(args, run);
+    run.recordResiduals = true;
+    const auto trace = model->forward(inputIds(args, *model), run);
+    const LogitLens result = logitLens(*trace, lens);
+
+    const std::filesystem::path out = prepareOutDir(outArg);
+    StagedOutputs staged(out);
+    const std::vector<std::int64_t> shape = {result.rows, result.tokens, result.k};
+    writeNpyInt64(staged.path("lens_top_ids.npy"), shape, result.topIds);
+    writeNpy(staged.path("lens_top_logprobs.npy"), shape, result.topLogProbs);
+    if (lens.token) writeNpy(staged.path("lens_token_logprob.npy"), {result.rows, result.tokens}, result.tokenLogProbs);
+    writeFileAtomically(staged.path("tokens.json"),
+                        nlohmann::json({{"ids", trace->ids()}, {"tokens", trace->tokens()}}).dump(2) + "\n");
+    staged.commit();
+    std::cout << "logit lens: " << result.rows << " rows (embeddings, then after each of " << result.rows - 1
+              << " blocks) x " << result.tokens << " positions, top " << result.k << "; wrote "
+              << (out / "lens_top_ids.npy").string() << ", lens_top_logprobs.npy"
+              << (lens.token ? ", lens_token_logprob.npy" : "") << ", tokens.json\n";
+    return 0;
+}
+
+int runDla(const std::vector<std::string>& argv) {
+    std::set<std::string> options = kRunOptions;
+    options.insert({"token", "minus", "position"});
+    Args args(argv, options, {"progress"});
+    args.expectPositionals(1);
+    const auto model = loadModel(args);
+    requireDecoder(*model, "direct logit attribution");
+    const std::int64_t token = tokenOption(args, "token");
+    std::optional<std::int64_t> minus;
+    if (args.value("minus")) minus = tokenOption(args, "minus");
+    const std::string outArg = args.required("out");
+    const auto ids = inputIds(args, *model);
+    const auto n = static_cast<long long>(ids.size());
+    RunOptions run;
+    applyRunFlags(args, run);
+    run.attributionPosition = args.integer("position", 0, n - 1).value_or(n - 1);
+    const auto trace = model->forward(ids, run);
+    const LogitAttribution dla = directLogitAttribution(*trace, token, minus);
+
+    const std::filesystem::path out = prepareOutDir(outArg);
+    StagedOutputs staged(out);
+    writeNpy(staged.path("dla_heads.npy"), {dla.layers, dla.heads},
+             std::vector<float>(dla.perHead.begin(), dla.perHead.end()));
+    nlohmann::json j = {{"token", token},
+                        {"position", dla.position},
+                        {"embed", dla.embed},
+                        {"attn_bias", dla.attnBias},
+                        {"mlp", dla.mlp},
+                        {"final_bias", dla.finalBias},
+                        {"logit_diff", dla.logitDiff},
+                        {"sum", dla.sum},
+                        {"note", "logits before any final soft-cap; sum = every part, final_bias included"}};
+    if (minus) j["minus"] = *minus;
+    writeFileAtomically(staged.path("dla.json"), j.dump(2) + "\n");
+    staged.commit();
+    std::cout << "direct logit attribution at position " << dla.position << ": logit difference " << dla.logitDiff
+              << ", sum of the parts " << dla.sum << "; wrote " << (out / "dla_heads.npy").string() << " ["
+              << dla.layers << ", " << dla.heads << "] and dla.json\n";
+    return 0;
+}
+
+const char* const kInputHelp =
+        "MODEL: a model folder, a file of one, builtin:NAME or a Hugging Face model id in the local cache\n"
+        "(--revision); decoder-only language models (GPT-2, Llama, Mistral, Qwen, Gemma, ... 17 families).\n"
+        "--ids \"3,17,42\" or --text TEXT (the model's tokenizer). --device cpu|cuda|auto, --weights, --progress.\n";
+
+}  // namespace
+
+Command lensCommand() {
+    static const std::string usage =
+            std::string("usage: attnscope-cli lens MODEL (--ids IDS | --text TEXT) --out DIR [--top K] [--token T]\n\n"
+                        "The logit lens: for the residual stream entering each block (row 0: the embeddings and\n"
+                        "positions) and the final one (row L), at every position, softmax(unembed(FinalNorm(h))) with\n"
+                        "the model's own final norm and unembedding, before any final soft-cap. Row L is the model's\n"
+                        "own next-token distribution.\n"
+                        "  DIR/lens_top_ids.npy       int64   [L+1, n, K], most probable first (K: --top, default 5)\n"
+                        "  DIR/lens_top_logprobs.npy  float32 [L+1, n, K], natural log\n"
+                        "  DIR/lens_token_logprob.npy float32 [L+1, n], with --token T (a vocabulary id)\n"
+                        "  DIR/tokens.json            the input ids and tokens\n") +
+            kInputHelp;
+    return {"lens", "logit lens: what each layer's residual stream predicts", usage.c_str(), runLens};
+}
+
+Command dlaCommand() {
+    static const std::string usage =
+            std::string("usage: attnscope-cli dla MODEL (--ids IDS | --text TEXT) --token T [--minus T2] [--position P]\n"
+                        "                       --out DIR\n\n"
+                        "Direct logit attribution of logit(T) - logit(T2) (or logit(T)) at position P (default the\n"
+                        "last): the final residual there is split into the embeddings, each head's output through\n"
+                        "W_O, each attention bias and each MLP output, and each part is read through the final norm\n"
+                        "linearised at P and the unembedding. The parts sum to the model's logit difference.\n"
+                        "Pre-norm decoders only (post-norm ones are refused).\n"
+                        "  DIR/dla_heads.npy  float32 [L, H]\n"
+                        "  DIR/dla.json       embed, attn_bias [L], mlp [L], final_bias, logit_diff, sum\n") +
+            kInputHelp;
+    return {"dla", "direct logit attribution per head, MLP and embedding", usage.c_str(), runDla};
+}
+
+}  // namespace attnscope::cli

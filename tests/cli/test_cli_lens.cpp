@@ -1,0 +1,104 @@
+// attnscope-cli lens and dla: the files equal what core computes from the same forward, and bad
+// input is one line and exit 2.
+#include "attnscope/analysis/logit_lens.h"
+#include "attnscope/models/model.h"
+#include "family_fixtures.h"
+#include "npy_read.h"
+
+#include "cli_run.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace attnscope;
+using namespace attnscope::testing;
+
+namespace {
+
+void requireOneLineError(const CliResult& r, const std::string& what) {
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("error: ") && Catch::Contains(what));
+}
+
+std::filesystem::path llamaFolder() {
+    static const auto dir = [] {
+        auto d = freshDir("cli-lens-llama");
+        writeCheckpoint(d, makeLlama(LlamaSpec{}, 5));
+        return d;
+    }();
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("cli lens writes the top ids, their log-probabilities and one token's, as core computes them",
+          "[cli][lens]") {
+    const auto out = freshDir("cli-lens-out");
+    const auto r = runCli({"lens", llamaFolder().string(), "--ids", "3,17,0,39,22", "--top", "3", "--token", "7",
+                           "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    std::vector<std::int64_t> ids;
+    const NpyArray idsArray = readNpy(out / "lens_top_ids.npy", &ids);
+    const NpyArray logProbs = readNpy(out / "lens_top_logprobs.npy");
+    const NpyArray token = readNpy(out / "lens_token_logprob.npy");
+    CHECK(idsArray.shape == std::vector<std::int64_t>{3, 5, 3});  // 2 layers + 1 rows
+    CHECK(logProbs.shape == std::vector<std::int64_t>{3, 5, 3});
+    CHECK(token.shape == std::vector<std::int64_t>{3, 5});
+
+    const auto model = Model::load(llamaFolder(), LoadOptions{DeviceChoice::Cpu, {}});
+    RunOptions run;
+    run.recordResiduals = true;
+    LensOptions lo;
+    lo.topK = 3;
+    lo.token = 7;
+    const LogitLens want = logitLens(*model->forward({3, 17, 0, 39, 22}, run), lo);
+    CHECK(ids == want.topIds);
+    CHECK(logProbs.values == want.topLogProbs);
+    CHECK(token.values == want.tokenLogProbs);
+    for (std::size_t i = 0; i + 1 < logProbs.values.size(); ++i)
+        if ((i + 1) % 3 != 0) CHECK(logProbs.values[i] >= logProbs.values[i + 1]);  // most probable first
+}
+
+TEST_CASE("cli dla writes per-head parts that sum with the rest to the logit difference", "[cli][lens]") {
+    const auto out = freshDir("cli-dla-out");
+    const auto r = runCli({"dla", llamaFolder().string(), "--ids", "3,17,0,39,22", "--token", "9", "--minus", "4",
+                           "--position", "3", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const NpyArray heads = readNpy(out / "dla_heads.npy");
+    REQUIRE(heads.shape == std::vector<std::int64_t>{2, 4});
+    std::ifstream in(out / "dla.json");
+    const auto j = nlohmann::json::parse(in);
+    double sum = j["embed"].get<double>() + j["final_bias"].get<double>();
+    for (float v : heads.values) sum += v;
+    for (double v : j["attn_bias"]) sum += v;
+    for (double v : j["mlp"]) sum += v;
+    CHECK(sum == Approx(j["logit_diff"].get<double>()).margin(1e-4));
+    CHECK(j["sum"].get<double>() == Approx(j["logit_diff"].get<double>()).margin(1e-4));
+    CHECK(j["position"] == 3);
+    CHECK(j["minus"] == 4);
+}
+
+TEST_CASE("cli lens and dla refuse bad input with one line and exit 2", "[cli][lens]") {
+    const auto out = freshDir("cli-lens-bad");
+    const std::string llama = llamaFolder().string();
+    requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--top", "0", "--out", out.string()}), "--top");
+    requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--top", "49", "--out", out.string()}),
+                        "outside 1..48");
+    requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--token", "48", "--out", out.string()}),
+                        "--token 48 is outside");
+    const auto missing = runCli({"dla", llama, "--ids", "1,2", "--out", out.string()});  // a usage error: exit 1
+    CHECK(missing.code == 1);
+    CHECK_THAT(missing.err, Catch::Contains("option '--token' is required"));
+    requireOneLineError(runCli({"dla", llama, "--ids", "1,2", "--token", "1", "--position", "2", "--out",
+                                out.string()}),
+                        "--position");
+    requireOneLineError(runCli({"dla", "builtin:reverse-dot", "--ids", "1,2", "--token", "1", "--out", out.string()}),
+                        "decoder-only language model");
+    CHECK(std::filesystem::is_empty(out));  // nothing written by a refused run
+}
