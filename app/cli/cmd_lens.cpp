@@ -131,15 +131,16 @@ Command lensCommand() {
 
 Command dlaCommand() {
     static const std::string usage =
-            std::string("usage: attnscope-cli dla MODEL (--ids IDS | --text TEXT) --token T [--minus T2] [--position P]\n"
-                        "                       --out DIR\n\n"
-                        "Direct logit attribution of logit(T) - logit(T2) (or logit(T)) at position P (default the\n"
-                        "last): the final residual there is split into the embeddings, each head's output through\n"
-                        "W_O, each attention bias and each MLP output, and each part is read through the final norm\n"
-                        "linearised at P and the unembedding. The parts sum to the model's logit difference.\n"
-                        "Pre-norm decoders only (post-norm ones are refused).\n"
-                        "  DIR/dla_heads.npy  float32 [L, H]\n"
-                        "  DIR/dla.json       embed, attn_bias [L], mlp [L], final_bias, logit_diff, sum\n") +
+            std::string(
+                    "usage: attnscope-cli dla MODEL (--ids IDS | --text TEXT) --token T [--minus T2] [--position P]\n"
+                    "                       --out DIR\n\n"
+                    "Direct logit attribution of logit(T) - logit(T2) (or logit(T)) at position P (default the\n"
+                    "last): the final residual there is split into the embeddings, each head's output through\n"
+                    "W_O, each attention bias and each MLP output, and each part is read through the final norm\n"
+                    "linearised at P and the unembedding. The parts sum to the model's logit difference.\n"
+                    "Pre-norm decoders only (post-norm ones are refused).\n"
+                    "  DIR/dla_heads.npy  float32 [L, H]\n"
+                    "  DIR/dla.json       embed, attn_bias [L], mlp [L], final_bias, logit_diff, sum\n") +
             kInputHelp;
     return {"dla", "direct logit attribution per head, MLP and embedding", usage.c_str(), runDla};
 }

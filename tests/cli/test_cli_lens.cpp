@@ -88,16 +88,15 @@ TEST_CASE("cli lens and dla refuse bad input with one line and exit 2", "[cli][l
     const auto out = freshDir("cli-lens-bad");
     const std::string llama = llamaFolder().string();
     requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--top", "0", "--out", out.string()}), "--top");
-    requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--top", "49", "--out", out.string()}),
-                        "outside 1..48");
+    requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--top", "49", "--out", out.string()}), "outside 1..48");
     requireOneLineError(runCli({"lens", llama, "--ids", "1,2", "--token", "48", "--out", out.string()}),
                         "--token 48 is outside");
     const auto missing = runCli({"dla", llama, "--ids", "1,2", "--out", out.string()});  // a usage error: exit 1
     CHECK(missing.code == 1);
     CHECK_THAT(missing.err, Catch::Contains("option '--token' is required"));
-    requireOneLineError(runCli({"dla", llama, "--ids", "1,2", "--token", "1", "--position", "2", "--out",
-                                out.string()}),
-                        "--position");
+    requireOneLineError(
+            runCli({"dla", llama, "--ids", "1,2", "--token", "1", "--position", "2", "--out", out.string()}),
+            "--position");
     requireOneLineError(runCli({"dla", "builtin:reverse-dot", "--ids", "1,2", "--token", "1", "--out", out.string()}),
                         "decoder-only language model");
     CHECK(std::filesystem::is_empty(out));  // nothing written by a refused run

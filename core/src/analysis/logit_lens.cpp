@@ -17,8 +17,9 @@ namespace {
 const Readout& readoutOf(const Trace& trace, const char* analysis, const char* option) {
     const Trace::Impl& impl = trace.impl();
     if (!impl.readout)
-        throw Error(std::string(analysis) + " needs a decoder-only language model run with " + option +
-                    " (this forward kept no readout: encoders, encoder-decoders, image models and maps files have none)");
+        throw Error(
+                std::string(analysis) + " needs a decoder-only language model run with " + option +
+                " (this forward kept no readout: encoders, encoder-decoders, image models and maps files have none)");
     return *impl.readout;
 }
 
@@ -53,7 +54,8 @@ LogitLens logitLens(const Trace& trace, const LensOptions& options) {
             const at::Tensor ids = std::get<1>(top).to(at::kCPU, at::kLong).contiguous();
             out.topLogProbs.insert(out.topLogProbs.end(), values.data_ptr<float>(),
                                    values.data_ptr<float>() + values.numel());
-            out.topIds.insert(out.topIds.end(), ids.data_ptr<std::int64_t>(), ids.data_ptr<std::int64_t>() + ids.numel());
+            out.topIds.insert(out.topIds.end(), ids.data_ptr<std::int64_t>(),
+                              ids.data_ptr<std::int64_t>() + ids.numel());
             if (options.token) {
                 const at::Tensor t = logProbs.select(1, *options.token).to(at::kCPU).contiguous();
                 out.tokenLogProbs.insert(out.tokenLogProbs.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());

@@ -16,7 +16,7 @@ namespace attnscope {
 // scale ⊙ (c − [centred] mean(c)). float64 [hidden] tensors on the CPU.
 struct LinearNorm {
     at::Tensor scale, bias;
-    bool centred = false;  // LayerNorm subtracts the row's mean; RMSNorm does not
+    bool centred = false;                                 // LayerNorm subtracts the row's mean; RMSNorm does not
     at::Tensor apply(const at::Tensor& component) const;  // component [.., hidden] float64 -> its share
 };
 

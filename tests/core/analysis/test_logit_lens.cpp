@@ -6,6 +6,9 @@
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 #include "reference_gpt2.h"
+#include "fixtures_alibi.h"
+#include "fixtures_gemma.h"
+#include "fixtures_neox.h"
 #include "reference_math.h"
 
 #include <catch2/catch.hpp>
@@ -210,4 +213,83 @@ TEST_CASE("the logit lens and DLA refuse what they cannot read, naming it", "[an
     run.attributionPosition = -1;
     const auto encoded = encoder->forward(ids, run);
     CHECK_THROWS_WITH(logitLens(*encoded), Catch::Contains("decoder-only language model"));
+}
+
+namespace {
+
+// DLA's parts sum to its logit difference, and that difference is the model's own next-token
+// logit (before its final soft-cap, cap · tanh(z / cap) after it), on one family's checkpoint.
+void checkCompleteness(const std::shared_ptr<const Model>& model, double finalSoftcap = 0) {
+    const std::vector<std::int64_t> ids = {3, 17, 0, 39, 22, 5, 11};
+    RunOptions run;
+    run.attributionPosition = static_cast<std::int64_t>(ids.size()) - 1;
+    run.recordResiduals = true;
+    const auto trace = model->forward(ids, run);
+    const std::int64_t T = 9;
+    const LogitAttribution dla = directLogitAttribution(*trace, T);
+    INFO(model->info().family);
+    CHECK(dla.sum == Approx(dla.logitDiff).margin(1e-4));
+    const double own = trace->nextTokenLogits().at(T);
+    if (finalSoftcap > 0)
+        CHECK(own == Approx(finalSoftcap * std::tanh(dla.logitDiff / finalSoftcap)).margin(1e-4));
+    else
+        CHECK(own == Approx(dla.logitDiff).margin(1e-4));
+    // The lens's last row is the model's own distribution at every position (pre-cap).
+    LensOptions lo;
+    lo.topK = 1;
+    lo.token = T;
+    const LogitLens lens = logitLens(*trace, lo);
+    double z = -1e300, sum = 0;
+    for (float v : trace->nextTokenLogits()) z = std::max(z, double(v));
+    if (finalSoftcap <= 0) {
+        for (float v : trace->nextTokenLogits()) sum += std::exp(v - z);
+        const std::size_t last = static_cast<std::size_t>(lens.rows - 1) * lens.tokens + lens.tokens - 1;
+        CHECK(lens.tokenLogProbs[last] == Approx(own - z - std::log(sum)).margin(1e-4));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("DLA is complete on parallel-residual, sandwich-norm, soft-capped and ALiBi decoders", "[analysis][lens]") {
+    SECTION("GPT-NeoX, parallel residual") { checkCompleteness(writeAndLoad(makeNeox(NeoxSpec{}, 4), "dla-neox")); }
+    SECTION("GPT-J, parallel residual with a biased head") {
+        checkCompleteness(writeAndLoad(makeGptj(GptjSpec{}, 4), "dla-gptj"));
+    }
+    SECTION("Phi, parallel residual with a biased head") {
+        checkCompleteness(writeAndLoad(makePhi(PhiSpec{}, 4), "dla-phi"));
+    }
+    SECTION("Gemma-2: sandwich norms and a final soft-cap") {
+        RmsFamilySpec g;
+        g.type = "gemma2";
+        g.attnSoftcap = 20;
+        g.finalSoftcap = 5;
+        g.window = 4;
+        checkCompleteness(writeAndLoad(makeRmsFamily(g, 4), "dla-gemma2"), g.finalSoftcap);
+    }
+    SECTION("OLMo-2: norms after attention and the MLP") {
+        RmsFamilySpec o;
+        o.type = "olmo2";
+        checkCompleteness(writeAndLoad(makeRmsFamily(o, 4), "dla-olmo2"));
+    }
+    SECTION("BLOOM: ALiBi, an embedding LayerNorm") {
+        checkCompleteness(writeAndLoad(makeBloom(BloomSpec{}, 4), "dla-bloom"));
+    }
+    SECTION("Falcon: new architecture, two norms in parallel") {
+        FalconSpec f;
+        f.newArch = true;
+        f.kvHeads = 2;
+        checkCompleteness(writeAndLoad(makeFalcon(f, 4), "dla-falcon"));
+    }
+    SECTION("OPT with do_layer_norm_before false and BLOOM with its residual after the norm are refused") {
+        OptSpec post;
+        post.preNorm = false;
+        RunOptions run;
+        run.attributionPosition = 0;
+        CHECK_THROWS_WITH(writeAndLoad(makeOpt(post, 4), "dla-opt-post")->forward({1, 2}, run),
+                          Catch::Contains("post-norm") && Catch::Contains("pre-norm decoders"));
+        BloomSpec b;
+        b.residualAfterNorm = true;
+        CHECK_THROWS_WITH(writeAndLoad(makeBloom(b, 4), "dla-bloom-post")->forward({1, 2}, run),
+                          Catch::Contains("post-norm"));
+    }
 }

@@ -20,14 +20,14 @@ namespace attnscope {
 // each position i, p_{l,i} = softmax(unembed(FinalNorm(h_{l,i}))) with the model's own final norm
 // and unembedding (bias included). Row L is the model's own output distribution.
 struct LensOptions {
-    int topK = 5;                        // 1..vocab
+    int topK = 5;                       // 1..vocab
     std::optional<std::int64_t> token;  // also the log-probability of this id everywhere
 };
 
 struct LogitLens {
-    int rows = 0;     // L + 1
-    int tokens = 0;   // n
-    int k = 0;        // topK
+    int rows = 0;                      // L + 1
+    int tokens = 0;                    // n
+    int k = 0;                         // topK
     std::vector<std::int64_t> topIds;  // [rows, tokens, k], descending probability
     std::vector<float> topLogProbs;    // [rows, tokens, k]
     std::vector<float> tokenLogProbs;  // [rows, tokens] when LensOptions::token, else empty
