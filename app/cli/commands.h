@@ -44,5 +44,6 @@ Command builtinDataCommand();
 Command kindsReportCommand();
 Command lensCommand();
 Command dlaCommand();
+Command patchCommand();
 
 }  // namespace attnscope::cli

@@ -1,6 +1,7 @@
 // attnscope-cli lens and dla: the files equal what core computes from the same forward, and bad
 // input is one line and exit 2.
 #include "attnscope/analysis/logit_lens.h"
+#include "attnscope/analysis/patching.h"
 #include "attnscope/models/model.h"
 #include "family_fixtures.h"
 #include "npy_read.h"
@@ -100,4 +101,38 @@ TEST_CASE("cli lens and dla refuse bad input with one line and exit 2", "[cli][l
     requireOneLineError(runCli({"dla", "builtin:reverse-dot", "--ids", "1,2", "--token", "1", "--out", out.string()}),
                         "decoder-only language model");
     CHECK(std::filesystem::is_empty(out));  // nothing written by a refused run
+}
+
+TEST_CASE("cli patch writes the scores core computes, and refuses bad input with one line", "[cli][lens]") {
+    const auto out = freshDir("cli-patch-out");
+    const auto r = runCli({"patch", llamaFolder().string(), "--clean-ids", "3,17,0,39,22", "--corrupt-ids",
+                           "3,17,8,39,22", "--token", "9", "--minus", "4", "--what", "heads", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const NpyArray scores = readNpy(out / "patch.npy");
+    REQUIRE(scores.shape == std::vector<std::int64_t>{2, 4});
+    const auto model = Model::load(llamaFolder(), LoadOptions{DeviceChoice::Cpu, {}});
+    PatchRequest request;
+    request.token = 9;
+    request.minus = 4;
+    const PatchResult want = activationPatching(*model, {3, 17, 0, 39, 22}, {3, 17, 8, 39, 22}, request);
+    CHECK(scores.values == want.scores);
+    std::ifstream in(out / "patch.json");
+    const auto j = nlohmann::json::parse(in);
+    CHECK(j["ld_clean"].get<double>() == Approx(want.ldClean));
+    CHECK(j["ld_corrupt"].get<double>() == Approx(want.ldCorrupt));
+    CHECK(j["what"] == "heads");
+
+    const auto bad = freshDir("cli-patch-bad");
+    const std::string llama = llamaFolder().string();
+    requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,3", "--token", "9", "--what",
+                                "neurons", "--out", bad.string()}),
+                        "--what 'neurons' is not one of heads, resid, attn-out, mlp-out");
+    requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,3,4", "--token", "9",
+                                "--what", "resid", "--out", bad.string()}),
+                        "same length (2 and 3 tokens)");
+    requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,2", "--token", "9", "--what",
+                                "resid", "--out", bad.string()}),
+                        "same logit difference");
+    CHECK(std::filesystem::is_empty(bad));
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <random>
 
 namespace attnscope::testing {
@@ -72,11 +73,17 @@ struct Reference {
     // Llama hooks for the logit lens and DLA: residuals[l][i] the stream entering block l (then the
     // final one, before the final norm); headOut[l][h][i] head h's context through its columns of
     // o_proj; mlpOut[l][i] the MLP's output.
-    std::vector<std::vector<std::vector<double>>> residuals, mlpOut;
+    std::vector<std::vector<std::vector<double>>> residuals, mlpOut, contexts;
     std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
 };
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& spec, const std::vector<long long>& ids);
+// The same, with contextHook(layer, context) called on each layer's heads' outputs before o_proj
+// (context[i] = [heads · head_dim], head h at h·d..), which it may change (activation patching);
+// Reference::contexts records them as used.
+using ContextHook = std::function<void(int, std::vector<std::vector<double>>&)>;
+Reference referenceLlama(const Checkpoint& c, const LlamaSpec& spec, const std::vector<long long>& ids,
+                         const ContextHook& contextHook);
 // typeIds / attend empty = all 0 / all 1. maskHeads: {layer, head} pairs whose attention output
 // is zeroed before the output projection (RunOptions::maskHeads).
 Reference referenceBert(const Checkpoint& c, const BertSpec& spec, const std::vector<long long>& ids,

@@ -126,6 +126,11 @@ void rotate(Vec& row, int heads, int d, int position, const Vec& inv) {
 }  // namespace
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vector<long long>& ids) {
+    return referenceLlama(c, s, ids, ContextHook{});
+}
+
+Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vector<long long>& ids,
+                         const ContextHook& contextHook) {
     const int n = static_cast<int>(ids.size()), E = s.hidden, d = llamaHeadDim(s);
     const Vec inv = inverseFrequencies(s);
     std::vector<Vec> x(n, Vec(E));
@@ -145,7 +150,9 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
             rotate(k[t], s.kvHeads, d, t, inv);
         }
         auto allowed = [&](int i, int j) { return j <= i && (s.window == 0 || i - j < s.window); };
-        const auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
+        auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
+        if (contextHook) contextHook(l, context);
+        ref.contexts.push_back(context);
         const Tensor& wo = c.get(p + "self_attn.o_proj.weight");  // [E, H·d]: head h reads columns h·d..
         const int Hd = s.heads * d;
         ref.headOut.emplace_back(s.heads, std::vector<Vec>(n, Vec(E, 0.0)));

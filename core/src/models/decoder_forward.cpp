@@ -1,8 +1,10 @@
 // The one forward of the decoder-only families (decoder_spec.h): loads the tensors the spec
 // names (streamed layer by layer when the plan says so) and runs embeddings, the layers and the
 // next-token head, with progress, cancel, the memory check and the capture.
+#include "decoder_readout.h"
 #include "decoder_spec.h"
 #include "family_common.h"
+#include "layer_runner.h"
 #include "io/weights.h"
 #include "runtime/memory.h"
 
@@ -17,74 +19,24 @@ namespace {
 
 using Spec = DecoderSpec;
 
-// A norm's tensors; `on` false where the layout has no norm (then it is the identity).
-struct NormWeights {
-    at::Tensor weight, bias;  // undefined for a LayerNorm without affine weights
-    bool on = false;
-};
-
-// The family's norm of x (the identity where the layout has none).
-at::Tensor applyNorm(const at::Tensor& x, const NormWeights& n, Spec::Norm kind, double eps) {
-    if (!n.on) return x;
-    if (kind == Spec::Norm::Layer) return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, eps);
-    return rmsNorm(x, n.weight, eps, kind != Spec::Norm::Rms);
-}
-
-// The norm at `row` [hidden] as a linear map of that row's components (readout.h).
-LinearNorm linearised(const NormWeights& n, Spec::Norm kind, double eps, const at::Tensor& row) {
-    const at::Tensor r = row.reshape({-1}).to(at::kCPU, at::kDouble);
-    const auto dbl = at::TensorOptions().dtype(at::kDouble);
-    LinearNorm out{at::ones({r.size(0)}, dbl), at::zeros({r.size(0)}, dbl), false};
-    if (!n.on) return out;
-    const at::Tensor weight = n.weight.defined() ? n.weight.to(at::kCPU, at::kDouble) : out.scale;
-    if (kind == Spec::Norm::Layer) {
-        out.centred = true;
-        out.scale = weight / std::sqrt((r - r.mean()).pow(2).mean().item<double>() + eps);
-        if (n.bias.defined()) out.bias = n.bias.to(at::kCPU, at::kDouble);
-    } else {
-        out.scale = weight / std::sqrt(r.pow(2).mean().item<double>() + eps);
-    }
-    return out;
-}
-
-// The final norm and unembedding (readout.h), holding the model's tensors.
-class DecoderReadout final : public Readout {
-public:
-    DecoderReadout(NormWeights norm, Spec::Norm kind, double eps, at::Tensor projectOut, Linear head)
-        : norm_(std::move(norm)), kind_(kind), eps_(eps), projectOut_(std::move(projectOut)), head_(std::move(head)) {}
-    at::Tensor logits(const at::Tensor& rows) const override {
-        at::Tensor x = applyNorm(rows, norm_, kind_, eps_);
-        if (projectOut_.defined()) x = at::mm(x, projectOut_.t());
-        return rowsMatmul(x, head_.weight, head_.bias).to(at::kFloat);
-    }
-    LinearNorm linearNormAt(const at::Tensor& row) const override { return linearised(norm_, kind_, eps_, row); }
-    at::Tensor direction(std::int64_t token) const override {
-        const at::Tensor w = head_.weight.narrow(0, token, 1).reshape({-1}).to(at::kCPU, at::kDouble);
-        return projectOut_.defined() ? at::mv(projectOut_.to(at::kCPU, at::kDouble).t(), w) : w;
-    }
-    double logitBias(std::int64_t token) const override {
-        return head_.bias.defined() ? head_.bias[token].item<double>() : 0.0;
-    }
-    std::int64_t vocabSize() const override { return head_.weight.size(0); }
-
-private:
-    NormWeights norm_;
-    Spec::Norm kind_;
-    double eps_;
-    at::Tensor projectOut_;
-    Linear head_;
-};
-
 at::Tensor rowOf(const at::Tensor& x, std::int64_t position) {
     return x.narrow(0, position, 1).reshape({-1}).to(at::kCPU, at::kDouble);
 }
+
+// What a layer is asked to keep or change beyond its output (all optional): DLA's parts, the
+// activations patching reads, and one patched activation.
+struct LayerHooks {
+    ResidualParts* parts = nullptr;
+    LayerActivations* record = nullptr;
+    const LayerPatch* patch = nullptr;
+};
 
 struct DecoderLayer {
     NormWeights in, attnOut, ff, ffOut, qNorm, kNorm;
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
 };
 
-class DecoderModel final : public TextFamilyModel<DecoderSpec> {
+class DecoderModel final : public TextFamilyModel<DecoderSpec>, public LayerRunner {
 public:
     DecoderModel(const std::filesystem::path& folder, DecoderSpec spec, c10::Device device, const LoadOptions& options)
         : TextFamilyModel(std::move(spec), folder, device) {
@@ -113,7 +65,7 @@ public:
         const bool tied = s.tied || (s.tiedIfNoHead && !w.has(nm.head + ".weight"));
         head_.weight = tied ? embed_ : w.rows(nm.head + ".weight", {s.vocab, P});
         if (s.headBias) head_.bias = w.get(nm.head + ".bias", {s.vocab});
-        readout_ = std::make_shared<DecoderReadout>(finalNorm_, s.norm, s.eps, projectOut_, head_);
+        readout_ = makeDecoderReadout(finalNorm_, s.norm, s.eps, projectOut_, head_);
         reportProgress(options.progress, total, total);
 
         info_ = familyInfo(s.family, folder, w, device, s.layers, s.heads, s.kvHeads, s.headDim, s.hidden);
@@ -143,12 +95,13 @@ protected:
             impl->parts.position = options.attributionPosition;
             impl->parts.embed = rowOf(x, options.attributionPosition);
         }
-        std::vector<RopeTables> tables;
-        for (const RopeSpec& r : s.ropes) tables.push_back(ropeTables(r, n, device_));
+        const std::vector<RopeTables> tables = ropeTablesFor(n);
         StreamPass pass(stream_, options.progress);
+        LayerHooks hooks;
+        if (parts) hooks.parts = &impl->parts;
         for (int l = 0; l < s.layers; ++l) {
             pass.layer(l);
-            x = layer(l, x, tables, options, capture, parts ? &impl->parts : nullptr);
+            x = layer(l, x, tables, options, &capture, hooks);
             if (options.recordResiduals) impl->residuals.push_back(x);
             reportProgress(options.progress, l + 1, s.layers);
         }
@@ -172,7 +125,56 @@ protected:
         return std::make_shared<const Trace>(std::move(impl));
     }
 
+    LayerActivations runRecording(const std::vector<std::int64_t>& ids) const override {
+        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        c10::InferenceMode guard;
+        LayerActivations acts;
+        LayerHooks hooks;
+        hooks.record = &acts;
+        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
+        at::Tensor x = embedTokens(ids);
+        for (int l = 0; l < cfg_.layers; ++l) {
+            acts.resid.push_back(x);
+            x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
+        }
+        acts.resid.push_back(x);
+        return acts;
+    }
+
+    at::Tensor runFrom(const std::vector<std::int64_t>& ids, int from, const at::Tensor& entering,
+                       const LayerPatch& patch) const override {
+        c10::InferenceMode guard;
+        LayerHooks hooks;
+        hooks.patch = &patch;
+        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
+        at::Tensor x = entering;
+        for (int l = from; l < cfg_.layers; ++l) x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
+        return x;
+    }
+
+    const Readout& finalReadout() const override { return *readout_; }
+
+    std::string patchingRefusal() const override {
+        return stream_ ? "activation patching re-runs layers from held activations, but this model streams its "
+                         "weights from the file (open it with --weights convert)"
+                       : "";
+    }
+
 private:
+    std::vector<RopeTables> ropeTablesFor(std::int64_t n) const {
+        std::vector<RopeTables> tables;
+        for (const RopeSpec& r : cfg_.ropes) tables.push_back(ropeTables(r, n, device_));
+        return tables;
+    }
+
+    // t with the patched row (AttnOut / MlpOut at the patch's position) when `site` is patched in layer l.
+    static at::Tensor patched(at::Tensor t, int l, const LayerHooks& hooks, LayerPatch::Site site) {
+        if (!hooks.patch || hooks.patch->site != site || hooks.patch->layer != l) return t;
+        t = t.clone();
+        t.select(0, hooks.patch->position).copy_(hooks.patch->value);
+        return t;
+    }
+
     NormWeights loadNorm(WeightStore& w, const std::string& layer, const std::string& name, std::int64_t size) const {
         NormWeights n;
         n.on = !name.empty();
@@ -336,7 +338,7 @@ private:
     }
 
     at::Tensor layer(int l, at::Tensor x, const std::vector<RopeTables>& tables, const RunOptions& options,
-                     BlockCapture& capture, ResidualParts* parts) const {
+                     BlockCapture* capture, const LayerHooks& hooks) const {
         const Spec& s = cfg_;
         const DecoderLayer& L = layers_[l];
         MaskSpec mask;
@@ -347,23 +349,44 @@ private:
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);
         at::Tensor q, k, v;
         queryKeyValue(l, h, tables, q, k, v);
-        const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
+        at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
+        if (hooks.patch && hooks.patch->site == LayerPatch::Site::Heads && hooks.patch->layer == l) {
+            context = context.clone();
+            context.narrow(1, hooks.patch->head * s.headDim, s.headDim).copy_(hooks.patch->value);
+        }
         const at::Tensor attn = run(L.o, context);
-        capture.layers.push_back(dotCapture(q, k, score, mask));
-        if (parts) addAttentionParts(L, context, attn, *parts);
+        if (capture) capture->layers.push_back(dotCapture(q, k, score, mask));
+        if (hooks.parts) addAttentionParts(L, context, attn, *hooks.parts);
+        // What the attention and the MLP add (patchable), then the block's sum.
+        const auto added = [&](const at::Tensor& a, const at::Tensor& m) {
+            if (hooks.record) {
+                hooks.record->context.push_back(context);
+                hooks.record->attnAdded.push_back(a);
+                hooks.record->mlpAdded.push_back(m);
+            }
+            if (hooks.parts) hooks.parts->mlp.push_back(rowOf(m, hooks.parts->position));
+        };
         switch (s.blocks) {
             case Spec::Blocks::Parallel: {
-                const at::Tensor m = mlp(L, L.ff.on ? norm(x, L.ff) : h);
-                if (parts) parts->mlp.push_back(rowOf(m, parts->position));
-                return s.branchesFirst ? x + (m + attn) : x + attn + m;
+                const at::Tensor a = patched(attn, l, hooks, LayerPatch::Site::AttnOut);
+                const at::Tensor m = patched(mlp(L, L.ff.on ? norm(x, L.ff) : h), l, hooks, LayerPatch::Site::MlpOut);
+                added(a, m);
+                return s.branchesFirst ? x + (m + a) : x + a + m;
             }
-            case Spec::Blocks::Post: x = norm(x + attn, L.in); return norm(x + mlp(L, x), L.ff);
+            case Spec::Blocks::Post: {
+                const at::Tensor a = patched(attn, l, hooks, LayerPatch::Site::AttnOut);
+                x = norm(x + a, L.in);
+                const at::Tensor m = patched(mlp(L, x), l, hooks, LayerPatch::Site::MlpOut);
+                added(a, m);
+                return norm(x + m, L.ff);
+            }
             case Spec::Blocks::Pre: break;
         }
-        x = (s.residualAfterNorm ? h : x) + norm(attn, L.attnOut);
+        const at::Tensor a = patched(norm(attn, L.attnOut), l, hooks, LayerPatch::Site::AttnOut);
+        x = (s.residualAfterNorm ? h : x) + a;
         const at::Tensor h2 = norm(x, L.ff);
-        const at::Tensor m = norm(mlp(L, h2), L.ffOut);
-        if (parts) parts->mlp.push_back(rowOf(m, parts->position));
+        const at::Tensor m = patched(norm(mlp(L, h2), L.ffOut), l, hooks, LayerPatch::Site::MlpOut);
+        added(a, m);
         return (s.residualAfterNorm ? h2 : x) + m;
     }
 

@@ -1,9 +1,10 @@
-// `lens` and `dla`: the logit lens and direct logit attribution of a decoder-only language model
-// (attnscope/analysis/logit_lens.h).
+// `lens`, `dla` and `patch`: the logit lens, direct logit attribution and activation patching of
+// a decoder-only language model (attnscope/analysis/logit_lens.h, patching.h).
 #include "commands.h"
 #include "common.h"
 
 #include "attnscope/analysis/logit_lens.h"
+#include "attnscope/analysis/patching.h"
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/models/model.h"
@@ -107,6 +108,60 @@ int runDla(const std::vector<std::string>& argv) {
     return 0;
 }
 
+// --clean-ids / --clean-text (or the corrupt ones): one of the two, like --ids / --text.
+std::vector<std::int64_t> sideIds(const Args& args, const Model& model, const std::string& side) {
+    const auto ids = args.value(side + "-ids"), text = args.value(side + "-text");
+    if (ids.has_value() == text.has_value())
+        throw UsageError("give exactly one of --" + side + "-ids and --" + side + "-text");
+    return ids ? parseIntegers(*ids, "--" + side + "-ids", "token id") : model.encodeText(*text);
+}
+
+PatchWhat parseWhat(const std::string& what) {
+    if (what == "heads") return PatchWhat::Heads;
+    if (what == "resid") return PatchWhat::Resid;
+    if (what == "attn-out") return PatchWhat::AttnOut;
+    if (what == "mlp-out") return PatchWhat::MlpOut;
+    throw Error("--what '" + what + "' is not one of heads, resid, attn-out, mlp-out");
+}
+
+int runPatch(const std::vector<std::string>& argv) {
+    Args args(argv,
+              {"clean-ids", "clean-text", "corrupt-ids", "corrupt-text", "token", "minus", "position", "what", "out",
+               "device", "weights", "revision"},
+              {"progress"});
+    args.expectPositionals(1);
+    PatchRequest request;
+    request.what = parseWhat(args.required("what"));
+    const std::string outArg = args.required("out");
+    const auto model = loadModel(args);
+    requireDecoder(*model, "activation patching");
+    request.token = tokenOption(args, "token");
+    if (args.value("minus")) request.minus = tokenOption(args, "minus");
+    const auto clean = sideIds(args, *model, "clean"), corrupt = sideIds(args, *model, "corrupt");
+    if (args.value("position"))
+        request.position = *args.integer("position", 0, static_cast<long long>(clean.size()) - 1);
+    if (args.flag("progress")) request.progress = stderrProgress("patching", "patch");
+    const PatchResult result = activationPatching(*model, clean, corrupt, request);
+
+    const std::filesystem::path out = prepareOutDir(outArg);
+    StagedOutputs staged(out);
+    writeNpy(staged.path("patch.npy"), {result.rows, result.cols}, result.scores);
+    nlohmann::json j = {{"what", args.required("what")},
+                        {"token", request.token},
+                        {"position", result.position},
+                        {"ld_clean", result.ldClean},
+                        {"ld_corrupt", result.ldCorrupt},
+                        {"rows", "layer"},
+                        {"columns", request.what == PatchWhat::Heads ? "head" : "position"}};
+    if (request.minus) j["minus"] = *request.minus;
+    writeFileAtomically(staged.path("patch.json"), j.dump(2) + "\n");
+    staged.commit();
+    std::cout << "activation patching (" << args.required("what") << "): LD clean " << result.ldClean << ", corrupt "
+              << result.ldCorrupt << "; wrote " << (out / "patch.npy").string() << " [" << result.rows << ", "
+              << result.cols << "] and patch.json\n";
+    return 0;
+}
+
 const char* const kInputHelp =
         "MODEL: a model folder, a file of one, builtin:NAME or a Hugging Face model id in the local cache\n"
         "(--revision); decoder-only language models (GPT-2, Llama, Mistral, Qwen, Gemma, ... 17 families).\n"
@@ -143,6 +198,23 @@ Command dlaCommand() {
                     "  DIR/dla.json       embed, attn_bias [L], mlp [L], final_bias, logit_diff, sum\n") +
             kInputHelp;
     return {"dla", "direct logit attribution per head, MLP and embedding", usage.c_str(), runDla};
+}
+
+Command patchCommand() {
+    static const std::string usage =
+            std::string("usage: attnscope-cli patch MODEL (--clean-ids IDS | --clean-text TEXT)\n"
+                        "                         (--corrupt-ids IDS | --corrupt-text TEXT) --token T [--minus T2]\n"
+                        "                         --what heads|resid|attn-out|mlp-out [--position P] --out DIR\n\n"
+                        "Activation patching: LD = logit(T) - logit(T2) (or logit(T)) at P (default the last), before\n"
+                        "any final soft-cap. For each site, the corrupt run with that one activation taken from the\n"
+                        "clean run; score = (LD_patched - LD_corrupt) / (LD_clean - LD_corrupt). The inputs must have\n"
+                        "the same length. heads: head (l, h)'s output before W_O at every position; resid: the\n"
+                        "residual entering block l at position p; attn-out / mlp-out: what layer l's attention / MLP\n"
+                        "adds at p. A patch in layer l re-runs only layers l..L-1.\n"
+                        "  DIR/patch.npy   float32 [L, H] (heads) or [L, n]\n"
+                        "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n") +
+            kInputHelp;
+    return {"patch", "activation patching on a clean/corrupt pair", usage.c_str(), runPatch};
 }
 
 }  // namespace attnscope::cli
