@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
 #include <iostream>
 
 namespace attnscope::cli {
@@ -116,6 +119,29 @@ std::vector<std::int64_t> sideIds(const Args& args, const Model& model, const st
     return ids ? parseIntegers(*ids, "--" + side + "-ids", "token id") : model.encodeText(*text);
 }
 
+double msSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// --timing (docs/benchmarks.md): the whole job against as many full forwards as it has patches
+// (the median of 5 forwards of the corrupt input, after one warm-up, times the patch count).
+void printPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, const PatchResult& result,
+                      double jobMs) {
+    model.forward(ids);
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+        const auto t = std::chrono::steady_clock::now();
+        model.forward(ids);
+        ms.push_back(msSince(t));
+    }
+    std::sort(ms.begin(), ms.end());
+    const double patches = static_cast<double>(result.rows) * result.cols;
+    std::cout << std::fixed << std::setprecision(1) << "timing: the patching job " << jobMs << " ms for "
+              << static_cast<long long>(patches) << " patches (2 recorded runs included); one forward " << ms[2]
+              << " ms, " << static_cast<long long>(patches) << " forwards " << ms[2] * patches << " ms; ratio "
+              << std::setprecision(2) << jobMs / (ms[2] * patches) << "\n";
+}
+
 PatchWhat parseWhat(const std::string& what) {
     if (what == "heads") return PatchWhat::Heads;
     if (what == "resid") return PatchWhat::Resid;
@@ -128,7 +154,7 @@ int runPatch(const std::vector<std::string>& argv) {
     Args args(argv,
               {"clean-ids", "clean-text", "corrupt-ids", "corrupt-text", "token", "minus", "position", "what", "out",
                "device", "weights", "revision"},
-              {"progress"});
+              {"progress", "timing"});
     args.expectPositionals(1);
     PatchRequest request;
     request.what = parseWhat(args.required("what"));
@@ -141,7 +167,9 @@ int runPatch(const std::vector<std::string>& argv) {
     if (args.value("position"))
         request.position = *args.integer("position", 0, static_cast<long long>(clean.size()) - 1);
     if (args.flag("progress")) request.progress = stderrProgress("patching", "patch");
+    const auto t0 = std::chrono::steady_clock::now();
     const PatchResult result = activationPatching(*model, clean, corrupt, request);
+    if (args.flag("timing")) printPatchTiming(*model, corrupt, result, msSince(t0));
 
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);
@@ -212,7 +240,8 @@ Command patchCommand() {
                         "residual entering block l at position p; attn-out / mlp-out: what layer l's attention / MLP\n"
                         "adds at p. A patch in layer l re-runs only layers l..L-1.\n"
                         "  DIR/patch.npy   float32 [L, H] (heads) or [L, n]\n"
-                        "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n") +
+                        "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n"
+                        "--timing also prints the job's time against as many full forwards as it has patches.\n") +
             kInputHelp;
     return {"patch", "activation patching on a clean/corrupt pair", usage.c_str(), runPatch};
 }

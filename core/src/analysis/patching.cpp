@@ -38,9 +38,11 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
     if (P >= n)
         throw Error("--position " + std::to_string(P) + " is outside the input (0.." + std::to_string(n - 1) + ")");
 
+    const std::vector<std::int64_t> tokens = r.minus ? std::vector<std::int64_t>{r.token, *r.minus}
+                                                     : std::vector<std::int64_t>{r.token};
     const auto ld = [&](const at::Tensor& finalResid) {
-        const at::Tensor z = readout.logits(finalResid.narrow(0, P, 1)).to(at::kCPU, at::kDouble);
-        return z[0][r.token].item<double>() - (r.minus ? z[0][*r.minus].item<double>() : 0.0);
+        const at::Tensor z = readout.logitsOf(finalResid.narrow(0, P, 1), tokens).to(at::kCPU, at::kDouble);
+        return z[0][0].item<double>() - (r.minus ? z[0][1].item<double>() : 0.0);
     };
     const LayerActivations good = runner->runRecording(clean), bad = runner->runRecording(corrupt);
     PatchResult out;

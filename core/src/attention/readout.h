@@ -26,6 +26,9 @@ public:
     virtual ~Readout() = default;
     // rows [r, hidden] (the trace's device, any dtype) -> logits [r, vocab] float32, same device.
     virtual at::Tensor logits(const at::Tensor& rows) const = 0;
+    // The same for the given token ids only: [r, tokens.size()] (one pass over two rows of the
+    // unembedding instead of all of them, for patching's logit differences).
+    virtual at::Tensor logitsOf(const at::Tensor& rows, const std::vector<std::int64_t>& tokens) const = 0;
     // The final norm linearised at `row` [hidden] (a final residual row).
     virtual LinearNorm linearNormAt(const at::Tensor& row) const = 0;
     // Token t's unembedding direction in the final norm's output basis (through any output
