@@ -82,6 +82,32 @@ void parseSparse(const Args& args, VariantSpec& lab) {
 }
 
 // Everything is checked before the model is loaded, so a bad value costs nothing.
+// --knockout "Q1,Q2:K1,K2@a-b;..." (queries : keys @ layers a..b, or @a for one layer).
+std::vector<Knockout> parseKnockouts(const std::string& spec) {
+    std::vector<Knockout> out;
+    std::stringstream all(spec);
+    std::string one;
+    while (std::getline(all, one, ';')) {
+        const auto colon = one.find(':'), at = one.find('@');
+        if (colon == std::string::npos || at == std::string::npos || at < colon)
+            throw Error("--knockout '" + one + "' is not QUERIES:KEYS@LAYERS (e.g. 5:0,1@2-4)");
+        Knockout k;
+        k.queries = parseIntegers(one.substr(0, colon), "--knockout", "query position");
+        k.keys = parseIntegers(one.substr(colon + 1, at - colon - 1), "--knockout", "key position");
+        const std::string layers = one.substr(at + 1);
+        const auto dash = layers.find('-');
+        const auto range = parseIntegers(
+                dash == std::string::npos ? layers : layers.substr(0, dash) + "," + layers.substr(dash + 1),
+                "--knockout", "layer");
+        if (range.empty() || range.size() > 2) throw Error("--knockout '" + one + "': layers are A or A-B");
+        k.firstLayer = static_cast<int>(std::min<std::int64_t>(range.front(), 1 << 30));
+        k.lastLayer = static_cast<int>(std::min<std::int64_t>(range.back(), 1 << 30));
+        out.push_back(std::move(k));
+    }
+    if (out.empty()) throw Error("--knockout is empty");
+    return out;
+}
+
 AttentionSettings parseSettings(const Args& args) {
     AttentionSettings s;
     const double temperature = args.number("temperature").value_or(1.0);
@@ -124,7 +150,11 @@ AttentionSettings parseSettings(const Args& args) {
     } else if (args.value("prune-count") || args.flag("prune-least")) {
         throw UsageError("--prune-count and --prune-least need --prune entropy|output");
     }
-    s.rerun = propagate || !s.run.maskHeads.empty() || s.prune;
+    if (auto spec = args.value("knockout")) {
+        s.run.knockouts = parseKnockouts(*spec);
+        s.what += (s.what.empty() ? "" : "; ") + std::string("knockout ") + *spec;
+    }
+    s.rerun = propagate || !s.run.maskHeads.empty() || s.prune || !s.run.knockouts.empty();
     s.topK = static_cast<int>(args.integer("top-k", 1, kMaxInt).value_or(5));
 
     if (auto v = args.value("variant")) s.lab.variant = parseVariant(*v);
@@ -192,7 +222,7 @@ int runAttention(const std::vector<std::string>& argv) {
                       {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
                        "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
                        "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
-                       "keep",     "buckets", "rounds",      "revision"}))),
+                       "keep",     "buckets", "rounds",      "revision",      "knockout"}))),
               withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
@@ -355,10 +385,12 @@ Command attentionCommand() {
             "  --propagate inside the model's softmax in every layer (or --layers 0,2), so later layers and\n"
             "  the outputs change; the maps written are those the model then used.\n"
             "--mask-heads L:H,L:H zeroes those heads' outputs (BLOCK:L:H for one block) and re-runs.\n"
+            "--knockout Q1,Q2:K1,K2@A-B[;...] sets the logits from those query positions to those key positions to\n"
+            "  -inf before the softmax in layers A..B (decoder-only language models) and re-runs; the maps show it.\n"
             "--prune entropy|output ranks heads by importance (low mean entropy, or the output change when\n"
             "  the head alone is masked: one run per head) and masks the K (--prune-count, 1) most important\n"
             "  (--prune-least: least important) on top of --mask-heads; the ranking goes to output_change.json.\n"
-            "  With --propagate, --mask-heads or --prune the output change against the plain run (next-token top-K\n"
+            "  With --propagate, --mask-heads, --knockout or --prune the output change against the plain run (next-token top-K\n"
             "  and KL, class probabilities, the generated sequence, or for encoders without a head the mean\n"
             "  and max cosine distance of the final hidden states) is printed and written to\n"
             "  DIR/output_change.json.\n"

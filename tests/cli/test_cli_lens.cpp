@@ -136,3 +136,30 @@ TEST_CASE("cli patch writes the scores core computes, and refuses bad input with
                         "same logit difference");
     CHECK(std::filesystem::is_empty(bad));
 }
+
+TEST_CASE("cli attention --knockout writes the knocked maps and the output change", "[cli][lens]") {
+    const auto out = freshDir("cli-knockout");
+    const auto r = runCli({"attention", llamaFolder().string(), "--ids", "3,17,0,39,22", "--knockout", "4,3:0,1@0-1",
+                           "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("knockout 4,3:0,1@0-1"));
+    const NpyArray maps = readNpy(out / "attention.npy");  // [2, 4, 5, 5]
+    REQUIRE(maps.shape == std::vector<std::int64_t>{2, 4, 5, 5});
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 4; ++h)
+            for (int q : {3, 4})
+                for (int k : {0, 1}) CHECK(maps.values[((l * 4 + h) * 5 + q) * 5 + k] == 0.0f);
+    CHECK(std::filesystem::exists(out / "output_change.json"));
+
+    const auto bad = freshDir("cli-knockout-bad");
+    const std::string llama = llamaFolder().string();
+    requireOneLineError(runCli({"attention", llama, "--ids", "1,2,3", "--knockout", "2:0", "--out", bad.string()}),
+                        "is not QUERIES:KEYS@LAYERS");
+    requireOneLineError(runCli({"attention", llama, "--ids", "1,2,3", "--knockout", "1:0,1@0", "--out", bad.string()}),
+                        "leaves query position 1 with no key in layer 0");
+    requireOneLineError(
+            runCli({"attention", "builtin:reverse-dot", "--text", "ab", "--knockout", "1:0@0", "--out", bad.string()}),
+            "decoder-only language models");
+    CHECK(std::filesystem::is_empty(bad));
+}

@@ -28,8 +28,8 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
     if (clean.size() != corrupt.size()) throw Error(lengthMessage(clean.size(), corrupt.size()));
     if (clean.empty()) throw Error("activation patching needs at least one token");
     const Readout& readout = runner->finalReadout();
-    for (const auto& [name, id] : {std::pair<const char*, std::optional<std::int64_t>>{"--token", r.token},
-                                   {"--minus", r.minus}})
+    for (const auto& [name, id] :
+         {std::pair<const char*, std::optional<std::int64_t>>{"--token", r.token}, {"--minus", r.minus}})
         if (id && (*id < 0 || *id >= readout.vocabSize()))
             throw Error(std::string(name) + " " + std::to_string(*id) + " is outside the vocabulary (0.." +
                         std::to_string(readout.vocabSize() - 1) + ")");
@@ -38,8 +38,8 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
     if (P >= n)
         throw Error("--position " + std::to_string(P) + " is outside the input (0.." + std::to_string(n - 1) + ")");
 
-    const std::vector<std::int64_t> tokens = r.minus ? std::vector<std::int64_t>{r.token, *r.minus}
-                                                     : std::vector<std::int64_t>{r.token};
+    const std::vector<std::int64_t> tokens =
+            r.minus ? std::vector<std::int64_t>{r.token, *r.minus} : std::vector<std::int64_t>{r.token};
     const auto ld = [&](const at::Tensor& finalResid) {
         const at::Tensor z = readout.logitsOf(finalResid.narrow(0, P, 1), tokens).to(at::kCPU, at::kDouble);
         return z[0][0].item<double>() - (r.minus ? z[0][1].item<double>() : 0.0);
@@ -82,7 +82,8 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
                     break;
                 }
             }
-            out.scores.push_back(static_cast<float>((ld(runner->runFrom(corrupt, l, entering, patch)) - out.ldCorrupt) / span));
+            out.scores.push_back(
+                    static_cast<float>((ld(runner->runFrom(corrupt, l, entering, patch)) - out.ldCorrupt) / span));
             reportProgress(r.progress, static_cast<long long>(l) * out.cols + c + 1, total);
         }
     return out;

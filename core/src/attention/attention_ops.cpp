@@ -16,7 +16,7 @@
 namespace attnscope {
 
 at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, const at::TensorOptions& options) {
-    if (!mask.causal && !mask.keyAllowed.defined() && mask.window <= 0) return {};
+    if (!mask.causal && !mask.keyAllowed.defined() && mask.window <= 0 && !mask.blocked.defined()) return {};
     const double ninf = -std::numeric_limits<double>::infinity();
     at::Tensor out = at::zeros({n, m}, options);
     if (mask.causal)  // key j is in the future of query i when j > i + (m - n)
@@ -25,6 +25,7 @@ at::Tensor additiveMask(const MaskSpec& mask, std::int64_t n, std::int64_t m, co
         out.masked_fill_(at::ones({n, m}, options.dtype(at::kBool)).tril_(m - n - mask.window), ninf);
     if (mask.keyAllowed.defined())
         out.masked_fill_(mask.keyAllowed.logical_not().to(options.device()).unsqueeze(0), ninf);
+    if (mask.blocked.defined()) out.masked_fill_(mask.blocked.to(options.device()), ninf);
     return out;
 }
 
@@ -91,7 +92,7 @@ at::Tensor headProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec& m
                      double temperature) {
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
     if (q.is_cuda() && q.scalar_type() == at::kFloat && score.plain() && !mask.keyAllowed.defined() &&
-        mask.window <= 0) {
+        !mask.blocked.defined() && mask.window <= 0) {
         // q kᵀ by cuBLAS (float32, no TF32) into the output, then the row softmax in place: one
         // [n, m] buffer, as the fused kernel had, at the matrix units' and HBM's speed.
         at::Tensor out = at::mm(q, k.t());
@@ -138,7 +139,7 @@ at::Tensor linearProbs(const at::Tensor& q, const at::Tensor& k, const MaskSpec&
 
 at::Tensor linearMapFromFeatures(const at::Tensor& phiQ, const at::Tensor& phiK, const MaskSpec& mask) {
     const std::int64_t n = phiQ.size(0), m = phiK.size(0), offset = m - n, block = 256;
-    if (!mask.causal || mask.keyAllowed.defined() || mask.window > 0 || offset < 0)
+    if (!mask.causal || mask.keyAllowed.defined() || mask.blocked.defined() || mask.window > 0 || offset < 0)
         return normaliseAllowed(at::mm(phiQ, phiK.t()), mask);
     // Causal: each block of query rows multiplies only against the keys it may see.
     at::Tensor out = at::zeros({n, m}, phiQ.options());
@@ -157,6 +158,7 @@ at::Tensor normaliseAllowed(at::Tensor scores, const MaskSpec& mask) {
     if (mask.causal) scores.tril_(scores.size(1) - scores.size(0));                        // keys j <= i + (m - n)
     if (mask.window > 0) scores.triu_(scores.size(1) - scores.size(0) - mask.window + 1);  // j > i + (m - n) - window
     if (mask.keyAllowed.defined()) scores.mul_(mask.keyAllowed.to(scores.options()).unsqueeze(0));
+    if (mask.blocked.defined()) scores.masked_fill_(mask.blocked.to(scores.device()), 0.0);
     // A row whose allowed scores are all zero (relu can do that) has no defined distribution;
     // it is shown as all zeros rather than NaN.
     at::Tensor sums = scores.sum(-1, /*keepdim=*/true);
@@ -168,8 +170,8 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
                          double temperature) {
     const auto n = qa.size(0), m = ka.size(0), w = qa.size(1);
 #ifdef ATTNSCOPE_WITH_CUDA_KERNELS
-    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= cuda::kMaxHeadDim &&
-        mask.window <= 0) {  // fused kernel, see core/cuda
+    if (qa.is_cuda() && qa.scalar_type() == at::kFloat && w <= cuda::kMaxHeadDim && mask.window <= 0 &&
+        !mask.blocked.defined()) {  // fused kernel, see core/cuda
         at::Tensor q = qa.contiguous(), k = ka.contiguous(), vc = v.to(qa.options()).contiguous();
         at::Tensor allowed;
         if (mask.keyAllowed.defined()) allowed = mask.keyAllowed.to(qa.device(), at::kByte).contiguous();
@@ -201,6 +203,40 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
     const at::Tensor additive = additiveMask(mask, n, m, qa.options());
     if (additive.defined()) logits.add_(additive);
     return at::softmax(logits, -1);
+}
+
+void checkKnockoutLayers(const std::vector<Knockout>& knockouts, int layers) {
+    for (const Knockout& k : knockouts)
+        if (k.firstLayer < 0 || k.lastLayer >= layers || k.firstLayer > k.lastLayer)
+            throw Error("knockout layers " + std::to_string(k.firstLayer) + "-" + std::to_string(k.lastLayer) +
+                        " are not a range within 0.." + std::to_string(layers - 1));
+}
+
+at::Tensor knockoutCells(const std::vector<Knockout>& knockouts, int layer, std::int64_t n, const MaskSpec& limits,
+                         c10::Device device) {
+    at::Tensor cells;
+    for (const Knockout& k : knockouts) {
+        if (layer < k.firstLayer || layer > k.lastLayer) continue;
+        if (!cells.defined()) cells = at::zeros({n, n}, at::TensorOptions().dtype(at::kBool));
+        for (const std::vector<std::int64_t>* list : {&k.queries, &k.keys})
+            for (std::int64_t p : *list)
+                if (p < 0 || p >= n)
+                    throw Error("knockout position " + std::to_string(p) + " is outside the input (0.." +
+                                std::to_string(n - 1) + ")");
+        for (std::int64_t q : k.queries)
+            for (std::int64_t j : k.keys) cells[q][j] = true;
+    }
+    if (!cells.defined()) return cells;
+    // Every row must keep a key: the causal limit and window, then the knocked-out cells.
+    at::Tensor allowed = at::ones({n, n}, at::TensorOptions().dtype(at::kBool));
+    if (limits.causal) allowed = allowed.tril();
+    if (limits.window > 0) allowed = allowed.triu(1 - limits.window);
+    const at::Tensor left = (allowed & cells.logical_not()).sum(1);
+    for (std::int64_t i = 0; i < n; ++i)
+        if (left[i].item<std::int64_t>() == 0)
+            throw Error("the knockout leaves query position " + std::to_string(i) + " with no key in layer " +
+                        std::to_string(layer));
+    return cells.to(device);
 }
 
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer) {

@@ -18,6 +18,9 @@ struct MaskSpec {
     bool causal = false;      // query i sees keys j <= i + (m - n)
     at::Tensor keyAllowed;    // optional [m] bool: padding mask over keys
     std::int64_t window = 0;  // sliding window (Mistral): query i sees keys j > i + (m - n) - window; 0 = none
+    // Optional [n, m] bool on the logits' device: cells knocked out (attention knockout, logits
+    // -inf before the softmax), on top of the limits above.
+    at::Tensor blocked;
 };
 
 // How one layer turns q·k into its pre-mask logits (the model's own, before temperature and mask):
@@ -84,6 +87,14 @@ struct LayerRun {
     std::vector<int> maskedHeads;  // heads whose output is zeroed
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
+
+// The cells RunOptions::knockouts blocks in `layer` of a causal self-attention block of n
+// positions under `limits` (its causal limit and window): [n, n] bool on `device`, undefined
+// where none. Throws attnscope::Error for a position outside 0..n-1 or a query row left with no key.
+at::Tensor knockoutCells(const std::vector<Knockout>& knockouts, int layer, std::int64_t n, const MaskSpec& limits,
+                         c10::Device device);
+// Throws attnscope::Error for a knockout whose layers are outside 0..layers-1 or reversed.
+void checkKnockoutLayers(const std::vector<Knockout>& knockouts, int layers);
 
 // Dot-product attention output with capture-compatible semantics: the probabilities headProbs
 // gives (GQA-aware) at run.temperature under `mask`, context = probs · v with v [Hkv, m, dv]

@@ -74,6 +74,8 @@ void maskBlock(at::Tensor& logits, const MaskSpec& mask, std::int64_t n, std::in
     }
     if (mask.keyAllowed.defined())
         logits.masked_fill_(mask.keyAllowed.narrow(0, lo, W).logical_not().to(logits.device()).unsqueeze(0), kNegInf);
+    if (mask.blocked.defined())
+        logits.masked_fill_(mask.blocked.narrow(0, start, len).narrow(1, lo, W).to(logits.device()), kNegInf);
 }
 
 std::int64_t blockCount(std::int64_t n, std::int64_t rows) { return (n + rows - 1) / rows; }
@@ -249,7 +251,8 @@ KernelBlocks kernelBlocks(const at::Tensor& q, const at::Tensor& k, const at::Te
     KernelBlocks fast;
     const auto f32 = [](const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.stride(2) == 1; };
     if (!config.ownKernels || !dotk::supported() || !f32(q) || !f32(k) || !f32(v) || v.size(2) % dotk::kPanel != 0 ||
-        score.softcap > 0 || !score.alibiSlopes.empty() || score.bias.defined() || mask.keyAllowed.defined())
+        score.softcap > 0 || !score.alibiSlopes.empty() || score.bias.defined() || mask.keyAllowed.defined() ||
+        mask.blocked.defined())
         return fast;
     for (std::int64_t g = 0; g < k.size(0); ++g) {
         fast.packed.push_back(packKeys(k[g]));
@@ -320,7 +323,8 @@ at::Tensor fusedAttend(const at::Tensor& q, const at::Tensor& k, const at::Tenso
                        const ScoreSpec& score, const LayerRun& run) {
 #if TORCH_VERSION_MAJOR >= 2
     const std::int64_t H = q.size(0), Hkv = k.size(0), n = q.size(1), m = k.size(1);
-    if (!score.plain() || mask.window > 0 || mask.keyAllowed.defined() || (mask.causal && n != m) || H % Hkv != 0)
+    if (!score.plain() || mask.window > 0 || mask.keyAllowed.defined() || mask.blocked.defined() ||
+        (mask.causal && n != m) || H % Hkv != 0)
         return {};
     // Query head h reads kv head h / (H / Hkv), as attentionProbs groups them.
     const at::Tensor kh = Hkv == H ? k : k.repeat_interleave(H / Hkv, 0);
@@ -343,7 +347,7 @@ at::Tensor deviceBlockedAttend(const at::Tensor& q, const at::Tensor& k, const a
     if (at::Tensor fused = fusedAttend(q, k, v, mask, score, run); fused.defined()) return fused;
     const std::int64_t H = q.size(0), n = q.size(1), m = k.size(1), dv = v.size(2);
     const std::int64_t rows = deviceBlockRows(H, n, m);
-    const bool masked = mask.causal || mask.window > 0 || mask.keyAllowed.defined();
+    const bool masked = mask.causal || mask.window > 0 || mask.keyAllowed.defined() || mask.blocked.defined();
     at::Tensor context = at::empty({H, n, dv}, v.options());
     for (std::int64_t start = 0; start < n; start += rows) {
         const std::int64_t len = std::min(rows, n - start);

@@ -34,6 +34,9 @@ at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const 
     at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t()).contiguous();
     if (mask.keyAllowed.defined())
         rows.mul_(mask.keyAllowed.narrow(0, span.lo, span.size()).to(rows.options()).unsqueeze(0));
+    if (mask.blocked.defined())
+        rows.masked_fill_(mask.blocked.narrow(0, start, rows.size(0)).narrow(1, span.lo, span.size()).to(rows.device()),
+                          0.0);
     // Row r keeps columns [r + e, r + u] (the causal limit j <= r + u, the window j >= r + e),
     // zero elsewhere, then is divided by its sum (runtime/vector_math.h).
     const std::int64_t len = rows.size(0), W = rows.size(1);

@@ -84,6 +84,7 @@ protected:
         requireForwardMemory(
                 {s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, n, n, computeElementSize(embed_)},
                 device_);
+        checkKnockoutLayers(options.knockouts, s.layers);
         const bool parts = options.attributionPosition >= 0;
         if (parts) checkDecomposable(options.attributionPosition, n);
         auto impl = newTrace(ids);
@@ -344,6 +345,7 @@ private:
         MaskSpec mask;
         mask.causal = true;
         mask.window = s.windows.empty() ? 0 : s.windows[static_cast<std::size_t>(l)];
+        if (!options.knockouts.empty()) mask.blocked = knockoutCells(options.knockouts, l, x.size(0), mask, device_);
         ScoreSpec score = s.score;
         if (s.scoreByInverseLayer) score.scale /= static_cast<double>(l + 1);
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);

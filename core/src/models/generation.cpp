@@ -179,6 +179,7 @@ std::shared_ptr<const Trace> prefixTrace(const Trace& trace, int length, bool la
             c.q = layer.q.narrow(1, first, rows);
             c.k = layer.k.narrow(1, 0, length);
             if (c.mask.keyAllowed.defined()) c.mask.keyAllowed = layer.mask.keyAllowed.narrow(0, 0, length);
+            if (c.mask.blocked.defined()) c.mask.blocked = layer.mask.blocked.narrow(0, 0, length).narrow(1, 0, length);
             if (c.score.bias.defined()) c.score.bias = layer.score.bias.narrow(1, first, rows).narrow(2, 0, length);
             block.layers.push_back(std::move(c));
         }

@@ -1,3 +1,4 @@
+#include "layer_runner.h"
 #include "attnscope/runtime/error.h"
 #include "runtime/device.h"
 #include "decoder_spec.h"
@@ -154,20 +155,30 @@ std::shared_ptr<const Trace> checkedForward(const std::string& what, const RunOp
                   std::move(image));
 }
 
+// Knockout is a decoder's (layer_runner.h marks the decoders); other families refuse it.
+void requireKnockoutSupport(const Model& model, const RunOptions& options) {
+    if (!options.knockouts.empty() && !dynamic_cast<const LayerRunner*>(&model))
+        throw Error("attention knockout is implemented for decoder-only language models; " + model.info().family +
+                    " is not one");
+}
+
 }  // namespace
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
+    requireKnockoutSupport(*this, options);
     return checkedForward(std::to_string(ids.size()) + " tokens", options, nullptr, nullptr,
                           [&] { return runForward(ids, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
+    requireKnockoutSupport(*this, options);
     return checkedForward(std::to_string(input.ids.size()) + " tokens", options,
                           std::make_shared<const TextInput>(input), nullptr,
                           [&] { return runForwardText(input, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
+    requireKnockoutSupport(*this, options);
     return checkedForward("an image", options, nullptr, std::make_shared<const RgbImage>(image),
                           [&] { return runForwardImage(image, options); });
 }

@@ -41,11 +41,12 @@ TEST_CASE("per-head patching scores equal the reference run with the clean head'
     double worst = 0;
     for (int l = 0; l < spec.layers; ++l)
         for (int h = 0; h < spec.heads; ++h) {
-            const Reference patched = referenceLlama(c, spec, kCorrupt, [&](int layer, std::vector<std::vector<double>>& ctx) {
-                if (layer != l) return;
-                for (std::size_t i = 0; i < ctx.size(); ++i)
-                    for (int e = 0; e < d; ++e) ctx[i][h * d + e] = clean.contexts[l][i][h * d + e];
-            });
+            const Reference patched =
+                    referenceLlama(c, spec, kCorrupt, [&](int layer, std::vector<std::vector<double>>& ctx) {
+                        if (layer != l) return;
+                        for (std::size_t i = 0; i < ctx.size(); ++i)
+                            for (int e = 0; e < d; ++e) ctx[i][h * d + e] = clean.contexts[l][i][h * d + e];
+                    });
             const double want = (referenceLd(patched, T, T2) - ldCorrupt) / (ldClean - ldCorrupt);
             worst = std::max(worst, std::abs(got.scores[l * spec.heads + h] - want));
         }

@@ -28,12 +28,12 @@ struct PatchRequest {
     std::int64_t token = 0;
     std::optional<std::int64_t> minus;
     std::int64_t position = -1;  // where LD is read; -1: the last position
-    Progress progress;            // (patches done, total); returning false throws Cancelled
+    Progress progress;           // (patches done, total); returning false throws Cancelled
 };
 
 struct PatchResult {
-    int rows = 0, cols = 0;      // [L, H] or [L, n]
-    std::vector<float> scores;   // rows × cols
+    int rows = 0, cols = 0;     // [L, H] or [L, n]
+    std::vector<float> scores;  // rows × cols
     double ldClean = 0, ldCorrupt = 0;
     std::int64_t position = 0;
 };

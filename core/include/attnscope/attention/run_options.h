@@ -21,6 +21,14 @@ struct HeadRef {
 // computed in float32 from them.
 enum class CaptureDtype { Compute, Float16, BFloat16 };
 
+// Attention knockout (Geva et al. 2023): the logits from these query positions to these key
+// positions are -inf before the softmax in layers firstLayer..lastLayer (decoder-only language
+// models; a row left with no key is refused).
+struct Knockout {
+    std::vector<std::int64_t> queries, keys;
+    int firstLayer = 0, lastLayer = 0;
+};
+
 struct RunOptions {
     Progress progress;  // (layers done, total)
 
@@ -40,6 +48,7 @@ struct RunOptions {
     // the analyses then say the Trace has no such record.
     bool recordResiduals = false;
     std::int64_t attributionPosition = -1;
+    std::vector<Knockout> knockouts;
 };
 
 }  // namespace attnscope
