@@ -34,11 +34,13 @@ void tolerant(F f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::vector<std::string> argv;
-    for (std::string_view part : attnscope::fuzz::splitParts(attnscope::fuzz::asView(data, size), std::string_view("\0", 1)))
+    for (std::string_view part :
+         attnscope::fuzz::splitParts(attnscope::fuzz::asView(data, size), std::string_view("\0", 1)))
         argv.emplace_back(part);
     tolerant([&] {
-        const Args args(argv, {"ids", "layer", "seed", "temperature", "knockout", "mask-heads", "device", "attention", "task"},
-                        {"progress", "propagate"});
+        const Args args(
+                argv, {"ids", "layer", "seed", "temperature", "knockout", "mask-heads", "device", "attention", "task"},
+                {"progress", "propagate"});
         for (const std::string& name : {"layer", "seed"}) {
             tolerant([&] {
                 if (const auto v = args.integer(name, -5, 1000); v && (*v < -5 || *v > 1000)) __builtin_trap();

@@ -153,11 +153,15 @@ PatchWhat parseWhat(const std::string& what) {
 int runPatch(const std::vector<std::string>& argv) {
     Args args(argv,
               {"clean-ids", "clean-text", "corrupt-ids", "corrupt-text", "token", "minus", "position", "what", "out",
-               "device", "weights", "revision"},
+               "device", "weights", "revision", "approx"},
               {"progress", "timing"});
     args.expectPositionals(1);
     PatchRequest request;
     request.what = parseWhat(args.required("what"));
+    if (auto approx = args.value("approx")) {
+        if (*approx != "attribution") throw Error("--approx '" + *approx + "' is not attribution");
+        request.attribution = true;
+    }
     const std::string outArg = args.required("out");
     const auto model = loadModel(args);
     requireDecoder(*model, "activation patching");
@@ -175,6 +179,7 @@ int runPatch(const std::vector<std::string>& argv) {
     StagedOutputs staged(out);
     writeNpy(staged.path("patch.npy"), {result.rows, result.cols}, result.scores);
     nlohmann::json j = {{"what", args.required("what")},
+                        {"method", request.attribution ? "attribution (linear approximation)" : "exact"},
                         {"token", request.token},
                         {"position", result.position},
                         {"ld_clean", result.ldClean},
@@ -230,18 +235,22 @@ Command dlaCommand() {
 
 Command patchCommand() {
     static const std::string usage =
-            std::string("usage: attnscope-cli patch MODEL (--clean-ids IDS | --clean-text TEXT)\n"
-                        "                         (--corrupt-ids IDS | --corrupt-text TEXT) --token T [--minus T2]\n"
-                        "                         --what heads|resid|attn-out|mlp-out [--position P] --out DIR\n\n"
-                        "Activation patching: LD = logit(T) - logit(T2) (or logit(T)) at P (default the last), before\n"
-                        "any final soft-cap. For each site, the corrupt run with that one activation taken from the\n"
-                        "clean run; score = (LD_patched - LD_corrupt) / (LD_clean - LD_corrupt). The inputs must have\n"
-                        "the same length. heads: head (l, h)'s output before W_O at every position; resid: the\n"
-                        "residual entering block l at position p; attn-out / mlp-out: what layer l's attention / MLP\n"
-                        "adds at p. A patch in layer l re-runs only layers l..L-1.\n"
-                        "  DIR/patch.npy   float32 [L, H] (heads) or [L, n]\n"
-                        "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n"
-                        "--timing also prints the job's time against as many full forwards as it has patches.\n") +
+            std::string(
+                    "usage: attnscope-cli patch MODEL (--clean-ids IDS | --clean-text TEXT)\n"
+                    "                         (--corrupt-ids IDS | --corrupt-text TEXT) --token T [--minus T2]\n"
+                    "                         --what heads|resid|attn-out|mlp-out [--position P] [--approx attribution]\n"
+                    "                         --out DIR\n\n"
+                    "Activation patching: LD = logit(T) - logit(T2) (or logit(T)) at P (default the last), before\n"
+                    "any final soft-cap. For each site, the corrupt run with that one activation taken from the\n"
+                    "clean run; score = (LD_patched - LD_corrupt) / (LD_clean - LD_corrupt). The inputs must have\n"
+                    "the same length. heads: head (l, h)'s output before W_O at every position; resid: the\n"
+                    "residual entering block l at position p; attn-out / mlp-out: what layer l's attention / MLP\n"
+                    "adds at p. A patch in layer l re-runs only layers l..L-1.\n"
+                    "  DIR/patch.npy   float32 [L, H] (heads) or [L, n]\n"
+                    "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n"
+                    "--approx attribution: attribution patching, score ~ (a_clean - a_corrupt) . dLD/da at the\n"
+                    "  corrupt run, one backward pass instead of a run per patch.\n"
+                    "--timing also prints the job's time against as many full forwards as it has patches.\n") +
             kInputHelp;
     return {"patch", "activation patching on a clean/corrupt pair", usage.c_str(), runPatch};
 }

@@ -17,6 +17,35 @@ std::string lengthMessage(std::size_t clean, std::size_t corrupt) {
            std::to_string(corrupt) + " tokens)";
 }
 
+// (a_clean − a_corrupt) · ∂LD/∂a over each site's elements, / span: [layers, cols].
+std::vector<float> attributionScores(PatchWhat what, const LayerActivations& good, const LayerActivations& bad,
+                                     const LayerActivations& grads, int d, int cols, double span) {
+    const auto& pick = [&](const LayerActivations& a) -> const std::vector<at::Tensor>& {
+        switch (what) {
+            case PatchWhat::Heads: return a.context;
+            case PatchWhat::Resid: return a.resid;
+            case PatchWhat::AttnOut: return a.attnAdded;
+            case PatchWhat::MlpOut: return a.mlpAdded;
+        }
+        return a.context;
+    };
+    std::vector<float> scores;
+    const auto& g = pick(good);
+    const auto& b = pick(bad);
+    const auto& dg = pick(grads);
+    for (std::size_t l = 0; l + (what == PatchWhat::Resid ? 1 : 0) < g.size(); ++l) {
+        const at::Tensor terms = ((g[l].to(at::kCPU, at::kDouble) - b[l].to(at::kCPU, at::kDouble)) *
+                                  dg[l].to(at::kCPU, at::kDouble));  // [n, width]
+        // Heads: each head's columns over every position; otherwise each position's row.
+        const at::Tensor site = what == PatchWhat::Heads
+                                        ? terms.view({terms.size(0), cols, d}).sum(at::IntArrayRef{0, 2})
+                                        : terms.sum(1);
+        const at::Tensor s = (site / span).to(at::kFloat).contiguous();
+        scores.insert(scores.end(), s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+    }
+    return scores;
+}
+
 }  // namespace
 
 PatchResult activationPatching(const Model& model, const std::vector<std::int64_t>& clean,
@@ -44,7 +73,10 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
         const at::Tensor z = readout.logitsOf(finalResid.narrow(0, P, 1), tokens).to(at::kCPU, at::kDouble);
         return z[0][0].item<double>() - (r.minus ? z[0][1].item<double>() : 0.0);
     };
-    const LayerActivations good = runner->runRecording(clean), bad = runner->runRecording(corrupt);
+    LayerActivations grads;
+    const LayerActivations good = runner->runRecording(clean);
+    const LayerActivations bad =
+            r.attribution ? runner->runWithGradients(corrupt, P, tokens, grads) : runner->runRecording(corrupt);
     PatchResult out;
     out.position = P;
     out.ldClean = ld(good.resid.back());
@@ -58,6 +90,10 @@ PatchResult activationPatching(const Model& model, const std::vector<std::int64_
     out.rows = L;
     out.cols = r.what == PatchWhat::Heads ? H : static_cast<int>(n);
     const long long total = static_cast<long long>(out.rows) * out.cols;
+    if (r.attribution) {
+        out.scores = attributionScores(r.what, good, bad, grads, d, out.cols, span);
+        return out;
+    }
     for (int l = 0; l < L; ++l)
         for (int c = 0; c < out.cols; ++c) {
             LayerPatch patch;

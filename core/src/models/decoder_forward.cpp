@@ -25,10 +25,13 @@ at::Tensor rowOf(const at::Tensor& x, std::int64_t position) {
 
 // What a layer is asked to keep or change beyond its output (all optional): DLA's parts, the
 // activations patching reads, and one patched activation.
+struct DecoderLayer;
 struct LayerHooks {
     ResidualParts* parts = nullptr;
     LayerActivations* record = nullptr;
     const LayerPatch* patch = nullptr;
+    const DecoderLayer* weights = nullptr;  // the layer's weights when not the model's own (copies)
+    bool retainGrad = false;                // recorded activations keep their gradients
 };
 
 struct DecoderLayer {
@@ -153,6 +156,44 @@ protected:
         return x;
     }
 
+    LayerActivations runWithGradients(const std::vector<std::int64_t>& ids, std::int64_t position,
+                                      const std::vector<std::int64_t>& tokens, LayerActivations& grads) const override {
+        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        at::AutoGradMode enable(true);
+        LayerActivations acts;
+        LayerHooks hooks;
+        hooks.record = &acts;
+        hooks.retainGrad = true;
+        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
+        at::Tensor x = embedTokens(ids).detach().requires_grad_(true);
+        for (int l = 0; l < cfg_.layers; ++l) {
+            acts.resid.push_back(x);
+            const DecoderLayer copy = copyLayer(layers_[static_cast<std::size_t>(l)]);
+            hooks.weights = &copy;
+            x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
+            if (x.requires_grad()) x.retain_grad();
+        }
+        acts.resid.push_back(x);
+        // LD from the final norm (a copy) and the two unembedding rows (index_select makes new tensors).
+        at::Tensor row = norm(x.narrow(0, position, 1), copyNorm(finalNorm_));
+        if (projectOut_.defined()) row = at::mm(row, projectOut_.clone().t());
+        const at::Tensor ids64 = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(head_.weight.device());
+        const at::Tensor w = head_.weight.index_select(0, ids64).to(row.scalar_type());
+        const at::Tensor z = at::mm(row, w.t()).reshape({-1}).to(at::kFloat);
+        const at::Tensor ld = tokens.size() > 1 ? z[0] - z[1] : z[0];
+        ld.backward();
+        const auto gradsOf = [](const std::vector<at::Tensor>& ts, std::vector<at::Tensor>& out) {
+            for (const at::Tensor& t : ts) out.push_back(t.grad().defined() ? t.grad() : at::zeros_like(t));
+        };
+        gradsOf(acts.resid, grads.resid);
+        gradsOf(acts.context, grads.context);
+        gradsOf(acts.attnAdded, grads.attnAdded);
+        gradsOf(acts.mlpAdded, grads.mlpAdded);
+        for (auto* list : {&acts.resid, &acts.context, &acts.attnAdded, &acts.mlpAdded})
+            for (at::Tensor& t : *list) t = t.detach();
+        return acts;
+    }
+
     const Readout& finalReadout() const override { return *readout_; }
 
     std::string patchingRefusal() const override {
@@ -162,6 +203,26 @@ protected:
     }
 
 private:
+    // Copies outside inference mode, which autograd may save (the loaded weights are inference tensors).
+    static Linear copyLinear(const Linear& p) {
+        return {p.weight.defined() ? p.weight.clone() : p.weight, p.bias.defined() ? p.bias.clone() : p.bias};
+    }
+    static NormWeights copyNorm(const NormWeights& n) {
+        NormWeights c = n;
+        if (n.weight.defined()) c.weight = n.weight.clone();
+        if (n.bias.defined()) c.bias = n.bias.clone();
+        return c;
+    }
+    static DecoderLayer copyLayer(const DecoderLayer& L) {
+        DecoderLayer c;
+        c.in = copyNorm(L.in), c.attnOut = copyNorm(L.attnOut), c.ff = copyNorm(L.ff), c.ffOut = copyNorm(L.ffOut);
+        c.qNorm = copyNorm(L.qNorm), c.kNorm = copyNorm(L.kNorm);
+        c.q = copyLinear(L.q), c.k = copyLinear(L.k), c.v = copyLinear(L.v), c.qkv = copyLinear(L.qkv);
+        c.o = copyLinear(L.o), c.gate = copyLinear(L.gate), c.up = copyLinear(L.up), c.gateUp = copyLinear(L.gateUp);
+        c.down = copyLinear(L.down);
+        return c;
+    }
+
     std::vector<RopeTables> ropeTablesFor(std::int64_t n) const {
         std::vector<RopeTables> tables;
         for (const RopeSpec& r : cfg_.ropes) tables.push_back(ropeTables(r, n, device_));
@@ -278,10 +339,9 @@ private:
     }
 
     // Layer l's queries [H, n, d], keys and values [G, n, d] from its normed input h [n, E].
-    void queryKeyValue(int l, const at::Tensor& h, const std::vector<RopeTables>& tables, at::Tensor& q, at::Tensor& k,
-                       at::Tensor& v) const {
+    void queryKeyValue(int l, const DecoderLayer& L, const at::Tensor& h, const std::vector<RopeTables>& tables,
+                       at::Tensor& q, at::Tensor& k, at::Tensor& v) const {
         const Spec& s = cfg_;
-        const DecoderLayer& L = layers_[l];
         const std::int64_t n = h.size(0), H = s.heads, G = s.kvHeads, d = s.headDim;
         if (s.qkv == Spec::Qkv::Grouped) {  // [n, G, H/G + 2, d]: each group's queries, then its key and value
             const at::Tensor t = run(L.qkv, h).view({n, G, H / G + 2, d});
@@ -341,7 +401,7 @@ private:
     at::Tensor layer(int l, at::Tensor x, const std::vector<RopeTables>& tables, const RunOptions& options,
                      BlockCapture* capture, const LayerHooks& hooks) const {
         const Spec& s = cfg_;
-        const DecoderLayer& L = layers_[l];
+        const DecoderLayer& L = hooks.weights ? *hooks.weights : layers_[l];
         MaskSpec mask;
         mask.causal = true;
         mask.window = s.windows.empty() ? 0 : s.windows[static_cast<std::size_t>(l)];
@@ -350,7 +410,7 @@ private:
         if (s.scoreByInverseLayer) score.scale /= static_cast<double>(l + 1);
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);
         at::Tensor q, k, v;
-        queryKeyValue(l, h, tables, q, k, v);
+        queryKeyValue(l, L, h, tables, q, k, v);
         at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
         if (hooks.patch && hooks.patch->site == LayerPatch::Site::Heads && hooks.patch->layer == l) {
             context = context.clone();
@@ -362,6 +422,8 @@ private:
         // What the attention and the MLP add (patchable), then the block's sum.
         const auto added = [&](const at::Tensor& a, const at::Tensor& m) {
             if (hooks.record) {
+                for (const at::Tensor& t : {context, a, m})
+                    if (hooks.retainGrad && t.requires_grad()) t.retain_grad();
                 hooks.record->context.push_back(context);
                 hooks.record->attnAdded.push_back(a);
                 hooks.record->mlpAdded.push_back(m);

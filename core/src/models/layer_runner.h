@@ -41,6 +41,14 @@ public:
     // `from`, [n, hidden]) with `patch` applied in its layer (which is >= from).
     virtual at::Tensor runFrom(const std::vector<std::int64_t>& ids, int from, const at::Tensor& entering,
                                const LayerPatch& patch) const = 0;
+    // Attribution patching's corrupt side: a forward of ids with gradients, returning its
+    // activations and, in `grads` (same layout), the gradient of LD = logit(tokens[0]) −
+    // logit(tokens[1]) (or logit(tokens[0])) at `position`, before any final soft-cap, with
+    // respect to each of them. The weights take part through copies (the model's are inference
+    // tensors), freed when it returns.
+    virtual LayerActivations runWithGradients(const std::vector<std::int64_t>& ids, std::int64_t position,
+                                              const std::vector<std::int64_t>& tokens,
+                                              LayerActivations& grads) const = 0;
     virtual const Readout& finalReadout() const = 0;
     // Why this model cannot be patched ("" when it can): streamed weights, say.
     virtual std::string patchingRefusal() const = 0;

@@ -36,7 +36,8 @@ TEST_CASE("knocked-out cells are 0 and their rows renormalised over the keys lef
     double moved = 0;
     for (int h = 0; h < spec.heads; ++h) {
         const HeadMap a = plain->map(0, 1, h), b = knocked->map(0, 1, h);
-        for (std::size_t c = 0; c < a.values.size(); ++c) moved = std::max(moved, double(std::abs(a.values[c] - b.values[c])));
+        for (std::size_t c = 0; c < a.values.size(); ++c)
+            moved = std::max(moved, double(std::abs(a.values[c] - b.values[c])));
     }
     CHECK(moved > 1e-4);
     double logits = 0;

@@ -95,3 +95,35 @@ TEST_CASE("patching refuses what it cannot score, naming it", "[analysis][patchi
     CHECK_THROWS_WITH(activationPatching(*writeAndLoad(makeBert(bert, 2), "patch-bert"), {1, 2}, {1, 3}, request),
                       Catch::Contains("decoder-only language model; bert is not one"));
 }
+
+TEST_CASE("attribution patching approaches the exact scores where the runs differ little", "[analysis][patching]") {
+    LlamaSpec spec;
+    Checkpoint c = makeLlama(spec, 17);
+    // Token 8's embedding is token 0's plus 1e-3 of another row: the corrupt run is a small
+    // perturbation of the clean one, where the first-order approximation is close to exact.
+    auto& embed = c.tensors.at("model.embed_tokens.weight").values;
+    const int E = spec.hidden;
+    for (int e = 0; e < E; ++e) embed[8 * E + e] = embed[0 * E + e] + 1e-3f * embed[5 * E + e];
+    const auto model = writeAndLoad(c, "patch-attribution");
+    for (const PatchWhat what : {PatchWhat::Heads, PatchWhat::Resid, PatchWhat::AttnOut, PatchWhat::MlpOut}) {
+        PatchRequest exact;
+        exact.token = 9;
+        exact.minus = 4;
+        exact.what = what;
+        PatchRequest approx = exact;
+        approx.attribution = true;
+        const PatchResult a = activationPatching(*model, ids64(kClean), ids64(kCorrupt), exact);
+        const PatchResult b = activationPatching(*model, ids64(kClean), ids64(kCorrupt), approx);
+        REQUIRE(a.scores.size() == b.scores.size());
+        CHECK(b.ldClean == a.ldClean);
+        CHECK(b.ldCorrupt == Approx(a.ldCorrupt).margin(1e-6));
+        double worst = 0, largest = 0;
+        for (std::size_t i = 0; i < a.scores.size(); ++i) {
+            worst = std::max(worst, double(std::abs(a.scores[i] - b.scores[i])));
+            largest = std::max(largest, double(std::abs(a.scores[i])));
+        }
+        INFO("what " << static_cast<int>(what) << ": largest exact score " << largest);
+        CHECK(largest > 0.1);  // the comparison is not between zeros
+        CHECK(worst < 1e-2);   // first order in a 1e-3 perturbation (2e-3 seen)
+    }
+}

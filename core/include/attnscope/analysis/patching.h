@@ -28,7 +28,11 @@ struct PatchRequest {
     std::int64_t token = 0;
     std::optional<std::int64_t> minus;
     std::int64_t position = -1;  // where LD is read; -1: the last position
-    Progress progress;           // (patches done, total); returning false throws Cancelled
+    // Attribution patching (a linear approximation): score ≈ (a_clean − a_corrupt) · ∂LD/∂a at the
+    // corrupt run, summed over the patched activation's elements, / (LD_clean − LD_corrupt): one
+    // clean run and one corrupt run with its backward pass instead of a run per patch.
+    bool attribution = false;
+    Progress progress;  // (patches done, total); returning false throws Cancelled
 };
 
 struct PatchResult {
