@@ -123,11 +123,24 @@ TEST_CASE("cli patch writes the scores core computes, and refuses bad input with
     CHECK(j["ld_corrupt"].get<double>() == Approx(want.ldCorrupt));
     CHECK(j["what"] == "heads");
 
+    const auto approxOut = freshDir("cli-patch-approx");
+    const auto approx = runCli({"patch", llamaFolder().string(), "--clean-ids", "3,17,0,39,22", "--corrupt-ids",
+                                "3,17,8,39,22", "--token", "9", "--minus", "4", "--what", "mlp-out", "--approx",
+                                "attribution", "--out", approxOut.string()});
+    INFO(approx.err);
+    REQUIRE(approx.code == 0);
+    CHECK(readNpy(approxOut / "patch.npy").shape == std::vector<std::int64_t>{2, 5});
+    std::ifstream approxJson(approxOut / "patch.json");
+    CHECK(nlohmann::json::parse(approxJson)["method"] == "attribution (linear approximation)");
+
     const auto bad = freshDir("cli-patch-bad");
     const std::string llama = llamaFolder().string();
     requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,3", "--token", "9", "--what",
                                 "neurons", "--out", bad.string()}),
                         "--what 'neurons' is not one of heads, resid, attn-out, mlp-out");
+    requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,3", "--token", "9", "--what",
+                                "heads", "--approx", "gradient", "--out", bad.string()}),
+                        "--approx 'gradient' is not attribution");
     requireOneLineError(runCli({"patch", llama, "--clean-ids", "1,2", "--corrupt-ids", "1,3,4", "--token", "9",
                                 "--what", "resid", "--out", bad.string()}),
                         "same length (2 and 3 tokens)");

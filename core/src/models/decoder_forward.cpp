@@ -174,9 +174,9 @@ protected:
             if (x.requires_grad()) x.retain_grad();
         }
         acts.resid.push_back(x);
-        // LD from the final norm (a copy) and the two unembedding rows (index_select makes new tensors).
+        // LD from the final norm (an alias) and the two unembedding rows (index_select makes new tensors).
         at::Tensor row = norm(x.narrow(0, position, 1), copyNorm(finalNorm_));
-        if (projectOut_.defined()) row = at::mm(row, projectOut_.clone().t());
+        if (projectOut_.defined()) row = at::mm(row, alias(projectOut_).t());
         const at::Tensor ids64 = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(head_.weight.device());
         const at::Tensor w = head_.weight.index_select(0, ids64).to(row.scalar_type());
         const at::Tensor z = at::mm(row, w.t()).reshape({-1}).to(at::kFloat);
@@ -203,14 +203,17 @@ protected:
     }
 
 private:
-    // Copies outside inference mode, which autograd may save (the loaded weights are inference tensors).
-    static Linear copyLinear(const Linear& p) {
-        return {p.weight.defined() ? p.weight.clone() : p.weight, p.bias.defined() ? p.bias.clone() : p.bias};
+    // The weights as ordinary tensors over the same memory (no copy), which autograd may save for
+    // the backward pass: the loaded ones are inference tensors, which it may not. Valid while the
+    // model lives; nothing writes through them.
+    static at::Tensor alias(const at::Tensor& t) {
+        return t.defined() ? at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()) : t;
     }
+    static Linear copyLinear(const Linear& p) { return {alias(p.weight), alias(p.bias)}; }
     static NormWeights copyNorm(const NormWeights& n) {
         NormWeights c = n;
-        if (n.weight.defined()) c.weight = n.weight.clone();
-        if (n.bias.defined()) c.bias = n.bias.clone();
+        c.weight = alias(n.weight);
+        c.bias = alias(n.bias);
         return c;
     }
     static DecoderLayer copyLayer(const DecoderLayer& L) {

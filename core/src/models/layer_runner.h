@@ -44,8 +44,8 @@ public:
     // Attribution patching's corrupt side: a forward of ids with gradients, returning its
     // activations and, in `grads` (same layout), the gradient of LD = logit(tokens[0]) −
     // logit(tokens[1]) (or logit(tokens[0])) at `position`, before any final soft-cap, with
-    // respect to each of them. The weights take part through copies (the model's are inference
-    // tensors), freed when it returns.
+    // respect to each of them. The weights take part through aliases of their memory (the model's
+    // are inference tensors, which autograd may not save).
     virtual LayerActivations runWithGradients(const std::vector<std::int64_t>& ids, std::int64_t position,
                                               const std::vector<std::int64_t>& tokens,
                                               LayerActivations& grads) const = 0;
