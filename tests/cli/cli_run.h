@@ -146,4 +146,12 @@ inline void requireCliExit(const CliResult& r, int code, const std::string& ment
 // Exit 2 and exactly one line "error: ..." naming the problem.
 inline void requireCliInputError(const CliResult& r, const std::string& mentions) { requireCliExit(r, 2, mentions); }
 
+// Invalid input: exit 2 and one line "error: ..." naming `what`.
+inline void requireOneLineError(const CliResult& r, const std::string& what) {
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("error: ") && Catch::Contains(what));
+}
+
 }  // namespace attnscope::testing

@@ -15,17 +15,6 @@
 using namespace attnscope;
 using namespace attnscope::testing;
 
-namespace {
-
-void requireOneLineError(const CliResult& r, const std::string& what) {
-    INFO(r.err);
-    CHECK(r.code == 2);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Catch::StartsWith("error: ") && Catch::Contains(what));
-}
-
-}  // namespace
-
 TEST_CASE("cli attention writes the local, topk, lsh and cos maps of the Trace", "[cli][kinds]") {
     const auto model = Model::load("builtin:sentiment-dot", LoadOptions{DeviceChoice::Cpu, {}});
     const std::string text = "the acting was not very good but the plot was great";

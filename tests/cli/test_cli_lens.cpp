@@ -18,13 +18,6 @@ using namespace attnscope::testing;
 
 namespace {
 
-void requireOneLineError(const CliResult& r, const std::string& what) {
-    INFO(r.err);
-    CHECK(r.code == 2);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Catch::StartsWith("error: ") && Catch::Contains(what));
-}
-
 std::filesystem::path llamaFolder() {
     static const auto dir = [] {
         auto d = freshDir("cli-lens-llama");
