@@ -143,6 +143,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
             rotate(q[t], s.heads, d, t, inv);
             rotate(k[t], s.kvHeads, d, t, inv);
         }
+        ref.values.push_back(v);
         auto allowed = [&](int i, int j) { return j <= i && (s.window == 0 || i - j < s.window); };
         const auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
         for (int t = 0; t < n; ++t) {

@@ -16,6 +16,8 @@ struct Gpt2Reference {
     std::vector<double> nextTokenLogits;                  // [vocab], from the last position
     // q[l][h][i * d + c], k likewise: the head's query and key vectors (unscaled)
     std::vector<std::vector<std::vector<double>>> q, k;
+    // v[l][h][j * d + c]: the head's value vectors x̃_j W_V^h + b_V^h (x̃ = ln_1 of the layer input)
+    std::vector<std::vector<std::vector<double>>> v;
 };
 
 // What the model is asked to change inside its forward pass.

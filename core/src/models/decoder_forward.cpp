@@ -251,6 +251,9 @@ private:
         queryKeyValue(l, h, tables, q, k, v);
         const at::Tensor attn = run(L.o, mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l))));
         capture.layers.push_back(dotCapture(q, k, score, mask));
+        if (options.captureValues)  // Conv1D stores W_O as [H·d, E] already; streamed weights are reused per layer
+            recordValues(capture.layers.back(), v, L.o.weight, !cfg_.conv1d, stream_ != nullptr,
+                         layerRun(options, "self", l).maskedHeads);
         switch (s.blocks) {
             case Spec::Blocks::Parallel: {
                 const at::Tensor m = mlp(L, L.ff.on ? norm(x, L.ff) : h);

@@ -30,6 +30,10 @@ struct RunOptions {
     // Heads whose output is zeroed before the output projection.
     std::vector<HeadRef> maskHeads;
     CaptureDtype captureDtype = CaptureDtype::Compute;
+    // Also record what the value-weighted map sources need (analysis/value_norm.h): per layer
+    // the value vectors and the output projection. Off by default, so a plain forward keeps
+    // nothing more; the decoder-only families record them.
+    bool captureValues = false;
 };
 
 }  // namespace attnscope
