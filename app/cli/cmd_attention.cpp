@@ -181,7 +181,7 @@ void requireSourceCovered(const Trace& trace, const ModelInfo& info, MapSource s
         if (!hasValues(trace, b))
             throw Error(std::string("--source ") + sourceName(source) + " is not available for " + info.family +
                         " (its '" + trace.blocks()[b].name +
-                        "' attention block records no value vectors; the decoder-only families do)");
+                        "' attention block records no value vectors; the pretrained transformer families do)");
 }
 
 // One block's maps as [layers, heads, queries, keys] float32; fitted variants also fill `fits`.
@@ -406,8 +406,9 @@ Command attentionCommand() {
             "  (Kobayashi et al. 2020): α_hij · ‖f_h(x̃_j)‖₂, f_h(x̃_j) = (x̃_j W_V^h + b_V^h) W_O^h, x̃ what the\n"
             "  heads read (after the pre-attention norm); raw norms, not normalised. value-norm-layer:\n"
             "  ‖Σ_h α_hij f_h(x̃_j)‖₂, one map per layer: [layers, 1, seq, seq]. α is the map the model used\n"
-            "  (with --propagate, its temperature; masked heads add 0). Decoder-only families; tokens.json\n"
-            "  then has \"map_source\". Not with --variant or a display --temperature.\n"
+            "  (with --propagate, its temperature; masked heads add 0). Pretrained transformer families (not\n"
+            "  the built-in models); tokens.json then has \"map_source\". Not with --variant or a display\n"
+            "  --temperature. x̃ = x for post-norm models (BERT family); a cross block's x̃ is the encoder output.\n"
             "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
             "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
             "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"

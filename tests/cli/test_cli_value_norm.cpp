@@ -2,7 +2,6 @@
 // double-precision reference written here from the checkpoint (plain loops), the default weights
 // unchanged byte for byte, and the refusals (exit 2, one line).
 #include "cli_run.h"
-#include "family_fixtures.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 #include "reference_gpt2.h"
@@ -134,11 +133,9 @@ TEST_CASE("cli attention --source refuses unknown sources, uncovered families an
     requireCliInputError(attention(out, {"--source", "value-norm-layer", "--temperature", "2"}),
                          "--temperature needs --propagate");
 
-    const auto bert = freshDir("cli-valnorm-bert");
-    writeCheckpoint(bert, makeBert(BertSpec{}, 4));
-    requireCliInputError(
-            runCli({"attention", bert.string(), "--ids", "2,7,9,3", "--source", "value-norm", "--out", out.string()}),
-            "--source value-norm is not available for bert (its 'self' attention block records no value "
-            "vectors; the decoder-only families do)");
+    requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--ids", "1,2,3", "--source", "value-norm",
+                                 "--out", out.string()}),
+                         "(its 'self' attention block records no value vectors; the pretrained transformer families "
+                         "do)");
     CHECK_FALSE(std::filesystem::exists(out / "attention.npy"));
 }

@@ -200,6 +200,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             k[t] = linearOf(c, p + kn, x[t]);
             v[t] = linearOf(c, p + vn, x[t]);
         }
+        ref.values.push_back(v);
         auto allowed = [&](int, int j) { return attend_.empty() || attend_[j] != 0; };
         auto context = attend(q, k, v, H, H, d, allowed, ref);
         for (const auto& [layer, head] : maskHeads)

@@ -26,7 +26,7 @@ const LayerCapture& valueLayer(const Trace& trace, int block, int layer, const c
     if (!hasValues(trace, block))
         throw Error(std::string(what) + ": the '" + infos[block].name +
                     "' attention block recorded no value vectors (run with RunOptions::captureValues; the "
-                    "decoder-only families record them)");
+                    "pretrained transformer families record them, the built-in models do not)");
     return trace.impl().blocks[block].layers[layer];
 }
 

@@ -205,6 +205,7 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
 
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer) {
     LayerRun run;
+    run.captureValues = options.captureValues;
     const auto& layers = options.temperatureLayers;
     if (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end())
         run.temperature = options.temperature;

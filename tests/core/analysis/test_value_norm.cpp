@@ -173,6 +173,32 @@ TEST_CASE("value-norm sources of Llama with grouped-query attention equal a doub
     requireSources(*trace, refs, n);
 }
 
+TEST_CASE("value-norm sources of BERT (post-norm: x̃ = x) equal a double-precision reference", "[value_norm]") {
+    BertSpec spec;  // 3 heads of width 8
+    const Checkpoint c = makeBert(spec, 13);
+    auto model = writeAndLoad(c, "valnorm-bert");
+    const std::vector<long long> ids = {2, 7, 9, 3, 41, 5, 12};
+    const int n = static_cast<int>(ids.size()), E = spec.hidden, H = spec.heads, d = E / H;
+    const auto trace = runWithValues(*model, ids, {{"", 0, 1}});
+    const Reference ref = referenceBert(c, spec, ids, {}, {}, {{0, 1}});
+    std::vector<LayerRef> refs;
+    for (int l = 0; l < spec.layers; ++l) {
+        const Tensor& wo =
+                c.get("bert.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");  // [E, E]
+        LayerRef r;
+        r.alpha = ref.probs[l];
+        for (int h = 0; h < H; ++h) {
+            r.f.emplace_back(n, Vec(E, 0.0));
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < E; ++e)
+                    for (int k = 0; k < d; ++k)
+                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
+        }
+        refs.push_back(std::move(r));
+    }
+    requireSources(*trace, refs, n, {{0, 1}});
+}
+
 TEST_CASE("value-norm sources refuse traces without values and name the accepted sources", "[value_norm]") {
     CHECK(parseMapSource("value-norm-layer") == MapSource::ValueNormLayer);
     CHECK(std::string(sourceName(MapSource::ValueNorm)) == "value-norm");
@@ -185,13 +211,16 @@ TEST_CASE("value-norm sources refuse traces without values and name the accepted
     CHECK_THROWS_WITH(valueNormMap(*plain, 0, 0, 0),
                       Catch::Contains("value-norm: the 'self' attention block recorded no value vectors"));
 
-    // BERT (post-norm encoder) does not record them yet, even when asked.
-    auto bert = writeAndLoad(makeBert(BertSpec{}, 4), "valnorm-bert");
+    // The built-in models do not record them, even when asked.
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    auto builtin = Model::load("builtin:sentiment-dot", load);
     RunOptions options;
     options.captureValues = true;
-    const auto trace = bert->forward(ids64({2, 7, 9, 3}), options);
+    const auto trace = builtin->forward({1, 2, 3}, options);
     CHECK_FALSE(hasValues(*trace, 0));
     CHECK_THROWS_WITH(valueNormLayerMap(*trace, 0, 0),
-                      Catch::Contains("value-norm-layer: the 'self' attention block recorded no value vectors"));
-    CHECK_THROWS_WITH(valueNormMap(*trace, 0, 5, 0), Catch::Contains("layer 5 is out of range"));
+                      Catch::Contains("value-norm-layer: the '" + trace->blocks()[0].name +
+                                      "' attention block recorded no value vectors"));
+    CHECK_THROWS_WITH(valueNormMap(*plain, 0, 5, 0), Catch::Contains("layer 5 is out of range"));
 }

@@ -32,7 +32,8 @@ struct RunOptions {
     CaptureDtype captureDtype = CaptureDtype::Compute;
     // Also record what the value-weighted map sources need (analysis/value_norm.h): per layer
     // the value vectors and the output projection. Off by default, so a plain forward keeps
-    // nothing more; the decoder-only families record them.
+    // nothing more; the decoder-only families and the layer-stack models (BERT family, ViT,
+    // T5, BART family) record them.
     bool captureValues = false;
 };
 
