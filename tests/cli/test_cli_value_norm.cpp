@@ -1,7 +1,10 @@
 // attention --source value-norm|value-norm-layer through the CLI: the .npy shapes, values against a
 // double-precision reference written here from the checkpoint (plain loops), the default weights
 // unchanged byte for byte, and the refusals (exit 2, one line).
+#include "attnscope/analysis/value_norm.h"
+#include "attnscope/models/model.h"
 #include "cli_run.h"
+#include "fixtures_seq2seq.h"
 #include "gpt2_fixture.h"
 #include "npy_read.h"
 #include "reference_gpt2.h"
@@ -138,4 +141,42 @@ TEST_CASE("cli attention --source refuses unknown sources, uncovered families an
                          "(its 'self' attention block records no value vectors; the pretrained transformer families "
                          "do)");
     CHECK_FALSE(std::filesystem::exists(out / "attention.npy"));
+}
+
+TEST_CASE("cli attention --source covers BERT (as core computes it) and every block of T5", "[cli][value_norm]") {
+    const auto bert = freshDir("cli-valnorm-bert");
+    writeCheckpoint(bert, makeBert(BertSpec{}, 4));
+    const auto out = freshDir("cli-valnorm-bert-out");
+    const CliResult r = runCli(
+            {"attention", bert.string(), "--ids", "2,7,9,3,11", "--source", "value-norm", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const NpyArray a = readNpy(out / "attention.npy");
+    REQUIRE(a.shape == std::vector<std::int64_t>{2, 3, 5, 5});
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    RunOptions run;
+    run.captureValues = true;
+    const auto trace = Model::load(bert, load)->forward({2, 7, 9, 3, 11}, run);
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 3; ++h) {
+            const HeadMap m = valueNormMap(*trace, 0, l, h);
+            CHECK(std::equal(m.values.begin(), m.values.end(), a.values.begin() + (l * 3 + h) * 25));
+        }
+
+    const auto t5 = freshDir("cli-valnorm-t5");
+    writeCheckpoint(t5, makeT5(T5Spec{}, 71));  // 3 heads of width 10 over a width of 24
+    const auto t5Out = freshDir("cli-valnorm-t5-out");
+    const CliResult rt = runCli({"attention", t5.string(), "--ids", "5,9,13,2,1", "--target-ids", "0,7,3,8", "--source",
+                                 "value-norm-layer", "--out", t5Out.string()});
+    INFO(rt.err);
+    REQUIRE(rt.code == 0);
+    for (const auto& [file, shape] : std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+                 {"encoder.npy", {2, 1, 5, 5}}, {"decoder.npy", {3, 1, 4, 4}}, {"cross.npy", {3, 1, 4, 5}}}) {
+        const NpyArray b = readNpy(t5Out / file);
+        INFO(file);
+        CHECK(b.shape == shape);
+        CHECK(*std::max_element(b.values.begin(), b.values.end()) > 0);
+        CHECK(std::all_of(b.values.begin(), b.values.end(), [](float v) { return std::isfinite(v) && v >= 0; }));
+    }
 }

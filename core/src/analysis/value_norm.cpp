@@ -37,7 +37,7 @@ bool masked(const LayerCapture& cap, int head) {
 // f_h(x̃_j) for keys [start, start + len) of every head: [heads, len, width] float64.
 at::Tensor headOutputs(const LayerCapture& cap, const BlockInfo& info, std::int64_t start, std::int64_t len) {
     const std::int64_t H = info.heads, d = cap.values.size(2);
-    const at::Tensor wo = cap.outProjection.to(at::kDouble).view({H, d, -1});  // [H, d, E]
+    const at::Tensor wo = cap.outProjection.to(at::kDouble).reshape({H, d, -1});  // [H, d, E]
     std::vector<at::Tensor> v;
     for (int h = 0; h < H; ++h) v.push_back(cap.values[info.kvGroup(h)].narrow(0, start, len));
     return at::bmm(at::stack(v).to(at::kDouble), wo);
