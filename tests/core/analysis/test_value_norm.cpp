@@ -139,6 +139,17 @@ TEST_CASE("value-norm sources of GPT-2 (Conv1D) equal a double-precision referen
         run.maskedHeads = {{1, 2}};
         requireSources(*masked, gpt2Refs(c, referenceGpt2(c, kIds, run), n), n, {{1, 2}});
     }
+    SECTION("α is the map at the temperature the model ran at") {
+        RunOptions options;
+        options.captureValues = true;
+        options.temperature = 2.5;
+        options.temperatureLayers = {1};
+        const auto hot = model->forward(ids64(kIds), options);
+        ReferenceRun run;
+        run.temperature = 2.5;
+        run.temperatureLayers = {1};
+        requireSources(*hot, gpt2Refs(c, referenceGpt2(c, kIds, run), n), n);
+    }
 }
 
 TEST_CASE("value-norm sources of Llama with grouped-query attention equal a double-precision reference",
