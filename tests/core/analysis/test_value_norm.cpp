@@ -210,6 +210,29 @@ TEST_CASE("value-norm sources of BERT (post-norm: x̃ = x) equal a double-precis
     requireSources(*trace, refs, n, {{0, 1}});
 }
 
+TEST_CASE("value-norm sources of a streamed model equal the converted model's", "[value_norm][streamed]") {
+    // Streamed forwards reuse one float32 buffer per matrix for every layer: the recorded W_O
+    // must be each layer's own.
+    Checkpoint c = makeLlama(LlamaSpec{}, 17);
+    roundTensors(c, "BF16");
+    const auto dir = freshDir("valnorm-stream");
+    WriteOptions w;
+    w.dtype = "BF16";
+    writeCheckpoint(dir, c, w);
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    load.weights = WeightPlan::Convert;
+    const auto converted = Model::load(dir, load);
+    load.weights = WeightPlan::Stream;
+    const auto streamed = Model::load(dir, load);
+    REQUIRE_THAT(streamed->info().weights, Catch::StartsWith("streamed"));
+    const auto a = runWithValues(*converted, kIds), b = runWithValues(*streamed, kIds);
+    for (int l = 0; l < 2; ++l) {
+        CHECK(valueNormLayerMap(*b, 0, l).values == valueNormLayerMap(*a, 0, l).values);
+        for (int h = 0; h < 4; ++h) CHECK(valueNormMap(*b, 0, l, h).values == valueNormMap(*a, 0, l, h).values);
+    }
+}
+
 TEST_CASE("value-norm sources refuse traces without values and name the accepted sources", "[value_norm]") {
     CHECK(parseMapSource("value-norm-layer") == MapSource::ValueNormLayer);
     CHECK(std::string(sourceName(MapSource::ValueNorm)) == "value-norm");
