@@ -64,9 +64,19 @@ inline LayerCapture dotCapture(at::Tensor q, at::Tensor k, ScoreSpec score, Mask
 inline void recordValues(LayerCapture& c, const at::Tensor& v, const at::Tensor& outProjection, bool transposed,
                          bool copy, std::vector<int> maskedHeads) {
     c.values = v.contiguous();  // a view of a fused qkv would keep all of it
-    c.outProjection = transposed ? outProjection.t() : outProjection;
-    if (copy) c.outProjection = c.outProjection.clone();
     c.maskedHeads = std::move(maskedHeads);
+    c.outProjection = transposed ? outProjection.t() : outProjection;
+    if (!copy) return;
+    // Streamed matrices come from a BF16 or F16 file: keep the copy in the half dtype that holds
+    // it exactly (half the memory of the float32 buffer), else in float32.
+    for (const auto type : {at::kBFloat16, at::kHalf}) {
+        at::Tensor half = c.outProjection.to(type);
+        if (at::equal(half.to(c.outProjection.scalar_type()), c.outProjection)) {
+            c.outProjection = std::move(half);
+            return;
+        }
+    }
+    c.outProjection = c.outProjection.clone();
 }
 
 struct BlockCapture {
