@@ -257,6 +257,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
             k[t] = linearOf(c, p + "attention.attention.key", h);
             v[t] = linearOf(c, p + "attention.attention.value", h);
         }
+        ref.values.push_back(v);
         const auto context = attend(
                 q, k, v, H, H, d, [](int, int) { return true; }, ref);
         for (int t = 0; t < n; ++t) {

@@ -210,6 +210,39 @@ TEST_CASE("value-norm sources of BERT (post-norm: x̃ = x) equal a double-precis
     requireSources(*trace, refs, n, {{0, 1}});
 }
 
+TEST_CASE("value-norm sources of ViT (pre-norm: x̃ = LN(x)) equal a double-precision reference", "[value_norm]") {
+    VitSpec spec;  // 16×16 image in 4×4 patches: 17 tokens, 3 heads of width 8
+    const Checkpoint c = makeVit(spec, 5);
+    auto model = writeAndLoad(c, "valnorm-vit");
+    RgbImage image{16, 16, std::vector<std::uint8_t>(16 * 16 * 3)};
+    std::mt19937 rng(3);
+    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    std::vector<double> pixels(3 * 16 *
+                               16);  // channels first, (p / 255 - 0.5) / 0.5 as the fixture's preprocessor says
+    for (int i = 0; i < 16 * 16; ++i)
+        for (int ch = 0; ch < 3; ++ch) pixels[ch * 256 + i] = (image.pixels[i * 3 + ch] / 255.0 - 0.5) / 0.5;
+    RunOptions options;
+    options.captureValues = true;
+    const auto trace = model->forwardImage(image, options);
+    const Reference ref = referenceVit(c, spec, pixels);
+    const int n = 17, E = spec.hidden, H = spec.heads, d = E / H;
+    std::vector<LayerRef> refs;
+    for (int l = 0; l < spec.layers; ++l) {
+        const Tensor& wo = c.get("vit.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");
+        LayerRef r;
+        r.alpha = ref.probs[l];
+        for (int h = 0; h < H; ++h) {
+            r.f.emplace_back(n, Vec(E, 0.0));
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < E; ++e)
+                    for (int k = 0; k < d; ++k)
+                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
+        }
+        refs.push_back(std::move(r));
+    }
+    requireSources(*trace, refs, n);
+}
+
 TEST_CASE("value-norm sources of a streamed model equal the converted model's", "[value_norm][streamed]") {
     // Streamed forwards reuse one float32 buffer per matrix for every layer: the recorded W_O
     // must be each layer's own.
