@@ -69,7 +69,8 @@ struct Reference {
     std::vector<std::vector<std::vector<double>>> probs;
     std::vector<double> logits;               // next-token logits (Llama) or class logits (ViT)
     std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
-    // Llama, BERT, ViT: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads · headDim]
+    // Llama, BERT, ViT, GPT-NeoX: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads ·
+    // headDim]
     std::vector<std::vector<std::vector<double>>> values;
 };
 

@@ -4,6 +4,7 @@
 #include "attnscope/analysis/value_norm.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
+#include "fixtures_neox.h"
 #include "reference_gpt2.h"
 
 #include <cmath>
@@ -229,6 +230,31 @@ TEST_CASE("value-norm sources of ViT (pre-norm: x̃ = LN(x)) equal a double-prec
     std::vector<LayerRef> refs;
     for (int l = 0; l < spec.layers; ++l) {
         const Tensor& wo = c.get("vit.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");
+        LayerRef r;
+        r.alpha = ref.probs[l];
+        for (int h = 0; h < H; ++h) {
+            r.f.emplace_back(n, Vec(E, 0.0));
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < E; ++e)
+                    for (int k = 0; k < d; ++k)
+                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
+        }
+        refs.push_back(std::move(r));
+    }
+    requireSources(*trace, refs, n);
+}
+
+TEST_CASE("value-norm sources of GPT-NeoX (parallel residual, per-head fused qkv) equal a double-precision reference",
+          "[value_norm]") {
+    NeoxSpec spec;  // 4 heads of width 16
+    const Checkpoint c = makeNeox(spec, 19);
+    auto model = writeAndLoad(c, "valnorm-neox");
+    const int n = static_cast<int>(kIds.size()), E = spec.hidden, H = spec.heads, d = E / H;
+    const auto trace = runWithValues(*model, kIds);
+    const Reference ref = referenceNeox(c, spec, kIds);
+    std::vector<LayerRef> refs;
+    for (int l = 0; l < spec.layers; ++l) {
+        const Tensor& wo = c.get("gpt_neox.layers." + std::to_string(l) + ".attention.dense.weight");  // [E, H·d]
         LayerRef r;
         r.alpha = ref.probs[l];
         for (int h = 0; h < H; ++h) {
