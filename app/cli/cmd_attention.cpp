@@ -6,6 +6,7 @@
 #include "model_input.h"
 
 #include "attnscope/runtime/error.h"
+#include "attnscope/analysis/value_norm.h"
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
@@ -35,7 +36,8 @@ struct AttentionSettings {
     int pruneCount = 0;
     bool pruneLeast = false;
     int topK = 5;
-    std::string what;  // the intervention, in words
+    std::string what;                       // the intervention, in words
+    MapSource source = MapSource::Weights;  // --source: what each map shows
 };
 
 LabVariant parseVariant(const std::string& v) {
@@ -163,7 +165,27 @@ AttentionSettings parseSettings(const Args& args) {
         s.fit.steps = static_cast<int>(*st);
     }
     s.fit.temperature = s.lab.map.temperature;
+    if (auto v = args.value("source")) s.source = parseMapSource(*v);
+    if (s.source != MapSource::Weights) {
+        // The value sources weight by the maps the model used: no display variant or temperature.
+        const std::string name = sourceName(s.source);
+        if (args.value("variant"))
+            throw Error("--source " + name + " weights the model's own maps; it does not take --variant");
+        if (args.value("temperature") && !propagate)
+            throw Error("--source " + name + " weights the maps the model used; --temperature needs --propagate");
+        s.run.captureValues = true;
+    }
     return s;
+}
+
+// Refuses, naming the family and block, a value source on a trace whose blocks recorded no values.
+void requireSourceCovered(const Trace& trace, const ModelInfo& info, MapSource source) {
+    if (source == MapSource::Weights) return;
+    for (int b = 0; b < static_cast<int>(trace.blocks().size()); ++b)
+        if (!hasValues(trace, b))
+            throw Error(std::string("--source ") + sourceName(source) + " is not available for " + info.family +
+                        " (its '" + trace.blocks()[b].name +
+                        "' attention block records no value vectors; the pretrained transformer families do)");
 }
 
 // One block's maps as [layers, heads, queries, keys] float32; fitted variants also fill `fits`.
@@ -172,6 +194,17 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
     const BlockInfo& block = trace.blocks()[b];
     const auto rows = static_cast<std::int64_t>(block.queryTokens.size());
     const auto cols = static_cast<std::int64_t>(block.keyTokens.size());
+    if (s.source != MapSource::Weights) {  // [layers, heads or 1, queries, keys]
+        const bool perHead = perHeadSource(s.source);
+        NpyWriter npy(file, {block.layers, perHead ? block.heads : 1, rows, cols});
+        for (int l = 0; l < block.layers; ++l)
+            for (int h = 0; h < (perHead ? block.heads : 1); ++h) {
+                const HeadMap map = perHead ? valueNormMap(trace, b, l, h) : valueNormLayerMap(trace, b, l);
+                npy.append(map.values.data(), map.values.size());
+            }
+        npy.finish();
+        return;
+    }
     NpyWriter npy(file, {block.layers, block.heads, rows, cols});
     for (int l = 0; l < block.layers; ++l)
         for (int h = 0; h < block.heads; ++h) {
@@ -196,7 +229,7 @@ int runAttention(const std::vector<std::string>& argv) {
                       {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
                        "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
                        "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
-                       "keep",     "buckets", "rounds",      "revision",      "knockout"}))),
+                       "keep",     "buckets", "rounds",      "revision",      "knockout",  "source"}))),
               withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
@@ -209,6 +242,7 @@ int runAttention(const std::vector<std::string>& argv) {
     RunOptions first, again = s.run;  // --capture-dtype and --progress for the run and a re-run
     applyRunFlags(args, first);
     applyRunFlags(args, again, "re-run");
+    first.captureValues = s.run.captureValues;
     std::shared_ptr<const Trace> trace = input.run(*model, first);
     std::optional<Generation> generation;
     if (gen) {  // the prompt's ids as the input gave them, then N new tokens
@@ -216,6 +250,7 @@ int runAttention(const std::vector<std::string>& argv) {
         go.tokens = gen->tokens;
         go.sampling = gen->sampling;
         go.run.captureDtype = first.captureDtype;
+        go.run.captureValues = first.captureValues;
         generation = generate(*model, trace->ids(), go);
         trace = generation->trace;
         std::cout << "generated " << generation->generated.size() << " tokens ("
@@ -248,6 +283,7 @@ int runAttention(const std::vector<std::string>& argv) {
         change["intervention"] = s.what;
         printOutputChange(std::cout, r.change, s.what);
     }
+    requireSourceCovered(*trace, model->info(), s.source);
     const std::optional<Alignment> alignment = align ? std::optional(computeAlignment(*trace, *align)) : std::nullopt;
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);  // every file below, or none of them
@@ -259,8 +295,9 @@ int runAttention(const std::vector<std::string>& argv) {
     for (int b = 0; b < static_cast<int>(blocks.size()); ++b) {
         const std::string name = blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy";
         writeBlock(*trace, b, s, staged.path(name), fits);
+        const int heads = perHeadSource(s.source) ? blocks[b].heads : 1;
         written.push_back((out / name).string() + " [" + std::to_string(blocks[b].layers) + ", " +
-                          std::to_string(blocks[b].heads) + ", " + std::to_string(blocks[b].queryTokens.size()) + ", " +
+                          std::to_string(heads) + ", " + std::to_string(blocks[b].queryTokens.size()) + ", " +
                           std::to_string(blocks[b].keyTokens.size()) + "]");
     }
 
@@ -281,6 +318,8 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["labels"] = trace->classLabels();
         tokens["probabilities"] = p;
     }
+    // "source" already labels an encoder-decoder's columns; weights (the default) add nothing.
+    if (s.source != MapSource::Weights) tokens["map_source"] = sourceName(s.source);
     if (generation) tokens["generation"] = generationJson(*generation, trace->tokens(), *gen);
     for (const auto& block : blocks)
         tokens["blocks"][block.name] = {
@@ -321,6 +360,7 @@ Command attentionCommand() {
             "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
             "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
+            "                               [--source weights|value-norm|value-norm-layer]\n"
             "                               [--variant dot|linear|additive|hybrid|local|topk|lsh]\n"
             "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
             "                               [--buckets B] [--rounds R]\n"
@@ -368,6 +408,13 @@ Command attentionCommand() {
             "  and KL, class probabilities, the generated sequence, or for encoders without a head the mean\n"
             "  and max cosine distance of the final hidden states) is printed and written to\n"
             "  DIR/output_change.json.\n"
+            "--source: what each map shows. weights (default): the attention weights α. value-norm\n"
+            "  (Kobayashi et al. 2020): α_hij · ‖f_h(x̃_j)‖₂, f_h(x̃_j) = (x̃_j W_V^h + b_V^h) W_O^h, x̃ what the\n"
+            "  heads read (after the pre-attention norm); raw norms, not normalised. value-norm-layer:\n"
+            "  ‖Σ_h α_hij f_h(x̃_j)‖₂, one map per layer: [layers, 1, seq, seq]. α is the map the model used\n"
+            "  (with --propagate, its temperature; masked heads add 0). Pretrained transformer families (not\n"
+            "  the built-in models); tokens.json then has \"map_source\". Not with --variant or a display\n"
+            "  --temperature. x̃ = x for post-norm models (BERT family); a cross block's x̃ is the encoder output.\n"
             "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
             "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
             "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"

@@ -75,6 +75,9 @@ struct Reference {
     // o_proj; mlpOut[l][i] the MLP's output.
     std::vector<std::vector<std::vector<double>>> residuals, mlpOut, contexts;
     std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
+    // Llama, BERT, ViT, GPT-NeoX: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads ·
+    // headDim]
+    std::vector<std::vector<std::vector<double>>> values;
 };
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& spec, const std::vector<long long>& ids);

@@ -149,6 +149,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
             rotate(q[t], s.heads, d, t, inv);
             rotate(k[t], s.kvHeads, d, t, inv);
         }
+        ref.values.push_back(v);
         auto allowed = [&](int i, int j) { return j <= i && (s.window == 0 || i - j < s.window); };
         auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
         if (contextHook) contextHook(l, context);
@@ -218,6 +219,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             k[t] = linearOf(c, p + kn, x[t]);
             v[t] = linearOf(c, p + vn, x[t]);
         }
+        ref.values.push_back(v);
         auto allowed = [&](int, int j) { return attend_.empty() || attend_[j] != 0; };
         auto context = attend(q, k, v, H, H, d, allowed, ref);
         for (const auto& [layer, head] : maskHeads)
@@ -274,6 +276,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
             k[t] = linearOf(c, p + "attention.attention.key", h);
             v[t] = linearOf(c, p + "attention.attention.value", h);
         }
+        ref.values.push_back(v);
         const auto context = attend(
                 q, k, v, H, H, d, [](int, int) { return true; }, ref);
         for (int t = 0; t < n; ++t) {

@@ -60,6 +60,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
         ref.probs.emplace_back();
         ref.q.emplace_back();
         ref.k.emplace_back();
+        ref.v.emplace_back();
         std::vector<Vec> context(n, Vec(E, 0.0));
         for (int h = 0; h < H; ++h) {
             Vec sc(static_cast<std::size_t>(n) * n, 0.0);
@@ -84,6 +85,10 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                     qh[i * d + c2] = qkv[i][h * d + c2], kh[i * d + c2] = qkv[i][E + h * d + c2];
             ref.q.back().push_back(qh);
             ref.k.back().push_back(kh);
+            Vec vh(static_cast<std::size_t>(n) * d);
+            for (int i = 0; i < n; ++i)
+                for (int c2 = 0; c2 < d; ++c2) vh[i * d + c2] = qkv[i][2 * E + h * d + c2];
+            ref.v.back().push_back(vh);
             ref.scores.back().push_back(sc);
             ref.probs.back().push_back(pr);
         }

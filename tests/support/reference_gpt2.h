@@ -22,6 +22,8 @@ struct Gpt2Reference {
     std::vector<std::vector<std::vector<double>>> residuals, mlpOut;
     std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
     std::vector<std::vector<double>> attnBias;
+    // v[l][h][j * d + c]: the head's value vectors x̃_j W_V^h + b_V^h (x̃ = ln_1 of the layer input)
+    std::vector<std::vector<std::vector<double>>> v;
 };
 
 // What the model is asked to change inside its forward pass.

@@ -138,6 +138,7 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
             rotate(q[t], H, d, r, t, s.base, false);
             rotate(k[t], H, d, r, t, s.base, false);
         }
+        ref.values.push_back(v);
         const Rows context = attend(q, k, v, H, H, d, 1 / std::sqrt(double(d)), 0, l, o, ref);
         for (int t = 0; t < n; ++t) {
             const Vec a = linear(c, p + "attention.dense", context[t]);

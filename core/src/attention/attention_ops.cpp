@@ -241,6 +241,7 @@ at::Tensor knockoutCells(const std::vector<Knockout>& knockouts, int layer, std:
 
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer) {
     LayerRun run;
+    run.captureValues = options.captureValues;
     const auto& layers = options.temperatureLayers;
     if (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end())
         run.temperature = options.temperature;

@@ -85,6 +85,7 @@ at::Tensor additiveProbs(const at::Tensor& qa, const at::Tensor& ka, const at::T
 struct LayerRun {
     double temperature = 1.0;      // inside the softmax
     std::vector<int> maskedHeads;  // heads whose output is zeroed
+    bool captureValues = false;    // RunOptions::captureValues
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 

@@ -40,6 +40,11 @@ struct LayerCapture {
     // file's dtype, read-only (a view of the file's mapping); q and k are then zero-width and
     // only carry the shape.
     at::Tensor maps;
+    // RunOptions::captureValues only (undefined otherwise): values [kv_heads, keys, head_dim] =
+    // x̃ W_V + b_V as the heads read them, outProjection [heads · head_dim, width] with rows
+    // h·d .. h·d + d reading head h (W_O^h), and the heads the model zeroed (RunOptions::maskHeads).
+    at::Tensor values, outProjection;
+    std::vector<int> maskedHeads;
 };
 
 // A dot-product layer's capture, Q and K narrowed to the running forward's capture dtype
@@ -52,6 +57,27 @@ inline LayerCapture dotCapture(at::Tensor q, at::Tensor k, ScoreSpec score, Mask
     c.score = std::move(score);
     c.mask = std::move(mask);
     return c;
+}
+
+// Records a dot layer's values for the value-weighted sources: v [kv_heads, keys, head_dim] and
+// the output projection as [heads · head_dim, width] (a weight stored [width, heads · head_dim]
+// is transposed as a view; `copy` for weights that a streamed forward overwrites per layer).
+inline void recordValues(LayerCapture& c, const at::Tensor& v, const at::Tensor& outProjection, bool transposed,
+                         bool copy, std::vector<int> maskedHeads) {
+    c.values = v.contiguous();  // a view of a fused qkv would keep all of it
+    c.maskedHeads = std::move(maskedHeads);
+    c.outProjection = transposed ? outProjection.t() : outProjection;
+    if (!copy) return;
+    // Streamed matrices come from a BF16 or F16 file: keep the copy in the half dtype that holds
+    // it exactly (half the memory of the float32 buffer), else in float32.
+    for (const auto type : {at::kBFloat16, at::kHalf}) {
+        at::Tensor half = c.outProjection.to(type);
+        if (at::equal(half.to(c.outProjection.scalar_type()), c.outProjection)) {
+            c.outProjection = std::move(half);
+            return;
+        }
+    }
+    c.outProjection = c.outProjection.clone();
 }
 
 struct BlockCapture {

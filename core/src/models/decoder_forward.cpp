@@ -420,7 +420,12 @@ private:
             context.narrow(1, hooks.patch->head * s.headDim, s.headDim).copy_(hooks.patch->value);
         }
         const at::Tensor attn = run(L.o, context);
-        if (capture) capture->layers.push_back(dotCapture(q, k, score, mask));
+        if (capture) {
+            capture->layers.push_back(dotCapture(q, k, score, mask));
+            if (options.captureValues)  // Conv1D stores W_O as [H·d, E] already; streamed weights are reused per layer
+                recordValues(capture->layers.back(), v, L.o.weight, !cfg_.conv1d, stream_ != nullptr,
+                             layerRun(options, "self", l).maskedHeads);
+        }
         if (hooks.parts) addAttentionParts(L, context, attn, *hooks.parts);
         // What the attention and the MLP add (patchable), then the block's sum.
         const auto added = [&](const at::Tensor& a, const at::Tensor& m) {

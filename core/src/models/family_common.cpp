@@ -148,6 +148,8 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
                      v = splitHeads(w.v(kv), heads, d);
     const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
     capture.layers.push_back(dotCapture(q, k, score, mask));
+    // The value sources: what the heads read here is kv (x̃ = x for post-norm stacks such as BERT).
+    if (run.captureValues) recordValues(capture.layers.back(), v, w.o.weight, true, false, run.maskedHeads);
     return w.o(context);
 }
 

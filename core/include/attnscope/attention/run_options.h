@@ -49,6 +49,11 @@ struct RunOptions {
     bool recordResiduals = false;
     std::int64_t attributionPosition = -1;
     std::vector<Knockout> knockouts;
+    // Also record what the value-weighted map sources need (analysis/value_norm.h): per layer
+    // the value vectors and the output projection. Off by default, so a plain forward keeps
+    // nothing more; the decoder-only families and the layer-stack models (BERT family, ViT,
+    // T5, BART family) record them.
+    bool captureValues = false;
 };
 
 }  // namespace attnscope
