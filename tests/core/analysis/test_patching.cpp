@@ -116,7 +116,9 @@ TEST_CASE("attribution patching approaches the exact scores where the runs diffe
         const PatchResult b = activationPatching(*model, ids64(kClean), ids64(kCorrupt), approx);
         REQUIRE(a.scores.size() == b.scores.size());
         CHECK(b.ldClean == a.ldClean);
-        CHECK(b.ldCorrupt == Approx(a.ldCorrupt).margin(1e-6));
+        // The gradient run attends through autograd's unblocked softmax, the exact one through the
+        // blocked kernels: the same LD to float32 rounding (1.4e-6 seen under the sanitizers).
+        CHECK(b.ldCorrupt == Approx(a.ldCorrupt).margin(1e-5));
         double worst = 0, largest = 0;
         for (std::size_t i = 0; i < a.scores.size(); ++i) {
             worst = std::max(worst, double(std::abs(a.scores[i] - b.scores[i])));
