@@ -218,24 +218,24 @@ at::Tensor knockoutCells(const std::vector<Knockout>& knockouts, int layer, std:
     for (const Knockout& k : knockouts) {
         if (layer < k.firstLayer || layer > k.lastLayer) continue;
         if (!cells.defined()) cells = at::zeros({n, n}, at::TensorOptions().dtype(at::kBool));
+        auto cell = cells.accessor<bool, 2>();  // filled on the CPU, then moved once
         for (const std::vector<std::int64_t>* list : {&k.queries, &k.keys})
             for (std::int64_t p : *list)
                 if (p < 0 || p >= n)
                     throw Error("knockout position " + std::to_string(p) + " is outside the input (0.." +
                                 std::to_string(n - 1) + ")");
         for (std::int64_t q : k.queries)
-            for (std::int64_t j : k.keys) cells[q][j] = true;
+            for (std::int64_t j : k.keys) cell[q][j] = true;
     }
     if (!cells.defined()) return cells;
     // Every row must keep a key: the causal limit and window, then the knocked-out cells.
     at::Tensor allowed = at::ones({n, n}, at::TensorOptions().dtype(at::kBool));
     if (limits.causal) allowed = allowed.tril();
     if (limits.window > 0) allowed = allowed.triu(1 - limits.window);
-    const at::Tensor left = (allowed & cells.logical_not()).sum(1);
-    for (std::int64_t i = 0; i < n; ++i)
-        if (left[i].item<std::int64_t>() == 0)
-            throw Error("the knockout leaves query position " + std::to_string(i) + " with no key in layer " +
-                        std::to_string(layer));
+    const at::Tensor empty = ((allowed & cells.logical_not()).sum(1) == 0).nonzero();
+    if (empty.numel() > 0)
+        throw Error("the knockout leaves query position " + std::to_string(empty[0][0].item<std::int64_t>()) +
+                    " with no key in layer " + std::to_string(layer));
     return cells.to(device);
 }
 

@@ -8,6 +8,7 @@
 #include "reference_gpt2.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -104,6 +105,28 @@ std::vector<LayerRef> gpt2Refs(const Gpt2Checkpoint& c, const Gpt2Reference& ref
     return out;
 }
 
+// Per-layer references for an nn.Linear output projection named by `wo(l)` ([E, H·d]: head h reads
+// columns h·d..) over the reference's values [n][G·d] (query head h reads kv group h / (H / G)).
+std::vector<LayerRef> linearRefs(const Reference& ref, const std::function<std::string(int)>& wo, const Checkpoint& c,
+                                 int layers, int n, int E, int H, int G, int d) {
+    std::vector<LayerRef> out;
+    for (int l = 0; l < layers; ++l) {
+        const Tensor& w = c.get(wo(l));
+        LayerRef r;
+        r.alpha = ref.probs[l];
+        for (int h = 0; h < H; ++h) {
+            r.f.emplace_back(n, Vec(E, 0.0));
+            const int g = h / (H / G);
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < E; ++e)
+                    for (int k = 0; k < d; ++k)
+                        r.f[h][j][e] += ref.values[l][j][g * d + k] * w.values[e * (H * d) + h * d + k];
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 std::shared_ptr<const Trace> runWithValues(const Model& model, const std::vector<long long>& ids,
                                            std::vector<HeadRef> masked = {}) {
     RunOptions options;
@@ -164,24 +187,11 @@ TEST_CASE("value-norm sources of Llama with grouped-query attention equal a doub
     std::vector<long long> ids;
     for (int t = 0; t < 150; ++t) ids.push_back((t * 7 + 3) % spec.vocab);
     const int n = static_cast<int>(ids.size()), E = spec.hidden, H = spec.heads, d = llamaHeadDim(spec);
-    const int perGroup = spec.heads / spec.kvHeads;
     const auto trace = runWithValues(*model, ids);
     const Reference ref = referenceLlama(c, spec, ids);
-    std::vector<LayerRef> refs;
-    for (int l = 0; l < spec.layers; ++l) {
-        const Tensor& wo = c.get("model.layers." + std::to_string(l) + ".self_attn.o_proj.weight");  // [E, H·d]
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            const int g = h / perGroup;
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k)
-                        r.f[h][j][e] += ref.values[l][j][g * d + k] * wo.values[e * (H * d) + h * d + k];
-        }
-        refs.push_back(std::move(r));
-    }
+    const std::vector<LayerRef> refs = linearRefs(
+            ref, [](int l) { return std::string("model.layers." + std::to_string(l) + ".self_attn.o_proj.weight"); }, c,
+            spec.layers, n, E, H, spec.kvHeads, d);
     requireSources(*trace, refs, n);
 }
 
@@ -193,21 +203,12 @@ TEST_CASE("value-norm sources of BERT (post-norm: x̃ = x) equal a double-precis
     const int n = static_cast<int>(ids.size()), E = spec.hidden, H = spec.heads, d = E / H;
     const auto trace = runWithValues(*model, ids, {{"", 0, 1}});
     const Reference ref = referenceBert(c, spec, ids, {}, {}, {{0, 1}});
-    std::vector<LayerRef> refs;
-    for (int l = 0; l < spec.layers; ++l) {
-        const Tensor& wo =
-                c.get("bert.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");  // [E, E]
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k)
-                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
-        }
-        refs.push_back(std::move(r));
-    }
+    const std::vector<LayerRef> refs = linearRefs(
+            ref,
+            [](int l) {
+                return std::string("bert.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");
+            },
+            c, spec.layers, n, E, H, H, d);
     requireSources(*trace, refs, n, {{0, 1}});
 }
 
@@ -227,20 +228,12 @@ TEST_CASE("value-norm sources of ViT (pre-norm: x̃ = LN(x)) equal a double-prec
     const auto trace = model->forwardImage(image, options);
     const Reference ref = referenceVit(c, spec, pixels);
     const int n = 17, E = spec.hidden, H = spec.heads, d = E / H;
-    std::vector<LayerRef> refs;
-    for (int l = 0; l < spec.layers; ++l) {
-        const Tensor& wo = c.get("vit.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k)
-                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
-        }
-        refs.push_back(std::move(r));
-    }
+    const std::vector<LayerRef> refs = linearRefs(
+            ref,
+            [](int l) {
+                return std::string("vit.encoder.layer." + std::to_string(l) + ".attention.output.dense.weight");
+            },
+            c, spec.layers, n, E, H, H, d);
     requireSources(*trace, refs, n);
 }
 
@@ -252,20 +245,9 @@ TEST_CASE("value-norm sources of GPT-NeoX (parallel residual, per-head fused qkv
     const int n = static_cast<int>(kIds.size()), E = spec.hidden, H = spec.heads, d = E / H;
     const auto trace = runWithValues(*model, kIds);
     const Reference ref = referenceNeox(c, spec, kIds);
-    std::vector<LayerRef> refs;
-    for (int l = 0; l < spec.layers; ++l) {
-        const Tensor& wo = c.get("gpt_neox.layers." + std::to_string(l) + ".attention.dense.weight");  // [E, H·d]
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k)
-                        r.f[h][j][e] += ref.values[l][j][h * d + k] * wo.values[e * E + h * d + k];
-        }
-        refs.push_back(std::move(r));
-    }
+    const std::vector<LayerRef> refs = linearRefs(
+            ref, [](int l) { return std::string("gpt_neox.layers." + std::to_string(l) + ".attention.dense.weight"); },
+            c, spec.layers, n, E, H, H, d);
     requireSources(*trace, refs, n);
 }
 
