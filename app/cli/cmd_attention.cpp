@@ -199,7 +199,7 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
         NpyWriter npy(file, {block.layers, perHead ? block.heads : 1, rows, cols});
         for (int l = 0; l < block.layers; ++l)
             for (int h = 0; h < (perHead ? block.heads : 1); ++h) {
-                const HeadMap map = perHead ? valueNormMap(trace, b, l, h) : valueNormLayerMap(trace, b, l);
+                const HeadMap map = sourceMap(trace, s.source, b, l, h);
                 npy.append(map.values.data(), map.values.size());
             }
         npy.finish();

@@ -11,8 +11,6 @@ namespace attnscope {
 
 namespace {
 
-const char* const kAccepted = "weights, value-norm, value-norm-layer";
-
 // q or k as maps use them: float32 on the CPU whatever the capture dtype (as Trace::map).
 at::Tensor forMap(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t; }
 
@@ -53,21 +51,6 @@ HeadMap toHeadMap(const at::Tensor& t) {
 }
 
 }  // namespace
-
-const char* sourceName(MapSource source) {
-    switch (source) {
-        case MapSource::Weights: return "weights";
-        case MapSource::ValueNorm: return "value-norm";
-        case MapSource::ValueNormLayer: return "value-norm-layer";
-    }
-    return "?";
-}
-
-MapSource parseMapSource(const std::string& name) {
-    for (MapSource s : {MapSource::Weights, MapSource::ValueNorm, MapSource::ValueNormLayer})
-        if (name == sourceName(s)) return s;
-    throw Error("unknown map source '" + name + "' (accepted: " + kAccepted + ")");
-}
 
 bool hasValues(const Trace& trace, int block) {
     const auto& blocks = trace.impl().blocks;

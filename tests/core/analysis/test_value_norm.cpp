@@ -277,8 +277,10 @@ TEST_CASE("value-norm sources of a streamed model equal the converted model's", 
 TEST_CASE("value-norm sources refuse traces without values and name the accepted sources", "[value_norm]") {
     CHECK(parseMapSource("value-norm-layer") == MapSource::ValueNormLayer);
     CHECK(std::string(sourceName(MapSource::ValueNorm)) == "value-norm");
-    CHECK_THROWS_WITH(parseMapSource("values"),
-                      "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer)");
+    CHECK_THROWS_WITH(
+            parseMapSource("values"),
+            "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer, alti, alti-rollout, "
+            "grad-weighted, relevance)");
 
     // A decoder run without RunOptions::captureValues.
     auto llama = writeAndLoad(makeLlama(LlamaSpec{}, 3), "valnorm-plain");

@@ -8,19 +8,10 @@
 // Torch stays out of this header.
 #pragma once
 
+#include "attnscope/analysis/map_source.h"
 #include "attnscope/attention/trace.h"
 
-#include <string>
-
 namespace attnscope {
-
-// What a map shows: the attention weights, or a value-weighted source.
-enum class MapSource { Weights, ValueNorm, ValueNormLayer };
-const char* sourceName(MapSource source);  // "weights", "value-norm", "value-norm-layer"
-// The source of that name; throws attnscope::Error naming the accepted ones otherwise.
-MapSource parseMapSource(const std::string& name);
-// Whether the source has one map per head (else one per layer).
-inline bool perHeadSource(MapSource source) { return source != MapSource::ValueNormLayer; }
 
 // Whether every layer of block b recorded its values (RunOptions::captureValues on a family that
 // records them: the decoder families and the layer-stack ones (BERT family, ViT, T5, BART family);
