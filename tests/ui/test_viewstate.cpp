@@ -73,9 +73,9 @@ TEST_CASE("ViewState: each setter emits its signal once, and nothing when the va
     CHECK(colors.count() == 2);
 
     QSignalSpy source(&s, &ViewState::mapSourceChanged);
-    s.setMapSource(MapSource::Weights);  // the default already
+    s.setMapSource(attnscope::MapSource::Weights);  // the default already
     CHECK(source.count() == 0);
-    CHECK(mapSourceKey(s.mapSource()) == QStringLiteral("weights"));
+    CHECK(QString::fromLatin1(attnscope::sourceName(s.mapSource())) == QStringLiteral("weights"));
 
     QSignalSpy zoom(&s, &ViewState::zoomChanged);
     s.setZoom(ViewState::Zoom{0.5, 3.5, -0.5, 2.5});

@@ -119,7 +119,7 @@ void ImageController::refresh() {
                    "ViT folder (config.json with model_type vit) and an image (Ctrl+I)."));
         return;
     }
-    const TracePtr trace = lab_->shownTrace();
+    const TracePtr trace = overlayTrace();
     const MapKey key = MapKey{state_->block(), state_->layer(), state_->head()};
     if (!trace || key.block < 0 || image_.isNull()) {
         panel_->showMessage(tr("Open an image (Ctrl+I, or drop one on the window) to run %1 on it.")
@@ -139,7 +139,21 @@ void ImageController::refresh() {
     o.map.temperature = lab_->displayTemperature(state_->temperature());
     o.rollout.discardRatio = panel_->discardRatio();
     o.rollout.fusion = panel_->fusion();
-    service_->requestOverlay(trace, key.block, o);
+    if (attnscope::gradientSource(source_.source) && !source_.gradients) {
+        service_->cancel();
+        return panel_->showMessage(tr("Computing %1 (a backward pass through the model)\u2026")
+                                           .arg(QString::fromUtf8(attnscope::sourceLabel(source_.source))));
+    }
+    service_->requestOverlay(trace, key.block, o, source_);
+}
+
+void ImageController::setSource(const ShownSource& source) {
+    source_ = source;
+    refresh();
+}
+
+TracePtr ImageController::overlayTrace() const {
+    return attnscope::gradientSource(source_.source) ? session_->trace() : lab_->shownTrace();
 }
 
 QString ImageController::describe(const OverlayResult& r) const {
@@ -153,6 +167,12 @@ QString ImageController::describe(const OverlayResult& r) const {
     else if (o.query != 0)
         row = tr("token %1").arg(o.query);
     QString what;
+    if (!r.source.weights()) {  // a map source's row: the overlay's own source does not apply
+        what = QString::fromUtf8(attnscope::sourceLabel(r.source.source)) +
+               (attnscope::perHeadSource(r.source.source) ? tr(" · layer %1 · head %2").arg(o.layer).arg(o.head)
+                                                          : tr(" · layer %1").arg(o.layer));
+        return tr("%1 row · %2").arg(row, what);
+    }
     switch (o.source) {
         case attnscope::OverlaySource::Head: what = tr("layer %1 · head %2").arg(o.layer).arg(o.head); break;
         case attnscope::OverlaySource::LayerMean: what = tr("layer %1 · mean of the heads").arg(o.layer); break;
@@ -174,7 +194,7 @@ QString ImageController::describe(const OverlayResult& r) const {
 }
 
 void ImageController::onOverlay(const OverlayResult& r) {
-    if (r.trace != lab_->shownTrace()) return;  // an older run's
+    if (r.trace != overlayTrace() || r.source != source_) return;  // an older run's, or another source's
     if (!r.error.isEmpty()) {
         shown_ = {};
         panel_->showMessage(r.error);
@@ -194,8 +214,9 @@ OverlayFigure ImageController::figure() const {
     f.picture = panel_->picture();
     const QString spec = session_->modelSpec();
     f.title = QFileInfo(spec).fileName() + QStringLiteral("\n") + (shown_.trace ? describe(shown_) : QString());
-    f.colorbarLabel =
-            shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight") : tr("attention weight");
+    f.colorbarLabel = !shown_.source.weights() ? QString::fromUtf8(attnscope::sourceLabel(shown_.source.source))
+                      : shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight")
+                                                                                   : tr("attention weight");
     return f;
 }
 

@@ -49,6 +49,9 @@ public:
 
     // Asks core for the overlay of the window's selection (when the tab is shown).
     void refresh();
+    // What the maps show (the Show selector): another source than the weights overlays its map's
+    // row (Chefer's relevance of [CLS] over the patches, the standard ViT explanation); refresh().
+    void setSource(const ShownSource& source);
     // The figure of what the panel shows; title names the model and the selection.
     OverlayFigure figure() const;
     // Writes the figure (.pdf, .svg, .png); errors go to onError and return false.
@@ -72,5 +75,7 @@ private:
     ImageOverlayPanel* panel_ = nullptr;
     OverlayService* service_ = nullptr;
     OverlayResult shown_;
-    QImage image_;  // the image the session's last trace ran on
+    ShownSource source_;
+    TracePtr overlayTrace() const;  // the session's for the gradient sources, else the lab's shown
+    QImage image_;                  // the image the session's last trace ran on
 };

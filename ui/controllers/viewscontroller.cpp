@@ -11,6 +11,7 @@
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
 #include "figure/headfigure.h"
+#include "figure/sourceview.h"
 #include "panels/labpanel.h"
 
 #include "attnscope/analysis/token_kind.h"
@@ -179,6 +180,8 @@ ViewsController::Selection ViewsController::current() const {
     s.trace = lab_->shownTrace();
     s.key = {state_->block(), state_->layer(), state_->head()};
     s.temperature = lab_->displayTemperature(state_->temperature());
+    s.source = source_;
+    if (attnscope::gradientSource(source_.source)) s.trace = session_->trace();  // its gradients' trace
     if (s.trace && (s.key.block < 0 || s.key.block >= int(s.trace->blocks().size()))) s.key.block = -1;
     if (s.valid()) {
         const int heads = s.trace->blocks()[std::size_t(s.key.block)].heads;
@@ -195,9 +198,13 @@ QStringList ViewsController::labels(const Selection& s, bool queries) const {
 QString ViewsController::title(const Selection& s, bool withHead) const {
     const auto& info = s.trace->blocks()[std::size_t(s.key.block)];
     const QString block = s.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString();
-    const double T = info.kind == attnscope::AttentionKind::Linear ? 1.0 : s.temperature;
+    const double T = info.kind == attnscope::AttentionKind::Linear || !s.source.weights() ? 1.0 : s.temperature;
     const LabVariant v = s.specs.empty() ? LabVariant::Native : s.specs.front().variant;
-    const QString variant = v == LabVariant::Native ? QString() : tr(" \u00b7 lab: %1").arg(labVariantName(v));
+    // A map source weights the model's own maps: no lab variant; per-layer sources have no head.
+    const QString variant = !s.source.weights()       ? sourceTitleSuffix(s.source.source)
+                            : v == LabVariant::Native ? QString()
+                                                      : tr(" \u00b7 lab: %1").arg(labVariantName(v));
+    if (!attnscope::perHeadSource(s.source.source)) withHead = false;
     if (withHead) return mapTitle(QString(), block, s.key.layer, s.key.head, T) + variant;
     QStringList parts;
     if (!block.isEmpty()) parts << block;
@@ -214,6 +221,11 @@ void ViewsController::refresh() {
     if (shown == lines_) requestLines();
     if (shown == neuron_) requestNeuron();
     if (shown == qk_) requestQk();
+}
+
+void ViewsController::setSource(const ShownSource& source) {
+    source_ = source;
+    refresh();
 }
 
 void ViewsController::requestLines() {
@@ -244,7 +256,15 @@ void ViewsController::requestLines() {
     }
     const QString t = title(s, false);
     const bool cross = info.name == "cross";
-    service_->requestLines(s, w, [this, q, k, t, cross](const LinesResult& r) {
+    const bool unitRange = attnscope::unitRangeSource(s.source.source);
+    service_->requestLines(s, w, [this, q, k, t, cross, unitRange](const LinesResult& r) {
+        double scale = 1.0;  // raw and signed sources: opacity against the layer's largest |value|
+        if (!unitRange) {
+            scale = 0.0;
+            for (const auto& m : r.maps)
+                for (float v : m.values) scale = std::max(scale, double(std::abs(v)));
+        }
+        lines_->setValueScale(scale);
         if (!r.error.isEmpty())
             lines_->clear(r.error);
         else if (r.maps.empty() && !r.unfitted.empty())

@@ -61,6 +61,8 @@ public:
 
     // The selection or the trace changed: the visible view asks core again.
     void refresh();
+    // What the maps show (the Show selector): the line view draws that source's maps; then refresh().
+    void setSource(const ShownSource& source);
     // The shared token selection: side 0 = query row, 1 = key column, -1 none.
     int selectedSide() const { return side_; }
     int selectedIndex() const { return index_; }
@@ -108,6 +110,7 @@ private:
     QkSpaceView* qk_ = nullptr;
     QCPItemRect* frame_ = nullptr;  // on the heat map's plot, owned by it
     std::pair<int, int> highlight_{-1, -1};
+    ShownSource source_;
     int side_ = -1, index_ = -1;
     // The layer's maps the query-key view sizes keys by (one per head in scope; may be empty).
     std::vector<attnscope::HeadMap> qkMaps_;

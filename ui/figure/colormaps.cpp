@@ -22,6 +22,10 @@ constexpr const char* kMagma[] = {"#000004", "#0a0822", "#1d1147", "#36106b", "#
                                   "#832681", "#9c2e7f", "#b73779", "#cf4070", "#e55064", "#f4695c",
                                   "#fb8761", "#fea571", "#fec287", "#fde0a1", "#fcfdbf"};
 constexpr const char* kGray[] = {"#000000", "#ffffff"};
+// ColorBrewer's 11-class RdBu, reversed: negative blue, zero white (#f7f7f7, the 6th stop: exactly
+// at t = 0.5), positive red. For signed maps on a scale centred at 0.
+constexpr const char* kRdBu[] = {"#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+                                 "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"};
 
 struct Stops {
     const char* const* colors;
@@ -34,6 +38,7 @@ Stops stopsOf(Colormap map) {
         case Colormap::Cividis: return {kCividis, int(std::size(kCividis))};
         case Colormap::Magma: return {kMagma, int(std::size(kMagma))};
         case Colormap::Gray: return {kGray, int(std::size(kGray))};
+        case Colormap::RdBu: return {kRdBu, int(std::size(kRdBu))};
     }
     return {kViridis, int(std::size(kViridis))};
 }
@@ -54,6 +59,7 @@ QString colormapName(Colormap map) {
         case Colormap::Cividis: return QStringLiteral("cividis");
         case Colormap::Magma: return QStringLiteral("magma");
         case Colormap::Gray: return QStringLiteral("gray");
+        case Colormap::RdBu: return QStringLiteral("rdbu");
     }
     return {};
 }
@@ -74,9 +80,9 @@ namespace {
 
 // The stops parsed once (colormapColor runs for every cell of every thumbnail).
 const std::vector<QColor>& parsedStops(Colormap map) {
-    static const std::array<std::vector<QColor>, 4> parsed = [] {
-        std::array<std::vector<QColor>, 4> out;
-        for (int m = 0; m < 4; ++m) {
+    static const std::array<std::vector<QColor>, 5> parsed = [] {
+        std::array<std::vector<QColor>, 5> out;
+        for (int m = 0; m < 5; ++m) {
             const Stops s = stopsOf(Colormap(m));
             for (int i = 0; i < s.count; ++i) out[std::size_t(m)].emplace_back(s.colors[i]);
         }
@@ -108,30 +114,55 @@ QGradientStops colormapStops(Colormap map) {
     return out;
 }
 
+double ColorScale::lower() const { return type == ColorScaleType::Log ? logFloor * hi : lo; }
+
 double ColorScale::position(double value) const {
-    if (type == ColorScaleType::Linear) return std::clamp(value, 0.0, 1.0);
-    if (!(value > logFloor)) return 0.0;
-    return std::clamp(std::log10(value / logFloor) / std::log10(1.0 / logFloor), 0.0, 1.0);
+    if (type == ColorScaleType::Linear) {
+        if (!(hi > lo)) return 0.0;
+        return std::clamp((value - lo) / (hi - lo), 0.0, 1.0);
+    }
+    const double floor = lower();
+    if (!(value > floor) || !(hi > floor)) return 0.0;
+    return std::clamp(std::log10(value / floor) / std::log10(hi / floor), 0.0, 1.0);
 }
 
 double ColorScale::valueAt(double p) const {
-    if (type == ColorScaleType::Linear) return p;
-    return logFloor * std::pow(1.0 / logFloor, p);
+    if (type == ColorScaleType::Linear) return lo + p * (hi - lo);
+    return lower() * std::pow(hi / lower(), p);
 }
 
 QList<double> ColorScale::ticks() const {
     QList<double> out;
     if (type == ColorScaleType::Linear) {
-        for (int i = 0; i <= 4; ++i) out << i * 0.25;
+        for (int i = 0; i <= 4; ++i) out << lo + i * 0.25 * (hi - lo);
         return out;
     }
-    const int first = int(std::ceil(std::log10(logFloor) - 1e-9));
-    for (int e = first; e <= 0; ++e) out << std::pow(10.0, e);
+    const int first = int(std::ceil(std::log10(lower()) - 1e-9));
+    const int last = int(std::floor(std::log10(hi) + 1e-9));
+    for (int e = first; e <= last; ++e) out << std::pow(10.0, e);
     return out;
 }
 
+ColorScale rangedScale(ColorScaleType type, double lo, double hi) {
+    ColorScale s;
+    s.type = type;
+    if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
+    if (type == ColorScaleType::Log) {
+        s.lo = 0;
+        s.hi = hi > 0 ? hi : 1.0;  // the floor follows: hi · 10⁻⁴
+        return s;
+    }
+    if (!(hi > lo)) hi = lo + (lo == 0 ? 1.0 : std::abs(lo));  // a constant map: one colour, a usable bar
+    s.lo = lo;
+    s.hi = hi;
+    return s;
+}
+
 QString tickLabel(const ColorScale& scale, double value) {
-    if (scale.type == ColorScaleType::Linear) return QString::number(value, 'g', 3);
+    if (scale.type == ColorScaleType::Linear) {
+        if (std::abs(value) < 1e-12 * std::max(std::abs(scale.lo), std::abs(scale.hi))) value = 0;  // "-1.4e-17"
+        return QString::number(value, 'g', 3);
+    }
     const int e = int(std::lround(std::log10(value)));
     return e == 0 ? QStringLiteral("1") : QStringLiteral("10") + superscript(e);
 }

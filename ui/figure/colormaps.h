@@ -19,11 +19,13 @@ namespace attnscope {
 struct HeadMap;
 }
 
-enum class Colormap { Viridis, Cividis, Magma, Gray };
+// RdBu (diverging: blue < 0, white at the middle, red > 0) is what signed maps are drawn in
+// (figure/sourceview.h); it is not one of the choices the user picks from (colormapNames).
+enum class Colormap { Viridis, Cividis, Magma, Gray, RdBu };
 
-QString colormapName(Colormap map);                          // "viridis", ...
+QString colormapName(Colormap map);                          // "viridis", ..., "rdbu"
 std::optional<Colormap> parseColormap(const QString& name);  // case-insensitive; nothing if unknown
-QStringList colormapNames();                                 // in enum order
+QStringList colormapNames();                                 // the user's choices, in enum order
 
 // Colour at t in [0, 1] (clamped): linear RGB interpolation between the stops.
 QColor colormapColor(Colormap map, double t);
@@ -32,20 +34,27 @@ QGradientStops colormapStops(Colormap map);
 
 enum class ColorScaleType { Linear, Log };
 
-// Maps an attention weight to [0, 1]: linear over [0, 1], or log10 over [logFloor, 1] (weights
-// below the floor, zeros included, get the lowest colour).
+// Maps a value to [0, 1]: linear over [lo, hi], or log10 over [logFloor · hi, hi] (values below
+// the floor, zeros included, get the lowest colour). Attention weights use the default [0, 1];
+// raw norms their own range and signed maps [-m, m] (rangedScale, figure/sourceview.h).
 struct ColorScale {
     ColorScaleType type = ColorScaleType::Linear;
-    double logFloor = 1e-4;
+    double logFloor = 1e-4;  // relative to hi
+    double lo = 0.0, hi = 1.0;
 
-    double lower() const { return type == ColorScaleType::Log ? logFloor : 0.0; }
-    double upper() const { return 1.0; }
+    double lower() const;
+    double upper() const { return hi; }
     double position(double value) const;
     // The value drawn at position p in [0, 1] (inverse of position()).
     double valueAt(double p) const;
-    // Tick values for a colour bar: 0, 0.25, …, 1 or the decades 1e-4 … 1.
+    // Tick values for a colour bar: five from lo to hi (0, 0.25, …, 1), or the decades from the
+    // floor to hi (1e-4 … 1).
     QList<double> ticks() const;
 };
+
+// A scale over the values' range [lo, hi] (log: up to hi). A degenerate range (a constant map)
+// is widened so the colour bar stays readable; non-finite bounds give [0, 1].
+ColorScale rangedScale(ColorScaleType type, double lo, double hi);
 
 // "0.25", "10⁻⁴": a colour bar tick label.
 QString tickLabel(const ColorScale& scale, double value);

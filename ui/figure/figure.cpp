@@ -464,7 +464,8 @@ QString mapTitle(const QString& model, const QString& block, int layer, int head
     QStringList parts;
     if (!model.isEmpty()) parts << model;
     if (!block.isEmpty()) parts << block;
-    parts << QStringLiteral("layer %1").arg(layer) << QStringLiteral("head %1").arg(head);
+    parts << QStringLiteral("layer %1").arg(layer);
+    if (head >= 0) parts << QStringLiteral("head %1").arg(head);  // head -1: a layer's map (map sources)
     if (std::abs(temperature - 1.0) > 1e-9) parts << QStringLiteral("T = %1").arg(temperature, 0, 'g', 3);
     return parts.join(QStringLiteral(" \u00b7 "));
 }

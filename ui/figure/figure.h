@@ -90,4 +90,4 @@ constexpr int kMaxFigureDpi = 2400;
 
 // "reverse-dot · cross · layer 1 · head 2 · T = 0.5": names a map in titles and file names.
 // block may be empty (single-block models); the temperature shows when it is not 1.
-QString mapTitle(const QString& model, const QString& block, int layer, int head, double temperature);
+QString mapTitle(const QString& model, const QString& block, int layer, int head, double temperature);  // head -1: none

@@ -2,7 +2,9 @@
 
 #include "figure/imagefile.h"
 #include "figure/labels.h"
+#include "figure/sourceview.h"
 
+#include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/generation.h"
@@ -119,6 +121,8 @@ int blockOf(const attnscope::Trace& trace, const QString& name) {
 
 std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& model, const Workspace& w) {
     std::shared_ptr<const attnscope::Trace> trace;
+    attnscope::RunOptions run;  // the value sources need the value vectors recorded, as the window's run
+    run.captureValues = sourceNeedsValues(w.source.source);
     const Workspace::GenerationState& g = w.generation;
     if (!g.generated.empty()) {
         if (model.info().encoderDecoder || model.info().imageInput)  // as the window's Generate refuses it
@@ -128,11 +132,11 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         // (Generation::trace), and the step's maps are its prefix, as the window shows them.
         std::vector<std::int64_t> ids = g.prompt;
         ids.insert(ids.end(), g.generated.begin(), g.generated.end());
-        trace = model.forward(ids);
+        trace = model.forward(ids, run);
     } else if (model.info().imageInput) {
         if (w.input.image.isEmpty())
             throw attnscope::Error("workspace: this model looks at images, and input.image names none");
-        trace = model.forwardImage(decodeRgbImageFile(w.input.image));
+        trace = model.forwardImage(decodeRgbImageFile(w.input.image), run);
     } else {
         // As the window's Session::runInput: ids as typed, or the text through the tokenizer.
         const int vocab = model.info().vocabSize;
@@ -143,17 +147,18 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
             ids = model.encodeText(w.input.text.toStdString());
         }
         if (w.input.target.trimmed().isEmpty() || !model.info().encoderDecoder) {
-            trace = model.forward(ids);
+            trace = model.forward(ids, run);
         } else {
             attnscope::TextInput input;
             input.ids = ids;
             input.targetIds = w.input.idsMode ? typedIds(w.input.target, vocab, "target")
                                               : model.encodeTarget(w.input.target.toStdString());
-            trace = model.forwardText(input);
+            trace = model.forwardText(input, run);
         }
     }
     if (w.inside.enabled || !w.masked.empty()) {
         attnscope::RunOptions options;  // as the lab's Intervention::runOptions
+        options.captureValues = run.captureValues;
         if (w.inside.enabled) {
             options.temperature = w.temperature;
             options.temperatureLayers = w.inside.layers;
@@ -164,6 +169,25 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
     if (g.generated.empty()) return trace;
     return attnscope::prefixTrace(*trace, int(g.prompt.size()) + g.step,
                                   g.queryRowOnly);  // as GenerateController::showStep
+}
+
+attnscope::HeadMap workspaceSourceMap(const attnscope::Model& model, const attnscope::Trace& trace, const Workspace& w,
+                                      int block) {
+    const attnscope::MapSource source = w.source.source;
+    if (!attnscope::gradientSource(source))
+        return attnscope::sourceMap(trace, source, block, w.selection.layer, w.selection.head);
+    attnscope::GradientInput input;  // the trace's own input, as the window's gradient job
+    input.text.ids = trace.ids();
+    if (model.info().imageInput) input.image = decodeRgbImageFile(w.input.image);
+    attnscope::RunOptions options;  // the workspace's interventions, as its trace's re-run
+    if (w.inside.enabled) {
+        options.temperature = w.temperature;
+        options.temperatureLayers = w.inside.layers;
+    }
+    options.maskHeads = w.masked;
+    const attnscope::GradientMaps g =
+            attnscope::gradientSources(model, input, gradientTarget(trace, w.source.target), options);
+    return g.map(source, w.selection.layer, w.selection.head);
 }
 
 Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
@@ -191,14 +215,25 @@ Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
         o.temperature = f->temperature;
         fit = attnscope::fitAdditive(*trace, block, w.selection.layer, w.selection.head, o);
     }
-    const attnscope::LabMap m =
-            attnscope::labMap(*trace, block, w.selection.layer, w.selection.head, spec, fit ? &*fit : nullptr);
+    const attnscope::MapSource source = w.source.source;
     std::optional<RerunNote> note;
     if (w.inside.enabled || !w.masked.empty()) note = RerunNote{w.inside.enabled, w.temperature, int(w.masked.size())};
-    const QString title = labMapTitle(*trace, block, w.selection.layer, w.selection.head, spec, fit.has_value(), note);
+    if (source != attnscope::MapSource::Weights) spec = attnscope::VariantSpec{};  // sources weight the model's maps
+    QString title = labMapTitle(*trace, block, w.selection.layer, w.selection.head, spec, fit.has_value(), note);
+    attnscope::HeadMap map;
+    if (source == attnscope::MapSource::Weights) {
+        map = attnscope::labMap(*trace, block, w.selection.layer, w.selection.head, spec, fit ? &*fit : nullptr).map;
+    } else {
+        map = workspaceSourceMap(model, *trace, w, block);
+        if (!attnscope::perHeadSource(source))  // one map per layer: no head in the title
+            title = labMapTitle(*trace, block, w.selection.layer, -1, spec, false, note);
+        title += sourceTitleSuffix(source);
+    }
+    const SourceColors colors = sourceColors(source, w.colormap, w.scale, map.values);
     Figure figure =
-            headFigure(modelDisplayName(w.model), m.map, axisLabels(*trace, info, true, w.view.rawTokens),
-                       axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, w.colormap, w.scale);
+            headFigure(modelDisplayName(w.model), map, axisLabels(*trace, info, true, w.view.rawTokens),
+                       axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, colors.colormap, w.scale);
+    figure.scale = colors.scale;
     figure.widthIn = w.figure.widthIn;
     return figure;
 }

@@ -65,6 +65,11 @@ Figure headFigure(const QString& modelName, const attnscope::HeadMap& map, const
 // image that cannot be read, a block the model lacks, a head out of range, a variant that needs
 // a fit the workspace has none of).
 Figure workspaceFigure(const attnscope::Model& model, const Workspace& workspace);
+// The map of a workspace's source (not the weights) for its selection, on its trace: a
+// Trace-based source from the trace (recorded with the values: workspaceTrace), a gradient
+// source through the model's backward pass for the workspace's target. Throws attnscope::Error.
+attnscope::HeadMap workspaceSourceMap(const attnscope::Model& model, const attnscope::Trace& trace,
+                                      const Workspace& workspace, int block);
 
 // The trace a workspace's view shows: the input run (or the saved generation's ids), re-run when it
 // asks for it, then cut to the generation step's prefix when one is saved.

@@ -176,7 +176,8 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
             if (f.focusQuery >= 0 && i != f.focusQuery) continue;
             for (int j = 0; j < nk; ++j) {
                 if (f.focusKey >= 0 && j != f.focusKey) continue;
-                const double w = h.map.at(i, j);
+                // Raw and signed map sources: the size of the value against the layer's largest.
+                const double w = std::abs(h.map.at(i, j)) / f.valueScale;
                 if (!(w > 0) || w < f.threshold) continue;
                 QColor c = h.color;
                 c.setAlphaF(std::clamp(w, 0.0, 1.0));
@@ -211,7 +212,8 @@ void paintLineFigure(QPainter& p, const LineFigure& f, const QRectF& area) {
                        area.right() - L.rightLabelLeft + L.fontSize * 0.3, L.keyRow);
         if (f.focusQuery >= 0 && !f.heads.empty() && f.heads[0].map.rows == nq && f.heads[0].map.cols == nk) {
             QColor c = f.heads[0].color;
-            c.setAlphaF(std::clamp(double(f.heads[0].map.at(f.focusQuery, j)), 0.0, 1.0) * 0.55);
+            c.setAlphaF(std::clamp(std::abs(double(f.heads[0].map.at(f.focusQuery, j))) / f.valueScale, 0.0, 1.0) *
+                        0.55);
             p.fillRect(r.adjusted(0, 0.5, 0, -0.5), c);
         }
         box(r.adjusted(0, 0.5, 0, -0.5), j == f.focusKey);

@@ -28,7 +28,10 @@ struct LineFigure {
     std::vector<LineHead> heads;
     QString title;  // above the columns; may be empty
     QString leftTitle = QStringLiteral("queries"), rightTitle = QStringLiteral("keys");
-    double threshold = 0.0;              // lines of weight below it are not drawn
+    double threshold = 0.0;  // lines of weight below it are not drawn
+    // The value drawn opaque: 1 for weights; for raw or signed map sources the largest |value| of
+    // the layer's maps (opacity = |value| / valueScale, and the threshold is on that fraction).
+    double valueScale = 1.0;
     int focusQuery = -1, focusKey = -1;  // only this token's lines (hover or lock); -1 none
     bool locked = false;                 // the focus is locked (drawn with a frame)
     double fontSize = 10;                // units

@@ -176,6 +176,17 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
         w.window.state = win->base64(QStringLiteral("state"));
         win->done();
     }
+    if (auto m = r.object(QStringLiteral("map_source"))) {
+        if (auto name = m->string(QStringLiteral("source"))) {
+            try {
+                w.source.source = attnscope::parseMapSource(name->toStdString());
+            } catch (const attnscope::Error& e) {
+                m->fail(QStringLiteral("source"), QString::fromUtf8(e.what()));
+            }
+        }
+        if (auto t = m->integer(QStringLiteral("target"), 0, std::numeric_limits<int>::max())) w.source.target = *t;
+        m->done();
+    }
     readViewSections(r, w);
     r.done();
     return w;
@@ -230,6 +241,11 @@ QByteArray workspaceJson(const Workspace& w) {
                                   {QStringLiteral("layer"), h.layer},
                                   {QStringLiteral("head"), h.head}});
     o.insert(QStringLiteral("masked_heads"), masked);
+    if (w.source.source != attnscope::MapSource::Weights || w.source.target) {
+        QJsonObject source{{QStringLiteral("source"), QString::fromLatin1(attnscope::sourceName(w.source.source))}};
+        if (w.source.target) source.insert(QStringLiteral("target"), qint64(*w.source.target));
+        o.insert(QStringLiteral("map_source"), source);
+    }
     o.insert(QStringLiteral("colors"), QJsonObject{{QStringLiteral("colormap"), colormapName(w.colormap)},
                                                    {QStringLiteral("scale"), kScales.value(int(w.scale))}});
     QJsonObject view{{QStringLiteral("tab"), w.view.tab},

@@ -6,7 +6,10 @@
 // "attnscope-workspace", "version": 2, "model" (a folder or builtin:NAME), and the optional
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
 // "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
-// and "generation" (workspace_views.cpp). Version 1 files are read as they are: a section they
+// and "generation" (workspace_views.cpp), and "map_source" (the Show selector: {"source":
+// "value-norm", "target": 42}), written only when the maps show another source than the weights,
+// so a file of the weights reads in an AttnScope before map sources (which refuses the section by
+// name otherwise). Version 1 files are read as they are: a section they
 // lack takes the defaults below, which are what a fresh window shows. Every field is typed and checked; an unknown
 // field, a wrong type or a value out of range is refused with attnscope::Error naming the file and the field
 // ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or hybrid)"). Relative model and image
@@ -17,6 +20,7 @@
 
 #include "figure/colormaps.h"
 
+#include "attnscope/analysis/map_source.h"
 #include "attnscope/attention/run_options.h"
 #include "attnscope/analysis/overlay.h"
 #include "attnscope/attention/trace.h"
@@ -75,6 +79,13 @@ struct Workspace {
     } lab;
 
     std::vector<attnscope::HeadRef> masked;  // heads whose output is zeroed (re-run)
+
+    struct Source {  // what the maps show (the Show selector; attnscope/analysis/map_source.h)
+        attnscope::MapSource source = attnscope::MapSource::Weights;
+        // The gradient sources' target: a vocabulary id (decoders) or a class index
+        // (classifiers, ViT); none = the model's choice (its argmax).
+        std::optional<std::int64_t> target;
+    } source;
 
     Colormap colormap = Colormap::Viridis;
     ColorScaleType scale = ColorScaleType::Linear;

@@ -4,6 +4,7 @@
 #include "panels/imageinput.h"
 #include "panels/modelpicker.h"
 #include "panels/outputpanel.h"
+#include "panels/sourcepicker.h"
 #include "views/temperatureslider.h"
 
 #include <QCheckBox>
@@ -69,6 +70,8 @@ ControlPanel::ControlPanel(QWidget* parent) : QWidget(parent) {
     auto* viewBox = new QGroupBox(tr("Attention map"));
     auto* form = new QFormLayout(viewBox);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    sourcePicker_ = new SourcePicker;
+    form->addRow(sourcePicker_);
     block_ = new QComboBox;
     block_->setObjectName(QStringLiteral("blockCombo"));
     blockLabel_ = new QLabel(tr("Block:"));

@@ -12,6 +12,7 @@ class DeviceCombo;
 class ImageInputBar;
 class ModelPicker;
 class OutputPanel;
+class SourcePicker;
 class TemperatureSlider;
 class QCheckBox;
 class QComboBox;
@@ -34,6 +35,9 @@ public:
     QLineEdit* targetInput() const { return target_; }
     QCheckBox* idsCheck() const { return ids_; }
     QPushButton* runButton() const { return run_; }
+    // The Show selector (what the maps show: weights or another map source), first in the
+    // attention map box.
+    SourcePicker* sourcePicker() const { return sourcePicker_; }
     QComboBox* blockCombo() const { return block_; }
     QSpinBox* layerSpin() const { return layer_; }
     QSpinBox* headSpin() const { return head_; }
@@ -80,6 +84,7 @@ private:
     void updatePlaceholders();
     QCheckBox* ids_ = nullptr;
     QPushButton* run_ = nullptr;
+    SourcePicker* sourcePicker_ = nullptr;
     QLabel* blockLabel_ = nullptr;
     QComboBox* block_ = nullptr;
     QSpinBox* layer_ = nullptr;

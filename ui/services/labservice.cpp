@@ -1,5 +1,7 @@
 #include "services/labservice.h"
 
+#include "attnscope/analysis/value_norm.h"
+
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/attention/map_rows.h"
@@ -167,6 +169,8 @@ void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervent
                 timedRerun(r, [&] {
                     attnscope::RunOptions options = intervention.runOptions();
                     options.progress = reporter(LabJob::Rerun, stop);
+                    // The re-run keeps what the original recorded for the value map sources.
+                    options.captureValues = !original->blocks().empty() && attnscope::hasValues(*original, 0);
                     auto rr = attnscope::rerun(*model, *original, options, topK);
                     r.trace = rr.trace;
                     r.change = rr.change;
@@ -188,6 +192,7 @@ void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervent
                 timedRerun(r, [&] {
                     attnscope::RunOptions options = base.runOptions();
                     options.progress = reporter(LabJob::Prune, stop);
+                    options.captureValues = !original->blocks().empty() && attnscope::hasValues(*original, 0);
                     auto p = attnscope::pruneByImportance(*model, *original, importance, count, !mostImportant, options,
                                                           topK);
                     r.trace = p.trace;

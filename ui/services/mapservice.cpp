@@ -1,5 +1,7 @@
 #include "services/mapservice.h"
 
+#include "figure/sourceview.h"
+
 #include "attnscope/analysis/metrics.h"
 
 #include <chrono>
@@ -7,6 +9,36 @@
 #include <thread>
 #include <limits>
 #include <utility>
+
+namespace {
+
+// One tile of a map source (not the weights): the head's map, or for a per-layer source the
+// layer's (computed at the layer's first head and repeated on the others), pooled by core.
+void sourceTile(const attnscope::Trace& trace, int block, int layer, int head, const ShownSource& source,
+                const attnscope::PoolRequest& request, std::vector<PooledMap>& tiles) {
+    if (!attnscope::perHeadSource(source.source) && head > 0) {
+        tiles.back() = tiles[tiles.size() - 2];
+        return;
+    }
+    try {
+        const attnscope::HeadMap m =
+                attnscope::poolHeadMap(shownSourceMap(trace, source, block, layer, head, 1.0), request);
+        tiles.back() = {m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())};
+    } catch (...) {
+        // the map failed (the heat map says why): its tile stays empty
+    }
+}
+
+// The tiles' colours: the chosen ones for the weights, else the source's over every tile's values.
+SourceColors tileColors(const ShownSource& source, Colormap colormap, const ColorScale& scale,
+                        const std::vector<PooledMap>& tiles) {
+    if (source.weights()) return {colormap, scale};
+    std::vector<float> values;
+    for (const PooledMap& p : tiles) values.insert(values.end(), p.values.begin(), p.values.end());
+    return sourceColors(source.source, colormap, scale.type, values);
+}
+
+}  // namespace
 
 ShownVariant ShownVariant::modelsOwn(double temperature) {
     ShownVariant v;
@@ -18,7 +50,7 @@ bool ShownVariant::operator==(const ShownVariant& o) const {
     const attnscope::MapOptions &a = spec.map, &b = o.spec.map;
     if (spec.variant != o.spec.variant || spec.gate != o.spec.gate || a.temperature != b.temperature ||
         a.variant != b.variant || a.featureMap != b.featureMap || a.features != b.features || a.seed != b.seed ||
-        fits.size() != o.fits.size())
+        fits.size() != o.fits.size() || source != o.source)
         return false;
     for (std::size_t i = 0; i < fits.size(); ++i)
         if (fits[i].block != o.fits[i].block || fits[i].layer != o.fits[i].layer || fits[i].head != o.fits[i].head ||
@@ -39,19 +71,19 @@ MapService::~MapService() {
     waitForWorkers();
 }
 
-void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove) {
+void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove,
+                               const ShownSource& source) {
     if (!trace) return;
     detailClock_.start();
     deferredDetail_ = nullptr;
-    auto start = [this, trace, key, temperature] {
+    if (!source.weights()) shapeFirstAbove = 0;  // a source's map is computed whole
+    auto start = [this, trace, key, temperature, source] {
         detailJobs_.start(
-                [trace, key, temperature](const JobTracker::Stop& stop) {
-                    DetailResult r{trace, key, temperature, {}, {}};
+                [trace, key, temperature, source](const JobTracker::Stop& stop) {
+                    DetailResult r{trace, key, temperature, {}, {}, false, source};
                     if (stop.requested()) return r;  // superseded while queued (a fast slider drag)
                     try {
-                        attnscope::MapOptions options;
-                        options.temperature = temperature;
-                        r.map = trace->map(key.block, key.layer, key.head, options);
+                        r.map = shownSourceMap(*trace, source, key.block, key.layer, key.head, temperature);
                     } catch (...) {
                         r.error = currentJobError();
                     }
@@ -67,7 +99,7 @@ void MapService::requestDetail(TracePtr trace, MapKey key, double temperature, i
     // that the two do not share the cores (the values are for hovering and export).
     if (shapeFirstAbove > 0 && key.block >= 0 && key.block < int(trace->blocks().size())) {
         const auto& info = trace->blocks()[std::size_t(key.block)];
-        DetailResult shape{trace, key, temperature, {}, {}, true};
+        DetailResult shape{trace, key, temperature, {}, {}, true, {}};
         shape.map.rows = int(info.queryTokens.size());
         shape.map.cols = int(info.keyTokens.size());
         if (shape.map.rows > shapeFirstAbove || shape.map.cols > shapeFirstAbove) {
@@ -108,6 +140,10 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
                                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                             const attnscope::AdditiveFit* fit = attnscope::fitOf(variant.fits, block, l, h);
                             pooled->push_back({});  // an empty tile: no map under the variant (no fit), or it failed
+                            if (!variant.source.weights()) {
+                                sourceTile(*trace, block, l, h, variant.source, request, *pooled);
+                                continue;
+                            }
                             if (!attnscope::labMapAvailable(info, variant.spec.variant, fit)) continue;
                             try {
                                 const attnscope::HeadMap m =
@@ -122,17 +158,19 @@ void MapService::requestThumbnails(TracePtr trace, int block, const ShownVariant
                         // temperature or variant changed) stops this job and drops what it posted.
                         if (l + 1 < info.layers && !stop.requested()) {
                             ThumbnailResult partial{trace, block, info.layers, info.heads, {}, nullptr, variant};
+                            const SourceColors c = tileColors(variant.source, colormap, scale, *pooled);
                             for (const PooledMap& p : *pooled)
-                                partial.images.push_back(pooledImage(p, colormap, scale));
+                                partial.images.push_back(pooledImage(p, c.colormap, c.scale));
                             thumbJobs_.post(stop, [this, partial] { emit thumbnailsReady(partial); });
                         }
                     }
                     r.pooled = pooled;
                 }
+                const SourceColors c = tileColors(variant.source, colormap, scale, *r.pooled);
                 for (const PooledMap& p : *r.pooled) {
                     if (stop.requested()) break;
                     try {
-                        r.images.push_back(pooledImage(p, colormap, scale));
+                        r.images.push_back(pooledImage(p, c.colormap, c.scale));
                     } catch (...) {
                         r.images.push_back({});  // a malformed pooled map: an empty tile, not a crash
                     }

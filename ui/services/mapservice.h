@@ -10,6 +10,7 @@
 #include "figure/colormaps.h"
 #include "services/jobtracker.h"
 #include "services/pools.h"
+#include "services/sourceservice.h"
 
 #include "attnscope/attention/trace.h"
 #include "attnscope/lab/lab_views.h"
@@ -45,6 +46,7 @@ struct DetailResult {
     // requestDetail's shapeFirstAbove, so that the heat map can draw its level of detail at once
     // while the exact values follow in a second detailReady.
     bool pending = false;
+    ShownSource source;  // what the map shows (the weights unless asked otherwise)
 };
 
 // A rectangle of one head's map pooled to a view's pixels (the heat map's level of detail).
@@ -61,9 +63,13 @@ struct LevelOfDetailResult {
 // variant (LabVariant::Native: the model's own maps) at spec.map.temperature, and the additive
 // fits Additive and Hybrid draw on a layer that is not additive (attnscope::labPooledMap and
 // labHeadMetrics; a head without a fit has no such map and is left blank).
+// With a map source other than the weights (source), the tiles show that source's maps
+// (shownSourceMap, pooled by core's poolHeadMap) coloured over the block's range (sourceview.h),
+// and the variant does not apply.
 struct ShownVariant {
     attnscope::VariantSpec spec;
     std::vector<attnscope::HeadFit> fits;
+    ShownSource source;
     // The model's own maps at display temperature t.
     static ShownVariant modelsOwn(double temperature);
     // Same variant, map options, gate and fit objects: the same maps.
@@ -101,7 +107,9 @@ public:
     // The head's exact map (detailReady). A map with more than shapeFirstAbove rows or columns
     // (0: never) is first announced by a pending result with its shape, sent before this returns;
     // its values follow once the overview's thumbnails, if being computed, are done.
-    void requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove = 0);
+    // Another source than the weights: its map (shownSourceMap), whole, with no shape first.
+    void requestDetail(TracePtr trace, MapKey key, double temperature, int shapeFirstAbove = 0,
+                       const ShownSource& source = {});
     // Thumbnails of the variant's maps (attnscope::labPooledMap), pooled to at most maxSide bins a
     // side (max pooling by default) and delivered layer by layer as they are computed
     // (thumbnailsReady with fewer images, then all of them); a head without a map is an empty tile.

@@ -17,8 +17,14 @@ struct OverlayResult {
     int block = 0;
     attnscope::OverlayOptions options;
     attnscope::PatchOverlay overlay;
-    QString error;  // empty on success
+    QString error;       // empty on success
+    ShownSource source;  // a map source's row instead of options.source's (the weights)
 };
+
+// Row `query` of a map source's map (shownSourceMap) laid over the block's patch grid: the
+// overlay of another source than the weights (e.g. Chefer's relevance of [CLS] over the patches).
+attnscope::PatchOverlay sourceOverlay(const attnscope::Trace& trace, int block, const attnscope::HeadMap& map,
+                                      int query);
 
 class OverlayService : public QObject {
     Q_OBJECT
@@ -26,7 +32,10 @@ public:
     explicit OverlayService(QObject* parent = nullptr);
     ~OverlayService() override;  // cancels and waits for its worker
 
-    void requestOverlay(TracePtr trace, int block, const attnscope::OverlayOptions& options);
+    // With another source than the weights: that source's map of options.layer (and head), row
+    // options.query, over the patches (options.source, the rollout's settings do not apply).
+    void requestOverlay(TracePtr trace, int block, const attnscope::OverlayOptions& options,
+                        const ShownSource& source = {});
     void cancel();
     void waitForWorkers();
     bool isRunning() const { return jobs_.isRunning(); }

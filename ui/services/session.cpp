@@ -104,10 +104,12 @@ void Session::run(std::vector<std::int64_t> ids) {
         return;
     }
     startJob(
-            [model = model_, ids = std::move(ids), capture = captureDtype_](const attnscope::Progress& report) {
+            [model = model_, ids = std::move(ids), capture = captureDtype_,
+             values = captureValues_](const attnscope::Progress& report) {
                 attnscope::RunOptions options;
                 options.progress = report;
                 options.captureDtype = capture;
+                options.captureValues = values;
                 return Outcome{nullptr, model->forward(ids, options), {}, {}};
             },
             tr("Running"), tr("layer"));
@@ -119,11 +121,13 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
         return;
     }
     startJob(
-            [model = model_, text, asIds, target, capture = captureDtype_](const attnscope::Progress& report) {
+            [model = model_, text, asIds, target, capture = captureDtype_,
+             values = captureValues_](const attnscope::Progress& report) {
                 const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
                 attnscope::RunOptions options;
                 options.progress = report;
                 options.captureDtype = capture;
+                options.captureValues = values;
                 if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
                 attnscope::TextInput input;
                 input.ids = ids;
@@ -149,10 +153,12 @@ void Session::runImage(attnscope::RgbImage image) {
     }
     lastImage_ = std::make_shared<const attnscope::RgbImage>(image);
     startJob(
-            [model = model_, image = std::move(image), capture = captureDtype_](const attnscope::Progress& report) {
+            [model = model_, image = std::move(image), capture = captureDtype_,
+             values = captureValues_](const attnscope::Progress& report) {
                 attnscope::RunOptions options;
                 options.progress = report;
                 options.captureDtype = capture;
+                options.captureValues = values;
                 return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
             },
             tr("Running"), tr("layer"));

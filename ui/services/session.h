@@ -71,6 +71,10 @@ public:
     // dtype (default) or half precision, which halves the capture's memory (maps stay float32).
     void setCaptureDtype(attnscope::CaptureDtype dtype) { captureDtype_ = dtype; }
     attnscope::CaptureDtype captureDtype() const { return captureDtype_; }
+    // Whether the next forwards record the value vectors (RunOptions::captureValues), which the
+    // value-weighted and ALTI map sources read; off unless such a source is shown.
+    void setCaptureValues(bool capture) { captureValues_ = capture; }
+    bool captureValues() const { return captureValues_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
     void cancel();
     // Blocks until every worker has returned (also superseded ones). For shutdown and tests.
@@ -102,4 +106,5 @@ private:
     std::shared_ptr<const attnscope::RgbImage> lastImage_;
     QString modelSpec_;
     attnscope::CaptureDtype captureDtype_ = attnscope::CaptureDtype::Compute;
+    bool captureValues_ = false;
 };

@@ -48,6 +48,29 @@ QString layerMaps(const attnscope::Trace& trace, const MapKey& key, int first, i
     return {};
 }
 
+// The lines of a map source (not the weights): each head's map, or the layer's one map for a
+// per-layer source, cut to the window when there is one.
+QString sourceLayerMaps(const ViewSelection& s, int heads, const TokenWindow& window, const JobTracker::Stop& stop,
+                        std::vector<attnscope::HeadMap>& out, std::vector<int>& shown) {
+    try {
+        const int count = attnscope::perHeadSource(s.source.source) ? heads : 1;
+        for (int h = 0; h < count && !stop; ++h) {
+            attnscope::HeadMap m = shownSourceMap(*s.trace, s.source, s.key.block, s.key.layer, h, s.temperature);
+            if (window.rows > 0) {
+                attnscope::HeadMap cut{window.rows, window.cols, {}};
+                for (int i = window.begin; i < window.begin + window.rows; ++i)
+                    for (int j = window.begin; j < window.begin + window.cols; ++j) cut.values.push_back(m.at(i, j));
+                m = std::move(cut);
+            }
+            out.push_back(std::move(m));
+            shown.push_back(h);
+        }
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
 }  // namespace
 
 std::optional<attnscope::MapVariant> traceVariant(LabVariant variant) {
@@ -70,7 +93,10 @@ void ViewsService::requestLines(const ViewSelection& s, TokenWindow w,
     lineJobs_.start(
             [s, heads, w](const JobTracker::Stop& stop) {
                 LinesResult r;
-                r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
+                if (!s.source.weights())
+                    r.error = sourceLayerMaps(s, heads, w, stop, r.maps, r.heads);
+                else
+                    r.error = layerMaps(*s.trace, s.key, 0, heads - 1, s.specs, stop, r.maps, r.heads, &r.unfitted, w);
                 return r;
             },
             std::move(deliver));

@@ -31,6 +31,7 @@ struct ViewSelection {
     MapKey key;
     double temperature = 1.0;
     std::vector<VariantSpec> specs;  // per head of the layer
+    ShownSource source;              // another map source than the weights: its maps (lines only)
     bool valid() const { return trace && key.block >= 0; }
 };
 
@@ -61,7 +62,8 @@ class ViewsService : public QObject {
 public:
     explicit ViewsService(QObject* parent = nullptr) : QObject(parent) {}
 
-    // Every head's map of the layer (in `window` when given).
+    // Every head's map of the layer (in `window` when given); with a per-layer map source, the
+    // layer's one map (heads = {0}).
     void requestLines(const ViewSelection& s, TokenWindow window, std::function<void(const LinesResult&)> deliver);
     // The neuron row of query `query` of the selected head.
     void requestNeuron(const ViewSelection& s, int query, std::function<void(const NeuronResult&)> deliver);

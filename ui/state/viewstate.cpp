@@ -2,13 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-
-QString mapSourceKey(MapSource source) {
-    switch (source) {
-        case MapSource::Weights: return QStringLiteral("weights");
-    }
-    return QStringLiteral("weights");
-}
+#include <iterator>
 
 namespace {
 
@@ -56,6 +50,10 @@ void ViewState::setModel(const QString& spec) {
     tabSettings_.lab.fit.reset();  // a fit is of one model's head
     const bool hadZoom = zoom_.has_value();
     zoom_.reset();
+    const bool hadTarget = target_.has_value();
+    target_.reset();  // a token id or class of the old model
+    const bool hadUnavailable = !unavailable_.empty();
+    unavailable_.clear();  // the new model's are set once it has loaded
     emit modelChanged();
     if (hadBlocks) {
         emit blocksChanged();
@@ -65,6 +63,8 @@ void ViewState::setModel(const QString& spec) {
     if (hadMasks) emit masksChanged();
     if (hadLayers) emit insideChanged();
     if (hadZoom) emit zoomChanged();
+    if (hadTarget) emit mapSourceChanged();
+    if (hadUnavailable) emit unavailableSourcesChanged();
 }
 
 void ViewState::setDevice(const QString& device) {
@@ -195,10 +195,33 @@ void ViewState::toggleMask(const QString& block, int layer, int head) {
     setMasks(std::move(masks));
 }
 
-void ViewState::setMapSource(MapSource source) {
-    if (source == source_) return;
+bool ViewState::setMapSource(attnscope::MapSource source) {
+    if (source == source_) return true;
+    if (!unavailableReason(source).isEmpty()) return false;
     source_ = source;
+    if (!attnscope::gradientSource(source)) target_.reset();
     emit mapSourceChanged();
+    return true;
+}
+
+void ViewState::setGradientTarget(std::optional<std::int64_t> target) {
+    if (target && *target < 0) target.reset();
+    if (target == target_) return;
+    target_ = target;
+    emit mapSourceChanged();
+}
+
+void ViewState::setUnavailableSources(std::vector<QString> reasons) {
+    if (reasons == unavailable_) return;
+    unavailable_ = std::move(reasons);
+    emit unavailableSourcesChanged();
+    if (!unavailableReason(source_).isEmpty()) setMapSource(attnscope::MapSource::Weights);
+}
+
+QString ViewState::unavailableReason(attnscope::MapSource source) const {
+    for (std::size_t i = 0; i < std::size(attnscope::kMapSources) && i < unavailable_.size(); ++i)
+        if (attnscope::kMapSources[i] == source) return unavailable_[i];
+    return {};
 }
 
 void ViewState::setColormap(Colormap map) {
@@ -253,6 +276,7 @@ Workspace ViewState::workspace() const {
     w.lab = tabSettings_.lab;
     w.lab.variant = variant_;
     w.masked = masks_;
+    w.source = {source_, target_};
     w.colormap = colormap_;
     w.scale = scale_;
     w.view = view_;
@@ -278,6 +302,8 @@ void ViewState::applyWorkspace(const Workspace& ws) {
     setInside(ws.inside);
     setVariant(ws.lab.variant);
     setMasks(ws.masked);
+    setMapSource(ws.source.source);  // refused when the model is known not to show it
+    setGradientTarget(attnscope::gradientSource(source_) ? ws.source.target : std::nullopt);
     setColormap(ws.colormap);
     setScale(ws.scale);
     setView(ws.view);

@@ -1,13 +1,19 @@
 // ViewState: what the window shows, in one plain object (napari's Viewer model, ParaView's
 // proxies): the model, the input, the shown block/layer/head, the token selection, the
 // temperature (display and inside the model), the lab's variant, the masked heads, the map
-// source, the colours, the zoom and the tabs' own settings. No widgets: views and panels read it
-// and request changes through its setters; each setter that changes something emits one signal.
+// source (attnscope::MapSource) and its gradient target, the colours, the zoom and the tabs' own settings. No widgets:
+// views and panels read it and request changes through its setters; each setter that changes something emits one
+// signal.
 //
 // Dependent parts are revalidated here, in one place:
 //   - setModel() with another model: the blocks (shapes come with the model's first trace), the
 //     selection (block -1, layer 0, head 0), the token selection, the masks, the inside-model
-//     layers and the zoom are reset; the input, the colours and the tabs' settings are kept.
+//     layers, the zoom, the gradient target (another vocabulary) and what is known of the
+//     sources it cannot show are reset; the input, the source, the colours and the tabs'
+//     settings are kept.
+//   - setUnavailableSources() (the model's, once known): a source among them goes back to the
+//     weights. setMapSource() refuses an unavailable source; leaving the gradient sources resets
+//     the target (the model's choice).
 //   - setInput() with another input: the token selection and the zoom are reset (token indices
 //     mean other tokens).
 //   - setBlocks(): the block is kept by name when the new trace has it (else the first), layer
@@ -17,16 +23,14 @@
 
 #include "figure/workspace.h"
 
+#include "attnscope/analysis/map_source.h"
+
 #include <QObject>
 #include <QString>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
-
-// Where a map's values come from. Only the attention weights today; other map sources (value-
-// weighted norms, ALTI, relevance) extend this.
-enum class MapSource { Weights };
-QString mapSourceKey(MapSource source);  // "weights"
 
 class ViewState : public QObject {
     Q_OBJECT
@@ -90,8 +94,15 @@ public:
     bool isMasked(const QString& block, int layer, int head) const;
     void toggleMask(const QString& block, int layer, int head);
 
-    MapSource mapSource() const { return source_; }
-    void setMapSource(MapSource source);
+    // What the maps show (the Show selector); false when the source is unavailable (refused).
+    attnscope::MapSource mapSource() const { return source_; }
+    bool setMapSource(attnscope::MapSource source);
+    // The gradient sources' target: a token id or class index; none = the model's choice.
+    const std::optional<std::int64_t>& gradientTarget() const { return target_; }
+    void setGradientTarget(std::optional<std::int64_t> target);
+    // Per source (kMapSources order) why the model cannot show it; empty = it can (or not known).
+    void setUnavailableSources(std::vector<QString> reasons);
+    QString unavailableReason(attnscope::MapSource source) const;
 
     Colormap colormap() const { return colormap_; }
     ColorScaleType scale() const { return scale_; }
@@ -136,7 +147,8 @@ signals:
     void insideChanged();
     void variantChanged();
     void masksChanged();
-    void mapSourceChanged();
+    void mapSourceChanged();  // the source or its gradient target
+    void unavailableSourcesChanged();
     void colorsChanged();
     void zoomChanged();
     void viewChanged();
@@ -154,7 +166,9 @@ private:
     Workspace::InsideModel inside_;
     attnscope::LabVariant variant_ = attnscope::LabVariant::Native;
     std::vector<attnscope::HeadRef> masks_;
-    MapSource source_ = MapSource::Weights;
+    attnscope::MapSource source_ = attnscope::MapSource::Weights;
+    std::optional<std::int64_t> target_;
+    std::vector<QString> unavailable_;
     Colormap colormap_ = Colormap::Viridis;
     ColorScaleType scale_ = ColorScaleType::Linear;
     std::optional<Zoom> zoom_;

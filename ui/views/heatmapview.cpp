@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace {
 
@@ -174,12 +175,13 @@ bool HeatmapView::setValues(const attnscope::HeadMap& map) {
     return true;
 }
 
-// The cells hold the weights themselves; on a log scale weights below the floor (zeros too)
-// are raised to it, since a logarithmic colour scale cannot place them.
+// The cells hold the values themselves (negative ones too, for signed map sources); on a log
+// scale values below the floor (zeros too) are raised to it, since a logarithmic colour scale
+// cannot place them.
 void HeatmapView::fillColorMap() {
     colorMap_->touch();
     auto* data = colorMap_->data();
-    const double floor = scale_.type == ColorScaleType::Log ? scale_.logFloor : -1.0;
+    const double floor = scale_.type == ColorScaleType::Log ? scale_.lower() : -std::numeric_limits<double>::infinity();
     // The image's bins (cells or level-of-detail bins) over the cells [c0, c1) x [r0, r1): bin
     // centres on the centres of the cells they cover. QCustomPlot draws a single-bin dimension
     // with zero extent, so such a dimension gets its cells' extent instead.

@@ -43,6 +43,9 @@ public:
     void setMaps(const std::vector<attnscope::HeadMap>& maps, const QStringList& queryLabels,
                  const QStringList& keyLabels, const QString& title, bool cross);
     void clear(const QString& message);
+    // The value drawn opaque (LineFigure::valueScale): 1 for weights, the layer's largest |value|
+    // for raw or signed map sources; takes effect with the next setMaps.
+    void setValueScale(double scale) { figure_.valueScale = scale > 0 ? scale : 1.0; }
 
     // Long inputs: the maps given are those of tokens [start, start + size) on both sides, of
     // `total`; the scroll bar under the figure moves the window (windowMoved). Token indices in

@@ -144,6 +144,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildLab();
     buildImageViews();
     buildViews();
+    buildSources();
     buildGenerate();
     buildCorpus();
     buildFamilyInputs();
@@ -264,6 +265,7 @@ void MainWindow::bindState() {
     connect(state_, &ViewState::temperatureChanged, lab_, &LabController::onTemperatureChanged);
     connect(state_, &ViewState::colorsChanged, this, [this] {
         heatmap_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+        applyDetailColors();  // a map source's own range or diverging colours
         compare_->setColoring(state_->colormap(), ColorScale{state_->scale()});
         // Every map follows the colour map: the Metrics tab's block view and the Corpus tab's too.
         if (lab_) lab_->metrics()->setColoring(state_->colormap(), ColorScale{state_->scale()});
@@ -277,9 +279,10 @@ void MainWindow::bindState() {
         lab_->onTabChanged();
     });
     // Whatever changes what is shown makes the saved workspace out of date.
-    for (auto signal : {&ViewState::modelChanged, &ViewState::inputChanged, &ViewState::selectionChanged,
-                        &ViewState::temperatureChanged, &ViewState::insideChanged, &ViewState::variantChanged,
-                        &ViewState::masksChanged, &ViewState::colorsChanged, &ViewState::viewChanged})
+    for (auto signal :
+         {&ViewState::modelChanged, &ViewState::inputChanged, &ViewState::selectionChanged,
+          &ViewState::temperatureChanged, &ViewState::insideChanged, &ViewState::variantChanged,
+          &ViewState::masksChanged, &ViewState::colorsChanged, &ViewState::viewChanged, &ViewState::mapSourceChanged})
         connect(state_, signal, this, [this] { modified_ = true; });
 }
 
@@ -318,7 +321,9 @@ void MainWindow::syncSelectionWidgets() {
         head->setRange(0, std::max(0, s.heads - 1));
     }
     layer->setEnabled(shown);
-    head->setEnabled(shown);
+    // A per-layer map source (value-weighted (layer), ALTI, relevance) has one map per layer.
+    const bool perHead = attnscope::perHeadSource(state_->mapSource());
+    head->setEnabled(shown && perHead);  // its tooltip says why (updateHeadGroup)
     layer->setValue(state_->layer());
     head->setValue(state_->head());
 }

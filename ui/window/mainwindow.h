@@ -35,12 +35,14 @@ class HeatmapView;
 class ImageController;
 class LabController;
 class ModelViewController;
+class SourceController;
 class ViewsController;
 class ViewState;
 class OverviewGrid;
 class Session;
 class QAction;
 class QDockWidget;
+class QLabel;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -67,7 +69,8 @@ public:
     ImageController* imageView() const { return imageView_; }
     ModelViewController* modelView() const { return modelView_; }
     GenerateController* generation() const { return generate_; }
-    ViewsController* views() const { return views_; }  // the line, neuron and query-key views
+    ViewsController* views() const { return views_; }       // the line, neuron and query-key views
+    SourceController* sources() const { return sources_; }  // the Show selector (map sources)
     // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
     CorpusPanel* corpus() const { return corpus_; }
     bool openCorpusResult(const QString& dir);
@@ -187,6 +190,15 @@ private:
     void applyWorkspaceViews(const Workspace& ws);  // ... set back (not the generation: replayed)
     void buildGenerate();
     void buildViews();
+    void buildSources();  // mainwindow_maps.cpp
+    // The trace a source's maps are drawn from: the session's for the gradient sources (their
+    // maps hold the interventions), else the lab's shown one (its re-run when there is one).
+    std::shared_ptr<const attnscope::Trace> sourceTrace(const ShownSource& source) const;
+    void requestSourceDetail(const ShownSource& source);
+    void applyDetailColors();  // the heat map's colours for the source it shows
+    // Beside the tabs, while a map source is shown on a tab that draws the weights only
+    // (Compare, Metrics, Model view): that it does, and why ("sourceTabNote").
+    void updateSourceTabNote();
     void buildCorpus();
     bool runImageInput();
     void updateHeadGroup();
@@ -225,6 +237,8 @@ private:
     ModelViewController* modelView_ = nullptr;
     GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
     ViewsController* views_ = nullptr;        // line, neuron, query-key views (viewscontroller.h)
+    SourceController* sources_ = nullptr;     // the Show selector (sourcecontroller.h)
+    QLabel* sourceTabNote_ = nullptr;
     CorpusPanel* corpus_ = nullptr;
     QString pendingSpec_;   // the model being opened, for messages
     QString exampleShown_;  // the example the input box was given (replaced on a model change)

@@ -30,7 +30,7 @@ Figure MainWindow::currentFigure() const {
     if (!z.isWhole()) zoom = Workspace::View::Zoom{z.keyLower, z.keyUpper, z.queryLower, z.queryUpper};
     // As shown, drawn as a workspace's figure is (headfigure.h): the zoomed part of the map.
     Figure f = headFigure(modelName(), heatmap_->map(), heatmap_->queryLabels(), heatmap_->keyLabels(),
-                          heatmap_->title(), zoom, state_->colormap(), state_->scale());
+                          heatmap_->title(), zoom, heatmap_->colormap(), state_->scale());
     if (heatmap_->map().rows > 0 && !heatmap_->levelOfDetail().values.empty()) {
         // A long map: its level-of-detail bins when coarser than cells (the figure draws few
         // cells as vectors, more as an image).
@@ -38,7 +38,7 @@ Figure MainWindow::currentFigure() const {
         if (shown.map.rows < f.panels.front().map.rows || shown.map.cols < f.panels.front().map.cols)
             f.panels.front() = {std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()};
     }
-    f.scale = ColorScale{state_->scale()};
+    f.scale = heatmap_->colorScale();  // as on screen: a map source's own range or diverging colours
     return f;
 }
 

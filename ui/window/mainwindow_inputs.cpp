@@ -215,6 +215,12 @@ QStringList MainWindow::axisLabels(const attnscope::Trace& trace, const attnscop
 void MainWindow::updateHeadGroup() {
     QLabel* label = controls_->headGroupLabel();
     QSpinBox* headSpin = controls_->headSpin();
+    if (const attnscope::MapSource source = state_->mapSource(); !attnscope::perHeadSource(source)) {
+        label->setVisible(false);  // a per-layer map source: no head, so no key/value group either
+        headSpin->setToolTip(tr("%1 is one map per layer (its heads combined): the head does not apply.")
+                                     .arg(QString::fromUtf8(attnscope::sourceLabel(source))));
+        return;
+    }
     const auto trace = session_->trace();
     const int b = state_->block();
     if (!trace || b < 0 || std::size_t(b) >= trace->blocks().size()) {

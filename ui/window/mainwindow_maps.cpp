@@ -1,7 +1,7 @@
 // MainWindow's two map requests and their results: the detail heat map of the selected head
 // (from MapService, or from the lab when it shows a variant or an intervention) and the
-// overview's thumbnails of the selected block, of the variant the lab shows. Both are computed
-// by core on workers.
+// overview's thumbnails of the selected block, of the variant the lab shows, or of the map
+// source the Show selector picked (SourceController). All are computed by core on workers.
 #include "window/mainwindow.h"
 
 #include "figure/figure.h"
@@ -14,9 +14,16 @@
 #include "views/heatmapview.h"
 #include "views/overviewgrid.h"
 #include "views/temperatureslider.h"
+#include "controllers/imagecontroller.h"
 #include "controllers/labcontroller.h"
+#include "controllers/sourcecontroller.h"
+#include "controllers/viewscontroller.h"
+#include "figure/sourceview.h"
+#include "panels/sourcepicker.h"
 
 #include <QAction>
+#include <QLabel>
+#include <QTabWidget>
 #include <QComboBox>
 #include <QSpinBox>
 
@@ -34,8 +41,83 @@ void MainWindow::requestDetail() {
     QMetaObject::invokeMethod(this, &MainWindow::sendDetailRequest, Qt::QueuedConnection);
 }
 
+void MainWindow::buildSources() {
+    sources_ = new SourceController(state_, session_, controls_->sourcePicker(), this);
+    connect(sources_, &SourceController::shownChanged, this, [this] {
+        syncSelectionWidgets();  // the head applies to per-head sources only
+        if (sources_->shown().weights() && !shownDetail_.source.weights()) {
+            shownDetail_.source = {};  // back to the weights' colours, whoever draws them next
+            applyDetailColors();
+        }
+        refreshMaps();
+        views_->setSource(sources_->shown());
+        imageView_->setSource(sources_->shown());
+    });
+    sourceTabNote_ = new QLabel;
+    sourceTabNote_->setObjectName(QStringLiteral("sourceTabNote"));
+    sourceTabNote_->setVisible(false);
+    tabs_->setCornerWidget(sourceTabNote_, Qt::TopRightCorner);
+    connect(state_, &ViewState::viewChanged, this, &MainWindow::updateSourceTabNote);
+    connect(sources_, &SourceController::shownChanged, this, &MainWindow::updateSourceTabNote);
+    connect(sources_, &SourceController::rerunWanted, this, [this] {
+        if (session_->model() && !session_->isBusy()) runInput();  // now recording the values
+    });
+    connect(sources_->service(), &SourceService::progress, this, [this](int permille) {
+        if (permille >= 0) statusBar()->showMessage(tr("Gradients: %1 %").arg(permille / 10), 2000);
+    });
+}
+
+void MainWindow::updateSourceTabNote() {
+    const attnscope::MapSource source = state_->mapSource();
+    const QString tab = state_->view().tab;
+    QString why;
+    if (source != attnscope::MapSource::Weights) {
+        const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
+        if (tab == QLatin1String("compare"))
+            why = tr("Compare runs the built-in dot, additive and linear models, which record no value vectors "
+                     "and have no gradient sources: it compares their weights, not %1.")
+                          .arg(label);
+        else if (tab == QLatin1String("metrics") || tab == QLatin1String("model"))
+            why = tr("The head metrics (entropy, distance, patterns, detectors) and the rollout measure attention "
+                     "weights, which are probabilities; %1 is not one, so this tab measures the weights. The "
+                     "Explore tab, the overview, the Lines view and the Image tab show %1.")
+                          .arg(label);
+    }
+    sourceTabNote_->setText(why.isEmpty() ? QString() : tr("\u24d8 this tab shows the weights  "));
+    sourceTabNote_->setToolTip(why);
+    sourceTabNote_->setVisible(!why.isEmpty());
+}
+
+std::shared_ptr<const attnscope::Trace> MainWindow::sourceTrace(const ShownSource& source) const {
+    return attnscope::gradientSource(source.source) ? session_->trace() : lab_->shownTrace();
+}
+
+// A map source's map of the selection (not the weights): the lab's variants do not apply.
+void MainWindow::requestSourceDetail(const ShownSource& source) {
+    const auto trace = sourceTrace(source);
+    if (!trace || currentKey().block < 0) return;
+    if (attnscope::gradientSource(source.source) && !source.gradients) {
+        shownDetail_ = {};
+        const QString waiting = sources_->waitingMessage();
+        heatmap_->clear(waiting.isEmpty() ? tr("Computing the gradients…") : waiting);
+        return;
+    }
+    maps_->requestDetail(trace, currentKey(), 1.0, 0, source);
+}
+
+void MainWindow::applyDetailColors() {
+    const ShownSource& source = shownDetail_.source;
+    HeatmapView::AxisNames names = heatmap_->axisNames();
+    names.values = sourceValueName(source.source);
+    heatmap_->setAxisNames(names);
+    if (source.weights()) return heatmap_->setColoring(state_->colormap(), ColorScale{state_->scale()});
+    const SourceColors c = sourceColors(source.source, state_->colormap(), state_->scale(), shownDetail_.map.values);
+    heatmap_->setColoring(c.colormap, c.scale);
+}
+
 void MainWindow::sendDetailRequest() {
     detailQueued_ = false;
+    if (const ShownSource source = sources_->shown(); !source.weights()) return requestSourceDetail(source);
     if (lab_->takesDetail()) return lab_->requestDetail(currentKey());  // a variant or an intervention
     if (const auto trace = session_->trace(); trace && currentKey().block >= 0)
         maps_->requestDetail(trace, currentKey(), state_->temperature(), HeatmapView::kLodSide);
@@ -48,7 +130,7 @@ void MainWindow::askLevelOfDetail(const attnscope::PoolRequest& request) {
             this,
             [this] {
                 levelOfDetailQueued_ = false;
-                if (shownDetail_.trace && !lab_->takesDetail())
+                if (shownDetail_.trace && !lab_->takesDetail() && shownDetail_.source.weights())
                     maps_->requestLevelOfDetail(shownDetail_.trace, shownDetail_.key, shownDetail_.temperature,
                                                 levelOfDetailWanted_);
             },
@@ -56,10 +138,25 @@ void MainWindow::askLevelOfDetail(const attnscope::PoolRequest& request) {
 }
 
 void MainWindow::requestThumbnails() {
-    const auto trace = lab_->shownTrace();  // the lab's re-run when there is one
+    const ShownSource source = sources_->shown();
+    const auto trace = sourceTrace(source);  // the lab's re-run when there is one
     if (!trace || currentKey().block < 0) return;
     const int block = currentKey().block;
     const auto& info = trace->blocks()[std::size_t(block)];
+    if (!source.weights()) {
+        ShownVariant variant;  // a map source weights the model's own maps
+        variant.source = source;
+        overview_->setCaption(
+                tr("%1 block · %2 layers × %3 heads · %4%5")
+                        .arg(QString::fromStdString(info.name))
+                        .arg(info.layers)
+                        .arg(info.heads)
+                        .arg(QString::fromUtf8(attnscope::sourceLabel(source.source)))
+                        .arg(attnscope::perHeadSource(source.source) ? QString() : tr(" (one map per layer)")));
+        if (attnscope::gradientSource(source.source) && !source.gradients) return overview_->setImages({});
+        return maps_->requestThumbnails(trace, block, variant, state_->colormap(), ColorScale{state_->scale()}, 48,
+                                        heatmap_->pooling());
+    }
     const ShownVariant variant = lab_->shownVariant();  // the model's own maps unless the lab shows a variant
     overview_->setCaption(
             tr("%1 block · %2 layers × %3 heads · %4%5")
@@ -75,7 +172,11 @@ void MainWindow::requestThumbnails() {
 }
 
 void MainWindow::onDetail(const DetailResult& r) {
-    if (r.trace != session_->trace() || lab_->takesDetail()) return;  // from the previous run, or the lab draws
+    if (const ShownSource source = sources_->shown(); !source.weights() || !r.source.weights()) {
+        if (r.source != source || r.trace != sourceTrace(source)) return;  // another source, run or target since
+    } else if (r.trace != session_->trace() || lab_->takesDetail()) {
+        return;  // from the previous run, or the lab draws
+    }
     if (!r.error.isEmpty()) {
         shownDetail_ = {};
         heatmap_->clear(r.error);
@@ -99,13 +200,18 @@ void MainWindow::showDetail(const DetailResult& r) {
     const bool linear = info.kind == attnscope::AttentionKind::Linear;
     const bool raw = rawTokensAction_->isChecked();
     heatmap_->setRawLabels(axisLabels(*r.trace, info, true, true), axisLabels(*r.trace, info, false, true));
-    heatmap_->setLevelOfDetailEnabled(true);
+    heatmap_->setLevelOfDetailEnabled(r.source.weights());  // a source's map is exact and whole
+    applyDetailColors();
+    const attnscope::MapSource source = r.source.source;
     heatmap_->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                      mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
-                              r.key.layer, r.key.head, linear ? 1.0 : r.temperature));
+                              r.key.layer, attnscope::perHeadSource(source) ? r.key.head : -1,
+                              linear || !r.source.weights() ? 1.0 : r.temperature) +
+                             sourceTitleSuffix(source));
 }
 
 void MainWindow::onThumbnails(const ThumbnailResult& r) {
-    if (r.trace != lab_->shownTrace() || r.block != currentKey().block) return;
+    const ShownSource source = sources_->shown();
+    if (r.trace != sourceTrace(source) || r.block != currentKey().block || r.variant.source != source) return;
     overview_->setImages(r.images);
 }

@@ -421,6 +421,10 @@ bool MainWindow::applyWorkspaceInput() {
     if (controls_->idsCheck()->isEnabled()) controls_->idsCheck()->setChecked(ws.input.idsMode);
     controls_->input()->setText(ws.input.text);
     controls_->targetInput()->setText(ws.input.target);
+    // The map source before the run, so that it records what the source needs (the values); a
+    // source the model cannot show goes back to the weights once its availability is known.
+    state_->setMapSource(ws.source.source);
+    state_->setGradientTarget(ws.source.target);
     restore_->stage = WorkspaceRestore::Stage::Running;
     return true;
 }

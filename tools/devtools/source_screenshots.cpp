@@ -1,0 +1,93 @@
+// The Show selector (map sources, issue 31) for a person to look at, and the worked example of
+// docs/map_sources.md (not run by ctest):
+//   ATTNSCOPE_SCREENSHOT_DIR=/tmp/shots [ATTNSCOPE_DOCS_FIGURES=docs/figures] \
+//     xvfb-run -s "-screen 0 1366x768x24" build/tools/attnscope-devtools "[.sources]"
+// writes show-value-weighted.png and show-value-weighted-layer.png (the window at 1366 × 768 on a
+// 12-layer × 12-head GPT-2-shaped folder) and, with ATTNSCOPE_DOCS_FIGURES, the exported head
+// figures of the weights and the value-weighted map side by side (map_sources_example.png).
+#include "window_fixture.h"
+
+#include "controllers/sourcecontroller.h"
+#include "figure/figure.h"
+#include "gpt2_fixture.h"
+#include "panels/sourcepicker.h"
+#include "state/viewstate.h"
+
+#include "attnscope/analysis/value_norm.h"
+
+#include <QDockWidget>
+#include <QPainter>
+
+#include <cstdlib>
+
+using namespace uitest;
+using namespace attnscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+void chooseSource(WindowFixture& w, attnscope::MapSource source) {
+    QComboBox* combo = w.controls->sourcePicker()->showCombo();
+    combo->setCurrentIndex(combo->findData(int(source)));
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                const auto t = w.session->trace();
+                return t && !w.session->isBusy() &&
+                       (source == attnscope::MapSource::Weights || attnscope::hasValues(*t, 0));
+            },
+            30000));
+}
+
+// Two images side by side on white.
+QImage sideBySide(const QImage& a, const QImage& b) {
+    QImage out(a.width() + b.width(), std::max(a.height(), b.height()), QImage::Format_RGB32);
+    out.fill(Qt::white);
+    QPainter p(&out);
+    p.drawImage(0, 0, a);
+    p.drawImage(a.width(), 0, b);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x 12 GPT-2 folder", "[.sources]") {
+    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
+    REQUIRE(dir);
+    const fs::path out = dir;
+    fs::create_directories(out);
+    Gpt2Spec spec;
+    spec.layers = spec.heads = 12;
+    spec.embd = 96;
+    spec.vocab = 64;
+    const fs::path model = freshDir("sources-gpt2-12x12");
+    writeGpt2Folder(model, makeGpt2(spec, 2031));
+    window.resize(1366, 768);
+    open(qpath(model));
+    runText(QStringLiteral("5 9 2 14 3 7 21 8 11 4 17 30"));
+    layer->setValue(5);
+    head->setValue(3);
+    QTest::qWait(300);
+    const QImage weights = renderFigure(window.currentFigure(), 200);
+
+    chooseSource(*this, attnscope::MapSource::ValueNorm);
+    layer->setValue(5);
+    head->setValue(3);
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->title().contains(QStringLiteral("Value-weighted")); }, 30000));
+    QTest::qWait(500);
+    REQUIRE(window.grab().save(qpath(out / "show-value-weighted.png")));
+    const QImage valueWeighted = renderFigure(window.currentFigure(), 200);
+
+    chooseSource(*this, attnscope::MapSource::ValueNormLayer);
+    REQUIRE(QTest::qWaitFor([&] { return heatmap->title().contains(QStringLiteral("(layer)")); }, 30000));
+    QTest::qWait(500);
+    REQUIRE(window.grab().save(qpath(out / "show-value-weighted-layer.png")));
+    const QImage layerMap = renderFigure(window.currentFigure(), 200);
+
+    if (const char* docs = std::getenv("ATTNSCOPE_DOCS_FIGURES")) {
+        const fs::path d = docs;
+        fs::create_directories(d);
+        REQUIRE(sideBySide(weights, valueWeighted).save(qpath(d / "map_sources_example.png")));
+        REQUIRE(layerMap.save(qpath(d / "map_sources_value_layer.png")));
+    }
+    fs::remove_all(model);
+}
