@@ -132,6 +132,7 @@ void checkTraceSource(ViewsFixture& w, MapSource source) {
     const Figure f = w.window.currentFigure();
     CHECK((f.panels.front().title + f.title).contains(QString::fromUtf8(attnscope::sourceLabel(source))));
     CHECK(f.scale.hi == w.heatmap->colorScale().hi);
+    CHECK(f.colorbarLabel == sourceValueName(source));
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
     spec.layers = spec.heads = 12;
     spec.embd = 96;
     spec.vocab = 64;
-    const fs::path model = freshDir("sources-gpt2-12x12");
+    const fs::path parent = freshDir("sources");
+    const fs::path model = parent / "gpt2-12x12";  // the figures' title names the folder
     writeGpt2Folder(model, makeGpt2(spec, 2031));
     window.resize(1366, 768);
     open(qpath(model));
@@ -89,5 +90,5 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
         REQUIRE(sideBySide(weights, valueWeighted).save(qpath(d / "map_sources_example.png")));
         REQUIRE(layerMap.save(qpath(d / "map_sources_value_layer.png")));
     }
-    fs::remove_all(model);
+    fs::remove_all(parent);
 }

@@ -234,6 +234,7 @@ Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
             headFigure(modelDisplayName(w.model), map, axisLabels(*trace, info, true, w.view.rawTokens),
                        axisLabels(*trace, info, false, w.view.rawTokens), title, w.view.zoom, colors.colormap, w.scale);
     figure.scale = colors.scale;
+    if (source != attnscope::MapSource::Weights) figure.colorbarLabel = sourceValueName(source);
     figure.widthIn = w.figure.widthIn;
     return figure;
 }

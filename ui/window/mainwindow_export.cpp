@@ -9,6 +9,7 @@
 #include "figure/headfigure.h"
 #include "views/heatmapview.h"
 #include "figure/mapdata.h"
+#include "figure/sourceview.h"
 #include "services/session.h"
 #include "state/viewstate.h"
 #include "views/temperatureslider.h"
@@ -39,6 +40,7 @@ Figure MainWindow::currentFigure() const {
             f.panels.front() = {std::move(shown.map), shown.queryLabels, shown.keyLabels, QString()};
     }
     f.scale = heatmap_->colorScale();  // as on screen: a map source's own range or diverging colours
+    if (!shownDetail_.source.weights()) f.colorbarLabel = sourceValueName(shownDetail_.source.source);
     return f;
 }
 
