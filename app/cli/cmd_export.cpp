@@ -127,6 +127,10 @@ int runWorkspaceExport(const Args& args, const QString& out) {
     const auto model = Model::load(resolveModelLocation(ws.model.toStdString()), options);
     const int pngDpi = int(dpi > 0 ? dpi : ws.figure.dpi);
     if (batch != Batch::None) {
+        if (ws.source.source != attnscope::MapSource::Weights)  // the grids draw the weights only
+            throw Error(std::string("the workspace shows the ") + sourceName(ws.source.source) +
+                        " map source; --heads, --all-heads and --all-layers draw attention weights: leave them out "
+                        "for the workspace's own figure");
         const auto trace = workspaceTrace(*model, ws);
         GridStyle style;
         style.modelName = modelDisplayName(ws.model);

@@ -148,4 +148,22 @@ TEST_CASE("cli export draws a workspace file's figure", "[cli][export][workspace
     fs::remove_all(dir);
 }
 
+TEST_CASE("cli export draws a workspace's map source and refuses it for weight grids", "[cli][export][workspace]") {
+    const auto dir = freshDir("cli-workspace-source");
+    putText(dir / "v.attnscope",
+            R"({"format": "attnscope-workspace", "version": 2, "model": ")" + batchModel().string() + R"(",
+        "input": {"text": "1 2 3 4 5", "ids": true}, "selection": {"layer": 1, "head": 2},
+        "map_source": {"source": "value-norm"}})");
+    CliResult r = exportCli({"--workspace", (dir / "v.attnscope").string(), "--out", (dir / "v.svg").string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const std::string svg = slurpFile(dir / "v.svg");
+    CHECK(svg.find("layer 1 \xc2\xb7 head 2 \xc2\xb7 Value-weighted") != std::string::npos);
+    r = exportCli({"--workspace", (dir / "v.attnscope").string(), "--all-heads", "--out", (dir / "g.pdf").string()});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("the workspace shows the value-norm map source"));
+    CHECK_FALSE(fs::exists(dir / "g.pdf"));
+    fs::remove_all(dir);
+}
+
 #endif
