@@ -114,6 +114,7 @@ void checkTraceSource(ViewsFixture& w, MapSource source) {
     const attnscope::HeadMap expected = attnscope::sourceMap(*trace, source, 0, 1, perHead ? 2 : 0);
     w.waitForMap(expected);
     CHECK(w.heatmap->title().contains(QString::fromUtf8(attnscope::sourceLabel(source))));
+    CHECK_FALSE(w.slider->isEnabled());  // the display temperature does not apply to a source
     CHECK(w.heatmap->title().contains(QStringLiteral("head")) == perHead);
     // Raw norms: the colour bar spans the map's own range; probability-like ones keep 0..1.
     const auto [lo, hi] = rangeOf(expected);
@@ -162,6 +163,7 @@ TEST_CASE_METHOD(ViewsFixture, "Show: value-weighted makes the heat map, overvie
         CHECK(heatmap->colorScale().hi == 1.0);
         CHECK_FALSE(heatmap->title().contains(QStringLiteral("Value")));
         CHECK(head->isEnabled());
+        CHECK(slider->isEnabled());
     }
 }
 

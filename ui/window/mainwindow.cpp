@@ -460,9 +460,16 @@ void MainWindow::updateTemperatureApplicability() {
     const int block = currentKey().block;
     const bool linear = !compare && trace && block >= 0 &&
                         trace->blocks()[std::size_t(block)].kind == attnscope::AttentionKind::Linear;
+    // A map source weights the maps the model used: the display temperature does not apply to it.
+    const attnscope::MapSource source = compare ? attnscope::MapSource::Weights : state_->mapSource();
     controls_->temperature()->setApplicable(
-            !linear,
-            linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.") : QString());
+            !linear && source == attnscope::MapSource::Weights,
+            linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.")
+            : source != attnscope::MapSource::Weights
+                    ? tr("%1 is computed from the maps the model used: the display temperature does not apply "
+                         "(\u201cInside the model\u201d re-runs the model at T).")
+                              .arg(QString::fromUtf8(attnscope::sourceLabel(source)))
+                    : QString());
 }
 
 // The comparison follows the window's input and selection while its tab is shown.

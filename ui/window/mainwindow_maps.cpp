@@ -45,6 +45,7 @@ void MainWindow::buildSources() {
     sources_ = new SourceController(state_, session_, controls_->sourcePicker(), this);
     connect(sources_, &SourceController::shownChanged, this, [this] {
         syncSelectionWidgets();  // the head applies to per-head sources only
+        updateTemperatureApplicability();
         if (sources_->shown().weights() && !shownDetail_.source.weights()) {
             shownDetail_.source = {};  // back to the weights' colours, whoever draws them next
             applyDetailColors();
