@@ -1,10 +1,11 @@
 // The Show selector (map sources, issue 31) for a person to look at, and the worked example of
 // docs/map_sources.md (not run by ctest):
-//   ATTNSCOPE_SCREENSHOT_DIR=/tmp/shots [ATTNSCOPE_DOCS_FIGURES=docs/figures] \
+//   ATTNSCOPE_SCREENSHOT_DIR=/tmp/shots [ATTNSCOPE_DOCS_FIGURES=docs/figures] QT_QPA_PLATFORM=xcb \
 //     xvfb-run -s "-screen 0 1366x768x24" build/tools/attnscope-devtools "[.sources]"
 // writes show-value-weighted.png and show-value-weighted-layer.png (the window at 1366 × 768 on a
 // 12-layer × 12-head GPT-2-shaped folder) and, with ATTNSCOPE_DOCS_FIGURES, the exported head
-// figures of the weights and the value-weighted map side by side (map_sources_example.png).
+// figures of the weights and the value-weighted map side by side (map_sources_example.png); under
+// xcb also the open selector on a built-in model (show-builtin-disabled.png).
 #include "window_fixture.h"
 
 #include "controllers/sourcecontroller.h"
@@ -16,6 +17,8 @@
 #include "attnscope/analysis/value_norm.h"
 
 #include <QDockWidget>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QPainter>
 
 #include <cstdlib>
@@ -83,6 +86,16 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
     QTest::qWait(500);
     REQUIRE(window.grab().save(qpath(out / "show-value-weighted-layer.png")));
     const QImage layerMap = renderFigure(window.currentFigure(), 200);
+
+    // A built-in model: the sources it cannot show are greyed out in the open selector (the
+    // popup is a window of its own: the screen is grabbed, which needs QT_QPA_PLATFORM=xcb).
+    open(QStringLiteral("builtin:reverse-dot"));
+    QComboBox* show = controls->sourcePicker()->showCombo();
+    show->showPopup();
+    QTest::qWait(500);
+    if (QGuiApplication::platformName() == QLatin1String("xcb"))
+        REQUIRE(QGuiApplication::primaryScreen()->grabWindow(0).save(qpath(out / "show-builtin-disabled.png")));
+    show->hidePopup();
 
     if (const char* docs = std::getenv("ATTNSCOPE_DOCS_FIGURES")) {
         const fs::path d = docs;

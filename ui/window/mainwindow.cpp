@@ -466,8 +466,8 @@ void MainWindow::updateTemperatureApplicability() {
             !linear && source == attnscope::MapSource::Weights,
             linear ? tr("Linear attention has no softmax, so the temperature does not change its maps.")
             : source != attnscope::MapSource::Weights
-                    ? tr("%1 is computed from the maps the model used: the display temperature does not apply "
-                         "(\u201cInside the model\u201d re-runs the model at T).")
+                    ? tr("%1 uses the maps the model ran with: the display T does not apply (Inside the model "
+                         "does).")
                               .arg(QString::fromUtf8(attnscope::sourceLabel(source)))
                     : QString());
 }
