@@ -28,6 +28,7 @@
 #include "attnscope/lab/lab_views.h"
 #include "attnscope/models/model.h"
 
+#include <QProgressBar>
 #include <QStandardItemModel>
 
 #include <algorithm>
@@ -446,4 +447,19 @@ TEST_CASE_METHOD(WindowFixture, "Show: an error from core is shown in the view, 
     CHECK(QTest::qWaitFor([&] { return heatmap->title().contains(QString::fromStdString(error)); }, 20000));
     CHECK(heatmap->map().rows == 0);
     CHECK(window.state()->mapSource() == MapSource::Alti);
+}
+
+TEST_CASE_METHOD(WindowFixture, "Show: a gradient job superseded by another source is dropped", "[ui][sources]") {
+    openStandIn();
+    layer->setValue(1);
+    choose(*this, MapSource::GradWeighted);  // a backward pass starts on a worker
+    CHECK(pickerOf(*this)->targetCombo()->isVisible());
+    choose(*this, MapSource::Weights);  // before it can arrive
+    CHECK_FALSE(pickerOf(*this)->targetCombo()->isVisible());
+    window.sources()->waitForWorkers();
+    QTest::qWait(50);  // a result it posted would arrive now, and must be dropped
+    waitForMap(session->trace()->map(0, 1, 0));
+    CHECK_FALSE(heatmap->title().contains(QStringLiteral("radient")));
+    CHECK(window.sources()->waitingMessage().isEmpty());
+    CHECK_FALSE(window.findChild<QProgressBar*>(QStringLiteral("progressBar"))->isVisible());
 }

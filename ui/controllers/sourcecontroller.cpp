@@ -54,9 +54,19 @@ ShownSource SourceController::shown() const {
 
 void SourceController::waitForWorkers() { service_->waitForWorkers(); }
 
+void SourceController::cancelGradients() {
+    if (!service_->isBusy()) return;
+    service_->cancel();
+    waiting_ = tr("Cancelled: choose the source or the target again to compute it.");
+    emit gradientsBusy(false);
+    updateNote();
+    emit shownChanged();
+}
+
 void SourceController::onModelLoaded() {
     gradients_.reset();
     rerunAskedFor_.reset();
+    if (service_->isBusy()) emit gradientsBusy(false);
     service_->cancel();
     updateAvailability();
     updateTargets();
@@ -122,10 +132,12 @@ void SourceController::onSourceChanged() {
         rerunAskedFor_ = trace;  // once: a family that records none says so in the view instead
         emit rerunWanted();
     }
-    if (attnscope::gradientSource(source))
+    if (attnscope::gradientSource(source)) {
         requestGradients();
-    else
+    } else if (service_->isBusy()) {
         service_->cancel();
+        emit gradientsBusy(false);
+    }
     updateNote();
     emit shownChanged();
 }
@@ -147,6 +159,7 @@ void SourceController::requestGradients() {
     waiting_ = tr("Computing %1: one forward and one backward pass through the model\u2026")
                        .arg(QString::fromUtf8(attnscope::sourceLabel(state_->mapSource())));
     service_->requestGradients(model, trace, session_->lastImage(), state_->gradientTarget(), options);
+    emit gradientsBusy(true);
     updateNote();
     emit shownChanged();
 }
@@ -154,6 +167,7 @@ void SourceController::requestGradients() {
 void SourceController::onGradients(const GradientsResult& r) {
     gradients_ = std::make_shared<const GradientsResult>(r);
     waiting_ = r.error;
+    emit gradientsBusy(false);
     updateNote();
     emit shownChanged();
 }

@@ -35,9 +35,13 @@ public:
     SourcePicker* picker() const { return picker_; }
     SourceService* service() const { return service_; }
     void waitForWorkers();
+    // Stops the running gradient job (the window's Cancel); the views say it was cancelled.
+    void cancelGradients();
 
 signals:
     void shownChanged();
+    // A gradient job started (true) or ended: delivered, failed, cancelled or superseded by none.
+    void gradientsBusy(bool busy);
     // The trace lacks what the source needs (the value vectors): run the input again; the
     // session records them now.
     void rerunWanted();

@@ -23,6 +23,8 @@
 
 #include <QAction>
 #include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QComboBox>
 #include <QSpinBox>
@@ -63,9 +65,13 @@ void MainWindow::buildSources() {
     connect(sources_, &SourceController::rerunWanted, this, [this] {
         if (session_->model() && !session_->isBusy()) runInput();  // now recording the values
     });
-    connect(sources_->service(), &SourceService::progress, this, [this](int permille) {
-        if (permille >= 0) statusBar()->showMessage(tr("Gradients: %1 %").arg(permille / 10), 2000);
+    // A gradient job shows in the progress bar and the Cancel button stops it, as a model run.
+    connect(sources_, &SourceController::gradientsBusy, this, [this](bool busy) {
+        onBusyChanged(busy || session_->isBusy());
+        if (busy) progressBar_->setFormat(tr("Gradients\u2026"));
     });
+    connect(sources_->service(), &SourceService::progress, this, &MainWindow::onProgress);
+    connect(cancelButton_, &QPushButton::clicked, sources_, &SourceController::cancelGradients);
 }
 
 void MainWindow::updateSourceTabNote() {
