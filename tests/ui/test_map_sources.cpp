@@ -463,3 +463,22 @@ TEST_CASE_METHOD(WindowFixture, "Show: a gradient job superseded by another sour
     CHECK(window.sources()->waitingMessage().isEmpty());
     CHECK_FALSE(window.findChild<QProgressBar*>(QStringLiteral("progressBar"))->isVisible());
 }
+
+TEST_CASE_METHOD(WindowFixture, "Show: an encoder without a head has value sources but nothing for the gradients",
+                 "[ui][sources]") {
+    const fs::path dir = freshDir("ui-sources-bert");
+    attnscope::testing::writeCheckpoint(dir, attnscope::testing::makeBert(attnscope::testing::BertSpec{}, 23));
+    open(qpath(dir));
+    SourcePicker* picker = pickerOf(*this);
+    CHECK(picker->isAvailable(MapSource::ValueNorm));
+    CHECK(picker->isAvailable(MapSource::Alti));
+    for (MapSource s : {MapSource::GradWeighted, MapSource::Relevance}) {
+        INFO(attnscope::sourceName(s));
+        CHECK_THAT(picker->unavailableReason(s).toStdString(), Catch::Contains("no output to explain"));
+    }
+    // Its value-weighted maps (post-norm BERT: x̃ = x) as core computes them.
+    choose(*this, MapSource::ValueNorm);
+    const auto trace = waitForValues(*this);
+    waitForMap(attnscope::sourceMap(*trace, MapSource::ValueNorm, 0, 0, 0));
+    fs::remove_all(dir);
+}

@@ -41,9 +41,17 @@ QString sourceUnavailableReason(MapSource source, const attnscope::ModelInfo* in
         if (info->encoderDecoder)
             return tr("Encoder\u2013decoders are not covered: their cross and decoder blocks mix two streams, "
                       "so there is no single output gradient to explain.");
-        if (trace && trace->nextTokenLogits().empty() && trace->classLabels().empty())
-            return tr("This model has no output to explain (an encoder without a task head): the gradient "
-                      "sources need a logit.");
+        // What core's gradient sources cover: decoder language models (a next-token logit) and ViT
+        // with a classification head (a class logit).
+        if (trace && trace->nextTokenLogits().empty()) {
+            if (trace->classLabels().empty())
+                return tr("This model has no output to explain (an encoder without a task head): the gradient "
+                          "sources need a logit.");
+            if (!info->imageInput)
+                return tr("The gradient sources cover decoder language models and ViT with a classification "
+                          "head; this %1 classifier is not covered.")
+                        .arg(QString::fromStdString(info->family));
+        }
     }
     return {};
 }

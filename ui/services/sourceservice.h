@@ -45,7 +45,8 @@ struct ShownSource {
 attnscope::HeadMap shownSourceMap(const attnscope::Trace& trace, const ShownSource& shown, int block, int layer,
                                   int head, double temperature);
 
-// Why a source does not apply to a model (empty when it does), for the selector's tooltip. info:
+// Why a source does not apply to a model (empty when it does), for the selector's tooltip; the
+// gradient sources' rules are those of core's gradientSources (decoder LMs, ViT with a head). info:
 // the open model (null: maps from a file); builtin: one of the built-in models; trace: its latest
 // trace, when there is one (its outputs say whether there is something to explain).
 QString sourceUnavailableReason(attnscope::MapSource source, const attnscope::ModelInfo* info, bool builtin,
