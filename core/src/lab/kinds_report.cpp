@@ -129,13 +129,13 @@ void writeCsvs(const std::filesystem::path& out, const KindsReport& r) {
 
 std::uint64_t kindForwardBytes(const std::string& kind, int n) {
     const auto map = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(n) * 4;  // one n x n float map
-    // Measured peaks at n = 4,096 (docs/kinds.md): additive 2.1 maps, hybrid 5.0, local/topk/lsh
-    // 4.5-5.3; the blocked dot forward far less. Rounded up, so a refusal errs on the safe side.
+    // Measured peaks (docs/kinds.md, n = 4,096-16,384): additive 2.0 maps, local/topk/lsh 5.2-5.5,
+    // hybrid 6.0; the blocked dot forward far less. Rounded up, so a refusal errs on the safe side.
     switch (parseAttentionKind(kind)) {
         case AttentionKind::Linear: return static_cast<std::uint64_t>(n) * 32 * 4 * 8;  // a few [n, d] features
         case AttentionKind::Dot: return 2 * map;
         case AttentionKind::Additive: return 3 * map;
-        default: return 6 * map;  // logits, kept mask, weights, the softmax's temporaries (hybrid: both kinds)
+        default: return 7 * map;  // logits, kept mask, weights, the softmax's temporaries (hybrid: both kinds)
     }
 }
 

@@ -81,8 +81,8 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
         CHECK(back.scaling[r].seconds == Approx(report.scaling[r].seconds).epsilon(1e-5));
         CHECK(back.scaling[r].note.empty());
     }
-    // The memory a forward needs: n x n float maps (hybrid: 6 of them; linear: no map).
-    CHECK(kindForwardBytes("hybrid", 16384) == 6ull * 16384 * 16384 * 4);
+    // The memory a forward needs: n x n float maps (hybrid: 7 of them; linear: no map).
+    CHECK(kindForwardBytes("hybrid", 16384) == 7ull * 16384 * 16384 * 4);
     CHECK(kindForwardBytes("linear", 16384) < (64ull << 20));
     o.kinds = {"dot", "sparse"};
     CHECK_THROWS_WITH(runKindsReport(o), Catch::Contains("unknown attention kind 'sparse'"));
