@@ -65,8 +65,10 @@ Command kindsReportCommand() {
             "  DIR/kinds.csv    kind, parameters, parameter_count, accuracy_mean, accuracy_spread (max - min over\n"
             "                   seeds), length_buckets and accuracy_short/medium/long (three input-length ranges),\n"
             "                   seconds_per_epoch, peak_rss_mib, mean_entropy (heads, last epoch)\n"
-            "  DIR/scaling.csv  kind, n, seconds, peak_extra_mib: one head's attention forward (d = 32) for\n"
-            "                   n = 128, 256, ... up to --max-n (default 16384), measured\n"
+            "  DIR/scaling.csv  kind, n, seconds, peak_extra_mib, note: one head's attention forward (d = 32)\n"
+            "                   for n = 128, 256, ... up to --max-n (default 16384), measured in this run; a\n"
+            "                   length whose n x n maps would not fit the available memory is skipped (-1) and\n"
+            "                   the note says why\n"
             "  DIR/runs/KIND-SEED/  each trained model, its monitors.csv and checkpoints\n"
             "Kinds use: local window 4 two-sided, topk k 4, lsh 4 buckets 2 rounds, additive width 16.\n",
             runKindsReport};

@@ -11,8 +11,6 @@
 
 namespace attnscope::cli {
 
-namespace {
-
 // --window/--two-sided (local), --keep (topk), --buckets/--rounds (lsh; rotations seeded by --seed),
 // --positions absolute|relative [--relative-clip K]; each only where it means something.
 void parseKindFlags(const Args& args, TrainOptions& o) {
@@ -44,6 +42,8 @@ void parseKindFlags(const Args& args, TrainOptions& o) {
         throw Error(std::string("--positions relative adds a bias to dot-product logits; ") + kindName(k) +
                     " attention has no place for it");
 }
+
+namespace {
 
 int runTrain(const std::vector<std::string>& argv) {
     Args args(argv,

@@ -42,6 +42,7 @@ Command corpusMergeCommand();
 Command corpusPlotCommand();
 Command builtinDataCommand();
 Command kindsReportCommand();
+Command distilCommand();
 Command lensCommand();
 Command dlaCommand();
 Command patchCommand();

@@ -13,7 +13,8 @@
 
 namespace attnscope {
 class Model;
-}
+struct TrainOptions;
+}  // namespace attnscope
 
 namespace attnscope::cli {
 
@@ -43,6 +44,10 @@ std::vector<Knockout> parseKnockouts(const std::string& spec);
 
 // The model's input from --ids or --text (exactly one of them); throws UsageError otherwise.
 std::vector<std::int64_t> inputIds(const Args& args, const Model& model);
+
+// train and distil: --window/--two-sided, --keep, --buckets/--rounds/--seed, --positions
+// [--relative-clip] into o (o.attention set first); each flag only where its kind uses it.
+void parseKindFlags(const Args& args, TrainOptions& o);
 
 // Creates --out DIR if needed and checks it is a writable folder.
 std::filesystem::path prepareOutDir(const std::string& dir);

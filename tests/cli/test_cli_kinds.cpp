@@ -113,3 +113,60 @@ TEST_CASE("cli train with a kind writes the monitors; --task FILE names a bad li
     requireOneLineError(runCli({"train", "--task", file.string(), "--attention", "dot", "--out", (out / "f").string()}),
                         file.string() + ":3: \"label\" must be a string");
 }
+
+TEST_CASE("cli distil writes the student, both runs' monitors and the distillation curve", "[cli][kinds]") {
+    const auto out = freshDir("cli-distil");
+    const CliResult r = runCli({"distil",
+                                "--teacher",
+                                "builtin:sentiment-dot",
+                                "--student-kind",
+                                "topk",
+                                "--keep",
+                                "3",
+                                "--task",
+                                "sentiment",
+                                "--lambda",
+                                "2",
+                                "--epochs",
+                                "2",
+                                "--epoch-steps",
+                                "2",
+                                "--batch",
+                                "4",
+                                "--student-heads",
+                                "1",
+                                "--out",
+                                (out / "s").string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("held-out accuracy") && Catch::Contains("distilled"));
+    std::ifstream csv(out / "s" / "distillation.csv");
+    std::string header, line;
+    std::getline(csv, header);
+    CHECK(header == "epoch,step,distilled_loss,distilled_accuracy,distilled_kl,baseline_loss,baseline_accuracy,"
+                    "baseline_kl");
+    int rows = 0;
+    while (std::getline(csv, line)) ++rows;
+    CHECK(rows == 2);
+    const auto model = Model::load(out / "s", LoadOptions{DeviceChoice::Cpu, {}});
+    CHECK(model->info().attention == "topk");
+    CHECK(model->info().heads == 1);  // one student head learns the mean of the teacher's two
+    CHECK(std::filesystem::is_regular_file(out / "s" / "monitors.csv"));
+    CHECK(std::filesystem::is_regular_file(out / "s" / "baseline" / "monitors.csv"));
+}
+
+TEST_CASE("cli distil: bad input is one line and exit 2", "[cli][kinds]") {
+    const std::string out = (freshDir("cli-distil-bad") / "s").string();
+    const auto distil = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = {"distil", "--student-kind", "dot", "--out", out};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return runCli(a);
+    };
+    requireOneLineError(distil({"--teacher", "builtin:reverse-dot", "--task", "sentiment"}), "is an encoder-decoder");
+    requireOneLineError(distil({"--teacher", "builtin:nothing", "--task", "sentiment"}), "nothing");
+    requireOneLineError(distil({"--teacher", "builtin:sentiment-dot", "--task", "sentiment", "--lambda", "-1"}),
+                        "--lambda");
+    requireOneLineError(distil({"--teacher", "builtin:sentiment-dot", "--task", "sentiment", "--student-heads", "3"}),
+                        "--student-heads must divide");
+    requireOneLineError(distil({"--teacher", "builtin:sentiment-dot", "--task", "nowhere.jsonl"}), "unknown task");
+}

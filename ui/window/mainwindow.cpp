@@ -12,7 +12,9 @@
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
+#include "panels/kindspanel.h"
 #include "panels/labpanel.h"
+#include "panels/trainingcurvespanel.h"
 #include "services/tokenids.h"
 #include "state/recentfiles.h"
 #include "state/viewstate.h"
@@ -112,6 +114,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setUsesScrollButtons(true);  // many tabs scroll rather than widen the window
     tabs_->addTab(split, tr("&Explore"));
     tabs_->addTab(compare_, tr("&Compare dot · additive · linear"));
+    // The Compare tab's training runs and kinds reports (issue 36), each in its own panel.
+    auto* curves = new TrainingCurvesPanel;
+    curves->setObjectName(QStringLiteral("trainingCurvesPanel"));
+    auto* kinds = new KindsPanel;
+    kinds->setObjectName(QStringLiteral("kindsPanel"));
+    tabs_->addTab(curves, tr("Compare · training curves"));
+    tabs_->addTab(kinds, tr("Compare · kinds"));
+    connect(curves, &TrainingCurvesPanel::failed, this,
+            [this](const QString& message) { showError(tr("The training run could not be shown."), message); });
+    connect(kinds, &KindsPanel::failed, this,
+            [this](const QString& message) { showError(tr("The kinds report could not be shown."), message); });
     setCentralWidget(tabs_);
 
     controls_ = new ControlPanel;

@@ -2,6 +2,7 @@
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/csv_table.h"
 #include "attnscope/runtime/error.h"
 
 #include <cmath>
@@ -135,6 +136,36 @@ void writeMonitorCsv(const std::filesystem::path& file, const std::vector<EpochM
     writeFileAtomically(file, csv.str());
 }
 
+std::vector<EpochMonitor> readMonitorCsv(const std::filesystem::path& file) {
+    const CsvTable t = CsvTable::read(file);
+    std::vector<EpochMonitor> out;
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+        const int epoch = static_cast<int>(t.number(r, "epoch"));
+        if (out.empty() || out.back().epoch != epoch) {
+            EpochMonitor e;
+            e.epoch = epoch;
+            e.step = static_cast<int>(t.number(r, "step"));
+            e.loss = t.number(r, "loss");
+            e.accuracy = t.number(r, "accuracy");
+            out.push_back(e);
+        }
+        HeadMonitor h;
+        h.block = t.text(r, "block");
+        h.layer = static_cast<int>(t.number(r, "layer"));
+        h.head = static_cast<int>(t.number(r, "head"));
+        h.entropy = t.number(r, "entropy");
+        h.maxEntropy = t.number(r, "max_entropy");
+        h.distance = t.number(r, "distance");
+        h.similarity = t.number(r, "similarity");
+        h.maxSimilarity = t.number(r, "max_similarity");
+        h.layerSimilarity = t.number(r, "layer_similarity");
+        h.flags = t.text(r, "flags");
+        out.back().heads.push_back(h);
+    }
+    if (out.empty()) throw Error(file.string() + ": no epochs");
+    return out;
+}
+
 TrainResult trainMonitored(TrainOptions options, const std::filesystem::path& csv, std::vector<EpochMonitor>& epochs,
                            std::vector<ProbeExample> probes, const std::function<void(const EpochMonitor&)>& onEpoch) {
     if (probes.empty())
@@ -148,6 +179,7 @@ TrainResult trainMonitored(TrainOptions options, const std::filesystem::path& cs
         m.epoch = end.epoch;
         m.step = end.step;
         m.loss = end.loss;
+        m.kl = end.kl;
         epochs.push_back(m);
         writeMonitorCsv(csv, epochs);
         if (onEpoch) onEpoch(m);

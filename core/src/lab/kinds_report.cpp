@@ -6,6 +6,8 @@
 #include "attention/attention_ops.h"
 #include "attention/kinds.h"
 #include "attention/linear_attention.h"
+#include "attnscope/io/csv_table.h"
+#include "runtime/memory.h"
 
 #include <c10/core/InferenceMode.h>
 
@@ -116,13 +118,80 @@ void writeCsvs(const std::filesystem::path& out, const KindsReport& r) {
           << number(row.peakRssMiB) << "," << number(row.meanEntropy) << "\n";
     writeFileAtomically(out / "kinds.csv", k.str());
     std::ostringstream s;
-    s << "kind,n,seconds,peak_extra_mib\n";
+    s << "kind,n,seconds,peak_extra_mib,note\n";
     for (const ScalingRow& row : r.scaling)
-        s << row.kind << "," << row.n << "," << number(row.seconds) << "," << number(row.peakExtraMiB) << "\n";
+        s << row.kind << "," << row.n << "," << number(row.seconds) << "," << number(row.peakExtraMiB) << ","
+          << row.note << "\n";
     writeFileAtomically(out / "scaling.csv", s.str());
 }
 
 }  // namespace
+
+std::uint64_t kindForwardBytes(const std::string& kind, int n) {
+    const auto map = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(n) * 4;  // one n x n float map
+    // Measured peaks (docs/kinds.md, n = 4,096-16,384): additive 2.0 maps, local/topk/lsh 5.2-5.5,
+    // hybrid 6.0; the blocked dot forward far less. Rounded up, so a refusal errs on the safe side.
+    switch (parseAttentionKind(kind)) {
+        case AttentionKind::Linear: return static_cast<std::uint64_t>(n) * 32 * 4 * 8;  // a few [n, d] features
+        case AttentionKind::Dot: return 2 * map;
+        case AttentionKind::Additive: return 3 * map;
+        default: return 7 * map;  // logits, kept mask, weights, the softmax's temporaries (hybrid: both kinds)
+    }
+}
+
+// A row measured, or -1s and the reason when the memory the call needs is not available.
+ScalingRow scalingRow(const std::string& kind, int n) {
+    const std::uint64_t need = kindForwardBytes(kind, n);
+    const auto available = availableBytes(c10::Device(c10::kCPU));
+    if (available && need > *available) {
+        ScalingRow row;
+        row.kind = kind;
+        row.n = n;
+        row.seconds = row.peakExtraMiB = -1;
+        char note[160];
+        std::snprintf(note, sizeof note, "not measured: needs ~%.1f GiB; %.1f GiB available", need / 1073741824.0,
+                      *available / 1073741824.0);
+        row.note = note;
+        return row;
+    }
+    measureKindForward(kind, std::min(n, 64));  // warm-up: first-call costs out of the figures
+    return measureKindForward(kind, n);
+}
+
+KindsReport readKindsReport(const std::filesystem::path& folder) {
+    KindsReport r;
+    const CsvTable k = CsvTable::read(folder / "kinds.csv");
+    for (std::size_t i = 0; i < k.rows(); ++i) {
+        KindRow row;
+        row.kind = k.text(i, "kind");
+        row.parameters = k.text(i, "parameters");
+        row.parameterCount = static_cast<long long>(k.number(i, "parameter_count"));
+        row.accuracyMean = k.number(i, "accuracy_mean");
+        row.accuracySpread = k.number(i, "accuracy_spread");
+        row.lengthBuckets = k.text(i, "length_buckets");
+        row.accuracyShort = k.number(i, "accuracy_short");
+        row.accuracyMedium = k.number(i, "accuracy_medium");
+        row.accuracyLong = k.number(i, "accuracy_long");
+        row.secondsPerEpoch = k.number(i, "seconds_per_epoch");
+        row.peakRssMiB = k.number(i, "peak_rss_mib");
+        row.meanEntropy = k.number(i, "mean_entropy");
+        r.kinds.push_back(row);
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(folder / "scaling.csv", ec)) return r;
+    const CsvTable s = CsvTable::read(folder / "scaling.csv");
+    const bool notes = std::find(s.header().begin(), s.header().end(), "note") != s.header().end();
+    for (std::size_t i = 0; i < s.rows(); ++i) {
+        ScalingRow row;
+        row.kind = s.text(i, "kind");
+        row.n = static_cast<int>(s.number(i, "n"));
+        row.seconds = s.number(i, "seconds");
+        row.peakExtraMiB = s.number(i, "peak_extra_mib");
+        if (notes) row.note = s.text(i, "note");
+        r.scaling.push_back(row);
+    }
+    return r;
+}
 
 ScalingRow measureKindForward(const std::string& kind, int n) {
     const AttentionKind k = parseAttentionKind(kind);
@@ -242,9 +311,9 @@ KindsReport runKindsReport(const KindsReportOptions& options) {
     }
     for (const std::string& kind : options.kinds)
         for (int n : options.scalingLengths) {
-            measureKindForward(kind, std::min(n, 64));  // warm-up: first-call costs out of the figures
-            report.scaling.push_back(measureKindForward(kind, n));
-            log(kind + " n " + std::to_string(n) + ": " + number(report.scaling.back().seconds) + " s");
+            report.scaling.push_back(scalingRow(kind, n));
+            const ScalingRow& row = report.scaling.back();
+            log(kind + " n " + std::to_string(n) + ": " + (row.note.empty() ? number(row.seconds) + " s" : row.note));
             writeCsvs(options.out, report);
         }
     return report;

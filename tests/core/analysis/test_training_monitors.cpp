@@ -127,6 +127,23 @@ TEST_CASE("the monitors CSV equals metrics computed independently from each epoc
             CHECK(row[13].empty());
         }
     }
+    // Read back (the GUI's curves): the measured epochs, head by head, to the CSV's 9 digits.
+    const std::vector<EpochMonitor> back = readMonitorCsv(out / "monitors.csv");
+    REQUIRE(back.size() == 3);
+    for (std::size_t e = 0; e < 3; ++e) {
+        CHECK(back[e].epoch == epochs[e].epoch);
+        CHECK(back[e].step == epochs[e].step);
+        CHECK(back[e].loss == Approx(epochs[e].loss).epsilon(1e-8));
+        REQUIRE(back[e].heads.size() == epochs[e].heads.size());
+        for (std::size_t h = 0; h < back[e].heads.size(); ++h) {
+            CHECK(back[e].heads[h].layer == epochs[e].heads[h].layer);
+            CHECK(back[e].heads[h].head == epochs[e].heads[h].head);
+            CHECK(back[e].heads[h].entropy == Approx(epochs[e].heads[h].entropy).epsilon(1e-8));
+            CHECK(back[e].heads[h].layerSimilarity == Approx(epochs[e].heads[h].layerSimilarity).epsilon(1e-8));
+        }
+    }
+    std::ofstream(out / "bad.csv") << "epoch,step\n1\n";
+    CHECK_THROWS_WITH(readMonitorCsv(out / "bad.csv"), Catch::Contains("bad.csv: line 2 has 1 fields"));
 }
 
 TEST_CASE("collapsed and duplicated heads are flagged", "[monitors]") {

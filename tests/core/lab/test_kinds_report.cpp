@@ -65,10 +65,25 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
     CHECK(std::stoll(kinds[2][2]) > std::stoll(kinds[1][2]));
     const auto scaling = readCsv(o.out / "scaling.csv");
     REQUIRE(scaling.size() == 1 + 4);
-    CHECK(scaling[0] == std::vector<std::string>{"kind", "n", "seconds", "peak_extra_mib"});
+    CHECK(scaling[0] == std::vector<std::string>{"kind", "n", "seconds", "peak_extra_mib", "note"});
     CHECK(scaling[1][0] == "dot");
     CHECK(scaling[2][1] == "32");
     for (std::size_t r = 1; r < scaling.size(); ++r) CHECK(std::stod(scaling[r][2]) > 0);
+    const KindsReport back = readKindsReport(o.out);  // the Kinds panel's reader: the CSVs' values
+    REQUIRE(back.kinds.size() == 2);
+    REQUIRE(back.scaling.size() == 4);
+    CHECK(back.kinds[1].parameters == "learned gate; width 16");
+    CHECK(back.kinds[0].parameterCount == report.kinds[0].parameterCount);
+    CHECK(back.kinds[1].accuracyLong == Approx(report.kinds[1].accuracyLong).epsilon(1e-5));
+    CHECK(back.kinds[0].meanEntropy == Approx(report.kinds[0].meanEntropy).epsilon(1e-5));
+    for (std::size_t r = 0; r < 4; ++r) {
+        CHECK(back.scaling[r].n == report.scaling[r].n);
+        CHECK(back.scaling[r].seconds == Approx(report.scaling[r].seconds).epsilon(1e-5));
+        CHECK(back.scaling[r].note.empty());
+    }
+    // The memory a forward needs: n x n float maps (hybrid: 7 of them; linear: no map).
+    CHECK(kindForwardBytes("hybrid", 16384) == 7ull * 16384 * 16384 * 4);
+    CHECK(kindForwardBytes("linear", 16384) < (64ull << 20));
     o.kinds = {"dot", "sparse"};
     CHECK_THROWS_WITH(runKindsReport(o), Catch::Contains("unknown attention kind 'sparse'"));
 }

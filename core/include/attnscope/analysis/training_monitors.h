@@ -43,6 +43,7 @@ struct EpochMonitor {
     int epoch = 0, step = 0;
     double loss = 0;
     double accuracy = 0;  // on the probe set: exact output (seq2seq) or label (classifier)
+    double kl = -1;       // distillation runs: EpochEnd::kl (not in the CSV); -1 otherwise
     std::vector<HeadMonitor> heads;
 };
 
@@ -53,6 +54,9 @@ EpochMonitor measureModel(const Model& model, const std::vector<ProbeExample>& p
 // epoch,step,loss,accuracy,block,layer,head,entropy,max_entropy,distance,similarity,max_similarity,
 // layer_similarity,flags
 void writeMonitorCsv(const std::filesystem::path& file, const std::vector<EpochMonitor>& epochs);
+// The CSV read back (the GUI's curves): epochs in file order, each with its heads in row order.
+// Throws attnscope::Error naming the file and what is wrong.
+std::vector<EpochMonitor> readMonitorCsv(const std::filesystem::path& file);
 
 // trainBuiltin with the monitors: every epoch's checkpoint measured on `probes` (empty: 32 of the task's
 // heldOutExamples), the CSV rewritten after each epoch (atomically) at `csv`, `onEpoch` (optional)

@@ -9,7 +9,9 @@
 //   mean_entropy (mean head entropy at the last epoch, nats, mean over seeds)
 // scaling.csv, one row per kind and length: kind, n, seconds (one attention forward of one head,
 //   d = 32, q, k, v random, no mask: the computation the built-in layer runs at inference), peak_extra_mib
-//   (peak resident memory above the resident memory before the call).
+//   (peak resident memory above the resident memory before the call), note ("" when measured;
+//   otherwise why not, e.g. the memory the call would need against what is available; seconds and
+//   peak_extra_mib are then -1).
 // Peak memory is read from /proc/self/status (VmHWM) after returning free heap memory to the kernel
 // (malloc_trim) and resetting the peak (/proc/self/clear_refs); elsewhere it is reported as -1. It
 // is resident memory: heap memory a call reuses without the kernel's help is not seen.
@@ -50,6 +52,7 @@ struct ScalingRow {
     std::string kind;
     int n = 0;
     double seconds = 0, peakExtraMiB = -1;
+    std::string note;  // why the row was not measured; empty when it was
 };
 
 struct KindsReport {
@@ -60,6 +63,14 @@ struct KindsReport {
 // Runs the report and writes out/kinds.csv and out/scaling.csv. Throws attnscope::Error for an
 // unknown kind or options out of range.
 KindsReport runKindsReport(const KindsReportOptions& options);
+
+// kinds.csv and scaling.csv of a report folder read back (the GUI's Kinds panel); a missing
+// scaling.csv leaves scaling empty. Throws attnscope::Error naming the file and what is wrong.
+KindsReport readKindsReport(const std::filesystem::path& folder);
+
+// Bytes one head's attention forward for `kind` at length n needs at its peak (an estimate from
+// the tensors it makes: n x n float maps, masks and the additive blocks).
+std::uint64_t kindForwardBytes(const std::string& kind, int n);
 
 // One head's attention output for `kind` on random q, k, v [n, 32]: seconds and peak extra MiB.
 ScalingRow measureKindForward(const std::string& kind, int n);

@@ -78,6 +78,19 @@ struct EpochEnd {
     int step = 0;     // steps done
     double loss = 0;  // mean training loss over the epoch's steps
     std::filesystem::path checkpoint;
+    // With a teacher (TrainOptions::distillation): the mean attention KL(teacher ‖ student), nats,
+    // on a fixed batch of 64 held-out examples, whatever λ; -1 without a teacher.
+    double kl = -1;
+};
+
+// Attention distillation (core/src/models/builtin/distillation.h gives the loss, the floor and the
+// layer/head mapping): the loss becomes task loss + lambda · KL(teacher map ‖ student map) over
+// the mapped attention modules and heads; gradients flow through the student's maps only.
+struct DistillationOptions {
+    // A built-in model folder trained on the same task (the same vocabulary); empty: no teacher.
+    std::filesystem::path teacher;
+    // >= 0; 0 trains on the task loss alone (bit-identical to no teacher) and still measures the KL.
+    double lambda = 1.0;
 };
 
 struct TrainOptions {
@@ -96,6 +109,11 @@ struct TrainOptions {
     // learned bias per head over the relative distance j - i clipped to [-relativeClip, relativeClip].
     bool relativePositions = false;
     int relativeClip = 8;
+    // Model sizes: layers of the encoder (and decoder) and heads per module; 0: the defaults (2, 2).
+    // heads must divide the model width (32).
+    int layers = 0;
+    int heads = 0;
+    DistillationOptions distillation;
     std::uint64_t seed = 1;
     int steps = 0;  // 0: the task's default
     int batch = 64;
@@ -119,12 +137,17 @@ struct TrainResult {
     int heldOutExamples = 0;
     double seconds = 0;  // training time, without scoring and without epochEnd callbacks
     std::int64_t parameters = 0;
+    double finalKl = -1;  // with a teacher: EpochEnd::kl of the final weights
 };
 
 // Held-out (input, expected output) pairs of the task `options` train, at most `count`: the
 // built-in task's fixed held-out stream, or the task file's held-out lines (expected: the label,
 // or the target as the model writes it: characters joined, words joined by single spaces).
 std::vector<std::pair<std::string, std::string>> heldOutExamples(const TrainOptions& options, int count);
+
+// Throws the attnscope::Error trainBuiltin would throw for these options' task, kind and teacher
+// (a missing teacher, another task or vocabulary), without training or writing anything.
+void checkTeacher(const TrainOptions& options);
 
 // Trains a model and writes it to options.out (created; files replaced atomically). Throws
 // attnscope::Error for invalid options or an unwritable folder.

@@ -49,8 +49,8 @@ std::pair<at::Tensor, at::Tensor> queryKey(const Weights& w, AttentionKind kind,
 }
 
 // Training: [B, n, E] x [B, m, E] -> [B, n, E] with full score tensors.
-at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq,
-                          const at::Tensor& xkv) {
+at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
+                          std::vector<SiteMap>* maps) {
     const std::int64_t B = xq.size(0), n = xq.size(1), m = xkv.size(1), H = c.heads, d = c.headDim(), E = c.dModel;
     const AttentionKind kind = c.siteKind(s.cross);
     const std::string& p = s.prefix;
@@ -106,6 +106,7 @@ at::Tensor attendTraining(const Weights& w, const Config& c, const Site& s, cons
             probs = softmaxKept(logits, keep);
         }
     }
+    if (maps) maps->push_back({s.block, s.layer, probs});
     at::Tensor context = at::matmul(probs, v).transpose(1, 2).reshape({B, n, E});
     return at::linear(context, get(w, p + ".wo"), get(w, p + ".bo"));
 }
@@ -186,7 +187,7 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
 at::Tensor attend(const Weights& w, const Config& c, const Site& s, const at::Tensor& xq, const at::Tensor& xkv,
                   const Pass& pass, BlockCapture* capture) {
     if (pass.inference()) return attendInference(w, c, s, xq, xkv, *pass.run, capture);
-    return attendTraining(w, c, s, xq, xkv);
+    return attendTraining(w, c, s, xq, xkv, pass.maps);
 }
 
 }  // namespace

@@ -18,13 +18,23 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace attnscope::builtin {
 
 using Weights = std::map<std::string, at::Tensor>;
 
+// One attention module's weights as a training pass used them (distillation reads them).
+struct SiteMap {
+    std::string block;  // "encoder", "decoder", "cross" (seq2seq) or "self" (classifier)
+    int layer = 0;
+    at::Tensor probs;  // [B, H, n, m], rows sum to 1 over the allowed keys, in the autograd graph
+};
+
 struct Pass {
     const RunOptions* run = nullptr;
+    // Training only: every attention module appends its weights here, in forward order.
+    std::vector<SiteMap>* maps = nullptr;
     bool inference() const { return run != nullptr; }
 };
 

@@ -10,6 +10,8 @@
 #include "attnscope/attention/trace.h"
 #include "config.h"
 #include "runtime/device.h"
+#include "batches.h"
+#include "distillation.h"
 #include "net.h"
 #include "task_file.h"
 #include "attention/kinds.h"
@@ -29,7 +31,9 @@ namespace attnscope {
 
 namespace {
 
+using builtin::Batch;
 using builtin::Config;
+using builtin::Encoded;
 using builtin::Weights;
 
 Config defaultConfig(BuiltinTask task, const TrainOptions& options) {
@@ -40,6 +44,8 @@ Config defaultConfig(BuiltinTask task, const TrainOptions& options) {
     c.relative = options.relativePositions;
     c.relativeClip = options.relativeClip;
     c.seq2seq = task == BuiltinTask::Reverse;
+    if (options.layers > 0) c.encoderLayers = c.decoderLayers = options.layers;
+    if (options.heads > 0) c.heads = options.heads;
     c.vocabSize = builtin::Symbols::forTask(task).size();
     if (c.seq2seq) {
         c.maxSource = kReverseMaxLength;
@@ -95,113 +101,6 @@ Weights initialWeights(const Config& c, std::uint64_t seed) {
     return w;
 }
 
-struct Batch {
-    at::Tensor source, sourceAllowed, targetIn, targetOut, labels;
-};
-
-Batch reverseBatch(TaskData& data, const builtin::Symbols& symbols, int size) {
-    std::vector<std::string> sources(static_cast<std::size_t>(size));
-    std::size_t longest = 0;
-    for (auto& s : sources) longest = std::max(longest, (s = data.reverseSource()).size());
-    const auto S = static_cast<std::int64_t>(longest);
-    Batch b;
-    b.source = at::full({size, S}, builtin::kPad, at::kLong);
-    b.targetIn = at::full({size, S + 1}, builtin::kPad, at::kLong);
-    b.targetOut = at::full({size, S + 1}, -100, at::kLong);  // -100: ignored by the loss
-    auto src = b.source.accessor<std::int64_t, 2>();
-    auto in = b.targetIn.accessor<std::int64_t, 2>();
-    auto out = b.targetOut.accessor<std::int64_t, 2>();
-    for (int i = 0; i < size; ++i) {
-        const std::string& s = sources[static_cast<std::size_t>(i)];
-        const auto n = static_cast<std::int64_t>(s.size());
-        in[i][0] = builtin::kStart;
-        for (std::int64_t j = 0; j < n; ++j) {
-            src[i][j] = symbols.id(std::string(1, s[static_cast<std::size_t>(j)]));
-            const std::int64_t y = symbols.id(std::string(1, s[static_cast<std::size_t>(n - 1 - j)]));
-            out[i][j] = y;
-            in[i][j + 1] = y;
-        }
-        out[i][n] = builtin::kEnd;
-    }
-    b.sourceAllowed = b.source.ne(builtin::kPad);
-    return b;
-}
-
-std::vector<std::int64_t> sentenceIds(const builtin::Symbols& symbols, const std::string& text) {
-    std::vector<std::int64_t> ids = {builtin::kCls};
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const std::size_t end = std::min(text.find(' ', start), text.size());
-        ids.push_back(symbols.id(text.substr(start, end - start)));
-        start = end + 1;
-    }
-    return ids;
-}
-
-Batch sentimentBatch(TaskData& data, const builtin::Symbols& symbols, int size) {
-    std::vector<std::vector<std::int64_t>> rows;
-    std::vector<std::int64_t> labels;
-    std::size_t longest = 0;
-    for (int i = 0; i < size; ++i) {
-        const SentimentExample ex = data.sentiment();
-        rows.push_back(sentenceIds(symbols, ex.text));
-        labels.push_back(ex.positive ? 1 : 0);
-        longest = std::max(longest, rows.back().size());
-    }
-    Batch b;
-    b.source = at::full({size, static_cast<std::int64_t>(longest)}, builtin::kPad, at::kLong);
-    auto src = b.source.accessor<std::int64_t, 2>();
-    for (int i = 0; i < size; ++i)
-        for (std::size_t j = 0; j < rows[static_cast<std::size_t>(i)].size(); ++j)
-            src[i][static_cast<std::int64_t>(j)] = rows[static_cast<std::size_t>(i)][j];
-    b.sourceAllowed = b.source.ne(builtin::kPad);
-    b.labels = at::tensor(labels, at::kLong);
-    return b;
-}
-
-// A task file's examples as ids: source (classifier: <cls> + units) and target ids or the label.
-struct Encoded {
-    std::vector<std::int64_t> source, target;
-    std::int64_t label = 0;
-};
-
-// `size` examples drawn uniformly (the project's generator) from a task file's training examples.
-Batch fileBatch(TaskData& data, const std::vector<Encoded>& examples, bool seq2seq, int size) {
-    std::vector<const Encoded*> picked;
-    std::size_t S = 0, T = 0;
-    for (int i = 0; i < size; ++i) {
-        picked.push_back(&examples[static_cast<std::size_t>(data.uniform(static_cast<int>(examples.size())))]);
-        S = std::max(S, picked.back()->source.size());
-        T = std::max(T, picked.back()->target.size());
-    }
-    Batch b;
-    b.source = at::full({size, static_cast<std::int64_t>(S)}, builtin::kPad, at::kLong);
-    auto src = b.source.accessor<std::int64_t, 2>();
-    std::vector<std::int64_t> labels;
-    if (seq2seq) {
-        b.targetIn = at::full({size, static_cast<std::int64_t>(T) + 1}, builtin::kPad, at::kLong);
-        b.targetOut = at::full({size, static_cast<std::int64_t>(T) + 1}, -100, at::kLong);  // -100: ignored
-    }
-    for (int i = 0; i < size; ++i) {
-        const Encoded& e = *picked[static_cast<std::size_t>(i)];
-        for (std::size_t j = 0; j < e.source.size(); ++j) src[i][static_cast<std::int64_t>(j)] = e.source[j];
-        labels.push_back(e.label);
-        if (!seq2seq) continue;
-        auto in = b.targetIn.accessor<std::int64_t, 2>();
-        auto out = b.targetOut.accessor<std::int64_t, 2>();
-        in[i][0] = builtin::kStart;
-        const auto n = static_cast<std::int64_t>(e.target.size());
-        for (std::int64_t j = 0; j < n; ++j) {
-            out[i][j] = e.target[static_cast<std::size_t>(j)];
-            in[i][j + 1] = e.target[static_cast<std::size_t>(j)];
-        }
-        out[i][n] = builtin::kEnd;
-    }
-    b.sourceAllowed = b.source.ne(builtin::kPad);
-    if (!seq2seq) b.labels = at::tensor(labels, at::kLong);
-    return b;
-}
-
 // What a model trained on the file should write for an example: the label, or the target's units
 // joined (characters as they are, words by single spaces).
 std::string expectedOutput(const builtin::FileTask& task, const builtin::FileExample& ex) {
@@ -220,17 +119,6 @@ std::string writtenOutput(const Trace& trace, bool perCharacter) {
     std::string got;
     for (const auto& t : trace.outputTokens()) got += (got.empty() || perCharacter ? "" : " ") + t;
     return got;
-}
-
-at::Tensor loss(const Weights& w, const Config& c, const Batch& b) {
-    const builtin::Pass training;
-    const at::Tensor memory = builtin::encode(w, c, b.source, b.sourceAllowed, training, nullptr);
-    if (!c.seq2seq) return at::cross_entropy_loss(builtin::classify(w, memory), b.labels);
-    // LSH hashes each target at its own length; other kinds need no key mask in the causal decoder.
-    const at::Tensor targetAllowed = c.kind == AttentionKind::Lsh ? b.targetIn.ne(builtin::kPad) : at::Tensor();
-    const at::Tensor logits =
-            builtin::decode(w, c, b.targetIn, memory, b.sourceAllowed, training, nullptr, nullptr, targetAllowed);
-    return at::cross_entropy_loss(logits.reshape({-1, c.vocabSize}), b.targetOut.reshape({-1}));
 }
 
 void save(const Weights& w, const Config& c, const builtin::Symbols& symbols, const nlohmann::json& training,
@@ -270,6 +158,21 @@ double heldOutAccuracy(const std::filesystem::path& folder, BuiltinTask task, in
     return static_cast<double>(correct) / examples;
 }
 
+std::vector<Encoded> encodeExamples(const builtin::FileTask& file, const builtin::Symbols& symbols, const Config& c,
+                                    const std::vector<builtin::FileExample>& examples) {
+    std::vector<Encoded> out;
+    for (const auto& ex : examples) {
+        Encoded e;
+        e.source = symbols.encode(ex.input, c.maxSource);
+        if (file.seq2seq)
+            e.target = symbols.encode(ex.output, c.maxTarget);
+        else
+            e.label = std::find(file.labels.begin(), file.labels.end(), ex.output) - file.labels.begin();
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
 // Sizes the model to the file (vocabulary, longest source and target, labels) and encodes its
 // training examples.
 std::vector<Encoded> encodeFileTask(const builtin::FileTask& file, const builtin::Symbols& symbols,
@@ -291,17 +194,7 @@ std::vector<Encoded> encodeFileTask(const builtin::FileTask& file, const builtin
                                        static_cast<int>(builtin::splitUnits(ex.output, file.perCharacter).size()));
         }
     if (!file.seq2seq) c.labels = file.labels;
-    std::vector<Encoded> out;
-    for (const auto& ex : file.train) {
-        Encoded e;
-        e.source = symbols.encode(ex.input, c.maxSource);
-        if (file.seq2seq)
-            e.target = symbols.encode(ex.output, c.maxTarget);
-        else
-            e.label = std::find(file.labels.begin(), file.labels.end(), ex.output) - file.labels.begin();
-        out.push_back(std::move(e));
-    }
-    return out;
+    return encodeExamples(file, symbols, c, file.train);
 }
 
 // Accuracy of the saved model on the file's first `examples` held-out examples.
@@ -344,9 +237,76 @@ void checkKindOptions(const TrainOptions& o) {
         throw Error(std::string("train: relative positions add a bias to dot-product logits; ") + kindName(k) +
                     " attention has no place for it");
     if (o.relativePositions && o.relativeClip < 1) throw Error("train: the relative clip distance must be >= 1");
+    if (o.layers < 0 || o.layers > 12) throw Error("train: layers must be between 1 and 12");
+    if (o.heads < 0 || (o.heads > 0 && 32 % o.heads != 0))
+        throw Error("train: heads must divide the model width 32 (1, 2, 4, 8, 16 or 32), got " +
+                    std::to_string(o.heads));
+    if (!(o.distillation.lambda >= 0)) throw Error("train: the distillation weight lambda must be >= 0");
+}
+
+// A distillation run's teacher and the fixed held-out batch EpochEnd::kl is measured on.
+struct Distiller {
+    builtin::Teacher teacher;
+    Batch probe;
+    double lambda = 0;
+
+    double heldOutKl(const Weights& w, const Config& c) const {
+        at::NoGradGuard noGrad;
+        std::vector<builtin::SiteMap> maps;
+        builtin::taskLoss(w, c, probe, &maps);
+        return builtin::distillationKl(teacher, c, maps, probe).item<double>();
+    }
+};
+
+std::optional<Distiller> makeDistiller(const TrainOptions& o, const Config& c, const builtin::Symbols& symbols,
+                                       const std::optional<builtin::FileTask>& file) {
+    if (o.distillation.teacher.empty()) return std::nullopt;
+    Distiller d;
+    d.teacher = builtin::loadTeacher(o.distillation.teacher, c, symbols);
+    d.lambda = o.distillation.lambda;
+    TaskData data(20261204, Split::HeldOut);  // fixed: the same batch for every run and epoch
+    if (file)
+        d.probe = builtin::fileBatch(data, encodeExamples(*file, symbols, c, file->heldOut), file->seq2seq, 64);
+    else
+        d.probe = c.seq2seq ? builtin::reverseBatch(data, symbols, 64) : builtin::sentimentBatch(data, symbols, 64);
+    return d;
+}
+
+// The objective of one step: the task loss, plus lambda · KL when distilling with lambda > 0.
+at::Tensor objective(const Weights& w, const Config& c, const Batch& batch, const std::optional<Distiller>& d) {
+    if (!d || d->lambda == 0) return builtin::taskLoss(w, c, batch);
+    std::vector<builtin::SiteMap> maps;
+    const at::Tensor task = builtin::taskLoss(w, c, batch, &maps);
+    return task + d->lambda * builtin::distillationKl(d->teacher, c, maps, batch);
+}
+
+// The task, its vocabulary, the model's configuration and a task file's encoded examples.
+struct Setup {
+    std::optional<builtin::FileTask> file;
+    BuiltinTask task = BuiltinTask::Reverse;
+    builtin::Symbols symbols;
+    Config config;
+    std::vector<Encoded> encoded;
+};
+
+Setup prepare(const TrainOptions& options) {
+    checkKindOptions(options);
+    Setup s;
+    if (!options.taskFile.empty()) s.file = builtin::readTaskFile(options.taskFile, options.vocabulary);
+    s.task = s.file ? (s.file->seq2seq ? BuiltinTask::Reverse : BuiltinTask::Sentiment) : options.task;
+    s.symbols = s.file ? builtin::Symbols::fromUnits(s.task, s.file->symbols, s.file->perCharacter)
+                       : builtin::Symbols::forTask(s.task);
+    s.config = defaultConfig(s.task, options);
+    if (s.file) s.encoded = encodeFileTask(*s.file, s.symbols, options.taskFile, s.config);
+    return s;
 }
 
 }  // namespace
+
+void checkTeacher(const TrainOptions& options) {
+    const Setup setup = prepare(options);
+    makeDistiller(options, setup.config, setup.symbols, setup.file);
+}
 
 TrainResult trainBuiltin(const TrainOptions& options) {
     if (options.out.empty()) throw Error("train: no output folder given");
@@ -359,15 +319,13 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     if (ec || !std::filesystem::is_directory(options.out, ec))
         throw Error(options.out.string() + ": cannot create the output folder");
 
-    checkKindOptions(options);
-    std::optional<builtin::FileTask> file;
-    if (!options.taskFile.empty()) file = builtin::readTaskFile(options.taskFile, options.vocabulary);
-    const BuiltinTask task = file ? (file->seq2seq ? BuiltinTask::Reverse : BuiltinTask::Sentiment) : options.task;
-    const builtin::Symbols symbols = file ? builtin::Symbols::fromUnits(task, file->symbols, file->perCharacter)
-                                          : builtin::Symbols::forTask(task);
-    Config config = defaultConfig(task, options);
-    std::vector<Encoded> encoded;
-    if (file) encoded = encodeFileTask(*file, symbols, options.taskFile, config);
+    Setup setup = prepare(options);
+    const std::optional<builtin::FileTask>& file = setup.file;
+    const BuiltinTask task = setup.task;
+    const builtin::Symbols& symbols = setup.symbols;
+    const Config& config = setup.config;
+    const std::vector<Encoded>& encoded = setup.encoded;
+    const std::optional<Distiller> distiller = makeDistiller(options, config, symbols, file);
     const int steps = options.steps > 0 ? options.steps : defaultSteps(task);
     const double peak = options.learningRate > 0 ? options.learningRate : defaultLearningRate(task);
     const int warmup = std::min(100, steps / 10 + 1);
@@ -392,10 +350,10 @@ TrainResult trainBuiltin(const TrainOptions& options) {
     const int epochSteps = options.epochSteps > 0 ? options.epochSteps : std::max(1, steps / 10);
     const int tail = std::min(50, steps);
     for (int step = 1; step <= steps; ++step) {
-        const Batch batch = file                           ? fileBatch(data, encoded, file->seq2seq, options.batch)
-                            : task == BuiltinTask::Reverse ? reverseBatch(data, symbols, options.batch)
-                                                           : sentimentBatch(data, symbols, options.batch);
-        at::Tensor l = loss(w, config, batch);
+        const Batch batch = file ? builtin::fileBatch(data, encoded, file->seq2seq, options.batch)
+                            : task == BuiltinTask::Reverse ? builtin::reverseBatch(data, symbols, options.batch)
+                                                           : builtin::sentimentBatch(data, symbols, options.batch);
+        at::Tensor l = objective(w, config, batch, distiller);
         l.backward();
         const double value = l.item<double>();
         if (step == 1) result.initialLoss = value;
@@ -419,6 +377,7 @@ TrainResult trainBuiltin(const TrainOptions& options) {
             if (made) throw Error(end.checkpoint.string() + ": cannot create the checkpoint folder");
             save(w, config, symbols, {{"epoch", epoch}, {"step", step}, {"seed", options.seed}}, end.checkpoint);
             const auto before = std::chrono::steady_clock::now();
+            if (distiller) end.kl = distiller->heldOutKl(w, config);
             options.epochEnd(end);
             monitoring += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
             at::set_num_threads(1);  // the callback may have run models on every core
@@ -444,6 +403,16 @@ TrainResult trainBuiltin(const TrainOptions& options) {
                                {"batch", options.batch},
                                {"learning_rate", peak},
                                {"final_loss", result.finalLoss}};
+    if (distiller) {
+        training["command"] = "attnscope-cli distil --teacher " + options.distillation.teacher.string() +
+                              " --student-kind " + kindName(options.attention) + " --task " + taskArg + " --lambda " +
+                              std::to_string(distiller->lambda) + " --seed " + std::to_string(options.seed) + " (" +
+                              std::to_string(steps) + " steps)";
+        result.finalKl = distiller->heldOutKl(w, config);
+        training["distillation"] = {{"teacher", options.distillation.teacher.string()},
+                                    {"lambda", distiller->lambda},
+                                    {"held_out_kl", result.finalKl}};
+    }
     save(w, config, symbols, training, options.out);
     int examples = options.evalExamples >= 0 ? options.evalExamples : defaultEvalExamples(task);
     if (file) examples = std::min<int>(examples, static_cast<int>(file->heldOut.size()));

@@ -1,0 +1,81 @@
+// Kinds report figures (see kindsfigures.h).
+#include "figure/kindsfigures.h"
+
+#include "attnscope/runtime/error.h"
+
+#include <QDir>
+
+#include <algorithm>
+
+#include <cmath>
+
+using attnscope::KindsReport;
+
+CurveFigure kindsAccuracyFigure(const KindsReport& report) {
+    CurveFigure f;
+    for (std::size_t i = 0; i < report.kinds.size(); ++i) {
+        const attnscope::KindRow& k = report.kinds[i];
+        CurveSeries s;
+        s.name = QString::fromStdString(k.kind);
+        s.color = seriesColor(static_cast<int>(i));
+        const double buckets[] = {k.accuracyShort, k.accuracyMedium, k.accuracyLong};
+        for (int b = 0; b < 3; ++b)
+            if (buckets[b] >= 0) {
+                s.x.push_back(b + 1);
+                s.y.push_back(buckets[b]);
+            }
+        if (!s.x.empty()) f.series.push_back(s);
+    }
+    const QStringList buckets =
+            report.kinds.empty()
+                    ? QStringList()
+                    : QString::fromStdString(report.kinds[0].lengthBuckets).split(QLatin1Char('|'), Qt::SkipEmptyParts);
+    f.title = QStringLiteral("held-out accuracy by input length");
+    f.xLabel = buckets.size() == 3
+                       ? QStringLiteral("length: 1 = %1, 2 = %2, 3 = %3 tokens").arg(buckets[0], buckets[1], buckets[2])
+                       : QStringLiteral("length bucket (1 short, 2 medium, 3 long)");
+    f.yLabel = QStringLiteral("accuracy");
+    f.fixedY = true;
+    f.yMin = 0;
+    f.yMax = 1;
+    return f;
+}
+
+CurveFigure kindsScalingFigure(const KindsReport& report, bool memory) {
+    CurveFigure f;
+    std::vector<std::string> kinds;
+    for (const auto& row : report.scaling)
+        if (std::find(kinds.begin(), kinds.end(), row.kind) == kinds.end()) kinds.push_back(row.kind);
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+        CurveSeries s;
+        s.name = QString::fromStdString(kinds[i]);
+        s.color = seriesColor(static_cast<int>(i));
+        for (const auto& row : report.scaling) {
+            if (row.kind != kinds[i] || !row.note.empty()) continue;
+            s.x.push_back(std::log2(static_cast<double>(row.n)));
+            s.y.push_back(std::log10(std::max(kScalingFloor, memory ? row.peakExtraMiB : row.seconds)));
+        }
+        if (!s.x.empty()) f.series.push_back(s);
+    }
+    f.title = memory ? QStringLiteral("one head's forward: peak extra memory")
+                     : QStringLiteral("one head's forward: time");
+    f.xLabel = QStringLiteral("log2 n (tokens)");
+    f.yLabel = memory ? QStringLiteral("log10 peak extra resident MiB") : QStringLiteral("log10 seconds");
+    return f;
+}
+
+QStringList writeKindsFigures(const KindsReport& report, const QString& folder, const QString& ext) {
+    if (report.kinds.empty() && report.scaling.empty()) throw attnscope::Error("kinds figures: the report is empty");
+    QStringList paths;
+    const QDir dir(folder);
+    const auto write = [&](const CurveFigure& f, const QString& name) {
+        if (f.series.empty()) return;
+        const QString path = dir.filePath(name + QLatin1Char('.') + ext);
+        writeCurveFigure(f, path);
+        paths << path;
+    };
+    write(kindsAccuracyFigure(report), QStringLiteral("kinds_accuracy"));
+    write(kindsScalingFigure(report, false), QStringLiteral("kinds_seconds"));
+    write(kindsScalingFigure(report, true), QStringLiteral("kinds_memory"));
+    return paths;
+}
