@@ -1,11 +1,276 @@
+// ALTI and its rollout (analysis/alti.h) from a Trace's recorded values and residuals.
 #include "attnscope/analysis/alti.h"
 
+#include "attention/blocked_attention.h"
+#include "attention/trace_impl.h"
+#include "attnscope/analysis/value_norm.h"
 #include "attnscope/runtime/error.h"
+#include "runtime/torch_errors.h"
+#include "runtime/vector_math.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
 
 namespace attnscope {
 
-// Scaffold: the ALTI helper replaces this file.
-HeadMap altiMap(const Trace&, int, int) { throw Error("alti: not implemented on this branch"); }
-HeadMap altiRolloutMap(const Trace&, int, int) { throw Error("alti-rollout: not implemented on this branch"); }
+namespace alti_detail {
+
+typedef float V16 __attribute__((vector_size(64)));
+typedef std::int32_t I16 __attribute__((vector_size(64)));
+
+// ‖y − T‖₁ with T = s ⊙ (Σ_h a_h f_h − mean) + extra (extra may be null): f holds H rows of E
+// floats. T is formed 16 components at a time in registers, never stored. External linkage for
+// GCC's target_clones.
+ATTNSCOPE_CLONES double l1Residue(const float* y, const float* f, const float* a, int H, std::int64_t E, const float* s,
+                                  float mean, const float* extra) {
+    V16 sum = {};
+    std::int64_t e = 0;
+    for (; e + 16 <= E; e += 16) {
+        V16 t = {};
+        for (int h = 0; h < H; ++h) {
+            V16 fv;
+            std::memcpy(&fv, f + h * E + e, sizeof fv);
+            t += a[h] * fv;
+        }
+        V16 yv, sv;
+        std::memcpy(&yv, y + e, sizeof yv);
+        std::memcpy(&sv, s + e, sizeof sv);
+        V16 diff = yv - sv * (t - mean);
+        if (extra) {
+            V16 xv;
+            std::memcpy(&xv, extra + e, sizeof xv);
+            diff -= xv;
+        }
+        sum += reinterpret_cast<V16>(reinterpret_cast<I16>(diff) & 0x7fffffff);
+    }
+    double out = 0;
+    for (int k = 0; k < 16; ++k) out += sum[k];
+    for (; e < E; ++e) {
+        float t = 0;
+        for (int h = 0; h < H; ++h) t += a[h] * f[h * E + e];
+        out += std::abs(y[e] - s[e] * (t - mean) - (extra ? extra[e] : 0.0f));
+    }
+    return out;
+}
+
+// Everything below is file-local; named (not anonymous) so that a unity batch with other
+// sources' anonymous helpers (value_norm.cpp's toHeadMap) does not clash.
+using Norm = AttentionResidual::Norm;
+
+at::Tensor forMap(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t; }
+at::Tensor cpuFloat(const at::Tensor& t) { return t.to(at::kCPU, at::kFloat).contiguous(); }
+
+HeadMap toHeadMap(const at::Tensor& t) {
+    const at::Tensor c = cpuFloat(t);
+    HeadMap out;
+    out.rows = static_cast<int>(c.size(0));
+    out.cols = static_cast<int>(c.size(1));
+    out.values.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    return out;
+}
+
+const LayerCapture& altiLayer(const Trace& trace, int block, int layer, const char* what) {
+    const auto& infos = trace.blocks();
+    if (block < 0 || block >= static_cast<int>(infos.size()))
+        throw Error(std::string(what) + ": block " + std::to_string(block) + " is out of range");
+    const BlockInfo& info = infos[block];
+    if (layer < 0 || layer >= info.layers)
+        throw Error(std::string(what) + ": layer " + std::to_string(layer) + " is out of range (0.." +
+                    std::to_string(info.layers - 1) + ")");
+    if (info.name == "decoder" || info.name == "cross")
+        throw Error(std::string(what) + ": the encoder-decoder's '" + info.name +
+                    "' block mixes the decoder's and the encoder's streams; ALTI is defined here for "
+                    "self-attention over one stream (the 'encoder' block)");
+    if (!hasAltiInputs(trace, block))
+        throw Error(std::string(what) + ": the '" + info.name +
+                    "' attention block recorded no value vectors and residuals (run with "
+                    "RunOptions::captureValues; the pretrained transformer families record them, the built-in "
+                    "models do not)");
+    const LayerCapture& cap = trace.impl().blocks[block].layers[layer];
+    if (cap.q.size(1) != cap.k.size(1))
+        throw Error(std::string(what) + ": the '" + info.name + "' block's maps are not square (" +
+                    std::to_string(cap.q.size(1)) + " queries, " + std::to_string(cap.k.size(1)) + " keys)");
+    return cap;
+}
+
+// One layer's inputs as the row blocks read them (CPU, float32 unless said).
+struct LayerWork {
+    const LayerCapture* cap = nullptr;
+    const BlockInfo* info = nullptr;
+    std::int64_t n = 0, H = 0, E = 0, d = 0;
+    at::Tensor heads;  // [n, H, E]: f_h(x̃_j), zero for heads the model masked
+    at::Tensor means;  // [n, H]: their means over E (centred norms only)
+    at::Tensor values, wo;
+    at::Tensor bias, weight, normBias;  // [E] float64: zeros / ones where the layer has none
+    std::vector<at::Tensor> keys;       // per kv group, as Trace::map scores them
+    std::vector<PackedKeys> packed;
+    bool centred = false;
+};
+
+LayerWork layerWork(const LayerCapture& cap, const BlockInfo& info) {
+    LayerWork w;
+    w.cap = &cap;
+    w.info = &info;
+    w.n = cap.q.size(1);
+    w.H = info.heads;
+    w.d = cap.values.size(2);
+    w.E = cap.outProjection.size(1);
+    w.values = cpuFloat(cap.values);
+    w.wo = cpuFloat(cap.outProjection);
+    w.heads = at::zeros({w.n, w.H, w.E}, w.values.options());
+    for (int h = 0; h < w.H; ++h)
+        if (std::find(cap.maskedHeads.begin(), cap.maskedHeads.end(), h) == cap.maskedHeads.end())
+            w.heads.select(1, h).copy_(at::mm(w.values[info.kvGroup(h)], w.wo.narrow(0, h * w.d, w.d)));
+    const AttentionResidual& r = cap.residual;
+    w.centred = r.norm != Norm::None && !r.rms;
+    if (w.centred) w.means = w.heads.mean(-1).contiguous();
+    const auto dbl = at::TensorOptions().dtype(at::kDouble);
+    const auto orFill = [&](const at::Tensor& t, double v) {
+        return t.defined() ? t.to(at::kDouble) : at::full({w.E}, v, dbl);
+    };
+    w.bias = orFill(r.bias, 0);
+    w.weight = orFill(r.weight, 1);
+    w.normBias = orFill(r.normBias, 0);
+    for (std::int64_t g = 0; g < cap.k.size(0); ++g) {
+        w.keys.push_back(forMap(cap.k[g]));
+        w.packed.push_back(cap.q.is_cpu() ? packKeys(w.keys.back()) : PackedKeys{});
+    }
+    return w;
+}
+
+// (mean, σ) per row of s [rows, E] as the norm computes them (biased variance; RMS: no mean).
+std::pair<at::Tensor, at::Tensor> normStats(const at::Tensor& s, bool rms, double eps) {
+    if (rms) return {at::zeros({s.size(0), 1}, s.options()), (s.pow(2).mean(-1, true) + eps).sqrt()};
+    const at::Tensor mean = s.mean(-1, true);
+    return {mean, ((s - mean).pow(2).mean(-1, true) + eps).sqrt()};
+}
+
+// Rows [start, start + len) of C into out [n, n] (row-major float32).
+void altiRows(const LayerWork& w, std::int64_t start, std::int64_t len, float* out) {
+    const LayerCapture& cap = *w.cap;
+    const std::int64_t n = w.n, H = w.H, E = w.E, d = w.d;
+    KeySpan span = keySpan(cap.mask, n, n, start, len);
+    span.lo = std::min(span.lo, start);  // the block's own tokens carry the residual
+    span.hi = std::max(span.hi, start + len);
+    const std::int64_t S = span.size();
+    std::vector<at::Tensor> alpha;
+    for (int h = 0; h < H; ++h) {
+        const int g = w.info->kvGroup(h);
+        const bool off = std::find(cap.maskedHeads.begin(), cap.maskedHeads.end(), h) != cap.maskedHeads.end();
+        at::Tensor a = blockProbs(forMap(cap.q[h]).narrow(0, start, len), w.keys[g], cap.mask, cap.score, h,
+                                  cap.temperature, n, start, span, w.packed[g]);
+        alpha.push_back(off ? at::zeros_like(a) : a);
+    }
+    const at::Tensor a = cpuFloat(at::stack(alpha));  // [H, len, S]
+    // The block's attention output Σ_h α_h V_g W_O^h + b_O, [len, E] float64.
+    at::Tensor context = at::empty({len, H * d}, a.options());
+    for (int h = 0; h < H; ++h)
+        context.narrow(1, h * d, d).copy_(at::mm(a[h], w.values[w.info->kvGroup(h)].narrow(0, span.lo, S)));
+    const at::Tensor attn = at::mm(context, w.wo).to(at::kDouble) + w.bias;
+    const at::Tensor x = cap.residual.residual.narrow(0, start, len).to(at::kCPU, at::kDouble);
+    const AttentionResidual& r = cap.residual;
+    at::Tensor y, scale, extra;  // [len, E]: y_i, the linear norm's scale at i, T_i(x_i)'s own terms
+    if (r.norm == Norm::None) {
+        y = x + attn;
+        scale = at::ones_like(y);
+        extra = x + w.bias;
+    } else if (r.norm == Norm::Post) {
+        const auto [mean, sigma] = normStats(x + attn, r.rms, r.eps);
+        scale = w.weight / sigma;
+        y = scale * (x + attn - mean) + w.normBias;
+        const at::Tensor own = x + w.bias;
+        extra = scale * (w.centred ? own - own.mean(-1, true) : own) + w.normBias;
+    } else {
+        const auto [mean, sigma] = normStats(attn, r.rms, r.eps);
+        scale = w.weight / sigma;
+        y = x + scale * (attn - mean) + w.normBias;
+        extra = x + scale * (w.centred ? w.bias - w.bias.mean() : w.bias) + w.normBias;
+    }
+    const at::Tensor normY = y.abs().sum(-1).contiguous();
+    const at::Tensor yf = cpuFloat(y), sf = cpuFloat(scale), xf = cpuFloat(extra);
+    const float *A = a.data_ptr<float>(), *F = w.heads.data_ptr<float>();
+    const float* means = w.centred ? w.means.data_ptr<float>() : nullptr;
+    const double* ny = normY.data_ptr<double>();
+    std::vector<double> c(static_cast<std::size_t>(len * S), 0.0);
+    std::vector<float> ah(static_cast<std::size_t>(H));
+    // Keys outside, rows inside: f_h(x̃_j) stays in cache for the block's rows.
+    for (std::int64_t j = span.lo; j < span.hi; ++j) {
+        const float* fj = F + j * H * E;
+        for (std::int64_t row = 0; row < len; ++row) {
+            const bool own = start + row == j;
+            bool any = own;
+            for (int h = 0; h < H; ++h) any |= (ah[h] = A[(h * len + row) * S + (j - span.lo)]) != 0.0f;
+            if (!any) continue;  // T_i(x_j) = 0: c_ij = 0
+            float mean = 0;
+            if (means)
+                for (int h = 0; h < H; ++h) mean += ah[h] * means[j * H + h];
+            const double dist = alti_detail::l1Residue(yf.data_ptr<float>() + row * E, fj, ah.data(),
+                                                       static_cast<int>(H), E, sf.data_ptr<float>() + row * E, mean,
+                                                       own ? xf.data_ptr<float>() + row * E : nullptr);
+            c[row * S + (j - span.lo)] = std::max(0.0, ny[row] - dist);
+        }
+    }
+    for (std::int64_t row = 0; row < len; ++row) {
+        double total = 0;
+        for (std::int64_t k = 0; k < S; ++k) total += c[row * S + k];
+        float* dst = out + (start + row) * n + span.lo;
+        for (std::int64_t k = 0; k < S; ++k) dst[k] = total > 0 ? static_cast<float>(c[row * S + k] / total) : 0.0f;
+    }
+}
+
+// C of one layer as [n, n] float32 on the CPU; row blocks on every core, taken in turn.
+at::Tensor altiTensor(const Trace& trace, int block, int layer, const char* what) {
+    const LayerCapture& cap = altiLayer(trace, block, layer, what);
+    return translateTorchErrors(std::string("computing ") + what, [&] {
+        const LayerWork w = layerWork(cap, trace.blocks()[block]);
+        at::Tensor out = at::zeros({w.n, w.n}, at::TensorOptions().dtype(at::kFloat));
+        const std::int64_t rows = blockedConfig().rows, count = (w.n + rows - 1) / rows;
+        const int configured = blockedConfig().threads;
+        const int threads = static_cast<int>(std::min<std::int64_t>(
+                count, configured > 0 ? configured : std::max(1u, std::thread::hardware_concurrency())));
+        std::atomic<std::int64_t> next{0};
+        float* dst = out.data_ptr<float>();
+        onThreads(threads, [&](int) {
+            for (std::int64_t b; (b = next.fetch_add(1)) < count;)
+                altiRows(w, b * rows, std::min(rows, w.n - b * rows), dst);
+        });
+        return out;
+    });
+}
+
+}  // namespace alti_detail
+
+bool hasAltiInputs(const Trace& trace, int block) {
+    if (!hasValues(trace, block)) return false;
+    for (const LayerCapture& cap : trace.impl().blocks[block].layers)
+        if (!cap.residual.residual.defined()) return false;
+    return true;
+}
+
+HeadMap altiMap(const Trace& trace, int block, int layer) {
+    return alti_detail::toHeadMap(alti_detail::altiTensor(trace, block, layer, "alti"));
+}
+
+void altiRollout(const Trace& trace, int block, const std::function<void(int, const HeadMap&)>& layer) {
+    alti_detail::altiLayer(trace, block, 0, "alti-rollout");  // refuses before any work
+    at::Tensor rollout;
+    for (int l = 0; l < trace.blocks()[block].layers; ++l) {
+        const at::Tensor c = alti_detail::altiTensor(trace, block, l, "alti-rollout");
+        rollout = l == 0 ? c : translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, rollout); });
+        layer(l, alti_detail::toHeadMap(rollout));
+    }
+}
+
+HeadMap altiRolloutMap(const Trace& trace, int block, int layer) {
+    alti_detail::altiLayer(trace, block, layer, "alti-rollout");
+    at::Tensor rollout;
+    for (int l = 0; l <= layer; ++l) {
+        const at::Tensor c = alti_detail::altiTensor(trace, block, l, "alti-rollout");
+        rollout = l == 0 ? c : translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, rollout); });
+    }
+    return alti_detail::toHeadMap(rollout);
+}
 
 }  // namespace attnscope
