@@ -20,39 +20,52 @@ namespace alti_detail {
 typedef float V16 __attribute__((vector_size(64)));
 typedef std::int32_t I16 __attribute__((vector_size(64)));
 
-// ‖y − T‖₁ with T = s ⊙ (Σ_h a_h f_h − mean) + extra (extra may be null): f holds H rows of E
-// floats. T is formed 16 components at a time in registers, never stored. External linkage for
-// GCC's target_clones.
-ATTNSCOPE_CLONES double l1Residue(const float* y, const float* f, const float* a, int H, std::int64_t E, const float* s,
-                                  float mean, const float* extra) {
-    V16 sum = {};
+constexpr int kRows = 4;  // query rows per kernel call: each load of f_h(x̃_j) feeds 4 rows
+
+// For kRows rows r: out[r] = ‖y_r − T_r‖₁ with T_r = s_r ⊙ (Σ_h a[r·H + h] f_h − mean[r]) + extra_r
+// (extra_r may be null), f holding H rows of E floats: one key's head outputs. T is formed 32
+// components at a time in registers (8 independent sums: 4 rows × 2 vectors), never stored.
+// External linkage for GCC's target_clones.
+ATTNSCOPE_CLONES void l1Residues(const float* const* y, const float* f, const float* a, int H, std::int64_t E,
+                                 const float* const* s, const float* mean, const float* const* extra, double* out) {
+    V16 sum[kRows] = {};
     std::int64_t e = 0;
-    for (; e + 16 <= E; e += 16) {
-        V16 t = {};
+    for (; e + 32 <= E; e += 32) {
+        V16 t[kRows][2] = {};
         for (int h = 0; h < H; ++h) {
-            V16 fv;
-            std::memcpy(&fv, f + h * E + e, sizeof fv);
-            t += a[h] * fv;
+            V16 f0, f1;
+            std::memcpy(&f0, f + h * E + e, sizeof f0);
+            std::memcpy(&f1, f + h * E + e + 16, sizeof f1);
+            for (int r = 0; r < kRows; ++r) {
+                const float w = a[r * H + h];
+                t[r][0] += w * f0;
+                t[r][1] += w * f1;
+            }
         }
-        V16 yv, sv;
-        std::memcpy(&yv, y + e, sizeof yv);
-        std::memcpy(&sv, s + e, sizeof sv);
-        V16 diff = yv - sv * (t - mean);
-        if (extra) {
-            V16 xv;
-            std::memcpy(&xv, extra + e, sizeof xv);
-            diff -= xv;
+        for (int r = 0; r < kRows; ++r)
+            for (int c = 0; c < 2; ++c) {
+                V16 yv, sv;
+                std::memcpy(&yv, y[r] + e + 16 * c, sizeof yv);
+                std::memcpy(&sv, s[r] + e + 16 * c, sizeof sv);
+                V16 diff = yv - sv * (t[r][c] - mean[r]);
+                if (extra[r]) {
+                    V16 xv;
+                    std::memcpy(&xv, extra[r] + e + 16 * c, sizeof xv);
+                    diff -= xv;
+                }
+                sum[r] += reinterpret_cast<V16>(reinterpret_cast<I16>(diff) & 0x7fffffff);
+            }
+    }
+    for (int r = 0; r < kRows; ++r) {
+        double total = 0;
+        for (int k = 0; k < 16; ++k) total += sum[r][k];
+        for (std::int64_t x = e; x < E; ++x) {
+            float t = 0;
+            for (int h = 0; h < H; ++h) t += a[r * H + h] * f[h * E + x];
+            total += std::abs(y[r][x] - s[r][x] * (t - mean[r]) - (extra[r] ? extra[r][x] : 0.0f));
         }
-        sum += reinterpret_cast<V16>(reinterpret_cast<I16>(diff) & 0x7fffffff);
+        out[r] = total;
     }
-    double out = 0;
-    for (int k = 0; k < 16; ++k) out += sum[k];
-    for (; e < E; ++e) {
-        float t = 0;
-        for (int h = 0; h < H; ++h) t += a[h] * f[h * E + e];
-        out += std::abs(y[e] - s[e] * (t - mean) - (extra ? extra[e] : 0.0f));
-    }
-    return out;
 }
 
 // Everything below is file-local; named (not anonymous) so that a unity batch with other
@@ -194,22 +207,39 @@ void altiRows(const LayerWork& w, std::int64_t start, std::int64_t len, float* o
     const float* means = w.centred ? w.means.data_ptr<float>() : nullptr;
     const double* ny = normY.data_ptr<double>();
     std::vector<double> c(static_cast<std::size_t>(len * S), 0.0);
-    std::vector<float> ah(static_cast<std::size_t>(H));
-    // Keys outside, rows inside: f_h(x̃_j) stays in cache for the block's rows.
+    // Keys outside, rows inside: f_h(x̃_j) stays in cache for the block's rows, which go through
+    // the kernel kRows at a time (the rows that see key j; a short last group repeats its last row).
+    std::vector<float> ah(static_cast<std::size_t>(kRows * H)), mean(kRows);
+    std::vector<std::int64_t> active;
+    const float* yr[kRows];
+    const float* sc[kRows];
+    const float* own[kRows];
+    double dist[kRows];
     for (std::int64_t j = span.lo; j < span.hi; ++j) {
         const float* fj = F + j * H * E;
+        active.clear();
         for (std::int64_t row = 0; row < len; ++row) {
-            const bool own = start + row == j;
-            bool any = own;
-            for (int h = 0; h < H; ++h) any |= (ah[h] = A[(h * len + row) * S + (j - span.lo)]) != 0.0f;
-            if (!any) continue;  // T_i(x_j) = 0: c_ij = 0
-            float mean = 0;
-            if (means)
-                for (int h = 0; h < H; ++h) mean += ah[h] * means[j * H + h];
-            const double dist = alti_detail::l1Residue(yf.data_ptr<float>() + row * E, fj, ah.data(),
-                                                       static_cast<int>(H), E, sf.data_ptr<float>() + row * E, mean,
-                                                       own ? xf.data_ptr<float>() + row * E : nullptr);
-            c[row * S + (j - span.lo)] = std::max(0.0, ny[row] - dist);
+            bool any = start + row == j;
+            for (int h = 0; h < H && !any; ++h) any = A[(h * len + row) * S + (j - span.lo)] != 0.0f;
+            if (any) active.push_back(row);  // else T_i(x_j) = 0: c_ij = 0
+        }
+        for (std::size_t g = 0; g < active.size(); g += kRows) {
+            for (int r = 0; r < kRows; ++r) {
+                const std::int64_t row = active[std::min(g + r, active.size() - 1)];
+                mean[r] = 0;
+                for (int h = 0; h < H; ++h) {
+                    ah[r * H + h] = A[(h * len + row) * S + (j - span.lo)];
+                    if (means) mean[r] += ah[r * H + h] * means[j * H + h];
+                }
+                yr[r] = yf.data_ptr<float>() + row * E;
+                sc[r] = sf.data_ptr<float>() + row * E;
+                own[r] = start + row == j ? xf.data_ptr<float>() + row * E : nullptr;
+            }
+            alti_detail::l1Residues(yr, fj, ah.data(), static_cast<int>(H), E, sc, mean.data(), own, dist);
+            for (std::size_t r = 0; r < kRows && g + r < active.size(); ++r) {
+                const std::int64_t row = active[g + r];
+                c[row * S + (j - span.lo)] = std::max(0.0, ny[row] - dist[r]);
+            }
         }
     }
     for (std::int64_t row = 0; row < len; ++row) {
@@ -253,24 +283,33 @@ HeadMap altiMap(const Trace& trace, int block, int layer) {
     return alti_detail::toHeadMap(alti_detail::altiTensor(trace, block, layer, "alti"));
 }
 
+HeadMap altiRolloutStep(const Trace& trace, int block, int layer, const HeadMap& previous) {
+    const at::Tensor c = alti_detail::altiTensor(trace, block, layer, "alti-rollout");
+    if (layer == 0) return alti_detail::toHeadMap(c);
+    if (previous.rows != c.size(1) || previous.cols != c.size(1) ||
+        previous.values.size() != static_cast<std::size_t>(previous.rows) * previous.cols)
+        throw Error("alti-rollout: the previous layer's rollout is " + std::to_string(previous.rows) + "x" +
+                    std::to_string(previous.cols) + ", layer " + std::to_string(layer) + " needs " +
+                    std::to_string(c.size(1)) + "x" + std::to_string(c.size(1)));
+    const at::Tensor r = at::from_blob(const_cast<float*>(previous.values.data()), {previous.rows, previous.cols},
+                                       at::TensorOptions().dtype(at::kFloat));
+    return alti_detail::toHeadMap(translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, r); }));
+}
+
 void altiRollout(const Trace& trace, int block, const std::function<void(int, const HeadMap&)>& layer) {
     alti_detail::altiLayer(trace, block, 0, "alti-rollout");  // refuses before any work
-    at::Tensor rollout;
+    HeadMap rollout;
     for (int l = 0; l < trace.blocks()[block].layers; ++l) {
-        const at::Tensor c = alti_detail::altiTensor(trace, block, l, "alti-rollout");
-        rollout = l == 0 ? c : translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, rollout); });
-        layer(l, alti_detail::toHeadMap(rollout));
+        rollout = altiRolloutStep(trace, block, l, rollout);
+        layer(l, rollout);
     }
 }
 
 HeadMap altiRolloutMap(const Trace& trace, int block, int layer) {
     alti_detail::altiLayer(trace, block, layer, "alti-rollout");
-    at::Tensor rollout;
-    for (int l = 0; l <= layer; ++l) {
-        const at::Tensor c = alti_detail::altiTensor(trace, block, l, "alti-rollout");
-        rollout = l == 0 ? c : translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, rollout); });
-    }
-    return alti_detail::toHeadMap(rollout);
+    HeadMap rollout;
+    for (int l = 0; l <= layer; ++l) rollout = altiRolloutStep(trace, block, l, rollout);
+    return rollout;
 }
 
 }  // namespace attnscope

@@ -42,6 +42,8 @@ bool hasAltiInputs(const Trace& trace, int block);
 HeadMap altiMap(const Trace& trace, int block, int layer);
 // R of one layer: Cˡ · … · C⁰ (computes every C up to that layer).
 HeadMap altiRolloutMap(const Trace& trace, int block, int layer);
+// Rˡ = Cˡ · previous, previous being Rˡ⁻¹ (ignored for layer 0): one step of the rollout.
+HeadMap altiRolloutStep(const Trace& trace, int block, int layer, const HeadMap& previous);
 // Every layer's R in order, layer(l, Rˡ): one C and one [n, n] product per layer (float32).
 void altiRollout(const Trace& trace, int block, const std::function<void(int, const HeadMap&)>& layer);
 
