@@ -20,11 +20,11 @@ namespace alti_detail {
 typedef float V16 __attribute__((vector_size(64)));
 typedef std::int32_t I16 __attribute__((vector_size(64)));
 
-constexpr int kRows = 4;  // query rows per kernel call: each load of f_h(x̃_j) feeds 4 rows
+constexpr int kRows = 8;  // query rows per kernel call: each load of f_h(x̃_j) feeds 8 rows
 
 // For kRows rows r: out[r] = ‖y_r − T_r‖₁ with T_r = s_r ⊙ (Σ_h a[r·H + h] f_h − mean[r]) + extra_r
 // (extra_r may be null), f holding H rows of E floats: one key's head outputs. T is formed 32
-// components at a time in registers (8 independent sums: 4 rows × 2 vectors), never stored.
+// components at a time in registers (16 independent sums: 8 rows × 2 vectors), never stored.
 // External linkage for GCC's target_clones.
 ATTNSCOPE_CLONES void l1Residues(const float* const* y, const float* f, const float* a, int H, std::int64_t E,
                                  const float* const* s, const float* mean, const float* const* extra, double* out) {

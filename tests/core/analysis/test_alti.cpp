@@ -5,6 +5,7 @@
 #include "attnscope/analysis/alti.h"
 #include "attnscope/analysis/map_source.h"
 #include "attnscope/runtime/error.h"
+#include "fixtures_gemma.h"
 #include "fixtures_seq2seq.h"
 #include "seq2seq_checks.h"
 #include "value_refs.h"
@@ -26,7 +27,8 @@ struct AltiRef {
     LayerRef heads;
     std::vector<Vec> x;
     Vec bias;
-    bool post = false;
+    bool post = false;      // LN(x + attn): γ, β, eps
+    bool sandwich = false;  // x + RMSNorm(attn): gamma is the effective scale (Gemma: 1 + γ)
     Vec gamma, beta;
     double eps = 0;
 };
@@ -46,7 +48,18 @@ Vec refAlti(const AltiRef& r, int n) {
         for (int j = 0; j < n; ++j)
             for (std::size_t h = 0; h < H; ++h)
                 for (std::size_t e = 0; e < E; ++e) t[j][e] += r.heads.alpha[h][i * n + j] * r.heads.f[h][j][e];
-        for (std::size_t e = 0; e < E; ++e) t[i][e] += r.x[i][e] + (r.bias.empty() ? 0.0 : r.bias[e]);
+        for (std::size_t e = 0; e < E; ++e) t[i][e] += r.bias.empty() ? 0.0 : r.bias[e];
+        if (r.sandwich) {  // the norm at token i's own scale, from the attention output Σ_j t_ij
+            double ms = 0;
+            for (std::size_t e = 0; e < E; ++e) {
+                double a = 0;
+                for (const Vec& tj : t) a += tj[e];
+                ms += a * a / E;
+            }
+            for (Vec& tj : t)
+                for (std::size_t e = 0; e < E; ++e) tj[e] *= r.gamma[e] / std::sqrt(ms + r.eps);
+        }
+        for (std::size_t e = 0; e < E; ++e) t[i][e] += r.x[i][e];
         if (r.post) {  // LN(Σ_j t_ij) linearised at i: σ from the sum's biased variance
             Vec s(E, 0.0);
             for (const Vec& tj : t)
@@ -237,6 +250,27 @@ TEST_CASE("ALTI of GPT-NeoX (parallel residual: the attention branch) equals a d
                         ref, c, [](int l) { return "gpt_neox.layers." + std::to_string(l) + ".attention.dense"; }, true,
                         spec.layers, n, E, H, H, E / H),
                 n);
+}
+
+TEST_CASE("ALTI of Gemma-2 (sandwich norm linearised at each token's scale) equals a double-precision reference",
+          "[alti]") {
+    RmsFamilySpec spec;  // 4 query heads of width 12 over 2 kv heads, width 32, 3 layers
+    spec.type = "gemma2";
+    const Checkpoint c = makeRmsFamily(spec, 23);
+    auto model = writeAndLoad(c, "alti-gemma2");
+    const int n = static_cast<int>(kIds.size()), E = spec.hidden;
+    const Reference ref = referenceRmsFamily(c, spec, kIds);
+    const auto layer = [](int l) { return "model.layers." + std::to_string(l) + "."; };
+    std::vector<AltiRef> refs = preNormRefs(
+            ref, c, [&](int l) { return layer(l) + "self_attn.o_proj"; }, false, spec.layers, n, E, spec.heads,
+            spec.kvHeads, rmsHeadDim(spec));
+    for (int l = 0; l < spec.layers; ++l) {
+        refs[l].sandwich = true;
+        refs[l].gamma = tensorValues(c, layer(l) + "post_attention_layernorm.weight");
+        for (double& g : refs[l].gamma) g += 1;  // Gemma's RMSNorm scales by 1 + γ
+        refs[l].eps = spec.eps;
+    }
+    requireAlti(*runWithValues(*model, kIds), refs, n);
 }
 
 TEST_CASE("ALTI of ViT (pre-norm, bidirectional) equals a double-precision reference", "[alti]") {
