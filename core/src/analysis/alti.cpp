@@ -250,18 +250,21 @@ void altiRows(const LayerWork& w, std::int64_t start, std::int64_t len, float* o
     }
 }
 
-// C of one layer as [n, n] float32 on the CPU; row blocks on every core, taken in turn.
-at::Tensor altiTensor(const Trace& trace, int block, int layer, const char* what) {
+// C of one layer, written straight into the map (no [n, n] tensor beside it); row blocks on
+// every core, taken in turn.
+HeadMap altiHeadMap(const Trace& trace, int block, int layer, const char* what) {
     const LayerCapture& cap = altiLayer(trace, block, layer, what);
     return translateTorchErrors(std::string("computing ") + what, [&] {
         const LayerWork w = layerWork(cap, trace.blocks()[block]);
-        at::Tensor out = at::zeros({w.n, w.n}, at::TensorOptions().dtype(at::kFloat));
+        HeadMap out;
+        out.rows = out.cols = static_cast<int>(w.n);
+        out.values.assign(static_cast<std::size_t>(w.n * w.n), 0.0f);
         const std::int64_t rows = blockedConfig().rows, count = (w.n + rows - 1) / rows;
         const int configured = blockedConfig().threads;
         const int threads = static_cast<int>(std::min<std::int64_t>(
                 count, configured > 0 ? configured : std::max(1u, std::thread::hardware_concurrency())));
         std::atomic<std::int64_t> next{0};
-        float* dst = out.data_ptr<float>();
+        float* dst = out.values.data();
         onThreads(threads, [&](int) {
             for (std::int64_t b; (b = next.fetch_add(1)) < count;)
                 altiRows(w, b * rows, std::min(rows, w.n - b * rows), dst);
@@ -280,17 +283,18 @@ bool hasAltiInputs(const Trace& trace, int block) {
 }
 
 HeadMap altiMap(const Trace& trace, int block, int layer) {
-    return alti_detail::toHeadMap(alti_detail::altiTensor(trace, block, layer, "alti"));
+    return alti_detail::altiHeadMap(trace, block, layer, "alti");
 }
 
 HeadMap altiRolloutStep(const Trace& trace, int block, int layer, const HeadMap& previous) {
-    const at::Tensor c = alti_detail::altiTensor(trace, block, layer, "alti-rollout");
-    if (layer == 0) return alti_detail::toHeadMap(c);
-    if (previous.rows != c.size(1) || previous.cols != c.size(1) ||
+    HeadMap map = alti_detail::altiHeadMap(trace, block, layer, "alti-rollout");
+    if (layer == 0) return map;
+    const at::Tensor c = at::from_blob(map.values.data(), {map.rows, map.cols}, at::TensorOptions().dtype(at::kFloat));
+    if (previous.rows != map.rows || previous.cols != map.cols ||
         previous.values.size() != static_cast<std::size_t>(previous.rows) * previous.cols)
         throw Error("alti-rollout: the previous layer's rollout is " + std::to_string(previous.rows) + "x" +
                     std::to_string(previous.cols) + ", layer " + std::to_string(layer) + " needs " +
-                    std::to_string(c.size(1)) + "x" + std::to_string(c.size(1)));
+                    std::to_string(map.rows) + "x" + std::to_string(map.cols));
     const at::Tensor r = at::from_blob(const_cast<float*>(previous.values.data()), {previous.rows, previous.cols},
                                        at::TensorOptions().dtype(at::kFloat));
     return alti_detail::toHeadMap(translateTorchErrors("computing alti-rollout", [&] { return at::mm(c, r); }));
