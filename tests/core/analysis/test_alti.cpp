@@ -5,6 +5,7 @@
 #include "attnscope/analysis/alti.h"
 #include "attnscope/analysis/map_source.h"
 #include "attnscope/runtime/error.h"
+#include "fixtures_alibi.h"
 #include "fixtures_gemma.h"
 #include "fixtures_seq2seq.h"
 #include "seq2seq_checks.h"
@@ -237,6 +238,27 @@ TEST_CASE("ALTI of BERT (post-norm: the LayerNorm linearised at each token) equa
         refs[l].eps = 1e-12;
     }
     requireAlti(*trace, refs, n);
+}
+
+TEST_CASE("ALTI of OPT's post-LN variant (a decoder with the LayerNorm after the residual add) equals a "
+          "double-precision reference",
+          "[alti]") {
+    OptSpec spec;  // 4 heads of width 8, biases, LayerNorm eps 1e-5
+    spec.preNorm = false;
+    const Checkpoint c = makeOpt(spec, 29);
+    auto model = writeAndLoad(c, "alti-opt-post");
+    const int n = static_cast<int>(kIds.size()), E = spec.hidden, H = spec.heads;
+    const Reference ref = referenceOpt(c, spec, kIds);
+    const auto layer = [](int l) { return "model.decoder.layers." + std::to_string(l) + "."; };
+    std::vector<AltiRef> refs = preNormRefs(
+            ref, c, [&](int l) { return layer(l) + "self_attn.out_proj"; }, true, spec.layers, n, E, H, H, E / H);
+    for (int l = 0; l < spec.layers; ++l) {
+        refs[l].post = true;
+        refs[l].gamma = tensorValues(c, layer(l) + "self_attn_layer_norm.weight");
+        refs[l].beta = tensorValues(c, layer(l) + "self_attn_layer_norm.bias");
+        refs[l].eps = 1e-5;
+    }
+    requireAlti(*runWithValues(*model, kIds), refs, n);
 }
 
 TEST_CASE("ALTI of GPT-NeoX (parallel residual: the attention branch) equals a double-precision reference", "[alti]") {
