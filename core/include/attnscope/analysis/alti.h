@@ -21,8 +21,11 @@
 // Cost and memory, per layer of n queries, m keys, H heads, width E: the head outputs
 // f_h(x̃_j) as [m, H, E] float32 (m = 4,096, H = 12, E = 768: 151 MB), then blocks of 64 query
 // rows on every core, each holding its α [H, 64, keys] and results [64, keys]; T_i(x_j) is
-// formed one (i, j) at a time in registers (no [rows, keys, E] tensor): H·E multiply-adds per
-// pair the query sees. Computed on the CPU whatever the trace's device. Torch stays out.
+// formed in registers, for one key and 8 query rows at a time (no [rows, keys, E] tensor): H·E
+// multiply-adds per pair the query sees (GPT-2 small at 512 tokens: about the forward's own CPU
+// time; docs/benchmarks.md). The map is float32, its sums in float64 per row; the terms of
+// ‖y_i − T_i(x_j)‖₁ are float32 (C within 1e-5 of a float64 evaluation in the tests). Computed
+// on the CPU whatever the trace's device. Torch stays out.
 #pragma once
 
 #include "attnscope/attention/trace.h"
