@@ -6,7 +6,8 @@
 #include "model_input.h"
 
 #include "attnscope/runtime/error.h"
-#include "attnscope/analysis/value_norm.h"
+#include "attnscope/analysis/source_metrics.h"
+#include "source_blocks.h"
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
@@ -178,16 +179,6 @@ AttentionSettings parseSettings(const Args& args) {
     return s;
 }
 
-// Refuses, naming the family and block, a value source on a trace whose blocks recorded no values.
-void requireSourceCovered(const Trace& trace, const ModelInfo& info, MapSource source) {
-    if (source == MapSource::Weights) return;
-    for (int b = 0; b < static_cast<int>(trace.blocks().size()); ++b)
-        if (!hasValues(trace, b))
-            throw Error(std::string("--source ") + sourceName(source) + " is not available for " + info.family +
-                        " (its '" + trace.blocks()[b].name +
-                        "' attention block records no value vectors; the pretrained transformer families do)");
-}
-
 // One block's maps as [layers, heads, queries, keys] float32; fitted variants also fill `fits`.
 void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std::filesystem::path& file,
                 nlohmann::json& fits) {
@@ -197,9 +188,10 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
     if (s.source != MapSource::Weights) {  // [layers, heads or 1, queries, keys]
         const bool perHead = perHeadSource(s.source);
         NpyWriter npy(file, {block.layers, perHead ? block.heads : 1, rows, cols});
+        const MapProvider maps = traceMapProvider(trace, s.source);  // alti-rollout: one product per layer
         for (int l = 0; l < block.layers; ++l)
-            for (int h = 0; h < (perHead ? block.heads : 1); ++h) {
-                const HeadMap map = sourceMap(trace, s.source, b, l, h);
+            for (int h = perHead ? 0 : -1; h < (perHead ? block.heads : 0); ++h) {
+                const HeadMap map = maps(b, l, h);
                 npy.append(map.values.data(), map.values.size());
             }
         npy.finish();
@@ -224,13 +216,14 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv,
-              withGenerateOptions(withAlignmentOptions(withInputOptions(
-                      {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
-                       "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
-                       "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
-                       "keep",     "buckets", "rounds",      "revision",      "knockout",  "source"}))),
-              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
+    Args args(
+            argv,
+            withGenerateOptions(withAlignmentOptions(withInputOptions(
+                    {"out",         "device",        "temperature", "layers",    "variant",   "feature-map", "features",
+                     "seed",        "mask-heads",    "gate",        "fit-width", "fit-steps", "top-k",       "prune",
+                     "prune-count", "capture-dtype", "weights",     "window",    "keep",      "buckets",     "rounds",
+                     "revision",    "knockout",      "source",      "block"}))),
+            withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
@@ -283,7 +276,8 @@ int runAttention(const std::vector<std::string>& argv) {
         change["intervention"] = s.what;
         printOutputChange(std::cout, r.change, s.what);
     }
-    requireSourceCovered(*trace, model->info(), s.source);
+    const std::vector<int> chosen = sourceBlocks(*trace, s.source, args.value("block"));
+    requireSourceCovered(*trace, model->info(), s.source, chosen);
     const std::optional<Alignment> alignment = align ? std::optional(computeAlignment(*trace, *align)) : std::nullopt;
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);  // every file below, or none of them
@@ -292,7 +286,7 @@ int runAttention(const std::vector<std::string>& argv) {
     // One block ("self") is attention.npy; models with several write one file per block.
     const auto& blocks = trace->blocks();
     nlohmann::json fits = nlohmann::json::array();
-    for (int b = 0; b < static_cast<int>(blocks.size()); ++b) {
+    for (int b : chosen) {
         const std::string name = blocks.size() == 1 ? std::string("attention.npy") : blocks[b].name + ".npy";
         writeBlock(*trace, b, s, staged.path(name), fits);
         const int heads = perHeadSource(s.source) ? blocks[b].heads : 1;
@@ -360,7 +354,7 @@ Command attentionCommand() {
             "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
             "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
-            "                               [--source weights|value-norm|value-norm-layer]\n"
+            "                               [--source weights|value-norm|value-norm-layer|alti|alti-rollout] [--block NAME]\n"
             "                               [--variant dot|linear|additive|hybrid|local|topk|lsh]\n"
             "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
             "                               [--buckets B] [--rounds R]\n"
@@ -415,6 +409,15 @@ Command attentionCommand() {
             "  (with --propagate, its temperature; masked heads add 0). Pretrained transformer families (not\n"
             "  the built-in models); tokens.json then has \"map_source\". Not with --variant or a display\n"
             "  --temperature. x̃ = x for post-norm models (BERT family); a cross block's x̃ is the encoder output.\n"
+            "  alti (Ferrando et al. 2022): per layer, each token's contribution to the block's output y_i =\n"
+            "  Σ_j T_i(x_j), T_i(x_j) = Σ_h α_hij f_h(x̃_j) plus, for j = i, the residual x_i and the output bias\n"
+            "  (post-norm blocks: the LayerNorm linearised at token i; sandwich norms (Gemma-2/3, OLMo-2) at i's\n"
+            "  scale): c_ij = max(0, ‖y_i‖₁ − ‖y_i − T_i(x_j)‖₁), rows normalised to sum 1; [layers, 1, seq, seq].\n"
+            "  alti-rollout: R⁰ = C⁰, Rˡ = Cˡ·Rˡ⁻¹. Parallel blocks (GPT-NeoX, GPT-J, Falcon, Phi): the attention\n"
+            "  branch. Not for an encoder-decoder's decoder and cross blocks (they mix two streams): use\n"
+            "  --block encoder. Formulas: core/include/attnscope/analysis/alti.h.\n"
+            "--block NAME writes that block's file only (attention.npy for one-block models, else NAME.npy:\n"
+            "  encoder, decoder, cross); a name the model lacks is refused.\n"
             "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
             "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
             "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"

@@ -5,6 +5,7 @@
 #include "attnscope/runtime/error.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/machine_rates.h"
+#include "attnscope/analysis/source_metrics.h"
 #include "attnscope/analysis/trace_metrics.h"
 #include "attnscope/attention/trace.h"
 
@@ -43,7 +44,7 @@ long long rssAnonKib() {
 int runBench(const std::vector<std::string>& argv) {
     Args args(argv,
               {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
-               "detail", "rollout-rows", "revision"},
+               "detail", "rollout-rows", "revision", "source"},
               {"json", "progress", "rates", "metrics"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
@@ -61,6 +62,10 @@ int runBench(const std::vector<std::string>& argv) {
     if (targetLen > 0 && !info.encoderDecoder) throw UsageError("--target needs an encoder-decoder model");
     RunOptions run;
     applyRunFlags(args, run);
+    // --source S: after each forward, every map of that source for block 0 (issue 31's targets).
+    const std::optional<MapSource> source =
+            args.value("source") ? std::optional(parseMapSource(*args.value("source"))) : std::nullopt;
+    if (source) run.captureValues = true;
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
     if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
@@ -87,7 +92,7 @@ int runBench(const std::vector<std::string>& argv) {
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
-    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs;
+    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs, sourceMs;
     // Process CPU time (every thread) beside the wall times: on a loaded machine it says what a
     // step costs when wall time mostly measures the wait for a core.
     std::map<std::string, double> cpuMs;
@@ -152,6 +157,15 @@ int runBench(const std::vector<std::string>& argv) {
             if (r >= warmup) metricsMs.push_back(since(t));
             charge("metrics");
         }
+        if (source) {
+            const auto t = std::chrono::steady_clock::now();
+            const MapProvider maps = traceMapProvider(*trace, *source);
+            const bool perHead = perHeadSource(*source);
+            for (int l = 0; l < b0.layers; ++l)
+                for (int h = perHead ? 0 : -1; h < (perHead ? b0.heads : 0); ++h) maps(0, l, h);
+            if (r >= warmup) sourceMs.push_back(since(t));
+            charge("source");
+        }
         if (rolloutRows > 0) {  // rollout of the last rollout-rows positions, all layers
             std::vector<int> rows;
             const int n = static_cast<int>(b0.queryTokens.size());
@@ -184,7 +198,8 @@ int runBench(const std::vector<std::string>& argv) {
                  {"weight_bytes", bytes},
                  {"target_ms", target * 1e3}};
     }
-    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
+    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs, &sourceMs})
+        std::sort(v->begin(), v->end());
     const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
     std::sort(thumbMs.begin(), thumbMs.end());
     std::sort(ms.begin(), ms.end());
@@ -209,6 +224,7 @@ int runBench(const std::vector<std::string>& argv) {
             j["temperature_median_ms"] = medianOf(temperatureMs);
         }
         if (!rolloutMs.empty()) j["rollout_rows_median_ms"] = medianOf(rolloutMs);
+        if (!sourceMs.empty()) j["source_median_ms"] = medianOf(sourceMs);
         for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
@@ -244,6 +260,9 @@ int runBench(const std::vector<std::string>& argv) {
                       << " ms\n";
         if (!rolloutMs.empty())
             std::cout << "rollout of the last " << rolloutRows << " rows: median " << medianOf(rolloutMs) << " ms\n";
+        if (!sourceMs.empty())
+            std::cout << "source " << sourceName(*source) << " (every map of block 0): median " << medianOf(sourceMs)
+                      << " ms, min " << sourceMs.front() << " ms\n";
         std::cout << "process CPU time per run (all threads):";
         for (const auto& [step, total] : cpuMs)
             std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
@@ -258,6 +277,7 @@ Command benchCommand() {
     return {"bench", "time forward+capture",
             "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
             "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
+            "                          [--source value-norm|value-norm-layer|alti|alti-rollout]\n"
             "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
             "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
             "Image models (ViT) run on a random image of their input size instead.\n"
@@ -270,7 +290,9 @@ Command benchCommand() {
             "its read bandwidth, bf16->f32 conversion rate (streamed and cached stores), one BF16-stored matrix\n"
             "converted then multiplied in float32 against multiplied in BF16 directly, and prints the target\n"
             "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
-            "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
+            "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n"
+            "--source S runs the forward recording the values and residuals and then times every map of that\n"
+            "  source for the first block (each head, or each layer for the per-layer sources).\n",
             runBench};
 }
 

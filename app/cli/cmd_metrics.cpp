@@ -1,11 +1,13 @@
 #include "commands.h"
 #include "common.h"
 #include "model_input.h"
+#include "source_blocks.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/io/head_table.h"
 #include "attnscope/analysis/head_metric_list.h"
+#include "attnscope/analysis/source_metrics.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
@@ -55,7 +57,8 @@ nlohmann::json headJson(const HeadMetrics& m) {
 
 // With detectors, their columns (det_previous_token, det_duplicate_token, det_induction,
 // det_first_token) follow the others.
-std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
+// A source's per-layer rows have head -1; its undefined KL (NaN) is an empty cell.
+std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors, bool source = false) {
     std::vector<std::string> columns = {"entropy",    "mean_distance", "first_token", "separator",
                                         "pattern",    "diagonal",      "previous",    "global",
                                         "global_key", "local",         "sparse",      "kl_dot_linear"};
@@ -65,11 +68,18 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
     HeadTable table(columns);
     const auto num = [](double v) { return numberText(v, 8); };
     for (const HeadMetrics& m : metrics) {
-        std::vector<std::string> cells = {
-                num(m.entropy),         num(m.meanDistance),    num(m.firstToken),
-                num(m.separator),       patternName(m.pattern), num(m.scores.diagonal),
-                num(m.scores.previous), num(m.scores.global),   std::to_string(m.scores.globalKey),
-                num(m.scores.local),    num(m.scores.sparse),   num(m.klDotLinear)};
+        std::vector<std::string> cells = {num(m.entropy),
+                                          num(m.meanDistance),
+                                          num(m.firstToken),
+                                          num(m.separator),
+                                          patternName(m.pattern),
+                                          num(m.scores.diagonal),
+                                          num(m.scores.previous),
+                                          num(m.scores.global),
+                                          std::to_string(m.scores.globalKey),
+                                          num(m.scores.local),
+                                          num(m.scores.sparse),
+                                          source && std::isnan(m.klDotLinear) ? std::string() : num(m.klDotLinear)};
         if (detectors)
             for (const HeadMetricInfo& info : headMetricList())
                 if (info.detector) cells.push_back(num(info.value(m)));
@@ -78,11 +88,42 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
     return table.csv();
 }
 
+// metrics --source S: the head measures on that source's maps (source_metrics.h), heads only.
+int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source, const MetricsOptions& options,
+                     const std::filesystem::path& out) {
+    const auto model = loadModel(args);
+    RunOptions run;
+    applyRunFlags(args, run);
+    run.captureValues = true;
+    const auto trace = input.run(*model, run);
+    const std::vector<int> blocks = sourceBlocks(*trace, source, args.value("block"));
+    requireSourceCovered(*trace, model->info(), source, blocks);
+    MetricsOptions o = options;
+    if (args.flag("progress")) o.progress = stderrProgress(std::string("metrics (") + sourceName(source) + ")", "map");
+    const std::vector<HeadMetrics> metrics =
+            sourceHeadMetrics(*trace, source, traceMapProvider(*trace, source), blocks, o);
+    if (out.extension() == ".csv") {
+        writeFileAtomically(out, csvOf(metrics, false, true));
+    } else {
+        nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"map_source", sourceName(source)}};
+        const PatternThresholds& t = options.thresholds;
+        j["pattern_thresholds"] = {{"diagonal", t.diagonal},     {"previous", t.previous},        {"global", t.global},
+                                   {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
+                                   {"sparse_keys", t.sparseKeys}};
+        j["heads"] = nlohmann::json::array();
+        for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
+        writeFileAtomically(out, j.dump(1) + "\n");
+    }
+    std::cerr << "wrote " << out.string() << " (" << metrics.size() << (perHeadSource(source) ? " heads" : " layers")
+              << ", " << sourceName(source) << ")\n";
+    return 0;
+}
+
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
                                 "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                "probe-first", "revision"}),
+                                "probe-first", "revision", "source", "block"}),
               {"flow", "detectors", "progress"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
@@ -96,6 +137,14 @@ int runMetrics(const std::vector<std::string>& argv) {
     const std::string ext = out.extension().string();
     if (ext != ".json" && ext != ".csv")
         throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
+    if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
+        for (const char* o : {"attention-file", "variant", "temperature", "feature-map", "features", "seed"})
+            if (args.value(o))
+                throw UsageError("--source " + *args.value("source") +
+                                 " measures the model's own maps; it takes no --" + o);
+    if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
+        for (const char* f : {"flow", "detectors"})
+            if (args.flag(f)) throw UsageError("--source " + *args.value("source") + " takes no --" + f);
     const std::optional<ModelInput> input = attentionFile ? std::nullopt : std::make_optional<ModelInput>(args);
     MetricsOptions options;
     options.map.temperature = args.number("temperature").value_or(1.0);
@@ -146,6 +195,10 @@ int runMetrics(const std::vector<std::string>& argv) {
     if (auto seed = args.integer("probe-seed", 0, kMaxSeed)) detect.seed = static_cast<std::uint64_t>(*seed);
     if (auto first = args.integer("probe-first", 0, kMaxInt)) detect.firstId = *first;
     detect.map = options.map;
+
+    const MapSource source = parseMapSource(args.value("source").value_or("weights"));
+    if (source != MapSource::Weights) return runSourceMetrics(args, *input, source, options, out);
+    if (args.value("block")) throw UsageError("--block needs --source (a source other than weights)");
 
     std::shared_ptr<const Model> model;
     std::shared_ptr<const Trace> trace;
@@ -209,6 +262,7 @@ Command metricsCommand() {
             "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
             "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5] [--progress]]\n"
             "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
+            "                             [--source weights|value-norm|value-norm-layer|alti|alti-rollout [--block NAME]]\n"
             "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
             "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
             "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
@@ -230,6 +284,13 @@ Command metricsCommand() {
             "score is the share of attention on the detection pattern over the rows that have a target\n"
             "(a perfect head scores 1; TransformerLens's detect_head divides by every row instead).\n"
             "JSON: \"detectors\" per head and \"detector_probe\"; CSV: det_* columns.\n"
+            "--source S measures the maps of a map source instead of the weights (attention --help describes\n"
+            "  them): per-head sources (value-norm) one row per head, per-layer sources (value-norm-layer,\n"
+            "  alti, alti-rollout) one row per layer with head -1. Raw norms (value-norm, value-norm-layer) are\n"
+            "  measured as shares: each row divided by its sum. kl_dot_linear compares attention variants and\n"
+            "  is left empty (CSV) / null (JSON) for a source; the JSON has \"map_source\" and the heads only (no\n"
+            "  similarity, rollout or flow). Not with --attention-file, --variant, --temperature, --flow or\n"
+            "  --detectors. --block NAME measures that block alone (an encoder-decoder's ALTI: --block encoder).\n"
             "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runMetrics};
 }

@@ -129,8 +129,9 @@ TEST_CASE("cli attention --source weights is the default, byte for byte", "[cli]
 TEST_CASE("cli attention --source refuses unknown sources, uncovered families and display options",
           "[cli][value_norm]") {
     const auto out = freshDir("cli-valnorm-bad");
-    requireCliInputError(attention(out, {"--source", "alti"}),
-                         "unknown map source 'alti' (accepted: weights, value-norm, value-norm-layer)");
+    requireCliInputError(attention(out, {"--source", "values"}),
+                         "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer, alti, "
+                         "alti-rollout, grad-weighted, relevance)");
     requireCliInputError(attention(out, {"--source", "value-norm", "--variant", "linear"}),
                          "--source value-norm weights the model's own maps; it does not take --variant");
     requireCliInputError(attention(out, {"--source", "value-norm-layer", "--temperature", "2"}),

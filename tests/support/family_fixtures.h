@@ -71,11 +71,11 @@ struct Reference {
     std::vector<double> logits;               // next-token logits (Llama) or class logits (ViT)
     std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
     // Llama hooks for the logit lens and DLA: residuals[l][i] the stream entering block l (then the
-    // final one, before the final norm); headOut[l][h][i] head h's context through its columns of
+    // final one, before the final norm; BERT, ViT, GPT-NeoX, OPT, the RMS families: the entering streams only); headOut[l][h][i] head h's context through its columns of
     // o_proj; mlpOut[l][i] the MLP's output.
     std::vector<std::vector<std::vector<double>>> residuals, mlpOut, contexts;
     std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
-    // Llama, BERT, ViT, GPT-NeoX: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads ·
+    // Llama, BERT, ViT, GPT-NeoX, OPT, the RMS families: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads ·
     // headDim]
     std::vector<std::vector<std::vector<double>>> values;
 };

@@ -155,6 +155,8 @@ Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<
             k[t] = linear(c, p + "self_attn.k_proj", h);
             v[t] = linear(c, p + "self_attn.v_proj", h);
         }
+        ref.values.push_back(v);  // what the heads read, and the stream entering the block (map sources)
+        ref.residuals.push_back(x);
         const Rows ctx = attend(
                 q, k, v, H, H, d, [](int, int, int, double dot) { return dot; }, l, run, ref);
         for (int t = 0; t < n; ++t) {

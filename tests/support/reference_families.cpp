@@ -220,6 +220,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
             v[t] = linearOf(c, p + vn, x[t]);
         }
         ref.values.push_back(v);
+        ref.residuals.push_back(x);
         auto allowed = [&](int, int j) { return attend_.empty() || attend_[j] != 0; };
         auto context = attend(q, k, v, H, H, d, allowed, ref);
         for (const auto& [layer, head] : maskHeads)
@@ -277,6 +278,7 @@ Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<
             v[t] = linearOf(c, p + "attention.attention.value", h);
         }
         ref.values.push_back(v);
+        ref.residuals.push_back(x);
         const auto context = attend(
                 q, k, v, H, H, d, [](int, int) { return true; }, ref);
         for (int t = 0; t < n; ++t) {

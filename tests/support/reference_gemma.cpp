@@ -214,6 +214,8 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
             }
             ref.probs.back().push_back(std::move(flat));
         }
+        ref.values.push_back(v);  // what the heads read, and the stream entering the block (value sources)
+        ref.residuals.push_back(x);
         for (int i = 0; i < n; ++i) {
             Vec a = linear(c, p + "self_attn.o_proj", context[i]);
             if (sandwich || t == "olmo2") a = rmsNorm(a, W("post_attention_layernorm"), s.eps, gemma);

@@ -139,6 +139,7 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
             rotate(k[t], H, d, r, t, s.base, false);
         }
         ref.values.push_back(v);
+        ref.residuals.push_back(x);
         const Rows context = attend(q, k, v, H, H, d, 1 / std::sqrt(double(d)), 0, l, o, ref);
         for (int t = 0; t < n; ++t) {
             const Vec a = linear(c, p + "attention.dense", context[t]);

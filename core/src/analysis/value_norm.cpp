@@ -69,16 +69,13 @@ HeadMap valueNormMap(const Trace& trace, int block, int layer, int head) {
     return translateTorchErrors("computing a value-norm map", [&] {
         const at::Tensor alpha = trace.impl().mapTensor(block, layer, head, MapOptions{});
         if (masked(cap, head)) return toHeadMap(at::zeros_like(alpha));
-        // ‖f_h(x̃_j)‖ per key, in blocks of keys so that [keys, width] stays bounded.
-        const std::int64_t m = cap.values.size(1), E = cap.outProjection.size(1);
-        const std::int64_t step = std::max<std::int64_t>(1, (std::int64_t{1} << 24) / std::max<std::int64_t>(1, E));
+        // ‖f_h(x̃_j)‖² = v_j (W_O^h W_O^hᵀ) v_jᵀ: a [d, d] Gram matrix instead of each [width] output
+        // (d·d instead of d·E multiply-adds per key), in float64.
         const std::int64_t d = cap.values.size(2);
         const at::Tensor wo = cap.outProjection.narrow(0, head * d, d).to(at::kDouble);
-        const at::Tensor v = cap.values[info.kvGroup(head)];
-        std::vector<at::Tensor> norms;
-        for (std::int64_t s = 0; s < m; s += step)
-            norms.push_back(at::mm(v.narrow(0, s, std::min(step, m - s)).to(at::kDouble), wo).norm(2, {1}));
-        return toHeadMap(alpha.to(at::kDouble) * at::cat(norms).to(alpha.device()).unsqueeze(0));
+        const at::Tensor v = cap.values[info.kvGroup(head)].to(at::kDouble);
+        const at::Tensor norms = (at::mm(v, at::mm(wo, wo.t())) * v).sum(1).clamp_min(0).sqrt();
+        return toHeadMap(alpha * norms.to(alpha.device(), at::kFloat).unsqueeze(0));
     });
 }
 

@@ -13,6 +13,23 @@
 
 namespace attnscope {
 
+// How a layer's attention output reaches the residual stream, for ALTI (analysis/alti.h).
+//   None:   y = x + attn                 (pre-norm and parallel blocks)
+//   Post:   y = norm(x + attn)           (post-norm: BERT family, OPT's post-LN variant)
+//   Branch: y = x + norm(attn)           (a norm on the attention output: Gemma-2/3, OLMo-2)
+// attn = Σ heads · W_O + b_O. residual [queries, width] is the x added (before the pre-attention
+// norm; the normed input where the family adds that (BLOOM)), in the forward's dtype; bias b_O,
+// weight (the norm's effective scale: Gemma's 1 + γ) and normBias [width] float32 on the CPU,
+// undefined where the layer has none.
+struct AttentionResidual {
+    enum class Norm { None, Post, Branch };
+    at::Tensor residual, bias;
+    Norm norm = Norm::None;
+    bool rms = false;  // RMSNorm (no centring, no β) instead of LayerNorm
+    at::Tensor weight, normBias;
+    double eps = 0;
+};
+
 // Dot and Linear layers: q [heads, queries, head_dim] and k [kv_heads, keys, head_dim] as the
 // model used them (after any norms and rotation); score says how q·k became the layer's logits
 // (scale, soft-cap, ALiBi) and mask which keys each query saw (per layer: Gemma-2 and GPT-Neo
@@ -45,6 +62,9 @@ struct LayerCapture {
     // h·d .. h·d + d reading head h (W_O^h), and the heads the model zeroed (RunOptions::maskHeads).
     at::Tensor values, outProjection;
     std::vector<int> maskedHeads;
+    // RunOptions::captureValues on the families that record it: what ALTI (analysis/alti.h) adds
+    // to the values. Undefined residual: not recorded (cross and encoder-decoder decoder blocks).
+    AttentionResidual residual;
 };
 
 // A dot-product layer's capture, Q and K narrowed to the running forward's capture dtype
@@ -78,6 +98,25 @@ inline void recordValues(LayerCapture& c, const at::Tensor& v, const at::Tensor&
         }
     }
     c.outProjection = c.outProjection.clone();
+}
+
+// Records ALTI's inputs beside recordValues' (small [width] tensors are copied: streamed
+// forwards reuse their buffers per layer).
+inline void recordResidual(LayerCapture& c, const at::Tensor& residual, const at::Tensor& outBias,
+                           AttentionResidual::Norm norm = AttentionResidual::Norm::None, bool rms = false,
+                           const at::Tensor& weight = {}, const at::Tensor& normBias = {}, double eps = 0) {
+    const auto vec = [](const at::Tensor& t) {
+        return t.defined() ? t.to(at::kCPU, at::kFloat, false, true).reshape({-1}) : at::Tensor();
+    };
+    AttentionResidual& r = c.residual;
+    const auto type = captureType();
+    r.residual = type ? residual.to(*type) : residual;
+    r.bias = vec(outBias);
+    r.norm = norm;
+    r.rms = rms;
+    r.weight = vec(weight);
+    r.normBias = vec(normBias);
+    r.eps = eps;
 }
 
 struct BlockCapture {

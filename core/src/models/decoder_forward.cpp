@@ -326,6 +326,17 @@ private:
         parts.attnBias.push_back(bias);
     }
 
+    // ALTI's inputs (attention/trace_impl.h): the residual the attention output is added to, b_O,
+    // and the norm between them and the stream (post-norm blocks; sandwich norms on the output).
+    void recordAltiInputs(LayerCapture& c, const DecoderLayer& L, const at::Tensor& residual) const {
+        using N = AttentionResidual::Norm;
+        const bool post = cfg_.blocks == Spec::Blocks::Post, branch = !post && L.attnOut.on;
+        const NormWeights& n = post ? L.in : L.attnOut;
+        if (!post && !branch) return recordResidual(c, residual, L.o.bias);
+        recordResidual(c, residual, L.o.bias, post ? N::Post : N::Branch, cfg_.norm != Spec::Norm::Layer, n.weight,
+                       n.bias, cfg_.eps);
+    }
+
     at::Tensor run(const Linear& p, const at::Tensor& x) const {
         return cfg_.conv1d ? at::addmm(p.bias, x, p.weight) : p(x);
     }
@@ -422,9 +433,12 @@ private:
         const at::Tensor attn = run(L.o, context);
         if (capture) {
             capture->layers.push_back(dotCapture(q, k, score, mask));
-            if (options.captureValues)  // Conv1D stores W_O as [H·d, E] already; streamed weights are reused per layer
+            if (options.captureValues) {  // Conv1D stores W_O as [H·d, E] already; streamed weights are reused per
+                                          // layer
                 recordValues(capture->layers.back(), v, L.o.weight, !cfg_.conv1d, stream_ != nullptr,
                              layerRun(options, "self", l).maskedHeads);
+                recordAltiInputs(capture->layers.back(), L, s.residualAfterNorm ? h : x);
+            }
         }
         if (hooks.parts) addAttentionParts(L, context, attn, *hooks.parts);
         // What the attention and the MLP add (patchable), then the block's sum.

@@ -68,10 +68,16 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     const int count = static_cast<int>(layers.size());
     for (int l = 0; l < count; ++l) {
         const StackLayer& L = layers[l];
+        const at::Tensor residual = x;
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
             return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, pass.mask,
                                   layerRun(options, pass.block, l), self);
         });
+        // ALTI's inputs (trace_impl.h), for stacks without cross-attention: a decoder's blocks mix two streams.
+        if (options.captureValues && !pass.memory.defined())
+            recordResidual(self.layers.back(), residual, L.self.o.bias,
+                           s.preNorm ? AttentionResidual::Norm::None : AttentionResidual::Norm::Post, s.rms,
+                           L.selfNorm.weight, L.selfNorm.bias, s.eps);
         if (pass.memory.defined())
             x = sublayer(s, x, L.crossNorm, [&](const at::Tensor& h) {
                 return attentionBlock(L.cross, h, pass.memory, s.heads, s.headDim, crossScore, {},

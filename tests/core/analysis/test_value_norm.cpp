@@ -3,9 +3,7 @@
 // vectors from them, W_O sliced per head from the checkpoint, norms by plain loops.
 #include "attnscope/analysis/value_norm.h"
 #include "attnscope/runtime/error.h"
-#include "family_checks.h"
-#include "fixtures_neox.h"
-#include "reference_gpt2.h"
+#include "value_refs.h"
 
 #include <cmath>
 #include <functional>
@@ -15,17 +13,9 @@ using namespace attnscope::testing;
 
 namespace {
 
-using Vec = std::vector<double>;
-
 // Relative to the map's largest value (norms reach ~10 on these random weights): the float32
 // forward's own rounding of α and x̃ (about 2e-6 on α) is what separates it from the reference.
 constexpr double kTolerance = 1e-5;
-
-// What the sources need per layer: α[h][i * n + j], and f[h][j] = f_h(x̃_j) [width].
-struct LayerRef {
-    std::vector<Vec> alpha;
-    std::vector<std::vector<Vec>> f;
-};
 
 // value-norm: α_hij · ‖f_h(x̃_j)‖; value-norm-layer: ‖Σ_h α_hij f_h(x̃_j)‖ (heads in `skip` left out).
 Vec refValueNorm(const LayerRef& r, int h, int n) {
@@ -55,17 +45,6 @@ Vec refLayerNorm(const LayerRef& r, int n, const std::vector<int>& skip = {}) {
     return out;
 }
 
-// Largest |got - want| and the largest |want| (so that a test cannot pass on all-zero values).
-std::pair<double, double> diff(const HeadMap& got, const Vec& want) {
-    REQUIRE(got.values.size() == want.size());
-    double worst = 0, biggest = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        worst = std::max(worst, std::abs(got.values[i] - want[i]));
-        biggest = std::max(biggest, std::abs(want[i]));
-    }
-    return {worst, biggest};
-}
-
 void requireSources(const Trace& trace, const std::vector<LayerRef>& refs, int n,
                     const std::vector<std::pair<int, int>>& maskedHeads = {}) {
     for (int l = 0; l < static_cast<int>(refs.size()); ++l) {
@@ -85,54 +64,6 @@ void requireSources(const Trace& trace, const std::vector<LayerRef>& refs, int n
         CHECK(worst <= kTolerance * std::max(1.0, biggest));
         CHECK(biggest > 1e-2);
     }
-}
-
-std::vector<LayerRef> gpt2Refs(const Gpt2Checkpoint& c, const Gpt2Reference& ref, int n) {
-    const int E = c.spec.embd, H = c.spec.heads, d = E / H;
-    std::vector<LayerRef> out;
-    for (int l = 0; l < c.spec.layers; ++l) {
-        const Tensor& wo = c.get("h." + std::to_string(l) + ".attn.c_proj.weight");  // Conv1D [in = H·d, out = E]
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k) r.f[h][j][e] += ref.v[l][h][j * d + k] * wo.values[(h * d + k) * E + e];
-        }
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
-// Per-layer references for an nn.Linear output projection named by `wo(l)` ([E, H·d]: head h reads
-// columns h·d..) over the reference's values [n][G·d] (query head h reads kv group h / (H / G)).
-std::vector<LayerRef> linearRefs(const Reference& ref, const std::function<std::string(int)>& wo, const Checkpoint& c,
-                                 int layers, int n, int E, int H, int G, int d) {
-    std::vector<LayerRef> out;
-    for (int l = 0; l < layers; ++l) {
-        const Tensor& w = c.get(wo(l));
-        LayerRef r;
-        r.alpha = ref.probs[l];
-        for (int h = 0; h < H; ++h) {
-            r.f.emplace_back(n, Vec(E, 0.0));
-            const int g = h / (H / G);
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < E; ++e)
-                    for (int k = 0; k < d; ++k)
-                        r.f[h][j][e] += ref.values[l][j][g * d + k] * w.values[e * (H * d) + h * d + k];
-        }
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
-std::shared_ptr<const Trace> runWithValues(const Model& model, const std::vector<long long>& ids,
-                                           std::vector<HeadRef> masked = {}) {
-    RunOptions options;
-    options.captureValues = true;
-    options.maskHeads = std::move(masked);
-    return model.forward(ids64(ids), options);
 }
 
 const std::vector<long long> kIds = {3, 17, 0, 37, 22, 5, 5, 11, 30, 1, 9};
