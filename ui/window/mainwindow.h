@@ -28,6 +28,7 @@ class Trace;
 
 class ComparePanel;
 class ControlPanel;
+class CausalController;
 class CorpusPanel;
 class ExportDialog;
 class GenerateController;
@@ -70,6 +71,7 @@ public:
     ViewsController* views() const { return views_; }  // the line, neuron and query-key views
     // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
     CorpusPanel* corpus() const { return corpus_; }
+    CausalController* causal() const { return causal_; }  // the Causal tab (causalcontroller.h)
     bool openCorpusResult(const QString& dir);
     // The window's View menu.
     QMenu* viewMenu() const { return viewMenu_; }
@@ -188,6 +190,7 @@ private:
     void buildGenerate();
     void buildViews();
     void buildCorpus();
+    void buildCausal();
     bool runImageInput();
     void updateHeadGroup();
     void chooseModelFolder();
@@ -226,6 +229,7 @@ private:
     GenerateController* generate_ = nullptr;  // generation and its steps (generatecontroller.h)
     ViewsController* views_ = nullptr;        // line, neuron, query-key views (viewscontroller.h)
     CorpusPanel* corpus_ = nullptr;
+    CausalController* causal_ = nullptr;
     QString pendingSpec_;   // the model being opened, for messages
     QString exampleShown_;  // the example the input box was given (replaced on a model change)
     QString compareTask_ = QStringLiteral("reverse");   // the task the Compare tab runs
