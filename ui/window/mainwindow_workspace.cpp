@@ -225,12 +225,13 @@ void MainWindow::buildWorkspace() {
         lab_->layersEdit()->setText(layers.join(QLatin1Char(',')));
         emit lab_->layersEdit()->editingFinished();  // parses them into the intervention
         restore_->stage = WorkspaceRestore::Stage::Rerunning;
-        const bool rerun = ws.inside.enabled || !ws.masked.empty();
+        const bool rerun = ws.inside.enabled || !ws.masked.empty() || !ws.lab.knockout.isEmpty();
         {
             const QSignalBlocker quiet(lab_->propagateCheck());  // one re-run, by setMaskedHeads
             lab_->propagateCheck()->setChecked(ws.inside.enabled);
         }
         emit lab_->temperatureInsideChanged(ws.inside.enabled);
+        lab_->setKnockoutSpec(ws.lab.knockout, /*apply=*/false);  // checked when the file was read
         lab_->setMaskedHeads(ws.masked);
         if (!rerun) afterRerun();
     });
@@ -283,6 +284,7 @@ Workspace MainWindow::currentWorkspace() const {
         w.lab.fitSteps = fit.steps;
     }
     w.masked = lab_->intervention().masked;
+    w.lab.knockout = lab_->knockoutSpec();
     w.view.tab = tabs_->currentWidget() == compare_              ? QStringLiteral("compare")
                  : metricsShown()                                ? QStringLiteral("metrics")
                  : tabs_->currentWidget() == modelView_->panel() ? QStringLiteral("model")
