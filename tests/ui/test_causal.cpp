@@ -122,6 +122,7 @@ TEST_CASE_METHOD(CausalFixture, "Causal tab on Llama: lens, DLA and patching equ
     q.minus = lens.topIds[last + 1];
     for (auto what : {attnscope::PatchWhat::Heads, attnscope::PatchWhat::Resid}) {
         runPatch(corrupt, what, false);
+        INFO(causal->patchResult().error.toStdString());
         REQUIRE(causal->patchResult().error.isEmpty());
         q.what = what;
         const attnscope::PatchResult want = attnscope::activationPatching(*model, kCleanIds, {3, 17, 5, 39, 22}, q);

@@ -118,7 +118,15 @@ void CausalController::setApplicable(bool applicable, const QString& reason) {
     applicable_ = applicable;
     refusal_ = applicable ? QString() : reason;
     panel_->setApplicable(applicable, refusal_);
+    if (applicable && session_->model() && !session_->hasTokenizer()) {  // its inputs can only be ids
+        const QSignalBlocker quiet(panel_->idsCheck());
+        panel_->idsCheck()->setChecked(true);
+        panel_->idsCheck()->setEnabled(false);
+        panel_->idsCheck()->setToolTip(tr("This model has no tokenizer: its inputs are token ids"));
+    }
 }
+
+bool CausalController::idsMode() const { return panel_->idsCheck()->isChecked() || !session_->hasTokenizer(); }
 
 // What the model's info settles at once; decoders are decided by their first trace (causal self-attention).
 void CausalController::onModelLoaded(const attnscope::ModelInfo& info) {
@@ -167,7 +175,7 @@ void CausalController::onTabChanged() {
 
 CausalInput CausalController::cleanInput() const {
     const QString typed = panel_->cleanEdit()->text().trimmed();
-    if (!typed.isEmpty()) return {typed, panel_->idsCheck()->isChecked()};
+    if (!typed.isEmpty()) return {typed, idsMode()};
     if (const auto trace = session_->trace()) return {formatTokenIds(trace->ids()), true};  // the main input as run
     return {state_->input().text, state_->input().idsMode};
 }
@@ -280,13 +288,13 @@ void CausalController::patch() {
     patch_ = {};
     panel_->patchView()->clear(tr("Patching…"));
     panel_->setJob(tr("Patching %1 (%2)…").arg(whatName(q.what), q.attribution ? tr("attribution") : tr("exact")));
-    service_->requestPatch(session_->model(), cleanInput(), {corrupt, panel_->idsCheck()->isChecked()}, q);
+    service_->requestPatch(session_->model(), cleanInput(), {corrupt, idsMode()}, q);
 }
 
 void CausalController::onPatch(const PatchJobResult& r) {
     panel_->setJob({});
     if (!r.error.isEmpty()) {
-        patch_ = {};
+        patch_ = r;                           // its error; no scores
         panel_->patchView()->clear(r.error);  // the undefined case's one line among them
         panel_->statusLabel()->setText(tr("Patching failed."));
         return;

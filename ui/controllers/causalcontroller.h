@@ -72,6 +72,7 @@ private:
     void setApplicable(bool applicable, const QString& reason);
     void openHead(int layer, int head);
     CausalInput cleanInput() const;
+    bool idsMode() const;  // typed inputs are token ids (ticked, or the model has no tokenizer)
     bool tabShown() const;
 
     ViewState* state_;
