@@ -15,6 +15,7 @@
 #include "attnscope/analysis/patching.h"
 #include "attnscope/attention/knockout_spec.h"
 #include "family_fixtures.h"
+#include "fixtures_alibi.h"
 #include "fixtures_gemma.h"
 
 #include <QFileInfo>
@@ -177,6 +178,18 @@ TEST_CASE_METHOD(CausalFixture, "Causal results clear on a model change; encoder
     CHECK(panel->reasonLabel()->isVisible());
     CHECK(panel->reasonLabel()->text().contains(QStringLiteral("decoder-only language model")));
 
+    // Post-norm OPT: the lens applies, DLA is refused with core's one line.
+    OptSpec post;
+    post.preNorm = false;
+    const auto opt = freshDir("ui-causal-opt-post");
+    writeCheckpoint(opt, makeOpt(post, 10));
+    open(qpath(opt));
+    runText(kClean);
+    REQUIRE(QTest::qWaitFor([&] { return causal->lensResult().trace != nullptr; }, 20000));
+    CHECK(panel->lensView()->hasFigure());
+    REQUIRE(QTest::qWaitFor([&] { return panel->dlaView()->message().contains(QStringLiteral("post-norm")); }, 20000));
+    CHECK_FALSE(panel->dlaView()->hasFigure());
+
     // A built-in model: refused from its info.
     open(QStringLiteral("builtin:reverse-dot"));
     CHECK_FALSE(panel->runButton()->isEnabled());
@@ -266,13 +279,12 @@ TEST_CASE_METHOD(CausalFixture, "Causal settings and the Lab's knockout survive 
     CHECK(lab->knockoutSpec() == QStringLiteral("4:0@1"));
     REQUIRE(QTest::qWaitFor([&] { return causal->lensResult().trace && causal->lensResult().position == 3; }, 20000));
 
-    // Files: a version 2 file (no causal section) loads with the defaults; a bad knockout is
-    // refused naming its field.
+    // Files: one without the causal section (as written before it) loads with the defaults; a bad
+    // knockout is refused naming its field.
     Workspace plain;
     plain.model = QStringLiteral("builtin:reverse-dot");
     QJsonObject o = QJsonDocument::fromJson(workspaceJson(plain)).object();
     o.remove(QStringLiteral("causal"));
-    o.insert(QStringLiteral("version"), 2);
     const Workspace v2 = parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("v2.attnscope"));
     CHECK(v2.causal.position == -1);
     CHECK(v2.causal.what == QStringLiteral("heads"));

@@ -13,7 +13,10 @@
 #include "fixtures_gemma.h"
 #include "gpt2_fixture.h"
 
+#include <QDockWidget>
+#include <QGuiApplication>
 #include <QLineEdit>
+#include <QScreen>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -55,19 +58,31 @@ std::filesystem::path writeFamily(const std::string& family, const std::filesyst
 TEST_CASE_METHOD(LabFixture, "causal screenshots", "[.causal-shots]") {
     const QString out = qEnvironmentVariable("ATTNSCOPE_SHOT_DIR");
     REQUIRE(!out.isEmpty());
+    // The window as it first opens on the screen xvfb-run gives (this names the files).
     const QStringList size = qEnvironmentVariable("ATTNSCOPE_SHOT_SIZE", QStringLiteral("1366x768")).split('x');
     REQUIRE(size.size() == 2);
-    window.showNormal();
-    window.resize(size[0].toInt(), size[1].toInt());
+    // As the window first opens on such a screen: 90% of it, the docks at their first widths.
+    const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
+    window.resize(screen.width() * 9 / 10, screen.height() * 9 / 10);
+    window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("controlsDock")),
+                        window.findChild<QDockWidget*>(QStringLiteral("labDock"))},
+                       {260, 300}, Qt::Horizontal);
     const auto root = freshDir("causal-shots");
     CausalController* causal = window.causal();
     CausalPanel* cp = causal->panel();
     for (const std::string family : {"gpt2", "llama", "gemma2"}) {
         open(qpath(writeFamily(family, root)));
         runText(QStringLiteral("The capital of France is the city of"));
+        cp->idsCheck()->setChecked(true);
         window.tabs()->setCurrentWidget(cp);
         REQUIRE(QTest::qWaitFor([&] { return causal->dlaResult().trace != nullptr; }, 30000));
-        cp->corruptEdit()->setText(QStringLiteral("The capital of Italy is the city of"));
+        // The corrupt input: the clean ids with "France" swapped for another token, as ids (a
+        // tokenizer may split another word into more tokens).
+        std::vector<std::int64_t> ids = session->trace()->ids();
+        ids[ids.size() - 5] = session->model()->encodeText(" Italy").back();
+        QStringList corrupt;
+        for (auto id : ids) corrupt << QString::number(id);
+        cp->corruptEdit()->setText(corrupt.join(QLatin1Char(' ')));
         emit cp->corruptEdit()->editingFinished();
         QSignalSpy patched(causal->service(), &CausalService::patchReady);
         QTest::mouseClick(cp->patchButton(), Qt::LeftButton);

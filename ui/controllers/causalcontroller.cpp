@@ -133,6 +133,8 @@ void CausalController::onModelLoaded(const attnscope::ModelInfo& info) {
     service_->cancelAll();
     panel_->setJob({});
     clearResults(true, true, true);
+    wantedAnswer_.reset();  // ids of another vocabulary
+    wantedWrong_.reset();
     const QString family = QString::fromStdString(info.family);
     refusedByModel_ = true;
     if (!info.task.empty())
@@ -228,6 +230,10 @@ void CausalController::onLens(const LensResult& r) {
 
 void CausalController::requestDla() {
     if (!lens_.trace) return;
+    if (!lens_.dlaRefusal.isEmpty()) {
+        panel_->dlaView()->clear(lens_.dlaRefusal);
+        return;
+    }
     const auto answer = panel_->answer();
     if (!answer) {
         panel_->dlaView()->clear(tr("Choose the answer T (a prediction or a vocabulary id)."));
@@ -255,7 +261,7 @@ void CausalController::onDla(const DlaResult& r) {
     const QString answer = vocabularyLabels(model, {r.token}).value(0);
     const QString wrong = r.minus ? vocabularyLabels(model, {*r.minus}).value(0) : QString();
     f.title = tr("DLA of %1 at P = %2").arg(ldName(answer, wrong)).arg(d.position);
-    f.notes << tr("sum of the parts %1 (final bias %2 included) · logit difference %3 (before any final soft-cap)")
+    f.notes << tr("Σ of the parts %1 (final bias %2 included) = logit difference %3 (before any soft-cap)")
                        .arg(causalNumber(d.sum), causalNumber(d.finalBias), causalNumber(d.logitDiff));
     f.bars.emplace_back(tr("embed"), d.embed);
     bool biases = false;

@@ -6,10 +6,10 @@
 // "attnscope-workspace", "version": 2, "model" (a folder or builtin:NAME), and the optional
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
 // "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
-// and "generation" (workspace_views.cpp), since version 3 "causal" and "lab.knockout". Version 1 files are read as they
-// are: a section they lack takes the defaults below, which are what a fresh window shows. Every field is typed and
-// checked; an unknown field, a wrong type or a value out of range is refused with attnscope::Error naming the file and
-// the field
+// and "generation" (workspace_views.cpp), and the optional "causal" and "lab.knockout" (workspace_causal.cpp). Version
+// 1 files are read as they are: a section they lack takes the defaults below, which are what a fresh window shows.
+// Every field is typed and checked; an unknown field, a wrong type or a value out of range is refused with
+// attnscope::Error naming the file and the field
 // ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or hybrid)"). Relative model and image
 // paths are read relative to the workspace file's folder.
 //
@@ -31,9 +31,9 @@
 #include <vector>
 
 struct Workspace {
-    // 1: up to the window's view; 2: + the Model, Image, Views and generation sections; 3: + the
-    // Causal tab and the lab's knockouts.
-    static constexpr int kVersion = 3;
+    // 1: up to the window's view; 2: + the Model, Image, Views and generation sections (and, as
+    // optional additions that an older reader refuses by name, the Causal tab and the lab's knockouts).
+    static constexpr int kVersion = 2;
 
     QString model;                            // a model folder (absolute once read) or builtin:NAME
     QString device = QStringLiteral("auto");  // auto, cpu or cuda
@@ -143,7 +143,7 @@ struct Workspace {
         int step = 0;
     } generation;
 
-    struct Causal {                                 // the Causal tab (version 3)
+    struct Causal {                                 // the Causal tab
         QString clean;                              // the clean input; empty = the main input
         QString corrupt;                            // the corrupt input for patching
         bool ids = false;                           // the two hold token ids

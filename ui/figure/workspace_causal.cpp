@@ -1,6 +1,6 @@
-// The version 3 parts of a workspace file: the Causal tab's settings ("causal") and the lab's
-// attention knockouts ("lab.knockout", the CLI's --knockout syntax). Every value is checked as
-// its widget or core's parser would take it.
+// The Causal tab's settings ("causal") and the lab's attention knockouts ("lab.knockout", the
+// CLI's --knockout syntax) in a workspace file: optional, so files without them open as before.
+// Every value is checked as its widget or core's parser would take it.
 #include "figure/workspace_reader.h"
 
 #include "attnscope/attention/knockout_spec.h"

@@ -91,10 +91,12 @@ QWidget* CausalPanel::buildInputs() {
     clean_->setObjectName(QStringLiteral("causalClean"));
     clean_->setPlaceholderText(tr("the main input"));
     clean_->setToolTip(tr("The clean input (empty: the window's input)"));
+    clean_->setMinimumWidth(140);
     corrupt_ = new QLineEdit;
     corrupt_->setObjectName(QStringLiteral("causalCorrupt"));
     corrupt_->setPlaceholderText(tr("same length as the clean input"));
     corrupt_->setToolTip(tr("The corrupt input for patching: as many tokens as the clean one"));
+    corrupt_->setMinimumWidth(140);
     ids_ = new QCheckBox(tr("Token ids"));
     ids_->setObjectName(QStringLiteral("causalIds"));
     ids_->setToolTip(tr("The boxes hold token ids (3,17,42) instead of text"));
@@ -151,10 +153,14 @@ QWidget* CausalPanel::buildPatchRow() {
     what_->addItem(tr("attention out (layer × position)"));
     what_->addItem(tr("MLP out (layer × position)"));
     what_->setToolTip(tr("What the corrupt run takes from the clean one, one site at a time"));
+    what_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    what_->setMinimumContentsLength(14);
     method_ = new QComboBox;
     method_->setObjectName(QStringLiteral("causalMethod"));
     method_->addItem(tr("exact"));
     method_->addItem(tr("attribution (linear approx.)"));
+    method_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    method_->setMinimumContentsLength(10);
     method_->setToolTip(tr("Exact: one run per site. Attribution: one backward pass, a linear approximation"));
     patch_ = new QPushButton(tr("Patch"));
     patch_->setObjectName(QStringLiteral("causalPatchButton"));

@@ -67,7 +67,14 @@ void CausalService::requestLens(std::shared_ptr<const attnscope::Model> model, c
                             run.attributionPosition = position < 0 ? n - 1 : position;
                             run.progress = [stop](long long, long long) { return !stop.requested(); };
                             r.position = run.attributionPosition;
-                            r.trace = model->forward(ids, run);
+                            try {
+                                r.trace = model->forward(ids, run);
+                            } catch (const attnscope::Error& e) {
+                                // DLA's refusal (post-norm decoders): the lens still applies.
+                                r.dlaRefusal = QString::fromUtf8(e.what());
+                                run.attributionPosition = -1;
+                                r.trace = model->forward(ids, run);
+                            }
                             attnscope::LensOptions options;
                             options.topK = std::min<int>(kLensTopK, model->info().vocabSize);
                             r.lens = attnscope::logitLens(*r.trace, options);

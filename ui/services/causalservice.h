@@ -41,6 +41,7 @@ struct LensResult {
     std::int64_t position = 0;                      // P, resolved (the last position for -1)
     attnscope::LogitLens lens;                      // top kLensTopK
     QStringList topTexts;                           // readable text of lens.topIds, same order
+    QString dlaRefusal;  // why the run kept no attribution parts (a post-norm decoder); "" when it did
     QString error;
 };
 
