@@ -17,6 +17,8 @@
 #include <QGuiApplication>
 #include <QLineEdit>
 #include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -103,6 +105,9 @@ TEST_CASE_METHOD(LabFixture, "causal screenshots", "[.causal-shots]") {
         panel->knockoutEdit()->setText(QStringLiteral("%1:0,1@0-1").arg(n - 1));
         QTest::mouseClick(panel->knockoutApplyButton(), Qt::LeftButton);
         waitForRerun();
+        // The output change under the Output box: the Controls dock scrolled down to it.
+        if (auto* scroll = window.findChild<QDockWidget*>(QStringLiteral("controlsDock"))->findChild<QScrollArea*>())
+            scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
         QTest::qWait(600);
         window.grab().save(out + QStringLiteral("/knockout-") + tag + QStringLiteral(".png"));
         lab->setKnockoutSpec({});

@@ -261,8 +261,8 @@ void CausalController::onDla(const DlaResult& r) {
     const QString answer = vocabularyLabels(model, {r.token}).value(0);
     const QString wrong = r.minus ? vocabularyLabels(model, {*r.minus}).value(0) : QString();
     f.title = tr("DLA of %1 at P = %2").arg(ldName(answer, wrong)).arg(d.position);
-    f.notes << tr("Σ of the parts %1 (final bias %2 included) = logit difference %3 (before any soft-cap)")
-                       .arg(causalNumber(d.sum), causalNumber(d.finalBias), causalNumber(d.logitDiff));
+    f.notes << tr("Σ parts %1 = logit difference %2 (final bias %3 included; before any soft-cap)")
+                       .arg(causalNumber(d.sum), causalNumber(d.logitDiff), causalNumber(d.finalBias));
     f.bars.emplace_back(tr("embed"), d.embed);
     bool biases = false;
     for (double b : d.attnBias) biases = biases || b != 0;
@@ -318,7 +318,7 @@ void CausalController::onPatch(const PatchJobResult& r) {
     f.title = tr("Patching %1 (%2) at P = %3")
                       .arg(whatName(r.request.what), r.request.attribution ? tr("attribution") : tr("exact"))
                       .arg(p.position);
-    f.notes << tr("LD clean %1 · LD corrupt %2 · score = (LD − LD corrupt) / (LD clean − LD corrupt)")
+    f.notes << tr("LD clean %1 · LD corrupt %2 (score 1: as clean, 0: as corrupt)")
                        .arg(causalNumber(p.ldClean), causalNumber(p.ldCorrupt));
     panel_->patchView()->setFigure(f);
     panel_->statusLabel()->setText(tr("Patched in %1.").arg(formatDuration(r.ms)));

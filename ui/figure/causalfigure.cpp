@@ -143,7 +143,7 @@ SignedExtras signedExtras(const QPaintDevice* device, const SignedMapFigure& s) 
         QStringList labels;
         for (const auto& b : s.bars) labels << b.first;
         e.barsTitle = f * 1.6;
-        e.bars = f * 6;
+        e.bars = f * 4.5;
         e.barLabels = std::min(widest(QFontMetricsF(unitFont(device, f * 0.75)), labels), f * 6) + f * 0.4;
     }
     return e;
@@ -236,8 +236,7 @@ void paintLensFigure(QPainter& p, const LensFigure& l, const QRectF& area) {
         const double x = g.cellRect(0, c).left();
         p.drawLine(QPointF(x, g.cells.top()), QPointF(x, g.cells.bottom()));
     }
-    drawAxes(p, g, m, l.rowLabels, l.colLabels, QStringLiteral("residual stream (row l: entering block l)"),
-             QStringLiteral("position"));
+    drawAxes(p, g, m, l.rowLabels, l.colLabels, QStringLiteral("residual into layer"), QStringLiteral("position"));
     drawColorBar(
             p, g, [&](double t) { return colormapColor(l.colormap, t); },
             [](double t) { return QString::number(t, 'g', 2); });

@@ -21,7 +21,7 @@ QComboBox* tokenCombo(const QString& name, const QString& tip) {
     combo->setEditable(true);
     combo->setInsertPolicy(QComboBox::NoInsert);
     combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    combo->setMinimumContentsLength(14);
+    combo->setMinimumContentsLength(10);
     combo->setToolTip(tip);
     return combo;
 }
@@ -78,8 +78,8 @@ CausalPanel::CausalPanel(QWidget* parent) : QWidget(parent) {
     split->addWidget(lens_);
     split->addWidget(lower);
     split->setChildrenCollapsible(false);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 2);  // the maps below carry notes and bars
+    split->setStretchFactor(1, 3);
     column->addWidget(split, 1);
 }
 
@@ -91,12 +91,10 @@ QWidget* CausalPanel::buildInputs() {
     clean_->setObjectName(QStringLiteral("causalClean"));
     clean_->setPlaceholderText(tr("the main input"));
     clean_->setToolTip(tr("The clean input (empty: the window's input)"));
-    clean_->setMinimumWidth(140);
     corrupt_ = new QLineEdit;
     corrupt_->setObjectName(QStringLiteral("causalCorrupt"));
     corrupt_->setPlaceholderText(tr("same length as the clean input"));
     corrupt_->setToolTip(tr("The corrupt input for patching: as many tokens as the clean one"));
-    corrupt_->setMinimumWidth(140);
     ids_ = new QCheckBox(tr("Token ids"));
     ids_->setObjectName(QStringLiteral("causalIds"));
     ids_->setToolTip(tr("The boxes hold token ids (3,17,42) instead of text"));
@@ -113,20 +111,21 @@ QWidget* CausalPanel::buildInputs() {
     run_ = new QPushButton(tr("Run"));
     run_->setObjectName(QStringLiteral("causalRun"));
     run_->setToolTip(tr("Run the clean input: its logit lens, its top predictions and the DLA of the answer"));
+    // Rows rather than one long line, so the tab fits beside the docks on a laptop screen.
     grid->addWidget(new QLabel(tr("Clean:")), 0, 0);
-    grid->addWidget(clean_, 0, 1);
-    grid->addWidget(new QLabel(tr("Corrupt:")), 0, 2);
-    grid->addWidget(corrupt_, 0, 3);
+    grid->addWidget(clean_, 0, 1, 1, 3);
     grid->addWidget(ids_, 0, 4);
-    grid->addWidget(new QLabel(tr("Answer T:")), 1, 0);
-    grid->addWidget(answer_, 1, 1);
-    grid->addWidget(new QLabel(tr("minus T2:")), 1, 2);
-    grid->addWidget(wrong_, 1, 3);
+    grid->addWidget(new QLabel(tr("Corrupt:")), 1, 0);
+    grid->addWidget(corrupt_, 1, 1, 1, 3);
+    grid->addWidget(new QLabel(tr("Answer T:")), 2, 0);
+    grid->addWidget(answer_, 2, 1);
+    grid->addWidget(new QLabel(tr("minus T2:")), 2, 2);
+    grid->addWidget(wrong_, 2, 3);
     auto* posRow = new QHBoxLayout;
     posRow->addWidget(new QLabel(tr("P:")));
     posRow->addWidget(position_);
     posRow->addWidget(run_);
-    grid->addLayout(posRow, 1, 4);
+    grid->addLayout(posRow, 2, 4);
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     wrong_->addItem(tr("(none)"), QVariant::fromValue<qlonglong>(-1));
@@ -154,13 +153,13 @@ QWidget* CausalPanel::buildPatchRow() {
     what_->addItem(tr("MLP out (layer × position)"));
     what_->setToolTip(tr("What the corrupt run takes from the clean one, one site at a time"));
     what_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    what_->setMinimumContentsLength(14);
+    what_->setMinimumContentsLength(12);
     method_ = new QComboBox;
     method_->setObjectName(QStringLiteral("causalMethod"));
     method_->addItem(tr("exact"));
     method_->addItem(tr("attribution (linear approx.)"));
     method_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    method_->setMinimumContentsLength(10);
+    method_->setMinimumContentsLength(8);
     method_->setToolTip(tr("Exact: one run per site. Attribution: one backward pass, a linear approximation"));
     patch_ = new QPushButton(tr("Patch"));
     patch_->setObjectName(QStringLiteral("causalPatchButton"));
@@ -169,7 +168,7 @@ QWidget* CausalPanel::buildPatchRow() {
     progress_->setObjectName(QStringLiteral("causalProgress"));
     progress_->setRange(0, 1000);
     progress_->setTextVisible(false);
-    progress_->setMaximumWidth(160);
+    progress_->setMaximumWidth(120);
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setObjectName(QStringLiteral("causalCancel"));
     cancel_->setEnabled(false);
