@@ -110,6 +110,7 @@ TEST_CASE_METHOD(LabFixture, "causal screenshots", "[.causal-shots]") {
             scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
         QTest::qWait(600);
         window.grab().save(out + QStringLiteral("/knockout-") + tag + QStringLiteral(".png"));
+        lab->changeView()->grab().save(out + QStringLiteral("/knockout-change-") + tag + QStringLiteral(".png"));
         lab->setKnockoutSpec({});
     }
 }

@@ -28,7 +28,7 @@ TEST_CASE("knockout specs parse into queries, keys and layer ranges and format b
 TEST_CASE("malformed knockout specs are refused with the bad part named", "[attention][knockout]") {
     CHECK_THROWS_WITH(parseKnockouts("2:0"), Catch::Contains("'2:0' is not QUERIES:KEYS@LAYERS"));
     CHECK_THROWS_WITH(parseKnockouts("1@0:2"), Catch::Contains("is not QUERIES:KEYS@LAYERS"));
-    CHECK_THROWS_WITH(parseKnockouts("1:0@1-2-3"), Catch::Contains("layers are A or A-B"));
+    CHECK_THROWS_WITH(parseKnockouts("1:0@1,2,3"), Catch::Contains("layers are A or A-B"));
     CHECK_THROWS_WITH(parseKnockouts("x:0@1"), Catch::Contains("'x' is not a query position"));
     CHECK_THROWS_WITH(parseKnockouts("1:-1@0"), Catch::Contains("key position"));
     CHECK_THROWS_WITH(parseKnockouts(""), Catch::Contains("no knockout given"));
