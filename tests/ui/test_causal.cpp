@@ -8,6 +8,7 @@
 #include "controllers/causalcontroller.h"
 #include "figure/workspace.h"
 #include "panels/causalpanel.h"
+#include "panels/exportdialog.h"
 #include "state/viewstate.h"
 #include "views/figurecanvas.h"
 
@@ -150,6 +151,17 @@ TEST_CASE_METHOD(CausalFixture, "Causal tab on Llama: lens, DLA and patching equ
     for (std::size_t i = 0; i < approx.scores.size(); ++i)
         CHECK(panel->patchView()->figure().values[i] == Approx(approx.scores[i]).margin(1e-5));
 
+    // Cancel: a patching job cancelled at once delivers nothing, and the view says so.
+    QTest::mouseClick(panel->patchButton(), Qt::LeftButton);
+    CHECK(panel->cancelButton()->isEnabled());
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    causal->service()->waitForWorkers();
+    QTest::qWait(50);
+    CHECK(panel->statusLabel()->text() == QStringLiteral("Cancelled."));
+    CHECK_FALSE(panel->patchView()->hasFigure());
+    CHECK(panel->patchView()->message().contains(QStringLiteral("cancelled")));
+    CHECK_FALSE(panel->cancelButton()->isEnabled());
+
     // A head of the DLA map opens in Explore.
     QTest::mouseClick(panel->dlaView()->canvas(), Qt::LeftButton, {}, panel->dlaView()->cellCenter(1, 2).toPoint());
     CHECK(window.state()->layer() == 1);
@@ -264,6 +276,10 @@ TEST_CASE_METHOD(CausalFixture, "Causal settings and the Lab's knockout survive 
     CHECK(saved.causal.attribution);
     CHECK(saved.lab.knockout == QStringLiteral("4:0@1"));
     CHECK(saved.view.tab == QStringLiteral("causal"));
+    // The ViewState holds them too (its workspace is the same serialisation).
+    CHECK(window.state()->tabSettings().causal.what == QStringLiteral("mlp_out"));
+    CHECK(window.state()->tabSettings().causal.answer == std::optional<std::int64_t>(7));
+    CHECK(window.state()->tabSettings().lab.knockout == QStringLiteral("4:0@1"));
 
     // Change everything, then open the file: the settings come back and the lens runs again at P = 3.
     causal->setSettings({});
@@ -316,6 +332,14 @@ TEST_CASE_METHOD(CausalFixture, "Causal figures export as PDF, SVG and PNG; Gemm
         CHECK(QFileInfo(path).size() > 500);
     }
     writePainted(qpath(out / "dla.png"), panel->dlaView()->exportable(), 6.75, 100);
+    // The Export… buttons open the export dialog on the same painted figure.
+    QTest::mouseClick(panel->lensView()->findChild<QPushButton*>(QStringLiteral("causalLensExport")), Qt::LeftButton);
+    auto* dialog = window.findChild<ExportDialog*>(QStringLiteral("exportCausalDialog"));
+    REQUIRE(dialog);
+    dialog->setPath(qpath(out / "dialog.svg"));
+    REQUIRE(dialog->exportNow());
+    CHECK(QFileInfo(qpath(out / "dialog.svg")).size() > 500);
+    dialog->close();
     const QImage png(qpath(out / "dla.png"));
     CHECK(png.width() == 675);
 }

@@ -74,7 +74,14 @@ CausalController::CausalController(ViewState* state, Session* session, QObject* 
         service_->cancel(CausalJob::Patch);
         panel_->setJob({});
         panel_->statusLabel()->setText(tr("Cancelled."));
+        panel_->patchView()->clear(tr("Patching was cancelled: press Patch to run it again."));
     });
+    // The ViewState holds the tab's settings too (the workspace is its serialisation).
+    for (auto signal : {&CausalPanel::settingsChanged, &CausalPanel::tokensChanged})
+        connect(panel_, signal, this, &CausalController::syncState);
+    connect(panel_->corruptEdit(), &QLineEdit::editingFinished, this, &CausalController::syncState);
+    connect(panel_->whatCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
+    connect(panel_->methodCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
     connect(panel_, &CausalPanel::settingsChanged, this, [this] {
         const bool had = !lens_.lens.topIds.empty();
         clearResults(true, true, true);
@@ -364,6 +371,12 @@ Workspace::Causal CausalController::settings() const {
     return s;
 }
 
+void CausalController::syncState() {
+    ViewState::TabSettings t = state_->tabSettings();
+    t.causal = settings();
+    state_->setTabSettings(t);
+}
+
 void CausalController::setSettings(const Workspace::Causal& s) {
     {
         const QSignalBlocker b0(panel_), b1(panel_->whatCombo()), b2(panel_->methodCombo());
@@ -379,6 +392,7 @@ void CausalController::setSettings(const Workspace::Causal& s) {
         panel_->setWrong(s.wrong);
     }
     clearResults(true, true, true);
+    syncState();
     if (applicable_ && tabShown()) run();
 }
 

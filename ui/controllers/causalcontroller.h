@@ -71,6 +71,7 @@ private:
     void clearResults(bool lens, bool dla, bool patch);
     void setApplicable(bool applicable, const QString& reason);
     void openHead(int layer, int head);
+    void syncState();  // the panel's settings into the ViewState's tab settings
     CausalInput cleanInput() const;
     bool idsMode() const;  // typed inputs are token ids (ticked, or the model has no tokenizer)
     bool tabShown() const;

@@ -399,6 +399,9 @@ bool LabController::setKnockoutSpec(const QString& spec, bool apply) {
     panel_->knockoutEdit()->setText(canonical);
     panel_->knockoutClearButton()->setEnabled(!canonical.isEmpty());
     panel_->knockoutLabel()->setText(canonical.isEmpty() ? QString() : tr("Knocked out: %1").arg(canonical));
+    ViewState::TabSettings settings = state_->tabSettings();  // the state holds what the lab applies
+    settings.lab.knockout = canonical;
+    state_->setTabSettings(settings);
     if (apply) applyIntervention();
     return true;
 }
