@@ -45,6 +45,7 @@ void setComboToken(QComboBox* combo, std::optional<std::int64_t> id) {
         combo->setCurrentIndex(i);
     else
         combo->setEditText(id ? QString::number(*id) : QString());
+    combo->lineEdit()->setCursorPosition(0);  // the token's text, not the end of the line, when narrow
 }
 
 }  // namespace
