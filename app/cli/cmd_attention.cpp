@@ -8,6 +8,8 @@
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/source_metrics.h"
 #include "source_blocks.h"
+#include "attnscope/analysis/value_norm.h"
+#include "attnscope/attention/knockout_spec.h"
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
@@ -128,7 +130,11 @@ AttentionSettings parseSettings(const Args& args) {
         throw UsageError("--prune-count and --prune-least need --prune entropy|output");
     }
     if (auto spec = args.value("knockout")) {
-        s.run.knockouts = parseKnockouts(*spec);
+        try {
+            s.run.knockouts = attnscope::parseKnockouts(*spec);  // one parser for the CLI and the Lab dock
+        } catch (const Error& e) {
+            throw Error(std::string("--knockout ") + e.what());
+        }
         s.what += (s.what.empty() ? "" : "; ") + std::string("knockout ") + *spec;
     }
     s.rerun = propagate || !s.run.maskHeads.empty() || s.prune || !s.run.knockouts.empty();

@@ -124,9 +124,10 @@ double msSince(std::chrono::steady_clock::time_point t) {
 }
 
 // --timing (docs/benchmarks.md): the whole job against as many full forwards as it has patches
-// (the median of 5 forwards of the corrupt input, after one warm-up, times the patch count).
-void printPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, const PatchResult& result,
-                      double jobMs) {
+// (the median of 5 forwards of the corrupt input, after one warm-up, times the patch count); for
+// attribution patching, whose target is a number of forwards, against one forward.
+void printPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, const PatchResult& result, double jobMs,
+                      bool attribution) {
     model.forward(ids);
     std::vector<double> ms;
     for (int r = 0; r < 5; ++r) {
@@ -136,6 +137,13 @@ void printPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, 
     }
     std::sort(ms.begin(), ms.end());
     const double patches = static_cast<double>(result.rows) * result.cols;
+    if (attribution) {
+        std::cout << std::fixed << std::setprecision(1) << "timing: attribution patching " << jobMs << " ms for "
+                  << static_cast<long long>(patches) << " scores (clean run, corrupt run with gradients, backward); "
+                  << "one forward " << ms[2] << " ms; the job = " << std::setprecision(2) << jobMs / ms[2]
+                  << " forwards\n";
+        return;
+    }
     std::cout << std::fixed << std::setprecision(1) << "timing: the patching job " << jobMs << " ms for "
               << static_cast<long long>(patches) << " patches (2 recorded runs included); one forward " << ms[2]
               << " ms, " << static_cast<long long>(patches) << " forwards " << ms[2] * patches << " ms; ratio "
@@ -173,7 +181,7 @@ int runPatch(const std::vector<std::string>& argv) {
     if (args.flag("progress")) request.progress = stderrProgress("patching", "patch");
     const auto t0 = std::chrono::steady_clock::now();
     const PatchResult result = activationPatching(*model, clean, corrupt, request);
-    if (args.flag("timing")) printPatchTiming(*model, corrupt, result, msSince(t0));
+    if (args.flag("timing")) printPatchTiming(*model, corrupt, result, msSince(t0), request.attribution);
 
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);

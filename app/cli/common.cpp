@@ -136,30 +136,4 @@ std::vector<std::int64_t> inputIds(const Args& args, const Model& model) {
     throw UsageError("missing input: --ids 3,17,42 or --text STRING");
 }
 
-// --knockout "Q1,Q2:K1,K2@a-b;..." (queries : keys @ layers a..b, or @a for one layer).
-std::vector<Knockout> parseKnockouts(const std::string& spec) {
-    std::vector<Knockout> out;
-    std::stringstream all(spec);
-    std::string one;
-    while (std::getline(all, one, ';')) {
-        const auto colon = one.find(':'), at = one.find('@');
-        if (colon == std::string::npos || at == std::string::npos || at < colon)
-            throw Error("--knockout '" + one + "' is not QUERIES:KEYS@LAYERS (e.g. 5:0,1@2-4)");
-        Knockout k;
-        k.queries = parseIntegers(one.substr(0, colon), "--knockout", "query position");
-        k.keys = parseIntegers(one.substr(colon + 1, at - colon - 1), "--knockout", "key position");
-        const std::string layers = one.substr(at + 1);
-        const auto dash = layers.find('-');
-        const auto range = parseIntegers(
-                dash == std::string::npos ? layers : layers.substr(0, dash) + "," + layers.substr(dash + 1),
-                "--knockout", "layer");
-        if (range.empty() || range.size() > 2) throw Error("--knockout '" + one + "': layers are A or A-B");
-        k.firstLayer = static_cast<int>(std::min<std::int64_t>(range.front(), 1 << 30));
-        k.lastLayer = static_cast<int>(std::min<std::int64_t>(range.back(), 1 << 30));
-        out.push_back(std::move(k));
-    }
-    if (out.empty()) throw Error("--knockout is empty");
-    return out;
-}
-
 }  // namespace attnscope::cli

@@ -38,10 +38,6 @@ std::vector<std::int64_t> parseIds(const std::string& text);
 // entry is ("token type").
 std::vector<std::int64_t> parseIntegers(const std::string& text, const std::string& option, const std::string& what);
 
-// --knockout "Q1,Q2:K1,K2@A-B;..." (queries : keys @ layers A..B, or @A): the RunOptions::knockouts
-// it names; throws attnscope::Error naming the malformed part (ranges are checked by the model).
-std::vector<Knockout> parseKnockouts(const std::string& spec);
-
 // The model's input from --ids or --text (exactly one of them); throws UsageError otherwise.
 std::vector<std::int64_t> inputIds(const Args& args, const Model& model);
 

@@ -8,6 +8,7 @@ add_executable(attnscope-devtools
   ${CMAKE_CURRENT_LIST_DIR}/window_screenshots.cpp
   ${CMAKE_CURRENT_LIST_DIR}/views_screenshots.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lab_screenshots.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/causal_screenshots.cpp
   ${CMAKE_CURRENT_LIST_DIR}/timings.cpp
   ${CMAKE_CURRENT_LIST_DIR}/write_family_fixtures.cpp
   ${CMAKE_CURRENT_LIST_DIR}/source_screenshots.cpp

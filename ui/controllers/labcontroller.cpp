@@ -10,6 +10,8 @@
 #include "views/outputchangeview.h"
 #include "state/viewstate.h"
 
+#include "attnscope/attention/knockout_spec.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -50,6 +52,11 @@ LabController::LabController(ViewState* state, Session* session, QObject* parent
         updateMaskViews();
         applyIntervention();
     });
+    connect(panel_->knockoutApplyButton(), &QPushButton::clicked, this,
+            [this] { setKnockoutSpec(panel_->knockoutEdit()->text()); });
+    connect(panel_->knockoutEdit(), &QLineEdit::returnPressed, this,
+            [this] { setKnockoutSpec(panel_->knockoutEdit()->text()); });
+    connect(panel_->knockoutClearButton(), &QPushButton::clicked, this, [this] { setKnockoutSpec({}); });
     connect(panel_->cancelButton(), &QPushButton::clicked, this, [this] {
         service_->cancelAll();
         jobText_.clear();
@@ -198,6 +205,11 @@ void LabController::onModelLoaded() {
     jobText_.clear();
     panel_->setJob({});
     intervention_.masked.clear();
+    intervention_.knockouts.clear();  // positions and layers of another model
+    intervention_.knockoutSpec.clear();
+    panel_->knockoutEdit()->clear();
+    panel_->knockoutLabel()->clear();
+    panel_->knockoutClearButton()->setEnabled(false);
     rerunTrace_.reset();
     base_.reset();
     fit_.reset();
@@ -250,6 +262,8 @@ void LabController::onRerun(const RerunResult& r) {
     if (r.original != session_->trace()) return;
     if (!r.error.isEmpty()) {
         jobEnded(tr("<span style='color:#c03030'>The re-run failed: %1</span>").arg(r.error.toHtmlEscaped()));
+        if (!r.intervention.knockouts.empty())
+            panel_->knockoutLabel()->setText(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
         emit status(tr("Re-run failed: %1").arg(r.error), 10000);
         return;
     }
@@ -364,6 +378,32 @@ void LabController::jobEnded(const QString& text) {
     jobText_.clear();
     panel_->setJob({});
     if (!text.isEmpty()) panel_->jobLabel()->setText(text);
+}
+
+bool LabController::setKnockoutSpec(const QString& spec, bool apply) {
+    std::vector<attnscope::Knockout> knockouts;
+    QString canonical;
+    if (!spec.trimmed().isEmpty()) {
+        try {
+            knockouts = attnscope::parseKnockouts(spec.toStdString());  // the CLI's parser
+            canonical = QString::fromStdString(attnscope::formatKnockouts(knockouts));
+        } catch (const std::exception& e) {
+            const QString why = QString::fromUtf8(e.what());
+            panel_->knockoutLabel()->setText(tr("<span style='color:#c03030'>%1</span>").arg(why.toHtmlEscaped()));
+            emit status(tr("Knockout refused: %1").arg(why), 8000);
+            return false;
+        }
+    }
+    intervention_.knockouts = std::move(knockouts);
+    intervention_.knockoutSpec = canonical;
+    panel_->knockoutEdit()->setText(canonical);
+    panel_->knockoutClearButton()->setEnabled(!canonical.isEmpty());
+    panel_->knockoutLabel()->setText(canonical.isEmpty() ? QString() : tr("Knocked out: %1").arg(canonical));
+    ViewState::TabSettings settings = state_->tabSettings();  // the state holds what the lab applies
+    settings.lab.knockout = canonical;
+    state_->setTabSettings(settings);
+    if (apply) applyIntervention();
+    return true;
 }
 
 void LabController::onProgress(LabJob job, int permille) {

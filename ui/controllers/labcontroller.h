@@ -69,6 +69,12 @@ public:
     void clearMasks();
     // Replaces the masked heads and re-runs once (a workspace being opened).
     void setMaskedHeads(std::vector<attnscope::HeadRef> heads);
+    // Attention knockouts from a spec (the CLI's "4,3:0,1@0-1", parsed by core's
+    // attention/knockout_spec.h; empty = none): a malformed spec is refused (false, its reason in
+    // the dock and the status line) and the intervention kept; else it becomes the intervention's
+    // and, with apply, the model re-runs.
+    bool setKnockoutSpec(const QString& spec, bool apply = true);
+    QString knockoutSpec() const { return intervention_.knockoutSpec; }
     // Fits the current head with the Lab dock's settings, or key with the options given.
     void fitAdditive();
     void fitAdditive(MapKey key, const attnscope::AdditiveFitOptions& options);

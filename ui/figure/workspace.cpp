@@ -26,7 +26,7 @@ const QStringList kFeatureMaps = {QStringLiteral("elu"), QStringLiteral("relu"),
 const QStringList kScales = {QStringLiteral("linear"), QStringLiteral("log")};
 const QStringList kDevices = {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
 const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
-                           QStringLiteral("model"), QStringLiteral("image")};
+                           QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("causal")};
 const QStringList kMetricsViews = {QStringLiteral("rollout"), QStringLiteral("flow"), QStringLiteral("similarity")};
 const QStringList kPoolings = {QStringLiteral("max"), QStringLiteral("mean"), QStringLiteral("sum")};
 constexpr int kMaxIndex = 1 << 20;  // layers, heads: far above any model, far below overflow
@@ -121,6 +121,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
         w.lab.gate = lab->number(QStringLiteral("gate"), 0.0, 1.0).value_or(0.5);
         w.lab.fitWidth = lab->integer(QStringLiteral("fit_width"), 1, 512).value_or(32);
         w.lab.fitSteps = lab->integer(QStringLiteral("fit_steps"), 1, 10000).value_or(300);
+        w.lab.knockout = knockoutSpec(*lab);
         if (auto fit = lab->object(QStringLiteral("fit"))) {
             Workspace::Lab::Fit f;
             f.temperature = fit->number(QStringLiteral("temperature"), 0.1, 10.0).value_or(1.0);
@@ -188,6 +189,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
         m->done();
     }
     readViewSections(r, w);
+    readCausalSection(r, w);
     r.done();
     return w;
 }
@@ -229,6 +231,7 @@ QByteArray workspaceJson(const Workspace& w) {
                     {QStringLiteral("gate"), w.lab.gate},
                     {QStringLiteral("fit_width"), w.lab.fitWidth},
                     {QStringLiteral("fit_steps"), w.lab.fitSteps}};
+    if (!w.lab.knockout.isEmpty()) lab.insert(QStringLiteral("knockout"), w.lab.knockout);
     if (w.lab.fit)
         lab.insert(QStringLiteral("fit"), QJsonObject{{QStringLiteral("block"), w.lab.fit->block},
                                                       {QStringLiteral("layer"), w.lab.fit->layer},
@@ -262,6 +265,7 @@ QByteArray workspaceJson(const Workspace& w) {
     o.insert(QStringLiteral("figure"),
              QJsonObject{{QStringLiteral("width_in"), w.figure.widthIn}, {QStringLiteral("dpi"), w.figure.dpi}});
     writeViewSections(w, o);
+    writeCausalSection(w, o);
     QJsonObject window;
     if (!w.window.geometry.isEmpty())
         window.insert(QStringLiteral("geometry"), QString::fromLatin1(w.window.geometry.toBase64()));

@@ -6,12 +6,13 @@
 // "attnscope-workspace", "version": 2, "model" (a folder or builtin:NAME), and the optional
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
 // "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
-// and "generation" (workspace_views.cpp), and "map_source" (the Show selector: {"source":
-// "value-norm", "target": 42}), written only when the maps show another source than the weights,
-// so a file of the weights reads in an AttnScope before map sources (which refuses the section by
-// name otherwise). Version 1 files are read as they are: a section they
-// lack takes the defaults below, which are what a fresh window shows. Every field is typed and checked; an unknown
-// field, a wrong type or a value out of range is refused with attnscope::Error naming the file and the field
+// and "generation" (workspace_views.cpp), the optional "causal" and "lab.knockout" (workspace_causal.cpp),
+// and "map_source" (the Show selector: {"source": "value-norm", "target": 42}), written only when the
+// maps show another source than the weights, so a file of the weights reads in an AttnScope before map
+// sources (which refuses the section by name otherwise). Version 1 files are read as they are: a
+// section they lack takes the defaults below, which are what a fresh window shows. Every field is
+// typed and checked; an unknown field, a wrong type or a value out of range is refused with
+// attnscope::Error naming the file and the field
 // ("ws.attnscope: lab.variant: unknown 'dots' (use native, dot, linear, additive or hybrid)"). Relative model and image
 // paths are read relative to the workspace file's folder.
 //
@@ -34,8 +35,9 @@
 #include <vector>
 
 struct Workspace {
-    static constexpr int kVersion =
-            2;  // 1: up to the window's view; 2: + the Model, Image, Views and generation sections
+    // 1: up to the window's view; 2: + the Model, Image, Views and generation sections (and, as
+    // optional additions that an older reader refuses by name, the Causal tab and the lab's knockouts).
+    static constexpr int kVersion = 2;
 
     QString model;                            // a model folder (absolute once read) or builtin:NAME
     QString device = QStringLiteral("auto");  // auto, cpu or cuda
@@ -76,6 +78,7 @@ struct Workspace {
             double temperature = 1.0;
         };
         std::optional<Fit> fit;
+        QString knockout;  // attention knockouts (attnscope/attention/knockout_spec.h); empty = none
     } lab;
 
     std::vector<attnscope::HeadRef> masked;  // heads whose output is zeroed (re-run)
@@ -150,6 +153,16 @@ struct Workspace {
         std::vector<std::int64_t> generated;  // empty = none made
         int step = 0;
     } generation;
+
+    struct Causal {                                 // the Causal tab
+        QString clean;                              // the clean input; empty = the main input
+        QString corrupt;                            // the corrupt input for patching
+        bool ids = false;                           // the two hold token ids
+        std::optional<std::int64_t> answer, wrong;  // T and T2 (vocabulary ids); none = not chosen
+        int position = -1;                          // P; -1 = the last
+        QString what = QStringLiteral("heads");     // heads, resid, attn_out or mlp_out
+        bool attribution = false;                   // attribution patching instead of exact
+    } causal;
 
     struct FigureSettings {  // the export dialog's width and PNG resolution
         double widthIn = 3.25;

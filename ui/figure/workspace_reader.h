@@ -110,3 +110,9 @@ private:
 // (each optional; absent = the defaults in workspace.h), and written into it.
 void readViewSections(WorkspaceReader& r, Workspace& w);
 void writeViewSections(const Workspace& w, QJsonObject& o);
+
+// The Causal tab's section (workspace_causal.cpp) and the lab's knockout spec, checked
+// by core's parser (attnscope/attention/knockout_spec.h): absent = the defaults in workspace.h.
+void readCausalSection(WorkspaceReader& r, Workspace& w);
+void writeCausalSection(const Workspace& w, QJsonObject& o);
+QString knockoutSpec(WorkspaceReader& lab);

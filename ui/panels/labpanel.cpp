@@ -5,6 +5,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
@@ -148,6 +149,27 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     maskLayout->addLayout(rankForm);
     maskLayout->addLayout(pruneRow);
 
+    auto* knockoutBox = new QGroupBox(tr("Attention knockout"));
+    auto* knockoutLayout = new QVBoxLayout(knockoutBox);
+    knockout_ = new QLineEdit;
+    knockout_->setObjectName(QStringLiteral("knockoutEdit"));
+    knockout_->setPlaceholderText(tr("queries:keys@layers, e.g. 4,3:0,1@0-1"));
+    knockout_->setToolTip(tr("Set the logits from these query positions to these key positions to −∞ in layers a…b "
+                             "and re-run the model (Geva et al. 2023); several separated by ';'"));
+    knockoutApply_ = new QPushButton(tr("Knock out"));
+    knockoutApply_->setObjectName(QStringLiteral("knockoutApplyButton"));
+    knockoutClear_ = new QPushButton(tr("Clear"));
+    knockoutClear_->setObjectName(QStringLiteral("knockoutClearButton"));
+    knockoutClear_->setEnabled(false);
+    auto* knockoutRow = new QHBoxLayout;
+    knockoutRow->addWidget(knockoutApply_);
+    knockoutRow->addWidget(knockoutClear_);
+    knockoutLabel_ = wrapped(QString());
+    knockoutLabel_->setObjectName(QStringLiteral("knockoutLabel"));
+    knockoutLayout->addWidget(knockout_);
+    knockoutLayout->addLayout(knockoutRow);
+    knockoutLayout->addWidget(knockoutLabel_);
+
     auto* jobBox = new QGroupBox(tr("Lab jobs"));
     auto* jobLayout = new QVBoxLayout(jobBox);
     job_ = wrapped(tr("Idle."));
@@ -169,6 +191,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* column = new QVBoxLayout(this);
     column->addWidget(variantBox);
     column->addWidget(maskBox);
+    column->addWidget(knockoutBox);
     column->addWidget(jobBox);
     column->addStretch(1);
 

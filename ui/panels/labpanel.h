@@ -14,6 +14,7 @@ class QComboBox;
 class QFormLayout;
 class QLayout;
 class QLabel;
+class QLineEdit;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
@@ -42,6 +43,12 @@ public:
     // Prune: mask the count least important heads. Ablate: mask the count most important.
     QPushButton* pruneButton() const { return prune_; }
     QPushButton* ablateButton() const { return ablate_; }
+    // Attention knockout: the spec (the CLI's Q1,Q2:K1,K2@a-b, several separated by ';'), Apply
+    // (re-runs the model with it) and Clear, and a line saying what is applied or why not.
+    QLineEdit* knockoutEdit() const { return knockout_; }
+    QPushButton* knockoutApplyButton() const { return knockoutApply_; }
+    QPushButton* knockoutClearButton() const { return knockoutClear_; }
+    QLabel* knockoutLabel() const { return knockoutLabel_; }
     QPushButton* cancelButton() const { return cancel_; }
     QProgressBar* progressBar() const { return progress_; }
     QLabel* jobLabel() const { return job_; }
@@ -82,6 +89,10 @@ private:
     QSpinBox* pruneCount_ = nullptr;
     QPushButton* prune_ = nullptr;
     QPushButton* ablate_ = nullptr;
+    QLineEdit* knockout_ = nullptr;
+    QPushButton* knockoutApply_ = nullptr;
+    QPushButton* knockoutClear_ = nullptr;
+    QLabel* knockoutLabel_ = nullptr;
     QLabel* job_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;

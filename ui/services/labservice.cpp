@@ -93,6 +93,7 @@ attnscope::RunOptions Intervention::runOptions() const {
         o.temperatureLayers = layers;
     }
     o.maskHeads = masked;
+    o.knockouts = knockouts;
     return o;
 }
 
@@ -109,6 +110,7 @@ QString Intervention::describe() const {
     if (!masked.empty())
         parts << (masked.size() == 1 ? QStringLiteral("1 head masked")
                                      : QStringLiteral("%1 heads masked").arg(masked.size()));
+    if (!knockouts.empty()) parts << QStringLiteral("knockout %1").arg(knockoutSpec);
     return parts.join(QStringLiteral(" · "));
 }
 

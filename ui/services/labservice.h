@@ -44,7 +44,11 @@ struct Intervention {
     double temperature = 1.0;
     std::vector<int> layers;                 // empty = every layer
     std::vector<attnscope::HeadRef> masked;  // heads whose output is zeroed
-    bool active() const { return propagate || !masked.empty(); }
+    // Attention knockouts (RunOptions::knockouts) and the spec they were parsed from
+    // (attnscope/attention/knockout_spec.h: "4,3:0,1@0-1").
+    std::vector<attnscope::Knockout> knockouts;
+    QString knockoutSpec;
+    bool active() const { return propagate || !masked.empty() || !knockouts.empty(); }
     attnscope::RunOptions runOptions() const;
     QString describe() const;  // "temperature 0.5 inside every layer · 2 heads masked"
 };

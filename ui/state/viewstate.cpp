@@ -290,6 +290,7 @@ Workspace ViewState::workspace() const {
     w.views.selectedIndex = token_.side >= 0 ? token_.index : -1;
     w.generation = tabSettings_.generation;
     w.figure = tabSettings_.figure;
+    w.causal = tabSettings_.causal;
     return w;
 }
 
@@ -307,7 +308,7 @@ void ViewState::applyWorkspace(const Workspace& ws) {
     setColormap(ws.colormap);
     setScale(ws.scale);
     setView(ws.view);
-    TabSettings t{ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure};
+    TabSettings t{ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure, ws.causal};
     setTabSettings(t);
     setTokenSelection({ws.views.selectedSide == QLatin1String("query") ? 0
                        : ws.views.selectedSide == QLatin1String("key") ? 1

@@ -126,6 +126,7 @@ public:
         Workspace::Views views;
         Workspace::GenerationState generation;
         Workspace::FigureSettings figure;
+        Workspace::Causal causal;  // the Causal tab's inputs, tokens, position and patching
     };
     const TabSettings& tabSettings() const { return tabSettings_; }
     void setTabSettings(const TabSettings& settings);

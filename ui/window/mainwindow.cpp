@@ -1,8 +1,10 @@
 #include "window/mainwindow.h"
 
+#include "controllers/causalcontroller.h"
 #include "controllers/generatecontroller.h"
 #include "controllers/imagecontroller.h"
 #include "controllers/modelviewcontroller.h"
+#include "panels/causalpanel.h"
 #include "panels/corpuspanel.h"
 #include "panels/imageoverlaypanel.h"
 #include "panels/metricspanel.h"
@@ -160,6 +162,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildSources();
     buildGenerate();
     buildCorpus();
+    buildCausal();
     buildFamilyInputs();
     buildAttentionFile();
     buildWorkspace();  // it saves and restores the others' state
@@ -187,6 +190,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() {
     // Workers first: their results must not reach half-destroyed views.
     lab_->shutdown();
+    causal_->shutdown();
     maps_->cancelAll();
     maps_->waitForWorkers();
 }
@@ -306,6 +310,7 @@ QString MainWindow::tabName() const {
            : w == modelView_->panel() ? QStringLiteral("model")
            : w == imageView_->panel() ? QStringLiteral("image")
            : w == corpus_             ? QStringLiteral("corpus")
+           : w == causal_->panel()    ? QStringLiteral("causal")
                                       : QStringLiteral("explore");
 }
 
@@ -313,9 +318,10 @@ QString MainWindow::tabName() const {
 void MainWindow::syncTab() {
     if (tabName() == state_->view().tab) return;
     QWidget* const byName[] = {tabs_->widget(0),    compare_, lab_->metrics(), modelView_->panel(),
-                               imageView_->panel(), corpus_};
+                               imageView_->panel(), corpus_,  causal_->panel()};
     const QStringList names = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
-                               QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus")};
+                               QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus"),
+                               QStringLiteral("causal")};
     const int i = int(names.indexOf(state_->view().tab));
     if (i >= 0) tabs_->setCurrentWidget(byName[i]);
 }

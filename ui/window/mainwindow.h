@@ -28,6 +28,7 @@ class Trace;
 
 class ComparePanel;
 class ControlPanel;
+class CausalController;
 class CorpusPanel;
 class ExportDialog;
 class GenerateController;
@@ -73,6 +74,7 @@ public:
     SourceController* sources() const { return sources_; }  // the Show selector (map sources)
     // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
     CorpusPanel* corpus() const { return corpus_; }
+    CausalController* causal() const { return causal_; }  // the Causal tab (causalcontroller.h)
     bool openCorpusResult(const QString& dir);
     // The window's View menu.
     QMenu* viewMenu() const { return viewMenu_; }
@@ -200,6 +202,7 @@ private:
     // (Compare, Metrics, Model view): that it does, and why ("sourceTabNote").
     void updateSourceTabNote();
     void buildCorpus();
+    void buildCausal();
     bool runImageInput();
     void updateHeadGroup();
     void chooseModelFolder();
@@ -240,6 +243,7 @@ private:
     SourceController* sources_ = nullptr;     // the Show selector (sourcecontroller.h)
     QLabel* sourceTabNote_ = nullptr;
     CorpusPanel* corpus_ = nullptr;
+    CausalController* causal_ = nullptr;
     QString pendingSpec_;   // the model being opened, for messages
     QString exampleShown_;  // the example the input box was given (replaced on a model change)
     QString compareTask_ = QStringLiteral("reverse");   // the task the Compare tab runs

@@ -4,11 +4,13 @@
 // window's views. Every menu is assembled in buildMenus, in one place.
 #include "window/mainwindow.h"
 
+#include "controllers/causalcontroller.h"
 #include "controllers/generatecontroller.h"
 #include "controllers/imagecontroller.h"
 #include "controllers/labcontroller.h"
 #include "controllers/modelviewcontroller.h"
 #include "controllers/viewscontroller.h"
+#include "panels/causalpanel.h"
 #include "panels/controlpanel.h"
 #include "panels/corpuspanel.h"
 #include "panels/generatepanel.h"
@@ -133,6 +135,13 @@ void MainWindow::buildImageViews() {
                                 [this](const QString& title, const QString& message) { showError(title, message); });
     connect(imageView_, &ImageController::status, statusBar(), &QStatusBar::showMessage);
     tabs_->addTab(imageView_->panel(), tr("&Image"));
+}
+
+// The Causal tab (logit lens, DLA, patching): its controller follows the state and the session.
+void MainWindow::buildCausal() {
+    causal_ = new CausalController(state_, session_, this);
+    tabs_->addTab(causal_->panel(), tr("C&ausal"));
+    connect(causal_, &CausalController::status, statusBar(), &QStatusBar::showMessage);
 }
 
 // The Corpus tab: the panel shows corpus results and runs corpora on the open model; a clicked

@@ -10,6 +10,7 @@
 
 #include "figure/gridfigure.h"
 #include "figure/workspace.h"
+#include "panels/causalpanel.h"
 #include "panels/comparepanel.h"
 #include "panels/controlpanel.h"
 #include "panels/devicecombo.h"
@@ -26,6 +27,7 @@
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
 #include "views/temperatureslider.h"
+#include "controllers/causalcontroller.h"
 #include "controllers/generatecontroller.h"
 #include "controllers/imagecontroller.h"
 #include "controllers/labcontroller.h"
@@ -74,7 +76,7 @@ QString deviceName(attnscope::DeviceChoice c) {
 }
 
 const QStringList kTabNames = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
-                               QStringLiteral("model"), QStringLiteral("image")};
+                               QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("causal")};
 
 // The file's names of the Views dock's tabs, the selection's side and QkColoring's values, in
 // their index order (workspace_views.cpp reads the same names).
@@ -138,8 +140,8 @@ void MainWindow::buildWorkspace() {
         const Workspace& ws = restore_->ws;
         restore_->stage = WorkspaceRestore::Stage::Drawing;
         applyWorkspaceViews(ws);
-        QWidget* const tabWidgets[] = {tabs_->widget(0), compare_, lab_->metrics(), modelView_->panel(),
-                                       imageView_->panel()};
+        QWidget* const tabWidgets[] = {tabs_->widget(0),    compare_,        lab_->metrics(), modelView_->panel(),
+                                       imageView_->panel(), causal_->panel()};
         const int tab = std::max(0, int(tabs_->indexOf(tabWidgets[std::max(0, int(kTabNames.indexOf(ws.view.tab)))])));
         lab_->metrics()->viewCombo()->setCurrentIndex(ws.view.metricsView == QLatin1String("flow")         ? 1
                                                       : ws.view.metricsView == QLatin1String("similarity") ? 2
@@ -149,6 +151,7 @@ void MainWindow::buildWorkspace() {
             lab_->panel()->setVariant(ws.lab.variant);  // asks for the map
         else
             requestDetail();
+        causal_->setSettings(ws.causal);
         tabs_->setCurrentIndex(tab);
     };
     // After the fit (or without one): the saved generation is replayed (GenerateOptions::forced).
@@ -222,12 +225,13 @@ void MainWindow::buildWorkspace() {
         lab_->layersEdit()->setText(layers.join(QLatin1Char(',')));
         emit lab_->layersEdit()->editingFinished();  // parses them into the intervention
         restore_->stage = WorkspaceRestore::Stage::Rerunning;
-        const bool rerun = ws.inside.enabled || !ws.masked.empty();
+        const bool rerun = ws.inside.enabled || !ws.masked.empty() || !ws.lab.knockout.isEmpty();
         {
             const QSignalBlocker quiet(lab_->propagateCheck());  // one re-run, by setMaskedHeads
             lab_->propagateCheck()->setChecked(ws.inside.enabled);
         }
         emit lab_->temperatureInsideChanged(ws.inside.enabled);
+        lab_->setKnockoutSpec(ws.lab.knockout, /*apply=*/false);  // checked when the file was read
         lab_->setMaskedHeads(ws.masked);
         if (!rerun) afterRerun();
     });
@@ -280,10 +284,12 @@ Workspace MainWindow::currentWorkspace() const {
         w.lab.fitSteps = fit.steps;
     }
     w.masked = lab_->intervention().masked;
+    w.lab.knockout = lab_->knockoutSpec();
     w.view.tab = tabs_->currentWidget() == compare_              ? QStringLiteral("compare")
                  : metricsShown()                                ? QStringLiteral("metrics")
                  : tabs_->currentWidget() == modelView_->panel() ? QStringLiteral("model")
                  : tabs_->currentWidget() == imageView_->panel() ? QStringLiteral("image")
+                 : tabs_->currentWidget() == causal_->panel()    ? QStringLiteral("causal")
                                                                  : QStringLiteral("explore");
     w.view.rawTokens = rawTokensAction_->isChecked();
     if (heatmap_->map().rows > 0 && !heatmap_->zoom().isWhole()) {
@@ -297,6 +303,7 @@ Workspace MainWindow::currentWorkspace() const {
                                             : QStringLiteral("rollout");
     w.view.pooling = QString::fromLatin1(poolingName(heatmap_->pooling()));
     currentViewSections(w);
+    w.causal = causal_->settings();
     QSettings settings;  // the export dialog's last width and resolution
     w.figure.widthIn = settings.value(QStringLiteral("export/widthIn"), ExportDialog::kOneColumnIn).toDouble();
     w.figure.dpi = settings.value(QStringLiteral("export/dpi"), 300).toInt();

@@ -1,0 +1,423 @@
+#include "controllers/causalcontroller.h"
+
+#include "figure/labels.h"
+#include "panels/causalpanel.h"
+#include "panels/exportdialog.h"
+#include "services/session.h"
+#include "services/tokenids.h"
+#include "state/viewstate.h"
+
+#include "attnscope/runtime/progress.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QStandardPaths>
+
+#include <cmath>
+
+namespace {
+
+const QStringList kWhatKeys = {QStringLiteral("heads"), QStringLiteral("resid"), QStringLiteral("attn_out"),
+                               QStringLiteral("mlp_out")};  // attnscope::PatchWhat's order
+
+QString whatName(attnscope::PatchWhat what) {
+    switch (what) {
+        case attnscope::PatchWhat::Heads: return QObject::tr("heads");
+        case attnscope::PatchWhat::Resid: return QObject::tr("residual stream");
+        case attnscope::PatchWhat::AttnOut: return QObject::tr("attention out");
+        case attnscope::PatchWhat::MlpOut: return QObject::tr("MLP out");
+    }
+    return {};
+}
+
+QStringList numbered(int count) {
+    QStringList out;
+    for (int i = 0; i < count; ++i) out << QString::number(i);
+    return out;
+}
+
+// "logit(' Paris') − logit(' London')" for titles.
+QString ldName(const QString& answer, const QString& wrong) {
+    return wrong.isEmpty() ? QObject::tr("logit(%1)").arg(answer)
+                           : QObject::tr("logit(%1) − logit(%2)").arg(answer, wrong);
+}
+
+}  // namespace
+
+CausalController::CausalController(ViewState* state, Session* session, QObject* parent)
+    : QObject(parent), state_(state), session_(session) {
+    service_ = new CausalService(this);
+    panel_ = new CausalPanel;
+    panel_->setObjectName(QStringLiteral("causalPanel"));
+    setApplicable(false, tr("Open a decoder-only language model (GPT-2, Llama, Gemma, …) to use the Causal tab."));
+
+    connect(session, &Session::modelLoaded, this, &CausalController::onModelLoaded);
+    connect(session, &Session::attentionFileLoaded, this, [this] {
+        clearResults(true, true, true);
+        refusedByModel_ = true;
+        setApplicable(false, tr("An attention file has no model to run: the Causal tab needs a decoder-only "
+                                "language model."));
+    });
+    connect(session, &Session::traceReady, this, &CausalController::onTraceReady);
+    connect(state, &ViewState::viewChanged, this, &CausalController::onTabChanged);
+    connect(panel_->runButton(), &QPushButton::clicked, this, &CausalController::run);
+    connect(panel_->patchButton(), &QPushButton::clicked, this, &CausalController::patch);
+    connect(panel_->cancelButton(), &QPushButton::clicked, this, [this] {
+        service_->cancel(CausalJob::Patch);
+        panel_->setJob({});
+        panel_->statusLabel()->setText(tr("Cancelled."));
+        panel_->patchView()->clear(tr("Patching was cancelled: press Patch to run it again."));
+    });
+    // The ViewState holds the tab's settings too (the workspace is its serialisation).
+    for (auto signal : {&CausalPanel::settingsChanged, &CausalPanel::tokensChanged})
+        connect(panel_, signal, this, &CausalController::syncState);
+    connect(panel_->corruptEdit(), &QLineEdit::editingFinished, this, &CausalController::syncState);
+    connect(panel_->whatCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
+    connect(panel_->methodCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
+    connect(panel_, &CausalPanel::settingsChanged, this, [this] {
+        const bool had = !lens_.lens.topIds.empty();
+        clearResults(true, true, true);
+        if (had && applicable_) run();  // recomputed for the new settings
+    });
+    connect(panel_, &CausalPanel::tokensChanged, this, [this] {
+        if (panel_->answer() == wantedAnswer_ && panel_->wrong() == wantedWrong_) return;
+        wantedAnswer_ = panel_->answer();
+        wantedWrong_ = panel_->wrong();
+        clearResults(false, true, true);
+        requestDla();
+    });
+    connect(panel_->corruptEdit(), &QLineEdit::editingFinished, this, [this] { clearResults(false, false, true); });
+    connect(panel_->whatCombo(), &QComboBox::currentIndexChanged, this, [this] { clearResults(false, false, true); });
+    connect(panel_->methodCombo(), &QComboBox::currentIndexChanged, this, [this] { clearResults(false, false, true); });
+    connect(service_, &CausalService::lensReady, this, &CausalController::onLens);
+    connect(service_, &CausalService::dlaReady, this, &CausalController::onDla);
+    connect(service_, &CausalService::patchReady, this, &CausalController::onPatch);
+    connect(service_, &CausalService::progress, this, [this](CausalJob job, int permille) {
+        if (job == CausalJob::Patch) panel_->setJobProgress(permille);
+    });
+    connect(panel_->dlaView(), &SignedMapView::cellClicked, this, &CausalController::openHead);
+    connect(panel_->patchView(), &SignedMapView::cellClicked, this, [this](int row, int col) {
+        if (patch_.request.what == attnscope::PatchWhat::Heads) openHead(row, col);
+    });
+    connect(panel_->lensView(), &LensView::exportRequested, this, [this] { exportFigure(0); });
+    connect(panel_->dlaView(), &SignedMapView::exportRequested, this, [this] { exportFigure(1); });
+    connect(panel_->patchView(), &SignedMapView::exportRequested, this, [this] { exportFigure(2); });
+}
+
+CausalController::~CausalController() { shutdown(); }
+
+void CausalController::shutdown() {
+    service_->cancelAll();
+    service_->waitForWorkers();
+}
+
+bool CausalController::tabShown() const { return state_->view().tab == QLatin1String("causal"); }
+
+void CausalController::setApplicable(bool applicable, const QString& reason) {
+    applicable_ = applicable;
+    refusal_ = applicable ? QString() : reason;
+    panel_->setApplicable(applicable, refusal_);
+    if (applicable && session_->model() && !session_->hasTokenizer()) {  // its inputs can only be ids
+        const QSignalBlocker quiet(panel_->idsCheck());
+        panel_->idsCheck()->setChecked(true);
+        panel_->idsCheck()->setEnabled(false);
+        panel_->idsCheck()->setToolTip(tr("This model has no tokenizer: its inputs are token ids"));
+    }
+}
+
+bool CausalController::idsMode() const { return panel_->idsCheck()->isChecked() || !session_->hasTokenizer(); }
+
+// What the model's info settles at once; decoders are decided by their first trace (causal self-attention).
+void CausalController::onModelLoaded(const attnscope::ModelInfo& info) {
+    service_->cancelAll();
+    panel_->setJob({});
+    clearResults(true, true, true);
+    wantedAnswer_.reset();  // ids of another vocabulary
+    wantedWrong_.reset();
+    const QString family = QString::fromStdString(info.family);
+    refusedByModel_ = true;
+    if (!info.task.empty())
+        setApplicable(false, tr("The built-in models are not language models: the Causal tab needs a decoder-only "
+                                "language model (GPT-2, Llama, Gemma, …)."));
+    else if (info.encoderDecoder)
+        setApplicable(
+                false,
+                tr("%1 is an encoder-decoder: the causal analyses need a decoder-only language model.").arg(family));
+    else if (info.imageInput)
+        setApplicable(false,
+                      tr("%1 is an image model: the causal analyses need a decoder-only language model.").arg(family));
+    else {
+        refusedByModel_ = false;
+        setApplicable(false, tr("Waiting for the model's first run…"));
+    }
+}
+
+void CausalController::onTraceReady() {
+    const auto trace = session_->trace();
+    if (!trace || !session_->model()) return;
+    if (!refusedByModel_) {
+        const auto& blocks = trace->blocks();
+        if (blocks.size() == 1 && blocks.front().causal)
+            setApplicable(true, {});
+        else
+            setApplicable(false, tr("%1 is an encoder (its attention is not causal): the causal analyses need a "
+                                    "decoder-only language model.")
+                                         .arg(QString::fromStdString(session_->model()->info().family)));
+    }
+    if (!panel_->cleanEdit()->text().trimmed().isEmpty()) return;  // the clean input is its own
+    const bool had = !lens_.lens.topIds.empty();
+    clearResults(true, true, true);  // of the previous main input
+    if (applicable_ && (had || tabShown())) run();
+}
+
+void CausalController::onTabChanged() {
+    if (tabShown() && applicable_ && lens_.lens.topIds.empty() && !service_->isRunning(CausalJob::Lens)) run();
+}
+
+CausalInput CausalController::cleanInput() const {
+    const QString typed = panel_->cleanEdit()->text().trimmed();
+    if (!typed.isEmpty()) return {typed, idsMode()};
+    if (const auto trace = session_->trace()) return {formatTokenIds(trace->ids()), true};  // the main input as run
+    return {state_->input().text, state_->input().idsMode};
+}
+
+void CausalController::run() {
+    if (!applicable_ || !session_->model()) return;
+    panel_->statusLabel()->setText(tr("Running the clean input…"));
+    service_->requestLens(session_->model(), cleanInput(), panel_->positionSpin()->value());
+}
+
+void CausalController::onLens(const LensResult& r) {
+    if (!r.error.isEmpty()) {
+        clearResults(true, true, false);
+        panel_->lensView()->clear(r.error);
+        panel_->dlaView()->clear(r.error);
+        panel_->statusLabel()->setText(tr("The clean run failed."));
+        return;
+    }
+    lens_ = r;
+    const attnscope::LogitLens& l = r.lens;
+    LensFigure f;
+    f.rows = l.rows;
+    f.cols = l.tokens;
+    f.k = l.k;
+    for (int row = 0; row < l.rows; ++row)
+        f.rowLabels << (row == 0 ? tr("0 embed") : row == l.rows - 1 ? tr("%1 final").arg(row) : QString::number(row));
+    f.colLabels = toQtStrings(r.trace->displayTokens());
+    f.topText = r.topTexts;
+    for (float lp : l.topLogProbs) f.topProb.push_back(std::exp(lp));
+    f.colormap = state_->colormap();
+    f.title = tr("Logit lens · %1 · top next token per layer (before any final soft-cap)")
+                      .arg(QFileInfo(session_->modelSpec()).fileName());
+    panel_->lensView()->setFigure(f);
+    // The answer boxes offer the model's own top predictions at P (the last row).
+    std::vector<std::int64_t> ids;
+    QStringList labels;
+    std::vector<float> probs;
+    for (int k = 0; k < l.k; ++k) {
+        const std::size_t i = std::size_t(((l.rows - 1) * l.tokens + r.position) * l.k + k);
+        ids.push_back(l.topIds[i]);
+        labels << r.topTexts.value(int(i));
+        probs.push_back(std::exp(l.topLogProbs[i]));
+    }
+    if (!wantedAnswer_ && !ids.empty()) wantedAnswer_ = ids[0];
+    if (!wantedWrong_ && ids.size() > 1) wantedWrong_ = ids[1];
+    panel_->offerTokens(ids, labels, probs, wantedAnswer_, wantedWrong_);
+    panel_->statusLabel()->setText(tr("Clean run: %1 tokens, P = %2.").arg(l.tokens).arg(r.position));
+    requestDla();
+}
+
+void CausalController::requestDla() {
+    if (!lens_.trace) return;
+    if (!lens_.dlaRefusal.isEmpty()) {
+        panel_->dlaView()->clear(lens_.dlaRefusal);
+        return;
+    }
+    const auto answer = panel_->answer();
+    if (!answer) {
+        panel_->dlaView()->clear(tr("Choose the answer T (a prediction or a vocabulary id)."));
+        return;
+    }
+    service_->requestDla(lens_.trace, *answer, panel_->wrong());
+}
+
+void CausalController::onDla(const DlaResult& r) {
+    if (r.trace != lens_.trace) return;
+    if (!r.error.isEmpty()) {
+        dla_ = {};
+        panel_->dlaView()->clear(r.error);
+        return;
+    }
+    dla_ = r;
+    const attnscope::LogitAttribution& d = r.dla;
+    SignedMapFigure f;
+    f.rows = d.layers;
+    f.cols = d.heads;
+    f.values = d.perHead;
+    f.rowLabels = numbered(d.layers);
+    f.colLabels = numbered(d.heads);
+    const auto& model = *session_->model();
+    const QString answer = vocabularyLabels(model, {r.token}).value(0);
+    const QString wrong = r.minus ? vocabularyLabels(model, {*r.minus}).value(0) : QString();
+    f.title = tr("DLA of %1 at P = %2").arg(ldName(answer, wrong)).arg(d.position);
+    f.notes << tr("Σ parts %1 = logit difference %2 (final bias %3 included; before any soft-cap)")
+                       .arg(causalNumber(d.sum), causalNumber(d.logitDiff), causalNumber(d.finalBias));
+    f.bars.emplace_back(tr("embed"), d.embed);
+    bool biases = false;
+    for (double b : d.attnBias) biases = biases || b != 0;
+    for (int l = 0; l < d.layers; ++l) {
+        if (biases) f.bars.emplace_back(tr("attn bias %1").arg(l), d.attnBias[std::size_t(l)]);
+        f.bars.emplace_back(tr("MLP %1").arg(l), d.mlp[std::size_t(l)]);
+    }
+    f.barsTitle =
+            biases ? tr("embeddings, attention biases and MLPs") : tr("embeddings and MLPs (no attention biases)");
+    panel_->dlaView()->setFigure(f);
+}
+
+void CausalController::patch() {
+    if (!applicable_ || !session_->model()) return;
+    const QString corrupt = panel_->corruptEdit()->text().trimmed();
+    const auto answer = panel_->answer();
+    if (corrupt.isEmpty() || !answer) {
+        panel_->patchView()->clear(corrupt.isEmpty()
+                                           ? tr("Give the corrupt input first (as many tokens as the clean one).")
+                                           : tr("Choose the answer T first (Run offers the predictions)."));
+        return;
+    }
+    attnscope::PatchRequest q;
+    q.what = panel_->what();
+    q.token = *answer;
+    q.minus = panel_->wrong();
+    q.position = panel_->positionSpin()->value();
+    q.attribution = panel_->attribution();
+    patch_ = {};
+    panel_->patchView()->clear(tr("Patching…"));
+    panel_->setJob(tr("Patching %1 (%2)…").arg(whatName(q.what), q.attribution ? tr("attribution") : tr("exact")));
+    service_->requestPatch(session_->model(), cleanInput(), {corrupt, idsMode()}, q);
+}
+
+void CausalController::onPatch(const PatchJobResult& r) {
+    panel_->setJob({});
+    if (!r.error.isEmpty()) {
+        patch_ = r;                           // its error; no scores
+        panel_->patchView()->clear(r.error);  // the undefined case's one line among them
+        panel_->statusLabel()->setText(tr("Patching failed."));
+        return;
+    }
+    patch_ = r;
+    const attnscope::PatchResult& p = r.result;
+    SignedMapFigure f;
+    f.rows = p.rows;
+    f.cols = p.cols;
+    f.values.assign(p.scores.begin(), p.scores.end());
+    f.rowLabels = numbered(p.rows);
+    const bool heads = r.request.what == attnscope::PatchWhat::Heads;
+    f.colLabels = heads ? numbered(p.cols) : r.tokens;
+    f.colAxis = heads ? tr("head") : tr("position");
+    f.title = tr("Patching %1 (%2) at P = %3")
+                      .arg(whatName(r.request.what), r.request.attribution ? tr("attribution") : tr("exact"))
+                      .arg(p.position);
+    f.notes << tr("LD clean %1 · LD corrupt %2 (score 1: as clean, 0: as corrupt)")
+                       .arg(causalNumber(p.ldClean), causalNumber(p.ldCorrupt));
+    panel_->patchView()->setFigure(f);
+    panel_->statusLabel()->setText(tr("Patched in %1.").arg(formatDuration(r.ms)));
+}
+
+void CausalController::clearResults(bool lens, bool dla, bool patch) {
+    if (lens) {
+        service_->cancel(CausalJob::Lens);
+        lens_ = {};
+        panel_->lensView()->clear(tr("Run the clean input to see its logit lens."));
+    }
+    if (dla || lens) {
+        service_->cancel(CausalJob::Dla);
+        dla_ = {};
+        panel_->dlaView()->clear(tr("Direct logit attribution shows after Run, for the answer chosen."));
+    }
+    if (patch || lens) {
+        service_->cancel(CausalJob::Patch);
+        panel_->setJob({});
+        patch_ = {};
+        panel_->patchView()->clear(tr("Give a corrupt input of the clean one's length and press Patch."));
+    }
+}
+
+void CausalController::openHead(int layer, int head) {
+    const auto trace = session_->trace();
+    if (!trace || trace->blocks().empty()) return;
+    state_->selectByName(QString::fromStdString(trace->blocks().front().name), layer, head);
+    state_->setTab(QStringLiteral("explore"));
+    emit status(tr("Layer %1 head %2 in Explore").arg(layer).arg(head), 4000);
+}
+
+Workspace::Causal CausalController::settings() const {
+    Workspace::Causal s;
+    s.clean = panel_->cleanEdit()->text();
+    s.corrupt = panel_->corruptEdit()->text();
+    s.ids = panel_->idsCheck()->isChecked();
+    s.answer = panel_->answer();
+    s.wrong = panel_->wrong();
+    s.position = panel_->positionSpin()->value();
+    s.what = kWhatKeys.value(int(panel_->what()));
+    s.attribution = panel_->attribution();
+    return s;
+}
+
+void CausalController::syncState() {
+    ViewState::TabSettings t = state_->tabSettings();
+    t.causal = settings();
+    state_->setTabSettings(t);
+}
+
+void CausalController::setSettings(const Workspace::Causal& s) {
+    {
+        const QSignalBlocker b0(panel_), b1(panel_->whatCombo()), b2(panel_->methodCombo());
+        panel_->cleanEdit()->setText(s.clean);
+        panel_->corruptEdit()->setText(s.corrupt);
+        panel_->idsCheck()->setChecked(s.ids);
+        panel_->positionSpin()->setValue(s.position);
+        panel_->setWhat(attnscope::PatchWhat(std::max(0, int(kWhatKeys.indexOf(s.what)))));
+        panel_->methodCombo()->setCurrentIndex(s.attribution ? 1 : 0);
+        wantedAnswer_ = s.answer;
+        wantedWrong_ = s.wrong;
+        panel_->setAnswer(s.answer);
+        panel_->setWrong(s.wrong);
+    }
+    clearResults(true, true, true);
+    syncState();
+    if (applicable_ && tabShown()) run();
+}
+
+ExportDialog* CausalController::exportFigure(int which) {
+    const PaintedFigure figure = which == 0   ? panel_->lensView()->exportable()
+                                 : which == 1 ? panel_->dlaView()->exportable()
+                                              : panel_->patchView()->exportable();
+    if (!figure) {
+        QMessageBox::information(panel_->window(), tr("There is nothing to export."),
+                                 tr("This result is not shown yet: run the Causal tab's analysis first."));
+        return nullptr;
+    }
+    static const char* names[] = {"lens", "dla", "patch"};
+    QString name = QFileInfo(session_->modelSpec()).fileName() + QLatin1Char('_') +
+                   QLatin1String(names[std::clamp(which, 0, 2)]);
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+    auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), panel_->window());
+    dialog->setObjectName(QStringLiteral("exportCausalDialog"));
+    dialog->setWindowTitle(tr("Export Causal Figure"));
+    dialog->setPainted(figure);
+    dialog->setWidthInches(ExportDialog::kTwoColumnIn);
+    connect(dialog, &ExportDialog::exported, this,
+            [this](const QString& path) { emit status(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
+    dialog->open();
+    return dialog;
+}
