@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <regex>
+#include <thread>
 
 namespace attnscope {
 
@@ -80,8 +81,19 @@ at::Tensor WeightStore::dequantised(const Entry& e, const std::vector<std::int64
             data[unpermutedRow(r, t.numel(), e.permuteHeads)] = stored[static_cast<std::size_t>(r)];
         return out;
     }
-    WeightStream::Slot slot{e.data, DType::F32, t.numel(), data, &t, e.permuteHeads};
-    dequantiseSlotRows(slot, 0, t.numel() / t.rowLength());
+    // The embedding and the head (hundreds of millions of values) on every core: opening a
+    // streamed file is mostly this.
+    const WeightStream::Slot slot{e.data, DType::F32, t.numel(), data, &t, e.permuteHeads};
+    const std::int64_t rows = t.numel() / t.rowLength();
+    const unsigned workers =
+            t.numel() < (1 << 20) ? 1u : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    const std::int64_t per = (rows + workers - 1) / workers;
+    std::vector<std::thread> threads;
+    for (unsigned w = 1; w < workers; ++w)
+        if (per * w < rows)
+            threads.emplace_back(dequantiseSlotRows, std::cref(slot), per * w, std::min(rows, per * (w + 1)));
+    dequantiseSlotRows(slot, 0, std::min(rows, per));
+    for (auto& th : threads) th.join();
     return out;
 }
 
