@@ -9,8 +9,8 @@
 //                  and the dummy prefix (tokenizer.ggml.add_space_prefix, default true) as
 //                  LlamaConverter writes them.
 // Control tokens (token type 3) and unknown ones (2) are special added tokens; user-defined ones
-// (4) are plain added tokens. BOS / EOS are added exactly when add_bos_token / add_eos_token are
-// true.
+// (4) are plain added tokens, matched on the raw text (normalized false, as transformers adds
+// them). BOS / EOS are added exactly when add_bos_token / add_eos_token are true.
 #include "gguf_tokenizer.h"
 
 #include "attnscope/io/gguf.h"
@@ -117,7 +117,7 @@ std::string ggufTokenizerJson(const GgufFile& f) {
                              {"single_word", false},
                              {"lstrip", false},
                              {"rstrip", false},
-                             {"normalized", type == UserDefined},
+                             {"normalized", false},
                              {"special", type != UserDefined}});
     }
     json j = {{"version", "1.0"}, {"added_tokens", added}, {"post_processor", templateOf(f, *tokens)}};

@@ -25,7 +25,9 @@ nlohmann::json readJson(const fs::path& file) {
 
 std::vector<std::string> goldenTexts() {
     std::vector<std::string> texts;
-    for (const auto& t : readJson(kData / "golden.json").at("texts")) texts.push_back(t.get<std::string>());
+    const nlohmann::json golden = readJson(kData / "golden.json");  // kept: the loop reads into it
+    for (const auto& t : golden.at("texts")) texts.push_back(t.get<std::string>());
+    REQUIRE(texts.size() >= 20);
     texts.push_back("  leading spaces, <s> inside, and </s> too\n\ttabs");
     return texts;
 }
@@ -88,7 +90,46 @@ GgufBuilder bpeGguf(const fs::path& json, const std::string& pre) {
     return g;
 }
 
+// tokenizer.ggml.* of a SentencePiece-style tokenizer.json: scores as a SentencePiece BPE model
+// orders its pieces (a merged piece ranks where its first merge does; control and byte pieces
+// score 0, single characters lowest), <unk> typed unknown.
+GgufBuilder spmGguf(const nlohmann::json& j, int bos, bool addBos, bool spacePrefix) {
+    Vocab v = vocabOf(j);
+    std::map<std::string, float> rank;
+    const auto merges = mergeStrings(j.at("model").at("merges"));
+    for (std::size_t r = 0; r < merges.size(); ++r) {
+        std::string joined = merges[r];
+        joined.erase(joined.find(' '), 1);
+        rank.emplace(joined, -static_cast<float>(r));
+    }
+    std::vector<float> scores;
+    for (std::size_t i = 0; i < v.tokens.size(); ++i) {
+        if (v.tokens[i] == "<unk>") v.types[i] = 2;
+        const auto it = rank.find(v.tokens[i]);
+        scores.push_back(v.types[i] != 1 ? 0.0f : it != rank.end() ? it->second : -1e9f);
+    }
+    GgufBuilder g;
+    g.str("tokenizer.ggml.model", "llama");
+    g.strings("tokenizer.ggml.tokens", v.tokens);
+    g.f32s("tokenizer.ggml.scores", scores);
+    g.i32s("tokenizer.ggml.token_type", v.types);
+    g.u32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(bos));
+    g.boolean("tokenizer.ggml.add_bos_token", addBos);
+    g.boolean("tokenizer.ggml.add_space_prefix", spacePrefix);
+    return g;
+}
+
 }  // namespace
+
+TEST_CASE("GGUF tokenizers of Qwen (pre qwen2) and Gemma (no space prefix) give tokenizer.json's ids",
+          "[gguf][tokenizer]") {
+    const auto qwen = Tokenizer::fromFile(kData / "families" / "qwen3.json");
+    requireSameIds(*fromGguf(bpeGguf(kData / "families" / "qwen3.json", "qwen2"), "qwen"), *qwen);
+    const auto gemma = Tokenizer::fromFile(kData / "families" / "gemma.json");
+    const auto g = fromGguf(spmGguf(readJson(kData / "families" / "gemma.json"), 2, true, false), "gemma");
+    requireSameIds(*g, *gemma);
+    requireSameIds(*g, *gemma, false);
+}
 
 TEST_CASE("GGUF gpt2 tokenizers give the ids of tokenizer.json (GPT-2, Llama-3)", "[gguf][tokenizer]") {
     const auto gpt2 = Tokenizer::fromFile(kData / "gpt2.json");
@@ -114,32 +155,9 @@ TEST_CASE("GGUF gpt2 tokenizers give the ids of tokenizer.json (GPT-2, Llama-3)"
 TEST_CASE("A GGUF llama tokenizer gives the ids of Llama-2's tokenizer.json", "[gguf][tokenizer]") {
     const nlohmann::json j = readJson(kData / "llama2.json");
     const auto llama2 = Tokenizer::fromFile(kData / "llama2.json");
-    const Vocab v = vocabOf(j);
-    // Scores as a SentencePiece BPE model orders its pieces: a merged piece ranks where its
-    // first merge does; control and byte pieces score 0, single characters lowest.
-    std::map<std::string, float> rank;
-    const auto merges = mergeStrings(j.at("model").at("merges"));
-    for (std::size_t r = 0; r < merges.size(); ++r) {
-        std::string joined = merges[r];
-        joined.erase(joined.find(' '), 1);
-        rank.emplace(joined, -static_cast<float>(r));
-    }
-    std::vector<float> scores;
-    std::vector<std::int32_t> types = v.types;
-    for (std::size_t i = 0; i < v.tokens.size(); ++i) {
-        if (v.tokens[i] == "<unk>") types[i] = 2;
-        const auto it = rank.find(v.tokens[i]);
-        scores.push_back(types[i] != 1 ? 0.0f : it != rank.end() ? it->second : -1e9f);
-    }
     const auto build = [&](bool bos) {
-        GgufBuilder g;
-        g.str("tokenizer.ggml.model", "llama");
-        g.strings("tokenizer.ggml.tokens", v.tokens);
-        g.f32s("tokenizer.ggml.scores", scores);
-        g.i32s("tokenizer.ggml.token_type", types);
-        g.u32("tokenizer.ggml.bos_token_id", 1);
+        GgufBuilder g = spmGguf(j, 1, bos, true);
         g.u32("tokenizer.ggml.eos_token_id", 2);
-        g.boolean("tokenizer.ggml.add_bos_token", bos);
         return g;
     };
     const auto tok = fromGguf(build(true), "llama2");
