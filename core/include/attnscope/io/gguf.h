@@ -8,7 +8,9 @@
 // GgufFile maps the file read-only and validates everything before a tensor is read: every
 // count and length against the bytes left, dimension products against overflow, types, alignment,
 // offsets and sizes against the file, duplicate names. A malformed file throws one
-// attnscope::Error "FILE: what is wrong"; nothing is allocated beyond what the file's bytes hold.
+// attnscope::Error "FILE: what is wrong". Nothing is allocated for a count or a length the rest
+// of the file cannot back: decoded metadata takes a small multiple of the bytes it is read from
+// (8 bytes per number of an array, a std::string per string, a GgufValue per nested array).
 // Immutable after open(); share it freely.
 #pragma once
 
