@@ -18,6 +18,7 @@ import numpy as np
 
 SHAPES = {
     # layers, hidden, heads, kv heads, head dim, MLP, vocab, positions, model_type
+    "llama3-1b": dict(L=16, E=2048, H=32, G=8, D=64, I=8192, V=128256, P=8192, type="llama"),  # mid-sized (GGUF bench)
     "llama3-8b": dict(L=32, E=4096, H=32, G=8, D=128, I=14336, V=128256, P=8192, type="llama"),
     "mistral-7b": dict(L=32, E=4096, H=32, G=8, D=128, I=14336, V=32000, P=32768, type="mistral"),
     "gemma2-9b": dict(L=42, E=3584, H=16, G=8, D=256, I=14336, V=256000, P=8192, type="gemma2"),
@@ -60,7 +61,7 @@ def config(name, s):
     c = {"model_type": s["type"], "vocab_size": s["V"], "hidden_size": s["E"], "intermediate_size": s["I"],
          "num_hidden_layers": s["L"], "num_attention_heads": s["H"], "num_key_value_heads": s["G"],
          "head_dim": s["D"], "max_position_embeddings": s["P"], "rms_norm_eps": 1e-5,
-         "torch_dtype": "bfloat16", "rope_theta": 500000.0 if name == "llama3-8b" else 10000.0,
+         "torch_dtype": "bfloat16", "rope_theta": 500000.0 if name.startswith("llama3") else 10000.0,
          "tie_word_embeddings": s["type"] == "gemma2"}
     if s["type"] == "gemma2":
         c.update({"hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256, "sliding_window": 4096,

@@ -66,6 +66,8 @@ Command infoCommand() {
             "what the family does to its maps (sliding windows, soft-cap, ALiBi, partial rotary, kv groups), and\n"
             "how the weights are held (converted to float32, or streamed from the file one layer at a time).\n"
             "MODEL is a folder with config.json and model.safetensors (or pytorch_model.bin), a file in one, builtin:NAME,\n"
+            "a GGUF file (llama.cpp, LM Studio; recognised by its content), ollama:NAME[:TAG] (Ollama's store:\n"
+            "$OLLAMA_MODELS, else ~/.ollama/models; TAG defaults to latest),\n"
             "or a Hugging Face model id (org/name) already in the local hub cache ($HF_HUB_CACHE, $HF_HOME/hub,\n"
             "~/.cache/huggingface/hub) at --revision (a ref or a commit; default main). Nothing is downloaded.\n",
             runInfo};

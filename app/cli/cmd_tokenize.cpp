@@ -19,6 +19,7 @@ namespace {
 // A tokenizer path (Tokenizer::fromPath), or a model id in the Hugging Face cache.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string& path) {
     std::error_code ec;
+    if (path.rfind("ollama:", 0) == 0) return Tokenizer::fromPath(ollamaModel(path));
     if (!std::filesystem::exists(path, ec) && isModelId(path)) return Tokenizer::fromPath(hubSnapshot(path));
     return Tokenizer::fromPath(path);
 }
@@ -60,8 +61,8 @@ Command tokenizeCommand() {
     return {"tokenize", "text -> token ids, exactly as Hugging Face's tokenizers",
             "usage: attnscope-cli tokenize PATH (--text STRING | --text-file FILE) [--no-special]\n\n"
             "PATH is a tokenizer file (a tokenizer.json, or a SentencePiece model such as spiece.model read with its\n"
-            "folder's tokenizer_config.json), a model folder or another file in one, or a model id in the Hugging\n"
-            "Face cache. A folder reads tokenizer.json, else a SentencePiece model (spiece.model, tokenizer.model,\n"
+            "folder's tokenizer_config.json), a GGUF file or ollama:NAME[:TAG] (its tokenizer.ggml.*), a model folder\n"
+            "or another file in one, or a model id in the Hugging Face cache. A folder reads tokenizer.json, else a SentencePiece model (spiece.model, tokenizer.model,\n"
             "sentencepiece.bpe.model or Marian's source.spm + vocab.json), else vocab.json + merges.txt, else\n"
             "vocab.txt. Prints one JSON line {\"ids\": [...], \"tokens\": [...], \"offsets\":\n"
             "[[begin, end], ...], \"tokenizer\": FILE}: raw vocabulary tokens, byte offsets into the UTF-8 text\n"

@@ -2,6 +2,7 @@
 // blobs/), a folder of PyTorch .bin files (tests/data/torch_bin, written by python3-torch) and
 // files standing for their folder; a hostile .bin and a missing id exit 2 with one line.
 #include "cli_run.h"
+#include "gguf_writer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -120,4 +121,50 @@ TEST_CASE("cli tokenize opens a SentencePiece file with its folder", "[cli][hub]
     REQUIRE(folder.code == 0);
     CHECK(nlohmann::json::parse(file.out)["ids"] == nlohmann::json::parse(folder.out)["ids"]);
     CHECK(nlohmann::json::parse(file.out)["tokenizer"] == (dir / "spiece.model").string());
+}
+
+TEST_CASE("cli info, attention and tokenize open a GGUF file and ollama:NAME; a miss exits 2 with one line",
+          "[cli][gguf]") {
+    LlamaSpec spec;
+    spec.hidden = 64;  // rows of whole Q8_0 blocks
+    spec.inner = 64;
+    const Checkpoint c = makeLlama(spec, 9);
+    GgufBuilder g = ggufFromCheckpoint(c, "llama", Ggml::Q8_0);
+    g.str("tokenizer.ggml.model", "gpt2");
+    std::vector<std::string> tokens;
+    for (int i = 0; i < spec.vocab; ++i)
+        tokens.push_back(std::string(1, static_cast<char>('a' + i % 26)) + std::to_string(i / 26));
+    tokens[0] = "a";
+    tokens[1] = "b";
+    tokens[2] = "ab";
+    g.strings("tokenizer.ggml.tokens", tokens);
+    g.strings("tokenizer.ggml.merges", {"a b"});
+    const fs::path root = freshDir("cli-ollama");
+    const std::string digest(64, 'c');
+    fs::create_directories(root / "manifests/registry.ollama.ai/library/tiny");
+    fs::create_directories(root / "blobs");
+    const fs::path blob = root / "blobs" / ("sha256-" + digest);  // no extension: recognised by content
+    g.write(blob);
+    writeText(root / "manifests/registry.ollama.ai/library/tiny/q8",
+              R"({"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" + digest + R"("}]})");
+    ::setenv("OLLAMA_MODELS", root.c_str(), 1);
+
+    const auto j = infoJson({blob.string()});
+    CHECK(j["family"] == "llama");
+    CHECK(j["dtype"] == "F32+Q8_0");
+    CHECK(infoJson({"ollama:tiny:q8"})["layers"] == spec.layers);
+    const fs::path out = freshDir("cli-gguf-attention");
+    const CliResult a =
+            runCli({"attention", "ollama:tiny:q8", "--text", "abab", "--out", out.string(), "--device", "cpu"});
+    INFO(a.err);
+    CHECK(a.code == 0);
+    CHECK(fs::exists(out / "attention.npy"));
+    const CliResult t = runCli({"tokenize", blob.string(), "--text", "abab"});
+    CHECK(t.code == 0);
+    CHECK(nlohmann::json::parse(t.out)["ids"] == nlohmann::json::array({2, 2}));
+    const CliResult miss = runCli({"info", "ollama:tiny"});
+    CHECK(miss.code == 2);
+    CHECK(miss.err == "error: ollama:tiny: no such Ollama model (looked for " +
+                              (root / "manifests/registry.ollama.ai/library/tiny/latest").string() + ")\n");
+    ::unsetenv("OLLAMA_MODELS");
 }

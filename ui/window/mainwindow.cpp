@@ -32,6 +32,7 @@
 #include "services/session.h"
 #include "views/temperatureslider.h"
 
+#include "attnscope/io/gguf.h"
 #include "attnscope/io/model_location.h"
 #include "attnscope/runtime/error.h"
 
@@ -73,6 +74,9 @@ QString tokenCount(std::size_t n) { return n == 1 ? QStringLiteral("1 token") : 
 QString modelFolderOf(const QString& path) {
     const QFileInfo info(path);
     if (!info.exists() && attnscope::isModelId(path.toStdString())) return path;
+    // A model in one file (GGUF, by content) or in Ollama's store is opened as it is.
+    if (path.startsWith(QLatin1String("ollama:")) || attnscope::looksLikeGguf(path.toStdString()))
+        return info.exists() ? info.absoluteFilePath() : path;
     return info.isFile() ? info.absolutePath() : info.absoluteFilePath();
 }
 

@@ -2,6 +2,7 @@
 // as huggingface_hub's file_download.py writes it (models--ORG--NAME/{refs,snapshots,blobs}).
 #include "attnscope/io/model_location.h"
 
+#include "attnscope/io/gguf.h"
 #include "attnscope/io/torch_checkpoint.h"
 #include "attnscope/runtime/error.h"
 
@@ -116,11 +117,16 @@ fs::path resolveModelLocation(const std::string& spec, const std::string& revisi
         if (!revision.empty()) throw Error("--revision applies to Hugging Face model ids, not to " + spec);
         return spec;
     }
+    if (spec.rfind("ollama:", 0) == 0) {
+        if (!revision.empty()) throw Error("--revision applies to Hugging Face model ids, not to " + spec);
+        return ollamaModel(spec);
+    }
     std::error_code ec;
     if (fs::exists(spec, ec)) {
         if (!revision.empty())
             throw Error("--revision applies to Hugging Face model ids; " + spec + " is a local path");
         const fs::path path(spec);
+        if (looksLikeGguf(path)) return path;  // a model in one file
         if (fs::is_regular_file(path, ec) && (isModelFile(path) || isTokenizerFile(path))) {
             const fs::path parent = path.parent_path();
             return parent.empty() ? fs::path(".") : parent;

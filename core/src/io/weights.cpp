@@ -74,6 +74,10 @@ WeightStore::File WeightStore::openFile(const fs::path& path, bool torch) {
 }
 
 WeightStore::WeightStore(const fs::path& folder, c10::Device device) : folder_(folder), device_(device) {
+    if (looksLikeGguf(folder)) {
+        openGguf(folder);
+        return;
+    }
     // Hugging Face's order: safetensors first, then PyTorch's pickles.
     std::error_code ec;
     bool found = false;
@@ -189,9 +193,15 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
     if (info.dtype == DType::I64)
         throw Error(e->file->string() + ": tensor '" + info.name + "' is I64; weights must be F32, F16 or BF16");
 
+    if (e->gguf && !supportedGgmlType(e->gguf->type))
+        throw Error(e->file->string() + ": tensor '" + info.name + "' is " + ggmlTypeName(e->gguf->type) +
+                    "; AttnScope reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K");
     if (used_.insert(info.name).second) {
         parameters_ += info.numel();
-        dtypesUsed_.insert(info.dtype);
+        if (e->gguf)
+            ggufTypesUsed_.insert(ggmlTypeName(e->gguf->type));
+        else
+            dtypesUsed_.insert(info.dtype);
     }
     if (stream_ && streamable(*e)) {
         // A layer matrix: a float32 view of the buffer this slot shares with the other layers;
@@ -199,7 +209,7 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
         const int layer = layerOfName(info.name);
         const std::size_t slot = stream_->nextSlot_[layer]++;
         float* target = stream_->buffer(slot, info.numel());
-        stream_->layers_[layer].push_back({e->data, info.dtype, info.numel(), target});
+        stream_->layers_[layer].push_back({e->data, info.dtype, info.numel(), target, e->gguf, e->permuteHeads});
         stream_->resident_ = -1;
         // The deleter keeps the stream (its buffers) and the file (the slot's source) alive:
         // the store goes when loading ends, the model's tensors stay.
@@ -208,6 +218,7 @@ at::Tensor WeightStore::get(const std::string& name, const std::vector<std::int6
         return at::from_blob(
                 target, shape, [keep, owner](void*) {}, at::TensorOptions().dtype(at::kFloat));
     }
+    if (e->gguf) return dequantised(*e, shape).to(device_, compute_);
     at::Tensor t = mapped(*e, shape);
     const bool aligned = reinterpret_cast<std::uintptr_t>(t.data_ptr()) % dtypeSize(info.dtype) == 0;
     if (t.scalar_type() != compute_ || !aligned || !device_.is_cpu())
@@ -280,9 +291,16 @@ bool WeightStore::streamable(const TensorInfo& info) const {
            layerOfName(info.name) >= 0;
 }
 
+namespace {
+bool streamableGguf(const TensorInfo& info, c10::Device device) {
+    return device.is_cpu() && info.shape.size() >= 2 && layerOfName(info.name) >= 0;
+}
+}  // namespace
+
 // Legacy torch.save files place storages at any byte: the stream's conversion reads 16-bit
 // words, so an odd address is converted once instead.
 bool WeightStore::streamable(const Entry& e) const {
+    if (e.gguf) return streamableGguf(*e.info, device_);
     return streamable(*e.info) && reinterpret_cast<std::uintptr_t>(e.data) % 2 == 0;
 }
 
@@ -301,7 +319,7 @@ std::uint64_t WeightStore::streamedBytes() const {
             layerBytes[layerOfName(t.name)] += f32;
         else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements)
             continue;  // stays mapped
-        else if (t.dtype != DType::F32)
+        else if (t.dtype != DType::F32 || e.gguf)
             converted += f32;  // F32 is used from the mapping
     }
     for (const auto& [layer, bytes] : layerBytes) buffers = std::max(buffers, bytes);
@@ -337,6 +355,7 @@ std::string WeightStore::describe() const {
                " float32 buffer; " + gibString(stream_->mappedBytes()) + " used in row chunks from the file)";
     if (compute_ != at::kFloat)
         return std::string(compute_ == at::kHalf ? "float16" : "bfloat16") + " on " + device_.str();
+    if (!ggufTypesUsed_.empty()) return "dequantised from " + stored + " to float32";
     if (stored == "F32" && device_.is_cpu()) return "float32 from the file (mapped, no copy)";
     return "converted to float32";
 }
@@ -389,6 +408,13 @@ void WeightStream::materialise(int layer) {
     const unsigned workers = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
     auto work = [&](unsigned w) {
         for (const Slot& slot : it->second) {
+            if (slot.gguf) {  // whole rows: a row holds whole blocks
+                const std::int64_t rows = slot.numel / slot.gguf->rowLength();
+                const std::int64_t per = (rows + workers - 1) / workers;
+                const std::int64_t begin = std::min(rows, per * w), end = std::min(rows, begin + per);
+                if (begin < end) dequantiseSlotRows(slot, begin, end);
+                continue;
+            }
             const std::int64_t per = (slot.numel + workers - 1) / workers;
             const std::int64_t begin = std::min(slot.numel, per * w), end = std::min(slot.numel, begin + per);
             if (begin < end) convertRange(slot, begin, end);
@@ -420,6 +446,11 @@ void WeightStore::requireMemory(std::uint64_t budgetBytes) const {
 }
 
 std::string WeightStore::storageDtype() const {
+    if (!ggufTypesUsed_.empty()) {  // "Q4_K+Q6_K+F32": a quantised file mixes types
+        std::string all;
+        for (const auto& t : ggufTypesUsed_) all += (all.empty() ? "" : "+") + t;
+        return all;
+    }
     if (dtypesUsed_.size() == 1) return dtypeName(*dtypesUsed_.begin());
     return dtypesUsed_.empty() ? "F32" : "mixed";
 }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "attnscope/runtime/progress.h"
+#include "attnscope/io/gguf.h"
 #include "attnscope/io/safetensors.h"
 #include "attnscope/io/weight_plan.h"
 
@@ -56,7 +57,9 @@ public:
         const std::byte* source;  // in the mapping, stored dtype
         DType dtype;
         std::int64_t numel;
-        float* target;  // in a buffer
+        float* target;                     // in a buffer
+        const GgufTensor* gguf = nullptr;  // a GGUF tensor: dequantised row by row instead
+        int permuteHeads = 0;              // > 0: llama.cpp's Q/K row order undone over this many heads
     };
     // Fills layer `layer`'s buffers from the mapping (on every core); no-op when it is resident.
     void materialise(int layer);
@@ -100,6 +103,8 @@ private:
 
 class WeightStore {
 public:
+    // `folder` is a model folder, or a GGUF file (recognised by its magic; weights_gguf.cpp):
+    // its tensors are dequantised to float32, whole or, streamed, one layer at a time.
     WeightStore(const std::filesystem::path& folder, c10::Device device);
 
     // True when `name` exists (after the prefix is tried).
@@ -153,6 +158,8 @@ private:
         const std::byte* data;              // in the file's read-only mapping
         const std::filesystem::path* file;  // owned by `owner`
         std::shared_ptr<const void> owner;  // keeps the mapping alive
+        const GgufTensor* gguf = nullptr;   // a GGUF tensor (info->dtype then reads F32, its dequantised type)
+        int permuteHeads = 0;               // see WeightStream::Slot
     };
     // A weight file's tensors, and the names it leaves out (unsupported storage types).
     struct File {
@@ -165,6 +172,8 @@ private:
     bool streamable(const Entry& e) const;
     at::Tensor mapped(const Entry& e, const std::vector<std::int64_t>& shape);  // from_blob over the mapping
     void openSharded(const std::filesystem::path& folder, const std::filesystem::path& index, bool torch);
+    void openGguf(const std::filesystem::path& file);
+    at::Tensor dequantised(const Entry& e, const std::vector<std::int64_t>& shape);  // a GGUF tensor, owned
 
     std::filesystem::path folder_, source_;
     std::map<std::string, Entry> entries_;
@@ -173,6 +182,7 @@ private:
     std::string prefix_;
     std::int64_t parameters_ = 0;
     std::set<DType> dtypesUsed_;
+    std::set<std::string> ggufTypesUsed_;  // ggml type names of the GGUF tensors used
     std::set<std::string> used_;
     std::shared_ptr<WeightStream> stream_;
 };
@@ -181,5 +191,9 @@ private:
 int layerOfName(const std::string& name);
 
 c10::ScalarType scalarType(DType dtype);
+
+// GGUF rows [begin, end) of a slot's tensor dequantised into their rows of slot.target (moved
+// to Hugging Face's order when slot.permuteHeads > 0). weights_gguf.cpp.
+void dequantiseSlotRows(const WeightStream::Slot& slot, std::int64_t begin, std::int64_t end);
 
 }  // namespace attnscope

@@ -32,6 +32,11 @@ DecoderNames bloomNames();
 // Llama's description before its notes: the base Mistral and Qwen2 start from (llama.cpp).
 DecoderSpec llamaLike(const JsonConfig& config);
 
+// A GGUF file (gguf_model.cpp): general.architecture llama, qwen2, qwen3, gemma, gemma2, gemma3 or
+// phi3 through the same parsers, with llama.cpp's tensor names.
+std::shared_ptr<const Model> loadGguf(const std::filesystem::path& file, c10::Device device,
+                                      const LoadOptions& options);
+
 // The loader for a config.json model_type, or nullptr; supportedFamilies() lists the types.
 FamilyLoader familyLoader(const std::string& modelType);
 std::string supportedFamilies();

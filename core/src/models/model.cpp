@@ -1,4 +1,5 @@
 #include "layer_runner.h"
+#include "attnscope/io/gguf.h"
 #include "attnscope/runtime/error.h"
 #include "runtime/device.h"
 #include "decoder_spec.h"
@@ -75,6 +76,10 @@ bool Model::hasTokenizer() const { return tokenizer() != nullptr; }
 std::shared_ptr<const Model> Model::load(const std::filesystem::path& spec, const LoadOptions& options) {
     const std::filesystem::path folder = resolveModelPath(spec.string());
     std::error_code ec;
+    if (looksLikeGguf(folder)) {  // recognised by content: Ollama's blobs have no extension
+        const c10::Device device = resolveDevice(options.device);
+        return translateTorchErrors("loading " + folder.string(), [&] { return loadGguf(folder, device, options); });
+    }
     if (!std::filesystem::exists(folder, ec)) throw Error(folder.string() + ": no such model folder");
     if (!std::filesystem::is_directory(folder, ec))
         throw Error(folder.string() + ": not a folder (a model is a folder with config.json and model.safetensors)");

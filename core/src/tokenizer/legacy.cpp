@@ -10,6 +10,8 @@
 // do on loading: they rebuild the post-processor from tokenizer_config.json's add_bos_token
 // (default true; false for GPT-NeoX) and add_eos_token (default false), whatever tokenizer.json
 // says (Phi-3's file keeps "<s> $A" while its config turns the BOS off).
+#include "gguf_tokenizer.h"
+#include "attnscope/io/gguf.h"
 #include "attnscope/tokenizer/tokenizer.h"
 
 #include "components.h"
@@ -191,6 +193,7 @@ nlohmann::json configTemplate(const Tokenizer& tok, const std::filesystem::path&
 
 std::unique_ptr<Tokenizer> Tokenizer::fromFolder(const std::filesystem::path& folder) {
     std::error_code ec;
+    if (looksLikeGguf(folder)) return tok::ggufTokenizer(folder);  // a GGUF file carries its tokenizer
     if (std::filesystem::exists(folder / "tokenizer.json", ec)) {
         auto tok = fromFile(folder / "tokenizer.json");
         const nlohmann::json post = configTemplate(*tok, folder);
@@ -211,6 +214,10 @@ std::unique_ptr<Tokenizer> Tokenizer::fromPath(const std::filesystem::path& path
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::exists(path, ec)) throw Error(path.string() + ": no such file or folder");
+    if (looksLikeGguf(path)) {
+        if (auto tok = tok::ggufTokenizer(path)) return tok;
+        throw Error(path.string() + ": this GGUF file has no tokenizer (no tokenizer.ggml.model)");
+    }
     const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path().empty() ? "." : path.parent_path();
     if (!fs::is_directory(path, ec)) {
         // By content: tokenizer.json is a JSON object; a SentencePiece model is a binary

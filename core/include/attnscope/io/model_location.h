@@ -30,7 +30,9 @@ std::filesystem::path hubSnapshot(const std::string& id, const std::string& revi
 
 // The folder a MODEL argument opens:
 //   builtin:NAME          -> unchanged (Model::load resolves it);
+//   ollama:NAME[:TAG]     -> ollamaModel(spec), a GGUF blob;
 //   an existing folder    -> itself;
+//   a GGUF file (by its magic, whatever its name) -> itself;
 //   an existing file      -> the folder it belongs to when it is one of a model's files (any
 //                            *.safetensors, a torch.save checkpoint recognised by its content,
 //                            config.json, *.index.json, a tokenizer file), else unchanged;
@@ -38,6 +40,15 @@ std::filesystem::path hubSnapshot(const std::string& id, const std::string& revi
 // An existing path wins over an id. A spec that is neither an existing path nor an id is returned
 // unchanged (Model::load then names it). A revision with a path throws attnscope::Error.
 std::filesystem::path resolveModelLocation(const std::string& spec, const std::string& revision = {});
+
+// Ollama's model store: $OLLAMA_MODELS, else ~/.ollama/models.
+std::filesystem::path ollamaRoot();
+// The blob of `spec` ("ollama:NAME[:TAG]" or "NAME[:TAG]"; TAG defaults to latest; a NAME with a
+// '/' is NAMESPACE/NAME, else library/NAME): the manifest
+// ROOT/manifests/registry.ollama.ai/library/NAME/TAG, its layer of mediaType
+// application/vnd.ollama.image.model, ROOT/blobs/sha256-HEX. Throws attnscope::Error (one line,
+// naming where it looked) when the manifest, its model layer or the blob is missing or malformed.
+std::filesystem::path ollamaModel(const std::string& spec);
 
 // True when `file` is named as a model folder's tokenizer file: tokenizer.json, a SentencePiece
 // model (*.model, *.spm), vocab.json, merges.txt or vocab.txt.
