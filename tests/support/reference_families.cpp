@@ -61,6 +61,7 @@ std::vector<Vec> attend(const std::vector<Vec>& q, const std::vector<Vec>& k, co
     const int n = static_cast<int>(q.size());
     std::vector<Vec> context(n, Vec(static_cast<std::size_t>(H) * d, 0.0));
     ref.probs.emplace_back();
+    const int layer = static_cast<int>(ref.probs.size()) - 1;
     for (int h = 0; h < H; ++h) {
         const int g = h / (H / G);
         Vec flat;
@@ -74,10 +75,12 @@ std::vector<Vec> attend(const std::vector<Vec>& q, const std::vector<Vec>& k, co
                 ok[j] = allowed(i, j);
             }
             Vec p = softmaxRow(scores, ok);
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < d; ++e) context[i][h * d + e] += p[j] * v[j][g * d + e];
             flat.insert(flat.end(), p.begin(), p.end());
         }
+        applyProbsHook(layer, h, flat);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < d; ++e) context[i][h * d + e] += flat[i * n + j] * v[j][g * d + e];
         ref.probs.back().push_back(std::move(flat));
     }
     return context;

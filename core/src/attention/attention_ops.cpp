@@ -268,11 +268,16 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // The forward attends in blocks (blocked_attention.h); training (gradients through the
     // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-    if (!needsGrad)
+    if (!needsGrad && !run.alphas)
         return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
                                    : deviceBlockedAttend(q, k, v, mask, score, run);
     const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());
-    at::Tensor context = weightedValues(attentionProbs(q, k, additive, score, run.temperature), v);
+    const at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature);
+    if (run.alphas) {
+        if (probs.requires_grad()) probs.retain_grad();
+        run.alphas->push_back(probs);
+    }
+    at::Tensor context = weightedValues(probs, v);
     zeroMaskedHeads(context, run);
     return context;
 }

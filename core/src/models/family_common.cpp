@@ -175,6 +175,10 @@ std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, co
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 
+at::Tensor autogradAlias(const at::Tensor& t) {
+    return t.defined() ? at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()) : t;
+}
+
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden) {
     const at::Tensor h = hidden.to(at::kCPU, at::kFloat).contiguous();
     impl.finalHidden.assign(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());

@@ -157,4 +157,9 @@ std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, co
 // Records final hidden states [n, E] (any device and dtype) as the Trace's float32 CPU output.
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
 
+// A weight as an ordinary tensor over the same memory (no copy), which autograd may save for a
+// backward pass: loaded weights are inference tensors, which it may not. Valid while the model
+// lives; nothing may write through it. Undefined stays undefined.
+at::Tensor autogradAlias(const at::Tensor& weight);
+
 }  // namespace attnscope

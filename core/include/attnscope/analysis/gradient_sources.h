@@ -15,6 +15,7 @@
 #include "attnscope/attention/run_options.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
+#include "attnscope/models/model.h"
 #include "attnscope/runtime/progress.h"
 
 #include <cstdint>
@@ -24,11 +25,10 @@
 
 namespace attnscope {
 
-class Model;
-
 struct GradientTarget {
     std::optional<std::int64_t> token;  // decoder LMs: a vocabulary id
-    std::optional<int> classIndex;      // classifiers and ViT: a class index (ModelInfo's labels)
+    std::optional<int> classIndex;      // classifiers and ViT: a class index (gradientClassLabels)
+    std::string classLabel;             // or the class by its label name (non-empty: used when classIndex is not)
 };
 
 // The model's input: text ids (with token types for the BERT family) or, for image models, an image.
@@ -55,5 +55,16 @@ struct GradientMaps {
 // (attnscope::Cancelled).
 GradientMaps gradientSources(const Model& model, const GradientInput& input, const GradientTarget& target,
                              const RunOptions& options = {}, const Progress& progress = {});
+
+// Whether the model explains a class (ViT with a head) rather than a next token, and its class
+// labels in index order (empty for decoders). Throws attnscope::Error with the one-line refusal
+// for a model the gradient sources do not cover (encoder–decoders, encoders without a head,
+// built-in models, streamed weights).
+std::vector<std::string> gradientClassLabels(const Model& model);
+
+// The bytes the forward with gradients and the backward keep for `tokens` positions (what the
+// memory check compares with what is available): per layer α, its gradient and the backward's
+// temporaries ([heads, n, n] each) and the activations autograd saves, plus the float32 maps.
+std::uint64_t gradientSourcesBytes(const ModelInfo& info, std::int64_t tokens);
 
 }  // namespace attnscope
