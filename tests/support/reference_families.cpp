@@ -241,6 +241,19 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
         }
     }
     ref.hidden = x;
+    if (s.labels > 0) {  // the sequence classification heads, on the first token's final state
+        const auto dense = [&](const std::string& name, bool relu) {
+            Vec h = linearOf(c, name, x[0]);
+            for (double& a : h) a = relu ? std::max(0.0, a) : std::tanh(a);
+            return h;
+        };
+        if (s.type == "roberta")
+            ref.logits = linearOf(c, "classifier.out_proj", dense("classifier.dense", false));
+        else if (distil)
+            ref.logits = linearOf(c, "classifier", dense("pre_classifier", true));
+        else
+            ref.logits = linearOf(c, "classifier", dense(pre + "pooler.dense", false));
+    }
     return ref;
 }
 

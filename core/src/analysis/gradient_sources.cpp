@@ -14,8 +14,8 @@ namespace attnscope {
 
 namespace {
 
-const char* const kCovered = "grad-weighted and relevance are defined for decoder language models and ViT with a "
-                             "classification head";
+const char* const kCovered = "grad-weighted and relevance are defined for decoder language models, sequence "
+                             "classifiers (BERT family) and ViT with a classification head";
 
 // The model's gradient runner, or the one-line refusal.
 const GradientRunner& runnerOf(const Model& model) {
@@ -24,12 +24,11 @@ const GradientRunner& runnerOf(const Model& model) {
         throw Error("gradient sources: " + info.family +
                     " is an encoder–decoder, whose decoder and cross blocks mix two streams; " + kCovered);
     const auto* runner = dynamic_cast<const GradientRunner*>(&model);
-    if (!runner) {
-        if (!info.task.empty())
-            throw Error("gradient sources: the built-in models are not covered; " + std::string(kCovered));
+    if (!runner && !info.task.empty())
+        throw Error("gradient sources: the built-in models are not covered; " + std::string(kCovered));
+    if (!runner || !runner->hasOutputToExplain())
         throw Error("gradient sources: " + info.family +
                     " here is an encoder without a task head, so it has no output to explain; " + kCovered);
-    }
     if (const std::string why = runner->gradientRefusal(); !why.empty()) throw Error("gradient sources: " + why);
     return *runner;
 }

@@ -204,6 +204,7 @@ protected:
                          "its weights from the file (open it with --weights convert)"
                        : "";
     }
+    bool hasOutputToExplain() const override { return true; }
     bool explainsClasses() const override { return false; }
     std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
         return static_cast<std::int64_t>(text.ids.size());

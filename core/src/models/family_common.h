@@ -107,6 +107,10 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
 BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
                     std::vector<std::string> queries, std::vector<std::string> keys);
 
+// A classification head's class names from config.json's id2label {"0": "cat", ...} in id order;
+// absent ids are "LABEL_i" as in transformers. Fails id2label when it does not name `count` classes.
+std::vector<std::string> classNames(const JsonConfig& config, std::int64_t count);
+
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);
 

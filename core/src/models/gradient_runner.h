@@ -1,6 +1,6 @@
 // What the gradient map sources (analysis/gradient_sources.h) need of a model beyond forward():
-// one forward with autograd through every layer's attention weights α. The families that have
-// an output to explain implement it (the decoders, ViT); the analysis finds it with dynamic_cast,
+// one forward with autograd through every layer's attention weights α. The families that may have
+// an output to explain implement it (the decoders, the BERT family, ViT); the analysis finds it with dynamic_cast,
 // as patching finds LayerRunner, so Model's public interface stays as it is.
 #pragma once
 
@@ -27,8 +27,9 @@ struct GradientRun {
 class GradientRunner {
 public:
     virtual ~GradientRunner() = default;
-    // Why this model's gradient sources cannot be computed ("" when they can): streamed
-    // weights, no classification head.
+    // Whether the model has an output s can be (false: an encoder loaded without its task head).
+    virtual bool hasOutputToExplain() const = 0;
+    // Why this model's gradient sources cannot be computed otherwise ("" when they can): streamed weights.
     virtual std::string gradientRefusal() const = 0;
     // Whether outputs are classes (labels: classLabels()) rather than vocabulary ids.
     virtual bool explainsClasses() const = 0;

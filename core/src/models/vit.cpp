@@ -51,31 +51,6 @@ VitConfig parseVitConfig(const JsonConfig& c) {
     return g;
 }
 
-// id2label {"0": "cat", ...} in id order; absent ids are "LABEL_i" as in transformers.
-std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
-    std::vector<std::string> names(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) names[i] = "LABEL_" + std::to_string(i);
-    if (!c.has("id2label")) return names;
-    const auto& map = c.json().at("id2label");
-    if (!map.is_object()) c.fail("id2label", "must be an object {\"0\": \"label\", ...}");
-    if (static_cast<std::int64_t>(map.size()) != count)
-        c.fail("id2label",
-               "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
-    for (auto it = map.begin(); it != map.end(); ++it) {
-        std::size_t used = 0;
-        long long id = -1;
-        try {
-            id = std::stoll(it.key(), &used);
-        } catch (const std::exception&) {
-        }
-        if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
-            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) +
-                                       " is not {\"id\": \"label\"} with id < " + std::to_string(count));
-        names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
-    }
-    return names;
-}
-
 const StackNames kVitNames{"attention.",
                            {"attention.query", "attention.key", "attention.value", "output.dense"},
                            "layernorm_before",
@@ -131,11 +106,8 @@ public:
 
     const ModelInfo& info() const override { return info_; }
 
-    std::string gradientRefusal() const override {
-        return classifier_.weight.defined() ? ""
-                                            : "this vit model has no classification head (a ViTModel): there is no "
-                                              "class logit to explain";
-    }
+    bool hasOutputToExplain() const override { return classifier_.weight.defined(); }
+    std::string gradientRefusal() const override { return ""; }
     bool explainsClasses() const override { return true; }
     std::vector<std::string> classLabels() const override { return classNames_; }
     std::int64_t gradientTokens(const TextInput&, const std::optional<RgbImage>&) const override {
@@ -146,8 +118,7 @@ public:
     GradientRun runGradients(const TextInput&, const std::optional<RgbImage>& image,
                              const RunOptions& options) const override {
         if (!image) throw Error("vit model at " + info_.path.string() + " takes an image, not token ids (use --image)");
-        const std::string refusal = gradientRefusal();
-        if (!refusal.empty()) throw Error(refusal);
+        if (!hasOutputToExplain()) throw Error("this vit model has no classification head");
         at::Tensor x;
         {
             c10::InferenceMode guard;

@@ -240,6 +240,41 @@ TEST_CASE("Gradient sources: ViT's class logit equals finite differences; a clas
     CHECK(gradientSources(*model, in, byIndex).gradWeighted == labelled.gradWeighted);
 }
 
+TEST_CASE("Gradient sources: BERT-family sequence classifiers equal finite differences, padding and types included",
+          "[gradient_sources]") {
+    const std::vector<long long> ids = {2, 17, 9, 33, 5, 1};
+    for (const std::string type : {"bert", "roberta", "distilbert"}) {
+        BertSpec spec;
+        spec.type = type;
+        spec.labels = 4;
+        const Checkpoint c = makeBert(spec, 11);
+        const auto model = writeAndLoad(c, "grad-" + type);
+        GradientInput in = textInput(ids);
+        std::vector<long long> types;
+        if (type == "bert") types = {0, 0, 0, 1, 1, 1};
+        in.text.typeIds = {types.begin(), types.end()};
+        const std::vector<int> attend = {1, 1, 1, 1, 1, 0};  // the last token is padding
+        in.text.attend = {attend.begin(), attend.end()};
+        const Reference base = referenceBert(c, spec, ids, types, attend);
+        REQUIRE(base.logits.size() == 4);
+        const GradientMaps maps = gradientSources(*model, in, GradientTarget{});
+        INFO(type);
+        CHECK(maps.target == argmax(base.logits));
+        CHECK(maps.targetLabel == "class" + std::to_string(maps.target));
+        CHECK(maps.score == Approx(base.logits[maps.target]).margin(1e-4));
+        const auto score = [&] { return referenceBert(c, spec, ids, types, attend).logits[maps.target]; };
+        requireClose(maps, referenceG(base.probs, static_cast<int>(ids.size()), score), type);
+        // The forward outputs the same classes (softmax of the reference's logits).
+        TextInput text = in.text;
+        const auto trace = model->forwardText(text);
+        REQUIRE(trace->classProbabilities().size() == 4);
+        double sum = 0;
+        for (double z : base.logits) sum += std::exp(z - base.logits[maps.target]);
+        CHECK(trace->classProbabilities()[maps.target] == Approx(1 / sum).margin(1e-5));
+        CHECK(trace->classLabels()[3] == "class3");
+    }
+}
+
 TEST_CASE("Gradient sources: refusals name the reason in one line", "[gradient_sources]") {
     const auto gpt2Dir = freshDir("grad-refuse-gpt2");
     writeGpt2Folder(gpt2Dir, makeGpt2(Gpt2Spec{}, 3));
@@ -263,16 +298,17 @@ TEST_CASE("Gradient sources: refusals name the reason in one line", "[gradient_s
     CHECK(refusal(*vit, image, token) ==
           "a target token is for decoder language models; vit explains a class (give a target class)");
 
+    const std::string covered = "grad-weighted and relevance are defined for decoder language models, sequence "
+                                "classifiers (BERT family) and ViT with a classification head";
     VitSpec headless;
     headless.labels = 0;
     const auto bare = writeAndLoad(makeVit(headless, 5), "grad-refuse-vit-bare");
-    CHECK(refusal(*bare, image) == "gradient sources: this vit model has no classification head (a ViTModel): "
-                                   "there is no class logit to explain");
+    CHECK(refusal(*bare, image) ==
+          "gradient sources: vit here is an encoder without a task head, so it has no output to explain; " + covered);
 
     const auto bert = writeAndLoad(makeBert(BertSpec{}, 9), "grad-refuse-bert");
     CHECK(refusal(*bert, textInput({2, 5, 7})) ==
-          "gradient sources: bert here is an encoder without a task head, so it has no output to explain; "
-          "grad-weighted and relevance are defined for decoder language models and ViT with a classification head");
+          "gradient sources: bert here is an encoder without a task head, so it has no output to explain; " + covered);
 
     const auto t5 = writeAndLoad(makeT5(T5Spec{}, 31), "grad-refuse-t5");
     const std::string t5Refusal = refusal(*t5, textInput({2, 5, 7}));
