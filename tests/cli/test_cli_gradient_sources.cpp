@@ -137,6 +137,34 @@ TEST_CASE("cli attention --source grad-weighted explains a ViT class by index or
                         "--target-token is for decoder language models; vit explains a class (--target-class)");
 }
 
+TEST_CASE("cli attention --source grad-weighted explains a BERT classifier's class", "[cli][gradient_sources]") {
+    const auto dir = freshDir("cli-grad-bert-cls");
+    BertSpec spec;
+    spec.labels = 3;
+    writeCheckpoint(dir, makeBert(spec, 4));
+    const auto out = freshDir("cli-grad-bert-cls-out");
+    const CliResult r = runCli({"attention", dir.string(), "--ids", "2,7,9,3,11", "--attend", "1,1,1,1,0", "--source",
+                                "grad-weighted", "--target-class", "class2", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const NpyArray a = readNpy(out / "attention.npy");
+    REQUIRE(a.shape == std::vector<std::int64_t>{2, 3, 5, 5});
+    GradientInput in;
+    in.text.ids = {2, 7, 9, 3, 11};
+    in.text.attend = {1, 1, 1, 1, 0};
+    GradientTarget target;
+    target.classIndex = 2;
+    const GradientMaps core = gradientSources(*loadCpu(dir), in, target);
+    CHECK(maxDiff(a.values, core.gradWeighted) <= 1e-6);
+    for (int l = 0; l < 2; ++l)  // the padding key gets no attention, so no gradient weight
+        for (int h = 0; h < 3; ++h)
+            for (int i = 0; i < 5; ++i) CHECK(a.values[((l * 3 + h) * 5 + i) * 5 + 4] == 0.f);
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
+    CHECK(tokens.at("target") == 2);
+    CHECK(tokens.at("target_label") == "class2");
+    CHECK(tokens.at("score").get<double>() == Approx(core.score).margin(1e-6));
+}
+
 TEST_CASE("cli attention gradient sources refuse bad targets and uncovered models in one line",
           "[cli][gradient_sources]") {
     const auto out = freshDir("cli-grad-bad");
