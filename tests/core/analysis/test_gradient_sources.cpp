@@ -317,6 +317,28 @@ TEST_CASE("Gradient sources: refusals name the reason in one line", "[gradient_s
     CHECK(t5Refusal.find('\n') == std::string::npos);
 }
 
+TEST_CASE("Gradient sources: an input whose backward cannot fit is refused before it runs, naming the memory",
+          "[gradient_sources]") {
+    Gpt2Spec spec;
+    spec.positions = 100000;     // 100,000 tokens: each [H, n, n] tensor of the backward is 149 GiB
+    spec.legacyBuffers = false;  // no [positions, positions] attn.bias
+    const auto dir = freshDir("grad-memory");
+    writeGpt2Folder(dir, makeGpt2(spec, 3));
+    const auto model = loadCpu(dir);
+    GradientInput in;
+    in.text.ids.assign(100000, 5);
+    const std::string why = refusal(*model, in);
+    INFO(why);
+    CHECK(why.rfind("the gradient sources' backward pass needs ", 0) == 0);
+    CHECK_THAT(why, Catch::Contains(" GiB on cpu, ") && Catch::EndsWith(" GiB available"));
+    const double gib = std::stod(why.substr(std::string("the gradient sources' backward pass needs ").size()));
+    CHECK(gib == Approx(gradientSourcesBytes(model->info(), 100000) / double(1 << 30)).margin(0.06));
+
+    const auto builtin = Model::load("builtin:sentiment-dot");
+    CHECK(refusal(*builtin, textInput({1, 2, 3})).rfind("gradient sources: the built-in models are not covered; ", 0) ==
+          0);
+}
+
 TEST_CASE("Gradient sources: the memory estimate grows with the square of the input", "[gradient_sources]") {
     ModelInfo info;
     info.layers = 12, info.heads = 12, info.hidden = 768;
