@@ -200,8 +200,8 @@ protected:
     const Readout& finalReadout() const override { return *readout_; }
 
     std::string gradientRefusal() const override {
-        return stream_ ? "the gradient sources run a backward pass through held weights, but this model streams "
-                         "its weights from the file (open it with --weights convert)"
+        return stream_ ? "this model streams its weights from the file, and the backward pass needs them held "
+                         "(open it with --weights convert)"
                        : "";
     }
     bool hasOutputToExplain() const override { return true; }

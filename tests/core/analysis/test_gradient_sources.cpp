@@ -339,6 +339,28 @@ TEST_CASE("Gradient sources: an input whose backward cannot fit is refused befor
           0);
 }
 
+TEST_CASE("Gradient sources: streamed weights are refused, the same checkpoint converted runs", "[gradient_sources]") {
+    Checkpoint c = makeLlama(LlamaSpec{}, 17);
+    roundTensors(c, "BF16");
+    const auto dir = freshDir("grad-stream");
+    WriteOptions w;
+    w.dtype = "BF16";
+    writeCheckpoint(dir, c, w);
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    load.weights = WeightPlan::Stream;
+    const auto streamed = Model::load(dir, load);
+    REQUIRE_THAT(streamed->info().weights, Catch::StartsWith("streamed"));
+    CHECK(refusal(*streamed, textInput(kIds)) == "gradient sources: this model streams its weights from the file, and "
+                                                 "the backward pass needs them held (open it with --weights convert)");
+    load.weights = WeightPlan::Convert;
+    const GradientMaps maps = gradientSources(*Model::load(dir, load), textInput(kIds), GradientTarget{});
+    const Reference base = referenceLlama(c, LlamaSpec{}, kIds);
+    CHECK(maps.target == argmax(base.logits));
+    const auto score = [&] { return referenceLlama(c, LlamaSpec{}, kIds).logits[maps.target]; };
+    requireClose(maps, referenceG(base.probs, static_cast<int>(kIds.size()), score), "llama bf16 converted");
+}
+
 TEST_CASE("Gradient sources: the memory estimate grows with the square of the input", "[gradient_sources]") {
     ModelInfo info;
     info.layers = 12, info.heads = 12, info.hidden = 768;
