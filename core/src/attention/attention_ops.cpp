@@ -44,7 +44,9 @@ namespace {
 // keyStart, keyStart + 1, ...
 void finishLogits(at::Tensor& scores, const ScoreSpec& score, const at::Tensor& slopes, double temperature,
                   std::int64_t keyStart = 0) {
-    if (score.softcap > 0) {
+    if (score.softcap > 0 && scores.requires_grad()) {  // autograd keeps tanh's output: no writing over it
+        scores = (scores * (score.scale / score.softcap)).tanh() * (score.softcap / temperature);
+    } else if (score.softcap > 0) {
         scores.mul_(score.scale / score.softcap).tanh_().mul_(score.softcap / temperature);
     } else {
         scores.mul_(score.scale / temperature);

@@ -5,6 +5,7 @@
 #include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
+#include "fixtures_gemma.h"
 #include "fixtures_neox.h"
 #include "fixtures_seq2seq.h"
 #include "reference_gpt2.h"
@@ -209,6 +210,26 @@ TEST_CASE("Gradient sources: GPT-NeoX's parallel residual equals finite differen
     CHECK(maps.target == argmax(base.logits));
     const auto score = [&] { return referenceNeox(c, spec, kIds).logits[maps.target]; };
     requireClose(maps, referenceG(base.probs, static_cast<int>(kIds.size()), score), "gpt-neox");
+}
+
+TEST_CASE("Gradient sources: Gemma-2's soft-capped logits and sliding windows; s is taken before the final soft-cap",
+          "[gradient_sources]") {
+    RmsFamilySpec spec;
+    spec.type = "gemma2";
+    spec.attnSoftcap = 1.5;  // small enough to bite on these scores
+    spec.finalSoftcap = 2.0;
+    spec.window = 3;
+    const Checkpoint c = makeRmsFamily(spec, 31);
+    const auto model = writeAndLoad(c, "grad-gemma2");
+    // The reference applies the final soft-cap; s is the logit before it.
+    const auto uncapped = [&](double z) { return spec.finalSoftcap * std::atanh(z / spec.finalSoftcap); };
+    const Reference base = referenceRmsFamily(c, spec, kIds);
+    const GradientMaps maps = gradientSources(*model, textInput(kIds), GradientTarget{});
+    CHECK(maps.target == argmax(base.logits));
+    CHECK(maps.score == Approx(uncapped(base.logits[maps.target])).margin(1e-4));
+    CHECK(std::abs(maps.score) > std::abs(base.logits[maps.target]) + 1e-3);  // the cap did bite
+    const auto score = [&] { return uncapped(referenceRmsFamily(c, spec, kIds).logits[maps.target]); };
+    requireClose(maps, referenceG(base.probs, static_cast<int>(kIds.size()), score), "gemma2");
 }
 
 TEST_CASE("Gradient sources: ViT's class logit equals finite differences; a class by index or label",
