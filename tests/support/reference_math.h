@@ -13,7 +13,7 @@
 namespace attnscope::testing {
 
 // Finite differences through α (the gradient sources' tests): while one is set, the references
-// (GPT-2, Llama, BERT, ViT, GPT-NeoX, the RMSNorm families) call it on each head's probabilities [n · m] of each layer
+// (GPT-2, Llama, BERT, ViT, GPT-NeoX, the RMSNorm and ALiBi/OPT families) call it on each head's probabilities [n · m] of each layer
 // right after the softmax, before they multiply V, and it may change them (add ε to one cell).
 // One per thread; ScopedProbsHook sets and clears it.
 using ProbsHook = std::function<void(int layer, int head, std::vector<double>& probs)>;

@@ -5,6 +5,7 @@
 #include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
+#include "fixtures_alibi.h"
 #include "fixtures_gemma.h"
 #include "fixtures_neox.h"
 #include "fixtures_seq2seq.h"
@@ -230,6 +231,26 @@ TEST_CASE("Gradient sources: Gemma-2's soft-capped logits and sliding windows; s
     CHECK(std::abs(maps.score) > std::abs(base.logits[maps.target]) + 1e-3);  // the cap did bite
     const auto score = [&] { return uncapped(referenceRmsFamily(c, spec, kIds).logits[maps.target]); };
     requireClose(maps, referenceG(base.probs, static_cast<int>(kIds.size()), score), "gemma2");
+}
+
+TEST_CASE("Gradient sources: BLOOM's ALiBi and OPT's post-norm blocks equal finite differences", "[gradient_sources]") {
+    BloomSpec bloom;
+    bloom.residualAfterNorm = true;
+    const Checkpoint b = makeBloom(bloom, 13);
+    const Reference bloomBase = referenceBloom(b, bloom, kIds);
+    const GradientMaps bloomMaps = gradientSources(*writeAndLoad(b, "grad-bloom"), textInput(kIds), GradientTarget{});
+    CHECK(bloomMaps.target == argmax(bloomBase.logits));
+    const auto bloomScore = [&] { return referenceBloom(b, bloom, kIds).logits[bloomMaps.target]; };
+    requireClose(bloomMaps, referenceG(bloomBase.probs, static_cast<int>(kIds.size()), bloomScore), "bloom");
+
+    OptSpec opt;
+    opt.preNorm = false;  // OPT-350m's post-LN blocks
+    const Checkpoint o = makeOpt(opt, 14);
+    const Reference optBase = referenceOpt(o, opt, kIds);
+    const GradientMaps optMaps = gradientSources(*writeAndLoad(o, "grad-opt"), textInput(kIds), GradientTarget{});
+    CHECK(optMaps.target == argmax(optBase.logits));
+    const auto optScore = [&] { return referenceOpt(o, opt, kIds).logits[optMaps.target]; };
+    requireClose(optMaps, referenceG(optBase.probs, static_cast<int>(kIds.size()), optScore), "opt post-norm");
 }
 
 TEST_CASE("Gradient sources: ViT's class logit equals finite differences; a class by index or label",
