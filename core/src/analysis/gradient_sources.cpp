@@ -68,6 +68,26 @@ std::int64_t pickTarget(const Model& model, const GradientRunner& runner, const 
     return outputs.detach().argmax().item<std::int64_t>();
 }
 
+// The run's masked heads and temperature layers inside the model's one "self" block (as the
+// interventions check them against a Trace's blocks).
+void checkInterventions(const RunOptions& options, const ModelInfo& info) {
+    for (const HeadRef& h : options.maskHeads) {
+        const std::string name =
+                (h.block.empty() ? "" : h.block + ":") + std::to_string(h.layer) + ":" + std::to_string(h.head);
+        if (!h.block.empty() && h.block != "self")
+            throw Error("head " + name + ": this model has one attention block, 'self'");
+        if (h.layer < 0 || h.layer >= info.layers)
+            throw Error("head " + name + ": layer " + std::to_string(h.layer) + " is out of range (0.." +
+                        std::to_string(info.layers - 1) + ")");
+        if (h.head < 0 || h.head >= info.heads)
+            throw Error("head " + name + ": head " + std::to_string(h.head) + " is out of range (0.." +
+                        std::to_string(info.heads - 1) + ")");
+    }
+    for (int l : options.temperatureLayers)
+        if (l < 0 || l >= info.layers)
+            throw Error("layer " + std::to_string(l) + " is out of range (0.." + std::to_string(info.layers - 1) + ")");
+}
+
 // Āˡ = mean_h max(Gˡ, 0); R = I; R ← R + Āˡ R, the map of layer l being R after layer l (float64).
 std::vector<float> relevanceOf(const std::vector<float>& g, int L, int H, int n) {
     const auto dbl = at::TensorOptions().dtype(at::kDouble);
@@ -124,6 +144,7 @@ GradientMaps gradientSources(const Model& model, const GradientInput& input, con
                              const RunOptions& options, const Progress& progress) {
     const GradientRunner& runner = runnerOf(model);
     const ModelInfo& info = model.info();
+    checkInterventions(options, info);
     const std::int64_t n = runner.gradientTokens(input.text, input.image);
     if (n < 1) throw Error("gradient sources: the input is empty");
     const std::uint64_t needed = gradientSourcesBytes(info, n);

@@ -324,6 +324,10 @@ TEST_CASE("Gradient sources: refusals name the reason in one line", "[gradient_s
     GradientTarget token;
     token.token = 40;
     CHECK(refusal(*gpt2, textInput(kIds), token) == "target token 40 is outside the vocabulary (0..39)");
+    RunOptions badHead;
+    badHead.maskHeads = {{"", 0, 4}};
+    CHECK_THROWS_WITH(gradientSources(*gpt2, textInput(kIds), GradientTarget{}, badHead),
+                      "head 0:4: head 4 is out of range (0..3)");
     GradientTarget cls;
     cls.classIndex = 0;
     CHECK(refusal(*gpt2, textInput(kIds), cls) ==
