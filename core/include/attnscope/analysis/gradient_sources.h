@@ -2,13 +2,17 @@
 // s is one scalar the model outputs:
 //   decoder language models: the logit of GradientTarget::token at the last position (default:
 //   the model's argmax there), before any final soft-cap;
-//   sequence classifiers and ViT with a classification head: the logit of GradientTarget::classIndex
-//   (default: the argmax).
+//   sequence classifiers (BERT, RoBERTa, DistilBERT *ForSequenceClassification checkpoints) and
+//   ViT with a classification head: the logit of GradientTarget::classIndex or classLabel (default:
+//   the argmax).
+// A target of the wrong kind (a token for a classifier, a class for a decoder) or out of range, and
+// masked heads or temperature layers outside the model, throw attnscope::Error naming them.
 // grad-weighted: G[l, h, i, j] = (∂s/∂α_hij) · α_hij, signed; the derivative is the total one
 //   through the whole model (later layers' attention included), α the tensor that multiplies V.
 // relevance: Āˡ = mean_h max(Gˡ, 0); R = I; for each layer in order R ← R + Āˡ R; the map of
 //   layer l is R after layer l.
-// Encoder–decoders and models without an output to explain are refused with one line.
+// Encoder–decoders, encoders without a task head, the built-in models and decoders whose weights
+// are streamed are refused with one line. Maps read from files have no model to run: not covered.
 #pragma once
 
 #include "attnscope/analysis/map_source.h"
