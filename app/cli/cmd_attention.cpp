@@ -1,6 +1,7 @@
 #include "alignment_output.h"
 #include "commands.h"
 #include "generate_output.h"
+#include "gradient_output.h"
 #include "common.h"
 #include "lab_output.h"
 #include "model_input.h"
@@ -222,22 +223,27 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(
-            argv,
-            withGenerateOptions(withAlignmentOptions(withInputOptions(
-                    {"out",         "device",        "temperature", "layers",    "variant",   "feature-map", "features",
-                     "seed",        "mask-heads",    "gate",        "fit-width", "fit-steps", "top-k",       "prune",
-                     "prune-count", "capture-dtype", "weights",     "window",    "keep",      "buckets",     "rounds",
-                     "revision",    "knockout",      "source",      "block"}))),
-            withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
+    Args args(argv,
+              withGradientOptions(withGenerateOptions(withAlignmentOptions(withInputOptions(
+                      {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
+                       "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
+                       "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
+                       "keep",     "buckets", "rounds",      "revision",      "knockout",  "source",      "block"})))),
+              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
     const std::optional<GenerateRequest> gen = parseGenerateRequest(args);
     const AttentionSettings s = parseSettings(args);
     const std::optional<AlignmentRequest> align = parseAlignmentRequest(args);
+    checkGradientOptions(args, s.source);
 
     auto model = loadModel(args);
+    if (gradientSource(s.source)) {  // one forward and backward per explained output, no Trace
+        RunOptions run = s.run;
+        applyRunFlags(args, run);
+        return writeGradientSource(args, *model, input, s.source, run, outArg);
+    }
     RunOptions first, again = s.run;  // --capture-dtype and --progress for the run and a re-run
     applyRunFlags(args, first);
     applyRunFlags(args, again, "re-run");
@@ -360,7 +366,9 @@ Command attentionCommand() {
             "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
             "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
-            "                               [--source weights|value-norm|value-norm-layer|alti|alti-rollout] [--block NAME]\n"
+            "                               [--source weights|value-norm|value-norm-layer|alti|alti-rollout|\n"
+            "                                grad-weighted|relevance [--target-token ID | --target-class C]]\n"
+            "                               [--block NAME]\n"
             "                               [--variant dot|linear|additive|hybrid|local|topk|lsh]\n"
             "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
             "                               [--buckets B] [--rounds R]\n"
@@ -425,6 +433,14 @@ Command attentionCommand() {
             "  --block encoder. Formulas: core/include/attnscope/analysis/alti.h.\n"
             "--block NAME writes that block's file only (attention.npy for one-block models, else NAME.npy:\n"
             "  encoder, decoder, cross); a name the model lacks is refused.\n"
+            "--source grad-weighted (Chefer et al. 2021): G = (∂s/∂α_hij) · α_hij, signed, the derivative total through\n"
+            "  the whole model; s is the logit of --target-token ID at the last position (decoder language models,\n"
+            "  before any final soft-cap) or of --target-class C (an index or a label; ViT with a head), by default\n"
+            "  the argmax. relevance: Ā = mean_h max(G, 0), R = I, R <- R + Ā R per layer; the map of layer l is R\n"
+            "  after it: [layers, 1, seq, seq]. One forward and one backward (refused, naming the memory it needs,\n"
+            "  where the backward would not fit); --propagate, --mask-heads and --knockout apply. tokens.json adds\n"
+            "  \"target\", \"target_label\", \"target_kind\" (token or class) and \"score\" (s). Encoder-decoders and\n"
+            "  encoders without a head are refused.\n"
             "--variant dot: softmax(q·k·scale/T); linear: φ(q)·φ(k) normalised per row with --feature-map\n"
             "  elu (elu+1, default), relu or favor (FAVOR+ with --features M orthogonal random features,\n"
             "  default 256, fixed --seed; estimates the dot map at T); additive: W_q, W_k, v of width\n"

@@ -74,4 +74,20 @@ std::shared_ptr<const Trace> ModelInput::run(const Model& model, const RunOption
     return model.forward(inputIds(args_, model), options);
 }
 
+GradientInput ModelInput::gradientInput(const Model& model) const {
+    if (model.info().imageInput && !image_)
+        throw UsageError(model.info().family + " models take an image: --image FILE.png|.jpg");
+    if (hasTargetOptions())
+        throw UsageError("--target-text, --target-ids and --max-new-tokens do not go with a gradient --source");
+    GradientInput in;
+    if (image_) {
+        in.image = image_;
+        return in;
+    }
+    in.text.ids = inputIds(args_, model);
+    if (auto types = args_.value("type-ids")) in.text.typeIds = parseIntegers(*types, "--type-ids", "token type");
+    if (auto attend = args_.value("attend")) in.text.attend = parseAttend(*attend);
+    return in;
+}
+
 }  // namespace attnscope::cli

@@ -6,6 +6,7 @@
 
 #include "args.h"
 
+#include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/models/model.h"
 
 #include <memory>
@@ -33,6 +34,9 @@ public:
 
     // Runs the model on the input; image models without --image are a usage error.
     std::shared_ptr<const Trace> run(const Model& model, const RunOptions& options = {}) const;
+    // The same input for the gradient sources (ids with types and padding, or the image); the
+    // encoder-decoders' target options are a usage error here.
+    GradientInput gradientInput(const Model& model) const;
 
 private:
     bool hasTargetOptions() const;

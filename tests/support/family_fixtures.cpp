@@ -156,7 +156,21 @@ Checkpoint makeBert(const BertSpec& s, unsigned seed) {
             norm(p + "output.LayerNorm");
         }
     }
-    if (!distil) linear(pre + "pooler.dense", E, E, 0.2f);  // present in real checkpoints, unused here
+    const bool roberta = s.type == "roberta";
+    // Present in real checkpoints; used by BertForSequenceClassification only (RoBERTa's head has its own dense).
+    if (!distil && !(roberta && s.labels > 0)) linear(pre + "pooler.dense", E, E, 0.2f);
+    if (s.labels > 0) {
+        nlohmann::json id2label = nlohmann::json::object();
+        for (int i = 0; i < s.labels; ++i) id2label[std::to_string(i)] = "class" + std::to_string(i);
+        c.config["id2label"] = id2label;
+        if (roberta) {
+            linear("classifier.dense", E, E, 0.3f);
+            linear("classifier.out_proj", s.labels, E, 0.5f);
+        } else {
+            if (distil) linear("pre_classifier", E, E, 0.3f);
+            linear("classifier", s.labels, E, 0.5f);
+        }
+    }
     return c;
 }
 

@@ -54,6 +54,9 @@ struct BertSpec {
     bool prefix = true;       // names start with "bert." / "roberta." / "distilbert."
     bool legacyNorm = false;  // LayerNorm.gamma / .beta (BERT only)
     std::string activation = "gelu";
+    // > 0: a sequence classification head with this many classes ("class0", ...): BERT's pooler
+    // and classifier, RoBERTa's classifier.dense / out_proj, DistilBERT's pre_classifier and classifier.
+    int labels = 0;
 };
 Checkpoint makeBert(const BertSpec& spec, unsigned seed);
 

@@ -82,13 +82,13 @@ Rows attend(const Rows& q, const Rows& k, const Rows& v, int H, int G, int d, co
                 top = std::max(top, z[j]);
             }
             for (int j = 0; j <= i; ++j) sum += (z[j] = std::exp(z[j] - top));
-            for (int j = 0; j <= i; ++j) {
-                const double p = z[j] / sum;
-                flat[static_cast<std::size_t>(i) * n + j] = p;
-                if (!masked)
-                    for (int e = 0; e < d; ++e) context[i][h * d + e] += p * v[j][g * d + e];
-            }
+            for (int j = 0; j <= i; ++j) flat[static_cast<std::size_t>(i) * n + j] = z[j] / sum;
         }
+        applyProbsHook(layer, h, flat);
+        for (int i = 0; i < n && !masked; ++i)
+            for (int j = 0; j <= i; ++j)
+                for (int e = 0; e < d; ++e)
+                    context[i][h * d + e] += flat[static_cast<std::size_t>(i) * n + j] * v[j][g * d + e];
         ref.probs.back().push_back(std::move(flat));
     }
     return context;

@@ -61,6 +61,7 @@ std::vector<Vec> attend(const std::vector<Vec>& q, const std::vector<Vec>& k, co
     const int n = static_cast<int>(q.size());
     std::vector<Vec> context(n, Vec(static_cast<std::size_t>(H) * d, 0.0));
     ref.probs.emplace_back();
+    const int layer = static_cast<int>(ref.probs.size()) - 1;
     for (int h = 0; h < H; ++h) {
         const int g = h / (H / G);
         Vec flat;
@@ -74,10 +75,12 @@ std::vector<Vec> attend(const std::vector<Vec>& q, const std::vector<Vec>& k, co
                 ok[j] = allowed(i, j);
             }
             Vec p = softmaxRow(scores, ok);
-            for (int j = 0; j < n; ++j)
-                for (int e = 0; e < d; ++e) context[i][h * d + e] += p[j] * v[j][g * d + e];
             flat.insert(flat.end(), p.begin(), p.end());
         }
+        applyProbsHook(layer, h, flat);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int e = 0; e < d; ++e) context[i][h * d + e] += flat[i * n + j] * v[j][g * d + e];
         ref.probs.back().push_back(std::move(flat));
     }
     return context;
@@ -239,6 +242,19 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
         }
     }
     ref.hidden = x;
+    if (s.labels > 0) {  // the sequence classification heads, on the first token's final state
+        const auto dense = [&](const std::string& name, bool relu) {
+            Vec h = linearOf(c, name, x[0]);
+            for (double& a : h) a = relu ? std::max(0.0, a) : std::tanh(a);
+            return h;
+        };
+        if (s.type == "roberta")
+            ref.logits = linearOf(c, "classifier.out_proj", dense("classifier.dense", false));
+        else if (distil)
+            ref.logits = linearOf(c, "classifier", dense("pre_classifier", true));
+        else
+            ref.logits = linearOf(c, "classifier", dense(pre + "pooler.dense", false));
+    }
     return ref;
 }
 

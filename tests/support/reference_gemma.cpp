@@ -205,13 +205,13 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
                 double sum = 0;
                 for (int j = 0; j <= i; ++j)
                     if (!(window > 0 && i - j >= window)) sum += (prob[j] = std::exp(logit[j] - mx));
-                for (int j = 0; j < n; ++j) {
-                    prob[j] /= sum;
-                    if (!masked)
-                        for (int e = 0; e < d; ++e) context[i][hh * d + e] += prob[j] * v[j][g * d + e];
-                }
+                for (int j = 0; j < n; ++j) prob[j] /= sum;
                 flat.insert(flat.end(), prob.begin(), prob.end());
             }
+            applyProbsHook(l, hh, flat);
+            for (int i = 0; i < n && !masked; ++i)
+                for (int j = 0; j < n; ++j)
+                    for (int e = 0; e < d; ++e) context[i][hh * d + e] += flat[i * n + j] * v[j][g * d + e];
             ref.probs.back().push_back(std::move(flat));
         }
         ref.values.push_back(v);  // what the heads read, and the stream entering the block (value sources)

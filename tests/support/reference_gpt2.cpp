@@ -74,6 +74,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                              std::find(run.temperatureLayers.begin(), run.temperatureLayers.end(), l) !=
                                      run.temperatureLayers.end();
             Vec pr = causalSoftmax(sc, n, hot ? run.temperature : 1.0);
+            applyProbsHook(l, h, pr);
             const bool masked = std::find(run.maskedHeads.begin(), run.maskedHeads.end(), std::make_pair(l, h)) !=
                                 run.maskedHeads.end();
             for (int i = 0; i < n && !masked; ++i)

@@ -6,10 +6,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace attnscope::testing {
+
+// Finite differences through α (the gradient sources' tests): while one is set, the references
+// (GPT-2, Llama, BERT, ViT, GPT-NeoX, the RMSNorm and ALiBi/OPT families) call it on each head's probabilities [n · m] of each layer
+// right after the softmax, before they multiply V, and it may change them (add ε to one cell).
+// One per thread; ScopedProbsHook sets and clears it.
+using ProbsHook = std::function<void(int layer, int head, std::vector<double>& probs)>;
+inline ProbsHook& probsHook() {
+    thread_local ProbsHook hook;
+    return hook;
+}
+inline void applyProbsHook(int layer, int head, std::vector<double>& probs) {
+    if (probsHook()) probsHook()(layer, head, probs);
+}
+struct ScopedProbsHook {
+    explicit ScopedProbsHook(ProbsHook hook) { probsHook() = std::move(hook); }
+    ~ScopedProbsHook() { probsHook() = nullptr; }
+    ScopedProbsHook(const ScopedProbsHook&) = delete;
+    ScopedProbsHook& operator=(const ScopedProbsHook&) = delete;
+};
 
 // LayerNorm of one row: (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance.
 // weight and bias are any indexable float or double sequences of x's size.

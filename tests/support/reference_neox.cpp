@@ -81,12 +81,12 @@ Rows attend(const Rows& q, const Rows& k, const Rows& v, int H, int G, int d, do
                 mx = std::max(mx, s[j]);
             }
             for (int j = first; j <= i; ++j) sum += (flat[i * n + j] = std::exp(s[j] - mx));
-            for (int j = first; j <= i; ++j) {
-                flat[i * n + j] /= sum;
-                if (!masked)
-                    for (int e = 0; e < d; ++e) context[i][h * d + e] += flat[i * n + j] * v[j][g * d + e];
-            }
+            for (int j = first; j <= i; ++j) flat[i * n + j] /= sum;
         }
+        applyProbsHook(layer, h, flat);
+        for (int i = 0; i < n && !masked; ++i)
+            for (int j = 0; j <= i; ++j)
+                for (int e = 0; e < d; ++e) context[i][h * d + e] += flat[i * n + j] * v[j][g * d + e];
         ref.probs.back().push_back(std::move(flat));
     }
     return context;

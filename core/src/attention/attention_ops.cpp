@@ -44,7 +44,9 @@ namespace {
 // keyStart, keyStart + 1, ...
 void finishLogits(at::Tensor& scores, const ScoreSpec& score, const at::Tensor& slopes, double temperature,
                   std::int64_t keyStart = 0) {
-    if (score.softcap > 0) {
+    if (score.softcap > 0 && scores.requires_grad()) {  // autograd keeps tanh's output: no writing over it
+        scores = (scores * (score.scale / score.softcap)).tanh() * (score.softcap / temperature);
+    } else if (score.softcap > 0) {
         scores.mul_(score.scale / score.softcap).tanh_().mul_(score.softcap / temperature);
     } else {
         scores.mul_(score.scale / temperature);
@@ -268,11 +270,16 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // The forward attends in blocks (blocked_attention.h); training (gradients through the
     // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-    if (!needsGrad)
+    if (!needsGrad && !run.alphas)
         return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
                                    : deviceBlockedAttend(q, k, v, mask, score, run);
     const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());
-    at::Tensor context = weightedValues(attentionProbs(q, k, additive, score, run.temperature), v);
+    const at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature);
+    if (run.alphas) {
+        if (probs.requires_grad()) probs.retain_grad();
+        run.alphas->push_back(probs);
+    }
+    at::Tensor context = weightedValues(probs, v);
     zeroMaskedHeads(context, run);
     return context;
 }

@@ -86,6 +86,10 @@ struct LayerRun {
     double temperature = 1.0;      // inside the softmax
     std::vector<int> maskedHeads;  // heads whose output is zeroed
     bool captureValues = false;    // RunOptions::captureValues
+    // Gradient sources (analysis/gradient_sources.h): when set, attendDot takes the whole-score
+    // path and appends the layer's α [H, n, m] (the tensor that multiplies V, its gradient
+    // retained when it has one). Not owned.
+    std::vector<at::Tensor>* alphas = nullptr;
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 

@@ -2,11 +2,13 @@
 // padding_idx + 1, counted over non-pad tokens) and DistilBERT ("distilbert": no token types,
 // its own tensor names). Post-LN layers, GELU, bidirectional attention with a padding mask over
 // keys. Weights nn.Linear [out, in], with or without the "bert." / "roberta." / "distilbert."
-// prefix; legacy LayerNorm "gamma"/"beta" names are accepted.
+// prefix; legacy LayerNorm "gamma"/"beta" names are accepted. A checkpoint of
+// *ForSequenceClassification (classifier tensors present) outputs its classes, named by id2label.
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
+#include "gradient_runner.h"
 #include "layer_stack.h"
 #include "runtime/memory.h"
 #include "io/weights.h"
@@ -104,7 +106,20 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     return g;
 }
 
-class BertModel final : public TextFamilyModel<BertConfig> {
+// The sequence classification heads on the first token's final state, as Hugging Face's
+// *ForSequenceClassification: BERT's pooler (dense, tanh) then classifier; RoBERTa's
+// classifier.dense, tanh, classifier.out_proj; DistilBERT's pre_classifier, ReLU, classifier.
+struct ClassifierHead {
+    Linear dense, out;
+    bool relu = false;
+    bool defined() const { return out.weight.defined(); }
+    at::Tensor operator()(const at::Tensor& first) const {
+        const at::Tensor h = dense(first);
+        return out(relu ? at::relu(h) : at::tanh(h));
+    }
+};
+
+class BertModel final : public TextFamilyModel<BertConfig>, public GradientRunner {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
@@ -126,12 +141,46 @@ public:
         embNorm_ = loadNorm(w, "embeddings.LayerNorm", E);
         step();
         layers_ = loadStack(w, spec_, names_.stack, names_.layer, cfg_.layers, step);
+        loadHead(w, config);
         step();
 
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
                            cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.usablePositions();
+    }
+
+    bool hasOutputToExplain() const override { return head_.defined(); }
+    std::string gradientRefusal() const override { return ""; }
+    bool explainsClasses() const override { return true; }
+    std::vector<std::string> classLabels() const override { return classNames_; }
+    std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
+        return static_cast<std::int64_t>(text.ids.size());
+    }
+
+    // The forward with autograd through the weights' aliases; outputs are the class logits.
+    GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
+                             const RunOptions& options) const override {
+        if (image) throw Error(cfg_.type + " takes token ids, not an image");
+        if (!head_.defined()) throw Error("this " + cfg_.type + " model has no classification head");
+        checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
+        checkExtras(in);
+        at::Tensor x;
+        {
+            c10::InferenceMode guard;
+            x = embed(in);
+        }
+        at::AutoGradMode enable(true);
+        x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
+        GradientRun out;
+        StackPass pass = stackPass(in);
+        pass.alphas = &out.alphas;
+        BlockCapture capture;
+        x = runStack(spec_, aliasStack(layers_), x, pass, options, capture);
+        const auto alias = [](const Linear& p) { return Linear{autogradAlias(p.weight), autogradAlias(p.bias)}; };
+        const ClassifierHead head{alias(head_.dense), alias(head_.out), head_.relu};
+        out.outputs = head(x.narrow(0, 0, 1)).reshape({-1}).to(at::kFloat);
+        return out;
     }
 
 protected:
@@ -153,13 +202,36 @@ protected:
 
         auto impl = newTrace(in.ids);
         BlockCapture capture;
+        at::Tensor x = runStack(spec_, layers_, embed(in), stackPass(in), options, capture);
+        if (head_.defined()) {
+            const at::Tensor probs =
+                    at::softmax(head_(x.narrow(0, 0, 1)).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
+            impl->classLabels = classNames_;
+            impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+        } else {  // no task head: the last hidden states are the output interventions compare ([n, E] float32, CPU)
+            recordFinalHidden(*impl, x);
+        }
+        impl->infos.push_back(blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens,
+                                        impl->displayTokens));
+        impl->blocks.push_back(std::move(capture));
+        return std::make_shared<const Trace>(std::move(impl));
+    }
+
+private:
+    // The padding mask over keys (and progress per layer) for a pass over `in`.
+    StackPass stackPass(const TextInput& in) const {
         StackPass pass;
         pass.progress = true;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
             pass.mask.keyAllowed = idTensor(allowed, device_).ne(0);
         }
+        return pass;
+    }
 
+    // Word, position and token-type embeddings, normed: [n, E].
+    at::Tensor embed(const TextInput& in) const {
+        const std::int64_t n = static_cast<std::int64_t>(in.ids.size());
         at::Tensor idx = idTensor(in.ids, device_);
         at::Tensor positions;
         if (cfg_.roberta) {  // non-pad tokens count up from pad + 1; pad tokens sit at pad
@@ -173,17 +245,23 @@ protected:
             std::vector<std::int64_t> types = in.typeIds.empty() ? std::vector<std::int64_t>(n, 0) : in.typeIds;
             x = x + type_.index_select(0, idTensor(types, device_));
         }
-        x = layerNorm(x, embNorm_, cfg_.eps);
-        x = runStack(spec_, layers_, x, pass, options, capture);
-        // No task head: the last hidden states are the output interventions compare ([n, E] float32, CPU).
-        recordFinalHidden(*impl, x);
-        impl->infos.push_back(blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens,
-                                        impl->displayTokens));
-        impl->blocks.push_back(std::move(capture));
-        return std::make_shared<const Trace>(std::move(impl));
+        return layerNorm(x, embNorm_, cfg_.eps);
     }
 
-private:
+    // The classification head when the checkpoint has one (its out projection names the classes).
+    void loadHead(WeightStore& w, const JsonConfig& config) {
+        const std::int64_t E = cfg_.hidden;
+        const bool distil = cfg_.type == "distilbert";
+        const std::string out = cfg_.roberta ? "classifier.out_proj" : "classifier";
+        const auto shape = w.shape(out + ".weight");
+        if (!shape || shape->size() != 2) return;
+        const std::int64_t labels = shape->front();
+        head_.dense = w.linear(cfg_.roberta ? "classifier.dense" : distil ? "pre_classifier" : "pooler.dense", E, E);
+        head_.out = w.linear(out, labels, E);
+        head_.relu = distil;
+        classNames_ = classNames(config, labels);
+    }
+
     void checkExtras(const TextInput& in) const {
         const auto n = in.ids.size();
         if (!in.typeIds.empty()) {
@@ -213,6 +291,8 @@ private:
     at::Tensor word_, position_, type_;
     Norm embNorm_;
     std::vector<StackLayer> layers_;
+    ClassifierHead head_;
+    std::vector<std::string> classNames_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // next-token head, with progress, cancel, the memory check and the capture.
 #include "decoder_readout.h"
 #include "decoder_spec.h"
+#include "gradient_runner.h"
 #include "family_common.h"
 #include "layer_runner.h"
 #include "io/weights.h"
@@ -32,6 +33,8 @@ struct LayerHooks {
     const LayerPatch* patch = nullptr;
     const DecoderLayer* weights = nullptr;  // the layer's weights when not the model's own (copies)
     bool retainGrad = false;                // recorded activations keep their gradients
+    // Gradient sources: each layer's α is appended here (LayerRun::alphas).
+    std::vector<at::Tensor>* alphas = nullptr;
 };
 
 struct DecoderLayer {
@@ -39,7 +42,7 @@ struct DecoderLayer {
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
 };
 
-class DecoderModel final : public TextFamilyModel<DecoderSpec>, public LayerRunner {
+class DecoderModel final : public TextFamilyModel<DecoderSpec>, public LayerRunner, public GradientRunner {
 public:
     DecoderModel(const std::filesystem::path& folder, DecoderSpec spec, c10::Device device, const LoadOptions& options)
         : TextFamilyModel(std::move(spec), folder, device) {
@@ -196,6 +199,47 @@ protected:
 
     const Readout& finalReadout() const override { return *readout_; }
 
+    std::string gradientRefusal() const override {
+        return stream_ ? "this model streams its weights from the file, and the backward pass needs them held "
+                         "(open it with --weights convert)"
+                       : "";
+    }
+    bool hasOutputToExplain() const override { return true; }
+    bool explainsClasses() const override { return false; }
+    std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
+        return static_cast<std::int64_t>(text.ids.size());
+    }
+
+    // The forward with autograd through the weights' aliases; the logits at the last position are
+    // taken before any final soft-cap (issue 31's s).
+    GradientRun runGradients(const TextInput& text, const std::optional<RgbImage>& image,
+                             const RunOptions& options) const override {
+        if (image) throw Error(cfg_.family + " takes token ids, not an image");
+        requirePlainTokens(text, cfg_.family);
+        const std::vector<std::int64_t>& ids = text.ids;
+        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        checkKnockoutLayers(options.knockouts, cfg_.layers);
+        at::AutoGradMode enable(true);
+        GradientRun out;
+        LayerHooks hooks;
+        hooks.alphas = &out.alphas;
+        const std::int64_t n = static_cast<std::int64_t>(ids.size());
+        const std::vector<RopeTables> tables = ropeTablesFor(n);
+        at::Tensor x = embedTokens(ids).detach().requires_grad_(true);
+        for (int l = 0; l < cfg_.layers; ++l) {
+            const DecoderLayer copy = copyLayer(layers_[static_cast<std::size_t>(l)]);
+            hooks.weights = &copy;
+            x = layer(l, x, tables, options, nullptr, hooks);
+            reportProgress(options.progress, l + 1, cfg_.layers);
+        }
+        at::Tensor last = norm(x.narrow(0, n - 1, 1), copyNorm(finalNorm_));
+        if (projectOut_.defined()) last = at::mm(last, alias(projectOut_).t());
+        at::Tensor z = at::mm(last, alias(head_.weight).t().to(last.scalar_type()));
+        if (head_.bias.defined()) z = z + alias(head_.bias).to(z.scalar_type());
+        out.outputs = z.reshape({-1}).to(at::kFloat);
+        return out;
+    }
+
     std::string patchingRefusal() const override {
         return stream_ ? "activation patching re-runs layers from held activations, but this model streams its "
                          "weights from the file (open it with --weights convert)"
@@ -206,9 +250,7 @@ private:
     // The weights as ordinary tensors over the same memory (no copy), which autograd may save for
     // the backward pass: the loaded ones are inference tensors, which it may not. Valid while the
     // model lives; nothing writes through them.
-    static at::Tensor alias(const at::Tensor& t) {
-        return t.defined() ? at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()) : t;
-    }
+    static at::Tensor alias(const at::Tensor& t) { return autogradAlias(t); }
     static Linear copyLinear(const Linear& p) { return {alias(p.weight), alias(p.bias)}; }
     static NormWeights copyNorm(const NormWeights& n) {
         NormWeights c = n;
@@ -425,7 +467,9 @@ private:
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);
         at::Tensor q, k, v;
         queryKeyValue(l, L, h, tables, q, k, v);
-        at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, layerRun(options, "self", l)));
+        LayerRun attnRun = layerRun(options, "self", l);
+        attnRun.alphas = hooks.alphas;
+        at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, attnRun));
         if (hooks.patch && hooks.patch->site == LayerPatch::Site::Heads && hooks.patch->layer == l) {
             context = context.clone();
             context.narrow(1, hooks.patch->head * s.headDim, s.headDim).copy_(hooks.patch->value);

@@ -175,6 +175,34 @@ std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, co
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 
+std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
+    std::vector<std::string> names(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) names[i] = "LABEL_" + std::to_string(i);
+    if (!c.has("id2label")) return names;
+    const auto& map = c.json().at("id2label");
+    if (!map.is_object()) c.fail("id2label", "must be an object {\"0\": \"label\", ...}");
+    if (static_cast<std::int64_t>(map.size()) != count)
+        c.fail("id2label",
+               "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
+    for (auto it = map.begin(); it != map.end(); ++it) {
+        std::size_t used = 0;
+        long long id = -1;
+        try {
+            id = std::stoll(it.key(), &used);
+        } catch (const std::exception&) {
+        }
+        if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
+            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) +
+                                       " is not {\"id\": \"label\"} with id < " + std::to_string(count));
+        names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
+    }
+    return names;
+}
+
+at::Tensor autogradAlias(const at::Tensor& t) {
+    return t.defined() ? at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()) : t;
+}
+
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden) {
     const at::Tensor h = hidden.to(at::kCPU, at::kFloat).contiguous();
     impl.finalHidden.assign(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());

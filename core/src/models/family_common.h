@@ -107,6 +107,10 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
 BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads, bool causal,
                     std::vector<std::string> queries, std::vector<std::string> keys);
 
+// A classification head's class names from config.json's id2label {"0": "cat", ...} in id order;
+// absent ids are "LABEL_i" as in transformers. Fails id2label when it does not name `count` classes.
+std::vector<std::string> classNames(const JsonConfig& config, std::int64_t count);
+
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);
 
@@ -156,5 +160,10 @@ at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, bo
 std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, const at::Tensor& bias = {});
 // Records final hidden states [n, E] (any device and dtype) as the Trace's float32 CPU output.
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
+
+// A weight as an ordinary tensor over the same memory (no copy), which autograd may save for a
+// backward pass: loaded weights are inference tensors, which it may not. Valid while the model
+// lives; nothing may write through it. Undefined stays undefined.
+at::Tensor autogradAlias(const at::Tensor& weight);
 
 }  // namespace attnscope

@@ -45,6 +45,19 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
     return layers;
 }
 
+std::vector<StackLayer> aliasStack(const std::vector<StackLayer>& layers) {
+    const auto linear = [](const Linear& p) { return Linear{autogradAlias(p.weight), autogradAlias(p.bias)}; };
+    const auto norm = [](const Norm& n) { return Norm{autogradAlias(n.weight), autogradAlias(n.bias)}; };
+    const auto attention = [&](const AttentionWeights& a) {
+        return AttentionWeights{linear(a.q), linear(a.k), linear(a.v), linear(a.o)};
+    };
+    std::vector<StackLayer> out;
+    for (const StackLayer& L : layers)
+        out.push_back({attention(L.self), attention(L.cross), norm(L.selfNorm), norm(L.crossNorm), norm(L.ffNorm),
+                       linear(L.inner), linear(L.gate), linear(L.out)});
+    return out;
+}
+
 at::Tensor stackNorm(const StackSpec& s, const at::Tensor& x, const Norm& norm) {
     return s.rms ? rmsNorm(x, norm.weight, s.eps) : layerNorm(x, norm, s.eps);
 }
@@ -69,9 +82,10 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     for (int l = 0; l < count; ++l) {
         const StackLayer& L = layers[l];
         const at::Tensor residual = x;
+        LayerRun selfRun = layerRun(options, pass.block, l);
+        selfRun.alphas = pass.alphas;
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
-            return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, pass.mask,
-                                  layerRun(options, pass.block, l), self);
+            return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, pass.mask, selfRun, self);
         });
         // ALTI's inputs (trace_impl.h), for stacks without cross-attention: a decoder's blocks mix two streams.
         if (options.captureValues && !pass.memory.defined())

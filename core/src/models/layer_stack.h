@@ -54,11 +54,16 @@ struct StackPass {
     std::string block = "self";     // RunOptions' name of the self-attention block ("cross" for cross)
     BlockCapture* cross = nullptr;  // the cross-attention's captures, with memory
     bool progress = false;          // report (layer, layers) after each layer
+    // Gradient sources: each self-attention's α is appended here (LayerRun::alphas).
+    std::vector<at::Tensor>* alphas = nullptr;
 };
 
 // Runs `layers` over x [n, E]; records the self-attention captures in `self`.
 at::Tensor runStack(const StackSpec& spec, const std::vector<StackLayer>& layers, at::Tensor x, const StackPass& pass,
                     const RunOptions& options, BlockCapture& self);
+
+// The layers' weights as autogradAlias()es, for a forward with gradients (gradient sources).
+std::vector<StackLayer> aliasStack(const std::vector<StackLayer>& layers);
 
 // The spec's norm (LayerNorm or RMS) of x.
 at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& norm);

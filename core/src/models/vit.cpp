@@ -6,6 +6,7 @@
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
+#include "gradient_runner.h"
 #include "image_preprocess.h"
 #include "layer_stack.h"
 #include "runtime/memory.h"
@@ -50,31 +51,6 @@ VitConfig parseVitConfig(const JsonConfig& c) {
     return g;
 }
 
-// id2label {"0": "cat", ...} in id order; absent ids are "LABEL_i" as in transformers.
-std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
-    std::vector<std::string> names(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) names[i] = "LABEL_" + std::to_string(i);
-    if (!c.has("id2label")) return names;
-    const auto& map = c.json().at("id2label");
-    if (!map.is_object()) c.fail("id2label", "must be an object {\"0\": \"label\", ...}");
-    if (static_cast<std::int64_t>(map.size()) != count)
-        c.fail("id2label",
-               "has " + std::to_string(map.size()) + " labels but the classifier has " + std::to_string(count));
-    for (auto it = map.begin(); it != map.end(); ++it) {
-        std::size_t used = 0;
-        long long id = -1;
-        try {
-            id = std::stoll(it.key(), &used);
-        } catch (const std::exception&) {
-        }
-        if (used != it.key().size() || id < 0 || id >= count || !it.value().is_string())
-            c.fail("id2label", "entry \"" + it.key() + "\": " + jsonExcerpt(it.value()) +
-                                       " is not {\"id\": \"label\"} with id < " + std::to_string(count));
-        names[static_cast<std::size_t>(id)] = it.value().get<std::string>();
-    }
-    return names;
-}
-
 const StackNames kVitNames{"attention.",
                            {"attention.query", "attention.key", "attention.value", "output.dense"},
                            "layernorm_before",
@@ -85,7 +61,7 @@ const StackNames kVitNames{"attention.",
                            "output.dense",
                            "layernorm_after"};
 
-class VitModel final : public Model {
+class VitModel final : public Model, public GradientRunner {
 public:
     VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
              const LoadOptions& options)
@@ -130,6 +106,38 @@ public:
 
     const ModelInfo& info() const override { return info_; }
 
+    bool hasOutputToExplain() const override { return classifier_.weight.defined(); }
+    std::string gradientRefusal() const override { return ""; }
+    bool explainsClasses() const override { return true; }
+    std::vector<std::string> classLabels() const override { return classNames_; }
+    std::int64_t gradientTokens(const TextInput&, const std::optional<RgbImage>&) const override {
+        return cfg_.tokens();
+    }
+
+    // The forward with autograd through the weights' aliases; outputs are the class logits.
+    GradientRun runGradients(const TextInput&, const std::optional<RgbImage>& image,
+                             const RunOptions& options) const override {
+        if (!image) throw Error("vit model at " + info_.path.string() + " takes an image, not token ids (use --image)");
+        if (!hasOutputToExplain()) throw Error("this vit model has no classification head");
+        at::Tensor x;
+        {
+            c10::InferenceMode guard;
+            x = embedPatches(preprocessImage(*image, preprocess_));
+        }
+        at::AutoGradMode enable(true);
+        x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
+        GradientRun out;
+        StackPass pass;
+        pass.progress = true;
+        pass.alphas = &out.alphas;
+        BlockCapture capture;
+        x = runStack(spec_, aliasStack(layers_), x, pass, options, capture);
+        const Norm final{autogradAlias(final_.weight), autogradAlias(final_.bias)};
+        const Linear classifier{autogradAlias(classifier_.weight), autogradAlias(classifier_.bias)};
+        out.outputs = classifier(layerNorm(x.narrow(0, 0, 1), final, cfg_.eps)).reshape({-1}).to(at::kFloat);
+        return out;
+    }
+
     std::vector<std::string> tokenLabels(const std::vector<std::int64_t>&) const override {
         throw Error("vit model at " + info_.path.string() + " takes an image, not token ids");
     }
@@ -154,10 +162,7 @@ protected:
         impl->device = device_;
         BlockCapture capture;
 
-        pixels = pixels.to(device_, cls_.scalar_type()).unsqueeze(0);
-        // [1, E, g, g] -> [g·g, E], patches in row-major order (row r, column c at r·g + c)
-        at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {cfg_.patch, cfg_.patch}).flatten(2)[0].t();
-        at::Tensor x = at::cat({cls_[0], patches}, 0) + positions_[0];
+        at::Tensor x = embedPatches(pixels);
         StackPass pass;
         pass.progress = true;
         x = runStack(spec_, layers_, x, pass, options, capture);
@@ -176,6 +181,14 @@ protected:
     }
 
 private:
+    // Preprocessed pixels [3, size, size] -> the embeddings [1 + g·g, E]: [CLS], then the patches in
+    // row-major order (row r, column c at 1 + r·g + c), positions added.
+    at::Tensor embedPatches(at::Tensor pixels) const {
+        pixels = pixels.to(device_, cls_.scalar_type()).unsqueeze(0);
+        at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {cfg_.patch, cfg_.patch}).flatten(2)[0].t();
+        return at::cat({cls_[0], patches}, 0) + positions_[0];
+    }
+
     VitConfig cfg_;
     c10::Device device_;
     ImagePreprocess preprocess_;
