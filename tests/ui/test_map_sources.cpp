@@ -4,11 +4,10 @@
 // the reason, the source survives a workspace round trip and a model change revalidates it, and
 // signed maps are drawn in a diverging colour map centred at 0.
 //
-// The ALTI and gradient cases are tagged [.merge]: on this branch core's ALTI and gradient
-// sources are scaffolds that throw; they run once the branches that implement them are merged.
 #include "views_fixture.h"
 
 #include "family_fixtures.h"
+#include "fixtures_seq2seq.h"
 #include "gpt2_fixture.h"
 #include "png_write.h"
 
@@ -176,14 +175,14 @@ TEST_CASE_METHOD(ViewsFixture, "Show: value-weighted (layer) is one map per laye
     CHECK(pickerOf(*this)->note()->text().contains(QStringLiteral("per layer")));
 }
 
-TEST_CASE_METHOD(ViewsFixture, "Show: ALTI and ALTI rollout follow core's maps", "[ui][sources][.merge]") {
+TEST_CASE_METHOD(ViewsFixture, "Show: ALTI and ALTI rollout follow core's maps", "[ui][sources]") {
     checkTraceSource(*this, MapSource::Alti);
     choose(*this, MapSource::AltiRollout);
     waitForMap(attnscope::sourceMap(*session->trace(), MapSource::AltiRollout, 0, 1, 0));
 }
 
 TEST_CASE_METHOD(ViewsFixture, "Show: gradient × attention and relevance, for the model's choice and a picked target",
-                 "[ui][sources][.merge]") {
+                 "[ui][sources]") {
     openStandIn();
     show(views->lines(), &ViewsController::linesShown);
     choose(*this, MapSource::GradWeighted);
@@ -414,7 +413,7 @@ TEST_CASE_METHOD(WindowFixture, "Show: the Image tab overlays the source's [CLS]
 }
 
 TEST_CASE_METHOD(WindowFixture, "Show: relevance of [CLS] over the patches of a ViT (Chefer et al.)",
-                 "[ui][sources][vit][.merge]") {
+                 "[ui][sources][vit]") {
     const fs::path dir = freshDir("ui-sources-vit-relevance");
     const auto trace = openVit(*this, dir);
     choose(*this, MapSource::Relevance);
@@ -430,23 +429,25 @@ TEST_CASE_METHOD(WindowFixture, "Show: relevance of [CLS] over the patches of a 
 }
 
 TEST_CASE_METHOD(WindowFixture, "Show: an error from core is shown in the view, not a crash", "[ui][sources]") {
-    openStandIn();
+    // ALTI of an encoder-decoder's cross block: core refuses (it mixes two streams).
+    const fs::path dir = freshDir("ui-sources-t5");
+    attnscope::testing::writeCheckpoint(dir, attnscope::testing::makeT5(attnscope::testing::T5Spec{}, 5));
+    open(qpath(dir));
     choose(*this, MapSource::Alti);
     const auto trace = waitForValues(*this);
+    const int block = controls->blockCombo()->currentIndex();
+    REQUIRE(trace->blocks()[block].name != "encoder");
     std::string error;
     try {
-        attnscope::sourceMap(*trace, MapSource::Alti, 0, 0, 0);
+        attnscope::sourceMap(*trace, MapSource::Alti, block, layer->value(), head->value());
     } catch (const std::exception& e) {
         error = e.what();
     }
-    if (error.empty()) {
-        SUCCEED("ALTI is computed on this build: the [.merge] case checks its maps");
-        return;
-    }
-    // This build's ALTI refuses (a scaffold): its message takes the heat map's place.
+    REQUIRE_FALSE(error.empty());
     CHECK(QTest::qWaitFor([&] { return heatmap->title().contains(QString::fromStdString(error)); }, 20000));
     CHECK(heatmap->map().rows == 0);
     CHECK(window.state()->mapSource() == MapSource::Alti);
+    fs::remove_all(dir);
 }
 
 TEST_CASE_METHOD(WindowFixture, "Show: a gradient job superseded by another source is dropped", "[ui][sources]") {

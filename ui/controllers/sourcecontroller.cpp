@@ -80,11 +80,9 @@ void SourceController::onTraceReady() {
 
 void SourceController::updateAvailability() {
     const auto model = session_->model();
-    const auto trace = session_->trace();
     const bool builtin = session_->modelSpec().startsWith(QLatin1String("builtin:"));
     std::vector<QString> reasons;
-    for (MapSource s : attnscope::kMapSources)
-        reasons.push_back(sourceUnavailableReason(s, model ? &model->info() : nullptr, builtin, trace.get()));
+    for (MapSource s : attnscope::kMapSources) reasons.push_back(sourceUnavailableReason(s, model.get(), builtin));
     state_->setUnavailableSources(std::move(reasons));
 }
 

@@ -26,31 +26,18 @@ attnscope::HeadMap shownSourceMap(const attnscope::Trace& trace, const ShownSour
     return shown.gradients->map(shown.source, layer, head);
 }
 
-QString sourceUnavailableReason(MapSource source, const attnscope::ModelInfo* info, bool builtin,
-                                const attnscope::Trace* trace) {
+QString sourceUnavailableReason(MapSource source, const attnscope::Model* model, bool builtin) {
     const auto tr = [](const char* s) { return QCoreApplication::translate("SourceService", s); };
     if (source == MapSource::Weights) return {};
-    if (!info) return tr("Maps read from a file hold the weights only: this source needs the model itself.");
-    if (builtin)
-        return attnscope::gradientSource(source)
-                       ? tr("The built-in models are not covered by the gradient sources; open a pretrained model "
-                            "folder.")
-                       : tr("The built-in models record no value vectors; open a pretrained model folder (GPT-2, "
-                            "Llama, BERT, ViT, …).");
+    if (!model) return tr("Maps read from a file hold the weights only: this source needs the model itself.");
+    if (builtin && !attnscope::gradientSource(source))
+        return tr("The built-in models record no value vectors; open a pretrained model folder (GPT-2, "
+                  "Llama, BERT, ViT, …).");
     if (attnscope::gradientSource(source)) {
-        if (info->encoderDecoder)
-            return tr("Encoder\u2013decoders are not covered: their cross and decoder blocks mix two streams, "
-                      "so there is no single output gradient to explain.");
-        // What core's gradient sources cover: decoder language models (a next-token logit) and ViT
-        // with a classification head (a class logit).
-        if (trace && trace->nextTokenLogits().empty()) {
-            if (trace->classLabels().empty())
-                return tr("This model has no output to explain (an encoder without a task head): the gradient "
-                          "sources need a logit.");
-            if (!info->imageInput)
-                return tr("The gradient sources cover decoder language models and ViT with a classification "
-                          "head; this %1 classifier is not covered.")
-                        .arg(QString::fromStdString(info->family));
+        try {  // core decides what the gradient sources cover, and says why not
+            attnscope::gradientClassLabels(*model);
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
         }
     }
     return {};

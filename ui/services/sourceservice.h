@@ -45,12 +45,10 @@ struct ShownSource {
 attnscope::HeadMap shownSourceMap(const attnscope::Trace& trace, const ShownSource& shown, int block, int layer,
                                   int head, double temperature);
 
-// Why a source does not apply to a model (empty when it does), for the selector's tooltip; the
-// gradient sources' rules are those of core's gradientSources (decoder LMs, ViT with a head). info:
-// the open model (null: maps from a file); builtin: one of the built-in models; trace: its latest
-// trace, when there is one (its outputs say whether there is something to explain).
-QString sourceUnavailableReason(attnscope::MapSource source, const attnscope::ModelInfo* info, bool builtin,
-                                const attnscope::Trace* trace);
+// Why a source does not apply to a model (empty when it does), for the selector's tooltip. model:
+// the open model (null: maps from a file); builtin: one of the built-in models. The gradient
+// sources' coverage is core's (gradientClassLabels refuses, with the reason, what it does not cover).
+QString sourceUnavailableReason(attnscope::MapSource source, const attnscope::Model* model, bool builtin);
 
 // The gradient sources of one trace, or why not.
 struct GradientsResult {
