@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,6 +22,13 @@ namespace attnscope {
 
 double variantKl(const Trace& trace, int block, int layer, int head, const MapOptions& p, const MapOptions& q) {
     return meanRowKl(trace.map(block, layer, head, p), trace.map(block, layer, head, q));
+}
+
+double sinkRate(const std::vector<HeadMetrics>& heads, double threshold) {
+    if (heads.empty()) return 0.0;
+    const auto sinks =
+            std::count_if(heads.begin(), heads.end(), [&](const HeadMetrics& m) { return m.sink > threshold; });
+    return static_cast<double>(sinks) / static_cast<double>(heads.size());
 }
 
 std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std::string>& labels) {
@@ -61,15 +69,19 @@ HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, co
                           (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
     const std::pair<int, int> shape = mapShape(trace, bi, l);
     const int n = shape.first, m = shape.second;
-    const bool compare =
+    const bool compareAsked =
             options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
+    // A soft-cap, ALiBi or a position bias has no place in linear attention: no KL to report.
+    const bool undefinedKl = compareAsked && !linearMapRefusal(trace, bi, l).empty();
+    const bool compare = compareAsked && !undefinedKl;
     const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
-                          RowMeasures::FirstKey | (compare && mapIsDot ? RowMeasures::Kl : 0u);
+                          RowMeasures::FirstKey | RowMeasures::Sink | (compare && mapIsDot ? RowMeasures::Kl : 0u);
     RowMeasures main(n, m, want, separators, options.thresholds);
     forEachRowBlock(
             trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
             compare && mapIsDot ? &linear : nullptr);
     HeadMetrics r = main.headMetrics(b.name, l, h, !separators.empty());
+    if (undefinedKl) r.klDotLinear = std::numeric_limits<double>::quiet_NaN();
     if (compare && mapIsDot) {
         r.klDotLinear = main.kl();
     } else if (compare) {
@@ -175,9 +187,7 @@ std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOpti
         throw Error("rollout and flow need a self-attention block; '" + b.name + "' maps " +
                     std::to_string(b.queryTokens.size()) + " queries onto " + std::to_string(b.keyTokens.size()) +
                     " keys");
-    std::vector<HeadMap> layers;
-    for (int l = 0; l < b.layers; ++l) layers.push_back(averageHeads(layerMaps(trace, block, l, options)));
-    return layers;
+    return blockProducts(trace, block, options, false, true).layerMeans;
 }
 
 }  // namespace
@@ -287,12 +297,7 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
 }
 
 std::vector<double> blockSimilarity(const Trace& trace, int block, const MapOptions& options) {
-    if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
-        throw Error("block " + std::to_string(block) + " is out of range");
-    std::vector<HeadMap> maps;
-    for (int l = 0; l < trace.blocks()[block].layers; ++l)
-        for (HeadMap& m : layerMaps(trace, block, l, options)) maps.push_back(std::move(m));
-    return similarityMatrix(maps);
+    return cosineFromGram(blockProducts(trace, block, options, true, false).gram);
 }
 
 }  // namespace attnscope
