@@ -212,8 +212,14 @@ int runMetrics(const std::vector<std::string>& argv) {
         trace = input->run(*model);
     }
     timer.mark("forward");
-    std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
-    timer.mark("per-head metrics");
+    // The .json file's similarity and rollout come from the same pass over the maps as the metrics.
+    MetricsAndProducts all;
+    if (ext == ".json")
+        all = headMetricsAndProducts(*trace, options, true);
+    else
+        all.heads = headMetrics(*trace, options);
+    std::vector<HeadMetrics> metrics = std::move(all.heads);
+    timer.mark(ext == ".json" ? "per-head metrics, similarity and layer means" : "per-head metrics");
     DetectorReport report;
     if (detectors) {
         report = headDetectors(*model, detect, {});
@@ -249,9 +255,7 @@ int runMetrics(const std::vector<std::string>& argv) {
             block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
             const bool square =
                     info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
-            // One pass over the block's maps gives both the similarity and the rollout's layers.
-            const BlockProducts products = blockProducts(*trace, b, options.map, true, square);
-            timer.mark("similarity and layer means");
+            const BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
             const auto sim = cosineFromGram(products.gram);
             const int k = info.layers * info.heads;
             for (int r = 0; r < k; ++r)

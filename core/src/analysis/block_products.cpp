@@ -7,6 +7,7 @@
 #include "attnscope/runtime/error.h"
 #include "attention/blocked_attention.h"
 #include "attention/map_rows_internal.h"
+#include "block_pass.h"
 #include "attention/trace_impl.h"
 #include "runtime/torch_errors.h"
 
@@ -78,6 +79,11 @@ std::vector<double> cosineFromGram(const std::vector<double>& gram) {
 }
 
 BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& options, bool gram, bool layerMeans) {
+    return blockProductsVisiting(trace, block, options, gram, layerMeans, {});
+}
+
+BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOptions& options, bool gram,
+                                    bool layerMeans, const HeadRowsVisit& visit) {
     if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
         throw Error("block " + std::to_string(block) + " is out of range");
     const BlockInfo& info = trace.blocks()[static_cast<std::size_t>(block)];
@@ -128,6 +134,7 @@ BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& opt
                     const KeySpan span = spans[static_cast<std::size_t>(a / H)];
                     if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come
                         const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
+                        if (visit) visit(a, r0, len, span, rows.data_ptr<float>());
                         std::copy_n(rows.data_ptr<float>(), cells, dst);
                         continue;
                     }
@@ -135,6 +142,7 @@ BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& opt
                     if (!span.size()) continue;
                     const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
                     const float* src = rows.data_ptr<float>();
+                    if (visit) visit(a, r0, len, span, src);
                     for (std::int64_t r = 0; r < len; ++r)
                         std::copy_n(src + r * span.size(), span.size(), dst + r * width + (span.lo - lo));
                 }

@@ -158,6 +158,25 @@ TEST_CASE("Per-head metrics run on a soft-capped model: KL dot‖linear is NaN, 
                                     ->forward(ids64({3, 17, 0, 47, 22, 5, 5, 11, 30}));
     CHECK(linearMapRefusal(*plainTrace, 0, 0).empty());
     for (const HeadMetrics& h : headMetrics(*plainTrace)) CHECK(std::isfinite(h.klDotLinear));
+
+    // One pass for the metrics, the Gram matrix and the layer means gives the separate calls' values.
+    for (const auto& t : {trace, plainTrace}) {
+        const std::vector<HeadMetrics> separate = headMetrics(*t);
+        const MetricsAndProducts together = headMetricsAndProducts(*t, {}, true);
+        REQUIRE(together.heads.size() == separate.size());
+        for (std::size_t i = 0; i < separate.size(); ++i)
+            for (const HeadMetricInfo& info : headMetricList()) {
+                if (info.detector) continue;
+                const double a = info.value(together.heads[i]), b = info.value(separate[i]);
+                CHECK((a == b || (std::isnan(a) && std::isnan(b))));
+            }
+        const BlockProducts alone = blockProducts(*t, 0, {}, true, true);
+        REQUIRE(together.blocks.size() == 1);
+        CHECK(together.blocks[0].gram == alone.gram);
+        REQUIRE(together.blocks[0].layerMeans.size() == 3);
+        for (int l = 0; l < 3; ++l)
+            CHECK(together.blocks[0].layerMeans[std::size_t(l)].values == alone.layerMeans[std::size_t(l)].values);
+    }
 }
 
 TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on maps longer than one block",

@@ -117,6 +117,16 @@ struct BlockProducts {
 // Throws attnscope::Error on a block out of range or layers of different map shapes.
 BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& options, bool gram, bool layerMeans);
 
+// What `metrics --out F.json` needs in one pass over each block's maps: headMetrics (the same
+// values, onHead called per block once its heads are done; no progress) and each block's
+// blockProducts with the Gram matrix, plus the layer means of self-attention blocks when
+// rolloutLayers. Each map is computed once instead of once per analysis.
+struct MetricsAndProducts {
+    std::vector<HeadMetrics> heads;
+    std::vector<BlockProducts> blocks;  // per block of the Trace
+};
+MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options, bool rolloutLayers);
+
 // Cosine similarity from a Gram matrix of k vectors: G_ab / sqrt(G_aa·G_bb), 0 where either
 // vector is all zero (what mapCosine gives).
 std::vector<double> cosineFromGram(const std::vector<double>& gram);
