@@ -255,7 +255,7 @@ int runMetrics(const std::vector<std::string>& argv) {
             block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
             const bool square =
                     info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
-            const BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
+            BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
             const auto sim = cosineFromGram(products.gram);
             const int k = info.layers * info.heads;
             for (int r = 0; r < k; ++r)
@@ -269,6 +269,7 @@ int runMetrics(const std::vector<std::string>& argv) {
                     block["flow"] = matrixJson(attentionFlow(products.layerMeans, flow));
                 }
             }
+            std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed while writing
             j["blocks"][info.name] = block;
         }
         writeFileAtomically(out, j.dump(1) + "\n");
