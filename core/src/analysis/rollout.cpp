@@ -259,7 +259,7 @@ HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual) {
     const int n = layers[0].rows;
     // R = Â_{L-1} · … · Â_0 as float32 BLAS products (blocked to the lower triangle for causal
     // maps): at 4,096 tokens the double loops took minutes. The rows of R stay within ~1e-6 of
-    // double-precision products (tests/core/analysis/test_block_products.cpp).
+    // double-precision products (tests/core/analysis/test_sinks_products.cpp).
     bool lower = true, lowerA = true;
     at::Tensor r = floatLayer(layers[0], residual, lower);
     for (std::size_t l = 1; l < layers.size(); ++l) {
