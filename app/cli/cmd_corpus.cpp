@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <chrono>
 #include <fstream>
 #include <iomanip>
@@ -85,6 +87,9 @@ void report(const CorpusResult& r, const std::filesystem::path& out, bool plots)
     std::cerr << "corpus: " << r.examples << " examples, " << r.metricName << " " << r.baseMetric;
     if (!r.badLines.empty()) std::cerr << ", " << r.badLines.size() << " bad lines skipped";
     std::cerr << "\n";
+    if (std::any_of(r.heads.begin(), r.heads.end(), [](const HeadSummary& h) { return h.hasStats; }))
+        std::cerr << "attention sinks: " << r.sinkHeads << " of " << r.heads.size() << " heads (sink rate "
+                  << r.sinkRate << ", mean sink score > " << r.sinkThreshold << ")\n";
     for (const BadLine& b : r.badLines) std::cerr << "  skipped line " << b.line << ": " << b.reason << "\n";
     if (plots) writeCorpusPlots(r, out);
     std::cerr << "wrote " << (out / "heads.json").string() << ", heads.csv"

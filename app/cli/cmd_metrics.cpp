@@ -8,6 +8,7 @@
 #include "attnscope/io/head_table.h"
 #include "attnscope/analysis/head_metric_list.h"
 #include "attnscope/analysis/source_metrics.h"
+#include "attnscope/attention/map_rows.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/models/model.h"
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <iostream>
 
@@ -31,6 +34,9 @@ nlohmann::json matrixJson(const HeadMap& m) {
     return rows;
 }
 
+// NaN (a measure not defined for this head) as null.
+nlohmann::json numberJson(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
 nlohmann::json headJson(const HeadMetrics& m) {
     nlohmann::json j = {{"block", m.block},
                         {"layer", m.layer},
@@ -38,6 +44,7 @@ nlohmann::json headJson(const HeadMetrics& m) {
                         {"entropy", m.entropy},
                         {"mean_distance", m.meanDistance},
                         {"first_token", m.firstToken},
+                        {"sink", m.sink},
                         {"separator", m.separator},
                         {"pattern", patternName(m.pattern)},
                         {"scores",
@@ -47,7 +54,7 @@ nlohmann::json headJson(const HeadMetrics& m) {
                           {"global_key", m.scores.globalKey},
                           {"local", m.scores.local},
                           {"sparse", m.scores.sparse}}},
-                        {"kl_dot_linear", m.klDotLinear}};
+                        {"kl_dot_linear", numberJson(m.klDotLinear)}};
     if (m.detectors.computed())
         for (const HeadMetricInfo& info : headMetricList())
             if (info.detector)
@@ -56,12 +63,13 @@ nlohmann::json headJson(const HeadMetrics& m) {
 }
 
 // With detectors, their columns (det_previous_token, det_duplicate_token, det_induction,
-// det_first_token) follow the others.
-// A source's per-layer rows have head -1; its undefined KL (NaN) is an empty cell.
-std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors, bool source = false) {
-    std::vector<std::string> columns = {"entropy",    "mean_distance", "first_token", "separator",
-                                        "pattern",    "diagonal",      "previous",    "global",
-                                        "global_key", "local",         "sparse",      "kl_dot_linear"};
+// det_first_token) follow the others. "sink" comes after kl_dot_linear: the columns before it
+// keep their places for scripts that read them by position. kl_dot_linear is empty where it is
+// not defined.
+std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
+    std::vector<std::string> columns = {"entropy",  "mean_distance", "first_token", "separator",  "pattern",
+                                        "diagonal", "previous",      "global",      "global_key", "local",
+                                        "sparse",   "kl_dot_linear", "sink"};
     if (detectors)
         for (const HeadMetricInfo& info : headMetricList())
             if (info.detector) columns.push_back(info.key);
@@ -79,7 +87,8 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors, bool 
                                           std::to_string(m.scores.globalKey),
                                           num(m.scores.local),
                                           num(m.scores.sparse),
-                                          source && std::isnan(m.klDotLinear) ? std::string() : num(m.klDotLinear)};
+                                          std::isnan(m.klDotLinear) ? std::string() : num(m.klDotLinear),
+                                          num(m.sink)};
         if (detectors)
             for (const HeadMetricInfo& info : headMetricList())
                 if (info.detector) cells.push_back(num(info.value(m)));
@@ -103,7 +112,7 @@ int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source
     const std::vector<HeadMetrics> metrics =
             sourceHeadMetrics(*trace, source, traceMapProvider(*trace, source), blocks, o);
     if (out.extension() == ".csv") {
-        writeFileAtomically(out, csvOf(metrics, false, true));
+        writeFileAtomically(out, csvOf(metrics, false));
     } else {
         nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"map_source", sourceName(source)}};
         const PatternThresholds& t = options.thresholds;
@@ -117,14 +126,44 @@ int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source
     std::cerr << "wrote " << out.string() << " (" << metrics.size() << (perHeadSource(source) ? " heads" : " layers")
               << ", " << sourceName(source) << ")\n";
     return 0;
+
+// --timing: each phase's wall and process CPU time on stderr (docs/benchmarks.md).
+class PhaseTimer {
+public:
+    explicit PhaseTimer(bool on) : on_(on) {}
+    void mark(const char* phase) {
+        if (!on_) return;
+        const auto wall = std::chrono::steady_clock::now();
+        const std::clock_t cpu = std::clock();
+        std::cerr << "timing: " << phase << " " << std::chrono::duration<double>(wall - wall_).count() << " s wall, "
+                  << static_cast<double>(cpu - cpu_) / CLOCKS_PER_SEC << " s CPU\n";
+        wall_ = wall, cpu_ = cpu;
+    }
+
+private:
+    bool on_;
+    std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
+    std::clock_t cpu_ = std::clock();
+};
+
+// Why kl_dot_linear is empty for some heads, or "" when it is defined for all.
+std::string undefinedKlNote(const Trace& trace, const std::vector<HeadMetrics>& metrics) {
+    const auto undefined = std::count_if(metrics.begin(), metrics.end(),
+                                         [](const HeadMetrics& m) { return std::isnan(m.klDotLinear); });
+    if (undefined == 0) return "";
+    std::string why;
+    for (int b = 0; b < static_cast<int>(trace.blocks().size()) && why.empty(); ++b)
+        for (int l = 0; l < trace.blocks()[b].layers && why.empty(); ++l) why = linearMapRefusal(trace, b, l);
+    return "kl_dot_linear is empty (null) for " + std::to_string(undefined) + " of " + std::to_string(metrics.size()) +
+           " heads: their logits add " + why + ", which linear attention has no place for";
 }
 
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
               withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
                                 "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                "probe-first", "revision", "source", "block"}),
-              {"flow", "detectors", "progress"});
+                                "probe-first", "revision", "source", "block", "sink-threshold"}),
+              {"flow", "detectors", "progress", "timing"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
     args.expectPositionals(attentionFile ? 0 : 1);
@@ -181,6 +220,10 @@ int runMetrics(const std::vector<std::string>& argv) {
         std::istringstream in(*sep);
         for (std::string label; std::getline(in, label, ',');) options.separatorLabels.push_back(label);
     }
+    const double sinkThreshold = args.number("sink-threshold").value_or(kSinkThreshold);
+    if (!(sinkThreshold >= 0 && sinkThreshold < 1))
+        throw Error("--sink-threshold must be in [0, 1) (a head is a sink when its score exceeds it), got " +
+                    *args.value("sink-threshold"));
     if (args.value("flow-rows") && !args.flag("flow")) throw UsageError("--flow-rows needs --flow");
     FlowOptions flow;
     if (auto rows = args.value("flow-rows"))  // query positions, not layers
@@ -200,6 +243,8 @@ int runMetrics(const std::vector<std::string>& argv) {
     if (source != MapSource::Weights) return runSourceMetrics(args, *input, source, options, out);
     if (args.value("block")) throw UsageError("--block needs --source (a source other than weights)");
 
+
+    PhaseTimer timer(args.flag("timing"));
     std::shared_ptr<const Model> model;
     std::shared_ptr<const Trace> trace;
     if (attentionFile) {
@@ -208,14 +253,24 @@ int runMetrics(const std::vector<std::string>& argv) {
         trace = openAttentionFile(*attentionFile, tokens);
     } else {
         model = loadModel(args);
+        timer.mark("open");
         trace = input->run(*model);
     }
-    std::vector<HeadMetrics> metrics = headMetrics(*trace, options);
+    timer.mark("forward");
+    // The .json file's similarity and rollout come from the same pass over the maps as the metrics.
+    MetricsAndProducts all;
+    if (ext == ".json")
+        all = headMetricsAndProducts(*trace, options, true);
+    else
+        all.heads = headMetrics(*trace, options);
+    std::vector<HeadMetrics> metrics = std::move(all.heads);
+    timer.mark(ext == ".json" ? "per-head metrics, similarity and layer means" : "per-head metrics");
     DetectorReport report;
     if (detectors) {
         report = headDetectors(*model, detect, {});
         attachDetectors(metrics, report.heads);
     }
+    const std::string klNote = undefinedKlNote(*trace, metrics);
     if (ext == ".csv") {
         writeFileAtomically(out, csvOf(metrics, detectors));
     } else {
@@ -228,26 +283,44 @@ int runMetrics(const std::vector<std::string>& argv) {
                                    {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
                                    {"sparse_keys", t.sparseKeys}};
         if (detectors) j["detector_probe"] = {{"ids", report.probe}, {"repeat_length", report.repeatLength}};
+        const auto sinks = std::count_if(metrics.begin(), metrics.end(),
+                                         [&](const HeadMetrics& m) { return m.sink > sinkThreshold; });
+        j["sinks"] = {{"threshold", sinkThreshold},
+                      {"rate", sinkRate(metrics, sinkThreshold)},
+                      {"heads", static_cast<long long>(sinks)}};
+        if (!klNote.empty()) j["notes"] = {klNote};
         j["heads"] = nlohmann::json::array();
         for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
         for (int b = 0; b < static_cast<int>(trace->blocks().size()); ++b) {
             const BlockInfo& info = trace->blocks()[b];
             nlohmann::json block;
-            const auto sim = blockSimilarity(*trace, b, options.map);
+            std::vector<HeadMetrics> ofBlock;
+            for (const HeadMetrics& m : metrics)
+                if (m.block == info.name) ofBlock.push_back(m);
+            block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
+            const bool square =
+                    info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
+            BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
+            const auto sim = cosineFromGram(products.gram);
             const int k = info.layers * info.heads;
             for (int r = 0; r < k; ++r)
                 block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
-            if (info.queryTokens.size() == info.keyTokens.size()) {  // rollout and flow need self-attention
-                block["rollout"] = matrixJson(blockRollout(*trace, b, options.map));
+            if (square) {
+                const HeadMap rollout = attentionRollout(products.layerMeans);
+                timer.mark("rollout");
+                block["rollout"] = matrixJson(rollout);
                 if (args.flag("flow")) {
                     if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
-                    block["flow"] = matrixJson(blockFlow(*trace, b, options.map, flow));
+                    block["flow"] = matrixJson(attentionFlow(products.layerMeans, flow));
                 }
             }
+            std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed while writing
             j["blocks"][info.name] = block;
         }
         writeFileAtomically(out, j.dump(1) + "\n");
     }
+    timer.mark("writing");
+    if (!klNote.empty()) std::cerr << "note: " << klNote << "\n";
     std::cerr << "wrote " << out.string() << " (" << metrics.size() << " heads)\n";
     return 0;
 }
@@ -260,14 +333,20 @@ Command metricsCommand() {
             "                             [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                             [--device cpu|cuda|auto] [--temperature T] [--variant native|dot|linear]\n"
             "                             [--feature-map elu|relu|favor] [--features M] [--seed S]\n"
-            "                             [--separators LABEL,LABEL] [--flow [--flow-rows 0,5] [--progress]]\n"
+            "                             [--separators LABEL,LABEL] [--sink-threshold E]\n"
+            "                             [--flow [--flow-rows 0,5] [--progress]] [--timing]\n"
             "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
             "                             [--source weights|value-norm|value-norm-layer|alti|alti-rollout [--block NAME]]\n"
             "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
             "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
-            "token and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>, <sep>, [EOS]),\n"
-            "the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules and scores in\n"
-            "core/include/attnscope/analysis/metrics.h) and KL(dot || linear elu+1). The .json file adds,\n"
+            "token (every row) and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>,\n"
+            "<sep>, [EOS]), the pattern class (diagonal, previous-token, global, local, sparse, mixed; rules\n"
+            "and scores in core/include/attnscope/analysis/metrics.h), KL(dot || linear elu+1) and the sink\n"
+            "score: the mean over queries i >= 1 of the attention on token 0. A head is a sink when its score\n"
+            "exceeds E (--sink-threshold, in [0, 1), default 0.3); the .json file gives the share of sink heads\n"
+            "(\"sinks\", and per block \"sink_rate\"). KL(dot || linear) is empty (null in .json) for the heads of\n"
+            "layers whose logits add a soft-cap, ALiBi or a position bias (Gemma-2, BLOOM, Falcon with ALiBi,\n"
+            "T5): linear attention has no place for them; a note says so. The .json file adds,\n"
             "per block, the head-to-head cosine similarity matrix (index layer·heads + head), the attention\n"
             "rollout and, with --flow, the attention flow (max-flow; all rows, or --flow-rows: query\n"
             "positions) of self-attention blocks; --progress writes its progress, with the time left, on stderr.\n"
@@ -291,6 +370,7 @@ Command metricsCommand() {
             "  is left empty (CSV) / null (JSON) for a source; the JSON has \"map_source\" and the heads only (no\n"
             "  similarity, rollout or flow). Not with --attention-file, --variant, --temperature, --flow or\n"
             "  --detectors. --block NAME measures that block alone (an encoder-decoder's ALTI: --block encoder).\n"
+            "--timing prints each phase's wall and CPU time on stderr.\n"
             "Invalid input exits with code 2 and one 'error: ...' line.\n",
             runMetrics};
 }

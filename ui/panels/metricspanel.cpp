@@ -74,12 +74,23 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
         case Entropy: return number(m.entropy, 3);
         case MeanDistance: return number(m.meanDistance, 2);
         case FirstToken: return number(m.firstToken, 3);
+        case Sink: return number(m.sink, 3);
         case Separator: return number(m.separator, 3);
         case Pattern:
             if (role == Qt::DisplayRole || role == Qt::UserRole)
                 return QString::fromLatin1(attnscope::patternName(m.pattern));
             return {};
-        case KlLinear: return number(m.klDotLinear, 3);
+        case KlLinear:
+            if (std::isnan(m.klDotLinear)) {  // not defined (soft-cap, ALiBi): sorts below every value
+                if (role == Qt::UserRole) return -1.0;
+                if (role == Qt::DisplayRole) return QStringLiteral("–");
+                if (role == Qt::ToolTipRole)
+                    return QStringLiteral("Not defined: this layer's logits add a soft-cap, ALiBi or a position "
+                                          "bias, which linear attention has no place for");
+                if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+                return {};
+            }
+            return number(m.klDotLinear, 3);
         case DetPreviousToken:
         case DetDuplicateToken:
         case DetInduction:
@@ -101,8 +112,8 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
 QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
     static const char* const names[] = {
-            "Block",           "Layer",         "Head",    "Entropy\n(nats)",      "Distance\n(tokens)",
-            "To first\ntoken", "To\nseparator", "Pattern", "KL dot‖linear\n(nats)"};
+            "Block",           "Layer",       "Head",          "Entropy\n(nats)", "Distance\n(tokens)",
+            "To first\ntoken", "Sink\nscore", "To\nseparator", "Pattern",         "KL dot‖linear\n(nats)"};
     static const char* const tips[] = {
             "Attention block",
             "Layer index",
@@ -110,6 +121,7 @@ QVariant HeadMetricsModel::headerData(int section, Qt::Orientation orientation, 
             "Mean over queries of the row entropy −Σ p log p, in nats (low = focused)",
             "Mean over queries of Σ p·|query − key|, in tokens",
             "Mean attention paid to the first token (share of each row, 0–1)",
+            "Sink score: mean attention on the first token over the queries after it; a sink head scores > 0.3",
             "Mean attention paid to separator tokens ([SEP], </s>, <|endoftext|> …), 0–1",
             "Pattern class: diagonal, previous-token, global, local, sparse or mixed",
             "Mean row KL from the dot-product map to linear attention (elu+1 features), in nats"};

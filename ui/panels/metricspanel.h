@@ -29,6 +29,7 @@ public:
         Entropy,
         MeanDistance,
         FirstToken,
+        Sink,
         Separator,
         Pattern,
         KlLinear,

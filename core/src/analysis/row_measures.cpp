@@ -202,6 +202,7 @@ void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, 
             keyShare_ += sum;
         }
         if ((want_ & FirstKey) && lo == 0) first_ += row[0];
+        if ((want_ & Sink) && a >= 1) ++sinkRows_, sink_ += lo == 0 ? row[0] : 0.0f;
         if (want_ & Patterns) {
             addPatterns(i, row, lo, hi);
             addColumns(column_.data() + lo, row, w);  // while the row is in L1 (the global score)
@@ -254,6 +255,7 @@ HeadMetrics RowMeasures::headMetrics(const std::string& block, int layer, int he
     r.entropy = entropy();
     r.meanDistance = distance();
     r.firstToken = firstShare();
+    r.sink = sink();
     r.separator = separators ? keyShare() : 0.0;
     r.scores = patterns();
     r.pattern = classifyPattern(r.scores, cols_, t_);
@@ -265,6 +267,7 @@ double RowMeasures::distance() const { return meanOf(distance_, used_); }
 double RowMeasures::keyShare() const { return meanOf(keyShare_, used_); }
 double RowMeasures::firstShare() const { return meanOf(first_, used_); }
 double RowMeasures::kl() const { return meanOf(kl_, used_); }
+double RowMeasures::sink() const { return meanOf(sink_, sinkRows_); }
 
 PatternScores RowMeasures::patterns() const {
     PatternScores s;

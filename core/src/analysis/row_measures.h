@@ -15,7 +15,16 @@ namespace attnscope {
 
 class RowMeasures {
 public:
-    enum Want : unsigned { Entropy = 1, Distance = 2, Keys = 4, Patterns = 8, Kl = 16, FirstKey = 32, All = 63 };
+    enum Want : unsigned {
+        Entropy = 1,
+        Distance = 2,
+        Keys = 4,
+        Patterns = 8,
+        Kl = 16,
+        FirstKey = 32,
+        Sink = 64,
+        All = 127
+    };
 
     // A map of rows × cols. `keys`: the columns attentionToKeys sums (out-of-range and repeated
     // ones are dropped); `want`: which sums to keep (the others stay 0).
@@ -33,6 +42,7 @@ public:
     double distance() const;    // meanAttentionDistance
     double keyShare() const;    // attentionToKeys
     double firstShare() const;  // attentionToKeys(map, {0}) (FirstKey)
+    double sink() const;        // HeadMetrics::sink: key 0's share over the rows at positions >= 1 (Sink)
     double kl() const;          // meanRowKl
     PatternScores patterns() const;
     // One head's HeadMetrics from these sums (klDotLinear left 0; the separator share 0 when the
@@ -48,8 +58,8 @@ private:
     std::vector<int> keys_;           // sorted, unique, inside [0, cols)
     std::vector<float> logP_, logQ_;  // a row's log p and log q (scratch)
     std::vector<float> top_;          // topSum's scratch (a row's group maxima)
-    long long used_ = 0, diagRows_ = 0, prevRows_ = 0;
-    double entropy_ = 0, distance_ = 0, keyShare_ = 0, first_ = 0, kl_ = 0;
+    long long used_ = 0, diagRows_ = 0, prevRows_ = 0, sinkRows_ = 0;
+    double entropy_ = 0, distance_ = 0, keyShare_ = 0, first_ = 0, sink_ = 0, kl_ = 0;
     double diagonal_ = 0, previous_ = 0, local_ = 0, sparse_ = 0;
     std::vector<double> column_;  // per key: sum over used rows (the global score)
 };

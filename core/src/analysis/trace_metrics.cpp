@@ -6,6 +6,8 @@
 #include "attnscope/attention/map_rows.h"
 #include "attnscope/runtime/error.h"
 #include "row_measures.h"
+#include "block_pass.h"
+#include "attention/map_rows_internal.h"
 #include "attention/blocked_attention.h"
 #include "runtime/blas_threads.h"
 
@@ -13,6 +15,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <limits>
+#include <memory>
+#include <tuple>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,6 +26,13 @@ namespace attnscope {
 
 double variantKl(const Trace& trace, int block, int layer, int head, const MapOptions& p, const MapOptions& q) {
     return meanRowKl(trace.map(block, layer, head, p), trace.map(block, layer, head, q));
+}
+
+double sinkRate(const std::vector<HeadMetrics>& heads, double threshold) {
+    if (heads.empty()) return 0.0;
+    const auto sinks =
+            std::count_if(heads.begin(), heads.end(), [&](const HeadMetrics& m) { return m.sink > threshold; });
+    return static_cast<double>(sinks) / static_cast<double>(heads.size());
 }
 
 std::vector<int> separatorColumns(const BlockInfo& block, const std::vector<std::string>& labels) {
@@ -47,38 +59,63 @@ struct MetricsHead {
     int block = 0, layer = 0, head = 0;
 };
 
-HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, const MetricsHead& at,
-                           const std::vector<int>& separators) {
-    const int bi = at.block, l = at.layer, h = at.head;
+// How one head's metrics are taken: which sums, and whether and how its KL to the linear map.
+struct HeadPlan {
+    MapOptions dot, linear;
+    bool mapIsDot = false;     // the map measured is the dot map: its KL comes in the same pass
+    bool compare = false;      // KL(dot ‖ linear) is computed
+    bool undefinedKl = false;  // asked for, but the logits carry what a linear map has no place for
+    unsigned want = 0;
+    int n = 0, m = 0;
+};
+
+HeadPlan planHead(const Trace& trace, const MetricsOptions& options, int bi, int l) {
     const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
-    MapOptions dot = options.map, linear = options.map;
-    dot.variant = MapVariant::Dot;
-    linear.variant = MapVariant::Linear;
-    linear.featureMap = options.compareFeatureMap;
+    HeadPlan p;
+    p.dot = p.linear = options.map;
+    p.dot.variant = MapVariant::Dot;
+    p.linear.variant = MapVariant::Linear;
+    p.linear.featureMap = options.compareFeatureMap;
     // On a dot-product block the Native map is the Dot map: its KL to the linear map comes in
     // the same pass; otherwise a second pass reads the dot and linear maps.
-    const bool mapIsDot = options.map.variant == MapVariant::Dot ||
-                          (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
-    const std::pair<int, int> shape = mapShape(trace, bi, l);
-    const int n = shape.first, m = shape.second;
-    const bool compare =
+    p.mapIsDot = options.map.variant == MapVariant::Dot ||
+                 (options.map.variant == MapVariant::Native && b.kind == AttentionKind::Dot);
+    std::tie(p.n, p.m) = mapShape(trace, bi, l);
+    const bool compareAsked =
             options.compareLinear && b.kind == AttentionKind::Dot && !mapsOnly(trace);  // no Q/K, no linear map
-    const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
-                          RowMeasures::FirstKey | (compare && mapIsDot ? RowMeasures::Kl : 0u);
-    RowMeasures main(n, m, want, separators, options.thresholds);
-    forEachRowBlock(
-            trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
-            compare && mapIsDot ? &linear : nullptr);
-    HeadMetrics r = main.headMetrics(b.name, l, h, !separators.empty());
-    if (compare && mapIsDot) {
+    // A soft-cap, ALiBi or a position bias has no place in linear attention: no KL to report.
+    p.undefinedKl = compareAsked && !linearMapRefusal(trace, bi, l).empty();
+    p.compare = compareAsked && !p.undefinedKl;
+    p.want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
+             RowMeasures::FirstKey | RowMeasures::Sink | (p.compare && p.mapIsDot ? RowMeasures::Kl : 0u);
+    return p;
+}
+
+// A head's HeadMetrics from its sums; the KL's second pass when the map measured is not the dot map.
+HeadMetrics finishHead(const Trace& trace, const HeadPlan& p, const RowMeasures& main, int bi, int l, int h,
+                       bool separators) {
+    HeadMetrics r = main.headMetrics(trace.blocks()[static_cast<std::size_t>(bi)].name, l, h, separators);
+    if (p.undefinedKl) r.klDotLinear = std::numeric_limits<double>::quiet_NaN();
+    if (p.compare && p.mapIsDot) {
         r.klDotLinear = main.kl();
-    } else if (compare) {
-        RowMeasures kl(n, m, RowMeasures::Kl);
+    } else if (p.compare) {
+        RowMeasures kl(p.n, p.m, RowMeasures::Kl);
         forEachRowBlock(
-                trace, bi, l, h, dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &linear);
+                trace, bi, l, h, p.dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &p.linear);
         r.klDotLinear = kl.kl();
     }
     return r;
+}
+
+HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, const MetricsHead& at,
+                           const std::vector<int>& separators) {
+    const int bi = at.block, l = at.layer, h = at.head;
+    const HeadPlan p = planHead(trace, options, bi, l);
+    RowMeasures main(p.n, p.m, p.want, separators, options.thresholds);
+    forEachRowBlock(
+            trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
+            p.compare && p.mapIsDot ? &p.linear : nullptr);
+    return finishHead(trace, p, main, bi, l, h, !separators.empty());
 }
 
 }  // namespace
@@ -175,9 +212,7 @@ std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOpti
         throw Error("rollout and flow need a self-attention block; '" + b.name + "' maps " +
                     std::to_string(b.queryTokens.size()) + " queries onto " + std::to_string(b.keyTokens.size()) +
                     " keys");
-    std::vector<HeadMap> layers;
-    for (int l = 0; l < b.layers; ++l) layers.push_back(averageHeads(layerMaps(trace, block, l, options)));
-    return layers;
+    return blockProducts(trace, block, options, false, true).layerMeans;
 }
 
 }  // namespace
@@ -286,13 +321,51 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
     return out;
 }
 
+MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options, bool rolloutLayers) {
+    MetricsAndProducts out;
+    for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
+        const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
+        const std::vector<int> separators = separatorColumns(b, options.separatorLabels);
+        const int k = b.layers * b.heads;
+        std::vector<HeadPlan> plans;
+        for (int l = 0; l < b.layers; ++l) plans.push_back(planHead(trace, options, bi, l));
+        std::vector<std::unique_ptr<RowMeasures>> sums(static_cast<std::size_t>(k));
+        std::vector<RowsOf> linear(static_cast<std::size_t>(k));
+        for (int a = 0; a < k; ++a) {
+            const HeadPlan& p = plans[static_cast<std::size_t>(a / b.heads)];
+            sums[static_cast<std::size_t>(a)] =
+                    std::make_unique<RowMeasures>(p.n, p.m, p.want, separators, options.thresholds);
+        }
+        // Each head's rows go to its sums as headMetrics feeds them (the same blocks, in order),
+        // with the linear map's rows beside them for the KL: the values are headMetrics's.
+        const auto visit = [&](int a, std::int64_t r0, std::int64_t len, KeySpan span, const float* values) {
+            const int l = a / b.heads;
+            const HeadPlan& p = plans[static_cast<std::size_t>(l)];
+            RowsOf& lin = linear[static_cast<std::size_t>(a)];
+            at::Tensor q;
+            if (p.compare && p.mapIsDot) {
+                if (!lin) lin = rowsOf(trace.impl(), bi, l, a % b.heads, p.linear);
+                q = lin(r0, len, span);
+            }
+            sums[static_cast<std::size_t>(a)]->addRows(static_cast<int>(r0), static_cast<int>(len), values,
+                                                       static_cast<int>(span.lo), static_cast<int>(span.hi),
+                                                       q.defined() ? q.data_ptr<float>() : nullptr);
+        };
+        const bool square = b.queryTokens.size() == b.keyTokens.size();
+        out.blocks.push_back(blockProductsVisiting(trace, bi, options.map, true, rolloutLayers && square, visit));
+        for (int a = 0; a < k; ++a) {
+            const int l = a / b.heads, h = a % b.heads;
+            HeadMetrics r = finishHead(trace, plans[static_cast<std::size_t>(l)], *sums[static_cast<std::size_t>(a)],
+                                       bi, l, h, !separators.empty());
+            if (options.onHead) options.onHead(r);
+            out.heads.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
 std::vector<double> blockSimilarity(const Trace& trace, int block, const MapOptions& options) {
-    if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
-        throw Error("block " + std::to_string(block) + " is out of range");
-    std::vector<HeadMap> maps;
-    for (int l = 0; l < trace.blocks()[block].layers; ++l)
-        for (HeadMap& m : layerMaps(trace, block, l, options)) maps.push_back(std::move(m));
-    return similarityMatrix(maps);
+    return cosineFromGram(blockProducts(trace, block, options, true, false).gram);
 }
 
 }  // namespace attnscope

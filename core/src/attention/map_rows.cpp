@@ -2,6 +2,7 @@
 // measures over a whole map (core/src/analysis) never need the n×n map itself.
 #include "attnscope/attention/map_rows.h"
 
+#include "map_rows_internal.h"
 #include "trace_impl.h"
 
 #include "attnscope/runtime/error.h"
@@ -16,9 +17,6 @@
 namespace attnscope {
 
 namespace {
-
-// Rows [start, start + len) of one map over the keys `span`: [len, span.size()] float32, CPU.
-using RowsOf = std::function<at::Tensor(std::int64_t start, std::int64_t len, KeySpan span)>;
 
 void checkRange(const char* what, int value, int count) {
     if (value < 0 || value >= count)
@@ -46,6 +44,8 @@ at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const 
         vmath::normaliseRow(data + r * W, W, mask.window > 0 ? r + e : 0, mask.causal ? r + u + 1 : W);
     return rows;
 }
+
+}  // namespace
 
 // How to compute rows of the map `options` asks for, per block where the variant allows it.
 RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const MapOptions& options) {
@@ -88,14 +88,19 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     };
 }
 
-}  // namespace
-
 std::pair<int, int> mapShape(const Trace& trace, int block, int layer) {
     const Trace::Impl& impl = trace.impl();
     checkRange("block", block, static_cast<int>(impl.blocks.size()));
     checkRange("layer", layer, impl.infos[block].layers);
     const LayerCapture& cap = impl.blocks[block].layers[layer];
     return {static_cast<int>(cap.q.size(1)), static_cast<int>(cap.k.size(1))};
+}
+
+std::string linearMapRefusal(const Trace& trace, int block, int layer) {
+    const Trace::Impl& impl = trace.impl();
+    checkRange("block", block, static_cast<int>(impl.blocks.size()));
+    checkRange("layer", layer, impl.infos[block].layers);
+    return impl.blocks[block].layers[layer].score.extras();
 }
 
 void forEachRowBlock(const Trace& trace, int block, int layer, int head, const MapOptions& options, int workers,

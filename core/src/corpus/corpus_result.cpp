@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -59,6 +60,19 @@ Spread spreadOf(const std::vector<double>& values) {
     return s;
 }
 
+void setSinkRate(CorpusResult& result, double threshold) {
+    int withStats = 0, sinks = 0;
+    for (const HeadSummary& h : result.heads)
+        if (h.hasStats) {
+            ++withStats;
+            const StatSpread st = h.stat("sink");
+            sinks += st.examples > 0 && st.spread.mean > threshold;
+        }
+    result.sinkThreshold = threshold;
+    result.sinkHeads = sinks;
+    result.sinkRate = withStats ? static_cast<double>(sinks) / withStats : 0.0;
+}
+
 std::string headName(const HeadRef& head) {
     return (head.block.empty() ? "" : head.block + ":") + std::to_string(head.layer) + ":" + std::to_string(head.head);
 }
@@ -73,6 +87,8 @@ void writeCorpusResult(const CorpusResult& r, const std::filesystem::path& dir) 
               {"examples", r.examples},
               {"base_metric", r.baseMetric},
               {"order", r.orderKind}};
+    if (std::any_of(r.heads.begin(), r.heads.end(), [](const HeadSummary& h) { return h.hasStats; }))
+        j["sinks"] = {{"threshold", r.sinkThreshold}, {"rate", r.sinkRate}, {"heads", r.sinkHeads}};
     j["heads"] = json::array();
     for (const HeadSummary& h : r.heads) {
         json e = headRefJson(h.head);
@@ -200,6 +216,11 @@ CorpusResult readCorpusResult(const std::filesystem::path& dir) {
         }
         for (const json& e : j.at("bad_lines"))
             r.badLines.push_back({e.at("line").get<int>(), e.at("reason").get<std::string>()});
+        if (j.contains("sinks")) {  // written since the sink statistic exists
+            r.sinkThreshold = j.at("sinks").at("threshold").get<double>();
+            r.sinkRate = j.at("sinks").at("rate").get<double>();
+            r.sinkHeads = j.at("sinks").at("heads").get<int>();
+        }
     } catch (const json::exception& e) {
         throw Error(file.string() + ": " + e.what());
     } catch (const Error& e) {

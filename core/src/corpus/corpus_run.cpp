@@ -160,6 +160,7 @@ CorpusResult aggregate(const json& run, const std::vector<int>& indices, const R
         }
         r.heads.push_back(s);
     }
+    setSinkRate(r, kSinkThreshold);
     if (importance) {
         std::vector<int> order(H);
         for (int h = 0; h < H; ++h) order[h] = h;
@@ -220,6 +221,7 @@ json statsRecord(const Model& model, const Trace& trace, const MetricsOptions& m
         json v = json::array();
         for (const std::string& key : keys) {
             double x = headMetric(key).value(hm);
+            if (key == "sink" && !two) x = std::numeric_limits<double>::quiet_NaN();  // no query after the first
             if (key.rfind("det_", 0) == 0) {
                 const bool target = key == "det_duplicate_token" || key == "det_induction" ? repeated : two;
                 if (!idsBlock || !target) x = std::numeric_limits<double>::quiet_NaN();

@@ -4,10 +4,12 @@
 #include "analysis/row_measures.h"
 #include "attention/pooled_map.h"
 #include "attnscope/attention/attention_file.h"
+#include "attnscope/attention/map_rows.h"
 #include "attnscope/runtime/error.h"
 
 #include <ATen/ATen.h>
 
+#include <limits>
 #include <string>
 
 namespace attnscope {
@@ -87,7 +89,7 @@ std::vector<HeadMetrics> labHeadMetrics(const Trace& trace, const VariantSpec& s
     for (const BlockInfo& b : trace.blocks()) total += static_cast<long long>(b.layers) * b.heads;
     std::vector<HeadMetrics> out;
     const unsigned want = RowMeasures::Entropy | RowMeasures::Distance | RowMeasures::Patterns | RowMeasures::Keys |
-                          RowMeasures::FirstKey;
+                          RowMeasures::FirstKey | RowMeasures::Sink;
     for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
         const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
         const std::vector<int> separators = separatorColumns(b, options.separatorLabels);
@@ -104,7 +106,11 @@ std::vector<HeadMetrics> labHeadMetrics(const Trace& trace, const VariantSpec& s
                     RowMeasures m(map.rows, map.cols, want, separators, options.thresholds);
                     m.addMap(map);
                     HeadMetrics r = m.headMetrics(b.name, l, h, !separators.empty());
-                    if (compare) r.klDotLinear = variantKl(trace, bi, l, h, dot, linear);
+                    // Not defined where the logits add what linear attention has no place for.
+                    if (compare)
+                        r.klDotLinear = linearMapRefusal(trace, bi, l).empty()
+                                                ? variantKl(trace, bi, l, h, dot, linear)
+                                                : std::numeric_limits<double>::quiet_NaN();
                     if (options.onHead) options.onHead(r);
                     out.push_back(std::move(r));
                 }

@@ -21,7 +21,7 @@ struct HeadMetricInfo {
     double (*value)(const HeadMetrics&);
 };
 
-// Entropy, mean distance, first token, separator, the pattern scores (diagonal, previous,
+// Entropy, mean distance, first token, sink score, separator, the pattern scores (diagonal, previous,
 // global, local, sparse), KL dot‖linear, then the detectors: previous token, duplicate token,
 // induction, first token (sink).
 const std::vector<HeadMetricInfo>& headMetricList();

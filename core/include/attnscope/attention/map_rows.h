@@ -5,6 +5,7 @@
 #include "attnscope/attention/trace.h"
 
 #include <functional>
+#include <string>
 #include <utility>
 
 namespace attnscope {
@@ -23,6 +24,12 @@ struct MapRowBlock {
 // The shape of every map of one layer of a block: {queries, keys}. Throws attnscope::Error on an
 // index out of range.
 std::pair<int, int> mapShape(const Trace& trace, int block, int layer);
+
+// What the logits of one layer of a block add to the scaled q·k that linear attention has no
+// place for ("a tanh soft-cap", "ALiBi", "a position bias": Gemma-2, BLOOM, Falcon with ALiBi,
+// T5), so that its Linear map is refused; "" when the layer has none. Throws attnscope::Error on
+// an index out of range.
+std::string linearMapRefusal(const Trace& trace, int block, int layer);
 
 // Visits trace.map(block, layer, head, options) block of query rows by block, on up to `workers`
 // threads (0 = every core): visit(worker, rows) with worker in [0, workers), each row block once,

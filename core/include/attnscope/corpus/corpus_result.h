@@ -3,6 +3,7 @@
 // Corpus tab opens a result folder with readCorpusResult).
 #pragma once
 
+#include "attnscope/analysis/trace_metrics.h"
 #include "attnscope/attention/run_options.h"
 #include "attnscope/corpus/corpus_data.h"
 
@@ -25,7 +26,8 @@ inline constexpr int kPatternClasses = 6;  // PatternClass values, in enum order
 
 // The per-head statistics a corpus run records: the keys of the one metric list
 // (analysis/head_metric_list.h) except kl_dot_linear (a second map per head, off in corpus runs):
-// entropy, mean distance, first token, separator, the five pattern scores and the four detectors
+// entropy, mean distance, first token, sink score (left out of examples of one token, which have
+// no query after the first), separator, the five pattern scores and the four detectors
 // (det_previous_token, det_duplicate_token, det_induction, det_first_token), the detectors
 // scored on each example's own ids (traceDetectors), not on the detector probe.
 const std::vector<std::string>& corpusStatKeys();
@@ -71,7 +73,16 @@ struct CorpusResult {
     std::vector<HeadRef> pruneOrder;  // least important first (from importance; empty without it)
     std::vector<PruneStep> pruning;   // k = 0 … heads; empty without pruning
     std::vector<BadLine> badLines;    // skipped lines of the file
+    // Attention sinks over the corpus (with statistics): a head is a sink when its mean sink
+    // score over the examples exceeds sinkThreshold; sinkRate is the share of such heads among
+    // the heads with statistics (trace_metrics.h's sinkRate, on corpus means).
+    double sinkThreshold = kSinkThreshold;
+    double sinkRate = 0;
+    int sinkHeads = 0;
 };
+
+// Sets result.sinkThreshold, sinkHeads and sinkRate from the heads' "sink" statistic.
+void setSinkRate(CorpusResult& result, double threshold);
 
 // Writes heads.json, heads.csv and pruning.csv (when there is a curve) into dir, each atomically.
 // Numbers are written so that they read back exactly (shortest round-trip form).

@@ -1,0 +1,173 @@
+// blockProducts (trace_metrics.h): the Gram matrix of a block's head maps and each layer's head
+// mean in one pass over the maps, block of query rows by block. Before it, the head-to-head
+// similarity held every head's n×n map and took k² pairwise passes (615 s at 4,096 tokens).
+#include "attnscope/analysis/trace_metrics.h"
+
+#include "attnscope/attention/map_rows.h"
+#include "attnscope/runtime/error.h"
+#include "attention/blocked_attention.h"
+#include "attention/map_rows_internal.h"
+#include "block_pass.h"
+#include "attention/trace_impl.h"
+#include "runtime/torch_errors.h"
+
+#include <ATen/ATen.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <thread>
+
+namespace attnscope {
+
+namespace {
+
+// cblas_ssyrk when the BLAS has it (OpenBLAS does; looked up at run time so any BLAS links):
+// the Gram matrix's upper triangle is half a product's work.
+using Ssyrk = void (*)(int order, int uplo, int trans, int n, int k, float alpha, const float* a, int lda, float beta,
+                       float* c, int ldc);
+Ssyrk blasSyrk() {
+    static const Ssyrk f = reinterpret_cast<Ssyrk>(dlsym(RTLD_DEFAULT, "cblas_ssyrk"));
+    return f;
+}
+
+// G (k×k, double, full) += X Xᵀ for X [k, width] float row-major.
+void addGram(std::vector<double>& gram, const float* x, int k, std::int64_t width) {
+    if (width == 0) return;
+    std::vector<float> g(static_cast<std::size_t>(k) * k, 0.0f);
+    if (const Ssyrk syrk = blasSyrk(); syrk && width <= std::numeric_limits<int>::max()) {
+        syrk(101 /*row major*/, 121 /*upper*/, 111 /*no trans*/, k, static_cast<int>(width), 1.0f, x,
+             static_cast<int>(width), 0.0f, g.data(), k);
+        for (int a = 0; a < k; ++a)
+            for (int b = a; b < k; ++b) {
+                const double v = g[static_cast<std::size_t>(a) * k + b];
+                gram[static_cast<std::size_t>(a) * k + b] += v;
+                if (b != a) gram[static_cast<std::size_t>(b) * k + a] += v;
+            }
+        return;
+    }
+    const at::Tensor t = at::from_blob(const_cast<float*>(x), {k, width}, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor p = at::mm(t, t.t()).contiguous();
+    const float* pv = p.data_ptr<float>();
+    // Symmetric by construction of the sums above: take the upper triangle for both halves.
+    for (int a = 0; a < k; ++a)
+        for (int b = a; b < k; ++b) {
+            const double v = pv[static_cast<std::size_t>(a) * k + b];
+            gram[static_cast<std::size_t>(a) * k + b] += v;
+            if (b != a) gram[static_cast<std::size_t>(b) * k + a] += v;
+        }
+}
+
+int coreCount() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+}  // namespace
+
+std::vector<double> cosineFromGram(const std::vector<double>& gram) {
+    const std::size_t k = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(gram.size()))));
+    if (k * k != gram.size())
+        throw Error("a Gram matrix must be square, got " + std::to_string(gram.size()) + " values");
+    std::vector<double> out(gram.size(), 0.0);
+    for (std::size_t a = 0; a < k; ++a)
+        for (std::size_t b = 0; b < k; ++b) {
+            const double na = gram[a * k + a], nb = gram[b * k + b];
+            out[a * k + b] = na <= 0 || nb <= 0 ? 0.0 : gram[a * k + b] / std::sqrt(na * nb);
+        }
+    return out;
+}
+
+BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& options, bool gram, bool layerMeans) {
+    return blockProductsVisiting(trace, block, options, gram, layerMeans, {});
+}
+
+BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOptions& options, bool gram,
+                                    bool layerMeans, const HeadRowsVisit& visit) {
+    if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
+        throw Error("block " + std::to_string(block) + " is out of range");
+    const BlockInfo& info = trace.blocks()[static_cast<std::size_t>(block)];
+    const int L = info.layers, H = info.heads, k = L * H;
+    BlockProducts out;
+    if (gram) out.gram.assign(static_cast<std::size_t>(k) * k, 0.0);
+    if (k == 0) return out;
+    const std::pair<int, int> shape = mapShape(trace, block, 0);
+    for (int l = 1; l < L; ++l)
+        if (mapShape(trace, block, l) != shape)
+            throw Error("block '" + info.name + "': layer " + std::to_string(l) + "'s maps are " +
+                        std::to_string(mapShape(trace, block, l).first) + "x" +
+                        std::to_string(mapShape(trace, block, l).second) + ", layer 0's " +
+                        std::to_string(shape.first) + "x" + std::to_string(shape.second));
+    const int n = shape.first, m = shape.second;
+    if (layerMeans)
+        out.layerMeans.assign(static_cast<std::size_t>(L),
+                              HeadMap{n, m, std::vector<float>(static_cast<std::size_t>(n) * m, 0.0f)});
+    const Trace::Impl& impl = trace.impl();
+    const int workers = std::min(coreCount(), k);
+    // Each head's reader once (its keys packed, or its whole map for the variants that have no
+    // row blocks), then one of forEachRowBlock's blocks at a time, so each value is Trace::map's.
+    std::vector<RowsOf> readers(static_cast<std::size_t>(k));
+    translateTorchErrors("computing an attention map", [&] {
+        onThreads(workers, [&](int w) {
+            for (int a = w; a < k; a += workers)
+                readers[static_cast<std::size_t>(a)] = rowsOf(impl, block, a / H, a % H, options);
+        });
+    });
+    const std::int64_t rowsPer = blockedConfig().rows;
+    std::vector<float> x;  // [k, len, width]: every head's rows [r0, r0 + len) over keys [lo, lo + width)
+    for (std::int64_t r0 = 0; r0 < n; r0 += rowsPer) {
+        const std::int64_t len = std::min<std::int64_t>(rowsPer, n - r0);
+        // The keys any layer's rows may see here (layers differ under sliding windows).
+        std::vector<KeySpan> spans;
+        std::int64_t lo = m, hi = 0;
+        for (int l = 0; l < L; ++l) {
+            spans.push_back(keySpan(impl.blocks[static_cast<std::size_t>(block)].layers[l].mask, n, m, r0, len));
+            if (spans.back().size()) lo = std::min(lo, spans.back().lo), hi = std::max(hi, spans.back().hi);
+        }
+        if (hi <= lo) continue;  // no row sees a key: all zero
+        const std::int64_t width = hi - lo, cells = len * width;
+        x.resize(static_cast<std::size_t>(k * cells));
+        translateTorchErrors("computing an attention map", [&] {
+            onThreads(workers, [&](int w) {
+                for (int a = w; a < k; a += workers) {
+                    float* dst = x.data() + static_cast<std::size_t>(a) * cells;
+                    const KeySpan span = spans[static_cast<std::size_t>(a / H)];
+                    if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come
+                        const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
+                        if (visit) visit(a, r0, len, span, rows.data_ptr<float>());
+                        std::copy_n(rows.data_ptr<float>(), cells, dst);
+                        continue;
+                    }
+                    std::fill(dst, dst + cells, 0.0f);
+                    if (!span.size()) continue;
+                    const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
+                    const float* src = rows.data_ptr<float>();
+                    if (visit) visit(a, r0, len, span, src);
+                    for (std::int64_t r = 0; r < len; ++r)
+                        std::copy_n(src + r * span.size(), span.size(), dst + r * width + (span.lo - lo));
+                }
+            });
+        });
+        if (gram) translateTorchErrors("the head similarity", [&] { addGram(out.gram, x.data(), k, cells); });
+        if (layerMeans)
+            onThreads(std::min(workers, L), [&](int w) {
+                // Heads added in order in double, then divided: averageHeads's values bit for bit.
+                std::vector<double> sum(static_cast<std::size_t>(cells));
+                for (int l = w; l < L; l += std::min(workers, L)) {
+                    std::fill(sum.begin(), sum.end(), 0.0);
+                    for (int h = 0; h < H; ++h) {
+                        const float* src = x.data() + static_cast<std::size_t>(l * H + h) * cells;
+                        for (std::int64_t c = 0; c < cells; ++c) sum[static_cast<std::size_t>(c)] += src[c];
+                    }
+                    float* dst = out.layerMeans[static_cast<std::size_t>(l)].values.data();
+                    for (std::int64_t r = 0; r < len; ++r)
+                        for (std::int64_t j = 0; j < width; ++j)
+                            dst[(r0 + r) * m + lo + j] =
+                                    static_cast<float>(sum[static_cast<std::size_t>(r * width + j)] / H);
+                }
+            });
+    }
+    return out;
+}
+
+}  // namespace attnscope
