@@ -3,6 +3,7 @@
 
 #include "attnscope/runtime/device.h"
 #include "attnscope/runtime/error.h"
+#include "attnscope/models/generation.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/machine_rates.h"
 #include "attnscope/analysis/trace_metrics.h"
@@ -43,8 +44,8 @@ long long rssAnonKib() {
 int runBench(const std::vector<std::string>& argv) {
     Args args(argv,
               {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
-               "detail", "rollout-rows", "revision"},
-              {"json", "progress", "rates", "metrics"});
+               "detail", "rollout-rows", "revision", "generate"},
+              {"json", "progress", "rates", "metrics", "no-cache"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
     const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
@@ -54,11 +55,13 @@ int runBench(const std::vector<std::string>& argv) {
     const long long detailSide = args.integer("detail", 0, 16384).value_or(0);
     const long long rolloutRows = args.integer("rollout-rows", 0, kMaxInt).value_or(0);
     const long long targetLen = args.integer("target", 1, kMaxInt).value_or(0);
+    const long long genTokens = args.integer("generate", 1, kMaxInt).value_or(0);
     const auto open0 = std::chrono::steady_clock::now();
     auto model = loadModel(args);
     const double openMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - open0).count();
     const ModelInfo& info = model->info();
     if (targetLen > 0 && !info.encoderDecoder) throw UsageError("--target needs an encoder-decoder model");
+    if (args.flag("no-cache") && genTokens == 0) throw UsageError("--no-cache needs --generate");
     RunOptions run;
     applyRunFlags(args, run);
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
@@ -87,7 +90,8 @@ int runBench(const std::vector<std::string>& argv) {
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
-    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs;
+    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs, generateMs;
+    bool generationCached = false;
     // Process CPU time (every thread) beside the wall times: on a loaded machine it says what a
     // step costs when wall time mostly measures the wait for a core.
     std::map<std::string, double> cpuMs;
@@ -161,6 +165,17 @@ int runBench(const std::vector<std::string>& argv) {
             if (r >= warmup) rolloutMs.push_back(since(t));
             charge("rollout");
         }
+        if (genTokens > 0) {  // greedy generation after the same prompt: its forward, then the new tokens
+            GenerateOptions g;
+            g.tokens = static_cast<int>(genTokens);
+            g.run = run;
+            g.cache = !args.flag("no-cache");
+            const auto t = std::chrono::steady_clock::now();
+            generationCached = generate(*model, ids, g).cached;
+            synchronizeDevice();
+            if (r >= warmup) generateMs.push_back(since(t));
+            charge("generate");
+        }
     }
     // --rates: the issue-14 target, 2 × (FLOPs at the measured GEMM rate + one pass over the
     // weights at the measured read rate). FLOPs ≈ 2 · tokens · (parameters − vocab · hidden):
@@ -184,7 +199,8 @@ int runBench(const std::vector<std::string>& argv) {
                  {"weight_bytes", bytes},
                  {"target_ms", target * 1e3}};
     }
-    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs}) std::sort(v->begin(), v->end());
+    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs, &generateMs})
+        std::sort(v->begin(), v->end());
     const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
     std::sort(thumbMs.begin(), thumbMs.end());
     std::sort(ms.begin(), ms.end());
@@ -209,6 +225,11 @@ int runBench(const std::vector<std::string>& argv) {
             j["temperature_median_ms"] = medianOf(temperatureMs);
         }
         if (!rolloutMs.empty()) j["rollout_rows_median_ms"] = medianOf(rolloutMs);
+        if (!generateMs.empty()) {
+            j["generate_median_ms"] = medianOf(generateMs);
+            j["generate_cached"] = generationCached;
+            j["generate_over_forward"] = medianOf(generateMs) / median;
+        }
         for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
@@ -244,6 +265,12 @@ int runBench(const std::vector<std::string>& argv) {
                       << " ms\n";
         if (!rolloutMs.empty())
             std::cout << "rollout of the last " << rolloutRows << " rows: median " << medianOf(rolloutMs) << " ms\n";
+        if (!generateMs.empty())
+            std::cout << "generate " << genTokens << " tokens after the prompt ("
+                      << (generationCached ? "key/value cache" : "a full forward per token") << "): median "
+                      << medianOf(generateMs) << " ms, min " << generateMs.front() << " ms = " << std::setprecision(2)
+                      << medianOf(generateMs) / median << "x the forward\n"
+                      << std::setprecision(1);
         std::cout << "process CPU time per run (all threads):";
         for (const auto& [step, total] : cpuMs)
             std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
@@ -258,7 +285,8 @@ Command benchCommand() {
     return {"bench", "time forward+capture",
             "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
             "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
-            "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
+            "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n"
+            "                          [--generate N [--no-cache]]\n\n"
             "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
             "Image models (ViT) run on a random image of their input size instead.\n"
             "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
@@ -270,7 +298,10 @@ Command benchCommand() {
             "its read bandwidth, bf16->f32 conversion rate (streamed and cached stores), one BF16-stored matrix\n"
             "converted then multiplied in float32 against multiplied in BF16 directly, and prints the target\n"
             "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
-            "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n",
+            "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n"
+            "--generate N also times greedy generation of N tokens after the same ids (the prompt's forward\n"
+            "included) with the key/value cache, or with --no-cache one full forward per token, and its ratio\n"
+            "to the forward alone.\n",
             runBench};
 }
 

@@ -403,9 +403,7 @@ private:
         parts.attnBias.push_back(bias);
     }
 
-    at::Tensor run(const Linear& p, const at::Tensor& x) const {
-        return cfg_.conv1d ? at::addmm(p.bias, x, p.weight) : p(x);
-    }
+    at::Tensor run(const Linear& p, const at::Tensor& x) const { return linearRows(x, p.weight, p.bias, cfg_.conv1d); }
 
     // The embeddings of ids at positions start.. (learned positions from that row).
     at::Tensor embedTokens(const std::vector<std::int64_t>& ids, std::int64_t start = 0) const {

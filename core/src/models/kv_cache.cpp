@@ -91,6 +91,15 @@ void KvSession::keepKeys(const std::vector<at::Tensor>& keep) {
     }
 }
 
+std::unique_ptr<KvSession> KvSession::clone() const {
+    c10::InferenceMode guard;
+    auto copy = std::unique_ptr<KvSession>(new KvSession(*this));
+    for (KvLayer& layer : copy->layers)
+        for (at::Tensor* t : {&layer.k, &layer.v, &layer.kept})
+            if (t->defined()) *t = t->clone();
+    return copy;
+}
+
 std::unique_ptr<KvSession> startKvSession(const Model& model, const RunOptions& run, std::int64_t prompt,
                                           std::int64_t capacity) {
     const auto* cached = dynamic_cast<const CachedDecoder*>(&model);

@@ -58,6 +58,9 @@ public:
     // Eviction: keep[l] [G, length()] bool, the keys kv head g of layer l still sees; later runs
     // see only those and the keys added after.
     void keepKeys(const std::vector<at::Tensor>& keep);
+    // An independent copy (its own cache buffers; the captured rows shared, they are never
+    // written): a what-if continues from the same prompt without running it again.
+    std::unique_ptr<KvSession> clone() const;
 
     std::int64_t length() const { return static_cast<std::int64_t>(ids_.size()); }
     std::int64_t capacity() const { return capacity_; }
