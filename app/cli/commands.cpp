@@ -9,6 +9,7 @@ const std::vector<Command>& commands() {
             trainCommand(),       listBuiltinCommand(), tokenizeCommand(),   exportCommand(),
             corpusCommand(),      corpusMergeCommand(), corpusPlotCommand(), builtinDataCommand(),
             kindsReportCommand(), lensCommand(),        dlaCommand(),        patchCommand(),
+            evictCommand(),       niahCommand(),
     };
     return all;
 }

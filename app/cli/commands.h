@@ -45,5 +45,7 @@ Command kindsReportCommand();
 Command lensCommand();
 Command dlaCommand();
 Command patchCommand();
+Command evictCommand();
+Command niahCommand();
 
 }  // namespace attnscope::cli
