@@ -131,6 +131,9 @@ protected:
     }
 
     void prepareSession(KvSession& session) const override {
+        if (cfg_.positions > 0 && session.capacity() > cfg_.positions)
+            throw Error("key/value cache: " + std::to_string(session.capacity()) + " positions exceed the model's " +
+                        std::to_string(cfg_.positions));
         session.layers.assign(static_cast<std::size_t>(cfg_.layers), KvLayer{});
         for (KvLayer& layer : session.layers) layer.capacity = session.capacity();
         session.tables = ropeTablesFor(session.capacity());
