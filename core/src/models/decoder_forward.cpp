@@ -169,22 +169,9 @@ protected:
 
     // One forward's Trace from the runs' captures: each layer's Q and K rows (and values) in order.
     std::shared_ptr<const Trace> cachedTrace(const KvSession& session) const override {
-        BlockCapture capture;
-        for (std::size_t l = 0; l < static_cast<std::size_t>(cfg_.layers); ++l) {
-            LayerCapture c = session.chunks.front().layers[l];
-            const auto joined = [&](at::Tensor LayerCapture::*part) {
-                std::vector<at::Tensor> rows;
-                for (const BlockCapture& chunk : session.chunks) rows.push_back(chunk.layers[l].*part);
-                return rows.size() == 1 ? rows.front() : at::cat(rows, 1);
-            };
-            c.q = joined(&LayerCapture::q);
-            c.k = joined(&LayerCapture::k);
-            if (c.values.defined()) c.values = joined(&LayerCapture::values);
-            capture.layers.push_back(std::move(c));
-        }
         auto impl = newTrace(session.ids());
         impl->nextTokenLogits = session.logits;
-        return finishTrace(std::move(impl), std::move(capture));
+        return finishTrace(std::move(impl), joinCaptureRows(session.chunks, true));
     }
 
     LayerActivations runRecording(const std::vector<std::int64_t>& ids) const override {

@@ -27,6 +27,26 @@ void KvLayer::extend(const at::Tensor& newK, const at::Tensor& newV, at::Tensor&
     values = v.narrow(1, 0, length);
 }
 
+BlockCapture joinCaptureRows(const std::vector<BlockCapture>& chunks, bool keysGrow) {
+    BlockCapture out;
+    if (chunks.empty()) return out;
+    for (std::size_t l = 0; l < chunks.front().layers.size(); ++l) {
+        LayerCapture c = chunks.front().layers[l];
+        const auto joined = [&](at::Tensor LayerCapture::*part) {
+            std::vector<at::Tensor> rows;
+            for (const BlockCapture& chunk : chunks) rows.push_back(chunk.layers[l].*part);
+            return rows.size() == 1 ? rows.front() : at::cat(rows, 1);
+        };
+        c.q = joined(&LayerCapture::q);
+        if (keysGrow) {
+            c.k = joined(&LayerCapture::k);
+            if (c.values.defined()) c.values = joined(&LayerCapture::values);
+        }
+        out.layers.push_back(std::move(c));
+    }
+    return out;
+}
+
 at::Tensor attendKept(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,
                       const ScoreSpec& score, const LayerRun& run, const at::Tensor& kept) {
     const std::int64_t H = q.size(0), G = k.size(0), r = H / G, m = k.size(1);

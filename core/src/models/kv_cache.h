@@ -36,6 +36,12 @@ struct KvLayer {
     void extend(const at::Tensor& k, const at::Tensor& v, at::Tensor& keys, at::Tensor& values);
 };
 
+// One block's capture of a whole sequence from the captures of the runs that made it (each
+// layer's q [H, t, d] rows in order): q concatenated along the rows, and k (with values) too
+// when keysGrow (self-attention: each run added its own keys), else the first run's (cross-
+// attention: the same memory every run). Scores and masks are the first run's.
+BlockCapture joinCaptureRows(const std::vector<BlockCapture>& chunks, bool keysGrow);
+
 // Dot-product attention over the cache when kv heads keep different keys: attendDot per kv group
 // with that group's `kept` [G, m] as its key mask (ALiBi slopes and masked heads taken per group).
 // q [H, n, d], k / v [G, m, d] -> [H, n, dv].

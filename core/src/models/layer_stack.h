@@ -5,6 +5,7 @@
 #pragma once
 
 #include "family_common.h"
+#include "kv_cache.h"
 
 #include <functional>
 #include <string>
@@ -54,6 +55,10 @@ struct StackPass {
     std::string block = "self";     // RunOptions' name of the self-attention block ("cross" for cross)
     BlockCapture* cross = nullptr;  // the cross-attention's captures, with memory
     bool progress = false;          // report (layer, layers) after each layer
+    // Cached decoding (kv_cache.h): x holds only the new rows; each layer's self-attention keys
+    // and values before them are in (*cache)[l], and these rows' are appended. bias and mask then
+    // describe the new rows against every key.
+    std::vector<KvLayer>* cache = nullptr;
 };
 
 // Runs `layers` over x [n, E]; records the self-attention captures in `self`.
