@@ -3,7 +3,8 @@
 // values, and the Trace of the whole sequence is assembled from the rows each run captured (the
 // maps one forward over the sequence gives). Generation (generation.cpp), the KV-eviction
 // what-if and the needle scan use it; Model's public interface stays as it is (found with
-// dynamic_cast, as layer_runner.h is).
+// dynamic_cast, as layer_runner.h is). The encoder-decoders' greedy decoding (seq2seq.cpp) caches
+// its decoder's self-attention with the same KvLayer and joins its rows with joinCaptureRows.
 #pragma once
 
 #include "attention/trace_impl.h"
