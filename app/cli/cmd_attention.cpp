@@ -223,13 +223,14 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(argv,
-              withGradientOptions(withGenerateOptions(withAlignmentOptions(withInputOptions(
-                      {"out",      "device",  "temperature", "layers",        "variant",   "feature-map",
-                       "features", "seed",    "mask-heads",  "gate",          "fit-width", "fit-steps",
-                       "top-k",    "prune",   "prune-count", "capture-dtype", "weights",   "window",
-                       "keep",     "buckets", "rounds",      "revision",      "knockout",  "source",      "block"})))),
-              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
+    Args args(
+            argv,
+            withGradientOptions(withGenerateOptions(withAlignmentOptions(withInputOptions(
+                    {"out",         "device",        "temperature", "layers",    "variant",   "feature-map", "features",
+                     "seed",        "mask-heads",    "gate",        "fit-width", "fit-steps", "top-k",       "prune",
+                     "prune-count", "capture-dtype", "weights",     "window",    "keep",      "buckets",     "rounds",
+                     "revision",    "knockout",      "source",      "block"})))),
+            withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);

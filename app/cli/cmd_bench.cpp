@@ -3,6 +3,7 @@
 
 #include "attnscope/runtime/device.h"
 #include "attnscope/runtime/error.h"
+#include "attnscope/models/generation.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/machine_rates.h"
 #include "attnscope/analysis/source_metrics.h"
@@ -44,8 +45,8 @@ long long rssAnonKib() {
 int runBench(const std::vector<std::string>& argv) {
     Args args(argv,
               {"seq", "repeat", "warmup", "device", "seed", "thumbnails", "weights", "capture-dtype", "target",
-               "detail", "rollout-rows", "revision", "source"},
-              {"json", "progress", "rates", "metrics"});
+               "detail", "rollout-rows", "revision", "source", "generate"},
+              {"json", "progress", "rates", "metrics", "no-cache"});
     args.expectPositionals(1);
     const long long seq = args.integer("seq", 1, kMaxInt).value_or(512);
     const long long repeat = args.integer("repeat", 1, 100000).value_or(5);
@@ -55,11 +56,13 @@ int runBench(const std::vector<std::string>& argv) {
     const long long detailSide = args.integer("detail", 0, 16384).value_or(0);
     const long long rolloutRows = args.integer("rollout-rows", 0, kMaxInt).value_or(0);
     const long long targetLen = args.integer("target", 1, kMaxInt).value_or(0);
+    const long long genTokens = args.integer("generate", 1, kMaxInt).value_or(0);
     const auto open0 = std::chrono::steady_clock::now();
     auto model = loadModel(args);
     const double openMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - open0).count();
     const ModelInfo& info = model->info();
     if (targetLen > 0 && !info.encoderDecoder) throw UsageError("--target needs an encoder-decoder model");
+    if (args.flag("no-cache") && genTokens == 0) throw UsageError("--no-cache needs --generate");
     RunOptions run;
     applyRunFlags(args, run);
     // --source S: after each forward, every map of that source for block 0 (issue 31's targets).
@@ -92,7 +95,8 @@ int runBench(const std::vector<std::string>& argv) {
     for (int i = 0; info.imageInput && i < info.imageSize * info.imageSize * 3; ++i)
         image.pixels.push_back(static_cast<std::uint8_t>(rng() & 0xff));
 
-    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs, sourceMs;
+    std::vector<double> ms, thumbMs, metricsMs, detailMs, zoomMs, temperatureMs, rolloutMs, sourceMs, generateMs;
+    bool generationCached = false;
     // Process CPU time (every thread) beside the wall times: on a loaded machine it says what a
     // step costs when wall time mostly measures the wait for a core.
     std::map<std::string, double> cpuMs;
@@ -175,6 +179,17 @@ int runBench(const std::vector<std::string>& argv) {
             if (r >= warmup) rolloutMs.push_back(since(t));
             charge("rollout");
         }
+        if (genTokens > 0) {  // greedy generation after the same prompt: its forward, then the new tokens
+            GenerateOptions g;
+            g.tokens = static_cast<int>(genTokens);
+            g.run = run;
+            g.cache = !args.flag("no-cache");
+            const auto t = std::chrono::steady_clock::now();
+            generationCached = generate(*model, ids, g).cached;
+            synchronizeDevice();
+            if (r >= warmup) generateMs.push_back(since(t));
+            charge("generate");
+        }
     }
     // --rates: the issue-14 target, 2 × (FLOPs at the measured GEMM rate + one pass over the
     // weights at the measured read rate). FLOPs ≈ 2 · tokens · (parameters − vocab · hidden):
@@ -198,7 +213,7 @@ int runBench(const std::vector<std::string>& argv) {
                  {"weight_bytes", bytes},
                  {"target_ms", target * 1e3}};
     }
-    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs, &sourceMs})
+    for (auto* v : {&metricsMs, &detailMs, &zoomMs, &temperatureMs, &rolloutMs, &sourceMs, &generateMs})
         std::sort(v->begin(), v->end());
     const auto medianOf = [](const std::vector<double>& v) { return v[v.size() / 2]; };
     std::sort(thumbMs.begin(), thumbMs.end());
@@ -225,6 +240,11 @@ int runBench(const std::vector<std::string>& argv) {
         }
         if (!rolloutMs.empty()) j["rollout_rows_median_ms"] = medianOf(rolloutMs);
         if (!sourceMs.empty()) j["source_median_ms"] = medianOf(sourceMs);
+        if (!generateMs.empty()) {
+            j["generate_median_ms"] = medianOf(generateMs);
+            j["generate_cached"] = generationCached;
+            j["generate_over_forward"] = medianOf(generateMs) / median;
+        }
         for (const auto& [step, total] : cpuMs) j["cpu_ms_per_run"][step] = total / static_cast<double>(repeat);
         std::cout << j.dump(2) << "\n";
     } else {
@@ -263,6 +283,12 @@ int runBench(const std::vector<std::string>& argv) {
         if (!sourceMs.empty())
             std::cout << "source " << sourceName(*source) << " (every map of block 0): median " << medianOf(sourceMs)
                       << " ms, min " << sourceMs.front() << " ms\n";
+        if (!generateMs.empty())
+            std::cout << "generate " << genTokens << " tokens after the prompt ("
+                      << (generationCached ? "key/value cache" : "a full forward per token") << "): median "
+                      << medianOf(generateMs) << " ms, min " << generateMs.front() << " ms = " << std::setprecision(2)
+                      << medianOf(generateMs) / median << "x the forward\n"
+                      << std::setprecision(1);
         std::cout << "process CPU time per run (all threads):";
         for (const auto& [step, total] : cpuMs)
             std::cout << " " << step << " " << total / static_cast<double>(repeat) << " ms";
@@ -278,7 +304,8 @@ Command benchCommand() {
             "usage: attnscope-cli bench MODEL [--seq N] [--repeat R] [--warmup W] [--device cpu|cuda|auto] [--seed S]\n"
             "                          [--thumbnails PX] [--detail PX] [--metrics] [--rollout-rows K] [--target T] [--json]\n"
             "                          [--source value-norm|value-norm-layer|alti|alti-rollout]\n"
-            "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n\n"
+            "                          [--weights auto|convert|stream] [--capture-dtype compute|float16|bfloat16] [--progress] [--rates]\n"
+            "                          [--generate N [--no-cache]]\n\n"
             "Times forward+capture on N random token ids (default 512), R timed runs after W warm-up runs.\n"
             "Image models (ViT) run on a random image of their input size instead.\n"
             "--thumbnails PX also times what the overview computes after each forward: every head of the first\n"
@@ -292,7 +319,10 @@ Command benchCommand() {
             "2 x (FLOPs at the GEMM rate + the weights' bytes at the read rate).\n"
             "--target T: encoder-decoders run forced on T random target ids (else they decode greedily).\n"
             "--source S runs the forward recording the values and residuals and then times every map of that\n"
-            "  source for the first block (each head, or each layer for the per-layer sources).\n",
+            "  source for the first block (each head, or each layer for the per-layer sources).\n"
+            "--generate N also times greedy generation of N tokens after the same ids (the prompt's forward\n"
+            "included) with the key/value cache, or with --no-cache one full forward per token, and its ratio\n"
+            "to the forward alone.\n",
             runBench};
 }
 

@@ -9,6 +9,11 @@ const std::vector<Command>& commands() {
             listBuiltinCommand(), tokenizeCommand(),    exportCommand(),      corpusCommand(),  corpusMergeCommand(),
             corpusPlotCommand(),  builtinDataCommand(), kindsReportCommand(), lensCommand(),    dlaCommand(),
             patchCommand(),       distilCommand(),
+            infoCommand(),        attentionCommand(),   benchCommand(),      metricsCommand(),
+            trainCommand(),       listBuiltinCommand(), tokenizeCommand(),   exportCommand(),
+            corpusCommand(),      corpusMergeCommand(), corpusPlotCommand(), builtinDataCommand(),
+            kindsReportCommand(), lensCommand(),        dlaCommand(),        patchCommand(),
+            evictCommand(),       niahCommand(),
     };
     return all;
 }

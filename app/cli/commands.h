@@ -46,5 +46,7 @@ Command distilCommand();
 Command lensCommand();
 Command dlaCommand();
 Command patchCommand();
+Command evictCommand();
+Command niahCommand();
 
 }  // namespace attnscope::cli

@@ -270,7 +270,11 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // The forward attends in blocks (blocked_attention.h); training (gradients through the
     // attention) takes the whole-score path below.
     const bool needsGrad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-    if (!needsGrad && !run.alphas)
+    // A few query rows (a cached generation step) take the whole-score path: its [H, n, m] scores
+    // are small, and one product per kv group reads each key once, where the blocks would read
+    // (or pack) a group's keys once per head.
+    const bool fewRows = q.size(1) < 16 && q.device().is_cpu();
+    if (!needsGrad && !run.alphas && !fewRows)
         return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
                                    : deviceBlockedAttend(q, k, v, mask, score, run);
     const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());

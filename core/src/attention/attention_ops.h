@@ -103,8 +103,9 @@ void checkKnockoutLayers(const std::vector<Knockout>& knockouts, int layers);
 
 // Dot-product attention output with capture-compatible semantics: the probabilities headProbs
 // gives (GQA-aware) at run.temperature under `mask`, context = probs · v with v [Hkv, m, dv]
-// (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv]. Without gradients it runs
-// in blocks of query rows and never builds [H, n, m] scores or an [n, m] mask
+// (probs cast to v's dtype), masked heads zeroed. Returns [H, n, dv]. Without gradients (and with
+// 16 query rows or more on the CPU) it runs in blocks of query rows and never builds [H, n, m]
+// scores or an [n, m] mask
 // (blocked_attention.h: on the CPU on every core, on a GPU all heads per block); with gradients
 // (training) through attentionProbs.
 at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const MaskSpec& mask,

@@ -72,4 +72,17 @@ void writeNpyInt64(const std::filesystem::path& path, const std::vector<std::int
     file.commit();
 }
 
+void writeNpyBool(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
+                  const std::vector<std::uint8_t>& values) {
+    if (elementCount(path, shape) != values.size())
+        throw Error(path.string() + ": " + std::to_string(values.size()) + " values for a shape that holds " +
+                    std::to_string(elementCount(path, shape)));
+    std::vector<std::uint8_t> bytes(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) bytes[i] = values[i] ? 1 : 0;  // numpy's bool is 0 or 1
+    AtomicFile file(path);
+    file.write(headerFor(shape, "|b1"));
+    file.write(bytes.data(), bytes.size());
+    file.commit();
+}
+
 }  // namespace attnscope

@@ -4,6 +4,7 @@
 #include "decoder_readout.h"
 #include "decoder_spec.h"
 #include "gradient_runner.h"
+#include "kv_cache.h"
 #include "family_common.h"
 #include "layer_runner.h"
 #include "io/weights.h"
@@ -35,6 +36,7 @@ struct LayerHooks {
     bool retainGrad = false;                // recorded activations keep their gradients
     // Gradient sources: each layer's α is appended here (LayerRun::alphas).
     std::vector<at::Tensor>* alphas = nullptr;
+    KvLayer* kv = nullptr;  // cached run: the layer's keys and values before these rows
 };
 
 struct DecoderLayer {
@@ -42,7 +44,10 @@ struct DecoderLayer {
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
 };
 
-class DecoderModel final : public TextFamilyModel<DecoderSpec>, public LayerRunner, public GradientRunner {
+class DecoderModel final : public TextFamilyModel<DecoderSpec>,
+                           public LayerRunner,
+                           public GradientRunner,
+                           public CachedDecoder {
 public:
     DecoderModel(const std::filesystem::path& folder, DecoderSpec spec, c10::Device device, const LoadOptions& options)
         : TextFamilyModel(std::move(spec), folder, device) {
@@ -117,19 +122,63 @@ protected:
             impl->parts.finalRow = rowOf(x, options.attributionPosition);
         }
         if (options.recordResiduals || parts) impl->readout = readout_;
-        at::Tensor last = norm(x.narrow(0, n - 1, 1), finalNorm_);
-        if (projectOut_.defined()) last = at::mm(last, projectOut_.t());
-        std::vector<float> logits = nextLogits(last, head_.weight, head_.bias);
-        if (s.finalSoftcap > 0)
-            for (float& v : logits) v = static_cast<float>(s.finalSoftcap * std::tanh(v / s.finalSoftcap));
-        impl->nextTokenLogits = std::move(logits);
-        BlockInfo block =
-                blockInfo("self", s.layers, s.heads, s.kvHeads, true, impl->displayTokens, impl->displayTokens);
-        for (std::int64_t window : s.windows)
-            if (window > 0) block.layerWindows = s.windows;
-        impl->infos.push_back(std::move(block));
-        impl->blocks.push_back(std::move(capture));
-        return std::make_shared<const Trace>(std::move(impl));
+        impl->nextTokenLogits = lastLogits(x);
+        return finishTrace(std::move(impl), std::move(capture));
+    }
+
+    // ---- the key/value cache (kv_cache.h) ----
+    std::string cacheRefusal(const RunOptions& run, std::int64_t prompt, std::int64_t capacity) const override {
+        if (!run.knockouts.empty()) return "attention knockout blocks cells of the whole sequence's map";
+        if (run.recordResiduals || run.attributionPosition >= 0) return "residuals and parts are recorded per forward";
+        if (run.captureValues) return "the value sources' inputs (values, residuals, norms) are recorded per forward";
+        for (const RopeSpec& r : cfg_.ropes)
+            if (r.frequenciesFor(prompt) != r.frequenciesFor(capacity))
+                return "the rotary frequencies (" + r.type + " scaling) change with the sequence's length";
+        return "";
+    }
+
+    void prepareSession(KvSession& session) const override {
+        if (cfg_.positions > 0 && session.capacity() > cfg_.positions)
+            throw Error("key/value cache: " + std::to_string(session.capacity()) + " positions exceed the model's " +
+                        std::to_string(cfg_.positions));
+        session.layers.assign(static_cast<std::size_t>(cfg_.layers), KvLayer{});
+        for (KvLayer& layer : session.layers) layer.capacity = session.capacity();
+        session.tables = ropeTablesFor(session.capacity());
+    }
+
+    // The rows of ids at positions session.length().. through every layer, each attending to the
+    // cached keys and its own; the next-token logits after the last go into the session.
+    void runCached(KvSession& session, const std::vector<std::int64_t>& ids) const override {
+        const Spec& s = cfg_;
+        checkIds(ids, s.vocab, std::numeric_limits<std::int64_t>::max());
+        c10::InferenceMode guard;
+        const std::int64_t start = session.length(), t = static_cast<std::int64_t>(ids.size());
+        if (start == 0)
+            requireForwardMemory({s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, session.capacity(),
+                                  session.capacity(), computeElementSize(embed_)},
+                                 device_);
+        std::vector<RopeTables> tables = session.tables;
+        for (RopeTables& r : tables) r.cos = r.cos.narrow(0, start, t), r.sin = r.sin.narrow(0, start, t);
+        const Progress& progress = start == 0 ? session.run().progress : Progress{};
+        StreamPass pass(stream_, progress);
+        BlockCapture capture;
+        LayerHooks hooks;
+        at::Tensor x = embedTokens(ids, start);
+        for (int l = 0; l < s.layers; ++l) {
+            pass.layer(l);
+            hooks.kv = &session.layers[static_cast<std::size_t>(l)];
+            x = layer(l, x, tables, session.run(), &capture, hooks);
+            reportProgress(progress, l + 1, s.layers);
+        }
+        session.chunks.push_back(std::move(capture));
+        session.logits = lastLogits(x);
+    }
+
+    // One forward's Trace from the runs' captures: each layer's Q and K rows (and values) in order.
+    std::shared_ptr<const Trace> cachedTrace(const KvSession& session) const override {
+        auto impl = newTrace(session.ids());
+        impl->nextTokenLogits = session.logits;
+        return finishTrace(std::move(impl), joinCaptureRows(session.chunks, true));
     }
 
     LayerActivations runRecording(const std::vector<std::int64_t>& ids) const override {
@@ -336,6 +385,28 @@ private:
 
     at::Tensor norm(const at::Tensor& x, const NormWeights& n) const { return applyNorm(x, n, cfg_.norm, cfg_.eps); }
 
+    // The next-token logits after x's last row (x: the final residual, [n, hidden]).
+    std::vector<float> lastLogits(const at::Tensor& x) const {
+        at::Tensor last = norm(x.narrow(0, x.size(0) - 1, 1), finalNorm_);
+        if (projectOut_.defined()) last = at::mm(last, projectOut_.t());
+        std::vector<float> logits = nextLogits(last, head_.weight, head_.bias);
+        if (cfg_.finalSoftcap > 0)
+            for (float& v : logits) v = static_cast<float>(cfg_.finalSoftcap * std::tanh(v / cfg_.finalSoftcap));
+        return logits;
+    }
+
+    // The Trace of impl's ids with the self-attention block's capture (and its windows).
+    std::shared_ptr<const Trace> finishTrace(std::unique_ptr<Trace::Impl> impl, BlockCapture capture) const {
+        const Spec& s = cfg_;
+        BlockInfo block =
+                blockInfo("self", s.layers, s.heads, s.kvHeads, true, impl->displayTokens, impl->displayTokens);
+        for (std::int64_t window : s.windows)
+            if (window > 0) block.layerWindows = s.windows;
+        impl->infos.push_back(std::move(block));
+        impl->blocks.push_back(std::move(capture));
+        return std::make_shared<const Trace>(std::move(impl));
+    }
+
     // Direct logit attribution needs the final residual to be the sum of what the blocks add.
     void checkDecomposable(std::int64_t position, std::int64_t n) const {
         if (position >= n)
@@ -379,15 +450,14 @@ private:
                        n.bias, cfg_.eps);
     }
 
-    at::Tensor run(const Linear& p, const at::Tensor& x) const {
-        return cfg_.conv1d ? at::addmm(p.bias, x, p.weight) : p(x);
-    }
+    at::Tensor run(const Linear& p, const at::Tensor& x) const { return linearRows(x, p.weight, p.bias, cfg_.conv1d); }
 
-    at::Tensor embedTokens(const std::vector<std::int64_t>& ids) const {
+    // The embeddings of ids at positions start.. (learned positions from that row).
+    at::Tensor embedTokens(const std::vector<std::int64_t>& ids, std::int64_t start = 0) const {
         const std::int64_t n = static_cast<std::int64_t>(ids.size());
         at::Tensor x = gatherRows(embed_, ids, device_);
         if (projectIn_.defined()) x = at::mm(x, projectIn_.t());
-        if (positions_.defined()) x = x + positions_.narrow(0, cfg_.positionOffset, n);
+        if (positions_.defined()) x = x + positions_.narrow(0, cfg_.positionOffset + start, n);
         // Gemma's normalizer is a tensor in the compute dtype, so BF16 models multiply by the
         // rounded sqrt(hidden) (Hugging Face's GemmaModel).
         if (cfg_.embedScale) x = x * at::scalar_tensor(std::sqrt(static_cast<double>(cfg_.hidden)), x.options());
@@ -467,9 +537,13 @@ private:
         const at::Tensor h = s.blocks == Spec::Blocks::Post ? x : norm(x, L.in);
         at::Tensor q, k, v;
         queryKeyValue(l, L, h, tables, q, k, v);
-        LayerRun attnRun = layerRun(options, "self", l);
-        attnRun.alphas = hooks.alphas;
-        at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, attnRun));
+        at::Tensor keys = k, values = v;  // a cached run: the cache's and these rows'
+        if (hooks.kv) hooks.kv->extend(k, v, keys, values);
+        LayerRun asked = layerRun(options, "self", l);
+        asked.alphas = hooks.alphas;
+        at::Tensor context = mergeHeads(hooks.kv && hooks.kv->kept.defined()
+                                                ? attendKept(q, keys, values, mask, score, asked, hooks.kv->kept)
+                                                : attendDot(q, keys, values, mask, score, asked));
         if (hooks.patch && hooks.patch->site == LayerPatch::Site::Heads && hooks.patch->layer == l) {
             context = context.clone();
             context.narrow(1, hooks.patch->head * s.headDim, s.headDim).copy_(hooks.patch->value);

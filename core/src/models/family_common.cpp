@@ -50,8 +50,18 @@ std::int64_t computeElementSize(const at::Tensor& table) {
     return streamedTable(table) ? 4 : static_cast<std::int64_t>(c10::elementSize(table.scalar_type()));
 }
 
+at::Tensor linearRows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool transposed) {
+    if (x.dim() == 2 && x.size(0) == 1 && x.is_cpu() && weight.is_cpu() && !x.requires_grad() &&
+        !weight.requires_grad() && x.scalar_type() == weight.scalar_type()) {
+        at::Tensor y = at::mv(transposed ? weight.t() : weight, x.select(0, 0)).unsqueeze(0);
+        return bias.defined() ? y.add_(bias) : y;
+    }
+    if (transposed) return bias.defined() ? at::addmm(bias, x, weight) : at::mm(x, weight);
+    return at::linear(x, weight, bias);
+}
+
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-    if (!streamedTable(weight)) return at::linear(x, weight, bias);
+    if (!streamedTable(weight)) return linearRows(x, weight, bias);
     // 8192 rows of 4096 are 128 MiB in float32: big enough for BLAS, small beside the table.
     const std::int64_t rows = weight.size(0), chunk = std::max<std::int64_t>(1, (32 << 20) / weight.size(1));
     at::Tensor out = at::empty({x.size(0), rows}, x.options());

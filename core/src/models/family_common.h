@@ -98,6 +98,11 @@ std::shared_ptr<WeightStream> planWeights(WeightStore& weights, const LoadOption
 at::Tensor gatherRows(const at::Tensor& table, const std::vector<std::int64_t>& ids, c10::Device device);
 // Bytes per element of the compute dtype for a table from rows(): 4 for a streamed one.
 std::int64_t computeElementSize(const at::Tensor& table);
+// x Wᵀ (+ b) for x [n, in], W [out, in] (transposed: W stored [in, out], Conv1D). One row on the
+// CPU goes through BLAS's matrix-vector product, which reads W once (a cached generation step);
+// a one-row GEMM packs W first and took 2.7× as long here.
+at::Tensor linearRows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {},
+                      bool transposed = false);
 // x Wᵀ (+ b) for a matrix from rows(): a half-precision W on the CPU is converted in chunks of
 // rows into a reused buffer, so the whole of it never exists in float32.
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});

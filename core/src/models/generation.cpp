@@ -2,6 +2,7 @@
 
 #include "attention/rng.h"
 #include "attention/trace_impl.h"
+#include "kv_cache.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 
@@ -129,10 +130,18 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
     g.prompt = prompt;
     std::vector<std::int64_t> ids = prompt;
     SplitMix rng(options.sampling.seed);
+    // With a cache, the prompt runs once and each chosen token once more (the last one for the
+    // trace's final row and logits); without, a forward over the whole sequence per step.
+    const std::unique_ptr<KvSession> session =
+            options.cache ? startKvSession(model, options.run, std::int64_t(prompt.size()), total) : nullptr;
+    std::vector<float> cachedLogits;
+    g.cached = session != nullptr;
+    if (session) cachedLogits = session->append(prompt);
     for (int s = 0; s < options.tokens; ++s) {
         if (options.progress && !options.progress(s, options.tokens)) throw Cancelled();
-        const auto trace = model.forward(ids, options.run);
-        const std::vector<float>& logits = trace->nextTokenLogits();
+        std::shared_ptr<const Trace> trace;
+        if (!session) trace = model.forward(ids, options.run);
+        const std::vector<float>& logits = session ? cachedLogits : trace->nextTokenLogits();
         if (logits.empty())
             throw Error(info.path.string() + ": " + info.family +
                         " gives no next-token logits; generation needs a language model head");
@@ -145,8 +154,9 @@ Generation generate(const Model& model, const std::vector<std::int64_t>& prompt,
         g.steps.push_back(stepOutput(logits, next, options));
         g.generated.push_back(next);
         ids.push_back(next);
+        if (session) cachedLogits = session->append({next});
     }
-    g.trace = model.forward(ids, options.run);
+    g.trace = session ? session->trace() : model.forward(ids, options.run);
     if (options.progress && !options.progress(options.tokens, options.tokens)) throw Cancelled();
     return g;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "family_common.h"
+#include "kv_cache.h"
 
 #include <functional>
 #include <string>
@@ -56,6 +57,10 @@ struct StackPass {
     bool progress = false;          // report (layer, layers) after each layer
     // Gradient sources: each self-attention's α is appended here (LayerRun::alphas).
     std::vector<at::Tensor>* alphas = nullptr;
+    // Cached decoding (kv_cache.h): x holds only the new rows; each layer's self-attention keys
+    // and values before them are in (*cache)[l], and these rows' are appended. bias and mask then
+    // describe the new rows against every key.
+    std::vector<KvLayer>* cache = nullptr;
 };
 
 // Runs `layers` over x [n, E]; records the self-attention captures in `self`.

@@ -1,5 +1,6 @@
 #include "layer_runner.h"
 #include "attnscope/io/gguf.h"
+#include "kv_cache.h"
 #include "attnscope/runtime/error.h"
 #include "runtime/device.h"
 #include "decoder_spec.h"
@@ -108,18 +109,18 @@ std::shared_ptr<const Trace> Model::runForwardImage(const RgbImage&, const RunOp
     throw Error(info().family + " model at " + info().path.string() + " takes token ids, not an image");
 }
 
-namespace {
-
-void checkRunOptions(const RunOptions& options) {
-    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
-        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
-}
-
 // The capture dtype for the forward's thread (runtime/capture_type.h): layers narrow their Q/K
 // as they record them and the memory check counts them so.
 std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options) {
     if (options.captureDtype == CaptureDtype::Compute) return std::nullopt;
     return options.captureDtype == CaptureDtype::Float16 ? at::kHalf : at::kBFloat16;
+}
+
+namespace {
+
+void checkRunOptions(const RunOptions& options) {
+    if (!(options.temperature > 0) || !std::isfinite(options.temperature))
+        throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
 }
 
 // Records, for every family in one place, what a Trace needs beyond the family's capture: the

@@ -99,21 +99,58 @@ at::Tensor Seq2seqModel::encode(const std::vector<std::int64_t>& ids, const RunO
 }
 
 at::Tensor Seq2seqModel::decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory,
-                                const RunOptions& options, BlockCapture& self, BlockCapture& cross,
-                                bool lastOnly) const {
+                                const RunOptions& options, BlockCapture& self, BlockCapture& cross, bool lastOnly,
+                                std::vector<KvLayer>* cache, std::int64_t start) const {
+    const auto n = static_cast<std::int64_t>(ids.size());
     StackPass pass;
     pass.block = "decoder";
     pass.mask.causal = true;
-    pass.bias = selfBias(true, static_cast<std::int64_t>(ids.size()));
+    pass.bias = selfBias(true, n);
     pass.memory = memory;
     pass.cross = &cross;
-    const at::Tensor x = runStack(decoder_.spec, decoder_.layers, embed(true, ids), pass, options, self);
+    pass.cache = cache;
+    // Embeddings and positions are per row, so the new rows' are those of the whole sequence.
+    at::Tensor in = embed(true, ids);
+    if (cache) {
+        in = in.narrow(0, start, n - start);
+        if (pass.bias.defined()) pass.bias = pass.bias.narrow(1, start, n - start);
+    }
+    const at::Tensor x = runStack(decoder_.spec, decoder_.layers, in, pass, options, self);
     at::Tensor out = finalNorm(decoder_.spec, decoder_.finalNorm, x);
     if (outputScale_) out = out * *outputScale_;
     const at::Tensor rows = lastOnly ? out.narrow(0, out.size(0) - 1, 1) : out;
     at::Tensor logits = at::mm(rows, head_.t()).to(at::kFloat);
     if (logitsBias_.defined()) logits.add_(logitsBias_.to(at::kFloat));
     return logits;
+}
+
+void Seq2seqModel::decodeGreedy(const at::Tensor& memory, int maxNewTokens, const RunOptions& options,
+                                std::vector<std::int64_t>& rows, std::vector<std::int64_t>& outputs, BlockCapture& self,
+                                BlockCapture& cross) const {
+    // Each step runs only its new row against the cached keys; the Trace is the rows' captures
+    // joined: the start token and the generated tokens but the last, as one pass over them.
+    rows = {shape_.decoderStart};
+    const std::int64_t limit =
+            shape_.maxTarget > 0 ? std::min<std::int64_t>(maxNewTokens, shape_.maxTarget) : maxNewTokens;
+    std::vector<KvLayer> cache(decoder_.layers.size());
+    for (KvLayer& layer : cache) layer.capacity = limit;
+    std::vector<BlockCapture> selfRows, crossRows;
+    for (;;) {
+        selfRows.emplace_back();
+        crossRows.emplace_back();
+        const auto start = static_cast<std::int64_t>(rows.size()) - 1;
+        const std::int64_t next =
+                rowArgmax(decode(rows, memory, options, selfRows.back(), crossRows.back(), true, &cache, start)).back();
+        outputs.push_back(next);
+        reportProgress(options.progress, static_cast<long long>(outputs.size()), limit);
+        if ((shape_.eos && next == *shape_.eos) || static_cast<std::int64_t>(outputs.size()) >= limit) break;
+        rows.push_back(next);
+    }
+    self = joinCaptureRows(selfRows, true);
+    cross = joinCaptureRows(crossRows, false);
+    const at::Tensor bias = selfBias(true, static_cast<std::int64_t>(rows.size()));  // every row's, shared
+    if (bias.defined())
+        for (LayerCapture& layer : self.layers) layer.score.bias = bias;
 }
 
 ForwardFootprint Seq2seqModel::footprint(std::int64_t queries, std::int64_t keys) const {
@@ -171,20 +208,7 @@ std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& 
         }
         reportProgress(options.progress, 1, 1);
     } else {
-        // Every step re-runs the decoder on the rows so far (no key/value cache): the Trace keeps
-        // the last pass, whose rows are the start token and the generated tokens but the last.
-        rows = {shape_.decoderStart};
-        const std::int64_t limit =
-                shape_.maxTarget > 0 ? std::min<std::int64_t>(maxNewTokens, shape_.maxTarget) : maxNewTokens;
-        for (;;) {
-            decoder = BlockCapture{};
-            cross = BlockCapture{};
-            const std::int64_t next = rowArgmax(decode(rows, memory, options, decoder, cross, true)).back();
-            outputs.push_back(next);
-            reportProgress(options.progress, static_cast<long long>(outputs.size()), limit);
-            if ((shape_.eos && next == *shape_.eos) || static_cast<std::int64_t>(outputs.size()) >= limit) break;
-            rows.push_back(next);
-        }
+        decodeGreedy(memory, maxNewTokens, options, rows, outputs, decoder, cross);
     }
 
     auto impl = std::make_unique<Trace::Impl>();

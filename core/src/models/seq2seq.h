@@ -88,8 +88,16 @@ private:
     at::Tensor encode(const std::vector<std::int64_t>& ids, const RunOptions& options, BlockCapture& capture) const;
     // Decoder input ids [T] against memory [S, E] -> logits [T, targetVocab] in float32 (only the
     // last row when lastOnly: [1, targetVocab]); blocks "decoder" and "cross".
+    // With a cache (cached greedy decoding), only rows start.. run, against the cached keys.
     at::Tensor decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory, const RunOptions& options,
-                      BlockCapture& self, BlockCapture& cross, bool lastOnly) const;
+                      BlockCapture& self, BlockCapture& cross, bool lastOnly, std::vector<KvLayer>* cache = nullptr,
+                      std::int64_t start = 0) const;
+    // Greedy decoding from the decoder start token with the self-attention keys and values
+    // cached: outputs the generated tokens, rows the decoder's rows (all but the last output),
+    // self / cross the captures of every row (those of one pass over rows).
+    void decodeGreedy(const at::Tensor& memory, int maxNewTokens, const RunOptions& options,
+                      std::vector<std::int64_t>& rows, std::vector<std::int64_t>& outputs, BlockCapture& self,
+                      BlockCapture& cross) const;
     // Rough working set of a pass (see requireForwardMemory).
     ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const;
     std::vector<std::string> targetLabels(const std::vector<std::int64_t>& ids) const;

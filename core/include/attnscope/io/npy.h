@@ -36,5 +36,8 @@ void writeNpy(const std::filesystem::path& path, const std::vector<std::int64_t>
 // The same for little-endian int64 ('<i8'), e.g. token ids.
 void writeNpyInt64(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
                    const std::vector<std::int64_t>& values);
+// The same for numpy's bool ('|b1', one byte each; nonzero values are written as 1).
+void writeNpyBool(const std::filesystem::path& path, const std::vector<std::int64_t>& shape,
+                  const std::vector<std::uint8_t>& values);
 
 }  // namespace attnscope

@@ -56,6 +56,11 @@ struct GenerateOptions {
     int topOutputs = 5;  // StepOutput::top keeps this many tokens (>= 0)
     // (tokens generated, tokens) after each step; returning false stops with attnscope::Cancelled.
     Progress progress;
+    // Decoder-only families: run the prompt once and each new token against a key/value cache
+    // (the same maps, logits and tokens as full forwards, to rounding). false: one full forward
+    // per step, the reference the cache is tested against. Options a cache cannot honour
+    // (knockouts, recorded residuals) fall back to full forwards.
+    bool cache = true;
 };
 
 // What the model gave at one step, from that step's next-token logits.
@@ -75,10 +80,13 @@ struct Generation {
     // is the query that chose generated[s], over keys 0 .. p + s - 1: step s's map is the leading
     // (p + s) × (p + s) part of this trace's maps (prefixTrace(*trace, p + s)).
     std::shared_ptr<const Trace> trace;
+    bool cached = false;  // the key/value cache ran (false: one full forward per step)
 };
 
-// Generates options.tokens ids after prompt, one full forward per token (no key/value cache: each
-// step's maps are those of a plain forward over the sequence so far). Throws attnscope::Error for
+// Generates options.tokens ids after prompt: with the key/value cache the prompt runs once and
+// each step one row per layer; without it (options.cache false, or a model that has none) one
+// full forward per token. Either way each step's maps are those of a plain forward over the
+// sequence so far. Throws attnscope::Error for
 // models that are not decoder-only language models (encoder-decoders, encoders, image models),
 // an empty prompt, tokens < 1, a sequence longer than the model's positions, or bad sampling
 // options; attnscope::Cancelled when progress returns false.
