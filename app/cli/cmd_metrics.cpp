@@ -126,205 +126,204 @@ int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source
     std::cerr << "wrote " << out.string() << " (" << metrics.size() << (perHeadSource(source) ? " heads" : " layers")
               << ", " << sourceName(source) << ")\n";
     return 0;
+}
 
-    // --timing: each phase's wall and process CPU time on stderr (docs/benchmarks.md).
-    class PhaseTimer {
-    public:
-        explicit PhaseTimer(bool on) : on_(on) {}
-        void mark(const char* phase) {
-            if (!on_) return;
-            const auto wall = std::chrono::steady_clock::now();
-            const std::clock_t cpu = std::clock();
-            std::cerr << "timing: " << phase << " " << std::chrono::duration<double>(wall - wall_).count()
-                      << " s wall, " << static_cast<double>(cpu - cpu_) / CLOCKS_PER_SEC << " s CPU\n";
-            wall_ = wall, cpu_ = cpu;
-        }
-
-    private:
-        bool on_;
-        std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
-        std::clock_t cpu_ = std::clock();
-    };
-
-    // Why kl_dot_linear is empty for some heads, or "" when it is defined for all.
-    std::string undefinedKlNote(const Trace& trace, const std::vector<HeadMetrics>& metrics) {
-        const auto undefined = std::count_if(metrics.begin(), metrics.end(),
-                                             [](const HeadMetrics& m) { return std::isnan(m.klDotLinear); });
-        if (undefined == 0) return "";
-        std::string why;
-        for (int b = 0; b < static_cast<int>(trace.blocks().size()) && why.empty(); ++b)
-            for (int l = 0; l < trace.blocks()[b].layers && why.empty(); ++l) why = linearMapRefusal(trace, b, l);
-        return "kl_dot_linear is empty (null) for " + std::to_string(undefined) + " of " +
-               std::to_string(metrics.size()) + " heads: their logits add " + why +
-               ", which linear attention has no place for";
+// --timing: each phase's wall and process CPU time on stderr (docs/benchmarks.md).
+class PhaseTimer {
+public:
+    explicit PhaseTimer(bool on) : on_(on) {}
+    void mark(const char* phase) {
+        if (!on_) return;
+        const auto wall = std::chrono::steady_clock::now();
+        const std::clock_t cpu = std::clock();
+        std::cerr << "timing: " << phase << " " << std::chrono::duration<double>(wall - wall_).count() << " s wall, "
+                  << static_cast<double>(cpu - cpu_) / CLOCKS_PER_SEC << " s CPU\n";
+        wall_ = wall, cpu_ = cpu;
     }
 
-    int runMetrics(const std::vector<std::string>& argv) {
-        Args args(argv,
-                  withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
-                                    "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                    "probe-first", "revision", "source", "block", "sink-threshold"}),
-                  {"flow", "detectors", "progress", "timing"});
-        // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
-        const std::optional<std::string> attentionFile = args.value("attention-file");
-        args.expectPositionals(attentionFile ? 0 : 1);
-        if (args.value("tokens") && !attentionFile) throw UsageError("--tokens needs --attention-file");
-        if (attentionFile && (args.value("ids") || args.value("text") || args.value("image")))
-            throw UsageError("--attention-file takes no --ids, --text or --image: the file holds the maps");
-        if (attentionFile && args.flag("detectors"))
-            throw UsageError("--detectors runs the model on its own probe: it needs MODEL, not --attention-file");
-        const std::filesystem::path out = args.required("out");
-        const std::string ext = out.extension().string();
-        if (ext != ".json" && ext != ".csv")
-            throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
-        if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
-            for (const char* o : {"attention-file", "variant", "temperature", "feature-map", "features", "seed"})
-                if (args.value(o))
-                    throw UsageError("--source " + *args.value("source") +
-                                     " measures the model's own maps; it takes no --" + o);
-        if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
-            for (const char* f : {"flow", "detectors"})
-                if (args.flag(f)) throw UsageError("--source " + *args.value("source") + " takes no --" + f);
-        const std::optional<ModelInput> input = attentionFile ? std::nullopt : std::make_optional<ModelInput>(args);
-        MetricsOptions options;
-        options.map.temperature = args.number("temperature").value_or(1.0);
-        if (!(options.map.temperature > 0) || !std::isfinite(options.map.temperature))
-            throw Error("--temperature must be a finite number > 0");
-        const std::string variant = args.value("variant").value_or("native");
-        if (variant == "dot")
-            options.map.variant = MapVariant::Dot;
-        else if (variant == "linear")
-            options.map.variant = MapVariant::Linear;
-        else if (variant != "native")
-            throw Error("--variant '" + variant + "' is not one of native, dot, linear");
-        if (auto fm = args.value("feature-map")) {
-            if (variant != "linear") throw UsageError("--feature-map needs --variant linear");
-            if (*fm == "elu")
-                options.map.featureMap = FeatureMap::Elu;
-            else if (*fm == "relu")
-                options.map.featureMap = FeatureMap::Relu;
-            else if (*fm == "favor")
-                options.map.featureMap = FeatureMap::Favor;
-            else
-                throw Error("--feature-map '" + *fm + "' is not one of elu, relu, favor");
-        }
-        if (args.value("features") && options.map.featureMap != FeatureMap::Favor)
-            throw UsageError("--features needs --feature-map favor");
-        if (auto m = args.integer("features", 1, 65536)) {
-            options.map.features = static_cast<int>(*m);
-        }
-        if (auto seed = args.integer("seed", 0, kMaxSeed)) {
-            options.map.seed = static_cast<std::uint64_t>(*seed);
-        }
-        if (auto sep = args.value("separators")) {
-            options.separatorLabels.clear();
-            std::istringstream in(*sep);
-            for (std::string label; std::getline(in, label, ',');) options.separatorLabels.push_back(label);
-        }
-        const double sinkThreshold = args.number("sink-threshold").value_or(kSinkThreshold);
-        if (!(sinkThreshold >= 0 && sinkThreshold < 1))
-            throw Error("--sink-threshold must be in [0, 1) (a head is a sink when its score exceeds it), got " +
-                        *args.value("sink-threshold"));
-        if (args.value("flow-rows") && !args.flag("flow")) throw UsageError("--flow-rows needs --flow");
-        FlowOptions flow;
-        if (auto rows = args.value("flow-rows"))  // query positions, not layers
-            for (std::int64_t r : parseIntegers(*rows, "--flow-rows", "row"))
-                flow.rows.push_back(static_cast<int>(std::min<std::int64_t>(r, kMaxInt)));  // range-checked by the flow
+private:
+    bool on_;
+    std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
+    std::clock_t cpu_ = std::clock();
+};
 
-        const bool detectors = args.flag("detectors");
-        DetectorOptions detect;
-        for (const char* o : {"probe-length", "probe-seed", "probe-first"})
-            if (args.value(o) && !detectors) throw UsageError(std::string("--") + o + " needs --detectors");
-        if (auto l = args.integer("probe-length", 2, 100000)) detect.repeatLength = static_cast<int>(*l);
-        if (auto seed = args.integer("probe-seed", 0, kMaxSeed)) detect.seed = static_cast<std::uint64_t>(*seed);
-        if (auto first = args.integer("probe-first", 0, kMaxInt)) detect.firstId = *first;
-        detect.map = options.map;
+// Why kl_dot_linear is empty for some heads, or "" when it is defined for all.
+std::string undefinedKlNote(const Trace& trace, const std::vector<HeadMetrics>& metrics) {
+    const auto undefined = std::count_if(metrics.begin(), metrics.end(),
+                                         [](const HeadMetrics& m) { return std::isnan(m.klDotLinear); });
+    if (undefined == 0) return "";
+    std::string why;
+    for (int b = 0; b < static_cast<int>(trace.blocks().size()) && why.empty(); ++b)
+        for (int l = 0; l < trace.blocks()[b].layers && why.empty(); ++l) why = linearMapRefusal(trace, b, l);
+    return "kl_dot_linear is empty (null) for " + std::to_string(undefined) + " of " + std::to_string(metrics.size()) +
+           " heads: their logits add " + why + ", which linear attention has no place for";
+}
 
-        const MapSource source = parseMapSource(args.value("source").value_or("weights"));
-        if (source != MapSource::Weights) return runSourceMetrics(args, *input, source, options, out);
-        if (args.value("block")) throw UsageError("--block needs --source (a source other than weights)");
-
-        PhaseTimer timer(args.flag("timing"));
-        std::shared_ptr<const Model> model;
-        std::shared_ptr<const Trace> trace;
-        if (attentionFile) {
-            const std::string tokens = args.value("tokens").value_or(tokensBeside(*attentionFile).string());
-            for (const std::string& in : {*attentionFile, tokens}) refuseOutputOverInput(out, in);
-            trace = openAttentionFile(*attentionFile, tokens);
-        } else {
-            model = loadModel(args);
-            timer.mark("open");
-            trace = input->run(*model);
-        }
-        timer.mark("forward");
-        // The .json file's similarity and rollout come from the same pass over the maps as the metrics.
-        MetricsAndProducts all;
-        if (ext == ".json")
-            all = headMetricsAndProducts(*trace, options, true);
+int runMetrics(const std::vector<std::string>& argv) {
+    Args args(argv,
+              withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
+                                "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
+                                "probe-first", "revision", "source", "block", "sink-threshold"}),
+              {"flow", "detectors", "progress", "timing"});
+    // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
+    const std::optional<std::string> attentionFile = args.value("attention-file");
+    args.expectPositionals(attentionFile ? 0 : 1);
+    if (args.value("tokens") && !attentionFile) throw UsageError("--tokens needs --attention-file");
+    if (attentionFile && (args.value("ids") || args.value("text") || args.value("image")))
+        throw UsageError("--attention-file takes no --ids, --text or --image: the file holds the maps");
+    if (attentionFile && args.flag("detectors"))
+        throw UsageError("--detectors runs the model on its own probe: it needs MODEL, not --attention-file");
+    const std::filesystem::path out = args.required("out");
+    const std::string ext = out.extension().string();
+    if (ext != ".json" && ext != ".csv")
+        throw Error("--out " + out.string() + ": the file name must end in .json or .csv");
+    if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
+        for (const char* o : {"attention-file", "variant", "temperature", "feature-map", "features", "seed"})
+            if (args.value(o))
+                throw UsageError("--source " + *args.value("source") +
+                                 " measures the model's own maps; it takes no --" + o);
+    if (args.value("source") && args.value("source") != std::optional<std::string>("weights"))
+        for (const char* f : {"flow", "detectors"})
+            if (args.flag(f)) throw UsageError("--source " + *args.value("source") + " takes no --" + f);
+    const std::optional<ModelInput> input = attentionFile ? std::nullopt : std::make_optional<ModelInput>(args);
+    MetricsOptions options;
+    options.map.temperature = args.number("temperature").value_or(1.0);
+    if (!(options.map.temperature > 0) || !std::isfinite(options.map.temperature))
+        throw Error("--temperature must be a finite number > 0");
+    const std::string variant = args.value("variant").value_or("native");
+    if (variant == "dot")
+        options.map.variant = MapVariant::Dot;
+    else if (variant == "linear")
+        options.map.variant = MapVariant::Linear;
+    else if (variant != "native")
+        throw Error("--variant '" + variant + "' is not one of native, dot, linear");
+    if (auto fm = args.value("feature-map")) {
+        if (variant != "linear") throw UsageError("--feature-map needs --variant linear");
+        if (*fm == "elu")
+            options.map.featureMap = FeatureMap::Elu;
+        else if (*fm == "relu")
+            options.map.featureMap = FeatureMap::Relu;
+        else if (*fm == "favor")
+            options.map.featureMap = FeatureMap::Favor;
         else
-            all.heads = headMetrics(*trace, options);
-        std::vector<HeadMetrics> metrics = std::move(all.heads);
-        timer.mark(ext == ".json" ? "per-head metrics, similarity and layer means" : "per-head metrics");
-        DetectorReport report;
-        if (detectors) {
-            report = headDetectors(*model, detect, {});
-            attachDetectors(metrics, report.heads);
-        }
-        const std::string klNote = undefinedKlNote(*trace, metrics);
-        if (ext == ".csv") {
-            writeFileAtomically(out, csvOf(metrics, detectors));
-        } else {
-            nlohmann::json j = {{"ids", trace->ids()},
-                                {"tokens", trace->tokens()},
-                                {"variant", variant},
-                                {"temperature", options.map.temperature}};
-            const PatternThresholds& t = options.thresholds;
-            j["pattern_thresholds"] = {
-                    {"diagonal", t.diagonal},     {"previous", t.previous},        {"global", t.global},
-                    {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
-                    {"sparse_keys", t.sparseKeys}};
-            if (detectors) j["detector_probe"] = {{"ids", report.probe}, {"repeat_length", report.repeatLength}};
-            const auto sinks = std::count_if(metrics.begin(), metrics.end(),
-                                             [&](const HeadMetrics& m) { return m.sink > sinkThreshold; });
-            j["sinks"] = {{"threshold", sinkThreshold},
-                          {"rate", sinkRate(metrics, sinkThreshold)},
-                          {"heads", static_cast<long long>(sinks)}};
-            if (!klNote.empty()) j["notes"] = {klNote};
-            j["heads"] = nlohmann::json::array();
-            for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
-            for (int b = 0; b < static_cast<int>(trace->blocks().size()); ++b) {
-                const BlockInfo& info = trace->blocks()[b];
-                nlohmann::json block;
-                std::vector<HeadMetrics> ofBlock;
-                for (const HeadMetrics& m : metrics)
-                    if (m.block == info.name) ofBlock.push_back(m);
-                block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
-                const bool square =
-                        info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
-                BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
-                const auto sim = cosineFromGram(products.gram);
-                const int k = info.layers * info.heads;
-                for (int r = 0; r < k; ++r)
-                    block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
-                if (square) {
-                    const HeadMap rollout = attentionRollout(products.layerMeans);
-                    timer.mark("rollout");
-                    block["rollout"] = matrixJson(rollout);
-                    if (args.flag("flow")) {
-                        if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
-                        block["flow"] = matrixJson(attentionFlow(products.layerMeans, flow));
-                    }
-                }
-                std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed while writing
-                j["blocks"][info.name] = block;
-            }
-            writeFileAtomically(out, j.dump(1) + "\n");
-        }
-        timer.mark("writing");
-        if (!klNote.empty()) std::cerr << "note: " << klNote << "\n";
-        std::cerr << "wrote " << out.string() << " (" << metrics.size() << " heads)\n";
-        return 0;
+            throw Error("--feature-map '" + *fm + "' is not one of elu, relu, favor");
     }
+    if (args.value("features") && options.map.featureMap != FeatureMap::Favor)
+        throw UsageError("--features needs --feature-map favor");
+    if (auto m = args.integer("features", 1, 65536)) {
+        options.map.features = static_cast<int>(*m);
+    }
+    if (auto seed = args.integer("seed", 0, kMaxSeed)) {
+        options.map.seed = static_cast<std::uint64_t>(*seed);
+    }
+    if (auto sep = args.value("separators")) {
+        options.separatorLabels.clear();
+        std::istringstream in(*sep);
+        for (std::string label; std::getline(in, label, ',');) options.separatorLabels.push_back(label);
+    }
+    const double sinkThreshold = args.number("sink-threshold").value_or(kSinkThreshold);
+    if (!(sinkThreshold >= 0 && sinkThreshold < 1))
+        throw Error("--sink-threshold must be in [0, 1) (a head is a sink when its score exceeds it), got " +
+                    *args.value("sink-threshold"));
+    if (args.value("flow-rows") && !args.flag("flow")) throw UsageError("--flow-rows needs --flow");
+    FlowOptions flow;
+    if (auto rows = args.value("flow-rows"))  // query positions, not layers
+        for (std::int64_t r : parseIntegers(*rows, "--flow-rows", "row"))
+            flow.rows.push_back(static_cast<int>(std::min<std::int64_t>(r, kMaxInt)));  // range-checked by the flow
+
+    const bool detectors = args.flag("detectors");
+    DetectorOptions detect;
+    for (const char* o : {"probe-length", "probe-seed", "probe-first"})
+        if (args.value(o) && !detectors) throw UsageError(std::string("--") + o + " needs --detectors");
+    if (auto l = args.integer("probe-length", 2, 100000)) detect.repeatLength = static_cast<int>(*l);
+    if (auto seed = args.integer("probe-seed", 0, kMaxSeed)) detect.seed = static_cast<std::uint64_t>(*seed);
+    if (auto first = args.integer("probe-first", 0, kMaxInt)) detect.firstId = *first;
+    detect.map = options.map;
+
+    const MapSource source = parseMapSource(args.value("source").value_or("weights"));
+    if (source != MapSource::Weights) return runSourceMetrics(args, *input, source, options, out);
+    if (args.value("block")) throw UsageError("--block needs --source (a source other than weights)");
+
+    PhaseTimer timer(args.flag("timing"));
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<const Trace> trace;
+    if (attentionFile) {
+        const std::string tokens = args.value("tokens").value_or(tokensBeside(*attentionFile).string());
+        for (const std::string& in : {*attentionFile, tokens}) refuseOutputOverInput(out, in);
+        trace = openAttentionFile(*attentionFile, tokens);
+    } else {
+        model = loadModel(args);
+        timer.mark("open");
+        trace = input->run(*model);
+    }
+    timer.mark("forward");
+    // The .json file's similarity and rollout come from the same pass over the maps as the metrics.
+    MetricsAndProducts all;
+    if (ext == ".json")
+        all = headMetricsAndProducts(*trace, options, true);
+    else
+        all.heads = headMetrics(*trace, options);
+    std::vector<HeadMetrics> metrics = std::move(all.heads);
+    timer.mark(ext == ".json" ? "per-head metrics, similarity and layer means" : "per-head metrics");
+    DetectorReport report;
+    if (detectors) {
+        report = headDetectors(*model, detect, {});
+        attachDetectors(metrics, report.heads);
+    }
+    const std::string klNote = undefinedKlNote(*trace, metrics);
+    if (ext == ".csv") {
+        writeFileAtomically(out, csvOf(metrics, detectors));
+    } else {
+        nlohmann::json j = {{"ids", trace->ids()},
+                            {"tokens", trace->tokens()},
+                            {"variant", variant},
+                            {"temperature", options.map.temperature}};
+        const PatternThresholds& t = options.thresholds;
+        j["pattern_thresholds"] = {{"diagonal", t.diagonal},     {"previous", t.previous},        {"global", t.global},
+                                   {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
+                                   {"sparse_keys", t.sparseKeys}};
+        if (detectors) j["detector_probe"] = {{"ids", report.probe}, {"repeat_length", report.repeatLength}};
+        const auto sinks = std::count_if(metrics.begin(), metrics.end(),
+                                         [&](const HeadMetrics& m) { return m.sink > sinkThreshold; });
+        j["sinks"] = {{"threshold", sinkThreshold},
+                      {"rate", sinkRate(metrics, sinkThreshold)},
+                      {"heads", static_cast<long long>(sinks)}};
+        if (!klNote.empty()) j["notes"] = {klNote};
+        j["heads"] = nlohmann::json::array();
+        for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
+        for (int b = 0; b < static_cast<int>(trace->blocks().size()); ++b) {
+            const BlockInfo& info = trace->blocks()[b];
+            nlohmann::json block;
+            std::vector<HeadMetrics> ofBlock;
+            for (const HeadMetrics& m : metrics)
+                if (m.block == info.name) ofBlock.push_back(m);
+            block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
+            const bool square =
+                    info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
+            BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
+            const auto sim = cosineFromGram(products.gram);
+            const int k = info.layers * info.heads;
+            for (int r = 0; r < k; ++r)
+                block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
+            if (square) {
+                const HeadMap rollout = attentionRollout(products.layerMeans);
+                timer.mark("rollout");
+                block["rollout"] = matrixJson(rollout);
+                if (args.flag("flow")) {
+                    if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
+                    block["flow"] = matrixJson(attentionFlow(products.layerMeans, flow));
+                }
+            }
+            std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed while writing
+            j["blocks"][info.name] = block;
+        }
+        writeFileAtomically(out, j.dump(1) + "\n");
+    }
+    timer.mark("writing");
+    if (!klNote.empty()) std::cerr << "note: " << klNote << "\n";
+    std::cerr << "wrote " << out.string() << " (" << metrics.size() << " heads)\n";
+    return 0;
+}
 
 }  // namespace
 
