@@ -120,13 +120,12 @@ TEST_CASE("KV cache: learned positions (GPT-2, OPT with its offset and post-norm
     requireCacheMatches(*writeAndLoad(makeOpt(opt, 61), "kv-opt"), 6);
 }
 
-TEST_CASE("KV cache: inside temperature, masked heads, captured values and a narrower capture", "[kv_cache]") {
+TEST_CASE("KV cache: inside temperature, masked heads and a narrower capture", "[kv_cache]") {
     auto model = writeAndLoad(makeLlama(LlamaSpec{}, 9), "kv-llama-options");
     RunOptions run;
     run.temperature = 1.7;
     run.temperatureLayers = {1};
     run.maskHeads = {HeadRef{"self", 0, 1}, HeadRef{"self", 1, 2}};
-    run.captureValues = true;
     requireCacheMatches(*model, 6, run);  // (its maps at display temperature 1 show the layer's 1.7)
     RunOptions narrow;
     narrow.captureDtype = CaptureDtype::BFloat16;
@@ -141,4 +140,13 @@ TEST_CASE("KV cache: options it cannot honour fall back to full forwards", "[kv_
     const Generation g = generate(*model, ids64(kPrompt), o);
     CHECK_FALSE(g.cached);
     CHECK(g.generated.size() == 3);
+    // The value sources' inputs (values, ALTI's residuals and norms) are recorded per forward.
+    GenerateOptions v;
+    v.tokens = 3;
+    v.run.captureValues = true;
+    const Generation withValues = generate(*model, ids64(kPrompt), v);
+    CHECK_FALSE(withValues.cached);
+    GenerateOptions plain;
+    plain.tokens = 3;
+    CHECK(withValues.generated == generate(*model, ids64(kPrompt), plain).generated);
 }
