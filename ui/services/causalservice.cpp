@@ -7,23 +7,6 @@
 
 #include <QElapsedTimer>
 
-namespace {
-
-// Runs fn() and returns its exception as text; a cancelled job returns "" with cancelled set.
-template <typename Fn>
-QString guardedJob(Fn fn, bool& cancelled) {
-    try {
-        fn();
-    } catch (const attnscope::Cancelled&) {
-        cancelled = true;
-    } catch (...) {
-        return currentJobError();
-    }
-    return {};
-}
-
-}  // namespace
-
 QStringList vocabularyLabels(const attnscope::Model& model, const std::vector<std::int64_t>& ids) {
     QStringList out;
     const attnscope::Tokenizer* tokenizer = model.tokenizer();

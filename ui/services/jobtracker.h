@@ -16,6 +16,8 @@
 
 #include "services/pools.h"
 
+#include "attnscope/runtime/error.h"
+
 #include <QMetaObject>
 #include <QObject>
 #include <QString>
@@ -38,6 +40,20 @@ inline QString currentJobError() {
     } catch (...) {
         return QStringLiteral("Unknown error in a background job.");
     }
+}
+
+// Runs fn() inside a job and returns its exception as text; a cancelled job (attnscope::Cancelled)
+// returns "" with `cancelled` set.
+template <typename Fn>
+QString guardedJob(Fn fn, bool& cancelled) {
+    try {
+        fn();
+    } catch (const attnscope::Cancelled&) {
+        cancelled = true;
+    } catch (...) {
+        return currentJobError();
+    }
+    return {};
 }
 
 class JobTracker {

@@ -15,26 +15,13 @@
 
 namespace {
 
-// Runs work() and turns its exceptions into text; a cancelled job returns with `cancelled` set.
-template <typename Fn>
-QString guarded(Fn fn, bool& cancelled) {
-    try {
-        fn();
-    } catch (const attnscope::Cancelled&) {
-        cancelled = true;
-    } catch (...) {
-        return currentJobError();
-    }
-    return {};
-}
-
 // A re-run's work(), guarded: its error and how long it took go into r.
 template <typename Fn>
 void timedRerun(RerunResult& r, Fn work) {
     QElapsedTimer clock;
     clock.start();
     bool cancelled = false;
-    r.error = guarded(work, cancelled);
+    r.error = guardedJob(work, cancelled);
     r.ms = clock.nsecsElapsed() / 1e6;
 }
 
@@ -215,7 +202,7 @@ void LabService::requestVariantMap(TracePtr trace, MapKey key, const VariantSpec
                 VariantMapResult r{trace, key, spec, {}, -1, {}};
                 if (stop.requested()) return r;
                 bool cancelled = false;
-                r.error = guarded(
+                r.error = guardedJob(
                         [&] {
                             attnscope::LabMap m =
                                     attnscope::labMap(*trace, key.block, key.layer, key.head, spec, spec.fit.get(),
@@ -239,7 +226,7 @@ void LabService::requestFit(TracePtr trace, MapKey key, const attnscope::Additiv
                 QElapsedTimer clock;
                 clock.start();
                 bool cancelled = false;
-                r.error = guarded(
+                r.error = guardedJob(
                         [&] {
                             attnscope::AdditiveFitOptions o = options;
                             o.progress = reporter(LabJob::Fit, stop);
@@ -263,7 +250,7 @@ void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
                 for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
                 if (stop.requested()) return r;
                 bool cancelled = false;
-                r.error = guarded(
+                r.error = guardedJob(
                         [&] {
                             attnscope::MetricsOptions o;  // its map options are the variant's
                             o.progress = reporter(LabJob::Metrics, stop);
@@ -301,7 +288,7 @@ void LabService::requestBlockView(TracePtr trace, int block, BlockView view, dou
                 BlockViewResult r{trace, block, view, temperature, {}, {}, {}};
                 if (stop.requested()) return r;
                 bool cancelled = false;
-                r.error = guarded(
+                r.error = guardedJob(
                         [&] {
                             attnscope::MapOptions o;
                             o.temperature = temperature;
