@@ -87,6 +87,18 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
     REQUIRE(window.grab().save(qpath(out / "show-value-weighted-layer.png")));
     const QImage layerMap = renderFigure(window.currentFigure(), 200);
 
+    // ALTI, its rollout and the gradient sources (the model's own next token as the target).
+    for (const auto& [source, file] : {std::pair{attnscope::MapSource::Alti, "show-alti.png"},
+                                       std::pair{attnscope::MapSource::AltiRollout, "show-alti-rollout.png"},
+                                       std::pair{attnscope::MapSource::GradWeighted, "show-grad-weighted.png"},
+                                       std::pair{attnscope::MapSource::Relevance, "show-relevance.png"}}) {
+        chooseSource(*this, source);
+        const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
+        REQUIRE(QTest::qWaitFor([&] { return heatmap->title().contains(label) && heatmap->map().rows > 0; }, 60000));
+        QTest::qWait(500);
+        REQUIRE(window.grab().save(qpath(out / file)));
+    }
+
     // A built-in model: the sources it cannot show are greyed out in the open selector (the
     // popup is a window of its own: the screen is grabbed, which needs QT_QPA_PLATFORM=xcb).
     open(QStringLiteral("builtin:reverse-dot"));
