@@ -8,6 +8,7 @@
 #include "../app/cli/common.h"
 #include "fuzz_util.h"
 
+#include "attnscope/attention/knockout_spec.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/builtin.h"
 #include "attnscope/runtime/device.h"
@@ -53,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         if (auto v = args.value("knockout")) {
             tolerant([&] {
-                for (const auto& k : attnscope::cli::parseKnockouts(*v))
+                for (const auto& k : attnscope::parseKnockouts(*v))
                     for (const auto* list : {&k.queries, &k.keys})
                         for (std::int64_t p : *list)
                             if (p < 0) __builtin_trap();  // positions are whole numbers >= 0
