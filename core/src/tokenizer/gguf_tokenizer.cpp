@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <unordered_map>
 
 namespace attnscope::tok {
@@ -102,7 +104,19 @@ std::string ggufTokenizerJson(const GgufFile& f) {
     if (types && types->size() != tokens->size())
         f.fail("tokenizer.ggml.token_type has " + std::to_string(types->size()) + " entries for " +
                std::to_string(tokens->size()) + " tokens");
-    const auto typeOf = [&](std::size_t i) { return types ? static_cast<int>((*types)[i]) : Normal; };
+    // llama.cpp's token types are 0 (undefined) .. 6 (byte); anything else is a broken file, and
+    // converting it to int unchecked would be undefined.
+    const auto typeOf = [&](std::size_t i) {
+        if (!types) return static_cast<int>(Normal);
+        const double v = (*types)[i];
+        if (!(v >= 0 && v <= 6) || v != std::floor(v)) {
+            std::ostringstream shown;
+            shown << v;
+            f.fail("tokenizer.ggml.token_type[" + std::to_string(i) + "] is " + shown.str() +
+                   " (token types are whole numbers 0..6)");
+        }
+        return static_cast<int>(v);
+    };
 
     json vocab = json::object(), added = json::array();
     std::string unk;

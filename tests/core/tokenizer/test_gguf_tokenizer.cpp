@@ -184,3 +184,16 @@ TEST_CASE("A GGUF tokenizer of an unknown kind is refused naming it", "[gguf][to
     CHECK_THROWS_WITH(Tokenizer::fromPath(file),
                       file.string() + ": tokenizer.ggml.model 'bert' is not supported (gpt2, llama)");
 }
+
+TEST_CASE("A GGUF token type outside 0..6 is refused naming the entry (fuzz_gguf find)", "[gguf][tokenizer]") {
+    // fuzz_gguf's crash-93860bb7: a token type of 2,531,390,000 was converted to int unchecked.
+    const fs::path file = freshDir("gguf_tok_type") / "tok.gguf";
+    GgufBuilder g;
+    g.str("tokenizer.ggml.model", "llama");
+    g.strings("tokenizer.ggml.tokens", {"<unk>", "a", "b"});
+    g.f32s("tokenizer.ggml.scores", {0.0f, -1.0f, -2.0f});
+    g.f32s("tokenizer.ggml.token_type", {2.0f, 1.0f, 2.53139e9f});
+    g.write(file);
+    CHECK_THROWS_WITH(Tokenizer::fromPath(file), Catch::Contains("tokenizer.ggml.token_type[2] is 2.53139e+09") &&
+                                                         Catch::Contains("(token types are whole numbers 0..6)"));
+}
