@@ -8,9 +8,7 @@
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
-#include "gradient_runner.h"
 #include "layer_stack.h"
-#include "runtime/memory.h"
 #include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -106,26 +104,13 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     return g;
 }
 
-// The sequence classification heads on the first token's final state, as Hugging Face's
-// *ForSequenceClassification: BERT's pooler (dense, tanh) then classifier; RoBERTa's
-// classifier.dense, tanh, classifier.out_proj; DistilBERT's pre_classifier, ReLU, classifier.
-struct ClassifierHead {
-    Linear dense, out;
-    bool relu = false;
-    bool defined() const { return out.weight.defined(); }
-    at::Tensor operator()(const at::Tensor& first) const {
-        const at::Tensor h = dense(first);
-        return out(relu ? at::relu(h) : at::tanh(h));
-    }
-};
-
-class BertModel final : public TextFamilyModel<BertConfig>, public GradientRunner {
+class BertModel final : public TextFamilyModel<BertConfig>, public EncoderStack {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseBertConfig(config), folder, device),
-          names_(cfg_.type == "distilbert" ? kDistilNames : kBertNames),
-          spec_(scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation)) {
+        : TextFamilyModel(parseBertConfig(config), folder, device) {
+        const Names& names = cfg_.type == "distilbert" ? kDistilNames : kBertNames;
+        spec_ = scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation);
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -137,11 +122,18 @@ public:
         auto step = [&] { reportProgress(options.progress, ++done, total); };
         word_ = w.get("embeddings.word_embeddings.weight", {cfg_.vocab, E});
         position_ = w.get("embeddings.position_embeddings.weight", {cfg_.positions, E});
-        if (!names_.type.empty()) type_ = w.get(names_.type + ".weight", {cfg_.typeVocab, E});
+        if (!names.type.empty()) type_ = w.get(names.type + ".weight", {cfg_.typeVocab, E});
         embNorm_ = loadNorm(w, "embeddings.LayerNorm", E);
         step();
-        layers_ = loadStack(w, spec_, names_.stack, names_.layer, cfg_.layers, step);
-        loadHead(w, config);
+        layers_ = loadStack(w, spec_, names.stack, names.layer, cfg_.layers, step);
+        // *ForSequenceClassification: BERT's pooler (dense, tanh) then classifier; RoBERTa's
+        // classifier.dense, tanh, classifier.out_proj; DistilBERT's pre_classifier, ReLU, classifier.
+        const bool distil = cfg_.type == "distilbert";
+        loadHead(w, config,
+                 cfg_.roberta ? "classifier.dense"
+                 : distil     ? "pre_classifier"
+                              : "pooler.dense",
+                 cfg_.roberta ? "classifier.out_proj" : "classifier", distil);
         step();
 
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
@@ -150,37 +142,21 @@ public:
         info_.maxPositions = cfg_.usablePositions();
     }
 
-    bool hasOutputToExplain() const override { return head_.defined(); }
-    std::string gradientRefusal() const override { return ""; }
-    bool explainsClasses() const override { return true; }
-    std::vector<std::string> classLabels() const override { return classNames_; }
     std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
         return static_cast<std::int64_t>(text.ids.size());
     }
 
-    // The forward with autograd through the weights' aliases; outputs are the class logits.
     GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
                              const RunOptions& options) const override {
         if (image) throw Error(cfg_.type + " takes token ids, not an image");
-        if (!head_.defined()) throw Error("this " + cfg_.type + " model has no classification head");
-        checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
-        checkExtras(in);
+        if (!hasOutputToExplain()) throw Error("this " + cfg_.type + " model has no classification head");
+        checkInput(in);
         at::Tensor x;
         {
             c10::InferenceMode guard;
             x = embed(in);
         }
-        at::AutoGradMode enable(true);
-        x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
-        GradientRun out;
-        StackPass pass = stackPass(in);
-        pass.alphas = &out.alphas;
-        BlockCapture capture;
-        x = runStack(spec_, aliasStack(layers_), x, pass, options, capture);
-        const auto alias = [](const Linear& p) { return Linear{autogradAlias(p.weight), autogradAlias(p.bias)}; };
-        const ClassifierHead head{alias(head_.dense), alias(head_.out), head_.relu};
-        out.outputs = head(x.narrow(0, 0, 1)).reshape({-1}).to(at::kFloat);
-        return out;
+        return runWithGradients(x, stackPass(in), options);
     }
 
 protected:
@@ -192,36 +168,17 @@ protected:
     }
 
     std::shared_ptr<const Trace> runForwardText(const TextInput& in, const RunOptions& options) const override {
-        checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
-        const std::int64_t n = static_cast<std::int64_t>(in.ids.size()), E = cfg_.hidden, H = cfg_.heads, d = E / H;
-        checkExtras(in);
+        checkInput(in);
         c10::InferenceMode guard;
-        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(word_.scalar_type()))},
-                             device_);
-
         auto impl = newTrace(in.ids);
-        BlockCapture capture;
-        at::Tensor x = runStack(spec_, layers_, embed(in), stackPass(in), options, capture);
-        if (head_.defined()) {
-            const at::Tensor probs =
-                    at::softmax(head_(x.narrow(0, 0, 1)).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
-            impl->classLabels = classNames_;
-            impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
-        } else {  // no task head: the last hidden states are the output interventions compare ([n, E] float32, CPU)
-            recordFinalHidden(*impl, x);
-        }
-        impl->infos.push_back(blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->displayTokens,
-                                        impl->displayTokens));
-        impl->blocks.push_back(std::move(capture));
+        runInto(*impl, embed(in), stackPass(in), options, impl->displayTokens);
         return std::make_shared<const Trace>(std::move(impl));
     }
 
 private:
-    // The padding mask over keys (and progress per layer) for a pass over `in`.
+    // The padding mask over keys for a pass over `in`.
     StackPass stackPass(const TextInput& in) const {
         StackPass pass;
-        pass.progress = true;
         if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
             std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
             pass.mask.keyAllowed = idTensor(allowed, device_).ne(0);
@@ -248,21 +205,9 @@ private:
         return layerNorm(x, embNorm_, cfg_.eps);
     }
 
-    // The classification head when the checkpoint has one (its out projection names the classes).
-    void loadHead(WeightStore& w, const JsonConfig& config) {
-        const std::int64_t E = cfg_.hidden;
-        const bool distil = cfg_.type == "distilbert";
-        const std::string out = cfg_.roberta ? "classifier.out_proj" : "classifier";
-        const auto shape = w.shape(out + ".weight");
-        if (!shape || shape->size() != 2) return;
-        const std::int64_t labels = shape->front();
-        head_.dense = w.linear(cfg_.roberta ? "classifier.dense" : distil ? "pre_classifier" : "pooler.dense", E, E);
-        head_.out = w.linear(out, labels, E);
-        head_.relu = distil;
-        classNames_ = classNames(config, labels);
-    }
-
-    void checkExtras(const TextInput& in) const {
+    // The ids, token types and padding mask of `in`.
+    void checkInput(const TextInput& in) const {
+        checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
         const auto n = in.ids.size();
         if (!in.typeIds.empty()) {
             if (in.typeIds.size() != n)
@@ -286,13 +231,8 @@ private:
         }
     }
 
-    Names names_;
-    StackSpec spec_;
     at::Tensor word_, position_, type_;
     Norm embNorm_;
-    std::vector<StackLayer> layers_;
-    ClassifierHead head_;
-    std::vector<std::string> classNames_;
 };
 
 }  // namespace

@@ -213,6 +213,10 @@ at::Tensor autogradAlias(const at::Tensor& t) {
     return t.defined() ? at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()) : t;
 }
 
+Linear autogradAlias(const Linear& p) { return {autogradAlias(p.weight), autogradAlias(p.bias)}; }
+
+Norm autogradAlias(const Norm& n) { return {autogradAlias(n.weight), autogradAlias(n.bias)}; }
+
 void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden) {
     const at::Tensor h = hidden.to(at::kCPU, at::kFloat).contiguous();
     impl.finalHidden.assign(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());

@@ -170,5 +170,7 @@ void recordFinalHidden(Trace::Impl& impl, const at::Tensor& hidden);
 // backward pass: loaded weights are inference tensors, which it may not. Valid while the model
 // lives; nothing may write through it. Undefined stays undefined.
 at::Tensor autogradAlias(const at::Tensor& weight);
+Linear autogradAlias(const Linear& layer);
+Norm autogradAlias(const Norm& norm);
 
 }  // namespace attnscope

@@ -1,6 +1,9 @@
 #include "layer_stack.h"
 
 #include "io/weights.h"
+#include "runtime/memory.h"
+
+#include <c10/core/InferenceMode.h>
 
 #include <cmath>
 
@@ -45,20 +48,8 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
     return layers;
 }
 
-std::vector<StackLayer> aliasStack(const std::vector<StackLayer>& layers) {
-    const auto linear = [](const Linear& p) { return Linear{autogradAlias(p.weight), autogradAlias(p.bias)}; };
-    const auto norm = [](const Norm& n) { return Norm{autogradAlias(n.weight), autogradAlias(n.bias)}; };
-    const auto attention = [&](const AttentionWeights& a) {
-        return AttentionWeights{linear(a.q), linear(a.k), linear(a.v), linear(a.o)};
-    };
-    std::vector<StackLayer> out;
-    for (const StackLayer& L : layers)
-        out.push_back({attention(L.self), attention(L.cross), norm(L.selfNorm), norm(L.crossNorm), norm(L.ffNorm),
-                       linear(L.inner), linear(L.gate), linear(L.out)});
-    return out;
-}
-
 at::Tensor stackNorm(const StackSpec& s, const at::Tensor& x, const Norm& norm) {
+    if (!norm.weight.defined()) return x;
     return s.rms ? rmsNorm(x, norm.weight, s.eps) : layerNorm(x, norm, s.eps);
 }
 
@@ -123,6 +114,60 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
         if (pass.progress) reportProgress(options.progress, l + 1, count);
     }
     return x;
+}
+
+void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
+                            bool relu) {
+    const auto shape = w.shape(out + ".weight");
+    if (!shape || shape->size() != 2) return;
+    const std::int64_t labels = shape->front(), E = spec_.hidden;
+    if (!dense.empty()) head_.dense = w.linear(dense, E, E);
+    head_.out = w.linear(out, labels, E);
+    head_.relu = relu;
+    classNames_ = classNames(config, labels);
+}
+
+void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
+                           const std::vector<std::string>& tokens) const {
+    const StackSpec& s = spec_;
+    const auto L = static_cast<std::int64_t>(layers_.size()), n = x.size(0);
+    requireForwardMemory({L, s.heads, s.heads, s.headDim, s.hidden, s.ffn, n, n,
+                          static_cast<std::int64_t>(c10::elementSize(x.scalar_type()))},
+                         x.device());
+    BlockCapture capture;
+    pass.progress = true;
+    const at::Tensor out = stackNorm(s, runStack(s, layers_, x, pass, options, capture), final_);
+    if (head_.out.weight.defined()) {
+        const at::Tensor logits = head_(out.narrow(0, 0, 1)).to(at::kFloat);
+        const at::Tensor probs = at::softmax(logits, -1).reshape({-1}).to(at::kCPU).contiguous();
+        impl.classLabels = classNames_;
+        impl.classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+    } else {  // no task head: the last hidden states are the output interventions compare
+        recordFinalHidden(impl, out);
+    }
+    impl.infos.push_back(blockInfo("self", static_cast<int>(L), static_cast<int>(s.heads), static_cast<int>(s.heads),
+                                   false, tokens, tokens));
+    impl.blocks.push_back(std::move(capture));
+}
+
+GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const {
+    at::AutoGradMode enable(true);
+    x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
+    GradientRun out;
+    pass.progress = true;
+    pass.alphas = &out.alphas;
+    std::vector<StackLayer> layers;  // the weights as autogradAlias()es (an encoder has no cross-attention)
+    for (StackLayer L : layers_) {
+        for (Linear* p : {&L.self.q, &L.self.k, &L.self.v, &L.self.o, &L.inner, &L.gate, &L.out})
+            *p = autogradAlias(*p);
+        for (Norm* n : {&L.selfNorm, &L.ffNorm}) *n = autogradAlias(*n);
+        layers.push_back(std::move(L));
+    }
+    BlockCapture capture;
+    x = runStack(spec_, layers, x, pass, options, capture);
+    const ClassifierHead head{autogradAlias(head_.dense), autogradAlias(head_.out), head_.relu};
+    out.outputs = head(stackNorm(spec_, x.narrow(0, 0, 1), autogradAlias(final_))).reshape({-1}).to(at::kFloat);
+    return out;
 }
 
 }  // namespace attnscope

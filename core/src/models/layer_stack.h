@@ -5,6 +5,7 @@
 #pragma once
 
 #include "family_common.h"
+#include "gradient_runner.h"
 #include "kv_cache.h"
 
 #include <functional>
@@ -67,10 +68,46 @@ struct StackPass {
 at::Tensor runStack(const StackSpec& spec, const std::vector<StackLayer>& layers, at::Tensor x, const StackPass& pass,
                     const RunOptions& options, BlockCapture& self);
 
-// The layers' weights as autogradAlias()es, for a forward with gradients (gradient sources).
-std::vector<StackLayer> aliasStack(const std::vector<StackLayer>& layers);
-
-// The spec's norm (LayerNorm or RMS) of x.
+// The spec's norm (LayerNorm or RMS) of x; x itself when the norm has no weight (none there).
 at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& norm);
+
+// A sequence or image classification head on the first position's final state, as Hugging Face's
+// *ForSequenceClassification / ViTForImageClassification: out(act(dense(x))), or out(x) without dense.
+struct ClassifierHead {
+    Linear dense, out;
+    bool relu = false;  // the activation after dense: ReLU (DistilBERT) or tanh (BERT's pooler, RoBERTa)
+    at::Tensor operator()(const at::Tensor& x) const {
+        return dense.weight.defined() ? out(relu ? at::relu(dense(x)) : at::tanh(dense(x))) : out(x);
+    }
+};
+
+// An encoder (BERT family, ViT): its layers, final norm (weight undefined: none) and optional
+// classifier head, the forward's outputs and the gradient sources' forward. The family embeds.
+class EncoderStack : public GradientRunner {
+public:
+    bool hasOutputToExplain() const override { return head_.out.weight.defined(); }
+    std::string gradientRefusal() const override { return ""; }
+    bool explainsClasses() const override { return true; }
+    std::vector<std::string> classLabels() const override { return classNames_; }
+
+protected:
+    // The head when the checkpoint has `out` [labels, E] (and `dense` [E, E] when named); its
+    // classes from config.json's id2label.
+    void loadHead(WeightStore& weights, const JsonConfig& config, const std::string& dense, const std::string& out,
+                  bool relu);
+    // Runs the layers over the embedded input x [n, E] (after the memory check) into impl: the
+    // class probabilities with a head, else the final hidden states; the block "self" over tokens.
+    void runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
+                 const std::vector<std::string>& tokens) const;
+    // The forward with autograd through the weights' aliases from x (embedded under inference
+    // mode): outputs are the class logits.
+    GradientRun runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const;
+
+    StackSpec spec_;
+    std::vector<StackLayer> layers_;
+    Norm final_;
+    ClassifierHead head_;
+    std::vector<std::string> classNames_;
+};
 
 }  // namespace attnscope

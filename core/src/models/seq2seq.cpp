@@ -77,11 +77,6 @@ std::shared_ptr<const Trace> Seq2seqModel::runForwardText(const TextInput& input
 
 namespace {
 
-// A stack's final norm, when it has one.
-at::Tensor finalNorm(const StackSpec& spec, const Norm& norm, const at::Tensor& x) {
-    return norm.weight.defined() ? stackNorm(spec, x, norm) : x;
-}
-
 std::vector<std::int64_t> rowArgmax(const at::Tensor& logits) {
     const at::Tensor best = logits.argmax(-1).to(at::kCPU, at::kLong).contiguous();
     return std::vector<std::int64_t>(best.data_ptr<std::int64_t>(), best.data_ptr<std::int64_t>() + best.numel());
@@ -95,7 +90,7 @@ at::Tensor Seq2seqModel::encode(const std::vector<std::int64_t>& ids, const RunO
     pass.block = "encoder";
     pass.bias = selfBias(false, static_cast<std::int64_t>(ids.size()));
     const at::Tensor x = runStack(encoder_.spec, encoder_.layers, embed(false, ids), pass, options, capture);
-    return finalNorm(encoder_.spec, encoder_.finalNorm, x);
+    return stackNorm(encoder_.spec, x, encoder_.finalNorm);
 }
 
 at::Tensor Seq2seqModel::decode(const std::vector<std::int64_t>& ids, const at::Tensor& memory,
@@ -116,7 +111,7 @@ at::Tensor Seq2seqModel::decode(const std::vector<std::int64_t>& ids, const at::
         if (pass.bias.defined()) pass.bias = pass.bias.narrow(1, start, n - start);
     }
     const at::Tensor x = runStack(decoder_.spec, decoder_.layers, in, pass, options, self);
-    at::Tensor out = finalNorm(decoder_.spec, decoder_.finalNorm, x);
+    at::Tensor out = stackNorm(decoder_.spec, x, decoder_.finalNorm);
     if (outputScale_) out = out * *outputScale_;
     const at::Tensor rows = lastOnly ? out.narrow(0, out.size(0) - 1, 1) : out;
     at::Tensor logits = at::mm(rows, head_.t()).to(at::kFloat);

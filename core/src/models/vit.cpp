@@ -6,10 +6,8 @@
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
-#include "gradient_runner.h"
 #include "image_preprocess.h"
 #include "layer_stack.h"
-#include "runtime/memory.h"
 #include "io/weights.h"
 
 #include <c10/core/InferenceMode.h>
@@ -61,16 +59,18 @@ const StackNames kVitNames{"attention.",
                            "output.dense",
                            "layernorm_after"};
 
-class VitModel final : public Model, public GradientRunner {
+class VitModel final : public Model, public EncoderStack {
 public:
     VitModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
              const LoadOptions& options)
-        : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)),
-          spec_(scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation)) {
+        : cfg_(parseVitConfig(config)), device_(device), preprocess_(readPreprocessor(folder, cfg_.imageSize)) {
         if (preprocess_.width != cfg_.imageSize || preprocess_.height != cfg_.imageSize)
             throw Error((folder / "preprocessor_config.json").string() + ": 'size' " +
                         std::to_string(preprocess_.width) + "×" + std::to_string(preprocess_.height) +
                         " differs from config.json's image_size " + std::to_string(cfg_.imageSize));
+        spec_ = scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation);
+        spec_.preNorm = true;
+        spec_.qkvBias = cfg_.qkvBias;
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -84,16 +84,9 @@ public:
         patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
         patchB_ = w.get("embeddings.patch_embeddings.projection.bias", {E});
         step();
-        spec_.preNorm = true;
-        spec_.qkvBias = cfg_.qkvBias;
         layers_ = loadStack(w, spec_, kVitNames, "encoder.layer.", cfg_.layers, step);
         final_ = loadNorm(w, "layernorm", E);
-        // ViTForImageClassification: a top-level classifier [labels, E]; ViTModel has none.
-        if (const auto shape = w.shape("classifier.weight")) {
-            const std::int64_t labels = shape->empty() ? 0 : shape->front();
-            classifier_ = w.linear("classifier", labels, E);
-            classNames_ = classNames(config, labels);
-        }
+        loadHead(w, config, "", "classifier", false);  // ViTForImageClassification's; ViTModel has none
         step();
 
         info_ = familyInfo("vit", folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
@@ -106,15 +99,10 @@ public:
 
     const ModelInfo& info() const override { return info_; }
 
-    bool hasOutputToExplain() const override { return classifier_.weight.defined(); }
-    std::string gradientRefusal() const override { return ""; }
-    bool explainsClasses() const override { return true; }
-    std::vector<std::string> classLabels() const override { return classNames_; }
     std::int64_t gradientTokens(const TextInput&, const std::optional<RgbImage>&) const override {
         return cfg_.tokens();
     }
 
-    // The forward with autograd through the weights' aliases; outputs are the class logits.
     GradientRun runGradients(const TextInput&, const std::optional<RgbImage>& image,
                              const RunOptions& options) const override {
         if (!image) throw Error("vit model at " + info_.path.string() + " takes an image, not token ids (use --image)");
@@ -124,18 +112,7 @@ public:
             c10::InferenceMode guard;
             x = embedPatches(preprocessImage(*image, preprocess_));
         }
-        at::AutoGradMode enable(true);
-        x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
-        GradientRun out;
-        StackPass pass;
-        pass.progress = true;
-        pass.alphas = &out.alphas;
-        BlockCapture capture;
-        x = runStack(spec_, aliasStack(layers_), x, pass, options, capture);
-        const Norm final{autogradAlias(final_.weight), autogradAlias(final_.bias)};
-        const Linear classifier{autogradAlias(classifier_.weight), autogradAlias(classifier_.bias)};
-        out.outputs = classifier(layerNorm(x.narrow(0, 0, 1), final, cfg_.eps)).reshape({-1}).to(at::kFloat);
-        return out;
+        return runWithGradients(x, {}, options);
     }
 
     std::vector<std::string> tokenLabels(const std::vector<std::int64_t>&) const override {
@@ -150,33 +127,13 @@ protected:
     std::shared_ptr<const Trace> runForwardImage(const RgbImage& image, const RunOptions& options) const override {
         at::Tensor pixels = preprocessImage(image, preprocess_);
         c10::InferenceMode guard;
-        const std::int64_t n = cfg_.tokens(), E = cfg_.hidden, H = cfg_.heads, d = E / H, g = cfg_.grid();
-        requireForwardMemory({cfg_.layers, H, H, d, E, cfg_.inner, n, n,
-                              static_cast<std::int64_t>(c10::elementSize(cls_.scalar_type()))},
-                             device_);
         auto impl = std::make_unique<Trace::Impl>();
         impl->tokens.push_back("[CLS]");
-        for (std::int64_t r = 0; r < g; ++r)
-            for (std::int64_t c = 0; c < g; ++c)
+        for (int r = 0; r < cfg_.grid(); ++r)
+            for (int c = 0; c < cfg_.grid(); ++c)
                 impl->tokens.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
         impl->device = device_;
-        BlockCapture capture;
-
-        at::Tensor x = embedPatches(pixels);
-        StackPass pass;
-        pass.progress = true;
-        x = runStack(spec_, layers_, x, pass, options, capture);
-        if (classifier_.weight.defined()) {
-            at::Tensor cls = layerNorm(x.narrow(0, 0, 1), final_, cfg_.eps);
-            at::Tensor probs = at::softmax(classifier_(cls).to(at::kFloat), -1).reshape({-1}).to(at::kCPU).contiguous();
-            impl->classLabels = classNames_;
-            impl->classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
-        } else {  // ViTModel without a head: last_hidden_state (after the final LayerNorm) is the output
-            recordFinalHidden(*impl, layerNorm(x, final_, cfg_.eps));
-        }
-        impl->infos.push_back(
-                blockInfo("self", cfg_.layers, cfg_.heads, cfg_.heads, false, impl->tokens, impl->tokens));
-        impl->blocks.push_back(std::move(capture));
+        runInto(*impl, embedPatches(pixels), {}, options, impl->tokens);
         return std::make_shared<const Trace>(std::move(impl));
     }
 
@@ -194,11 +151,6 @@ private:
     ImagePreprocess preprocess_;
     ModelInfo info_;
     at::Tensor cls_, positions_, patchW_, patchB_;
-    StackSpec spec_;
-    std::vector<StackLayer> layers_;
-    Norm final_;
-    Linear classifier_;
-    std::vector<std::string> classNames_;
 };
 
 }  // namespace
