@@ -1,11 +1,13 @@
-// BART and mBART (model_type "bart", "mbart") as Hugging Face's BartForConditionalGeneration /
-// MBartForConditionalGeneration, and the layout Marian shares with them (bart_like.h):
-//   bart:  post-LN blocks, learned positions offset by 2, layernorm_embedding;
-//   mbart: pre-LN blocks with final encoder/decoder layer norms, otherwise as BART;
-//   both:  embeddings × √d_model when scale_embedding (default false), head tied to the shared
-//          embedding unless tie_word_embeddings is false, plus final_logits_bias.
-#include "bart_like.h"
-
+// The BART layout as Hugging Face's BartForConditionalGeneration, MBartForConditionalGeneration
+// and MarianMTModel share it: q/k/v/out projections with biases and 1/√d scaling, LayerNorms,
+// fc1/fc2 feed-forward, word embeddings × √d_model when scale_embedding (default false), absolute
+// positions added to them, the head tied to the embedding unless tie_word_embeddings is false,
+// plus final_logits_bias. What differs is a BartStyle:
+//   bart:   post-LN blocks, learned positions offset by 2, layernorm_embedding;
+//   mbart:  pre-LN blocks with final encoder/decoder layer norms, otherwise as BART;
+//   marian: BART without layernorm_embedding, static sinusoidal positions (not learned, not
+//           offset), embeddings shared between encoder, decoder and head unless
+//           share_encoder_decoder_embeddings is false (then decoder_vocab_size rows on the decoder side).
 #include "attnscope/runtime/error.h"
 #include "families.h"
 #include "seq2seq.h"
@@ -13,10 +15,27 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+#include <vector>
 
 namespace attnscope {
 
 namespace {
+
+struct BartStyle {
+    const char* family = "bart";
+    bool preNorm = false;           // mBART: LayerNorm before each sublayer, plus encoder/decoder.layer_norm
+    bool embeddingNorm = true;      // layernorm_embedding after the embeddings (BART, mBART)
+    bool shiftLastToFront = false;  // mBART's shift_tokens_right
+    // Marian: a static [positions, d_model] table in float32 on the CPU, read from no weight
+    // (null: learned embed_positions with Hugging Face's offset of 2).
+    at::Tensor (*staticPositions)(std::int64_t positions, std::int64_t dim) = nullptr;
+    // The Hugging Face config class's defaults.
+    int vocab = 50265;
+    std::int64_t eos = 2;
+    std::optional<std::int64_t> decoderStart = 2;  // nullopt: bos_token_id, as generate() falls back to
+    std::int64_t bos = 0;
+    bool marianVocab = false;  // decoder_vocab_size and share_encoder_decoder_embeddings
+};
 
 struct BartConfig {
     int vocab = 0, decoderVocab = 0, positions = 1024, dModel = 1024;
@@ -57,6 +76,23 @@ BartConfig parseBartConfig(const JsonConfig& c, const BartStyle& s) {
     b.decoderStart = *configTokenId(c, "decoder_start_token_id", s.decoderStart ? *s.decoderStart : bos);
     b.eos = configTokenId(c, "eos_token_id", s.eos);
     return b;
+}
+
+// MarianSinusoidalPositionalEmbedding: angle(pos, j) = pos / 10000^(2·(j div 2) / dim) for
+// j = 0..dim-1; the sines of the even j fill the first ceil(dim/2) columns, the cosines of the
+// odd j the rest (halves, not interleaved). Computed in double, stored as float32 as it does.
+at::Tensor sinusoidTable(std::int64_t positions, std::int64_t dim) {
+    const std::int64_t sines = (dim + 1) / 2;
+    std::vector<float> table(static_cast<std::size_t>(positions * dim));
+    for (std::int64_t pos = 0; pos < positions; ++pos)
+        for (std::int64_t c = 0; c < dim; ++c) {
+            const std::int64_t j = c < sines ? 2 * c : 2 * (c - sines) + 1;
+            const double angle = static_cast<double>(pos) /
+                                 std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(dim));
+            table[static_cast<std::size_t>(pos * dim + c)] =
+                    static_cast<float>(c < sines ? std::sin(angle) : std::cos(angle));
+        }
+    return at::tensor(at::ArrayRef<float>(table)).view({positions, dim});
 }
 
 // One side's input: token embeddings, positions (learned [P + 2, E] or Marian's static [P, E])
@@ -156,14 +192,9 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Model> loadBartLike(const std::filesystem::path& folder, const JsonConfig& config,
-                                          c10::Device device, const LoadOptions& options, const BartStyle& style) {
-    return std::make_shared<const BartModel>(folder, config, device, options, style);
-}
-
 std::shared_ptr<const Model> loadBart(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                                       const LoadOptions& options) {
-    return loadBartLike(folder, config, device, options, BartStyle{});
+    return std::make_shared<const BartModel>(folder, config, device, options, BartStyle{});
 }
 
 std::shared_ptr<const Model> loadMbart(const std::filesystem::path& folder, const JsonConfig& config,
@@ -173,7 +204,20 @@ std::shared_ptr<const Model> loadMbart(const std::filesystem::path& folder, cons
     s.preNorm = true;
     s.shiftLastToFront = true;
     s.decoderStart = std::nullopt;  // MBartConfig has none; generate() then starts with bos_token_id
-    return loadBartLike(folder, config, device, options, s);
+    return std::make_shared<const BartModel>(folder, config, device, options, s);
+}
+
+std::shared_ptr<const Model> loadMarian(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options) {
+    BartStyle s;
+    s.family = "marian";
+    s.embeddingNorm = false;
+    s.staticPositions = sinusoidTable;
+    s.vocab = 58101;  // MarianConfig's defaults
+    s.eos = 0;
+    s.decoderStart = 58100;
+    s.marianVocab = true;
+    return std::make_shared<const BartModel>(folder, config, device, options, s);
 }
 
 }  // namespace attnscope
