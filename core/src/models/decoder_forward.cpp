@@ -1,6 +1,7 @@
 // The one forward of the decoder-only families (decoder_spec.h): loads the tensors the spec
 // names (streamed layer by layer when the plan says so) and runs embeddings, the layers and the
 // next-token head, with progress, cancel, the memory check and the capture.
+#include "attnscope/runtime/error.h"
 #include "decoder_readout.h"
 #include "decoder_spec.h"
 #include "gradient_runner.h"
@@ -37,6 +38,11 @@ struct LayerHooks {
     // Gradient sources: each layer's α is appended here (LayerRun::alphas).
     std::vector<at::Tensor>* alphas = nullptr;
     KvLayer* kv = nullptr;  // cached run: the layer's keys and values before these rows
+    // For the loop over layers (runLayers): the residual entering each layer and the final one
+    // appended here; each layer's keys and values cached here; the weights as aliases (autograd).
+    std::vector<at::Tensor>* resid = nullptr;
+    std::vector<KvLayer>* cache = nullptr;
+    bool aliasWeights = false;
 };
 
 struct DecoderLayer {
@@ -88,35 +94,24 @@ public:
 protected:
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
                                             const RunOptions& options) const override {
-        const Spec& s = cfg_;
-        checkIds(ids, s.vocab, s.positions > 0 ? s.positions : std::numeric_limits<std::int64_t>::max());
+        checkInput(ids, true);
         c10::InferenceMode guard;
         const std::int64_t n = static_cast<std::int64_t>(ids.size());
-        requireForwardMemory(
-                {s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, n, n, computeElementSize(embed_)},
-                device_);
-        checkKnockoutLayers(options.knockouts, s.layers);
+        requireForwardMemory(footprint(n), device_);
+        checkKnockoutLayers(options.knockouts, cfg_.layers);
         const bool parts = options.attributionPosition >= 0;
         if (parts) checkDecomposable(options.attributionPosition, n);
         auto impl = newTrace(ids);
         BlockCapture capture;
-
+        LayerHooks hooks;
+        if (options.recordResiduals) hooks.resid = &impl->residuals;
         at::Tensor x = embedTokens(ids);
-        if (options.recordResiduals) impl->residuals.push_back(x);
         if (parts) {
+            hooks.parts = &impl->parts;
             impl->parts.position = options.attributionPosition;
             impl->parts.embed = rowOf(x, options.attributionPosition);
         }
-        const std::vector<RopeTables> tables = ropeTablesFor(n);
-        StreamPass pass(stream_, options.progress);
-        LayerHooks hooks;
-        if (parts) hooks.parts = &impl->parts;
-        for (int l = 0; l < s.layers; ++l) {
-            pass.layer(l);
-            x = layer(l, x, tables, options, &capture, hooks);
-            if (options.recordResiduals) impl->residuals.push_back(x);
-            reportProgress(options.progress, l + 1, s.layers);
-        }
+        x = runLayers(x, 0, ropeTablesFor(n), options, &capture, hooks, options.progress);
         if (parts) {
             impl->parts.finalRowAsRun = x.narrow(0, options.attributionPosition, 1);
             impl->parts.finalRow = rowOf(x, options.attributionPosition);
@@ -149,27 +144,17 @@ protected:
     // The rows of ids at positions session.length().. through every layer, each attending to the
     // cached keys and its own; the next-token logits after the last go into the session.
     void runCached(KvSession& session, const std::vector<std::int64_t>& ids) const override {
-        const Spec& s = cfg_;
-        checkIds(ids, s.vocab, std::numeric_limits<std::int64_t>::max());
+        checkInput(ids, false);
         c10::InferenceMode guard;
         const std::int64_t start = session.length(), t = static_cast<std::int64_t>(ids.size());
-        if (start == 0)
-            requireForwardMemory({s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, session.capacity(),
-                                  session.capacity(), computeElementSize(embed_)},
-                                 device_);
+        if (start == 0) requireForwardMemory(footprint(session.capacity()), device_);
         std::vector<RopeTables> tables = session.tables;
         for (RopeTables& r : tables) r.cos = r.cos.narrow(0, start, t), r.sin = r.sin.narrow(0, start, t);
-        const Progress& progress = start == 0 ? session.run().progress : Progress{};
-        StreamPass pass(stream_, progress);
         BlockCapture capture;
         LayerHooks hooks;
-        at::Tensor x = embedTokens(ids, start);
-        for (int l = 0; l < s.layers; ++l) {
-            pass.layer(l);
-            hooks.kv = &session.layers[static_cast<std::size_t>(l)];
-            x = layer(l, x, tables, session.run(), &capture, hooks);
-            reportProgress(progress, l + 1, s.layers);
-        }
+        hooks.cache = &session.layers;
+        const at::Tensor x = runLayers(embedTokens(ids, start), 0, tables, session.run(), &capture, hooks,
+                                       start == 0 ? session.run().progress : Progress{});
         session.chunks.push_back(std::move(capture));
         session.logits = lastLogits(x);
     }
@@ -182,18 +167,13 @@ protected:
     }
 
     LayerActivations runRecording(const std::vector<std::int64_t>& ids) const override {
-        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        checkInput(ids, true);
         c10::InferenceMode guard;
         LayerActivations acts;
         LayerHooks hooks;
         hooks.record = &acts;
-        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
-        at::Tensor x = embedTokens(ids);
-        for (int l = 0; l < cfg_.layers; ++l) {
-            acts.resid.push_back(x);
-            x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
-        }
-        acts.resid.push_back(x);
+        hooks.resid = &acts.resid;
+        runLayers(embedTokens(ids), 0, ropeTablesFor(static_cast<std::int64_t>(ids.size())), {}, nullptr, hooks);
         return acts;
     }
 
@@ -202,47 +182,34 @@ protected:
         c10::InferenceMode guard;
         LayerHooks hooks;
         hooks.patch = &patch;
-        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
-        at::Tensor x = entering;
-        for (int l = from; l < cfg_.layers; ++l) x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
-        return x;
+        return runLayers(entering, from, ropeTablesFor(static_cast<std::int64_t>(ids.size())), {}, nullptr, hooks);
     }
 
     LayerActivations runWithGradients(const std::vector<std::int64_t>& ids, std::int64_t position,
                                       const std::vector<std::int64_t>& tokens, LayerActivations& grads) const override {
-        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        checkInput(ids, true);
         at::AutoGradMode enable(true);
         LayerActivations acts;
         LayerHooks hooks;
         hooks.record = &acts;
-        hooks.retainGrad = true;
-        const std::vector<RopeTables> tables = ropeTablesFor(static_cast<std::int64_t>(ids.size()));
-        at::Tensor x = embedTokens(ids).detach().requires_grad_(true);
-        for (int l = 0; l < cfg_.layers; ++l) {
-            acts.resid.push_back(x);
-            const DecoderLayer copy = copyLayer(layers_[static_cast<std::size_t>(l)]);
-            hooks.weights = &copy;
-            x = layer(l, x, tables, RunOptions{}, nullptr, hooks);
-            if (x.requires_grad()) x.retain_grad();
-        }
-        acts.resid.push_back(x);
+        hooks.resid = &acts.resid;
+        hooks.retainGrad = hooks.aliasWeights = true;
+        const at::Tensor x = runLayers(embedTokens(ids).detach().requires_grad_(true), 0,
+                                       ropeTablesFor(static_cast<std::int64_t>(ids.size())), {}, nullptr, hooks);
         // LD from the final norm (an alias) and the two unembedding rows (index_select makes new tensors).
-        at::Tensor row = norm(x.narrow(0, position, 1), copyNorm(finalNorm_));
-        if (projectOut_.defined()) row = at::mm(row, alias(projectOut_).t());
-        const at::Tensor ids64 = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(head_.weight.device());
-        const at::Tensor w = head_.weight.index_select(0, ids64).to(row.scalar_type());
-        const at::Tensor z = at::mm(row, w.t()).reshape({-1}).to(at::kFloat);
+        const at::Tensor z = aliasedReadout()->logitsOf(x.narrow(0, position, 1), tokens).reshape({-1});
         const at::Tensor ld = tokens.size() > 1 ? z[0] - z[1] : z[0];
         ld.backward();
-        const auto gradsOf = [](const std::vector<at::Tensor>& ts, std::vector<at::Tensor>& out) {
-            for (const at::Tensor& t : ts) out.push_back(t.grad().defined() ? t.grad() : at::zeros_like(t));
-        };
-        gradsOf(acts.resid, grads.resid);
-        gradsOf(acts.context, grads.context);
-        gradsOf(acts.attnAdded, grads.attnAdded);
-        gradsOf(acts.mlpAdded, grads.mlpAdded);
-        for (auto* list : {&acts.resid, &acts.context, &acts.attnAdded, &acts.mlpAdded})
-            for (at::Tensor& t : *list) t = t.detach();
+        using List = std::vector<at::Tensor>;
+        const std::pair<List*, List*> lists[] = {{&acts.resid, &grads.resid},
+                                                 {&acts.context, &grads.context},
+                                                 {&acts.attnAdded, &grads.attnAdded},
+                                                 {&acts.mlpAdded, &grads.mlpAdded}};
+        for (const auto& [list, out] : lists)
+            for (at::Tensor& t : *list) {
+                out->push_back(t.grad().defined() ? t.grad() : at::zeros_like(t));
+                t = t.detach();
+            }
         return acts;
     }
 
@@ -265,27 +232,17 @@ protected:
                              const RunOptions& options) const override {
         if (image) throw Error(cfg_.family + " takes token ids, not an image");
         requirePlainTokens(text, cfg_.family);
-        const std::vector<std::int64_t>& ids = text.ids;
-        checkIds(ids, cfg_.vocab, cfg_.positions > 0 ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+        checkInput(text.ids, true);
         checkKnockoutLayers(options.knockouts, cfg_.layers);
         at::AutoGradMode enable(true);
         GradientRun out;
         LayerHooks hooks;
         hooks.alphas = &out.alphas;
-        const std::int64_t n = static_cast<std::int64_t>(ids.size());
-        const std::vector<RopeTables> tables = ropeTablesFor(n);
-        at::Tensor x = embedTokens(ids).detach().requires_grad_(true);
-        for (int l = 0; l < cfg_.layers; ++l) {
-            const DecoderLayer copy = copyLayer(layers_[static_cast<std::size_t>(l)]);
-            hooks.weights = &copy;
-            x = layer(l, x, tables, options, nullptr, hooks);
-            reportProgress(options.progress, l + 1, cfg_.layers);
-        }
-        at::Tensor last = norm(x.narrow(0, n - 1, 1), copyNorm(finalNorm_));
-        if (projectOut_.defined()) last = at::mm(last, alias(projectOut_).t());
-        at::Tensor z = at::mm(last, alias(head_.weight).t().to(last.scalar_type()));
-        if (head_.bias.defined()) z = z + alias(head_.bias).to(z.scalar_type());
-        out.outputs = z.reshape({-1}).to(at::kFloat);
+        hooks.aliasWeights = true;
+        const std::int64_t n = static_cast<std::int64_t>(text.ids.size());
+        const at::Tensor x = runLayers(embedTokens(text.ids).detach().requires_grad_(true), 0, ropeTablesFor(n),
+                                       options, nullptr, hooks, options.progress);
+        out.outputs = aliasedReadout()->logits(x.narrow(0, n - 1, 1)).reshape({-1});
         return out;
     }
 
@@ -321,6 +278,47 @@ private:
         std::vector<RopeTables> tables;
         for (const RopeSpec& r : cfg_.ropes) tables.push_back(ropeTables(r, n, device_));
         return tables;
+    }
+
+    // The ids against the vocabulary and, for a whole sequence, the positions.
+    void checkInput(const std::vector<std::int64_t>& ids, bool whole) const {
+        const bool limited = whole && cfg_.positions > 0;
+        checkIds(ids, cfg_.vocab, limited ? cfg_.positions : std::numeric_limits<std::int64_t>::max());
+    }
+
+    // Working set of a forward over n positions (requireForwardMemory).
+    ForwardFootprint footprint(std::int64_t n) const {
+        const Spec& s = cfg_;
+        return {s.layers, s.heads, s.kvHeads, s.headDim, s.hidden, s.inner, n, n, computeElementSize(embed_)};
+    }
+
+    // The final norm and unembedding over the weights' aliases (a backward pass through them).
+    std::shared_ptr<const Readout> aliasedReadout() const {
+        NormWeights norm = finalNorm_;
+        norm.weight = alias(norm.weight), norm.bias = alias(norm.bias);
+        return makeDecoderReadout(norm, cfg_.norm, cfg_.eps, alias(projectOut_), copyLinear(head_));
+    }
+
+    // Layers from..L-1 over x (the weights streamed in as each needs them), with the hooks;
+    // progress after each layer.
+    at::Tensor runLayers(at::Tensor x, int from, const std::vector<RopeTables>& tables, const RunOptions& options,
+                         BlockCapture* capture, LayerHooks hooks, const Progress& progress = {}) const {
+        StreamPass pass(stream_, progress);
+        for (int l = from; l < cfg_.layers; ++l) {
+            pass.layer(l);
+            if (hooks.resid) hooks.resid->push_back(x);
+            if (hooks.cache) hooks.kv = &(*hooks.cache)[static_cast<std::size_t>(l)];
+            DecoderLayer copy;
+            if (hooks.aliasWeights) {
+                copy = copyLayer(layers_[static_cast<std::size_t>(l)]);
+                hooks.weights = &copy;
+            }
+            x = layer(l, x, tables, options, capture, hooks);
+            if (hooks.retainGrad && x.requires_grad()) x.retain_grad();
+            reportProgress(progress, l + 1, cfg_.layers);
+        }
+        if (hooks.resid) hooks.resid->push_back(x);
+        return x;
     }
 
     // t with the patched row (AttnOut / MlpOut at the patch's position) when `site` is patched in layer l.
@@ -605,6 +603,7 @@ private:
 
 std::shared_ptr<const Model> loadDecoder(const std::filesystem::path& folder, DecoderSpec spec, c10::Device device,
                                          const LoadOptions& options) {
+    if (spec.score.scale == 0) spec.score.scale = 1.0 / std::sqrt(static_cast<double>(spec.headDim));
     return std::make_shared<const DecoderModel>(folder, std::move(spec), device, options);
 }
 
