@@ -8,8 +8,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 namespace {
@@ -49,9 +47,7 @@ DecoderSpec bloomSpec(const JsonConfig& c) {
     requireDivisible(c, s, hiddenKey, "the number of heads");
     s.positions = 0;  // ALiBi: no position table, so no length limit but memory
     s.positionKind = DecoderSpec::Positions::Alibi;
-    // logits = q·k/√d + slope·j, as BloomAttention
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
-    s.score.alibiSlopes = alibiSlopes(s.heads);
+    s.score.alibiSlopes = alibiSlopes(s.heads);  // logits = q·k/√d + slope·j, as BloomAttention
     s.norm = DecoderSpec::Norm::Layer;
     s.qkv = DecoderSpec::Qkv::Grouped;  // one group per head
     s.qkvBias = s.oBias = s.mlpBias = true;

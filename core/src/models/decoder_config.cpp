@@ -77,6 +77,20 @@ void readSizes(const JsonConfig& c, DecoderSpec& s, double eps) {
     s.eps = c.positiveNumber("rms_norm_eps", eps);
 }
 
+void readGpt2Sizes(const JsonConfig& c, DecoderSpec& s) {
+    s.family = c.string("model_type");
+    s.vocab = c.positiveInt("vocab_size");
+    s.positions = c.positiveInt("n_positions");
+    s.hidden = c.positiveInt("n_embd");
+    s.layers = c.positiveInt("n_layer");
+    s.heads = s.kvHeads = c.positiveInt("n_head");
+    s.inner = c.optionalPositiveInt("n_inner").value_or(4 * s.hidden);
+    s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
+    s.activation = c.string("activation_function", "gelu_new");
+    requireActivation(c, "activation_function", s.activation);
+    requireDivisible(c, s, "n_embd", "n_head");
+}
+
 void addCommonNotes(DecoderSpec& s) {
     std::int64_t window = 0;
     std::string layers;
@@ -158,20 +172,11 @@ std::string rotaryNote(int rotaryDim, int headDim, bool interleaved) {
     if (rotaryDim == headDim) {
         note = "rotary on all " + std::to_string(headDim) + " dims";
     } else {
-        const double percent = 100.0 * rotaryDim / headDim;
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", std::round(percent * 10) / 10);
-        note = "rotary on " + std::string(buf) + "% of dims (" + std::to_string(rotaryDim) + " of " +
+        const double percent = std::round(1000.0 * rotaryDim / headDim) / 10;
+        note = "rotary on " + formatNumber(percent) + "% of dims (" + std::to_string(rotaryDim) + " of " +
                std::to_string(headDim) + ")";
     }
     return interleaved ? note + ", interleaved pairs" : note;
-}
-
-std::string layerListNote(const std::vector<int>& layers) {
-    std::string out;
-    for (std::size_t i = 0; i < layers.size() && i < 3; ++i) out += (i ? ", " : "") + std::to_string(layers[i]);
-    if (layers.size() > 3) out += ", …";
-    return out;
 }
 
 void requireActivation(const JsonConfig& c, const std::string& key, const std::string& value) {

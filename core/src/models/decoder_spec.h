@@ -52,6 +52,12 @@ inline DecoderNames decoderNames(std::string prefix, bool prefixIfPresent, std::
 }
 
 struct DecoderSpec {
+    static ScoreSpec unitScore() {
+        ScoreSpec score;
+        score.scale = 0;  // loadDecoder makes it 1/√headDim
+        return score;
+    }
+
     std::string family;  // model_type
     int vocab = 0, hidden = 0, inner = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0;
     int positions = 0;       // max_position_embeddings; 0 = no limit (ALiBi)
@@ -95,7 +101,7 @@ struct DecoderSpec {
     Positions positionKind = Positions::Rotary;
     std::vector<RopeSpec> ropes;  // Rotary: the tables, and which one each layer uses
     std::vector<int> ropeOf;
-    ScoreSpec score;                    // the logits (scale, soft-cap, ALiBi slopes)
+    ScoreSpec score = unitScore();      // the logits (scale, soft-cap, ALiBi slopes); scale 0: 1/√headDim
     bool scoreByInverseLayer = false;   // GPT-2's scale_attn_by_inverse_layer_idx: layer l's scale / (l + 1)
     std::vector<std::int64_t> windows;  // per layer, 0 = global; empty = all global
 
@@ -133,6 +139,11 @@ void requireDivisible(const JsonConfig& c, DecoderSpec& spec, const std::string&
 // intermediate_size, num_hidden_layers (required) and rms_norm_eps (default `eps`).
 void readSizes(const JsonConfig& c, DecoderSpec& spec, double eps);
 
+// GPT-2's keys, which GPT-J shares: vocab_size, n_positions, n_embd, n_layer, n_head, n_inner
+// (default 4 · n_embd), layer_norm_epsilon and activation_function (default gelu_new); head_dim
+// is n_embd / n_head.
+void readGpt2Sizes(const JsonConfig& c, DecoderSpec& spec);
+
 // A window key's value, or 0 when the key is null (Hugging Face's "no window").
 std::int64_t optionalWindow(const JsonConfig& c, const std::string& key, std::int64_t fallback);
 // A soft-cap key: fallback when absent, 0 (none) when null, else a positive number.
@@ -163,8 +174,6 @@ std::string readSiluAct(const JsonConfig& c);
 std::string formatNumber(double value);
 // "rotary on 25% of dims (16 of 64)" or "rotary on all 64 dims"; "interleaved pairs" appended for GPT-J.
 std::string rotaryNote(int rotaryDim, int headDim, bool interleaved = false);
-// "1, 3, 5, …": the first three layers of a list, then an ellipsis when there are more.
-std::string layerListNote(const std::vector<int>& layers);
 // Notes for windows ("sliding window 4096 on layers 0, 2, 4, …"), kv groups and rope scaling.
 void addCommonNotes(DecoderSpec& spec);
 

@@ -33,7 +33,6 @@ DecoderSpec gemmaBase(const JsonConfig& c, int defaultKvHeads, int defaultPositi
     // the tanh GELU).
     s.activation = c.has("hidden_activation") ? c.string("hidden_activation") : "gelu_pytorch_tanh";
     requireKnown(c, "hidden_activation", s.activation, {"gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu"});
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     return s;
 }
 

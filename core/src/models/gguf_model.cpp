@@ -20,11 +20,17 @@ namespace attnscope {
 
 namespace {
 
-// general.architecture -> config.json model_type.
-const std::map<std::string, std::string>& ggufArchitectures() {
-    static const std::map<std::string, std::string> table = {
-            {"llama", "llama"},   {"qwen2", "qwen2"},        {"qwen3", "qwen3"}, {"gemma", "gemma"},
-            {"gemma2", "gemma2"}, {"gemma3", "gemma3_text"}, {"phi3", "phi3"}};
+// general.architecture -> config.json model_type and the family's parser.
+struct GgufFamily {
+    const char* modelType;
+    ParseDecoder* parse;
+};
+const std::map<std::string, GgufFamily>& ggufArchitectures() {
+    static const std::map<std::string, GgufFamily> table = {
+            {"llama", {"llama", llamaSpec}},    {"qwen2", {"qwen2", qwen2Spec}},
+            {"qwen3", {"qwen3", qwen3Spec}},    {"gemma", {"gemma", gemmaSpec}},
+            {"gemma2", {"gemma2", gemma2Spec}}, {"gemma3", {"gemma3_text", gemma3TextSpec}},
+            {"phi3", {"phi3", phi3Spec}}};
     return table;
 }
 
@@ -39,7 +45,7 @@ std::string architectureList() {
 nlohmann::json configOf(const GgufFile& f, const std::string& arch) {
     const std::string a = arch + ".";
     nlohmann::json j;
-    j["model_type"] = ggufArchitectures().at(arch);
+    j["model_type"] = ggufArchitectures().at(arch).modelType;
     const GgufTensor* embed = f.find("token_embd.weight");
     if (!embed || embed->shape.size() != 2) f.fail("tensor 'token_embd.weight' (the token embeddings) is missing");
     j["vocab_size"] = embed->shape[0];
@@ -134,14 +140,7 @@ std::shared_ptr<const Model> loadGguf(const std::filesystem::path& file, c10::De
     if (!ggufArchitectures().count(arch))
         f->fail("general.architecture '" + arch + "' is not supported (supported: " + architectureList() + ")");
     const JsonConfig config(configOf(*f, arch), file);
-    const std::string type = ggufArchitectures().at(arch);
-    DecoderSpec s = type == "llama"         ? llamaSpec(config)
-                    : type == "qwen2"       ? qwen2Spec(config)
-                    : type == "qwen3"       ? qwen3Spec(config)
-                    : type == "gemma"       ? gemmaSpec(config)
-                    : type == "gemma2"      ? gemma2Spec(config)
-                    : type == "gemma3_text" ? gemma3TextSpec(config)
-                                            : phi3Spec(config);
+    DecoderSpec s = ggufArchitectures().at(arch).parse(config);
     s.names = ggufNames(s);
     if (s.norm == DecoderSpec::Norm::RmsPlusOne) s.norm = DecoderSpec::Norm::RmsFloat;  // the +1 is stored
     s.tied = false;

@@ -5,27 +5,13 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec gpt2Spec(const JsonConfig& c) {
     DecoderSpec s;
-    s.family = "gpt2";
-    s.vocab = c.positiveInt("vocab_size");
-    s.positions = c.positiveInt("n_positions");
-    s.hidden = c.positiveInt("n_embd");
-    s.heads = s.kvHeads = c.positiveInt("n_head");
-    s.layers = c.positiveInt("n_layer");
-    s.inner = c.optionalPositiveInt("n_inner").value_or(4 * s.hidden);
-    s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
-    s.activation = c.string("activation_function", "gelu_new");
-    const bool scaled = c.boolean("scale_attn_weights", true);
+    readGpt2Sizes(c, s);
     s.scoreByInverseLayer = c.boolean("scale_attn_by_inverse_layer_idx", false);
-    requireDivisible(c, s, "n_embd", "n_head");
-    requireKnown(c, "activation_function", s.activation,
-                 {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
-    s.score.scale = scaled ? 1.0 / std::sqrt(static_cast<double>(s.headDim)) : 1.0;
+    if (!c.boolean("scale_attn_weights", true)) s.score.scale = 1.0;
     s.norm = DecoderSpec::Norm::Layer;
     s.positionKind = DecoderSpec::Positions::Learned;
     s.qkv = DecoderSpec::Qkv::Fused;

@@ -80,13 +80,9 @@ DecoderSpec gptNeoSpec(const JsonConfig& c) {
     requireActivation(c, "activation_function", s.activation);
     s.tied = c.boolean("tie_word_embeddings", true);
     requireDivisible(c, s, "hidden_size", "num_heads");
-    const std::vector<bool> local = readLocalLayers(c, s.layers);
-    std::vector<int> localLayers;
-    for (int l = 0; l < s.layers; ++l) {
-        s.windows.push_back(local[static_cast<std::size_t>(l)] ? window : 0);
-        if (local[static_cast<std::size_t>(l)]) localLayers.push_back(l);
-    }
-    if (!localLayers.empty()) requireWindowFits(c, "window_size", window, s.positions);
+    for (bool local : readLocalLayers(c, s.layers)) s.windows.push_back(local ? window : 0);
+    if (std::count(s.windows.begin(), s.windows.end(), 0) < s.layers)
+        requireWindowFits(c, "window_size", window, s.positions);
     s.norm = DecoderSpec::Norm::Layer;
     s.positionKind = DecoderSpec::Positions::Learned;
     s.score.scale = 1.0;  // GPT-Neo does not divide by √d
@@ -104,9 +100,8 @@ DecoderSpec gptNeoSpec(const JsonConfig& c) {
     s.names.up = "mlp.c_fc";
     s.names.down = "mlp.c_proj";
     s.names.finalNorm = "ln_f";
-    s.notes.push_back("no 1/√d scaling");
-    if (!localLayers.empty())
-        s.notes.push_back("sliding window " + std::to_string(window) + " on layers " + layerListNote(localLayers));
+    addCommonNotes(s);  // the window's
+    s.notes.insert(s.notes.begin(), "no 1/√d scaling");
     return s;
 }
 

@@ -7,8 +7,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec gptNeoxSpec(const JsonConfig& c) {
@@ -33,7 +31,6 @@ DecoderSpec gptNeoxSpec(const JsonConfig& c) {
     // Theta is rotary_emb_base; configs written by newer versions also (or only) have rope_theta.
     useRope(s,
             readRope(c, rotary, false, RopeKeys{c.has("rotary_emb_base") ? "rotary_emb_base" : "rope_theta", 10000.0}));
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     s.norm = DecoderSpec::Norm::Layer;
     s.blocks = parallel ? DecoderSpec::Blocks::Parallel : DecoderSpec::Blocks::Pre;
     s.qkv = DecoderSpec::Qkv::Grouped;  // one group per head

@@ -7,24 +7,12 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec gptjSpec(const JsonConfig& c) {
     DecoderSpec s;
-    s.family = "gptj";
-    s.vocab = c.positiveInt("vocab_size");
-    s.positions = c.positiveInt("n_positions");
-    s.hidden = c.positiveInt("n_embd");
-    s.layers = c.positiveInt("n_layer");
-    s.heads = s.kvHeads = c.positiveInt("n_head");
-    s.inner = c.optionalPositiveInt("n_inner").value_or(4 * s.hidden);
-    s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
-    s.activation = c.string("activation_function", "gelu_new");
-    requireActivation(c, "activation_function", s.activation);
+    readGpt2Sizes(c, s);
     s.tied = c.boolean("tie_word_embeddings", false);
-    requireDivisible(c, s, "n_embd", "n_head");
     // rotary_dim: 64 when absent; null rotates whole heads (Hugging Face's only working case of
     // null is a single head, where the two agree).
     int rotary = 64;
@@ -34,7 +22,6 @@ DecoderSpec gptjSpec(const JsonConfig& c) {
                                      std::to_string(s.headDim) + ")");
     // GPT-J's frequencies ignore any rope keys of the config: theta 10000, no scaling.
     useRope(s, readRope(JsonConfig(nlohmann::json::object(), c.file()), rotary, /*interleaved=*/true));
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     s.norm = DecoderSpec::Norm::Layer;
     s.blocks = DecoderSpec::Blocks::Parallel;
     s.qkFloat = true;

@@ -6,8 +6,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec llamaLike(const JsonConfig& c) {
@@ -24,7 +22,6 @@ DecoderSpec llamaLike(const JsonConfig& c) {
     if (c.has("partial_rotary_factor") && c.json().at("partial_rotary_factor") != 1.0)
         c.fail("partial_rotary_factor", "is not supported (only 1.0)");
     useRope(s, readRope(c, s.headDim));
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     return s;
 }
 

@@ -6,8 +6,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec olmo2Spec(const JsonConfig& c) {
@@ -23,7 +21,6 @@ DecoderSpec olmo2Spec(const JsonConfig& c) {
     s.names.ffOutNorm = "post_feedforward_layernorm";
     s.qkNorm = DecoderSpec::QkNorm::Flat;
     s.norm = DecoderSpec::Norm::RmsFloat;
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     useRope(s, readRope(c, s.headDim));
     s.notes.push_back("q/k RMSNorm over all heads");
     s.notes.push_back("post-norm blocks");

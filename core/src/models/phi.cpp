@@ -7,8 +7,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec phiSpec(const JsonConfig& c) {
@@ -32,7 +30,6 @@ DecoderSpec phiSpec(const JsonConfig& c) {
                "(" + std::to_string(s.kvHeads) + ") must divide num_attention_heads (" + std::to_string(s.heads) + ")");
     const int rotary = partialRotaryDims(c, s.headDim, {"partial_rotary_factor"}, 0.5);
     useRope(s, readRope(c, rotary));
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     s.norm = DecoderSpec::Norm::Layer;
     s.blocks = DecoderSpec::Blocks::Parallel;
     s.qkNorm = qkNorm ? DecoderSpec::QkNorm::PerHead : DecoderSpec::QkNorm::None;

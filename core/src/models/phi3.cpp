@@ -8,8 +8,6 @@
 #include "families.h"
 #include "family_common.h"
 
-#include <cmath>
-
 namespace attnscope {
 
 DecoderSpec phi3Spec(const JsonConfig& c) {
@@ -22,7 +20,6 @@ DecoderSpec phi3Spec(const JsonConfig& c) {
     s.qkv = DecoderSpec::Qkv::Fused;
     s.names.qkv = "self_attn.qkv_proj";
     s.names.gateUp = "mlp.gate_up_proj";
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
     // Phi-3-mini-128k ships sliding_window 262144 over 131072 positions: a window no input can
     // outgrow, so it is kept (it never masks) rather than refused.
     const std::int64_t window = optionalWindow(c, "sliding_window", 0);

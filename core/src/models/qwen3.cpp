@@ -9,7 +9,6 @@
 #include "family_common.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace attnscope {
 
@@ -22,7 +21,6 @@ DecoderSpec qwen3Spec(const JsonConfig& c) {
     s.qkvBias = s.oBias = c.boolean("attention_bias", false);
     s.activation = readSiluAct(c);
     s.qkNorm = DecoderSpec::QkNorm::PerHead;
-    s.score.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
 
     const bool useWindow = c.boolean("use_sliding_window", false);
     const std::int64_t window = useWindow ? optionalWindow(c, "sliding_window", 4096) : 0;
