@@ -10,21 +10,32 @@ namespace attnscope {
 
 namespace {
 
-double number(const JsonConfig& c, const nlohmann::json& obj, const std::string& owner, const std::string& key,
-              std::optional<double> fallback) {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) {
-        if (fallback) return *fallback;
-        c.fail(owner, "needs '" + key + "'");
+// The scaling object (rope_scaling or rope_parameters) and the key it is named by in errors.
+struct Scaling {
+    const JsonConfig& c;
+    nlohmann::json obj;
+    std::string owner;
+
+    [[noreturn]] void fail(const std::string& message) const { c.fail(owner, message); }
+    // Its number `key`, else `fallback` when absent or null (nullopt: required); fails unless it
+    // is a positive finite number.
+    double number(const std::string& key, std::optional<double> fallback = std::nullopt) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || it->is_null()) {
+            if (fallback) return *fallback;
+            fail("needs '" + key + "'");
+        }
+        if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
+            fail("'" + key + "' must be a positive number, found " + jsonExcerpt(*it));
+        return it->get<double>();
     }
-    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
-        c.fail(owner, "'" + key + "' must be a positive number, found " + jsonExcerpt(*it));
-    return it->get<double>();
-}
-
-}  // namespace
-
-namespace {
+    // Its number `key`, or nullopt when absent or null.
+    std::optional<double> optional(const std::string& key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || it->is_null()) return std::nullopt;
+        return number(key);
+    }
+};
 
 // theta^(-2i/r), i < r/2.
 std::vector<double> plainFrequencies(double theta, int r) {
@@ -33,25 +44,16 @@ std::vector<double> plainFrequencies(double theta, int r) {
     return inv;
 }
 
-// An optional number of the scaling object: its value, or nullopt when absent or null.
-std::optional<double> optionalNumber(const JsonConfig& c, const nlohmann::json& obj, const std::string& owner,
-                                     const std::string& key) {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) return std::nullopt;
-    return number(c, obj, owner, key, std::nullopt);
-}
-
 // longrope's short_factor / long_factor: r/2 positive numbers.
-std::vector<double> factorList(const JsonConfig& c, const nlohmann::json& obj, const std::string& owner,
-                               const std::string& key, int r) {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) c.fail(owner, "needs '" + key + "' (type 'longrope')");
+std::vector<double> factorList(const Scaling& sc, const std::string& key, int r) {
+    auto it = sc.obj.find(key);
+    if (it == sc.obj.end() || it->is_null()) sc.fail("needs '" + key + "' (type 'longrope')");
     if (!it->is_array() || it->size() != static_cast<std::size_t>(r / 2))
-        c.fail(owner, "'" + key + "' must be a list of " + std::to_string(r / 2) + " numbers (rotary dimensions / 2)");
+        sc.fail("'" + key + "' must be a list of " + std::to_string(r / 2) + " numbers (rotary dimensions / 2)");
     std::vector<double> out;
     for (const auto& v : *it) {
         if (!v.is_number() || !(v.get<double>() > 0))
-            c.fail(owner, "'" + key + "' must hold positive numbers, found " + v.dump());
+            sc.fail("'" + key + "' must hold positive numbers, found " + v.dump());
         out.push_back(v.get<double>());
     }
     return out;
@@ -61,24 +63,23 @@ std::vector<double> factorList(const JsonConfig& c, const nlohmann::json& obj, c
 // fits `original` positions fewer than beta_slow times are interpolated (divided by factor),
 // those rotating more than beta_fast times are kept, with a linear ramp between; cos and sin are
 // scaled by attention_factor (default 0.1·ln(factor) + 1, or DeepSeek's mscale ratio).
-void yarn(const JsonConfig& c, const nlohmann::json& scaling, const std::string& owner, RopeSpec& spec) {
+void yarn(const Scaling& sc, RopeSpec& spec) {
     const int r = spec.rotaryDim;
-    const double factor = number(c, scaling, owner, "factor", std::nullopt);
-    const double original = optionalNumber(c, scaling, owner, "original_max_position_embeddings")
-                                    .value_or(static_cast<double>(c.positiveInt("max_position_embeddings")));
-    const double fast = optionalNumber(c, scaling, owner, "beta_fast").value_or(32.0);
-    const double slow = optionalNumber(c, scaling, owner, "beta_slow").value_or(1.0);
+    const double factor = sc.number("factor");
+    const double original = sc.optional("original_max_position_embeddings")
+                                    .value_or(static_cast<double>(sc.c.positiveInt("max_position_embeddings")));
+    const double fast = sc.optional("beta_fast").value_or(32.0);
+    const double slow = sc.optional("beta_slow").value_or(1.0);
     bool truncate = true;
-    if (auto it = scaling.find("truncate"); it != scaling.end() && !it->is_null()) {
-        if (!it->is_boolean()) c.fail(owner, "'truncate' must be true or false, found " + it->dump());
+    if (auto it = sc.obj.find("truncate"); it != sc.obj.end() && !it->is_null()) {
+        if (!it->is_boolean()) sc.fail("'truncate' must be true or false, found " + it->dump());
         truncate = it->get<bool>();
     }
     auto mscale = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
-    if (auto given = optionalNumber(c, scaling, owner, "attention_factor")) {
+    if (auto given = sc.optional("attention_factor")) {
         spec.attentionScaling = *given;
     } else {
-        const auto m = optionalNumber(c, scaling, owner, "mscale"),
-                   all = optionalNumber(c, scaling, owner, "mscale_all_dim");
+        const auto m = sc.optional("mscale"), all = sc.optional("mscale_all_dim");
         spec.attentionScaling = m && all ? mscale(factor, *m) / mscale(factor, *all) : mscale(factor, 1.0);
     }
     // The dimension index at which a frequency turns `rotations` times over the original context.
@@ -103,24 +104,24 @@ void yarn(const JsonConfig& c, const nlohmann::json& scaling, const std::string&
 // LongRoPE (Phi-3, Hugging Face's _compute_longrope_parameters): per-dimension divisors, the
 // short ones up to the pretrained context and the long ones beyond it; cos and sin scaled by
 // attention_factor, by default sqrt(1 + ln(s) / ln(original)) with s = max positions / original.
-void longrope(const JsonConfig& c, const nlohmann::json& scaling, const std::string& owner, const RopeKeys& keys,
-              RopeSpec& spec) {
+void longrope(const Scaling& sc, const RopeKeys& keys, RopeSpec& spec) {
+    const JsonConfig& c = sc.c;
     const int r = spec.rotaryDim;
-    const std::vector<double> shortFactor = factorList(c, scaling, owner, "short_factor", r);
-    const std::vector<double> longFactor = factorList(c, scaling, owner, "long_factor", r);
+    const std::vector<double> shortFactor = factorList(sc, "short_factor", r);
+    const std::vector<double> longFactor = factorList(sc, "long_factor", r);
     const double positions = c.positiveInt("max_position_embeddings");
-    double factor = optionalNumber(c, scaling, owner, "factor").value_or(1.0);
+    double factor = sc.optional("factor").value_or(1.0);
     double original = positions;
     // Phi-3 keeps the pretrained context outside rope_scaling; the ratio of the two is the factor.
     if (c.has("original_max_position_embeddings") || keys.defaultOriginalPositions > 0) {
         original = c.has("original_max_position_embeddings") ? c.positiveInt("original_max_position_embeddings")
                                                              : keys.defaultOriginalPositions;
         factor = positions / original;
-    } else if (auto o = optionalNumber(c, scaling, owner, "original_max_position_embeddings")) {
+    } else if (auto o = sc.optional("original_max_position_embeddings")) {
         original = *o;
         factor = positions / original;
     }
-    if (auto given = optionalNumber(c, scaling, owner, "attention_factor")) {
+    if (auto given = sc.optional("attention_factor")) {
         spec.attentionScaling = *given;
     } else {
         spec.attentionScaling = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(original));
@@ -133,65 +134,60 @@ void longrope(const JsonConfig& c, const nlohmann::json& scaling, const std::str
     }
 }
 
-void inverseFrequencies(const JsonConfig& c, const RopeKeys& keys, RopeSpec& spec) {
-    const int headDim = spec.rotaryDim;
+}  // namespace
+
+RopeSpec readRope(const JsonConfig& c, int headDim, bool interleaved, RopeKeys keys) {
+    RopeSpec spec;
+    spec.rotaryDim = headDim;
+    spec.interleaved = interleaved;
     if (headDim <= 0 || headDim % 2 != 0)
         c.fail("head_dim", "the rotary dimensions must be even and positive, found " + std::to_string(headDim));
     // The newer layout keeps theta and scaling together in rope_parameters.
-    nlohmann::json scaling;
-    std::string owner = "rope_scaling";
+    Scaling sc{c, nlohmann::json(), "rope_scaling"};
     double theta = keys.defaultTheta;
     if (c.has("rope_parameters")) {
-        owner = "rope_parameters";
-        scaling = c.json().at("rope_parameters");
-        if (!scaling.is_object()) c.fail(owner, "must be an object, found " + jsonExcerpt(scaling));
-        theta = number(c, scaling, owner, "rope_theta",
-                       c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
+        sc.owner = "rope_parameters";
+        sc.obj = c.json().at("rope_parameters");
+        if (!sc.obj.is_object()) sc.fail("must be an object, found " + jsonExcerpt(sc.obj));
+        theta = sc.number("rope_theta", c.has(keys.theta) ? c.positiveNumber(keys.theta) : keys.defaultTheta);
     } else {
         theta = c.positiveNumber(keys.theta, keys.defaultTheta);
         if (c.has("rope_scaling")) {
-            scaling = c.json().at("rope_scaling");
-            if (!scaling.is_object()) c.fail(owner, "must be an object or null, found " + jsonExcerpt(scaling));
+            sc.obj = c.json().at("rope_scaling");
+            if (!sc.obj.is_object()) sc.fail("must be an object or null, found " + jsonExcerpt(sc.obj));
         }
     }
     std::string type = "default";
-    if (scaling.is_object()) {
-        for (const char* key : {"rope_type", "type"}) {
-            auto it = scaling.find(key);
-            if (it != scaling.end() && !it->is_null()) {
-                if (!it->is_string())
-                    c.fail(owner, std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
-                type = it->get<std::string>();
-                break;
-            }
-        }
+    for (const char* key : {"rope_type", "type"}) {
+        auto it = sc.obj.find(key);  // end() unless an object
+        if (it == sc.obj.end() || it->is_null()) continue;
+        if (!it->is_string()) sc.fail(std::string("'") + key + "' must be a string, found " + jsonExcerpt(*it));
+        type = it->get<std::string>();
+        break;
     }
     spec.type = type;
     spec.theta = theta;
     spec.invFreq = plainFrequencies(theta, headDim);
     std::vector<double>& inv = spec.invFreq;
 
-    if (type == "default") return;
     if (type == "linear") {  // positions divided by the factor
-        const double factor = number(c, scaling, owner, "factor", std::nullopt);
+        const double factor = sc.number("factor");
         for (double& f : inv) f /= factor;
-        return;
-    }
-    if (type == "dynamic") {  // NTK-aware: theta grows once the input outruns max_position_embeddings
-        spec.dynamicFactor = number(c, scaling, owner, "factor", std::nullopt);
+    } else if (type == "dynamic") {  // NTK-aware: theta grows once the input outruns max_position_embeddings
+        spec.dynamicFactor = sc.number("factor");
         spec.maxPositions = c.positiveInt("max_position_embeddings");
-        return;
-    }
-    if (type == "yarn") return yarn(c, scaling, owner, spec);
-    if (type == "longrope") return longrope(c, scaling, owner, keys, spec);
-    if (type == "llama3") {
+    } else if (type == "yarn") {
+        yarn(sc, spec);
+    } else if (type == "longrope") {
+        longrope(sc, keys, spec);
+    } else if (type == "llama3") {
         // Long wavelengths are slowed by `factor`, short ones kept, and the band between them
         // interpolated (Llama 3.1).
-        const double factor = number(c, scaling, owner, "factor", std::nullopt);
-        const double low = number(c, scaling, owner, "low_freq_factor", std::nullopt);
-        const double high = number(c, scaling, owner, "high_freq_factor", std::nullopt);
-        const double original = number(c, scaling, owner, "original_max_position_embeddings", std::nullopt);
-        if (!(high > low)) c.fail(owner, "high_freq_factor must be greater than low_freq_factor");
+        const double factor = sc.number("factor");
+        const double low = sc.number("low_freq_factor");
+        const double high = sc.number("high_freq_factor");
+        const double original = sc.number("original_max_position_embeddings");
+        if (!(high > low)) sc.fail("high_freq_factor must be greater than low_freq_factor");
         const double lowWavelen = original / low, highWavelen = original / high;
         for (double& f : inv) {
             const double wavelen = 2 * kPi / f;
@@ -203,12 +199,11 @@ void inverseFrequencies(const JsonConfig& c, const RopeKeys& keys, RopeSpec& spe
                 f = (1 - smooth) * f / factor + smooth * f;
             }
         }
-        return;
+    } else if (type != "default") {
+        sc.fail("type '" + type + "' is not supported (default, linear, dynamic, yarn, longrope, llama3)");
     }
-    c.fail(owner, "type '" + type + "' is not supported (default, linear, dynamic, yarn, longrope, llama3)");
+    return spec;
 }
-
-}  // namespace
 
 std::vector<double> RopeSpec::frequenciesFor(std::int64_t n) const {
     if (type == "dynamic" && maxPositions > 0 && n > maxPositions) {
@@ -217,14 +212,6 @@ std::vector<double> RopeSpec::frequenciesFor(std::int64_t n) const {
     }
     if (type == "longrope" && n > originalPositions) return longInvFreq;
     return invFreq;
-}
-
-RopeSpec readRope(const JsonConfig& c, int rotaryDim, bool interleaved, RopeKeys keys) {
-    RopeSpec spec;
-    spec.rotaryDim = rotaryDim;
-    spec.interleaved = interleaved;
-    inverseFrequencies(c, keys, spec);
-    return spec;
 }
 
 RopeTables ropeTables(const RopeSpec& spec, std::int64_t n, const c10::Device& device) {
