@@ -6,7 +6,7 @@
 #include "io/json_util.h"
 #include "families.h"
 #include "family_common.h"
-#include "image_preprocess.h"
+#include "io/image_preprocess.h"
 #include "layer_stack.h"
 #include "io/weights.h"
 

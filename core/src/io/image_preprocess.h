@@ -3,7 +3,7 @@
 // normalise with per-channel means and standard deviations, channels first.
 #pragma once
 
-#include "attnscope/models/model.h"
+#include "attnscope/io/input.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-#include "image_preprocess.h"
+#include "io/image_preprocess.h"
 
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
