@@ -29,7 +29,15 @@ ParseDecoder gpt2Spec, gptNeoxSpec, gptjSpec, gptNeoSpec, phiSpec, optSpec, bloo
 ParseDecoder llamaSpec, mistralSpec, qwen2Spec, gemmaSpec, gemma2Spec, gemma3TextSpec, qwen3Spec, olmo2Spec, phi3Spec;
 // BLOOM's tensor names, which Falcon keeps (bloom.cpp).
 DecoderNames bloomNames();
-// Llama's description before its notes: the base Mistral and Qwen2 start from (llama.cpp).
+// What the Llama-like configs read alike (llama.cpp): readSizes, readHeads, max_position_embeddings
+// (required unless a default is given), tie_word_embeddings (false), attention_bias, mlp_bias and
+// a SiLU hidden_act. Qwen3, OLMo-2 and Phi-3 start from it with their config classes' defaults.
+struct LlamaDefaults {
+    double eps = 1e-6;
+    int headDim = 0, kvHeads = 0, positions = 0;
+};
+DecoderSpec llamaBase(const JsonConfig& config, LlamaDefaults defaults);
+// Llama's description before its notes (rotary on every dimension): the base Mistral and Qwen2 start from.
 DecoderSpec llamaLike(const JsonConfig& config);
 
 // A GGUF file (gguf_model.cpp): general.architecture llama, qwen2, qwen3, gemma, gemma2, gemma3 or

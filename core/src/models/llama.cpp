@@ -8,16 +8,21 @@
 
 namespace attnscope {
 
-DecoderSpec llamaLike(const JsonConfig& c) {
+DecoderSpec llamaBase(const JsonConfig& c, LlamaDefaults d) {
     DecoderSpec s;
-    readSizes(c, s, 1e-6);
-    readHeads(c, s, /*defaultHeadDim=*/0);
-    s.positions = c.positiveInt("max_position_embeddings");
+    readSizes(c, s, d.eps);
+    readHeads(c, s, d.headDim, d.kvHeads);
+    s.positions = d.positions > 0 ? c.optionalPositiveInt("max_position_embeddings").value_or(d.positions)
+                                  : c.positiveInt("max_position_embeddings");
     s.tied = c.boolean("tie_word_embeddings", false);
-    const std::string act = c.string("hidden_act", "silu");
-    if (act != "silu" && act != "swish") c.fail("hidden_act", "'" + act + "' is not supported (silu)");
+    s.activation = readSiluAct(c);
     s.qkvBias = s.oBias = c.boolean("attention_bias", false);
     s.mlpBias = c.boolean("mlp_bias", false);
+    return s;
+}
+
+DecoderSpec llamaLike(const JsonConfig& c) {
+    DecoderSpec s = llamaBase(c, {1e-6});
     // Llama-family checkpoints rotate every dimension.
     if (c.has("partial_rotary_factor") && c.json().at("partial_rotary_factor") != 1.0)
         c.fail("partial_rotary_factor", "is not supported (only 1.0)");

@@ -9,13 +9,7 @@
 namespace attnscope {
 
 DecoderSpec olmo2Spec(const JsonConfig& c) {
-    DecoderSpec s;
-    readSizes(c, s, 1e-5);
-    readHeads(c, s, /*defaultHeadDim=*/0);
-    s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(2048);
-    s.tied = c.boolean("tie_word_embeddings", false);
-    s.qkvBias = s.oBias = c.boolean("attention_bias", false);
-    s.activation = readSiluAct(c);
+    DecoderSpec s = llamaBase(c, {1e-5, 0, 0, /*positions=*/2048});
     s.names.inNorm = s.names.ffNorm = "";  // the norms sit on the outputs
     s.names.attnOutNorm = "post_attention_layernorm";
     s.names.ffOutNorm = "post_feedforward_layernorm";

@@ -11,12 +11,7 @@
 namespace attnscope {
 
 DecoderSpec phi3Spec(const JsonConfig& c) {
-    DecoderSpec s;
-    readSizes(c, s, 1e-5);
-    readHeads(c, s, /*defaultHeadDim=*/0);
-    s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(4096);
-    s.tied = c.boolean("tie_word_embeddings", false);
-    s.activation = readSiluAct(c);
+    DecoderSpec s = llamaBase(c, {1e-5, 0, 0, /*positions=*/4096});
     s.qkv = DecoderSpec::Qkv::Fused;
     s.names.qkv = "self_attn.qkv_proj";
     s.names.gateUp = "mlp.gate_up_proj";

@@ -13,13 +13,7 @@
 namespace attnscope {
 
 DecoderSpec qwen3Spec(const JsonConfig& c) {
-    DecoderSpec s;
-    readSizes(c, s, 1e-6);
-    readHeads(c, s, /*defaultHeadDim=*/128, /*defaultKvHeads=*/32);
-    s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(32768);
-    s.tied = c.boolean("tie_word_embeddings", false);
-    s.qkvBias = s.oBias = c.boolean("attention_bias", false);
-    s.activation = readSiluAct(c);
+    DecoderSpec s = llamaBase(c, {1e-6, /*headDim=*/128, /*kvHeads=*/32, /*positions=*/32768});
     s.qkNorm = DecoderSpec::QkNorm::PerHead;
 
     const bool useWindow = c.boolean("use_sliding_window", false);
