@@ -7,8 +7,6 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include <cmath>
-
 namespace attnscope {
 
 void KvLayer::extend(const at::Tensor& newK, const at::Tensor& newV, at::Tensor& keys, at::Tensor& values) {
@@ -124,8 +122,7 @@ std::unique_ptr<KvSession> startKvSession(const Model& model, const RunOptions& 
                                           std::int64_t capacity) {
     const auto* cached = dynamic_cast<const CachedDecoder*>(&model);
     if (!cached || !cached->cacheRefusal(run, prompt, capacity).empty()) return nullptr;
-    if (!(run.temperature > 0) || !std::isfinite(run.temperature))
-        throw Error("temperature must be a finite number > 0, got " + std::to_string(run.temperature));
+    checkRunOptions(run);
     return std::make_unique<KvSession>(*cached, run, capacity);
 }
 

@@ -110,5 +110,7 @@ std::unique_ptr<KvSession> startKvSession(const Model& model, const RunOptions& 
 
 // The dtype RunOptions::captureDtype keeps Q and K in, nullopt for the compute dtype (model.cpp).
 std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options);
+// Throws unless the options' temperature is a finite number > 0 (model.cpp).
+void checkRunOptions(const RunOptions& options);
 
 }  // namespace attnscope

@@ -116,12 +116,12 @@ std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options) {
     return options.captureDtype == CaptureDtype::Float16 ? at::kHalf : at::kBFloat16;
 }
 
-namespace {
-
 void checkRunOptions(const RunOptions& options) {
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
 }
+
+namespace {
 
 // Records, for every family in one place, what a Trace needs beyond the family's capture: the
 // propagated temperature each layer ran at (so that the Trace's maps are the ones the model
@@ -149,43 +149,37 @@ std::shared_ptr<const Trace> finish(std::shared_ptr<const Trace> trace, const Ru
     return trace;
 }
 
-// What every forward does around the family's: checks the options, sets the capture dtype, turns
-// Torch's errors into ours (naming `what`) and finishes the Trace.
+// What every forward does around the family's: checks the options (knockout is a decoder's:
+// layer_runner.h marks the decoders), sets the capture dtype, turns Torch's errors into ours
+// (naming `what`) and finishes the Trace.
 template <class Run>
-std::shared_ptr<const Trace> checkedForward(const std::string& what, const RunOptions& options,
+std::shared_ptr<const Trace> checkedForward(const Model& model, const std::string& what, const RunOptions& options,
                                             std::shared_ptr<const TextInput> text,
                                             std::shared_ptr<const RgbImage> image, const Run& run) {
+    if (!options.knockouts.empty() && !dynamic_cast<const LayerRunner*>(&model))
+        throw Error("attention knockout is implemented for decoder-only language models; " + model.info().family +
+                    " is not one");
     checkRunOptions(options);
     CaptureTypeScope capture(captureTypeOf(options));
     return finish(translateTorchErrors("running the model on " + what, run), options, std::move(text),
                   std::move(image));
 }
 
-// Knockout is a decoder's (layer_runner.h marks the decoders); other families refuse it.
-void requireKnockoutSupport(const Model& model, const RunOptions& options) {
-    if (!options.knockouts.empty() && !dynamic_cast<const LayerRunner*>(&model))
-        throw Error("attention knockout is implemented for decoder-only language models; " + model.info().family +
-                    " is not one");
-}
-
 }  // namespace
 
 std::shared_ptr<const Trace> Model::forward(const std::vector<std::int64_t>& ids, const RunOptions& options) const {
-    requireKnockoutSupport(*this, options);
-    return checkedForward(std::to_string(ids.size()) + " tokens", options, nullptr, nullptr,
+    return checkedForward(*this, std::to_string(ids.size()) + " tokens", options, nullptr, nullptr,
                           [&] { return runForward(ids, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardText(const TextInput& input, const RunOptions& options) const {
-    requireKnockoutSupport(*this, options);
-    return checkedForward(std::to_string(input.ids.size()) + " tokens", options,
+    return checkedForward(*this, std::to_string(input.ids.size()) + " tokens", options,
                           std::make_shared<const TextInput>(input), nullptr,
                           [&] { return runForwardText(input, options); });
 }
 
 std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const RunOptions& options) const {
-    requireKnockoutSupport(*this, options);
-    return checkedForward("an image", options, nullptr, std::make_shared<const RgbImage>(image),
+    return checkedForward(*this, "an image", options, nullptr, std::make_shared<const RgbImage>(image),
                           [&] { return runForwardImage(image, options); });
 }
 

@@ -151,16 +151,9 @@ void Seq2seqModel::decodeGreedy(const at::Tensor& memory, int maxNewTokens, cons
 ForwardFootprint Seq2seqModel::footprint(std::int64_t queries, std::int64_t keys) const {
     const StackSpec &e = encoder_.spec, &d = decoder_.spec;
     const auto layers = static_cast<std::int64_t>(std::max(encoder_.layers.size(), decoder_.layers.size()));
-    const std::int64_t heads = std::max(e.heads, d.heads);
-    return {layers,
-            heads,
-            heads,
-            std::max(e.headDim, d.headDim),
-            e.hidden,
-            std::max(e.ffn, d.ffn),
-            queries,
-            keys,
-            static_cast<std::int64_t>(c10::elementSize(head_.scalar_type()))};
+    const std::int64_t heads = std::max(e.heads, d.heads), size = c10::elementSize(head_.scalar_type());
+    return {layers,  heads, heads, std::max(e.headDim, d.headDim), e.hidden, std::max(e.ffn, d.ffn),
+            queries, keys,  size};
 }
 
 std::shared_ptr<const Trace> Seq2seqModel::run(const std::vector<std::int64_t>& source,
