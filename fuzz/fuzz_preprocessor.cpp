@@ -4,7 +4,7 @@
 #include "fuzz_util.h"
 
 #include "attnscope/runtime/error.h"
-#include "models/image_preprocess.h"
+#include "io/image_preprocess.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace attnscope;

@@ -59,7 +59,7 @@ public:
         : TextFamilyModel(std::move(spec), folder, device) {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
-        stream_ = planWeights(w, options);
+        stream_ = w.plan(options.memoryLimitBytes, options.weights);
         const Spec& s = cfg_;
         const DecoderNames& nm = s.names;
         if (!nm.prefix.empty() && (!nm.prefixIfPresent || w.anyNameStartsWith(nm.prefix))) w.setPrefix(nm.prefix);

@@ -31,10 +31,6 @@ ModelInfo familyInfo(const std::string& family, const std::filesystem::path& fol
     return info;
 }
 
-std::shared_ptr<WeightStream> planWeights(WeightStore& weights, const LoadOptions& options) {
-    return weights.plan(options.memoryLimitBytes, options.weights);
-}
-
 namespace {
 bool streamedTable(const at::Tensor& t) {
     return t.is_cpu() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);

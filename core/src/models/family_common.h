@@ -84,14 +84,12 @@ protected:
     c10::Device device_;
     FamilyText text_;
     ModelInfo info_;
-    // Set by planWeights when the weights are streamed (the forward's StreamPass), else null.
+    // WeightStore::plan's stream when the weights are streamed, else null. A family that plans
+    // (instead of requireMemory) opens a StreamPass in its forward and calls layer(l) before layer
+    // l, fetches its embedding and head with WeightStore::rows and uses them through gatherRows /
+    // nextLogits.
     std::shared_ptr<WeightStream> stream_;
 };
-
-// WeightStore::plan with the load options' budget and plan: a family that calls it (instead of
-// requireMemory) must open a StreamPass in its forward and call layer(l) before layer l, fetch
-// its embedding and head with WeightStore::rows, and use them through gatherRows / nextLogits.
-std::shared_ptr<WeightStream> planWeights(WeightStore& weights, const LoadOptions& options);
 
 // Rows `ids` of an embedding table [vocab, E] on `device`, in the compute dtype: a streamed
 // table (half precision on the CPU) gathers the rows and converts only them.
