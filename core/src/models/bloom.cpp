@@ -10,17 +10,6 @@
 
 namespace attnscope {
 
-namespace {
-
-// BloomConfig reads n_layer / n_head (num_hidden_layers / num_attention_heads are their aliases)
-// and n_embed before hidden_size.
-int sizeKey(const JsonConfig& c, const char* key, const char* alias, int fallback) {
-    if (c.has(alias)) return c.positiveInt(alias);
-    return c.optionalPositiveInt(key).value_or(fallback);
-}
-
-}  // namespace
-
 DecoderNames bloomNames() {
     DecoderNames n = decoderNames("transformer.", true, "word_embeddings");
     n.layer = "h.";
@@ -38,9 +27,9 @@ DecoderSpec bloomSpec(const JsonConfig& c) {
     s.vocab = c.optionalPositiveInt("vocab_size").value_or(250880);
     const char* hiddenKey = c.has("n_embed") ? "n_embed" : "hidden_size";
     s.hidden = c.optionalPositiveInt(hiddenKey).value_or(64);
-    s.inner = 4 * s.hidden;  // BloomMLP is always 4 × hidden
-    s.layers = sizeKey(c, "n_layer", "num_hidden_layers", 2);
-    s.heads = s.kvHeads = sizeKey(c, "n_head", "num_attention_heads", 8);
+    s.inner = 4 * s.hidden;                                      // BloomMLP is always 4 × hidden
+    s.layers = firstSize(c, "num_hidden_layers", "n_layer", 2);  // BloomConfig's aliases win
+    s.heads = s.kvHeads = firstSize(c, "num_attention_heads", "n_head", 8);
     s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
     s.residualAfterNorm = c.boolean("apply_residual_connection_post_layernorm", false);
     s.tied = c.boolean("tie_word_embeddings", true);

@@ -25,6 +25,11 @@ void readHeads(const JsonConfig& c, DecoderSpec& s, int defaultHeadDim, int defa
     }
 }
 
+int firstSize(const JsonConfig& c, const char* key, const char* other, int fallback) {
+    if (c.has(key)) return c.positiveInt(key);
+    return c.optionalPositiveInt(other).value_or(fallback);
+}
+
 std::int64_t optionalWindow(const JsonConfig& c, const std::string& key, std::int64_t fallback) {
     if (!c.json().contains(key)) return fallback;
     return c.has(key) ? c.positiveInt(key) : 0;

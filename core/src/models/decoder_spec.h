@@ -144,6 +144,9 @@ void readSizes(const JsonConfig& c, DecoderSpec& spec, double eps);
 // is n_embd / n_head.
 void readGpt2Sizes(const JsonConfig& c, DecoderSpec& spec);
 
+// A size under `key`, else under `other` (an alias or legacy name), else `fallback`.
+int firstSize(const JsonConfig& c, const char* key, const char* other, int fallback);
+
 // A window key's value, or 0 when the key is null (Hugging Face's "no window").
 std::int64_t optionalWindow(const JsonConfig& c, const std::string& key, std::int64_t fallback);
 // A soft-cap key: fallback when absent, 0 (none) when null, else a positive number.

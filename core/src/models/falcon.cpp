@@ -21,12 +21,6 @@ namespace attnscope {
 
 namespace {
 
-// The key, or the legacy RefinedWeb name it had.
-int sizeKeyOrLegacy(const JsonConfig& c, const char* key, const char* legacy, int fallback) {
-    if (c.has(key)) return c.positiveInt(key);
-    return c.optionalPositiveInt(legacy).value_or(fallback);
-}
-
 // The fused query_key_value's groups and the norms around attention and the MLP.
 void readLayout(const JsonConfig& c, DecoderSpec& s, const char* kvKey) {
     // RefinedWeb (the 40B's original type) is the new decoder architecture under its old name.
@@ -65,8 +59,8 @@ DecoderSpec falconSpec(const JsonConfig& c) {
     s.vocab = c.optionalPositiveInt("vocab_size").value_or(65024);
     const char* hiddenKey = c.has("n_embed") ? "n_embed" : "hidden_size";  // FalconConfig: n_embed wins
     s.hidden = c.optionalPositiveInt(hiddenKey).value_or(4544);
-    s.layers = sizeKeyOrLegacy(c, "num_hidden_layers", "n_layer", 32);
-    s.heads = sizeKeyOrLegacy(c, "num_attention_heads", "n_head", 71);
+    s.layers = firstSize(c, "num_hidden_layers", "n_layer", 32);  // or the legacy RefinedWeb names
+    s.heads = firstSize(c, "num_attention_heads", "n_head", 71);
     const char* kvKey = c.has("num_kv_heads") || !c.has("n_head_kv") ? "num_kv_heads" : "n_head_kv";
     s.kvHeads = c.optionalPositiveInt(kvKey).value_or(s.heads);
     s.positions = c.optionalPositiveInt("max_position_embeddings").value_or(2048);
