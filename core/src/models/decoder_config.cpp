@@ -82,18 +82,18 @@ void readSizes(const JsonConfig& c, DecoderSpec& s, double eps) {
     s.eps = c.positiveNumber("rms_norm_eps", eps);
 }
 
-void readGpt2Sizes(const JsonConfig& c, DecoderSpec& s) {
+void readGpt2Sizes(const JsonConfig& c, DecoderSpec& s, const Gpt2Keys& k) {
     s.family = c.string("model_type");
     s.vocab = c.positiveInt("vocab_size");
-    s.positions = c.positiveInt("n_positions");
-    s.hidden = c.positiveInt("n_embd");
-    s.layers = c.positiveInt("n_layer");
-    s.heads = s.kvHeads = c.positiveInt("n_head");
-    s.inner = c.optionalPositiveInt("n_inner").value_or(4 * s.hidden);
+    s.positions = c.positiveInt(k.positions);
+    s.hidden = c.positiveInt(k.hidden);
+    s.layers = c.positiveInt(k.layers);
+    s.heads = s.kvHeads = c.positiveInt(k.heads);
+    s.inner = c.optionalPositiveInt(k.inner).value_or(4 * s.hidden);
     s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
     s.activation = c.string("activation_function", "gelu_new");
     requireActivation(c, "activation_function", s.activation);
-    requireDivisible(c, s, "n_embd", "n_head");
+    requireDivisible(c, s, k.hidden, k.heads);
 }
 
 void addCommonNotes(DecoderSpec& s) {

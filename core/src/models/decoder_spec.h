@@ -139,10 +139,14 @@ void requireDivisible(const JsonConfig& c, DecoderSpec& spec, const std::string&
 // intermediate_size, num_hidden_layers (required) and rms_norm_eps (default `eps`).
 void readSizes(const JsonConfig& c, DecoderSpec& spec, double eps);
 
-// GPT-2's keys, which GPT-J shares: vocab_size, n_positions, n_embd, n_layer, n_head, n_inner
-// (default 4 · n_embd), layer_norm_epsilon and activation_function (default gelu_new); head_dim
-// is n_embd / n_head.
-void readGpt2Sizes(const JsonConfig& c, DecoderSpec& spec);
+// GPT-2's size keys (GPT-J's too; GPT-Neo names them otherwise), vocab_size, layer_norm_epsilon
+// and activation_function (default gelu_new); the inner size defaults to 4 · hidden and head_dim
+// is hidden / heads.
+struct Gpt2Keys {
+    const char *positions = "n_positions", *hidden = "n_embd", *layers = "n_layer", *heads = "n_head",
+               *inner = "n_inner";
+};
+void readGpt2Sizes(const JsonConfig& c, DecoderSpec& spec, const Gpt2Keys& keys = {});
 
 // A size under `key`, else under `other` (an alias or legacy name), else `fallback`.
 int firstSize(const JsonConfig& c, const char* key, const char* other, int fallback);

@@ -67,19 +67,9 @@ std::vector<bool> readLocalLayers(const JsonConfig& c, int layers) {
 
 DecoderSpec gptNeoSpec(const JsonConfig& c) {
     DecoderSpec s;
-    s.family = "gpt_neo";
-    s.vocab = c.positiveInt("vocab_size");
-    s.positions = c.positiveInt("max_position_embeddings");
-    s.hidden = c.positiveInt("hidden_size");
-    s.layers = c.positiveInt("num_layers");
-    s.heads = s.kvHeads = c.positiveInt("num_heads");
-    s.inner = c.optionalPositiveInt("intermediate_size").value_or(4 * s.hidden);
+    readGpt2Sizes(c, s, {"max_position_embeddings", "hidden_size", "num_layers", "num_heads", "intermediate_size"});
     const int window = c.optionalPositiveInt("window_size").value_or(256);
-    s.eps = c.positiveNumber("layer_norm_epsilon", 1e-5);
-    s.activation = c.string("activation_function", "gelu_new");
-    requireActivation(c, "activation_function", s.activation);
     s.tied = c.boolean("tie_word_embeddings", true);
-    requireDivisible(c, s, "hidden_size", "num_heads");
     for (bool local : readLocalLayers(c, s.layers)) s.windows.push_back(local ? window : 0);
     if (std::count(s.windows.begin(), s.windows.end(), 0) < s.layers)
         requireWindowFits(c, "window_size", window, s.positions);
