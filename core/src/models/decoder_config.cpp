@@ -73,13 +73,13 @@ std::string formatNumber(double value) {
     return text;
 }
 
-void readSizes(const JsonConfig& c, DecoderSpec& s, double eps) {
+void readSizes(const JsonConfig& c, DecoderSpec& s, double eps, const char* epsKey) {
     s.family = c.string("model_type");
     s.vocab = c.positiveInt("vocab_size");
     s.hidden = c.positiveInt("hidden_size");
     s.inner = c.positiveInt("intermediate_size");
     s.layers = c.positiveInt("num_hidden_layers");
-    s.eps = c.positiveNumber("rms_norm_eps", eps);
+    s.eps = c.positiveNumber(epsKey, eps);
 }
 
 void readGpt2Sizes(const JsonConfig& c, DecoderSpec& s, const Gpt2Keys& k) {

@@ -135,9 +135,10 @@ void readHeads(const JsonConfig& c, DecoderSpec& spec, int defaultHeadDim, int d
 void requireDivisible(const JsonConfig& c, DecoderSpec& spec, const std::string& hiddenKey,
                       const std::string& headsName);
 
-// The fields the Llama-like configs read the same way: model_type, vocab_size, hidden_size,
-// intermediate_size, num_hidden_layers (required) and rms_norm_eps (default `eps`).
-void readSizes(const JsonConfig& c, DecoderSpec& spec, double eps);
+// The fields the Llama-like configs (and GPT-NeoX's, Phi's) read the same way: model_type,
+// vocab_size, hidden_size, intermediate_size, num_hidden_layers (required) and the norm's epsilon
+// (default `eps`).
+void readSizes(const JsonConfig& c, DecoderSpec& spec, double eps, const char* epsKey = "rms_norm_eps");
 
 // GPT-2's size keys (GPT-J's too; GPT-Neo names them otherwise), vocab_size, layer_norm_epsilon
 // and activation_function (default gelu_new); the inner size defaults to 4 · hidden and head_dim

@@ -11,14 +11,9 @@ namespace attnscope {
 
 DecoderSpec gptNeoxSpec(const JsonConfig& c) {
     DecoderSpec s;
-    s.family = "gpt_neox";
-    s.vocab = c.positiveInt("vocab_size");
-    s.hidden = c.positiveInt("hidden_size");
-    s.inner = c.positiveInt("intermediate_size");
-    s.layers = c.positiveInt("num_hidden_layers");
+    readSizes(c, s, 1e-5, "layer_norm_eps");
     s.heads = s.kvHeads = c.positiveInt("num_attention_heads");
     s.positions = c.positiveInt("max_position_embeddings");
-    s.eps = c.positiveNumber("layer_norm_eps", 1e-5);
     s.activation = c.string("hidden_act", "gelu");
     requireActivation(c, "hidden_act", s.activation);
     const bool parallel = c.boolean("use_parallel_residual", true);

@@ -11,15 +11,10 @@ namespace attnscope {
 
 DecoderSpec phiSpec(const JsonConfig& c) {
     DecoderSpec s;
-    s.family = "phi";
-    s.vocab = c.positiveInt("vocab_size");
-    s.hidden = c.positiveInt("hidden_size");
-    s.inner = c.positiveInt("intermediate_size");
-    s.layers = c.positiveInt("num_hidden_layers");
+    readSizes(c, s, 1e-5, "layer_norm_eps");
     s.heads = c.positiveInt("num_attention_heads");
     s.kvHeads = c.optionalPositiveInt("num_key_value_heads").value_or(s.heads);
     s.positions = c.positiveInt("max_position_embeddings");
-    s.eps = c.positiveNumber("layer_norm_eps", 1e-5);
     s.activation = c.string("hidden_act", "gelu_new");
     requireActivation(c, "hidden_act", s.activation);
     const bool qkNorm = c.boolean("qk_layernorm", false);
