@@ -97,24 +97,18 @@ void readGpt2Sizes(const JsonConfig& c, DecoderSpec& s, const Gpt2Keys& k) {
 }
 
 void addCommonNotes(DecoderSpec& s) {
-    std::int64_t window = 0;
-    std::string layers;
-    int listed = 0, count = 0;
+    std::vector<int> windowed;
     bool uniform = true;
     for (int l = 0; l < static_cast<int>(s.windows.size()); ++l) {
         if (s.windows[l] <= 0) continue;
-        if (window && s.windows[l] != window) uniform = false;
-        window = s.windows[l];
-        ++count;
-        if (listed < 4)
-            layers += (listed++ ? ", " : "") + std::to_string(l);
-        else if (listed++ == 4)
-            layers += ", …";
+        if (!windowed.empty() && s.windows[l] != s.windows[windowed.back()]) uniform = false;
+        windowed.push_back(l);
     }
-    if (count == static_cast<int>(s.windows.size()) && count > 0 && uniform)
-        s.notes.insert(s.notes.begin(), "sliding window " + std::to_string(window) + " on every layer");
-    else if (count > 0)
-        s.notes.insert(s.notes.begin(), "sliding window " + std::to_string(window) + " on layers " + layers);
+    if (!windowed.empty()) {
+        const bool every = uniform && windowed.size() == s.windows.size();
+        s.notes.insert(s.notes.begin(), "sliding window " + std::to_string(s.windows[windowed.back()]) +
+                                                (every ? " on every layer" : " on layers " + layerListNote(windowed)));
+    }
     if (s.kvHeads != s.heads) s.notes.push_back(std::to_string(s.kvHeads) + " kv groups");
     for (const RopeSpec& r : s.ropes)
         if (r.type != "default") {
@@ -182,6 +176,13 @@ std::string rotaryNote(int rotaryDim, int headDim, bool interleaved) {
                std::to_string(headDim) + ")";
     }
     return interleaved ? note + ", interleaved pairs" : note;
+}
+
+std::string layerListNote(const std::vector<int>& layers) {
+    std::string out;
+    for (std::size_t i = 0; i < layers.size() && i < 3; ++i) out += (i ? ", " : "") + std::to_string(layers[i]);
+    if (layers.size() > 3) out += ", …";
+    return out;
 }
 
 void requireActivation(const JsonConfig& c, const std::string& key, const std::string& value) {

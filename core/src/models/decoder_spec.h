@@ -182,6 +182,8 @@ std::string readSiluAct(const JsonConfig& c);
 std::string formatNumber(double value);
 // "rotary on 25% of dims (16 of 64)" or "rotary on all 64 dims"; "interleaved pairs" appended for GPT-J.
 std::string rotaryNote(int rotaryDim, int headDim, bool interleaved = false);
+// "1, 3, 5, …": the first three layers of a list, then an ellipsis when there are more.
+std::string layerListNote(const std::vector<int>& layers);
 // Notes for windows ("sliding window 4096 on layers 0, 2, 4, …"), kv groups and rope scaling.
 void addCommonNotes(DecoderSpec& spec);
 

@@ -49,12 +49,8 @@ std::vector<std::string> Seq2seqModel::tokenLabels(const std::vector<std::int64_
     return source_.labels(ids);
 }
 
-std::vector<std::string> Seq2seqModel::targetLabels(const std::vector<std::int64_t>& ids) const {
-    return targetVocab_.labels(ids, shape_.targetVocab);
-}
-
 std::vector<std::string> Seq2seqModel::targetDisplay(const std::vector<std::int64_t>& ids) const {
-    return displayLabels(targetTokenizer_.get(), ids, targetLabels(ids));
+    return displayLabels(targetTokenizer_.get(), ids, targetVocab_.labels(ids, shape_.targetVocab));
 }
 
 std::vector<std::int64_t> Seq2seqModel::encodeTarget(const std::string& text) const {

@@ -100,7 +100,7 @@ private:
                       BlockCapture& cross) const;
     // Rough working set of a pass (see requireForwardMemory).
     ForwardFootprint footprint(std::int64_t queries, std::int64_t keys) const;
-    std::vector<std::string> targetLabels(const std::vector<std::int64_t>& ids) const;
+    // Readable labels of target ids.
     std::vector<std::string> targetDisplay(const std::vector<std::int64_t>& ids) const;
 
     FamilyText source_;
