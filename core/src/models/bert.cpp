@@ -85,13 +85,8 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     }
     g.roberta = g.type == "roberta";
     if (g.roberta) {
-        g.pad = 1;
-        if (c.has("pad_token_id")) {
-            const auto& v = c.json().at("pad_token_id");
-            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= g.vocab)
-                c.fail("pad_token_id", "must be a token id in [0, vocab_size), found " + jsonExcerpt(v));
-            g.pad = v.get<std::int64_t>();
-        }
+        g.pad = *configTokenId(c, "pad_token_id", 1);
+        if (g.pad >= g.vocab) c.fail("pad_token_id", "must be below vocab_size (" + std::to_string(g.vocab) + ")");
         if (g.usablePositions() < 1)
             c.fail("max_position_embeddings", "leaves no positions after RoBERTa's padding offset (pad_token_id + 1)");
     }

@@ -181,6 +181,17 @@ std::vector<float> nextLogits(const at::Tensor& last, const at::Tensor& head, co
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
 }
 
+std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
+                                          std::optional<std::int64_t> fallback) {
+    if (!config.has(key)) {
+        if (!fallback) config.fail(key, "is required");
+        return fallback;
+    }
+    const nlohmann::json& v = config.json().at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) config.fail(key, "must be a token id (an integer >= 0)");
+    return v.get<std::int64_t>();
+}
+
 std::vector<std::string> classNames(const JsonConfig& c, std::int64_t count) {
     std::vector<std::string> names(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i) names[i] = "LABEL_" + std::to_string(i);

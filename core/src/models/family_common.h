@@ -15,6 +15,7 @@
 #include <array>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 
 namespace attnscope {
 
@@ -113,6 +114,11 @@ BlockInfo blockInfo(const std::string& name, int layers, int heads, int kvHeads,
 // A classification head's class names from config.json's id2label {"0": "cat", ...} in id order;
 // absent ids are "LABEL_i" as in transformers. Fails id2label when it does not name `count` classes.
 std::vector<std::string> classNames(const JsonConfig& config, std::int64_t count);
+
+// A config token id (0 allowed, as T5's decoder start and Marian's end are); `fallback` when the
+// key is absent or null (nullopt: required). Fails naming the key for anything but an integer >= 0.
+std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
+                                          std::optional<std::int64_t> fallback);
 
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);

@@ -11,17 +11,6 @@
 
 namespace attnscope {
 
-std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
-                                          std::optional<std::int64_t> fallback) {
-    if (!config.has(key)) {
-        if (!fallback) config.fail(key, "is required");
-        return fallback;
-    }
-    const nlohmann::json& v = config.json().at(key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) config.fail(key, "must be a token id (an integer >= 0)");
-    return v.get<std::int64_t>();
-}
-
 at::Tensor sharedEmbedding(WeightStore& w, std::int64_t rows, std::int64_t hidden) {
     for (const char* name : {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
         if (w.has(name)) return w.get(name, {rows, hidden});

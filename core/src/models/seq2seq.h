@@ -22,11 +22,6 @@
 
 namespace attnscope {
 
-// A config token id (0 allowed, as T5's decoder start and Marian's end are); `fallback` when the
-// key is absent or null (nullopt: required). Fails naming the key for anything but an integer >= 0.
-std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::string& key,
-                                          std::optional<std::int64_t> fallback);
-
 // The embedding [rows, E] the encoder and decoder share, under the first of its tied names
 // (shared, encoder.embed_tokens, decoder.embed_tokens) the checkpoint keeps.
 at::Tensor sharedEmbedding(WeightStore& weights, std::int64_t rows, std::int64_t hidden);
