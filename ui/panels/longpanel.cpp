@@ -15,6 +15,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -80,7 +81,8 @@ LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
     scroll->setWidget(settings);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setMinimumWidth(250);
+    scroll->setMinimumWidth(settings->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* split = new QSplitter(Qt::Horizontal);
     split->setObjectName(QStringLiteral("longSplit"));
     split->addWidget(scroll);
@@ -237,13 +239,14 @@ QWidget* LongPanel::buildResults() {
     evictionCanvas_->hide();
 
     auto* top = new QSplitter(Qt::Horizontal);
-    top->addWidget(titled(tr("Success (depth × length)"), success_,
-                          exportButton(Success, QStringLiteral("longExportSuccess"))));
+    top->addWidget(titled(tr("Success"), success_, exportButton(Success, QStringLiteral("longExportSuccess"))));
     top->addWidget(
             titled(tr("Retrieval heads"), retrieval_, exportButton(Retrieval, QStringLiteral("longExportRetrieval"))));
-    top->addWidget(titled(tr("Eviction: KL and agreement per step"), eviction,
-                          exportButton(Eviction, QStringLiteral("longExportEviction"))));
+    top->addWidget(titled(tr("Eviction"), eviction, exportButton(Eviction, QStringLiteral("longExportEviction"))));
     top->setChildrenCollapsible(false);
+    top->setStretchFactor(0, 2);
+    top->setStretchFactor(1, 3);
+    top->setStretchFactor(2, 4);
 
     auto* mapBar = new QHBoxLayout;
     mapWhat_ = new QComboBox;
@@ -277,8 +280,8 @@ QWidget* LongPanel::buildResults() {
     split->setObjectName(QStringLiteral("longResultsSplit"));
     split->addWidget(top);
     split->addWidget(lower);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     split->setChildrenCollapsible(false);
     return split;
 }
