@@ -9,7 +9,6 @@
 #include "attnscope/io/npy.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
-#include "attnscope/tokenizer/tokenizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +17,7 @@
 #include <sstream>
 
 #ifdef ATTNSCOPE_CLI_EXPORT
-#include "figure/figure.h"
+#include "figure/longfigures.h"
 #include "headless_qt.h"
 #endif
 
@@ -26,21 +25,12 @@ namespace attnscope::cli {
 
 namespace {
 
-// Text as ids with no special tokens (they are pieces of one context).
-std::vector<std::int64_t> pieceIds(const Model& model, const std::string& text, const std::string& option) {
-    if (text.empty()) throw Error("--" + option + ": the text is empty");
-    const std::vector<std::int64_t> ids =
-            model.tokenizer() ? model.tokenizer()->encode(text, false).ids : model.encodeText(text);
-    if (ids.empty()) throw Error("--" + option + ": the text gives no tokens");
-    return ids;
-}
-
 // --NAME TEXT or --NAME-ids IDS (exactly one, unless optional).
 std::vector<std::int64_t> piece(const Args& args, const Model& model, const std::string& name, bool required) {
     const auto text = args.value(name), ids = args.value(name + "-ids");
     if (text && ids) throw UsageError("give either --" + name + " or --" + name + "-ids, not both");
     if (ids) return parseIntegers(*ids, "--" + name + "-ids", "id");
-    if (text) return pieceIds(model, *text, name);
+    if (text) return needlePieceIds(model, *text, "--" + name);
     if (required) throw UsageError("missing --" + name + " TEXT or --" + name + "-ids IDS");
     return {};
 }
@@ -54,7 +44,7 @@ std::vector<std::int64_t> haystackIds(const Args& args, const Model& model) {
     if (!in) throw Error("--haystack: cannot read " + *file);
     std::stringstream text;
     text << in.rdbuf();
-    return pieceIds(model, text.str(), "haystack");
+    return needlePieceIds(model, text.str(), "--haystack");
 }
 
 std::vector<double> parseDepths(const std::string& text) {
@@ -87,37 +77,12 @@ std::string csvOf(const NeedleResult& r) {
 }
 
 #ifdef ATTNSCOPE_CLI_EXPORT
-// niah.pdf: success per depth (rows) and length (columns); retrieval.pdf: layer × head scores / max.
+// niah.pdf: success per depth (rows) and length (columns); retrieval.pdf: layer × head scores / max
+// (figure/longfigures.h: the GUI's Long context tab exports the same figures).
 void writePlots(const NeedleResult& r, const NeedleOptions& o, StagedOutputs& staged) {
     const HeadlessQt qt;
-    Figure success;
-    FigurePanel s;
-    s.map = {static_cast<int>(o.depths.size()), static_cast<int>(o.lengths.size()), {}};
-    s.map.values.assign(o.depths.size() * o.lengths.size(), 0.0f);
-    for (std::size_t i = 0; i < r.runs.size(); ++i)  // runs: lengths outer, depths inner
-        s.map.values[(i % o.depths.size()) * o.lengths.size() + i / o.depths.size()] = r.runs[i].success ? 1.0f : 0.0f;
-    for (double d : o.depths) s.queryLabels << QString::number(d, 'g', 3);
-    for (int L : o.lengths) s.keyLabels << QString::number(L);
-    success.panels.push_back(s);
-    success.title = QStringLiteral("needle retrieved (1) or not (0)");
-    success.queryAxis = QStringLiteral("needle depth");
-    success.keyAxis = QStringLiteral("context length");
-    success.colorbarLabel = QStringLiteral("success");
-    writeFigure(success, QString::fromStdString(staged.path("niah.pdf").string()));
-
-    Figure heads;
-    FigurePanel h;
-    const double top = r.retrieval.empty() ? 0 : *std::max_element(r.retrieval.begin(), r.retrieval.end());
-    h.map = {r.layers, r.heads, {}};
-    for (double v : r.retrieval) h.map.values.push_back(top > 0 ? static_cast<float>(v / top) : 0.0f);
-    for (int l = 0; l < r.layers; ++l) h.queryLabels << QStringLiteral("L%1").arg(l);
-    for (int k = 0; k < r.heads; ++k) h.keyLabels << QStringLiteral("H%1").arg(k);
-    heads.panels.push_back(h);
-    heads.title = QStringLiteral("retrieval heads (%1 runs)").arg(r.runs.size());
-    heads.queryAxis = QStringLiteral("layer");
-    heads.keyAxis = QStringLiteral("head");
-    heads.colorbarLabel = QStringLiteral("retrieval score / max (max %1)").arg(top, 0, 'g', 3);
-    writeFigure(heads, QString::fromStdString(staged.path("retrieval.pdf").string()));
+    writeFigure(needleSuccessFigure(r, o.lengths, o.depths), QString::fromStdString(staged.path("niah.pdf").string()));
+    writeFigure(retrievalFigure(r), QString::fromStdString(staged.path("retrieval.pdf").string()));
 }
 #endif
 

@@ -1,10 +1,12 @@
 #include "window/mainwindow.h"
 
 #include "controllers/causalcontroller.h"
+#include "controllers/longcontroller.h"
 #include "controllers/generatecontroller.h"
 #include "controllers/imagecontroller.h"
 #include "controllers/modelviewcontroller.h"
 #include "panels/causalpanel.h"
+#include "panels/longpanel.h"
 #include "panels/corpuspanel.h"
 #include "panels/imageoverlaypanel.h"
 #include "panels/metricspanel.h"
@@ -167,6 +169,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildGenerate();
     buildCorpus();
     buildCausal();
+    buildLong();
     buildFamilyInputs();
     buildAttentionFile();
     buildWorkspace();  // it saves and restores the others' state
@@ -195,6 +198,7 @@ MainWindow::~MainWindow() {
     // Workers first: their results must not reach half-destroyed views.
     lab_->shutdown();
     causal_->shutdown();
+    long_->shutdown();
     maps_->cancelAll();
     maps_->waitForWorkers();
 }
@@ -315,17 +319,18 @@ QString MainWindow::tabName() const {
            : w == imageView_->panel() ? QStringLiteral("image")
            : w == corpus_             ? QStringLiteral("corpus")
            : w == causal_->panel()    ? QStringLiteral("causal")
+           : w == long_->panel()      ? QStringLiteral("long")
                                       : QStringLiteral("explore");
 }
 
 // The state's tab on screen (the lab's "show in Explore" sets it there).
 void MainWindow::syncTab() {
     if (tabName() == state_->view().tab) return;
-    QWidget* const byName[] = {tabs_->widget(0),    compare_, lab_->metrics(), modelView_->panel(),
-                               imageView_->panel(), corpus_,  causal_->panel()};
+    QWidget* const byName[] = {tabs_->widget(0),    compare_, lab_->metrics(),  modelView_->panel(),
+                               imageView_->panel(), corpus_,  causal_->panel(), long_->panel()};
     const QStringList names = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
                                QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus"),
-                               QStringLiteral("causal")};
+                               QStringLiteral("causal"),  QStringLiteral("long")};
     const int i = int(names.indexOf(state_->view().tab));
     if (i >= 0) tabs_->setCurrentWidget(byName[i]);
 }

@@ -29,6 +29,7 @@ class Trace;
 class ComparePanel;
 class ControlPanel;
 class CausalController;
+class LongController;
 class CorpusPanel;
 class ExportDialog;
 class GenerateController;
@@ -74,7 +75,8 @@ public:
     SourceController* sources() const { return sources_; }  // the Show selector (map sources)
     // The Corpus tab (mainwindow_corpus.cpp); openCorpusResult shows a result folder in it.
     CorpusPanel* corpus() const { return corpus_; }
-    CausalController* causal() const { return causal_; }  // the Causal tab (causalcontroller.h)
+    CausalController* causal() const { return causal_; }   // the Causal tab (causalcontroller.h)
+    LongController* longContext() const { return long_; }  // the Long context tab (longcontroller.h)
     bool openCorpusResult(const QString& dir);
     // The window's View menu.
     QMenu* viewMenu() const { return viewMenu_; }
@@ -203,6 +205,7 @@ private:
     void updateSourceTabNote();
     void buildCorpus();
     void buildCausal();
+    void buildLong();  // mainwindow_long.cpp
     bool runImageInput();
     void updateHeadGroup();
     void chooseModelFolder();
@@ -244,6 +247,7 @@ private:
     QLabel* sourceTabNote_ = nullptr;
     CorpusPanel* corpus_ = nullptr;
     CausalController* causal_ = nullptr;
+    LongController* long_ = nullptr;
     QString pendingSpec_;   // the model being opened, for messages
     QString exampleShown_;  // the example the input box was given (replaced on a model change)
     QString compareTask_ = QStringLiteral("reverse");   // the task the Compare tab runs

@@ -220,7 +220,8 @@ EvictionResult evictionWhatIf(const Model& model, const std::vector<std::int64_t
     // The prompt runs once; the evicted run continues from a copy of its cache.
     auto full = sessionFor(model, o, n);
     const std::vector<float> first = full->append(prompt);
-    result.selection = selectKeys(*full->trace(), o);
+    result.prompt = full->trace();
+    result.selection = selectKeys(*result.prompt, o);
     auto evicted = full->clone();
     run(*full, first, result.tokensFull, fullSteps, 0);
     full.reset();

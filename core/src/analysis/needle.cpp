@@ -4,6 +4,7 @@
 #include "attnscope/attention/trace.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
+#include "attnscope/tokenizer/tokenizer.h"
 #include "models/kv_cache.h"
 
 #include <nlohmann/json.hpp>
@@ -128,6 +129,14 @@ NeedleResult needleScan(const Model& model, const NeedleOptions& o) {
     for (double& v : result.retrieval) v /= static_cast<double>(runs);
     if (o.progress && !o.progress(runs, runs)) throw Cancelled();
     return result;
+}
+
+std::vector<std::int64_t> needlePieceIds(const Model& model, const std::string& text, const std::string& what) {
+    if (text.empty()) throw Error(what + ": the text is empty");
+    const std::vector<std::int64_t> ids =
+            model.tokenizer() ? model.tokenizer()->encode(text, false).ids : model.encodeText(text);
+    if (ids.empty()) throw Error(what + ": the text gives no tokens");
+    return ids;
 }
 
 std::optional<std::int64_t> endTokenOf(const Model& model) {

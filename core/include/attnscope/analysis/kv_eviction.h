@@ -20,6 +20,7 @@
 #include "attnscope/runtime/progress.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ EvictionSelection selectKeys(const Trace& prompt, const EvictionOptions& options
 
 struct EvictionResult {
     EvictionSelection selection;
+    // The prompt's trace, whose maps the policy scored (its captures are shared with the cache's).
+    std::shared_ptr<const Trace> prompt;
     std::vector<std::int64_t> tokensFull, tokensEvicted;
     // Per step t: KL(p_full ‖ p_evicted) in nats of the next-token distributions, each run on
     // its own prefix (step 0 is 0: the prompt's forward is shared).

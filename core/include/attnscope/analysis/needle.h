@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attnscope {
@@ -71,6 +72,12 @@ struct NeedleResult {
 // other models, a bad grid or contexts longer than the model's positions; attnscope::Cancelled
 // when progress returns false.
 NeedleResult needleScan(const Model& model, const NeedleOptions& options);
+
+// A piece of a context (haystack, needle, question, answer) as ids: the text through the model's
+// tokenizer with no special tokens (the pieces are joined into one context), or Model::encodeText
+// for models without one. Throws attnscope::Error naming `what` for an empty text or one that
+// gives no tokens.
+std::vector<std::int64_t> needlePieceIds(const Model& model, const std::string& text, const std::string& what);
 
 // The end token the model's config.json names (eos_token_id: a number, or the first of a list),
 // nullopt when it names none.

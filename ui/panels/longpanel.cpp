@@ -1,0 +1,337 @@
+#include "panels/longpanel.h"
+
+#include "views/figurecanvas.h"
+#include "views/headmetricmap.h"
+#include "views/heatmapview.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace {
+
+QSpinBox* spin(const QString& name, int lo, int hi, int value, const QString& tip) {
+    auto* s = new QSpinBox;
+    s->setObjectName(name);
+    s->setRange(lo, hi);
+    s->setValue(value);
+    s->setToolTip(tip);
+    return s;
+}
+
+QLineEdit* edit(const QString& name, const QString& text, const QString& placeholder, const QString& tip) {
+    auto* e = new QLineEdit(text);
+    e->setObjectName(name);
+    e->setPlaceholderText(placeholder);
+    e->setToolTip(tip);
+    return e;
+}
+
+// Run, Cancel, the bar and the status line of a job.
+QWidget* jobRow(QPushButton* run, QPushButton* cancel, QProgressBar* bar, QLabel* status) {
+    auto* w = new QWidget;
+    auto* v = new QVBoxLayout(w);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* row = new QHBoxLayout;
+    row->addWidget(run);
+    row->addWidget(cancel);
+    row->addWidget(bar, 1);
+    v->addLayout(row);
+    status->setWordWrap(true);
+    v->addWidget(status);
+    cancel->setEnabled(false);
+    bar->setRange(0, 1000);
+    bar->setValue(0);
+    bar->setTextVisible(false);
+    bar->setMaximumHeight(12);
+    return w;
+}
+
+}  // namespace
+
+LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
+    auto* column = new QVBoxLayout(this);
+    column->setContentsMargins(4, 4, 4, 4);
+    reason_ = new QLabel;
+    reason_->setObjectName(QStringLiteral("longReason"));
+    reason_->setWordWrap(true);
+    reason_->setStyleSheet(QStringLiteral("color: #a04000;"));
+    reason_->hide();
+    column->addWidget(reason_);
+
+    auto* settings = new QWidget;
+    auto* left = new QVBoxLayout(settings);
+    left->setContentsMargins(0, 0, 4, 0);
+    left->addWidget(buildScanBox());
+    left->addWidget(buildEvictBox());
+    left->addStretch(1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(settings);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMinimumWidth(settings->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->setObjectName(QStringLiteral("longSplit"));
+    split->addWidget(scroll);
+    split->addWidget(buildResults());
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setChildrenCollapsible(false);
+    column->addWidget(split, 1);
+    syncPolicyOptions();
+}
+
+QWidget* LongPanel::buildScanBox() {
+    auto* box = new QGroupBox(tr("Needle in a haystack"));
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    haystack_ = new QPlainTextEdit;
+    haystack_->setObjectName(QStringLiteral("longHaystack"));
+    haystack_->setPlaceholderText(tr("Filler text (or ids), at least as long as the longest context"));
+    haystack_->setToolTip(tr("The context's filler: its first L − |needle| tokens make a context of length L"));
+    haystack_->setFixedHeight(64);
+    haystackFile_ = new QPushButton(tr("From file…"));
+    haystackFile_->setObjectName(QStringLiteral("longHaystackFile"));
+    haystackFile_->setToolTip(tr("Read the haystack from a text file"));
+    auto* hay = new QVBoxLayout;
+    hay->addWidget(haystack_);
+    hay->addWidget(haystackFile_, 0, Qt::AlignLeft);
+    form->addRow(tr("Haystack"), hay);
+    needle_ = edit(QStringLiteral("longNeedle"), {}, tr("The fact hidden in the context"),
+                   tr("Inserted after ⌊d · (L − |needle|)⌋ haystack tokens"));
+    form->addRow(tr("Needle"), needle_);
+    question_ = edit(QStringLiteral("longQuestion"), {}, tr("Asked after the context"),
+                     tr("Appended after the context; the answer is generated after it"));
+    form->addRow(tr("Question"), question_);
+    answer_ = edit(QStringLiteral("longAnswer"), {}, tr("(the needle)"),
+                   tr("A run succeeds when these tokens appear in the generated ones (empty: the needle's)"));
+    form->addRow(tr("Answer"), answer_);
+    ids_ = new QCheckBox(tr("Token ids"));
+    ids_->setObjectName(QStringLiteral("longIds"));
+    ids_->setToolTip(tr("The four boxes hold token ids (\"3 17 0\") instead of text"));
+    form->addRow(QString(), ids_);
+    lengths_ = edit(QStringLiteral("longLengths"), QStringLiteral("256,512,1024"), tr("e.g. 1024,2048,4096"),
+                    tr("Context lengths L, comma-separated (needle included, question not)"));
+    form->addRow(tr("Lengths"), lengths_);
+    depths_ = edit(QStringLiteral("longDepths"), QStringLiteral("0,0.25,0.5,0.75,1"), tr("in [0, 1]"),
+                   tr("Needle depths d in [0, 1], comma-separated: 0 at the start, 1 at the end"));
+    form->addRow(tr("Depths"), depths_);
+    scanTokens_ = spin(QStringLiteral("longScanTokens"), 1, 512, 16,
+                       tr("Tokens generated greedily per run (stopping early only at the model's end token)"));
+    form->addRow(tr("New tokens"), scanTokens_);
+    scan_ = new QPushButton(tr("Scan"));
+    scan_->setObjectName(QStringLiteral("longScan"));
+    scan_->setToolTip(tr("Run every length × depth and score the retrieval heads"));
+    scanCancel_ = new QPushButton(tr("Cancel"));
+    scanCancel_->setObjectName(QStringLiteral("longScanCancel"));
+    scanProgress_ = new QProgressBar;
+    scanProgress_->setObjectName(QStringLiteral("longScanProgress"));
+    scanStatus_ = new QLabel;
+    scanStatus_->setObjectName(QStringLiteral("longScanStatus"));
+    form->addRow(jobRow(scan_, scanCancel_, scanProgress_, scanStatus_));
+    for (QLineEdit* e : {needle_, question_, answer_, lengths_, depths_})
+        connect(e, &QLineEdit::textEdited, this, &LongPanel::scanSettingsChanged);
+    connect(haystack_, &QPlainTextEdit::textChanged, this, &LongPanel::scanSettingsChanged);
+    connect(ids_, &QCheckBox::toggled, this, &LongPanel::scanSettingsChanged);
+    connect(scanTokens_, &QSpinBox::valueChanged, this, &LongPanel::scanSettingsChanged);
+    return box;
+}
+
+QWidget* LongPanel::buildEvictBox() {
+    auto* box = new QGroupBox(tr("KV-eviction what-if (the main input)"));
+    auto* form = new QFormLayout(box);
+    policy_ = new QComboBox;
+    policy_->setObjectName(QStringLiteral("longPolicy"));
+    policy_->addItem(tr("H2O (heavy hitters + recent)"), int(attnscope::EvictionPolicy::H2O));
+    policy_->addItem(tr("SnapKV (observation window)"), int(attnscope::EvictionPolicy::SnapKV));
+    policy_->addItem(tr("StreamingLLM (sinks + recent)"), int(attnscope::EvictionPolicy::Streaming));
+    policy_->setToolTip(tr("How each layer's kv heads choose the prompt keys they keep"));
+    form->addRow(tr("Policy"), policy_);
+    budget_ = spin(QStringLiteral("longBudget"), 1, 1 << 20, 64, tr("Prompt keys each kv head keeps (B)"));
+    form->addRow(tr("Budget"), budget_);
+    recent_ = spin(QStringLiteral("longRecent"), -1, 1 << 20, -1, tr("H2O: the last R prompt positions always kept"));
+    recent_->setSpecialValueText(tr("B/2"));
+    form->addRow(tr("Recent"), recent_);
+    window_ = spin(QStringLiteral("longWindow"), 1, 1 << 20, 32,
+                   tr("SnapKV: the last W prompt queries score the keys before them, and are kept"));
+    form->addRow(tr("Window"), window_);
+    kernel_ = spin(QStringLiteral("longKernel"), 1, 101, 5, tr("SnapKV: the pooling kernel along the keys (odd)"));
+    kernel_->setSingleStep(2);
+    form->addRow(tr("Kernel"), kernel_);
+    sinks_ = spin(QStringLiteral("longSinks"), 0, 1 << 20, 4, tr("StreamingLLM: the first S prompt positions kept"));
+    form->addRow(tr("Sinks"), sinks_);
+    evictTokens_ = spin(QStringLiteral("longEvictTokens"), 1, 512, 16,
+                        tr("Tokens generated greedily with the full and with the evicted cache"));
+    form->addRow(tr("New tokens"), evictTokens_);
+    evict_ = new QPushButton(tr("Run"));
+    evict_->setObjectName(QStringLiteral("longEvict"));
+    evict_->setToolTip(tr("Generate with the kept keys only and compare with the full cache"));
+    evictCancel_ = new QPushButton(tr("Cancel"));
+    evictCancel_->setObjectName(QStringLiteral("longEvictCancel"));
+    evictProgress_ = new QProgressBar;
+    evictProgress_->setObjectName(QStringLiteral("longEvictProgress"));
+    evictStatus_ = new QLabel;
+    evictStatus_->setObjectName(QStringLiteral("longEvictStatus"));
+    form->addRow(jobRow(evict_, evictCancel_, evictProgress_, evictStatus_));
+    connect(policy_, &QComboBox::currentIndexChanged, this, [this] {
+        syncPolicyOptions();
+        emit evictSettingsChanged();
+    });
+    for (QSpinBox* s : {budget_, recent_, window_, kernel_, sinks_, evictTokens_})
+        connect(s, &QSpinBox::valueChanged, this, &LongPanel::evictSettingsChanged);
+    return box;
+}
+
+QWidget* LongPanel::buildResults() {
+    const auto exportButton = [this](int which, const QString& name) {
+        auto* b = new QPushButton(tr("Export…"));
+        b->setObjectName(name);
+        b->setToolTip(tr("Write this figure as PDF, SVG or PNG"));
+        exports_[std::size_t(which)] = b;
+        return b;
+    };
+    const auto titled = [](const QString& title, QWidget* view, QPushButton* button) {
+        auto* w = new QWidget;
+        auto* v = new QVBoxLayout(w);
+        v->setContentsMargins(0, 0, 0, 0);
+        auto* row = new QHBoxLayout;
+        auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title));
+        row->addWidget(label, 1);
+        row->addWidget(button);
+        v->addLayout(row);
+        v->addWidget(view, 1);
+        return w;
+    };
+    success_ = new HeatmapView;
+    success_->setObjectName(QStringLiteral("longSuccessMap"));
+    success_->setLevelOfDetailEnabled(false);
+    success_->setAxisNames({tr("needle depth"), tr("context length"), tr("success"), 1.0});
+    success_->poolingCombo()->hide();
+    success_->clear(tr("Scan to see where the needle is retrieved."));
+    retrieval_ = new HeadMetricMap;
+    retrieval_->setObjectName(QStringLiteral("longRetrievalMap"));
+    retrieval_->clear(tr("The retrieval heads show after a scan; click one to see its rows."));
+    evictionCanvas_ = new FigureCanvas;
+    evictionCanvas_->setObjectName(QStringLiteral("longEvictionCanvas"));
+    evictionCanvas_->setMinimumSize(220, 160);
+    evictionMessage_ = new QLabel(tr("Run the what-if to see KL and token agreement per step."));
+    evictionMessage_->setObjectName(QStringLiteral("longEvictionMessage"));
+    evictionMessage_->setWordWrap(true);
+    evictionMessage_->setAlignment(Qt::AlignCenter);
+    auto* eviction = new QWidget;
+    auto* ev = new QVBoxLayout(eviction);
+    ev->setContentsMargins(0, 0, 0, 0);
+    ev->addWidget(evictionMessage_);
+    ev->addWidget(evictionCanvas_, 1);
+    evictionCanvas_->hide();
+
+    auto* top = new QSplitter(Qt::Horizontal);
+    top->addWidget(titled(tr("Success"), success_, exportButton(Success, QStringLiteral("longExportSuccess"))));
+    top->addWidget(
+            titled(tr("Retrieval heads"), retrieval_, exportButton(Retrieval, QStringLiteral("longExportRetrieval"))));
+    top->addWidget(titled(tr("Eviction"), eviction, exportButton(Eviction, QStringLiteral("longExportEviction"))));
+    top->setChildrenCollapsible(false);
+    top->setStretchFactor(0, 2);
+    top->setStretchFactor(1, 3);
+    top->setStretchFactor(2, 4);
+
+    auto* mapBar = new QHBoxLayout;
+    mapWhat_ = new QComboBox;
+    mapWhat_->setObjectName(QStringLiteral("longMapWhat"));
+    mapWhat_->addItem(tr("Needle run: generated rows over the context"));
+    mapWhat_->addItem(tr("Eviction: the prompt's map, evicted keys shaded"));
+    run_ = new QComboBox;
+    run_->setObjectName(QStringLiteral("longRun"));
+    run_->setToolTip(tr("Which run of the scan (context length, depth) the rows are of"));
+    run_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    layer_ = spin(QStringLiteral("longLayer"), 0, 0, 0, tr("The head's layer"));
+    head_ = spin(QStringLiteral("longHead"), 0, 0, 0, tr("The head (a click on the retrieval map picks one)"));
+    mapBar->addWidget(mapWhat_);
+    mapBar->addWidget(run_);
+    mapBar->addWidget(new QLabel(tr("Layer")));
+    mapBar->addWidget(layer_);
+    mapBar->addWidget(new QLabel(tr("Head")));
+    mapBar->addWidget(head_);
+    mapBar->addStretch(1);
+    mapBar->addWidget(exportButton(LongMap, QStringLiteral("longExportMap")));
+    longMap_ = new HeatmapView;
+    longMap_->setObjectName(QStringLiteral("longMap"));
+    longMap_->clear(tr("Click a retrieval head after a scan, or run the eviction what-if."));
+    auto* lower = new QWidget;
+    auto* lv = new QVBoxLayout(lower);
+    lv->setContentsMargins(0, 0, 0, 0);
+    lv->addLayout(mapBar);
+    lv->addWidget(longMap_, 1);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName(QStringLiteral("longResultsSplit"));
+    split->addWidget(top);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setChildrenCollapsible(false);
+    return split;
+}
+
+attnscope::EvictionPolicy LongPanel::policy() const {
+    return attnscope::EvictionPolicy(policy_->currentData().toInt());
+}
+
+void LongPanel::syncPolicyOptions() {
+    const auto p = policy();
+    recent_->setEnabled(evict_->isEnabled() && p == attnscope::EvictionPolicy::H2O);
+    window_->setEnabled(evict_->isEnabled() && p == attnscope::EvictionPolicy::SnapKV);
+    kernel_->setEnabled(evict_->isEnabled() && p == attnscope::EvictionPolicy::SnapKV);
+    sinks_->setEnabled(evict_->isEnabled() && p == attnscope::EvictionPolicy::Streaming);
+}
+
+void LongPanel::setApplicable(bool applicable, const QString& reason) {
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{haystack_, haystackFile_, needle_, question_, answer_, ids_, lengths_, depths_,
+                                         scanTokens_, scan_, policy_, budget_, evictTokens_, evict_}) {
+        if (!w->property("baseTip").isValid()) w->setProperty("baseTip", w->toolTip());
+        w->setEnabled(applicable);
+        w->setToolTip(applicable ? w->property("baseTip").toString() : reason);
+    }
+    syncPolicyOptions();
+    reason_->setText(reason);
+    reason_->setVisible(!applicable && !reason.isEmpty());
+}
+
+namespace {
+
+void setJob(QPushButton* cancel, QProgressBar* bar, QLabel* status, const QString& text) {
+    const bool busy = !text.isEmpty();
+    status->setText(text);
+    cancel->setEnabled(busy);
+    bar->setRange(0, busy ? 0 : 1000);
+    bar->setValue(0);
+}
+
+}  // namespace
+
+void LongPanel::setScanJob(const QString& text) { setJob(scanCancel_, scanProgress_, scanStatus_, text); }
+
+void LongPanel::setEvictJob(const QString& text) { setJob(evictCancel_, evictProgress_, evictStatus_, text); }
+
+void LongPanel::setJobProgress(QProgressBar* bar, int permille) {
+    if (permille < 0) {
+        bar->setRange(0, 0);
+        return;
+    }
+    bar->setRange(0, 1000);
+    bar->setValue(permille);
+}
