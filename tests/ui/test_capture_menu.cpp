@@ -1,4 +1,4 @@
-// File > Capture Q/K In (mainwindow_capture.cpp): the choice reaches the next forward, whose
+// File > Capture Q/K In (window/windowmenus.cpp): the choice reaches the next forward, whose
 // maps then come from a half-precision capture (close to, but not exactly, the float32 ones),
 // and the compute dtype gives the exact maps back.
 #include "window_fixture.h"

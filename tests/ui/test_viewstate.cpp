@@ -235,3 +235,101 @@ TEST_CASE("ViewState: a workspace is its serialisation (state -> file -> state)"
     CHECK(t.tokenSelection().side == 1);
     CHECK(selection.count() >= 1);
 }
+
+TEST_CASE("ViewState: the tabs' settings change one section at a time, with one signal, and only when different",
+          "[viewstate]") {
+    ViewState s;
+    s.setModel(QStringLiteral("builtin:reverse"));
+    QSignalSpy tabs(&s, &ViewState::tabSettingsChanged);
+    Workspace::Lab lab;
+    lab.gate = 0.25;
+    lab.featureMap = attnscope::FeatureMap::Favor;
+    lab.features = 64;
+    lab.fitWidth = 8;
+    lab.fitSteps = 40;
+    lab.fit = Workspace::Lab::Fit{QStringLiteral("self"), 1, 2, 0.5};
+    lab.knockout = QStringLiteral("4:0@1");
+    s.setTabSetting(&ViewState::TabSettings::lab, lab);
+    CHECK(tabs.count() == 1);
+    s.setTabSetting(&ViewState::TabSettings::lab, lab);  // the same values
+    CHECK(tabs.count() == 1);
+    CHECK(s.tabSettings().lab.gate == 0.25);
+    REQUIRE(s.tabSettings().lab.fit);
+    CHECK(s.tabSettings().lab.fit->head == 2);
+
+    Workspace::ModelView model;
+    model.order = QStringLiteral("mean_distance");
+    model.frames = false;
+    s.setTabSetting(&ViewState::TabSettings::modelView, model);
+    CHECK(tabs.count() == 2);
+    CHECK(s.tabSettings().lab.gate == 0.25);  // the other sections stay
+    CHECK(s.tabSettings().modelView.order == QStringLiteral("mean_distance"));
+
+    Workspace::FigureSettings figure{6.75, 600};
+    s.setTabSetting(&ViewState::TabSettings::figure, figure);
+    Workspace::GenerationState generation;
+    generation.tokens = 5;
+    generation.sampling.sample = true;
+    generation.sampling.topK = 7;
+    s.setTabSetting(&ViewState::TabSettings::generation, generation);
+    CHECK(tabs.count() == 4);
+
+    // The file holds them as they are in the state (what a saved workspace is).
+    const Workspace w = parseWorkspace(workspaceJson(s.workspace()), QStringLiteral("tabs.attnscope"));
+    CHECK(w.lab.gate == 0.25);
+    CHECK(w.lab.featureMap == attnscope::FeatureMap::Favor);
+    CHECK(w.lab.features == 64);
+    CHECK(w.lab.fitWidth == 8);
+    CHECK(w.lab.fitSteps == 40);
+    REQUIRE(w.lab.fit);
+    CHECK(w.lab.fit->layer == 1);
+    CHECK(w.lab.fit->temperature == 0.5);
+    CHECK(w.lab.knockout == QStringLiteral("4:0@1"));
+    CHECK(w.modelView.frames == false);
+    CHECK(w.figure.widthIn == 6.75);
+    CHECK(w.figure.dpi == 600);
+    CHECK(w.generation.tokens == 5);
+    CHECK(w.generation.sampling.topK == 7);
+}
+
+TEST_CASE("ViewState: the Views section's selection is the token selection; a fit goes with its model", "[viewstate]") {
+    ViewState s;
+    s.setModel(QStringLiteral("builtin:reverse"));
+    s.setBlocks(gpt2Blocks());
+    s.setTokenSelection({0, 3});
+    CHECK(s.tabSettings().views.selectedSide == QStringLiteral("query"));
+    CHECK(s.tabSettings().views.selectedIndex == 3);
+    // A section written with another selection keeps the state's.
+    Workspace::Views views;
+    views.tab = QStringLiteral("qk");
+    views.selectedSide = QStringLiteral("key");
+    views.selectedIndex = 9;
+    s.setTabSetting(&ViewState::TabSettings::views, views);
+    CHECK(s.tabSettings().views.tab == QStringLiteral("qk"));
+    CHECK(s.tabSettings().views.selectedSide == QStringLiteral("query"));
+    CHECK(s.tokenSelection().index == 3);
+    s.setInput({QStringLiteral("abc"), false, {}, {}});  // other tokens: the selection goes, in both
+    CHECK(s.tabSettings().views.selectedSide == QStringLiteral("none"));
+    CHECK(s.tabSettings().views.selectedIndex == -1);
+
+    Workspace::Lab lab;
+    lab.fit = Workspace::Lab::Fit{QStringLiteral("self"), 0, 0, 1.0};
+    lab.gate = 0.75;
+    s.setTabSetting(&ViewState::TabSettings::lab, lab);
+    QSignalSpy tabs(&s, &ViewState::tabSettingsChanged);
+    s.setModel(QStringLiteral("builtin:sentiment"));
+    CHECK(tabs.count() == 1);  // the fit went, and the Lab panel hears it
+    CHECK_FALSE(s.tabSettings().lab.fit);
+    CHECK(s.tabSettings().lab.gate == 0.75);  // the user's settings stay
+}
+
+TEST_CASE("ViewState: a tab the file has no name for is saved as Explore", "[viewstate]") {
+    ViewState s;
+    s.setModel(QStringLiteral("builtin:reverse"));
+    s.setTab(QStringLiteral("corpus"));
+    CHECK(s.view().tab == QStringLiteral("corpus"));  // the window shows it
+    const Workspace w = parseWorkspace(workspaceJson(s.workspace()), QStringLiteral("tab.attnscope"));
+    CHECK(w.view.tab == QStringLiteral("explore"));
+    s.setTab(QStringLiteral("causal"));
+    CHECK(s.workspace().view.tab == QStringLiteral("causal"));
+}

@@ -10,6 +10,7 @@
 #include "panels/devicecombo.h"
 #include "panels/generatepanel.h"
 #include "panels/labpanel.h"
+#include "panels/metricspanel.h"
 #include "panels/modelviewpanel.h"
 #include "state/viewstate.h"
 #include "window/focusring.h"
@@ -138,6 +139,10 @@ TEST_CASE_METHOD(ViewsFixture, "After a model change every view shows the new mo
     CHECK(window.state()->masks().empty());
     CHECK(window.state()->tokenSelection().side == -1);
     CHECK(window.lab()->intervention().masked.empty());
+    CHECK(heatmap->map().rows == 0);  // a message in place of the old model's map
+    CHECK_FALSE(controls->modelLabel()->text().contains(QStringLiteral("12 layers")));
+    CHECK(window.lab()->metrics()->model()->metrics().empty());
+    CHECK(window.currentWorkspace().model == QStringLiteral("builtin:sentiment-dot"));  // what a save would write
 
     // Then every view shows the new model's trace.
     REQUIRE(QTest::qWaitFor([&] { return traced.count() > 0; }, 20000));
@@ -254,6 +259,82 @@ TEST_CASE_METHOD(WindowFixture, "After masking, the Lab panel and the fitted hea
     CHECK(panel->fitLabel()->text().contains(QStringLiteral("No additive fit")));
     REQUIRE(QTest::qWaitFor([&] { return heatmap->map().rows == 0; }, 20000));  // the map says so too
     CHECK(window.state()->masks().size() == 1);
+    CHECK_FALSE(window.state()->tabSettings().lab.fit);  // and the state, which a workspace saves
+}
+
+TEST_CASE_METHOD(WindowFixture, "The Lab's settings and fit are the state's: the panel writes them and follows them",
+                 "[ui][window][lab][workspace]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    LabPanel* panel = window.lab()->panel();
+    ViewState* state = window.state();
+    panel->gateSlider()->setValue(30);
+    panel->featuresSpin()->setValue(64);
+    panel->featureMapCombo()->setCurrentIndex(int(attnscope::FeatureMap::Relu));
+    panel->fitWidthSpin()->setValue(12);
+    CHECK(state->tabSettings().lab.gate == Approx(0.3));
+    CHECK(state->tabSettings().lab.features == 64);
+    CHECK(state->tabSettings().lab.featureMap == attnscope::FeatureMap::Relu);
+    CHECK(state->tabSettings().lab.fitWidth == 12);
+    window.lab()->propagateCheck()->setChecked(true);
+    CHECK(state->inside().enabled);
+
+    // A change made in the state (as a workspace being opened makes it) reaches the panel.
+    Workspace::Lab lab = state->tabSettings().lab;
+    lab.gate = 0.8;
+    lab.fitSteps = 20;
+    state->setTabSetting(&ViewState::TabSettings::lab, lab);
+    CHECK(panel->gateSlider()->value() == 80);
+    CHECK(panel->fitStepsSpin()->value() == 20);
+    state->setVariant(LabVariant::Hybrid);
+    CHECK(panel->variant() == LabVariant::Hybrid);
+
+    // The fit is the state's once made, with the settings it was made with.
+    window.lab()->propagateCheck()->setChecked(false);
+    panel->variantCombo()->setCurrentIndex(int(LabVariant::Additive));
+    QTest::mouseClick(panel->fitButton(), Qt::LeftButton);
+    REQUIRE(QTest::qWaitFor([&] { return state->tabSettings().lab.fit.has_value(); }, 30000));
+    CHECK(state->tabSettings().lab.fit->layer == state->layer());
+    CHECK(state->tabSettings().lab.fitWidth == 12);
+    // What a saved workspace holds is the state's, whatever a widget says since.
+    const Workspace saved = window.currentWorkspace();
+    CHECK(workspaceJson(saved) == [&] {
+        Workspace w = state->workspace();
+        w.window = saved.window;
+        return workspaceJson(w);
+    }());
+    CHECK(saved.lab.gate == Approx(0.8));
+    CHECK(saved.lab.variant == LabVariant::Additive);
+}
+
+TEST_CASE_METHOD(ViewsFixture, "The Model tab, the Views dock and the Generate dock follow their state sections",
+                 "[ui][window][workspace]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    ViewState* state = window.state();
+    ModelViewPanel* model = window.modelView()->panel();
+    model->framesCheck()->setChecked(false);  // a widget asks the state
+    CHECK_FALSE(state->tabSettings().modelView.frames);
+    Workspace::ModelView m = state->tabSettings().modelView;
+    m.descending = false;
+    state->setTabSetting(&ViewState::TabSettings::modelView, m);  // the state tells the widget
+    CHECK_FALSE(model->descendingCheck()->isChecked());
+
+    Workspace::Views v = state->tabSettings().views;
+    v.tab = QStringLiteral("neuron");
+    v.lines.threshold = 0.25;
+    state->setTabSetting(&ViewState::TabSettings::views, v);
+    CHECK(window.views()->tabs()->currentIndex() == 1);
+    CHECK(window.views()->state().lines.threshold == Approx(0.25));
+    window.views()->tabs()->setCurrentIndex(2);
+    CHECK(state->tabSettings().views.tab == QStringLiteral("qk"));
+
+    GeneratePanel* gen = window.generation()->panel();
+    gen->tokensSpin()->setValue(7);
+    CHECK(state->tabSettings().generation.tokens == 7);
+    Workspace::GenerationState g = state->tabSettings().generation;
+    g.sampling.topK = 9;
+    state->setTabSetting(&ViewState::TabSettings::generation, g);
+    CHECK(gen->topKSpin()->value() == 9);
+    CHECK(window.currentWorkspace().generation.sampling.topK == 9);
 }
 
 TEST_CASE_METHOD(WindowFixture, "A focus ring shows around what Tab moved the focus to, not after a click",

@@ -7,6 +7,7 @@
 #include "panels/labpanel.h"
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
+#include "controllers/sectionsync.h"
 #include "controllers/viewscontroller.h"
 
 #include "attnscope/io/input.h"
@@ -43,7 +44,21 @@ ImageController::ImageController(ViewState* state, Session* session, LabControll
     panel_ = new ImageOverlayPanel;
     panel_->setObjectName(QStringLiteral("imageOverlayPanel"));
     service_ = new OverlayService(this);
+    // Its settings are the state's (the workspace file's "image").
+    const auto sync = syncSection<Workspace::ImageTab>(
+            state_, panel_, this, &ViewState::TabSettings::image,
+            [this] {
+                const State i = this->state();
+                return Workspace::ImageTab{i.source,   i.fusion, i.discardRatio, i.opacity,
+                                           i.colormap, i.smooth, i.grid,         i.query};
+            },
+            [this](const Workspace::ImageTab& t) {
+                setState({t.source, t.fusion, t.discardRatio, t.opacity, t.colormap, t.smooth, t.grid, t.query});
+            });
     connect(service_, &OverlayService::overlayReady, this, &ImageController::onOverlay);
+    // What setState and a clicked patch change without an input's signal: written once the
+    // overlay they ask for arrives.
+    connect(service_, &OverlayService::overlayReady, this, sync);
     connect(panel_, &ImageOverlayPanel::overlayWanted, this, &ImageController::refresh);
     connect(panel_, &ImageOverlayPanel::exportRequested, this, &ImageController::chooseExportFile);
     // Selection linking: a clicked patch's row is the shared token selection, framed in the heat

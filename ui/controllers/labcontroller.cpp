@@ -22,6 +22,7 @@
 #include <QSpinBox>
 
 #include <algorithm>
+#include <cmath>
 
 LabController::LabController(ViewState* state, Session* session, QObject* parent)
     : QObject(parent), state_(state), session_(session) {
@@ -39,6 +40,12 @@ LabController::LabController(ViewState* state, Session* session, QObject* parent
     connect(session, &Session::modelLoaded, this, &LabController::onModelLoaded);
     connect(session, &Session::attentionFileLoaded, this, &LabController::onModelLoaded);  // a new start, too
     connect(panel_, &LabPanel::variantChanged, this, [this] { emit mapsStale(); });  // the overview follows the variant
+    connect(panel_, &LabPanel::variantChanged, this, &LabController::syncState);
+    connect(panel_->fitWidthSpin(), &QSpinBox::valueChanged, this, &LabController::syncState);
+    connect(panel_->fitStepsSpin(), &QSpinBox::valueChanged, this, &LabController::syncState);
+    connect(this, &LabController::shownTraceChanged, this, &LabController::syncState);  // a fit goes with its trace
+    connect(state_, &ViewState::tabSettingsChanged, this, &LabController::followState);
+    connect(state_, &ViewState::variantChanged, this, &LabController::followState);
     connect(panel_->fitButton(), &QPushButton::clicked, this, [this] { fitAdditive(); });
     connect(panel_->pruneButton(), &QPushButton::clicked, this, [this] { prune(false); });
     connect(panel_->ablateButton(), &QPushButton::clicked, this, [this] { prune(true); });
@@ -102,6 +109,7 @@ void LabController::buildPropagateRow() {
     layout->addWidget(propagate_);
     layout->addWidget(layers_);
     layout->addStretch(1);
+    connect(propagate_, &QCheckBox::toggled, this, &LabController::syncState);  // first: the state says where T is
     connect(propagate_, &QCheckBox::toggled, this, &LabController::temperatureInsideChanged);
     connect(propagate_, &QCheckBox::toggled, this, [this] {
         emit mapsStale();
@@ -118,6 +126,7 @@ void LabController::buildPropagateRow() {
             emit status(QString::fromUtf8(e.what()), 8000);
             return;
         }
+        syncState();
         if (propagate_->isChecked()) applyIntervention();
     });
 }
@@ -193,6 +202,7 @@ void LabController::onBaseTrace() {
     fitTrace_.reset();
     change_->clear();
     panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
+    syncState();
     if (intervention_.active()) applyIntervention();
     if (metricsShown()) {
         refreshMetrics();
@@ -219,6 +229,7 @@ void LabController::onModelLoaded() {
     metrics_->clearAll(tr("Run an input to see per-head metrics."));
     panel_->fitLabel()->setText(tr("<i>No additive fit yet.</i>"));
     updateMaskViews();
+    syncState();
 }
 
 void LabController::onTemperatureChanged() {
@@ -276,6 +287,7 @@ void LabController::onRerun(const RerunResult& r) {
                 tr("<i>No additive fit for this re-run (the fit was of the model before it): fit again.</i>"));
     fit_.reset();
     fitTrace_.reset();
+    syncState();
     change_->showChange(r.change, r.intervention.describe(), r.ms);
     if (r.ranking.empty()) {
         jobEnded(tr("Re-ran in %1.").arg(formatDuration(r.ms)));
@@ -347,6 +359,7 @@ void LabController::onFit(const FitResult& r) {
                     .arg(r.fit->width)
                     .arg(formatDuration(r.ms)));
     jobEnded(tr("Fitted in %1.").arg(formatDuration(r.ms)));
+    syncState();
     if (panel_->variant() != LabVariant::Additive && panel_->variant() != LabVariant::Hybrid)
         panel_->setVariant(LabVariant::Additive);
     else
@@ -399,9 +412,7 @@ bool LabController::setKnockoutSpec(const QString& spec, bool apply) {
     panel_->knockoutEdit()->setText(canonical);
     panel_->knockoutClearButton()->setEnabled(!canonical.isEmpty());
     panel_->knockoutLabel()->setText(canonical.isEmpty() ? QString() : tr("Knocked out: %1").arg(canonical));
-    ViewState::TabSettings settings = state_->tabSettings();  // the state holds what the lab applies
-    settings.lab.knockout = canonical;
-    state_->setTabSettings(settings);
+    syncState();  // the state holds what the lab applies
     if (apply) applyIntervention();
     return true;
 }
@@ -416,4 +427,52 @@ void LabController::onProgress(LabJob job, int permille) {
                     ? jobText_
                     : tr("%1 · %2 left").arg(jobText_, QString::fromStdString(attnscope::ProgressClock::format(left))));
     Q_UNUSED(job);
+}
+
+Workspace::Lab LabController::labFromPanel() const {
+    Workspace::Lab lab = state_->tabSettings().lab;
+    lab.variant = panel_->variant();
+    lab.featureMap = panel_->featureMap();
+    lab.features = panel_->featuresSpin()->value();
+    lab.gate = panel_->gate();
+    lab.fitWidth = panel_->fitWidthSpin()->value();
+    lab.fitSteps = panel_->fitStepsSpin()->value();
+    lab.fit.reset();
+    MapKey key;
+    attnscope::AdditiveFitOptions fit;
+    if (currentFit(key, fit) && key.block >= 0 && key.block < int(state_->blocks().size())) {
+        lab.fit = Workspace::Lab::Fit{state_->blocks()[std::size_t(key.block)].name, key.layer, key.head,
+                                      fit.temperature};
+        lab.fitWidth = fit.width;  // the fit as it was made, whatever the spin boxes say now
+        lab.fitSteps = fit.steps;
+    }
+    lab.knockout = intervention_.knockoutSpec;
+    return lab;
+}
+
+void LabController::syncState() {
+    if (following_) return;
+    const Workspace::Lab lab = labFromPanel();
+    following_ = true;  // the state's echo must not set the panel back
+    state_->setVariant(lab.variant);
+    state_->setInside({propagate_->isChecked(), intervention_.layers});
+    state_->setTabSetting(&ViewState::TabSettings::lab, lab);
+    following_ = false;
+}
+
+void LabController::followState() {
+    if (following_) return;
+    ViewState::TabSettings mine = state_->tabSettings();
+    mine.lab = labFromPanel();
+    if (panel_->variant() == state_->variant() && ViewState::sameTabSettings(mine, state_->tabSettings())) return;
+    const Workspace::Lab& lab = state_->tabSettings().lab;
+    following_ = true;
+    if (panel_->variant() != state_->variant()) panel_->setVariant(state_->variant());
+    if (panel_->featureMap() != lab.featureMap) panel_->featureMapCombo()->setCurrentIndex(int(lab.featureMap));
+    panel_->featuresSpin()->setValue(lab.features);
+    panel_->gateSlider()->setValue(int(std::lround(lab.gate * 100)));
+    panel_->fitWidthSpin()->setValue(lab.fitWidth);
+    panel_->fitStepsSpin()->setValue(lab.fitSteps);
+    following_ = false;
+    syncState();  // what the panel took (a value out of a spin box's range is clamped)
 }

@@ -15,6 +15,7 @@
 // requestDetail() when the lab draws the detail map.
 #pragma once
 
+#include "figure/workspace.h"
 #include "services/labservice.h"
 
 #include <QObject>
@@ -86,6 +87,11 @@ public:
     void prune(bool mostImportant = false);
     // Stops and waits for every lab worker (window shutdown, tests).
     void shutdown();
+    // The Lab's settings live in the ViewState (tabSettings().lab, variant(), inside()): the
+    // panel's changes, the current fit (it goes with the trace it was made on) and the applied
+    // knockouts are written there as they happen, and the panel follows the state's variant,
+    // feature map, features, gate and fit settings (a workspace being opened).
+    void syncState();
 
     LabService* service() const { return service_; }
     LabPanel* panel() const { return panel_; }
@@ -128,6 +134,8 @@ private:
     void refreshBlockView();
     void updateMaskViews();
     void showMasksOnOverview();
+    void followState();
+    Workspace::Lab labFromPanel() const;  // the settings as the panel and the current fit have them
 
     MapKey currentKey() const;  // the state's selection
     QString blockName() const;  // the state's block, "self" while there is none
@@ -152,6 +160,7 @@ private:
     TracePtr metricsTrace_;                     // what the metrics table shows
     double metricsTemperature_ = 0;
     int blockViewBlock_ = -1;  // the block the block view was asked for
+    bool following_ = false;   // the panel is being set from the state (followState)
     QString jobText_;
     attnscope::ProgressClock jobClock_;  // the running job's time left
 };

@@ -7,6 +7,7 @@
 #include "views/overviewgrid.h"
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
+#include "controllers/sectionsync.h"
 
 #include "attnscope/analysis/head_metric_list.h"
 
@@ -20,6 +21,17 @@ ModelViewController::ModelViewController(ViewState* state, Session* session, Map
     panel_ = new ModelViewPanel;
     panel_->setObjectName(QStringLiteral("modelViewPanel"));
     service_ = new LabService(this);
+    // Its settings are the state's (the workspace file's "model_view").
+    syncSection<Workspace::ModelView>(
+            state_, panel_, this, &ViewState::TabSettings::modelView,
+            [this] {
+                const State m = this->state();
+                return Workspace::ModelView{QString::fromStdString(m.orderKey), m.descending, m.frames,
+                                            QString::fromStdString(m.metricKey)};
+            },
+            [this](const Workspace::ModelView& w) {
+                setState({w.order.toStdString(), w.descending, w.frames, w.metric.toStdString()});
+            });
     connect(panel_, &ModelViewPanel::headChosen, this,
             [this](int layer, int head) { state_->select(state_->block(), layer, head); });
     // The Explore overview's thumbnails, when they are the shown block's.

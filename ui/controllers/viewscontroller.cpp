@@ -10,6 +10,7 @@
 #include "views/qkspaceview.h"
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
+#include "controllers/sectionsync.h"
 #include "figure/headfigure.h"
 #include "figure/sourceview.h"
 #include "panels/labpanel.h"
@@ -140,6 +141,50 @@ ViewsController::ViewsController(ViewState* state, Session* session, LabControll
     connect(lab_->panel(), &LabPanel::variantChanged, this, &ViewsController::refresh);
     // Queued: the lab takes the fit in before the views ask for it.
     connect(lab_->service(), &LabService::fitReady, this, &ViewsController::refresh, Qt::QueuedConnection);
+    // Its settings are the state's (the workspace file's "views"); the token selection is the
+    // state's tokenSelection().
+    const auto sync = syncSection<Workspace::Views>(
+            state_, tabs_, this, &ViewState::TabSettings::views, [this] { return settings(); },
+            [this](const Workspace::Views& w) { setSettings(w); });
+    // What setState changes with its signals blocked: written once the views have their values.
+    for (auto shown : {&ViewsController::linesShown, &ViewsController::neuronShown, &ViewsController::qkShown})
+        connect(this, shown, this, sync);
+}
+
+namespace {
+
+// The file's names of the dock's tabs, the selection's side and QkColoring's values, in their
+// index order (figure/workspace_views.cpp reads the same names).
+const QStringList kViewTabNames = {QStringLiteral("lines"), QStringLiteral("neuron"), QStringLiteral("qk")};
+const QStringList kSideNames = {QStringLiteral("none"), QStringLiteral("query"), QStringLiteral("key")};
+const QStringList kColoringNames = {QStringLiteral("position"), QStringLiteral("kind"), QStringLiteral("head"),
+                                    QStringLiteral("token_kind")};
+
+}  // namespace
+
+Workspace::Views ViewsController::settings() const {
+    const State v = state();
+    Workspace::Views w;
+    w.tab = kViewTabNames.value(v.tab, kViewTabNames.first());
+    const bool selected = (v.selectedSide == 0 || v.selectedSide == 1) && v.selectedIndex >= 0;
+    w.selectedSide = selected ? kSideNames[v.selectedSide + 1] : kSideNames[0];
+    w.selectedIndex = selected ? v.selectedIndex : -1;
+    w.lines = {v.lines.hiddenHeads, v.lines.threshold, v.lines.windowStart};
+    w.neuronQuery = v.neuron.query;
+    w.qk = {v.qk.allHeads, kColoringNames.value(int(v.qk.coloring), kColoringNames.first())};
+    return w;
+}
+
+void ViewsController::setSettings(const Workspace::Views& w) {
+    State v;
+    v.tab = std::max(0, int(kViewTabNames.indexOf(w.tab)));
+    v.selectedSide = int(kSideNames.indexOf(w.selectedSide)) - 1;  // none -1, query 0, key 1
+    v.selectedIndex = v.selectedSide < 0 ? -1 : w.selectedIndex;
+    v.lines = {w.lines.hiddenHeads, w.lines.threshold, w.lines.windowStart};
+    v.neuron.query = w.neuronQuery;
+    v.qk.allHeads = w.qk.allHeads;
+    v.qk.coloring = QkColoring(std::max(0, int(kColoringNames.indexOf(w.qk.coloring))));
+    setState(v);
 }
 
 ViewsController::~ViewsController() {

@@ -12,6 +12,7 @@
 // others and frames its row or column in the heat map; hovering frames it only while hovered.
 #pragma once
 
+#include "figure/workspace.h"
 #include "services/labservice.h"
 #include "services/viewsservice.h"
 #include "views/lineview.h"
@@ -58,6 +59,9 @@ public:
     State state() const;
     // Applies the settings and the selection to the shown trace, then asks core again.
     void setState(const State& state);
+    // The same as the workspace file's "views" section (the state's tabSettings().views).
+    Workspace::Views settings() const;
+    void setSettings(const Workspace::Views& views);
 
     // The selection or the trace changed: the visible view asks core again.
     void refresh();

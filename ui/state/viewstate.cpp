@@ -4,6 +4,8 @@
 #include <cmath>
 #include <iterator>
 
+#include <QStringList>
+
 namespace {
 
 bool sameHead(const attnscope::HeadRef& h, const QString& block, int layer, int head) {
@@ -18,6 +20,14 @@ bool sameZoom(const std::optional<ViewState::Zoom>& a, const std::optional<ViewS
     if (!a || !b) return !a && !b;
     return a->keyLower == b->keyLower && a->keyUpper == b->keyUpper && a->queryLower == b->queryLower &&
            a->queryUpper == b->queryUpper;
+}
+
+// The Views section's selection is the token selection's (one truth, two names in the file).
+void putSelection(Workspace::Views& views, const ViewState::TokenSelection& t) {
+    views.selectedSide = t.side == 0   ? QStringLiteral("query")
+                         : t.side == 1 ? QStringLiteral("key")
+                                       : QStringLiteral("none");
+    views.selectedIndex = t.side >= 0 ? t.index : -1;
 }
 
 bool sameMasks(const std::vector<attnscope::HeadRef>& a, const std::vector<attnscope::HeadRef>& b) {
@@ -43,10 +53,12 @@ void ViewState::setModel(const QString& spec) {
     head_ = 0;
     const bool hadToken = token_.side >= 0;
     token_ = {};
+    putSelection(tabSettings_.views, token_);
     const bool hadMasks = !masks_.empty();
     masks_.clear();
     const bool hadLayers = !inside_.layers.empty();
     inside_.layers.clear();
+    const bool hadFit = tabSettings_.lab.fit.has_value();
     tabSettings_.lab.fit.reset();  // a fit is of one model's head
     const bool hadZoom = zoom_.has_value();
     zoom_.reset();
@@ -65,6 +77,7 @@ void ViewState::setModel(const QString& spec) {
     if (hadZoom) emit zoomChanged();
     if (hadTarget) emit mapSourceChanged();
     if (hadUnavailable) emit unavailableSourcesChanged();
+    if (hadFit) emit tabSettingsChanged();
 }
 
 void ViewState::setDevice(const QString& device) {
@@ -151,6 +164,7 @@ void ViewState::setTokenSelection(TokenSelection selection) {
     if (selection.side < 0 || selection.index < 0) selection = {};
     if (selection == token_) return;
     token_ = selection;
+    putSelection(tabSettings_.views, token_);
     emit tokenSelectionChanged();
 }
 
@@ -258,8 +272,28 @@ void ViewState::setTab(const QString& tab) {
     setView(v);
 }
 
+bool ViewState::sameTabSettings(const TabSettings& a, const TabSettings& b) {
+    const auto json = [](const TabSettings& t) {
+        Workspace w;  // the other sections are the defaults in both
+        w.lab = t.lab;
+        w.modelView = t.modelView;
+        w.image = t.image;
+        w.views = t.views;
+        w.views.selectedSide = QStringLiteral("none");  // the token selection's, compared there
+        w.views.selectedIndex = -1;
+        w.generation = t.generation;
+        w.figure = t.figure;
+        w.causal = t.causal;
+        return workspaceJson(w);
+    };
+    return json(a) == json(b);
+}
+
 void ViewState::setTabSettings(const TabSettings& settings) {
-    tabSettings_ = settings;
+    TabSettings s = settings;
+    putSelection(s.views, token_);
+    if (sameTabSettings(s, tabSettings_)) return;
+    tabSettings_ = std::move(s);
     emit tabSettingsChanged();
 }
 
@@ -281,13 +315,14 @@ Workspace ViewState::workspace() const {
     w.scale = scale_;
     w.view = view_;
     w.view.zoom = zoom_;
+    // Tabs the file has no name for (the Corpus tab, the Compare tab's reports) open on Explore.
+    static const QStringList fileTabs = {QStringLiteral("explore"), QStringLiteral("compare"),
+                                         QStringLiteral("metrics"), QStringLiteral("model"),
+                                         QStringLiteral("image"),   QStringLiteral("causal")};
+    if (!fileTabs.contains(w.view.tab)) w.view.tab = QStringLiteral("explore");
     w.modelView = tabSettings_.modelView;
     w.image = tabSettings_.image;
-    w.views = tabSettings_.views;
-    w.views.selectedSide = token_.side == 0   ? QStringLiteral("query")
-                           : token_.side == 1 ? QStringLiteral("key")
-                                              : QStringLiteral("none");
-    w.views.selectedIndex = token_.side >= 0 ? token_.index : -1;
+    w.views = tabSettings_.views;  // its selection is token_'s
     w.generation = tabSettings_.generation;
     w.figure = tabSettings_.figure;
     w.causal = tabSettings_.causal;
@@ -308,11 +343,10 @@ void ViewState::applyWorkspace(const Workspace& ws) {
     setColormap(ws.colormap);
     setScale(ws.scale);
     setView(ws.view);
-    TabSettings t{ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure, ws.causal};
-    setTabSettings(t);
     setTokenSelection({ws.views.selectedSide == QLatin1String("query") ? 0
                        : ws.views.selectedSide == QLatin1String("key") ? 1
                                                                        : -1,
                        ws.views.selectedIndex});
+    setTabSettings({ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure, ws.causal});
     setZoom(ws.view.zoom);
 }

@@ -18,7 +18,8 @@
 //     mean other tokens).
 //   - setBlocks(): the block is kept by name when the new trace has it (else the first), layer
 //     and head are clamped into its shape, masks outside it are dropped.
-// workspace() / applyWorkspace() are its serialisation (figure/workspace.h, .attnscope files).
+// workspace() / applyWorkspace() are its serialisation (figure/workspace.h, .attnscope files):
+// the window saves workspace() as it is (with its geometry), reading no widget.
 #pragma once
 
 #include "figure/workspace.h"
@@ -129,7 +130,16 @@ public:
         Workspace::Causal causal;  // the Causal tab's inputs, tokens, position and patching
     };
     const TabSettings& tabSettings() const { return tabSettings_; }
+    // Emits tabSettingsChanged when any of them changed (compared as the file writes them).
     void setTabSettings(const TabSettings& settings);
+    // One section, the others kept: e.g. setTabSetting(&TabSettings::modelView, m).
+    template <class T>
+    void setTabSetting(T TabSettings::*section, const T& value) {
+        TabSettings t = tabSettings_;
+        t.*section = value;
+        setTabSettings(t);
+    }
+    static bool sameTabSettings(const TabSettings& a, const TabSettings& b);
 
     // The whole state as a workspace, and back (the window's geometry is not the state's).
     // applyWorkspace sets every part (model first, so its resets do not undo the rest) and
