@@ -229,8 +229,7 @@ protected:
         // LD from the final norm (an alias) and the two unembedding rows (index_select makes new tensors).
         at::Tensor row = norm(x.narrow(0, position, 1), copyNorm(finalNorm_));
         if (projectOut_.defined()) row = at::mm(row, alias(projectOut_).t());
-        const at::Tensor ids64 = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(head_.weight.device());
-        const at::Tensor w = head_.weight.index_select(0, ids64).to(row.scalar_type());
+        const at::Tensor w = gatherRows(head_.weight, tokens, row.device()).to(row.scalar_type());
         const at::Tensor z = at::mm(row, w.t()).reshape({-1}).to(at::kFloat);
         const at::Tensor ld = tokens.size() > 1 ? z[0] - z[1] : z[0];
         ld.backward();
@@ -283,7 +282,7 @@ protected:
         }
         at::Tensor last = norm(x.narrow(0, n - 1, 1), copyNorm(finalNorm_));
         if (projectOut_.defined()) last = at::mm(last, alias(projectOut_).t());
-        at::Tensor z = at::mm(last, alias(head_.weight).t().to(last.scalar_type()));
+        at::Tensor z = at::mm(last, alias(denseTable(head_.weight)).t().to(last.scalar_type()));
         if (head_.bias.defined()) z = z + alias(head_.bias).to(z.scalar_type());
         out.outputs = z.reshape({-1}).to(at::kFloat);
         return out;
