@@ -1,4 +1,5 @@
 #include "window/mainwindow.h"
+#include "window/modelbrowsing.h"
 
 #include "controllers/causalcontroller.h"
 #include "controllers/generatecontroller.h"
@@ -203,6 +204,7 @@ void MainWindow::connectSession() {
     const ControlPanel* c = controls_;
     connect(c->picker(), &ModelPicker::modelChosen, this, &MainWindow::openModel);
     connect(c->picker(), &ModelPicker::openFolderRequested, this, &MainWindow::chooseModelFolder);
+    connect(c->picker(), &ModelPicker::browseRequested, this, [this] { browseModels(*this); });
     connect(c->runButton(), &QPushButton::clicked, this, &MainWindow::runInput);
     connect(c->input(), &QLineEdit::returnPressed, this, &MainWindow::runInput);
     connect(c->targetInput(), &QLineEdit::returnPressed, this, &MainWindow::runInput);

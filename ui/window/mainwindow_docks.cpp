@@ -3,6 +3,7 @@
 // its few outward signals (status lines, errors, the lab's detail map) are routed to the
 // window's views. Every menu is assembled in buildMenus, in one place.
 #include "window/mainwindow.h"
+#include "window/modelbrowsing.h"
 
 #include "controllers/causalcontroller.h"
 #include "controllers/generatecontroller.h"
@@ -228,6 +229,15 @@ void MainWindow::buildMenus() {
     QAction* open = file->addAction(tr("&Open Model Folder…"), this, &MainWindow::chooseModelFolder);
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
+    QAction* browse = file->addAction(tr("Open &Model…"), this, [this] { browseModels(*this); });
+    browse->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
+    browse->setObjectName(QStringLiteral("browseModelsAction"));
+    browse->setToolTip(
+            tr("The models on this machine: recent, the Hugging Face cache, LM Studio, Ollama, your folders"));
+    QAction* compareModels =
+            file->addAction(tr("Compare with Another &Model…"), this, [this] { compareWithModel(*this); });
+    compareModels->setObjectName(QStringLiteral("compareModelsAction"));
+    compareModels->setToolTip(tr("Run another model (a GGUF copy, say) on the same input and compare every head"));
     file->addAction(makeAttentionFileAction());
     file->addAction(makeOpenImageAction());
     recentMenu_ = file->addMenu(tr("Open &Recent"));
