@@ -2,7 +2,7 @@
 """A GGUF file of make_checkpoint_big.py's shapes, quantised Q4_K (output.weight Q6_K, norms F32),
 for the GGUF benchmarks (issue 39).
 
-  python3 bench/make_gguf_big.py FILE.gguf [--shape llama3-1b|llama3-8b|...]
+  python3 bench/make_gguf_big.py FILE.gguf [--shape llama3-1b|llama3-8b|...] [--tokenizer]
 
 Every matrix is cut from one 64 MiB run of random blocks with sane scales (fp16 d ~ 1e-3), so the
 file is written in seconds; its weights mean nothing, its shapes, block types and bytes are a real
@@ -38,6 +38,53 @@ def f32(key, v):
     return kv(key, 6, struct.pack("<f", v))
 
 
+def strs(key, values):
+    return kv(key, 9, struct.pack("<IQ", 8, len(values)) + b"".join(s(v) for v in values))
+
+
+def i32s(key, values):
+    return kv(key, 9, struct.pack("<IQ", 5, len(values)) + np.asarray(values, dtype="<i4").tobytes())
+
+
+def byte_chars():
+    """GPT-2's bytes_to_unicode: the 256 one-character tokens of a byte-level BPE."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return [chr(c) for c in cs]
+
+
+def tokenizer_meta(vocab, rng):
+    """A Llama-3-style byte-level BPE of `vocab` tokens: the 256 byte characters, merges that each
+    join two existing tokens into a new one (vocab - 512 of them, lengths kept short), then 256
+    control tokens as Llama 3 reserves. Its tokens mean nothing; its sizes (strings, merges) are
+    what tokenizer construction costs on a real 128k file (Llama 3 lists 280k merges, several per
+    token; this one lists one per token)."""
+    tokens = byte_chars()
+    seen = set(tokens)
+    merges = []
+    regular = vocab - 256
+    while len(tokens) < regular:
+        a = tokens[int(rng.integers(0, len(tokens)) * rng.random() ** 2)]
+        b = tokens[int(rng.integers(0, len(tokens)) * rng.random() ** 2)]
+        t = a + b
+        if t in seen or len(t) > 16:
+            continue
+        seen.add(t)
+        tokens.append(t)
+        merges.append(a + " " + b)
+    types = [1] * len(tokens) + [3] * 256
+    tokens += [f"<|reserved_special_token_{i}|>" for i in range(256)]
+    return [kv("tokenizer.ggml.model", 8, s("gpt2")), kv("tokenizer.ggml.pre", 8, s("llama-bpe")),
+            strs("tokenizer.ggml.tokens", tokens), i32s("tokenizer.ggml.token_type", types),
+            strs("tokenizer.ggml.merges", merges), u32("tokenizer.ggml.bos_token_id", regular),
+            u32("tokenizer.ggml.eos_token_id", regular + 1)]
+
+
 def blocks(rng, kind):
     _, _, size = TYPES[kind]
     n = RUN // size
@@ -69,6 +116,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="llama3-8b")
+    ap.add_argument("--tokenizer", action="store_true",
+                    help="add a synthetic Llama-3-style BPE tokenizer of the shape's vocabulary (tokenizer.ggml.*)")
     args = ap.parse_args()
     sh = SHAPES[args.shape]
     if sh["type"] not in ("llama", "mistral"):
@@ -84,6 +133,8 @@ def main():
             u32(a + "attention.head_count", sh["H"]), u32(a + "attention.head_count_kv", sh["G"]),
             u32(a + "rope.dimension_count", sh["D"]), f32(a + "rope.freq_base", 500000.0),
             f32(a + "attention.layer_norm_rms_epsilon", 1e-5)]
+    if args.tokenizer:
+        meta += tokenizer_meta(sh["V"], rng)
     ts = tensors(sh)
     infos, sizes, at = b"", [], 0
     for name, shape, kind in ts:

@@ -48,5 +48,6 @@ Command dlaCommand();
 Command patchCommand();
 Command evictCommand();
 Command niahCommand();
+Command compareModelsCommand();
 
 }  // namespace attnscope::cli

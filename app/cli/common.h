@@ -21,7 +21,8 @@ namespace attnscope::cli {
 // Loads positional 0 (a model folder, a file of one, builtin:NAME, or a model id in the Hugging
 // Face cache at --revision; io/model_location.h) on --device (default auto), with
 // --weights auto|convert|stream, --revision and --progress where the command declares them.
-std::shared_ptr<const Model> loadModel(const Args& args);
+// `index` picks another positional (compare-models takes two models).
+std::shared_ptr<const Model> loadModel(const Args& args, std::size_t index = 0);
 
 // --capture-dtype compute|float16|bfloat16 and --progress (where declared) into options; `what`
 // names the run on the progress line ("forward", "re-run").

@@ -11,6 +11,7 @@ namespace {
 const char* const kRecentKey = "recentModelFolders";
 const int kSpecRole = Qt::UserRole;
 const QString kOpenFolder = QStringLiteral("open-folder");
+const QString kBrowse = QStringLiteral("browse-models");
 
 }  // namespace
 
@@ -49,6 +50,7 @@ void ModelPicker::refresh() {
         setItemData(count() - 1, QDir::toNativeSeparators(folder), Qt::ToolTipRole);
     }
     if (count() > 0) insertSeparator(count());
+    addItem(tr("Browse models…"), kBrowse);
     addItem(tr("Open folder…"), kOpenFolder);
     const int found = findData(current_, kSpecRole);
     setCurrentIndex(found);
@@ -67,9 +69,12 @@ QString ModelPicker::currentSpec() const { return current_; }
 
 void ModelPicker::onActivated(int index) {
     const QString spec = itemData(index, kSpecRole).toString();
-    if (spec == kOpenFolder) {
+    if (spec == kOpenFolder || spec == kBrowse) {
         setCurrentIndex(findData(current_, kSpecRole));  // stays on the open model
-        emit openFolderRequested();
+        if (spec == kBrowse)
+            emit browseRequested();
+        else
+            emit openFolderRequested();
     } else if (!spec.isEmpty() && spec != current_) {
         emit modelChosen(spec);
     }

@@ -1,6 +1,6 @@
 // ModelPicker: a combo box of the built-in models (builtin:NAME, from core's builtinModels()),
 // the recently opened model folders (kept in QSettings, newest first, at most 8) and
-// "Open folder…". Choosing an entry asks the window to open it.
+// "Browse models…" and "Open folder…". Choosing an entry asks the window to open it.
 #pragma once
 
 #include <QComboBox>
@@ -24,6 +24,7 @@ public:
 signals:
     void modelChosen(const QString& spec);
     void openFolderRequested();
+    void browseRequested();  // "Browse models…": the model browser
 
 private:
     void onActivated(int index);

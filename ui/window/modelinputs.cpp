@@ -20,7 +20,9 @@
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
 #include "views/overviewgrid.h"
+#include "window/mainwindow.h"
 #include "window/mappresenter.h"
+#include "window/modelbrowsing.h"
 #include "window/windowparts.h"
 #include "window/workspaceio.h"
 
@@ -78,6 +80,8 @@ void ModelInputs::connectSession() {
     const ControlPanel* c = p_.controls;
     connect(c->picker(), &ModelPicker::modelChosen, this, &ModelInputs::openModel);
     connect(c->picker(), &ModelPicker::openFolderRequested, this, &ModelInputs::chooseModelFolder);
+    connect(c->picker(), &ModelPicker::browseRequested, this,
+            [this] { browseModels(*qobject_cast<MainWindow*>(p_.window)); });
     connect(c->runButton(), &QPushButton::clicked, this, &ModelInputs::runInput);
     connect(c->input(), &QLineEdit::returnPressed, this, &ModelInputs::runInput);
     connect(c->targetInput(), &QLineEdit::returnPressed, this, &ModelInputs::runInput);

@@ -8,6 +8,8 @@
 #include "state/viewstate.h"
 #include "window/attentionfiles.h"
 #include "window/exporter.h"
+#include "window/mainwindow.h"
+#include "window/modelbrowsing.h"
 #include "window/modelinputs.h"
 #include "window/shortcutsdialog.h"
 #include "window/windowparts.h"
@@ -45,6 +47,16 @@ WindowMenus::WindowMenus(WindowParts& parts, QObject* parent) : QObject(parent),
     QAction* open = file->addAction(tr("&Open Model Folder…"), p_.inputs, &ModelInputs::chooseModelFolder);
     open->setShortcut(QKeySequence::Open);
     open->setObjectName(QStringLiteral("openAction"));
+    auto* window = qobject_cast<MainWindow*>(p_.window);  // the browser opens through the window's openModel
+    QAction* browse = file->addAction(tr("Open &Model…"), this, [window] { browseModels(*window); });
+    browse->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
+    browse->setObjectName(QStringLiteral("browseModelsAction"));
+    browse->setToolTip(
+            tr("The models on this machine: recent, the Hugging Face cache, LM Studio, Ollama, your folders"));
+    QAction* compareModels =
+            file->addAction(tr("Compare with Another &Model…"), this, [window] { compareWithModel(*window); });
+    compareModels->setObjectName(QStringLiteral("compareModelsAction"));
+    compareModels->setToolTip(tr("Run another model (a GGUF copy, say) on the same input and compare every head"));
     file->addAction(p_.attentionFiles->makeAction());
     file->addAction(p_.inputs->openImageAction());
     recentMenu_ = file->addMenu(tr("Open &Recent"));

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <mutex>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -289,9 +291,29 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::filesystem::path& path
     if (!S_ISREG(st.st_mode)) failAt(path, "not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < 24) failAt(path, "truncated: " + std::to_string(size) + " bytes, shorter than a GGUF header (24)");
+    // Loading a model reads one file three times (the config, the weights, the tokenizer): while
+    // one reading of it is alive, the same path, inode, size and modification time reuse it.
+    static std::mutex cacheMutex;
+    static std::map<std::string, std::weak_ptr<const GgufFile>> cache;
+    const std::string key = path.string() + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
+                            std::to_string(size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
+                            std::to_string(st.st_mtim.tv_nsec);
+    {
+        const std::lock_guard<std::mutex> lock(cacheMutex);
+        for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
+        if (auto it = cache.find(key); it != cache.end())
+            if (auto alive = it->second.lock()) return alive;
+    }
+    auto f = readFile(path, file.fd, size);
+    const std::lock_guard<std::mutex> lock(cacheMutex);
+    cache[key] = f;
+    return f;
+}
+
+std::shared_ptr<const GgufFile> GgufFile::readFile(const std::filesystem::path& path, int fd, std::uint64_t size) {
     std::shared_ptr<GgufFile> f(new GgufFile);
     f->path_ = path;
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) failAt(path, "cannot map " + std::to_string(size) + " bytes: " + errnoText(errno));
     f->map_ = static_cast<const std::byte*>(map);
     f->size_ = size;

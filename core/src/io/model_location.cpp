@@ -76,8 +76,11 @@ bool isModelId(const std::string& spec) {
 }
 
 fs::path hubSnapshot(const std::string& id, const std::string& revision) {
+    return hubSnapshot(hubCache(), id, revision);
+}
+
+fs::path hubSnapshot(const HubCache& cache, const std::string& id, const std::string& revision) {
     if (!isModelId(id)) throw Error(id + ": not a Hugging Face model id (org/name)");
-    const HubCache cache = hubCache();
     std::string folder = "models--" + id;
     if (const auto slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
     const fs::path repo = cache.dir / folder;

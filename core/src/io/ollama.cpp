@@ -33,7 +33,9 @@ fs::path ollamaRoot() {
     return fs::path(home && *home ? home : ".") / ".ollama" / "models";
 }
 
-fs::path ollamaModel(const std::string& spec) {
+fs::path ollamaModel(const std::string& spec) { return ollamaModel(spec, ollamaRoot()); }
+
+fs::path ollamaModel(const std::string& spec, const fs::path& root) {
     static const std::string prefix = "ollama:";
     std::string rest = spec.rfind(prefix, 0) == 0 ? spec.substr(prefix.size()) : spec;
     std::string tag = "latest";
@@ -48,7 +50,6 @@ fs::path ollamaModel(const std::string& spec) {
     }
     if (!ollamaPart(ns) || !ollamaPart(name) || !ollamaPart(tag))
         throw Error(spec + ": not an Ollama model name (ollama:NAME[:TAG], letters, digits, '-', '_', '.')");
-    const fs::path root = ollamaRoot();
     const fs::path manifest = root / "manifests" / "registry.ollama.ai" / ns / name / tag;
     std::error_code ec;
     if (!fs::exists(manifest, ec)) throw Error(spec + ": no such Ollama model (looked for " + manifest.string() + ")");

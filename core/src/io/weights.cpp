@@ -236,6 +236,15 @@ at::Tensor WeightStore::mapped(const Entry& e, const std::vector<std::int64_t>& 
 
 at::Tensor WeightStore::rows(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Entry* e = stream_ ? lookup(name) : nullptr;
+    if (e && e->gguf && e->gguf->type != GgmlType::F32 && supportedGgmlType(e->gguf->type) && e->permuteHeads == 0 &&
+        e->info->shape == shape && shape.size() == 2) {
+        if (used_.insert(e->info->name).second) {
+            parameters_ += e->info->numel();
+            ggufTypesUsed_.insert(ggmlTypeName(e->gguf->type));
+        }
+        stream_->mappedBytes_ += e->gguf->bytes;
+        return quantisedRows(*e, shape);
+    }
     const bool half = e && (e->info->dtype == DType::F16 || e->info->dtype == DType::BF16);
     if (!half || e->info->shape != shape || reinterpret_cast<std::uintptr_t>(e->data) % 2 != 0)
         return get(name, shape);  // converted, or get() reports what is wrong
@@ -317,8 +326,9 @@ std::uint64_t WeightStore::streamedBytes() const {
         const bool half = t.dtype == DType::F16 || t.dtype == DType::BF16;
         if (streamable(e))
             layerBytes[layerOfName(t.name)] += f32;
-        else if (half && t.shape.size() >= 2 && t.numel() >= kRowsElements)
-            continue;  // stays mapped
+        else if ((half || (e.gguf && e.gguf->type != GgmlType::F32)) && t.shape.size() >= 2 &&
+                 t.numel() >= kRowsElements)
+            continue;  // stays mapped (a GGUF one quantised: QuantisedTable)
         else if (t.dtype != DType::F32 || e.gguf)
             converted += f32;  // F32 is used from the mapping
     }

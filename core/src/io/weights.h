@@ -143,7 +143,7 @@ public:
     // For ModelInfo::weights: "streamed from BF16 (…)", "converted to float32", ….
     std::string describe() const;
     // A big non-layer matrix (embedding, output head): in its stored dtype from the mapping when
-    // streamed, else get().
+    // streamed (a quantised GGUF one as a QuantisedTable), else get().
     at::Tensor rows(const std::string& name, const std::vector<std::int64_t>& shape);
 
     std::int64_t parametersUsed() const { return parameters_; }
@@ -173,7 +173,8 @@ private:
     at::Tensor mapped(const Entry& e, const std::vector<std::int64_t>& shape);  // from_blob over the mapping
     void openSharded(const std::filesystem::path& folder, const std::filesystem::path& index, bool torch);
     void openGguf(const std::filesystem::path& file);
-    at::Tensor dequantised(const Entry& e, const std::vector<std::int64_t>& shape);  // a GGUF tensor, owned
+    at::Tensor dequantised(const Entry& e, const std::vector<std::int64_t>& shape);           // a GGUF tensor, owned
+    static at::Tensor quantisedRows(const Entry& e, const std::vector<std::int64_t>& shape);  // see QuantisedTable
 
     std::filesystem::path folder_, source_;
     std::map<std::string, Entry> entries_;
@@ -186,6 +187,22 @@ private:
     std::set<std::string> used_;
     std::shared_ptr<WeightStream> stream_;
 };
+
+// A quantised GGUF matrix that rows() hands out without dequantising it (a streamed GGUF model's
+// embedding and output head: hundreds of millions of values that would take seconds and gigabytes
+// to convert when the file opens). The tensor is uint8 with the matrix's shape and all strides 0,
+// so it holds no numbers of its own; family_common's gatherRows, rowsMatmul and denseTable
+// recognise it by quantisedTable() and dequantise only the rows they use.
+struct QuantisedTable {
+    const GgufTensor* tensor;
+    const std::byte* data;              // in the file's mapping
+    std::shared_ptr<const void> owner;  // keeps the mapping alive
+};
+// The table behind t, or null when t is an ordinary tensor.
+const QuantisedTable* quantisedTable(const at::Tensor& t);
+// Rows [begin, end) of the table as float32 at out ((end - begin) × row length), on every core
+// for big ranges.
+void dequantiseTable(const QuantisedTable& q, std::int64_t begin, std::int64_t end, float* out);
 
 // The first all-digit component of a tensor name ("model.layers.12.mlp…" -> 12), or -1.
 int layerOfName(const std::string& name);

@@ -97,6 +97,43 @@ at::Tensor WeightStore::dequantised(const Entry& e, const std::vector<std::int64
     return out;
 }
 
+namespace {
+
+void deleteTable(void* context) { delete static_cast<QuantisedTable*>(context); }
+
+}  // namespace
+
+at::Tensor WeightStore::quantisedRows(const Entry& e, const std::vector<std::int64_t>& shape) {
+    auto* table = new QuantisedTable{e.gguf, e.data, e.owner};
+    c10::DataPtr pointer(const_cast<std::byte*>(e.data), table, &deleteTable, c10::Device(c10::kCPU));
+    c10::Storage storage(c10::Storage::use_byte_size_t(), static_cast<std::size_t>(e.gguf->bytes), std::move(pointer),
+                         nullptr, false);
+    at::Tensor t = at::empty({0}, at::TensorOptions().dtype(at::kByte));
+    t.set_(storage, 0, shape, std::vector<std::int64_t>(shape.size(), 0));
+    return t;
+}
+
+const QuantisedTable* quantisedTable(const at::Tensor& t) {
+    if (!t.defined() || !t.has_storage() || t.scalar_type() != at::kByte) return nullptr;
+    const c10::DataPtr& p = t.storage().data_ptr();
+    return p.get_deleter() == &deleteTable ? static_cast<const QuantisedTable*>(p.get_context()) : nullptr;
+}
+
+void dequantiseTable(const QuantisedTable& q, std::int64_t begin, std::int64_t end, float* out) {
+    const GgufTensor& t = *q.tensor;
+    const std::int64_t width = t.rowLength(), rows = end - begin;
+    const unsigned workers =
+            rows * width < (1 << 20) ? 1u : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    const std::int64_t per = (rows + workers - 1) / workers;
+    const auto part = [&](std::int64_t from, std::int64_t to) {
+        if (to > from) dequantiseRows(t, q.data, begin + from, to - from, out + from * width);
+    };
+    std::vector<std::thread> threads;
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(part, per * w, std::min(rows, per * (w + 1)));
+    part(0, std::min(rows, per));
+    for (auto& th : threads) th.join();
+}
+
 void dequantiseSlotRows(const WeightStream::Slot& slot, std::int64_t begin, std::int64_t end) {
     const GgufTensor& t = *slot.gguf;
     const std::int64_t width = t.rowLength();

@@ -45,14 +45,14 @@ public:
     at::Tensor logitsOf(const at::Tensor& rows, const std::vector<std::int64_t>& tokens) const override {
         at::Tensor x = applyNorm(rows, norm_, kind_, eps_);
         if (projectOut_.defined()) x = at::mm(x, projectOut_.t());
-        const at::Tensor ids = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(head_.weight.device());
-        const at::Tensor w = head_.weight.index_select(0, ids).to(x.scalar_type());
+        const at::Tensor w = gatherRows(head_.weight, tokens, x.device()).to(x.scalar_type());
+        const at::Tensor ids = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(x.device());
         const at::Tensor b = head_.bias.defined() ? head_.bias.index_select(0, ids).to(x.scalar_type()) : at::Tensor();
         return at::linear(x, w, b).to(at::kFloat);
     }
     LinearNorm linearNormAt(const at::Tensor& row) const override { return linearised(norm_, kind_, eps_, row); }
     at::Tensor direction(std::int64_t token) const override {
-        const at::Tensor w = head_.weight.narrow(0, token, 1).reshape({-1}).to(at::kCPU, at::kDouble);
+        const at::Tensor w = denseRows(head_.weight, token, token + 1).reshape({-1}).to(at::kCPU, at::kDouble);
         return projectOut_.defined() ? at::mv(projectOut_.to(at::kCPU, at::kDouble).t(), w) : w;
     }
     double logitBias(std::int64_t token) const override {

@@ -10,6 +10,7 @@
 namespace attnscope {
 
 struct DecoderNames;
+class GgufFile;
 struct DecoderSpec;
 
 using LoadFamily = std::shared_ptr<const Model>(const std::filesystem::path& folder, const JsonConfig& config,
@@ -44,6 +45,9 @@ DecoderSpec llamaLike(const JsonConfig& config);
 // phi3 through the same parsers, with llama.cpp's tensor names.
 std::shared_ptr<const Model> loadGguf(const std::filesystem::path& file, c10::Device device,
                                       const LoadOptions& options);
+// Why loadGguf refuses the file (its architecture, its config, a tensor type), one line; empty
+// when the file's description is one it runs. Reads metadata and the tensor index only.
+std::string ggufUnsupported(const GgufFile& file);
 
 // The loader for a config.json model_type, or nullptr; supportedFamilies() lists the types.
 FamilyLoader familyLoader(const std::string& modelType);

@@ -38,12 +38,25 @@ bool streamedTable(const at::Tensor& t) {
 }  // namespace
 
 at::Tensor gatherRows(const at::Tensor& table, const std::vector<std::int64_t>& ids, c10::Device device) {
+    if (const QuantisedTable* q = quantisedTable(table)) {
+        const std::int64_t width = table.size(1);
+        at::Tensor rows = at::empty({static_cast<std::int64_t>(ids.size()), width}, at::kFloat);
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] < 0 || ids[i] >= table.size(0))
+                throw Error("token id " + std::to_string(ids[i]) + " is outside the table's " +
+                            std::to_string(table.size(0)) + " rows");
+            dequantiseTable(*q, ids[i], ids[i] + 1, rows.data_ptr<float>() + static_cast<std::int64_t>(i) * width);
+        }
+        return rows.to(device);
+    }
     at::Tensor rows = table.index_select(0, idTensor(ids, device));
     return streamedTable(table) ? rows.to(at::kFloat) : rows;
 }
 
 std::int64_t computeElementSize(const at::Tensor& table) {
-    return streamedTable(table) ? 4 : static_cast<std::int64_t>(c10::elementSize(table.scalar_type()));
+    return streamedTable(table) || quantisedTable(table)
+                   ? 4
+                   : static_cast<std::int64_t>(c10::elementSize(table.scalar_type()));
 }
 
 at::Tensor linearRows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool transposed) {
@@ -56,8 +69,21 @@ at::Tensor linearRows(const at::Tensor& x, const at::Tensor& weight, const at::T
     return at::linear(x, weight, bias);
 }
 
+at::Tensor denseRows(const at::Tensor& table, std::int64_t begin, std::int64_t end) {
+    const QuantisedTable* q = quantisedTable(table);
+    if (!q) return table.narrow(0, begin, end - begin);
+    at::Tensor out = at::empty({end - begin, table.size(1)}, at::kFloat);
+    dequantiseTable(*q, begin, end, out.data_ptr<float>());
+    return out;
+}
+
+at::Tensor denseTable(const at::Tensor& table) {
+    return quantisedTable(table) ? denseRows(table, 0, table.size(0)) : table;
+}
+
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-    if (!streamedTable(weight)) return linearRows(x, weight, bias);
+    const QuantisedTable* quantised = quantisedTable(weight);
+    if (!streamedTable(weight) && !quantised) return linearRows(x, weight, bias);
     // 8192 rows of 4096 are 128 MiB in float32: big enough for BLAS, small beside the table.
     const std::int64_t rows = weight.size(0), chunk = std::max<std::int64_t>(1, (32 << 20) / weight.size(1));
     at::Tensor out = at::empty({x.size(0), rows}, x.options());
@@ -65,7 +91,12 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
     for (std::int64_t r = 0; r < rows; r += chunk) {
         const std::int64_t len = std::min(chunk, rows - r);
         at::Tensor w = buffer.narrow(0, 0, len);
-        w.copy_(weight.narrow(0, r, len));
+        if (quantised && x.scalar_type() == at::kFloat)
+            dequantiseTable(*quantised, r, r + len, w.data_ptr<float>());
+        else if (quantised)
+            w.copy_(denseRows(weight, r, r + len));
+        else
+            w.copy_(weight.narrow(0, r, len));
         out.narrow(1, r, len).copy_(at::mm(x, w.t()));
     }
     if (bias.defined()) out.add_(bias.to(out.scalar_type()));

@@ -93,7 +93,8 @@ protected:
 };
 
 // Rows `ids` of an embedding table [vocab, E] on `device`, in the compute dtype: a streamed
-// table (half precision on the CPU) gathers the rows and converts only them.
+// table (half precision on the CPU, or a quantised GGUF table) gathers the rows and converts only
+// them.
 at::Tensor gatherRows(const at::Tensor& table, const std::vector<std::int64_t>& ids, c10::Device device);
 // Bytes per element of the compute dtype for a table from rows(): 4 for a streamed one.
 std::int64_t computeElementSize(const at::Tensor& table);
@@ -105,6 +106,12 @@ at::Tensor linearRows(const at::Tensor& x, const at::Tensor& weight, const at::T
 // x Wᵀ (+ b) for a matrix from rows(): a half-precision W on the CPU is converted in chunks of
 // rows into a reused buffer, so the whole of it never exists in float32.
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+// Rows [begin, end) of a table from rows() as a tensor of numbers: a quantised GGUF table
+// (io/weights.h's QuantisedTable) dequantised to float32, any other a view (stored dtype).
+at::Tensor denseRows(const at::Tensor& table, std::int64_t begin, std::int64_t end);
+// The whole table so (a quantised one dequantised whole: for the rare paths that need every row
+// in one tensor, such as gradients through the head).
+at::Tensor denseTable(const at::Tensor& table);
 
 // A block's description: "self" (a single-stack model, its tokens both queries and keys),
 // "encoder", "decoder" or "cross".

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace attnscope {
 
@@ -131,25 +132,46 @@ void applyRopeFreqs(const GgufFile& f, DecoderSpec& s) {
     }
 }
 
-}  // namespace
-
-std::shared_ptr<const Model> loadGguf(const std::filesystem::path& file, c10::Device device,
-                                      const LoadOptions& options) {
-    const auto f = GgufFile::open(file);
-    const std::string arch = f->requireString("general.architecture");
+// The file's description as loadGguf runs it (throws attnscope::Error as loadGguf would).
+DecoderSpec ggufSpec(const GgufFile& f) {
+    const std::string arch = f.requireString("general.architecture");
     if (!ggufArchitectures().count(arch))
-        f->fail("general.architecture '" + arch + "' is not supported (supported: " + architectureList() + ")");
-    const JsonConfig config(configOf(*f, arch), file);
+        f.fail("general.architecture '" + arch + "' is not supported (supported: " + architectureList() + ")");
+    const JsonConfig config(configOf(f, arch), f.path());
     DecoderSpec s = ggufArchitectures().at(arch).parse(config);
     s.names = ggufNames(s);
     if (s.norm == DecoderSpec::Norm::RmsPlusOne) s.norm = DecoderSpec::Norm::RmsFloat;  // the +1 is stored
     s.tied = false;
     s.tiedIfNoHead = true;
-    applyRopeFreqs(*f, s);
+    applyRopeFreqs(f, s);
     std::string kind = "GGUF";
-    if (auto ft = f->integer("general.file_type")) kind += " file type " + std::to_string(*ft);
+    if (auto ft = f.integer("general.file_type")) kind += " file type " + std::to_string(*ft);
     s.notes.insert(s.notes.begin(), kind + (arch == "llama" ? ", llama.cpp's Q/K row order undone" : ""));
-    return loadDecoder(file, std::move(s), device, options);
+    return s;
+}
+
+}  // namespace
+
+std::string ggufUnsupported(const GgufFile& f) {
+    try {
+        ggufSpec(f);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    std::set<std::string> types;
+    for (const GgufTensor& t : f.tensors())
+        if (!supportedGgmlType(t.type)) types.insert(ggmlTypeName(t.type));
+    if (types.empty()) return {};
+    std::string list;
+    for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
+    return "tensor type" + std::string(types.size() > 1 ? "s " : " ") + list + (types.size() > 1 ? " are" : " is") +
+           " not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)";
+}
+
+std::shared_ptr<const Model> loadGguf(const std::filesystem::path& file, c10::Device device,
+                                      const LoadOptions& options) {
+    const auto f = GgufFile::open(file);
+    return loadDecoder(file, ggufSpec(*f), device, options);
 }
 
 }  // namespace attnscope

@@ -118,7 +118,8 @@ struct GgufTensor {
 
 class GgufFile {
 public:
-    // Throws attnscope::Error "FILE: ..." for anything malformed (see above).
+    // Throws attnscope::Error "FILE: ..." for anything malformed (see above). While a reading of
+    // the same file (path, inode, size, modification time) is alive, it is returned again.
     static std::shared_ptr<const GgufFile> open(const std::filesystem::path& path);
     ~GgufFile();
     GgufFile(const GgufFile&) = delete;
@@ -148,6 +149,7 @@ public:
 
 private:
     GgufFile() = default;
+    static std::shared_ptr<const GgufFile> readFile(const std::filesystem::path& path, int fd, std::uint64_t size);
     const GgufValue* findValue(const std::string& key) const;
     std::filesystem::path path_;
     const std::byte* map_ = nullptr;

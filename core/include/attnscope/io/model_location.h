@@ -27,6 +27,8 @@ bool isModelId(const std::string& spec);
 // The snapshot folder of `id` at `revision` (empty = main). Throws attnscope::Error (one line,
 // naming where it looked) when the cache, the model, the ref or the snapshot is missing.
 std::filesystem::path hubSnapshot(const std::string& id, const std::string& revision = {});
+// The same in a given cache folder (the model browser scans one it was handed).
+std::filesystem::path hubSnapshot(const HubCache& cache, const std::string& id, const std::string& revision = {});
 
 // The folder a MODEL argument opens:
 //   builtin:NAME          -> unchanged (Model::load resolves it);
@@ -49,6 +51,8 @@ std::filesystem::path ollamaRoot();
 // application/vnd.ollama.image.model, ROOT/blobs/sha256-HEX. Throws attnscope::Error (one line,
 // naming where it looked) when the manifest, its model layer or the blob is missing or malformed.
 std::filesystem::path ollamaModel(const std::string& spec);
+// The same in a given store root (the model browser scans one it was handed).
+std::filesystem::path ollamaModel(const std::string& spec, const std::filesystem::path& root);
 
 // True when `file` is named as a model folder's tokenizer file: tokenizer.json, a SentencePiece
 // model (*.model, *.spm), vocab.json, merges.txt or vocab.txt.
