@@ -135,6 +135,7 @@ struct Trace::Impl {
     std::vector<std::int64_t> outputIds;
     std::vector<std::string> outputTokens;
     std::vector<float> targetLogProbs;  // Trace::targetLogProbs
+    RouterTrace router;                 // Trace::router (mixture-of-experts decoders)
     std::vector<float> finalHidden;     // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
     int finalHiddenWidth = 0;
     // The input beyond ids, when it was given (Model::rerun runs it again).
