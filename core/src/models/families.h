@@ -27,6 +27,8 @@ LoadFamily loadBert, loadVit, loadT5, loadBart, loadMbart, loadMarian, loadBuilt
 using ParseDecoder = DecoderSpec(const JsonConfig& config);
 ParseDecoder gpt2Spec, gptNeoxSpec, gptjSpec, gptNeoSpec, phiSpec, optSpec, bloomSpec, falconSpec;
 ParseDecoder llamaSpec, mistralSpec, qwen2Spec, gemmaSpec, gemma2Spec, gemma3TextSpec, qwen3Spec, olmo2Spec, phi3Spec;
+// The mixture-of-experts decoders (moe.h): mixtral.cpp, qwen2_moe.cpp, olmoe.cpp.
+ParseDecoder mixtralSpec, qwen2MoeSpec, olmoeSpec;
 // BLOOM's tensor names, which Falcon keeps (bloom.cpp).
 DecoderNames bloomNames();
 // Llama's description before its notes: the base Mistral and Qwen2 start from (llama.cpp).
