@@ -29,6 +29,7 @@
 #include "panels/modelpicker.h"
 #include "panels/outputpanel.h"
 #include "views/overviewgrid.h"
+#include "views/routerstripview.h"
 #include "services/session.h"
 #include "views/temperatureslider.h"
 
@@ -61,6 +62,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <utility>
@@ -106,9 +108,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     scroll->setMinimumWidth(160);
     heatmap_ = new HeatmapView;
     heatmap_->setObjectName(QStringLiteral("heatmap"));
+    router_ = new RouterStripView;
+    router_->setObjectName(QStringLiteral("routerStrip"));
+    auto* mapColumn = new QWidget;  // the map, and under it the router strip of MoE decoders
+    auto* column = new QVBoxLayout(mapColumn);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(heatmap_, 1);
+    column->addWidget(router_);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
-    split->addWidget(heatmap_);
+    split->addWidget(mapColumn);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
     split->setChildrenCollapsible(false);
@@ -282,6 +291,7 @@ void MainWindow::bindState() {
     });
 
     connect(state_, &ViewState::selectionChanged, this, &MainWindow::onSelectionChanged);
+    connect(state_, &ViewState::selectionChanged, router_, [this] { router_->setLayer(state_->layer()); });
     connect(state_, &ViewState::temperatureChanged, this, &MainWindow::onTemperatureChanged);
     connect(state_, &ViewState::temperatureChanged, lab_, &LabController::onTemperatureChanged);
     connect(state_, &ViewState::colorsChanged, this, [this] {
@@ -423,6 +433,7 @@ void MainWindow::runInput() {
 
 void MainWindow::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
+    router_->setTrace(trace, state_->layer());
     if (!session_->model())
         controls_->outputs()->clear();                                 // maps from an attention file
     else if (!generate_->showStepOutput(trace, controls_->outputs()))  // a generation step: its own output

@@ -33,6 +33,7 @@ class CorpusPanel;
 class ExportDialog;
 class GenerateController;
 class HeatmapView;
+class RouterStripView;
 class ImageController;
 class LabController;
 class ModelViewController;
@@ -232,6 +233,7 @@ private:
     QTabWidget* tabs_ = nullptr;
     OverviewGrid* overview_ = nullptr;
     HeatmapView* heatmap_ = nullptr;
+    RouterStripView* router_ = nullptr;  // MoE decoders: the routers under the map
     ComparePanel* compare_ = nullptr;
     QProgressBar* progressBar_ = nullptr;
     QPushButton* cancelButton_ = nullptr;

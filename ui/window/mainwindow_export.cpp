@@ -8,6 +8,7 @@
 #include "figure/figure.h"
 #include "figure/headfigure.h"
 #include "views/heatmapview.h"
+#include "views/routerstripview.h"
 #include "figure/mapdata.h"
 #include "figure/sourceview.h"
 #include "services/session.h"
@@ -41,6 +42,14 @@ Figure MainWindow::currentFigure() const {
     }
     f.scale = heatmap_->colorScale();  // as on screen: a map source's own range or diverging colours
     if (!shownDetail_.source.weights()) f.colorbarLabel = sourceValueName(shownDetail_.source.source);
+    // MoE decoders: the router strip under the map, over the keys the figure shows.
+    if (router_->strip() && router_->strip()->router.tokens == heatmap_->map().cols) {
+        f.routerStrip = router_->strip();
+        const CellRange keys = zoom ? zoomCells(*zoom, heatmap_->map().rows, heatmap_->map().cols)
+                                    : CellRange{0, heatmap_->map().rows, 0, heatmap_->map().cols};
+        f.routerStrip->firstToken = keys.colBegin;
+        f.routerStrip->tokenCount = keys.colEnd - keys.colBegin;
+    }
     return f;
 }
 
