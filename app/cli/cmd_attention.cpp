@@ -332,8 +332,8 @@ int runAttention(const std::vector<std::string>& argv) {
     for (const auto& block : blocks)
         tokens["blocks"][block.name] = {
                 {"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
-    if (!trace->router().empty()) {  // mixture-of-experts decoders: the routers beside the maps
-        const RouterTrace& r = trace->router();
+    if (!traceRouter(*trace).empty()) {  // mixture-of-experts decoders: the routers beside the maps
+        const RouterTrace& r = traceRouter(*trace);
         writeRouterOutputs(r, staged.path("router.npy"), tokens);
         written.push_back((out / "router.npy").string() + " [" + std::to_string(r.layers) + ", " +
                           std::to_string(r.tokens) + ", " + std::to_string(r.experts) + "]");

@@ -3,7 +3,7 @@
 // rows for dense layers) and tokens.json's "router_topk" [layer][token][k] (-1 on dense layers).
 #pragma once
 
-#include "attnscope/attention/trace.h"
+#include "attnscope/attention/router_trace.h"
 
 #include <nlohmann/json.hpp>
 

@@ -42,7 +42,7 @@ TEST_CASE_METHOD(WindowFixture, "A MoE decoder shows its routers under the map, 
     auto* strip = window.findChild<RouterStripView*>(QStringLiteral("routerStrip"));
     REQUIRE(strip);
     REQUIRE(QTest::qWaitFor([&] { return strip->isVisible() && strip->height() > 40; }, 5000));
-    const attnscope::RouterTrace& r = session->trace()->router();
+    const attnscope::RouterTrace& r = traceRouter(*session->trace());
     REQUIRE(strip->strip());
     CHECK(strip->strip()->router.probabilities.size() == r.probabilities.size());
     CHECK(strip->strip()->router.chosen == r.chosen);

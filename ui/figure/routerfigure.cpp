@@ -8,9 +8,9 @@
 #include <vector>
 
 std::optional<RouterStripFigure> routerStripFigure(const attnscope::Trace& trace, int layer) {
-    if (trace.router().empty()) return std::nullopt;
+    if (traceRouter(trace).empty()) return std::nullopt;
     RouterStripFigure s;
-    s.router = trace.router();
+    s.router = traceRouter(trace);
     for (const std::string& t : trace.displayTokens()) s.tokenLabels << QString::fromStdString(t);
     s.layer = layer;
     s.tokenCount = s.router.tokens;

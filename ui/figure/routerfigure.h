@@ -5,6 +5,7 @@
 // same colours. Reads the Trace only; computes nothing.
 #pragma once
 
+#include "attnscope/attention/router_trace.h"
 #include "attnscope/attention/trace.h"
 
 #include <QColor>

@@ -1,7 +1,7 @@
 // RouterStripView: the router strip of a mixture-of-experts decoder under the map (layers × tokens,
 // each cell the token's most probable expert, lighter as its probability falls; dense layers grey;
 // the map's layer framed), with the router's probabilities of the cell under the pointer as a
-// tooltip. Hidden for models without routers. Draws Trace::router() through figure/routerfigure.h
+// tooltip. Hidden for models without routers. Draws traceRouter() through figure/routerfigure.h
 // (the exported figure's colours); computes nothing.
 #pragma once
 

@@ -3,6 +3,7 @@
 
 #include "attention_ops.h"
 #include "readout.h"
+#include "attnscope/attention/router_trace.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
 #include "runtime/capture_type.h"
@@ -135,7 +136,6 @@ struct Trace::Impl {
     std::vector<std::int64_t> outputIds;
     std::vector<std::string> outputTokens;
     std::vector<float> targetLogProbs;  // Trace::targetLogProbs
-    RouterTrace router;                 // Trace::router (mixture-of-experts decoders)
     std::vector<float> finalHidden;     // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
     int finalHiddenWidth = 0;
     // The input beyond ids, when it was given (Model::rerun runs it again).
@@ -149,6 +149,10 @@ struct Trace::Impl {
     std::vector<at::Tensor> residuals;
     ResidualParts parts;
     std::shared_ptr<const Readout> readout;
+
+    // Mixture-of-experts decoders: every layer's router (traceRouter); last, so the members above
+    // keep their offsets.
+    RouterTrace router;
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

@@ -1,6 +1,6 @@
 #include "moe.h"
 
-#include "attnscope/attention/trace.h"
+#include "attnscope/attention/router_trace.h"
 #include "decoder_spec.h"
 #include "family_common.h"
 #include "io/json_util.h"

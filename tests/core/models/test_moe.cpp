@@ -2,6 +2,7 @@
 // double-precision reference in tests/support/reference_moe.cpp: every map, the next-token logits,
 // the routers' probabilities and choices, in both expert layouts; streamed half-precision weights;
 // a Mixtral-8x7B-shaped BF16 checkpoint opened streamed or refused naming the memory; bad configs.
+#include "attnscope/attention/router_trace.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 #include "fixtures_moe.h"
@@ -20,7 +21,7 @@ const std::vector<long long> kIds = {3, 17, 0, 47, 22, 5, 5, 11, 30, 1, 9};
 // Largest |router - reference| over the routed layers; dense layers must be NaN rows with -1
 // choices, routed ones the reference's experts in its order.
 double maxRouterDiff(const Trace& trace, const MoeReference& ref, const MoeFamilySpec& spec) {
-    const RouterTrace& r = trace.router();
+    const RouterTrace& r = traceRouter(trace);
     REQUIRE(r.layers == spec.layers);
     REQUIRE(r.tokens == static_cast<int>(kIds.size()));
     REQUIRE(r.experts == spec.experts);
@@ -181,9 +182,9 @@ TEST_CASE("MoE decoders: streamed half-precision weights give the converted Trac
             const auto a = converted->forward(ids64(kIds)), b = streamed->forward(ids64(kIds));
             CHECK(maxLogitDiff(b->nextTokenLogits(),
                                std::vector<double>(a->nextTokenLogits().begin(), a->nextTokenLogits().end())) < 1e-4);
-            CHECK(a->router().chosen == b->router().chosen);
-            const auto& pa = a->router().probabilities;
-            const auto& pb = b->router().probabilities;
+            CHECK(traceRouter(*a).chosen == traceRouter(*b).chosen);
+            const auto& pa = traceRouter(*a).probabilities;
+            const auto& pb = traceRouter(*b).probabilities;
             REQUIRE(pa.size() == pb.size());
             for (std::size_t i = 0; i < pa.size(); ++i)
                 if (!std::isnan(pa[i])) CHECK(std::abs(pa[i] - pb[i]) <= 1e-6);
@@ -300,5 +301,5 @@ TEST_CASE("MoE decoders: bad configs and missing experts name the file and the f
     Checkpoint noExperts = makeMoeFamily(qwen, 1);
     noExperts.config["num_experts"] = 0;
     const auto dense = writeAndLoad(noExperts, "qwen2moe-dense");
-    CHECK(dense->forward(ids64(kIds))->router().empty());
+    CHECK(traceRouter(*dense->forward(ids64(kIds))).empty());
 }

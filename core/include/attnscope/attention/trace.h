@@ -105,26 +105,6 @@ struct BlockInfo {
     int kvGroup(int head) const { return kvHeads > 0 && heads >= kvHeads ? head / (heads / kvHeads) : head; }
 };
 
-// The routers of a mixture-of-experts decoder (Mixtral, Qwen2-MoE, OLMoE), one per layer with
-// experts: what each token's router gave every expert, and which experts it chose.
-struct RouterTrace {
-    int layers = 0, tokens = 0, experts = 0, topK = 0;  // experts == 0: the model has no routers
-    // [layers, tokens, experts]: the softmax over all experts in float32, before the top-k and any
-    // renormalisation; NaN rows for the layers without a router (Qwen2-MoE's dense layers).
-    std::vector<float> probabilities;
-    // [layers, tokens, topK]: the chosen experts, most probable first; -1 on layers without a router.
-    std::vector<int> chosen;
-
-    bool empty() const { return experts == 0; }
-    bool routed(int layer) const { return chosen[static_cast<std::size_t>(layer) * tokens * topK] >= 0; }
-    float probability(int layer, int token, int expert) const {
-        return probabilities[(static_cast<std::size_t>(layer) * tokens + token) * experts + expert];
-    }
-    int choice(int layer, int token, int rank) const {
-        return chosen[(static_cast<std::size_t>(layer) * tokens + token) * topK + rank];
-    }
-};
-
 class Trace {
 public:
     struct Impl;  // defined in core/src/trace_impl.h
@@ -174,8 +154,6 @@ public:
     const std::vector<float>& finalHidden() const;
     int finalHiddenWidth() const;
     std::string device() const;  // "cpu" or "cuda:N"
-    // Mixture-of-experts decoders: every layer's router over the input tokens; empty otherwise.
-    const RouterTrace& router() const;
 
     const Impl& impl() const { return *impl_; }
 

@@ -66,7 +66,7 @@ struct LoadOptions {
     // Converted up front or streamed layer by layer (weight_plan.h). Auto streams a CPU model
     // only when converting would not fit memoryLimitBytes (or what is available); the families
     // that stream are the decoders (GPT-2, Llama, GPT-NeoX, GPT-J, GPT-Neo, Phi, OPT, BLOOM,
-    // Falcon, Gemma, Qwen3, OLMo-2, Phi-3, Mixtral, Qwen2-MoE, OLMoE); others are converted.
+    // Falcon, Gemma, Qwen3, OLMo-2, Phi-3); others are converted.
     WeightPlan weights = WeightPlan::Auto;
 };
 
