@@ -61,8 +61,7 @@ void RouterStripView::paintEvent(QPaintEvent*) {
     const QRectF cells = cellsRect();
     p.setPen(palette().windowText().color());
     p.drawText(QRectF(kRouterMargin, 0, width() - 2 * kRouterMargin, kRouterTitleH), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("Router: top expert per layer (rows) and token (columns); lighter = less probable. Hover for the "
-                  "probabilities."));
+               tr("Router: top expert per layer and token, lighter = less probable (hover: probabilities)"));
     paintRouterCells(p, cells, *strip_, 1.0);
     p.setPen(palette().windowText().color());
     const int rowH = fontMetrics().height();
