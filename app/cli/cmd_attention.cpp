@@ -5,6 +5,7 @@
 #include "common.h"
 #include "lab_output.h"
 #include "model_input.h"
+#include "router_output.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/source_metrics.h"
@@ -331,6 +332,12 @@ int runAttention(const std::vector<std::string>& argv) {
     for (const auto& block : blocks)
         tokens["blocks"][block.name] = {
                 {"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
+    if (!traceRouter(*trace).empty()) {  // mixture-of-experts decoders: the routers beside the maps
+        const RouterTrace& r = traceRouter(*trace);
+        writeRouterOutputs(r, staged.path("router.npy"), tokens);
+        written.push_back((out / "router.npy").string() + " [" + std::to_string(r.layers) + ", " +
+                          std::to_string(r.tokens) + ", " + std::to_string(r.experts) + "]");
+    }
     writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
     written.push_back((out / "tokens.json").string());
     if (s.rerun) {
@@ -391,6 +398,10 @@ Command attentionCommand() {
             "                     decoded symbol as fed back to the decoder) and \"output\" (the greedy\n"
             "                     decode); for a classifier \"label\" and \"probabilities\"; an image's\n"
             "                     tokens are [CLS] and its patches rRcC (row R, column C)\n"
+            "  DIR/router.npy     mixture-of-experts decoders (Mixtral, Qwen2-MoE, OLMoE): float32 [layers, seq,\n"
+            "                     experts], each router's softmax over all experts before the top-k and any\n"
+            "                     renormalisation (NaN rows for dense layers); tokens.json adds \"router_topk\"\n"
+            "                     [layer][token][k], the chosen experts most probable first (-1 on dense layers)\n"
             "MODEL is a model folder, a file in one, a GGUF file, ollama:NAME[:TAG], builtin:NAME or a model id in\n"
             "the Hugging Face cache\n"
             "(--revision REV; see info --help).\n"

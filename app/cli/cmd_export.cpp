@@ -246,6 +246,9 @@ int runExport(const std::vector<std::string>& argv) {
                                        : mapTitle(modelName(args.positional(0, "MODEL")),
                                                   blocks.size() > 1 ? QString::fromStdString(info.name) : QString(),
                                                   int(layer), int(head), shownT);
+    // Mixture-of-experts decoders: the router strip under the map (figure/routerfigure.h).
+    if (auto strip = routerStripFigure(*trace, int(layer)); strip && strip->router.tokens == figure.panels[0].map.cols)
+        figure.routerStrip = std::move(strip);
     writeFigure(figure, out, int(dpi));
     const QSizeF size = figureSizePoints(figure);
     std::cerr << "wrote " << out.toStdString() << " (" << size.width() << " x " << size.height() << " pt)\n";

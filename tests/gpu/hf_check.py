@@ -70,8 +70,8 @@ def text_models():
 
 
 def decoder_configs(common):
-    """The thirteen further decoder families, each with the options that change its attention: partial
-    rotary, local layers, soft-caps, sliding windows, q/k norms, ALiBi, multi-query and grouped heads."""
+    """The further decoder families, each with the options that change its attention: partial rotary,
+    local layers, soft-caps, sliding windows, q/k norms, ALiBi, multi-query and grouped heads, experts."""
     gqa = dict(common, num_key_value_heads=2)
     gemma = dict(gqa, head_dim=16, pad_token_id=0)
     return {
@@ -97,6 +97,13 @@ def decoder_configs(common):
         "falcon-alibi": ("falcon", dict(vocab_size=99, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                         alibi=True, multi_query=False, parallel_attn=False, bias=True),
                          {"alibi_once": True}),
+        # The mixture-of-experts decoders: maps, and router.npy against transformers' router logits.
+        "mixtral": ("mixtral", dict(gqa, num_local_experts=4, num_experts_per_tok=2, sliding_window=4),
+                    {"router": True}),
+        "qwen2_moe": ("qwen2_moe", dict(gqa, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=48, mlp_only_layers=[1]), {"router": True}),
+        "olmoe": ("olmoe", dict(gqa, num_experts=4, num_experts_per_tok=2, clip_qkv=2.0, norm_topk_prob=True),
+                  {"router": True}),
     }
 
 
@@ -132,13 +139,45 @@ def alibi_counted_once(model, ids, kwargs, theirs):
     return once
 
 
+def router_probabilities(model, ids):
+    """transformers' routers as router.npy holds them: per routed layer the softmax over all experts
+    [n, E] (some versions record the logits, others the softmax already: rows of a softmax sum to 1)."""
+    out = model(ids, output_router_logits=True)
+    probs = []
+    for r in out.router_logits:
+        r = r.float().reshape(-1, r.shape[-1])
+        is_softmax = bool((r >= 0).all()) and torch.allclose(r.sum(-1), torch.ones(r.shape[0]), atol=1e-5)
+        probs.append((r if is_softmax else torch.softmax(r, -1)).numpy())
+    return probs
+
+
+def report_router(name, device, tokens, routers, failures):
+    """router.npy's routed layers (rows not NaN) against transformers' routers, in layer order, and
+    router_topk's first choice against their argmax."""
+    ours = tokens["router.npy"]
+    routed = [l for l in range(ours.shape[0]) if not np.isnan(ours[l]).any()]
+    if len(routed) != len(routers):
+        print(f"hf-check {name} router: {len(routed)} routed layers, transformers {len(routers)}", flush=True)
+        failures.append(f"{name} router on {device}")
+        return
+    theirs = np.stack(routers)
+    report(name + "-router", device, np.stack([ours[l] for l in routed]), theirs, failures)
+    top = np.array([[row[0] for row in tokens["router_topk"][l]] for l in routed])
+    if not (top == theirs.argmax(-1)).all():
+        print(f"hf-check {name} router: top expert differs from transformers' argmax", flush=True)
+        failures.append(f"{name} router top-k on {device}")
+
+
 def run_cli(cli, folder, args, device):
     with tempfile.TemporaryDirectory() as out:
         r = subprocess.run([cli, "attention", folder, *args, "--out", out, "--device", device], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"attnscope-cli failed: {r.stderr.strip()}")
         with open(os.path.join(out, "tokens.json")) as f:
-            return np.load(os.path.join(out, "attention.npy")), json.load(f)
+            tokens = json.load(f)
+        if os.path.exists(os.path.join(out, "router.npy")):  # MoE decoders
+            tokens["router.npy"] = np.load(os.path.join(out, "router.npy"))
+        return np.load(os.path.join(out, "attention.npy")), tokens
 
 
 def report(name, device, ours, theirs, failures, tolerance=None):
@@ -182,6 +221,7 @@ def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
         theirs = torch.stack(model(ids, output_attentions=True, **kwargs).attentions)[:, 0].numpy()
         if opts.get("alibi_once"):
             theirs = alibi_counted_once(model, ids, kwargs, theirs)
+        routers = router_probabilities(model, ids) if opts.get("router") else None
     args = ["--ids", ",".join(map(str, ids[0].tolist()))]
     if pad:
         args += ["--attend", ",".join(map(str, attend[0].tolist()))]
@@ -189,11 +229,13 @@ def check_one_text(cli, devices, root, failures, i, name, cls, config, opts):
         args += ["--type-ids", ",".join(map(str, types[0].tolist()))]
     for device in devices:
         def job(device=device):
-            ours, _ = run_cli(cli, folder, args, device)
+            ours, tokens = run_cli(cli, folder, args, device)
             if pad:  # rows of padded queries are not defined the same way; compare real queries
                 report(name, device, ours[:, :, : n - pad], theirs[:, :, : n - pad], failures)
             else:
                 report(name, device, ours, theirs, failures)
+            if routers is not None:
+                report_router(name, device, tokens, routers, failures)
         JOBS.append((f"{name} on {device}", job))
 
 

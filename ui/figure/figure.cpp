@@ -72,9 +72,10 @@ struct Layout {
     int xStride = 1, yStride = 1;
     double barX = 0, barW = 0, barTickW = 0;
     int rows = 0, cols = 0;
-    int columns = 1, gridRows = 1;  // panels per grid row, grid rows
-    double rowStep = 0;             // from one grid row's map top to the next
-    double gridH = 0;               // from the first map's top to the last one's bottom
+    int columns = 1, gridRows = 1;                         // panels per grid row, grid rows
+    double rowStep = 0;                                    // from one grid row's map top to the next
+    double stripTop = 0, stripCellH = 0, stripTitleH = 0;  // the router strip's cells (Figure::routerStrip)
+    double gridH = 0;                                      // from the first map's top to the last one's bottom
     // Where panel i's map starts.
     double panelX(int i) const { return left + (i % columns) * (panelW + panelGap); }
     double panelY(int i) const { return mapTop + (i / columns) * rowStep; }
@@ -154,6 +155,12 @@ Layout layoutFor(const Figure& f) {
     if (f.keysOnTop) L.mapTop += base.height() * 1.2 + L.xTickH;  // axis name, then the key ticks
     L.barX = L.left + n * L.panelW + (n - 1) * L.panelGap + L.base;
     L.height = std::ceil(L.mapTop + L.gridH + (f.keysOnTop ? 0 : L.xTickH + base.height() * 1.2) + L.pad);
+    if (f.routerStrip) {  // a title line, a row of cells per layer, a legend line
+        L.stripTitleH = base.height() * 1.3;
+        L.stripCellH = std::clamp(L.cellW * 0.6, 1.2, L.base * 0.9);
+        L.stripTop = L.height + L.stripTitleH;
+        L.height = std::ceil(L.stripTop + f.routerStrip->router.layers * L.stripCellH + base.height() * 1.6 + L.pad);
+    }
     return L;
 }
 
@@ -216,6 +223,52 @@ void drawVerticalRightAligned(QPainter& p, double x, double y, double lineH, con
     p.rotate(-90);
     p.drawText(QRectF(0, -lineH / 2, w, lineH), Qt::AlignLeft | Qt::AlignVCenter, text);
     p.restore();
+}
+
+// The router strip under the first map (routerfigure.h): title, cells with the first and last
+// layer named on the left, and a legend of the experts' colours when there are at most 16.
+void paintRouterStrip(QPainter& p, const Figure& f, const Layout& L, double dpi) {
+    const RouterStripFigure& s = *f.routerStrip;
+    const Measure base(f.fontFamily, L.base), tick(f.fontFamily, L.tickPt);
+    const QRectF cells(L.panelX(0), L.stripTop, L.cellW * f.panels.front().map.cols, s.router.layers * L.stripCellH);
+    p.setPen(Qt::black);
+    p.setFont(fontFor(f.fontFamily, L.base, dpi));
+    const QString title = QStringLiteral("router: top expert per layer and token (lighter: less probable)");
+    p.drawText(QRectF(L.pad, L.stripTop - L.stripTitleH, L.width - 2 * L.pad, L.stripTitleH),
+               Qt::AlignLeft | Qt::AlignVCenter, base.elide(title, L.width - 2 * L.pad));
+    paintRouterCells(p, cells, s, kLine);
+    p.setPen(Qt::black);
+    p.setFont(fontFor(f.fontFamily, L.tickPt, dpi));
+    const double labelW = cells.left() - L.pad;
+    const auto layerLabel = [&](int l, bool top) {
+        const double y = top ? cells.top() : cells.bottom() - tick.height();
+        p.drawText(QRectF(L.pad, y, labelW - kTickLen, tick.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   QStringLiteral("layer %1").arg(l));
+    };
+    layerLabel(0, true);
+    if (s.router.layers > 1) layerLabel(s.router.layers - 1, false);
+    double x = cells.left();
+    const double y = cells.bottom() + base.height() * 0.3, sw = tick.height() * 0.8;
+    bool dense = false;
+    for (int l = 0; l < s.router.layers; ++l) dense = dense || !s.router.routed(l);
+    if (s.router.experts <= 16) {
+        for (int e = 0; e < s.router.experts; ++e) {
+            p.fillRect(QRectF(x, y + (tick.height() - sw) / 2, sw, sw), routerExpertColor(e, s.router.experts));
+            const QString name = QStringLiteral("e%1").arg(e);
+            p.drawText(QRectF(x + sw * 1.2, y, tick.width(name) + 1, tick.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                       name);
+            x += sw * 1.2 + tick.width(name) + tick.height() * 0.6;
+        }
+    } else {
+        const QString n = QStringLiteral("%1 experts").arg(s.router.experts);
+        p.drawText(QRectF(x, y, tick.width(n) + 1, tick.height()), Qt::AlignLeft | Qt::AlignVCenter, n);
+        x += tick.width(n) + tick.height() * 0.6;
+    }
+    if (dense) {
+        p.fillRect(QRectF(x, y + (tick.height() - sw) / 2, sw, sw), kRouterDenseColor);
+        p.drawText(QRectF(x + sw * 1.2, y, tick.width(QStringLiteral("dense")) + 1, tick.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("dense"));
+    }
 }
 
 void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
@@ -331,6 +384,7 @@ void paintLayout(QPainter& p, const Figure& f, const Layout& L, double dpi) {
     p.drawText(QRectF(-bar.height() / 2, -base.height(), bar.height(), base.height()),
                Qt::AlignHCenter | Qt::AlignBottom, L.barLabel);
     p.restore();
+    if (f.routerStrip) paintRouterStrip(p, f, L, dpi);
 }
 
 void checkFigure(const Figure& f) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "figure/colormaps.h"
+#include "figure/routerfigure.h"
 
 #include "attnscope/attention/trace.h"
 
@@ -53,6 +54,8 @@ struct Figure {
     QString keyAxis = QStringLiteral("key");  // axis names
     QString queryAxis = QStringLiteral("query");
     bool keysOnTop = false;  // key labels above the maps (alignment figures: source along the top)
+    // Mixture-of-experts decoders: the router strip under the (first) map, its tokens along the map's keys.
+    std::optional<RouterStripFigure> routerStrip = std::nullopt;
 };
 
 // The colour of row marks (FigurePanel::rowMarks), drawn with a white ring.

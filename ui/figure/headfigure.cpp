@@ -236,5 +236,13 @@ Figure workspaceFigure(const attnscope::Model& model, const Workspace& w) {
     figure.scale = colors.scale;
     if (source != attnscope::MapSource::Weights) figure.colorbarLabel = sourceValueName(source);
     figure.widthIn = w.figure.widthIn;
+    // MoE decoders: the router strip under the map, over the keys it shows (as the window exports it).
+    if (auto strip = routerStripFigure(*trace, w.selection.layer); strip && strip->router.tokens == map.cols) {
+        const CellRange keys =
+                w.view.zoom ? zoomCells(*w.view.zoom, map.rows, map.cols) : CellRange{0, map.rows, 0, map.cols};
+        strip->firstToken = keys.colBegin;
+        strip->tokenCount = keys.colEnd - keys.colBegin;
+        figure.routerStrip = std::move(strip);
+    }
     return figure;
 }

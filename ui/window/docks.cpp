@@ -24,6 +24,7 @@
 #include "state/recentfiles.h"
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
+#include "views/routerstripview.h"
 #include "views/outputchangeview.h"
 #include "views/overviewgrid.h"
 #include "window/mappresenter.h"
@@ -46,6 +47,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -62,9 +64,16 @@ void DockBuilder::buildCentral() {
     scroll->setMinimumWidth(160);
     p_.heatmap = new HeatmapView;
     p_.heatmap->setObjectName(QStringLiteral("heatmap"));
+    p_.router = new RouterStripView;
+    p_.router->setObjectName(QStringLiteral("routerStrip"));
+    auto* mapColumn = new QWidget;  // the map, and under it the router strip of MoE decoders
+    auto* column = new QVBoxLayout(mapColumn);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(p_.heatmap, 1);
+    column->addWidget(p_.router);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
-    split->addWidget(p_.heatmap);
+    split->addWidget(mapColumn);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
     split->setChildrenCollapsible(false);

@@ -13,6 +13,7 @@
 #include "services/session.h"
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
+#include "views/routerstripview.h"
 #include "window/mappresenter.h"
 #include "window/modelinputs.h"
 #include "window/windowparts.h"
@@ -69,6 +70,15 @@ Figure Exporter::currentFigure() const {
     f.scale = p_.heatmap->colorScale();  // as on screen: a map source's own range or diverging colours
     if (!p_.presenter->shownDetail().source.weights())
         f.colorbarLabel = sourceValueName(p_.presenter->shownDetail().source.source);
+    // MoE decoders: the router strip under the map, over the keys the figure shows.
+    const RouterStripView* router = p_.router;
+    if (router->strip() && router->strip()->router.tokens == p_.heatmap->map().cols) {
+        f.routerStrip = router->strip();
+        const CellRange keys = zoom ? zoomCells(*zoom, p_.heatmap->map().rows, p_.heatmap->map().cols)
+                                    : CellRange{0, p_.heatmap->map().rows, 0, p_.heatmap->map().cols};
+        f.routerStrip->firstToken = keys.colBegin;
+        f.routerStrip->tokenCount = keys.colEnd - keys.colBegin;
+    }
     return f;
 }
 

@@ -29,6 +29,7 @@
 #include "services/session.h"
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
+#include "views/routerstripview.h"
 #include "views/overviewgrid.h"
 #include "views/temperatureslider.h"
 #include "window/modelinputs.h"
@@ -78,6 +79,7 @@ void MapPresenter::bindState() {
 
     ViewState* state = p_.state;
     connect(state, &ViewState::selectionChanged, this, &MapPresenter::onSelectionChanged);
+    connect(state, &ViewState::selectionChanged, p_.router, [this] { p_.router->setLayer(p_.state->layer()); });
     connect(state, &ViewState::temperatureChanged, this, &MapPresenter::onTemperatureChanged);
     connect(state, &ViewState::temperatureChanged, lab, &LabController::onTemperatureChanged);
     connect(state, &ViewState::colorsChanged, this, [this] {
@@ -105,6 +107,7 @@ QString MapPresenter::compareTask() const {
 
 void MapPresenter::onTraceReady(const std::shared_ptr<const attnscope::Trace>& trace) {
     const auto& blocks = trace->blocks();
+    p_.router->setTrace(trace, p_.state->layer());
     if (!p_.session->model())
         p_.controls->outputs()->clear();                                   // maps from an attention file
     else if (!p_.generate->showStepOutput(trace, p_.controls->outputs()))  // a generation step: its own output

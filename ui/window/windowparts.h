@@ -17,6 +17,7 @@ class ControlPanel;
 class CorpusPanel;
 class GenerateController;
 class HeatmapView;
+class RouterStripView;
 class ImageController;
 class LabController;
 class MapService;
@@ -57,6 +58,7 @@ struct WindowParts {
     QTabWidget* tabs = nullptr;
     OverviewGrid* overview = nullptr;
     HeatmapView* heatmap = nullptr;
+    RouterStripView* router = nullptr;  // MoE decoders: the routers under the map
     ComparePanel* compare = nullptr;
     CorpusPanel* corpus = nullptr;
     ControlPanel* controls = nullptr;

@@ -3,6 +3,7 @@
 
 #include "attention_ops.h"
 #include "readout.h"
+#include "attnscope/attention/router_trace.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
 #include "runtime/capture_type.h"
@@ -148,6 +149,10 @@ struct Trace::Impl {
     std::vector<at::Tensor> residuals;
     ResidualParts parts;
     std::shared_ptr<const Readout> readout;
+
+    // Mixture-of-experts decoders: every layer's router (traceRouter); last, so the members above
+    // keep their offsets.
+    RouterTrace router;
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

@@ -43,11 +43,14 @@ struct LayerHooks {
     std::vector<at::Tensor>* resid = nullptr;
     std::vector<KvLayer>* cache = nullptr;
     bool aliasWeights = false;
+    RouterRecord* router = nullptr;  // mixture of experts: each layer's router rows (moe.h)
 };
 
 struct DecoderLayer {
     NormWeights in, attnOut, ff, ffOut, qNorm, kNorm;
     Linear q, k, v, qkv, o, gate, up, gateUp, down;
+    bool routed = false;  // the MoE MLP (moe.h) instead of gate/up/down
+    MoeLayer moe;
 };
 
 class DecoderModel final : public TextFamilyModel<DecoderSpec>,
@@ -75,7 +78,7 @@ public:
         }
         reportProgress(options.progress, 1, total);
         for (int l = 0; l < s.layers; ++l) {
-            layers_.push_back(loadLayer(w, nm.layer + std::to_string(l) + "."));
+            layers_.push_back(loadLayer(w, nm.layer + std::to_string(l) + ".", l));
             reportProgress(options.progress, 2 + l, total);
         }
         finalNorm_ = loadNorm(w, "", nm.finalNorm, E);
@@ -111,6 +114,8 @@ protected:
             impl->parts.position = options.attributionPosition;
             impl->parts.embed = rowOf(x, options.attributionPosition);
         }
+        RouterRecord router;
+        if (cfg_.moe.any()) hooks.router = &router;
         x = runLayers(x, 0, ropeTablesFor(n), options, &capture, hooks, options.progress);
         if (parts) {
             impl->parts.finalRowAsRun = x.narrow(0, options.attributionPosition, 1);
@@ -118,6 +123,7 @@ protected:
         }
         if (options.recordResiduals || parts) impl->readout = readout_;
         impl->nextTokenLogits = lastLogits(x);
+        if (cfg_.moe.any()) impl->router = finishRouter(cfg_.moe, router, n);
         return finishTrace(std::move(impl), std::move(capture));
     }
 
@@ -126,6 +132,7 @@ protected:
         if (!run.knockouts.empty()) return "attention knockout blocks cells of the whole sequence's map";
         if (run.recordResiduals || run.attributionPosition >= 0) return "residuals and parts are recorded per forward";
         if (run.captureValues) return "the value sources' inputs (values, residuals, norms) are recorded per forward";
+        if (cfg_.moe.any()) return "the routers' choices are recorded per forward";
         for (const RopeSpec& r : cfg_.ropes)
             if (r.frequenciesFor(prompt) != r.frequenciesFor(capacity))
                 return "the rotary frequencies (" + r.type + " scaling) change with the sequence's length";
@@ -271,6 +278,8 @@ private:
         c.q = copyLinear(L.q), c.k = copyLinear(L.k), c.v = copyLinear(L.v), c.qkv = copyLinear(L.qkv);
         c.o = copyLinear(L.o), c.gate = copyLinear(L.gate), c.up = copyLinear(L.up), c.gateUp = copyLinear(L.gateUp);
         c.down = copyLinear(L.down);
+        c.routed = L.routed;
+        if (L.routed) c.moe = mapMoeLayer(L.moe, alias);
         return c;
     }
 
@@ -347,7 +356,7 @@ private:
         return {w.get(name + ".weight", {in, out}), w.get(name + ".bias", {out})};  // Conv1D: always biased
     }
 
-    DecoderLayer loadLayer(WeightStore& w, const std::string& p) const {
+    DecoderLayer loadLayer(WeightStore& w, const std::string& p, int l) const {
         const Spec& s = cfg_;
         const DecoderNames& nm = s.names;
         const std::int64_t E = s.hidden, I = s.inner, H = s.heads, G = s.kvHeads, d = s.headDim;
@@ -369,6 +378,11 @@ private:
             L.qkv = loadLinear(w, p + nm.qkv, (H + 2 * G) * d, E, s.qkvBias);
         }
         L.o = loadLinear(w, p + nm.o, E, H * d, s.oBias);
+        if (s.moe.any() && s.moe.routed[static_cast<std::size_t>(l)]) {
+            L.routed = true;
+            L.moe = loadMoeLayer(w, p, s.moe, E);
+            return L;
+        }
         if (!s.gated) {
             L.up = loadLinear(w, p + nm.up, I, E, s.mlpBias);
         } else if (!nm.gateUp.empty()) {
@@ -489,6 +503,11 @@ private:
                 q = norm(q, L.qNorm);
                 k = norm(k, L.kNorm);
             }
+            if (s.clipQkv > 0) {
+                q = q.clamp(-s.clipQkv, s.clipQkv);
+                k = k.clamp(-s.clipQkv, s.clipQkv);
+                v = v.clamp(-s.clipQkv, s.clipQkv);
+            }
             q = splitHeads(q, H, d);
             k = splitHeads(k, G, d);
             v = splitHeads(v, G, d);
@@ -508,7 +527,9 @@ private:
         }
     }
 
-    at::Tensor mlp(const DecoderLayer& L, const at::Tensor& h) const {
+    at::Tensor mlp(const DecoderLayer& L, const at::Tensor& h, RouterRecord* router = nullptr) const {
+        if (L.routed) return moeForward(cfg_.moe, L.moe, h, cfg_.activation, router);
+        if (cfg_.moe.any()) recordDenseLayer(router);
         if (!cfg_.gated) return run(L.down, activate(cfg_.activation, run(L.up, h)));
         at::Tensor gate, up;
         if (L.gateUp.weight.defined()) {  // [gate | up]
@@ -587,7 +608,7 @@ private:
         const at::Tensor a = patched(norm(attn, L.attnOut), l, hooks, LayerPatch::Site::AttnOut);
         x = (s.residualAfterNorm ? h : x) + a;
         const at::Tensor h2 = norm(x, L.ff);
-        const at::Tensor m = patched(norm(mlp(L, h2), L.ffOut), l, hooks, LayerPatch::Site::MlpOut);
+        const at::Tensor m = patched(norm(mlp(L, h2, hooks.router), L.ffOut), l, hooks, LayerPatch::Site::MlpOut);
         added(a, m);
         return (s.residualAfterNorm ? h2 : x) + m;
     }

@@ -9,6 +9,7 @@
 #include "attnscope/models/model.h"
 #include "attention/attention_ops.h"
 #include "io/json_util.h"
+#include "moe.h"
 #include "rope.h"
 
 #include <c10/core/Device.h>
@@ -93,9 +94,11 @@ struct DecoderSpec {
     // q/k norms in the spec's norm: PerHead over head_dim, Flat over [H·d] / [G·d] before the split.
     enum class QkNorm { None, PerHead, Flat };
     QkNorm qkNorm = QkNorm::None;
+    double clipQkv = 0;  // > 0: q, k (after their norms) and v clamped to ±clipQkv (OLMoE's clip_qkv)
 
     bool gated = true;                // down(act(gate(x)) · up(x)); else down(act(up(x)))
     std::string activation = "silu";  // silu/swish, else family_common's activate()
+    MoeSpec moe;                      // mixture of experts in place of the MLP on its routed layers (moe.h)
 
     enum class Positions { None, Learned, Rotary, Alibi };
     Positions positionKind = Positions::Rotary;

@@ -28,6 +28,8 @@ LoadFamily loadBert, loadVit, loadT5, loadBart, loadMbart, loadMarian, loadBuilt
 using ParseDecoder = DecoderSpec(const JsonConfig& config);
 ParseDecoder gpt2Spec, gptNeoxSpec, gptjSpec, gptNeoSpec, phiSpec, optSpec, bloomSpec, falconSpec;
 ParseDecoder llamaSpec, mistralSpec, qwen2Spec, gemmaSpec, gemma2Spec, gemma3TextSpec, qwen3Spec, olmo2Spec, phi3Spec;
+// The mixture-of-experts decoders (moe.h): mixtral.cpp, qwen2_moe.cpp, olmoe.cpp.
+ParseDecoder mixtralSpec, qwen2MoeSpec, olmoeSpec;
 // BLOOM's tensor names, which Falcon keeps (bloom.cpp).
 DecoderNames bloomNames();
 // What the Llama-like configs read alike (llama.cpp): readSizes, readHeads, max_position_embeddings

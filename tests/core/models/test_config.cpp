@@ -66,6 +66,7 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
                              "RefinedWeb", "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));
     CHECK_THAT(unknown, Catch::Contains(" gemma, gemma2, gemma3_text, qwen3, olmo2, phi3,"));
+    CHECK_THAT(unknown, Catch::Contains(" phi3, mixtral, qwen2_moe, olmoe, opt,"));
     CHECK_THAT(unknown, Catch::Contains(" vit, t5, bart, mbart, marian, attnscope-seq2seq, attnscope-classifier)"));
 }
 
