@@ -510,6 +510,7 @@ void MainWindow::updateCompare(bool runIfNeeded) {
         compare_->setInput(task, text, controls_->idsMode(), controls_->device()->choice(),
                            ownTask == task ? controls_->targetText() : QString());
     }
+    compare_->setSource(state_->mapSource());  // each kind shows it where core computes it
     compare_->setSelection(currentBlockName(), state_->layer(), state_->head(), state_->temperature());
 }
 

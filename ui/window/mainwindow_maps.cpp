@@ -55,6 +55,9 @@ void MainWindow::buildSources() {
         refreshMaps();
         views_->setSource(sources_->shown());
         imageView_->setSource(sources_->shown());
+        lab_->setSource(sources_->shown());  // the Metrics tab's table
+        modelView_->setSource(sources_->shown());
+        updateCompare(false);
     });
     sourceTabNote_ = new QLabel;
     sourceTabNote_->setObjectName(QStringLiteral("sourceTabNote"));
@@ -80,14 +83,9 @@ void MainWindow::updateSourceTabNote() {
     QString why;
     if (source != attnscope::MapSource::Weights) {
         const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
-        if (tab == QLatin1String("compare"))
+        if (tab == QLatin1String("compare"))  // the panel says it for each kind too
             why = tr("Compare runs the built-in dot, additive and linear models, which record no value vectors "
                      "and have no gradient sources: it compares their weights, not %1.")
-                          .arg(label);
-        else if (tab == QLatin1String("metrics") || tab == QLatin1String("model"))
-            why = tr("The head metrics (entropy, distance, patterns, detectors) and the rollout measure attention "
-                     "weights, which are probabilities; %1 is not one, so this tab measures the weights. The "
-                     "Explore tab, the overview, the Lines view and the Image tab show %1.")
                           .arg(label);
     }
     sourceTabNote_->setText(why.isEmpty() ? QString() : tr("\u24d8 this tab shows the weights  "));
