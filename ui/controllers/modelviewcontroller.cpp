@@ -142,12 +142,13 @@ void ModelViewController::onMetrics(const MetricsResult& r) {
 }
 
 void ModelViewController::setSource(const ShownSource& source) {
-    if (source == source_) return;
-    source_ = source;
-    metrics_.clear();  // the previous source's: not shown under this one's caption
-    metricsTrace_.reset();
-    panel_->setMetrics({});
-    refresh();
+    if (source != source_) {
+        source_ = source;
+        metrics_.clear();  // the previous source's: not shown under this one's caption
+        metricsTrace_.reset();
+        panel_->setMetrics({});
+    }
+    refresh();  // also when only the trace changed (re-run for the values): the shown trace follows
 }
 
 TracePtr ModelViewController::shownTrace() const {

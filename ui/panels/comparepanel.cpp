@@ -248,7 +248,7 @@ void ComparePanel::onMaps(const CompareResult& result) {
             entropy_[i]->setText(
                     weights || !run_.errors[i].isEmpty()
                             ? QString()
-                            : tr("%1 is not defined for this kind here (the reason is in the map's place)").arg(label));
+                            : tr("%1 is not shown for this kind: the reason is in the map's place").arg(label));
             continue;
         }
         ++shown;

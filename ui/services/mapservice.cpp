@@ -4,8 +4,10 @@
 
 #include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/analysis/metrics.h"
+#include "attnscope/analysis/source_metrics.h"
 #include "attnscope/runtime/error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -215,7 +217,21 @@ namespace {
 // One kind's map of a map source for the Compare tab: core's, or core's reason why not.
 attnscope::HeadMap compareSourceMap(const attnscope::Trace& trace, const attnscope::Model* model,
                                     attnscope::MapSource source, int block, int layer, int head) {
-    if (!attnscope::gradientSource(source)) return attnscope::sourceMap(trace, source, block, layer, head);
+    if (!attnscope::gradientSource(source)) {
+        // What the trace did not record comes first (core's reason), before an index out of range.
+        bool covered = false;
+        try {
+            const std::vector<int> blocks = attnscope::sourceCoveredBlocks(trace, source);
+            covered = std::find(blocks.begin(), blocks.end(), block) != blocks.end();
+        } catch (const attnscope::Error&) {
+            // no block is covered: the line below says why for this one
+        }
+        if (!covered) {
+            attnscope::sourceMap(trace, source, block, 0, 0);  // throws why
+            throw attnscope::Error(std::string(attnscope::sourceName(source)) + " does not cover this block");
+        }
+        return attnscope::sourceMap(trace, source, block, layer, head);
+    }
     if (!model) throw attnscope::Error("no model to run the gradients through");
     attnscope::gradientClassLabels(*model);  // core refuses, with the reason, a model it does not cover
     if (block != 0)
