@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "common.h"
+#include "gradient_output.h"
 #include "model_input.h"
 #include "source_blocks.h"
 
@@ -97,24 +98,33 @@ std::string csvOf(const std::vector<HeadMetrics>& metrics, bool detectors) {
     return table.csv();
 }
 
-// metrics --source S: the head measures on that source's maps (source_metrics.h), heads only.
+// metrics --source S: the head measures on that source's maps (source_metrics.h), heads only. The
+// gradient sources run the model once more, forward and backward, for the explained output.
 int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source, const MetricsOptions& options,
                      const std::filesystem::path& out) {
     const auto model = loadModel(args);
     RunOptions run;
     applyRunFlags(args, run);
-    run.captureValues = true;
-    const auto trace = input.run(*model, run);
+    const bool gradient = gradientSource(source);
+    const GradientTarget target = gradient ? parseGradientTarget(args, *model) : GradientTarget{};
+    run.captureValues = !gradient;
+    const auto trace = input.run(*model, run);  // the gradient sources: the block, its tokens and separators
     const std::vector<int> blocks = sourceBlocks(*trace, source, args.value("block"));
     requireSourceCovered(*trace, model->info(), source, blocks);
+    std::shared_ptr<const GradientMaps> gradients;
+    if (gradient)
+        gradients = std::make_shared<const GradientMaps>(
+                gradientSources(*model, input.gradientInput(*model), target, run, run.progress));
     MetricsOptions o = options;
     if (args.flag("progress")) o.progress = stderrProgress(std::string("metrics (") + sourceName(source) + ")", "map");
-    const std::vector<HeadMetrics> metrics =
-            sourceHeadMetrics(*trace, source, traceMapProvider(*trace, source), blocks, o);
+    const std::vector<HeadMetrics> metrics = sourceHeadMetrics(
+            *trace, source, gradient ? gradientMapProvider(gradients, source) : traceMapProvider(*trace, source),
+            blocks, o);
     if (out.extension() == ".csv") {
         writeFileAtomically(out, csvOf(metrics, false));
     } else {
         nlohmann::json j = {{"ids", trace->ids()}, {"tokens", trace->tokens()}, {"map_source", sourceName(source)}};
+        if (gradients) addGradientTargetJson(j, *gradients, !gradientClassLabels(*model).empty());
         const PatternThresholds& t = options.thresholds;
         j["pattern_thresholds"] = {{"diagonal", t.diagonal},     {"previous", t.previous},        {"global", t.global},
                                    {"local", t.local},           {"local_radius", t.localRadius}, {"sparse", t.sparse},
@@ -161,9 +171,10 @@ std::string undefinedKlNote(const Trace& trace, const std::vector<HeadMetrics>& 
 
 int runMetrics(const std::vector<std::string>& argv) {
     Args args(argv,
-              withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
-                                "separators", "flow-rows", "attention-file", "tokens", "probe-length", "probe-seed",
-                                "probe-first", "revision", "source", "block", "sink-threshold"}),
+              withGradientOptions(
+                      withInputOptions({"out", "device", "temperature", "variant", "feature-map", "features", "seed",
+                                        "separators", "flow-rows", "attention-file", "tokens", "probe-length",
+                                        "probe-seed", "probe-first", "revision", "source", "block", "sink-threshold"})),
               {"flow", "detectors", "progress", "timing"});
     // --attention-file F.npy: the maps of a file (attention_file.h) instead of MODEL and an input.
     const std::optional<std::string> attentionFile = args.value("attention-file");
@@ -241,6 +252,7 @@ int runMetrics(const std::vector<std::string>& argv) {
     detect.map = options.map;
 
     const MapSource source = parseMapSource(args.value("source").value_or("weights"));
+    checkGradientOptions(args, source);
     if (source != MapSource::Weights) return runSourceMetrics(args, *input, source, options, out);
     if (args.value("block")) throw UsageError("--block needs --source (a source other than weights)");
 
@@ -337,6 +349,7 @@ Command metricsCommand() {
             "                             [--flow [--flow-rows 0,5] [--progress]] [--timing]\n"
             "                             [--detectors [--probe-length L] [--probe-seed S] [--probe-first ID]]\n"
             "                             [--source weights|value-norm|value-norm-layer|alti|alti-rollout [--block NAME]]\n"
+            "                             [--source grad-weighted|relevance [--target-token ID | --target-class C]]\n"
             "       attnscope-cli metrics --attention-file MAPS.npy [--tokens TOKENS.json] --out FILE [options above]\n\n"
             "Per head of every block: entropy (nats), mean attention distance (tokens), attention to the first\n"
             "token (every row) and to separator tokens (labels, default [SEP], </s>, <|endoftext|>, <eos>,\n"
@@ -365,8 +378,11 @@ Command metricsCommand() {
             "JSON: \"detectors\" per head and \"detector_probe\"; CSV: det_* columns.\n"
             "--source S measures the maps of a map source instead of the weights (attention --help describes\n"
             "  them): per-head sources (value-norm) one row per head, per-layer sources (value-norm-layer,\n"
-            "  alti, alti-rollout) one row per layer with head -1. Raw norms (value-norm, value-norm-layer) are\n"
-            "  measured as shares: each row divided by its sum. kl_dot_linear compares attention variants and\n"
+            "  alti, alti-rollout, relevance) one row per layer with head -1. Raw norms (value-norm,\n"
+            "  value-norm-layer) and the signed grad-weighted are measured as shares: each row's |values|\n"
+            "  divided by their sum. grad-weighted and relevance explain --target-token ID (decoder language\n"
+            "  models) or --target-class C (classifiers, ViT), by default the model's argmax; the JSON names it\n"
+            "  (target_kind, target, target_label, score). kl_dot_linear compares attention variants and\n"
             "  is left empty (CSV) / null (JSON) for a source; the JSON has \"map_source\" and the heads only (no\n"
             "  similarity, rollout or flow). Not with --attention-file, --variant, --temperature, --flow or\n"
             "  --detectors. --block NAME measures that block alone (an encoder-decoder's ALTI: --block encoder).\n"

@@ -61,8 +61,7 @@ void checkGradientOptions(const Args& args, MapSource source) {
     args.integer("target-token", 0, kMaxTokenId);  // a malformed id fails before loading
 }
 
-int writeGradientSource(const Args& args, const Model& model, const ModelInput& input, MapSource source,
-                        const RunOptions& run, const std::string& outDir) {
+GradientTarget parseGradientTarget(const Args& args, const Model& model) {
     const bool classes = !gradientClassLabels(model).empty();  // refuses a model the sources do not cover
     const std::string family = model.info().family;
     GradientTarget target;
@@ -77,6 +76,20 @@ int writeGradientSource(const Args& args, const Model& model, const ModelInput& 
             throw Error("--target-class is for classifiers; " + family + " is a language model (--target-token)");
         parseTargetClass(*cls, target);
     }
+    return target;
+}
+
+void addGradientTargetJson(nlohmann::json& j, const GradientMaps& maps, bool classes) {
+    j["target_kind"] = classes ? "class" : "token";
+    j["target"] = maps.target;
+    j["target_label"] = maps.targetLabel;
+    j["score"] = maps.score;
+}
+
+int writeGradientSource(const Args& args, const Model& model, const ModelInput& input, MapSource source,
+                        const RunOptions& run, const std::string& outDir) {
+    const GradientTarget target = parseGradientTarget(args, model);
+    const bool classes = !gradientClassLabels(model).empty();
     const GradientInput in = input.gradientInput(model);
     const GradientMaps maps = gradientSources(model, in, target, run, run.progress);
 
@@ -92,11 +105,8 @@ int writeGradientSource(const Args& args, const Model& model, const ModelInput& 
     const std::vector<std::string> labels = tokenLabels(model, in);
     nlohmann::json tokens = {{"ids", in.image ? std::vector<std::int64_t>{} : in.text.ids},
                              {"tokens", labels},
-                             {"map_source", sourceName(source)},
-                             {"target_kind", classes ? "class" : "token"},
-                             {"target", maps.target},
-                             {"target_label", maps.targetLabel},
-                             {"score", maps.score}};
+                             {"map_source", sourceName(source)}};
+    addGradientTargetJson(tokens, maps, classes);
     tokens["blocks"]["self"] = {{"kind", "dot"}, {"queries", labels}, {"keys", labels}};
     writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
     staged.commit();

@@ -6,7 +6,10 @@
 #include "args.h"
 #include "model_input.h"
 
+#include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/analysis/map_source.h"
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <set>
 #include <string>
@@ -20,6 +23,14 @@ std::set<std::string> withGradientOptions(std::set<std::string> options);
 // both; a gradient source without the options it cannot take (--variant, --prune, --generate,
 // --alignment, --capture-dtype).
 void checkGradientOptions(const Args& args, MapSource source);
+
+// The output --target-token ID / --target-class C name (neither: the model's argmax), checked
+// against what the model explains (a token for a decoder language model, a class for a
+// classifier). A model the gradient sources do not cover is refused with core's one line.
+GradientTarget parseGradientTarget(const Args& args, const Model& model);
+// The explained output as tokens.json and metrics' JSON name it: target_kind ("token" or
+// "class"), target, target_label, score.
+void addGradientTargetJson(nlohmann::json& j, const GradientMaps& maps, bool classes);
 
 // Computes the source with `run`'s interventions and writes DIR/attention.npy ([layers, heads, n, n]
 // for grad-weighted, [layers, 1, n, n] for relevance) and DIR/tokens.json (ids, tokens,

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -188,4 +189,117 @@ TEST_CASE("cli attention gradient sources refuse bad targets and uncovered model
             runCli({"attention", t5.string(), "--ids", "5,9,13", "--source", "grad-weighted", "--out", out.string()}),
             "t5 is an encoder–decoder, whose decoder and cross blocks mix two streams");
     CHECK_FALSE(std::filesystem::exists(out / "attention.npy"));
+}
+
+namespace {
+
+// Entropy and mean distance of a signed map measured as shares (|g| over each row's sum of |g|),
+// in plain double loops, averaged over the rows that have any mass (as metrics --source does).
+std::pair<double, double> sharesEntropyDistance(const HeadMap& m) {
+    double entropy = 0, distance = 0;
+    int used = 0;
+    for (int i = 0; i < m.rows; ++i) {
+        double total = 0;
+        for (int j = 0; j < m.cols; ++j) total += std::abs(double(m.at(i, j)));
+        if (total == 0) continue;
+        ++used;
+        for (int j = 0; j < m.cols; ++j) {
+            const double p = std::abs(double(m.at(i, j))) / total;
+            if (p > 0) entropy -= p * std::log(p);
+            distance += p * std::abs(j - i);
+        }
+    }
+    return {entropy / used, distance / used};
+}
+
+}  // namespace
+
+TEST_CASE("cli metrics --source grad-weighted and relevance measure core's gradient maps for the target",
+          "[cli][gradient_sources]") {
+    GradientInput in;
+    in.text.ids = {kIds.begin(), kIds.end()};
+    GradientTarget target;
+    target.token = 7;
+    const GradientMaps core = gradientSources(*loadCpu(gpt2Folder()), in, target);
+    const auto dir = freshDir("cli-grad-metrics");
+    const auto metrics = [&](const std::string& file, const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"metrics", gpt2Folder().string(), "--ids", kIdText,
+                                         "--out",   (dir / file).string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return runCli(args);
+    };
+
+    const CliResult r = metrics("g.json", {"--source", "grad-weighted", "--target-token", "7"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("8 heads, grad-weighted"));
+    const auto j = nlohmann::json::parse(slurpFile(dir / "g.json"));
+    CHECK(j.at("map_source") == "grad-weighted");
+    CHECK(j.at("target_kind") == "token");
+    CHECK(j.at("target") == 7);
+    CHECK(j.at("score").get<double>() == Approx(core.score).margin(1e-6));
+    REQUIRE(j.at("heads").size() == 8);  // 2 layers × 4 heads
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 4; ++h) {
+            INFO("layer " << l << " head " << h);
+            const auto& row = j.at("heads")[std::size_t(l * 4 + h)];
+            CHECK(row.at("layer") == l);
+            CHECK(row.at("head") == h);
+            const auto [entropy, distance] = sharesEntropyDistance(core.map(MapSource::GradWeighted, l, h));
+            CHECK(row.at("entropy").get<double>() == Approx(entropy).margin(1e-5));
+            CHECK(row.at("mean_distance").get<double>() == Approx(distance).margin(1e-5));
+            CHECK(row.at("kl_dot_linear").is_null());
+        }
+
+    // Relevance: one row per layer (head -1), the default target (the model's argmax) as attention's.
+    const GradientMaps best = gradientSources(*loadCpu(gpt2Folder()), in, GradientTarget{});
+    const CliResult rr = metrics("rel.csv", {"--source", "relevance"});
+    INFO(rr.err);
+    REQUIRE(rr.code == 0);
+    const std::string csv = slurpFile(dir / "rel.csv");
+    std::istringstream lines(csv);
+    std::string line;
+    std::vector<std::string> rows;
+    while (std::getline(lines, line)) rows.push_back(line);
+    REQUIRE(rows.size() == 3);  // header + 2 layers
+    for (int l = 0; l < 2; ++l) {
+        std::vector<std::string> cells;
+        std::istringstream in(rows[std::size_t(l + 1)]);
+        for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+        REQUIRE(cells.size() > 3);
+        CHECK(cells[1] == std::to_string(l));
+        CHECK(cells[2] == "-1");
+        CHECK(std::stod(cells[3]) ==
+              Approx(sharesEntropyDistance(best.map(MapSource::Relevance, l, 0)).first).margin(1e-5));
+    }
+
+    // Refusals: a target without a gradient source (usage, exit 1), a class for a language model (exit 2).
+    requireCliExit(metrics("x.json", {"--target-token", "3"}), 1,
+                   "--target-token and --target-class need --source grad-weighted|relevance");
+    requireOneLineError(metrics("x.json", {"--source", "relevance", "--target-class", "1"}),
+                        "--target-class is for classifiers; gpt2 is a language model (--target-token)");
+    requireOneLineError(metrics("x.json", {"--source", "grad-weighted", "--target-token", "40"}),
+                        "target token 40 is outside the vocabulary (0..39)");
+    CHECK_FALSE(std::filesystem::exists(dir / "x.json"));
+}
+
+TEST_CASE("cli metrics --source relevance explains a ViT class by label", "[cli][gradient_sources]") {
+    const auto dir = freshDir("cli-grad-metrics-vit");
+    writeCheckpoint(dir, makeVit(VitSpec{}, 5));
+    const auto ppm = dir / "picture.ppm";
+    {
+        std::ofstream f(ppm, std::ios::binary);
+        f << "P6\n16 16\n255\n";
+        for (int i = 0; i < 16 * 16 * 3; ++i) f.put(static_cast<char>((i * 37) % 251));
+    }
+    const CliResult r = runCli({"metrics", dir.string(), "--image", ppm.string(), "--source", "relevance",
+                                "--target-class", "class3", "--out", (dir / "m.json").string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(slurpFile(dir / "m.json"));
+    CHECK(j.at("target_kind") == "class");
+    CHECK(j.at("target") == 3);
+    CHECK(j.at("target_label") == "class3");
+    REQUIRE(j.at("heads").size() == 2);  // one per layer
+    CHECK(j.at("heads")[1].at("head") == -1);
 }

@@ -6,9 +6,16 @@
 // 12-layer × 12-head GPT-2-shaped folder) and, with ATTNSCOPE_DOCS_FIGURES, the exported head
 // figures of the weights and the value-weighted map side by side (map_sources_example.png); under
 // xcb also the open selector on a built-in model (show-builtin-disabled.png).
+// "[.sources-tabs]" writes the Model view, Metrics and Compare tabs following a source
+// (tabs-model-value-weighted.png, tabs-metrics-alti.png, tabs-metrics-value-weighted.png,
+// tabs-compare-value-weighted.png, tabs-model-grad-weighted.png).
 #include "window_fixture.h"
 
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
 #include "controllers/sourcecontroller.h"
+#include "panels/metricspanel.h"
+#include "panels/modelviewpanel.h"
 #include "figure/figure.h"
 #include "gpt2_fixture.h"
 #include "panels/sourcepicker.h"
@@ -115,5 +122,56 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
         REQUIRE(sideBySide(weights, valueWeighted).save(qpath(d / "map_sources_example.png")));
         REQUIRE(layerMap.save(qpath(d / "map_sources_value_layer.png")));
     }
+    fs::remove_all(parent);
+}
+
+TEST_CASE_METHOD(WindowFixture, "save screenshots of the Model view, Metrics and Compare following a source",
+                 "[.sources-tabs]") {
+    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
+    REQUIRE(dir);
+    const fs::path out = dir;
+    fs::create_directories(out);
+    Gpt2Spec spec;
+    spec.layers = spec.heads = 12;
+    spec.embd = 96;
+    spec.vocab = 64;
+    const fs::path parent = freshDir("sources-tabs");
+    const fs::path model = parent / "gpt2-12x12";
+    writeGpt2Folder(model, makeGpt2(spec, 2031));
+    window.resize(1366, 768);
+    open(qpath(model));
+    runText(QStringLiteral("5 9 2 14 3 7 21 8 11 4 17 30"));
+    layer->setValue(5);
+    head->setValue(3);
+    chooseSource(*this, attnscope::MapSource::ValueNorm);
+    const auto shot = [&](QWidget* tab, const char* file, const std::function<bool()>& ready) {
+        window.tabs()->setCurrentWidget(tab);
+        REQUIRE(QTest::qWaitFor(ready, 60000));
+        QTest::qWait(700);
+        REQUIRE(window.grab().save(qpath(out / file)));
+    };
+    ModelViewPanel* mv = window.modelView()->panel();
+    const auto modelReady = [&] {
+        return mv->metricsOf(11, 11) && mv->grid()->images().size() == 144u &&
+               mv->statusLabel()->text().startsWith(QStringLiteral("metrics of 144"));
+    };
+    shot(mv, "tabs-model-value-weighted.png", modelReady);
+    MetricsPanel* metrics = window.lab()->metrics();
+    shot(metrics, "tabs-metrics-value-weighted.png", [&] { return metrics->model()->metrics().size() == 144u; });
+    chooseSource(*this, attnscope::MapSource::Alti);
+    shot(metrics, "tabs-metrics-alti.png", [&] {
+        return metrics->model()->metrics().size() == 12u &&
+               metrics->blockView()->title().contains(QStringLiteral("of the weights"));
+    });
+    chooseSource(*this, attnscope::MapSource::ValueNorm);
+    shot(window.compare(), "tabs-compare-value-weighted.png", [&] {
+        return window.compare()->lastRun().traces[2] &&
+               window.compare()->view(2)->title().contains(QStringLiteral("value"));
+    });
+    chooseSource(*this, attnscope::MapSource::GradWeighted);
+    shot(mv, "tabs-model-grad-weighted.png", [&] {
+        return mv->grid()->caption().contains(QStringLiteral("Gradient")) && mv->metricsOf(11, 11) &&
+               mv->statusLabel()->text().startsWith(QStringLiteral("metrics of 144"));
+    });
     fs::remove_all(parent);
 }

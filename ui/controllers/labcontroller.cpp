@@ -76,10 +76,12 @@ LabController::LabController(ViewState* state, Session* session, QObject* parent
     connect(service_, &LabService::metricsReady, this, &LabController::onMetrics);
     connect(service_, &LabService::blockViewReady, this, &LabController::onBlockView);
     connect(service_, &LabService::progress, this, &LabController::onProgress);
-    connect(metrics_, &MetricsPanel::headSelected, this,
-            [this](const QString& block, int layer, int head) { state_->selectByName(block, layer, head); });
+    // A per-layer source's row (head -1) selects its layer and keeps the head.
+    connect(metrics_, &MetricsPanel::headSelected, this, [this](const QString& block, int layer, int head) {
+        state_->selectByName(block, layer, head < 0 ? state_->head() : head);
+    });
     connect(metrics_, &MetricsPanel::headActivated, this, [this](const QString& block, int layer, int head) {
-        state_->selectByName(block, layer, head);
+        state_->selectByName(block, layer, head < 0 ? state_->head() : head);
         state_->setTab(QStringLiteral("explore"));
     });
     connect(metrics_, &MetricsPanel::viewChanged, this, &LabController::refreshBlockView);

@@ -64,6 +64,12 @@ public:
     // the shown trace where the variant uses them.
     ShownVariant shownVariant() const;
 
+    // The map source the Show selector picked (SourceController::shown()): the Metrics tab's table
+    // measures its maps (core's sourceHeadMetrics, on the blocks core computes it for); the block
+    // views (rollout, flow, head similarity) measure the weights and say so.
+    void setSource(const ShownSource& source);
+    const ShownSource& source() const { return source_; }
+
     const Intervention& intervention() const { return intervention_; }
     void toggleMask(const QString& block, int layer, int head);
     bool isMasked(const QString& block, int layer, int head) const;
@@ -140,6 +146,8 @@ private:
     MapKey currentKey() const;  // the state's selection
     QString blockName() const;  // the state's block, "self" while there is none
     bool metricsShown() const;  // the Metrics tab is the current one
+    // The trace the metrics table measures: the gradients' own for a gradient source, else shownTrace().
+    TracePtr metricsTraceNow() const;
 
     ViewState* state_;
     Session* session_;
@@ -159,8 +167,9 @@ private:
     attnscope::AdditiveFitOptions fitOptions_;  // of the fit asked for last
     TracePtr metricsTrace_;                     // what the metrics table shows
     double metricsTemperature_ = 0;
-    int blockViewBlock_ = -1;  // the block the block view was asked for
-    bool following_ = false;   // the panel is being set from the state (followState)
+    ShownSource source_, metricsSource_;  // shown; measured by the table
+    int blockViewBlock_ = -1;             // the block the block view was asked for
+    bool following_ = false;              // the panel is being set from the state (followState)
     QString jobText_;
     attnscope::ProgressClock jobClock_;  // the running job's time left
 };

@@ -94,36 +94,70 @@ void LabController::onTabChanged() {
     refreshBlockView();
 }
 
+void LabController::setSource(const ShownSource& source) {
+    if (source == source_) return;
+    source_ = source;
+    if (metricsShown()) {
+        refreshMetrics();
+        refreshBlockView();  // its title says whether a source is shown
+    }
+}
+
+TracePtr LabController::metricsTraceNow() const {
+    return attnscope::gradientSource(source_.source) ? source_.of : shownTrace();
+}
+
 void LabController::refreshMetrics() {
-    const TracePtr t = shownTrace();
+    const TracePtr t = metricsTraceNow();
     if (!t) return;
-    const double temperature = displayTemperature(state_->temperature());
-    if (t == metricsTrace_ && temperature == metricsTemperature_) return;
-    metrics_->setStatus(tr("Computing per-head metrics…"));
-    jobStarted(tr("Computing per-head metrics…"));
-    service_->requestMetrics(t, temperature);
+    const QString label = QString::fromUtf8(attnscope::sourceLabel(source_.source));
+    if (attnscope::gradientSource(source_.source) && !source_.gradients) {
+        metricsTrace_.reset();  // asked again when the gradients arrive
+        metrics_->clearAll(tr("%1: waiting for the gradients (one forward and one backward pass)…").arg(label));
+        return;
+    }
+    const double temperature = source_.weights() ? displayTemperature(state_->temperature()) : 1.0;
+    if (t == metricsTrace_ && temperature == metricsTemperature_ && source_ == metricsSource_) return;
+    const QString what = source_.weights() ? tr("Computing per-head metrics…")
+                                           : tr("Computing the metrics of the %1 maps…").arg(label);
+    metrics_->setStatus(what);
+    jobStarted(what);
+    ShownVariant variant = ShownVariant::modelsOwn(temperature);
+    variant.source = source_;
+    service_->requestMetrics(t, variant);
 }
 
 void LabController::onMetrics(const MetricsResult& r) {
-    if (r.trace != shownTrace()) return;
+    if (r.trace != metricsTraceNow() || r.variant.source != source_) return;
+    const bool source = !r.variant.source.weights();
+    const QString label = QString::fromUtf8(attnscope::sourceLabel(r.variant.source.source));
+    const QString unit = attnscope::perHeadSource(r.variant.source.source) ? tr("heads") : tr("layers");
     if (r.partial) {  // the first heads while the rest are computed
         metrics_->showMetrics(r);
-        metrics_->setStatus(tr("Computing per-head metrics… %1 of %2 heads").arg(r.metrics.size()).arg(r.total));
+        metrics_->setStatus(tr("Computing per-head metrics… %1 of %2 %3").arg(r.metrics.size()).arg(r.total).arg(unit));
         return;
     }
     jobEnded();
     if (!r.error.isEmpty()) {
+        if (source) metrics_->clearAll(QString());  // not the previous source's rows under this one's name
         metrics_->setStatus(tr("<span style='color:#c03030'>%1</span>").arg(r.error.toHtmlEscaped()));
         return;
     }
     metricsTrace_ = r.trace;
     metricsTemperature_ = r.temperature;
+    metricsSource_ = r.variant.source;
     metrics_->showMetrics(r);
     QString what = r.trace == session_->trace() ? QString() : QStringLiteral(" · after ") + intervention_.describe();
+    const QString maps = !source ? tr("the model's own maps")
+                         : attnscope::unitRangeSource(r.variant.source.source)
+                                 ? tr("the %1 maps").arg(label)
+                                 : tr("the %1 maps, each row's |values| as shares of its sum").arg(label);
     metrics_->setStatus(
-            tr("<b>%1 heads</b> · the model's own maps%2%3 · click a header to sort, a row to select the head, "
-               "double-click to show it")
+            tr("<b>%1 %2</b> · %3%4%5 · click a header to sort, a row to select the head, double-click to show it")
                     .arg(r.metrics.size())
+                    .arg(source && !attnscope::perHeadSource(r.variant.source.source) ? tr("layers (one map per layer)")
+                                                                                      : tr("heads"))
+                    .arg(maps.toHtmlEscaped())
                     .arg(std::abs(r.temperature - 1.0) > 1e-9 ? tr(" at display T = %1").arg(r.temperature, 0, 'g', 3)
                                                               : QString())
                     .arg(what.toHtmlEscaped()));
@@ -180,5 +214,8 @@ void LabController::onBlockView(const BlockViewResult& r) {
         if (!r.rows.empty()) title += tr(" · %1 of %2 rows").arg(r.rows.size()).arg(info.queryTokens.size());
     }
     if (std::abs(r.temperature - 1.0) > 1e-9) title += tr(" · T = %1").arg(r.temperature, 0, 'g', 3);
+    // Rollout, flow and similarity compose or compare probability maps: they stay the weights'.
+    if (!source_.weights())
+        title += tr(" · of the weights, not %1").arg(QString::fromUtf8(attnscope::sourceLabel(source_.source)));
     metrics_->showBlockView(r, rows, cols, title);
 }

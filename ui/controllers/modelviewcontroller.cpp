@@ -34,41 +34,14 @@ ModelViewController::ModelViewController(ViewState* state, Session* session, Map
             });
     connect(panel_, &ModelViewPanel::headChosen, this,
             [this](int layer, int head) { state_->select(state_->block(), layer, head); });
-    // The Explore overview's thumbnails, when they are the shown block's.
+    // The Explore overview's thumbnails, when they are the shown block's, of the shown source.
     connect(maps, &MapService::thumbnailsReady, this, [this](const ThumbnailResult& r) {
-        if (r.trace == lab_->shownTrace() &&
+        if (r.trace == shownTrace() && r.variant.source == source_ &&
             r.block == MapKey{state_->block(), state_->layer(), state_->head()}.block && r.trace == blockTrace_ &&
             r.block == block_)
             panel_->grid()->setImages(r.images);
     });
-    connect(service_, &LabService::metricsReady, this, [this](const MetricsResult& r) {
-        if (r.trace != metricsTrace_ || r.variant != metricsVariant_) return;
-        if (!r.error.isEmpty()) {
-            panel_->setStatus(tr("Metrics failed: %1").arg(r.error));
-            return;
-        }
-        metrics_ = r.metrics;
-        attnscope::attachDetectors(metrics_, detectors_);
-        panel_->setMetrics(metrics_);
-        if (!r.partial && r.metrics.empty() && r.variant.fits.empty() &&
-            (r.variant.spec.variant == LabVariant::Additive || r.variant.spec.variant == LabVariant::Hybrid)) {
-            panel_->setStatus(
-                    tr("no head has an additive fit yet: Fit additive in the Lab dock fits the selected head"));
-            return;
-        }
-        panel_->setStatus(
-                r.partial ? tr("metrics of %1 of %2 heads…").arg(r.metrics.size()).arg(r.total)
-                          : tr("metrics of %1 heads · %2%3")
-                                    .arg(int(r.metrics.size()) < r.total
-                                                 ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
-                                                 : QString::number(r.metrics.size()))
-                                    .arg(r.variant.spec.variant == LabVariant::Native
-                                                 ? tr("the model's own maps")
-                                                 : tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant)))
-                                    .arg(r.variant.spec.variant == LabVariant::Linear  // no softmax, no T
-                                                 ? QString()
-                                                 : tr(" · T = %1").arg(r.temperature, 0, 'g', 3)));
-    });
+    connect(service_, &LabService::metricsReady, this, &ModelViewController::onMetrics);
     connect(session, &Session::modelLoaded, this, [this] {
         service_->cancelAll();
         blockTrace_.reset();
@@ -132,10 +105,72 @@ void ModelViewController::metricPicked(const QString& key) {
         }
 }
 
+void ModelViewController::onMetrics(const MetricsResult& r) {
+    if (r.trace != metricsTrace_ || r.variant != metricsVariant_) return;
+    if (!r.error.isEmpty()) {
+        panel_->setStatus(tr("Metrics failed: %1").arg(r.error));
+        return;
+    }
+    const attnscope::MapSource source = r.variant.source.source;
+    const bool perLayer = !attnscope::perHeadSource(source);
+    metrics_ = r.metrics;
+    if (perLayer && !metrics_.empty()) {  // one map per layer: its measures on each of the layer's heads
+        std::vector<attnscope::HeadMetrics> heads;
+        for (const auto& m : metrics_)
+            for (const auto& b : r.trace->blocks())
+                if (b.name == m.block)
+                    for (int h = 0; h < b.heads; ++h) {
+                        heads.push_back(m);
+                        heads.back().head = h;
+                    }
+        metrics_ = std::move(heads);
+    }
+    attnscope::attachDetectors(metrics_, detectors_);
+    panel_->setMetrics(metrics_);
+    if (!r.partial && r.metrics.empty() && r.variant.fits.empty() &&
+        (r.variant.spec.variant == LabVariant::Additive || r.variant.spec.variant == LabVariant::Hybrid)) {
+        panel_->setStatus(tr("no head has an additive fit yet: Fit additive in the Lab dock fits the selected head"));
+        return;
+    }
+    const QString unit = perLayer ? tr("layers") : tr("heads");
+    QString maps;
+    if (!r.variant.source.weights())
+        maps = tr("the %1 maps%2")
+                       .arg(QString::fromUtf8(attnscope::sourceLabel(source)))
+                       .arg(perLayer ? tr(" (one per layer, shown on each of its heads)") : QString());
+    else if (r.variant.spec.variant == LabVariant::Native)
+        maps = tr("the model's own maps");
+    else
+        maps = tr("the lab's %1 maps").arg(labVariantName(r.variant.spec.variant));
+    const bool temperature = r.variant.source.weights() && r.variant.spec.variant != LabVariant::Linear;  // no softmax
+    panel_->setStatus(
+            r.partial ? tr("metrics of %1 of %2 %3…").arg(r.metrics.size()).arg(r.total).arg(unit)
+                      : tr("metrics of %1 %2 · %3%4")
+                                .arg(int(r.metrics.size()) < r.total ? tr("%1 of %2").arg(r.metrics.size()).arg(r.total)
+                                                                     : QString::number(r.metrics.size()))
+                                .arg(unit)
+                                .arg(maps)
+                                .arg(temperature ? tr(" · T = %1").arg(r.temperature, 0, 'g', 3) : QString()));
+}
+
+void ModelViewController::setSource(const ShownSource& source) {
+    if (source != source_) {
+        source_ = source;
+        metrics_.clear();  // the previous source's: not shown under this one's caption
+        metricsTrace_.reset();
+        panel_->setMetrics({});
+    }
+    refresh();  // also when only the trace changed (re-run for the values): the shown trace follows
+}
+
+TracePtr ModelViewController::shownTrace() const {
+    return attnscope::gradientSource(source_.source) ? source_.of : lab_->shownTrace();
+}
+
 bool ModelViewController::shownNow() const { return state_->view().tab == QLatin1String("model"); }
 
 void ModelViewController::refresh() {
-    const TracePtr trace = lab_->shownTrace();
+    const TracePtr trace = shownTrace();
     const MapKey key = MapKey{state_->block(), state_->layer(), state_->head()};
     if (!trace || key.block < 0 || key.block >= int(trace->blocks().size())) return;
     const auto& info = trace->blocks()[std::size_t(key.block)];
@@ -156,21 +191,35 @@ void ModelViewController::refresh() {
         if (QString::fromStdString(h.block) == QString::fromStdString(info.name)) masked.emplace_back(h.layer, h.head);
     panel_->grid()->setCrossedOut(masked);
     panel_->metricMap()->setSelected(key.layer, key.head);
-    // The thumbnails and metrics are of the variant the lab shows: the caption names its kind.
-    const ShownVariant variant = lab_->shownVariant();
-    panel_->grid()->setCaption(
-            tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6%7")
-                    .arg(QString::fromStdString(info.name))
-                    .arg(info.layers)
-                    .arg(info.heads)
-                    .arg(key.layer)
-                    .arg(key.head)
-                    .arg(shownKindCaption(info, key.block, variant))
-                    .arg(shownKindUsesTemperature(info, variant)
-                                 ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
-                                 : QString()));
+    // The thumbnails and metrics are of the shown source, or of the variant the lab shows: the
+    // caption names which.
+    ShownVariant variant = lab_->shownVariant();
+    QString kind;
+    if (!source_.weights()) {
+        variant = ShownVariant::modelsOwn(1.0);  // a map source weights the model's own maps
+        variant.source = source_;
+        kind = QString::fromUtf8(attnscope::sourceLabel(source_.source)) +
+               (attnscope::perHeadSource(source_.source) ? QString() : tr(" (one map per layer)"));
+    } else {
+        kind = shownKindCaption(info, key.block, variant) +
+               (shownKindUsesTemperature(info, variant)
+                        ? QStringLiteral(" · T = %1").arg(variant.spec.map.temperature, 0, 'g', 3)
+                        : QString());
+    }
+    panel_->grid()->setCaption(tr("%1 block · %2 layers × %3 heads · layer %4 · head %5 · %6")
+                                       .arg(QString::fromStdString(info.name))
+                                       .arg(info.layers)
+                                       .arg(info.heads)
+                                       .arg(key.layer)
+                                       .arg(key.head)
+                                       .arg(kind));
     if (!shownNow()) return;
     if (metricsTrace_ == trace && metricsVariant_ == variant) return;
+    if (attnscope::gradientSource(source_.source) && !source_.gradients) {
+        panel_->setStatus(tr("%1: waiting for the gradients (one forward and one backward pass)…")
+                                  .arg(QString::fromUtf8(attnscope::sourceLabel(source_.source))));
+        return;
+    }
     metricsTrace_ = trace;
     metricsVariant_ = variant;
     panel_->setStatus(tr("computing metrics…"));

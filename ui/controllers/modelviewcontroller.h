@@ -2,8 +2,10 @@
 // block's thumbnails (the same MapService results as the Explore overview, of the lab's variant),
 // its selection and masked heads, and every head's metrics from core (LabService::requestMetrics,
 // of the variant the lab shows at the temperature the maps are drawn at), asked for only while the
-// tab is shown and not yet known for this trace and variant. A click on a thumbnail or a metric
-// cell selects that head in the window.
+// tab is shown and not yet known for this trace and variant. With a map source other than the
+// weights shown (setSource), the thumbnails are that source's (the Explore overview's) and the
+// metrics core's of its maps (attnscope::sourceHeadMetrics; a per-layer source's values on each
+// of the layer's heads). A click on a thumbnail or a metric cell selects that head in the window.
 #pragma once
 
 #include "services/labservice.h"
@@ -48,6 +50,8 @@ public:
     const ShownVariant& metricsVariant() const { return metricsVariant_; }
     // Follows the window's selection, block and trace; asks for metrics when shown.
     void refresh();
+    // The map source the Show selector picked (SourceController::shown()).
+    void setSource(const ShownSource& source);
     // The head detectors' scores of the current model (GenerateController::startDetectors); they
     // fill the detector entries of the order and map until another model opens.
     void setDetectors(std::vector<attnscope::HeadDetectors> heads);
@@ -59,6 +63,9 @@ signals:
 private:
     bool shownNow() const;
     void metricPicked(const QString& key);
+    // The trace the tab shows: the gradients' own for a gradient source, else the lab's.
+    TracePtr shownTrace() const;
+    void onMetrics(const MetricsResult& r);
 
     ViewState* state_;
     LabController* lab_;
@@ -69,6 +76,7 @@ private:
     int block_ = -1;
     TracePtr metricsTrace_;
     ShownVariant metricsVariant_;
+    ShownSource source_;
     std::vector<attnscope::HeadMetrics> metrics_;      // the latest of metricsTrace_ (every block)
     std::vector<attnscope::HeadDetectors> detectors_;  // of the current model; empty until run
     bool detectorsAsked_ = false;

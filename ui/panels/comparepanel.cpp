@@ -3,6 +3,7 @@
 #include "figure/figure.h"
 #include "views/heatmapview.h"
 #include "figure/labels.h"
+#include "figure/sourceview.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -130,6 +131,8 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
         for (auto* v : views_) v->clear(tr("Cancelled"));
     });
     connect(maps_, &MapService::compareReady, this, &ComparePanel::onMaps);
+    colormap_ = views_[0]->colormap();
+    scale_ = views_[0]->colorScale();
     // Shared axes: one query axis on the left, one colour bar on the right (the three share the
     // colours), cells of one size in all three; zooming or panning one map shows the same cells in
     // the other two.
@@ -179,7 +182,18 @@ void ComparePanel::setSelection(const QString& block, int layer, int head, doubl
 }
 
 void ComparePanel::setColoring(Colormap colormap, const ColorScale& scale) {
-    for (auto* v : views_) v->setColoring(colormap, scale);
+    colormap_ = colormap;
+    scale_ = scale;
+    if (source_ == attnscope::MapSource::Weights)
+        for (auto* v : views_) v->setColoring(colormap, scale);
+    else
+        requestMaps();  // the source's colours are over its maps' range
+}
+
+void ComparePanel::setSource(attnscope::MapSource source) {
+    if (source == source_) return;
+    source_ = source;
+    requestMaps();
 }
 
 void ComparePanel::onRunFinished(const CompareRun& run) {
@@ -209,33 +223,63 @@ QString ComparePanel::blockToShow() const {
 void ComparePanel::requestMaps() {
     if (!run_.traces[0] && !run_.traces[1] && !run_.traces[2]) return;
     shownBlock_ = blockToShow();
-    maps_->requestCompare(run_.traces, shownBlock_, layer_, head_, temperature_);
+    maps_->requestCompare(run_.traces, shownBlock_, layer_, head_, temperature_, source_, run_.models);
 }
 
 void ComparePanel::onMaps(const CompareResult& result) {
-    if (result.traces != run_.traces) return;  // from an older run
+    if (result.traces != run_.traces || result.source != source_) return;  // from an older run or source
     result_ = result;
+    const bool weights = source_ == attnscope::MapSource::Weights;
+    const QString label = QString::fromUtf8(attnscope::sourceLabel(source_));
+    // A source's colours span the shown maps' values (signed ones centred at 0), as on Explore.
+    std::vector<float> values;
+    for (std::size_t i = 0; i < 3; ++i)
+        if (result.errors[i].isEmpty())
+            values.insert(values.end(), result.maps[i].values.begin(), result.maps[i].values.end());
+    const SourceColors colors =
+            weights ? SourceColors{colormap_, scale_} : sourceColors(source_, colormap_, scale_.type, values);
+    int shown = 0;
     for (std::size_t i = 0; i < 3; ++i) {
         HeatmapView* v = views_[i];
+        v->setColoring(colors.colormap, colors.scale);
         const QString name = run_.specs[i].section(QLatin1Char(':'), 1);
         if (!result.errors[i].isEmpty()) {
             v->clear(name + QStringLiteral(": ") + (run_.errors[i].isEmpty() ? result.errors[i] : run_.errors[i]));
-            entropy_[i]->setText(QString());
+            entropy_[i]->setText(
+                    weights || !run_.errors[i].isEmpty()
+                            ? QString()
+                            : tr("%1 is not shown for this kind: the reason is in the map's place").arg(label));
             continue;
         }
+        ++shown;
         const auto& trace = *result.traces[i];
         const auto& info = trace.blocks()[std::size_t(trace.blockIndex(shownBlock_.toStdString()))];
         const bool linear = info.kind == attnscope::AttentionKind::Linear;
-        v->setMap(result.maps[i], toQtStrings(info.queryTokens), toQtStrings(info.keyTokens), name);
-        entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
-                                     .arg(QString::fromLatin1(attnscope::kindName(info.kind)), nats(result.entropy[i]),
-                                          linear ? tr(" · no softmax: T does not apply") : QString()));
+        v->setMap(result.maps[i], toQtStrings(info.queryTokens), toQtStrings(info.keyTokens),
+                  name + sourceTitleSuffix(source_));
+        if (!weights && !attnscope::unitRangeSource(source_))
+            entropy_[i]->setText(tr("%1 · %2: not probabilities, so no entropy or KL")
+                                         .arg(QString::fromLatin1(attnscope::kindName(info.kind)), label));
+        else
+            entropy_[i]->setText(tr("%1 · mean row entropy %2 nats%3")
+                                         .arg(QString::fromLatin1(attnscope::kindName(info.kind)),
+                                              nats(result.entropy[i]),
+                                              linear && weights ? tr(" · no softmax: T does not apply") : QString()));
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
     equalizeCells();
-    selection_->setText(tr("<b>%1</b> — the same head position in each model")
-                                .arg(mapTitle(QString(), shownBlock_, layer_, head_, temperature_).toHtmlEscaped()));
+    QString selection = tr("<b>%1</b> — the same head position in each model")
+                                .arg((mapTitle(QString(), shownBlock_, layer_,
+                                               weights || attnscope::perHeadSource(source_) ? head_ : -1,
+                                               weights ? temperature_ : 1.0) +
+                                      sourceTitleSuffix(source_))
+                                             .toHtmlEscaped());
+    if (!weights && shown < 3)
+        selection += tr(" · <i>%1 is shown for the kinds core computes it for; for the others their map's place "
+                        "says why not</i>")
+                             .arg(label.toHtmlEscaped());
+    selection_->setText(selection);
     emit updated();
 }
 
@@ -270,13 +314,18 @@ Figure ComparePanel::figure() const {
         if (v->map().rows <= 0) continue;
         FigurePanel p{v->map(), v->queryLabels(), v->keyLabels(),
                       run_.specs[i].section(QLatin1Char(':'), 1) +
-                              QStringLiteral("\nH = %1 nats").arg(nats(result_.entropy[i]))};
+                              (std::isnan(result_.entropy[i]) && source_ != attnscope::MapSource::Weights
+                                       ? QString()
+                                       : QStringLiteral("\nH = %1 nats").arg(nats(result_.entropy[i])))};
         f.panels.push_back(std::move(p));
     }
     if (!f.panels.empty()) {
         f.colormap = views_[0]->colormap();
         f.scale = views_[0]->colorScale();
-        f.title = mapTitle(QString(), shownBlock_, layer_, head_, temperature_);
+        const bool weights = source_ == attnscope::MapSource::Weights;
+        f.title = mapTitle(QString(), shownBlock_, layer_, weights || attnscope::perHeadSource(source_) ? head_ : -1,
+                           weights ? temperature_ : 1.0) +
+                  sourceTitleSuffix(source_);
     }
     return f;
 }

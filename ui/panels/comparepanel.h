@@ -40,6 +40,12 @@ public:
     // Which map of each model and at which temperature; re-renders without running again.
     void setSelection(const QString& block, int layer, int head, double temperature);
     void setColoring(Colormap colormap, const ColorScale& scale);
+    // The map source the window's Show selector picked: each kind shows that source's map where
+    // core computes it (MapService::requestCompare), else core's reason in its place (the
+    // built-in models record no value vectors and are not covered by the gradient sources).
+    // Re-renders without running again.
+    void setSource(attnscope::MapSource source);
+    attnscope::MapSource source() const { return source_; }
 
     QString task() const;
     CompareSession* session() const { return session_; }
@@ -90,6 +96,9 @@ private:
     QString shownBlock_;  // block_, or a block the compared models have
     int layer_ = 0, head_ = 0;
     double temperature_ = 1.0;
+    attnscope::MapSource source_ = attnscope::MapSource::Weights;
+    Colormap colormap_;  // the window's colours (a source's own range replaces the scale's)
+    ColorScale scale_;
     CompareRun run_;
     CompareResult result_;
 };

@@ -68,6 +68,8 @@ QVariant HeadMetricsModel::data(const QModelIndex& index, int role) const {
             if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
             return {};
         case Head:
+            if (m.head < 0 && role == Qt::DisplayRole) return tr("all");  // a per-layer source's one map
+            if (m.head < 0 && role == Qt::ToolTipRole) return tr("One map per layer: the heads combined");
             if (role == Qt::DisplayRole || role == Qt::UserRole) return m.head;
             if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
             return {};
@@ -239,6 +241,8 @@ void MetricsPanel::showMetrics(const MetricsResult& r) {
         return m.block == r.metrics.front().block;
     });
     table_->setColumnHidden(HeadMetricsModel::Block, oneBlock);
+    // KL(dot ‖ linear) compares variants of the weights: not defined for another source's maps.
+    table_->setColumnHidden(HeadMetricsModel::KlLinear, !r.variant.source.weights());
     table_->resizeColumnsToContents();
     static_cast<FrozenColumnsView*>(table_)->updateFrozen();
 }

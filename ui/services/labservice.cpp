@@ -243,19 +243,31 @@ void LabService::requestFit(TracePtr trace, MapKey key, const attnscope::Additiv
 void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
     if (!trace) return;
     emit progress(LabJob::Metrics, -1);
-    const double temperature = variant.spec.map.temperature;
+    const double temperature = variant.source.weights() ? variant.spec.map.temperature : 1.0;
     metricsJobs_.start(
             [=](const JobTracker::Stop& stop) {
                 MetricsResult r{trace, temperature, {}, {}, false, 0, variant};
-                for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
+                const attnscope::MapSource source = variant.source.source;
+                const bool perHead = attnscope::perHeadSource(source);
+                if (variant.source.weights())
+                    for (const auto& b : trace->blocks()) r.total += b.layers * b.heads;
                 if (stop.requested()) return r;
                 bool cancelled = false;
                 r.error = guardedJob(
                         [&] {
+                            std::vector<int> blocks;  // a map source: the blocks core computes it for
+                            if (!variant.source.weights()) {
+                                blocks = attnscope::sourceCoveredBlocks(*trace, source);
+                                for (int b : blocks) {
+                                    const auto& info = trace->blocks()[std::size_t(b)];
+                                    r.total += info.layers * (perHead ? info.heads : 1);
+                                }
+                            }
                             attnscope::MetricsOptions o;  // its map options are the variant's
                             o.progress = reporter(LabJob::Metrics, stop);
-                            // The table fills in a layer's worth of heads at a time.
-                            const int step = std::max(1, trace->blocks().empty() ? 1 : trace->blocks().front().heads);
+                            // The table fills in a layer's worth of maps at a time.
+                            const int step = std::max(
+                                    1, trace->blocks().empty() || !perHead ? 1 : trace->blocks().front().heads);
                             auto soFar = std::make_shared<std::vector<attnscope::HeadMetrics>>();
                             o.onHead = [&, soFar](const attnscope::HeadMetrics& m) {
                                 soFar->push_back(m);
@@ -263,7 +275,11 @@ void LabService::requestMetrics(TracePtr trace, const ShownVariant& variant) {
                                 MetricsResult partial{trace, temperature, *soFar, {}, true, r.total, variant};
                                 metricsJobs_.post(stop, [this, partial] { emit metricsReady(partial); });
                             };
-                            r.metrics = attnscope::labHeadMetrics(*trace, variant.spec, variant.fits, o);
+                            r.metrics = variant.source.weights()
+                                                ? attnscope::labHeadMetrics(*trace, variant.spec, variant.fits, o)
+                                                : attnscope::sourceHeadMetrics(
+                                                          *trace, source, shownSourceProvider(*trace, variant.source),
+                                                          blocks, o);
                         },
                         cancelled);
                 return r;

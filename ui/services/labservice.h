@@ -84,12 +84,14 @@ struct FitResult {
 
 struct MetricsResult {
     TracePtr trace;
-    double temperature = 1.0;  // variant.spec.map.temperature
-    // One entry per head that has a map under the variant (attnscope::labHeadMetrics).
+    double temperature = 1.0;  // variant.spec.map.temperature (1 for a map source)
+    // One entry per head that has a map under the variant (attnscope::labHeadMetrics), or per map
+    // of the source (attnscope::sourceHeadMetrics: head -1 for a per-layer source).
     std::vector<attnscope::HeadMetrics> metrics;
     QString error;
     // The heads computed so far while the job runs (metricsReady comes once per layer's worth of
-    // heads with partial set, then once with every head); total = heads of the whole trace.
+    // heads with partial set, then once with every head); total = heads of the whole trace (maps
+    // of the covered blocks for a source).
     bool partial = false;
     int total = 0;
     ShownVariant variant;  // the maps measured
@@ -130,7 +132,9 @@ public:
                       int count, int topK = 5, bool mostImportant = false);
     void requestVariantMap(TracePtr trace, MapKey key, const VariantSpec& spec);
     void requestFit(TracePtr trace, MapKey key, const attnscope::AdditiveFitOptions& options);
-    // Every head's metrics of the variant's maps (attnscope::labHeadMetrics).
+    // Every head's metrics of the variant's maps (attnscope::labHeadMetrics), or with a map source
+    // other than the weights (variant.source) the metrics of that source's maps on the blocks core
+    // computes it for (attnscope::sourceHeadMetrics; per-layer sources one entry per layer, head -1).
     void requestMetrics(TracePtr trace, const ShownVariant& variant);
     // The model's own maps at the display temperature.
     void requestMetrics(TracePtr trace, double temperature) {

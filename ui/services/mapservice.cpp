@@ -2,8 +2,12 @@
 
 #include "figure/sourceview.h"
 
+#include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/analysis/metrics.h"
+#include "attnscope/analysis/source_metrics.h"
+#include "attnscope/runtime/error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -208,14 +212,48 @@ void MapService::requestLevelOfDetail(TracePtr trace, MapKey key, double tempera
             [this](const LevelOfDetailResult& r) { emit levelOfDetailReady(r); });
 }
 
+namespace {
+
+// One kind's map of a map source for the Compare tab: core's, or core's reason why not.
+attnscope::HeadMap compareSourceMap(const attnscope::Trace& trace, const attnscope::Model* model,
+                                    attnscope::MapSource source, int block, int layer, int head) {
+    if (!attnscope::gradientSource(source)) {
+        // What the trace did not record comes first (core's reason), before an index out of range.
+        bool covered = false;
+        try {
+            const std::vector<int> blocks = attnscope::sourceCoveredBlocks(trace, source);
+            covered = std::find(blocks.begin(), blocks.end(), block) != blocks.end();
+        } catch (const attnscope::Error&) {
+            // no block is covered: the line below says why for this one
+        }
+        if (!covered) {
+            attnscope::sourceMap(trace, source, block, 0, 0);  // throws why
+            throw attnscope::Error(std::string(attnscope::sourceName(source)) + " does not cover this block");
+        }
+        return attnscope::sourceMap(trace, source, block, layer, head);
+    }
+    if (!model) throw attnscope::Error("no model to run the gradients through");
+    attnscope::gradientClassLabels(*model);  // core refuses, with the reason, a model it does not cover
+    if (block != 0)
+        throw attnscope::Error(std::string(attnscope::sourceLabel(source)) + " covers the model's first block only");
+    attnscope::GradientInput input;
+    input.text.ids = trace.ids();
+    return attnscope::gradientSources(*model, input, {}).map(source, layer, head);
+}
+
+}  // namespace
+
 void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head,
-                                double temperature) {
+                                double temperature, attnscope::MapSource source,
+                                std::array<std::shared_ptr<const attnscope::Model>, 3> models) {
     compareJobs_.start(
             [=](const JobTracker::Stop& stop) {
                 CompareResult r;
                 r.traces = traces;
+                r.source = source;
                 if (stop.requested()) return r;  // superseded while queued
                 const double nan = std::numeric_limits<double>::quiet_NaN();
+                const bool probabilities = attnscope::unitRangeSource(source);  // entropy and KL are defined
                 attnscope::MapOptions options;
                 options.temperature = temperature;
                 for (int i = 0; i < 3 && !stop.requested(); ++i) {
@@ -223,8 +261,13 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
                     try {
                         if (!traces[std::size_t(i)]) throw std::runtime_error("not run");
                         const auto& t = *traces[std::size_t(i)];
-                        r.maps[std::size_t(i)] = t.map(t.blockIndex(block.toStdString()), layer, head, options);
-                        r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
+                        const int b = t.blockIndex(block.toStdString());
+                        r.maps[std::size_t(i)] =
+                                source == attnscope::MapSource::Weights
+                                        ? t.map(b, layer, head, options)
+                                        : compareSourceMap(t, models[std::size_t(i)].get(), source, b, layer, head);
+                        if (probabilities)
+                            r.entropy[std::size_t(i)] = attnscope::meanRowEntropy(r.maps[std::size_t(i)]);
                     } catch (...) {
                         r.errors[std::size_t(i)] = currentJobError();
                     }
@@ -233,7 +276,9 @@ void MapService::requestCompare(std::array<TracePtr, 3> traces, const QString& b
                     for (int j = 0; j < 3; ++j) {
                         double& kl = r.kl[std::size_t(i)][std::size_t(j)];
                         kl = nan;
-                        if (!r.errors[std::size_t(i)].isEmpty() || !r.errors[std::size_t(j)].isEmpty()) continue;
+                        if (!probabilities || !r.errors[std::size_t(i)].isEmpty() ||
+                            !r.errors[std::size_t(j)].isEmpty())
+                            continue;
                         try {
                             kl = attnscope::meanRowKl(r.maps[std::size_t(i)], r.maps[std::size_t(j)]);
                         } catch (...) {

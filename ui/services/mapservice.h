@@ -92,6 +92,7 @@ struct ThumbnailResult {
 // The same (block name, layer, head) in three traces (e.g. dot, additive, linear).
 struct CompareResult {
     std::array<TracePtr, 3> traces;
+    attnscope::MapSource source = attnscope::MapSource::Weights;  // what the maps show
     std::array<attnscope::HeadMap, 3> maps;
     std::array<QString, 3> errors;              // per map; empty when it was computed
     std::array<double, 3> entropy{};            // meanRowEntropy, nats (NaN when missing)
@@ -123,7 +124,14 @@ public:
     }
     // The heat map's level of detail: Trace::pooledMap of the request's rectangle.
     void requestLevelOfDetail(TracePtr trace, MapKey key, double temperature, const attnscope::PoolRequest& request);
-    void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature);
+    // The same (block, layer, head) of three traces at the temperature, or with a map source other
+    // than the weights that source's maps where core computes them (attnscope::sourceMap; the
+    // gradient sources through attnscope::gradientSources on `models`, after core's coverage
+    // check), each kind's error (core's reason) in its place otherwise. Entropy and KL only for
+    // probability-like maps (weights, ALTI, ALTI rollout; NaN otherwise).
+    void requestCompare(std::array<TracePtr, 3> traces, const QString& block, int layer, int head, double temperature,
+                        attnscope::MapSource source = attnscope::MapSource::Weights,
+                        std::array<std::shared_ptr<const attnscope::Model>, 3> models = {});
     // Drops whatever is pending (e.g. when the model changes).
     void cancelAll();
     void waitForWorkers();

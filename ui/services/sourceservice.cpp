@@ -26,6 +26,15 @@ attnscope::HeadMap shownSourceMap(const attnscope::Trace& trace, const ShownSour
     return shown.gradients->map(shown.source, layer, head);
 }
 
+attnscope::MapProvider shownSourceProvider(const attnscope::Trace& trace, const ShownSource& shown) {
+    if (shown.weights()) throw attnscope::Error("the weights are measured by the lab's metrics, not as a source");
+    if (!attnscope::gradientSource(shown.source)) return attnscope::traceMapProvider(trace, shown.source);
+    if (!shown.gradients || shown.of.get() != &trace)
+        throw attnscope::Error(std::string(attnscope::sourceLabel(shown.source)) +
+                               ": the gradients of this run are not computed yet");
+    return attnscope::gradientMapProvider(shown.gradients, shown.source);
+}
+
 QString sourceUnavailableReason(MapSource source, const attnscope::Model* model, bool builtin) {
     const auto tr = [](const char* s) { return QCoreApplication::translate("SourceService", s); };
     if (source == MapSource::Weights) return {};

@@ -45,6 +45,12 @@ struct ShownSource {
 attnscope::HeadMap shownSourceMap(const attnscope::Trace& trace, const ShownSource& shown, int block, int layer,
                                   int head, double temperature);
 
+// The maps of the shown source for core's metrics (attnscope::sourceHeadMetrics): a Trace-based
+// source's attnscope::traceMapProvider, or the gradient maps of this trace
+// (attnscope::gradientMapProvider). Throws attnscope::Error for the weights (labHeadMetrics
+// measures them) and where the gradients of this trace are not there.
+attnscope::MapProvider shownSourceProvider(const attnscope::Trace& trace, const ShownSource& shown);
+
 // Why a source does not apply to a model (empty when it does), for the selector's tooltip. model:
 // the open model (null: maps from a file); builtin: one of the built-in models. The gradient
 // sources' coverage is core's (gradientClassLabels refuses, with the reason, what it does not cover).

@@ -220,6 +220,7 @@ void MapPresenter::updateCompare(bool runIfNeeded) {
         p_.compare->setInput(task, text, p_.controls->idsMode(), p_.controls->device()->choice(),
                              ownTask == task ? p_.controls->targetText() : QString());
     }
+    p_.compare->setSource(p_.state->mapSource());  // each kind shows it where core computes it
     p_.compare->setSelection(currentBlockName(), p_.state->layer(), p_.state->head(), p_.state->temperature());
 }
 
@@ -277,6 +278,9 @@ void MapPresenter::buildSources() {
         refreshMaps();
         p_.views->setSource(p_.sources->shown());
         p_.imageView->setSource(p_.sources->shown());
+        p_.lab->setSource(p_.sources->shown());  // the Metrics tab's table
+        p_.modelView->setSource(p_.sources->shown());
+        updateCompare(false);
     });
     p_.sourceTabNote = new QLabel;
     p_.sourceTabNote->setObjectName(QStringLiteral("sourceTabNote"));
@@ -302,14 +306,9 @@ void MapPresenter::updateSourceTabNote() {
     QString why;
     if (source != attnscope::MapSource::Weights) {
         const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
-        if (tab == QLatin1String("compare"))
+        if (tab == QLatin1String("compare"))  // the panel says it for each kind too
             why = tr("Compare runs the built-in dot, additive and linear models, which record no value vectors "
                      "and have no gradient sources: it compares their weights, not %1.")
-                          .arg(label);
-        else if (tab == QLatin1String("metrics") || tab == QLatin1String("model"))
-            why = tr("The head metrics (entropy, distance, patterns, detectors) and the rollout measure attention "
-                     "weights, which are probabilities; %1 is not one, so this tab measures the weights. The "
-                     "Explore tab, the overview, the Lines view and the Image tab show %1.")
                           .arg(label);
     }
     p_.sourceTabNote->setText(why.isEmpty() ? QString() : tr("\u24d8 this tab shows the weights  "));

@@ -124,6 +124,18 @@ HeadMap GradientMaps::map(MapSource source, int layer, int head) const {
     return m;
 }
 
+MapProvider gradientMapProvider(std::shared_ptr<const GradientMaps> maps, MapSource source) {
+    if (!maps) throw Error("gradient maps: none given");
+    if (!gradientSource(source))
+        throw Error(std::string("gradient maps hold grad-weighted and relevance, not ") + sourceName(source));
+    return [maps = std::move(maps), source](int block, int layer, int head) {
+        if (block != 0)
+            throw Error(std::string(sourceName(source)) + " covers the model's first block only, not block " +
+                        std::to_string(block));
+        return maps->map(source, layer, head);
+    };
+}
+
 std::uint64_t gradientSourcesBytes(const ModelInfo& info, std::int64_t tokens) {
     const std::uint64_t n = static_cast<std::uint64_t>(std::max<std::int64_t>(tokens, 1));
     const std::uint64_t L = info.layers, H = info.heads, E = info.hidden, maps = H * n * n;

@@ -2,7 +2,9 @@
 #include "attnscope/analysis/source_metrics.h"
 
 #include "attnscope/analysis/alti.h"
+#include "attnscope/analysis/value_norm.h"
 #include "attnscope/runtime/error.h"
+#include "row_measures.h"
 
 #include <cmath>
 #include <limits>
@@ -28,6 +30,21 @@ MapProvider traceMapProvider(const Trace& trace, MapSource source) {
     };
 }
 
+std::vector<int> sourceCoveredBlocks(const Trace& trace, MapSource source) {
+    const int count = static_cast<int>(trace.blocks().size());
+    std::vector<int> blocks;
+    for (int b = 0; b < count; ++b) {
+        const bool covered = source == MapSource::Weights                                    ? true
+                             : gradientSource(source)                                        ? b == 0
+                             : source == MapSource::Alti || source == MapSource::AltiRollout ? hasAltiInputs(trace, b)
+                                                                                             : hasValues(trace, b);
+        if (covered) blocks.push_back(b);
+    }
+    if (blocks.empty() && count > 0 && !gradientSource(source)) sourceMap(trace, source, 0, 0, 0);  // throws why
+    if (blocks.empty()) throw Error(std::string(sourceName(source)) + ": the trace has no block whose maps it covers");
+    return blocks;
+}
+
 namespace {
 
 // |x| / Σ_j |x_ij| per row (all-zero rows stay 0).
@@ -43,17 +60,10 @@ HeadMap rowShares(HeadMap map) {
 
 HeadMetrics measure(const HeadMap& map, const BlockInfo& block, int layer, int head, const MetricsOptions& options) {
     checkMapShape(map, "metrics");
-    HeadMetrics m;
-    m.block = block.name;
-    m.layer = layer;
-    m.head = head;
-    m.entropy = meanRowEntropy(map);
-    m.meanDistance = meanAttentionDistance(map);
-    m.firstToken = attentionToKeys(map, {0});
     const std::vector<int> separators = separatorColumns(block, options.separatorLabels);
-    m.separator = separators.empty() ? 0.0 : attentionToKeys(map, separators);
-    m.scores = patternScores(map, options.thresholds);
-    m.pattern = classifyPattern(m.scores, map.cols, options.thresholds);
+    RowMeasures sums(map.rows, map.cols, RowMeasures::All & ~RowMeasures::Kl, separators, options.thresholds);
+    sums.addMap(map);
+    HeadMetrics m = sums.headMetrics(block.name, layer, head, !separators.empty());
     m.klDotLinear = std::numeric_limits<double>::quiet_NaN();
     return m;
 }

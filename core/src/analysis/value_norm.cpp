@@ -67,15 +67,16 @@ HeadMap valueNormMap(const Trace& trace, int block, int layer, int head) {
         throw Error("value-norm: head " + std::to_string(head) + " is out of range (0.." +
                     std::to_string(info.heads - 1) + ")");
     return translateTorchErrors("computing a value-norm map", [&] {
-        const at::Tensor alpha = trace.impl().mapTensor(block, layer, head, MapOptions{});
-        if (masked(cap, head)) return toHeadMap(at::zeros_like(alpha));
-        // ‖f_h(x̃_j)‖² = v_j (W_O^h W_O^hᵀ) v_jᵀ: a [d, d] Gram matrix instead of each [width] output
-        // (d·d instead of d·E multiply-adds per key), in float64.
+        at::Tensor alpha = trace.impl().mapTensor(block, layer, head, MapOptions{}).to(at::kCPU, at::kFloat);
+        if (masked(cap, head)) return toHeadMap(alpha.zero_());
+        // ‖f_h(x̃_j)‖² = v_j (W_O^h W_O^hᵀ) v_jᵀ: one norm per key (not per query and key), from a [d, d]
+        // Gram matrix instead of each [width] output (d·d instead of d·E multiply-adds per key), in float64.
         const std::int64_t d = cap.values.size(2);
-        const at::Tensor wo = cap.outProjection.narrow(0, head * d, d).to(at::kDouble);
-        const at::Tensor v = cap.values[info.kvGroup(head)].to(at::kDouble);
-        const at::Tensor norms = (at::mm(v, at::mm(wo, wo.t())) * v).sum(1).clamp_min(0).sqrt();
-        return toHeadMap(alpha * norms.to(alpha.device(), at::kFloat).unsqueeze(0));
+        const at::Tensor wo = cap.outProjection.narrow(0, head * d, d).to(at::kCPU, at::kDouble);
+        const at::Tensor v = cap.values[info.kvGroup(head)].to(at::kCPU, at::kDouble);
+        const at::Tensor norms = (at::mm(v, at::mm(wo, wo.t())) * v).sum(1).clamp_min(0).sqrt().to(at::kFloat);
+        // α scaled in place, column j by key j's norm: no second [queries, keys] tensor.
+        return toHeadMap(alpha.mul_(norms.unsqueeze(0)));
     });
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "attnscope/analysis/map_source.h"
+#include "attnscope/analysis/source_metrics.h"
 #include "attnscope/attention/run_options.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
@@ -23,6 +24,7 @@
 #include "attnscope/runtime/progress.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +61,11 @@ struct GradientMaps {
 // (attnscope::Cancelled).
 GradientMaps gradientSources(const Model& model, const GradientInput& input, const GradientTarget& target,
                              const RunOptions& options = {}, const Progress& progress = {});
+
+// The maps of `maps` for sourceHeadMetrics (source_metrics.h): GradWeighted or Relevance (head
+// ignored), of block 0, the block the gradients cover (another block throws attnscope::Error).
+// The provider keeps `maps` alive.
+MapProvider gradientMapProvider(std::shared_ptr<const GradientMaps> maps, MapSource source);
 
 // Whether the model explains a class (ViT with a head) rather than a next token, and its class
 // labels in index order (empty for decoders). Throws attnscope::Error with the one-line refusal

@@ -1,0 +1,238 @@
+// The Show selector's source on the tabs beyond Explore (issue 31's GUI): the Metrics tab's table
+// and the Model view's metrics are core's measures of the shown source's maps
+// (attnscope::sourceHeadMetrics, gradient maps included), the Model view's thumbnails are the
+// source's, and the Compare tab shows each kind's map of the source where core computes it, core's
+// reason in its place where not (the built-in models record no value vectors and are not covered
+// by the gradient sources).
+#include "window_fixture.h"
+
+#include "controllers/labcontroller.h"
+#include "controllers/modelviewcontroller.h"
+#include "controllers/sourcecontroller.h"
+#include "figure/sourceview.h"
+#include "panels/metricspanel.h"
+#include "panels/modelviewpanel.h"
+#include "panels/sourcepicker.h"
+#include "state/viewstate.h"
+#include "views/headmetricmap.h"
+
+#include "attnscope/analysis/gradient_sources.h"
+#include "attnscope/analysis/source_metrics.h"
+#include "attnscope/analysis/value_norm.h"
+#include "attnscope/lab/lab_views.h"
+
+#include <QLabel>
+#include <QTableView>
+
+#include <cmath>
+
+using namespace uitest;
+using attnscope::MapSource;
+
+namespace {
+
+void choose(WindowFixture& w, MapSource source) {
+    QComboBox* combo = w.controls->sourcePicker()->showCombo();
+    const int i = combo->findData(int(source));
+    REQUIRE(i >= 0);
+    combo->setCurrentIndex(i);
+}
+
+std::shared_ptr<const attnscope::Trace> waitForValues(WindowFixture& w) {
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                const auto t = w.session->trace();
+                return t && attnscope::hasValues(*t, 0) && !w.session->isBusy();
+            },
+            20000));
+    return w.session->trace();
+}
+
+// core's metrics of a Trace-based source over the blocks it covers.
+std::vector<attnscope::HeadMetrics> coreMetrics(const attnscope::Trace& trace, MapSource source) {
+    return attnscope::sourceHeadMetrics(trace, source, attnscope::traceMapProvider(trace, source),
+                                        attnscope::sourceCoveredBlocks(trace, source));
+}
+
+// The same number up to the order of core's sums.
+bool same(double shown, double core) { return std::abs(shown - core) <= 1e-9 * std::max(1.0, std::abs(core)); }
+
+// Whether the Metrics tab's table shows exactly these rows (block, layer, head, entropy, distance, sink).
+bool tableShows(const MetricsPanel& panel, const std::vector<attnscope::HeadMetrics>& want) {
+    const auto& shown = panel.model()->metrics();
+    if (shown.size() != want.size()) return false;
+    for (std::size_t i = 0; i < want.size(); ++i)
+        if (shown[i].block != want[i].block || shown[i].layer != want[i].layer || shown[i].head != want[i].head ||
+            !same(shown[i].entropy, want[i].entropy) || !same(shown[i].meanDistance, want[i].meanDistance) ||
+            !same(shown[i].sink, want[i].sink) || shown[i].pattern != want[i].pattern)
+            return false;
+    return true;
+}
+
+// Whether the Model view shows these metrics on every (layer, head) of block 0: a per-head
+// source's own, a per-layer source's layer value on each of its heads.
+bool modelViewShows(const ModelViewPanel& panel, const std::vector<attnscope::HeadMetrics>& want, int layers, int heads,
+                    bool perHead) {
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            const attnscope::HeadMetrics* m = panel.metricsOf(l, h);
+            const attnscope::HeadMetrics& w = want[std::size_t(perHead ? l * heads + h : l)];
+            if (!m || !same(m->entropy, w.entropy) || !same(m->meanDistance, w.meanDistance)) return false;
+        }
+    return true;
+}
+
+// The tiles MapService draws for a source: core's maps pooled to 48 and coloured over the block.
+std::vector<QImage> sourceTileImages(const std::function<attnscope::HeadMap(int, int)>& mapOf, int layers, int heads,
+                                     MapSource source, const ControlPanel* controls) {
+    attnscope::PoolRequest request;
+    request.outRows = request.outCols = 48;
+    std::vector<PooledMap> tiles;
+    std::vector<float> all;
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            const attnscope::HeadMap m = attnscope::poolHeadMap(mapOf(l, h), request);
+            tiles.push_back({m.cols, m.rows, std::vector<double>(m.values.begin(), m.values.end())});
+            all.insert(all.end(), m.values.begin(), m.values.end());
+        }
+    const SourceColors c = sourceColors(source, controls->colormap(), controls->colorScale().type, all);
+    std::vector<QImage> images;
+    for (const auto& t : tiles) images.push_back(pooledImage(t, c.colormap, c.scale));
+    return images;
+}
+
+bool sameImages(const std::vector<QImage>& a, const std::vector<QImage>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!sameImage(a[i], b[i])) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(WindowFixture, "Show: the Metrics tab measures the shown source's maps", "[ui][sources][metrics]") {
+    openStandIn();
+    MetricsPanel* panel = window.lab()->metrics();
+    window.tabs()->setCurrentWidget(panel);
+    choose(*this, MapSource::ValueNorm);
+    auto trace = waitForValues(*this);
+    const auto& info = trace->blocks()[0];
+    {  // one row per head, core's measures of the value-weighted maps
+        const auto want = coreMetrics(*trace, MapSource::ValueNorm);
+        REQUIRE(want.size() == std::size_t(info.layers * info.heads));
+        CHECK(QTest::qWaitFor([&] { return tableShows(*panel, want); }, 30000));
+        CHECK(panel->table()->isColumnHidden(HeadMetricsModel::KlLinear));  // compares variants of the weights
+    }
+    {  // a per-layer source: one row per layer, its head "all"; a click keeps the window's head
+        choose(*this, MapSource::Alti);
+        trace = waitForValues(*this);
+        const auto want = coreMetrics(*trace, MapSource::Alti);
+        REQUIRE(want.size() == std::size_t(info.layers));
+        CHECK(QTest::qWaitFor([&] { return tableShows(*panel, want); }, 30000));
+        CHECK(panel->model()->data(panel->model()->index(0, HeadMetricsModel::Head)).toString() ==
+              QStringLiteral("all"));
+        head->setValue(2);
+        emit panel->headSelected(QString::fromStdString(info.name), 1, -1);
+        CHECK(layer->value() == 1);
+        CHECK(head->value() == 2);
+        // The block view stays the weights' and says so.
+        CHECK(QTest::qWaitFor([&] { return panel->blockView()->title().contains(QStringLiteral("of the weights")); },
+                              20000));
+    }
+    {  // back to the weights: the table is the weights' metrics again, with KL
+        choose(*this, MapSource::Weights);
+        const auto weights = attnscope::headMetrics(*session->trace());
+        CHECK(QTest::qWaitFor(
+                [&] {
+                    const auto& shown = panel->model()->metrics();
+                    return shown.size() == weights.size() && same(shown.back().entropy, weights.back().entropy);
+                },
+                30000));
+        CHECK_FALSE(panel->table()->isColumnHidden(HeadMetricsModel::KlLinear));
+    }
+}
+
+TEST_CASE_METHOD(WindowFixture, "Show: the Model view shows the source's thumbnails and metrics",
+                 "[ui][sources][modelview]") {
+    window.resize(1500, 950);
+    openStandIn();
+    ModelViewController* mv = window.modelView();
+    ModelViewPanel* panel = mv->panel();
+    window.tabs()->setCurrentWidget(panel);
+    choose(*this, MapSource::ValueNormLayer);
+    const auto trace = waitForValues(*this);
+    const auto& info = trace->blocks()[0];
+    const auto want = coreMetrics(*trace, MapSource::ValueNormLayer);
+    REQUIRE(want.size() == std::size_t(info.layers));
+    CHECK(QTest::qWaitFor([&] { return modelViewShows(*panel, want, info.layers, info.heads, false); }, 30000));
+    CHECK(panel->grid()->caption().contains(QStringLiteral("Value-weighted (layer)")));
+    CHECK(panel->statusLabel()->text().contains(QStringLiteral("Value-weighted (layer)")));
+    // The thumbnails: each layer's map on each of its heads, coloured over the block's range.
+    const auto tiles = sourceTileImages(
+            [&](int l, int) { return attnscope::sourceMap(*trace, MapSource::ValueNormLayer, 0, l, 0); }, info.layers,
+            info.heads, MapSource::ValueNormLayer, controls);
+    CHECK(QTest::qWaitFor([&] { return sameImages(panel->grid()->images(), tiles); }, 30000));
+    // The layer × head map draws the chosen metric of those maps.
+    CHECK(QTest::qWaitFor([&] { return same(panel->metricMap()->value(1, 2), want[1].entropy); }, 20000));
+
+    SECTION("a gradient source: core's metrics of its maps once the gradients arrive") {
+        choose(*this, MapSource::GradWeighted);
+        const auto t = session->trace();
+        attnscope::GradientInput input;
+        input.text.ids = t->ids();
+        const auto g = std::make_shared<const attnscope::GradientMaps>(
+                attnscope::gradientSources(*session->model(), input, {}));
+        const auto grad = attnscope::sourceHeadMetrics(*t, MapSource::GradWeighted,
+                                                       attnscope::gradientMapProvider(g, MapSource::GradWeighted), {0});
+        CHECK(QTest::qWaitFor([&] { return modelViewShows(*panel, grad, info.layers, info.heads, true); }, 60000));
+        CHECK(panel->grid()->caption().contains(QString::fromUtf8(attnscope::sourceLabel(MapSource::GradWeighted))));
+    }
+}
+
+TEST_CASE_METHOD(WindowFixture, "Show: Compare shows core's reason for each kind that cannot show the source",
+                 "[ui][sources][compare]") {
+    openStandIn();
+    choose(*this, MapSource::ValueNorm);
+    waitForValues(*this);
+    ComparePanel* compare = window.compare();
+    window.tabs()->setCurrentWidget(compare);
+    REQUIRE(QTest::qWaitFor([&] { return compare->lastRun().traces[2] != nullptr; }, 60000));
+    CHECK(compare->source() == MapSource::ValueNorm);
+    // core's own refusal for each built-in kind, in that kind's place (the block the panel shows:
+    // the window's when the kinds have it, else cross, else their first).
+    const auto reasonOf = [&](int i, MapSource source) {
+        const auto& t = *compare->lastRun().traces[std::size_t(i)];
+        int b = 0;
+        for (int k = 0; k < int(t.blocks().size()); ++k)
+            if (t.blocks()[std::size_t(k)].name == "cross") b = k;
+        for (int k = 0; k < int(t.blocks().size()); ++k)
+            if (QString::fromStdString(t.blocks()[std::size_t(k)].name) == window.currentBlockName()) b = k;
+        try {
+            if (attnscope::gradientSource(source))
+                attnscope::gradientClassLabels(*compare->lastRun().models[std::size_t(i)]);
+            else
+                attnscope::sourceMap(t, source, b, 0, 0);  // what the kind did not record, for any layer
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+        return QString();
+    };
+    for (int i = 0; i < 3; ++i) {
+        INFO("kind " << i);
+        const QString why = reasonOf(i, MapSource::ValueNorm);
+        REQUIRE_FALSE(why.isEmpty());
+        CHECK(QTest::qWaitFor([&] { return compare->view(i)->title().contains(why); }, 20000));
+        CHECK(compare->view(i)->map().rows == 0);
+    }
+    CHECK(compare->findChild<QLabel*>(QStringLiteral("compareSelection"))->text().contains(QStringLiteral("says why")));
+    choose(*this, MapSource::GradWeighted);
+    for (int i = 0; i < 3; ++i) {
+        INFO("kind " << i);
+        const QString why = reasonOf(i, MapSource::GradWeighted);
+        REQUIRE(why.startsWith(QStringLiteral("gradient sources: ")));  // core's refusal of this built-in
+        CHECK(QTest::qWaitFor([&] { return compare->view(i)->title().contains(why); }, 20000));
+    }
+    // Back to the weights: the three maps again.
+    choose(*this, MapSource::Weights);
+    CHECK(QTest::qWaitFor([&] { return compare->view(0)->map().rows > 0 && compare->view(2)->map().rows > 0; }, 20000));
+}
