@@ -22,6 +22,8 @@ namespace attnscope::cli {
 // Face cache at --revision; io/model_location.h) on --device (default auto), with
 // --weights auto|convert|stream, --revision and --progress where the command declares them.
 std::shared_ptr<const Model> loadModel(const Args& args);
+// The same for a model named by `spec` instead of positional 0 (distil --teacher).
+std::shared_ptr<const Model> loadModelAt(const Args& args, const std::string& spec);
 
 // --capture-dtype compute|float16|bfloat16 and --progress (where declared) into options; `what`
 // names the run on the progress line ("forward", "re-run").
