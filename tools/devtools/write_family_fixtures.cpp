@@ -1,6 +1,5 @@
 // Model folders of several families for trying the app by hand (not run by ctest).
 #include "family_fixtures.h"
-#include "gpt2_fixture.h"
 #include "png_write.h"
 
 #include <catch2/catch.hpp>
@@ -20,9 +19,7 @@ const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
 
 // Writes family folders to $ATTNSCOPE_FIXTURE_OUT for trying the app by hand (bert: BERT with the
 // pruned uncased vocabulary; vit: ViT with picture.png; llama: grouped-query Llama with Llama-2's
-// tokenizer; gpt2: 4 layers of 8 heads of width 32 with GPT-2's pruned tokenizer, its q/k/v weights
-// scaled so that the logits spread about as a trained GPT-2's do, for docs/kinds.md's per-head
-// distillation):   ATTNSCOPE_FIXTURE_OUT=/tmp/fam build/tools/attnscope-devtools "[.write-family-fixtures]"
+// tokenizer):   ATTNSCOPE_FIXTURE_OUT=/tmp/fam build/tools/attnscope-devtools "[.write-family-fixtures]"
 TEST_CASE("write family fixture folders", "[.write-family-fixtures]") {
     const char* out = std::getenv("ATTNSCOPE_FIXTURE_OUT");
     REQUIRE(out);
@@ -49,18 +46,5 @@ TEST_CASE("write family fixture folders", "[.write-family-fixtures]") {
     llama.tied = true;
     writeCheckpoint(root / "llama", makeLlama(llama, 33));
     std::filesystem::copy_file(kData / "llama2.json", root / "llama" / "tokenizer.json",
-                               std::filesystem::copy_options::overwrite_existing);
-    Gpt2Spec gpt2;
-    gpt2.vocab = 8257;
-    gpt2.vocabJson = false;
-    gpt2.layers = 4;
-    gpt2.heads = 8;
-    gpt2.embd = 256;
-    gpt2.positions = 256;
-    Gpt2Checkpoint c = makeGpt2(gpt2, 34);
-    for (int l = 0; l < gpt2.layers; ++l)  // q·k/√d of about unit spread at width 256 (0.4 is for width 16)
-        for (float& v : c.tensors["h." + std::to_string(l) + ".attn.c_attn.weight"].values) v *= 0.25f;
-    writeGpt2Folder(root / "gpt2", c);
-    std::filesystem::copy_file(kData / "gpt2.json", root / "gpt2" / "tokenizer.json",
                                std::filesystem::copy_options::overwrite_existing);
 }
