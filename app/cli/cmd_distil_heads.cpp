@@ -109,8 +109,6 @@ int runDistilHeads(const std::vector<std::string>& argv) {
     const auto model = loadModelAt(args, teacher);
     const auto inputs = readInputs(data, *model, maxTokens);
     const std::filesystem::path dir = prepareOutDir(outDir);
-    std::cerr << "fitting Hedgehog feature maps to " << teacher << " on " << inputs.size() << " texts, " << o.steps
-              << " steps\n";
     const HedgehogResult r = distilHeads(*model, inputs, o);
     writeOutputs(dir, teacher, r, o);
     char line[320];
