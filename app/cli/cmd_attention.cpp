@@ -53,7 +53,7 @@ LabVariant parseVariant(const std::string& v) {
     if (v == "local") return LabVariant::Local;
     if (v == "topk") return LabVariant::TopK;
     if (v == "lsh") return LabVariant::Lsh;
-    throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid, local, topk, lsh");
+    throw Error("--variant '" + v + "' is not one of dot, linear, additive, hybrid, local, topk, lsh, hedgehog");
 }
 
 FeatureMap parseFeatureMap(const std::string& v) {
@@ -142,7 +142,14 @@ AttentionSettings parseSettings(const Args& args) {
     s.rerun = propagate || !s.run.maskHeads.empty() || s.prune || !s.run.knockouts.empty();
     s.topK = static_cast<int>(args.integer("top-k", 1, kMaxInt).value_or(5));
 
-    if (auto v = args.value("variant")) s.lab.variant = parseVariant(*v);
+    s.run.linearHeads = hedgehogHeads(args);  // --variant hedgehog --feature-file DIR
+    if (!s.run.linearHeads.empty()) {
+        s.rerun = true;
+        s.what += (s.what.empty() ? "" : "; ") + std::to_string(s.run.linearHeads.size()) +
+                  " heads replaced by learned linear maps";
+    } else if (auto v = args.value("variant")) {
+        s.lab.variant = parseVariant(*v);
+    }
     const bool linear = s.lab.variant == LabVariant::Linear;
     const bool fitted = s.lab.variant == LabVariant::Additive || s.lab.variant == LabVariant::Hybrid;
     requireWith(args, "feature-map", linear, "--variant linear");
@@ -217,21 +224,23 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
                                 {"initial_kl", fit->initialKl},
                                 {"final_kl", fit->finalKl}});
             }
-            const HeadMap map = labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map;
+            const LinearHead* learned = findLinearHead(s.run.linearHeads, block.name, l, h);
+            const HeadMap map = learned ? hedgehogMap(trace, b, l, h, *learned)
+                                        : labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map;
             npy.append(map.values.data(), map.values.size());
         }
     npy.finish();
 }
 
 int runAttention(const std::vector<std::string>& argv) {
-    Args args(
-            argv,
-            withGradientOptions(withGenerateOptions(withAlignmentOptions(withInputOptions(
-                    {"out",         "device",        "temperature", "layers",    "variant",   "feature-map", "features",
-                     "seed",        "mask-heads",    "gate",        "fit-width", "fit-steps", "top-k",       "prune",
-                     "prune-count", "capture-dtype", "weights",     "window",    "keep",      "buckets",     "rounds",
-                     "revision",    "knockout",      "source",      "block"})))),
-            withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
+    Args args(argv,
+              withGradientOptions(withGenerateOptions(withAlignmentOptions(withInputOptions(
+                      {"out",      "device",      "temperature", "layers",        "variant",   "feature-map",
+                       "features", "seed",        "mask-heads",  "gate",          "fit-width", "fit-steps",
+                       "top-k",    "prune",       "prune-count", "capture-dtype", "weights",   "window",
+                       "keep",     "buckets",     "rounds",      "revision",      "knockout",  "source",
+                       "block",    "feature-file"})))),
+              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
@@ -377,7 +386,7 @@ Command attentionCommand() {
             "                               [--source weights|value-norm|value-norm-layer|alti|alti-rollout|\n"
             "                                grad-weighted|relevance [--target-token ID | --target-class C]]\n"
             "                               [--block NAME]\n"
-            "                               [--variant dot|linear|additive|hybrid|local|topk|lsh]\n"
+            "                               [--variant dot|linear|additive|hybrid|local|topk|lsh|hedgehog]\n"
             "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
             "                               [--buckets B] [--rounds R]\n"
             "                               [--features M] [--seed S] [--gate G] [--fit-width W] [--fit-steps N] [--top-k K]\n"
@@ -465,6 +474,9 @@ Command attentionCommand() {
             "  --buckets B (even, 4) with --rounds R (1) fixed random rotations (--seed S), sorts by bucket, and keeps\n"
             "  the keys of the query's chunk (length ceil(n/B)) and the chunk before, in any round; causal heads keep\n"
             "  no future key, and a query keeps itself only when it has no other key.\n"
+            "--variant hedgehog --feature-file DIR: the heads of a distil --per-head folder replace their softmax\n"
+            "  by the learned linear map (docs/kinds.md) in a re-run; the output change is printed and their maps\n"
+            "  are written; other heads keep their own maps.\n"
             "--generate N (decoder-only language models) generates N tokens (1..4096) after the input, one\n"
             "  forward per token, greedily or with --sample from softmax(logits / --sample-temperature T)\n"
             "  (default 1) cut to the --top-k K most likely (default: all) and the --top-p P nucleus (0 < P\n"

@@ -5,6 +5,7 @@
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -30,6 +31,7 @@ void parseTaskOption(const Args& args, TrainOptions& o) {
 }
 
 int runDistil(const std::vector<std::string>& argv) {
+    if (std::find(argv.begin(), argv.end(), "--per-head") != argv.end()) return runDistilHeads(argv);
     Args args(argv,
               {"teacher", "student-kind", "task", "lambda", "epochs", "epoch-steps", "out", "seed", "batch", "lr",
                "student-layers", "student-heads", "window", "keep", "buckets", "rounds", "positions", "relative-clip",
@@ -100,7 +102,21 @@ Command distilCommand() {
             "Budget: --epochs N (5) of --epoch-steps S (100) steps.\n"
             "Writes DIR (the student: opens like the built-ins), DIR/monitors.csv (as train), DIR/baseline (the\n"
             "L = 0 student and its monitors.csv) and DIR/distillation.csv: per epoch the loss, the probe\n"
-            "accuracy and the held-out KL of both runs.\n",
+            "accuracy and the held-out KL of both runs.\n\n"
+            "       attnscope-cli distil --teacher MODEL --per-head --data FILE --out DIR [--layers a-b|0,2]\n"
+            "                            [--block NAME] [--steps 200] [--lr 0.01] [--batch 8] [--seed 0]\n"
+            "                            [--max-tokens 128] [--device D] [--progress]\n\n"
+            "Per-head distillation of a pretrained model (Hedgehog): for every head of the chosen layers of\n"
+            "the block (default: all layers of the first block), feature maps phi(x) = [softmax(Wx+b),\n"
+            "softmax(-(Wx+b))] (W d x d, one for queries, one for keys; from W = I, b = 0) are fitted with Adam\n"
+            "so that the linear map phi(q_i).phi(k_j) / sum_j' phi(q_i).phi(k_j') (causal where the model is)\n"
+            "matches the head's softmax map: mean row KL(softmax || linear) over FILE's texts (one per line;\n"
+            "token ids for a model without a tokenizer), batches of --batch texts drawn by --seed. Every fifth\n"
+            "text is held out when there are at least 5. Writes DIR/kl.npy [3, layers, heads] (held-out KL of\n"
+            "the elu+1 map, the untrained map and the distilled map; kl.png draws it), kl_train.npy, loss.csv,\n"
+            "feature_maps.npy [layers, heads, 2, d, d + 1] (rows [W | b] for queries, keys) with\n"
+            "feature_maps.json, and report.json with the output change (KL, top-1 agreement) when the\n"
+            "distilled heads replace the originals (docs/kinds.md).\n",
             runDistil};
 }
 

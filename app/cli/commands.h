@@ -34,6 +34,8 @@ Command attentionCommand();
 Command benchCommand();
 Command metricsCommand();
 Command trainCommand();
+// distil --per-head (cmd_distil_heads.cpp), dispatched from distil.
+int runDistilHeads(const std::vector<std::string>& argv);
 Command listBuiltinCommand();
 Command tokenizeCommand();
 Command exportCommand();

@@ -16,6 +16,10 @@
 namespace attnscope::cli {
 
 std::shared_ptr<const Model> loadModel(const Args& args, std::size_t index) {
+    return loadModelAt(args, args.positional(index, "MODEL (a model folder, a file in one, builtin:NAME or a model id)"));
+}
+
+std::shared_ptr<const Model> loadModelAt(const Args& args, const std::string& spec) {
     LoadOptions options;
     options.device = parseDeviceChoice(args.value("device").value_or("auto"));
     if (const auto w = args.value("weights")) {
@@ -29,8 +33,6 @@ std::shared_ptr<const Model> loadModel(const Args& args, std::size_t index) {
             throw Error("--weights '" + *w + "' is not one of auto, convert, stream");
     }
     if (args.flag("progress")) options.progress = stderrProgress("loading", "tensors");
-    const std::string spec =
-            args.positional(index, "MODEL (a model folder, a file in one, builtin:NAME or a model id)");
     return Model::load(resolveModelLocation(spec, args.value("revision").value_or("")), options);
 }
 

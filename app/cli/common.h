@@ -23,6 +23,8 @@ namespace attnscope::cli {
 // --weights auto|convert|stream, --revision and --progress where the command declares them.
 // `index` picks another positional (compare-models takes two models).
 std::shared_ptr<const Model> loadModel(const Args& args, std::size_t index = 0);
+// The same for a model named by `spec` instead of a positional (distil --teacher).
+std::shared_ptr<const Model> loadModelAt(const Args& args, const std::string& spec);
 
 // --capture-dtype compute|float16|bfloat16 and --progress (where declared) into options; `what`
 // names the run on the progress line ("forward", "re-run").

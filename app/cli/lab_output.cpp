@@ -89,4 +89,22 @@ nlohmann::json outputChangeJson(const OutputChange& c) {
     return j;
 }
 
+std::vector<LinearHead> hedgehogHeads(const Args& args) {
+    const bool hedgehog = args.value("variant") == std::optional<std::string>("hedgehog");
+    if (!hedgehog) {
+        if (args.value("feature-file")) throw UsageError("--feature-file needs --variant hedgehog");
+        return {};
+    }
+    const auto dir = args.value("feature-file");
+    if (!dir) throw UsageError("--variant hedgehog needs --feature-file DIR (a distil --per-head folder)");
+    return readFeatureMaps(*dir);
+}
+
+const LinearHead* findLinearHead(const std::vector<LinearHead>& heads, const std::string& block, int layer, int head) {
+    const LinearHead* found = nullptr;  // the last entry wins, as in the forward
+    for (const LinearHead& h : heads)
+        if ((h.head.block.empty() || h.head.block == block) && h.head.layer == layer && h.head.head == head) found = &h;
+    return found;
+}
+
 }  // namespace attnscope::cli

@@ -142,4 +142,47 @@ std::vector<double> cosMapRef(const std::vector<double>& q, const std::vector<do
     return out;
 }
 
+std::vector<double> hedgehogFeaturesRef(const std::vector<double>& x, const std::vector<double>& w,
+                                        const std::vector<double>& b, int d, int f) {
+    std::vector<double> u(static_cast<std::size_t>(f));
+    for (int r = 0; r < f; ++r) {
+        u[r] = b[r];
+        for (int c = 0; c < d; ++c) u[r] += w[static_cast<std::size_t>(r) * d + c] * x[c];
+    }
+    std::vector<double> phi(static_cast<std::size_t>(2 * f));
+    for (int sign = 0; sign < 2; ++sign) {
+        double mx = -1e300, sum = 0;
+        for (int r = 0; r < f; ++r) mx = std::max(mx, sign ? -u[r] : u[r]);
+        for (int r = 0; r < f; ++r) sum += std::exp((sign ? -u[r] : u[r]) - mx);
+        for (int r = 0; r < f; ++r) phi[sign * f + r] = std::exp((sign ? -u[r] : u[r]) - mx) / sum;
+    }
+    return phi;
+}
+
+std::vector<double> hedgehogMapRef(const std::vector<double>& q, const std::vector<double>& k, int n, int m, int d,
+                                   const std::vector<double>& wq, const std::vector<double>& bq,
+                                   const std::vector<double>& wk, const std::vector<double>& bk, int f,
+                                   const KeepMask& allowed) {
+    const auto row = [d](const std::vector<double>& x, int i) {
+        return std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(i) * d,
+                                   x.begin() + static_cast<std::ptrdiff_t>(i + 1) * d);
+    };
+    std::vector<std::vector<double>> phiK;
+    for (int j = 0; j < m; ++j) phiK.push_back(hedgehogFeaturesRef(row(k, j), wk, bk, d, f));
+    std::vector<double> a(static_cast<std::size_t>(n) * m, 0.0);
+    for (int i = 0; i < n; ++i) {
+        const std::vector<double> phiQ = hedgehogFeaturesRef(row(q, i), wq, bq, d, f);
+        double sum = 0;
+        for (int j = 0; j < m; ++j) {
+            if (!allowed[static_cast<std::size_t>(i) * m + j]) continue;
+            double dot = 0;
+            for (int c = 0; c < 2 * f; ++c) dot += phiQ[c] * phiK[j][c];
+            a[static_cast<std::size_t>(i) * m + j] = dot;
+            sum += dot;
+        }
+        for (int j = 0; j < m && sum > 0; ++j) a[static_cast<std::size_t>(i) * m + j] /= sum;
+    }
+    return a;
+}
+
 }  // namespace attnscope::testing

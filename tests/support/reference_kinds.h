@@ -35,4 +35,14 @@ std::vector<int> lshBucketsRef(const std::vector<double>& x, int n, int d, int b
 std::vector<double> cosMapRef(const std::vector<double>& q, const std::vector<double>& k, int n, int m, int d,
                               const KeepMask& allowed);
 
+// Hedgehog's learned feature map: u = W x + b (W [f, d] row-major, b [f]),
+// φ(x) = [softmax(u), softmax(−u)] (2f values).
+std::vector<double> hedgehogFeaturesRef(const std::vector<double>& x, const std::vector<double>& w,
+                                        const std::vector<double>& b, int d, int f);
+// The learned linear map: A_ij = φq(q_i)·φk(k_j) over allowed keys, rows normalised; q [n, d], k [m, d].
+std::vector<double> hedgehogMapRef(const std::vector<double>& q, const std::vector<double>& k, int n, int m, int d,
+                                   const std::vector<double>& wq, const std::vector<double>& bq,
+                                   const std::vector<double>& wk, const std::vector<double>& bk, int f,
+                                   const KeepMask& allowed);
+
 }  // namespace attnscope::testing

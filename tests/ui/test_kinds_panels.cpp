@@ -135,6 +135,57 @@ TEST_CASE("Kinds panel shows kinds.csv and scaling.csv as tables and figures and
     CHECK(panel.statusLabel()->text().contains("kinds.csv"));
 }
 
+TEST_CASE("Kinds panel shows a distil --per-head folder: per-head KL, loss and output change", "[ui][kinds]") {
+    attnscope::HedgehogResult r;
+    r.block = "self";
+    r.layers = {2, 3};
+    r.heads = 2;
+    r.dim = 1;
+    r.trainInputs = 8;
+    r.evalInputs = 2;
+    r.heldOut = true;
+    r.klElu = {0.5, 0.4, 0.3, 0.2};
+    r.klInitial = {0.25, 0.2, 0.15, 0.1};
+    r.klFitted = {0.05, 0.04, 0.03, 0.02};
+    r.trainKl = {0.01, 0.01, 0.01, 0.01};
+    r.lossHistory = {0.3, 0.2, 0.1};
+    for (int l : r.layers)
+        for (int h = 0; h < 2; ++h) r.fitted.push_back(attnscope::identityLinearHead({"self", l, h}, 1));
+    r.changeFitted = {"next-token", 0.125, 0.5, 0.125, 2};
+    r.changeInitial = {"next-token", 1.5, 0, 1.5, 2};
+    const auto dir = attnscope::testing::freshDir("ui-hedgehog");
+    attnscope::writeHedgehogReport(dir, r, attnscope::HedgehogOptions{}, "builtin:x");
+    KindsPanel panel;
+    panel.resize(1200, 700);
+    panel.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&panel));
+    REQUIRE(panel.openReport(QString::fromStdString(dir.string())));
+    QTableWidget* k = panel.kindsTable();
+    REQUIRE(k->rowCount() == 4);
+    CHECK(k->item(3, 0)->text() == "3");
+    CHECK(k->item(3, 1)->text() == "1");
+    CHECK(k->item(3, 2)->text() == "0.2");
+    CHECK(k->item(3, 4)->text() == "0.02");
+    QTableWidget* s = panel.scalingTable();
+    REQUIRE(s->rowCount() == 2);
+    CHECK(s->item(0, 2)->text() == "0.125");
+    CHECK(s->item(0, 3)->text() == "0.5");
+    CHECK(s->item(1, 2)->text() == "1.5");
+    REQUIRE(panel.figures()[0].series.size() == 3);
+    CHECK(panel.figures()[0].series[2].y[3] == Approx(std::log10(0.02)));
+    CHECK(panel.figures()[1].series[0].y == std::vector<double>{0.3, 0.2, 0.1});
+    CHECK(panel.statusLabel()->text().contains("per-head distillation of 4 heads"));
+    const auto out = attnscope::testing::freshDir("ui-hedgehog-export");
+    const QStringList written = panel.exportFigures(QString::fromStdString(out.string()));
+    REQUIRE(written.size() == 2);
+    for (const QString& f : written) CHECK_FALSE(QImage(f).isNull());
+    // A broken folder keeps what is shown and says why.
+    std::ofstream(dir / "report.json") << "{}";
+    CHECK_FALSE(panel.openReport(QString::fromStdString(dir.string())));
+    CHECK(panel.statusLabel()->text().contains("report.json"));
+    CHECK(panel.kindsTable()->rowCount() == 4);
+}
+
 TEST_CASE("The window's Compare tabs include the training curves and the kinds report", "[ui][kinds]") {
     WindowFixture f;
     auto* tabs = f.window.findChild<QTabWidget*>(QStringLiteral("viewTabs"));

@@ -79,3 +79,58 @@ QStringList writeKindsFigures(const KindsReport& report, const QString& folder, 
     write(kindsScalingFigure(report, true), QStringLiteral("kinds_memory"));
     return paths;
 }
+
+CurveFigure hedgehogKlFigure(const attnscope::HedgehogResult& r) {
+    CurveFigure f;
+    const std::pair<const std::vector<double>*, const char*> rows[] = {
+            {&r.klElu, "elu+1"}, {&r.klInitial, "untrained (W = I)"}, {&r.klFitted, "distilled"}};
+    for (int i = 0; i < 3; ++i) {
+        CurveSeries s;
+        s.name = QString::fromUtf8(rows[i].second);
+        s.color = seriesColor(i);
+        for (std::size_t g = 0; g < rows[i].first->size(); ++g) {
+            s.x.push_back(static_cast<double>(g));
+            s.y.push_back(std::log10(std::max(kScalingFloor, (*rows[i].first)[g])));
+        }
+        if (!s.x.empty()) f.series.push_back(s);
+    }
+    const QString layers =
+            r.layers.empty() ? QString() : QStringLiteral("layers %1-%2").arg(r.layers.front()).arg(r.layers.back());
+    f.title = QStringLiteral("per-head KL(softmax || linear map), %1 %2 texts")
+                      .arg(r.evalInputs)
+                      .arg(r.heldOut ? QStringLiteral("held-out") : QStringLiteral("training"));
+    f.xLabel = QStringLiteral("head: layer · %1 + head (%2)").arg(r.heads).arg(layers);
+    f.yLabel = QStringLiteral("log10 KL (nats)");
+    return f;
+}
+
+CurveFigure hedgehogLossFigure(const attnscope::HedgehogResult& r) {
+    CurveFigure f;
+    CurveSeries s;
+    s.name = QStringLiteral("training batch");
+    s.color = seriesColor(2);
+    for (std::size_t i = 0; i < r.lossHistory.size(); ++i) {
+        s.x.push_back(static_cast<double>(i + 1));
+        s.y.push_back(r.lossHistory[i]);
+    }
+    if (!s.x.empty()) f.series.push_back(s);
+    f.title = QStringLiteral("distillation loss: mean KL over heads and rows");
+    f.xLabel = QStringLiteral("step");
+    f.yLabel = QStringLiteral("KL (nats)");
+    return f;
+}
+
+QStringList writeHedgehogFigures(const attnscope::HedgehogResult& result, const QString& folder, const QString& ext) {
+    if (result.klFitted.empty()) throw attnscope::Error("per-head distillation figures: the result has no heads");
+    QStringList paths;
+    const QDir dir(folder);
+    const std::pair<CurveFigure, QString> figures[] = {{hedgehogKlFigure(result), QStringLiteral("hedgehog_kl")},
+                                                       {hedgehogLossFigure(result), QStringLiteral("hedgehog_loss")}};
+    for (const auto& [figure, name] : figures) {
+        if (figure.series.empty()) continue;
+        const QString path = dir.filePath(name + QLatin1Char('.') + ext);
+        writeCurveFigure(figure, path);
+        paths << path;
+    }
+    return paths;
+}

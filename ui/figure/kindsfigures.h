@@ -4,6 +4,7 @@
 
 #include "figure/curvefigure.h"
 
+#include "attnscope/lab/hedgehog.h"
 #include "attnscope/lab/kinds_report.h"
 
 #include <QString>
@@ -25,3 +26,16 @@ CurveFigure kindsScalingFigure(const attnscope::KindsReport& report, bool memory
 // file when one cannot be written, or when the report has nothing to draw.
 QStringList writeKindsFigures(const attnscope::KindsReport& report, const QString& folder,
                               const QString& ext = QStringLiteral("png"));
+
+// Per-head distillation (`attnscope-cli distil --per-head`, lab/hedgehog.h): log10 of each head's
+// mean row KL(softmax map ‖ linear map) on the evaluation texts, one series each for the elu+1
+// map, the untrained learned map and the distilled one; x is the head's place, layer-major
+// (layer index · heads + head, over the distilled layers). KLs below kScalingFloor are drawn at it.
+CurveFigure hedgehogKlFigure(const attnscope::HedgehogResult& result);
+// The fit's training loss (mean KL over the heads and rows of a batch, nats) against the step.
+CurveFigure hedgehogLossFigure(const attnscope::HedgehogResult& result);
+// Both written into `folder` as hedgehog_kl and hedgehog_loss with the extension `ext`; returns
+// the paths. Throws attnscope::Error naming the file when one cannot be written, or for a result
+// with no heads.
+QStringList writeHedgehogFigures(const attnscope::HedgehogResult& result, const QString& folder,
+                                 const QString& ext = QStringLiteral("png"));

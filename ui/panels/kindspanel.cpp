@@ -5,7 +5,9 @@
 
 #include "attnscope/runtime/error.h"
 
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -40,7 +42,8 @@ KindsPanel::KindsPanel(QWidget* parent) : QWidget(parent) {
     auto* bar = new QHBoxLayout;
     open_ = new QPushButton(tr("Open report…"));
     open_->setObjectName(QStringLiteral("kindsOpen"));
-    open_->setToolTip(tr("A folder written by attnscope-cli kinds-report (kinds.csv, scaling.csv)"));
+    open_->setToolTip(
+            tr("A folder written by attnscope-cli kinds-report (kinds.csv, scaling.csv) or by distil --per-head"));
     export_ = new QPushButton(tr("Export figures…"));
     export_->setObjectName(QStringLiteral("kindsExport"));
     export_->setEnabled(false);
@@ -106,15 +109,38 @@ void KindsPanel::chooseReport() {
     dialog->open();
 }
 
+bool KindsPanel::fail(const QString& message) {
+    status_->setText(tr("error: %1").arg(message));
+    emit failed(message);
+    return false;
+}
+
 bool KindsPanel::openReport(const QString& folder) {
+    if (QFileInfo::exists(QDir(folder).filePath(QStringLiteral("feature_maps.json")))) {
+        try {
+            hedgehog_ = attnscope::readHedgehogReport(folder.toStdString());
+        } catch (const attnscope::Error& e) {
+            return fail(QString::fromUtf8(e.what()));
+        }
+        showsHedgehog_ = true;
+        status_->setText(tr("%1 · per-head distillation of %2 heads (block %3) · %4 training, %5 %6 texts · "
+                            "trained in %7 s")
+                                 .arg(folder)
+                                 .arg(hedgehog_.klFitted.size())
+                                 .arg(QString::fromStdString(hedgehog_.block))
+                                 .arg(hedgehog_.trainInputs)
+                                 .arg(hedgehog_.evalInputs)
+                                 .arg(hedgehog_.heldOut ? tr("held-out") : tr("evaluation (the training)"))
+                                 .arg(hedgehog_.trainSeconds, 0, 'f', 1));
+        showHedgehog();
+        return true;
+    }
     try {
         report_ = attnscope::readKindsReport(folder.toStdString());
     } catch (const attnscope::Error& e) {
-        const QString message = QString::fromUtf8(e.what());
-        status_->setText(tr("error: %1").arg(message));
-        emit failed(message);
-        return false;
+        return fail(QString::fromUtf8(e.what()));
     }
+    showsHedgehog_ = false;
     int unmeasured = 0;
     for (const auto& r : report_.scaling) unmeasured += !r.note.empty();
     status_->setText(tr("%1 · %2 kinds · %3 scaling rows (%4 not measured)")
@@ -128,7 +154,7 @@ bool KindsPanel::openReport(const QString& folder) {
 
 QStringList KindsPanel::exportFigures(const QString& folder, const QString& ext) {
     try {
-        return writeKindsFigures(report_, folder, ext);
+        return showsHedgehog_ ? writeHedgehogFigures(hedgehog_, folder, ext) : writeKindsFigures(report_, folder, ext);
     } catch (const attnscope::Error& e) {
         emit failed(QString::fromUtf8(e.what()));
         return {};
@@ -164,5 +190,38 @@ void KindsPanel::showReport() {
     }
     scaling_->resizeColumnsToContents();
     export_->setEnabled(!report_.kinds.empty() || !report_.scaling.empty());
+    for (FigureCanvas* c : canvases_) c->update();
+}
+
+void KindsPanel::showHedgehog() {
+    const attnscope::HedgehogResult& h = hedgehog_;
+    figures_ = {hedgehogKlFigure(h), hedgehogLossFigure(h), CurveFigure{}};
+    kinds_->clear();
+    kinds_->setColumnCount(6);
+    kinds_->setHorizontalHeaderLabels({tr("layer"), tr("head"), tr("KL elu+1"), tr("KL untrained"), tr("KL distilled"),
+                                       tr("KL distilled (training texts)")});
+    kinds_->setRowCount(int(h.klFitted.size()));
+    for (int r = 0; r < kinds_->rowCount(); ++r) {
+        const std::size_t g = std::size_t(r);
+        setRow(kinds_, r,
+               {QString::number(h.layers[g / std::size_t(h.heads)]), QString::number(r % h.heads), num(h.klElu[g]),
+                num(h.klInitial[g]), num(h.klFitted[g]), num(h.trainKl[g])});
+    }
+    kinds_->resizeColumnsToContents();
+    scaling_->clear();
+    scaling_->setColumnCount(6);
+    scaling_->setHorizontalHeaderLabels({tr("heads replaced by"), tr("output"), tr("mean KL (nats)"),
+                                         tr("top-1 agreement"), tr("mean magnitude"), tr("texts")});
+    scaling_->setRowCount(2);
+    const std::pair<QString, const attnscope::OutputChangeSummary*> rows[] = {{tr("distilled maps"), &h.changeFitted},
+                                                                              {tr("untrained maps"), &h.changeInitial}};
+    for (int r = 0; r < 2; ++r) {
+        const attnscope::OutputChangeSummary& c = *rows[r].second;
+        setRow(scaling_, r,
+               {rows[r].first, QString::fromStdString(c.kind), num(c.meanKl), num(c.top1Agreement),
+                num(c.meanMagnitude), QString::number(c.inputs)});
+    }
+    scaling_->resizeColumnsToContents();
+    export_->setEnabled(true);
     for (FigureCanvas* c : canvases_) c->update();
 }

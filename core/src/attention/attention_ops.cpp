@@ -3,6 +3,7 @@
 #include "attnscope/runtime/error.h"
 #include "additive_cpu.h"
 #include "blocked_attention.h"
+#include "learned_features.h"
 
 #include <ATen/core/grad_mode.h>
 
@@ -249,6 +250,14 @@ LayerRun layerRun(const RunOptions& options, const std::string& block, int layer
         run.temperature = options.temperature;
     for (const HeadRef& h : options.maskHeads)
         if ((h.block.empty() || h.block == block) && h.layer == layer) run.maskedHeads.push_back(h.head);
+    for (const LinearHead& h : options.linearHeads) {
+        if ((!h.head.block.empty() && h.head.block != block) || h.head.layer != layer) continue;
+        auto& heads = run.linearHeads;
+        heads.erase(std::remove_if(heads.begin(), heads.end(),
+                                   [&](const LinearHead* p) { return p->head.head == h.head.head; }),
+                    heads.end());
+        run.linearHeads.push_back(&h);
+    }
     return run;
 }
 
@@ -274,9 +283,15 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // are small, and one product per kv group reads each key once, where the blocks would read
     // (or pack) a group's keys once per head.
     const bool fewRows = q.size(1) < 16 && q.device().is_cpu();
-    if (!needsGrad && !run.alphas && !fewRows)
-        return q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
-                                   : deviceBlockedAttend(q, k, v, mask, score, run);
+    if (!needsGrad && !run.alphas && !fewRows) {
+        at::Tensor context = q.device().is_cpu() ? blockedAttend(q, k, v, mask, score, run)
+                                                 : deviceBlockedAttend(q, k, v, mask, score, run);
+        if (!run.linearHeads.empty()) {
+            replaceLinearHeads(context, q, k, v, mask, run.linearHeads);
+            zeroMaskedHeads(context, run);
+        }
+        return context;
+    }
     const at::Tensor additive = additiveMask(mask, q.size(1), k.size(1), q.options());
     const at::Tensor probs = attentionProbs(q, k, additive, score, run.temperature);
     if (run.alphas) {
@@ -284,6 +299,7 @@ at::Tensor attendDot(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
         run.alphas->push_back(probs);
     }
     at::Tensor context = weightedValues(probs, v);
+    replaceLinearHeads(context, q, k, v, mask, run.linearHeads);
     zeroMaskedHeads(context, run);
     return context;
 }

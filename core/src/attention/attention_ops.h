@@ -90,6 +90,9 @@ struct LayerRun {
     // path and appends the layer's α [H, n, m] (the tensor that multiplies V, its gradient
     // retained when it has one). Not owned.
     std::vector<at::Tensor>* alphas = nullptr;
+    // RunOptions::linearHeads of this layer (the last entry per head), not owned: attendDot
+    // replaces their softmax by the learned linear map (learned_features.h).
+    std::vector<const LinearHead*> linearHeads;
 };
 LayerRun layerRun(const RunOptions& options, const std::string& block, int layer);
 

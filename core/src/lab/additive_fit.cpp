@@ -7,6 +7,7 @@
 #include "attnscope/runtime/error.h"
 #include "attnscope/lab/lab.h"
 #include "attnscope/analysis/metrics.h"
+#include "adam.h"
 #include "attention/rng.h"
 #include "attention/trace_impl.h"
 #include "runtime/torch_errors.h"
@@ -28,18 +29,6 @@ at::Tensor gaussian(SplitMix& rng, std::vector<std::int64_t> shape, double stdde
     for (float& v : values) v = static_cast<float>(rng.normal() * stddev);
     return at::from_blob(values.data(), shape, at::kFloat).clone();
 }
-
-struct Adam {
-    at::Tensor m, s;
-    void step(at::Tensor& param, const at::Tensor& grad, double lr, int t) {
-        if (!m.defined()) m = at::zeros_like(param), s = at::zeros_like(param);
-        const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-        m.mul_(b1).add_(grad, 1 - b1);
-        s.mul_(b2).addcmul_(grad, grad, 1 - b2);
-        const double c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
-        param.addcdiv_(m, (s / c2).sqrt_().add_(eps), -lr / c1);
-    }
-};
 
 HeadMap fitToHeadMap(const at::Tensor& probs) {
     at::Tensor p = probs.to(at::kCPU, at::kFloat).contiguous();

@@ -215,6 +215,7 @@ Rerun rerun(const Model& model, const Trace& original, const RunOptions& options
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     validateHeads(original, options.maskHeads);
     validateLayers(original, options.temperatureLayers);
+    for (const LinearHead& h : options.linearHeads) validateHeads(original, {h.head});
     Rerun r;
     r.trace = model.rerun(original, options);
     r.change = compareOutputsLabelled(original, *r.trace, topK, &model);

@@ -29,6 +29,25 @@ struct Knockout {
     int firstLayer = 0, lastLayer = 0;
 };
 
+// A learned feature map of one side (queries or keys) of a head (Hedgehog, Zhang et al. 2024;
+// lab/hedgehog.h fits them): with u = W x + b (W [features, dim] row-major, b [features]),
+//   φ(x) = [softmax(u), softmax(−u)]  (2·features values, each softmax over the features),
+// applied to the head's q or k exactly as the Trace keeps them (unscaled, after rotation).
+struct LearnedFeatureMap {
+    int features = 0, dim = 0;
+    std::vector<float> weight, bias;
+};
+
+// A head whose softmax map the forward replaces by the linear map
+//   A_ij = φ_q(q_i)·φ_k(k_j) / Σ_{j' allowed} φ_q(q_i)·φ_k(k_j')  over the keys the head's mask allows
+// (causal where the model is), which then multiplies the head's values as the softmax did. The
+// propagated temperature does not apply to it; a masked head stays zeroed. The Trace still keeps
+// the head's q and k, so Trace::map shows their softmax map (lab/hedgehog.h: hedgehogMap).
+struct LinearHead {
+    HeadRef head;  // block "" = every block that has the layer and head
+    LearnedFeatureMap query, key;
+};
+
 struct RunOptions {
     Progress progress;  // (layers done, total)
 
@@ -54,6 +73,9 @@ struct RunOptions {
     // nothing more; the decoder-only families and the layer-stack models (BERT family, ViT,
     // T5, BART family) record them.
     bool captureValues = false;
+    // Heads whose softmax is replaced by a learned linear map (see LinearHead). A head listed
+    // twice uses the last entry; q's width must be the maps' dim (else attnscope::Error).
+    std::vector<LinearHead> linearHeads;
 };
 
 }  // namespace attnscope
