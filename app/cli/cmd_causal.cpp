@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 
@@ -119,35 +121,64 @@ std::vector<std::int64_t> sideIds(const Args& args, const Model& model, const st
     return ids ? parseIntegers(*ids, "--" + side + "-ids", "token id") : model.encodeText(*text);
 }
 
-double msSince(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+// Wall and process CPU time (every thread) of one call, in ms: under load the wall time measures
+// the wait for a core, the CPU time the work.
+struct Timed {
+    double wallMs = 0, cpuMs = 0;
+};
+
+template <class F>
+Timed timed(F&& f) {
+    const auto wall = std::chrono::steady_clock::now();
+    const std::clock_t cpu = std::clock();
+    f();
+    return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall).count(),
+            1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC};
 }
 
-// --timing (docs/benchmarks.md): the whole job against as many full forwards as it has patches
-// (the median of 5 forwards of the corrupt input, after one warm-up, times the patch count); for
-// attribution patching, whose target is a number of forwards, against one forward.
-void printPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, const PatchResult& result, double jobMs,
-                      bool attribution) {
-    model.forward(ids);
-    std::vector<double> ms;
-    for (int r = 0; r < 5; ++r) {
-        const auto t = std::chrono::steady_clock::now();
-        model.forward(ids);
-        ms.push_back(msSince(t));
-    }
-    std::sort(ms.begin(), ms.end());
-    const double patches = static_cast<double>(result.rows) * result.cols;
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// --timing (docs/benchmarks.md), after one warm-up forward of the corrupt input. Attribution
+// patching, whose target is a number of forwards: 5 rounds of the job then one forward, the job
+// in forwards the median of the rounds' ratios (a round's two ran in the same seconds, so a load
+// that changes between rounds cancels). The exact job, once, against as many forwards (the
+// median of 5) as it has patches.
+void runPatchTiming(const Model& model, const std::vector<std::int64_t>& ids, const std::function<void()>& job,
+                    const PatchResult& result, bool attribution) {
+    const auto forward = [&] { model.forward(ids); };
+    std::cout << std::fixed << std::setprecision(1);
     if (attribution) {
-        std::cout << std::fixed << std::setprecision(1) << "timing: attribution patching " << jobMs << " ms for "
-                  << static_cast<long long>(patches) << " scores (clean run, corrupt run with gradients, backward); "
-                  << "one forward " << ms[2] << " ms; the job = " << std::setprecision(2) << jobMs / ms[2]
-                  << " forwards\n";
+        std::vector<double> jobWall, jobCpu, oneWall, oneCpu, wallRatio, cpuRatio;
+        for (int round = 0; round < 5; ++round) {
+            const Timed j = timed(job), f = timed(forward);
+            jobWall.push_back(j.wallMs), jobCpu.push_back(j.cpuMs), oneWall.push_back(f.wallMs);
+            oneCpu.push_back(f.cpuMs), wallRatio.push_back(j.wallMs / f.wallMs), cpuRatio.push_back(j.cpuMs / f.cpuMs);
+        }
+        std::cout << "timing: attribution patching " << median(jobWall) << " ms wall, " << median(jobCpu)
+                  << " ms CPU for " << result.rows * result.cols
+                  << " scores (clean run, corrupt run with gradients, backward); one forward " << median(oneWall)
+                  << " ms wall, " << median(oneCpu)
+                  << " ms CPU (medians of 5 rounds); the job = " << std::setprecision(2) << median(wallRatio)
+                  << " forwards (wall), " << median(cpuRatio) << " (CPU) (median of the rounds' ratios; wall "
+                  << *std::min_element(wallRatio.begin(), wallRatio.end()) << ".."
+                  << *std::max_element(wallRatio.begin(), wallRatio.end()) << ")\n";
         return;
     }
-    std::cout << std::fixed << std::setprecision(1) << "timing: the patching job " << jobMs << " ms for "
-              << static_cast<long long>(patches) << " patches (2 recorded runs included); one forward " << ms[2]
-              << " ms, " << static_cast<long long>(patches) << " forwards " << ms[2] * patches << " ms; ratio "
-              << std::setprecision(2) << jobMs / (ms[2] * patches) << "\n";
+    const Timed j = timed(job);
+    std::vector<double> wall, cpu;
+    for (int r = 0; r < 5; ++r) {
+        const Timed f = timed(forward);
+        wall.push_back(f.wallMs), cpu.push_back(f.cpuMs);
+    }
+    const double patches = static_cast<double>(result.rows) * result.cols;
+    std::cout << "timing: the patching job " << j.wallMs << " ms wall, " << j.cpuMs << " ms CPU for "
+              << static_cast<long long>(patches) << " patches (2 recorded runs included); one forward " << median(wall)
+              << " ms wall, " << median(cpu) << " ms CPU; ratio to " << static_cast<long long>(patches) << " forwards "
+              << std::setprecision(2) << j.wallMs / (median(wall) * patches) << " (wall), "
+              << j.cpuMs / (median(cpu) * patches) << " (CPU)\n";
 }
 
 PatchWhat parseWhat(const std::string& what) {
@@ -179,9 +210,14 @@ int runPatch(const std::vector<std::string>& argv) {
     if (args.value("position"))
         request.position = *args.integer("position", 0, static_cast<long long>(clean.size()) - 1);
     if (args.flag("progress")) request.progress = stderrProgress("patching", "patch");
-    const auto t0 = std::chrono::steady_clock::now();
-    const PatchResult result = activationPatching(*model, clean, corrupt, request);
-    if (args.flag("timing")) printPatchTiming(*model, corrupt, result, msSince(t0), request.attribution);
+    PatchResult result;
+    const std::function<void()> job = [&] { result = activationPatching(*model, clean, corrupt, request); };
+    if (args.flag("timing")) {
+        model->forward(corrupt);  // warm-up
+        runPatchTiming(*model, corrupt, job, result, request.attribution);
+    } else {
+        job();
+    }
 
     const std::filesystem::path out = prepareOutDir(outArg);
     StagedOutputs staged(out);
@@ -258,7 +294,9 @@ Command patchCommand() {
                     "  DIR/patch.json  ld_clean, ld_corrupt, what, token, minus, position\n"
                     "--approx attribution: attribution patching, score ~ (a_clean - a_corrupt) . dLD/da at the\n"
                     "  corrupt run, one backward pass instead of a run per patch.\n"
-                    "--timing also prints the job's time against as many full forwards as it has patches.\n") +
+                    "--timing also prints the job's wall and CPU time (after a warm-up forward) against as many\n"
+                    "  full forwards as it has patches; for --approx attribution, in forwards (5 rounds of the job\n"
+                    "  and one forward, the median of their ratios).\n") +
             kInputHelp;
     return {"patch", "activation patching on a clean/corrupt pair", usage.c_str(), runPatch};
 }

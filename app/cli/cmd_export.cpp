@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #ifdef ATTNSCOPE_CLI_EXPORT
 #include "figure/alignment.h"
+#include "figure/causalresults.h"
 #include "figure/figure.h"
 #include "figure/gridfigure.h"
 #include "figure/headfigure.h"
@@ -104,15 +106,30 @@ int writeBatch(Batch batch, const Args& args, const Trace& trace, int block, int
     return 0;
 }
 
+// --figure with --workspace: one of the Causal tab's figures (none: the workspace's head map).
+std::optional<CausalFigureKind> causalKindOf(const Args& args) {
+    const auto kind = args.value("figure");
+    if (!kind) return std::nullopt;
+    if (args.value("heads") || args.flag("all-heads") || args.flag("all-layers") || args.value("layer"))
+        throw UsageError("--figure " + *kind + " draws one Causal figure; leave out the batch options");
+    if (*kind == "lens") return CausalFigureKind::Lens;
+    if (*kind == "dla") return CausalFigureKind::Dla;
+    if (*kind == "patch") return CausalFigureKind::Patch;
+    throw Error("--figure " + *kind +
+                ": with --workspace, use lens, dla or patch (the Causal tab's figures; leave it out for the "
+                "workspace's map)");
+}
+
 // export --workspace FILE: the model, input, selection, lab settings and colours come from the
 // file, and the figure is the one the window shows for it (headfigure.h).
 int runWorkspaceExport(const Args& args, const QString& out) {
     args.expectPositionals(0);
     for (const char* given : {"ids", "text", "image", "target-ids", "target-text", "type-ids", "attend", "temperature",
-                              "block", "colormap", "scale", "figure", "head"})
+                              "block", "colormap", "scale", "head"})
         if (args.value(given))
             throw UsageError(std::string("--workspace gives the model, input and view; leave out --") + given);
-    const Batch batch = batchOf(args, out);
+    const std::optional<CausalFigureKind> causal = causalKindOf(args);
+    const Batch batch = causal ? Batch::None : batchOf(args, out);
     if (batch == Batch::None && args.value("layer"))
         throw UsageError("--workspace gives the model, input and view; leave out --layer");
     const long long dpi = args.integer("dpi", kMinFigureDpi, kMaxFigureDpi).value_or(-1);
@@ -126,6 +143,15 @@ int runWorkspaceExport(const Args& args, const QString& out) {
     // A workspace saved on a model id (org/name) reopens it from the hub cache.
     const auto model = Model::load(resolveModelLocation(ws.model.toStdString()), options);
     const int pngDpi = int(dpi > 0 ? dpi : ws.figure.dpi);
+    if (causal) {  // the Causal tab's figure, as its Export… writes it (two columns wide by default)
+        const QString title = QString::fromStdString(args.value("title").value_or(""));
+        const PaintedFigure figure = workspaceCausalFigure(*model, ws, *causal, title);
+        const double widthIn = width.value_or(kCausalFigureWidthIn);
+        writePainted(out, figure, widthIn, pngDpi);
+        const QSizeF size = figure.size(widthIn * 72.0);
+        std::cerr << "wrote " << out.toStdString() << " (" << size.width() << " x " << size.height() << " pt)\n";
+        return 0;
+    }
     if (batch != Batch::None) {
         if (ws.source.source != attnscope::MapSource::Weights)  // the grids draw the weights only
             throw Error(std::string("the workspace shows the ") + sourceName(ws.source.source) +
@@ -281,7 +307,7 @@ Command exportCommand() {
             "                            [--figure map|alignment]\n"
             "       attnscope-cli export MODEL INPUT (--heads 3:0,3:5,7:2 | --layer L --all-heads | --all-layers) --out FIG\n"
             "       attnscope-cli export --workspace FILE.attnscope --out FIG [--width-in W] [--dpi D] [--title T]\n"
-            "                            [--heads ... | --all-heads [--layer L] | --all-layers]\n\n"
+            "                            [--heads ... | --all-heads [--layer L] | --all-layers | --figure lens|dla|patch]\n\n"
             "Runs the model on the input and draws the map of head H in layer L of the block (default:\n"
             "cross when the model has it, else its only block) the way the desktop app shows it: token\n"
             "labels on both axes (row = query, column = key), a colour bar and a title.\n"
@@ -302,7 +328,10 @@ Command exportCommand() {
             "               shows: its model, input, block, layer, head, temperature (also inside the\n"
             "               model), masked heads, lab variant (re-fitting its additive fit), colours,\n"
             "               zoom and raw-token choice, at its export width; the batch options draw the\n"
-            "               workspace's block and maps instead\n"
+            "               workspace's block and maps instead; --figure lens, dla or patch draws that\n"
+            "               figure of its Causal tab (its clean and corrupt inputs, P, answer T and wrong\n"
+            "               T2, what to patch and the method; T and T2 default to the top two\n"
+            "               predictions at P, as in the tab), 6.75 in wide unless --width-in says\n"
             "The format follows the extension of --out. PDF keeps text as text with embedded fonts.\n"
             "Invalid input exits with code 2 and one 'error: ...' line; an existing --out is then untouched.\n",
             runExportCommand};

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <fcntl.h>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <spawn.h>
@@ -32,6 +34,46 @@ inline std::string slurpFile(const std::filesystem::path& file) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+inline std::uint32_t be32(const std::string& s, std::size_t at) {
+    return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+           (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
+}
+
+// Width, height and pixels per metre (pHYs, unit = metre) of a PNG, read from its chunks (the
+// export tests); ended: the chunks run to an IEND chunk that closes the file.
+struct PngInfo {
+    std::uint32_t width = 0, height = 0, ppmX = 0, ppmY = 0;
+    int unit = -1;
+    bool ended = false;
+};
+
+inline PngInfo pngInfo(const std::string& png) {
+    REQUIRE(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+    PngInfo info;
+    for (std::size_t at = 8; at + 8 <= png.size();) {
+        const std::uint32_t length = be32(png, at);
+        const std::string type = png.substr(at + 4, 4);
+        if (type == "IHDR") {
+            info.width = be32(png, at + 8);
+            info.height = be32(png, at + 12);
+        } else if (type == "pHYs") {
+            info.ppmX = be32(png, at + 8);
+            info.ppmY = be32(png, at + 12);
+            info.unit = std::uint8_t(png[at + 16]);
+        } else if (type == "IEND") {
+            info.ended = at + 12 == png.size();
+        }
+        at += 12 + length;
+    }
+    return info;
+}
+
+// /Type /Page objects of a PDF (not /Pages).
+inline int pdfPages(const std::string& pdf) {
+    const std::regex page("/Type\\s*/Page[^s]");
+    return int(std::distance(std::sregex_iterator(pdf.begin(), pdf.end(), page), std::sregex_iterator()));
 }
 
 inline std::string shellQuote(const std::string& s) {

@@ -29,12 +29,6 @@ fs::path batchModel() {  // 2 layers x 4 heads
     return dir;
 }
 
-// /Type /Page objects of a PDF (not /Pages).
-int pdfPages(const std::string& pdf) {
-    const std::regex page("/Type\\s*/Page[^s]");
-    return int(std::distance(std::sregex_iterator(pdf.begin(), pdf.end(), page), std::sregex_iterator()));
-}
-
 void putText(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 }  // namespace

@@ -23,36 +23,6 @@ CliResult exportCli(std::vector<std::string> args) {
     return runCli(args);
 }
 
-std::uint32_t be32(const std::string& s, std::size_t at) {
-    return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
-           (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
-}
-
-// Width, height and pixels per metre (pHYs, unit = metre) of a PNG, read from its chunks.
-struct PngInfo {
-    std::uint32_t width = 0, height = 0, ppmX = 0, ppmY = 0;
-    int unit = -1;
-};
-
-PngInfo pngInfo(const std::string& png) {
-    REQUIRE(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
-    PngInfo info;
-    for (std::size_t at = 8; at + 8 <= png.size();) {
-        const std::uint32_t length = be32(png, at);
-        const std::string type = png.substr(at + 4, 4);
-        if (type == "IHDR") {
-            info.width = be32(png, at + 8);
-            info.height = be32(png, at + 12);
-        } else if (type == "pHYs") {
-            info.ppmX = be32(png, at + 8);
-            info.ppmY = be32(png, at + 12);
-            info.unit = std::uint8_t(png[at + 16]);
-        }
-        at += 12 + length;
-    }
-    return info;
-}
-
 fs::path fixtureModel() {
     static const fs::path dir = [] {
         const auto d = freshDir("cli-export-model");

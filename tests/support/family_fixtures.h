@@ -73,13 +73,15 @@ struct Reference {
     std::vector<std::vector<std::vector<double>>> probs;
     std::vector<double> logits;               // next-token logits (Llama) or class logits (ViT)
     std::vector<std::vector<double>> hidden;  // BERT, ViT: final hidden states [n][hidden] (ViT: after its LayerNorm)
-    // Llama hooks for the logit lens and DLA: residuals[l][i] the stream entering block l (then the
-    // final one, before the final norm; BERT, ViT, GPT-NeoX, OPT, the RMS families: the entering streams only); headOut[l][h][i] head h's context through its columns of
-    // o_proj; mlpOut[l][i] the MLP's output.
+    // Hooks for the logit lens, DLA and patching: residuals[l][i] the stream entering block l, then
+    // the final one before the final norm (Llama, GPT-NeoX, the RMS families; BERT, ViT, OPT: the
+    // entering streams only); Llama: headOut[l][h][i] head h's context through its columns of
+    // o_proj; Llama, GPT-NeoX, the RMS families: contexts[l][i] the heads' outputs before the
+    // output projection, mlpOut[l][i] what the MLP adds (after any post-norm).
     std::vector<std::vector<std::vector<double>>> residuals, mlpOut, contexts;
     std::vector<std::vector<std::vector<std::vector<double>>>> headOut;
-    // Llama, BERT, ViT, GPT-NeoX, OPT, the RMS families: values[l][j]: the value projection of what layer l's heads read (x̃_j), [kvHeads ·
-    // headDim]
+    // Llama, BERT, ViT, GPT-NeoX, OPT, the RMS families: values[l][j]: the value projection of what layer l's heads
+    // read (x̃_j), [kvHeads · headDim]
     std::vector<std::vector<std::vector<double>>> values;
 };
 

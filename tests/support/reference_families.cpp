@@ -141,6 +141,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
         for (int e = 0; e < E; ++e) x[t][e] = c.get("model.embed_tokens.weight").values[ids[t] * E + e];
     Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        applyActivationHook(ActivationSite::Resid, l, x);
         ref.residuals.push_back(x);
         const std::string p = "model.layers." + std::to_string(l) + ".";
         std::vector<Vec> q(n), k(n), v(n);
@@ -156,6 +157,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
         auto allowed = [&](int i, int j) { return j <= i && (s.window == 0 || i - j < s.window); };
         auto context = attend(q, k, v, s.heads, s.kvHeads, d, allowed, ref);
         if (contextHook) contextHook(l, context);
+        applyActivationHook(ActivationSite::Context, l, context);
         ref.contexts.push_back(context);
         const Tensor& wo = c.get(p + "self_attn.o_proj.weight");  // [E, H·d]: head h reads columns h·d..
         const int Hd = s.heads * d;
@@ -165,18 +167,21 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
                 for (int e = 0; e < E; ++e)
                     for (int k2 = 0; k2 < d; ++k2)
                         ref.headOut.back()[h][t][e] += wo.values[e * Hd + h * d + k2] * context[t][h * d + k2];
-        ref.mlpOut.emplace_back();
+        std::vector<Vec> attn(n), mlp(n);
+        for (int t = 0; t < n; ++t) attn[t] = linearOf(c, p + "self_attn.o_proj", context[t]);
+        applyActivationHook(ActivationSite::AttnAdded, l, attn);
         for (int t = 0; t < n; ++t) {
-            const Vec o = linearOf(c, p + "self_attn.o_proj", context[t]);
-            for (int e = 0; e < E; ++e) x[t][e] += o[e];
+            for (int e = 0; e < E; ++e) x[t][e] += attn[t][e];
             const Vec h = rmsNorm(x[t], c.get(p + "post_attention_layernorm.weight"), s.eps);
             Vec gate = linearOf(c, p + "mlp.gate_proj", h);
             const Vec up = linearOf(c, p + "mlp.up_proj", h);
             for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-            const Vec down = linearOf(c, p + "mlp.down_proj", gate);
-            for (int e = 0; e < E; ++e) x[t][e] += down[e];
-            ref.mlpOut.back().push_back(down);
+            mlp[t] = linearOf(c, p + "mlp.down_proj", gate);
         }
+        applyActivationHook(ActivationSite::MlpAdded, l, mlp);
+        for (int t = 0; t < n; ++t)
+            for (int e = 0; e < E; ++e) x[t][e] += mlp[t][e];
+        ref.mlpOut.push_back(mlp);
     }
     ref.residuals.push_back(x);
     const Vec last = rmsNorm(x[n - 1], c.get("model.norm.weight"), s.eps);

@@ -155,6 +155,7 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
 
     Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        applyActivationHook(ActivationSite::Resid, l, x);
         const std::string p = pre + "layers." + std::to_string(l) + ".";
         auto W = [&](const std::string& name) -> const Tensor& { return c.get(p + name + ".weight"); };
         const int window = windowOf(s, l);
@@ -216,10 +217,16 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
         }
         ref.values.push_back(v);  // what the heads read, and the stream entering the block (value sources)
         ref.residuals.push_back(x);
+        applyActivationHook(ActivationSite::Context, l, context);
+        ref.contexts.push_back(context);
+        std::vector<Vec> attn(n), mlp(n);
         for (int i = 0; i < n; ++i) {
-            Vec a = linear(c, p + "self_attn.o_proj", context[i]);
-            if (sandwich || t == "olmo2") a = rmsNorm(a, W("post_attention_layernorm"), s.eps, gemma);
-            for (int e = 0; e < E; ++e) x[i][e] += a[e];
+            attn[i] = linear(c, p + "self_attn.o_proj", context[i]);
+            if (sandwich || t == "olmo2") attn[i] = rmsNorm(attn[i], W("post_attention_layernorm"), s.eps, gemma);
+        }
+        applyActivationHook(ActivationSite::AttnAdded, l, attn);
+        for (int i = 0; i < n; ++i) {
+            for (int e = 0; e < E; ++e) x[i][e] += attn[i][e];
             Vec h = x[i];
             if (sandwich)
                 h = rmsNorm(x[i], W("pre_feedforward_layernorm"), s.eps, gemma);
@@ -235,11 +242,15 @@ Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const 
             }
             for (int e = 0; e < I; ++e)
                 gate[e] = (gemma ? activate(gate[e], "gelu_pytorch_tanh") : silu(gate[e])) * up[e];
-            Vec m = linear(c, p + "mlp.down_proj", gate);
-            if (sandwich || t == "olmo2") m = rmsNorm(m, W("post_feedforward_layernorm"), s.eps, gemma);
-            for (int e = 0; e < E; ++e) x[i][e] += m[e];
+            mlp[i] = linear(c, p + "mlp.down_proj", gate);
+            if (sandwich || t == "olmo2") mlp[i] = rmsNorm(mlp[i], W("post_feedforward_layernorm"), s.eps, gemma);
         }
+        applyActivationHook(ActivationSite::MlpAdded, l, mlp);
+        for (int i = 0; i < n; ++i)
+            for (int e = 0; e < E; ++e) x[i][e] += mlp[i][e];
+        ref.mlpOut.push_back(mlp);
     }
+    ref.residuals.push_back(x);
     const Vec last = rmsNorm(x[n - 1], c.get(pre + "norm.weight"), s.eps, gemma);
     ref.logits = matVec(c.get(s.tied ? pre + "embed_tokens.weight" : "lm_head.weight"), last);
     if (sandwich && s.finalSoftcap > 0)

@@ -50,6 +50,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
 
     Gpt2Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        applyActivationHook(ActivationSite::Resid, l, x);
         ref.residuals.push_back(x);
         const std::string p = "h." + std::to_string(l) + ".";
         std::vector<Vec> qkv(n);
@@ -93,6 +94,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
             ref.scores.back().push_back(sc);
             ref.probs.back().push_back(pr);
         }
+        applyActivationHook(ActivationSite::Context, l, context);
         const Tensor& proj = c.get(p + "attn.c_proj.weight");  // [E in, E out]: head h reads rows h·d..
         ref.headOut.emplace_back(H, std::vector<Vec>(n, Vec(E, 0.0)));
         for (int h = 0; h < H; ++h)
@@ -102,17 +104,21 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
                         ref.headOut.back()[h][t][e] += context[t][h * d + k] * proj.values[(h * d + k) * E + e];
         ref.attnBias.push_back(
                 Vec(c.get(p + "attn.c_proj.bias").values.begin(), c.get(p + "attn.c_proj.bias").values.end()));
-        ref.mlpOut.emplace_back();
+        std::vector<Vec> attn(n), mlp(n);
+        for (int t = 0; t < n; ++t)
+            attn[t] = conv1d(context[t], c.get(p + "attn.c_proj.weight"), c.get(p + "attn.c_proj.bias"));
+        applyActivationHook(ActivationSite::AttnAdded, l, attn);
         for (int t = 0; t < n; ++t) {
-            Vec a = conv1d(context[t], c.get(p + "attn.c_proj.weight"), c.get(p + "attn.c_proj.bias"));
-            for (int e = 0; e < E; ++e) x[t][e] += a[e];
+            for (int e = 0; e < E; ++e) x[t][e] += attn[t][e];
             Vec m = conv1d(layerNorm(x[t], c.get(p + "ln_2.weight"), c.get(p + "ln_2.bias"), s.eps),
                            c.get(p + "mlp.c_fc.weight"), c.get(p + "mlp.c_fc.bias"));
             for (double& v : m) v = activate(v, s.activation);
-            Vec o = conv1d(m, c.get(p + "mlp.c_proj.weight"), c.get(p + "mlp.c_proj.bias"));
-            for (int e = 0; e < E; ++e) x[t][e] += o[e];
-            ref.mlpOut.back().push_back(o);
+            mlp[t] = conv1d(m, c.get(p + "mlp.c_proj.weight"), c.get(p + "mlp.c_proj.bias"));
         }
+        applyActivationHook(ActivationSite::MlpAdded, l, mlp);
+        for (int t = 0; t < n; ++t)
+            for (int e = 0; e < E; ++e) x[t][e] += mlp[t][e];
+        ref.mlpOut.push_back(mlp);
     }
     ref.residuals.push_back(x);
     Vec last = layerNorm(x[n - 1], c.get("ln_f.weight"), c.get("ln_f.bias"), s.eps);

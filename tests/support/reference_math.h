@@ -13,9 +13,9 @@
 namespace attnscope::testing {
 
 // Finite differences through α (the gradient sources' tests): while one is set, the references
-// (GPT-2, Llama, BERT, ViT, GPT-NeoX, the RMSNorm and ALiBi/OPT families) call it on each head's probabilities [n · m] of each layer
-// right after the softmax, before they multiply V, and it may change them (add ε to one cell).
-// One per thread; ScopedProbsHook sets and clears it.
+// (GPT-2, Llama, BERT, ViT, GPT-NeoX, the RMSNorm and ALiBi/OPT families) call it on each head's probabilities [n · m]
+// of each layer right after the softmax, before they multiply V, and it may change them (add ε to one cell). One per
+// thread; ScopedProbsHook sets and clears it.
 using ProbsHook = std::function<void(int layer, int head, std::vector<double>& probs)>;
 inline ProbsHook& probsHook() {
     thread_local ProbsHook hook;
@@ -29,6 +29,29 @@ struct ScopedProbsHook {
     ~ScopedProbsHook() { probsHook() = nullptr; }
     ScopedProbsHook(const ScopedProbsHook&) = delete;
     ScopedProbsHook& operator=(const ScopedProbsHook&) = delete;
+};
+
+// Activation patching (issue 32): while one is set, the decoder references (GPT-2, Llama,
+// GPT-NeoX, the RMSNorm families) call it on each layer's activations, every position at once
+// ([n] rows), and it may change them (put another run's in): the residual entering the layer
+// (Resid), the heads' outputs before the output projection (Context, [H · d] per row, head h at
+// h · d), what attention adds to the residual (AttnAdded: after the output projection, its bias
+// and any post-norm) and what the MLP adds (MlpAdded, after any post-norm). One per thread;
+// ScopedActivationHook sets and clears it.
+enum class ActivationSite { Resid, Context, AttnAdded, MlpAdded };
+using ActivationHook = std::function<void(ActivationSite site, int layer, std::vector<std::vector<double>>& rows)>;
+inline ActivationHook& activationHook() {
+    thread_local ActivationHook hook;
+    return hook;
+}
+inline void applyActivationHook(ActivationSite site, int layer, std::vector<std::vector<double>>& rows) {
+    if (activationHook()) activationHook()(site, layer, rows);
+}
+struct ScopedActivationHook {
+    explicit ScopedActivationHook(ActivationHook hook) { activationHook() = std::move(hook); }
+    ~ScopedActivationHook() { activationHook() = nullptr; }
+    ScopedActivationHook(const ScopedActivationHook&) = delete;
+    ScopedActivationHook& operator=(const ScopedActivationHook&) = delete;
 };
 
 // LayerNorm of one row: (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance.

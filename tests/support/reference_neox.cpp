@@ -124,6 +124,8 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
     Rows x = embed(c, pre + "embed_in.weight", ids);
     Reference ref;
     for (int l = 0; l < s.layers; ++l) {
+        applyActivationHook(ActivationSite::Resid, l, x);
+        ref.residuals.push_back(x);
         const std::string p = pre + "layers." + std::to_string(l) + ".";
         Rows q(n, Vec(H * d)), k = q, v = q;
         for (int t = 0; t < n; ++t) {
@@ -139,23 +141,23 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
             rotate(k[t], H, d, r, t, s.base, false);
         }
         ref.values.push_back(v);
-        ref.residuals.push_back(x);
-        const Rows context = attend(q, k, v, H, H, d, 1 / std::sqrt(double(d)), 0, l, o, ref);
-        for (int t = 0; t < n; ++t) {
-            const Vec a = linear(c, p + "attention.dense", context[t]);
-            auto mlp = [&](const Vec& in) {
-                const Vec h = norm(c, p + "post_attention_layernorm", in, s.eps);
-                return linear(c, p + "mlp.dense_4h_to_h",
-                              activated(linear(c, p + "mlp.dense_h_to_4h", h), s.activation));
-            };
-            if (s.parallel) {
-                x[t] = add(add(x[t], a), mlp(x[t]));
-            } else {
-                x[t] = add(x[t], a);
-                x[t] = add(x[t], mlp(x[t]));
-            }
-        }
+        Rows context = attend(q, k, v, H, H, d, 1 / std::sqrt(double(d)), 0, l, o, ref);
+        applyActivationHook(ActivationSite::Context, l, context);
+        ref.contexts.push_back(context);
+        auto mlp = [&](const Vec& in) {
+            const Vec h = norm(c, p + "post_attention_layernorm", in, s.eps);
+            return linear(c, p + "mlp.dense_4h_to_h", activated(linear(c, p + "mlp.dense_h_to_4h", h), s.activation));
+        };
+        Rows a(n), m(n);
+        for (int t = 0; t < n; ++t) a[t] = linear(c, p + "attention.dense", context[t]);
+        applyActivationHook(ActivationSite::AttnAdded, l, a);
+        // Parallel: the MLP reads the block's input; sequential: the stream after attention.
+        for (int t = 0; t < n; ++t) m[t] = mlp(s.parallel ? x[t] : add(x[t], a[t]));
+        applyActivationHook(ActivationSite::MlpAdded, l, m);
+        for (int t = 0; t < n; ++t) x[t] = add(add(x[t], a[t]), m[t]);
+        ref.mlpOut.push_back(m);
     }
+    ref.residuals.push_back(x);
     const Vec last = norm(c, pre + "final_layer_norm", x[n - 1], s.eps);
     ref.logits = headLogits(c, s.tied ? pre + "embed_in.weight" : "embed_out.weight", "", last);
     return ref;

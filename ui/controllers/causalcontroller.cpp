@@ -1,5 +1,6 @@
 #include "controllers/causalcontroller.h"
 
+#include "figure/headfigure.h"
 #include "figure/labels.h"
 #include "panels/causalpanel.h"
 #include "panels/exportdialog.h"
@@ -27,28 +28,6 @@ namespace {
 
 const QStringList kWhatKeys = {QStringLiteral("heads"), QStringLiteral("resid"), QStringLiteral("attn_out"),
                                QStringLiteral("mlp_out")};  // attnscope::PatchWhat's order
-
-QString whatName(attnscope::PatchWhat what) {
-    switch (what) {
-        case attnscope::PatchWhat::Heads: return QObject::tr("heads");
-        case attnscope::PatchWhat::Resid: return QObject::tr("residual stream");
-        case attnscope::PatchWhat::AttnOut: return QObject::tr("attention out");
-        case attnscope::PatchWhat::MlpOut: return QObject::tr("MLP out");
-    }
-    return {};
-}
-
-QStringList numbered(int count) {
-    QStringList out;
-    for (int i = 0; i < count; ++i) out << QString::number(i);
-    return out;
-}
-
-// "logit(' Paris') − logit(' London')" for titles.
-QString ldName(const QString& answer, const QString& wrong) {
-    return wrong.isEmpty() ? QObject::tr("logit(%1)").arg(answer)
-                           : QObject::tr("logit(%1) − logit(%2)").arg(answer, wrong);
-}
 
 }  // namespace
 
@@ -205,26 +184,14 @@ void CausalController::onLens(const LensResult& r) {
     }
     lens_ = r;
     const attnscope::LogitLens& l = r.lens;
-    LensFigure f;
-    f.rows = l.rows;
-    f.cols = l.tokens;
-    f.k = l.k;
-    for (int row = 0; row < l.rows; ++row)
-        f.rowLabels << (row == 0 ? tr("0 embed") : row == l.rows - 1 ? tr("%1 final").arg(row) : QString::number(row));
-    f.colLabels = toQtStrings(r.trace->displayTokens());
-    f.topText = r.topTexts;
-    for (float lp : l.topLogProbs) f.topProb.push_back(std::exp(lp));
-    f.colormap = state_->colormap();
-    f.title = tr("Logit lens · %1 · top next token per layer (before any final soft-cap)")
-                      .arg(QFileInfo(session_->modelSpec()).fileName());
-    panel_->lensView()->setFigure(f);
+    panel_->lensView()->setFigure(lensFigure(l, r.topTexts, toQtStrings(r.trace->displayTokens()),
+                                             modelDisplayName(session_->modelSpec()), state_->colormap()));
     // The answer boxes offer the model's own top predictions at P (the last row).
-    std::vector<std::int64_t> ids;
+    const std::vector<std::int64_t> ids = lensPredictions(l, r.position);
     QStringList labels;
     std::vector<float> probs;
     for (int k = 0; k < l.k; ++k) {
         const std::size_t i = std::size_t(((l.rows - 1) * l.tokens + r.position) * l.k + k);
-        ids.push_back(l.topIds[i]);
         labels << r.topTexts.value(int(i));
         probs.push_back(std::exp(l.topLogProbs[i]));
     }
@@ -257,29 +224,9 @@ void CausalController::onDla(const DlaResult& r) {
         return;
     }
     dla_ = r;
-    const attnscope::LogitAttribution& d = r.dla;
-    SignedMapFigure f;
-    f.rows = d.layers;
-    f.cols = d.heads;
-    f.values = d.perHead;
-    f.rowLabels = numbered(d.layers);
-    f.colLabels = numbered(d.heads);
     const auto& model = *session_->model();
-    const QString answer = vocabularyLabels(model, {r.token}).value(0);
-    const QString wrong = r.minus ? vocabularyLabels(model, {*r.minus}).value(0) : QString();
-    f.title = tr("DLA of %1 at P = %2").arg(ldName(answer, wrong)).arg(d.position);
-    f.notes << tr("Σ parts %1 = logit difference %2 (final bias %3 included; before any soft-cap)")
-                       .arg(causalNumber(d.sum), causalNumber(d.logitDiff), causalNumber(d.finalBias));
-    f.bars.emplace_back(tr("embed"), d.embed);
-    bool biases = false;
-    for (double b : d.attnBias) biases = biases || b != 0;
-    for (int l = 0; l < d.layers; ++l) {
-        if (biases) f.bars.emplace_back(tr("attn bias %1").arg(l), d.attnBias[std::size_t(l)]);
-        f.bars.emplace_back(tr("MLP %1").arg(l), d.mlp[std::size_t(l)]);
-    }
-    f.barsTitle =
-            biases ? tr("embeddings, attention biases and MLPs") : tr("embeddings and MLPs (no attention biases)");
-    panel_->dlaView()->setFigure(f);
+    panel_->dlaView()->setFigure(dlaFigure(r.dla, vocabularyLabels(model, {r.token}).value(0),
+                                           r.minus ? vocabularyLabels(model, {*r.minus}).value(0) : QString()));
 }
 
 void CausalController::patch() {
@@ -300,7 +247,7 @@ void CausalController::patch() {
     q.attribution = panel_->attribution();
     patch_ = {};
     panel_->patchView()->clear(tr("Patching…"));
-    panel_->setJob(tr("Patching %1 (%2)…").arg(whatName(q.what), q.attribution ? tr("attribution") : tr("exact")));
+    panel_->setJob(tr("Patching %1 (%2)…").arg(patchWhatName(q.what), q.attribution ? tr("attribution") : tr("exact")));
     service_->requestPatch(session_->model(), cleanInput(), {corrupt, idsMode()}, q);
 }
 
@@ -313,21 +260,7 @@ void CausalController::onPatch(const PatchJobResult& r) {
         return;
     }
     patch_ = r;
-    const attnscope::PatchResult& p = r.result;
-    SignedMapFigure f;
-    f.rows = p.rows;
-    f.cols = p.cols;
-    f.values.assign(p.scores.begin(), p.scores.end());
-    f.rowLabels = numbered(p.rows);
-    const bool heads = r.request.what == attnscope::PatchWhat::Heads;
-    f.colLabels = heads ? numbered(p.cols) : r.tokens;
-    f.colAxis = heads ? tr("head") : tr("position");
-    f.title = tr("Patching %1 (%2) at P = %3")
-                      .arg(whatName(r.request.what), r.request.attribution ? tr("attribution") : tr("exact"))
-                      .arg(p.position);
-    f.notes << tr("LD clean %1 · LD corrupt %2 (score 1: as clean, 0: as corrupt)")
-                       .arg(causalNumber(p.ldClean), causalNumber(p.ldCorrupt));
-    panel_->patchView()->setFigure(f);
+    panel_->patchView()->setFigure(patchFigure(r.result, r.request.what, r.request.attribution, r.tokens));
     panel_->statusLabel()->setText(tr("Patched in %1.").arg(formatDuration(r.ms)));
 }
 

@@ -95,10 +95,7 @@ Figure headFigure(const QString& modelName, const attnscope::HeadMap& map, const
     return f;
 }
 
-namespace {
-
-// Ids typed in the window's ids box (any spaces, commas), by core's rules.
-std::vector<std::int64_t> typedIds(const QString& text, int vocabSize, const char* what) {
+std::vector<std::int64_t> workspaceTypedIds(const QString& text, int vocabSize, const char* what) {
     const QString spaced = text.simplified();
     if (spaced.isEmpty()) throw attnscope::Error(std::string("workspace: the ") + what + " has no token ids");
     std::vector<std::int64_t> ids = attnscope::parseTokenIds(spaced.toStdString());
@@ -108,6 +105,8 @@ std::vector<std::int64_t> typedIds(const QString& text, int vocabSize, const cha
                                    " is outside the vocabulary (" + std::to_string(vocabSize) + " tokens)");
     return ids;
 }
+
+namespace {
 
 int blockOf(const attnscope::Trace& trace, const QString& name) {
     if (!name.isEmpty()) return trace.blockIndex(name.toStdString());  // names the unknown block
@@ -141,7 +140,7 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         // As the window's Session::runInput: ids as typed, or the text through the tokenizer.
         const int vocab = model.info().vocabSize;
         std::vector<std::int64_t> ids =
-                w.input.idsMode ? typedIds(w.input.text, vocab, "input") : std::vector<std::int64_t>{};
+                w.input.idsMode ? workspaceTypedIds(w.input.text, vocab, "input") : std::vector<std::int64_t>{};
         if (!w.input.idsMode) {
             if (w.input.text.trimmed().isEmpty()) throw attnscope::Error("workspace: input.text is empty");
             ids = model.encodeText(w.input.text.toStdString());
@@ -151,7 +150,7 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
         } else {
             attnscope::TextInput input;
             input.ids = ids;
-            input.targetIds = w.input.idsMode ? typedIds(w.input.target, vocab, "target")
+            input.targetIds = w.input.idsMode ? workspaceTypedIds(w.input.target, vocab, "target")
                                               : model.encodeTarget(w.input.target.toStdString());
             trace = model.forwardText(input, run);
         }

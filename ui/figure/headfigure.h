@@ -71,6 +71,10 @@ Figure workspaceFigure(const attnscope::Model& model, const Workspace& workspace
 attnscope::HeadMap workspaceSourceMap(const attnscope::Model& model, const attnscope::Trace& trace,
                                       const Workspace& workspace, int block);
 
+// Ids typed in one of the window's ids boxes (any spaces, commas), by core's rules, each checked
+// against the vocabulary when vocabSize > 0; errors name the box ("workspace: input has no token ids").
+std::vector<std::int64_t> workspaceTypedIds(const QString& text, int vocabSize, const char* what);
+
 // The trace a workspace's view shows: the input run (or the saved generation's ids), re-run when it
 // asks for it, then cut to the generation step's prefix when one is saved.
 std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& model, const Workspace& workspace);

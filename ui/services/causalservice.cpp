@@ -3,17 +3,8 @@
 #include "services/tokenids.h"
 
 #include "attnscope/runtime/error.h"
-#include "attnscope/tokenizer/tokenizer.h"
 
 #include <QElapsedTimer>
-
-QStringList vocabularyLabels(const attnscope::Model& model, const std::vector<std::int64_t>& ids) {
-    QStringList out;
-    const attnscope::Tokenizer* tokenizer = model.tokenizer();
-    for (std::int64_t id : ids)
-        out << (tokenizer ? QString::fromStdString(tokenizer->displayToken(id)) : QStringLiteral("#%1").arg(id));
-    return out;
-}
 
 CausalService::CausalService(QObject* parent) : QObject(parent) {
     qRegisterMetaType<CausalJob>();
@@ -40,28 +31,13 @@ void CausalService::requestLens(std::shared_ptr<const attnscope::Model> model, c
                 r.error = guardedJob(
                         [&] {
                             const auto ids = encodeInput(*model, clean.text, clean.ids);
-                            const auto n = static_cast<std::int64_t>(ids.size());
-                            if (position >= n)
-                                throw attnscope::Error("position " + std::to_string(position) +
-                                                       " is outside the clean input (0.." + std::to_string(n - 1) +
-                                                       ")");
-                            attnscope::RunOptions run;
-                            run.recordResiduals = true;
-                            run.attributionPosition = position < 0 ? n - 1 : position;
-                            run.progress = [stop](long long, long long) { return !stop.requested(); };
-                            r.position = run.attributionPosition;
-                            try {
-                                r.trace = model->forward(ids, run);
-                            } catch (const attnscope::Error& e) {
-                                // DLA's refusal (post-norm decoders): the lens still applies.
-                                r.dlaRefusal = QString::fromUtf8(e.what());
-                                run.attributionPosition = -1;
-                                r.trace = model->forward(ids, run);
-                            }
-                            attnscope::LensOptions options;
-                            options.topK = std::min<int>(kLensTopK, model->info().vocabSize);
-                            r.lens = attnscope::logitLens(*r.trace, options);
-                            r.topTexts = vocabularyLabels(*model, r.lens.topIds);
+                            CausalLensRun run = runCausalLens(
+                                    *model, ids, position, [stop](long long, long long) { return !stop.requested(); });
+                            r.trace = std::move(run.trace);
+                            r.position = run.position;
+                            r.lens = std::move(run.lens);
+                            r.topTexts = std::move(run.topTexts);
+                            r.dlaRefusal = std::move(run.dlaRefusal);
                         },
                         cancelled);
                 return r;
@@ -113,11 +89,7 @@ void CausalService::requestPatch(std::shared_ptr<const attnscope::Model> model, 
                                 return true;
                             };
                             r.result = attnscope::activationPatching(*model, cleanIds, corruptIds, q);
-                            if (const auto* tokenizer = model->tokenizer())
-                                for (const auto& t : tokenizer->displayTokens(cleanIds))
-                                    r.tokens << QString::fromStdString(t);
-                            else
-                                for (std::int64_t id : cleanIds) r.tokens << QString::number(id);
+                            r.tokens = readableTokens(*model, cleanIds);
                         },
                         cancelled);
                 r.ms = clock.nsecsElapsed() / 1e6;

@@ -8,6 +8,7 @@
 // signals; errors (core's one-line refusals) travel inside them as text.
 #pragma once
 
+#include "figure/causalresults.h"
 #include "services/jobtracker.h"
 #include "services/pools.h"
 
@@ -31,10 +32,6 @@ struct CausalInput {
 };
 
 enum class CausalJob { Lens, Dla, Patch };
-
-// How many top tokens the lens keeps per cell (the hover lists them; the answer boxes offer the
-// last row's at the position).
-constexpr int kLensTopK = 10;
 
 struct LensResult {
     std::shared_ptr<const attnscope::Trace> trace;  // recorded residuals and the attribution position
@@ -93,9 +90,6 @@ private:
     JobTracker dlaJobs_{this, mapPool()};
     JobTracker patchJobs_{this, modelRunPool()};
 };
-
-// Readable text of vocabulary ids (the model's tokenizer; "#id" without one).
-QStringList vocabularyLabels(const attnscope::Model& model, const std::vector<std::int64_t>& ids);
 
 Q_DECLARE_METATYPE(CausalJob)
 Q_DECLARE_METATYPE(LensResult)

@@ -2,6 +2,8 @@
 
 #include "views/figurecanvas.h"
 
+#include "figure/causalresults.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -87,15 +89,7 @@ QString LensView::cellTip(int row, int col) const {
     return lines.join(QLatin1Char('\n'));
 }
 
-PaintedFigure LensView::exportable() const {
-    if (!has_) return {};
-    LensFigure f = figure_;
-    f.fontSize = 7;
-    f.focusRow = f.focusCol = -1;
-    return {[f](double width) { return lensFigureSize(f, width); },
-            [f](QPainter& p, const QSizeF& s) { paintLensFigure(p, f, QRectF(QPointF(0, 0), s)); },
-            f.title.isEmpty() ? QStringLiteral("Logit lens") : f.title};
-}
+PaintedFigure LensView::exportable() const { return has_ ? paintedLens(figure_) : PaintedFigure{}; }
 
 SignedMapView::SignedMapView(const QString& name, QWidget* parent) : QWidget(parent) {
     QPushButton* exportButton = nullptr;
@@ -151,12 +145,4 @@ QPointF SignedMapView::cellCenter(int row, int col) const {
     return signedMapLayout(canvas_, figure_, canvas_->area()).cellRect(row, col).center();
 }
 
-PaintedFigure SignedMapView::exportable() const {
-    if (!has_) return {};
-    SignedMapFigure f = figure_;
-    f.fontSize = 7;
-    f.focusRow = f.focusCol = -1;
-    return {[f](double width) { return signedMapFigureSize(f, width); },
-            [f](QPainter& p, const QSizeF& s) { paintSignedMapFigure(p, f, QRectF(QPointF(0, 0), s)); },
-            f.title.isEmpty() ? QStringLiteral("Causal map") : f.title};
-}
+PaintedFigure SignedMapView::exportable() const { return has_ ? paintedSignedMap(figure_) : PaintedFigure{}; }
