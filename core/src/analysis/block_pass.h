@@ -14,7 +14,9 @@ namespace attnscope {
 // floats, valid during the call), one of forEachRowBlock's blocks, in increasing r0 per head.
 // Called on the worker that owns head a (the same one for every block of a), never for rows
 // that see no key.
-using HeadRowsVisit = std::function<void(int a, std::int64_t r0, std::int64_t len, KeySpan span, const float* values)>;
+// logs: the values' logarithms from the softmax's terms (RowsOf's logs), or null.
+using HeadRowsVisit = std::function<void(int a, std::int64_t r0, std::int64_t len, KeySpan span, const float* values,
+                                         const float* logs)>;
 
 BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOptions& options, bool gram,
                                     bool layerMeans, const HeadRowsVisit& visit);

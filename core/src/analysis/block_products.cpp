@@ -133,16 +133,22 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                     float* dst = x.data() + static_cast<std::size_t>(a) * cells;
                     const KeySpan span = spans[static_cast<std::size_t>(a / H)];
                     if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come
-                        const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
-                        if (visit) visit(a, r0, len, span, rows.data_ptr<float>());
+                        at::Tensor logs;
+                        const at::Tensor rows =
+                                readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr);
+                        if (visit)
+                            visit(a, r0, len, span, rows.data_ptr<float>(),
+                                  logs.defined() ? logs.data_ptr<float>() : nullptr);
                         std::copy_n(rows.data_ptr<float>(), cells, dst);
                         continue;
                     }
                     std::fill(dst, dst + cells, 0.0f);
                     if (!span.size()) continue;
-                    const at::Tensor rows = readers[static_cast<std::size_t>(a)](r0, len, span);
+                    at::Tensor logs;
+                    const at::Tensor rows =
+                            readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr);
                     const float* src = rows.data_ptr<float>();
-                    if (visit) visit(a, r0, len, span, src);
+                    if (visit) visit(a, r0, len, span, src, logs.defined() ? logs.data_ptr<float>() : nullptr);
                     for (std::int64_t r = 0; r < len; ++r)
                         std::copy_n(src + r * span.size(), span.size(), dst + r * width + (span.lo - lo));
                 }

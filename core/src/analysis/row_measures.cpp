@@ -172,24 +172,25 @@ RowMeasures::RowMeasures(int rows, int cols, unsigned want, const std::vector<in
     if (want_ & Patterns) column_.assign(static_cast<std::size_t>(std::max(cols, 0)), 0.0);
 }
 
-void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, const float* q) {
+void RowMeasures::addRows(int first, int count, const float* p, int lo, int hi, const float* q, const float* lp) {
     const int w = std::max(0, hi - lo);
     if (count <= 0 || w == 0 || !p) return;  // rows that see no key are all zero: skipped
     const std::size_t W = static_cast<std::size_t>(w);
     const bool kl = (want_ & Kl) && q, scalar = scalarMeasuresBaseline(), logs = ((want_ & Entropy) || kl) && !scalar;
     // The logarithms one row at a time, so that they are still in L1 when the row's sums read them.
-    if (logs) logP_.resize(W);
+    const float* given = lp;  // the softmax's own log p, when the caller has them
+    if (logs && !given) logP_.resize(W);
     if (kl && !scalar) logQ_.resize(W);
     for (int r = 0; r < count; ++r) {
         const int i = first + r;
         const float* row = p + r * W;
-        if (logs) vmath::logInto(row, logP_.data(), w);
+        if (logs && !given) vmath::logInto(row, logP_.data(), w);
         if (kl && !scalar) vmath::logInto(q + r * W, logQ_.data(), w);
-        const float* lp = logs ? logP_.data() : row;
+        const float* rowLogs = !logs ? row : given ? given + r * W : logP_.data();
         const int a = i + (cols_ - rows_);  // the key aligned with query i (metrics.h)
         const RowSums s = scalar ? scalarRowSums(row, kl ? q + r * W : nullptr, w, lo - a)
-                          : kl   ? rowSums<true>(row, lp, q + r * W, logQ_.data(), w, lo - a)
-                                 : rowSums<false>(row, lp, nullptr, nullptr, w, lo - a);
+                          : kl   ? rowSums<true>(row, rowLogs, q + r * W, logQ_.data(), w, lo - a)
+                                 : rowSums<false>(row, rowLogs, nullptr, nullptr, w, lo - a);
         if (s.mass == 0) continue;  // no distribution: skipped
         ++used_;
         if (want_ & Entropy) entropy_ -= s.plogp;

@@ -32,8 +32,10 @@ public:
 
     // Rows [first, first + count): row first + r has p[r·(hi - lo) .. (r + 1)·(hi - lo)) on keys
     // [lo, hi) and 0 on every other key; q, when given, holds the same cells of a second map
-    // (KL(p ‖ q)). A row that is all zero is skipped.
-    void addRows(int first, int count, const float* p, int lo, int hi, const float* q = nullptr);
+    // (KL(p ‖ q)). lp, when given, holds log p of the same cells (a softmax's own terms: no
+    // logarithm is taken per cell then). A row that is all zero is skipped.
+    void addRows(int first, int count, const float* p, int lo, int hi, const float* q = nullptr,
+                 const float* lp = nullptr);
     void addRow(int i, const float* p, int lo, int hi, const float* q = nullptr) { addRows(i, 1, p, lo, hi, q); }
     // Every row of a HeadMap (q: a map of the same shape, or null).
     void addMap(const HeadMap& p, const HeadMap* q = nullptr);

@@ -51,7 +51,7 @@ int metricWorkerCount(int asked) {
 
 // Feeds a row block's rows into an accumulator (q: the second map's rows when KL is wanted).
 void addRows(RowMeasures& m, const MapRowBlock& b, bool withSecond) {
-    m.addRows(b.rowBegin, b.rows, b.values, b.colBegin, b.colEnd, withSecond ? b.second : nullptr);
+    m.addRows(b.rowBegin, b.rows, b.values, b.colBegin, b.colEnd, withSecond ? b.second : nullptr, b.logValues);
 }
 
 // One head of headMetrics, on the calling thread (its row blocks one after another).
@@ -101,7 +101,8 @@ HeadMetrics finishHead(const Trace& trace, const HeadPlan& p, const RowMeasures&
     } else if (p.compare) {
         RowMeasures kl(p.n, p.m, RowMeasures::Kl);
         forEachRowBlock(
-                trace, bi, l, h, p.dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &p.linear);
+                trace, bi, l, h, p.dot, 1, [&](int, const MapRowBlock& rows) { addRows(kl, rows, true); }, &p.linear, 0,
+                0, true);
         r.klDotLinear = kl.kl();
     }
     return r;
@@ -114,7 +115,7 @@ HeadMetrics oneHeadMetrics(const Trace& trace, const MetricsOptions& options, co
     RowMeasures main(p.n, p.m, p.want, separators, options.thresholds);
     forEachRowBlock(
             trace, bi, l, h, options.map, 1, [&](int, const MapRowBlock& rows) { addRows(main, rows, true); },
-            p.compare && p.mapIsDot ? &p.linear : nullptr);
+            p.compare && p.mapIsDot ? &p.linear : nullptr, 0, 0, true);
     return finishHead(trace, p, main, bi, l, h, !separators.empty());
 }
 
@@ -338,18 +339,19 @@ MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptio
         }
         // Each head's rows go to its sums as headMetrics feeds them (the same blocks, in order),
         // with the linear map's rows beside them for the KL: the values are headMetrics's.
-        const auto visit = [&](int a, std::int64_t r0, std::int64_t len, KeySpan span, const float* values) {
+        const auto visit = [&](int a, std::int64_t r0, std::int64_t len, KeySpan span, const float* values,
+                               const float* logs) {
             const int l = a / b.heads;
             const HeadPlan& p = plans[static_cast<std::size_t>(l)];
             RowsOf& lin = linear[static_cast<std::size_t>(a)];
             at::Tensor q;
             if (p.compare && p.mapIsDot) {
                 if (!lin) lin = rowsOf(trace.impl(), bi, l, a % b.heads, p.linear);
-                q = lin(r0, len, span);
+                q = lin(r0, len, span, nullptr);
             }
             sums[static_cast<std::size_t>(a)]->addRows(static_cast<int>(r0), static_cast<int>(len), values,
                                                        static_cast<int>(span.lo), static_cast<int>(span.hi),
-                                                       q.defined() ? q.data_ptr<float>() : nullptr);
+                                                       q.defined() ? q.data_ptr<float>() : nullptr, logs);
         };
         const bool square = b.queryTokens.size() == b.keyTokens.size();
         out.blocks.push_back(blockProductsVisiting(trace, bi, options.map, true, rolloutLayers && square, visit));

@@ -136,7 +136,8 @@ void packedScores(at::Tensor& logits, const at::Tensor& qRows, const PackedKeys&
 
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
-                      const PackedKeys& packed) {
+                      const PackedKeys& packed, at::Tensor* logs) {
+    if (logs) *logs = at::Tensor();
     const std::int64_t len = qRows.size(0), W = span.size(), m = k.size(0);
     // The scale (and 1/T where there is no cap) rides in the product's alpha, as in attentionProbs.
     const double alpha = score.softcap > 0 ? score.scale / score.softcap : score.scale / temperature;
@@ -159,6 +160,14 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
         maskBlock(logits, mask, n, m, start, span.lo, /*bands=*/false);
         const std::int64_t u = start + (m - n) - span.lo, w0 = start + (m - n) - mask.window - span.lo;
         float* data = logits.data_ptr<float>();
+        if (logs) {
+            *logs = at::empty({len, W}, logits.options());
+            float* lg = logs->data_ptr<float>();
+            for (std::int64_t r = 0; r < len; ++r)
+                vmath::softmaxRowLogs(data + r * W, lg + r * W, W, mask.window > 0 ? r + w0 + 1 : 0,
+                                      mask.causal ? r + u + 1 : W);
+            return logits;
+        }
         for (std::int64_t r = 0; r < len; ++r)
             vmath::softmaxRow(data + r * W, W, mask.window > 0 ? r + w0 + 1 : 0, mask.causal ? r + u + 1 : W);
         return logits;

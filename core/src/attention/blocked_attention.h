@@ -35,10 +35,12 @@ PackedKeys packKeys(const at::Tensor& k);
 // Probabilities of query rows [start, start + qRows.size(0)) of query head `head` (it picks the
 // ALiBi slope) over the keys k[span.lo, span.hi): qRows [len, d], k [m, d] (all the head's keys)
 // -> [len, span.size()], masked entries exactly 0, float32 for F16/BF16 inputs. n = all queries.
-// The scores come from `packed` (packKeys(k)) when it is not empty.
+// The scores come from `packed` (packKeys(k)) when it is not empty. `logs`, when given, is set
+// to each probability's logarithm from the softmax's terms (vmath::softmaxRowLogs) where the
+// float32 CPU softmax runs, and left undefined elsewhere (the caller takes logs itself).
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
-                      const PackedKeys& packed = {});
+                      const PackedKeys& packed = {}, at::Tensor* logs = nullptr);
 
 // How the blocks are shared between the cores. Blas: one block at a time, each matrix product
 // on every core through OpenBLAS's threads (softmax on one). Heads / Rows: one worker thread per

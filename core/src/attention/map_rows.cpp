@@ -66,24 +66,30 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
                          k = cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat);
         const double temperature = options.temperature * cap.temperature;
         const PackedKeys packed = packKeys(k);
-        return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span) {
-            return blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start, span,
-                              packed)
-                    .to(at::kFloat)
-                    .contiguous();
+        return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span,
+                                                          at::Tensor* logs) {
+            at::Tensor rows = blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start,
+                                         span, packed, logs)
+                                      .to(at::kFloat)
+                                      .contiguous();
+            if (logs && logs->defined() && !(logs->scalar_type() == at::kFloat && logs->is_contiguous()))
+                *logs = at::Tensor();
+            return rows;
         };
     }
     if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
         cap.score.plain()) {
         const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat);
         const at::Tensor phiK = featureMap(cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat), fm);
-        return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span) {
+        return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
+            if (logs) *logs = at::Tensor();
             return linearRows(featureMap(q.narrow(0, start, len), fm), phiK, cap.mask, n, start, span).contiguous();
         };
     }
     // FAVOR+ and additive maps: the whole map once (mapTensor also refuses what it must).
     const at::Tensor full = impl.mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
-    return [full](std::int64_t start, std::int64_t len, KeySpan span) {
+    return [full](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
+        if (logs) *logs = at::Tensor();
         return full.narrow(0, start, len).narrow(1, span.lo, span.size()).contiguous();
     };
 }
@@ -105,7 +111,7 @@ std::string linearMapRefusal(const Trace& trace, int block, int layer) {
 
 void forEachRowBlock(const Trace& trace, int block, int layer, int head, const MapOptions& options, int workers,
                      const std::function<void(int, const MapRowBlock&)>& visit, const MapOptions* second, int rowBegin,
-                     int rowEnd) {
+                     int rowEnd, bool withLogs) {
     const Trace::Impl& impl = trace.impl();
     checkRange("block", block, static_cast<int>(impl.blocks.size()));
     const BlockInfo& info = impl.infos[block];
@@ -136,12 +142,13 @@ void forEachRowBlock(const Trace& trace, int block, int layer, int head, const M
             out.cols = static_cast<int>(m);
             out.colBegin = static_cast<int>(span.size() ? span.lo : 0);
             out.colEnd = static_cast<int>(span.size() ? span.hi : 0);
-            at::Tensor a, c;
+            at::Tensor a, c, logs;
             if (span.size()) {
-                a = first(start, len, span);
+                a = first(start, len, span, withLogs ? &logs : nullptr);
                 out.values = a.data_ptr<float>() + (s - start) * span.size();
+                if (logs.defined()) out.logValues = logs.data_ptr<float>() + (s - start) * span.size();
                 if (other) {
-                    c = other(start, len, span);
+                    c = other(start, len, span, nullptr);
                     out.second = c.data_ptr<float>() + (s - start) * span.size();
                 }
             }

@@ -7,6 +7,7 @@
 #include "vector_math.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -136,16 +137,26 @@ ATTNSCOPE_CLONES void logInto(const float* x, float* out, std::int64_t n) {
     if (i < n) storeTail(out + i, logV(loadTail(x + i, n - i, 1.0f)), n - i);
 }
 
-ATTNSCOPE_CLONES float expRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {
+// expRow's work; with Logs, also logs[begin, end) = x - max (the exp's argument), -inf outside,
+// all NaN for a NaN row, and *total = Σ exp(x - max) in double.
+template <bool Logs>
+ATTNSCOPE_INLINE float expRowImpl(float* row, float* logs, std::int64_t width, std::int64_t begin, std::int64_t end,
+                                  double* total) {
     if (begin < 0) begin = 0;
     if (end > width) end = width;
     if (end <= begin) {
         fillNan(row, width);
+        if (Logs) fillNan(logs, width);
         return std::numeric_limits<float>::quiet_NaN();
     }
     std::memset(row, 0, static_cast<std::size_t>(begin) * sizeof(float));
     std::memset(row + end, 0, static_cast<std::size_t>(width - end) * sizeof(float));
+    if (Logs) {
+        std::fill(logs, logs + begin, -kInf);
+        std::fill(logs + end, logs + width, -kInf);
+    }
     float* p = row + begin;
+    float* lg = Logs ? logs + begin : nullptr;
     const std::int64_t w = end - begin;
     // The maximum, and whether a NaN is among the values (ATen's softmax propagates it).
     vf mx = splat(-kInf);
@@ -162,6 +173,7 @@ ATTNSCOPE_CLONES float expRow(float* row, std::int64_t width, std::int64_t begin
     for (; j < w; ++j) best = p[j] > best ? p[j] : best, bad |= p[j] != p[j];
     if (bad || best == -kInf || best == kInf) {
         fillNan(row, width);
+        if (Logs) fillNan(logs, width);
         return std::numeric_limits<float>::quiet_NaN();
     }
     // exp(x - max) stored and summed in the same pass. The sum: 8 vectors
@@ -172,25 +184,56 @@ ATTNSCOPE_CLONES float expRow(float* row, std::int64_t width, std::int64_t begin
     for (; j + 8 * L <= w; j += 8 * L) {
         vf part = splat(0.0f);
         for (int k = 0; k < 8; ++k) {
-            const vf a = expV(load(p + j + k * L) - shift);
+            const vf d = load(p + j + k * L) - shift;
+            if (Logs) store(lg + j + k * L, d);
+            const vf a = expV(d);
             store(p + j + k * L, a);
             part += a;
         }
         addWide(sum, part);
     }
     for (; j + L <= w; j += L) {
-        const vf a = expV(load(p + j) - shift);
+        const vf d = load(p + j) - shift;
+        if (Logs) store(lg + j, d);
+        const vf a = expV(d);
         store(p + j, a);
         addWide(sum, a);
     }
     if (j < w) {
-        const vf a = expV(loadTail(p + j, w - j, -kInf) - shift);
+        const vf d = loadTail(p + j, w - j, -kInf) - shift;
+        if (Logs) storeTail(lg + j, d, w - j);
+        const vf a = expV(d);
         storeTail(p + j, a, w - j);
         addWide(sum, a);  // the padding's lanes are exp(-inf) = 0
     }
+    double all = 0;
+    for (int l = 0; l < L / 2; ++l) all += sum[l];
+    if (total) *total = all;
+    return static_cast<float>(1.0 / all);
+}
+
+ATTNSCOPE_CLONES float expRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {
+    return expRowImpl<false>(row, nullptr, width, begin, end, nullptr);
+}
+
+ATTNSCOPE_CLONES void softmaxRowLogs(float* row, float* logs, std::int64_t width, std::int64_t begin,
+                                     std::int64_t end) {
     double total = 0;
-    for (int l = 0; l < L / 2; ++l) total += sum[l];
-    return static_cast<float>(1.0 / total);
+    const float inverse = expRowImpl<true>(row, logs, width, begin, end, &total);
+    if (inverse != inverse) return;  // a NaN row
+    begin = std::max<std::int64_t>(begin, 0);
+    end = std::min(end, width);
+    float* p = row + begin;
+    float* lg = logs + begin;
+    const std::int64_t w = end - begin;
+    const float logTotal = static_cast<float>(std::log(total));
+    const vf scale = splat(inverse), shift = splat(logTotal);
+    std::int64_t j = 0;
+    for (; j + L <= w; j += L) {
+        store(p + j, load(p + j) * scale);
+        store(lg + j, load(lg + j) - shift);
+    }
+    for (; j < w; ++j) p[j] *= inverse, lg[j] -= logTotal;
 }
 
 ATTNSCOPE_CLONES void softmaxRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end) {

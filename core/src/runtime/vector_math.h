@@ -34,6 +34,11 @@ void logInto(const float* x, float* out, std::int64_t n);
 // ATen's softmax gives for such rows.
 void softmaxRow(float* row, std::int64_t width, std::int64_t begin, std::int64_t end);
 
+// softmaxRow, and logs[0, width) = log of each probability taken from the softmax's own terms,
+// (x - max) - log Σ, instead of a logarithm per cell: -inf outside [begin, end), all NaN where
+// the row is. row's values are softmaxRow's bit for bit. (The metrics' entropy and KL.)
+void softmaxRowLogs(float* row, float* logs, std::int64_t width, std::int64_t begin, std::int64_t end);
+
 // softmaxRow without its last pass: row[begin, end) becomes exp(x - max), 0 outside, and the
 // return value is 1/Σ (the sum in double, its inverse rounded to float), which the caller
 // applies later (the forward scales a block's weighted values instead of its probabilities).

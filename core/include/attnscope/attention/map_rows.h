@@ -19,6 +19,10 @@ struct MapRowBlock {
     int colBegin = 0, colEnd = 0;   // colBegin == colEnd: rows that see no key (all zero)
     const float* values = nullptr;  // [rows, colEnd - colBegin] row-major; valid during the call
     const float* second = nullptr;  // the same cells of the second map asked for, else null
+    // With forEachRowBlock's withLogs: log of each value of `values`, from the softmax's own terms
+    // ((s - max) - log Σ; -inf where the value is 0), for the maps that are a softmax computed
+    // per block (Dot); null otherwise.
+    const float* logValues = nullptr;
 };
 
 // The shape of every map of one layer of a block: {queries, keys}. Throws attnscope::Error on an
@@ -40,9 +44,10 @@ std::string linearMapRefusal(const Trace& trace, int block, int layer);
 // additive maps are computed whole and then visited in blocks.
 // Only rows [rowBegin, rowEnd) are visited (an end of 0: every row); blocks never straddle a
 // multiple of the block size. Throws like Trace::map() and on a row range outside the map; an
-// exception thrown by visit stops the visit and is rethrown.
+// exception thrown by visit stops the visit and is rethrown. withLogs: the blocks carry logValues
+// where the map has them.
 void forEachRowBlock(const Trace& trace, int block, int layer, int head, const MapOptions& options, int workers,
                      const std::function<void(int worker, const MapRowBlock& rows)>& visit,
-                     const MapOptions* second = nullptr, int rowBegin = 0, int rowEnd = 0);
+                     const MapOptions* second = nullptr, int rowBegin = 0, int rowEnd = 0, bool withLogs = false);
 
 }  // namespace attnscope
