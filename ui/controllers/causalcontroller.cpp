@@ -4,6 +4,7 @@
 #include "figure/labels.h"
 #include "panels/causalpanel.h"
 #include "panels/exportdialog.h"
+#include "panels/idscheck.h"
 #include "services/session.h"
 #include "services/tokenids.h"
 #include "state/viewstate.h"
@@ -104,12 +105,8 @@ void CausalController::setApplicable(bool applicable, const QString& reason) {
     applicable_ = applicable;
     refusal_ = applicable ? QString() : reason;
     panel_->setApplicable(applicable, refusal_);
-    if (applicable && session_->model() && !session_->hasTokenizer()) {  // its inputs can only be ids
-        const QSignalBlocker quiet(panel_->idsCheck());
-        panel_->idsCheck()->setChecked(true);
-        panel_->idsCheck()->setEnabled(false);
-        panel_->idsCheck()->setToolTip(tr("This model has no tokenizer: its inputs are token ids"));
-    }
+    if (applicable && session_->model() && !session_->hasTokenizer())
+        lockToIds(panel_->idsCheck(), tr("This model has no tokenizer: its inputs are token ids"));
 }
 
 bool CausalController::idsMode() const { return panel_->idsCheck()->isChecked() || !session_->hasTokenizer(); }

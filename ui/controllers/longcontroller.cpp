@@ -2,6 +2,7 @@
 
 #include "figure/labels.h"
 #include "panels/exportdialog.h"
+#include "panels/idscheck.h"
 #include "panels/longpanel.h"
 #include "services/session.h"
 #include "state/viewstate.h"
@@ -157,12 +158,8 @@ void LongController::setApplicable(bool applicable, const QString& reason) {
     applicable_ = applicable;
     refusal_ = applicable ? QString() : reason;
     panel_->setApplicable(applicable, refusal_);
-    if (applicable && session_->model() && !session_->hasTokenizer()) {  // its pieces can only be ids
-        const QSignalBlocker quiet(panel_->idsCheck());
-        panel_->idsCheck()->setChecked(true);
-        panel_->idsCheck()->setEnabled(false);
-        panel_->idsCheck()->setToolTip(tr("This model has no tokenizer: the pieces are token ids"));
-    }
+    if (applicable && session_->model() && !session_->hasTokenizer())
+        lockToIds(panel_->idsCheck(), tr("This model has no tokenizer: the pieces are token ids"));
 }
 
 bool LongController::idsMode() const { return panel_->idsCheck()->isChecked() || !session_->hasTokenizer(); }

@@ -113,11 +113,11 @@ void AttentionFiles::setMapsOnly(const QString& mapsFile) {
     if (off) p_.lab->propagateCheck()->setChecked(false);
     p_.lab->propagateCheck()->setEnabled(!off);
     p_.lab->propagateCheck()->setToolTip(off ? tr("Temperature inside the model re-runs the model; %1").arg(why)
-                                           : QString());
+                                             : QString());
     p_.lab->layersEdit()->setEnabled(!off);
     p_.controls->input()->setReadOnly(off);
     p_.controls->input()->setToolTip(off ? tr("The tokens of the attention file; open a model to type an input.")
-                                       : QString());
+                                         : QString());
     p_.controls->temperature()->setToolTip(
             off ? tr("Display temperature on the stored maps: softmax(log A / T), exact up to the file's precision "
                      "(cells stored as 0 stay 0).")
@@ -125,4 +125,3 @@ void AttentionFiles::setMapsOnly(const QString& mapsFile) {
     p_.labDock->setWindowTitle(off ? tr("Lab — off for attention files (no Q/K)") : tr("Lab"));
     p_.inputs->updateRunEnabled();
 }
-

@@ -227,7 +227,7 @@ void MapPresenter::updateCompare(bool runIfNeeded) {
 // The state's tab on screen (the lab's "show in Explore" sets it there).
 void MapPresenter::syncTab() {
     if (tabName() == p_.state->view().tab) return;
-    QWidget* const byName[] = {p_.tabs->widget(0),    p_.compare, p_.lab->metrics(), p_.modelView->panel(),
+    QWidget* const byName[] = {p_.tabs->widget(0),    p_.compare, p_.lab->metrics(),  p_.modelView->panel(),
                                p_.imageView->panel(), p_.corpus,  p_.causal->panel(), p_.longContext->panel()};
     const QStringList names = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
                                QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("corpus"),
@@ -238,14 +238,14 @@ void MapPresenter::syncTab() {
 
 QString MapPresenter::tabName() const {
     QWidget* w = p_.tabs->currentWidget();
-    return w == p_.compare              ? QStringLiteral("compare")
-           : w == p_.lab->metrics()     ? QStringLiteral("metrics")
-           : w == p_.modelView->panel() ? QStringLiteral("model")
-           : w == p_.imageView->panel() ? QStringLiteral("image")
-           : w == p_.corpus             ? QStringLiteral("corpus")
-           : w == p_.causal->panel()    ? QStringLiteral("causal")
+    return w == p_.compare                ? QStringLiteral("compare")
+           : w == p_.lab->metrics()       ? QStringLiteral("metrics")
+           : w == p_.modelView->panel()   ? QStringLiteral("model")
+           : w == p_.imageView->panel()   ? QStringLiteral("image")
+           : w == p_.corpus               ? QStringLiteral("corpus")
+           : w == p_.causal->panel()      ? QStringLiteral("causal")
            : w == p_.longContext->panel() ? QStringLiteral("long")
-                                        : QStringLiteral("explore");
+                                          : QStringLiteral("explore");
 }
 
 MapKey MapPresenter::currentKey() const { return {p_.state->block(), p_.state->layer(), p_.state->head()}; }
