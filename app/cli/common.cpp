@@ -16,7 +16,8 @@
 namespace attnscope::cli {
 
 std::shared_ptr<const Model> loadModel(const Args& args, std::size_t index) {
-    return loadModelAt(args, args.positional(index, "MODEL (a model folder, a file in one, builtin:NAME or a model id)"));
+    return loadModelAt(args,
+                       args.positional(index, "MODEL (a model folder, a file in one, builtin:NAME or a model id)"));
 }
 
 std::shared_ptr<const Model> loadModelAt(const Args& args, const std::string& spec) {

@@ -17,17 +17,17 @@
 namespace attnscope {
 
 struct CatalogEntry {
-    std::string name;             // "org/name" (hub), "llama3:8b" (Ollama), the folder's or file's name
-    std::string source;           // "recent", "folder", "hub", "lmstudio", "ollama" or "builtin"
-    std::string spec;             // what to open: a path, a hub model id, "ollama:NAME:TAG" or "builtin:NAME"
-    std::filesystem::path path;   // the folder or file on disk (empty when it could not be resolved)
-    std::string family;           // config.json model_type, or the GGUF general.architecture
+    std::string name;            // "org/name" (hub), "llama3:8b" (Ollama), the folder's or file's name
+    std::string source;          // "recent", "folder", "hub", "lmstudio", "ollama" or "builtin"
+    std::string spec;            // what to open: a path, a hub model id, "ollama:NAME:TAG" or "builtin:NAME"
+    std::filesystem::path path;  // the folder or file on disk (empty when it could not be resolved)
+    std::string family;          // config.json model_type, or the GGUF general.architecture
     // Values stored in the weight files (0 when unknown): a weight stored twice (an untied copy of
     // the embedding as the head) or a buffer (GPT-2's attention masks in a .bin) counts as stored,
     // so this can exceed ModelInfo::parameters, which counts what the model uses.
     std::int64_t parameters = 0;
-    std::string dtype;            // "BF16", "F32", "mixed"; GGUF: llama.cpp's file type ("Q4_K_M")
-    std::uint64_t bytes = 0;      // on disk: the weight files, config and tokenizer (symlinks followed)
+    std::string dtype;        // "BF16", "F32", "mixed"; GGUF: llama.cpp's file type ("Q4_K_M")
+    std::uint64_t bytes = 0;  // on disk: the weight files, config and tokenizer (symlinks followed)
     bool openable = false;
     std::string reason;  // why it cannot be opened (one line), empty when openable
 };
