@@ -3,6 +3,7 @@
 
 #include "controllers/causalcontroller.h"
 #include "controllers/longcontroller.h"
+#include "panels/longpanel.h"
 #include "controllers/generatecontroller.h"
 #include "controllers/imagecontroller.h"
 #include "controllers/labcontroller.h"
