@@ -8,6 +8,7 @@
 
 #include "family_fixtures.h"
 #include "figure/colormaps.h"
+#include "window/mappresenter.h"
 
 #include <qcustomplot.h>
 
@@ -157,9 +158,11 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     // the cell and says the weight is being computed, exports refuse with a dialog, and the
     // exact values follow.
     head->setValue(1);
-    // (The window sends its request at the event loop's next turn, with any other change made
-    // in this one: deliver just that call.)
-    QCoreApplication::sendPostedEvents(&window, QEvent::MetaCall);
+    // (The window's map presenter sends its request at the event loop's next turn, with any
+    // other change made in this one: deliver just that call.)
+    auto* presenter = window.findChild<MapPresenter*>();
+    REQUIRE(presenter);
+    QCoreApplication::sendPostedEvents(presenter, QEvent::MetaCall);
     REQUIRE(heatmap->valuesPending());
     CHECK(heatmap->map().rows == n);
     CHECK(heatmap->usesLevelOfDetail());
