@@ -282,7 +282,8 @@ TEST_CASE_METHOD(CausalFixture, "Causal settings and the Lab's knockout survive 
     CHECK(window.state()->tabSettings().lab.knockout == QStringLiteral("4:0@1"));
 
     // Change everything, then open the file: the settings come back and the lens runs again at P = 3.
-    causal->setSettings({});
+    window.state()->setTabSetting(&ViewState::TabSettings::causal, Workspace::Causal{});
+    CHECK(panel->corruptEdit()->text().isEmpty());  // the panel follows the state
     lab->setKnockoutSpec({});
     QSignalSpy restored(&window, &MainWindow::workspaceRestored);
     REQUIRE(window.openWorkspaceFile(qpath(path)));
@@ -310,6 +311,43 @@ TEST_CASE_METHOD(CausalFixture, "Causal settings and the Lab's knockout survive 
     o.insert(QStringLiteral("lab"), labSection);
     CHECK_THROWS_WITH(parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("bad.attnscope")),
                       Catch::Contains("lab.knockout") && Catch::Contains("is not QUERIES:KEYS@LAYERS"));
+}
+
+TEST_CASE_METHOD(CausalFixture, "The Causal tab's settings are the state's: the panel writes them and follows them",
+                 "[ui][causal][workspace]") {
+    openLlama("ui-causal-follow", 9);
+    showCausal();
+    ViewState* state = window.state();
+    // The user's changes in the panel are requested of the state.
+    panel->corruptEdit()->setFocus();
+    QTest::keyClicks(panel->corruptEdit(), QStringLiteral("3 17 5 39 22"));
+    QTest::keyClick(panel->corruptEdit(), Qt::Key_Return);
+    CHECK(state->tabSettings().causal.corrupt == QStringLiteral("3 17 5 39 22"));
+    panel->whatCombo()->setCurrentIndex(int(attnscope::PatchWhat::Resid));
+    CHECK(state->tabSettings().causal.what == QStringLiteral("resid"));
+    panel->positionSpin()->setValue(2);
+    CHECK(state->tabSettings().causal.position == 2);
+
+    // A change made in the state reaches the panel, clears the old results and runs the lens again
+    // (the tab is shown) at the new position.
+    Workspace::Causal c = state->tabSettings().causal;
+    c.corrupt = QStringLiteral("1 2 3 4 5");
+    c.position = 4;
+    c.what = QStringLiteral("attn_out");
+    c.attribution = true;
+    state->setTabSetting(&ViewState::TabSettings::causal, c);
+    CHECK(panel->corruptEdit()->text() == QStringLiteral("1 2 3 4 5"));
+    CHECK(panel->positionSpin()->value() == 4);
+    CHECK(panel->what() == attnscope::PatchWhat::AttnOut);
+    CHECK(panel->attribution());
+    CHECK(state->tabSettings().causal.position == 4);  // the state keeps what the panel took
+    REQUIRE(QTest::qWaitFor([&] { return causal->lensResult().trace && causal->lensResult().position == 4; }, 20000));
+    // Another section's change leaves the panel alone.
+    panel->corruptEdit()->setText(QStringLiteral("9 9 9 9 9"));  // not yet requested (no editing finished)
+    Workspace::ModelView m = state->tabSettings().modelView;
+    m.descending = !m.descending;
+    state->setTabSetting(&ViewState::TabSettings::modelView, m);
+    CHECK(panel->corruptEdit()->text() == QStringLiteral("9 9 9 9 9"));
 }
 
 TEST_CASE_METHOD(CausalFixture, "Causal figures export as PDF, SVG and PNG; Gemma-2's lens and DLA run",

@@ -1,5 +1,6 @@
 #include "controllers/causalcontroller.h"
 
+#include "controllers/sectionsync.h"
 #include "figure/headfigure.h"
 #include "figure/labels.h"
 #include "panels/causalpanel.h"
@@ -56,12 +57,13 @@ CausalController::CausalController(ViewState* state, Session* session, QObject* 
         panel_->statusLabel()->setText(tr("Cancelled."));
         panel_->patchView()->clear(tr("Patching was cancelled: press Patch to run it again."));
     });
-    // The ViewState holds the tab's settings too (the workspace is its serialisation).
+    // The tab's settings are the ViewState's (the workspace is its serialisation), as the other
+    // tabs' are: the panel writes them and follows them (controllers/sectionsync.h).
+    const auto write = syncSection<Workspace::Causal>(
+            state, panel_, this, &ViewState::TabSettings::causal, [this] { return settings(); },
+            [this](const Workspace::Causal& s) { followSettings(s); });
     for (auto signal : {&CausalPanel::settingsChanged, &CausalPanel::tokensChanged})
-        connect(panel_, signal, this, &CausalController::syncState);
-    connect(panel_->corruptEdit(), &QLineEdit::editingFinished, this, &CausalController::syncState);
-    connect(panel_->whatCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
-    connect(panel_->methodCombo(), &QComboBox::currentIndexChanged, this, &CausalController::syncState);
+        connect(panel_, signal, this, write);
     connect(panel_, &CausalPanel::settingsChanged, this, [this] {
         const bool had = !lens_.lens.topIds.empty();
         clearResults(true, true, true);
@@ -301,13 +303,8 @@ Workspace::Causal CausalController::settings() const {
     return s;
 }
 
-void CausalController::syncState() {
-    ViewState::TabSettings t = state_->tabSettings();
-    t.causal = settings();
-    state_->setTabSettings(t);
-}
-
-void CausalController::setSettings(const Workspace::Causal& s) {
+// The state's settings put on the panel (a workspace being opened); the results are of the old ones.
+void CausalController::followSettings(const Workspace::Causal& s) {
     {
         const QSignalBlocker b0(panel_), b1(panel_->whatCombo()), b2(panel_->methodCombo());
         panel_->cleanEdit()->setText(s.clean);
@@ -322,7 +319,6 @@ void CausalController::setSettings(const Workspace::Causal& s) {
         panel_->setWrong(s.wrong);
     }
     clearResults(true, true, true);
-    syncState();
     if (applicable_ && tabShown()) run();
 }
 

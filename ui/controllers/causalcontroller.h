@@ -44,9 +44,9 @@ public:
     bool applicable() const { return applicable_; }
     QString refusal() const { return refusal_; }
 
-    // The tab's settings as a workspace section, and back (the results are cleared).
+    // The tab's settings as the panel shows them; they are the ViewState's causal section,
+    // which the panel writes and follows (a change there clears the results).
     Workspace::Causal settings() const;
-    void setSettings(const Workspace::Causal& settings);
 
     // The latest results shown (null / empty before any); the traces they are of.
     const LensResult& lensResult() const { return lens_; }
@@ -71,7 +71,7 @@ private:
     void clearResults(bool lens, bool dla, bool patch);
     void setApplicable(bool applicable, const QString& reason);
     void openHead(int layer, int head);
-    void syncState();  // the panel's settings into the ViewState's tab settings
+    void followSettings(const Workspace::Causal& s);  // the state's section onto the panel
     CausalInput cleanInput() const;
     bool idsMode() const;  // typed inputs are token ids (ticked, or the model has no tokenizer)
     bool tabShown() const;

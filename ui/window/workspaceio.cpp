@@ -133,7 +133,7 @@ WorkspaceIo::WorkspaceIo(WindowParts& parts, QObject* parent) : QObject(parent),
             state->setVariant(ws.lab.variant);  // the lab follows, and asks for the map
         else
             p_.presenter->requestDetail();
-        p_.causal->setSettings(ws.causal);
+        state->setTabSetting(&ViewState::TabSettings::causal, ws.causal);  // the Causal tab follows
         state->setTab(ws.view.tab);
     };
     // After the fit (or without one): the saved generation is replayed (GenerateOptions::forced).
