@@ -22,6 +22,10 @@
 #include <QLayout>
 #include <QMenu>
 #include <QMenuBar>
+#include <QScrollArea>
+#include <QScrollBar>
+
+#include <cstdlib>
 
 using namespace uitest;
 namespace fs = std::filesystem;
@@ -112,6 +116,40 @@ TEST_CASE_METHOD(WindowFixture, "The window fits 1280x720 with every dock open, 
     CHECK(heatmap->width() * 100 >= window.width() * 45);  // 687 of 1366 px measured
     for (QDockWidget* d : window.findChildren<QDockWidget*>())
         if (d->isVisible() && !d->isFloating()) CHECK(d->width() < heatmap->width());
+}
+
+TEST_CASE_METHOD(WindowFixture,
+                 "The Views dock's content fits its width: no side scroll bar, every Export button shown",
+                 "[ui][window][layout]") {
+    window.resize(1366, 768);
+    open(qpath(gpt2Twelve()));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("viewsDock"));
+    REQUIRE(dock);
+    dock->show();
+    dock->raise();
+    QTest::qWait(50);
+    auto* area = qobject_cast<QScrollArea*>(dock->widget());
+    REQUIRE(area);
+    INFO("dock " << dock->width() << " px, content's minimum " << area->widget()->minimumSizeHint().width() << " px");
+    for (const char* name : {"lineExport", "neuronExport", "qkExport"}) {
+        auto* button = area->findChild<QPushButton*>(QString::fromLatin1(name));
+        REQUIRE(button);
+        QWidget* page = button->parentWidget();
+        window.views()->tabs()->setCurrentWidget(page);
+        QTest::qWait(50);
+        INFO(name << ": page minimum " << page->minimumSizeHint().width() << " px");
+        CHECK(area->horizontalScrollBar()->maximum() == 0);  // nothing to scroll sideways
+        CHECK(button->isVisible());
+        const QRect shown(button->mapTo(area->viewport(), QPoint(0, 0)), button->size());
+        CHECK(area->viewport()->rect().contains(shown));  // the whole button, not cut off
+    }
+    // A wrapped tool bar's label is centred beside its box.
+    auto* coloring = area->findChild<QComboBox*>(QStringLiteral("qkColoring"));
+    QLabel* colour = nullptr;
+    for (QLabel* l : coloring->parentWidget()->findChildren<QLabel*>())
+        if (l->text() == QStringLiteral("Colour")) colour = l;
+    REQUIRE(colour);
+    CHECK(std::abs(colour->geometry().center().y() - coloring->geometry().center().y()) <= 1);
 }
 
 TEST_CASE_METHOD(ViewsFixture, "After a model change every view shows the new model or is cleared",

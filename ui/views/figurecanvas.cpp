@@ -34,11 +34,23 @@ void FigureCanvas::leaveEvent(QEvent*) {
     if (left) left();
 }
 
-QPushButton* addExportButton(QBoxLayout* layout, const QString& name) {
+QPushButton* addExportButton(QLayout* layout, const QString& name) {
     auto* button = new QPushButton(QObject::tr("Export…"));
     button->setObjectName(name);
     layout->addWidget(button);
     return button;
+}
+
+QWidget* labelledBox(const QString& label, QWidget* box) {
+    auto* pair = new QWidget;
+    auto* row = new QHBoxLayout(pair);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(4);
+    auto* text = new QLabel(label);
+    text->setBuddy(box);
+    row->addWidget(text);
+    row->addWidget(box);
+    return pair;
 }
 
 QLabel* addViewMessage(QBoxLayout* layout) {

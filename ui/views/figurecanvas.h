@@ -9,6 +9,7 @@
 
 class QBoxLayout;
 class QLabel;
+class QLayout;
 class QPushButton;
 
 class FigureCanvas : public QWidget {
@@ -31,8 +32,14 @@ protected:
     void leaveEvent(QEvent* event) override;
 };
 
+// The Views dock's canvases (line, neuron, query–key) may be this narrow: the dock's content
+// fits the dock's own minimum width rather than scrolling sideways.
+constexpr int kViewCanvasMinWidth = 140;
+
 // What the figure views (line, neuron, query–key) put around their canvas: the tool bar's
 // "Export…" button (named `name`), and the hidden, centred, word-wrapped label a view shows
 // instead of its figure when it has nothing to draw. Both are added to `layout`.
-QPushButton* addExportButton(QBoxLayout* layout, const QString& name);
+QPushButton* addExportButton(QLayout* layout, const QString& name);
 QLabel* addViewMessage(QBoxLayout* layout);
+// A label and its box as one item of a wrapping tool bar (views/flowlayout.h): they wrap together.
+QWidget* labelledBox(const QString& label, QWidget* box);

@@ -43,19 +43,33 @@ void FlowLayout::setGeometry(const QRect& rect) {
 
 int FlowLayout::arrange(const QRect& rect, bool apply) const {
     const QRect area = rect.marginsRemoved(contentsMargins());
-    int x = area.x(), y = area.y(), lineHeight = 0;
+    int y = area.y();
+    QList<QLayoutItem*> line;  // the items of the line being filled
+    int x = area.x(), lineHeight = 0;
+    // Places a full line, each item centred in the line's height (a label beside a combo box).
+    const auto place = [&] {
+        int lx = area.x();
+        for (QLayoutItem* item : line) {
+            const QSize size = item->sizeHint();
+            if (apply) item->setGeometry(QRect(QPoint(lx, y + (lineHeight - size.height()) / 2), size));
+            lx += size.width() + spacing();
+        }
+    };
     for (QLayoutItem* item : items_) {
         if (item->isEmpty()) continue;  // hidden widgets take no room
         const QSize size = item->sizeHint();
         if (x > area.x() && x + size.width() > area.right() + 1) {
+            place();
+            line.clear();
             x = area.x();
             y += lineHeight + spacing();
             lineHeight = 0;
         }
-        if (apply) item->setGeometry(QRect(QPoint(x, y), size));
+        line.append(item);
         x += size.width() + spacing();
         lineHeight = std::max(lineHeight, size.height());
     }
+    place();
     const QMargins m = contentsMargins();
     return y + lineHeight - rect.y() + m.bottom();
 }

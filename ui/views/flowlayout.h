@@ -1,6 +1,7 @@
-// FlowLayout: items left to right, wrapping onto new lines when the width runs out (a row of
-// toggle buttons that would otherwise set a view's minimum width, e.g. one per head). Its
-// minimum width is its widest item; its height follows the width (heightForWidth).
+// FlowLayout: items left to right, wrapping onto new lines when the width runs out, each centred
+// in its line's height (a row of toggle buttons that would otherwise set a view's minimum width,
+// e.g. one per head; a view's tool bar). Its minimum width is its widest item; its height follows
+// the width (heightForWidth).
 #pragma once
 
 #include <QLayout>

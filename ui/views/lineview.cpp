@@ -21,20 +21,19 @@ LineView::LineView(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(4, 4, 4, 4);
     headRow_ = new FlowLayout(nullptr, 2);
     layout->addLayout(headRow_);
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Hide below")));
+    auto* bar = new FlowLayout(nullptr, 4);  // wraps at the Views dock's width (no side scroll bar)
     threshold_ = new QDoubleSpinBox;
     threshold_->setObjectName(QStringLiteral("lineThreshold"));
     threshold_->setRange(0.0, 1.0);
     threshold_->setSingleStep(0.01);
     threshold_->setDecimals(2);
     threshold_->setToolTip(tr("Lines whose attention weight is below this are not drawn."));
-    bar->addWidget(threshold_);
-    bar->addStretch(1);
+    bar->addWidget(labelledBox(tr("Hide below"), threshold_));
     QPushButton* exportButton = addExportButton(bar, QStringLiteral("lineExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("lineCanvas"));
+    canvas_->setMinimumWidth(kViewCanvasMinWidth);
     layout->addWidget(canvas_, 1);
     auto* windowRow = new QHBoxLayout;
     windowLabel_ = new QLabel;

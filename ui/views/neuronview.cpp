@@ -2,11 +2,11 @@
 
 #include "figure/paintedfigure.h"
 #include "views/figurecanvas.h"
+#include "views/flowlayout.h"
 
 #include "attnscope/runtime/error.h"
 
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
@@ -16,18 +16,18 @@
 NeuronView::NeuronView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Query token")));
+    auto* bar = new FlowLayout(nullptr, 4);  // wraps at the Views dock's width (no side scroll bar)
     queryCombo_ = new QComboBox;
     queryCombo_->setObjectName(QStringLiteral("neuronQuery"));
     queryCombo_->setMinimumContentsLength(8);
     queryCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    bar->addWidget(queryCombo_);
-    bar->addStretch(1);
+    queryCombo_->setToolTip(tr("The query token whose row of attention is shown, dimension by dimension"));
+    bar->addWidget(labelledBox(tr("Query"), queryCombo_));
     QPushButton* exportButton = addExportButton(bar, QStringLiteral("neuronExport"));
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("neuronCanvas"));
+    canvas_->setMinimumWidth(kViewCanvasMinWidth);
     layout->addWidget(canvas_, 1);
     message_ = addViewMessage(layout);
 

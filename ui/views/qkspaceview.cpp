@@ -2,11 +2,11 @@
 
 #include "figure/paintedfigure.h"
 #include "views/figurecanvas.h"
+#include "views/flowlayout.h"
 
 #include "attnscope/runtime/error.h"
 
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
@@ -19,12 +19,11 @@ constexpr double kPickRadius = 8;  // pixels
 QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    auto* bar = new QHBoxLayout;
+    auto* bar = new FlowLayout(nullptr, 4);  // wraps at the Views dock's width (no side scroll bar)
     scope_ = new QComboBox;
     scope_->setObjectName(QStringLiteral("qkScope"));
     scope_->addItems({tr("This head"), tr("All heads of the layer")});
     bar->addWidget(scope_);
-    bar->addWidget(new QLabel(tr("Colour")));
     coloring_ = new QComboBox;
     coloring_->setObjectName(QStringLiteral("qkColoring"));
     coloring_->addItem(tr("position"), int(QkColoring::Position));
@@ -33,8 +32,7 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     coloring_->addItem(tr("token kind"), int(QkColoring::TokenKind));
     coloring_->setToolTip(tr("Token kind (as AttentionViz): special tokens, punctuation, word-initial tokens and "
                              "continuation sub-words, from the tokenizer's tokens."));
-    bar->addWidget(coloring_);
-    bar->addStretch(1);
+    bar->addWidget(labelledBox(tr("Colour"), coloring_));
     // Compact: the Views dock stays narrow.
     for (QComboBox* combo : {scope_, coloring_}) {
         combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -44,6 +42,7 @@ QkSpaceView::QkSpaceView(QWidget* parent) : QWidget(parent) {
     layout->addLayout(bar);
     canvas_ = new FigureCanvas;
     canvas_->setObjectName(QStringLiteral("qkCanvas"));
+    canvas_->setMinimumWidth(kViewCanvasMinWidth);
     layout->addWidget(canvas_, 1);
     hover_ = new QLabel(QStringLiteral(" "));
     hover_->setObjectName(QStringLiteral("qkHover"));
