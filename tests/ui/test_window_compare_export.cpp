@@ -4,6 +4,8 @@
 
 #include "panels/exportdialog.h"
 #include "figure/figure.h"
+#include "figure/workspace.h"
+#include "state/viewstate.h"
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/models/model.h"
@@ -12,10 +14,12 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QRegularExpression>
@@ -213,6 +217,66 @@ TEST_CASE_METHOD(WindowFixture, "Export figure writes PDF, SVG and PNG of the sh
         CHECK(window.findChild<ExportDialog*>(QStringLiteral("exportDialog")) == dialog);
         dialog->close();
     }
+    fs::remove_all(dir);
+}
+
+TEST_CASE_METHOD(WindowFixture, "The figure's width and dpi are the state's: a workspace's reach File > Export",
+                 "[ui][window][export][workspace]") {
+    openStandIn();
+    const fs::path dir = freshDir("ui-export-settings");
+    const QString file = qpath(dir / "w.attnscope");
+    REQUIRE(window.saveWorkspaceFile(file));
+    Workspace ws = readWorkspace(file);
+    ws.figure = {5.0, 150};
+    writeWorkspace(ws, file);
+    QSignalSpy restored(&window, &MainWindow::workspaceRestored);
+    REQUIRE(window.openWorkspaceFile(file));
+    REQUIRE(restored.wait(30000));
+    CHECK(window.state()->tabSettings().figure.widthIn == Approx(5.0));
+    CHECK(window.state()->tabSettings().figure.dpi == 150);
+
+    ExportDialog* dialog = openExportDialog(*this);  // starts at the workspace's width and dpi
+    CHECK(dialog->widthInches() == Approx(5.0));
+    CHECK(dialog->dpi() == 150);
+    // What the user exports with becomes the state's, and a saved workspace's.
+    dialog->setPath(qpath(dir / "map.png"));
+    dialog->setWidthInches(4.0);
+    dialog->setDpi(120);
+    clickSave(dialog);
+    QImage image;
+    REQUIRE(image.load(qpath(dir / "map.png")));
+    CHECK(image.width() == 480);  // 4 in x 120 dpi
+    CHECK(window.state()->tabSettings().figure.widthIn == Approx(4.0));
+    CHECK(window.state()->tabSettings().figure.dpi == 120);
+    CHECK(window.currentWorkspace().figure.dpi == 120);
+    fs::remove_all(dir);
+}
+
+TEST_CASE_METHOD(WindowFixture, "Export dialogs start in the folder the last export went to",
+                 "[ui][window][export][recent]") {
+    openStandIn();
+    const fs::path dir = freshDir("ui-export-folder");
+    ExportDialog* dialog = openExportDialog(*this);
+    CHECK(QFileInfo(dialog->path()).absolutePath() != QFileInfo(qpath(dir)).absoluteFilePath());
+    dialog->setPath(qpath(dir / "map.png"));
+    clickSave(dialog);
+    REQUIRE(QFile::exists(qpath(dir / "map.png")));
+    REQUIRE(QTest::qWaitFor([&] { return !window.findChild<ExportDialog*>(QStringLiteral("exportDialog")); }));
+    // File > Export figure… again: in that folder.
+    window.findChild<QAction*>(QStringLiteral("exportFigureAction"))->trigger();
+    REQUIRE(QTest::qWaitFor(
+            [&] { return (dialog = window.findChild<ExportDialog*>(QStringLiteral("exportDialog"))) != nullptr; },
+            5000));
+    CHECK(QFileInfo(dialog->path()).absolutePath() == QFileInfo(qpath(dir)).absoluteFilePath());
+    dialog->close();
+    // File > Export map data…: there too, and the data's folder is remembered as well.
+    QFileDialog* files = nullptr;
+    window.exportMapData();
+    REQUIRE(QTest::qWaitFor(
+            [&] { return (files = window.findChild<QFileDialog*>(QStringLiteral("exportDataDialog"))) != nullptr; },
+            5000));
+    CHECK(files->directory().absolutePath() == QFileInfo(qpath(dir)).absoluteFilePath());
+    files->reject();
     fs::remove_all(dir);
 }
 

@@ -8,6 +8,7 @@
 #include "panels/idscheck.h"
 #include "services/session.h"
 #include "services/tokenids.h"
+#include "state/recentfiles.h"
 #include "state/viewstate.h"
 
 #include "attnscope/runtime/progress.h"
@@ -22,7 +23,6 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
-#include <QStandardPaths>
 
 #include <cmath>
 
@@ -335,8 +335,7 @@ ExportDialog* CausalController::exportFigure(int which) {
     QString name = QFileInfo(session_->modelSpec()).fileName() + QLatin1Char('_') +
                    QLatin1String(names[std::clamp(which, 0, 2)]);
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+    const QString folder = recent::exportFolder();
     auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), panel_->window());
     dialog->setObjectName(QStringLiteral("exportCausalDialog"));
     dialog->setWindowTitle(tr("Export Causal Figure"));

@@ -3,6 +3,7 @@
 #include "figure/overlayfigure.h"
 #include "panels/imageoverlaypanel.h"
 #include "services/session.h"
+#include "state/recentfiles.h"
 #include "views/imageoverlay.h"
 #include "panels/labpanel.h"
 #include "controllers/labcontroller.h"
@@ -239,6 +240,7 @@ bool ImageController::exportFigure(const QString& path) {
     try {
         if (!shown_.trace) throw attnscope::Error("there is no overlay to export yet");
         writeOverlayFigure(figure(), path);
+        recent::rememberFolder(QStringLiteral("export"), path);
         emit status(tr("Wrote %1.").arg(QFileInfo(path).fileName()), 5000);
         return true;
     } catch (const std::exception& e) {
@@ -253,6 +255,7 @@ void ImageController::chooseExportFile() {
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setNameFilters({tr("PDF (*.pdf)"), tr("SVG (*.svg)"), tr("PNG (*.png)")});
     dialog->setDefaultSuffix(QStringLiteral("pdf"));
+    dialog->setDirectory(recent::exportFolder());
     dialog->selectFile(QFileInfo(session_->modelSpec()).fileName() + QStringLiteral("-image.pdf"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) { exportFigure(path); });

@@ -6,6 +6,7 @@
 #include "panels/exportdialog.h"
 #include "panels/longpanel.h"
 #include "services/session.h"
+#include "state/recentfiles.h"
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
 
@@ -14,7 +15,6 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QRegularExpression>
-#include <QStandardPaths>
 
 #include <algorithm>
 
@@ -59,8 +59,7 @@ ExportDialog* LongController::exportFigure(int which) {
     }
     QString name = QFileInfo(session_->modelSpec()).fileName() + QLatin1Char('_') + QLatin1String(names[which]);
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+    const QString folder = recent::exportFolder();
     auto* dialog = new ExportDialog(figure, QDir(folder).filePath(name + QStringLiteral(".pdf")), panel_->window());
     dialog->setObjectName(QStringLiteral("exportLongDialog"));
     dialog->setWindowTitle(tr("Export Long Context Figure"));

@@ -10,6 +10,7 @@
 #include "views/qkspaceview.h"
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
+#include "state/recentfiles.h"
 #include "controllers/sectionsync.h"
 #include "figure/headfigure.h"
 #include "figure/sourceview.h"
@@ -24,7 +25,6 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QRegularExpression>
-#include <QStandardPaths>
 #include <QSignalBlocker>
 #include <QTabWidget>
 #include <qcustomplot.h>
@@ -462,8 +462,7 @@ ExportDialog* ViewsController::exportShownView() {
                            .arg(s.key.layer);
     if (tabs_->currentWidget() != lines_) name += QStringLiteral("_H%1").arg(s.key.head);
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString folder = !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
+    const QString folder = recent::exportFolder();
     auto* dialog = new ExportDialog(Figure{}, QDir(folder).filePath(name + QStringLiteral(".pdf")), heatmap_->window());
     dialog->setObjectName(QStringLiteral("exportViewDialog"));
     dialog->setWindowTitle(tr("Export View"));

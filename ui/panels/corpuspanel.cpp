@@ -1,6 +1,7 @@
 #include "panels/corpuspanel.h"
 
 #include "figure/corpusfigures.h"
+#include "state/recentfiles.h"
 #include "views/heatmapview.h"
 
 #include "attnscope/corpus/corpus_run.h"
@@ -127,7 +128,8 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
 // (starting beside the file). Non-native, so that they behave the same everywhere.
 void CorpusPanel::chooseRun() {
     if (dialog_) return;
-    auto* file = new QFileDialog(this, tr("Corpus file (one example per line)"), QString(),
+    auto* file = new QFileDialog(this, tr("Corpus file (one example per line)"),
+                                 recent::lastFolder(QStringLiteral("corpus")),
                                  tr("Corpus files (*.txt *.jsonl *.json);;All files (*)"));
     dialog_ = file;
     file->setObjectName(QStringLiteral("corpusFileDialog"));

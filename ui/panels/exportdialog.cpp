@@ -1,6 +1,7 @@
 #include "panels/exportdialog.h"
 
 #include "figure/gridfigure.h"
+#include "state/recentfiles.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -255,6 +256,7 @@ bool ExportDialog::exportNow() {
                                                 : QStringLiteral("export/widthIn"),
                       width_->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi_->value());
+    recent::rememberFolder(QStringLiteral("export"), path_->text());  // the next export starts there
     error_->setVisible(false);
     emit exported(path_->text());
     return true;

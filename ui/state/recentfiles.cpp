@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
+#include <QStandardPaths>
 
 namespace recent {
 
@@ -36,6 +37,13 @@ void rememberFolder(const QString& kind, const QString& path) {
     const QFileInfo info(path);
     QSettings().setValue(QStringLiteral("folders/") + kind,
                          info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+}
+
+QString exportFolder() {
+    const QString folder = QSettings().value(QStringLiteral("folders/export")).toString();
+    if (!folder.isEmpty() && QDir(folder).exists()) return folder;
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
 }
 
 }  // namespace recent

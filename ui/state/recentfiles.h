@@ -19,5 +19,8 @@ void addWorkspace(const QString& path);
 QString lastFolder(const QString& kind);
 // path: a file (its folder is kept) or a folder.
 void rememberFolder(const QString& kind, const QString& path);
+// Where figures and map data are exported: the folder of the last export, else Documents when it
+// exists, else home. Every export dialog starts there; ExportDialog remembers its own writes.
+QString exportFolder();
 
 }  // namespace recent

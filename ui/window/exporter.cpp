@@ -11,6 +11,7 @@
 #include "panels/comparepanel.h"
 #include "panels/exportdialog.h"
 #include "services/session.h"
+#include "state/recentfiles.h"
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
 #include "views/routerstripview.h"
@@ -25,22 +26,11 @@
 #include <QMainWindow>
 #include <QRegularExpression>
 #include <QSettings>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 
 #include <algorithm>
 #include <cmath>
-
-namespace {
-
-// Documents when it exists, else home.
-QString exportFolder() {
-    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    return !docs.isEmpty() && QDir(docs).exists() ? docs : QDir::homePath();
-}
-
-}  // namespace
 
 Exporter::Exporter(WindowParts& parts, QObject* parent) : QObject(parent), p_(parts) { rememberFigureSettings(); }
 
@@ -106,13 +96,22 @@ void Exporter::exportFigure() {
         p_.showError(tr("There is no map to export."), tr("Run an input first; the figure shows the map on screen."));
         return;
     }
-    auto* dialog = new ExportDialog(figure, QDir(exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")),
-                                    p_.window);
+    auto* dialog = new ExportDialog(
+            figure, QDir(recent::exportFolder()).filePath(suggestedFileName() + QStringLiteral(".pdf")), p_.window);
+    // The width and dpi are the state's (a workspace's, or the last export's); a figure of
+    // several panels starts at its own width (two columns).
+    const Workspace::FigureSettings& settings = p_.state->tabSettings().figure;
+    if (figure.panels.size() <= 1) dialog->setWidthInches(settings.widthIn);
+    dialog->setDpi(settings.dpi);
     if (p_.tabs->currentWidget() != p_.compare) offerAlignmentFigures(*dialog);
     if (p_.tabs->currentWidget() != p_.compare) offerBatchFigures(*dialog);
-    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) {
+    const bool onePanel = figure.panels.size() <= 1;
+    connect(dialog, &ExportDialog::exported, this, [this, dialog, onePanel](const QString& path) {
         p_.statusBar->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000);
-        rememberFigureSettings();
+        Workspace::FigureSettings chosen = p_.state->tabSettings().figure;
+        if (onePanel) chosen.widthIn = dialog->widthInches();
+        chosen.dpi = dialog->dpi();
+        p_.state->setTabSetting(&ViewState::TabSettings::figure, chosen);
     });
     dialog->open();
 }
@@ -123,7 +122,7 @@ void Exporter::exportMapData() {
         return;
     }
     if (refuseWhileMapPending()) return;
-    auto* dialog = new QFileDialog(p_.window, tr("Export map data"), exportFolder(),
+    auto* dialog = new QFileDialog(p_.window, tr("Export map data"), recent::exportFolder(),
                                    tr("NumPy array (*.npy);;CSV with token labels (*.csv)"));
     dialog->setObjectName(QStringLiteral("exportDataDialog"));
     dialog->setAcceptMode(QFileDialog::AcceptSave);
@@ -145,6 +144,7 @@ bool Exporter::writeCurrentMapData(const QString& path) {
     if (refuseWhileMapPending()) return false;
     try {
         writeMapData(p_.heatmap->map(), p_.heatmap->queryLabels(), p_.heatmap->keyLabels(), path);
+        recent::rememberFolder(QStringLiteral("export"), path);
         return true;
     } catch (const std::exception& e) {
         p_.showError(tr("Could not export the map data."), QString::fromUtf8(e.what()));

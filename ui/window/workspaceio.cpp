@@ -261,6 +261,7 @@ bool WorkspaceIo::openWorkspaceFile(const QString& path) {
     }
     recent::addWorkspace(path);
     recent::rememberFolder(QStringLiteral("workspace"), path);
+    p_.state->setTabSetting(&ViewState::TabSettings::figure, ws.figure);  // File > Export starts from it
     if (restore_) restore_->deleteLater();
     restore_ = new Restore(ws, this);
     if (!ws.window.geometry.isEmpty()) p_.window->restoreGeometry(ws.window.geometry);
