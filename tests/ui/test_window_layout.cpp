@@ -8,6 +8,7 @@
 #include "controllers/modelviewcontroller.h"
 #include "gpt2_fixture.h"
 #include "panels/devicecombo.h"
+#include "panels/exportdialog.h"
 #include "panels/generatepanel.h"
 #include "panels/labpanel.h"
 #include "panels/metricspanel.h"
@@ -247,6 +248,33 @@ TEST_CASE_METHOD(WindowFixture, "Generate is disabled for a classifier, with the
     CHECK(button->toolTip().contains(QStringLiteral("decoder-only")));
     openStandIn();  // a language model: Generate applies
     CHECK(button->isEnabled());
+}
+
+TEST_CASE_METHOD(WindowFixture, "Export and Save are disabled until there is a map, with the reason in their tooltip",
+                 "[ui][window][help]") {
+    auto* fig = window.findChild<QAction*>(QStringLiteral("exportFigureAction"));
+    auto* data = window.findChild<QAction*>(QStringLiteral("exportDataAction"));
+    auto* save = window.findChild<QAction*>(QStringLiteral("saveWorkspaceAction"));
+    REQUIRE((fig && data && save));
+    for (QAction* a : {fig, data, save}) {
+        INFO(a->objectName().toStdString() << ": " << a->toolTip().toStdString());
+        CHECK_FALSE(a->isEnabled());
+        CHECK(a->toolTip().contains(QStringLiteral("first")));  // why
+        CHECK(a->toolTip().contains(a->shortcut().toString(QKeySequence::NativeText)));
+    }
+    CHECK(fig->toolTip().contains(QStringLiteral("Run an input")));
+    CHECK(save->toolTip().contains(QStringLiteral("Open a model")));
+    QTest::keyClick(&window, Qt::Key_E, Qt::ControlModifier);  // the shortcut does nothing either
+    QTest::qWait(50);
+    CHECK_FALSE(window.findChild<ExportDialog*>(QStringLiteral("exportDialog")));
+    CHECK_FALSE(window.findChild<QMessageBox*>(QStringLiteral("errorDialog")));
+
+    openStandIn();
+    for (QAction* a : {fig, data, save}) {
+        CHECK(a->isEnabled());
+        CHECK_FALSE(a->toolTip().contains(QStringLiteral("first")));
+    }
+    CHECK(save->toolTip().contains(QStringLiteral(".attnscope")));  // its own tooltip again
 }
 
 TEST_CASE_METHOD(WindowFixture, "Closing with an unsaved workspace asks first; Open Recent lists it once saved",

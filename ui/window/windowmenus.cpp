@@ -63,7 +63,7 @@ WindowMenus::WindowMenus(WindowParts& parts, QObject* parent) : QObject(parent),
     recentMenu_->setObjectName(QStringLiteral("recentMenu"));
     connect(recentMenu_, &QMenu::aboutToShow, this, &WindowMenus::updateRecentMenu);
     updateRecentMenu();
-    p_.workspace->buildActions(file);
+    QAction* save = p_.workspace->buildActions(file);
     file->addSeparator();
     QAction* fig = file->addAction(tr("&Export Figure…"), p_.exporter, &Exporter::exportFigure);
     fig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -116,8 +116,34 @@ WindowMenus::WindowMenus(WindowParts& parts, QObject* parent) : QObject(parent),
     QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &WindowMenus::showShortcuts);
     keys->setObjectName(QStringLiteral("shortcutsAction"));
     keys->setShortcut(QKeySequence(Qt::Key_F1));
+    const std::vector<std::pair<QAction*, QString>> tips = {
+            {fig, fig->toolTip()}, {data, data->toolTip()}, {save, save->toolTip()}};
     addShortcutsToTooltips(p_.window);
     buildShortcuts();
+    gateFileActions(tips);
+}
+
+// Export Figure, Export Map Data and Save Workspace need a map (or a model): disabled until
+// there is one, their tooltip (shown in the menu) saying why, then their own again.
+void WindowMenus::gateFileActions(const std::vector<std::pair<QAction*, QString>>& tips) {
+    fileMenu_->setToolTipsVisible(true);
+    const auto update = [this, tips] {
+        const bool map = p_.session->trace() != nullptr, model = p_.session->model() != nullptr;
+        for (const auto& [action, tip] : tips) {
+            const bool needsModel = action->objectName() == QLatin1String("saveWorkspaceAction");
+            const bool on = needsModel ? model : map;
+            const QString why = needsModel ? tr("Open a model first: there is no workspace to save.")
+                                           : tr("Run an input first: there is no map to export yet.");
+            const QString keys = action->shortcut().toString(QKeySequence::NativeText);
+            action->setEnabled(on);
+            action->setToolTip(QStringLiteral("%1 (%2)").arg(on ? tip : why, keys));
+        }
+    };
+    connect(p_.session, &Session::modelLoaded, this, update);
+    connect(p_.session, &Session::attentionFileLoaded, this, update);
+    connect(p_.session, &Session::traceReady, this, update);
+    connect(p_.session, &Session::failed, this, update);
+    update();
 }
 
 QString WindowMenus::shortcutsText() const {

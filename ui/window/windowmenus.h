@@ -6,7 +6,11 @@
 #include <QObject>
 #include <QString>
 
+#include <utility>
+#include <vector>
+
 struct WindowParts;
+class QAction;
 class QMenu;
 
 class WindowMenus : public QObject {
@@ -23,6 +27,7 @@ public:
 
 private:
     void buildCaptureMenu(QMenu* file);
+    void gateFileActions(const std::vector<std::pair<QAction*, QString>>& tips);
     void buildShortcuts();
     void updateRecentMenu();
 

@@ -70,7 +70,7 @@ void WorkspaceIo::setUnmodifiedUnlessOpening() {
     if (!restore_) modified_ = false;
 }
 
-void WorkspaceIo::buildActions(QMenu* file) {
+QAction* WorkspaceIo::buildActions(QMenu* file) {
     QAction* open = file->addAction(tr("Open &Workspace…"));
     open->setObjectName(QStringLiteral("openWorkspaceAction"));
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
@@ -89,6 +89,7 @@ void WorkspaceIo::buildActions(QMenu* file) {
         dialog->open();
     });
     connect(save, &QAction::triggered, this, [this] { chooseWorkspaceFile(false); });
+    return save;
 }
 
 // The save dialog ("saveWorkspaceDialog"); then, with closeAfter, the window closes once saved.

@@ -16,6 +16,7 @@
 #include <QObject>
 
 struct WindowParts;
+class QAction;
 class QMenu;
 
 class WorkspaceIo : public QObject {
@@ -24,7 +25,7 @@ public:
     // Made once the controllers exist (its steps follow theirs); parts must outlive it.
     WorkspaceIo(WindowParts& parts, QObject* parent);
 
-    void buildActions(QMenu* file);  // Open Workspace…, Save Workspace…
+    QAction* buildActions(QMenu* file);  // Open Workspace…, Save Workspace… (returned)
     Workspace currentWorkspace() const;
     bool saveWorkspaceFile(const QString& path);  // errors go to the error dialog (false)
     bool openWorkspaceFile(const QString& path);
