@@ -116,6 +116,23 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     return x;
 }
 
+at::Tensor ClassifierHead::logits(const at::Tensor& states) const {
+    switch (pool) {
+        case Pool::First: break;
+        case Pool::FirstTwo: return ((*this)(states.narrow(0, 0, 1)) + second(states.narrow(0, 1, 1))) / 2;
+        case Pool::FirstAndMean:
+            return (*this)(at::cat(
+                    {states.narrow(0, 0, 1), states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true)}, 1));
+    }
+    return (*this)(states.narrow(0, 0, 1));
+}
+
+ClassifierHead ClassifierHead::aliased() const {
+    ClassifierHead h = *this;
+    for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
+    return h;
+}
+
 void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
                             bool relu) {
     const auto shape = w.shape(out + ".weight");
@@ -138,7 +155,7 @@ void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pas
     pass.progress = true;
     const at::Tensor out = stackNorm(s, runStack(s, layers_, x, pass, options, capture), final_);
     if (head_.out.weight.defined()) {
-        const at::Tensor logits = head_(out.narrow(0, 0, 1)).to(at::kFloat);
+        const at::Tensor logits = head_.logits(out).to(at::kFloat);
         const at::Tensor probs = at::softmax(logits, -1).reshape({-1}).to(at::kCPU).contiguous();
         impl.classLabels = classNames_;
         impl.classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
@@ -165,8 +182,7 @@ GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const R
     }
     BlockCapture capture;
     x = runStack(spec_, layers, x, pass, options, capture);
-    const ClassifierHead head{autogradAlias(head_.dense), autogradAlias(head_.out), head_.relu};
-    out.outputs = head(stackNorm(spec_, x.narrow(0, 0, 1), autogradAlias(final_))).reshape({-1}).to(at::kFloat);
+    out.outputs = head_.aliased().logits(stackNorm(spec_, x, autogradAlias(final_))).reshape({-1}).to(at::kFloat);
     return out;
 }
 

@@ -1,0 +1,89 @@
+#include "fixtures_vision.h"
+
+#include <cmath>
+
+namespace attnscope::testing {
+
+namespace {
+
+bool isDeit(const VisionModelSpec& s) { return s.type == "deit"; }
+
+int mlpWidth(const VisionModelSpec& s) {
+    return isDeit(s) ? s.inner : static_cast<int>(std::floor(s.hidden * s.mlpRatio));
+}
+
+std::string prefixOf(const VisionModelSpec& s) { return s.prefix ? s.type + "." : ""; }
+
+}  // namespace
+
+Checkpoint makeVisionModel(const VisionModelSpec& s, unsigned seed) {
+    std::mt19937 rng(seed);
+    Checkpoint c;
+    const bool deit = isDeit(s), registers = s.type == "dinov2_with_registers";
+    const std::int64_t E = s.hidden, I = mlpWidth(s), g = s.imageSize / s.patch;
+    const std::string pre = prefixOf(s);
+    nlohmann::json id2label = nlohmann::json::object();
+    for (int i = 0; i < s.labels; ++i) id2label[std::to_string(i)] = "class" + std::to_string(i);
+    c.config = {{"model_type", s.type},
+                {"hidden_size", s.hidden},
+                {"num_hidden_layers", s.layers},
+                {"num_attention_heads", s.heads},
+                {"image_size", s.imageSize},
+                {"patch_size", s.patch},
+                {"num_channels", 3},
+                {"qkv_bias", true},
+                {"hidden_act", "gelu"},
+                {"layer_norm_eps", deit ? 1e-12 : 1e-6},
+                {"id2label", id2label}};
+    if (deit) {
+        c.config["intermediate_size"] = s.inner;
+    } else {
+        c.config["mlp_ratio"] = s.mlpRatio;
+        c.config["layerscale_value"] = 1.0;
+        c.config["use_swiglu_ffn"] = false;
+    }
+    if (registers) c.config["num_register_tokens"] = s.registers;
+    auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, float scale) {
+        c.tensors[name + ".weight"] = randomTensor({out, in}, rng, scale);
+        c.tensors[name + ".bias"] = randomTensor({out}, rng, 0.1f);
+    };
+    auto norm = [&](const std::string& name) {
+        c.tensors[name + ".weight"] = randomTensor({E}, rng, 0.1f, 1.f);
+        c.tensors[name + ".bias"] = randomTensor({E}, rng, 0.1f);
+    };
+    const std::int64_t lead = deit ? 2 : 1;
+    c.tensors[pre + "embeddings.cls_token"] = randomTensor({1, 1, E}, rng, 0.5f);
+    if (deit) c.tensors[pre + "embeddings.distillation_token"] = randomTensor({1, 1, E}, rng, 0.5f);
+    if (!deit) c.tensors[pre + "embeddings.mask_token"] = randomTensor({1, E}, rng, 0.1f);
+    if (registers) c.tensors[pre + "embeddings.register_tokens"] = randomTensor({1, s.registers, E}, rng, 0.5f);
+    c.tensors[pre + "embeddings.position_embeddings"] = randomTensor({1, g * g + lead, E}, rng, 0.3f);
+    c.tensors[pre + "embeddings.patch_embeddings.projection.weight"] =
+            randomTensor({E, 3, s.patch, s.patch}, rng, 0.15f);
+    c.tensors[pre + "embeddings.patch_embeddings.projection.bias"] = randomTensor({E}, rng, 0.1f);
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
+        norm(p + (deit ? "layernorm_before" : "norm1"));
+        for (const char* n : {"attention.attention.query", "attention.attention.key", "attention.attention.value"})
+            linear(p + n, E, E, 0.35f);
+        linear(p + "attention.output.dense", E, E, 0.2f);
+        norm(p + (deit ? "layernorm_after" : "norm2"));
+        linear(p + (deit ? "intermediate.dense" : "mlp.fc1"), I, E, 0.2f);
+        linear(p + (deit ? "output.dense" : "mlp.fc2"), E, I, 0.2f);
+        if (!deit) {  // layer scales around 1 with a spread, so that folding them is tested
+            c.tensors[p + "layer_scale1.lambda1"] = randomTensor({E}, rng, 0.5f, 1.f);
+            c.tensors[p + "layer_scale2.lambda1"] = randomTensor({E}, rng, 0.5f, 1.f);
+        }
+    }
+    norm(pre + "layernorm");
+    if (s.labels > 0) {
+        if (deit && s.teacher) {
+            linear("cls_classifier", s.labels, E, 0.3f);
+            linear("distillation_classifier", s.labels, E, 0.3f);
+        } else {
+            linear("classifier", s.labels, deit ? E : 2 * E, 0.3f);
+        }
+    }
+    return c;
+}
+
+}  // namespace attnscope::testing
