@@ -4,7 +4,7 @@
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
                                    [--positions P]
 
-FAMILY: gpt2, llama, bert, vit, deit, dinov2, dinov2_with_registers. Needs only numpy. DeiT and
+FAMILY: gpt2, llama, bert, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
 DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
 518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -40,6 +40,7 @@ SIZES = {
                              registers=0)},
 }
 SIZES["dinov2_with_registers"] = {k: dict(v, registers=4) for k, v in SIZES["dinov2"].items()}
+SIZES["beit"] = SIZES["deit"]  # BEiT: relative position bias per layer, layer scale, mean pooling
 PREPROCESSORS = {
     "deit": {"image_processor_type": "DeiTImageProcessor", "size": {"height": 256, "width": 256}, "resample": 3,
              "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
@@ -49,6 +50,8 @@ PREPROCESSORS = {
                "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
 }
 PREPROCESSORS["dinov2_with_registers"] = PREPROCESSORS["dinov2"]
+PREPROCESSORS["beit"] = dict(PREPROCESSORS["deit"], image_processor_type="BeitImageProcessor",
+                             image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
 
 
 def gpt2(s, rnd):
@@ -158,6 +161,42 @@ def deit(s, rnd):
     return t, config
 
 
+def beit(s, rnd):
+    E, I, P, H, t = s["hidden"], s["inner"], s["patch"], s["heads"], {}
+    g = s["image"] // P
+    def lin(name, out, inp, bias=True):
+        t[name + ".weight"] = rnd(out, inp)
+        if bias:
+            t[name + ".bias"] = rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t["beit.embeddings.cls_token"] = rnd(1, 1, E)
+    t["beit.embeddings.patch_embeddings.projection.weight"] = rnd(E, 3, P, P)
+    t["beit.embeddings.patch_embeddings.projection.bias"] = rnd(E)
+    for l in range(s["layers"]):
+        p = f"beit.encoder.layer.{l}."
+        norm(p + "layernorm_before")
+        lin(p + "attention.attention.query", E, E)
+        lin(p + "attention.attention.key", E, E, bias=False)
+        lin(p + "attention.attention.value", E, E)
+        t[p + "attention.attention.relative_position_bias.relative_position_bias_table"] = rnd((2 * g - 1) ** 2 + 3, H)
+        lin(p + "attention.output.dense", E, E)
+        t[p + "lambda_1"] = rnd(E, mean=0.1)
+        norm(p + "layernorm_after")
+        lin(p + "intermediate.dense", I, E)
+        lin(p + "output.dense", E, I)
+        t[p + "lambda_2"] = rnd(E, mean=0.1)
+    norm("beit.pooler.layernorm")
+    lin("classifier", s["labels"], E)
+    config = {"model_type": "beit", "hidden_size": E, "intermediate_size": I, "num_hidden_layers": s["layers"],
+              "num_attention_heads": H, "image_size": s["image"], "patch_size": P, "num_channels": 3,
+              "hidden_act": "gelu", "layer_norm_eps": 1e-12, "use_relative_position_bias": True,
+              "use_shared_relative_position_bias": False, "use_absolute_position_embeddings": False,
+              "layer_scale_init_value": 0.1, "use_mean_pooling": True,
+              "id2label": {str(i): f"class{i}" for i in range(s["labels"])}}
+    return t, config
+
+
 def dinov2(s, rnd):
     E, I, P, R, t = s["hidden"], s["inner"], s["patch"], s["registers"], {}
     g, pre = s["image"] // P, ("dinov2_with_registers." if R else "dinov2.")
@@ -238,7 +277,7 @@ def main():
     if a.positions > 0 and "positions" in size:
         size["positions"] = a.positions
     tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit, "deit": deit, "dinov2": dinov2,
-                       "dinov2_with_registers": dinov2}[a.family](size, rnd)
+                       "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

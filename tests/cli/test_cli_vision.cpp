@@ -1,4 +1,4 @@
-// attnscope-cli on DeiT and DINOv2 with registers: attention --image writes the maps of the
+// attnscope-cli on DeiT, DINOv2 with registers and BEiT: attention --image writes the maps of the
 // reference (tests/support/reference_vision.cpp) and tokens.json names [DIST] and the registers;
 // the gradient sources label the same rows.
 #include "cli_run.h"
@@ -36,7 +36,7 @@ std::filesystem::path writePpm(const std::filesystem::path& dir, int size, unsig
 
 }  // namespace
 
-TEST_CASE("cli attention --image runs DeiT and DINOv2 with registers", "[cli][deit][dinov2]") {
+TEST_CASE("cli attention --image runs DeiT, DINOv2 with registers and BEiT", "[cli][deit][dinov2][beit]") {
     VisionCase deit{{}, R"({"size": 16, "crop_size": 16})", {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {"[CLS]", "[DIST]"}};
     VisionCase dino{{},
                     R"({"do_resize": false, "crop_size": 24, "image_mean": 0.4, "image_std": 0.3})",
@@ -44,13 +44,16 @@ TEST_CASE("cli attention --image runs DeiT and DINOv2 with registers", "[cli][de
                     {0.3, 0.3, 0.3},
                     {"[CLS]", "[REG 1]", "[REG 2]"}};
     dino.spec.type = "dinov2_with_registers";
-    for (const VisionCase& v : {deit, dino}) {
+    VisionCase beit{{}, R"({"size": 16, "crop_size": 16})", {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {"[CLS]"}};
+    beit.spec.type = "beit";
+    beit.spec.sharedBias = true;
+    for (const VisionCase& v : {deit, dino, beit}) {
         INFO(v.spec.type);
         const Checkpoint c = makeVisionModel(v.spec, 21);
         const auto dir = freshDir("cli-" + v.spec.type);
         writeCheckpoint(dir, c);
         writeText(dir / "preprocessor_config.json", v.processor);
-        const int size = v.spec.type == "deit" ? 16 : 24, grid = size / 4;
+        const int size = v.spec.type == "dinov2_with_registers" ? 24 : 16, grid = size / 4;
         std::vector<std::uint8_t> pixels;
         const auto ppm = writePpm(dir, size, 22, pixels);
         const auto out = freshDir("cli-" + v.spec.type + "-out");

@@ -4,7 +4,7 @@
   python3 tests/gpu/hf_check.py --cli build-gpu/app/attnscope-cli [--devices cpu,cuda]
 
 For every family AttnScope opens (the text decoders and encoders, the encoder-decoders with their
-encoder, decoder and cross maps, and the image encoders ViT, DeiT, DINOv2 with and without registers) a tiny
+encoder, decoder and cross maps, and the image encoders ViT, DeiT, DINOv2 with and without registers, BEiT) a tiny
 random model is built with transformers, saved with save_pretrained (real tensor names, config.json, shards for
 Llama, the image processor's preprocessor_config.json for the image models), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
 same folder and input, and the two [layers, heads, n, n] stacks are compared. Needs torch,
@@ -304,6 +304,20 @@ def image_models():
                                                     **sizes),
                        tf.BitImageProcessor(size={"shortest_edge": 40}, crop_size={"height": 40, "width": 40}, **mean_std),
                        (((40, 40), None), ((48, 44), 3e-2))),
+        # Relative position bias per layer (and shared in the second), q/v biases only, layer
+        # scale, mean pooling with the pooler's LayerNorm (the second: final LayerNorm and [CLS]).
+        "beit": (tf.BeitForImageClassification,
+                 tf.BeitConfig(intermediate_size=96, image_size=32, patch_size=8, use_relative_position_bias=True,
+                               layer_scale_init_value=0.1, **sizes),
+                 tf.BeitImageProcessor(size={"height": 40, "width": 40}, crop_size={"height": 32, "width": 32}, **mean_std),
+                 (((40, 40), None), ((36, 50), 3e-2))),
+        "beit_shared": (tf.BeitForImageClassification,
+                        tf.BeitConfig(intermediate_size=96, image_size=32, patch_size=8, use_relative_position_bias=True,
+                                      use_shared_relative_position_bias=True, use_absolute_position_embeddings=True,
+                                      use_mean_pooling=False, **sizes),
+                        tf.BeitImageProcessor(size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32},
+                                              **mean_std),
+                        (((32, 32), None),)),
     }
 
 

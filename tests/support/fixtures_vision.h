@@ -1,6 +1,7 @@
-// Random DeiT and DINOv2 (with and without registers) checkpoints for tests, with the real
+// Random DeiT, DINOv2 (with and without registers) and BEiT checkpoints for tests, with the real
 // Hugging Face tensor names and shapes, and their independent double-precision references
-// (reference_vision.cpp: plain loops written from modeling_deit.py and modeling_dinov2*.py).
+// (reference_vision.cpp: plain loops written from modeling_deit.py, modeling_dinov2*.py and
+// modeling_beit.py).
 #pragma once
 
 #include "family_fixtures.h"
@@ -8,12 +9,15 @@
 namespace attnscope::testing {
 
 struct VisionModelSpec {
-    std::string type = "deit";  // deit, dinov2, dinov2_with_registers
+    std::string type = "deit";  // deit, dinov2, dinov2_with_registers, beit
     int hidden = 24, inner = 48, layers = 2, heads = 3, imageSize = 16, patch = 4, labels = 5;
     double mlpRatio = 2.0;  // dinov2: the MLP is int(hidden · mlpRatio) wide
     int registers = 2;      // dinov2_with_registers
     bool prefix = true;     // "deit." / "dinov2." / "dinov2_with_registers." (the classification models)
     bool teacher = true;    // deit: cls_classifier + distillation_classifier, else one classifier
+    // beit: relative position bias per layer and/or shared, absolute positions, layer scale
+    // (lambda_1, lambda_2), mean pooling with the pooler's LayerNorm (else the final LayerNorm and [CLS]).
+    bool layerBias = true, sharedBias = false, absolute = false, layerScale = true, meanPooling = true;
 };
 Checkpoint makeVisionModel(const VisionModelSpec& spec, unsigned seed);
 

@@ -1,6 +1,7 @@
-// Independent forwards of the DeiT and DINOv2 fixtures (fixtures_vision.h): plain loops in double
-// precision written from Hugging Face's modeling_deit.py, modeling_dinov2.py and
-// modeling_dinov2_with_registers.py, and torch's bicubic interpolation (nothing shared with core).
+// Independent forwards of the DeiT, DINOv2 and BEiT fixtures (fixtures_vision.h): plain loops in
+// double precision written from Hugging Face's modeling_deit.py, modeling_dinov2.py,
+// modeling_dinov2_with_registers.py and modeling_beit.py, and torch's bicubic interpolation
+// (nothing shared with core).
 #include "fixtures_vision.h"
 #include "reference_math.h"
 
@@ -15,11 +16,11 @@ using Vec = std::vector<double>;
 
 Vec affine(const Checkpoint& c, const std::string& name, const Vec& x) {
     const Tensor& w = c.get(name + ".weight");
-    const Tensor& b = c.get(name + ".bias");
+    const auto bias = c.tensors.find(name + ".bias");  // BEiT's key has none
     const std::size_t out = w.shape[0], in = w.shape[1];
     Vec y(out);
     for (std::size_t o = 0; o < out; ++o) {
-        double s = b.values[o];
+        double s = bias == c.tensors.end() ? 0.0 : bias->second.values[o];
         for (std::size_t i = 0; i < in; ++i) s += w.values[o * in + i] * x[i];
         y[o] = s;
     }
@@ -57,9 +58,10 @@ Vec axis(int in, int out, int i, bool antialias) {
     return w;
 }
 
-// Multi-head self-attention over all tokens; appends the maps to ref, returns the contexts.
+// Multi-head self-attention over all tokens, with bias[h][i·n + j] added to the scaled logits when
+// given; appends the maps to ref, returns the contexts.
 std::vector<Vec> selfAttention(const std::vector<Vec>& q, const std::vector<Vec>& k, const std::vector<Vec>& v, int H,
-                               int d, Reference& ref) {
+                               int d, Reference& ref, const std::vector<Vec>* bias = nullptr) {
     const int n = static_cast<int>(q.size());
     std::vector<Vec> context(n, Vec(static_cast<std::size_t>(H) * d, 0.0));
     ref.probs.emplace_back();
@@ -71,7 +73,7 @@ std::vector<Vec> selfAttention(const std::vector<Vec>& q, const std::vector<Vec>
             for (int j = 0; j < n; ++j) {
                 double dot = 0;
                 for (int e = 0; e < d; ++e) dot += q[i][h * d + e] * k[j][h * d + e];
-                p[j] = dot / std::sqrt(static_cast<double>(d));
+                p[j] = dot / std::sqrt(static_cast<double>(d)) + (bias ? (*bias)[h][i * n + j] : 0.0);
                 mx = std::max(mx, p[j]);
             }
             for (double& x : p) sum += (x = std::exp(x - mx));
@@ -84,6 +86,96 @@ std::vector<Vec> selfAttention(const std::vector<Vec>& q, const std::vector<Vec>
         ref.probs.back().push_back(std::move(flat));
     }
     return context;
+}
+
+// BEiT's relative position bias [H][n·n] from its table [(2g-1)² + 3][H] (BeitRelativePositionBias).
+std::vector<Vec> beitBias(const Tensor& table, int g, int H) {
+    const int n = 1 + g * g, rows = static_cast<int>(table.shape[0]);
+    std::vector<Vec> bias(H, Vec(static_cast<std::size_t>(n) * n));
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            int row = 0;
+            if (i == 0 && j == 0) {
+                row = rows - 1;  // cls to cls
+            } else if (i == 0) {
+                row = rows - 3;  // cls to token
+            } else if (j == 0) {
+                row = rows - 2;  // token to cls
+            } else {
+                const int dr = (i - 1) / g - (j - 1) / g, dc = (i - 1) % g - (j - 1) % g;
+                row = (dr + g - 1) * (2 * g - 1) + (dc + g - 1);
+            }
+            for (int h = 0; h < H; ++h) bias[h][static_cast<std::size_t>(i) * n + j] = table.values[row * H + h];
+        }
+    return bias;
+}
+
+// BeitForImageClassification at the checkpoint's own image size.
+Reference referenceBeit(const Checkpoint& c, const VisionModelSpec& s, const std::vector<double>& pixels) {
+    const int E = s.hidden, P = s.patch, g = s.imageSize / P, H = s.heads, d = E / H, S = s.imageSize, n = 1 + g * g;
+    const std::string pre = s.prefix ? "beit." : "";
+    const double eps = 1e-12;
+    const Tensor& conv = c.get(pre + "embeddings.patch_embeddings.projection.weight");
+    const Tensor& convB = c.get(pre + "embeddings.patch_embeddings.projection.bias");
+    std::vector<Vec> x(n, Vec(E, 0.0));
+    for (int e = 0; e < E; ++e) x[0][e] = c.get(pre + "embeddings.cls_token").values[e];
+    for (int t = 1; t < n; ++t)
+        for (int e = 0; e < E; ++e) {
+            const int rr = (t - 1) / g, cc = (t - 1) % g;
+            double sum = convB.values[e];
+            for (int ch = 0; ch < 3; ++ch)
+                for (int py = 0; py < P; ++py)
+                    for (int px = 0; px < P; ++px)
+                        sum += conv.values[((e * 3 + ch) * P + py) * P + px] *
+                               pixels[(static_cast<std::size_t>(ch) * S + rr * P + py) * S + cc * P + px];
+            x[t][e] = sum;
+        }
+    if (s.absolute)
+        for (int t = 0; t < n; ++t)
+            for (int e = 0; e < E; ++e) x[t][e] += c.get(pre + "embeddings.position_embeddings").values[t * E + e];
+    const std::string table = "relative_position_bias.relative_position_bias_table";
+    std::vector<Vec> shared;
+    if (s.sharedBias) shared = beitBias(c.get(pre + "encoder." + table), g, H);
+    auto ln = [&](const Vec& v, const std::string& name) {
+        return layerNorm(v, c.get(name + ".weight"), c.get(name + ".bias"), eps);
+    };
+    Reference ref;
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
+        std::vector<Vec> q(n), k(n), v(n);
+        for (int t = 0; t < n; ++t) {
+            const Vec h = ln(x[t], p + "layernorm_before");
+            q[t] = affine(c, p + "attention.attention.query", h);
+            k[t] = affine(c, p + "attention.attention.key", h);
+            v[t] = affine(c, p + "attention.attention.value", h);
+        }
+        std::vector<Vec> bias(H, Vec(static_cast<std::size_t>(n) * n, 0.0));
+        if (s.layerBias) bias = beitBias(c.get(p + "attention.attention." + table), g, H);
+        for (int h = 0; h < H && s.sharedBias; ++h)
+            for (std::size_t i = 0; i < bias[h].size(); ++i) bias[h][i] += shared[h][i];
+        ref.values.push_back(v);
+        ref.residuals.push_back(x);
+        const auto context = selfAttention(q, k, v, H, d, ref, &bias);
+        for (int t = 0; t < n; ++t) {
+            const Vec o = affine(c, p + "attention.output.dense", context[t]);
+            for (int e = 0; e < E; ++e) x[t][e] += s.layerScale ? c.get(p + "lambda_1").values[e] * o[e] : o[e];
+            Vec inner = affine(c, p + "intermediate.dense", ln(x[t], p + "layernorm_after"));
+            for (double& a : inner) a = geluErf(a);
+            const Vec out = affine(c, p + "output.dense", inner);
+            for (int e = 0; e < E; ++e) x[t][e] += s.layerScale ? c.get(p + "lambda_2").values[e] * out[e] : out[e];
+        }
+    }
+    if (s.meanPooling) {  // the final LayerNorm is an identity; the pooler normalises the patches' mean
+        ref.hidden = x;
+        Vec mean(E, 0.0);
+        for (int t = 1; t < n; ++t)
+            for (int e = 0; e < E; ++e) mean[e] += x[t][e] / (n - 1);
+        if (s.labels > 0) ref.logits = affine(c, "classifier", ln(mean, pre + "pooler.layernorm"));
+    } else {
+        for (const Vec& row : x) ref.hidden.push_back(ln(row, pre + "layernorm"));
+        if (s.labels > 0) ref.logits = affine(c, "classifier", ref.hidden[0]);
+    }
+    return ref;
 }
 
 }  // namespace
@@ -107,6 +199,7 @@ std::vector<double> referenceBicubic(const std::vector<double>& grid, int g, int
 
 Reference referenceVisionModel(const Checkpoint& c, const VisionModelSpec& s, const std::vector<double>& pixels,
                                int size) {
+    if (s.type == "beit") return referenceBeit(c, s, pixels);
     const bool deit = s.type == "deit", withRegisters = s.type == "dinov2_with_registers";
     const int E = s.hidden, P = s.patch, g = s.imageSize / P, r = size / P, H = s.heads, d = E / H;
     const int lead = deit ? 2 : 1, R = withRegisters ? s.registers : 0;

@@ -88,6 +88,7 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     for (int l = 0; l < count; ++l) {
         const StackLayer& L = layers[l];
         const at::Tensor residual = x;
+        selfScore.bias = !L.selfBias.defined() ? pass.bias : pass.bias.defined() ? pass.bias + L.selfBias : L.selfBias;
         LayerRun selfRun = layerRun(options, pass.block, l);
         selfRun.alphas = pass.alphas;
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
@@ -120,6 +121,9 @@ at::Tensor ClassifierHead::logits(const at::Tensor& states) const {
     switch (pool) {
         case Pool::First: break;
         case Pool::FirstTwo: return ((*this)(states.narrow(0, 0, 1)) + second(states.narrow(0, 1, 1))) / 2;
+        case Pool::MeanNorm:
+            return (*this)(
+                    layerNorm(states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true), poolNorm, poolEps));
         case Pool::FirstAndMean:
             return (*this)(at::cat(
                     {states.narrow(0, 0, 1), states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true)}, 1));
@@ -130,6 +134,7 @@ at::Tensor ClassifierHead::logits(const at::Tensor& states) const {
 ClassifierHead ClassifierHead::aliased() const {
     ClassifierHead h = *this;
     for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
+    h.poolNorm = autogradAlias(poolNorm);
     return h;
 }
 
@@ -178,6 +183,7 @@ GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const R
         for (Linear* p : {&L.self.q, &L.self.k, &L.self.v, &L.self.o, &L.inner, &L.gate, &L.out})
             *p = autogradAlias(*p);
         for (Norm* n : {&L.selfNorm, &L.ffNorm}) *n = autogradAlias(*n);
+        L.selfBias = autogradAlias(L.selfBias);
         layers.push_back(std::move(L));
     }
     BlockCapture capture;

@@ -42,6 +42,7 @@ struct StackLayer {
     AttentionWeights self, cross;
     Norm selfNorm, crossNorm, ffNorm;
     Linear inner, gate, out;
+    at::Tensor selfBias;  // this layer's own additive self-attention bias [H, n, n] (BEiT), added to the pass's
 };
 
 // Layers prefix + l + "." for l < count, calling step() after each.
@@ -79,12 +80,15 @@ struct ClassifierHead {
         First,         // the first position (BERT's [CLS], ViT)
         FirstTwo,      // DeiT with its teacher's head: (out(x₀) + second(x₁)) / 2
         FirstAndMean,  // DINOv2: out([x₀, mean of x_meanFrom..]) (out reads 2E)
+        MeanNorm,      // BEiT: out(poolNorm(mean of x_meanFrom..))
     };
     Linear dense, out;
     bool relu = false;  // the activation after dense: ReLU (DistilBERT) or tanh (BERT's pooler, RoBERTa)
     Pool pool = Pool::First;
     Linear second;              // FirstTwo's distillation head
-    std::int64_t meanFrom = 1;  // FirstAndMean: the first patch (after [CLS] and any registers)
+    std::int64_t meanFrom = 1;  // FirstAndMean, MeanNorm: the first patch (after [CLS] and any registers)
+    Norm poolNorm;              // MeanNorm's LayerNorm, with poolEps
+    double poolEps = 1e-12;
     at::Tensor operator()(const at::Tensor& x) const {
         return dense.weight.defined() ? out(relu ? at::relu(dense(x)) : at::tanh(dense(x))) : out(x);
     }

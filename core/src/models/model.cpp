@@ -241,6 +241,7 @@ const FamilyEntry kFamilies[] = {
         {"deit", loadDeit},
         {"dinov2", loadDinov2},
         {"dinov2_with_registers", loadDinov2WithRegisters},
+        {"beit", loadBeit},
         {"t5", loadT5},
         {"bart", loadBart},
         {"mbart", loadMbart},

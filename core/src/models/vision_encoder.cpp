@@ -89,7 +89,7 @@ public:
         inputSize_ = checkInputSize(folder);
         spec_ = scaledStack(z.hidden, z.heads, z.inner, z.eps, z.activation);
         spec_.preNorm = true;
-        spec_.qkvBias = z.qkvBias;
+        spec_.qkvBias = z.qkvBias && v_.keyBias;
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -103,8 +103,9 @@ public:
         loadEmbeddings(w);
         step();
         layers_ = loadStack(w, spec_, v_.names, "encoder.layer.", z.layers, step);
+        loadLayerExtras(w);
         if (!v_.scale1.empty()) foldLayerScale(w);
-        final_ = loadNorm(w, "layernorm", z.hidden);
+        if (!v_.finalNorm.empty()) final_ = loadNorm(w, v_.finalNorm, z.hidden);
         loadClassifier(w, config);
         step();
         describe(folder, w);
@@ -125,7 +126,9 @@ public:
             c10::InferenceMode guard;
             x = embed(preprocessImage(*image, preprocess_));
         }
-        return runWithGradients(x, {}, options);
+        StackPass pass;
+        pass.bias = autogradAlias(sharedBias_);
+        return runWithGradients(x, pass, options);
     }
 
     std::vector<std::string> tokenLabels(const std::vector<std::int64_t>&) const override {
@@ -143,7 +146,9 @@ protected:
         auto impl = std::make_unique<Trace::Impl>();
         impl->tokens = imageTokenLabels(info_);
         impl->device = device_;
-        runInto(*impl, embed(pixels), {}, options, impl->tokens);
+        StackPass pass;
+        pass.bias = sharedBias_;
+        runInto(*impl, embed(pixels), pass, options, impl->tokens);
         return std::make_shared<const Trace>(std::move(impl));
     }
 
@@ -179,6 +184,9 @@ private:
         const auto lead = static_cast<std::int64_t>(v_.leading.size());
         for (const auto& [label, name] : v_.leading) leading_.push_back(w.get(name, {1, 1, E})[0]);
         if (v_.registers > 0) registers_ = w.get("embeddings.register_tokens", {1, v_.registers, E})[0];
+        patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
+        patchB_ = w.get("embeddings.patch_embeddings.projection.bias", {E});
+        if (!v_.absolutePositions) return;
         const at::Tensor positions = w.get("embeddings.position_embeddings", {1, lead + g * g, E})[0];
         leadingPositions_ = positions.narrow(0, 0, lead);
         patchPositions_ = positions.narrow(0, lead, g * g);
@@ -187,8 +195,23 @@ private:
             patchPositions_ = interpolatePositions(patchPositions_.reshape({g, g, E}), rows, rows,
                                                    v_.positions == PositionFit::BicubicAntialias)
                                       .reshape({rows * rows, E});
-        patchW_ = w.get("embeddings.patch_embeddings.projection.weight", {E, 3, p, p});
-        patchB_ = w.get("embeddings.patch_embeddings.projection.bias", {E});
+    }
+
+    // BEiT: q and v biases without a k bias; the relative position biases, per layer and shared.
+    void loadLayerExtras(WeightStore& w) {
+        const std::int64_t E = v_.sizes.hidden, H = v_.sizes.heads, g = storedGrid();
+        const std::vector<std::int64_t> table{(2 * g - 1) * (2 * g - 1) + 3, H};
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            const std::string p = "encoder.layer." + std::to_string(l) + "." + v_.names.self;
+            if (!v_.keyBias && v_.sizes.qkvBias) {
+                layers_[l].self.q.bias = w.get(p + v_.names.attention[0] + ".bias", {E});
+                layers_[l].self.v.bias = w.get(p + v_.names.attention[2] + ".bias", {E});
+            }
+            if (!v_.layerBiasTable.empty())
+                layers_[l].selfBias = v_.relativeBias(w.get(p + v_.layerBiasTable, table), static_cast<int>(g));
+        }
+        if (!v_.sharedBiasTable.empty())
+            sharedBias_ = v_.relativeBias(w.get(v_.sharedBiasTable, table), static_cast<int>(g));
     }
 
     // λ ⊙ (W x + b) = (diag(λ) W) x + λ ⊙ b: the layer scale folded into the output projections,
@@ -221,6 +244,10 @@ private:
         head_.out = w.linear(name, labels, head_.pool == ClassifierHead::Pool::FirstAndMean ? 2 * E : E);
         if (head_.pool == ClassifierHead::Pool::FirstTwo) head_.second = w.linear(v_.second, labels, E);
         head_.meanFrom = 1 + v_.registers;
+        if (head_.pool == ClassifierHead::Pool::MeanNorm) {
+            head_.poolNorm = loadNorm(w, v_.poolNorm, E);
+            head_.poolEps = v_.sizes.eps;
+        }
         classNames_ = classNames(config, labels);
     }
 
@@ -253,8 +280,9 @@ private:
         const std::int64_t p = v_.sizes.patch;
         const at::Tensor patches = at::conv2d(pixels, patchW_, patchB_, {p, p}).flatten(2)[0].t();
         std::vector<at::Tensor> parts;
-        if (!leading_.empty()) parts.push_back(at::cat(leading_, 0) + leadingPositions_);
-        parts.push_back(patches + patchPositions_);
+        const bool pos = v_.absolutePositions;
+        if (!leading_.empty()) parts.push_back(pos ? at::cat(leading_, 0) + leadingPositions_ : at::cat(leading_, 0));
+        parts.push_back(pos ? patches + patchPositions_ : patches);
         at::Tensor x = at::cat(parts, 0);
         if (registers_.defined()) x = at::cat({x.narrow(0, 0, 1), registers_, x.narrow(0, 1, x.size(0) - 1)}, 0);
         return x;
@@ -267,6 +295,7 @@ private:
     ModelInfo info_;
     std::vector<at::Tensor> leading_;  // [1, E] each
     at::Tensor registers_, leadingPositions_, patchPositions_, patchW_, patchB_;
+    at::Tensor sharedBias_;  // BEiT's shared relative position bias [H, n, n], or undefined
 };
 
 }  // namespace

@@ -42,9 +42,17 @@ struct VisionSpec {
     std::vector<std::pair<std::string, std::string>> leading;
     int registers = 0;  // DINOv2's register tokens ([1, R, E]), after the first token, without positions
     PositionFit positions = PositionFit::Exact;
-    StackNames names;            // under encoder.layer.N.
-    std::string scale1, scale2;  // layer-scale vectors [E] after attention and the MLP; empty: none
+    bool absolutePositions = true;  // learned embeddings.position_embeddings (BEiT: optional)
+    bool keyBias = true;            // the key projection has a bias (BEiT's has none; q and v have)
+    StackNames names;               // under encoder.layer.N.
+    std::string scale1, scale2;     // layer-scale vectors [E] after attention and the MLP; empty: none
+    // BEiT's relative position bias: a table [(2g-1)² + 3, H] made into [H, n, n] by relativeBias,
+    // per layer (layerBiasTable under encoder.layer.N.) and/or shared (sharedBiasTable).
+    at::Tensor (*relativeBias)(const at::Tensor& table, int grid) = nullptr;
+    std::string layerBiasTable, sharedBiasTable;
+    std::string finalNorm = "layernorm";  // empty: none (BEiT with mean pooling)
     ClassifierHead::Pool pool = ClassifierHead::Pool::First;
+    std::string poolNorm;                   // MeanNorm's LayerNorm (BEiT's pooler.layernorm)
     std::string classifier = "classifier";  // the head's name (DeiT with teacher: cls_classifier)
     std::string second;                     // FirstTwo: the distillation head's name
     // FirstTwo: when the checkpoint has no `classifier`, this head on the first position instead

@@ -1,4 +1,4 @@
-// The image processors (DeiT, Bit for DINOv2, ViT) against Pillow: tests/data/vision/make_preprocess.py
+// The image processors (DeiT, BEiT, Bit for DINOv2, ViT) against Pillow: tests/data/vision/make_preprocess.py
 // ran Hugging Face's steps (PIL resize, shortest edge, center crop with padding, rescale,
 // normalise) on small random images and stored the pixel values.
 #include "attnscope/io/pixel_values.h"
@@ -19,7 +19,7 @@ TEST_CASE("Image processors give Pillow's golden pixel values", "[vision][prepro
             std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA).parent_path() / "vision" / "preprocess_golden.json";
     nlohmann::json golden;
     std::ifstream(file) >> golden;
-    REQUIRE(golden["cases"].size() == 6);
+    REQUIRE(golden["cases"].size() == 7);
     for (const auto& c : golden["cases"]) {
         INFO(c["name"].get<std::string>());
         const auto dir = freshDir("preprocess");

@@ -7,7 +7,7 @@ for each, and the pixel values Hugging Face's slow (PIL backend) image processor
 their code (transformers >= 4.47): image_transforms.resize (PIL's Image.resize on 8-bit RGB),
 get_resize_output_image_size (shortest edge), center_crop (zero padding when the image is
 smaller), rescale (float64 product, cast to float32) and normalize (float32), channels first.
-The processors' defaults (DeiTImageProcessor, BitImageProcessor, ViTImageProcessor) are filled in
+The processors' defaults (DeiTImageProcessor, BeitImageProcessor, BitImageProcessor, ViTImageProcessor) are filled in
 here from their __init__ for the keys a case leaves out.
 """
 import json
@@ -23,6 +23,8 @@ CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 DEFAULTS = {
     "ViT": dict(size={"height": 224, "width": 224}, resample=2, crop=None, mean=HALF, std=HALF, edge=False),
     "DeiT": dict(size={"height": 256, "width": 256}, resample=3, crop={"height": 224, "width": 224},
+                 mean=HALF, std=HALF, edge=False),
+    "Beit": dict(size={"height": 256, "width": 256}, resample=3, crop={"height": 224, "width": 224},
                  mean=HALF, std=HALF, edge=False),
     "Bit": dict(size={"shortest_edge": 224}, resample=3, crop={"height": 224, "width": 224},
                 mean=CLIP_MEAN, std=CLIP_STD, edge=True),
@@ -91,6 +93,8 @@ CASES = [
      {"image_processor_type": "BitImageProcessor", "size": 6, "crop_size": 9}),
     ("bit landscape shortest edge", "Bit", 19, 7,
      {"image_processor_type": "BitImageProcessorFast", "size": {"shortest_edge": 9}, "crop_size": 6}),
+    ("beit one-number size is a square", "Beit", 15, 12,
+     {"image_processor_type": "BeitImageProcessor", "size": 10, "crop_size": {"height": 6, "width": 6}}),
     ("vit bilinear ignores crop keys", "ViT", 20, 14,
      {"image_processor_type": "ViTImageProcessor", "size": {"height": 7, "width": 7},
       "do_center_crop": True, "crop_size": 3}),
