@@ -298,6 +298,12 @@ def image_models():
                    tf.Dinov2Config(mlp_ratio=1.5, image_size=32, patch_size=8, **sizes),
                    tf.BitImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 24, "width": 24}, **mean_std),
                    (((28, 28), None), ((36, 30), 3e-2))),
+        # The SwiGLU MLP of the giant checkpoints.
+        "dinov2_swiglu": (tf.Dinov2ForImageClassification,
+                          tf.Dinov2Config(mlp_ratio=3, use_swiglu_ffn=True, image_size=32, patch_size=8, **sizes),
+                          tf.BitImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32},
+                                               **mean_std),
+                          (((32, 32), None),)),
         # Registers and the antialiased interpolation, here upward from 4×4 to 5×5.
         "dinov2_reg": (tf.Dinov2WithRegistersForImageClassification,
                        tf.Dinov2WithRegistersConfig(mlp_ratio=1.5, image_size=32, patch_size=8, num_register_tokens=3,

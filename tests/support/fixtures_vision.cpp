@@ -10,7 +10,9 @@ namespace {
 bool isDeit(const VisionModelSpec& s) { return s.type == "deit" || s.type == "beit"; }
 
 int mlpWidth(const VisionModelSpec& s) {
-    return isDeit(s) ? s.inner : static_cast<int>(std::floor(s.hidden * s.mlpRatio));
+    if (isDeit(s)) return s.inner;
+    const int width = static_cast<int>(std::floor(s.hidden * s.mlpRatio));
+    return s.swiglu ? (static_cast<int>(width * 2.0 / 3.0) + 7) / 8 * 8 : width;  // Dinov2SwiGLUFFN's
 }
 
 std::string prefixOf(const VisionModelSpec& s) { return s.prefix ? s.type + "." : ""; }
@@ -104,7 +106,7 @@ Checkpoint makeVisionModel(const VisionModelSpec& s, unsigned seed) {
     } else {
         c.config["mlp_ratio"] = s.mlpRatio;
         c.config["layerscale_value"] = 1.0;
-        c.config["use_swiglu_ffn"] = false;
+        c.config["use_swiglu_ffn"] = s.swiglu;
     }
     if (registers) c.config["num_register_tokens"] = s.registers;
     auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, float scale) {
@@ -131,8 +133,13 @@ Checkpoint makeVisionModel(const VisionModelSpec& s, unsigned seed) {
             linear(p + n, E, E, 0.35f);
         linear(p + "attention.output.dense", E, E, 0.2f);
         norm(p + (deit ? "layernorm_after" : "norm2"));
-        linear(p + (deit ? "intermediate.dense" : "mlp.fc1"), I, E, 0.2f);
-        linear(p + (deit ? "output.dense" : "mlp.fc2"), E, I, 0.2f);
+        if (s.swiglu) {
+            linear(p + "mlp.weights_in", 2 * I, E, 0.2f);
+            linear(p + "mlp.weights_out", E, I, 0.2f);
+        } else {
+            linear(p + (deit ? "intermediate.dense" : "mlp.fc1"), I, E, 0.2f);
+            linear(p + (deit ? "output.dense" : "mlp.fc2"), E, I, 0.2f);
+        }
         if (!deit) {  // layer scales around 1 with a spread, so that folding them is tested
             c.tensors[p + "layer_scale1.lambda1"] = randomTensor({E}, rng, 0.5f, 1.f);
             c.tensors[p + "layer_scale2.lambda1"] = randomTensor({E}, rng, 0.5f, 1.f);

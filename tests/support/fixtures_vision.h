@@ -12,6 +12,7 @@ struct VisionModelSpec {
     std::string type = "deit";  // deit, dinov2, dinov2_with_registers, beit
     int hidden = 24, inner = 48, layers = 2, heads = 3, imageSize = 16, patch = 4, labels = 5;
     double mlpRatio = 2.0;  // dinov2: the MLP is int(hidden · mlpRatio) wide
+    bool swiglu = false;    // dinov2: use_swiglu_ffn (weights_in, weights_out)
     int registers = 2;      // dinov2_with_registers
     bool prefix = true;     // "deit." / "dinov2." / "dinov2_with_registers." (the classification models)
     bool teacher = true;    // deit: cls_classifier + distillation_classifier, else one classifier

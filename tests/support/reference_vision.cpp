@@ -256,10 +256,19 @@ Reference referenceVisionModel(const Checkpoint& c, const VisionModelSpec& s, co
         for (int t = 0; t < n; ++t) {
             Vec o = affine(c, p + "attention.output.dense", context[t]);
             for (int e = 0; e < E; ++e) x[t][e] += deit ? o[e] : o[e] * c.get(p + "layer_scale1.lambda1").values[e];
-            Vec inner = affine(c, p + (deit ? "intermediate.dense" : "mlp.fc1"),
-                               ln(x[t], p + (deit ? "layernorm_after" : "norm2")));
-            for (double& a : inner) a = geluErf(a);
-            const Vec out = affine(c, p + (deit ? "output.dense" : "mlp.fc2"), inner);
+            const Vec h2 = ln(x[t], p + (deit ? "layernorm_after" : "norm2"));
+            Vec out;
+            if (s.swiglu) {  // Dinov2SwiGLUFFN: weights_in's first half through SiLU times its second half
+                const Vec both = affine(c, p + "mlp.weights_in", h2);
+                const std::size_t half = both.size() / 2;
+                Vec hidden(half);
+                for (std::size_t i = 0; i < half; ++i) hidden[i] = both[i] / (1 + std::exp(-both[i])) * both[half + i];
+                out = affine(c, p + "mlp.weights_out", hidden);
+            } else {
+                Vec inner = affine(c, p + (deit ? "intermediate.dense" : "mlp.fc1"), h2);
+                for (double& a : inner) a = geluErf(a);
+                out = affine(c, p + (deit ? "output.dense" : "mlp.fc2"), inner);
+            }
             for (int e = 0; e < E; ++e) x[t][e] += deit ? out[e] : out[e] * c.get(p + "layer_scale2.lambda1").values[e];
         }
     }

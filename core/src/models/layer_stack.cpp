@@ -38,8 +38,17 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
             L.cross = loadAttention(w, p + names.cross, names.attention, E, inner, s.qkvBias, s.oBias);
             L.crossNorm = norm(p + names.crossNorm);
         }
-        L.inner = w.linear(p + names.inner, s.ffn, E, s.ffBias);
-        if (!names.gate.empty()) L.gate = w.linear(p + names.gate, s.ffn, E, s.ffBias);
+        if (names.fusedGate) {
+            const Linear both = w.linear(p + names.inner, 2 * s.ffn, E, s.ffBias);
+            auto half = [&](const at::Tensor& t, std::int64_t from) {
+                return t.defined() ? t.narrow(0, from, s.ffn) : at::Tensor();
+            };
+            L.inner = {half(both.weight, 0), half(both.bias, 0)};
+            L.gate = {half(both.weight, s.ffn), half(both.bias, s.ffn)};
+        } else {
+            L.inner = w.linear(p + names.inner, s.ffn, E, s.ffBias);
+            if (!names.gate.empty()) L.gate = w.linear(p + names.gate, s.ffn, E, s.ffBias);
+        }
         L.out = w.linear(p + names.out, E, s.ffn, s.ffBias);
         L.ffNorm = norm(p + names.ffNorm);
         layers.push_back(std::move(L));

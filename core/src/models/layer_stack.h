@@ -35,6 +35,8 @@ struct StackNames {
     std::string selfNorm;
     std::string cross, crossNorm;          // empty: no cross-attention (encoders)
     std::string inner, gate, out, ffNorm;  // gate empty: ungated, else act(inner x) · gate x
+    // inner holds the activated rows then the gate's, stacked [2·FFN, E] (DINOv2's SwiGLU weights_in)
+    bool fusedGate = false;
 };
 
 // One layer; selfNorm, crossNorm, ffNorm are the norms of the three sublayers (bias undefined when rms).

@@ -149,6 +149,24 @@ TEST_CASE("DINOv2 interpolates its positions (bicubic) to other image sizes", "[
     }
 }
 
+TEST_CASE("DINOv2 with the SwiGLU MLP (use_swiglu_ffn) equals the reference", "[dinov2]") {
+    VisionModelSpec spec;
+    spec.type = "dinov2";
+    spec.swiglu = true;
+    spec.mlpRatio = 4.0;  // int(24 · 4) = 96 -> (int(96 · 2/3) + 7) // 8 · 8 = 64
+    const Checkpoint c = makeVisionModel(spec, 19);
+    REQUIRE(c.get("dinov2.encoder.layer.0.mlp.weights_in.weight").shape == std::vector<std::int64_t>{128, 24});
+    auto model = loadCpu(writeVision(c, spec, 24, "dinov2-swiglu"));
+    CHECK(hasNote(*model, "SwiGLU MLP"));
+    const RgbImage image = noise(24, 7);
+    auto trace = model->forwardImage(image);
+    const Reference ref = referenceVisionModel(c, spec, normalised(image, kClipMean, kClipStd), 24);
+    const double diff = maxMapDiff(*trace, ref);
+    INFO("dinov2 SwiGLU: max |map - reference| " << diff);
+    CHECK(diff < 3e-6);
+    requireProbabilities(*trace, ref);
+}
+
 TEST_CASE("DINOv2 with registers: [REG i] tokens, antialiased positions, final hidden states", "[dinov2]") {
     VisionModelSpec spec;
     spec.type = "dinov2_with_registers";
@@ -223,8 +241,8 @@ TEST_CASE("DeiT and DINOv2: bad configs and preprocessors name the file and the 
                Catch::Contains("config.json") && Catch::Contains("'hidden_act'"));
     CHECK_THAT(errorFor(d, deit, "num_attention_heads", 5, "deit-bad"),
                Catch::Contains("'num_attention_heads' (5) must divide hidden_size (24)"));
-    CHECK_THAT(errorFor(v, dino, "use_swiglu_ffn", true, "dino-bad"),
-               Catch::Contains("config.json") && Catch::Contains("'use_swiglu_ffn' is true"));
+    // use_swiglu_ffn on a checkpoint with fc1/fc2: the SwiGLU's tensor is named.
+    CHECK_THAT(errorFor(v, dino, "use_swiglu_ffn", true, "dino-bad"), Catch::Contains("mlp.weights_in"));
     CHECK_THAT(errorFor(v, dino, "mlp_ratio", "four", "dino-bad"),
                Catch::Contains("config.json") && Catch::Contains("'mlp_ratio' must be a number"));
     VisionModelSpec reg = dino;
