@@ -4,7 +4,9 @@
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
                                    [--positions P]
 
-FAMILY: gpt2, llama, bert, vit. Needs only numpy. --size 500mb gives about 500 MB of F32 weights
+FAMILY: gpt2, llama, bert, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
+DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
+518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
 norms near 1, so forwards are numerically tame.
 """
@@ -28,7 +30,28 @@ SIZES = {
     "vit": {"small": dict(layers=2, hidden=64, inner=128, heads=4, image=32, patch=8, labels=10),
             "base": dict(layers=12, hidden=768, inner=3072, heads=12, image=224, patch=16, labels=1000),
             "500mb": dict(layers=10, hidden=1024, inner=4096, heads=16, image=224, patch=16, labels=1000)},
+    "deit": {"small": dict(layers=2, hidden=64, inner=128, heads=4, image=32, patch=8, labels=10),
+             "base": dict(layers=12, hidden=768, inner=3072, heads=12, image=224, patch=16, labels=1000),
+             "500mb": dict(layers=10, hidden=1024, inner=4096, heads=16, image=224, patch=16, labels=1000)},
+    "dinov2": {"small": dict(layers=2, hidden=64, inner=128, heads=4, image=56, patch=14, labels=10, registers=0),
+               "base": dict(layers=12, hidden=768, inner=3072, heads=12, image=518, patch=14, labels=1000,
+                            registers=0),
+               "500mb": dict(layers=10, hidden=1024, inner=4096, heads=16, image=518, patch=14, labels=1000,
+                             registers=0)},
 }
+SIZES["dinov2_with_registers"] = {k: dict(v, registers=4) for k, v in SIZES["dinov2"].items()}
+SIZES["beit"] = SIZES["deit"]  # BEiT: relative position bias per layer, layer scale, mean pooling
+PREPROCESSORS = {
+    "deit": {"image_processor_type": "DeiTImageProcessor", "size": {"height": 256, "width": 256}, "resample": 3,
+             "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
+             "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
+    "dinov2": {"image_processor_type": "BitImageProcessor", "size": {"shortest_edge": 256}, "resample": 3,
+               "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
+               "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
+}
+PREPROCESSORS["dinov2_with_registers"] = PREPROCESSORS["dinov2"]
+PREPROCESSORS["beit"] = dict(PREPROCESSORS["deit"], image_processor_type="BeitImageProcessor",
+                             image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
 
 
 def gpt2(s, rnd):
@@ -126,6 +149,91 @@ def vit(s, rnd):
     return t, config
 
 
+def deit(s, rnd):
+    t, config = vit(s, rnd)
+    t = {k.replace("vit.", "deit.", 1): v for k, v in t.items() if k != "classifier.weight" and k != "classifier.bias"}
+    E, g = s["hidden"], s["image"] // s["patch"]
+    t["deit.embeddings.distillation_token"] = rnd(1, 1, E)
+    t["deit.embeddings.position_embeddings"] = rnd(1, g * g + 2, E)
+    for head in ("cls_classifier", "distillation_classifier"):
+        t[head + ".weight"], t[head + ".bias"] = rnd(s["labels"], E), rnd(s["labels"])
+    config["model_type"] = "deit"
+    return t, config
+
+
+def beit(s, rnd):
+    E, I, P, H, t = s["hidden"], s["inner"], s["patch"], s["heads"], {}
+    g = s["image"] // P
+    def lin(name, out, inp, bias=True):
+        t[name + ".weight"] = rnd(out, inp)
+        if bias:
+            t[name + ".bias"] = rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t["beit.embeddings.cls_token"] = rnd(1, 1, E)
+    t["beit.embeddings.patch_embeddings.projection.weight"] = rnd(E, 3, P, P)
+    t["beit.embeddings.patch_embeddings.projection.bias"] = rnd(E)
+    for l in range(s["layers"]):
+        p = f"beit.encoder.layer.{l}."
+        norm(p + "layernorm_before")
+        lin(p + "attention.attention.query", E, E)
+        lin(p + "attention.attention.key", E, E, bias=False)
+        lin(p + "attention.attention.value", E, E)
+        t[p + "attention.attention.relative_position_bias.relative_position_bias_table"] = rnd((2 * g - 1) ** 2 + 3, H)
+        lin(p + "attention.output.dense", E, E)
+        t[p + "lambda_1"] = rnd(E, mean=0.1)
+        norm(p + "layernorm_after")
+        lin(p + "intermediate.dense", I, E)
+        lin(p + "output.dense", E, I)
+        t[p + "lambda_2"] = rnd(E, mean=0.1)
+    norm("beit.pooler.layernorm")
+    lin("classifier", s["labels"], E)
+    config = {"model_type": "beit", "hidden_size": E, "intermediate_size": I, "num_hidden_layers": s["layers"],
+              "num_attention_heads": H, "image_size": s["image"], "patch_size": P, "num_channels": 3,
+              "hidden_act": "gelu", "layer_norm_eps": 1e-12, "use_relative_position_bias": True,
+              "use_shared_relative_position_bias": False, "use_absolute_position_embeddings": False,
+              "layer_scale_init_value": 0.1, "use_mean_pooling": True,
+              "id2label": {str(i): f"class{i}" for i in range(s["labels"])}}
+    return t, config
+
+
+def dinov2(s, rnd):
+    E, I, P, R, t = s["hidden"], s["inner"], s["patch"], s["registers"], {}
+    g, pre = s["image"] // P, ("dinov2_with_registers." if R else "dinov2.")
+    def lin(name, out, inp):
+        t[name + ".weight"], t[name + ".bias"] = rnd(out, inp), rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t[pre + "embeddings.cls_token"] = rnd(1, 1, E)
+    t[pre + "embeddings.mask_token"] = rnd(1, E)
+    if R:
+        t[pre + "embeddings.register_tokens"] = rnd(1, R, E)
+    t[pre + "embeddings.position_embeddings"] = rnd(1, g * g + 1, E)
+    t[pre + "embeddings.patch_embeddings.projection.weight"] = rnd(E, 3, P, P)
+    t[pre + "embeddings.patch_embeddings.projection.bias"] = rnd(E)
+    for l in range(s["layers"]):
+        p = f"{pre}encoder.layer.{l}."
+        norm(p + "norm1")
+        for n in ("attention.attention.query", "attention.attention.key", "attention.attention.value",
+                  "attention.output.dense"):
+            lin(p + n, E, E)
+        t[p + "layer_scale1.lambda1"] = rnd(E, mean=1)
+        norm(p + "norm2")
+        lin(p + "mlp.fc1", I, E)
+        lin(p + "mlp.fc2", E, I)
+        t[p + "layer_scale2.lambda1"] = rnd(E, mean=1)
+    norm(pre + "layernorm")
+    lin("classifier", s["labels"], 2 * E)
+    config = {"model_type": "dinov2_with_registers" if R else "dinov2", "hidden_size": E, "mlp_ratio": I / E,
+              "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"], "image_size": s["image"],
+              "patch_size": P, "num_channels": 3, "qkv_bias": True, "hidden_act": "gelu", "layer_norm_eps": 1e-6,
+              "layerscale_value": 1.0, "use_swiglu_ffn": False,
+              "id2label": {str(i): f"class{i}" for i in range(s["labels"])}}
+    if R:
+        config["num_register_tokens"] = R
+    return t, config
+
+
 def encode(x, dtype):
     x = np.ascontiguousarray(x, dtype=np.float32)
     if dtype == "F32":
@@ -168,10 +276,14 @@ def main():
     size = dict(SIZES[a.family][a.size])
     if a.positions > 0 and "positions" in size:
         size["positions"] = a.positions
-    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}[a.family](size, rnd)
+    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit, "deit": deit, "dinov2": dinov2,
+                       "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
+    if a.family in PREPROCESSORS and a.size != "small":
+        with open(os.path.join(a.folder, "preprocessor_config.json"), "w") as f:
+            json.dump(PREPROCESSORS[a.family], f, indent=2)
     items = list(tensors.items())
     if a.shards <= 1:
         write_safetensors(os.path.join(a.folder, "model.safetensors"), items, a.dtype)

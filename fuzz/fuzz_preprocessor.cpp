@@ -1,6 +1,6 @@
-// preprocessor_config.json of image models: parsed by readPreprocessor (core/src/models), then
-// applied to a small image (resize, rescale, normalise), so fuzzed sizes and factors reach the
-// resizer as they would in a real run.
+// preprocessor_config.json of image models: parsed by readPreprocessor (core/src/io), then
+// applied to a small image (resize, center crop, rescale, normalise), so fuzzed sizes and factors
+// reach the resizer as they would in a real run.
 #include "fuzz_util.h"
 
 #include "attnscope/runtime/error.h"
@@ -15,11 +15,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }();
     fuzz::writeBytes(folder / "preprocessor_config.json", fuzz::asView(data, size));
     try {
-        const ImagePreprocess p = readPreprocessor(folder, 16);
+        ImagePreprocess defaults = processorDefaults("ViT");
+        defaults.width = defaults.height = 16;
+        const ImagePreprocess p = readPreprocessor(folder, defaults);
         RgbImage image{7, 5, std::vector<std::uint8_t>(7 * 5 * 3)};
         for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>(i * 29);
         checkImage(image);
-        if (p.width <= 64 && p.height <= 64)
+        if (p.width <= 64 && p.height <= 64 && p.shortestEdge <= 64 && p.cropWidth <= 64 && p.cropHeight <= 64)
             preprocessImage(image, p);  // larger sizes are refused against the model later
     } catch (const Error&) {
     }

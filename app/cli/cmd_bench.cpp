@@ -250,7 +250,8 @@ int runBench(const std::vector<std::string>& argv) {
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers
                   << "x" << info.heads << "x" << info.hidden << ", "
-                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (CLS + patches)"
+                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (" +
+                                                std::to_string(info.imageSpecialTokens.size()) + " special + patches)"
                                       : std::to_string(seq) + " tokens")
                   << " on " << info.device << ": median " << median << " ms, min " << best << " ms over " << repeat
                   << " runs\n";

@@ -30,15 +30,10 @@ void parseTargetClass(const std::string& text, GradientTarget& target) {
         target.classLabel = text;
 }
 
-// The rows' labels: the vocabulary strings of the ids, or an image's [CLS] and patches rRcC.
+// The rows' labels: the vocabulary strings of the ids, or an image model's ([CLS], patches rRcC, …).
 std::vector<std::string> tokenLabels(const Model& model, const GradientInput& in) {
     if (!in.image) return model.tokenLabels(in.text.ids);
-    const ModelInfo& info = model.info();
-    const int grid = info.patchSize > 0 ? info.imageSize / info.patchSize : 0;
-    std::vector<std::string> labels{"[CLS]"};
-    for (int r = 0; r < grid; ++r)
-        for (int c = 0; c < grid; ++c) labels.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
-    return labels;
+    return imageTokenLabels(model.info());
 }
 
 }  // namespace

@@ -4,11 +4,11 @@
   python3 tests/gpu/hf_check.py --cli build-gpu/app/attnscope-cli [--devices cpu,cuda]
 
 For every family AttnScope opens (the text decoders and encoders, the encoder-decoders with their
-encoder, decoder and cross maps, and ViT) a tiny random model is built with transformers, saved with save_pretrained (real
-tensor names, config.json, shards for Llama, the image processor's preprocessor_config.json for
-ViT), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
+encoder, decoder and cross maps, and the image encoders ViT, DeiT, DINOv2 with and without registers, BEiT) a tiny
+random model is built with transformers, saved with save_pretrained (real tensor names, config.json, shards for
+Llama, the image processor's preprocessor_config.json for the image models), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
 same folder and input, and the two [layers, heads, n, n] stacks are compared. Needs torch,
-transformers, numpy and (for ViT) Pillow; tests/gpu/run.sh calls it where they are installed.
+transformers, numpy and (for the image models) Pillow; tests/gpu/run.sh calls it where they are installed.
 Exits 1 when a difference exceeds its tolerance.
 """
 import argparse
@@ -276,38 +276,94 @@ def check_one_seq2seq(cli, devices, root, failures, seed, name, config):
         JOBS.append((f"{name} on {device}", job))
 
 
-def check_vit(cli, devices, root, failures):
+def image_models():
+    """name -> (model class, config, image processor, input image sizes with their tolerances)."""
+    labels = dict(num_labels=3, id2label={0: "cat", 1: "dog", 2: "fox"}, label2id={"cat": 0, "dog": 1, "fox": 2})
+    sizes = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, **labels)
+    mean_std = dict(image_mean=[0.4, 0.5, 0.6], image_std=[0.2, 0.3, 0.25])
+    # One image the processor does not resize (exact comparison) and one it resizes (PIL's
+    # filters in 8 bits; a one-level rounding difference moves a map by < 3e-2).
+    return {
+        "vit": (tf.ViTForImageClassification,
+                tf.ViTConfig(intermediate_size=96, image_size=32, patch_size=8, **sizes),
+                tf.ViTImageProcessor(size={"height": 32, "width": 32}, **mean_std),
+                (((32, 32), None), ((40, 48), 3e-2))),
+        # The distillation token, both heads (their logits averaged), bicubic resize and center crop.
+        "deit": (tf.DeiTForImageClassificationWithTeacher,
+                 tf.DeiTConfig(intermediate_size=96, image_size=32, patch_size=8, **sizes),
+                 tf.DeiTImageProcessor(size={"height": 40, "width": 40}, crop_size={"height": 32, "width": 32}, **mean_std),
+                 (((40, 40), None), ((44, 52), 3e-2))),
+        # Layer scale, positions interpolated from 4×4 to 3×3 (the crop is 24), [CLS] + patch-mean classifier.
+        "dinov2": (tf.Dinov2ForImageClassification,
+                   tf.Dinov2Config(mlp_ratio=1.5, image_size=32, patch_size=8, **sizes),
+                   tf.BitImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 24, "width": 24}, **mean_std),
+                   (((28, 28), None), ((36, 30), 3e-2))),
+        # The SwiGLU MLP of the giant checkpoints.
+        "dinov2_swiglu": (tf.Dinov2ForImageClassification,
+                          tf.Dinov2Config(mlp_ratio=3, use_swiglu_ffn=True, image_size=32, patch_size=8, **sizes),
+                          tf.BitImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32},
+                                               **mean_std),
+                          (((32, 32), None),)),
+        # Registers and the antialiased interpolation, here upward from 4×4 to 5×5.
+        "dinov2_reg": (tf.Dinov2WithRegistersForImageClassification,
+                       tf.Dinov2WithRegistersConfig(mlp_ratio=1.5, image_size=32, patch_size=8, num_register_tokens=3,
+                                                    **sizes),
+                       tf.BitImageProcessor(size={"shortest_edge": 40}, crop_size={"height": 40, "width": 40}, **mean_std),
+                       (((40, 40), None), ((48, 44), 3e-2))),
+        # Relative position bias per layer (and shared in the second), q/v biases only, layer
+        # scale, mean pooling with the pooler's LayerNorm (the second: final LayerNorm and [CLS]).
+        "beit": (tf.BeitForImageClassification,
+                 tf.BeitConfig(intermediate_size=96, image_size=32, patch_size=8, use_relative_position_bias=True,
+                               layer_scale_init_value=0.1, **sizes),
+                 tf.BeitImageProcessor(size={"height": 40, "width": 40}, crop_size={"height": 32, "width": 32}, **mean_std),
+                 (((40, 40), None), ((36, 50), 3e-2))),
+        "beit_shared": (tf.BeitForImageClassification,
+                        tf.BeitConfig(intermediate_size=96, image_size=32, patch_size=8, use_relative_position_bias=True,
+                                      use_shared_relative_position_bias=True, use_absolute_position_embeddings=True,
+                                      use_mean_pooling=False, **sizes),
+                        tf.BeitImageProcessor(size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32},
+                                              **mean_std),
+                        (((32, 32), None),)),
+    }
+
+
+def check_images(cli, devices, root, failures):
+    for i, (name, spec) in enumerate(image_models().items()):
+        try:
+            check_one_image(cli, devices, root, failures, 7 + i, name, *spec)
+        except Exception as e:  # report and go on with the other families
+            print(f"hf-check {name}: {type(e).__name__}: {e}", flush=True)
+            failures.append(name)
+
+
+def check_one_image(cli, devices, root, failures, seed, name, cls, config, processor, sizes):
     from PIL import Image
-    config = tf.ViTConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, image_size=32,
-                          patch_size=8, num_labels=3, id2label={0: "cat", 1: "dog", 2: "fox"}, label2id={"cat": 0, "dog": 1, "fox": 2})
-    torch.manual_seed(7)
-    model = tf.ViTForImageClassification(config)
-    randomise(model, 7)
-    folder = os.path.join(root, "vit")
+    torch.manual_seed(seed)
+    model = cls(config)
+    randomise(model, seed)
+    folder = os.path.join(root, name)
     model.save_pretrained(folder)
-    processor = tf.ViTImageProcessor(size={"height": 32, "width": 32}, image_mean=[0.4, 0.5, 0.6], image_std=[0.2, 0.3, 0.25])
     processor.save_pretrained(folder)
-    model = tf.ViTForImageClassification.from_pretrained(folder, attn_implementation="eager").eval()
-    rng = np.random.default_rng(7)
-    # One image at the model's size (exact comparison) and one that is resized (PIL's bilinear
-    # filter in 8 bits; transformers' fast processors resize in float, hence the looser bound).
-    for size, tolerance in (((32, 32), None), ((40, 48), 3e-2)):
+    model = cls.from_pretrained(folder, attn_implementation="eager").eval()
+    rng = np.random.default_rng(seed)
+    for size, tolerance in sizes:
         image = Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8), "RGB")
         # PPM: the format a CLI built without Qt (as on a GPU machine) reads
-        png = os.path.join(root, f"picture-{size[1]}x{size[0]}.ppm")
-        image.save(png)
+        ppm = os.path.join(root, f"{name}-{size[1]}x{size[0]}.ppm")
+        image.save(ppm)
         with torch.no_grad():
             out = model(processor(images=image, return_tensors="pt").pixel_values, output_attentions=True)
         theirs = torch.stack(out.attentions)[:, 0].numpy()
         label = config.id2label[int(out.logits.argmax())]
+        case = f"{name}{size[1]}x{size[0]}"
         for device in devices:
-            def job(device=device, png=png, theirs=theirs, label=label, size=size, tolerance=tolerance):
-                ours, tokens = run_cli(cli, folder, ["--image", png], device)
-                report(f"vit{size[1]}x{size[0]}", device, ours, theirs, failures, tolerance)
+            def job(device=device, ppm=ppm, theirs=theirs, label=label, case=case, tolerance=tolerance):
+                ours, tokens = run_cli(cli, folder, ["--image", ppm], device)
+                report(case, device, ours, theirs, failures, tolerance)
                 if tokens.get("label") != label:
-                    print(f"hf-check vit {device}: label {tokens.get('label')} != transformers' {label} FAILED")
-                    failures.append(f"vit label on {device}")
-            JOBS.append((f"vit{size[1]}x{size[0]} on {device}", job))
+                    print(f"hf-check {case} {device}: label {tokens.get('label')} != transformers' {label} FAILED")
+                    failures.append(f"{case} label on {device}")
+            JOBS.append((f"{case} on {device}", job))
 
 
 def run_jobs(workers, failures):
@@ -332,7 +388,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as root:
         devices = a.devices.split(",")
-        for check in (check_text, check_seq2seq, check_vit):
+        for check in (check_text, check_seq2seq, check_images):
             try:
                 check(a.cli, devices, root, failures)
             except Exception as e:  # report and go on with the other families

@@ -60,6 +60,16 @@ TEST_CASE("Training curves show monitors.csv per epoch and list the flagged head
     CHECK(points(panel.plot(C::Distance)->graph(1)) == P{{1, 2.25}, {2, 2.5}});
     REQUIRE(panel.plot(C::Similarity)->graphCount() == 1);  // one layer
     CHECK(points(panel.plot(C::Similarity)->graph(0)) == P{{1, 0.5}, {2, 0.97}});
+    // Accuracy is drawn on its whole range 0-1 (not the data's 0.25-0.75), epochs on whole ticks.
+    const QCPRange accuracyRange = panel.plot(C::Accuracy)->yAxis->range();
+    CHECK(accuracyRange.lower < 0);
+    CHECK(accuracyRange.lower > -0.1);
+    CHECK(accuracyRange.upper > 1);
+    CHECK(accuracyRange.upper < 1.1);
+    CHECK(panel.plot(C::Loss)->yAxis->range().upper < 1.0);  // others keep the data's range
+    const auto ticker = panel.plot(C::Loss)->xAxis->ticker().dynamicCast<QCPAxisTickerFixed>();
+    REQUIRE(ticker);
+    CHECK(ticker->tickStep() == 1.0);
     // Flagged heads are dashed; the table lists each head's flags with their epochs.
     CHECK(panel.plot(C::Entropy)->graph(1)->pen().style() == Qt::DashLine);
     QTableWidget* t = panel.flagsTable();
@@ -104,6 +114,7 @@ TEST_CASE("Kinds panel shows kinds.csv and scaling.csv as tables and figures and
     CHECK(s->item(3, 4)->text() == "not measured: needs ~9.0 GiB; 2.0 GiB available");
     REQUIRE(panel.figures().size() == 3);
     const CurveFigure& accuracy = panel.figures()[0];
+    CHECK(accuracy.integerX);  // length buckets 1, 2, 3: no ticks at 1.5
     REQUIRE(accuracy.series.size() == 2);
     CHECK(accuracy.series[0].y == std::vector<double>{0.9, 0.8, 0.7});
     CHECK(accuracy.series[1].x == std::vector<double>{1, 2});  // the long bucket had no examples (-1)

@@ -1,6 +1,7 @@
 // Pictures of the Causal tab and the Lab's knockout for looking at by hand (not run by ctest):
 //   ATTNSCOPE_SHOT_DIR=/tmp/shots ATTNSCOPE_SHOT_SIZE=1366x768 xvfb-run -s "-screen 0 1366x768x24" \
 //       build/tools/attnscope-devtools "[.causal-shots]"
+// (ATTNSCOPE_FIXTURE_OUT=DIR also leaves the three model folders in DIR.)
 // GPT-2-, Llama- and Gemma-2-shaped folders with small random weights and real tokenizers
 // (tests/data/tokenizers), each: the Causal tab with the lens, DLA and head patching, and the
 // Lab's knockout shown in Explore.
@@ -69,7 +70,9 @@ TEST_CASE_METHOD(LabFixture, "causal screenshots", "[.causal-shots]") {
     window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("controlsDock")),
                         window.findChild<QDockWidget*>(QStringLiteral("labDock"))},
                        {260, 300}, Qt::Horizontal);
-    const auto root = freshDir("causal-shots");
+    // ATTNSCOPE_FIXTURE_OUT keeps the three folders there (for the CLI's lens, dla and patch).
+    const QString keep = qEnvironmentVariable("ATTNSCOPE_FIXTURE_OUT");
+    const auto root = keep.isEmpty() ? freshDir("causal-shots") : std::filesystem::path(keep.toStdString());
     CausalController* causal = window.causal();
     CausalPanel* cp = causal->panel();
     for (const std::string family : {"gpt2", "llama", "gemma2"}) {

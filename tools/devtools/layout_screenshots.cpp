@@ -59,6 +59,10 @@ TEST_CASE_METHOD(WindowFixture, "layout screenshots", "[.layout-shots]") {
     open(QStringLiteral("builtin:reverse-dot"));
     report(window, "builtin:reverse-dot");
     save(QStringLiteral("default"));
+    window.tabs()->setCurrentWidget(window.compare());
+    QTest::qWait(3000);  // the three built-in kinds run on the built-in's own input
+    save(QStringLiteral("compare-builtin"));
+    window.showExplore();
 
     open(qpath(gpt2Folder()));
     runText(QStringLiteral("The quick brown fox jumps over the lazy dog because it wants to"));

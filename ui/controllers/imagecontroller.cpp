@@ -180,6 +180,8 @@ QString ImageController::describe(const OverlayResult& r) const {
         row = QStringLiteral("r%1c%2")
                       .arg(int(it - pos.begin()) / r.overlay.grid.cols)
                       .arg(int(it - pos.begin()) % r.overlay.grid.cols);
+    else if (const TracePtr t = overlayTrace(); t && o.query >= 0 && o.query < int(t->tokens().size()))
+        row = QString::fromStdString(t->tokens()[std::size_t(o.query)]);  // [CLS], DeiT's [DIST], a register
     else if (o.query != 0)
         row = tr("token %1").arg(o.query);
     QString what;

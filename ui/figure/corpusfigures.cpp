@@ -98,6 +98,7 @@ CurveFigure pruningFigure(const std::vector<attnscope::CorpusResult>& results, c
     }
     const auto& r0 = results.front();
     f.xLabel = QStringLiteral("heads pruned (%1 order)").arg(QString::fromStdString(r0.orderKind));
+    f.integerX = true;
     f.yLabel = QString::fromStdString(r0.metricName);
     if (results.size() == 1)
         f.title = QStringLiteral("%1 · pruning (%2 examples)")

@@ -44,11 +44,28 @@ std::vector<double> niceTicks(double lo, double hi, int count) {
     return t;
 }
 
+// Ticks at whole numbers only (a step of at least 1) for an x that counts or indexes.
+std::vector<double> wholeTicks(double lo, double hi, int count) {
+    std::vector<double> t = niceTicks(lo, hi, count);
+    if (t.size() >= 2 && t[1] - t[0] >= 1) return t;
+    t.clear();
+    for (double v = std::ceil(lo); v <= hi + 1e-9; v += 1) t.push_back(v);
+    return t;
+}
+
 QFont fontAt(const QString& family, double pt, double dpi) {
     QFont f(family);
     f.setPointSizeF(pt * 72.0 / dpi);  // the painter is scaled to points: undo the device's dpi
     f.setHintingPreference(QFont::PreferNoHinting);
     return f;
+}
+
+// A title or an axis label is never cut: a text wider than its room is set smaller, down to
+// 70 % of its size, and only then elided (with "…").
+QString fitText(QPainter& p, QFont& font, const QString& text, double width) {
+    const double w = QFontMetricsF(font, p.device()).horizontalAdvance(text);
+    if (w > width && w > 0) font.setPointSizeF(font.pointSizeF() * std::max(0.7, width / w));
+    return QFontMetricsF(font, p.device()).elidedText(text, Qt::ElideRight, width);
 }
 
 }  // namespace
@@ -78,9 +95,9 @@ void paintCurveFigure(QPainter& p, const CurveFigure& f) {
     if (f.fixedY) ylo = f.yMin, yhi = f.yMax;
     if (xhi <= xlo) xhi = xlo + 1;
     if (yhi <= ylo) yhi = ylo + 1;
-    const auto yt = niceTicks(ylo, yhi, 5), xt = niceTicks(xlo, xhi, 6);
-    const QFont tickFont = fontAt(f.fontFamily, kTickPt, dpi), labelFont = fontAt(f.fontFamily, kLabelPt, dpi),
-                titleFont = fontAt(f.fontFamily, kTitlePt, dpi);
+    const auto yt = niceTicks(ylo, yhi, 5), xt = f.integerX ? wholeTicks(xlo, xhi, 6) : niceTicks(xlo, xhi, 6);
+    const QFont tickFont = fontAt(f.fontFamily, kTickPt, dpi);
+    QFont labelFont = fontAt(f.fontFamily, kLabelPt, dpi), titleFont = fontAt(f.fontFamily, kTitlePt, dpi);
     auto text = [&](const QFont& font, const QString& s) {
         return QFontMetricsF(font, p.device()).horizontalAdvance(s);
     };  // points (see fontAt)
@@ -135,17 +152,21 @@ void paintCurveFigure(QPainter& p, const CurveFigure& f) {
     p.setPen(QPen(Qt::black, 0.5));
     p.drawRect(area);
     // Axis labels, title, legend.
-    p.setFont(labelFont);
-    p.drawText(QRectF(area.left(), H - kPad - labelH, area.width(), labelH), Qt::AlignHCenter | Qt::AlignBottom,
-               f.xLabel);
+    QFont xFont = labelFont, yFont = labelFont;
+    const QString xLabel = fitText(p, xFont, f.xLabel, W - 2 * kPad),
+                  yLabel = fitText(p, yFont, f.yLabel, area.height());
+    p.setFont(xFont);
+    p.drawText(QRectF(kPad, H - kPad - labelH, W - 2 * kPad, labelH), Qt::AlignHCenter | Qt::AlignBottom, xLabel);
     p.save();
     p.translate(kPad, area.center().y());
     p.rotate(-90);
-    p.drawText(QRectF(-area.height() / 2, 0, area.height(), labelH), Qt::AlignHCenter | Qt::AlignTop, f.yLabel);
+    p.setFont(yFont);
+    p.drawText(QRectF(-area.height() / 2, 0, area.height(), labelH), Qt::AlignHCenter | Qt::AlignTop, yLabel);
     p.restore();
     if (!f.title.isEmpty()) {
+        const QString title = fitText(p, titleFont, f.title, W - 2 * kPad);
         p.setFont(titleFont);
-        p.drawText(QRectF(0, kPad, W, titleH), Qt::AlignHCenter | Qt::AlignTop, f.title);
+        p.drawText(QRectF(kPad, kPad, W - 2 * kPad, titleH), Qt::AlignHCenter | Qt::AlignTop, title);
     }
     p.setFont(tickFont);
     double ly = area.top() + 3;

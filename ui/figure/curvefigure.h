@@ -24,7 +24,8 @@ struct CurveFigure {
     std::vector<CurveSeries> series;
     QString title, xLabel, yLabel;
     double widthIn = 3.25, heightIn = 2.4;
-    bool fixedY = false;  // y range [yMin, yMax] instead of the data's
+    bool fixedY = false;    // y range [yMin, yMax] instead of the data's
+    bool integerX = false;  // x is a count or an index: ticks only at whole numbers
     double yMin = 0, yMax = 1;
     QString fontFamily = QStringLiteral("DejaVu Sans");
 };

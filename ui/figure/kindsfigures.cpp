@@ -35,6 +35,7 @@ CurveFigure kindsAccuracyFigure(const KindsReport& report) {
                        ? QStringLiteral("length: 1 = %1, 2 = %2, 3 = %3 tokens").arg(buckets[0], buckets[1], buckets[2])
                        : QStringLiteral("length bucket (1 short, 2 medium, 3 long)");
     f.yLabel = QStringLiteral("accuracy");
+    f.integerX = true;
     f.fixedY = true;
     f.yMin = 0;
     f.yMax = 1;
@@ -60,6 +61,7 @@ CurveFigure kindsScalingFigure(const KindsReport& report, bool memory) {
     f.title = memory ? QStringLiteral("one head's forward: peak extra memory")
                      : QStringLiteral("one head's forward: time");
     f.xLabel = QStringLiteral("log2 n (tokens)");
+    f.integerX = true;
     f.yLabel = memory ? QStringLiteral("log10 peak extra resident MiB") : QStringLiteral("log10 seconds");
     return f;
 }
@@ -96,10 +98,11 @@ CurveFigure hedgehogKlFigure(const attnscope::HedgehogResult& r) {
     }
     const QString layers =
             r.layers.empty() ? QString() : QStringLiteral("layers %1-%2").arg(r.layers.front()).arg(r.layers.back());
-    f.title = QStringLiteral("per-head KL(softmax || linear map), %1 %2 texts")
+    f.title = QStringLiteral("KL(softmax ‖ linear) per head, %1 %2 texts")
                       .arg(r.evalInputs)
                       .arg(r.heldOut ? QStringLiteral("held-out") : QStringLiteral("training"));
     f.xLabel = QStringLiteral("head: layer · %1 + head (%2)").arg(r.heads).arg(layers);
+    f.integerX = true;
     f.yLabel = QStringLiteral("log10 KL (nats)");
     return f;
 }
@@ -114,8 +117,9 @@ CurveFigure hedgehogLossFigure(const attnscope::HedgehogResult& r) {
         s.y.push_back(r.lossHistory[i]);
     }
     if (!s.x.empty()) f.series.push_back(s);
-    f.title = QStringLiteral("distillation loss: mean KL over heads and rows");
+    f.title = QStringLiteral("fit loss: mean KL over heads, rows");
     f.xLabel = QStringLiteral("step");
+    f.integerX = true;
     f.yLabel = QStringLiteral("KL (nats)");
     return f;
 }

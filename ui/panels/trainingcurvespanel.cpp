@@ -73,6 +73,11 @@ TrainingCurvesPanel::TrainingCurvesPanel(QWidget* parent) : QWidget(parent) {
         plot->plotLayout()->insertRow(0);
         plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, titles[i]));
         plot->xAxis->setLabel(tr("epoch"));
+        // Epochs are whole numbers: ticks at 1, 2, 3… (multiples of them for long runs).
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+        ticker->setTickStep(1.0);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        plot->xAxis->setTicker(ticker);
         plot->setMinimumSize(220, 170);
         plots_[std::size_t(i)] = plot;
         grid->addWidget(plot, i / 3, i % 3);
@@ -159,7 +164,7 @@ void TrainingCurvesPanel::showRun() {
         p->rescaleAxes();
         const QCPRange x = p->xAxis->range();
         p->xAxis->setRange(x.lower - 0.3, x.upper + 0.3);
-        const QCPRange y = p->yAxis->range();
+        const QCPRange y = p == plot(Accuracy) ? QCPRange(0, 1) : p->yAxis->range();  // a fraction: its whole range
         const double pad = std::max(1e-3, 0.08 * (y.upper - y.lower));
         p->yAxis->setRange(y.lower - pad, y.upper + pad);
         p->replot(QCustomPlot::rpQueuedReplot);

@@ -1,5 +1,6 @@
 #include "io/image_preprocess.h"
 
+#include "attnscope/io/pixel_values.h"
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
 
@@ -25,12 +26,12 @@ double filter(int resample, double x) {
 
 std::uint8_t clip8(double v) { return static_cast<std::uint8_t>(std::min(255.0, std::max(0.0, std::floor(v + 0.5)))); }
 
-// For each output pixel along one axis: the first input pixel it reads and the normalised
-// filter weights of the input pixels from there on.
-struct AxisWeights {
-    std::vector<int> first;
-    std::vector<std::vector<double>> weights;
-};
+const nlohmann::json* field(const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
 
 AxisWeights axisWeights(int inSize, int outSize, int resample) {
     const double scale = static_cast<double>(inSize) / outSize;
@@ -54,13 +55,6 @@ AxisWeights axisWeights(int inSize, int outSize, int resample) {
     }
     return a;
 }
-
-const nlohmann::json* field(const nlohmann::json& j, const char* key) {
-    auto it = j.find(key);
-    return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-}  // namespace
 
 void checkImage(const RgbImage& image) {
     if (image.width < 1 || image.height < 1 || image.width > 65536 || image.height > 65536)
@@ -117,67 +111,161 @@ RgbImage resizeImage(const RgbImage& in, int width, int height, int resample) {
     return out;
 }
 
-ImagePreprocess readPreprocessor(const std::filesystem::path& folder, int imageSize) {
-    ImagePreprocess p;
-    p.width = p.height = imageSize;
-    const auto file = folder / "preprocessor_config.json";
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) return p;
-    const JsonConfig c(readJsonObject(file), file);
-    const auto& j = c.json();
-    p.resize = c.boolean("do_resize", true);
-    p.rescale = c.boolean("do_rescale", true);
-    p.normalize = c.boolean("do_normalize", true);
-    if (c.boolean("do_center_crop", false)) c.fail("do_center_crop", "is true: center cropping is not supported");
-    if (const auto* size = field(j, "size")) {
-        if (size->is_number_integer() && size->get<int>() > 0) {
-            p.width = p.height = size->get<int>();
-        } else if (size->is_object() && size->contains("height") && size->contains("width") &&
-                   (*size)["height"].is_number_integer() && (*size)["width"].is_number_integer() &&
-                   (*size)["height"].get<int>() > 0 && (*size)["width"].get<int>() > 0) {
-            p.height = (*size)["height"].get<int>();
-            p.width = (*size)["width"].get<int>();
+ImagePreprocess processorDefaults(const std::string& processor) {
+    ImagePreprocess p;  // ViT's: bilinear to 224², mean and std 0.5, no crop step
+    if (processor == "ViT") return p;
+    p.resample = 3;
+    p.crop = p.cropStep = true;
+    if (processor == "DeiT" || processor == "Beit") {
+        p.width = p.height = 256;
+    } else if (processor == "Bit") {
+        p.edgeSizes = true;
+        p.shortestEdge = 224;
+        p.mean = {0.48145466, 0.4578275, 0.40821073};  // OPENAI_CLIP_MEAN, OPENAI_CLIP_STD
+        p.std = {0.26862954, 0.26130258, 0.27577711};
+    } else {
+        throw Error("no image processor defaults for '" + processor + "'");
+    }
+    return p;
+}
+
+namespace {
+
+// "DeiTImageProcessorFast" -> "DeiT"; empty for classes without known defaults.
+std::string processorKind(const JsonConfig& c) {
+    for (const char* key : {"image_processor_type", "feature_extractor_type"}) {
+        if (!c.has(key) || !c.json().at(key).is_string()) continue;
+        const std::string name = c.json().at(key).get<std::string>();
+        for (const char* kind : {"ViT", "DeiT", "Bit", "Beit"})
+            for (const char* suffix : {"ImageProcessor", "ImageProcessorFast", "FeatureExtractor"})
+                if (name == std::string(kind) + suffix) return kind;
+    }
+    return "";
+}
+
+bool positiveInteger(const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() > 0; }
+
+// "size" or "crop_size": one number (a square, or the shortest edge where `edge`), {"height", "width"},
+// or {"shortest_edge"} (where `edge`: the processor resizes by the shortest edge).
+void readSize(const JsonConfig& c, const char* key, bool edge, int& width, int& height, int* shortest) {
+    const auto* v = field(c.json(), key);
+    if (!v) return;
+    const auto limit = [](const nlohmann::json& x) { return positiveInteger(x) && x.get<long long>() <= 65536; };
+    if (limit(*v)) {
+        if (edge && shortest) {
+            *shortest = v->get<int>();
         } else {
-            c.fail("size", "must be {\"height\": H, \"width\": W} or a positive integer, found " + jsonExcerpt(*size));
+            width = height = v->get<int>();
+            if (shortest) *shortest = 0;
+        }
+    } else if (v->is_object() && v->contains("height") && v->contains("width") && limit((*v)["height"]) &&
+               limit((*v)["width"])) {
+        height = (*v)["height"].get<int>();
+        width = (*v)["width"].get<int>();
+        if (shortest) *shortest = 0;
+    } else if (edge && shortest && v->is_object() && v->contains("shortest_edge") && limit((*v)["shortest_edge"])) {
+        *shortest = (*v)["shortest_edge"].get<int>();
+    } else {
+        c.fail(key, std::string("must be {\"height\": H, \"width\": W}") +
+                            (edge && shortest ? ", {\"shortest_edge\": S}" : "") + " or a positive integer, found " +
+                            jsonExcerpt(*v));
+    }
+}
+
+void readTriple(const JsonConfig& c, const char* key, std::array<double, 3>& out, bool positive) {
+    const auto* v = field(c.json(), key);
+    if (!v) return;
+    if (v->is_number()) {
+        out.fill(v->get<double>());
+    } else if (v->is_array() && v->size() == 3 &&
+               std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_number(); })) {
+        for (int i = 0; i < 3; ++i) out[i] = (*v)[i].get<double>();
+    } else {
+        c.fail(key, "must be three numbers (one per RGB channel), found " + jsonExcerpt(*v));
+    }
+    if (positive && std::any_of(out.begin(), out.end(), [](double x) { return !(x > 0); }))
+        c.fail(key, "must be positive, found " + jsonExcerpt(*v));
+}
+
+// Hugging Face's get_resize_output_image_size without max_size: the shorter side becomes `edge`,
+// the longer int(edge · long / short).
+std::pair<int, int> shortestEdgeSize(int width, int height, int edge) {
+    const int shorter = std::min(width, height), longer = std::max(width, height);
+    const int scaled = static_cast<int>(static_cast<long long>(edge) * longer / shorter);
+    return width <= height ? std::make_pair(edge, scaled) : std::make_pair(scaled, edge);
+}
+
+// Hugging Face's center_crop: output (y, x) is input (y + top, x + left) with top = floor((H - h) / 2),
+// left likewise; pixels outside the input are 0.
+RgbImage centerCrop(const RgbImage& in, int width, int height) {
+    const auto floorHalf = [](int d) { return d >= 0 ? d / 2 : -((-d + 1) / 2); };
+    const int top = floorHalf(in.height - height), left = floorHalf(in.width - width);
+    RgbImage out{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3, 0)};
+    for (int y = 0; y < height; ++y) {
+        const int sy = y + top;
+        if (sy < 0 || sy >= in.height) continue;
+        for (int x = 0; x < width; ++x) {
+            const int sx = x + left;
+            if (sx < 0 || sx >= in.width) continue;
+            for (int ch = 0; ch < 3; ++ch)
+                out.pixels[(static_cast<std::size_t>(y) * width + x) * 3 + ch] =
+                        in.pixels[(static_cast<std::size_t>(sy) * in.width + sx) * 3 + ch];
         }
     }
-    if (const auto* r = field(j, "resample")) {
+    return out;
+}
+
+}  // namespace
+
+ImagePreprocess readPreprocessor(const std::filesystem::path& folder, const ImagePreprocess& defaults) {
+    const auto file = folder / "preprocessor_config.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) return defaults;
+    const JsonConfig c(readJsonObject(file), file);
+    const std::string kind = processorKind(c);
+    ImagePreprocess p = kind.empty() ? defaults : processorDefaults(kind);
+    p.resize = c.boolean("do_resize", p.resize);
+    p.rescale = c.boolean("do_rescale", p.rescale);
+    p.normalize = c.boolean("do_normalize", p.normalize);
+    readSize(c, "size", p.edgeSizes, p.width, p.height, &p.shortestEdge);
+    if (p.cropStep) {  // ViT's processor has no crop step and ignores these keys
+        p.crop = c.boolean("do_center_crop", p.crop);
+        readSize(c, "crop_size", false, p.cropWidth, p.cropHeight, nullptr);
+    }
+    if (const auto* r = field(c.json(), "resample")) {
         if (!r->is_number_integer() || (r->get<int>() != 0 && r->get<int>() != 2 && r->get<int>() != 3))
             c.fail("resample", "must be 0 (nearest), 2 (bilinear) or 3 (bicubic), found " + jsonExcerpt(*r));
         p.resample = r->get<int>();
     }
     if (c.has("rescale_factor")) p.rescaleFactor = c.positiveNumber("rescale_factor");
-    auto triple = [&](const char* key, std::array<double, 3>& out, bool positive) {
-        const auto* v = field(j, key);
-        if (!v) return;
-        if (v->is_number()) {
-            out.fill(v->get<double>());
-        } else if (v->is_array() && v->size() == 3 &&
-                   std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_number(); })) {
-            for (int i = 0; i < 3; ++i) out[i] = (*v)[i].get<double>();
-        } else {
-            c.fail(key, "must be three numbers (one per RGB channel), found " + jsonExcerpt(*v));
-        }
-        if (positive && std::any_of(out.begin(), out.end(), [](double x) { return !(x > 0); }))
-            c.fail(key, "must be positive, found " + jsonExcerpt(*v));
-    };
-    triple("image_mean", p.mean, false);
-    triple("image_std", p.std, true);
+    readTriple(c, "image_mean", p.mean, false);
+    readTriple(c, "image_std", p.std, true);
     return p;
+}
+
+std::pair<int, int> fixedOutputSize(const ImagePreprocess& p) {
+    if (p.crop) return {p.cropWidth, p.cropHeight};
+    if (p.resize && p.shortestEdge > 0) return {0, 0};
+    return {p.width, p.height};
 }
 
 at::Tensor preprocessImage(const RgbImage& image, const ImagePreprocess& p) {
     checkImage(image);
     RgbImage sized = image;
-    if (p.resize && (image.width != p.width || image.height != p.height))
-        sized = resizeImage(image, p.width, p.height, p.resample);
-    if (sized.width != p.width || sized.height != p.height)
+    if (p.resize) {
+        const auto [w, h] = p.shortestEdge > 0 ? shortestEdgeSize(image.width, image.height, p.shortestEdge)
+                                               : std::make_pair(p.width, p.height);
+        if (w != image.width || h != image.height) sized = resizeImage(image, w, h, p.resample);
+    }
+    if (p.crop) sized = centerCrop(sized, p.cropWidth, p.cropHeight);
+    if (!p.resize && !p.crop && (sized.width != p.width || sized.height != p.height))
         throw Error("image: " + std::to_string(sized.width) + "×" + std::to_string(sized.height) +
                     " pixels but the model takes " + std::to_string(p.width) + "×" + std::to_string(p.height) +
                     " and its preprocessor does not resize");
-    at::Tensor out = at::empty({3, p.height, p.width}, at::kFloat);
+    const int W = sized.width, H = sized.height;
+    at::Tensor out = at::empty({3, H, W}, at::kFloat);
     float* o = out.data_ptr<float>();
-    const std::size_t plane = static_cast<std::size_t>(p.width) * p.height;
+    const std::size_t plane = static_cast<std::size_t>(W) * H;
     for (std::size_t i = 0; i < plane; ++i)
         for (int c = 0; c < 3; ++c) {
             double v = sized.pixels[i * 3 + c];
@@ -185,6 +273,16 @@ at::Tensor preprocessImage(const RgbImage& image, const ImagePreprocess& p) {
             if (p.normalize) v = (v - p.mean[c]) / p.std[c];
             o[c * plane + i] = static_cast<float>(v);
         }
+    return out;
+}
+
+PixelValues preprocessedPixels(const std::filesystem::path& folder, const std::string& processor,
+                               const RgbImage& image) {
+    const at::Tensor t = preprocessImage(image, readPreprocessor(folder, processorDefaults(processor))).contiguous();
+    PixelValues out;
+    out.height = static_cast<int>(t.size(1));
+    out.width = static_cast<int>(t.size(2));
+    out.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
     return out;
 }
 

@@ -38,8 +38,17 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
             L.cross = loadAttention(w, p + names.cross, names.attention, E, inner, s.qkvBias, s.oBias);
             L.crossNorm = norm(p + names.crossNorm);
         }
-        L.inner = w.linear(p + names.inner, s.ffn, E, s.ffBias);
-        if (!names.gate.empty()) L.gate = w.linear(p + names.gate, s.ffn, E, s.ffBias);
+        if (names.fusedGate) {
+            const Linear both = w.linear(p + names.inner, 2 * s.ffn, E, s.ffBias);
+            auto half = [&](const at::Tensor& t, std::int64_t from) {
+                return t.defined() ? t.narrow(0, from, s.ffn) : at::Tensor();
+            };
+            L.inner = {half(both.weight, 0), half(both.bias, 0)};
+            L.gate = {half(both.weight, s.ffn), half(both.bias, s.ffn)};
+        } else {
+            L.inner = w.linear(p + names.inner, s.ffn, E, s.ffBias);
+            if (!names.gate.empty()) L.gate = w.linear(p + names.gate, s.ffn, E, s.ffBias);
+        }
         L.out = w.linear(p + names.out, E, s.ffn, s.ffBias);
         L.ffNorm = norm(p + names.ffNorm);
         layers.push_back(std::move(L));
@@ -88,6 +97,7 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     for (int l = 0; l < count; ++l) {
         const StackLayer& L = layers[l];
         const at::Tensor residual = x;
+        selfScore.bias = !L.selfBias.defined() ? pass.bias : pass.bias.defined() ? pass.bias + L.selfBias : L.selfBias;
         LayerRun selfRun = layerRun(options, pass.block, l);
         selfRun.alphas = pass.alphas;
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
@@ -116,6 +126,27 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
     return x;
 }
 
+at::Tensor ClassifierHead::logits(const at::Tensor& states) const {
+    switch (pool) {
+        case Pool::First: break;
+        case Pool::FirstTwo: return ((*this)(states.narrow(0, 0, 1)) + second(states.narrow(0, 1, 1))) / 2;
+        case Pool::MeanNorm:
+            return (*this)(
+                    layerNorm(states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true), poolNorm, poolEps));
+        case Pool::FirstAndMean:
+            return (*this)(at::cat(
+                    {states.narrow(0, 0, 1), states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true)}, 1));
+    }
+    return (*this)(states.narrow(0, 0, 1));
+}
+
+ClassifierHead ClassifierHead::aliased() const {
+    ClassifierHead h = *this;
+    for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
+    h.poolNorm = autogradAlias(poolNorm);
+    return h;
+}
+
 void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
                             bool relu) {
     const auto shape = w.shape(out + ".weight");
@@ -138,7 +169,7 @@ void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pas
     pass.progress = true;
     const at::Tensor out = stackNorm(s, runStack(s, layers_, x, pass, options, capture), final_);
     if (head_.out.weight.defined()) {
-        const at::Tensor logits = head_(out.narrow(0, 0, 1)).to(at::kFloat);
+        const at::Tensor logits = head_.logits(out).to(at::kFloat);
         const at::Tensor probs = at::softmax(logits, -1).reshape({-1}).to(at::kCPU).contiguous();
         impl.classLabels = classNames_;
         impl.classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
@@ -161,12 +192,12 @@ GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const R
         for (Linear* p : {&L.self.q, &L.self.k, &L.self.v, &L.self.o, &L.inner, &L.gate, &L.out})
             *p = autogradAlias(*p);
         for (Norm* n : {&L.selfNorm, &L.ffNorm}) *n = autogradAlias(*n);
+        L.selfBias = autogradAlias(L.selfBias);
         layers.push_back(std::move(L));
     }
     BlockCapture capture;
     x = runStack(spec_, layers, x, pass, options, capture);
-    const ClassifierHead head{autogradAlias(head_.dense), autogradAlias(head_.out), head_.relu};
-    out.outputs = head(stackNorm(spec_, x.narrow(0, 0, 1), autogradAlias(final_))).reshape({-1}).to(at::kFloat);
+    out.outputs = head_.aliased().logits(stackNorm(spec_, x, autogradAlias(final_))).reshape({-1}).to(at::kFloat);
     return out;
 }
 

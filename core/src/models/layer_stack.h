@@ -35,6 +35,8 @@ struct StackNames {
     std::string selfNorm;
     std::string cross, crossNorm;          // empty: no cross-attention (encoders)
     std::string inner, gate, out, ffNorm;  // gate empty: ungated, else act(inner x) · gate x
+    // inner holds the activated rows then the gate's, stacked [2·FFN, E] (DINOv2's SwiGLU weights_in)
+    bool fusedGate = false;
 };
 
 // One layer; selfNorm, crossNorm, ffNorm are the norms of the three sublayers (bias undefined when rms).
@@ -42,6 +44,7 @@ struct StackLayer {
     AttentionWeights self, cross;
     Norm selfNorm, crossNorm, ffNorm;
     Linear inner, gate, out;
+    at::Tensor selfBias;  // this layer's own additive self-attention bias [H, n, n] (BEiT), added to the pass's
 };
 
 // Layers prefix + l + "." for l < count, calling step() after each.
@@ -71,18 +74,34 @@ at::Tensor runStack(const StackSpec& spec, const std::vector<StackLayer>& layers
 // The spec's norm (LayerNorm or RMS) of x; x itself when the norm has no weight (none there).
 at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& norm);
 
-// A sequence or image classification head on the first position's final state, as Hugging Face's
-// *ForSequenceClassification / ViTForImageClassification: out(act(dense(x))), or out(x) without dense.
+// A sequence or image classification head, as Hugging Face's *ForSequenceClassification and
+// *ForImageClassification: out(act(dense(x))), or out(x) without dense, on what `pool` reads of
+// the final states.
 struct ClassifierHead {
+    enum class Pool {
+        First,         // the first position (BERT's [CLS], ViT)
+        FirstTwo,      // DeiT with its teacher's head: (out(x₀) + second(x₁)) / 2
+        FirstAndMean,  // DINOv2: out([x₀, mean of x_meanFrom..]) (out reads 2E)
+        MeanNorm,      // BEiT: out(poolNorm(mean of x_meanFrom..))
+    };
     Linear dense, out;
     bool relu = false;  // the activation after dense: ReLU (DistilBERT) or tanh (BERT's pooler, RoBERTa)
+    Pool pool = Pool::First;
+    Linear second;              // FirstTwo's distillation head
+    std::int64_t meanFrom = 1;  // FirstAndMean, MeanNorm: the first patch (after [CLS] and any registers)
+    Norm poolNorm;              // MeanNorm's LayerNorm, with poolEps
+    double poolEps = 1e-12;
     at::Tensor operator()(const at::Tensor& x) const {
         return dense.weight.defined() ? out(relu ? at::relu(dense(x)) : at::tanh(dense(x))) : out(x);
     }
+    // The class logits [1, labels] of the final states [n, E].
+    at::Tensor logits(const at::Tensor& states) const;
+    // The same head over autogradAlias()es of its weights (gradient sources).
+    ClassifierHead aliased() const;
 };
 
-// An encoder (BERT family, ViT): its layers, final norm (weight undefined: none) and optional
-// classifier head, the forward's outputs and the gradient sources' forward. The family embeds.
+// An encoder (BERT family, the image encoders of vision_encoder.h): its layers, final norm (weight undefined: none) and
+// optional classifier head, the forward's outputs and the gradient sources' forward. The family embeds.
 class EncoderStack : public GradientRunner {
 public:
     bool hasOutputToExplain() const override { return head_.out.weight.defined(); }

@@ -17,6 +17,15 @@ namespace attnscope {
 
 Model::~Model() = default;
 
+std::vector<std::string> imageTokenLabels(const ModelInfo& info) {
+    if (!info.imageInput || info.patchSize <= 0) return {};
+    std::vector<std::string> labels = info.imageSpecialTokens;
+    const int grid = info.imageSize / info.patchSize;
+    for (int r = 0; r < grid; ++r)
+        for (int c = 0; c < grid; ++c) labels.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
+    return labels;
+}
+
 namespace {
 
 std::vector<std::filesystem::path> builtinSearchPath() {
@@ -229,6 +238,10 @@ const FamilyEntry kFamilies[] = {
         {"RefinedWebModel", loadDecoderFamily<falconSpec>},  // Falcon's legacy model types
         {"RefinedWeb", loadDecoderFamily<falconSpec>},
         {"vit", loadVit},
+        {"deit", loadDeit},
+        {"dinov2", loadDinov2},
+        {"dinov2_with_registers", loadDinov2WithRegisters},
+        {"beit", loadBeit},
         {"t5", loadT5},
         {"bart", loadBart},
         {"mbart", loadMbart},

@@ -42,14 +42,17 @@ struct ModelInfo {
     std::string weights;
     std::string task;       // built-in models: "reverse" or "sentiment", else empty
     std::string attention;  // built-in models: "dot", "additive" or "linear", else empty
-    // Image models (ViT): forwardImage() takes an RGB image, resized to imageSize × imageSize
-    // pixels and cut into patches of patchSize; forward(ids) is an error for them.
+    // Image models (ViT, DeiT, DINOv2): forwardImage() takes an RGB image, preprocessed to
+    // imageSize × imageSize pixels and cut into patches of patchSize; forward(ids) is an error for them.
     bool imageInput = false;
     // Encoder-decoder models (the built-in reverse models, T5, BART, mBART, Marian): blocks
     // "encoder", "decoder" and "cross"; TextInput::targetIds forces the decoder's input.
     bool encoderDecoder = false;
     int imageSize = 0;
     int patchSize = 0;
+    // Image models: the labels of the tokens before the patches, in order ("[CLS]"; DeiT's
+    // "[DIST]"; DINOv2's registers "[REG 1]" …). imageTokenLabels() gives the whole sequence.
+    std::vector<std::string> imageSpecialTokens;
     // What the family does that matters for reading its maps, one short phrase each, e.g.
     // "sliding window 4096 on layers 0, 2, …", "soft-cap 50", "ALiBi", "rotary on 25% of dims",
     // "8 kv groups" (`info` and the GUI's model line show them).
@@ -69,6 +72,11 @@ struct LoadOptions {
     // Falcon, Gemma, Qwen3, OLMo-2, Phi-3); others are converted.
     WeightPlan weights = WeightPlan::Auto;
 };
+
+// An image model's token labels: imageSpecialTokens, then the patches row by row, "rRcC" (row R,
+// column C of the (imageSize / patchSize)² grid; analysis/overlay.h reads them back). Empty for
+// other models.
+std::vector<std::string> imageTokenLabels(const ModelInfo& info);
 
 // The built-in models shipped under resources/builtin: name (e.g. "reverse-dot") and folder.
 struct BuiltinModel {

@@ -1,0 +1,77 @@
+// DINOv2 (model_type "dinov2") and DINOv2 with registers ("dinov2_with_registers"): pre-LN
+// layers with a layer scale (λ ⊙ output, λ1 after attention and λ2 after the MLP, folded into
+// the output projections) and an MLP of hidden_size · mlp_ratio (or, with use_swiglu_ffn, the
+// SwiGLU of the giant checkpoints: silu(x₁) · x₂ from weights_in's two halves, of width
+// (int(⅔ · int(hidden_size · mlp_ratio)) + 7) // 8 · 8); the learned positions are
+// interpolated bicubically to the input's patch grid (checkpoints are trained at 518² and run
+// at the processor's 224² crop), antialiased in the registers variant as Hugging Face does it.
+// The registers ("[REG 1]" …) follow [CLS] without positions. Dinov2ForImageClassification's
+// classifier reads [CLS] concatenated with the mean of the patch tokens (registers excluded).
+// BitImageProcessor: bicubic shortest edge, center crop. Weights with or without the prefix.
+#include "vision_encoder.h"
+
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+const StackNames kDinov2Names{"attention.", {"attention.query", "attention.key", "attention.value", "output.dense"},
+                              "norm1",      "",
+                              "",           "mlp.fc1",
+                              "",           "mlp.fc2",
+                              "norm2"};
+
+VisionSpec dinov2Spec(const JsonConfig& c, bool registers) {
+    VisionSpec s;
+    s.family = registers ? "dinov2_with_registers" : "dinov2";
+    s.prefixes = {registers ? "dinov2_with_registers." : "dinov2."};
+    VisionSizes defaults;  // Dinov2Config / Dinov2WithRegistersConfig
+    defaults.eps = 1e-6;
+    defaults.patch = registers ? 16 : 14;
+    s.sizes = readVisionSizes(c, defaults, false);
+    const double ratio = c.positiveNumber("mlp_ratio", 4.0);
+    const double inner = std::floor(s.sizes.hidden * ratio);  // int(hidden_size * mlp_ratio)
+    if (inner < 1 || inner > (1 << 30)) c.fail("mlp_ratio", "gives an MLP width of " + std::to_string(inner));
+    s.sizes.inner = static_cast<int>(inner);
+    s.names = kDinov2Names;
+    if (c.boolean("use_swiglu_ffn", false)) {  // Dinov2SwiGLUFFN; hidden_act does not apply
+        s.sizes.inner = (static_cast<int>(s.sizes.inner * 2.0 / 3.0) + 7) / 8 * 8;
+        s.sizes.activation = "silu";
+        s.names.inner = "mlp.weights_in";
+        s.names.out = "mlp.weights_out";
+        s.names.fusedGate = true;
+        s.notes.push_back("SwiGLU MLP");
+    }
+    if (registers && c.has("num_register_tokens")) {
+        const auto& v = c.json().at("num_register_tokens");
+        if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1024)
+            c.fail("num_register_tokens", "must be an integer between 0 and 1024, found " + v.dump());
+        s.registers = v.get<int>();
+    } else if (registers) {
+        s.registers = 4;
+    }
+    s.leading = {{"[CLS]", "embeddings.cls_token"}};
+    s.positions = registers ? PositionFit::BicubicAntialias : PositionFit::Bicubic;
+    s.scale1 = "layer_scale1.lambda1";
+    s.scale2 = "layer_scale2.lambda1";
+    s.pool = ClassifierHead::Pool::FirstAndMean;
+    s.processor = processorDefaults("Bit");
+    s.notes.push_back("layer scale");
+    if (s.registers > 0) s.notes.push_back(std::to_string(s.registers) + " registers");
+    return s;
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> loadDinov2(const std::filesystem::path& folder, const JsonConfig& config,
+                                        c10::Device device, const LoadOptions& options) {
+    return loadVisionEncoder(folder, config, device, options, dinov2Spec(config, false));
+}
+
+std::shared_ptr<const Model> loadDinov2WithRegisters(const std::filesystem::path& folder, const JsonConfig& config,
+                                                     c10::Device device, const LoadOptions& options) {
+    return loadVisionEncoder(folder, config, device, options, dinov2Spec(config, true));
+}
+
+}  // namespace attnscope

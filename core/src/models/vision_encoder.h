@@ -1,0 +1,77 @@
+// The image encoders (vit.cpp, deit.cpp, dinov2.cpp) as descriptions run by one model on the
+// shared encoder stack (layer_stack.h): a VisionSpec says which tokens come before the patches,
+// how the learned positions meet another patch grid, the layer scale, the classifier's pooling
+// and the family's image processor; VisionEncoder embeds the image and runs the stack.
+#pragma once
+
+#include "families.h"
+#include "io/image_preprocess.h"
+#include "layer_stack.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnscope {
+
+// How the learned patch positions (a g×g grid) meet an input whose grid differs.
+enum class PositionFit {
+    Exact,             // no interpolation: the input must be config.json's image_size (ViT, DeiT)
+    Bicubic,           // torch's bicubic, align_corners=False (DINOv2)
+    BicubicAntialias,  // the same with antialias=True (DINOv2 with registers)
+};
+
+// What config.json gives every image encoder: sizes, norm eps, activation, q/k/v biases. The
+// defaults are the family's configuration class's.
+struct VisionSizes {
+    int hidden = 768, layers = 12, heads = 12, inner = 3072, imageSize = 224, patch = 16;
+    double eps = 1e-12;
+    std::string activation = "gelu";
+    bool qkvBias = true;
+};
+// Reads hidden_size, num_hidden_layers, num_attention_heads, intermediate_size (unless
+// `readInner` is false), image_size, patch_size, layer_norm_eps, hidden_act, qkv_bias and
+// num_channels (3) over the defaults; fails naming the key.
+VisionSizes readVisionSizes(const JsonConfig& config, VisionSizes defaults, bool readInner = true);
+
+struct VisionSpec {
+    std::string family;                 // ModelInfo::family, messages
+    std::vector<std::string> prefixes;  // model-level weight prefixes, the first found is used ("vit.")
+    VisionSizes sizes;
+    // The tokens before the patches, each with its learned position: label and [1, 1, E] tensor.
+    std::vector<std::pair<std::string, std::string>> leading;
+    int registers = 0;  // DINOv2's register tokens ([1, R, E]), after the first token, without positions
+    PositionFit positions = PositionFit::Exact;
+    bool absolutePositions = true;  // learned embeddings.position_embeddings (BEiT: optional)
+    bool keyBias = true;            // the key projection has a bias (BEiT's has none; q and v have)
+    StackNames names;               // under encoder.layer.N.
+    std::string scale1, scale2;     // layer-scale vectors [E] after attention and the MLP; empty: none
+    // BEiT's relative position bias: a table [(2g-1)² + 3, H] made into [H, n, n] by relativeBias,
+    // per layer (layerBiasTable under encoder.layer.N.) and/or shared (sharedBiasTable).
+    at::Tensor (*relativeBias)(const at::Tensor& table, int grid) = nullptr;
+    std::string layerBiasTable, sharedBiasTable;
+    std::string finalNorm = "layernorm";  // empty: none (BEiT with mean pooling)
+    ClassifierHead::Pool pool = ClassifierHead::Pool::First;
+    std::string poolNorm;                   // MeanNorm's LayerNorm (BEiT's pooler.layernorm)
+    std::string classifier = "classifier";  // the head's name (DeiT with teacher: cls_classifier)
+    std::string second;                     // FirstTwo: the distillation head's name
+    // FirstTwo: when the checkpoint has no `classifier`, this head on the first position instead
+    // (DeiTForImageClassification's "classifier").
+    std::string single;
+    ImagePreprocess processor;  // the family's image processor defaults
+    std::vector<std::string> notes;
+};
+
+// ViT's layer tensor names (vit.cpp), which DeiT keeps.
+extern const StackNames kVitLayerNames;
+
+std::shared_ptr<const Model> loadVisionEncoder(const std::filesystem::path& folder, const JsonConfig& config,
+                                               c10::Device device, const LoadOptions& options, VisionSpec spec);
+
+// The positions grid [g, g, E] resized to [rows, cols, E] as torch.nn.functional.interpolate
+// does it in mode "bicubic" with align_corners=False: without antialias Keys' cubic with
+// A = -0.75 and border clamping, with antialias PIL's (a = -0.5, widened when shrinking). In
+// double precision, returned in grid's dtype.
+at::Tensor interpolatePositions(const at::Tensor& grid, int rows, int cols, bool antialias);
+
+}  // namespace attnscope
