@@ -14,6 +14,7 @@
 #include "window_fixture.h"
 
 #include "family_fixtures.h"
+#include "fixtures_vision.h"
 #include "png_write.h"
 
 #include "attnscope/analysis/overlay.h"
@@ -22,9 +23,11 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QSvgRenderer>
 
+#include <fstream>
 #include <random>
 
 using namespace uitest;
@@ -232,6 +235,37 @@ TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, 
     // An unwritable place is an error in the dialog that names the file.
     CHECK_FALSE(image->exportFigure(qpath(out / "missing" / "overlay.pdf")));
     CHECK(takeErrorDialog().contains(QStringLiteral("overlay.pdf")));
+}
+
+TEST_CASE_METHOD(WindowFixture, "The Image tab names a row that is not a patch by its token: registers, [DIST]",
+                 "[ui][image][vision]") {
+    VisionModelSpec spec;
+    spec.type = "dinov2_with_registers";
+    const auto dir = freshDir("ui-image-registers");
+    writeCheckpoint(dir, makeVisionModel(spec, 23));
+    std::ofstream(dir / "preprocessor_config.json") << R"({"size": 16, "crop_size": 16})";
+    std::vector<std::uint8_t> pixels(16 * 16 * 3);
+    std::mt19937 rng(6);
+    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
+    writePng(dir / "picture.png", 16, 16, pixels);
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(dir));
+    REQUIRE(loaded.wait(20000));
+    QSignalSpy traced(session, &Session::traceReady);
+    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
+    REQUIRE(traced.wait(20000));
+    ImageController* image = window.imageView();
+    ImageOverlayPanel* panel = image->panel();
+    window.tabs()->setCurrentWidget(panel);
+    REQUIRE(QTest::qWaitFor([&] { return image->shown().trace == session->trace() && panel->view()->hasPicture(); },
+                            20000));
+    auto* row = panel->findChild<QLabel*>(QStringLiteral("overlayRowLabel"));
+    REQUIRE(row);
+    CHECK(row->text() == QStringLiteral("Row: [CLS]"));
+    panel->setQuery(2);  // the second register (tokens: [CLS], [REG 1], [REG 2], r0c0, ...)
+    CHECK(row->text() == QStringLiteral("Row: [REG 2]"));
+    panel->setQuery(3);
+    CHECK(row->text() == QStringLiteral("Row: patch r0c0"));
 }
 
 TEST_CASE_METHOD(WindowFixture, "The Image tab says why a text model has no attention over the image", "[ui][image]") {

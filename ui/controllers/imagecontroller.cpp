@@ -224,6 +224,7 @@ void ImageController::onOverlay(const OverlayResult& r) {
             tr("largest patch weight %1 · weight on the other tokens ([CLS]) %2 · click a patch to show its row")
                     .arg(r.overlay.maxPatch, 0, 'g', 3)
                     .arg(r.overlay.otherWeight, 0, 'g', 3);
+    panel_->setTokenLabels(r.trace ? r.trace->tokens() : std::vector<std::string>{});
     panel_->showOverlay(r.overlay, image_, caption);
 }
 

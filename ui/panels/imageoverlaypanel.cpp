@@ -64,6 +64,7 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     cls_->setToolTip(tr("Show the [CLS] token's row again."));
     rowLabel_ = new QLabel;
     rowLabel_->setObjectName(QStringLiteral("overlayRowLabel"));
+    rowLabel_->setObjectName(QStringLiteral("overlayRowLabel"));
     export_ = new QPushButton(tr("Export figure…"));
     export_->setObjectName(QStringLiteral("overlayExportButton"));
 
@@ -126,11 +127,18 @@ void ImageOverlayPanel::setQuery(int token) {
     if (const auto it = std::find(pos.begin(), pos.end(), token); it != pos.end() && overlay_.grid.cols > 0) {
         const int patch = int(it - pos.begin());
         name = tr("patch r%1c%2").arg(patch / overlay_.grid.cols).arg(patch % overlay_.grid.cols);
+    } else if (token >= 0 && token < int(labels_.size())) {
+        name = QString::fromStdString(labels_[std::size_t(token)]);
     } else if (token == 0) {
         name = QStringLiteral("[CLS]");
     }
     rowLabel_->setText(tr("Row: %1").arg(name));
     cls_->setEnabled(token != 0);
+}
+
+void ImageOverlayPanel::setTokenLabels(const std::vector<std::string>& labels) {
+    labels_ = labels;
+    setQuery(query_);
 }
 
 void ImageOverlayPanel::updateEnabled() {

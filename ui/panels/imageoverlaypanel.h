@@ -11,6 +11,9 @@
 
 #include <QWidget>
 
+#include <string>
+#include <vector>
+
 class ImageOverlayView;
 class QCheckBox;
 class QComboBox;
@@ -41,6 +44,9 @@ public:
     // The token whose row is shown (0 = [CLS] until a patch is clicked).
     int query() const { return query_; }
     void setQuery(int token);
+    // The trace's token labels: a row that is not a patch is named by its label ([CLS], DeiT's
+    // [DIST], a DINOv2 register).
+    void setTokenLabels(const std::vector<std::string>& labels);
 
     // Shows core's overlay over image with the panel's look; caption above it.
     void showOverlay(const attnscope::PatchOverlay& overlay, const QImage& image, const QString& caption);
@@ -71,4 +77,5 @@ private:
     attnscope::PatchOverlay overlay_;
     QImage image_;
     int query_ = 0;
+    std::vector<std::string> labels_;
 };
