@@ -2,9 +2,9 @@
 """Random checkpoint folders with real Hugging Face tensor names, for timing and GPU checks.
 
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
-                                   [--positions P]
+                                   [--positions P] [--bare]
 
-FAMILY: gpt2, llama, bert, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
+FAMILY: gpt2, llama, bert, modernbert, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
 DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
 518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -39,6 +39,10 @@ SIZES = {
                "500mb": dict(layers=10, hidden=1024, inner=4096, heads=16, image=518, patch=14, labels=1000,
                              registers=0)},
 }
+# ModernBERT-base's shape: 22 layers, GeGLU 1152, local windows of 128 with a global layer every 3.
+SIZES["modernbert"] = {"small": dict(layers=3, hidden=64, inner=96, heads=4, vocab=1000, positions=512),
+                       "base": dict(layers=22, hidden=768, inner=1152, heads=12, vocab=50368, positions=8192),
+                       "500mb": dict(layers=22, hidden=768, inner=1152, heads=12, vocab=50368, positions=8192)}
 SIZES["dinov2_with_registers"] = {k: dict(v, registers=4) for k, v in SIZES["dinov2"].items()}
 SIZES["beit"] = SIZES["deit"]  # BEiT: relative position bias per layer, layer scale, mean pooling
 PREPROCESSORS = {
@@ -117,6 +121,27 @@ def bert(s, rnd):
               "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
               "max_position_embeddings": s["positions"], "type_vocab_size": 2, "hidden_act": "gelu",
               "layer_norm_eps": 1e-12}
+    return t, config
+
+
+def modernbert(s, rnd):
+    E, I, t = s["hidden"], s["inner"], {}
+    t["model.embeddings.tok_embeddings.weight"] = rnd(s["vocab"], E)
+    t["model.embeddings.norm.weight"] = rnd(E, mean=1)
+    for l in range(s["layers"]):
+        p = f"model.layers.{l}."
+        if l > 0:
+            t[p + "attn_norm.weight"] = rnd(E, mean=1)
+        t[p + "attn.Wqkv.weight"], t[p + "attn.Wo.weight"] = rnd(3 * E, E), rnd(E, E)
+        t[p + "mlp_norm.weight"] = rnd(E, mean=1)
+        t[p + "mlp.Wi.weight"], t[p + "mlp.Wo.weight"] = rnd(2 * I, E), rnd(E, I)
+    t["model.final_norm.weight"] = rnd(E, mean=1)
+    if not s.get("bare"):  # ModernBertForMaskedLM's head, its decoder tied to the embeddings
+        t["head.dense.weight"], t["head.norm.weight"], t["decoder.bias"] = rnd(E, E), rnd(E, mean=1), rnd(s["vocab"])
+    config = {"model_type": "modernbert", "vocab_size": s["vocab"], "hidden_size": E, "intermediate_size": I,
+              "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
+              "max_position_embeddings": s["positions"], "global_attn_every_n_layers": 3, "local_attention": 128,
+              "global_rope_theta": 160000.0, "local_rope_theta": 10000.0}
     return t, config
 
 
@@ -269,6 +294,7 @@ def main():
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--positions", type=int, default=0, help="override the size's position count (long inputs)")
+    ap.add_argument("--bare", action="store_true", help="modernbert: the encoder alone, without the MLM head")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     def rnd(*shape, mean=0.0):
@@ -276,8 +302,9 @@ def main():
     size = dict(SIZES[a.family][a.size])
     if a.positions > 0 and "positions" in size:
         size["positions"] = a.positions
-    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit, "deit": deit, "dinov2": dinov2,
-                       "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
+    size["bare"] = a.bare
+    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "modernbert": modernbert, "vit": vit, "deit": deit,
+                       "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

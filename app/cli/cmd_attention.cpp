@@ -335,6 +335,18 @@ int runAttention(const std::vector<std::string>& argv) {
         tokens["labels"] = trace->classLabels();
         tokens["probabilities"] = p;
     }
+    if (const TokenPredictions& p = trace->tokenPredictions(); p.k > 0) {  // a masked-LM head's guesses
+        const std::vector<std::string> labels = model->tokenLabels(p.ids);
+        nlohmann::json rows = nlohmann::json::array();
+        for (std::size_t i = 0; i < p.ids.size(); i += static_cast<std::size_t>(p.k)) {
+            const auto from = static_cast<std::ptrdiff_t>(i), to = from + p.k;
+            rows.push_back({{"ids", std::vector<std::int64_t>(p.ids.begin() + from, p.ids.begin() + to)},
+                            {"tokens", std::vector<std::string>(labels.begin() + from, labels.begin() + to)},
+                            {"probabilities",
+                             std::vector<float>(p.probabilities.begin() + from, p.probabilities.begin() + to)}});
+        }
+        tokens["predictions"] = rows;
+    }
     // "source" already labels an encoder-decoder's columns; weights (the default) add nothing.
     if (s.source != MapSource::Weights) tokens["map_source"] = sourceName(s.source);
     if (generation) tokens["generation"] = generationJson(*generation, trace->tokens(), *gen);

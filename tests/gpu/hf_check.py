@@ -63,6 +63,13 @@ def text_models():
         "mistral": (tf.MistralForCausalLM, tf.MistralConfig(**common, num_key_value_heads=2, sliding_window=4), {}),
         "qwen2": (tf.Qwen2ForCausalLM, tf.Qwen2Config(**common, num_key_value_heads=2, tie_word_embeddings=True), {}),
     }
+    if hasattr(tf, "ModernBertForMaskedLM"):  # transformers >= 4.48
+        # Layers 1 local (|i - j| <= 2 of 10 tokens), 0 and 2 global, each with its own rotary base.
+        models["modernbert"] = (tf.ModernBertForMaskedLM,
+                                tf.ModernBertConfig(**dict(common, num_hidden_layers=3), global_attn_every_n_layers=2,
+                                                    local_attention=4, global_rope_theta=1000.0, local_rope_theta=40.0,
+                                                    pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1,
+                                                    sep_token_id=2), {"pad": 2})
     for name, (model_type, kwargs, *opts) in decoder_configs(common).items():
         models[name] = (tf.AutoModelForCausalLM, tf.AutoConfig.for_model(model_type, **kwargs),
                         dict(opts[0] if opts else {}, auto=True))

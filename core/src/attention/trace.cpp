@@ -67,6 +67,7 @@ const std::vector<std::string>& Trace::outputTokens() const { return impl_->outp
 const std::vector<float>& Trace::targetLogProbs() const { return impl_->targetLogProbs; }
 const std::vector<float>& Trace::finalHidden() const { return impl_->finalHidden; }
 int Trace::finalHiddenWidth() const { return impl_->finalHiddenWidth; }
+const TokenPredictions& Trace::tokenPredictions() const { return impl_->tokenPredictions; }
 const RouterTrace& traceRouter(const Trace& trace) { return trace.impl().router; }
 
 const char* kindName(AttentionKind kind) {

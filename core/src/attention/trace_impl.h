@@ -138,6 +138,7 @@ struct Trace::Impl {
     std::vector<float> targetLogProbs;  // Trace::targetLogProbs
     std::vector<float> finalHidden;     // [tokens, finalHiddenWidth] float32, CPU (Trace::finalHidden)
     int finalHiddenWidth = 0;
+    TokenPredictions tokenPredictions;  // Trace::tokenPredictions
     // The input beyond ids, when it was given (Model::rerun runs it again).
     std::shared_ptr<const TextInput> textInput;
     std::shared_ptr<const RgbImage> imageInput;

@@ -128,7 +128,7 @@ public:
                  cfg_.roberta ? "classifier.dense"
                  : distil     ? "pre_classifier"
                               : "pooler.dense",
-                 cfg_.roberta ? "classifier.out_proj" : "classifier", distil);
+                 cfg_.roberta ? "classifier.out_proj" : "classifier", distil ? "relu" : "tanh");
         step();
 
         info_ = familyInfo(cfg_.type, folder, w, device, cfg_.layers, cfg_.heads, cfg_.heads, cfg_.hidden / cfg_.heads,
@@ -174,10 +174,7 @@ private:
     // The padding mask over keys for a pass over `in`.
     StackPass stackPass(const TextInput& in) const {
         StackPass pass;
-        if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
-            std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
-            pass.mask.keyAllowed = idTensor(allowed, device_).ne(0);
-        }
+        pass.mask = paddingMask(in, device_);
         return pass;
     }
 
@@ -214,16 +211,7 @@ private:
                     throw Error("token type " + std::to_string(in.typeIds[i]) + " at position " + std::to_string(i) +
                                 " is outside [0, " + std::to_string(cfg_.typeVocab) + ")");
         }
-        if (!in.attend.empty()) {
-            if (in.attend.size() != n)
-                throw Error("padding mask: " + std::to_string(in.attend.size()) + " values given for " +
-                            std::to_string(n) + " tokens");
-            for (std::size_t i = 0; i < n; ++i)
-                if (in.attend[i] > 1)
-                    throw Error("padding mask value at position " + std::to_string(i) + " must be 0 or 1");
-            if (std::find(in.attend.begin(), in.attend.end(), 1) == in.attend.end())
-                throw Error("padding mask: every token is padding; at least one must be a real token");
-        }
+        checkPaddingMask(in);
     }
 
     at::Tensor word_, position_, type_;

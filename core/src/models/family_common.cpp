@@ -141,6 +141,27 @@ void requirePlainTokens(const TextInput& input, const std::string& family) {
         throw Error(family + " models take no padding mask; give only the real tokens");
 }
 
+void checkPaddingMask(const TextInput& in) {
+    if (in.attend.empty()) return;
+    const auto n = in.ids.size();
+    if (in.attend.size() != n)
+        throw Error("padding mask: " + std::to_string(in.attend.size()) + " values given for " + std::to_string(n) +
+                    " tokens");
+    for (std::size_t i = 0; i < n; ++i)
+        if (in.attend[i] > 1) throw Error("padding mask value at position " + std::to_string(i) + " must be 0 or 1");
+    if (std::find(in.attend.begin(), in.attend.end(), 1) == in.attend.end())
+        throw Error("padding mask: every token is padding; at least one must be a real token");
+}
+
+MaskSpec paddingMask(const TextInput& in, c10::Device device) {
+    MaskSpec mask;
+    if (std::find(in.attend.begin(), in.attend.end(), 0) != in.attend.end()) {
+        const std::vector<std::int64_t> allowed(in.attend.begin(), in.attend.end());
+        mask.keyAllowed = idTensor(allowed, device).ne(0);
+    }
+    return mask;
+}
+
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device) {
     return at::tensor(at::ArrayRef<std::int64_t>(ids), at::kLong).to(device);
 }
@@ -180,11 +201,17 @@ AttentionWeights loadAttention(WeightStore& w, const std::string& prefix, std::a
 
 at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
                           std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
-                          BlockCapture& capture) {
-    const at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d),
-                     v = splitHeads(w.v(kv), heads, d);
-    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, score, run));
-    capture.layers.push_back(dotCapture(q, k, score, mask));
+                          BlockCapture& capture, const BlockExtras& extras) {
+    at::Tensor q = splitHeads(w.q(x), heads, d), k = splitHeads(w.k(kv), heads, d);
+    const at::Tensor v = splitHeads(w.v(kv), heads, d);
+    if (extras.rope) q = applyRope(q, *extras.rope), k = applyRope(k, *extras.rope);
+    ScoreSpec used = score;
+    if (extras.bias) {
+        const at::Tensor b = extras.bias(q, k);
+        used.bias = score.bias.defined() ? score.bias + b : b;
+    }
+    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, used, run));
+    capture.layers.push_back(dotCapture(q, k, used, mask));
     // The value sources: what the heads read here is kv (x̃ = x for post-norm stacks such as BERT).
     if (run.captureValues) recordValues(capture.layers.back(), v, w.o.weight, true, false, run.maskedHeads);
     return w.o(context);

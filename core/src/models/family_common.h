@@ -7,12 +7,14 @@
 #include "attnscope/tokenizer/tokenizer.h"
 #include "attention/trace_impl.h"
 #include "io/weights.h"
+#include "rope.h"
 #include "tokenizer/vocab_labels.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/Device.h>
 
 #include <array>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -130,6 +132,12 @@ std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::s
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);
 
+// Throws unless `input`'s padding mask (TextInput::attend) is empty, or one 0/1 per id with at
+// least one 1 (the encoders that take one: BERT family, ModernBERT).
+void checkPaddingMask(const TextInput& input);
+// The padding mask over keys of `input` (keyAllowed; nothing when every token is real).
+MaskSpec paddingMask(const TextInput& input, c10::Device device);
+
 // ids as a 1-D long tensor on `device`.
 at::Tensor idTensor(const std::vector<std::int64_t>& ids, c10::Device device);
 
@@ -154,9 +162,16 @@ struct AttentionWeights {
 // prefix + names (q, k, v, o): q/k/v [inner, E], o [E, inner], biased or not.
 AttentionWeights loadAttention(WeightStore& weights, const std::string& prefix, std::array<const char*, 4> names,
                                std::int64_t hidden, std::int64_t inner, bool qkvBias = true, bool oBias = true);
+// What a layer adds inside its attention block: q and k turned by `rope`'s tables before the
+// logits (ModernBERT), as the capture records them; `bias`(q, k) [H, n, m], added to the score's
+// bias, from the layer's q [H, n, d] and k [H, m, d] (DeBERTa's disentangled terms).
+struct BlockExtras {
+    const RopeTables* rope = nullptr;
+    std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k)> bias;
+};
 at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
                           std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,
-                          BlockCapture& capture);
+                          BlockCapture& capture, const BlockExtras& extras = {});
 
 // LayerNorm weight and bias.
 struct Norm {

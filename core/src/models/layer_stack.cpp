@@ -26,14 +26,18 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
                                   const std::string& prefix, int count, const std::function<void()>& step) {
     const std::int64_t E = s.hidden, inner = s.heads * s.headDim;
     auto norm = [&](const std::string& name) {
-        return s.rms ? Norm{w.get(name + ".weight", {E}), {}} : loadNorm(w, name, E);
+        return s.rms || !s.normBias ? Norm{w.get(name + ".weight", {E}), {}} : loadNorm(w, name, E);
     };
     std::vector<StackLayer> layers;
     for (int l = 0; l < count; ++l) {
         const std::string p = prefix + std::to_string(l) + ".";
         StackLayer L;
-        L.self = loadAttention(w, p + names.self, names.attention, E, inner, s.qkvBias, s.oBias);
-        L.selfNorm = norm(p + names.selfNorm);
+        if (names.fusedQkv) {
+            L.self = loadFusedAttention(w, p + names.self, names.attention, E, inner, s.qkvBias, s.oBias);
+        } else {
+            L.self = loadAttention(w, p + names.self, names.attention, E, inner, s.qkvBias, s.oBias);
+        }
+        if (l > 0 || names.firstSelfNorm) L.selfNorm = norm(p + names.selfNorm);
         if (!names.cross.empty()) {
             L.cross = loadAttention(w, p + names.cross, names.attention, E, inner, s.qkvBias, s.oBias);
             L.crossNorm = norm(p + names.crossNorm);
@@ -55,6 +59,16 @@ std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const Stac
         step();
     }
     return layers;
+}
+
+AttentionWeights loadFusedAttention(WeightStore& w, const std::string& prefix, std::array<const char*, 4> names,
+                                    std::int64_t hidden, std::int64_t inner, bool qkvBias, bool oBias) {
+    const Linear qkv = w.linear(prefix + names[0], 3 * inner, hidden, qkvBias);
+    auto part = [&](int i) -> Linear {
+        auto rows = [&](const at::Tensor& t) { return t.defined() ? t.narrow(0, i * inner, inner) : at::Tensor(); };
+        return {rows(qkv.weight), rows(qkv.bias)};
+    };
+    return {part(0), part(1), part(2), w.linear(prefix + names[3], hidden, inner, oBias)};
 }
 
 at::Tensor stackNorm(const StackSpec& s, const at::Tensor& x, const Norm& norm) {
@@ -100,11 +114,16 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
         selfScore.bias = !L.selfBias.defined() ? pass.bias : pass.bias.defined() ? pass.bias + L.selfBias : L.selfBias;
         LayerRun selfRun = layerRun(options, pass.block, l);
         selfRun.alphas = pass.alphas;
+        const auto at = static_cast<std::size_t>(l);
+        const MaskSpec& selfMask = pass.layerMasks.empty() ? pass.mask : pass.layerMasks[at];
+        BlockExtras extras;
+        extras.rope = pass.rope.empty() || !pass.rope[at].cos.defined() ? nullptr : &pass.rope[at];
+        if (pass.layerBias)
+            extras.bias = [&](const at::Tensor& q, const at::Tensor& k) { return pass.layerBias(l, q, k); };
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
             if (pass.cache)
-                return cachedSelfAttention(L.self, h, s, selfScore, pass.mask, selfRun, self,
-                                           (*pass.cache)[static_cast<std::size_t>(l)]);
-            return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, pass.mask, selfRun, self);
+                return cachedSelfAttention(L.self, h, s, selfScore, selfMask, selfRun, self, (*pass.cache)[at]);
+            return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, selfMask, selfRun, self, extras);
         });
         // ALTI's inputs (trace_impl.h), for stacks without cross-attention: a decoder's blocks mix two streams.
         if (options.captureValues && !pass.memory.defined())
@@ -121,14 +140,26 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
             if (L.gate.weight.defined()) a = a * L.gate(h);
             return L.out(a);
         });
+        if (pass.afterLayer) x = pass.afterLayer(l, residual, x);
         if (pass.progress) reportProgress(options.progress, l + 1, count);
     }
     return x;
 }
 
-at::Tensor ClassifierHead::logits(const at::Tensor& states) const {
+at::Tensor ClassifierHead::operator()(const at::Tensor& x) const {
+    if (!dense.weight.defined()) return out(x);
+    const at::Tensor h = dense(x);
+    at::Tensor a = activation == "tanh" ? at::tanh(h) : activate(activation, h);
+    if (denseNorm.weight.defined()) a = layerNorm(a, denseNorm, normEps);
+    return out(a);
+}
+
+at::Tensor ClassifierHead::logits(const at::Tensor& states, const at::Tensor& rows) const {
     switch (pool) {
         case Pool::First: break;
+        case Pool::Mean:
+            if (!rows.defined()) return (*this)(states.mean(0, true));
+            return (*this)(states.index_select(0, rows.to(states.device()).nonzero().reshape({-1})).mean(0, true));
         case Pool::FirstTwo: return ((*this)(states.narrow(0, 0, 1)) + second(states.narrow(0, 1, 1))) / 2;
         case Pool::MeanNorm:
             return (*this)(
@@ -144,22 +175,23 @@ ClassifierHead ClassifierHead::aliased() const {
     ClassifierHead h = *this;
     for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
     h.poolNorm = autogradAlias(poolNorm);
+    h.denseNorm = autogradAlias(denseNorm);
     return h;
 }
 
 void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
-                            bool relu) {
+                            const std::string& activation) {
     const auto shape = w.shape(out + ".weight");
     if (!shape || shape->size() != 2) return;
     const std::int64_t labels = shape->front(), E = spec_.hidden;
     if (!dense.empty()) head_.dense = w.linear(dense, E, E);
     head_.out = w.linear(out, labels, E);
-    head_.relu = relu;
+    head_.activation = activation;
     classNames_ = classNames(config, labels);
 }
 
-void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
-                           const std::vector<std::string>& tokens) const {
+at::Tensor EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
+                                 const std::vector<std::string>& tokens) const {
     const StackSpec& s = spec_;
     const auto L = static_cast<std::int64_t>(layers_.size()), n = x.size(0);
     requireForwardMemory({L, s.heads, s.heads, s.headDim, s.hidden, s.ffn, n, n,
@@ -169,7 +201,7 @@ void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pas
     pass.progress = true;
     const at::Tensor out = stackNorm(s, runStack(s, layers_, x, pass, options, capture), final_);
     if (head_.out.weight.defined()) {
-        const at::Tensor logits = head_.logits(out).to(at::kFloat);
+        const at::Tensor logits = head_.logits(out, pass.mask.keyAllowed).to(at::kFloat);
         const at::Tensor probs = at::softmax(logits, -1).reshape({-1}).to(at::kCPU).contiguous();
         impl.classLabels = classNames_;
         impl.classProbabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
@@ -179,6 +211,7 @@ void EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pas
     impl.infos.push_back(blockInfo("self", static_cast<int>(L), static_cast<int>(s.heads), static_cast<int>(s.heads),
                                    false, tokens, tokens));
     impl.blocks.push_back(std::move(capture));
+    return out;
 }
 
 GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const {
@@ -197,7 +230,10 @@ GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const R
     }
     BlockCapture capture;
     x = runStack(spec_, layers, x, pass, options, capture);
-    out.outputs = head_.aliased().logits(stackNorm(spec_, x, autogradAlias(final_))).reshape({-1}).to(at::kFloat);
+    out.outputs = head_.aliased()
+                          .logits(stackNorm(spec_, x, autogradAlias(final_)), pass.mask.keyAllowed)
+                          .reshape({-1})
+                          .to(at::kFloat);
     return out;
 }
 

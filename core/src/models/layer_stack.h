@@ -1,4 +1,4 @@
-// The layer stack the encoders (bert.cpp, vit.cpp) and encoder-decoders (seq2seq.h: t5.cpp,
+// The layer stack the encoders (bert.cpp, modernbert.cpp, vit.cpp) and encoder-decoders (seq2seq.h: t5.cpp,
 // bart.cpp) share: a StackSpec says what differs between them (norm placement and kind, biases,
 // the logits scale, the activation), StackNames where each tensor lives, and runStack is the one
 // loop: self-attention, cross-attention (decoders), feed-forward, each a residual sublayer.
@@ -7,6 +7,7 @@
 #include "family_common.h"
 #include "gradient_runner.h"
 #include "kv_cache.h"
+#include "rope.h"
 
 #include <functional>
 #include <string>
@@ -21,6 +22,7 @@ struct StackSpec {
     double eps = 1e-5;
     double scale = 1.0;  // every attention's logits scale (1/√d, or 1 for T5)
     bool qkvBias = true, oBias = true, ffBias = true;
+    bool normBias = true;    // LayerNorms with a bias (ModernBERT's norm_bias: false)
     std::string activation;  // of the feed-forward (see activate)
 };
 
@@ -37,6 +39,9 @@ struct StackNames {
     std::string inner, gate, out, ffNorm;  // gate empty: ungated, else act(inner x) · gate x
     // inner holds the activated rows then the gate's, stacked [2·FFN, E] (DINOv2's SwiGLU weights_in)
     bool fusedGate = false;
+    // attention[0] holds q, k and v stacked [3·H·d, E] (ModernBERT's Wqkv); attention[1..2] unused
+    bool fusedQkv = false;
+    bool firstSelfNorm = true;  // false: layer 0 has no self-attention norm (ModernBERT's Identity)
 };
 
 // One layer; selfNorm, crossNorm, ffNorm are the norms of the three sublayers (bias undefined when rms).
@@ -51,10 +56,22 @@ struct StackLayer {
 std::vector<StackLayer> loadStack(WeightStore& weights, const StackSpec& spec, const StackNames& names,
                                   const std::string& prefix, int count, const std::function<void()>& step);
 
+// prefix + names[0]: q, k and v stacked [3·inner, E] (views of one tensor), names[3]: o [E, inner].
+AttentionWeights loadFusedAttention(WeightStore& weights, const std::string& prefix, std::array<const char*, 4> names,
+                                    std::int64_t hidden, std::int64_t inner, bool qkvBias, bool oBias);
+
 // What one pass adds to the spec.
 struct StackPass {
-    at::Tensor bias;                // additive self-attention bias [H, n, n] (T5's positions), or undefined
-    MaskSpec mask;                  // of the self-attention
+    at::Tensor bias;  // additive self-attention bias [H, n, n] (T5's positions), or undefined
+    MaskSpec mask;    // of the self-attention
+    // Per layer, when not empty (ModernBERT's local and global layers): layer l's self-attention
+    // mask instead of `mask`, and the rotary tables its q and k turn by (undefined cos: none).
+    std::vector<MaskSpec> layerMasks;
+    std::vector<RopeTables> rope;
+    // When set: layer l's additive self-attention bias from its q and k (BlockExtras::bias;
+    // DeBERTa's c2p and p2c), and what follows layer l's output given its input (DeBERTa's conv).
+    std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k)> layerBias;
+    std::function<at::Tensor(int layer, const at::Tensor& input, const at::Tensor& output)> afterLayer;
     at::Tensor memory;              // encoder output [S, E] for the cross-attention; undefined: none
     std::string block = "self";     // RunOptions' name of the self-attention block ("cross" for cross)
     BlockCapture* cross = nullptr;  // the cross-attention's captures, with memory
@@ -76,26 +93,29 @@ at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& nor
 
 // A sequence or image classification head, as Hugging Face's *ForSequenceClassification and
 // *ForImageClassification: out(act(dense(x))), or out(x) without dense, on what `pool` reads of
-// the final states.
+// the final states; with denseNorm, out(norm(act(dense(x)))) (ModernBERT's prediction head).
 struct ClassifierHead {
     enum class Pool {
         First,         // the first position (BERT's [CLS], ViT)
         FirstTwo,      // DeiT with its teacher's head: (out(x₀) + second(x₁)) / 2
         FirstAndMean,  // DINOv2: out([x₀, mean of x_meanFrom..]) (out reads 2E)
         MeanNorm,      // BEiT: out(poolNorm(mean of x_meanFrom..))
+        Mean,          // ModernBERT's "mean": the mean of the rows the padding mask keeps
     };
     Linear dense, out;
-    bool relu = false;  // the activation after dense: ReLU (DistilBERT) or tanh (BERT's pooler, RoBERTa)
+    // The activation after dense: "tanh" (BERT's pooler, RoBERTa), "relu" (DistilBERT), or one of activate()'s
+    std::string activation = "tanh";
+    Norm denseNorm;  // after the activation, when its weight is defined (bias optional), with normEps
+    double normEps = 1e-5;
     Pool pool = Pool::First;
     Linear second;              // FirstTwo's distillation head
     std::int64_t meanFrom = 1;  // FirstAndMean, MeanNorm: the first patch (after [CLS] and any registers)
     Norm poolNorm;              // MeanNorm's LayerNorm, with poolEps
     double poolEps = 1e-12;
-    at::Tensor operator()(const at::Tensor& x) const {
-        return dense.weight.defined() ? out(relu ? at::relu(dense(x)) : at::tanh(dense(x))) : out(x);
-    }
-    // The class logits [1, labels] of the final states [n, E].
-    at::Tensor logits(const at::Tensor& states) const;
+    at::Tensor operator()(const at::Tensor& x) const;
+    // The class logits [1, labels] of the final states [n, E]; rows: Mean's [n] bool of the rows
+    // kept (undefined: all).
+    at::Tensor logits(const at::Tensor& states, const at::Tensor& rows = {}) const;
     // The same head over autogradAlias()es of its weights (gradient sources).
     ClassifierHead aliased() const;
 };
@@ -113,11 +133,12 @@ protected:
     // The head when the checkpoint has `out` [labels, E] (and `dense` [E, E] when named); its
     // classes from config.json's id2label.
     void loadHead(WeightStore& weights, const JsonConfig& config, const std::string& dense, const std::string& out,
-                  bool relu);
+                  const std::string& activation);
     // Runs the layers over the embedded input x [n, E] (after the memory check) into impl: the
     // class probabilities with a head, else the final hidden states; the block "self" over tokens.
-    void runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
-                 const std::vector<std::string>& tokens) const;
+    // Returns the final states [n, E] (after the final norm).
+    at::Tensor runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
+                       const std::vector<std::string>& tokens) const;
     // The forward with autograd through the weights' aliases from x (embedded under inference
     // mode): outputs are the class logits.
     GradientRun runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const;

@@ -216,6 +216,7 @@ const FamilyEntry kFamilies[] = {
         {"bert", loadBert},
         {"roberta", loadBert},
         {"distilbert", loadBert},
+        {"modernbert", loadModernBert},
         {"llama", loadDecoderFamily<llamaSpec>},
         {"mistral", loadDecoderFamily<mistralSpec>},
         {"qwen2", loadDecoderFamily<qwen2Spec>},

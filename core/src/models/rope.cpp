@@ -205,6 +205,14 @@ RopeSpec readRope(const JsonConfig& c, int headDim, bool interleaved, RopeKeys k
     return spec;
 }
 
+RopeSpec plainRope(double theta, int rotaryDim) {
+    RopeSpec spec;
+    spec.rotaryDim = rotaryDim;
+    spec.theta = theta;
+    spec.invFreq = plainFrequencies(theta, rotaryDim);
+    return spec;
+}
+
 std::vector<double> RopeSpec::frequenciesFor(std::int64_t n) const {
     if (type == "dynamic" && maxPositions > 0 && n > maxPositions) {
         const double r = rotaryDim, grown = dynamicFactor * static_cast<double>(n) / static_cast<double>(maxPositions);

@@ -48,6 +48,9 @@ struct RopeKeys {
 // Other types are errors naming the key, the type and the file.
 RopeSpec readRope(const JsonConfig& config, int rotaryDim, bool interleaved = false, RopeKeys keys = {});
 
+// Rotate-half rotary on rotaryDim dimensions with plain frequencies theta^(-2i/rotaryDim) (type "default").
+RopeSpec plainRope(double theta, int rotaryDim);
+
 // cos and sin [n, rotaryDim] float32 for positions 0..n-1 (angle(p, i) = p · frequenciesFor(n)[i], laid
 // out as the pairing needs), times attentionScaling; with the spec's layout.
 struct RopeTables {

@@ -105,6 +105,15 @@ struct BlockInfo {
     int kvGroup(int head) const { return kvHeads > 0 && heads >= kvHeads ? head / (heads / kvHeads) : head; }
 };
 
+// A masked-LM head's guesses (ModernBERT's decoder): for every position the k ids it finds most
+// likely, most likely first, and their probabilities (softmax over the vocabulary), row-major
+// [tokens, k].
+struct TokenPredictions {
+    int k = 0;
+    std::vector<std::int64_t> ids;
+    std::vector<float> probabilities;
+};
+
 class Trace {
 public:
     struct Impl;  // defined in core/src/trace_impl.h
@@ -153,6 +162,9 @@ public:
     // with width 0. Models with another output leave it empty.
     const std::vector<float>& finalHidden() const;
     int finalHiddenWidth() const;
+    // Masked-LM encoders (ModernBERT with its MLM head, which also keep finalHidden): the head's
+    // top predictions at every position, else k = 0.
+    const TokenPredictions& tokenPredictions() const;
     std::string device() const;  // "cpu" or "cuda:N"
 
     const Impl& impl() const { return *impl_; }
