@@ -64,7 +64,6 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     cls_->setToolTip(tr("Show the [CLS] token's row again."));
     rowLabel_ = new QLabel;
     rowLabel_->setObjectName(QStringLiteral("overlayRowLabel"));
-    rowLabel_->setObjectName(QStringLiteral("overlayRowLabel"));
     export_ = new QPushButton(tr("Export figure…"));
     export_->setObjectName(QStringLiteral("overlayExportButton"));
 
