@@ -61,7 +61,7 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     CHECK_THAT(
             unknown,
             Catch::Contains(
-                    "model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, llama, mistral, qwen2, "));
+                    "model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, modernbert, llama, "));
     for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "opt", "bloom", "falcon", "RefinedWebModel",
                              "RefinedWeb", "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));
