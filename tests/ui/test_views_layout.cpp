@@ -332,10 +332,12 @@ TEST_CASE("Corpus tab: the user chooses the results folder, and skipped lines ar
           << "{\"text\": \"great acting\", \"label\": \"positive\"}\n";
     }
     std::filesystem::create_directories(dir / "chosen");
-    CorpusPanel panel;
-    panel.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&panel));
+    WindowFixture f;
+    f.open(QStringLiteral("builtin:sentiment-dot"));
+    CorpusPanel& panel = *f.window.corpus();
+    f.window.tabs()->setCurrentWidget(&panel);
     QSignalSpy requested(&panel, &CorpusPanel::runRequested);
+    QSignalSpy done(&panel, &CorpusPanel::finished);
     QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("corpusRunButton")), Qt::LeftButton);
     REQUIRE(panel.openDialog());
     CHECK(panel.openDialog()->objectName() == QStringLiteral("corpusFileDialog"));
@@ -353,12 +355,7 @@ TEST_CASE("Corpus tab: the user chooses the results folder, and skipped lines ar
     CHECK(requested.at(0).at(0).toString() == qpath(dir / "c.jsonl"));
     CHECK(QDir(requested.at(0).at(1).toString()).canonicalPath() == QDir(qpath(dir / "chosen")).canonicalPath());
 
-    // Run there: the two bad lines are listed with core's line numbers and reasons.
-    const auto model =
-            attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
-    QSignalSpy done(&panel, &CorpusPanel::finished);
-    panel.runCorpus(model, QStringLiteral("builtin:sentiment-dot"), requested.at(0).at(0).toString(),
-                    requested.at(0).at(1).toString());
+    // The window runs it there: the two bad lines are listed with core's line numbers and reasons.
     REQUIRE(done.wait(60000));
     REQUIRE(done.at(0).at(0).toBool());
     const auto& bad = panel.result().badLines;
