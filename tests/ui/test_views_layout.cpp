@@ -217,6 +217,46 @@ TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scr
     CHECK(overview->toolTipAt(rect.center()) == caption);
 }
 
+// The audit of issue 29: at 1366 x 768 each map was drawn ~104 px wide in a ~215 px column (the
+// columns were equal, so the maps shrank to the one with the widest frame), dropping every other
+// key label. Each map now takes the largest square cells its column allows, the three equal.
+TEST_CASE_METHOD(WindowFixture, "Compare maps are as large as their panels allow: equal, square, growing with it",
+                 "[ui][views][compare]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    window.tabs()->setCurrentWidget(window.compare());
+    ComparePanel* compare = window.compare();
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                for (int i = 0; i < 3; ++i)
+                    if (compare->view(i)->map().rows <= 0) return false;
+                return true;
+            },
+            30000));
+    double previous = 0;
+    for (const QSize size : {QSize(1366, 768), QSize(1920, 1080), QSize(2560, 1440)}) {
+        window.resize(size);
+        settle();
+        const double cell = compare->view(0)->cellGeometry().cellSize().x();
+        INFO(size.width() << " x " << size.height() << ": cells " << cell << " px, keys shown "
+                          << compare->view(0)->keyTickLabels().size() << " of " << compare->view(0)->map().cols);
+        for (int i = 0; i < 3; ++i) {
+            const HeatmapView* v = compare->view(i);
+            requireSquareCells(*v, "compare");
+            const CellGeometry g = v->cellGeometry();
+            CHECK(std::abs(g.cellSize().x() - cell) <= 0.5);
+            // The largest that fits: on one axis the view's space holds its frame and cells with
+            // less than a pixel per cell left (cells are whole pixels).
+            const QSize space = v->plot()->parentWidget()->size() - v->frameSize();
+            const double spareW = space.width() - g.area.width(), spareH = space.height() - g.area.height();
+            INFO("view " << i << ": spare " << spareW << " x " << spareH << " px for " << g.cols << " x " << g.rows
+                         << " cells");
+            CHECK(std::min(spareW - g.cols, spareH - g.rows) < 1.0);
+        }
+        CHECK(cell > previous);  // larger with the panel
+        previous = cell;
+    }
+}
+
 TEST_CASE_METHOD(WindowFixture, "Compare panels are equal with shared axes; errors wrap instead of being cut off",
                  "[ui][views][compare]") {
     open(QStringLiteral("builtin:reverse-dot"));
@@ -233,9 +273,9 @@ TEST_CASE_METHOD(WindowFixture, "Compare panels are equal with shared axes; erro
     settle();
     const CellGeometry g0 = compare->view(0)->cellGeometry();
     for (int i = 1; i < 3; ++i) {
-        INFO("view " << i << ": " << compare->view(i)->width() << " px, view 0: " << compare->view(0)->width());
-        CHECK(std::abs(compare->view(i)->width() - compare->view(0)->width()) <= 1);
         const CellGeometry g = compare->view(i)->cellGeometry();
+        INFO("view " << i << ": maps " << g.area.width() << " px, view 0's: " << g0.area.width());
+        CHECK(std::abs(g.area.width() - g0.area.width()) <= 1);
         CHECK(std::abs(g.cellSize().x() - g0.cellSize().x()) <= 1.0);
         CHECK(compare->view(i)->keyTickLabels().size() == compare->view(0)->keyTickLabels().size());
     }
