@@ -3,6 +3,7 @@
 // overview's legible thumbnails and caption, equal Compare panels with shared axes and wrapped
 // errors, frozen Metrics columns and the Corpus tab's output folder and bad lines. Each check
 // goes through the real widgets on the offscreen platform.
+#include "layout_checks.h"
 #include "window_fixture.h"
 
 #include "figure/figure.h"
@@ -38,35 +39,10 @@ using namespace attnscope::testing;
 
 namespace {
 
-// A GPT-2-shaped folder of 12 layers x 12 heads (the issue's second model).
-std::filesystem::path twelveByTwelve() {
-    static const std::filesystem::path dir = [] {
-        const auto d = freshDir("ui-views-12x12");
-        Gpt2Spec spec;
-        spec.layers = 12;
-        spec.heads = 12;
-        spec.embd = 24;
-        writeGpt2Folder(d, makeGpt2(spec, 7));
-        return d;
-    }();
-    return dir;
-}
-
 // Lets the layout and the queued replots run.
 void settle() {
     QTest::qWait(60);
     QApplication::processEvents();
-}
-
-void requireSquareCells(const HeatmapView& view, const char* where) {
-    const CellGeometry g = view.cellGeometry();
-    INFO(where << ": cells " << g.cellSize().x() << " x " << g.cellSize().y() << " px, axis rect " << g.area.width()
-               << " x " << g.area.height());
-    REQUIRE(g.area.width() > 0);
-    CHECK(std::abs(g.cellSize().x() - g.cellSize().y()) <= 1.0);
-    // Letterboxed: the map lies within the view.
-    const QRect onView(view.plot()->mapTo(&view, g.area.topLeft().toPoint()), g.area.size().toSize());
-    CHECK(view.rect().contains(onView));
 }
 
 }  // namespace
@@ -189,7 +165,7 @@ TEST_CASE("Lines view: twelve heads' buttons wrap, and the exported legend names
 
 TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scroll; the caption is never cut off",
                  "[ui][views][layout]") {
-    open(qpath(twelveByTwelve()));  // today 13 px thumbnails
+    open(qpath(gpt2TwelveByTwelve()));  // today 13 px thumbnails
     window.resize(1280, 720);
     settle();
     REQUIRE(overview->heads() == 12);
