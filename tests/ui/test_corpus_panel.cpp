@@ -1,7 +1,11 @@
 // The Corpus tab: a result folder of core's runCorpus shown (importance heat map = the result's
 // means / max, the pruning curve's points), a click on a head showing it on the chosen example in
-// the Explore tab, and a corpus run from the tab with progress.
+// the Explore tab, and a corpus run from the tab with progress: the run is CorpusService's, on the
+// shared model-run pool; Cancel stops it so that it resumes, and a model change drops it.
+#include "controllers/corpuscontroller.h"
 #include "panels/corpuspanel.h"
+#include "services/corpusservice.h"
+#include "services/pools.h"
 #include "window_fixture.h"
 
 #include "attnscope/corpus/corpus_run.h"
@@ -11,22 +15,28 @@
 
 #include <qcustomplot.h>
 
+#include <QProgressBar>
+#include <QThreadPool>
+
 #include <fstream>
 
 using namespace uitest;
 
 namespace {
 
+// A labelled corpus of `lines` sentences of the built-in sentiment task in dir/c.jsonl.
+void writeSentimentCorpus(const std::filesystem::path& dir, int lines) {
+    attnscope::TaskData data(5, attnscope::Split::HeldOut);
+    std::ofstream f(dir / "c.jsonl");
+    for (int i = 0; i < lines; ++i) {
+        const auto e = data.sentiment();
+        f << "{\"text\": \"" << e.text << "\", \"label\": \"" << (e.positive ? "positive" : "negative") << "\"}\n";
+    }
+}
+
 std::filesystem::path sentimentResult(const std::string& name) {
     const auto dir = attnscope::testing::freshDir(name);
-    attnscope::TaskData data(5, attnscope::Split::HeldOut);
-    {
-        std::ofstream f(dir / "c.jsonl");
-        for (int i = 0; i < 6; ++i) {
-            const auto e = data.sentiment();
-            f << "{\"text\": \"" << e.text << "\", \"label\": \"" << (e.positive ? "positive" : "negative") << "\"}\n";
-        }
-    }
+    writeSentimentCorpus(dir, 6);
     const auto model =
             attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
     attnscope::runCorpus(*model, dir / "c.jsonl", dir / "out", {});
@@ -87,8 +97,8 @@ TEST_CASE("Corpus tab runs a corpus file on the open model with progress", "[ui]
     f.open(QStringLiteral("builtin:sentiment-dot"));
     CorpusPanel* panel = f.window.corpus();
     QSignalSpy done(panel, &CorpusPanel::finished);
-    panel->runCorpus(f.session->model(), QStringLiteral("builtin:sentiment-dot"), qpath(dir / "c.jsonl"),
-                     qpath(dir / "gui"));
+    emit panel->runRequested(qpath(dir / "c.jsonl"), qpath(dir / "gui"));  // the file and folder chosen
+    CHECK_FALSE(panel->findChild<QPushButton*>(QStringLiteral("corpusRunButton"))->isEnabled());
     REQUIRE(done.wait(60000));
     CHECK(done.at(0).at(0).toBool());
     CHECK(panel->progressBar()->value() == 1000);
@@ -142,4 +152,60 @@ TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shar
     CHECK(hover.startsWith(QStringLiteral("layer %1").arg(h1.head.layer)));
     CHECK(hover.contains(QStringLiteral("head %1").arg(h1.head.head)));
     CHECK(hover.section(QStringLiteral(": "), -1).toDouble() == Approx(h1.stat("entropy").spread.mean).epsilon(1e-3));
+}
+
+// Issue 29, "services own every job": the run is CorpusService's, on the shared model-run pool
+// (not a thread of the panel's); Cancel ends it with the folder resumable, and it resumes; a
+// model change drops the old model's run, and nothing of it arrives afterwards.
+TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model change drops it",
+          "[ui][corpus][jobs]") {
+    const auto dir = attnscope::testing::freshDir("ui-corpus-jobs");
+    writeSentimentCorpus(dir, 2000);  // a few seconds: long enough to be caught running
+    WindowFixture f;
+    f.open(QStringLiteral("builtin:sentiment-dot"));
+    CorpusPanel* panel = f.window.corpus();
+    CorpusService* service = f.window.corpusTab()->service();
+    QPushButton* runButton = panel->findChild<QPushButton*>(QStringLiteral("corpusRunButton"));
+    QSignalSpy done(panel, &CorpusPanel::finished);
+    const auto startAndWaitForProgress = [&](const std::string& out) {
+        REQUIRE(modelRunPool()->activeThreadCount() == 0);
+        emit panel->runRequested(qpath(dir / "c.jsonl"), qpath(dir / out));
+        REQUIRE(service->isRunning());
+        REQUIRE(QTest::qWaitFor([&] { return !panel->progressBar()->format().isEmpty(); }, 20000));
+        CHECK(modelRunPool()->activeThreadCount() >= 1);  // the job runs on the shared pool
+        REQUIRE(service->isRunning());
+        CHECK(panel->cancelButton()->isEnabled());
+        CHECK_FALSE(runButton->isEnabled());
+    };
+
+    SECTION("Cancel stops the run; the same folder resumes it") {
+        startAndWaitForProgress("cancelled");
+        QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+        REQUIRE(done.wait(20000));
+        CHECK_FALSE(done.at(0).at(0).toBool());
+        CHECK(panel->statusLabel()->text() == QStringLiteral("Cancelled; run again on the same folder to resume."));
+        CHECK_FALSE(service->isRunning());
+        CHECK(runButton->isEnabled());
+        CHECK_FALSE(panel->cancelButton()->isEnabled());
+        CHECK_FALSE(std::filesystem::exists(dir / "cancelled" / "heads.json"));
+        emit panel->runRequested(qpath(dir / "c.jsonl"), qpath(dir / "cancelled"));
+        REQUIRE(done.wait(120000));
+        CHECK(done.at(1).at(0).toBool());
+        CHECK(panel->result().examples == 2000);
+    }
+    SECTION("another model drops the old model's run") {
+        startAndWaitForProgress("dropped");
+        f.open(QStringLiteral("builtin:sentiment-additive"));
+        REQUIRE(done.count() == 1);
+        CHECK_FALSE(done.at(0).at(0).toBool());
+        CHECK(panel->statusLabel()->text().startsWith(QStringLiteral("The model changed")));
+        CHECK_FALSE(service->isRunning());
+        CHECK(runButton->isEnabled());
+        service->waitForWorkers();  // the old run stopped at its next tick
+        const QString shown = panel->progressBar()->format();
+        QTest::qWait(100);  // nothing of the dropped run arrives any more
+        CHECK(done.count() == 1);
+        CHECK(panel->progressBar()->format() == shown);
+        CHECK_FALSE(std::filesystem::exists(dir / "dropped" / "heads.json"));
+    }
 }

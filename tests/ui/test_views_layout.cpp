@@ -3,6 +3,7 @@
 // overview's legible thumbnails and caption, equal Compare panels with shared axes and wrapped
 // errors, frozen Metrics columns and the Corpus tab's output folder and bad lines. Each check
 // goes through the real widgets on the offscreen platform.
+#include "layout_checks.h"
 #include "window_fixture.h"
 
 #include "figure/figure.h"
@@ -38,35 +39,10 @@ using namespace attnscope::testing;
 
 namespace {
 
-// A GPT-2-shaped folder of 12 layers x 12 heads (the issue's second model).
-std::filesystem::path twelveByTwelve() {
-    static const std::filesystem::path dir = [] {
-        const auto d = freshDir("ui-views-12x12");
-        Gpt2Spec spec;
-        spec.layers = 12;
-        spec.heads = 12;
-        spec.embd = 24;
-        writeGpt2Folder(d, makeGpt2(spec, 7));
-        return d;
-    }();
-    return dir;
-}
-
 // Lets the layout and the queued replots run.
 void settle() {
     QTest::qWait(60);
     QApplication::processEvents();
-}
-
-void requireSquareCells(const HeatmapView& view, const char* where) {
-    const CellGeometry g = view.cellGeometry();
-    INFO(where << ": cells " << g.cellSize().x() << " x " << g.cellSize().y() << " px, axis rect " << g.area.width()
-               << " x " << g.area.height());
-    REQUIRE(g.area.width() > 0);
-    CHECK(std::abs(g.cellSize().x() - g.cellSize().y()) <= 1.0);
-    // Letterboxed: the map lies within the view.
-    const QRect onView(view.plot()->mapTo(&view, g.area.topLeft().toPoint()), g.area.size().toSize());
-    CHECK(view.rect().contains(onView));
 }
 
 }  // namespace
@@ -189,7 +165,7 @@ TEST_CASE("Lines view: twelve heads' buttons wrap, and the exported legend names
 
 TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scroll; the caption is never cut off",
                  "[ui][views][layout]") {
-    open(qpath(twelveByTwelve()));  // today 13 px thumbnails
+    open(qpath(gpt2TwelveByTwelve()));  // today 13 px thumbnails
     window.resize(1280, 720);
     settle();
     REQUIRE(overview->heads() == 12);
@@ -217,6 +193,46 @@ TEST_CASE_METHOD(WindowFixture, "Overview thumbnails keep a legible size and scr
     CHECK(overview->toolTipAt(rect.center()) == caption);
 }
 
+// The audit of issue 29: at 1366 x 768 each map was drawn ~104 px wide in a ~215 px column (the
+// columns were equal, so the maps shrank to the one with the widest frame), dropping every other
+// key label. Each map now takes the largest square cells its column allows, the three equal.
+TEST_CASE_METHOD(WindowFixture, "Compare maps are as large as their panels allow: equal, square, growing with it",
+                 "[ui][views][compare]") {
+    open(QStringLiteral("builtin:reverse-dot"));
+    window.tabs()->setCurrentWidget(window.compare());
+    ComparePanel* compare = window.compare();
+    REQUIRE(QTest::qWaitFor(
+            [&] {
+                for (int i = 0; i < 3; ++i)
+                    if (compare->view(i)->map().rows <= 0) return false;
+                return true;
+            },
+            30000));
+    double previous = 0;
+    for (const QSize size : {QSize(1366, 768), QSize(1920, 1080), QSize(2560, 1440)}) {
+        window.resize(size);
+        settle();
+        const double cell = compare->view(0)->cellGeometry().cellSize().x();
+        INFO(size.width() << " x " << size.height() << ": cells " << cell << " px, keys shown "
+                          << compare->view(0)->keyTickLabels().size() << " of " << compare->view(0)->map().cols);
+        for (int i = 0; i < 3; ++i) {
+            const HeatmapView* v = compare->view(i);
+            requireSquareCells(*v, "compare");
+            const CellGeometry g = v->cellGeometry();
+            CHECK(std::abs(g.cellSize().x() - cell) <= 0.5);
+            // The largest that fits: on one axis the view's space holds its frame and cells with
+            // less than a pixel per cell left (cells are whole pixels).
+            const QSize space = v->plot()->parentWidget()->size() - v->frameSize();
+            const double spareW = space.width() - g.area.width(), spareH = space.height() - g.area.height();
+            INFO("view " << i << ": spare " << spareW << " x " << spareH << " px for " << g.cols << " x " << g.rows
+                         << " cells");
+            CHECK(std::min(spareW - g.cols, spareH - g.rows) < 1.0);
+        }
+        CHECK(cell > previous);  // larger with the panel
+        previous = cell;
+    }
+}
+
 TEST_CASE_METHOD(WindowFixture, "Compare panels are equal with shared axes; errors wrap instead of being cut off",
                  "[ui][views][compare]") {
     open(QStringLiteral("builtin:reverse-dot"));
@@ -233,9 +249,9 @@ TEST_CASE_METHOD(WindowFixture, "Compare panels are equal with shared axes; erro
     settle();
     const CellGeometry g0 = compare->view(0)->cellGeometry();
     for (int i = 1; i < 3; ++i) {
-        INFO("view " << i << ": " << compare->view(i)->width() << " px, view 0: " << compare->view(0)->width());
-        CHECK(std::abs(compare->view(i)->width() - compare->view(0)->width()) <= 1);
         const CellGeometry g = compare->view(i)->cellGeometry();
+        INFO("view " << i << ": maps " << g.area.width() << " px, view 0's: " << g0.area.width());
+        CHECK(std::abs(g.area.width() - g0.area.width()) <= 1);
         CHECK(std::abs(g.cellSize().x() - g0.cellSize().x()) <= 1.0);
         CHECK(compare->view(i)->keyTickLabels().size() == compare->view(0)->keyTickLabels().size());
     }
@@ -332,10 +348,12 @@ TEST_CASE("Corpus tab: the user chooses the results folder, and skipped lines ar
           << "{\"text\": \"great acting\", \"label\": \"positive\"}\n";
     }
     std::filesystem::create_directories(dir / "chosen");
-    CorpusPanel panel;
-    panel.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&panel));
+    WindowFixture f;
+    f.open(QStringLiteral("builtin:sentiment-dot"));
+    CorpusPanel& panel = *f.window.corpus();
+    f.window.tabs()->setCurrentWidget(&panel);
     QSignalSpy requested(&panel, &CorpusPanel::runRequested);
+    QSignalSpy done(&panel, &CorpusPanel::finished);
     QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("corpusRunButton")), Qt::LeftButton);
     REQUIRE(panel.openDialog());
     CHECK(panel.openDialog()->objectName() == QStringLiteral("corpusFileDialog"));
@@ -353,12 +371,7 @@ TEST_CASE("Corpus tab: the user chooses the results folder, and skipped lines ar
     CHECK(requested.at(0).at(0).toString() == qpath(dir / "c.jsonl"));
     CHECK(QDir(requested.at(0).at(1).toString()).canonicalPath() == QDir(qpath(dir / "chosen")).canonicalPath());
 
-    // Run there: the two bad lines are listed with core's line numbers and reasons.
-    const auto model =
-            attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
-    QSignalSpy done(&panel, &CorpusPanel::finished);
-    panel.runCorpus(model, QStringLiteral("builtin:sentiment-dot"), requested.at(0).at(0).toString(),
-                    requested.at(0).at(1).toString());
+    // The window runs it there: the two bad lines are listed with core's line numbers and reasons.
     REQUIRE(done.wait(60000));
     REQUIRE(done.at(0).at(0).toBool());
     const auto& bad = panel.result().badLines;

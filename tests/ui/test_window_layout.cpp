@@ -1,6 +1,7 @@
 // The window as a whole (issue 29): it fits a 1280×720 screen with every dock open on a
 // 12-layer × 12-head model, the heat map gets most of the space, and after a model change every
 // view shows the new model or is cleared. Help lists every shortcut; closing asks to save.
+#include "layout_checks.h"
 #include "views_fixture.h"
 
 #include "controllers/generatecontroller.h"
@@ -33,30 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A GPT-2-shaped folder: 12 layers × 12 heads (random weights, ids input).
-fs::path gpt2Twelve() {
-    static const fs::path dir = [] {
-        attnscope::testing::Gpt2Spec spec;
-        spec.layers = 12;
-        spec.heads = 12;
-        spec.embd = 48;
-        const fs::path d = attnscope::testing::freshDir("gpt2-12x12");
-        attnscope::testing::writeGpt2Folder(d, attnscope::testing::makeGpt2(spec, 5));
-        return d;
-    }();
-    return dir;
-}
-
-// Every dock shown, the Views dock on its Lines tab (one toggle per head).
-void showEveryDock(MainWindow& window) {
-    for (QDockWidget* d : window.findChildren<QDockWidget*>()) {
-        d->show();
-        d->setFloating(false);
-    }
-    window.views()->tabs()->setCurrentIndex(0);
-    QTest::qWait(50);
-}
-
 // The minimum with each central tab shown in turn: the widest page decides what fits.
 int widestTabMinimum(MainWindow& window) {
     int widest = 0;
@@ -69,24 +46,14 @@ int widestTabMinimum(MainWindow& window) {
     return widest;
 }
 
-QSize minimumOf(MainWindow& window) {
-    window.layout()->activate();
-    return window.layout()->totalMinimumSize().expandedTo(window.minimumSize());
-}
-
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "The window fits 1280x720 with every dock open, on a 12x12 model and after switching",
                  "[ui][window][layout]") {
-    open(qpath(gpt2Twelve()));
+    open(qpath(gpt2TwelveByTwelve()));
     REQUIRE(session->model()->info().heads == 12);
-    for (QDockWidget* d : window.findChildren<QDockWidget*>()) {
-        d->show();
-        d->raise();  // each dock's content in front once, so its size counts
-        QTest::qWait(20);
-    }
     showEveryDock(window);
-    const QSize twelve = minimumOf(window);
+    const QSize twelve = windowMinimum(window);
     std::string parts;  // what asks for the width, when it is too wide
     for (QDockWidget* d : window.findChildren<QDockWidget*>())
         parts += d->objectName().toStdString() + " " + std::to_string(d->minimumSizeHint().width()) + "; ";
@@ -103,9 +70,9 @@ TEST_CASE_METHOD(WindowFixture, "The window fits 1280x720 with every dock open, 
 
     // Other models do not make it wider (it grew with every switch before).
     open(QStringLiteral("builtin:reverse-dot"));
-    open(qpath(gpt2Twelve()));
+    open(qpath(gpt2TwelveByTwelve()));
     showEveryDock(window);
-    const QSize again = minimumOf(window);
+    const QSize again = windowMinimum(window);
     INFO("after two switches: " << again.width() << "x" << again.height());
     CHECK(again.width() <= twelve.width());
     CHECK(again.height() <= 720);
@@ -123,7 +90,7 @@ TEST_CASE_METHOD(WindowFixture,
                  "The Views dock's content fits its width: no side scroll bar, every Export button shown",
                  "[ui][window][layout]") {
     window.resize(1366, 768);
-    open(qpath(gpt2Twelve()));
+    open(qpath(gpt2TwelveByTwelve()));
     auto* dock = window.findChild<QDockWidget*>(QStringLiteral("viewsDock"));
     REQUIRE(dock);
     dock->show();
@@ -155,7 +122,7 @@ TEST_CASE_METHOD(WindowFixture,
 
 TEST_CASE_METHOD(ViewsFixture, "After a model change every view shows the new model or is cleared",
                  "[ui][window][stale]") {
-    open(qpath(gpt2Twelve()));
+    open(qpath(gpt2TwelveByTwelve()));
     show(views->qkSpace(), &ViewsController::qkShown);
     window.tabs()->setCurrentWidget(window.modelView()->panel());
     REQUIRE(QTest::qWaitFor([&] { return overview->caption().contains(QStringLiteral("12 heads")); }, 20000));

@@ -5,8 +5,6 @@
 #include "panels/modelpicker.h"
 #include "state/recentfiles.h"
 
-#include "attnscope/io/model_location.h"
-#include "attnscope/models/model.h"
 #include "attnscope/models/model_catalog.h"
 
 #include <QFileDialog>
@@ -18,18 +16,9 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-namespace {
-
-struct Outcome {
-    std::shared_ptr<attnscope::ModelComparison> comparison;
-    QString error;
-};
-
-}  // namespace
-
 CompareModelsDialog::CompareModelsDialog(std::shared_ptr<const attnscope::Model> a, const QString& nameA,
                                          std::vector<std::int64_t> ids, QWidget* parent)
-    : QDialog(parent), a_(std::move(a)), nameA_(nameA), ids_(std::move(ids)) {
+    : QDialog(parent), a_(std::move(a)), nameA_(nameA), ids_(std::move(ids)), service_(new OtherModelsService(this)) {
     setObjectName(QStringLiteral("compareModelsDialog"));
     setWindowTitle(tr("Compare %1 with Another Model").arg(nameA_));
     spec_ = new QLineEdit(this);
@@ -88,32 +77,17 @@ void CompareModelsDialog::compareWith(const QString& spec) {
     error_.clear();
     run_->setEnabled(false);
     status_->setText(tr("Loading %1 and running both models…").arg(spec));
-    const std::string s = spec.toStdString();
-    jobs_.start(
-            [a = a_, ids = ids_, s](const JobTracker::Stop&) {
-                Outcome out;
-                bool cancelled = false;
-                out.error = guardedJob(
-                        [&] {
-                            const auto b = attnscope::Model::load(attnscope::resolveModelLocation(s));
-                            out.comparison =
-                                    std::make_shared<attnscope::ModelComparison>(attnscope::compareModels(*a, *b, ids));
-                        },
-                        cancelled);
-                return out;
-            },
-            [this, spec](const Outcome& out) {
-                run_->setEnabled(true);
-                if (!out.comparison) {
-                    error_ = out.error;
-                    status_->setText(tr("Cannot compare with %1: %2").arg(spec, out.error));
-                } else {
-                    result_ = *out.comparison;
-                    showResult(*out.comparison,
-                               spec.startsWith(QLatin1String("ollama:")) ? spec : QFileInfo(spec).fileName());
-                }
-                emit comparisonDone();
-            });
+    service_->compare(a_, ids_, spec, [this, spec](const ModelComparisonOutcome& out) {
+        run_->setEnabled(true);
+        if (!out.comparison) {
+            error_ = out.error;
+            status_->setText(tr("Cannot compare with %1: %2").arg(spec, out.error));
+        } else {
+            result_ = *out.comparison;
+            showResult(*out.comparison, spec.startsWith(QLatin1String("ollama:")) ? spec : QFileInfo(spec).fileName());
+        }
+        emit comparisonDone();
+    });
 }
 
 void CompareModelsDialog::showResult(const attnscope::ModelComparison& c, const QString& nameB) {

@@ -3,11 +3,12 @@
 // browser) run on the input A last ran on, compared head by head by core
 // (lab/model_comparison.h): the layer × head map of KL(A ‖ B) (figure/comparisonfigure.h, the
 // figure `attnscope-cli compare-models` writes), the output change in one line, and Save Figure….
-// B is loaded and both models run on a worker thread; B is dropped when the dialog closes.
+// B is loaded and both models run on a worker (OtherModelsService); B is dropped when the
+// comparison is done.
 #pragma once
 
 #include "figure/figure.h"
-#include "services/jobtracker.h"
+#include "services/othermodelsservice.h"
 
 #include "attnscope/lab/model_comparison.h"
 
@@ -35,7 +36,7 @@ public:
     void compareWith(const QString& spec);
     const std::optional<attnscope::ModelComparison>& result() const { return result_; }
     QString error() const { return error_; }
-    bool isBusy() const { return jobs_.isRunning(); }
+    bool isBusy() const { return service_->isComparing(); }
     QImage figureImage() const { return image_; }
 
 signals:
@@ -58,5 +59,5 @@ private:
     std::optional<attnscope::ModelComparison> result_;
     QString error_;
     QImage image_;
-    JobTracker jobs_{this, modelRunPool()};
+    OtherModelsService* service_;
 };

@@ -5,9 +5,10 @@
 #include "figure/labels.h"
 #include "figure/sourceview.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QEvent>
-#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -56,29 +57,26 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     selection_ = new QLabel;
     selection_->setObjectName(QStringLiteral("compareSelection"));
 
-    // Three equal columns: the views ignore what their titles and hover texts would like, so
-    // none is wider than another; their cells are square, so equal columns give equal maps.
-    auto* grid = new QGridLayout;
+    // The three maps in one row, placed by layoutMaps(): equal cells need unequal columns, since
+    // only the first draws the query axis and only the last the colour bar.
+    mapsRow_ = new QWidget;
+    mapsRow_->setObjectName(QStringLiteral("compareMaps"));
     const auto kinds = compareKinds();
     for (int i = 0; i < 3; ++i) {
-        auto* v = new HeatmapView;
+        auto* v = new HeatmapView(mapsRow_);
         v->setObjectName(QStringLiteral("compareView%1").arg(i));
-        v->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
-        v->setMinimumWidth(kMinViewWidth);
         v->clear(tr("%1 attention").arg(kinds[std::size_t(i)]));
-        auto* e = new QLabel;
+        auto* e = new QLabel(mapsRow_);
         e->setObjectName(QStringLiteral("entropyLabel%1").arg(i));
         e->setAlignment(Qt::AlignCenter);
         e->setTextInteractionFlags(Qt::TextSelectableByMouse);
         e->setWordWrap(true);
-        e->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-        grid->addWidget(v, 0, i);
-        grid->addWidget(e, 1, i);
-        grid->setColumnStretch(i, 1);
-        grid->setColumnMinimumWidth(i, kMinViewWidth);
         views_[std::size_t(i)] = v;
         entropy_[std::size_t(i)] = e;
     }
+    mapsRow_->setMinimumSize(3 * kMinViewWidth + 2 * kMapGap,
+                             views_[0]->minimumSizeHint().height() + 2 * entropy_[0]->fontMetrics().height());
+    mapsRow_->installEventFilter(this);
 
     kl_ = new QTableWidget(3, 3);
     kl_->setObjectName(QStringLiteral("klTable"));
@@ -104,7 +102,7 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     auto* column = new QVBoxLayout(this);
     column->addLayout(top);
     column->addWidget(selection_);
-    column->addLayout(grid, 1);
+    column->addWidget(mapsRow_, 1);
     auto* klTitle = new QLabel(tr("Mean row KL divergence KL(P‖Q), nats:"));
     klTitle->setWordWrap(true);
     column->addWidget(klTitle);
@@ -138,7 +136,7 @@ ComparePanel::ComparePanel(MapService* maps, QWidget* parent)
     // the other two.
     for (int i = 0; i < 3; ++i) {
         views_[std::size_t(i)]->setFrameShown(i == 0, i == 2);
-        views_[std::size_t(i)]->installEventFilter(this);
+        views_[std::size_t(i)]->plot()->parentWidget()->installEventFilter(this);  // the space it fits its cells in
     }
     for (HeatmapView* v : views_)
         connect(v, &HeatmapView::zoomChanged, this, [this, v](const MapZoom& zoom) {
@@ -268,7 +266,7 @@ void ComparePanel::onMaps(const CompareResult& result) {
     }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) kl_->item(i, j)->setText(nats(result.kl[std::size_t(i)][std::size_t(j)]));
-    equalizeCells();
+    layoutMaps();  // new frames (labels, colour bar) and entropy lines
     QString selection = tr("<b>%1</b> — the same head position in each model")
                                 .arg((mapTitle(QString(), shownBlock_, layer_,
                                                weights || attnscope::perHeadSource(source_) ? head_ : -1,
@@ -295,9 +293,44 @@ void ComparePanel::equalizeCells() {
         for (HeatmapView* v : views_) v->setMaxCellSize(cell);
 }
 
+// Equal maps as large as the row allows: each column is its view's frame (the query axis of the
+// first, the colour bar of the last) plus an equal share of what the frames leave, the entropy
+// lines below. The frames depend a little on the cell size (tick labels), so a second pass
+// follows when they moved.
+void ComparePanel::layoutMaps() {
+    layoutPending_ = false;
+    const QSize room = mapsRow_->size();
+    std::array<int, 3> frame{};
+    for (int pass = 0; pass < 3; ++pass) {
+        std::array<int, 3> width{};
+        const int share = std::max(1, (room.width() - 2 * kMapGap - frame[0] - frame[1] - frame[2]) / 3);
+        int lines = 0;
+        for (std::size_t i = 0; i < 3; ++i) {
+            width[i] = share + frame[i];
+            lines = std::max(lines, entropy_[i]->heightForWidth(width[i]));
+        }
+        int x = 0;
+        for (std::size_t i = 0; i < 3; ++i) {
+            views_[i]->setGeometry(x, 0, width[i], std::max(1, room.height() - lines));
+            entropy_[i]->setGeometry(x, room.height() - lines, width[i], lines);
+            x += width[i] + kMapGap;
+        }
+        equalizeCells();
+        std::array<int, 3> now{};
+        for (std::size_t i = 0; i < 3; ++i) now[i] = views_[i]->frameSize().width();
+        if (now == frame) break;
+        frame = now;
+    }
+}
+
 bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
-    if (event->type() == QEvent::Resize && std::find(views_.begin(), views_.end(), watched) != views_.end())
-        QMetaObject::invokeMethod(this, &ComparePanel::equalizeCells, Qt::QueuedConnection);
+    if (event->type() == QEvent::Resize && watched == mapsRow_) {
+        layoutMaps();
+    } else if (event->type() == QEvent::Resize && !layoutPending_) {
+        // A view's own space changed (its title took another line): fit the three again.
+        layoutPending_ = true;
+        QMetaObject::invokeMethod(this, &ComparePanel::layoutMaps, Qt::QueuedConnection);
+    }
     return QWidget::eventFilter(watched, event);
 }
 

@@ -27,9 +27,11 @@ struct Figure;
 class ComparePanel : public QWidget {
     Q_OBJECT
 public:
-    // Each of the three columns is at least this wide (pixels); beyond it they share the width
-    // equally, and zooming one map zooms the others (shared axes).
+    // Each of the three columns is at least this wide (pixels). The three maps are equal and as
+    // large as fits: the first column is wider by the query axis it draws, the last by the
+    // colour bar, the rest shared equally. Zooming one map zooms the others (shared axes).
     static constexpr int kMinViewWidth = 150;
+    static constexpr int kMapGap = 6;  // between the columns
     ComparePanel(MapService* maps, QWidget* parent = nullptr);
 
     // What to run: the task ("reverse"/"sentiment"), the typed input, the device to open the
@@ -72,6 +74,7 @@ protected:
 
 private:
     void equalizeCells();
+    void layoutMaps();
     void onRunFinished(const CompareRun& run);
     void onMaps(const CompareResult& result);
     void requestMaps();
@@ -84,6 +87,8 @@ private:
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QLabel* selection_ = nullptr;
+    QWidget* mapsRow_ = nullptr;  // the three views and their entropy lines (layoutMaps)
+    bool layoutPending_ = false;
     std::array<HeatmapView*, 3> views_{};
     std::array<QLabel*, 3> entropy_{};
     QTableWidget* kl_ = nullptr;

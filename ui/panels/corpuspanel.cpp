@@ -4,9 +4,6 @@
 #include "state/recentfiles.h"
 #include "views/heatmapview.h"
 
-#include "attnscope/corpus/corpus_run.h"
-#include "attnscope/io/input.h"
-#include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 
 #include <qcustomplot.h>
@@ -30,7 +27,6 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
@@ -112,7 +108,7 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
 
     connect(openButton_, &QPushButton::clicked, this, &CorpusPanel::openRequested);
     connect(runButton_, &QPushButton::clicked, this, &CorpusPanel::chooseRun);
-    connect(cancelButton_, &QPushButton::clicked, this, &CorpusPanel::cancel);
+    connect(cancelButton_, &QPushButton::clicked, this, &CorpusPanel::cancelRequested);
     connect(blocks_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
     connect(quantities_, &QComboBox::currentIndexChanged, this, [this] { showBlock(); });
     // A click (press and release without a drag) on a cell chooses that head.
@@ -154,11 +150,6 @@ void CorpusPanel::chooseRun() {
 }
 
 void CorpusPanel::setColoring(Colormap colormap, const ColorScale& scale) { importance_->setColoring(colormap, scale); }
-
-CorpusPanel::~CorpusPanel() {
-    cancel();
-    if (worker_.joinable()) worker_.join();
-}
 
 QString CorpusPanel::chosenExample() const { return examples_->currentData().toString(); }
 
@@ -315,54 +306,18 @@ void CorpusPanel::showBlock() {
     importance_->setMap(grid, layers, heads, QStringLiteral("%1 · %2").arg(blocks_->currentText(), over));
 }
 
-void CorpusPanel::runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec,
-                            const QString& data, const QString& outDir) {
-    if (worker_.joinable()) return;
-    cancel_ = false;
+void CorpusPanel::beginRun(const QString& modelSpec, const QString& data, const QString& outDir) {
     runButton_->setEnabled(false);
     openButton_->setEnabled(false);
     cancelButton_->setEnabled(true);
     progress_->setValue(0);
+    progress_->setFormat(QString());
     status_->setText(tr("Running %1 on %2…").arg(modelSpec, QFileInfo(data).fileName()));
     loadExamples(data);
-    QPointer<CorpusPanel> self(this);
-    worker_ = std::thread([self, model, data, outDir, this] {
-        QString error;
-        auto start = std::chrono::steady_clock::now();
-        std::string lastPhase;
-        long long firstDone = 0;
-        attnscope::CorpusOptions o;
-        o.read.badLines = attnscope::BadLinePolicy::Skip;
-        o.progress = [&](const std::string& phase, long long done, long long total) {
-            if (phase != lastPhase) lastPhase = phase, start = std::chrono::steady_clock::now(), firstDone = done;
-            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            const double rate = secs > 0 ? (done - firstDone) / secs : 0;
-            QMetaObject::invokeMethod(
-                    this,
-                    [=] {
-                        if (self) self->onProgress(QString::fromStdString(phase), done, total, rate);
-                    },
-                    Qt::QueuedConnection);
-            return !cancel_.load();
-        };
-        try {
-            attnscope::runCorpus(*model, data.toStdString(), outDir.toStdString(), o);
-        } catch (const attnscope::Cancelled&) {
-            error = tr("Cancelled; run again on the same folder to resume.");
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        QMetaObject::invokeMethod(
-                this,
-                [=] {
-                    if (self) self->onRunDone(error);
-                },
-                Qt::QueuedConnection);
-    });
     resultDir_ = outDir;
 }
 
-void CorpusPanel::onProgress(const QString& phase, long long done, long long total, double rate) {
+void CorpusPanel::showProgress(const QString& phase, long long done, long long total, double rate) {
     progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
     QString text = tr("%1: %2/%3").arg(phase).arg(done).arg(total);
     if (rate > 0) {
@@ -372,8 +327,7 @@ void CorpusPanel::onProgress(const QString& phase, long long done, long long tot
     progress_->setFormat(text);
 }
 
-void CorpusPanel::onRunDone(const QString& error) {
-    if (worker_.joinable()) worker_.join();
+void CorpusPanel::endRun(const QString& error) {
     runButton_->setEnabled(true);
     openButton_->setEnabled(true);
     cancelButton_->setEnabled(false);
@@ -385,5 +339,3 @@ void CorpusPanel::onRunDone(const QString& error) {
     const bool ok = openResult(resultDir_, QStringLiteral("-"));  // examples stay those of the file run
     emit finished(ok);
 }
-
-void CorpusPanel::cancel() { cancel_ = true; }

@@ -1,6 +1,7 @@
 // CorpusPanel: the Corpus tab. Opens a corpus result folder (heads.json of `attnscope-cli corpus`)
-// or runs a corpus file through the open model on a worker thread (core's runCorpus, with a
-// progress bar, examples/s and Cancel; the folder resumes when run again). Shows the layer × head
+// or asks for a corpus file and a results folder to run through the open model (the run is
+// CorpusController's, on CorpusService; the panel shows its progress bar, examples/s and Cancel,
+// and the result once it ends; the folder resumes when run again). Shows the layer × head
 // importance heat map of a block and the pruning curve; clicking a head asks the window to show
 // that head's map on the example chosen from the corpus (headChosen).
 // Display only: the numbers come from core/corpus.
@@ -14,14 +15,6 @@
 #include <QPointer>
 #include <QWidget>
 
-#include <atomic>
-#include <memory>
-#include <thread>
-
-namespace attnscope {
-class Model;
-}
-
 class HeatmapView;
 class QComboBox;
 class QCustomPlot;
@@ -34,18 +27,21 @@ class CorpusPanel : public QWidget {
     Q_OBJECT
 public:
     explicit CorpusPanel(QWidget* parent = nullptr);
-    ~CorpusPanel() override;
 
     // Shows dir/heads.json; errors go to the status line and return false. The examples combo is
     // filled from `data`, or else from the corpus file named in dir/run.json when it lies in dir
     // or beside it,
     // else from `data` when given ("-": keep the examples shown).
     bool openResult(const QString& dir, const QString& data = QString());
-    // Runs the corpus file on the model into outDir (all analyses) in the background.
-    void runCorpus(std::shared_ptr<const attnscope::Model> model, const QString& modelSpec, const QString& data,
-                   const QString& outDir);
-    void cancel();
-    bool running() const { return worker_.joinable(); }
+    // A run of data (its examples fill the combo) into outDir by modelSpec began: the buttons
+    // wait, Cancel is offered and the progress bar starts.
+    void beginRun(const QString& modelSpec, const QString& data, const QString& outDir);
+    // A report of the run: "phase: done/total · rate/s · s left" on the bar.
+    void showProgress(const QString& phase, long long done, long long total, double rate);
+    // The run ended: error empty shows the folder's result, else the error (or why it stopped)
+    // in the status line; finished() follows.
+    void endRun(const QString& error);
+    QPushButton* cancelButton() const { return cancelButton_; }
 
     const attnscope::CorpusResult& result() const { return result_; }
     HeatmapView* importanceView() const { return importance_; }
@@ -70,18 +66,17 @@ public:
     void setColoring(Colormap colormap, const ColorScale& scale);
 
 signals:
-    void openRequested();  // the "Open result…" button
+    void openRequested();    // the "Open result…" button
+    void cancelRequested();  // the Cancel button of a run
     // The user chose a corpus file and an output folder: the window runs it on its model.
     void runRequested(const QString& data, const QString& outDir);
     // A head of the heat map was clicked: show it on the chosen example.
     void headChosen(const QString& block, int layer, int head, const QString& exampleText);
-    void finished(bool ok);
+    void finished(bool ok);  // a run ended (endRun): its result is shown, or not
 
 private:
     void showResult();
     void showBlock();
-    void onProgress(const QString& phase, long long done, long long total, double rate);
-    void onRunDone(const QString& error);
     void loadExamples(const QString& path);
 
     attnscope::CorpusResult result_;
@@ -100,7 +95,5 @@ private:
     QPushButton* openButton_ = nullptr;
     QPushButton* runButton_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
-    std::thread worker_;
-    std::atomic<bool> cancel_{false};
     QPoint pressAt_;
 };

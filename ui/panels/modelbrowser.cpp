@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -74,7 +73,7 @@ QString formatParameters(qint64 n) {
 }
 
 ModelBrowser::ModelBrowser(attnscope::CatalogSources sources, QWidget* parent)
-    : QDialog(parent), sources_(std::move(sources)) {
+    : QDialog(parent), sources_(std::move(sources)), service_(new OtherModelsService(this)) {
     setObjectName(QStringLiteral("modelBrowser"));
     setWindowTitle(tr("Open Model"));
     resize(980, 520);
@@ -152,27 +151,19 @@ void ModelBrowser::saveFolders(const QStringList& folders) {
 void ModelBrowser::rescan() {
     scanning_ = true;
     status_->setText(tr("Looking for models…"));
-    const attnscope::CatalogSources sources = sources_;
-    jobs_.start(
-            [sources](const JobTracker::Stop&) {
-                QElapsedTimer t;
-                t.start();
-                auto all = std::make_shared<std::vector<attnscope::CatalogEntry>>(attnscope::scanModels(sources));
-                return std::make_pair(all, t.elapsed());
-            },
-            [this](const std::pair<std::shared_ptr<std::vector<attnscope::CatalogEntry>>, qint64>& r) {
-                entries_ = *r.first;
-                scanning_ = false;
-                fill();
-                int openable = 0;
-                for (const auto& e : entries_) openable += e.openable ? 1 : 0;
-                status_->setText(tr("%1 models, %2 of them open in AttnScope (scanned in %3 s): recents, added "
-                                    "folders, the Hugging Face cache, LM Studio, Ollama, built-in.")
-                                         .arg(entries_.size())
-                                         .arg(openable)
-                                         .arg(double(r.second) / 1000.0, 0, 'f', 1));
-                emit scanFinished();
-            });
+    service_->scan(sources_, [this](const CatalogScan& r) {
+        entries_ = *r.entries;
+        scanning_ = false;
+        fill();
+        int openable = 0;
+        for (const auto& e : entries_) openable += e.openable ? 1 : 0;
+        status_->setText(tr("%1 models, %2 of them open in AttnScope (scanned in %3 s): recents, added "
+                            "folders, the Hugging Face cache, LM Studio, Ollama, built-in.")
+                                 .arg(entries_.size())
+                                 .arg(openable)
+                                 .arg(r.seconds, 0, 'f', 1));
+        emit scanFinished();
+    });
 }
 
 void ModelBrowser::fill() {

@@ -4,10 +4,10 @@
 // each with name, source, family, parameters, dtype or quantisation, size on disk and whether
 // AttnScope opens it (or why not). A filter box narrows the rows (every column, any order of
 // words); Enter in it or on a row opens the current row (the first shown when none is
-// selected). The scan runs on a worker thread; the folders added are kept in QSettings.
+// selected). The scan is OtherModelsService's, on a worker; the folders added are kept in QSettings.
 #pragma once
 
-#include "services/jobtracker.h"
+#include "services/othermodelsservice.h"
 
 #include "attnscope/models/model_catalog.h"
 
@@ -67,7 +67,7 @@ private:
     QLabel* status_;
     QPushButton* open_;
     bool scanning_ = false;
-    JobTracker jobs_{this};
+    OtherModelsService* service_;
 };
 
 // "124M", "8.03B" (empty for 0).

@@ -32,6 +32,9 @@ QCPColorGradient colormapGradient(Colormap map) {
 
 namespace {
 
+constexpr int kPlotMargin = 15;  // QCustomPlot's minimum margin around an axis rect
+constexpr int kSharedEdge = 3;   // beside a neighbour sharing the axes (setFrameShown)
+
 QString labelAt(const QStringList& labels, int i) { return i < labels.size() ? labels[i] : QString::number(i); }
 
 // "'label'", or "'label' [raw]" when the raw token reads differently.
@@ -346,6 +349,11 @@ void HeatmapView::setFrameShown(bool queryAxis, bool colorBar) {
     showColorBar_ = colorBar;
     plot_->yAxis->setTickLabels(queryAxis);
     plot_->yAxis->setLabel(queryAxis ? names_.rows : QString());
+    // A side that meets a neighbour's map keeps a small gap, not QCustomPlot's 15 px margin.
+    QMargins margins = plot_->axisRect()->minimumMargins();
+    margins.setLeft(queryAxis ? kPlotMargin : kSharedEdge);
+    margins.setRight(colorBar ? kPlotMargin : kSharedEdge);
+    plot_->axisRect()->setMinimumMargins(margins);
     colorScale_->setVisible(colorBar && map_.rows > 0);
     // A hidden colour bar leaves the layout (QCustomPlot keeps room for invisible elements); it
     // stays a child of the plot, which deletes it.
@@ -400,6 +408,11 @@ void HeatmapView::fitPlot() {
         if (want == size) break;
         size = want;
     }
+}
+
+QSize HeatmapView::frameSize() const {
+    if (map_.rows <= 0 || map_.cols <= 0) return QSize(0, 0);
+    return plot_->size() - plot_->axisRect()->rect().size();
 }
 
 CellGeometry HeatmapView::cellGeometry() const {

@@ -101,12 +101,17 @@ public:
     // variants). Takes effect at the next setMap().
     void setLevelOfDetailEnabled(bool enabled) { lodEnabled_ = enabled; }
     // Shared axes (views side by side, as the Compare tab's): whether this view draws the query
-    // axis (its name and tick labels) and the colour bar, and the largest cell size in pixels
-    // (0 = as large as fits), so that neighbours that hide them still draw cells of one size.
+    // axis (its name and tick labels) and the colour bar (a side without them keeps only a small
+    // gap to its neighbour), and the largest cell size in pixels (0 = as large as fits), so that
+    // neighbours that hide them still draw cells of one size.
     void setFrameShown(bool queryAxis, bool colorBar);
     void setMaxCellSize(double pixels);
     // The cell size that would fit now without the limit, in pixels.
     double fittingCellSize() const { return fittingCell_; }
+    // What the plot draws around its cells now (tick labels, axis names, the colour bar), in
+    // pixels: the plot's size less the cells' (0 × 0 without a map). Neighbours sharing axes
+    // size their columns by it, so that their cells get equal room.
+    QSize frameSize() const;
     attnscope::PoolRequest levelOfDetailRequest() const;
     void setLevelOfDetail(const attnscope::HeadMap& pooled, const attnscope::PoolRequest& request);
     // The image drawn now: the level-of-detail bins, or empty when the cells themselves are drawn.

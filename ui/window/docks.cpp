@@ -2,6 +2,7 @@
 #include "window/docks.h"
 
 #include "controllers/causalcontroller.h"
+#include "controllers/corpuscontroller.h"
 #include "controllers/longcontroller.h"
 #include "panels/longpanel.h"
 #include "controllers/generatecontroller.h"
@@ -286,27 +287,21 @@ void DockBuilder::buildLong() {
     connect(p_.longContext, &LongController::status, p_.statusBar, &QStatusBar::showMessage);
 }
 
-// The Corpus tab: the panel shows corpus results and runs corpora on the open model; a clicked
-// head is shown on the chosen example in the Explore tab.
+// The Corpus tab: its controller runs corpora on the open model; the panel shows results, and a
+// clicked head is shown on the chosen example in the Explore tab.
 void DockBuilder::buildCorpus() {
-    p_.corpus = new CorpusPanel;
+    p_.corpusTab = new CorpusController(p_.session, p_.window);
+    p_.corpus = p_.corpusTab->panel();
     p_.tabs->addTab(p_.corpus, tr("C&orpus"));
+    connect(p_.corpusTab, &CorpusController::failed, this,
+            [this](const QString& title, const QString& message) { p_.showError(title, message); });
+    connect(p_.corpusTab, &CorpusController::status, p_.statusBar, &QStatusBar::showMessage);
     connect(p_.corpus, &CorpusPanel::openRequested, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(p_.window, tr("Open corpus result folder"),
                                                               recent::lastFolder(QStringLiteral("corpus")));
         if (dir.isEmpty()) return;
         recent::rememberFolder(QStringLiteral("corpus"), dir);
         openCorpusResult(dir);
-    });
-    // The panel asks for the corpus file and then for the results folder (the user's choice).
-    connect(p_.corpus, &CorpusPanel::runRequested, this, [this](const QString& data, const QString& out) {
-        if (!p_.session->model()) {
-            p_.showError(tr("No model is open."), tr("Open the model to run the corpus through first."));
-            return;
-        }
-        recent::rememberFolder(QStringLiteral("corpus"), data);
-        p_.corpus->runCorpus(p_.session->model(), p_.session->modelSpec(), data, out);
-        p_.statusBar->showMessage(tr("Corpus results go to %1").arg(out), 8000);
     });
     connect(p_.corpus, &CorpusPanel::headChosen, this,
             [this](const QString& block, int layer, int head, const QString& text) {

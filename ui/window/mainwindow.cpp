@@ -1,6 +1,7 @@
 #include "window/mainwindow.h"
 
 #include "controllers/causalcontroller.h"
+#include "controllers/corpuscontroller.h"
 #include "controllers/longcontroller.h"
 #include "controllers/labcontroller.h"
 #include "figure/figure.h"
@@ -108,6 +109,7 @@ MainWindow::~MainWindow() {
     parts_.lab->shutdown();
     parts_.causal->shutdown();
     parts_.longContext->shutdown();
+    parts_.corpusTab->shutdown();
     parts_.maps->cancelAll();
     parts_.maps->waitForWorkers();
 }

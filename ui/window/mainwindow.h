@@ -53,6 +53,7 @@ public:
     ViewsController* views() const { return parts_.views; }       // the line, neuron and query-key views
     SourceController* sources() const { return parts_.sources; }  // the Show selector (map sources)
     CorpusPanel* corpus() const { return parts_.corpus; }
+    CorpusController* corpusTab() const { return parts_.corpusTab; }     // its runs (corpuscontroller.h)
     LongController* longContext() const { return parts_.longContext; }   // the Long context tab (longcontroller.h)
     CausalController* causal() const { return parts_.causal; }           // the Causal tab (causalcontroller.h)
     QAction* rawTokensAction() const { return parts_.rawTokensAction; }  // View > Raw Tokens

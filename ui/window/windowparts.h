@@ -14,6 +14,7 @@ class CausalController;
 class LongController;
 class ComparePanel;
 class ControlPanel;
+class CorpusController;
 class CorpusPanel;
 class GenerateController;
 class HeatmapView;
@@ -80,6 +81,7 @@ struct WindowParts {
     SourceController* sources = nullptr;
     CausalController* causal = nullptr;
     LongController* longContext = nullptr;  // the Long context tab
+    CorpusController* corpusTab = nullptr;  // the Corpus tab's runs (its panel: corpus)
 
     // The window's own parts.
     MapPresenter* presenter = nullptr;  // the central maps (window/mappresenter.h)
