@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument(
             QStringLiteral("MODEL"),
             QStringLiteral("A model folder (config.json + model.safetensors or pytorch_model.bin) or a file in "
-                           "one, a model id (org/name) in the Hugging Face cache, builtin:NAME, a "
-                           "workspace FILE.attnscope or an attention file (.npy of maps, "
-                           "tokens.json beside it) to open (default: builtin:reverse-dot with an "
-                           "example input)."),
+                           "one, a model id (org/name) in the Hugging Face cache, a GGUF file, "
+                           "ollama:NAME[:TAG], builtin:NAME, a workspace FILE.attnscope or an "
+                           "attention file (.npy of maps, tokens.json beside it) to open (default: "
+                           "builtin:reverse-dot with an example input)."),
             QStringLiteral("[MODEL]"));
     const QCommandLineOption image(QStringLiteral("image"), QStringLiteral("An image for image models (ViT)."),
                                    QStringLiteral("FILE"));
