@@ -6,12 +6,15 @@
 #include "figure/comparisonfigure.h"
 #include "panels/comparemodelsdialog.h"
 #include "panels/modelbrowser.h"
+#include "panels/modelpicker.h"
 #include "window_fixture.h"
 
 #include "family_checks.h"
 #include "gguf_writer.h"
 
+#include <QDir>
 #include <QLabel>
+#include <QSettings>
 #include <QTreeView>
 
 using namespace attnscope;
@@ -144,6 +147,28 @@ TEST_CASE_METHOD(uitest::WindowFixture, "File > Open Model… browses the models
     REQUIRE(loaded.wait(20000));
     CHECK(session->model()->info().family == "gpt2");
     CHECK(session->modelSpec().contains(QStringLiteral("models--org--tiny")));  // the id's snapshot in $HF_HUB_CACHE
+}
+
+TEST_CASE("Recent models keep ids and ollama:NAME as given, paths absolute", "[ui][browser]") {
+    const QStringList before = ModelPicker::recentFolders();
+    const fs::path folder = freshDir("ui-recent-spec");
+    ModelPicker picker;
+    // Opened through a model id or an Ollama name: reopening must resolve them again, so they are
+    // not turned into paths under the current folder.
+    for (const QString& id : {QStringLiteral("ollama:tiny:q4"), QStringLiteral("org-x/never-a-folder")}) {
+        picker.setCurrentSpec(id);
+        CHECK(ModelPicker::recentFolders().value(0) == id);
+        CHECK(picker.currentSpec() == id);
+        CHECK(picker.currentData().toString() == id);
+    }
+    // A path that exists is kept absolute and clean.
+    const QString dotted = uitest::qpath(folder) + QStringLiteral("/./");
+    picker.setCurrentSpec(dotted);
+    const QString clean = QDir::cleanPath(QFileInfo(uitest::qpath(folder)).absoluteFilePath());
+    CHECK(ModelPicker::recentFolders().value(0) == clean);
+    CHECK(picker.currentData().toString() == clean);
+    QSettings().setValue(QStringLiteral("recentModelFolders"), before);
+    fs::remove_all(folder);
 }
 
 TEST_CASE("Compare with another model: a Q8_0 GGUF copy's per-head KL, shown as a figure", "[ui][compare_models]") {

@@ -13,6 +13,14 @@ const int kSpecRole = Qt::UserRole;
 const QString kOpenFolder = QStringLiteral("open-folder");
 const QString kBrowse = QStringLiteral("browse-models");
 
+// A path on disk is kept absolute; anything else (a hub-cache id org/name, ollama:NAME[:TAG]) is
+// kept as given, so that choosing it again resolves it again rather than naming a file that is
+// not there. A path that exists wins over an id, as when the model was opened.
+QString recentSpec(const QString& spec) {
+    const QFileInfo info(spec);
+    return info.exists() ? QDir::cleanPath(info.absoluteFilePath()) : spec;
+}
+
 }  // namespace
 
 ModelPicker::ModelPicker(QWidget* parent) : QComboBox(parent) {
@@ -27,7 +35,7 @@ ModelPicker::ModelPicker(QWidget* parent) : QComboBox(parent) {
 QStringList ModelPicker::recentFolders() { return QSettings().value(QLatin1String(kRecentKey)).toStringList(); }
 
 void ModelPicker::addRecentFolder(const QString& folder) {
-    const QString path = QDir::cleanPath(QFileInfo(folder).absoluteFilePath());
+    const QString path = recentSpec(folder);
     QStringList list = recentFolders();
     list.removeAll(path);
     list.prepend(path);
@@ -60,7 +68,7 @@ void ModelPicker::setCurrentSpec(const QString& spec) {
     current_ = spec;
     if (!spec.startsWith(QLatin1String("builtin:"))) {
         addRecentFolder(spec);
-        current_ = QDir::cleanPath(QFileInfo(spec).absoluteFilePath());
+        current_ = recentSpec(spec);
     }
     refresh();
 }

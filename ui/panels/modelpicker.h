@@ -13,7 +13,8 @@ public:
 
     // Rebuilds the list (built-ins are looked up again) and selects spec if present.
     void refresh();
-    // Shows spec (a folder or builtin:NAME) as the current entry; a folder becomes a recent one.
+    // Shows spec (a folder or file, a hub-cache id, ollama:NAME[:TAG] or builtin:NAME) as the
+    // current entry; all but built-ins become recent ones (paths made absolute, ids as given).
     void setCurrentSpec(const QString& spec);
     QString currentSpec() const;
 
