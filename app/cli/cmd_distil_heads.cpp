@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "common.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/lab/hedgehog.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/model.h"
@@ -14,6 +15,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 
 namespace attnscope::cli {
@@ -35,8 +37,8 @@ std::vector<int> parseLayerRange(const std::string& text) {
 // One input per non-empty line: the model's tokenizer's ids, or for a model without one a line of
 // ids; each cut to maxTokens (and to the model's positions).
 std::vector<std::vector<std::int64_t>> readInputs(const std::string& file, const Model& model, int maxTokens) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error("--data " + file + ": cannot be read");
+    // The input rule: a FIFO or a device is refused, not waited on or read without end.
+    std::istringstream in(readInputFile(file, kMaxTextFileBytes, "data file"));
     std::vector<std::vector<std::int64_t>> inputs;
     std::string line;
     int number = 0;

@@ -6,6 +6,7 @@
 
 #include "attnscope/analysis/needle.h"
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/input_file.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
@@ -40,11 +41,8 @@ std::vector<std::int64_t> haystackIds(const Args& args, const Model& model) {
     if (file && ids) throw UsageError("give either --haystack or --haystack-ids, not both");
     if (ids) return parseIntegers(*ids, "--haystack-ids", "id");
     if (!file) throw UsageError("missing --haystack FILE or --haystack-ids IDS");
-    std::ifstream in(*file, std::ios::binary);
-    if (!in) throw Error("--haystack: cannot read " + *file);
-    std::stringstream text;
-    text << in.rdbuf();
-    return needlePieceIds(model, text.str(), "--haystack");
+    // The input rule: a FIFO or a device is refused, not waited on or read without end.
+    return needlePieceIds(model, readInputFile(*file, kMaxTextFileBytes, "haystack file"), "--haystack");
 }
 
 std::vector<double> parseDepths(const std::string& text) {

@@ -174,6 +174,16 @@ TEST_CASE("cli inputs: FIFOs and devices are refused, not waited on or read with
     requireCliInputError(runCli({"metrics", "--attention-file", (dir / "maps" / "attention.npy").string(), "--tokens",
                                  pipe, "--out", (dir / "m.json").string()}),
                          pipe + ": not a regular file");
+    // Round 3's readers: niah's haystack text, distil's data and task files.
+    for (const std::string bad : {pipe, std::string("/dev/zero")}) {
+        requireCliInputError(
+                runCli({"niah", "builtin:reverse-dot", "--haystack", bad, "--needle-ids", "1", "--question-ids", "2",
+                        "--lengths", "16", "--depths", "0", "--max-new-tokens", "2", "--out", (dir / "niah").string()}),
+                bad + ": not a regular file");
+        requireCliInputError(runCli({"distil", "--teacher", "builtin:sentiment-dot", "--per-head", "--data", bad,
+                                     "--steps", "1", "--out", (dir / "distil").string()}),
+                             bad + ": not a regular file");
+    }
 #ifdef ATTNSCOPE_CLI_HAS_EXPORT
     requireCliInputError(runCli({"export", "--workspace", pipe, "--out", (dir / "f.png").string()}),
                          pipe + ": not a regular file");

@@ -5,6 +5,12 @@
 #include "services/session.h"
 #include "state/recentfiles.h"
 
+#include "attnscope/io/input_file.h"
+#include "attnscope/runtime/error.h"
+
+#include <QFile>
+#include <QFileInfo>
+
 CorpusController::CorpusController(Session* session, QObject* parent)
     : QObject(parent), session_(session), panel_(new CorpusPanel), service_(new CorpusService(this)) {
     connect(panel_, &CorpusPanel::runRequested, this, &CorpusController::run);
@@ -31,6 +37,18 @@ void CorpusController::run(const QString& data, const QString& outDir) {
         return;
     }
     if (service_->isRunning()) return;
+    // The dialogs' choices under core's input rule, before anything starts: a FIFO would hang the
+    // examples' read, /dev/zero read without end; the results folder must be a folder.
+    try {
+        attnscope::refuseNonRegularFile(QFile::encodeName(data).toStdString());
+    } catch (const attnscope::Error& e) {
+        emit failed(tr("Cannot run the corpus."), QString::fromUtf8(e.what()));
+        return;
+    }
+    if (QFileInfo(outDir).exists() && !QFileInfo(outDir).isDir()) {
+        emit failed(tr("Cannot run the corpus."), tr("%1: not a folder (the results go into a folder)").arg(outDir));
+        return;
+    }
     recent::rememberFolder(QStringLiteral("corpus"), data);
     panel_->beginRun(session_->modelSpec(), data, outDir);
     service_->run(session_->model(), data, outDir);

@@ -16,13 +16,9 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDir>
-#include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -90,17 +86,7 @@ LongController::LongController(ViewState* state, Session* session, QObject* pare
         panel_->setEvictJob({});
         panel_->evictStatus()->setText(tr("Cancelled."));
     });
-    connect(panel_->haystackFileButton(), &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(panel_->window(), tr("Haystack text file"));
-        if (path.isEmpty()) return;
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly)) {
-            QMessageBox::warning(panel_->window(), tr("Cannot read the haystack"),
-                                 tr("%1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
-            return;
-        }
-        panel_->haystackEdit()->setPlainText(QString::fromUtf8(file.readAll()));
-    });
+    connect(panel_->haystackFileButton(), &QPushButton::clicked, this, &LongController::chooseHaystackFile);
     connect(panel_, &LongPanel::scanSettingsChanged, this, [this] {
         if (!scan_.result.runs.empty()) clearScan(tr("The settings changed: Scan again."));
     });

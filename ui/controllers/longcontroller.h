@@ -53,9 +53,14 @@ public:
 
     // The export dialog for a result (LongPanel::Result); null when it shows nothing.
     ExportDialog* exportFigure(int which);
+    // Haystack from file…: the dialog, then its file into the haystack box; false (and failed())
+    // when the file cannot be read or is not a regular file.
+    void chooseHaystackFile();
+    bool loadHaystackFile(const QString& path);
 
 signals:
     void status(const QString& message, int timeoutMs);
+    void failed(const QString& title, const QString& message);  // shown as the window's error dialog
 
 private:
     void onModelLoaded(const attnscope::ModelInfo& info);

@@ -1,6 +1,6 @@
-// The Long context tab's exports (LongController::exportFigure): the success and retrieval
-// figures (niah's), the eviction steps as a painted figure, and the long map as shown with its
-// marks as one more row.
+// The Long context tab's files. Its exports (LongController::exportFigure): the success and
+// retrieval figures (niah's), the eviction steps as a painted figure, and the long map as shown
+// with its marks as one more row. Its one input: a haystack read from a text file.
 #include "controllers/longcontroller.h"
 
 #include "panels/exportdialog.h"
@@ -10,10 +10,16 @@
 #include "state/viewstate.h"
 #include "views/heatmapview.h"
 
+#include "attnscope/io/input_file.h"
+#include "attnscope/runtime/error.h"
+
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -71,4 +77,27 @@ ExportDialog* LongController::exportFigure(int which) {
             [this](const QString& path) { emit status(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 8000); });
     dialog->open();
     return dialog;
+}
+
+// The haystack file's dialog ("haystackFileDialog"), opened without blocking.
+void LongController::chooseHaystackFile() {
+    auto* dialog = new QFileDialog(panel_->window(), tr("Haystack text file"));
+    dialog->setObjectName(QStringLiteral("haystackFileDialog"));
+    dialog->setFileMode(QFileDialog::ExistingFile);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QFileDialog::fileSelected, this, &LongController::loadHaystackFile);
+    dialog->open();
+}
+
+// core's input rule: a FIFO or a device is refused at once instead of hanging or reading without end.
+bool LongController::loadHaystackFile(const QString& path) {
+    try {
+        const std::string text = attnscope::readInputFile(QFile::encodeName(path).toStdString(),
+                                                          attnscope::kMaxTextFileBytes, "haystack text file");
+        panel_->haystackEdit()->setPlainText(QString::fromUtf8(text.data(), qsizetype(text.size())));
+        return true;
+    } catch (const attnscope::Error& e) {
+        emit failed(tr("Cannot read the haystack."), QString::fromUtf8(e.what()));
+        return false;
+    }
 }

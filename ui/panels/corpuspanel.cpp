@@ -4,6 +4,7 @@
 #include "state/recentfiles.h"
 #include "views/heatmapview.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 
 #include <qcustomplot.h>
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -155,8 +157,15 @@ QString CorpusPanel::chosenExample() const { return examples_->currentData().toS
 
 void CorpusPanel::loadExamples(const QString& path) {
     examples_->clear();
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return;
+    // core's input rule: only a regular file is read (a FIFO named in run.json cannot hang this).
+    std::optional<attnscope::InputFile> in;
+    try {
+        in.emplace(QFile::encodeName(path).toStdString());
+    } catch (const attnscope::Error&) {
+        return;  // the run or the result reports the file
+    }
+    QFile f;
+    if (!f.open(in->fd(), QIODevice::ReadOnly, QFileDevice::DontCloseHandle)) return;
     const bool jsonl = path.endsWith(QLatin1String(".jsonl")) || path.endsWith(QLatin1String(".json"));
     int line = 0;
     while (!f.atEnd() && examples_->count() < 500) {

@@ -285,6 +285,8 @@ void DockBuilder::buildLong() {
     p_.longContext = new LongController(p_.state, p_.session, p_.window);
     p_.tabs->addTab(p_.longContext->panel(), tr("&Long context"));
     connect(p_.longContext, &LongController::status, p_.statusBar, &QStatusBar::showMessage);
+    connect(p_.longContext, &LongController::failed, this,
+            [this](const QString& title, const QString& message) { p_.showError(title, message); });
 }
 
 // The Corpus tab: its controller runs corpora on the open model; the panel shows results, and a

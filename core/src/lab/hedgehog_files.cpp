@@ -2,6 +2,7 @@
 #include "attnscope/lab/hedgehog.h"
 
 #include "attnscope/io/atomic_file.h"
+#include "attnscope/io/input_file.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/io/npy_file.h"
 #include "attnscope/runtime/error.h"
@@ -42,6 +43,7 @@ double hedgehogMean(const std::vector<double>& v) {
 }
 
 std::string readHedgehogFile(const std::filesystem::path& file) {
+    refuseNonRegularFile(file);  // the input rule: no FIFO that hangs, no /dev/zero read without end
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Error(file.string() + ": cannot be read (a distil --per-head output folder has it)");
     std::ostringstream text;

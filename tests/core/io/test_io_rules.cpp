@@ -6,6 +6,7 @@
 #include "attnscope/io/atomic_file.h"
 #include "attnscope/io/input_file.h"
 #include "attnscope/io/npy.h"
+#include "attnscope/lab/hedgehog.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
 #include "attnscope/tokenizer/tokenizer.h"
@@ -163,6 +164,19 @@ TEST_CASE("input rule: every reader refuses FIFOs and devices, and bounds what i
         const FifoUnblocker unblockConfig(dir / "model" / "config.json");
         CHECK(errorOf([&] { Model::load(dir / "model"); }) ==
               (dir / "model" / "config.json").string() + ": not a regular file");
+    }
+
+    // A distil --per-head folder whose files are FIFOs (the Kinds tab and distil read them).
+    fs::create_directories(dir / "hedgehog");
+    REQUIRE(makeFifo(dir / "hedgehog" / "feature_maps.json"));
+    REQUIRE(makeFifo(dir / "hedgehog" / "report.json"));
+    {
+        const FifoUnblocker unblockMaps(dir / "hedgehog" / "feature_maps.json");
+        const FifoUnblocker unblockReport(dir / "hedgehog" / "report.json");
+        CHECK(errorOf([&] { readFeatureMaps(dir / "hedgehog"); }) ==
+              (dir / "hedgehog" / "feature_maps.json").string() + ": not a regular file");
+        CHECK(errorOf([&] { readHedgehogReport(dir / "hedgehog"); }) ==
+              (dir / "hedgehog" / "report.json").string() + ": not a regular file");
     }
 
     // Regular files: read whole up to the bound, refused above it with the sizes.

@@ -1,5 +1,6 @@
 #include "task_file.h"
 
+#include "attnscope/io/input_file.h"
 #include "attnscope/runtime/error.h"
 #include "io/json_util.h"
 
@@ -50,6 +51,7 @@ std::string field(const nlohmann::json& j, const char* key, const std::string& w
 FileTask readTaskFile(const std::filesystem::path& file, const std::string& vocabulary) {
     if (vocabulary != "auto" && vocabulary != "char" && vocabulary != "word")
         throw Error("vocabulary '" + vocabulary + "' is not one of auto, char, word");
+    refuseNonRegularFile(file);  // the input rule: no FIFO that hangs, no /dev/zero read without end
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Error(file.string() + ": cannot open the task file");
     FileTask task;
