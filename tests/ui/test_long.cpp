@@ -2,12 +2,14 @@
 // copying GPT-2 shows core's success and retrieval maps, a head's generated rows equal a forward's
 // with the needle's keys marked, Cancel drops a scan, bad grids are refused with one line; the
 // eviction what-if on a GQA Llama equals core's (tokens, KL per step, kept keys over the map) and
-// its figures export.
+// its figures export; the tab's settings are the ViewState's and come back from a workspace file.
 #include "window_fixture.h"
 
 #include "controllers/longcontroller.h"
+#include "figure/workspace.h"
 #include "panels/exportdialog.h"
 #include "panels/longpanel.h"
+#include "state/viewstate.h"
 #include "views/figurecanvas.h"
 #include "views/headmetricmap.h"
 #include "views/heatmapview.h"
@@ -20,6 +22,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -263,4 +267,78 @@ TEST_CASE_METHOD(LongFixture, "Long context tab: the eviction what-if equals cor
     runText(QStringLiteral("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16"));
     CHECK(controller->evictResult().result.tokensFull.empty());
     CHECK_FALSE(panel->evictionCanvas()->isVisible());
+}
+
+TEST_CASE_METHOD(LongFixture, "Long context tab: its settings are the state's and survive a workspace round trip",
+                 "[ui][long][workspace]") {
+    const auto dir = freshDir("ui-long-ws");
+    writeCopyingGpt2(dir);
+    open(qpath(dir));
+    window.tabs()->setCurrentWidget(panel);
+    ViewState* state = window.state();
+    // The user's changes in the panel are the state's.
+    typeGrid(QStringLiteral("12, 24"));
+    panel->policyCombo()->setCurrentIndex(1);  // SnapKV
+    panel->budgetSpin()->setValue(20);
+    panel->windowSpin()->setValue(6);
+    panel->kernelSpin()->setValue(3);
+    panel->evictTokensSpin()->setValue(7);
+    const Workspace::LongContext& s = state->tabSettings().longContext;
+    CHECK(s.needle == QStringLiteral("10 11 12 13"));
+    CHECK(s.lengths == QStringLiteral("12, 24"));
+    CHECK(s.depths == QStringLiteral("0, 0.5, 1"));
+    CHECK(s.scanTokens == 3);
+    CHECK(s.ids);
+    CHECK(s.policy == QStringLiteral("snapkv"));
+    CHECK(s.budget == 20);
+    CHECK(s.window == 6);
+    CHECK(s.kernel == 3);
+    CHECK(s.evictTokens == 7);
+
+    const auto path = freshDir("ui-long-ws-file") / "long.attnscope";
+    REQUIRE(window.saveWorkspaceFile(qpath(path)));
+    const Workspace saved = readWorkspace(qpath(path));
+    CHECK(saved.longContext.haystack == panel->haystackEdit()->toPlainText());
+    CHECK(saved.longContext.answer == QStringLiteral("11 12 13"));
+    CHECK(saved.longContext.policy == QStringLiteral("snapkv"));
+    CHECK(saved.longContext.window == 6);
+    CHECK(saved.view.tab == QStringLiteral("long"));
+
+    // Another setting in the state reaches the panel; opening the file brings the saved ones back.
+    Workspace::LongContext other;
+    other.policy = QStringLiteral("streaming");
+    other.sinks = 2;
+    state->setTabSetting(&ViewState::TabSettings::longContext, other);
+    CHECK(panel->needleEdit()->text().isEmpty());
+    CHECK(panel->policy() == attnscope::EvictionPolicy::Streaming);
+    CHECK(panel->sinksSpin()->value() == 2);
+    window.tabs()->setCurrentIndex(0);
+    QSignalSpy restored(&window, &MainWindow::workspaceRestored);
+    REQUIRE(window.openWorkspaceFile(qpath(path)));
+    REQUIRE(restored.wait(30000));
+    CHECK(panel->haystackEdit()->toPlainText() == saved.longContext.haystack);
+    CHECK(panel->needleEdit()->text() == QStringLiteral("10 11 12 13"));
+    CHECK(panel->questionEdit()->text() == QStringLiteral("10"));
+    CHECK(panel->lengthsEdit()->text() == QStringLiteral("12, 24"));
+    CHECK(panel->scanTokensSpin()->value() == 3);
+    CHECK(panel->policy() == attnscope::EvictionPolicy::SnapKV);
+    CHECK(panel->budgetSpin()->value() == 20);
+    CHECK(panel->windowSpin()->value() == 6);
+    CHECK(panel->kernelSpin()->value() == 3);
+    CHECK(panel->sinksSpin()->value() == 4);
+    CHECK(panel->evictTokensSpin()->value() == 7);
+    CHECK(window.tabs()->currentWidget() == panel);
+
+    // The defaults are not written (a file of a window that never used the tab reads as before);
+    // a bad value is refused naming its field.
+    Workspace plain;
+    plain.model = QStringLiteral("builtin:reverse-dot");
+    QJsonObject o = QJsonDocument::fromJson(workspaceJson(plain)).object();
+    CHECK_FALSE(o.contains(QStringLiteral("long")));
+    o.insert(QStringLiteral("long"), QJsonObject{{QStringLiteral("policy"), QStringLiteral("lru")}});
+    CHECK_THROWS_WITH(parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("bad.attnscope")),
+                      Catch::Contains("long.policy: unknown 'lru' (use h2o, snapkv, streaming)"));
+    o.insert(QStringLiteral("long"), QJsonObject{{QStringLiteral("kernel"), 0}});
+    CHECK_THROWS_WITH(parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("bad.attnscope")),
+                      Catch::Contains("long.kernel: 0 is out of range (1 to 101)"));
 }

@@ -149,7 +149,8 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
                    Catch::Contains("generation.seed: expected a whole number"));
         CHECK_THAT(parseError("\"generation\": {\"speed\": 1}"), Catch::Contains("generation.speed: unknown field"));
         CHECK_THAT(parseError("\"view\": {\"tab\": \"corpus\"}"),
-                   Catch::Contains("view.tab: unknown 'corpus' (use explore, compare, metrics, model, image, causal)"));
+                   Catch::Contains(
+                           "view.tab: unknown 'corpus' (use explore, compare, metrics, model, image, causal, long)"));
     }
 }
 

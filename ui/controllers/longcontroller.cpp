@@ -1,5 +1,7 @@
 #include "controllers/longcontroller.h"
 
+#include "controllers/sectionsync.h"
+
 #include "figure/labels.h"
 #include "panels/exportdialog.h"
 #include "panels/idscheck.h"
@@ -93,6 +95,12 @@ LongController::LongController(ViewState* state, Session* session, QObject* pare
     connect(panel_, &LongPanel::evictSettingsChanged, this, [this] {
         if (!evict_.result.tokensFull.empty()) clearEvict(tr("The settings changed: Run again."));
     });
+    // The settings are the ViewState's (saved in workspaces), as the other tabs' are (controllers/sectionsync.h).
+    const auto write = syncSection<Workspace::LongContext>(
+            state, panel_, this, &ViewState::TabSettings::longContext, [this] { return panel_->settings(); },
+            [this](const Workspace::LongContext& s) { panel_->setSettings(s); });
+    for (auto signal : {&LongPanel::scanSettingsChanged, &LongPanel::evictSettingsChanged})
+        connect(panel_, signal, this, write);
     connect(service_, &LongService::scanReady, this, &LongController::onScan);
     connect(service_, &LongService::rowsReady, this, &LongController::onRows);
     connect(service_, &LongService::evictReady, this, &LongController::onEvict);

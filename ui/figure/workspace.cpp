@@ -26,7 +26,8 @@ const QStringList kFeatureMaps = {QStringLiteral("elu"), QStringLiteral("relu"),
 const QStringList kScales = {QStringLiteral("linear"), QStringLiteral("log")};
 const QStringList kDevices = {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
 const QStringList kTabs = {QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"),
-                           QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("causal")};
+                           QStringLiteral("model"),   QStringLiteral("image"),   QStringLiteral("causal"),
+                           QStringLiteral("long")};
 const QStringList kMetricsViews = {QStringLiteral("rollout"), QStringLiteral("flow"), QStringLiteral("similarity")};
 const QStringList kPoolings = {QStringLiteral("max"), QStringLiteral("mean"), QStringLiteral("sum")};
 constexpr int kMaxIndex = 1 << 20;  // layers, heads: far above any model, far below overflow
@@ -190,6 +191,7 @@ Workspace parseWorkspace(const QByteArray& bytes, const QString& name, const QSt
     }
     readViewSections(r, w);
     readCausalSection(r, w);
+    readLongSection(r, w);
     r.done();
     return w;
 }
@@ -266,6 +268,7 @@ QByteArray workspaceJson(const Workspace& w) {
              QJsonObject{{QStringLiteral("width_in"), w.figure.widthIn}, {QStringLiteral("dpi"), w.figure.dpi}});
     writeViewSections(w, o);
     writeCausalSection(w, o);
+    writeLongSection(w, o);
     QJsonObject window;
     if (!w.window.geometry.isEmpty())
         window.insert(QStringLiteral("geometry"), QString::fromLatin1(w.window.geometry.toBase64()));

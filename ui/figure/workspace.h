@@ -7,6 +7,7 @@
 // sections "input", "selection", "temperature", "inside_model", "lab", "masked_heads",
 // "colors", "view", "figure", "window", and since version 2 "model_view", "image", "views"
 // and "generation" (workspace_views.cpp), the optional "causal" and "lab.knockout" (workspace_causal.cpp),
+// the optional "long" (the Long context tab, workspace_long.cpp, written only when it is not the defaults),
 // and "map_source" (the Show selector: {"source": "value-norm", "target": 42}), written only when the
 // maps show another source than the weights, so a file of the weights reads in an AttnScope before map
 // sources (which refuses the section by name otherwise). Version 1 files are read as they are: a
@@ -163,6 +164,21 @@ struct Workspace {
         QString what = QStringLiteral("heads");     // heads, resid, attn_out or mlp_out
         bool attribution = false;                   // attribution patching instead of exact
     } causal;
+
+    struct LongContext {                             // the Long context tab's settings (its results are not kept)
+        QString haystack, needle, question, answer;  // text, or token ids when ids
+        bool ids = false;
+        QString lengths = QStringLiteral("256,512,1024");  // as typed: checked when a scan starts
+        QString depths = QStringLiteral("0,0.25,0.5,0.75,1");
+        int scanTokens = 16;
+        QString policy = QStringLiteral("h2o");  // h2o, snapkv or streaming
+        int budget = 64;
+        int recent = -1;  // -1: ⌊B/2⌋
+        int window = 32;
+        int kernel = 5;
+        int sinks = 4;
+        int evictTokens = 16;
+    } longContext;
 
     struct FigureSettings {  // the export dialog's width and PNG resolution
         double widthIn = 3.25;

@@ -115,4 +115,8 @@ void writeViewSections(const Workspace& w, QJsonObject& o);
 // by core's parser (attnscope/attention/knockout_spec.h): absent = the defaults in workspace.h.
 void readCausalSection(WorkspaceReader& r, Workspace& w);
 void writeCausalSection(const Workspace& w, QJsonObject& o);
+// The Long context tab's section (workspace_long.cpp): read when present, written when it is
+// not the defaults (so a file of a window that never touched the tab reads in an older AttnScope).
+void readLongSection(WorkspaceReader& r, Workspace& w);
+void writeLongSection(const Workspace& w, QJsonObject& o);
 QString knockoutSpec(WorkspaceReader& lab);

@@ -59,6 +59,9 @@ QWidget* jobRow(QPushButton* run, QPushButton* cancel, QProgressBar* bar, QLabel
     return w;
 }
 
+// The workspace's names of the policy combo's items, in its order.
+const QStringList kPolicyKeys = {QStringLiteral("h2o"), QStringLiteral("snapkv"), QStringLiteral("streaming")};
+
 }  // namespace
 
 LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
@@ -334,4 +337,47 @@ void LongPanel::setJobProgress(QProgressBar* bar, int permille) {
     }
     bar->setRange(0, 1000);
     bar->setValue(permille);
+}
+
+Workspace::LongContext LongPanel::settings() const {
+    Workspace::LongContext s;
+    s.haystack = haystack_->toPlainText();
+    s.needle = needle_->text();
+    s.question = question_->text();
+    s.answer = answer_->text();
+    s.ids = ids_->isChecked();
+    s.lengths = lengths_->text();
+    s.depths = depths_->text();
+    s.scanTokens = scanTokens_->value();
+    s.policy = kPolicyKeys.value(policy_->currentIndex(), kPolicyKeys.front());
+    s.budget = budget_->value();
+    s.recent = recent_->value();
+    s.window = window_->value();
+    s.kernel = kernel_->value();
+    s.sinks = sinks_->value();
+    s.evictTokens = evictTokens_->value();
+    return s;
+}
+
+void LongPanel::setSettings(const Workspace::LongContext& s) {
+    if (haystack_->toPlainText() != s.haystack) haystack_->setPlainText(s.haystack);
+    const auto text = [this](QLineEdit* e, const QString& t) {
+        if (e->text() == t) return;
+        e->setText(t);
+        emit scanSettingsChanged();  // setText is no edit: say it here
+    };
+    text(needle_, s.needle);
+    text(question_, s.question);
+    text(answer_, s.answer);
+    text(lengths_, s.lengths);
+    text(depths_, s.depths);
+    ids_->setChecked(s.ids);
+    scanTokens_->setValue(s.scanTokens);
+    policy_->setCurrentIndex(std::max(0, int(kPolicyKeys.indexOf(s.policy))));
+    budget_->setValue(s.budget);
+    recent_->setValue(s.recent);
+    window_->setValue(s.window);
+    kernel_->setValue(s.kernel);
+    sinks_->setValue(s.sinks);
+    evictTokens_->setValue(s.evictTokens);
 }

@@ -9,6 +9,8 @@
 // LongController wires them.
 #pragma once
 
+#include "figure/workspace.h"
+
 #include "attnscope/analysis/kv_eviction.h"
 
 #include <QWidget>
@@ -74,6 +76,10 @@ public:
     enum Result { Success, Retrieval, Eviction, LongMap };
 
     attnscope::EvictionPolicy policy() const;
+    // The two analyses' settings as the workspace keeps them, and back (the boxes clamp what
+    // they cannot show; the results' out-of-date signals follow as for the user's changes).
+    Workspace::LongContext settings() const;
+    void setSettings(const Workspace::LongContext& s);
     // The options' boxes that apply to the policy shown enabled, the others disabled.
     void syncPolicyOptions();
     // Enables the tab's actions, or disables them with the reason shown and as their tooltip.

@@ -284,6 +284,7 @@ bool ViewState::sameTabSettings(const TabSettings& a, const TabSettings& b) {
         w.generation = t.generation;
         w.figure = t.figure;
         w.causal = t.causal;
+        w.longContext = t.longContext;
         return workspaceJson(w);
     };
     return json(a) == json(b);
@@ -316,9 +317,9 @@ Workspace ViewState::workspace() const {
     w.view = view_;
     w.view.zoom = zoom_;
     // Tabs the file has no name for (the Corpus tab, the Compare tab's reports) open on Explore.
-    static const QStringList fileTabs = {QStringLiteral("explore"), QStringLiteral("compare"),
-                                         QStringLiteral("metrics"), QStringLiteral("model"),
-                                         QStringLiteral("image"),   QStringLiteral("causal")};
+    static const QStringList fileTabs = {
+            QStringLiteral("explore"), QStringLiteral("compare"), QStringLiteral("metrics"), QStringLiteral("model"),
+            QStringLiteral("image"),   QStringLiteral("causal"),  QStringLiteral("long")};
     if (!fileTabs.contains(w.view.tab)) w.view.tab = QStringLiteral("explore");
     w.modelView = tabSettings_.modelView;
     w.image = tabSettings_.image;
@@ -326,6 +327,7 @@ Workspace ViewState::workspace() const {
     w.generation = tabSettings_.generation;
     w.figure = tabSettings_.figure;
     w.causal = tabSettings_.causal;
+    w.longContext = tabSettings_.longContext;
     return w;
 }
 
@@ -347,6 +349,6 @@ void ViewState::applyWorkspace(const Workspace& ws) {
                        : ws.views.selectedSide == QLatin1String("key") ? 1
                                                                        : -1,
                        ws.views.selectedIndex});
-    setTabSettings({ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure, ws.causal});
+    setTabSettings({ws.lab, ws.modelView, ws.image, ws.views, ws.generation, ws.figure, ws.causal, ws.longContext});
     setZoom(ws.view.zoom);
 }

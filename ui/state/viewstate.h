@@ -127,7 +127,8 @@ public:
         Workspace::Views views;
         Workspace::GenerationState generation;
         Workspace::FigureSettings figure;
-        Workspace::Causal causal;  // the Causal tab's inputs, tokens, position and patching
+        Workspace::Causal causal;            // the Causal tab's inputs, tokens, position and patching
+        Workspace::LongContext longContext;  // the Long context tab's scan and what-if settings
     };
     const TabSettings& tabSettings() const { return tabSettings_; }
     // Emits tabSettingsChanged when any of them changed (compared as the file writes them).

@@ -134,7 +134,8 @@ WorkspaceIo::WorkspaceIo(WindowParts& parts, QObject* parent) : QObject(parent),
             state->setVariant(ws.lab.variant);  // the lab follows, and asks for the map
         else
             p_.presenter->requestDetail();
-        state->setTabSetting(&ViewState::TabSettings::causal, ws.causal);  // the Causal tab follows
+        state->setTabSetting(&ViewState::TabSettings::causal, ws.causal);            // the Causal tab follows
+        state->setTabSetting(&ViewState::TabSettings::longContext, ws.longContext);  // and the Long context tab
         state->setTab(ws.view.tab);
     };
     // After the fit (or without one): the saved generation is replayed (GenerateOptions::forced).
