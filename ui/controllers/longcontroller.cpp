@@ -88,19 +88,7 @@ LongController::LongController(ViewState* state, Session* session, QObject* pare
         panel_->setEvictJob({});
         panel_->evictStatus()->setText(tr("Cancelled."));
     });
-    connect(panel_->haystackFileButton(), &QPushButton::clicked, this, &LongController::chooseHaystackFile);
-    connect(panel_, &LongPanel::scanSettingsChanged, this, [this] {
-        if (!scan_.result.runs.empty()) clearScan(tr("The settings changed: Scan again."));
-    });
-    connect(panel_, &LongPanel::evictSettingsChanged, this, [this] {
-        if (!evict_.result.tokensFull.empty()) clearEvict(tr("The settings changed: Run again."));
-    });
-    // The settings are the ViewState's (saved in workspaces), as the other tabs' are (controllers/sectionsync.h).
-    const auto write = syncSection<Workspace::LongContext>(
-            state, panel_, this, &ViewState::TabSettings::longContext, [this] { return panel_->settings(); },
-            [this](const Workspace::LongContext& s) { panel_->setSettings(s); });
-    for (auto signal : {&LongPanel::scanSettingsChanged, &LongPanel::evictSettingsChanged})
-        connect(panel_, signal, this, write);
+    connectSettings(state);
     connect(service_, &LongService::scanReady, this, &LongController::onScan);
     connect(service_, &LongService::rowsReady, this, &LongController::onRows);
     connect(service_, &LongService::evictReady, this, &LongController::onEvict);
@@ -139,6 +127,23 @@ LongController::LongController(ViewState* state, Session* session, QObject* pare
     };
     connect(state, &ViewState::colorsChanged, this, colors);
     colors();
+}
+
+// The settings' widgets: the haystack's file, the results they make out of date, and the
+// ViewState (saved in workspaces), which they follow as the other tabs' do (controllers/sectionsync.h).
+void LongController::connectSettings(ViewState* state) {
+    connect(panel_->haystackFileButton(), &QPushButton::clicked, this, &LongController::chooseHaystackFile);
+    connect(panel_, &LongPanel::scanSettingsChanged, this, [this] {
+        if (!scan_.result.runs.empty()) clearScan(tr("The settings changed: Scan again."));
+    });
+    connect(panel_, &LongPanel::evictSettingsChanged, this, [this] {
+        if (!evict_.result.tokensFull.empty()) clearEvict(tr("The settings changed: Run again."));
+    });
+    const auto write = syncSection<Workspace::LongContext>(
+            state, panel_, this, &ViewState::TabSettings::longContext, [this] { return panel_->settings(); },
+            [this](const Workspace::LongContext& s) { panel_->setSettings(s); });
+    for (auto signal : {&LongPanel::scanSettingsChanged, &LongPanel::evictSettingsChanged})
+        connect(panel_, signal, this, write);
 }
 
 LongController::~LongController() { shutdown(); }

@@ -63,6 +63,7 @@ signals:
     void failed(const QString& title, const QString& message);  // shown as the window's error dialog
 
 private:
+    void connectSettings(ViewState* state);
     void onModelLoaded(const attnscope::ModelInfo& info);
     void onTraceReady();
     void onScan(const ScanJobResult& r);
