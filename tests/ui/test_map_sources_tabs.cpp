@@ -9,6 +9,7 @@
 #include "controllers/labcontroller.h"
 #include "controllers/modelviewcontroller.h"
 #include "controllers/sourcecontroller.h"
+#include "figure/figure.h"
 #include "figure/sourceview.h"
 #include "panels/metricspanel.h"
 #include "panels/modelviewpanel.h"
@@ -120,7 +121,8 @@ bool compareShows(const ComparePanel& compare, int i, MapSource source, const QS
         const attnscope::HeadMap want = attnscope::sourceMap(t, source, b, layer, head);
         const attnscope::HeadMap& got = compare.view(i)->map();
         return got.rows == want.rows && got.cols == want.cols && got.values == want.values &&
-               compare.view(i)->title().contains(QString::fromUtf8(attnscope::sourceLabel(source)));
+               compare.view(i)->title().contains(QString::fromUtf8(attnscope::sourceLabel(source))) &&
+               compare.view(i)->axisNames().values == sourceValueName(source);
     } catch (const std::exception& e) {
         return compare.view(i)->map().rows == 0 && compare.view(i)->title().contains(QString::fromStdString(e.what()));
     }
@@ -238,6 +240,16 @@ TEST_CASE_METHOD(WindowFixture,
         }
     }
     CHECK(compare->view(0)->title().contains(QStringLiteral("mixes the decoder's and the encoder's streams")));
+    {  // the export names the source in its title and colour bar
+        choose(*this, MapSource::ValueNorm);
+        REQUIRE(QTest::qWaitFor([&] { return compareShows(*compare, 2, MapSource::ValueNorm, cross, layer, head); },
+                                20000));
+        const Figure f = compare->figure();
+        REQUIRE(f.panels.size() == 3u);
+        CHECK(f.title.contains(QStringLiteral("Value-weighted")));
+        CHECK(f.colorbarLabel == sourceValueName(MapSource::ValueNorm));
+        CHECK(f.panels[1].map.values == compare->view(1)->map().values);
+    }
     // On the encoder (one stream) ALTI and its rollout are each kind's own.
     controls->blockCombo()->setCurrentIndex(controls->blockCombo()->findText(QStringLiteral("encoder")));
     const QString encoder = QStringLiteral("encoder");
