@@ -196,6 +196,17 @@ TEST_CASE_METHOD(ViewsFixture, "Show: gradient × attention and relevance, for t
     waitForMap(g.map(MapSource::GradWeighted, 1, 3));
     CHECK(heatmap->colormap() == Colormap::RdBu);
     CHECK(heatmap->colorScale().lo == -heatmap->colorScale().hi);  // centred at 0
+    {  // the overview: every head's G, on one diverging range over the block; the export names the source
+        const auto& info = trace->blocks()[0];
+        const auto tiles = sourceTiles([&](int l, int h) { return g.map(MapSource::GradWeighted, l, h); }, info.layers,
+                                       info.heads);
+        CHECK(QTest::qWaitFor([&] { return overviewShows(*overview, tiles, MapSource::GradWeighted, controls); },
+                              20000));
+        const Figure f = window.currentFigure();
+        CHECK((f.panels.front().title + f.title).contains(QStringLiteral("Gradient")));
+        CHECK(f.colormap == Colormap::RdBu);
+        CHECK(f.colorbarLabel == sourceValueName(MapSource::GradWeighted));
+    }
     // Another target: the maps of that token.
     pickerOf(*this)->targetCombo()->setCurrentIndex(2);
     const std::int64_t token = pickerOf(*this)->targetCombo()->currentData().toLongLong();
