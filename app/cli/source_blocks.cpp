@@ -46,7 +46,7 @@ void requireSourceCovered(const Trace& trace, const ModelInfo& info, MapSource s
                         name + "' block of this encoder-decoder mixes the decoder's and the encoder's");
         throw Error(std::string("--source ") + sourceName(source) + " is not available for " + info.family + " (its '" +
                     name + "' attention block records no value vectors" + (altiSource(source) ? " and residuals" : "") +
-                    "; the pretrained transformer families do)");
+                    ")");
     }
 }
 

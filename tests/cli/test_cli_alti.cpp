@@ -138,10 +138,29 @@ TEST_CASE("cli attention --source alti on an encoder-decoder needs --block encod
     CHECK_FALSE(std::filesystem::exists(out / "decoder.npy"));
     CHECK_FALSE(std::filesystem::exists(out / "cross.npy"));
 
+    // The built-in encoder-decoder: refused as T5 without --block, its encoder's ALTI with it.
     requireOneLineError(
-            runCli({"attention", "builtin:sentiment-dot", "--ids", "1,2,3", "--source", "alti", "--out", out.string()}),
-            "attention block records no value vectors and residuals; the pretrained transformer "
-            "families do)");
+            runCli({"attention", "builtin:reverse-additive", "--ids", "5,6,7,8", "--source", "alti", "--out",
+                    out.string()}),
+            "--source alti is defined for one residual stream: this encoder-decoder's 'decoder' and "
+            "'cross' blocks mix the decoder's and the encoder's; --block encoder gives the encoder's alone");
+    const auto builtinOut = freshDir("cli-alti-builtin");
+    const CliResult b = runCli({"attention", "builtin:reverse-additive", "--ids", "5,6,7,8", "--source", "alti",
+                                "--block", "encoder", "--out", builtinOut.string()});
+    INFO(b.err);
+    REQUIRE(b.code == 0);
+    LoadOptions load;
+    load.device = DeviceChoice::Cpu;
+    RunOptions run;
+    run.captureValues = true;
+    const auto trace = Model::load("builtin:reverse-additive", load)->forward({5, 6, 7, 8}, run);
+    const NpyArray e = readNpy(builtinOut / "encoder.npy");
+    const int layers = trace->blocks()[0].layers;
+    REQUIRE(e.shape == std::vector<std::int64_t>{layers, 1, 4, 4});
+    for (int l = 0; l < layers; ++l) {
+        const HeadMap c = altiMap(*trace, 0, l);
+        for (int k = 0; k < 16; ++k) CHECK(e.values[static_cast<std::size_t>(l * 16 + k)] == c.values[k]);
+    }
 }
 
 TEST_CASE("cli metrics --source measures each layer's ALTI map, each head's value-norm shares", "[cli][alti]") {

@@ -126,8 +126,7 @@ TEST_CASE("cli attention --source weights is the default, byte for byte", "[cli]
     CHECK_FALSE(nlohmann::json::parse(slurpFile(plain / "tokens.json")).contains("map_source"));
 }
 
-TEST_CASE("cli attention --source refuses unknown sources, uncovered families and display options",
-          "[cli][value_norm]") {
+TEST_CASE("cli attention --source refuses unknown sources and display options", "[cli][value_norm]") {
     const auto out = freshDir("cli-valnorm-bad");
     requireCliInputError(attention(out, {"--source", "values"}),
                          "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer, alti, "
@@ -137,11 +136,37 @@ TEST_CASE("cli attention --source refuses unknown sources, uncovered families an
     requireCliInputError(attention(out, {"--source", "value-norm-layer", "--temperature", "2"}),
                          "--temperature needs --propagate");
 
-    requireCliInputError(runCli({"attention", "builtin:sentiment-dot", "--ids", "1,2,3", "--source", "value-norm",
-                                 "--out", out.string()}),
-                         "(its 'self' attention block records no value vectors; the pretrained transformer families "
-                         "do)");
     CHECK_FALSE(std::filesystem::exists(out / "attention.npy"));
+}
+
+TEST_CASE("cli attention --source value-norm of a built-in model writes core's maps of each head",
+          "[cli][value_norm]") {
+    const auto out = freshDir("cli-valnorm-builtin");
+    for (const std::string kind : {"dot", "additive", "linear"}) {
+        INFO(kind);
+        const CliResult r = runCli({"attention", "builtin:sentiment-" + kind, "--ids", "1,2,3", "--source",
+                                    "value-norm", "--out", out.string()});
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        LoadOptions load;
+        load.device = DeviceChoice::Cpu;
+        RunOptions run;
+        run.captureValues = true;
+        const auto trace = Model::load("builtin:sentiment-" + kind, load)->forward({1, 2, 3}, run);
+        const BlockInfo& info = trace->blocks()[0];
+        const NpyArray a = readNpy(out / "attention.npy");
+        REQUIRE(a.shape == std::vector<std::int64_t>{info.layers, info.heads, 3, 3});
+        double biggest = 0;
+        for (int l = 0; l < info.layers; ++l)
+            for (int h = 0; h < info.heads; ++h) {
+                const HeadMap m = valueNormMap(*trace, 0, l, h);
+                for (int c = 0; c < 9; ++c) {
+                    CHECK(a.values[static_cast<std::size_t>((l * info.heads + h) * 9 + c)] == m.values[c]);
+                    biggest = std::max<double>(biggest, m.values[c]);
+                }
+            }
+        CHECK(biggest > 0.1);  // raw norms, not probabilities
+    }
 }
 
 TEST_CASE("cli attention --source covers BERT (as core computes it) and every block of T5", "[cli][value_norm]") {

@@ -221,16 +221,23 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
     const double T = tl.empty() || std::find(tl.begin(), tl.end(), call.layer) != tl.end() ? opt.temperature : 1.0;
     Mat context(n, Vec(net.E, 0.0));
     std::vector<std::vector<double>> maps;
+    const Vec& wo = net.get(p + ".wo");  // nn.Linear [E, H·d]: head h reads columns h·d ..
+    std::vector<Mat> f(H, Mat(m, Vec(net.E, 0.0)));
     for (int h = 0; h < H; ++h) {
         const Vec probs = headProbs(net, call, q, k, h, T);
         bool masked = false;
         for (const auto& mh : opt.masked)
             masked |= (mh.block.empty() || mh.block == call.block) && mh.layer == call.layer && mh.head == h;
-        if (!masked)
+        if (!masked) {
             for (int i = 0; i < n; ++i)
                 for (int j = 0; j < m; ++j)
                     for (int a = 0; a < d; ++a)
                         context[i][h * d + a] += probs[static_cast<std::size_t>(i) * m + j] * v[j][h * d + a];
+            for (int j = 0; j < m; ++j)
+                for (int e = 0; e < net.E; ++e)
+                    for (int a = 0; a < d; ++a)
+                        f[h][j][e] += v[j][h * d + a] * wo[static_cast<std::size_t>(e) * H * d + h * d + a];
+        }
         maps.push_back(probs);
     }
     block.rows = n;
@@ -238,6 +245,8 @@ Mat attention(const Net& net, const Call& call, const Mat& xq, const Mat& xkv, c
     block.maps.push_back(maps);
     block.q.push_back(q);
     block.k.push_back(k);
+    block.f.push_back(f);
+    block.outBias.push_back(net.get(p + ".bo"));
     Mat out;
     for (const Vec& c : context) out.push_back(affine(net, p + ".wo", p + ".bo", c));
     return out;
@@ -273,6 +282,7 @@ Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string
     for (int l = 0; l < layers; ++l) {
         const std::string p = "encoder." + std::to_string(l);
         Mat h = layerNorm(net, p + ".ln1", x);
+        block.residual.push_back(x);
         addInPlace(x, attention(net, Call{p + ".attn", blockName, l, false}, h, h, opt, block));
         addInPlace(x, ffn(net, p + ".ffn", layerNorm(net, p + ".ln2", x)));
     }

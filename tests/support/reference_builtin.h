@@ -16,6 +16,12 @@ struct RefBlock {
     std::vector<std::vector<std::vector<double>>> maps;
     // Per layer, the head-concatenated query and key projections: q[layer][i][h * d + a].
     std::vector<std::vector<std::vector<double>>> q, k;
+    // Per layer, what the value sources read: f[layer][h][j] = f_h(x̃_j) = v_j^h W_O^h [width]
+    // (zero for a head the run masked), the residual x entering the layer (encoder layers only:
+    // the one stream ALTI is defined over) and the output projection's bias b_O.
+    std::vector<std::vector<std::vector<std::vector<double>>>> f;
+    std::vector<std::vector<std::vector<double>>> residual;
+    std::vector<std::vector<double>> outBias;
 };
 
 struct BuiltinRefOptions {

@@ -147,15 +147,13 @@ void checkTraceSource(ViewsFixture& w, MapSource source) {
 TEST_CASE_METHOD(ViewsFixture, "Show: value-weighted makes the heat map, overview and lines show core's value-norm",
                  "[ui][sources]") {
     checkTraceSource(*this, MapSource::ValueNorm);
-    {  // the tabs that measure weights say so, and why
+    {  // no tab note: Explore shows the source, and so does Compare (test_map_sources_tabs.cpp)
         auto* note = window.findChild<QLabel*>(QStringLiteral("sourceTabNote"));
         REQUIRE(note);
-        CHECK_FALSE(note->isVisible());  // Explore shows the source
-        window.tabs()->setCurrentWidget(window.compare());
-        CHECK(note->isVisible());
-        CHECK(note->toolTip().contains(QStringLiteral("record no value vectors")));
-        window.showExplore();
         CHECK_FALSE(note->isVisible());
+        window.tabs()->setCurrentWidget(window.compare());
+        CHECK_FALSE(note->isVisible());
+        window.showExplore();
     }
     {  // back to the weights: the maps and the colours are the weights' again
         choose(*this, MapSource::Weights);
@@ -198,6 +196,17 @@ TEST_CASE_METHOD(ViewsFixture, "Show: gradient × attention and relevance, for t
     waitForMap(g.map(MapSource::GradWeighted, 1, 3));
     CHECK(heatmap->colormap() == Colormap::RdBu);
     CHECK(heatmap->colorScale().lo == -heatmap->colorScale().hi);  // centred at 0
+    {  // the overview: every head's G, on one diverging range over the block; the export names the source
+        const auto& info = trace->blocks()[0];
+        const auto tiles = sourceTiles([&](int l, int h) { return g.map(MapSource::GradWeighted, l, h); }, info.layers,
+                                       info.heads);
+        CHECK(QTest::qWaitFor([&] { return overviewShows(*overview, tiles, MapSource::GradWeighted, controls); },
+                              20000));
+        const Figure f = window.currentFigure();
+        CHECK((f.panels.front().title + f.title).contains(QStringLiteral("Gradient")));
+        CHECK(f.colormap == Colormap::RdBu);
+        CHECK(f.colorbarLabel == sourceValueName(MapSource::GradWeighted));
+    }
     // Another target: the maps of that token.
     pickerOf(*this)->targetCombo()->setCurrentIndex(2);
     const std::int64_t token = pickerOf(*this)->targetCombo()->currentData().toLongLong();
@@ -211,7 +220,9 @@ TEST_CASE_METHOD(ViewsFixture, "Show: gradient × attention and relevance, for t
     CHECK(QTest::qWaitFor([&] { return linesShow(*views->lines(), {r.map(MapSource::Relevance, 1, 0)}); }, 20000));
 }
 
-TEST_CASE_METHOD(WindowFixture, "Show: sources a built-in model cannot show are disabled with the reason",
+TEST_CASE_METHOD(WindowFixture,
+                 "Show: a built-in model shows the value and ALTI sources; the gradient sources are disabled with the "
+                 "reason",
                  "[ui][sources]") {
     open(QStringLiteral("builtin:reverse-dot"));
     SourcePicker* picker = pickerOf(*this);
@@ -220,26 +231,30 @@ TEST_CASE_METHOD(WindowFixture, "Show: sources a built-in model cannot show are 
     for (MapSource s : attnscope::kMapSources) {
         INFO(attnscope::sourceName(s));
         const int i = picker->showCombo()->findData(int(s));
-        CHECK(model->item(i)->isEnabled() == (s == MapSource::Weights));
-        if (s != MapSource::Weights) CHECK(model->item(i)->toolTip().contains(QStringLiteral("built-in")));
+        CHECK(model->item(i)->isEnabled() == !attnscope::gradientSource(s));
+        if (attnscope::gradientSource(s)) CHECK(model->item(i)->toolTip().contains(QStringLiteral("built-in")));
     }
-    // Chosen anyway (a script, a stale click): refused, the weights stay, nothing crashes.
+    // Value-weighted on the built-in default: core's map of the shown head (cross-attention).
+    const int block = controls->blockCombo()->currentIndex();
     choose(*this, MapSource::ValueNorm);
-    CHECK(window.state()->mapSource() == MapSource::Weights);
-    CHECK(picker->source() == MapSource::Weights);
-    waitForMap(session->trace()->map(controls->blockCombo()->currentIndex(), layer->value(), head->value()));
-    CHECK(heatmap->colorScale().hi == 1.0);
+    const auto trace = waitForValues(*this);
+    waitForMap(attnscope::sourceMap(*trace, MapSource::ValueNorm, block, layer->value(), head->value()));
+    CHECK(heatmap->title().contains(QStringLiteral("Value-weighted")));
+    // A gradient source chosen anyway (a script, a stale click): refused, the source stays, nothing crashes.
+    choose(*this, MapSource::GradWeighted);
+    CHECK(window.state()->mapSource() == MapSource::ValueNorm);
+    CHECK(picker->source() == MapSource::ValueNorm);
 }
 
 TEST_CASE_METHOD(WindowFixture, "Show: a model change revalidates the source", "[ui][sources]") {
     openStandIn();
-    choose(*this, MapSource::ValueNormLayer);
-    waitForValues(*this);
-    REQUIRE(window.state()->mapSource() == MapSource::ValueNormLayer);
-    open(QStringLiteral("builtin:sentiment-dot"));  // records no values: back to the weights
+    choose(*this, MapSource::Relevance);
+    REQUIRE(window.state()->mapSource() == MapSource::Relevance);
+    open(QStringLiteral("builtin:sentiment-dot"));  // no gradient sources: back to the weights
     CHECK(window.state()->mapSource() == MapSource::Weights);
     CHECK(pickerOf(*this)->source() == MapSource::Weights);
-    CHECK_FALSE(window.state()->unavailableReason(MapSource::ValueNormLayer).isEmpty());
+    CHECK_FALSE(window.state()->unavailableReason(MapSource::Relevance).isEmpty());
+    CHECK(window.state()->unavailableReason(MapSource::ValueNormLayer).isEmpty());
     CHECK(head->isEnabled());
     CHECK(heatmap->colorScale().hi == 1.0);
     CHECK_FALSE(heatmap->title().contains(QStringLiteral("Value")));
@@ -260,7 +275,7 @@ TEST_CASE_METHOD(WindowFixture, "Show: the source survives a workspace round tri
     CHECK(fileBytes(file).contains("\"map_source\""));
 
     WindowFixture b;
-    b.open(QStringLiteral("builtin:reverse-dot"));  // a model that cannot show it, first
+    b.open(QStringLiteral("builtin:reverse-dot"));  // another model first
     QSignalSpy restored(&b.window, &MainWindow::workspaceRestored);
     REQUIRE(b.window.openWorkspaceFile(qpath(file)));
     REQUIRE(restored.wait(60000));

@@ -2,13 +2,14 @@
 // and the Model view's metrics are core's measures of the shown source's maps
 // (attnscope::sourceHeadMetrics, gradient maps included), the Model view's thumbnails are the
 // source's, and the Compare tab shows each kind's map of the source where core computes it, core's
-// reason in its place where not (the built-in models record no value vectors and are not covered
-// by the gradient sources).
+// reason in its place where not (ALTI of cross-attention; the gradient sources, which do not cover
+// the built-in models).
 #include "window_fixture.h"
 
 #include "controllers/labcontroller.h"
 #include "controllers/modelviewcontroller.h"
 #include "controllers/sourcecontroller.h"
+#include "figure/figure.h"
 #include "figure/sourceview.h"
 #include "panels/metricspanel.h"
 #include "panels/modelviewpanel.h"
@@ -108,6 +109,25 @@ bool sameImages(const std::vector<QImage>& a, const std::vector<QImage>& b) {
     return true;
 }
 
+// Whether Compare's kind i shows core's map of the source on the shown block (exactly), or, where
+// core refuses it, core's reason in the map's place.
+bool compareShows(const ComparePanel& compare, int i, MapSource source, const QString& block, int layer, int head) {
+    if (!compare.lastRun().traces[std::size_t(i)] || !compare.lastRun().models[std::size_t(i)]) return false;
+    const auto& t = *compare.lastRun().traces[std::size_t(i)];
+    const int b = t.blockIndex(block.toStdString());
+    try {
+        if (attnscope::gradientSource(source))
+            attnscope::gradientClassLabels(*compare.lastRun().models[std::size_t(i)]);
+        const attnscope::HeadMap want = attnscope::sourceMap(t, source, b, layer, head);
+        const attnscope::HeadMap& got = compare.view(i)->map();
+        return got.rows == want.rows && got.cols == want.cols && got.values == want.values &&
+               compare.view(i)->title().contains(QString::fromUtf8(attnscope::sourceLabel(source))) &&
+               compare.view(i)->axisNames().values == sourceValueName(source);
+    } catch (const std::exception& e) {
+        return compare.view(i)->map().rows == 0 && compare.view(i)->title().contains(QString::fromStdString(e.what()));
+    }
+}
+
 }  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "Show: the Metrics tab measures the shown source's maps", "[ui][sources][metrics]") {
@@ -189,50 +209,77 @@ TEST_CASE_METHOD(WindowFixture, "Show: the Model view shows the source's thumbna
     }
 }
 
-TEST_CASE_METHOD(WindowFixture, "Show: Compare shows core's reason for each kind that cannot show the source",
+TEST_CASE_METHOD(WindowFixture,
+                 "Show: Compare shows each kind's map of the source, or core's reason where it does not apply",
                  "[ui][sources][compare]") {
-    openStandIn();
+    open(QStringLiteral("builtin:reverse-dot"));  // the window shows cross-attention, layer 1, head 0
+    const int layer = this->layer->value(), head = this->head->value();
     choose(*this, MapSource::ValueNorm);
     waitForValues(*this);
     ComparePanel* compare = window.compare();
     window.tabs()->setCurrentWidget(compare);
+    auto* note = window.findChild<QLabel*>(QStringLiteral("sourceTabNote"));
+    REQUIRE(note);
     REQUIRE(QTest::qWaitFor([&] { return compare->lastRun().traces[2] != nullptr; }, 60000));
     CHECK(compare->source() == MapSource::ValueNorm);
-    // core's own refusal for each built-in kind, in that kind's place (the block the panel shows:
-    // the window's when the kinds have it, else cross, else their first).
-    const auto reasonOf = [&](int i, MapSource source) {
-        const auto& t = *compare->lastRun().traces[std::size_t(i)];
-        int b = 0;
-        for (int k = 0; k < int(t.blocks().size()); ++k)
-            if (t.blocks()[std::size_t(k)].name == "cross") b = k;
-        for (int k = 0; k < int(t.blocks().size()); ++k)
-            if (QString::fromStdString(t.blocks()[std::size_t(k)].name) == window.currentBlockName()) b = k;
-        try {
-            if (attnscope::gradientSource(source))
-                attnscope::gradientClassLabels(*compare->lastRun().models[std::size_t(i)]);
-            else
-                attnscope::sourceMap(t, source, b, 0, 0);  // what the kind did not record, for any layer
-        } catch (const std::exception& e) {
-            return QString::fromStdString(e.what());
+    const QString cross = QStringLiteral("cross");
+    for (int i = 0; i < 3; ++i) {  // dot, additive, linear: each kind's own value-norm of cross-attention
+        INFO("kind " << i);
+        CHECK(QTest::qWaitFor([&] { return compareShows(*compare, i, MapSource::ValueNorm, cross, layer, head); },
+                              20000));
+        CHECK(compare->view(i)->map().rows > 0);
+    }
+    CHECK_FALSE(note->isVisible());
+    for (MapSource source : {MapSource::ValueNormLayer, MapSource::Alti}) {
+        choose(*this, source);
+        for (int i = 0; i < 3; ++i) {
+            INFO("kind " << i << ", " << attnscope::sourceName(source));
+            CHECK(QTest::qWaitFor([&] { return compareShows(*compare, i, source, cross, layer, head); }, 20000));
+            // ALTI mixes two streams in cross-attention: core's one-line reason in each place
+            CHECK((compare->view(i)->map().rows == 0) == (source == MapSource::Alti));
         }
-        return QString();
-    };
-    for (int i = 0; i < 3; ++i) {
-        INFO("kind " << i);
-        const QString why = reasonOf(i, MapSource::ValueNorm);
-        REQUIRE_FALSE(why.isEmpty());
-        CHECK(QTest::qWaitFor([&] { return compare->view(i)->title().contains(why); }, 20000));
-        CHECK(compare->view(i)->map().rows == 0);
     }
-    CHECK(compare->findChild<QLabel*>(QStringLiteral("compareSelection"))->text().contains(QStringLiteral("says why")));
+    CHECK(compare->view(0)->title().contains(QStringLiteral("mixes the decoder's and the encoder's streams")));
+    {  // the export names the source in its title and colour bar
+        choose(*this, MapSource::ValueNorm);
+        REQUIRE(QTest::qWaitFor([&] { return compareShows(*compare, 2, MapSource::ValueNorm, cross, layer, head); },
+                                20000));
+        const Figure f = compare->figure();
+        REQUIRE(f.panels.size() == 3u);
+        CHECK(f.title.contains(QStringLiteral("Value-weighted")));
+        CHECK(f.colorbarLabel == sourceValueName(MapSource::ValueNorm));
+        CHECK(f.panels[1].map.values == compare->view(1)->map().values);
+    }
+    // On the encoder (one stream) ALTI and its rollout are each kind's own.
+    controls->blockCombo()->setCurrentIndex(controls->blockCombo()->findText(QStringLiteral("encoder")));
+    const QString encoder = QStringLiteral("encoder");
+    for (MapSource source : {MapSource::Alti, MapSource::AltiRollout}) {
+        choose(*this, source);
+        for (int i = 0; i < 3; ++i) {
+            INFO("kind " << i << ", " << attnscope::sourceName(source));
+            CHECK(QTest::qWaitFor([&] { return compareShows(*compare, i, source, encoder, layer, head); }, 20000));
+            CHECK(compare->view(i)->map().rows > 0);
+        }
+    }
+    // The gradient sources do not cover the built-in models (the window offers them on a pretrained
+    // model only): core's reason in each place, and the tab says so.
+    window.showExplore();
+    choose(*this, MapSource::Weights);  // open() waits for the weights' map
+    openStandIn();
     choose(*this, MapSource::GradWeighted);
+    REQUIRE(window.state()->mapSource() == MapSource::GradWeighted);
+    window.tabs()->setCurrentWidget(compare);
     for (int i = 0; i < 3; ++i) {
         INFO("kind " << i);
-        const QString why = reasonOf(i, MapSource::GradWeighted);
-        REQUIRE(why.startsWith(QStringLiteral("gradient sources: ")));  // core's refusal of this built-in
-        CHECK(QTest::qWaitFor([&] { return compare->view(i)->title().contains(why); }, 20000));
+        CHECK(QTest::qWaitFor([&] { return compareShows(*compare, i, MapSource::GradWeighted, cross, layer, head); },
+                              20000));
+        CHECK(compare->view(i)->title().contains(QStringLiteral("gradient sources: ")));
     }
+    CHECK(note->isVisible());
+    CHECK(note->toolTip().contains(QStringLiteral("gradient sources do not cover")));
+    CHECK(compare->findChild<QLabel*>(QStringLiteral("compareSelection"))->text().contains(QStringLiteral("says why")));
     // Back to the weights: the three maps again.
     choose(*this, MapSource::Weights);
     CHECK(QTest::qWaitFor([&] { return compare->view(0)->map().rows > 0 && compare->view(2)->map().rows > 0; }, 20000));
+    CHECK_FALSE(note->isVisible());
 }

@@ -5,10 +5,15 @@
 // writes show-value-weighted.png and show-value-weighted-layer.png (the window at 1366 × 768 on a
 // 12-layer × 12-head GPT-2-shaped folder) and, with ATTNSCOPE_DOCS_FIGURES, the exported head
 // figures of the weights and the value-weighted map side by side (map_sources_example.png); under
-// xcb also the open selector on a built-in model (show-builtin-disabled.png).
+// xcb also the open selector on a built-in model, its gradient sources greyed out
+// (show-builtin-disabled.png).
 // "[.sources-tabs]" writes the Model view, Metrics and Compare tabs following a source
 // (tabs-model-value-weighted.png, tabs-metrics-alti.png, tabs-metrics-value-weighted.png,
 // tabs-compare-value-weighted.png, tabs-model-grad-weighted.png).
+// "[.sources-image]" writes the Image tab of a 6-layer ViT on a 64 × 64 picture for every source
+// (image-SOURCE.png, with the Explore heat map and overview beside it in explore-vit-SOURCE.png),
+// and the Compare tab of the built-in reverse models for value-weighted on cross-attention and
+// ALTI and its rollout on the encoder (compare-builtin-*.png).
 #include "window_fixture.h"
 
 #include "controllers/labcontroller.h"
@@ -18,6 +23,11 @@
 #include "panels/modelviewpanel.h"
 #include "figure/figure.h"
 #include "gpt2_fixture.h"
+#include "family_fixtures.h"
+#include "png_write.h"
+#include "controllers/imagecontroller.h"
+#include "panels/imageoverlaypanel.h"
+#include "views/imageoverlay.h"
 #include "panels/sourcepicker.h"
 #include "state/viewstate.h"
 
@@ -106,7 +116,7 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Show selector on a 12 x
         REQUIRE(window.grab().save(qpath(out / file)));
     }
 
-    // A built-in model: the sources it cannot show are greyed out in the open selector (the
+    // A built-in model: the gradient sources, which it cannot show, are greyed out in the open selector (the
     // popup is a window of its own: the screen is grabbed, which needs QT_QPA_PLATFORM=xcb).
     open(QStringLiteral("builtin:reverse-dot"));
     QComboBox* show = controls->sourcePicker()->showCombo();
@@ -173,5 +183,89 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of the Model view, Metrics and
         return mv->grid()->caption().contains(QStringLiteral("Gradient")) && mv->metricsOf(11, 11) &&
                mv->statusLabel()->text().startsWith(QStringLiteral("metrics of 144"));
     });
+    fs::remove_all(parent);
+}
+
+TEST_CASE_METHOD(WindowFixture, "save screenshots of every source on a ViT's Image tab and the built-in Compare",
+                 "[.sources-image]") {
+    const char* dir = std::getenv("ATTNSCOPE_SCREENSHOT_DIR");
+    REQUIRE(dir);
+    const fs::path out = dir;
+    fs::create_directories(out);
+    const fs::path parent = freshDir("sources-image");
+    const fs::path model = parent / "vit-6x4";
+    VitSpec spec;
+    spec.layers = 6;
+    spec.heads = 4;
+    spec.hidden = 32;
+    spec.imageSize = 64;
+    spec.patch = 8;
+    writeCheckpoint(model, makeVit(spec, 77));
+    std::vector<std::uint8_t> pixels(64 * 64 * 3);
+    for (int y = 0; y < 64; ++y)
+        for (int x = 0; x < 64; ++x) {  // a bright disc on a dark ramp
+            const std::size_t i = std::size_t(y * 64 + x) * 3;
+            const bool disc = (x - 40) * (x - 40) + (y - 24) * (y - 24) < 144;
+            pixels[i] = std::uint8_t(disc ? 240 : x * 2);
+            pixels[i + 1] = std::uint8_t(disc ? 200 : y * 2);
+            pixels[i + 2] = std::uint8_t(disc ? 60 : 90);
+        }
+    writePng(model / "picture.png", 64, 64, pixels);
+    window.resize(1366, 768);
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(model));
+    REQUIRE(loaded.wait(30000));
+    QSignalSpy traced(session, &Session::traceReady);
+    REQUIRE(window.setImageFile(qpath(model / "picture.png")));
+    REQUIRE(traced.wait(30000));
+    for (attnscope::MapSource source : attnscope::kMapSources) {
+        chooseSource(*this, source);
+        layer->setValue(5);
+        head->setValue(1);
+        const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
+        const std::string name = attnscope::sourceName(source);
+        window.showExplore();
+        REQUIRE(QTest::qWaitFor(
+                [&] {
+                    return (source == attnscope::MapSource::Weights || heatmap->title().contains(label)) &&
+                           heatmap->map().rows > 0 && !session->isBusy();
+                },
+                60000));
+        QTest::qWait(700);
+        REQUIRE(window.grab().save(qpath(out / ("explore-vit-" + name + ".png"))));
+        ImageController* image = window.imageView();
+        window.tabs()->setCurrentWidget(image->panel());
+        REQUIRE(QTest::qWaitFor(
+                [&] {
+                    return image->shown().source.source == source && image->panel()->view()->hasPicture() &&
+                           !image->service()->isRunning();
+                },
+                60000));
+        QTest::qWait(700);
+        REQUIRE(window.grab().save(qpath(out / ("image-" + name + ".png"))));
+    }
+
+    open(QStringLiteral("builtin:reverse-dot"));  // cross-attention, as the window starts
+    chooseSource(*this, attnscope::MapSource::ValueNorm);
+    ComparePanel* compare = window.compare();
+    const auto shot = [&](const char* file, const QString& label) {
+        window.tabs()->setCurrentWidget(compare);
+        REQUIRE(QTest::qWaitFor(
+                [&] {
+                    return compare->lastRun().traces[2] && compare->view(0)->title().contains(label) &&
+                           compare->view(2)->title().contains(label);
+                },
+                60000));
+        QTest::qWait(700);
+        REQUIRE(window.grab().save(qpath(out / file)));
+    };
+    shot("compare-builtin-value-weighted-cross.png", QStringLiteral("Value-weighted"));
+    chooseSource(*this, attnscope::MapSource::Alti);
+    shot("compare-builtin-alti-cross.png", QStringLiteral("mixes"));
+    controls->blockCombo()->setCurrentIndex(controls->blockCombo()->findText(QStringLiteral("encoder")));
+    shot("compare-builtin-alti-encoder.png", QStringLiteral("ALTI"));
+    chooseSource(*this, attnscope::MapSource::AltiRollout);
+    shot("compare-builtin-alti-rollout-encoder.png", QStringLiteral("ALTI rollout"));
+    chooseSource(*this, attnscope::MapSource::Weights);
     fs::remove_all(parent);
 }

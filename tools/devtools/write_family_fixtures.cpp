@@ -1,5 +1,7 @@
 // Model folders of several families for trying the app by hand (not run by ctest).
 #include "family_fixtures.h"
+#include "fixtures_neox.h"
+#include "gpt2_fixture.h"
 #include "png_write.h"
 
 #include <catch2/catch.hpp>
@@ -19,7 +21,9 @@ const std::filesystem::path kData = ATTNSCOPE_TOKENIZER_DATA;
 
 // Writes family folders to $ATTNSCOPE_FIXTURE_OUT for trying the app by hand (bert: BERT with the
 // pruned uncased vocabulary; vit: ViT with picture.png; llama: grouped-query Llama with Llama-2's
-// tokenizer):   ATTNSCOPE_FIXTURE_OUT=/tmp/fam build/tools/attnscope-devtools "[.write-family-fixtures]"
+// tokenizer; bert-classifier: a 3-class BERT sequence classifier, gpt2 and gpt-neox: small
+// random decoders, ids only):   ATTNSCOPE_FIXTURE_OUT=/tmp/fam
+// build/tools/attnscope-devtools "[.write-family-fixtures]"
 TEST_CASE("write family fixture folders", "[.write-family-fixtures]") {
     const char* out = std::getenv("ATTNSCOPE_FIXTURE_OUT");
     REQUIRE(out);
@@ -47,4 +51,9 @@ TEST_CASE("write family fixture folders", "[.write-family-fixtures]") {
     writeCheckpoint(root / "llama", makeLlama(llama, 33));
     std::filesystem::copy_file(kData / "llama2.json", root / "llama" / "tokenizer.json",
                                std::filesystem::copy_options::overwrite_existing);
+    BertSpec classifier;  // a sequence classifier: the gradient sources have a class to explain
+    classifier.labels = 3;
+    writeCheckpoint(root / "bert-classifier", makeBert(classifier, 36));
+    writeGpt2Folder(root / "gpt2", makeGpt2(Gpt2Spec{}, 34));
+    writeCheckpoint(root / "gpt-neox", makeNeox(NeoxSpec{}, 35));
 }

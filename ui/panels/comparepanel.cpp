@@ -239,6 +239,9 @@ void ComparePanel::onMaps(const CompareResult& result) {
     int shown = 0;
     for (std::size_t i = 0; i < 3; ++i) {
         HeatmapView* v = views_[i];
+        HeatmapView::AxisNames names = v->axisNames();  // the colour bar and hover name the source's values
+        names.values = sourceValueName(source_);
+        v->setAxisNames(names);
         v->setColoring(colors.colormap, colors.scale);
         const QString name = run_.specs[i].section(QLatin1Char(':'), 1);
         if (!result.errors[i].isEmpty()) {
@@ -359,6 +362,7 @@ Figure ComparePanel::figure() const {
         f.title = mapTitle(QString(), shownBlock_, layer_, weights || attnscope::perHeadSource(source_) ? head_ : -1,
                            weights ? temperature_ : 1.0) +
                   sourceTitleSuffix(source_);
+        if (!weights) f.colorbarLabel = sourceValueName(source_);
     }
     return f;
 }

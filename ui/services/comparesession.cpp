@@ -76,6 +76,9 @@ void CompareSession::run(const QString& task, const QString& text, bool asIds, a
                         }
                         attnscope::RunOptions options;
                         options.progress = step(int(2 * i + 1));
+                        // The value and ALTI sources' inputs: small for the built-in models, and
+                        // what lets Compare follow the Show selector without a second run.
+                        options.captureValues = true;
                         if (target.trimmed().isEmpty()) {
                             r.traces[i] = r.models[i]->forward(encodeInput(*r.models[i], text, asIds), options);
                         } else {

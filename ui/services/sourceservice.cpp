@@ -39,12 +39,8 @@ QString sourceUnavailableReason(MapSource source, const attnscope::Model* model,
     const auto tr = [](const char* s) { return QCoreApplication::translate("SourceService", s); };
     if (source == MapSource::Weights) return {};
     if (!model) return tr("Maps read from a file hold the weights only: this source needs the model itself.");
-    if (builtin)
-        return attnscope::gradientSource(source)
-                       ? tr("The built-in models are not covered by the gradient sources; open a pretrained model "
-                            "folder.")
-                       : tr("The built-in models record no value vectors; open a pretrained model folder (GPT-2, "
-                            "Llama, BERT, ViT, …).");
+    if (builtin && attnscope::gradientSource(source))
+        return tr("The built-in models are not covered by the gradient sources; open a pretrained model folder.");
     if (attnscope::gradientSource(source)) {
         try {  // core decides what the gradient sources cover, and says why not
             attnscope::gradientClassLabels(*model);

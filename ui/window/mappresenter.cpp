@@ -306,14 +306,15 @@ void MapPresenter::updateSourceTabNote() {
     const attnscope::MapSource source = p_.state->mapSource();
     const QString tab = p_.state->view().tab;
     QString why;
-    if (source != attnscope::MapSource::Weights) {
-        const QString label = QString::fromUtf8(attnscope::sourceLabel(source));
-        if (tab == QLatin1String("compare"))  // the panel says it for each kind too
-            why = tr("Compare runs the built-in dot, additive and linear models, which record no value vectors "
-                     "and have no gradient sources: it compares their weights, not %1.")
-                          .arg(label);
-    }
-    p_.sourceTabNote->setText(why.isEmpty() ? QString() : tr("\u24d8 this tab shows the weights  "));
+    // Compare's built-in models show the value and ALTI sources (where a block has one stream);
+    // the gradient sources do not cover them, which each kind's place says too.
+    if (attnscope::gradientSource(source) && tab == QLatin1String("compare"))
+        why = tr("Compare runs the built-in dot, additive and linear models, which the gradient sources do not "
+                 "cover: each kind's map place says why, and %1 needs a pretrained model.")
+                      .arg(QString::fromUtf8(attnscope::sourceLabel(source)));
+    p_.sourceTabNote->setText(
+            why.isEmpty() ? QString()
+                          : tr("\u24d8 no %1 here  ").arg(QString::fromUtf8(attnscope::sourceLabel(source))));
     p_.sourceTabNote->setToolTip(why);
     p_.sourceTabNote->setVisible(!why.isEmpty());
 }

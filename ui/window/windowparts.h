@@ -65,7 +65,7 @@ struct WindowParts {
     ControlPanel* controls = nullptr;
     QProgressBar* progressBar = nullptr;
     QPushButton* cancelButton = nullptr;
-    QLabel* sourceTabNote = nullptr;     // beside the tabs: a tab that shows the weights, not the source
+    QLabel* sourceTabNote = nullptr;     // beside the tabs: why a tab cannot show the source
     QAction* rawTokensAction = nullptr;  // View > Raw Tokens
     QDockWidget* controlsDock = nullptr;
     QDockWidget* labDock = nullptr;

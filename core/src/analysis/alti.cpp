@@ -1,6 +1,7 @@
 // ALTI and its rollout (analysis/alti.h) from a Trace's recorded values and residuals.
 #include "attnscope/analysis/alti.h"
 
+#include "layer_alpha.h"
 #include "attention/blocked_attention.h"
 #include "attention/trace_impl.h"
 #include "attnscope/analysis/value_norm.h"
@@ -72,7 +73,6 @@ ATTNSCOPE_CLONES void l1Residues(const float* const* y, const float* f, const fl
 // sources' anonymous helpers (value_norm.cpp's toHeadMap) does not clash.
 using Norm = AttentionResidual::Norm;
 
-at::Tensor forMap(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t; }
 at::Tensor cpuFloat(const at::Tensor& t) { return t.to(at::kCPU, at::kFloat).contiguous(); }
 
 HeadMap toHeadMap(const at::Tensor& t) {
@@ -99,8 +99,7 @@ const LayerCapture& altiLayer(const Trace& trace, int block, int layer, const ch
     if (!hasAltiInputs(trace, block))
         throw Error(std::string(what) + ": the '" + info.name +
                     "' attention block recorded no value vectors and residuals (run with "
-                    "RunOptions::captureValues; the pretrained transformer families record them, the built-in "
-                    "models do not)");
+                    "RunOptions::captureValues)");
     const LayerCapture& cap = trace.impl().blocks[block].layers[layer];
     if (cap.q.size(1) != cap.k.size(1))
         throw Error(std::string(what) + ": the '" + info.name + "' block's maps are not square (" +
@@ -117,13 +116,13 @@ struct LayerWork {
     at::Tensor means;  // [n, H]: their means over E (centred norms only)
     at::Tensor values, wo;
     at::Tensor bias, weight, normBias;  // [E] float64: zeros / ones where the layer has none
-    std::vector<at::Tensor> keys;       // per kv group, as Trace::map scores them
-    std::vector<PackedKeys> packed;
+    const LayerAlpha* alpha = nullptr;  // α as Trace::map computes it, by row blocks
     bool centred = false;
 };
 
-LayerWork layerWork(const LayerCapture& cap, const BlockInfo& info) {
+LayerWork layerWork(const LayerCapture& cap, const BlockInfo& info, const LayerAlpha& alpha) {
     LayerWork w;
+    w.alpha = &alpha;
     w.cap = &cap;
     w.info = &info;
     w.n = cap.q.size(1);
@@ -146,10 +145,6 @@ LayerWork layerWork(const LayerCapture& cap, const BlockInfo& info) {
     w.bias = orFill(r.bias, 0);
     w.weight = orFill(r.weight, 1);
     w.normBias = orFill(r.normBias, 0);
-    for (std::int64_t g = 0; g < cap.k.size(0); ++g) {
-        w.keys.push_back(forMap(cap.k[g]));
-        w.packed.push_back(cap.q.is_cpu() ? packKeys(w.keys.back()) : PackedKeys{});
-    }
     return w;
 }
 
@@ -169,13 +164,7 @@ void altiRows(const LayerWork& w, std::int64_t start, std::int64_t len, float* o
     span.hi = std::max(span.hi, start + len);
     const std::int64_t S = span.size();
     std::vector<at::Tensor> alpha;
-    for (int h = 0; h < H; ++h) {
-        const int g = w.info->kvGroup(h);
-        const bool off = std::find(cap.maskedHeads.begin(), cap.maskedHeads.end(), h) != cap.maskedHeads.end();
-        at::Tensor a = blockProbs(forMap(cap.q[h]).narrow(0, start, len), w.keys[g], cap.mask, cap.score, h,
-                                  cap.temperature, n, start, span, w.packed[g]);
-        alpha.push_back(off ? at::zeros_like(a) : a);
-    }
+    for (int h = 0; h < H; ++h) alpha.push_back(w.alpha->rows(h, start, len, span));
     const at::Tensor a = cpuFloat(at::stack(alpha));  // [H, len, S]
     // The block's attention output Σ_h α_h V_g W_O^h + b_O, [len, E] float64.
     at::Tensor context = at::empty({len, H * d}, a.options());
@@ -255,7 +244,8 @@ void altiRows(const LayerWork& w, std::int64_t start, std::int64_t len, float* o
 HeadMap altiHeadMap(const Trace& trace, int block, int layer, const char* what) {
     const LayerCapture& cap = altiLayer(trace, block, layer, what);
     return translateTorchErrors(std::string("computing ") + what, [&] {
-        const LayerWork w = layerWork(cap, trace.blocks()[block]);
+        const LayerAlpha alpha(trace, block, layer);
+        const LayerWork w = layerWork(cap, trace.blocks()[block], alpha);
         HeadMap out;
         out.rows = out.cols = static_cast<int>(w.n);
         out.values.assign(static_cast<std::size_t>(w.n * w.n), 0.0f);

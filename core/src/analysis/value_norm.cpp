@@ -1,5 +1,6 @@
 #include "attnscope/analysis/value_norm.h"
 
+#include "layer_alpha.h"
 #include "attention/blocked_attention.h"
 #include "attention/trace_impl.h"
 #include "attnscope/runtime/error.h"
@@ -11,9 +12,6 @@ namespace attnscope {
 
 namespace {
 
-// q or k as maps use them: float32 on the CPU whatever the capture dtype (as Trace::map).
-at::Tensor forMap(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() != at::kFloat ? t.to(at::kFloat) : t; }
-
 const LayerCapture& valueLayer(const Trace& trace, int block, int layer, const char* what) {
     const auto& infos = trace.blocks();
     if (block < 0 || block >= static_cast<int>(infos.size()))
@@ -23,8 +21,7 @@ const LayerCapture& valueLayer(const Trace& trace, int block, int layer, const c
                     std::to_string(infos[block].layers - 1) + ")");
     if (!hasValues(trace, block))
         throw Error(std::string(what) + ": the '" + infos[block].name +
-                    "' attention block recorded no value vectors (run with RunOptions::captureValues; the "
-                    "pretrained transformer families record them, the built-in models do not)");
+                    "' attention block recorded no value vectors (run with RunOptions::captureValues)");
     return trace.impl().blocks[block].layers[layer];
 }
 
@@ -95,25 +92,14 @@ HeadMap valueNormLayerMap(const Trace& trace, int block, int layer) {
         for (int h : cap.maskedHeads)  // a zeroed head adds nothing
             if (h >= 0 && h < H) gram.select(1, h).zero_(), gram.select(2, h).zero_();
         at::Tensor out = at::zeros({n, m}, gram.options());
-        const double temperature = cap.temperature;  // the model's own map (display temperature 1)
-        // The row blocks Trace::map computes a head's map in, so α is that map cell by cell.
-        std::vector<at::Tensor> keys;
-        std::vector<PackedKeys> packed;  // as Trace::map scores them (AVX-512 panels where it uses them)
-        for (std::int64_t g = 0; g < cap.k.size(0); ++g) {
-            keys.push_back(forMap(cap.k[g]));
-            packed.push_back(cap.q.is_cpu() ? packKeys(keys.back()) : PackedKeys{});
-        }
+        const LayerAlpha layerAlpha(trace, block, layer);  // α as Trace::map computes it, row block by row block
         const std::int64_t rows = cap.q.is_cpu() ? blockedConfig().rows : deviceBlockRows(H, n, m);
         for (std::int64_t start = 0; start < n; start += rows) {
             const std::int64_t len = std::min(rows, n - start);
             const KeySpan span = keySpan(cap.mask, n, m, start, len);
             if (span.size() == 0) continue;
             std::vector<at::Tensor> alpha;
-            for (int h = 0; h < H; ++h) {
-                const int g = info.kvGroup(h);
-                alpha.push_back(blockProbs(forMap(cap.q[h]).narrow(0, start, len), keys[g], cap.mask, cap.score, h,
-                                           temperature, n, start, span, packed[g]));
-            }
+            for (int h = 0; h < H; ++h) alpha.push_back(layerAlpha.rows(h, start, len, span));
             const at::Tensor a = at::stack(alpha).to(at::kDouble).permute({2, 1, 0}).contiguous();  // [keys, len, H]
             const at::Tensor t = at::bmm(a, gram.narrow(0, span.lo, span.size()));
             const at::Tensor squared = (t * a).sum(-1).clamp_min(0);  // [keys, len]; rounding can dip below 0

@@ -219,13 +219,11 @@ TEST_CASE("value-norm sources refuse traces without values and name the accepted
     CHECK_THROWS_WITH(valueNormMap(*plain, 0, 0, 0),
                       Catch::Contains("value-norm: the 'self' attention block recorded no value vectors"));
 
-    // The built-in models do not record them, even when asked.
+    // A built-in model records them only when asked (test_builtin_sources.cpp checks their maps).
     LoadOptions load;
     load.device = DeviceChoice::Cpu;
     auto builtin = Model::load("builtin:sentiment-dot", load);
-    RunOptions options;
-    options.captureValues = true;
-    const auto trace = builtin->forward({1, 2, 3}, options);
+    const auto trace = builtin->forward({1, 2, 3});
     CHECK_FALSE(hasValues(*trace, 0));
     CHECK_THROWS_WITH(valueNormLayerMap(*trace, 0, 0),
                       Catch::Contains("value-norm-layer: the '" + trace->blocks()[0].name +

@@ -35,8 +35,8 @@
 namespace attnscope {
 
 // Whether every layer of block b recorded what ALTI reads (the values, the residual, b_O and
-// the norm): RunOptions::captureValues on the decoder families and the encoders (BERT family,
-// ViT, T5 and BART-family encoders).
+// the norm): RunOptions::captureValues on the decoder families, the encoders (BERT family,
+// ViT, T5 and BART-family encoders) and the built-in models' encoder ('self', 'encoder') blocks.
 bool hasAltiInputs(const Trace& trace, int block);
 
 // C of one layer: [queries, keys], rows summing to 1. Throws attnscope::Error naming what is

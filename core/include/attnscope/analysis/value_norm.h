@@ -14,8 +14,8 @@
 namespace attnscope {
 
 // Whether every layer of block b recorded its values (RunOptions::captureValues on a family that
-// records them: the decoder families and the layer-stack ones (BERT family, ViT, T5, BART family);
-// not the built-in models nor maps read from a file).
+// records them: the decoder families, the layer-stack ones (BERT family, ViT, T5, BART family)
+// and the built-in models; not maps read from a file).
 bool hasValues(const Trace& trace, int block);
 
 // value-norm of one head: [queries, keys] row-major, masked cells 0. Throws attnscope::Error on an

@@ -180,6 +180,8 @@ at::Tensor attendInference(const Weights& w, const Config& c, const Site& s, con
         cap.sparse = c.sparse;
         context = attendKindHeads(cap, v, run);
     }
+    // The value sources (analysis/value_norm.h, alti.h): what the heads read, and W_O^h.
+    if (run.captureValues) recordValues(cap, v, get(w, p + ".wo"), true, false, run.maskedHeads);
     if (capture) capture->layers.push_back(std::move(cap));
     return at::linear(mergeHeads(context), get(w, p + ".wo"), get(w, p + ".bo")).unsqueeze(0);
 }
@@ -207,7 +209,11 @@ at::Tensor encode(const Weights& w, const Config& c, const at::Tensor& ids, cons
         const std::string p = "encoder." + std::to_string(l);
         Site site{p + ".attn", c.seq2seq ? "encoder" : "self", l, false, keyAllowed};
         at::Tensor h = norm(w, c, p + ".ln1", x);
+        const at::Tensor entering = x;
         x = x + attend(w, c, site, h, h, pass, capture);
+        // ALTI's residual (pre-norm: y = x + attention): recorded for this single-stream block only.
+        if (capture && pass.inference() && pass.run->captureValues)
+            recordResidual(capture->layers.back(), entering[0], get(w, p + ".attn.bo"));
         x = x + ffn(w, p + ".ffn", norm(w, c, p + ".ln2", x));
     }
     return norm(w, c, "encoder.ln", x);
