@@ -99,11 +99,11 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     return g;
 }
 
-class BertModel final : public TextFamilyModel<BertConfig>, public EncoderStack {
+class BertModel final : public TextEncoder<BertConfig> {
 public:
     BertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : TextFamilyModel(parseBertConfig(config), folder, device) {
+        : TextEncoder(parseBertConfig(config), folder, device) {
         const Names& names = cfg_.type == "distilbert" ? kDistilNames : kBertNames;
         spec_ = scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation);
         c10::InferenceMode guard;
@@ -137,49 +137,16 @@ public:
         info_.maxPositions = cfg_.usablePositions();
     }
 
-    std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
-        return static_cast<std::int64_t>(text.ids.size());
-    }
-
-    GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
-                             const RunOptions& options) const override {
-        if (image) throw Error(cfg_.type + " takes token ids, not an image");
-        if (!hasOutputToExplain()) throw Error("this " + cfg_.type + " model has no classification head");
-        checkInput(in);
-        at::Tensor x;
-        {
-            c10::InferenceMode guard;
-            x = embed(in);
-        }
-        return runWithGradients(x, stackPass(in), options);
-    }
-
-protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
-                                            const RunOptions& options) const override {
-        TextInput in;
-        in.ids = ids;
-        return runForwardText(in, options);
-    }
-
-    std::shared_ptr<const Trace> runForwardText(const TextInput& in, const RunOptions& options) const override {
-        checkInput(in);
-        c10::InferenceMode guard;
-        auto impl = newTrace(in.ids);
-        runInto(*impl, embed(in), stackPass(in), options, impl->displayTokens);
-        return std::make_shared<const Trace>(std::move(impl));
-    }
-
 private:
     // The padding mask over keys for a pass over `in`.
-    StackPass stackPass(const TextInput& in) const {
+    StackPass stackPass(const TextInput& in) const override {
         StackPass pass;
         pass.mask = paddingMask(in, device_);
         return pass;
     }
 
     // Word, position and token-type embeddings, normed: [n, E].
-    at::Tensor embed(const TextInput& in) const {
+    at::Tensor embed(const TextInput& in) const override {
         const std::int64_t n = static_cast<std::int64_t>(in.ids.size());
         at::Tensor idx = idTensor(in.ids, device_);
         at::Tensor positions;
@@ -198,7 +165,7 @@ private:
     }
 
     // The ids, token types and padding mask of `in`.
-    void checkInput(const TextInput& in) const {
+    void checkInput(const TextInput& in) const override {
         checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
         const auto n = in.ids.size();
         if (!in.typeIds.empty()) {

@@ -264,21 +264,14 @@ private:
     // the backward pass: the loaded ones are inference tensors, which it may not. Valid while the
     // model lives; nothing writes through them.
     static at::Tensor alias(const at::Tensor& t) { return autogradAlias(t); }
-    static Linear copyLinear(const Linear& p) { return {alias(p.weight), alias(p.bias)}; }
-    static NormWeights copyNorm(const NormWeights& n) {
-        NormWeights c = n;
-        c.weight = alias(n.weight);
-        c.bias = alias(n.bias);
-        return c;
+    static NormWeights copyNorm(NormWeights n) {
+        n.weight = alias(n.weight), n.bias = alias(n.bias);
+        return n;
     }
     static DecoderLayer copyLayer(const DecoderLayer& L) {
-        DecoderLayer c;
-        c.in = copyNorm(L.in), c.attnOut = copyNorm(L.attnOut), c.ff = copyNorm(L.ff), c.ffOut = copyNorm(L.ffOut);
-        c.qNorm = copyNorm(L.qNorm), c.kNorm = copyNorm(L.kNorm);
-        c.q = copyLinear(L.q), c.k = copyLinear(L.k), c.v = copyLinear(L.v), c.qkv = copyLinear(L.qkv);
-        c.o = copyLinear(L.o), c.gate = copyLinear(L.gate), c.up = copyLinear(L.up), c.gateUp = copyLinear(L.gateUp);
-        c.down = copyLinear(L.down);
-        c.routed = L.routed;
+        DecoderLayer c = L;
+        for (NormWeights* n : {&c.in, &c.attnOut, &c.ff, &c.ffOut, &c.qNorm, &c.kNorm}) *n = copyNorm(*n);
+        for (Linear* p : {&c.q, &c.k, &c.v, &c.qkv, &c.o, &c.gate, &c.up, &c.gateUp, &c.down}) *p = autogradAlias(*p);
         if (L.routed) c.moe = mapMoeLayer(L.moe, alias);
         return c;
     }
@@ -303,9 +296,7 @@ private:
 
     // The final norm and unembedding over the weights' aliases (a backward pass through them).
     std::shared_ptr<const Readout> aliasedReadout() const {
-        NormWeights norm = finalNorm_;
-        norm.weight = alias(norm.weight), norm.bias = alias(norm.bias);
-        return makeDecoderReadout(norm, cfg_.norm, cfg_.eps, alias(projectOut_), copyLinear(head_));
+        return makeDecoderReadout(copyNorm(finalNorm_), cfg_.norm, cfg_.eps, alias(projectOut_), autogradAlias(head_));
     }
 
     // Layers from..L-1 over x (the weights streamed in as each needs them), with the hooks;

@@ -4,10 +4,13 @@
 // loop: self-attention, cross-attention (decoders), feed-forward, each a residual sublayer.
 #pragma once
 
+#include "attnscope/runtime/error.h"
 #include "family_common.h"
 #include "gradient_runner.h"
 #include "kv_cache.h"
 #include "rope.h"
+
+#include <c10/core/InferenceMode.h>
 
 #include <functional>
 #include <string>
@@ -148,6 +151,54 @@ protected:
     Norm final_;
     ClassifierHead head_;
     std::vector<std::string> classNames_;
+};
+
+// A text encoder (bert.cpp, modernbert.cpp): the forward and the gradient sources' entry over
+// what the family gives: checkInput, embed (the embedded input [n, E]), stackPass (the pass's
+// masks and tables) and addOutputs (what it adds to the Trace from the final states [n, E]).
+template <class Config>
+class TextEncoder : public TextFamilyModel<Config>, public EncoderStack {
+public:
+    std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
+        return static_cast<std::int64_t>(text.ids.size());
+    }
+
+    GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
+                             const RunOptions& options) const override {
+        const std::string& family = this->info().family;
+        if (image) throw Error(family + " takes token ids, not an image");
+        if (!hasOutputToExplain()) throw Error("this " + family + " model has no classification head");
+        checkInput(in);
+        at::Tensor x;
+        {
+            c10::InferenceMode guard;
+            x = embed(in);
+        }
+        return runWithGradients(x, stackPass(in), options);
+    }
+
+protected:
+    using TextFamilyModel<Config>::TextFamilyModel;
+
+    virtual void checkInput(const TextInput& in) const = 0;
+    virtual at::Tensor embed(const TextInput& in) const = 0;
+    virtual StackPass stackPass(const TextInput& in) const = 0;
+    virtual void addOutputs(Trace::Impl&, const at::Tensor&) const {}
+
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
+                                            const RunOptions& options) const override {
+        TextInput in;
+        in.ids = ids;
+        return runForwardText(in, options);
+    }
+
+    std::shared_ptr<const Trace> runForwardText(const TextInput& in, const RunOptions& options) const override {
+        checkInput(in);
+        c10::InferenceMode guard;
+        auto impl = this->newTrace(in.ids);
+        addOutputs(*impl, runInto(*impl, embed(in), stackPass(in), options, impl->displayTokens));
+        return std::make_shared<const Trace>(std::move(impl));
+    }
 };
 
 }  // namespace attnscope

@@ -116,11 +116,11 @@ ModernBertConfig parseModernBertConfig(const JsonConfig& c) {
     return g;
 }
 
-class ModernBertModel final : public TextFamilyModel<ModernBertConfig>, public EncoderStack {
+class ModernBertModel final : public TextEncoder<ModernBertConfig> {
 public:
     ModernBertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                     const LoadOptions& options)
-        : TextFamilyModel(parseModernBertConfig(config), folder, device) {
+        : TextEncoder(parseModernBertConfig(config), folder, device) {
         spec_ = scaledStack(cfg_.hidden, cfg_.heads, cfg_.inner, cfg_.eps, cfg_.activation);
         spec_.preNorm = true;
         spec_.qkvBias = spec_.oBias = cfg_.attentionBias;
@@ -149,40 +149,6 @@ public:
         if (decoder_.weight.defined()) info_.notes.push_back("output: the masked-LM head's top predictions");
     }
 
-    std::int64_t gradientTokens(const TextInput& text, const std::optional<RgbImage>&) const override {
-        return static_cast<std::int64_t>(text.ids.size());
-    }
-
-    GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
-                             const RunOptions& options) const override {
-        if (image) throw Error("modernbert takes token ids, not an image");
-        if (!hasOutputToExplain()) throw Error("this modernbert model has no classification head");
-        checkInput(in);
-        at::Tensor x;
-        {
-            c10::InferenceMode guard;
-            x = embed(in);
-        }
-        return runWithGradients(x, stackPass(in), options);
-    }
-
-protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
-                                            const RunOptions& options) const override {
-        TextInput in;
-        in.ids = ids;
-        return runForwardText(in, options);
-    }
-
-    std::shared_ptr<const Trace> runForwardText(const TextInput& in, const RunOptions& options) const override {
-        checkInput(in);
-        c10::InferenceMode guard;
-        auto impl = newTrace(in.ids);
-        const at::Tensor out = runInto(*impl, embed(in), stackPass(in), options, impl->displayTokens);
-        if (decoder_.weight.defined()) predict(*impl, out);
-        return std::make_shared<const Trace>(std::move(impl));
-    }
-
 private:
     Norm norm(WeightStore& w, const std::string& name) const {
         return cfg_.normBias ? loadNorm(w, name, cfg_.hidden) : Norm{w.get(name + ".weight", {cfg_.hidden}), {}};
@@ -209,7 +175,8 @@ private:
     }
 
     // The MLM head over the final states `out` [n, E]: the top predictions of every position.
-    void predict(Trace::Impl& impl, const at::Tensor& out) const {
+    void addOutputs(Trace::Impl& impl, const at::Tensor& out) const override {
+        if (!decoder_.weight.defined()) return;
         ClassifierHead head = head_;
         head.out = decoder_;
         const at::Tensor logits = head(out).to(at::kFloat);  // [n, vocab]: the softmax is taken only at the top k
@@ -223,7 +190,7 @@ private:
     }
 
     // The padding mask, each local layer's window on top of it, and each layer's rotary tables.
-    StackPass stackPass(const TextInput& in) const {
+    StackPass stackPass(const TextInput& in) const override {
         StackPass pass;
         pass.mask = paddingMask(in, device_);
         const auto n = static_cast<std::int64_t>(in.ids.size()),
@@ -244,11 +211,11 @@ private:
         return pass;
     }
 
-    at::Tensor embed(const TextInput& in) const {
+    at::Tensor embed(const TextInput& in) const override {
         return layerNorm(word_.index_select(0, idTensor(in.ids, device_)), embNorm_, cfg_.eps);
     }
 
-    void checkInput(const TextInput& in) const {
+    void checkInput(const TextInput& in) const override {
         checkIds(in.ids, cfg_.vocab, cfg_.positions);
         if (std::any_of(in.typeIds.begin(), in.typeIds.end(), [](auto t) { return t != 0; }))
             throw Error("modernbert models have no token types; give only ids");
