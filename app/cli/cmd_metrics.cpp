@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <sys/resource.h>
 #include <cmath>
 #include <iostream>
 
@@ -138,7 +139,7 @@ int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source
     return 0;
 }
 
-// --timing: each phase's wall and process CPU time on stderr (docs/benchmarks.md).
+// --timing: each phase's wall and process CPU time and page faults (minor) on stderr (docs/benchmarks.md).
 class PhaseTimer {
 public:
     explicit PhaseTimer(bool on) : on_(on) {}
@@ -146,15 +147,23 @@ public:
         if (!on_) return;
         const auto wall = std::chrono::steady_clock::now();
         const std::clock_t cpu = std::clock();
+        const long faults = minorFaults();
         std::cerr << "timing: " << phase << " " << std::chrono::duration<double>(wall - wall_).count() << " s wall, "
-                  << static_cast<double>(cpu - cpu_) / CLOCKS_PER_SEC << " s CPU\n";
-        wall_ = wall, cpu_ = cpu;
+                  << static_cast<double>(cpu - cpu_) / CLOCKS_PER_SEC << " s CPU, " << faults - faults_
+                  << " page faults\n";
+        wall_ = wall, cpu_ = cpu, faults_ = faults;
     }
 
 private:
     bool on_;
     std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
     std::clock_t cpu_ = std::clock();
+    long faults_ = minorFaults();
+
+    static long minorFaults() {
+        rusage u{};
+        return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
+    }
 };
 
 // Why kl_dot_linear is empty for some heads, or "" when it is defined for all.

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 int main(int argc, char** argv) {
+    attnscope::ensureHugePages(argv);    // may re-execute with glibc's malloc asking for huge pages
     attnscope::ensureBlasKernels(argv);  // may re-execute with kernels OpenBLAS did not pick itself
     attnscope::shortenBlasSpin();
     attnscope::tuneAllocator();

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -114,7 +115,12 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
         });
     });
     const std::int64_t rowsPer = blockedConfig().rows;
-    std::vector<float> x;  // [k, len, width]: every head's rows [r0, r0 + len) over keys [lo, lo + width)
+    // [k, len, width]: every head's rows [r0, r0 + len) over keys [lo, lo + width). Allocated once
+    // at its largest (a vector resized as the causal span widens reallocated, zeroed and copied it
+    // block after block: a tenth of the pass at 4,096 tokens, docs/benchmarks.md).
+    const std::unique_ptr<float[]> x(
+            new float[static_cast<std::size_t>(k) * static_cast<std::size_t>(std::min<std::int64_t>(rowsPer, n)) *
+                      static_cast<std::size_t>(m)]);
     for (std::int64_t r0 = 0; r0 < n; r0 += rowsPer) {
         const std::int64_t len = std::min<std::int64_t>(rowsPer, n - r0);
         // The keys any layer's rows may see here (layers differ under sliding windows).
@@ -126,11 +132,10 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
         }
         if (hi <= lo) continue;  // no row sees a key: all zero
         const std::int64_t width = hi - lo, cells = len * width;
-        x.resize(static_cast<std::size_t>(k * cells));
         translateTorchErrors("computing an attention map", [&] {
             onThreads(workers, [&](int w) {
                 for (int a = w; a < k; a += workers) {
-                    float* dst = x.data() + static_cast<std::size_t>(a) * cells;
+                    float* dst = x.get() + static_cast<std::size_t>(a) * cells;
                     const KeySpan span = spans[static_cast<std::size_t>(a / H)];
                     if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come
                         at::Tensor logs;
@@ -154,7 +159,7 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                 }
             });
         });
-        if (gram) translateTorchErrors("the head similarity", [&] { addGram(out.gram, x.data(), k, cells); });
+        if (gram) translateTorchErrors("the head similarity", [&] { addGram(out.gram, x.get(), k, cells); });
         if (layerMeans)
             onThreads(std::min(workers, L), [&](int w) {
                 // Heads added in order in double, then divided: averageHeads's values bit for bit.
@@ -162,7 +167,7 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                 for (int l = w; l < L; l += std::min(workers, L)) {
                     std::fill(sum.begin(), sum.end(), 0.0);
                     for (int h = 0; h < H; ++h) {
-                        const float* src = x.data() + static_cast<std::size_t>(l * H + h) * cells;
+                        const float* src = x.get() + static_cast<std::size_t>(l * H + h) * cells;
                         for (std::int64_t c = 0; c < cells; ++c) sum[static_cast<std::size_t>(c)] += src[c];
                     }
                     float* dst = out.layerMeans[static_cast<std::size_t>(l)].values.data();

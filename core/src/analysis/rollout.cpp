@@ -219,55 +219,65 @@ HeadMap averageHeads(const std::vector<HeadMap>& heads) {
 
 namespace {
 
-// Â of one layer as a float32 [n, n] tensor (computed in double, rounded once), and whether it
-// is lower triangular (causal maps: every entry above the diagonal exactly 0).
-at::Tensor floatLayer(const HeadMap& a, double residual, bool& lower) {
+// Â of one checked layer into `out` (float32 [n, n], contiguous): each row computed in double and
+// rounded once, as residualLayer gives it; returns whether it is lower triangular (causal maps:
+// every entry above the diagonal exactly 0).
+bool floatLayerInto(const HeadMap& a, double residual, at::Tensor& out) {
     const int n = a.rows;
-    at::Tensor t = at::empty({n, n}, at::TensorOptions().dtype(at::kFloat));
-    float* p = t.data_ptr<float>();
-    lower = true;
+    float* p = out.data_ptr<float>();
+    bool lower = true;
     residualLayer(a, residual, [&](int i, int j, double v) {
         const float f = static_cast<float>(v);
         p[static_cast<std::size_t>(i) * n + j] = f;
         if (j > i && f != 0.0f) lower = false;
     });
-    return t;
+    return lower;
 }
 
-// a·b for lower-triangular a and b (the product is lower triangular too): block (I, J) of the
-// result, I >= J, is a[I, J..I] · b[J..I, J], a sixth of a full product's multiply-adds.
-at::Tensor lowerProduct(const at::Tensor& a, const at::Tensor& b) {
+// c = a·b for lower-triangular a and b (the product is lower triangular too): block (I, J) of c,
+// I >= J, is a[I, J..I] · b[J..I, J], a sixth of a full product's multiply-adds, written in place
+// (the BLAS takes c's row stride). c's blocks above the diagonal blocks are not written: the
+// caller keeps them 0.
+void lowerProductInto(const at::Tensor& a, const at::Tensor& b, at::Tensor& c) {
     const std::int64_t n = a.size(0), bs = 512;
-    if (n <= bs) return at::mm(a, b);
-    at::Tensor c = at::zeros({n, n}, a.options());
+    if (n <= bs) {
+        at::mm_out(c, a, b);
+        return;
+    }
     for (std::int64_t j0 = 0; j0 < n; j0 += bs) {
         const std::int64_t jw = std::min(bs, n - j0);
         for (std::int64_t i0 = j0; i0 < n; i0 += bs) {
             const std::int64_t iw = std::min(bs, n - i0), inner = i0 + iw - j0;
-            c.narrow(0, i0, iw).narrow(1, j0, jw).copy_(
-                    at::mm(a.narrow(0, i0, iw).narrow(1, j0, inner), b.narrow(0, j0, inner).narrow(1, j0, jw)));
+            at::Tensor block = c.narrow(0, i0, iw).narrow(1, j0, jw);
+            at::mm_out(block, a.narrow(0, i0, iw).narrow(1, j0, inner), b.narrow(0, j0, inner).narrow(1, j0, jw));
         }
     }
-    return c;
 }
 
 }  // namespace
 
 HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual) {
-    // Every layer is checked before any product is taken; each Â_l exists only while it is used.
+    // Every layer is checked before any product is taken.
     checkLayers(layers, residual, "attention rollout");
     const int n = layers[0].rows;
     // R = Â_{L-1} · … · Â_0 as float32 BLAS products (blocked to the lower triangle for causal
     // maps): at 4,096 tokens the double loops took minutes. The rows of R stay within ~1e-6 of
-    // double-precision products (tests/core/analysis/test_sinks_products.cpp).
-    bool lower = true, lowerA = true;
-    at::Tensor r = floatLayer(layers[0], residual, lower);
+    // double-precision products (tests/core/analysis/test_sinks_products.cpp). Three n×n buffers
+    // for the whole product (Â_l, R and the next R), so no layer allocates (or faults in) its own.
+    const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat);
+    at::Tensor r = at::empty({n, n}, f32), next, al = at::empty({n, n}, f32);
+    bool lower = floatLayerInto(layers[0], residual, r);
     for (std::size_t l = 1; l < layers.size(); ++l) {
-        const at::Tensor al = floatLayer(layers[l], residual, lowerA);
-        r = lower && lowerA ? lowerProduct(al, r) : at::mm(al, r);
+        const bool lowerA = floatLayerInto(layers[l], residual, al);
+        if (!next.defined()) next = lower && lowerA ? at::zeros({n, n}, f32) : at::empty({n, n}, f32);
+        if (lower && lowerA) {
+            lowerProductInto(al, r, next);  // next's upper blocks: 0 from at::zeros, or from an earlier lower product
+        } else {
+            at::mm_out(next, al, r);
+        }
         lower = lower && lowerA;
+        std::swap(r, next);
     }
-    r = r.contiguous();
     HeadMap out{n, n, std::vector<float>(static_cast<std::size_t>(n) * n)};
     std::copy_n(r.data_ptr<float>(), out.values.size(), out.values.data());
     return out;

@@ -1,9 +1,13 @@
 #include "attnscope/runtime/allocator.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <unistd.h>
 #endif
 
 namespace attnscope {
@@ -13,6 +17,34 @@ void tuneAllocator() {
     if (const char* s = std::getenv("ATTNSCOPE_SYSTEM_MALLOC"); s && *s == '1') return;
     mallopt(M_MMAP_MAX, 0);                // no mmap per large block
     mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give back the free top only beyond 256 MiB
+#endif
+}
+
+#if defined(__GLIBC__)
+#if __GLIBC_PREREQ(2, 35)
+#define ATTNSCOPE_MALLOC_HUGETLB 1
+#endif
+#endif
+
+void ensureHugePages(char** argv) {
+#if defined(ATTNSCOPE_MALLOC_HUGETLB)
+    if (const char* s = std::getenv("ATTNSCOPE_SYSTEM_MALLOC"); s && *s == '1') return;
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;  // set, by us or by the user
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string mode;
+    std::getline(thp, mode);
+    if (mode.find("[madvise]") == std::string::npos) return;  // always: nothing to ask; never: nothing to get
+    const std::string old = tunables ? tunables : "";
+    const std::string with = (old.empty() ? "" : old + ":") + "glibc.malloc.hugetlb=1";
+    setenv("GLIBC_TUNABLES", with.c_str(), 1);
+    execv("/proc/self/exe", argv);  // only returns on failure
+    if (tunables)
+        setenv("GLIBC_TUNABLES", old.c_str(), 1);
+    else
+        unsetenv("GLIBC_TUNABLES");
+#else
+    (void)argv;
 #endif
 }
 

@@ -14,4 +14,12 @@ namespace attnscope {
 // (for comparisons). A no-op off glibc.
 void tuneAllocator();
 
+// For an executable's main, before anything else: where transparent huge pages are given on
+// request (madvise mode), re-executes the process once with glibc's malloc asking for them
+// (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc 2.35 and later), so that its large buffers fault
+// in 2 MiB at a time. `metrics --out F.json` at 4,096 tokens on the 2-core machine (issue 33):
+// page faults 562k -> 70k (docs/benchmarks.md). Not when GLIBC_TUNABLES already names
+// glibc.malloc.hugetlb or ATTNSCOPE_SYSTEM_MALLOC=1; a no-op off glibc.
+void ensureHugePages(char** argv);
+
 }  // namespace attnscope
