@@ -1,4 +1,5 @@
 #include "controllers/causalcontroller.h"
+#include "controllers/decoderonly.h"
 
 #include "controllers/sectionsync.h"
 #include "figure/headfigure.h"
@@ -120,35 +121,22 @@ void CausalController::onModelLoaded(const attnscope::ModelInfo& info) {
     clearResults(true, true, true);
     wantedAnswer_.reset();  // ids of another vocabulary
     wantedWrong_.reset();
-    const QString family = QString::fromStdString(info.family);
-    refusedByModel_ = true;
-    if (!info.task.empty())
-        setApplicable(false, tr("The built-in models are not language models: the Causal tab needs a decoder-only "
-                                "language model (GPT-2, Llama, Gemma, …)."));
-    else if (info.encoderDecoder)
-        setApplicable(
-                false,
-                tr("%1 is an encoder-decoder: the causal analyses need a decoder-only language model.").arg(family));
-    else if (info.imageInput)
-        setApplicable(false,
-                      tr("%1 is an image model: the causal analyses need a decoder-only language model.").arg(family));
-    else {
-        refusedByModel_ = false;
-        setApplicable(false, tr("Waiting for the model's first run…"));
-    }
+    const auto refusal = decoderOnlyRefusal(
+            info,
+            tr("The built-in models are not language models: the Causal tab needs a decoder-only language model "
+               "(GPT-2, Llama, Gemma, …)."),
+            tr("the causal analyses"));
+    refusedByModel_ = refusal.has_value();
+    setApplicable(false, refusal.value_or(tr("Waiting for the model's first run…")));
 }
 
 void CausalController::onTraceReady() {
     const auto trace = session_->trace();
     if (!trace || !session_->model()) return;
     if (!refusedByModel_) {
-        const auto& blocks = trace->blocks();
-        if (blocks.size() == 1 && blocks.front().causal)
-            setApplicable(true, {});
-        else
-            setApplicable(false, tr("%1 is an encoder (its attention is not causal): the causal analyses need a "
-                                    "decoder-only language model.")
-                                         .arg(QString::fromStdString(session_->model()->info().family)));
+        const QString why =
+                decoderOnlyTraceRefusal(*trace, session_->model()->info().family, tr("the causal analyses"));
+        setApplicable(why.isEmpty(), why);
     }
     if (!panel_->cleanEdit()->text().trimmed().isEmpty()) return;  // the clean input is its own
     const bool had = !lens_.lens.topIds.empty();

@@ -1,4 +1,5 @@
 #include "controllers/longcontroller.h"
+#include "controllers/decoderonly.h"
 
 #include "controllers/sectionsync.h"
 
@@ -174,36 +175,22 @@ void LongController::onModelLoaded(const attnscope::ModelInfo& info) {
         panel_->layerSpin()->setRange(0, std::max(0, info.layers - 1));
         panel_->headSpin()->setRange(0, std::max(0, info.heads - 1));
     }
-    const QString family = QString::fromStdString(info.family);
-    refusedByModel_ = true;
-    if (!info.task.empty())
-        setApplicable(false, tr("The built-in models are not language models: the Long context tab needs a "
-                                "decoder-only language model."));
-    else if (info.encoderDecoder)
-        setApplicable(false, tr("%1 is an encoder-decoder: needle scans and eviction what-ifs need a decoder-only "
-                                "language model.")
-                                     .arg(family));
-    else if (info.imageInput)
-        setApplicable(false, tr("%1 is an image model: needle scans and eviction what-ifs need a decoder-only "
-                                "language model.")
-                                     .arg(family));
-    else {
-        refusedByModel_ = false;
-        setApplicable(false, tr("Waiting for the model's first run…"));
-    }
+    const auto refusal = decoderOnlyRefusal(
+            info,
+            tr("The built-in models are not language models: the Long context tab needs a decoder-only language "
+               "model."),
+            tr("needle scans and eviction what-ifs"));
+    refusedByModel_ = refusal.has_value();
+    setApplicable(false, refusal.value_or(tr("Waiting for the model's first run…")));
 }
 
 void LongController::onTraceReady() {
     const auto trace = session_->trace();
     if (!trace || !session_->model()) return;
     if (!refusedByModel_) {
-        const auto& blocks = trace->blocks();
-        if (blocks.size() == 1 && blocks.front().causal)
-            setApplicable(true, {});
-        else
-            setApplicable(false, tr("%1 is an encoder (its attention is not causal): needle scans and eviction "
-                                    "what-ifs need a decoder-only language model.")
-                                         .arg(QString::fromStdString(session_->model()->info().family)));
+        const QString why = decoderOnlyTraceRefusal(*trace, session_->model()->info().family,
+                                                    tr("needle scans and eviction what-ifs"));
+        setApplicable(why.isEmpty(), why);
     }
     // The what-if is of the main input: a new one makes it out of date.
     if (!evict_.result.tokensFull.empty() && evict_.result.prompt && evict_.result.prompt->ids() != trace->ids())
