@@ -136,9 +136,11 @@ Rows layer(const Ctx& x, int l, const Rows& h, const Rows& rel, const std::vecto
             }
             for (int j = 0; j < n; ++j) sum += real(j) ? std::exp(row[j] - mx) : 0.0;
             for (int j = 0; j < n; ++j) probs[i * n + j] = real(j) ? std::exp(row[j] - mx) / sum : 0.0;
+        }
+        applyProbsHook(l, hd, probs);  // finite differences through α (gradient sources' tests)
+        for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j)
                 for (int e = 0; e < d; ++e) context[i][hd * d + e] += probs[i * n + j] * v[j][hd * d + e];
-        }
         ref.base.probs.back().push_back(probs);
     }
     Rows out;

@@ -293,7 +293,8 @@ private:
         terms.values.insert(terms.values.end(), all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
     }
 
-    // ConvLayer: norm(output + act(conv(input)), padding rows of the convolution zeroed) · mask.
+    // ConvLayer: norm(output + act(conv(input))) · mask. (The reference also zeroes the padding rows of
+    // conv(input) before the activation; the row-wise norm and the mask make that moot.)
     at::Tensor convolve(const at::Tensor& input, const at::Tensor& output, const at::Tensor& keep) const {
         const bool grad = at::GradMode::is_enabled();
         const at::Tensor weight = grad ? autogradAlias(conv_.weight) : conv_.weight;
@@ -303,7 +304,6 @@ private:
         at::Tensor c = at::conv1d(input.t().unsqueeze(0), weight, bias, stride, padding, dilation, cfg_.convGroups)
                                .squeeze(0)
                                .t();
-        if (keep.defined()) c = c * keep.unsqueeze(1).to(c.scalar_type());
         c = cfg_.convActivation == "tanh" ? at::tanh(c) : activate(cfg_.convActivation, c);
         at::Tensor y = layerNorm(output + c, norm, cfg_.eps);
         return keep.defined() ? y * keep.unsqueeze(1).to(y.scalar_type()) : y;
