@@ -152,7 +152,7 @@ DebertaConfig parseDebertaConfig(const JsonConfig& c) {
     return g;
 }
 
-// ConvLayer: after layer 0, norm(output + act(conv(input))) with padding rows zeroed.
+// ConvLayer's weights: after layer 0, norm(output + act(conv(input))), padding rows zeroed.
 struct ConvWeights {
     at::Tensor weight, bias;  // [E, E / groups, kernel], [E]
     Norm norm;
