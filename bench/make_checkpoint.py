@@ -4,7 +4,7 @@
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
                                    [--positions P] [--bare]
 
-FAMILY: gpt2, llama, bert, modernbert, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
+FAMILY: gpt2, llama, bert, modernbert, deberta-v2, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
 DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
 518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -43,6 +43,10 @@ SIZES = {
 SIZES["modernbert"] = {"small": dict(layers=3, hidden=64, inner=96, heads=4, vocab=1000, positions=512),
                        "base": dict(layers=22, hidden=768, inner=1152, heads=12, vocab=50368, positions=8192),
                        "500mb": dict(layers=22, hidden=768, inner=1152, heads=12, vocab=50368, positions=8192)}
+# DeBERTa-v3-base's shape: 256 log buckets of relative positions up to 512, shared keys, c2p and p2c.
+SIZES["deberta-v2"] = {"small": dict(layers=2, hidden=64, inner=128, heads=4, vocab=1000, positions=512),
+                       "base": dict(layers=12, hidden=768, inner=3072, heads=12, vocab=128100, positions=512),
+                       "500mb": dict(layers=12, hidden=768, inner=3072, heads=12, vocab=128100, positions=512)}
 SIZES["dinov2_with_registers"] = {k: dict(v, registers=4) for k, v in SIZES["dinov2"].items()}
 SIZES["beit"] = SIZES["deit"]  # BEiT: relative position bias per layer, layer scale, mean pooling
 PREPROCESSORS = {
@@ -142,6 +146,34 @@ def modernbert(s, rnd):
               "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
               "max_position_embeddings": s["positions"], "global_attn_every_n_layers": 3, "local_attention": 128,
               "global_rope_theta": 160000.0, "local_rope_theta": 10000.0}
+    return t, config
+
+
+def deberta_v2(s, rnd):
+    E, I, t = s["hidden"], s["inner"], {}
+    def lin(name, out, inp):
+        t[name + ".weight"], t[name + ".bias"] = rnd(out, inp), rnd(out)
+    def norm(name):
+        t[name + ".weight"], t[name + ".bias"] = rnd(E, mean=1), rnd(E)
+    t["deberta.embeddings.word_embeddings.weight"] = rnd(s["vocab"], E)
+    norm("deberta.embeddings.LayerNorm")
+    for l in range(s["layers"]):
+        p = f"deberta.encoder.layer.{l}."
+        for n in ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj",
+                  "attention.output.dense"):
+            lin(p + n, E, E)
+        norm(p + "attention.output.LayerNorm")
+        lin(p + "intermediate.dense", I, E)
+        lin(p + "output.dense", E, I)
+        norm(p + "output.LayerNorm")
+    t["deberta.encoder.rel_embeddings.weight"] = rnd(2 * 256, E)
+    norm("deberta.encoder.LayerNorm")
+    config = {"model_type": "deberta-v2", "vocab_size": s["vocab"], "hidden_size": E, "intermediate_size": I,
+              "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
+              "max_position_embeddings": s["positions"], "type_vocab_size": 0, "hidden_act": "gelu",
+              "layer_norm_eps": 1e-7, "relative_attention": True, "position_buckets": 256,
+              "max_relative_positions": -1, "norm_rel_ebd": "layer_norm", "share_att_key": True,
+              "pos_att_type": ["p2c", "c2p"], "position_biased_input": False}
     return t, config
 
 
@@ -303,7 +335,7 @@ def main():
     if a.positions > 0 and "positions" in size:
         size["positions"] = a.positions
     size["bare"] = a.bare
-    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "modernbert": modernbert, "vit": vit, "deit": deit,
+    tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "modernbert": modernbert, "deberta-v2": deberta_v2, "vit": vit, "deit": deit,
                        "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:

@@ -6,6 +6,7 @@
 #include "lab_output.h"
 #include "model_input.h"
 #include "router_output.h"
+#include "terms_output.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/source_metrics.h"
@@ -240,7 +241,7 @@ int runAttention(const std::vector<std::string>& argv) {
                        "top-k",    "prune",       "prune-count", "capture-dtype", "weights",   "window",
                        "keep",     "buckets",     "rounds",      "revision",      "knockout",  "source",
                        "block",    "feature-file"})))),
-              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided"}));
+              withGenerateFlags({"propagate", "prune-least", "progress", "two-sided", "terms"}));
     args.expectPositionals(1);
     const std::string outArg = args.required("out");
     const ModelInput input(args);
@@ -248,8 +249,12 @@ int runAttention(const std::vector<std::string>& argv) {
     const AttentionSettings s = parseSettings(args);
     const std::optional<AlignmentRequest> align = parseAlignmentRequest(args);
     checkGradientOptions(args, s.source);
+    const bool terms = args.flag("terms");
+    if (terms && gradientSource(s.source))
+        throw UsageError(std::string("--terms writes a forward's score terms, not --source ") + sourceName(s.source));
 
     auto model = loadModel(args);
+    if (terms) requireScoreTerms(model->info());
     if (gradientSource(s.source)) {  // one forward and backward per explained output, no Trace
         RunOptions run = s.run;
         applyRunFlags(args, run);
@@ -259,6 +264,7 @@ int runAttention(const std::vector<std::string>& argv) {
     applyRunFlags(args, first);
     applyRunFlags(args, again, "re-run");
     first.captureValues = s.run.captureValues;
+    first.scoreTerms = again.scoreTerms = terms;
     std::shared_ptr<const Trace> trace = input.run(*model, first);
     std::optional<Generation> generation;
     if (gen) {  // the prompt's ids as the input gave them, then N new tokens
@@ -353,6 +359,9 @@ int runAttention(const std::vector<std::string>& argv) {
     for (const auto& block : blocks)
         tokens["blocks"][block.name] = {
                 {"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
+    if (terms)
+        written.push_back((out / "terms.npy").string() + " " +
+                          writeScoreTerms(traceScoreTerms(*trace), staged.path("terms.npy"), tokens));
     if (!traceRouter(*trace).empty()) {  // mixture-of-experts decoders: the routers beside the maps
         const RouterTrace& r = traceRouter(*trace);
         writeRouterOutputs(r, staged.path("router.npy"), tokens);
@@ -397,7 +406,7 @@ Command attentionCommand() {
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
             "                               [--source weights|value-norm|value-norm-layer|alti|alti-rollout|\n"
             "                                grad-weighted|relevance [--target-token ID | --target-class C]]\n"
-            "                               [--block NAME]\n"
+            "                               [--block NAME] [--terms]\n"
             "                               [--variant dot|linear|additive|hybrid|local|topk|lsh|hedgehog]\n"
             "                               [--feature-map elu|relu|favor|cos] [--window W [--two-sided]] [--keep K]\n"
             "                               [--buckets B] [--rounds R]\n"
@@ -464,6 +473,10 @@ Command attentionCommand() {
             "  alti-rollout: R⁰ = C⁰, Rˡ = Cˡ·Rˡ⁻¹. Parallel blocks (GPT-NeoX, GPT-J, Falcon, Phi): the attention\n"
             "  branch. Not for an encoder-decoder's decoder and cross blocks (they mix two streams): use\n"
             "  --block encoder. Formulas: core/include/attnscope/analysis/alti.h.\n"
+            "--terms (DeBERTa v2/v3) also writes DIR/terms.npy float32 [layers, heads, 3, seq, seq]: the score terms\n"
+            "  c2c, c2p, p2c in that order, each scaled by 1/sqrt(d * scale_factor), before the padding mask, so that\n"
+            "  their sum is the logits the softmax takes (a term the config leaves out is zeros); p2c indexed as\n"
+            "  Hugging Face's code does (k_j against the position query at i - j). Other models are refused.\n"
             "--block NAME writes that block's file only (attention.npy for one-block models, else NAME.npy:\n"
             "  encoder, decoder, cross); a name the model lacks is refused.\n"
             "--source grad-weighted (Chefer et al. 2021): G = (∂s/∂α_hij) · α_hij, signed, the derivative total through\n"

@@ -1,11 +1,15 @@
-// attnscope-cli attention on the text-encoder families' fixture folders (ModernBERT): every head
-// written, the local window's zeros, the masked-LM head's predictions, --text through the
-// folder's tokenizer.json, and bad configs as one-line errors.
+// attnscope-cli attention on the text-encoder families' fixture folders (ModernBERT, DeBERTa v2/v3):
+// every head written, the local window's zeros, the masked-LM head's predictions, --text through
+// the folder's tokenizer.json or spm.model, DeBERTa's --terms (and its refusal elsewhere), and bad
+// configs as one-line errors.
 #include "cli_run.h"
+#include "fixtures_deberta.h"
 #include "fixtures_encoders.h"
 #include "npy_read.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 using namespace attnscope::testing;
 
@@ -61,4 +65,59 @@ TEST_CASE("cli attention --text on a ModernBERT folder uses its tokenizer.json",
     const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
     CHECK(tokens["ids"] == nlohmann::json::parse(tok.out)["ids"]);
     CHECK(tokens["ids"].size() >= 4);
+}
+
+TEST_CASE("cli attention --terms on a DeBERTa folder: c2c + c2p + p2c are the logits; refused elsewhere",
+          "[cli][deberta]") {
+    DebertaSpec spec;
+    spec.convKernel = 3;
+    spec.posAtt = {"c2p"};  // p2c left out: written as zeros
+    spec.vocab = 701;       // the test spm.model's pieces and [MASK]
+    const auto dir = freshDir("cli-deberta");
+    writeCheckpoint(dir, makeDeberta(spec, 2));
+    std::filesystem::copy_file(kData / "spm" / "deberta.model", dir / "spm.model");
+    const auto out = freshDir("cli-deberta-out");
+    const CliResult r = runCli({"attention", dir.string(), "--text", "Hello world, again", "--terms", "--out",
+                                out.string(), "--device", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto tokens = nlohmann::json::parse(slurpFile(out / "tokens.json"));
+    CHECK(tokens["terms"] == nlohmann::json({"c2c", "c2p", "p2c"}));
+    REQUIRE(tokens["ids"].size() >= 4);
+    CHECK(tokens["ids"].front() == 1);  // [CLS] $A [SEP]
+    CHECK(tokens["ids"].back() == 2);
+    const auto n = static_cast<std::int64_t>(tokens["ids"].size());
+    const NpyArray maps = readNpy(out / "attention.npy");
+    const NpyArray terms = readNpy(out / "terms.npy");
+    REQUIRE(terms.shape == std::vector<std::int64_t>{2, 3, 3, n, n});
+    double worst = 0, p2c = 0;
+    for (std::int64_t lh = 0; lh < 2 * 3; ++lh)
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::vector<double> row(static_cast<std::size_t>(n));
+            double mx = -1e300, sum = 0;
+            for (std::int64_t j = 0; j < n; ++j) {
+                for (std::int64_t t = 0; t < 3; ++t) row[j] += terms.values[((lh * 3 + t) * n + i) * n + j];
+                p2c = std::max(p2c, static_cast<double>(std::abs(terms.values[((lh * 3 + 2) * n + i) * n + j])));
+                mx = std::max(mx, row[j]);
+            }
+            for (double v : row) sum += std::exp(v - mx);
+            for (std::int64_t j = 0; j < n; ++j)
+                worst = std::max(worst, std::abs(std::exp(row[j] - mx) / sum - maps.values[(lh * n + i) * n + j]));
+        }
+    CHECK(worst < 1e-5);
+    CHECK(p2c == 0.0);
+
+    ModernBertSpec other;
+    const auto bertDir = freshDir("cli-deberta-refuse");
+    writeCheckpoint(bertDir, makeModernBert(other, 2));
+    requireOneLineError(runCli({"attention", bertDir.string(), "--ids", "1,2,3", "--terms", "--out", out.string()}),
+                        "--terms needs a model with disentangled attention (DeBERTa v2/v3, model_type deberta-v2); "
+                        "this is a modernbert model");
+
+    Checkpoint bad = makeDeberta(spec, 2);
+    bad.config["pos_att_type"] = "c2p|x";
+    const auto badDir = freshDir("cli-deberta-bad");
+    writeCheckpoint(badDir, bad);
+    requireOneLineError(runCli({"attention", badDir.string(), "--ids", "1,2", "--out", out.string()}),
+                        "config.json: 'pos_att_type' 'x' is not supported (c2p, p2c)");
 }

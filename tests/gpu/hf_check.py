@@ -70,6 +70,16 @@ def text_models():
                                                     local_attention=4, global_rope_theta=1000.0, local_rope_theta=40.0,
                                                     pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1,
                                                     sep_token_id=2), {"pad": 2})
+    if hasattr(tf, "DebertaV2Model"):
+        # DeBERTa v2 (convolution after layer 0, both terms on shared keys, normed relative
+        # embeddings, log buckets) and a v3-like c2p-only layout with unshared keys and no buckets.
+        rel = dict(common, relative_attention=True, position_biased_input=False, type_vocab_size=0, pad_token_id=0)
+        models["deberta-v2"] = (tf.DebertaV2Model,
+                                tf.DebertaV2Config(**rel, pos_att_type=["p2c", "c2p"], share_att_key=True,
+                                                   norm_rel_ebd="layer_norm", position_buckets=8,
+                                                   max_relative_positions=32, conv_kernel_size=3), {"pad": 2})
+        models["deberta-v2-c2p"] = (tf.DebertaV2Model,
+                                    tf.DebertaV2Config(**rel, pos_att_type=["c2p"], max_relative_positions=6), {})
     for name, (model_type, kwargs, *opts) in decoder_configs(common).items():
         models[name] = (tf.AutoModelForCausalLM, tf.AutoConfig.for_model(model_type, **kwargs),
                         dict(opts[0] if opts else {}, auto=True))

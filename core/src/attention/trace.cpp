@@ -69,6 +69,12 @@ const std::vector<float>& Trace::finalHidden() const { return impl_->finalHidden
 int Trace::finalHiddenWidth() const { return impl_->finalHiddenWidth; }
 const TokenPredictions& Trace::tokenPredictions() const { return impl_->tokenPredictions; }
 const RouterTrace& traceRouter(const Trace& trace) { return trace.impl().router; }
+const ScoreTerms& traceScoreTerms(const Trace& trace) { return trace.impl().scoreTerms; }
+
+const char* scoreTermName(int which) {
+    static const char* const names[ScoreTerms::kTerms] = {"c2c", "c2p", "p2c"};
+    return which >= 0 && which < ScoreTerms::kTerms ? names[which] : "";
+}
 
 const char* kindName(AttentionKind kind) {
     switch (kind) {

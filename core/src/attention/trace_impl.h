@@ -4,6 +4,7 @@
 #include "attention_ops.h"
 #include "readout.h"
 #include "attnscope/attention/router_trace.h"
+#include "attnscope/attention/score_terms.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/input.h"
 #include "runtime/capture_type.h"
@@ -154,6 +155,8 @@ struct Trace::Impl {
     // Mixture-of-experts decoders: every layer's router (traceRouter); last, so the members above
     // keep their offsets.
     RouterTrace router;
+    // DeBERTa v2/v3 with RunOptions::scoreTerms: every layer's score terms (traceScoreTerms).
+    ScoreTerms scoreTerms;
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

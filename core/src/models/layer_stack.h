@@ -153,7 +153,7 @@ protected:
     std::vector<std::string> classNames_;
 };
 
-// A text encoder (bert.cpp, modernbert.cpp): the forward and the gradient sources' entry over
+// A text encoder (bert.cpp, modernbert.cpp, deberta.cpp): the forward and the gradient sources' entry over
 // what the family gives: checkInput, embed (the embedded input [n, E]), stackPass (the pass's
 // masks and tables) and addOutputs (what it adds to the Trace from the final states [n, E]).
 template <class Config>
@@ -183,6 +183,9 @@ protected:
     virtual void checkInput(const TextInput& in) const = 0;
     virtual at::Tensor embed(const TextInput& in) const = 0;
     virtual StackPass stackPass(const TextInput& in) const = 0;
+    // The pass of a forward that records into impl: stackPass, plus what the family records
+    // beside the captures (DeBERTa's score terms).
+    virtual StackPass tracePass(const TextInput& in, const RunOptions&, Trace::Impl&) const { return stackPass(in); }
     virtual void addOutputs(Trace::Impl&, const at::Tensor&) const {}
 
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>& ids,
@@ -196,7 +199,7 @@ protected:
         checkInput(in);
         c10::InferenceMode guard;
         auto impl = this->newTrace(in.ids);
-        addOutputs(*impl, runInto(*impl, embed(in), stackPass(in), options, impl->displayTokens));
+        addOutputs(*impl, runInto(*impl, embed(in), tracePass(in, options, *impl), options, impl->displayTokens));
         return std::make_shared<const Trace>(std::move(impl));
     }
 };

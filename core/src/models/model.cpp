@@ -217,6 +217,7 @@ const FamilyEntry kFamilies[] = {
         {"roberta", loadBert},
         {"distilbert", loadBert},
         {"modernbert", loadModernBert},
+        {"deberta-v2", loadDebertaV2},
         {"llama", loadDecoderFamily<llamaSpec>},
         {"mistral", loadDecoderFamily<mistralSpec>},
         {"qwen2", loadDecoderFamily<qwen2Spec>},

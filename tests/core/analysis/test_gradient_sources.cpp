@@ -6,6 +6,7 @@
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 #include "fixtures_alibi.h"
+#include "fixtures_deberta.h"
 #include "fixtures_gemma.h"
 #include "fixtures_neox.h"
 #include "fixtures_seq2seq.h"
@@ -315,6 +316,27 @@ TEST_CASE("Gradient sources: BERT-family sequence classifiers equal finite diffe
         CHECK(trace->classProbabilities()[maps.target] == Approx(1 / sum).margin(1e-5));
         CHECK(trace->classLabels()[3] == "class3");
     }
+}
+
+TEST_CASE("Gradient sources: a DeBERTa classifier (relative terms, convolution, padding) equals finite differences",
+          "[gradient_sources][deberta]") {
+    const std::vector<long long> ids = {2, 17, 9, 33, 5, 1};
+    DebertaSpec spec;
+    spec.labels = 3;
+    spec.convKernel = 3;
+    spec.buckets = 4;
+    spec.maxRelative = 12;
+    const Checkpoint c = makeDeberta(spec, 12);
+    const auto model = writeAndLoad(c, "grad-deberta");
+    GradientInput in = textInput(ids);
+    const std::vector<int> attend = {1, 1, 1, 1, 1, 0};
+    in.text.attend = {attend.begin(), attend.end()};
+    const DebertaReference base = referenceDeberta(c, spec, ids, {}, attend);
+    const GradientMaps maps = gradientSources(*model, in, GradientTarget{});
+    CHECK(maps.target == argmax(base.base.logits));
+    CHECK(maps.score == Approx(base.base.logits[maps.target]).margin(1e-4));
+    const auto score = [&] { return referenceDeberta(c, spec, ids, {}, attend).base.logits[maps.target]; };
+    requireClose(maps, referenceG(base.base.probs, static_cast<int>(ids.size()), score), "deberta");
 }
 
 TEST_CASE("Gradient sources: refusals name the reason in one line", "[gradient_sources]") {

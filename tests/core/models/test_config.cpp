@@ -58,10 +58,10 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     CHECK_THAT(loadError(dir), Catch::Contains("config.json: 'model_type' is missing"));
     writeText(dir / "config.json", "{\"model_type\": \"mamba\"}");
     const std::string unknown = loadError(dir);
-    CHECK_THAT(
-            unknown,
-            Catch::Contains(
-                    "model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, modernbert, llama, "));
+    CHECK_THAT(unknown,
+               Catch::Contains(
+                       "model_type 'mamba' is not supported (supported: gpt2, bert, roberta, distilbert, modernbert, "
+                       "deberta-v2, llama, "));
     for (const char* type : {"gpt_neox", "gptj", "gpt_neo", "phi", "vit", "opt", "bloom", "falcon", "RefinedWebModel",
                              "RefinedWeb", "attnscope-seq2seq", "attnscope-classifier)"})
         CHECK_THAT(unknown, Catch::Contains(std::string(" ") + type));

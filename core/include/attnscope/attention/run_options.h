@@ -76,6 +76,9 @@ struct RunOptions {
     // Heads whose softmax is replaced by a learned linear map (see LinearHead). A head listed
     // twice uses the last entry; q's width must be the maps' dim (else attnscope::Error).
     std::vector<LinearHead> linearHeads;
+    // Disentangled-attention encoders (DeBERTa v2/v3): also record each layer's score terms
+    // (c2c, c2p, p2c; attention/score_terms.h). Other families ignore it.
+    bool scoreTerms = false;
 };
 
 }  // namespace attnscope
