@@ -186,11 +186,12 @@ AttentionSettings parseSettings(const Args& args) {
     if (s.source != MapSource::Weights) {
         // The value sources weight by the maps the model used: no display variant or temperature.
         const std::string name = sourceName(s.source);
-        if (args.value("variant"))
-            throw Error("--source " + name + " weights the model's own maps; it does not take --variant");
+        const std::string what = sourceNeedsTerms(s.source) ? " is the model's own scores" : " weights the model's own maps";
+        if (args.value("variant")) throw Error("--source " + name + what + "; it does not take --variant");
         if (args.value("temperature") && !propagate)
-            throw Error("--source " + name + " weights the maps the model used; --temperature needs --propagate");
-        s.run.captureValues = true;
+            throw Error("--source " + name + what + "; --temperature needs --propagate");
+        s.run.captureValues = sourceNeedsValues(s.source);
+        s.run.scoreTerms = sourceNeedsTerms(s.source);
     }
     return s;
 }
@@ -255,6 +256,7 @@ int runAttention(const std::vector<std::string>& argv) {
 
     auto model = loadModel(args);
     if (terms) requireScoreTerms(model->info());
+    if (sourceNeedsTerms(s.source)) requireScoreTerms(model->info(), std::string("--source ") + sourceName(s.source));
     if (gradientSource(s.source)) {  // one forward and backward per explained output, no Trace
         RunOptions run = s.run;
         applyRunFlags(args, run);
@@ -264,7 +266,7 @@ int runAttention(const std::vector<std::string>& argv) {
     applyRunFlags(args, first);
     applyRunFlags(args, again, "re-run");
     first.captureValues = s.run.captureValues;
-    first.scoreTerms = again.scoreTerms = terms;
+    first.scoreTerms = again.scoreTerms = terms || s.run.scoreTerms;
     std::shared_ptr<const Trace> trace = input.run(*model, first);
     std::optional<Generation> generation;
     if (gen) {  // the prompt's ids as the input gave them, then N new tokens

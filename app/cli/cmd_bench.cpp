@@ -68,7 +68,10 @@ int runBench(const std::vector<std::string>& argv) {
     // --source S: after each forward, every map of that source for block 0 (issue 31's targets).
     const std::optional<MapSource> source =
             args.value("source") ? std::optional(parseMapSource(*args.value("source"))) : std::nullopt;
-    if (source) run.captureValues = true;
+    if (source) {
+        run.captureValues = sourceNeedsValues(*source);
+        run.scoreTerms = sourceNeedsTerms(*source);
+    }
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
     if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)

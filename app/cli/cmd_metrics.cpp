@@ -3,6 +3,7 @@
 #include "gradient_output.h"
 #include "model_input.h"
 #include "source_blocks.h"
+#include "terms_output.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/io/atomic_file.h"
@@ -108,7 +109,9 @@ int runSourceMetrics(const Args& args, const ModelInput& input, MapSource source
     applyRunFlags(args, run);
     const bool gradient = gradientSource(source);
     const GradientTarget target = gradient ? parseGradientTarget(args, *model) : GradientTarget{};
-    run.captureValues = !gradient;
+    run.captureValues = sourceNeedsValues(source);
+    run.scoreTerms = sourceNeedsTerms(source);
+    if (run.scoreTerms) requireScoreTerms(model->info(), std::string("--source ") + sourceName(source));
     const auto trace = input.run(*model, run);  // the gradient sources: the block, its tokens and separators
     const std::vector<int> blocks = sourceBlocks(*trace, source, args.value("block"));
     requireSourceCovered(*trace, model->info(), source, blocks);

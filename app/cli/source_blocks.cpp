@@ -37,6 +37,13 @@ std::vector<int> sourceBlocks(const Trace& trace, MapSource source, const std::o
 
 void requireSourceCovered(const Trace& trace, const ModelInfo& info, MapSource source, const std::vector<int>& blocks) {
     if (source == MapSource::Weights || gradientSource(source)) return;
+    if (scoreTermSource(source)) {
+        for (int b : blocks)
+            if (b != 0)
+                throw Error(std::string("--source ") + sourceName(source) + " covers the '" + trace.blocks()[0].name +
+                            "' block only");
+        return;
+    }
     for (int b : blocks) {
         const bool covered = altiSource(source) ? hasAltiInputs(trace, b) : hasValues(trace, b);
         if (covered) continue;

@@ -5,10 +5,10 @@
 
 namespace attnscope::cli {
 
-void requireScoreTerms(const ModelInfo& info) {
-    if (info.family != "deberta-v2")
+void requireScoreTerms(const ModelInfo& info, const std::string& what) {
+    if (!info.scoreTerms)
         throw Error(
-                "--terms needs a model with disentangled attention (DeBERTa v2/v3, model_type deberta-v2); this is " +
+                what + " needs a model with disentangled attention (DeBERTa v2/v3, model_type deberta-v2); this is " +
                 (info.family.empty() ? std::string("another kind of model") : "a " + info.family + " model"));
 }
 

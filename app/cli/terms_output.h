@@ -14,8 +14,9 @@
 
 namespace attnscope::cli {
 
-// Throws attnscope::Error (one line) unless the model records score terms (model_type deberta-v2).
-void requireScoreTerms(const ModelInfo& info);
+// Throws attnscope::Error (one line) unless the model records score terms (ModelInfo::scoreTerms:
+// model_type deberta-v2); `what` names the option that asked ("--terms", "--source score-c2c").
+void requireScoreTerms(const ModelInfo& info, const std::string& what = "--terms");
 
 // Writes terms.npy to `file` and adds "terms" to `tokens`; returns the shape as "[L, H, 3, n, n]".
 std::string writeScoreTerms(const ScoreTerms& terms, const std::filesystem::path& file, nlohmann::json& tokens);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace attnscope::testing;
@@ -120,4 +121,47 @@ TEST_CASE("cli attention --terms on a DeBERTa folder: c2c + c2p + p2c are the lo
     writeCheckpoint(badDir, bad);
     requireOneLineError(runCli({"attention", badDir.string(), "--ids", "1,2", "--out", out.string()}),
                         "config.json: 'pos_att_type' 'x' is not supported (c2p, p2c)");
+}
+
+TEST_CASE("cli attention and metrics --source score-*: DeBERTa's terms as maps; refused elsewhere",
+          "[cli][deberta][sources]") {
+    DebertaSpec spec;
+    spec.buckets = 4;
+    spec.maxRelative = 16;
+    const auto dir = freshDir("cli-deberta-sources");
+    writeCheckpoint(dir, makeDeberta(spec, 5));
+    const auto all = freshDir("cli-deberta-sources-terms");
+    REQUIRE(runCli({"attention", dir.string(), "--ids", "1,7,9,30,4,2", "--terms", "--out", all.string()}).code == 0);
+    const NpyArray terms = readNpy(all / "terms.npy");
+    const std::int64_t n = 6, L = spec.layers, H = spec.heads;
+    REQUIRE(terms.shape == std::vector<std::int64_t>{L, H, 3, n, n});
+    const char* names[] = {"score-c2c", "score-c2p", "score-p2c"};
+    for (std::int64_t t = 0; t < 3; ++t) {
+        const auto out = freshDir(std::string("cli-deberta-") + names[t]);
+        const CliResult r = runCli({"attention", dir.string(), "--ids", "1,7,9,30,4,2", "--source", names[t], "--out",
+                                    out.string()});
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        const NpyArray maps = readNpy(out / "attention.npy");
+        REQUIRE(maps.shape == std::vector<std::int64_t>{L, H, n, n});
+        for (std::int64_t lh = 0; lh < L * H; ++lh)  // the same floats as terms.npy's slice
+            for (std::int64_t a = 0; a < n * n; ++a)
+                REQUIRE(maps.values[lh * n * n + a] == terms.values[(lh * 3 + t) * n * n + a]);
+    }
+    // metrics on a term's maps: per-head rows, one per layer and head.
+    const auto csv = freshDir("cli-deberta-sources-metrics") / "m.csv";
+    const CliResult m = runCli({"metrics", dir.string(), "--ids", "1,7,9,30,4,2", "--source", "score-p2c", "--out",
+                                csv.string()});
+    INFO(m.err);
+    REQUIRE(m.code == 0);
+    const std::string table = slurpFile(csv);
+    CHECK(std::count(table.begin(), table.end(), '\n') == 1 + L * H);
+
+    ModernBertSpec other;
+    const auto bertDir = freshDir("cli-deberta-sources-refuse");
+    writeCheckpoint(bertDir, makeModernBert(other, 2));
+    requireOneLineError(runCli({"attention", bertDir.string(), "--ids", "1,2,3", "--source", "score-c2p", "--out",
+                                freshDir("cli-deberta-sources-refused").string()}),
+                        "--source score-c2p needs a model with disentangled attention (DeBERTa v2/v3, model_type "
+                        "deberta-v2); this is a modernbert model");
 }

@@ -130,7 +130,7 @@ TEST_CASE("cli attention --source refuses unknown sources and display options", 
     const auto out = freshDir("cli-valnorm-bad");
     requireCliInputError(attention(out, {"--source", "values"}),
                          "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer, alti, "
-                         "alti-rollout, grad-weighted, relevance)");
+                         "alti-rollout, grad-weighted, relevance, score-c2c, score-c2p, score-p2c)");
     requireCliInputError(attention(out, {"--source", "value-norm", "--variant", "linear"}),
                          "--source value-norm weights the model's own maps; it does not take --variant");
     requireCliInputError(attention(out, {"--source", "value-norm-layer", "--temperature", "2"}),

@@ -231,8 +231,9 @@ TEST_CASE_METHOD(WindowFixture,
     for (MapSource s : attnscope::kMapSources) {
         INFO(attnscope::sourceName(s));
         const int i = picker->showCombo()->findData(int(s));
-        CHECK(model->item(i)->isEnabled() == !attnscope::gradientSource(s));
+        CHECK(model->item(i)->isEnabled() == (!attnscope::gradientSource(s) && !attnscope::scoreTermSource(s)));
         if (attnscope::gradientSource(s)) CHECK(model->item(i)->toolTip().contains(QStringLiteral("built-in")));
+        if (attnscope::scoreTermSource(s)) CHECK(model->item(i)->toolTip().contains(QStringLiteral("DeBERTa")));
     }
     // Value-weighted on the built-in default: core's map of the shown head (cross-attention).
     const int block = controls->blockCombo()->currentIndex();

@@ -6,6 +6,7 @@
 #include "state/viewstate.h"
 
 #include "attnscope/analysis/value_norm.h"
+#include "attnscope/attention/score_terms.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/model.h"
 #include "attnscope/tokenizer/tokenizer.h"
@@ -121,12 +122,16 @@ void SourceController::onSourceChanged() {
     picker_->setSource(source);
     picker_->setTarget(state_->gradientTarget());
     picker_->setTargetShown(attnscope::gradientSource(source));
-    const bool values = sourceNeedsValues(source);
+    const bool values = sourceNeedsValues(source), terms = sourceNeedsTerms(source);
     session_->setCaptureValues(values);
+    session_->setCaptureTerms(terms);
     waiting_.clear();
     const auto trace = session_->trace();
-    if (values && trace && session_->model() && !trace->blocks().empty() && !attnscope::hasValues(*trace, 0) &&
-        rerunAskedFor_ != trace) {
+    const auto model = session_->model();
+    const bool missing = trace && model && !trace->blocks().empty() &&
+                         ((values && !attnscope::hasValues(*trace, 0)) ||
+                          (terms && model->info().scoreTerms && attnscope::traceScoreTerms(*trace).empty()));
+    if (missing && rerunAskedFor_ != trace) {
         rerunAskedFor_ = trace;  // once: a family that records none says so in the view instead
         emit rerunWanted();
     }

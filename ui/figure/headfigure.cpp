@@ -122,6 +122,7 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
     std::shared_ptr<const attnscope::Trace> trace;
     attnscope::RunOptions run;  // the value sources need the value vectors recorded, as the window's run
     run.captureValues = sourceNeedsValues(w.source.source);
+    run.scoreTerms = sourceNeedsTerms(w.source.source);
     const Workspace::GenerationState& g = w.generation;
     if (!g.generated.empty()) {
         if (model.info().encoderDecoder || model.info().imageInput)  // as the window's Generate refuses it
@@ -158,6 +159,7 @@ std::shared_ptr<const attnscope::Trace> workspaceTrace(const attnscope::Model& m
     if (w.inside.enabled || !w.masked.empty()) {
         attnscope::RunOptions options;  // as the lab's Intervention::runOptions
         options.captureValues = run.captureValues;
+        options.scoreTerms = run.scoreTerms;
         if (w.inside.enabled) {
             options.temperature = w.temperature;
             options.temperatureLayers = w.inside.layers;

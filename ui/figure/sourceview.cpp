@@ -36,6 +36,9 @@ QString sourceValueName(attnscope::MapSource source) {
         case attnscope::MapSource::AltiRollout: return QStringLiteral("contribution");
         case attnscope::MapSource::GradWeighted: return QStringLiteral("\u2202s/\u2202\u03b1 \u00b7 \u03b1");
         case attnscope::MapSource::Relevance: return QStringLiteral("relevance");
+        case attnscope::MapSource::ScoreC2C: return QStringLiteral("score c2c");
+        case attnscope::MapSource::ScoreC2P: return QStringLiteral("score c2p");
+        case attnscope::MapSource::ScoreP2C: return QStringLiteral("score p2c");
     }
     return QStringLiteral("attention");
 }

@@ -22,11 +22,6 @@ class Trace;
 struct GradientTarget;
 }  // namespace attnscope
 
-// Whether the source needs the forward to record the value vectors (RunOptions::captureValues):
-// value-norm, value-norm-layer, ALTI and its rollout.
-inline bool sourceNeedsValues(attnscope::MapSource s) {
-    return s != attnscope::MapSource::Weights && !attnscope::gradientSource(s);
-}
 // Whether a gradient target of this trace's model is a class index (classifiers and ViT with a
 // head: the trace has class labels), else a vocabulary id (decoder language models).
 bool classTarget(const attnscope::Trace& trace);

@@ -1,6 +1,7 @@
 #include "services/labservice.h"
 
 #include "attnscope/analysis/value_norm.h"
+#include "attnscope/attention/score_terms.h"
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/metrics.h"
@@ -23,6 +24,12 @@ void timedRerun(RerunResult& r, Fn work) {
     bool cancelled = false;
     r.error = guardedJob(work, cancelled);
     r.ms = clock.nsecsElapsed() / 1e6;
+}
+
+// A re-run records what the original did, for the map sources shown from it (values, score terms).
+void keepRecording(attnscope::RunOptions& options, const attnscope::Trace& original) {
+    options.captureValues = !original.blocks().empty() && attnscope::hasValues(original, 0);
+    options.scoreTerms = !attnscope::traceScoreTerms(original).empty();
 }
 
 }  // namespace
@@ -158,8 +165,7 @@ void LabService::requestRerun(ModelPtr model, TracePtr original, const Intervent
                 timedRerun(r, [&] {
                     attnscope::RunOptions options = intervention.runOptions();
                     options.progress = reporter(LabJob::Rerun, stop);
-                    // The re-run keeps what the original recorded for the value map sources.
-                    options.captureValues = !original->blocks().empty() && attnscope::hasValues(*original, 0);
+                    keepRecording(options, *original);
                     auto rr = attnscope::rerun(*model, *original, options, topK);
                     r.trace = rr.trace;
                     r.change = rr.change;
@@ -181,7 +187,7 @@ void LabService::requestPrune(ModelPtr model, TracePtr original, const Intervent
                 timedRerun(r, [&] {
                     attnscope::RunOptions options = base.runOptions();
                     options.progress = reporter(LabJob::Prune, stop);
-                    options.captureValues = !original->blocks().empty() && attnscope::hasValues(*original, 0);
+                    keepRecording(options, *original);
                     auto p = attnscope::pruneByImportance(*model, *original, importance, count, !mostImportant, options,
                                                           topK);
                     r.trace = p.trace;

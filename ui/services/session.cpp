@@ -98,18 +98,23 @@ void Session::openModel(const QString& folder, attnscope::DeviceChoice device) {
             tr("Loading"), tr("step"));
 }
 
+attnscope::RunOptions Session::recording() const {
+    attnscope::RunOptions options;
+    options.captureDtype = captureDtype_;
+    options.captureValues = captureValues_;
+    options.scoreTerms = captureTerms_;
+    return options;
+}
+
 void Session::run(std::vector<std::int64_t> ids) {
     if (!model_) {
         emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
         return;
     }
     startJob(
-            [model = model_, ids = std::move(ids), capture = captureDtype_,
-             values = captureValues_](const attnscope::Progress& report) {
-                attnscope::RunOptions options;
+            [model = model_, ids = std::move(ids), base = recording()](const attnscope::Progress& report) {
+                attnscope::RunOptions options = base;
                 options.progress = report;
-                options.captureDtype = capture;
-                options.captureValues = values;
                 return Outcome{nullptr, model->forward(ids, options), {}, {}};
             },
             tr("Running"), tr("layer"));
@@ -121,13 +126,10 @@ void Session::runInput(const QString& text, bool asIds, const QString& target) {
         return;
     }
     startJob(
-            [model = model_, text, asIds, target, capture = captureDtype_,
-             values = captureValues_](const attnscope::Progress& report) {
+            [model = model_, text, asIds, target, base = recording()](const attnscope::Progress& report) {
+                attnscope::RunOptions options = base;
                 const std::vector<std::int64_t> ids = encodeInput(*model, text, asIds);
-                attnscope::RunOptions options;
                 options.progress = report;
-                options.captureDtype = capture;
-                options.captureValues = values;
                 if (target.trimmed().isEmpty()) return Outcome{nullptr, model->forward(ids, options), {}, {}};
                 attnscope::TextInput input;
                 input.ids = ids;
@@ -153,12 +155,9 @@ void Session::runImage(attnscope::RgbImage image) {
     }
     lastImage_ = std::make_shared<const attnscope::RgbImage>(image);
     startJob(
-            [model = model_, image = std::move(image), capture = captureDtype_,
-             values = captureValues_](const attnscope::Progress& report) {
-                attnscope::RunOptions options;
+            [model = model_, image = std::move(image), base = recording()](const attnscope::Progress& report) {
+                attnscope::RunOptions options = base;
                 options.progress = report;
-                options.captureDtype = capture;
-                options.captureValues = values;
                 return Outcome{nullptr, model->forwardImage(image, options), {}, {}};
             },
             tr("Running"), tr("layer"));

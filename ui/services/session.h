@@ -75,6 +75,10 @@ public:
     // value-weighted and ALTI map sources read; off unless such a source is shown.
     void setCaptureValues(bool capture) { captureValues_ = capture; }
     bool captureValues() const { return captureValues_; }
+    // Whether the next forwards record DeBERTa's score terms (RunOptions::scoreTerms), which the
+    // score-* map sources read; off unless such a source is shown.
+    void setCaptureTerms(bool capture) { captureTerms_ = capture; }
+    bool captureTerms() const { return captureTerms_; }
     // Stops the running job; no signal other than busyChanged(false) follows for it.
     void cancel();
     // Blocks until every worker has returned (also superseded ones). For shutdown and tests.
@@ -98,6 +102,8 @@ private:
     void startJob(Work work, const QString& what, const QString& unit);
     void finish(const Outcome& outcome);
     void setBusy(bool busy);
+    // What the next forward records (capture dtype, values, score terms), without its progress.
+    attnscope::RunOptions recording() const;
 
     JobTracker jobs_{this, modelRunPool()};
     bool busy_ = false;
@@ -107,4 +113,5 @@ private:
     QString modelSpec_;
     attnscope::CaptureDtype captureDtype_ = attnscope::CaptureDtype::Compute;
     bool captureValues_ = false;
+    bool captureTerms_ = false;
 };

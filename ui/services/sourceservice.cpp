@@ -39,6 +39,8 @@ QString sourceUnavailableReason(MapSource source, const attnscope::Model* model,
     const auto tr = [](const char* s) { return QCoreApplication::translate("SourceService", s); };
     if (source == MapSource::Weights) return {};
     if (!model) return tr("Maps read from a file hold the weights only: this source needs the model itself.");
+    if (attnscope::scoreTermSource(source) && !model->info().scoreTerms)
+        return tr("Score terms belong to disentangled attention (DeBERTa v2/v3); this model has none.");
     if (builtin && attnscope::gradientSource(source))
         return tr("The built-in models are not covered by the gradient sources; open a pretrained model folder.");
     if (attnscope::gradientSource(source)) {

@@ -2,6 +2,7 @@
 
 #include "attnscope/analysis/alti.h"
 #include "attnscope/analysis/value_norm.h"
+#include "attnscope/attention/score_terms.h"
 #include "attnscope/runtime/error.h"
 
 namespace attnscope {
@@ -15,6 +16,9 @@ const char* sourceName(MapSource source) {
         case MapSource::AltiRollout: return "alti-rollout";
         case MapSource::GradWeighted: return "grad-weighted";
         case MapSource::Relevance: return "relevance";
+        case MapSource::ScoreC2C: return "score-c2c";
+        case MapSource::ScoreC2P: return "score-c2p";
+        case MapSource::ScoreP2C: return "score-p2c";
     }
     return "?";
 }
@@ -28,6 +32,9 @@ const char* sourceLabel(MapSource source) {
         case MapSource::AltiRollout: return "ALTI rollout";
         case MapSource::GradWeighted: return "Gradient \u00d7 attention";
         case MapSource::Relevance: return "Relevance";
+        case MapSource::ScoreC2C: return "Score: content \u2192 content (c2c)";
+        case MapSource::ScoreC2P: return "Score: content \u2192 position (c2p)";
+        case MapSource::ScoreP2C: return "Score: position \u2192 content (p2c)";
     }
     return "?";
 }
@@ -48,6 +55,9 @@ HeadMap sourceMap(const Trace& trace, MapSource source, int block, int layer, in
         case MapSource::ValueNormLayer: return valueNormLayerMap(trace, block, layer);
         case MapSource::Alti: return altiMap(trace, block, layer);
         case MapSource::AltiRollout: return altiRolloutMap(trace, block, layer);
+        case MapSource::ScoreC2C:
+        case MapSource::ScoreC2P:
+        case MapSource::ScoreP2C: return scoreTermMap(trace, scoreTermOf(source), block, layer, head);
         case MapSource::GradWeighted:
         case MapSource::Relevance: break;
     }

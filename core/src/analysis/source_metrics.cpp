@@ -3,6 +3,7 @@
 
 #include "attnscope/analysis/alti.h"
 #include "attnscope/analysis/value_norm.h"
+#include "attnscope/attention/score_terms.h"
 #include "attnscope/runtime/error.h"
 #include "row_measures.h"
 
@@ -36,6 +37,7 @@ std::vector<int> sourceCoveredBlocks(const Trace& trace, MapSource source) {
     for (int b = 0; b < count; ++b) {
         const bool covered = source == MapSource::Weights                                    ? true
                              : gradientSource(source)                                        ? b == 0
+                             : scoreTermSource(source) ? b == 0 && !traceScoreTerms(trace).empty()
                              : source == MapSource::Alti || source == MapSource::AltiRollout ? hasAltiInputs(trace, b)
                                                                                              : hasValues(trace, b);
         if (covered) blocks.push_back(b);

@@ -186,6 +186,7 @@ public:
                            cfg_.hidden);
         info_.vocabSize = cfg_.vocab;
         info_.maxPositions = cfg_.positions;
+        info_.scoreTerms = true;
         addNotes();
     }
 

@@ -3,6 +3,7 @@
 // definitions over the independent built-in forward (tests/support/reference_builtin.h): α, the
 // head outputs f_h(x̃_j) = v_j^h W_O^h, the residual entering each encoder layer and b_O.
 #include "alti_ref.h"
+#include "builtin_checks.h"
 #include "reference_builtin.h"
 
 #include "attnscope/analysis/alti.h"
@@ -16,16 +17,6 @@ using namespace attnscope;
 using namespace attnscope::testing;
 
 namespace {
-
-std::shared_ptr<const Model> builtin(const std::string& name) {
-    LoadOptions options;
-    options.device = DeviceChoice::Cpu;
-    return Model::load("builtin:" + name, options);
-}
-
-std::filesystem::path folderOf(const std::string& name) { return resolveModelPath("builtin:" + name); }
-
-std::vector<long long> asLong(const std::vector<std::int64_t>& ids) { return {ids.begin(), ids.end()}; }
 
 double norm2(const Vec& v) {
     double s = 0;

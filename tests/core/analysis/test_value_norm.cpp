@@ -211,7 +211,7 @@ TEST_CASE("value-norm sources refuse traces without values and name the accepted
     CHECK_THROWS_WITH(
             parseMapSource("values"),
             "unknown map source 'values' (accepted: weights, value-norm, value-norm-layer, alti, alti-rollout, "
-            "grad-weighted, relevance)");
+            "grad-weighted, relevance, score-c2c, score-c2p, score-p2c)");
 
     // A decoder run without RunOptions::captureValues.
     auto llama = writeAndLoad(makeLlama(LlamaSpec{}, 3), "valnorm-plain");

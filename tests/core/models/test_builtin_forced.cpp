@@ -4,6 +4,7 @@
 #include "attnscope/attention/trace.h"
 #include "attnscope/models/model.h"
 #include "attnscope/runtime/error.h"
+#include "builtin_checks.h"
 #include "reference_builtin.h"
 
 #include <catch2/catch.hpp>
@@ -15,12 +16,6 @@ using namespace attnscope;
 using namespace attnscope::testing;
 
 namespace {
-
-std::shared_ptr<const Model> reverseModel(const std::string& kind) {
-    LoadOptions options;
-    options.device = DeviceChoice::Cpu;
-    return Model::load("builtin:reverse-" + kind, options);
-}
 
 double largestDifference(const Trace& trace, const std::string& block, const RefBlock& ref) {
     const int b = trace.blockIndex(block);
@@ -50,7 +45,7 @@ const std::vector<std::string> kKinds = {"dot", "additive", "linear"};
 }  // namespace
 
 TEST_CASE("built-in reverse models: encodeTarget feeds <s> then the target's symbols", "[builtin][forced]") {
-    const auto model = reverseModel("dot");
+    const auto model = builtin("reverse-dot");
     const auto ids = model->encodeTarget("ab3");
     // vocabulary: <pad> <s> </s> 0-9 a-z, so '3' = 6, 'a' = 13, 'b' = 14
     REQUIRE(ids == std::vector<std::int64_t>{1, 13, 14, 6});
@@ -64,7 +59,7 @@ TEST_CASE("built-in reverse models: a forced target equal to the greedy rows giv
           "[builtin][forced]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
-            const auto model = reverseModel(kind);
+            const auto model = builtin("reverse-" + kind);
             const auto source = model->encodeText("kq83mz0a");
             const auto greedy = model->forward(source);
             std::vector<std::int64_t> rows = {1};
@@ -90,12 +85,12 @@ TEST_CASE("built-in reverse models: a different forced target changes the maps a
           "[builtin][forced]") {
     for (const auto& kind : kKinds) {
         SECTION(kind) {
-            const auto model = reverseModel(kind);
+            const auto model = builtin("reverse-" + kind);
             const auto source = model->encodeText("kq83mz0a");
             const auto target = model->encodeTarget("zzz1x");  // not the reversal, and shorter
             const auto trace = model->forwardText(forced(source, target));
             const std::vector<long long> src(source.begin(), source.end()), tgt(target.begin(), target.end());
-            const RefSeq2seq ref = referenceSeq2seq(resolveModelPath("builtin:reverse-" + kind), src, tgt);
+            const RefSeq2seq ref = referenceSeq2seq(folderOf("reverse-" + kind), src, tgt);
             CHECK(largestDifference(*trace, "encoder", ref.encoder) < 2e-5);
             CHECK(largestDifference(*trace, "decoder", ref.decoder) < 2e-5);
             CHECK(largestDifference(*trace, "cross", ref.cross) < 2e-5);
@@ -124,7 +119,7 @@ TEST_CASE("built-in reverse models: a different forced target changes the maps a
 
 TEST_CASE("built-in reverse models: forced targets survive reruns and bad target ids are refused",
           "[builtin][forced]") {
-    const auto model = reverseModel("dot");
+    const auto model = builtin("reverse-dot");
     const auto source = model->encodeText("abc");
     const auto target = model->encodeTarget("c9a");
     const auto trace = model->forwardText(forced(source, target));
@@ -134,7 +129,7 @@ TEST_CASE("built-in reverse models: forced targets survive reruns and bad target
     REQUIRE(rerun->blocks()[rerun->blockIndex("cross")].queryTokens == std::vector<std::string>{"<s>", "c", "9", "a"});
     BuiltinRefOptions ref;
     ref.masked = {{"cross", 1, 0}};
-    const RefSeq2seq expected = referenceSeq2seq(resolveModelPath("builtin:reverse-dot"),
+    const RefSeq2seq expected = referenceSeq2seq(folderOf("reverse-dot"),
                                                  {source.begin(), source.end()}, {target.begin(), target.end()}, ref);
     CHECK(largestDifference(*rerun, "decoder", expected.decoder) < 2e-5);
 

@@ -6,6 +6,7 @@
 #include "attnscope/models/model.h"
 #include "attnscope/attention/trace.h"
 #include "gpt2_fixture.h"
+#include "builtin_checks.h"
 #include "reference_builtin.h"
 
 #include <catch2/catch.hpp>
@@ -21,16 +22,6 @@ using namespace attnscope;
 using namespace attnscope::testing;
 
 namespace {
-
-std::shared_ptr<const Model> builtin(const std::string& name) {
-    LoadOptions options;
-    options.device = DeviceChoice::Cpu;
-    return Model::load("builtin:" + name, options);
-}
-
-std::filesystem::path folderOf(const std::string& name) { return resolveModelPath("builtin:" + name); }
-
-std::vector<long long> asLong(const std::vector<std::int64_t>& ids) { return {ids.begin(), ids.end()}; }
 
 // Every head of every layer of the block equals the reference within float32 accuracy.
 void requireBlockMatches(const Trace& trace, const std::string& name, const RefBlock& ref, double temperature = 1.0) {

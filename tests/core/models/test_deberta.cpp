@@ -3,6 +3,7 @@
 // positions, token types, padding), the v3 one (log buckets, shared keys, normed relative
 // embeddings, classifier), each term alone, no relative attention; the score terms the Trace
 // records; bad configs.
+#include "attnscope/analysis/map_source.h"
 #include "attnscope/attention/score_terms.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
@@ -215,4 +216,42 @@ TEST_CASE("DeBERTa: bad configs and tensors are errors naming the file and field
     CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {0, 1}, {}}), Catch::Contains("no token types"));
     CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {}, {0, 0}}), Catch::Contains("every token is padding"));
     CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens"));
+}
+
+TEST_CASE("DeBERTa: the score terms as map sources, against the reference", "[deberta][sources]") {
+    DebertaSpec spec;
+    spec.buckets = 4;
+    spec.maxRelative = 16;
+    const Checkpoint c = makeDeberta(spec, 11);
+    auto model = writeAndLoad(c, "deberta-sources");
+    CHECK(model->info().scoreTerms);
+    RunOptions options;
+    options.scoreTerms = true;
+    const auto trace = model->forward(ids64(kIds), options);
+    const DebertaReference ref = referenceDeberta(c, spec, kIds);
+    const MapSource sources[] = {MapSource::ScoreC2C, MapSource::ScoreC2P, MapSource::ScoreP2C};
+    double worst = 0;
+    for (int w = 0; w < ScoreTerms::kTerms; ++w) {
+        REQUIRE(parseMapSource(std::string("score-") + scoreTermName(w)) == sources[w]);
+        CHECK(perHeadSource(sources[w]));
+        CHECK(signedSource(sources[w]));
+        CHECK(sourceNeedsTerms(sources[w]));
+        CHECK_FALSE(sourceNeedsValues(sources[w]));
+        for (int l = 0; l < spec.layers; ++l)
+            for (int h = 0; h < spec.heads; ++h) {
+                const HeadMap m = sourceMap(*trace, sources[w], 0, l, h);
+                REQUIRE(m.values.size() == kIds.size() * kIds.size());
+                for (std::size_t a = 0; a < m.values.size(); ++a)
+                    worst = std::max(worst, std::abs(m.values[a] - ref.terms[l][h][w][a]));
+            }
+    }
+    INFO("max |source map - reference term| " << worst);
+    CHECK(worst < 1e-5);
+    CHECK_THROWS_WITH(sourceMap(*trace, MapSource::ScoreC2P, 0, spec.layers, 0), Catch::Contains("out of range"));
+    // A forward without RunOptions::scoreTerms, and a model without the terms, say what is missing.
+    CHECK_THROWS_WITH(sourceMap(*model->forward(ids64(kIds)), MapSource::ScoreC2C, 0, 0, 0),
+                      Catch::Contains("recorded no score terms"));
+    auto bert = writeAndLoad(makeBert(BertSpec{}, 3), "bert-no-terms");
+    CHECK_FALSE(bert->info().scoreTerms);
+    CHECK(traceScoreTerms(*bert->forward(ids64({2, 5, 7}), options)).empty());
 }

@@ -9,6 +9,7 @@
 namespace attnscope {
 
 class Trace;
+struct HeadMap;
 
 // Per layer and head, the three terms whose sum is the score before the softmax and the mask
 // (each already scaled by 1/√(d·scale_factor)):
@@ -30,7 +31,13 @@ struct ScoreTerms {
 // The names of the terms in ScoreTerms' order: "c2c", "c2p", "p2c".
 const char* scoreTermName(int which);
 
-// The trace's score terms; empty unless the model is DeBERTa v2/v3 and RunOptions::scoreTerms was set.
+// The trace's score terms; empty unless the model is DeBERTa v2/v3 (ModelInfo::scoreTerms) and
+// RunOptions::scoreTerms was set.
 const ScoreTerms& traceScoreTerms(const Trace& trace);
+
+// One head's term `which` (0 c2c, 1 c2p, 2 p2c) as a [queries, keys] map of the trace's first block
+// (the only one of the encoders that record terms). Throws attnscope::Error naming what is missing:
+// no terms recorded, another block, or a layer, head or term out of range.
+HeadMap scoreTermMap(const Trace& trace, int which, int block, int layer, int head);
 
 }  // namespace attnscope

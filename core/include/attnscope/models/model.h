@@ -57,6 +57,9 @@ struct ModelInfo {
     // "sliding window 4096 on layers 0, 2, …", "soft-cap 50", "ALiBi", "rotary on 25% of dims",
     // "8 kv groups" (`info` and the GUI's model line show them).
     std::vector<std::string> notes;
+    // DeBERTa v2/v3: the forward records its c2c, c2p and p2c score terms when RunOptions::scoreTerms
+    // asks (attention/score_terms.h); the other families have no such terms.
+    bool scoreTerms = false;
 };
 
 struct LoadOptions {
