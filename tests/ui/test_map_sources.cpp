@@ -5,6 +5,7 @@
 // signed maps are drawn in a diverging colour map centred at 0.
 //
 #include "views_fixture.h"
+#include "source_fixture.h"
 
 #include "family_fixtures.h"
 #include "fixtures_seq2seq.h"
@@ -41,25 +42,6 @@ namespace fs = std::filesystem;
 namespace {
 
 SourcePicker* pickerOf(WindowFixture& w) { return w.controls->sourcePicker(); }
-
-// Chooses the source in the Show selector as a user would (the combo box's item).
-void choose(WindowFixture& w, MapSource source) {
-    QComboBox* combo = pickerOf(w)->showCombo();
-    const int i = combo->findData(int(source));
-    REQUIRE(i >= 0);
-    combo->setCurrentIndex(i);
-}
-
-// Waits until the session's trace recorded the values (the re-run a value source asks for).
-std::shared_ptr<const attnscope::Trace> waitForValues(WindowFixture& w) {
-    REQUIRE(QTest::qWaitFor(
-            [&] {
-                const auto t = w.session->trace();
-                return t && attnscope::hasValues(*t, 0) && !w.session->isBusy();
-            },
-            20000));
-    return w.session->trace();
-}
 
 // The overview's tile of one map as MapService draws it: core's pooled map, coloured over the
 // range of every tile of the block (figure/sourceview.h).

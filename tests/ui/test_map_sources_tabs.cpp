@@ -4,7 +4,7 @@
 // source's, and the Compare tab shows each kind's map of the source where core computes it, core's
 // reason in its place where not (ALTI of cross-attention; the gradient sources, which do not cover
 // the built-in models).
-#include "window_fixture.h"
+#include "source_fixture.h"
 
 #include "controllers/labcontroller.h"
 #include "controllers/modelviewcontroller.h"
@@ -31,23 +31,6 @@ using namespace uitest;
 using attnscope::MapSource;
 
 namespace {
-
-void choose(WindowFixture& w, MapSource source) {
-    QComboBox* combo = w.controls->sourcePicker()->showCombo();
-    const int i = combo->findData(int(source));
-    REQUIRE(i >= 0);
-    combo->setCurrentIndex(i);
-}
-
-std::shared_ptr<const attnscope::Trace> waitForValues(WindowFixture& w) {
-    REQUIRE(QTest::qWaitFor(
-            [&] {
-                const auto t = w.session->trace();
-                return t && attnscope::hasValues(*t, 0) && !w.session->isBusy();
-            },
-            20000));
-    return w.session->trace();
-}
 
 // core's metrics of a Trace-based source over the blocks it covers.
 std::vector<attnscope::HeadMetrics> coreMetrics(const attnscope::Trace& trace, MapSource source) {

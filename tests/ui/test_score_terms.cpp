@@ -2,7 +2,7 @@
 // recording the terms and makes the heat map, the overview and the exported figure show core's
 // term of the shown head (attnscope::sourceMap), on a diverging colour map centred at 0; the
 // headless workspace figure shows the same; models without the terms disable them with the reason.
-#include "window_fixture.h"
+#include "source_fixture.h"
 
 #include "figure/headfigure.h"
 #include "figure/sourceview.h"
@@ -19,28 +19,6 @@
 using namespace uitest;
 using namespace attnscope::testing;
 using attnscope::MapSource;
-
-namespace {
-
-void choose(WindowFixture& w, MapSource source) {
-    QComboBox* combo = w.controls->sourcePicker()->showCombo();
-    const int i = combo->findData(int(source));
-    REQUIRE(i >= 0);
-    combo->setCurrentIndex(i);
-}
-
-// Waits for the re-run that records the terms.
-std::shared_ptr<const attnscope::Trace> waitForTerms(WindowFixture& w) {
-    REQUIRE(QTest::qWaitFor(
-            [&] {
-                const auto t = w.session->trace();
-                return t && !attnscope::traceScoreTerms(*t).empty() && !w.session->isBusy();
-            },
-            20000));
-    return w.session->trace();
-}
-
-}  // namespace
 
 TEST_CASE_METHOD(WindowFixture, "Show: DeBERTa's c2c, c2p and p2c terms as maps, diverging around 0, in the export",
                  "[ui][sources][deberta]") {
