@@ -63,6 +63,16 @@ inline double maxLogitDiff(const std::vector<float>& got, const std::vector<doub
     return worst;
 }
 
+// softmax(logits) in double precision; -inf (or -1e300) entries get 0.
+inline std::vector<double> softmax(const std::vector<double>& logits) {
+    double mx = -1e300, sum = 0;
+    for (double v : logits) mx = std::max(mx, v);
+    std::vector<double> p;
+    for (double v : logits) sum += p.emplace_back(std::exp(v - mx));
+    for (double& v : p) v /= sum;
+    return p;
+}
+
 inline std::vector<std::int64_t> ids64(const std::vector<long long>& ids) { return {ids.begin(), ids.end()}; }
 
 }  // namespace attnscope::testing

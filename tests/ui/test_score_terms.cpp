@@ -6,6 +6,7 @@
 
 #include "figure/headfigure.h"
 #include "figure/sourceview.h"
+#include "family_checks.h"
 #include "fixtures_deberta.h"
 #include "panels/sourcepicker.h"
 #include "state/viewstate.h"
@@ -60,11 +61,10 @@ TEST_CASE_METHOD(WindowFixture, "Show: DeBERTa's c2c, c2p and p2c terms as maps,
     const int n = weights.cols;
     double worst = 0;
     for (int i = 0; i < n; ++i) {
-        double mx = -1e300, sum = 0;
         std::vector<double> row(static_cast<std::size_t>(n));
-        for (int j = 0; j < n; ++j) mx = std::max(mx, row[j] = double(c2c.at(i, j)) + c2p.at(i, j) + p2c.at(i, j));
-        for (double v : row) sum += std::exp(v - mx);
-        for (int j = 0; j < n; ++j) worst = std::max(worst, std::abs(std::exp(row[j] - mx) / sum - weights.at(i, j)));
+        for (int j = 0; j < n; ++j) row[j] = double(c2c.at(i, j)) + c2p.at(i, j) + p2c.at(i, j);
+        const std::vector<double> p = softmax(row);
+        for (int j = 0; j < n; ++j) worst = std::max(worst, std::abs(p[j] - weights.at(i, j)));
     }
     CHECK(worst < 1e-5);
 

@@ -78,14 +78,14 @@ const char* scoreTermName(int which) {
 
 HeadMap scoreTermMap(const Trace& trace, int which, int block, int layer, int head) {
     const ScoreTerms& t = traceScoreTerms(trace);
-    const std::string what = std::string("score term '") + scoreTermName(which) + "'";
     if (which < 0 || which >= ScoreTerms::kTerms) throw Error("score term " + std::to_string(which) + " out of range");
+    const auto what = [which] { return std::string("score term '") + scoreTermName(which) + "'"; };
     if (t.empty())
-        throw Error(what + ": the run recorded no score terms (DeBERTa v2/v3 with RunOptions::scoreTerms; the CLI's "
-                           "attention --terms)");
-    if (block != 0) throw Error(what + ": the score terms cover the first attention block only");
+        throw Error(what() + ": the run recorded no score terms (DeBERTa v2/v3 with RunOptions::scoreTerms; the CLI's "
+                             "attention --terms)");
+    if (block != 0) throw Error(what() + ": the score terms cover the first attention block only");
     if (layer < 0 || layer >= t.layers || head < 0 || head >= t.heads)
-        throw Error(what + ": layer " + std::to_string(layer) + ", head " + std::to_string(head) + " out of range (" +
+        throw Error(what() + ": layer " + std::to_string(layer) + ", head " + std::to_string(head) + " out of range (" +
                     std::to_string(t.layers) + " layers, " + std::to_string(t.heads) + " heads)");
     const float* p = t.term(layer, head, which);
     return HeadMap{t.queries, t.keys, std::vector<float>(p, p + static_cast<std::size_t>(t.queries) * t.keys)};

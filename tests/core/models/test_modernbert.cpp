@@ -13,15 +13,6 @@ namespace {
 
 const std::vector<long long> kIds = {2, 17, 0, 49, 22, 5, 5, 11, 30};
 
-std::vector<double> softmax(const std::vector<double>& logits) {
-    double mx = -1e300, sum = 0;
-    for (double v : logits) mx = std::max(mx, v);
-    std::vector<double> p;
-    for (double v : logits) sum += p.emplace_back(std::exp(v - mx));
-    for (double& v : p) v /= sum;
-    return p;
-}
-
 // Loads the checkpoint, runs kIds (with `attend`) and compares the maps and the final states.
 std::shared_ptr<const Trace> checkModernBert(const ModernBertSpec& spec, const Checkpoint& c, const std::string& name,
                                              const std::vector<int>& attend = {}) {
