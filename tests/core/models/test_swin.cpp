@@ -3,12 +3,16 @@
 // (no shift), the stage maps' layout (one block per stage, zero outside the windows, the padding
 // as keys after the tokens), the classifier, SwinModel's final states, and bad configs.
 #include "attnscope/attention/window_padding.h"
+#include "attnscope/io/pixel_values.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 #include "fixtures_swin.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -201,4 +205,37 @@ TEST_CASE("Swin: bad configs and inputs name the file and the field", "[swin]") 
     CHECK_THAT(errorWith([](Checkpoint&) {}, 16),  // grids 4×4 and 2×2: stage 2 is narrower than a window
                Catch::Contains("preprocessor_config.json: the input 16×16 gives stage 2 a 2×2 grid, smaller than "
                                "window_size 3"));
+}
+
+TEST_CASE("Swin's preprocessor (ViTFeatureExtractor, bicubic, ImageNet mean and std) against Pillow", "[swin]") {
+    // microsoft/swin-tiny-patch4-window7-224's preprocessor_config.json at size 8: the golden
+    // "deit strong downscale" case (tests/data/vision/make_preprocess.py: Pillow's bicubic to 8×8,
+    // a crop that keeps it, mean and std 0.5) renormalised with ImageNet's mean and std.
+    const auto file =
+            std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA).parent_path() / "vision" / "preprocess_golden.json";
+    nlohmann::json golden;
+    std::ifstream(file) >> golden;
+    const nlohmann::json* deit = nullptr;
+    for (const auto& c : golden["cases"])
+        if (c["name"] == "deit strong downscale") deit = &c;
+    REQUIRE(deit);
+    const auto dir = freshDir("swin-preprocess");
+    writeText(dir / "preprocessor_config.json",
+              R"({"crop_pct": 0.875, "do_normalize": true, "do_resize": true, "feature_extractor_type": )"
+              R"("ViTFeatureExtractor", "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225], )"
+              R"("resample": 3, "size": 8})");
+    const RgbImage image{(*deit)["width"].get<int>(), (*deit)["height"].get<int>(),
+                         (*deit)["pixels"].get<std::vector<std::uint8_t>>()};
+    const PixelValues got = preprocessedPixels(dir, "ViT", image);
+    REQUIRE((got.width == 8 && got.height == 8));
+    const auto half = (*deit)["values"].get<std::vector<double>>();
+    REQUIRE(got.values.size() == half.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < half.size(); ++i) {
+        const int channel = static_cast<int>(i / 64);
+        const double want = (half[i] * 0.5 + 0.5 - kMean[channel]) / kStd[channel];
+        worst = std::max(worst, std::abs(got.values[i] - want));
+    }
+    INFO("max |pixel - Pillow| " << worst);
+    CHECK(worst < 1e-5);
 }
