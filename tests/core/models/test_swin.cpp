@@ -2,6 +2,7 @@
 // windows over a grid that is not a multiple of the window (padding), a grid within one window
 // (no shift), the stage maps' layout (one block per stage, zero outside the windows, the padding
 // as keys after the tokens), the classifier, SwinModel's final states, and bad configs.
+#include "attnscope/analysis/overlay.h"
 #include "attnscope/attention/window_padding.h"
 #include "attnscope/io/pixel_values.h"
 #include "attnscope/runtime/error.h"
@@ -238,4 +239,48 @@ TEST_CASE("Swin's preprocessor (ViTFeatureExtractor, bicubic, ImageNet mean and 
     }
     INFO("max |pixel - Pillow| " << worst);
     CHECK(worst < 1e-5);
+}
+
+TEST_CASE("Swin: attention over the image per stage, the rollout within a stage", "[swin]") {
+    const SwinSpec spec;
+    const Checkpoint c = makeSwin(spec, 58);
+    auto model = loadCpu(writeSwin(c, "swin-overlay", 28));
+    const RgbImage image = noise(28, 59);
+    auto trace = model->forwardImage(image);
+    const SwinReference ref = referenceSwin(c, spec, normalised(image), 28);
+
+    OverlayOptions head;
+    head.layer = 1;
+    head.head = 1;
+    head.query = 10;
+    const PatchOverlay one = patchOverlay(*trace, 0, head);
+    REQUIRE((one.grid.rows == 7 && one.grid.cols == 7));
+    for (int p = 0; p < 49; ++p) CHECK(one.patches[p] == Approx(ref.maps[0][1][1][10 * 49 + p]).margin(1e-6));
+    CHECK(one.otherWeight == 0);
+
+    // Stage 2 (4×4 grid): Â = ½I + ½·mean over heads, rows renormalised (the padding's share is
+    // lost), R = Â₁·Â₀, row 5.
+    OverlayOptions rollout;
+    rollout.source = OverlaySource::Rollout;
+    rollout.layer = 1;
+    rollout.query = 5;
+    const PatchOverlay r = patchOverlay(*trace, 1, rollout);
+    const int n = 16, H = spec.heads[1];
+    std::vector<std::vector<double>> hat(2, std::vector<double>(n * n));
+    for (int l = 0; l < 2; ++l)
+        for (int i = 0; i < n; ++i) {
+            double sum = 0;
+            for (int j = 0; j < n; ++j) {
+                double mean = 0;
+                for (int h = 0; h < H; ++h) mean += ref.maps[1][l][h][i * n + j] / H;
+                sum += (hat[l][i * n + j] = 0.5 * mean + (i == j ? 0.5 : 0.0));
+            }
+            for (int j = 0; j < n; ++j) hat[l][i * n + j] /= sum;
+        }
+    REQUIRE(r.patches.size() == static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int k = 0; k < n; ++k) want += hat[1][5 * n + k] * hat[0][k * n + j];
+        CHECK(r.patches[j] == Approx(want).margin(1e-6));
+    }
 }
