@@ -19,6 +19,7 @@
 #include "attnscope/models/model.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/attention/trace.h"
+#include "attnscope/attention/window_padding.h"
 
 #include <nlohmann/json.hpp>
 
@@ -186,7 +187,8 @@ AttentionSettings parseSettings(const Args& args) {
     if (s.source != MapSource::Weights) {
         // The value sources weight by the maps the model used: no display variant or temperature.
         const std::string name = sourceName(s.source);
-        const std::string what = sourceNeedsTerms(s.source) ? " is the model's own scores" : " weights the model's own maps";
+        const std::string what =
+                sourceNeedsTerms(s.source) ? " is the model's own scores" : " weights the model's own maps";
         if (args.value("variant")) throw Error("--source " + name + what + "; it does not take --variant");
         if (args.value("temperature") && !propagate)
             throw Error("--source " + name + what + "; --temperature needs --propagate");
@@ -201,14 +203,16 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
                 nlohmann::json& fits) {
     const BlockInfo& block = trace.blocks()[b];
     const auto rows = static_cast<std::int64_t>(block.queryTokens.size());
-    const auto cols = static_cast<std::int64_t>(block.keyTokens.size());
+    // Swin's window padding (attention/window_padding.h) is left out: the file is over the tokens.
+    const int padding = paddingKeys(block);
+    const auto cols = static_cast<std::int64_t>(block.keyTokens.size()) - padding;
     if (s.source != MapSource::Weights) {  // [layers, heads or 1, queries, keys]
         const bool perHead = perHeadSource(s.source);
         NpyWriter npy(file, {block.layers, perHead ? block.heads : 1, rows, cols});
         const MapProvider maps = traceMapProvider(trace, s.source);  // alti-rollout: one product per layer
         for (int l = 0; l < block.layers; ++l)
             for (int h = perHead ? 0 : -1; h < (perHead ? block.heads : 0); ++h) {
-                const HeadMap map = maps(b, l, h);
+                const HeadMap map = withoutPaddingKeys(maps(b, l, h), padding);
                 npy.append(map.values.data(), map.values.size());
             }
         npy.finish();
@@ -227,8 +231,9 @@ void writeBlock(const Trace& trace, int b, const AttentionSettings& s, const std
                                 {"final_kl", fit->finalKl}});
             }
             const LinearHead* learned = findLinearHead(s.run.linearHeads, block.name, l, h);
-            const HeadMap map = learned ? hedgehogMap(trace, b, l, h, *learned)
-                                        : labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map;
+            const HeadMap map = withoutPaddingKeys(learned ? hedgehogMap(trace, b, l, h, *learned)
+                                                           : labMap(trace, b, l, h, s.lab, fit ? &*fit : nullptr).map,
+                                                   padding);
             npy.append(map.values.data(), map.values.size());
         }
     npy.finish();
@@ -323,7 +328,7 @@ int runAttention(const std::vector<std::string>& argv) {
         const int heads = perHeadSource(s.source) ? blocks[b].heads : 1;
         written.push_back((out / name).string() + " [" + std::to_string(blocks[b].layers) + ", " +
                           std::to_string(heads) + ", " + std::to_string(blocks[b].queryTokens.size()) + ", " +
-                          std::to_string(blocks[b].keyTokens.size()) + "]");
+                          std::to_string(blocks[b].keyTokens.size() - paddingKeys(blocks[b])) + "]");
     }
 
     nlohmann::json tokens = {{"ids", trace->ids()}, {"tokens", trace->tokens()}};
@@ -358,9 +363,15 @@ int runAttention(const std::vector<std::string>& argv) {
     // "source" already labels an encoder-decoder's columns; weights (the default) add nothing.
     if (s.source != MapSource::Weights) tokens["map_source"] = sourceName(s.source);
     if (generation) tokens["generation"] = generationJson(*generation, trace->tokens(), *gen);
-    for (const auto& block : blocks)
-        tokens["blocks"][block.name] = {
-                {"kind", kindName(block.kind)}, {"queries", block.queryTokens}, {"keys", block.keyTokens}};
+    for (const auto& block : blocks) {
+        // Swin: the columns are the tokens; "padding_keys" names the window padding left out.
+        const auto tokenKeys = block.keyTokens.end() - paddingKeys(block);
+        tokens["blocks"][block.name] = {{"kind", kindName(block.kind)},
+                                        {"queries", block.queryTokens},
+                                        {"keys", std::vector<std::string>(block.keyTokens.begin(), tokenKeys)}};
+        if (paddingKeys(block) > 0)
+            tokens["blocks"][block.name]["padding_keys"] = std::vector<std::string>(tokenKeys, block.keyTokens.end());
+    }
     if (terms)
         written.push_back((out / "terms.npy").string() + " " +
                           writeScoreTerms(traceScoreTerms(*trace), staged.path("terms.npy"), tokens));
@@ -423,7 +434,10 @@ Command attentionCommand() {
             "as the model's preprocessor_config.json says), and writes\n"
             "  DIR/attention.npy  float32, C order, [layers, heads, seq, seq]; row = query, column = key\n"
             "                     (models with several attention blocks write BLOCK.npy per block, e.g.\n"
-            "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source])\n"
+            "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source];\n"
+            "                     Swin: stage1.npy, stage2.npy, ... [blocks, heads, n, n] over the stage's grid,\n"
+            "                     row-major, zero outside each window; the probability a row gives to window\n"
+            "                     padding is left out, so such rows sum to less than 1)\n"
             "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
             "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
             "                     column), \"target\" (one per row: the start symbol <s>, then each\n"

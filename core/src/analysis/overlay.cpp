@@ -4,6 +4,7 @@
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/analysis/trace_metrics.h"
+#include "attnscope/attention/window_padding.h"
 #include "attnscope/runtime/error.h"
 
 #include <algorithm>
@@ -157,16 +158,24 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
     if (block < 0 || block >= static_cast<int>(blocks.size()))
         throw Error("attention over the image: block " + std::to_string(block) + " is out of range");
     const BlockInfo& info = blocks[static_cast<std::size_t>(block)];
-    if (info.queryTokens.size() != info.keyTokens.size())
+    // Swin's stages: the window padding's keys are left out (their share of a row is lost), and a
+    // rollout runs over the stage's own blocks: patch merging between stages is no attention.
+    const int padding = paddingKeys(info);
+    if (info.queryTokens.size() + static_cast<std::size_t>(padding) != info.keyTokens.size())
         throw Error("attention over the image needs a self-attention block; " + info.name + " has " +
                     std::to_string(info.queryTokens.size()) + " queries and " + std::to_string(info.keyTokens.size()) +
                     " keys");
+    const auto tokenMaps = [&](int layer) {
+        std::vector<HeadMap> maps = layerMaps(trace, block, layer, options.map);
+        for (HeadMap& m : maps) m = withoutPaddingKeys(m, padding);
+        return maps;
+    };
     if (options.layer < 0 || options.layer >= info.layers)
         throw Error("attention over the image: layer " + std::to_string(options.layer) + " is out of range (0.." +
                     std::to_string(info.layers - 1) + ")");
     PatchOverlay out;
-    out.grid = patchGrid(info.keyTokens);
-    const int n = static_cast<int>(info.keyTokens.size());
+    out.grid = patchGrid(info.queryTokens);
+    const int n = static_cast<int>(info.queryTokens.size());
     if (options.query < 0 || options.query >= n)
         throw Error("attention over the image: query " + std::to_string(options.query) + " is out of range (0.." +
                     std::to_string(n - 1) + ")");
@@ -176,13 +185,12 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
         if (!(options.rollout.discardRatio >= 0 && options.rollout.discardRatio < 1))
             throw Error("the discard ratio must be in [0, 1), got " + std::to_string(options.rollout.discardRatio));
         std::vector<HeadMap> fused;
-        for (int l = 0; l <= options.layer; ++l)
-            fused.push_back(fuseHeads(layerMaps(trace, block, l, options.map), options.rollout.fusion));
+        for (int l = 0; l <= options.layer; ++l) fused.push_back(fuseHeads(tokenMaps(l), options.rollout.fusion));
         row = rolloutRow(fused, options.query, options.rollout);
     } else {
         HeadMap m = options.source == OverlaySource::Head
-                            ? trace.map(block, options.layer, options.head, options.map)
-                            : averageHeads(layerMaps(trace, block, options.layer, options.map));
+                            ? withoutPaddingKeys(trace.map(block, options.layer, options.head, options.map), padding)
+                            : averageHeads(tokenMaps(options.layer));
         for (int j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] = m.at(options.query, j);
     }
     out.patches.resize(out.grid.positions.size());

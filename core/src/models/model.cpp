@@ -244,6 +244,7 @@ const FamilyEntry kFamilies[] = {
         {"dinov2", loadDinov2},
         {"dinov2_with_registers", loadDinov2WithRegisters},
         {"beit", loadBeit},
+        {"swin", loadSwin},
         {"t5", loadT5},
         {"bart", loadBart},
         {"mbart", loadMbart},

@@ -76,8 +76,10 @@ struct PatchOverlay {
     double maxPatch = 0;  // the largest patch weight (vit-explain divides by it for display)
 };
 
-// The overlay of `block` (a square self-attention block whose key labels form a patch grid).
-// Throws attnscope::Error for a block that is not one, an index out of range, or a ratio outside
+// The overlay of `block` (a square self-attention block whose key labels form a patch grid; or a
+// Swin stage, its window padding's keys left out (attention/window_padding.h), so a row sums to
+// its tokens' share, and the rollout over that stage's blocks only: patch merging between stages
+// is not attention). Throws attnscope::Error for a block that is not one, an index out of range, or a ratio outside
 // [0, 1).
 PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& options);
 
