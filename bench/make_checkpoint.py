@@ -4,7 +4,8 @@
   python3 bench/make_checkpoint.py FAMILY DIR [--size small|base|500mb] [--dtype F32|F16|BF16] [--shards N]
                                    [--positions P] [--bare]
 
-FAMILY: gpt2, llama, bert, modernbert, deberta-v2, vit, deit, dinov2, dinov2_with_registers, beit. Needs only numpy. DeiT and
+FAMILY: gpt2, llama, bert, modernbert, deberta-v2, vit, deit, dinov2, dinov2_with_registers, beit, swin. Needs only
+numpy. Swin's base is swin-tiny-patch4-window7-224's shape (embed 96, depths 2,2,6,2, heads 3,6,12,24). DeiT and
 DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
 518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -49,6 +50,11 @@ SIZES["deberta-v2"] = {"small": dict(layers=2, hidden=64, inner=128, heads=4, vo
                        "500mb": dict(layers=12, hidden=768, inner=3072, heads=12, vocab=128100, positions=512)}
 SIZES["dinov2_with_registers"] = {k: dict(v, registers=4) for k, v in SIZES["dinov2"].items()}
 SIZES["beit"] = SIZES["deit"]  # BEiT: relative position bias per layer, layer scale, mean pooling
+SIZES["swin"] = {"small": dict(embed=16, depths=[2, 2], heads=[2, 4], window=3, image=28, patch=4, labels=10),
+                 "base": dict(embed=96, depths=[2, 2, 6, 2], heads=[3, 6, 12, 24], window=7, image=224, patch=4,
+                              labels=1000),
+                 "500mb": dict(embed=192, depths=[2, 2, 18, 2], heads=[6, 12, 24, 48], window=7, image=224,
+                               patch=4, labels=1000)}
 PREPROCESSORS = {
     "deit": {"image_processor_type": "DeiTImageProcessor", "size": {"height": 256, "width": 256}, "resample": 3,
              "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
@@ -58,6 +64,9 @@ PREPROCESSORS = {
                "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
 }
 PREPROCESSORS["dinov2_with_registers"] = PREPROCESSORS["dinov2"]
+PREPROCESSORS["swin"] = {"image_processor_type": "ViTImageProcessor", "size": {"height": 224, "width": 224},
+                         "resample": 3, "do_resize": True, "do_rescale": True, "do_normalize": True,
+                         "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
 PREPROCESSORS["beit"] = dict(PREPROCESSORS["deit"], image_processor_type="BeitImageProcessor",
                              image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
 
@@ -291,6 +300,42 @@ def dinov2(s, rnd):
     return t, config
 
 
+def swin(s, rnd):
+    """SwinForImageClassification's names and shapes (modeling_swin.py)."""
+    E, P, W, t = s["embed"], s["patch"], s["window"], {}
+    def lin(name, out, inp, bias=True):
+        t[name + ".weight"] = rnd(out, inp)
+        if bias:
+            t[name + ".bias"] = rnd(out)
+    def norm(name, width):
+        t[name + ".weight"], t[name + ".bias"] = rnd(width, mean=1), rnd(width)
+    t["swin.embeddings.patch_embeddings.projection.weight"] = rnd(E, 3, P, P)
+    t["swin.embeddings.patch_embeddings.projection.bias"] = rnd(E)
+    norm("swin.embeddings.norm", E)
+    stages = len(s["depths"])
+    for st, (depth, H) in enumerate(zip(s["depths"], s["heads"])):
+        C, sp = E << st, f"swin.encoder.layers.{st}."
+        for b in range(depth):
+            p = sp + f"blocks.{b}."
+            norm(p + "layernorm_before", C)
+            t[p + "attention.self.relative_position_bias_table"] = rnd((2 * W - 1) ** 2, H)
+            for n in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+                lin(p + n, C, C)
+            norm(p + "layernorm_after", C)
+            lin(p + "intermediate.dense", 4 * C, C)
+            lin(p + "output.dense", C, 4 * C)
+        if st + 1 < stages:
+            norm(sp + "downsample.norm", 4 * C)
+            lin(sp + "downsample.reduction", 2 * C, 4 * C, bias=False)
+    norm("swin.layernorm", E << (stages - 1))
+    lin("classifier", s["labels"], E << (stages - 1))
+    config = {"model_type": "swin", "image_size": s["image"], "patch_size": P, "num_channels": 3, "embed_dim": E,
+              "depths": s["depths"], "num_heads": s["heads"], "window_size": W, "mlp_ratio": 4.0, "qkv_bias": True,
+              "hidden_act": "gelu", "use_absolute_embeddings": False, "layer_norm_eps": 1e-5,
+              "id2label": {str(i): f"class{i}" for i in range(s["labels"])}}
+    return t, config
+
+
 def encode(x, dtype):
     x = np.ascontiguousarray(x, dtype=np.float32)
     if dtype == "F32":
@@ -336,7 +381,7 @@ def main():
         size["positions"] = a.positions
     size["bare"] = a.bare
     tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "modernbert": modernbert, "deberta-v2": deberta_v2, "vit": vit, "deit": deit,
-                       "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit}[a.family](size, rnd)
+                       "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit, "swin": swin}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

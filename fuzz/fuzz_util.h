@@ -19,16 +19,24 @@
 
 namespace attnscope::fuzz {
 
-inline const std::filesystem::path& scratch() {
-    static const std::filesystem::path dir = [] {
+// The folder is removed when the process exits normally (a crash leaves it beside the finding).
+struct ScratchDir {
+    std::filesystem::path path;
+    ScratchDir() {
         const char* base = std::getenv("TMPDIR");
-        auto d =
-                std::filesystem::path(base && *base ? base : "/tmp") / ("attnscope-fuzz-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(d);
-        std::filesystem::create_directories(d);
-        return d;
-    }();
-    return dir;
+        path = std::filesystem::path(base && *base ? base : "/tmp") / ("attnscope-fuzz-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~ScratchDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+};
+
+inline const std::filesystem::path& scratch() {
+    static const ScratchDir dir;
+    return dir.path;
 }
 
 inline void writeBytes(const std::filesystem::path& file, std::string_view bytes) {

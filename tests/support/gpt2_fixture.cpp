@@ -6,9 +6,13 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <string>
+#include <vector>
 #include <unistd.h>
 
 namespace attnscope::testing {
@@ -182,12 +186,38 @@ void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) 
     }
 }
 
+namespace {
+
+// The folders freshDir made, removed when the test process exits normally (a crash leaves them
+// for a look; ATTNSCOPE_KEEP_TEST_DIRS=1 keeps them always).
+class MadeDirs {
+public:
+    void add(const std::filesystem::path& dir) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        dirs_.push_back(dir);
+    }
+    ~MadeDirs() {
+        const char* keep = std::getenv("ATTNSCOPE_KEEP_TEST_DIRS");
+        if (keep && std::string(keep) == "1") return;
+        std::error_code ignored;
+        for (const auto& dir : dirs_) std::filesystem::remove_all(dir, ignored);
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::filesystem::path> dirs_;
+};
+
+}  // namespace
+
 std::filesystem::path freshDir(const std::string& name) {
     static std::atomic<int> counter{0};
+    static MadeDirs made;
     auto dir = std::filesystem::temp_directory_path() /
                ("attnscope-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    made.add(dir);
     return dir;
 }
 
