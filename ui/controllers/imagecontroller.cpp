@@ -219,11 +219,16 @@ void ImageController::onOverlay(const OverlayResult& r) {
         return;
     }
     shown_ = r;
-    const QString caption =
-            describe(r) + QLatin1Char('\n') +
-            tr("largest patch weight %1 · weight on the other tokens ([CLS]) %2 · click a patch to show its row")
-                    .arg(r.overlay.maxPatch, 0, 'g', 3)
-                    .arg(r.overlay.otherWeight, 0, 'g', 3);
+    // Swin: windows instead of a [CLS]; a row whose window holds padding sums to less than 1.
+    const QString rest =
+            r.overlay.windows.empty()
+                    ? tr("weight on the other tokens ([CLS]) %1").arg(r.overlay.otherWeight, 0, 'g', 3)
+                    : tr("windows outlined, the row's window in red · weight on window padding %1 (left out)")
+                              .arg(r.overlay.paddingWeight, 0, 'g', 3);
+    const QString caption = describe(r) + QLatin1Char('\n') +
+                            tr("largest patch weight %1 · %2 · click a patch to show its row")
+                                    .arg(r.overlay.maxPatch, 0, 'g', 3)
+                                    .arg(rest);
     panel_->setTokenLabels(r.trace ? r.trace->tokens() : std::vector<std::string>{});
     panel_->showOverlay(r.overlay, image_, caption);
 }

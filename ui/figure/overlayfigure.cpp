@@ -71,6 +71,39 @@ void checkFigure(const OverlayFigure& f) {
         throw attnscope::Error("figure width must be between 1 and 20 inches");
 }
 
+// The borders between patches of different windows (a shifted layer's windows wrap around the
+// image's edges, so a window may show as pieces at opposite sides), and the marked patch's
+// window outlined: every edge between one of its patches and a patch of another window or the
+// image's border.
+void paintWindows(QPainter& p, const QRectF& target, const OverlayPicture& picture) {
+    const int R = picture.gridRows, C = picture.gridCols;
+    const double cw = target.width() / C, ch = target.height() / R;
+    const auto windowAt = [&](int r, int c) { return picture.windows[std::size_t(r) * C + c]; };
+    const auto x = [&](int c) { return target.left() + c * cw; };
+    const auto y = [&](int r) { return target.top() + r * ch; };
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(QColor(255, 255, 255, 220), std::max(1.0, std::min(cw, ch) / 10)));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            if (c + 1 < C && windowAt(r, c) != windowAt(r, c + 1))
+                p.drawLine(QPointF(x(c + 1), y(r)), QPointF(x(c + 1), y(r + 1)));
+            if (r + 1 < R && windowAt(r, c) != windowAt(r + 1, c))
+                p.drawLine(QPointF(x(c), y(r + 1)), QPointF(x(c + 1), y(r + 1)));
+        }
+    if (picture.markedPatch < 0 || picture.markedPatch >= R * C) return;
+    const int mine = picture.windows[std::size_t(picture.markedPatch)];
+    const auto outside = [&](int r, int c) { return r < 0 || r >= R || c < 0 || c >= C || windowAt(r, c) != mine; };
+    p.setPen(QPen(kFigureMarkColor, std::max(1.5, std::min(cw, ch) / 5)));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            if (windowAt(r, c) != mine) continue;
+            if (outside(r, c - 1)) p.drawLine(QPointF(x(c), y(r)), QPointF(x(c), y(r + 1)));
+            if (outside(r, c + 1)) p.drawLine(QPointF(x(c + 1), y(r)), QPointF(x(c + 1), y(r + 1)));
+            if (outside(r - 1, c)) p.drawLine(QPointF(x(c), y(r)), QPointF(x(c + 1), y(r)));
+            if (outside(r + 1, c)) p.drawLine(QPointF(x(c), y(r + 1)), QPointF(x(c + 1), y(r + 1)));
+        }
+}
+
 }  // namespace
 
 QColor overlayColor(const OverlayPicture& picture, double value) {
@@ -116,6 +149,7 @@ void paintOverlay(QPainter& p, const QRectF& target, const OverlayPicture& pictu
                 p.drawLine(QPointF(target.left(), target.top() + r * ch),
                            QPointF(target.right(), target.top() + r * ch));
         }
+        if (picture.windows.size() == std::size_t(R) * C) paintWindows(p, target, picture);
         if (picture.markedPatch >= 0 && picture.markedPatch < R * C) {
             const int r = picture.markedPatch / C, c = picture.markedPatch % C;
             const QRectF cell(target.left() + c * cw, target.top() + r * ch, cw, ch);

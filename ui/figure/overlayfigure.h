@@ -32,6 +32,9 @@ struct OverlayPicture {
     bool smooth = false;   // bilinear between patch centres instead of flat patches
     bool grid = false;     // draw the patch grid
     int markedPatch = -1;  // r * gridCols + c outlined (the query patch); -1: none
+    // Window attention (Swin): each patch's window at the shown layer (gridRows × gridCols; empty:
+    // none). The windows' borders are drawn, and the marked patch's window outlined.
+    std::vector<int> windows;
 };
 
 // The colour of a value (clamped to [0, maxValue]) in the picture's colour map.

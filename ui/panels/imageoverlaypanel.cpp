@@ -160,6 +160,7 @@ OverlayPicture ImageOverlayPanel::picture() const {
     const auto& pos = overlay_.grid.positions;
     const auto it = std::find(pos.begin(), pos.end(), overlay_.query);
     p.markedPatch = it == pos.end() ? -1 : int(it - pos.begin());
+    p.windows = overlay_.windows;
     return p;
 }
 

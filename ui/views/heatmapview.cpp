@@ -2,6 +2,7 @@
 
 #include "figure/labels.h"
 #include "views/cellimageplottable.h"
+#include "views/windowoutline.h"
 
 #include <qcustomplot.h>
 
@@ -84,6 +85,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     colorMap_->setInterpolate(false);
     colorMap_->setTightBoundary(false);
     colorMap_->setColorScale(colorScale_);  // takes the scale's gradient and data range
+    windows_ = new WindowOutline(plot_);    // after the cells: drawn over them
 
     for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -156,6 +158,7 @@ void HeatmapView::setMap(const attnscope::HeadMap& map, const QStringList& query
     map_ = map;
     queryLabels_ = queryLabels;
     keyLabels_ = keyLabels;
+    windows_->clear();
     // A long map keeps its last image (same shape: a new temperature or head) until the new
     // level of detail arrives; otherwise it is blank until then.
     if (!usesLevelOfDetail() || !sameShape) lod_ = {};
@@ -319,7 +322,16 @@ void HeatmapView::setRawLabels(const QStringList& queryRaw, const QStringList& k
     rawKeyLabels_ = keyRaw;
 }
 
+void HeatmapView::setWindows(std::vector<int> queryWindows, std::vector<int> keyWindows) {
+    if (queryWindows.size() != static_cast<std::size_t>(map_.rows) ||
+        keyWindows.size() != static_cast<std::size_t>(map_.cols))
+        queryWindows.clear();  // not this map's
+    windows_->setWindows(std::move(queryWindows), std::move(keyWindows));
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void HeatmapView::clear(const QString& message) {
+    windows_->clear();
     map_ = {};
     lod_ = {};
     queryLabels_.clear();

@@ -33,6 +33,7 @@
 #include <optional>
 
 class CellImagePlottable;
+class WindowOutline;
 class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
@@ -54,6 +55,10 @@ public:
     // The raw vocabulary strings behind the labels of the next setMap() (parallel to its labels;
     // empty = none). Hovering a cell whose raw token differs from its label shows both.
     void setRawLabels(const QStringList& queryRaw, const QStringList& keyRaw);
+    // Window attention (Swin): each row's and column's window, outlined over the map where cells
+    // are wide enough (views/windowoutline.h). setMap() and clear() remove them; set them after.
+    void setWindows(std::vector<int> queryWindows, std::vector<int> keyWindows);
+    WindowOutline* windowOutline() const { return windows_; }
     // Removes the map and shows message in its place.
     void clear(const QString& message);
     // What rows, columns and values are (axis titles, colour bar label, hover text): query, key
@@ -168,6 +173,7 @@ private:
     QWidget* plotHost_ = nullptr;  // the space the plot is centred in
     QCustomPlot* plot_ = nullptr;
     CellImagePlottable* colorMap_ = nullptr;
+    WindowOutline* windows_ = nullptr;
     QCPColorScale* colorScale_ = nullptr;
     QLabel* title_ = nullptr;  // the map's title, or the message shown instead of a map
     QLabel* hoverLabel_ = nullptr;

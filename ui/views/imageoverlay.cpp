@@ -38,11 +38,20 @@ void ImageOverlayView::setCaption(const QString& caption) {
     update();
 }
 
+// The caption's height: its lines wrapped to the view's width, two to four of them.
+int ImageOverlayView::captionHeight() const {
+    const QFontMetrics fm(font());
+    const int wrapped = fm.boundingRect(QRect(0, 0, std::max(1, width() - 2 * kMargin), 10000),
+                                        Qt::AlignLeft | Qt::TextWordWrap, caption_)
+                                .height();
+    return std::clamp(wrapped, fm.height() * 2, fm.height() * 4) + 2;
+}
+
 // The image as large as fits left of the colour bar and below the caption, at its own aspect.
 QRectF ImageOverlayView::imageRect() const {
-    const QFontMetrics fm(font());
-    const QRectF area(kMargin, kMargin + fm.height() * 2 + 4, width() - 3 * kMargin - kBarWidth - kBarLabels,
-                      height() - 2 * kMargin - fm.height() * 2 - 4);
+    const int caption = captionHeight();
+    const QRectF area(kMargin, kMargin + caption + 2, width() - 3 * kMargin - kBarWidth - kBarLabels,
+                      height() - 2 * kMargin - caption - 2);
     if (area.width() <= 0 || area.height() <= 0 || picture_.image.isNull()) return {};
     const double aspect = double(picture_.image.height()) / std::max(1, picture_.image.width());
     double w = area.width(), h = w * aspect;
@@ -83,7 +92,7 @@ void ImageOverlayView::paintEvent(QPaintEvent*) {
         p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, message_);
         return;
     }
-    p.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, fm.height() * 2 + 2),
+    p.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, captionHeight()),
                Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption_);
     const QRectF im = imageRect();
     if (im.isEmpty()) return;

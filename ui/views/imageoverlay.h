@@ -48,6 +48,7 @@ protected:
 
 private:
     QRectF barRect() const;
+    int captionHeight() const;
     void setHovered(int patch);
 
     OverlayPicture picture_;

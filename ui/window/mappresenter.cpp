@@ -38,6 +38,7 @@
 #include "window/windowparts.h"
 
 #include "attnscope/attention/trace.h"
+#include "attnscope/attention/window_padding.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -435,11 +436,24 @@ void MapPresenter::showDetail(const DetailResult& r) {
     p_.heatmap->setLevelOfDetailEnabled(r.source.weights());  // a source's map is exact and whole
     applyDetailColors();
     const attnscope::MapSource source = r.source.source;
+    // Swin: the layer's windows (core's), outlined on the map; the padding's keys named.
+    std::vector<int> windows = attnscope::keyWindows(*r.trace, r.key.block, r.key.layer);
+    QString windowNote;
+    if (!windows.empty()) {
+        const int padding = attnscope::paddingKeys(info);
+        windowNote =
+                tr(" · windows outlined (zoom in)") +
+                (padding > 0 ? tr(" · last %1 keys: window padding, rows there sum to < 1 over the tokens").arg(padding)
+                             : QString());
+    }
     p_.heatmap->setMap(r.map, axisLabels(*r.trace, info, true, raw), axisLabels(*r.trace, info, false, raw),
                        mapTitle(QString(), r.trace->blocks().size() > 1 ? QString::fromStdString(info.name) : QString(),
                                 r.key.layer, attnscope::perHeadSource(source) ? r.key.head : -1,
                                 linear || !r.source.weights() ? 1.0 : r.temperature) +
-                               sourceTitleSuffix(source));
+                               sourceTitleSuffix(source) + windowNote);
+    if (windows.size() >= info.queryTokens.size() && !windows.empty())
+        p_.heatmap->setWindows(
+                std::vector<int>(windows.begin(), windows.begin() + std::ptrdiff_t(info.queryTokens.size())), windows);
 }
 
 void MapPresenter::onThumbnails(const ThumbnailResult& r) {

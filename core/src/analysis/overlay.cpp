@@ -188,11 +188,18 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
         for (int l = 0; l <= options.layer; ++l) fused.push_back(fuseHeads(tokenMaps(l), options.rollout.fusion));
         row = rolloutRow(fused, options.query, options.rollout);
     } else {
-        HeadMap m = options.source == OverlaySource::Head
-                            ? withoutPaddingKeys(trace.map(block, options.layer, options.head, options.map), padding)
-                            : averageHeads(tokenMaps(options.layer));
+        std::vector<HeadMap> maps;
+        if (options.source == OverlaySource::Head)
+            maps.push_back(trace.map(block, options.layer, options.head, options.map));
+        else
+            maps = layerMaps(trace, block, options.layer, options.map);
+        const HeadMap m = averageHeads(maps);  // with the padding's columns
         for (int j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] = m.at(options.query, j);
+        for (int j = n; j < m.cols; ++j) out.paddingWeight += m.at(options.query, j);
     }
+    const std::vector<int> windows = keyWindows(trace, block, options.layer);
+    if (!windows.empty())
+        for (int t : out.grid.positions) out.windows.push_back(windows[static_cast<std::size_t>(t)]);
     out.patches.resize(out.grid.positions.size());
     for (std::size_t p = 0; p < out.patches.size(); ++p) {
         out.patches[p] = row[static_cast<std::size_t>(out.grid.positions[p])];

@@ -64,6 +64,9 @@ struct LayerCapture {
     // h·d .. h·d + d reading head h (W_O^h), and the heads the model zeroed (RunOptions::maskHeads).
     at::Tensor values, outProjection;
     std::vector<int> maskedHeads;
+    // Window attention (Swin): each key's window (the tokens', then the window padding's),
+    // numbered row-major over the shifted grid's windows; empty for layers without windows.
+    std::vector<int> windows;
     // RunOptions::captureValues on the families that record it: what ALTI (analysis/alti.h) adds
     // to the values. Undefined residual: not recorded (cross and encoder-decoder decoder blocks).
     AttentionResidual residual;

@@ -1,5 +1,8 @@
 #include "attnscope/attention/window_padding.h"
 
+#include "attnscope/runtime/error.h"
+#include "trace_impl.h"
+
 #include <algorithm>
 
 namespace attnscope {
@@ -37,6 +40,17 @@ HeadMap withoutPaddingKeys(const HeadMap& map, int padding) {
         out.values.insert(out.values.end(), row, row + out.cols);
     }
     return out;
+}
+
+std::vector<int> keyWindows(const Trace& trace, int block, int layer) {
+    const auto& blocks = trace.impl().blocks;
+    if (block < 0 || block >= static_cast<int>(blocks.size()))
+        throw Error("block " + std::to_string(block) + " is out of range");
+    const auto& layers = blocks[static_cast<std::size_t>(block)].layers;
+    if (layer < 0 || layer >= static_cast<int>(layers.size()))
+        throw Error("layer " + std::to_string(layer) + " is out of range (0.." + std::to_string(layers.size() - 1) +
+                    ")");
+    return layers[static_cast<std::size_t>(layer)].windows;
 }
 
 }  // namespace attnscope

@@ -285,6 +285,7 @@ private:
             const at::Tensor kv = g.padding() > 0 ? at::cat({h, at::zeros({g.padding(), C}, h.options())}, 0) : h;
             const LayerRun run = layerRun(options, name, static_cast<int>(b));
             x = x + attentionBlock(block.attention, h, kv, H, d, score, mask, run, capture);
+            capture.layers.back().windows = swinKeyWindows(g);
             x = x + block.out(activate(cfg_.activation, block.inner(layerNorm(x, block.after, cfg_.eps))));
             if (b == 0) keys = swinKeyLabels(g);
             reportProgress(options.progress, ++done, total);

@@ -84,6 +84,12 @@ SwinTerms swinTerms(const SwinWindows& g, const at::Tensor& table) {
     return {blocked, bias.contiguous()};
 }
 
+std::vector<int> swinKeyWindows(const SwinWindows& g) {
+    std::vector<int> windows;
+    for (const auto& key : g.keys) windows.push_back(place(g, key).window);
+    return windows;
+}
+
 std::vector<std::string> swinTokenLabels(int rows, int cols) {
     std::vector<std::string> labels;
     for (int r = 0; r < rows; ++r)

@@ -44,6 +44,9 @@ struct SwinTerms {
 };
 SwinTerms swinTerms(const SwinWindows& windows, const at::Tensor& table);
 
+// The window of each key (g.keys' order), numbered row-major over the shifted grid's windows.
+std::vector<int> swinKeyWindows(const SwinWindows& windows);
+
 // Labels of the grid's tokens, "rRcC" row by row.
 std::vector<std::string> swinTokenLabels(int rows, int cols);
 // Labels of the layer's keys: the tokens', then the padding's (attention/window_padding.h).

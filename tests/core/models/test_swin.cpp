@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 using namespace attnscope;
@@ -283,4 +284,64 @@ TEST_CASE("Swin: attention over the image per stage, the rollout within a stage"
         for (int k = 0; k < n; ++k) want += hat[1][5 * n + k] * hat[0][k * n + j];
         CHECK(r.patches[j] == Approx(want).margin(1e-6));
     }
+}
+
+TEST_CASE("Swin: each key's window, and the overlay's windows and padding share", "[swin]") {
+    const SwinSpec spec;  // stage 1: 7×7 tokens padded to 9×9, windows of 3, shift 1 on layer 1
+    const Checkpoint c = makeSwin(spec, 61);
+    auto model = loadCpu(writeSwin(c, "swin-windows", 28));
+    auto trace = model->forwardImage(noise(28, 62));
+    const SwinReference ref = referenceSwin(c, spec, normalised(noise(28, 62)), 28);
+    const BlockInfo& stage = trace->blocks()[0];
+    const int n = 49, pad = paddingKeys(stage), w = 3, padded = 9;
+    REQUIRE(pad == padded * padded - n);
+    for (int layer = 0; layer < 2; ++layer) {
+        const std::vector<int> windows = keyWindows(*trace, 0, layer);
+        REQUIRE(windows.size() == static_cast<std::size_t>(n + pad));
+        // modeling_swin.py: torch.roll(-shift) moves padded-grid position p to (p - shift) mod 9,
+        // then window_partition cuts 3×3 windows row-major.
+        const int shift = layer == 1 ? 1 : 0;
+        std::vector<int> members(9, 0);
+        for (int j = 0; j < n + pad; ++j) {
+            int r = 0, col = 0;
+            REQUIRE(std::sscanf(stage.keyTokens[static_cast<std::size_t>(j)].c_str(),
+                                j < n ? "r%dc%d" : "[PAD r%dc%d]", &r, &col) == 2);
+            const int rr = (r - shift + padded) % padded, cc = (col - shift + padded) % padded;
+            CHECK(windows[static_cast<std::size_t>(j)] == rr / w * (padded / w) + cc / w);
+            ++members[static_cast<std::size_t>(windows[static_cast<std::size_t>(j)])];
+        }
+        for (int m : members) CHECK(m == w * w);  // every window holds 3×3 keys, padding included
+        // The map is zero across windows (the reference, written without the windows' ids).
+        int across = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (windows[static_cast<std::size_t>(i)] != windows[static_cast<std::size_t>(j)]) {
+                    CHECK(ref.maps[0][layer][0][i * n + j] == 0.0);
+                    ++across;
+                }
+        CHECK(across > n * n / 2);
+    }
+    CHECK(keyWindows(*trace, 0, 1)[0] == 8);  // r0c0 wraps to the last window when shifted
+    CHECK_THROWS_WITH(keyWindows(*trace, 0, 2), Catch::Contains("layer 2 is out of range (0..1)"));
+
+    // The overlay of a query in a padded window: its patches' windows, and the row's share on
+    // the padding, which the patches leave out.
+    OverlayOptions head;
+    head.layer = 0;
+    head.head = 1;
+    head.query = 48;  // r6c6: the last window, which holds padding
+    const PatchOverlay o = patchOverlay(*trace, 0, head);
+    REQUIRE(o.windows.size() == 49u);
+    const std::vector<int> windows = keyWindows(*trace, 0, 0);
+    CHECK(std::equal(o.windows.begin(), o.windows.end(), windows.begin()));
+    double patches = 0;
+    for (double p : o.patches) patches += p;
+    CHECK(o.paddingWeight > 0.01);
+    CHECK(patches + o.paddingWeight == Approx(1.0).margin(1e-5));
+    double onPadding = 0;  // the same share from the full map's padding columns
+    const HeadMap full = trace->map(0, 0, 1);
+    for (int j = n; j < n + pad; ++j) onPadding += full.at(48, j);
+    CHECK(o.paddingWeight == Approx(onPadding).margin(1e-7));
+    head.query = 0;  // r0c0's window holds no padding
+    CHECK(patchOverlay(*trace, 0, head).paddingWeight == 0.0);
 }

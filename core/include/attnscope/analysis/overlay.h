@@ -74,6 +74,11 @@ struct PatchOverlay {
     std::vector<double> patches;
     double otherWeight = 0;
     double maxPatch = 0;  // the largest patch weight (vit-explain divides by it for display)
+    // Swin's stages (attention/window_padding.h): the weight the row put on window padding,
+    // left out of the patches (a head's or layer mean's row; 0 for the rollout, which is over the
+    // tokens), and each patch's window at this layer (r * grid.cols + c; empty without windows).
+    double paddingWeight = 0;
+    std::vector<int> windows;
 };
 
 // The overlay of `block` (a square self-attention block whose key labels form a patch grid; or a
