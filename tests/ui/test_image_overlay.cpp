@@ -266,6 +266,29 @@ TEST_CASE_METHOD(WindowFixture, "The Image tab names a row that is not a patch b
     CHECK(row->text() == QStringLiteral("Row: [REG 2]"));
     panel->setQuery(3);
     CHECK(row->text() == QStringLiteral("Row: patch r0c0"));
+
+    // Patches only: core's row renormalised over the patches, the registers' weight left out.
+    const auto trace = session->trace();
+    attnscope::OverlayOptions o;
+    o.query = 3;
+    o.patchesOnly = true;
+    const attnscope::PatchOverlay want = attnscope::patchOverlay(*trace, 0, o);
+    REQUIRE(want.renormalised);
+    panel->patchesOnlyCheck()->setChecked(true);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->picture().values == want.patches; }, 20000));
+    double sum = 0;
+    for (double v : panel->view()->picture().values) sum += v;
+    CHECK(sum == Approx(1.0).margin(1e-9));
+    CHECK(panel->view()->caption().contains(QStringLiteral("renormalised over the patches")));
+    CHECK(image->state().patchesOnly);
+    ImageController::State st = image->state();
+    st.patchesOnly = false;
+    image->setState(st);
+    CHECK_FALSE(panel->patchesOnlyCheck()->isChecked());
+    o.patchesOnly = false;
+    const attnscope::PatchOverlay raw = attnscope::patchOverlay(*trace, 0, o);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->picture().values == raw.patches; }, 20000));
+    CHECK(raw.otherWeight > 0);  // [CLS] and the registers hold weight the renormalised row leaves out
 }
 
 TEST_CASE_METHOD(WindowFixture, "The Image tab says why a text model has no attention over the image", "[ui][image]") {

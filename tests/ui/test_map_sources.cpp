@@ -388,7 +388,7 @@ std::shared_ptr<const attnscope::Trace> openVit(WindowFixture& w, const fs::path
 
 // The Image tab shows row 0 ([CLS]) of this map over the patches.
 bool overlayShows(WindowFixture& w, const attnscope::Trace& trace, const attnscope::HeadMap& map, MapSource source) {
-    const attnscope::PatchOverlay want = sourceOverlay(trace, 0, map, 0);
+    const attnscope::PatchOverlay want = attnscope::mapRowOverlay(trace, 0, map, 0);
     ImageController* image = w.window.imageView();
     return image->shown().source.source == source && image->panel()->view()->hasPicture() &&
            image->panel()->view()->picture().values == want.patches;

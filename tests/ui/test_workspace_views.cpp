@@ -79,8 +79,8 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
     w.model = QStringLiteral("builtin:reverse-dot");
     w.view.tab = QStringLiteral("image");
     w.modelView = {QStringLiteral("det_induction"), false, false, QStringLiteral("mean_distance")};
-    w.image = {
-            attnscope::OverlaySource::Rollout, attnscope::HeadFusion::Min, 0.75, 35, Colormap::Viridis, true, true, 7};
+    w.image = {attnscope::OverlaySource::Rollout, attnscope::HeadFusion::Min, 0.75, 35, Colormap::Viridis, true, true,
+               true, 7};
     w.views.tab = QStringLiteral("qk");
     w.views.selectedSide = QStringLiteral("key");
     w.views.selectedIndex = 4;
@@ -99,6 +99,8 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
     CHECK(workspaceJson(r) == json);  // nothing lost, nothing added
     CHECK(r.image.discardRatio == 0.75);
     CHECK(r.image.fusion == attnscope::HeadFusion::Min);
+    CHECK(r.image.patchesOnly);
+    CHECK(r.image.query == 7);
     CHECK(r.views.lines.hiddenHeads == std::vector<int>{1, 3});
     CHECK(r.generation.sampling.seed == 123456789012ULL);
     CHECK(r.generation.generated == std::vector<std::int64_t>{1, 2, 3, 4});

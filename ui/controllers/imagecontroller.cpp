@@ -50,11 +50,12 @@ ImageController::ImageController(ViewState* state, Session* session, LabControll
             state_, panel_, this, &ViewState::TabSettings::image,
             [this] {
                 const State i = this->state();
-                return Workspace::ImageTab{i.source,   i.fusion, i.discardRatio, i.opacity,
-                                           i.colormap, i.smooth, i.grid,         i.query};
+                return Workspace::ImageTab{i.source, i.fusion, i.discardRatio, i.opacity,   i.colormap,
+                                           i.smooth, i.grid,   i.patchesOnly,  i.query};
             },
             [this](const Workspace::ImageTab& t) {
-                setState({t.source, t.fusion, t.discardRatio, t.opacity, t.colormap, t.smooth, t.grid, t.query});
+                setState({t.source, t.fusion, t.discardRatio, t.opacity, t.colormap, t.smooth, t.grid, t.patchesOnly,
+                          t.query});
             });
     connect(service_, &OverlayService::overlayReady, this, &ImageController::onOverlay);
     // What setState and a clicked patch change without an input's signal: written once the
@@ -100,6 +101,7 @@ ImageController::State ImageController::state() const {
     st.colormap = Colormap(panel_->colormapCombo()->currentIndex());
     st.smooth = panel_->smoothCheck()->isChecked();
     st.grid = panel_->gridCheck()->isChecked();
+    st.patchesOnly = panel_->patchesOnlyCheck()->isChecked();
     st.query = panel_->query();
     return st;
 }
@@ -118,6 +120,7 @@ void ImageController::setState(const State& st) {
         panel_->colormapCombo()->setCurrentIndex(std::clamp(int(st.colormap), 0, panel_->colormapCombo()->count() - 1));
         panel_->smoothCheck()->setChecked(st.smooth);
         panel_->gridCheck()->setChecked(st.grid);
+        panel_->patchesOnlyCheck()->setChecked(st.patchesOnly);
         panel_->setQuery(std::max(0, st.query));
     }
     refresh();
@@ -155,6 +158,7 @@ void ImageController::refresh() {
     o.map.temperature = lab_->displayTemperature(state_->temperature());
     o.rollout.discardRatio = panel_->discardRatio();
     o.rollout.fusion = panel_->fusion();
+    o.patchesOnly = panel_->patchesOnlyCheck()->isChecked();
     if (attnscope::gradientSource(source_.source) && !source_.gradients) {
         service_->cancel();
         return panel_->showMessage(tr("Computing %1 (a backward pass through the model)\u2026")
@@ -202,6 +206,7 @@ QString ImageController::describe(const OverlayResult& r) const {
             break;
     }
     QString text = tr("%1 row · %2").arg(row, what);
+    if (o.patchesOnly) text += tr(" · renormalised over the patches");
     const LabVariant lab = lab_->variantSpec(MapKey{state_->block(), state_->layer(), state_->head()}).variant;
     if (o.map.variant != attnscope::MapVariant::Native)
         text += tr(" · lab: %1").arg(labVariantName(lab));

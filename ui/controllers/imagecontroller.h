@@ -40,7 +40,8 @@ public:
         int opacity = 60;           // percent
         Colormap colormap = Colormap::Magma;
         bool smooth = false, grid = false;
-        int query = 0;  // the token whose row is shown (0 = [CLS])
+        bool patchesOnly = false;  // the row renormalised over the patches
+        int query = 0;             // the token whose row is shown (0 = [CLS])
     };
     State state() const;
     void setState(const State& state);  // then asks core again when the tab is shown

@@ -123,7 +123,8 @@ struct Workspace {
         Colormap colormap = Colormap::Magma;
         bool smooth = false;
         bool grid = false;
-        int query = 0;  // the token whose row is shown (0 = [CLS])
+        bool patchesOnly = false;  // the row renormalised over the patches
+        int query = 0;             // the token whose row is shown (0 = [CLS])
     } image;
 
     struct Views {                              // the Views dock

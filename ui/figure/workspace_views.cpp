@@ -72,6 +72,7 @@ void readViewSections(WorkspaceReader& r, Workspace& w) {
         }
         t.smooth = im->boolean(QStringLiteral("smooth")).value_or(false);
         t.grid = im->boolean(QStringLiteral("grid")).value_or(false);
+        t.patchesOnly = im->boolean(QStringLiteral("patches_only")).value_or(false);
         t.query = im->integer(QStringLiteral("query"), 0, kMaxToken).value_or(0);
         im->done();
     }
@@ -137,6 +138,7 @@ void writeViewSections(const Workspace& w, QJsonObject& o) {
                                                   {QStringLiteral("colormap"), colormapName(t.colormap)},
                                                   {QStringLiteral("smooth"), t.smooth},
                                                   {QStringLiteral("grid"), t.grid},
+                                                  {QStringLiteral("patches_only"), t.patchesOnly},
                                                   {QStringLiteral("query"), t.query}});
     const Workspace::Views& v = w.views;
     o.insert(QStringLiteral("views"),

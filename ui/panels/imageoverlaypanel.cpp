@@ -59,6 +59,10 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     grid_ = new QCheckBox(tr("Patch grid"));
     grid_->setObjectName(QStringLiteral("overlayGrid"));
     grid_->setToolTip(tr("Always draw the patch grid (it shows on hover anyway)."));
+    patchesOnly_ = new QCheckBox(tr("Patches only"));
+    patchesOnly_->setObjectName(QStringLiteral("overlayPatchesOnly"));
+    patchesOnly_->setToolTip(tr("Renormalise the row over the patches: what it puts on [CLS], registers, [DIST] or "
+                                "window padding no longer sets the colours (the caption still gives it)."));
     cls_ = new QPushButton(tr("[CLS] row"));
     cls_->setObjectName(QStringLiteral("overlayClsButton"));
     cls_->setToolTip(tr("Show the [CLS] token's row again."));
@@ -76,6 +80,7 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     auto* checks = new QHBoxLayout;
     checks->addWidget(smooth_);
     checks->addWidget(grid_);
+    checks->addWidget(patchesOnly_);
     checks->addStretch();
     form->addRow(checks);
     auto* row = new QHBoxLayout;
@@ -96,6 +101,7 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
             emit overlayWanted();
         });
     connect(discard_, &QDoubleSpinBox::valueChanged, this, &ImageOverlayPanel::overlayWanted);
+    connect(patchesOnly_, &QCheckBox::toggled, this, &ImageOverlayPanel::overlayWanted);
     connect(opacity_, &QSlider::valueChanged, this, &ImageOverlayPanel::redraw);
     connect(colormap_, &QComboBox::currentIndexChanged, this, &ImageOverlayPanel::redraw);
     connect(smooth_, &QCheckBox::toggled, this, &ImageOverlayPanel::redraw);

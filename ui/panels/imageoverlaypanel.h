@@ -35,6 +35,7 @@ public:
     QComboBox* colormapCombo() const { return colormap_; }
     QCheckBox* smoothCheck() const { return smooth_; }
     QCheckBox* gridCheck() const { return grid_; }
+    QCheckBox* patchesOnlyCheck() const { return patchesOnly_; }
     QPushButton* clsButton() const { return cls_; }
     QPushButton* exportButton() const { return export_; }
 
@@ -71,6 +72,7 @@ private:
     QComboBox* colormap_ = nullptr;
     QCheckBox* smooth_ = nullptr;
     QCheckBox* grid_ = nullptr;
+    QCheckBox* patchesOnly_ = nullptr;
     QPushButton* cls_ = nullptr;
     QPushButton* export_ = nullptr;
     QLabel* rowLabel_ = nullptr;

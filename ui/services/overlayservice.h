@@ -21,11 +21,6 @@ struct OverlayResult {
     ShownSource source;  // a map source's row instead of options.source's (the weights)
 };
 
-// Row `query` of a map source's map (shownSourceMap) laid over the block's patch grid: the
-// overlay of another source than the weights (e.g. Chefer's relevance of [CLS] over the patches).
-attnscope::PatchOverlay sourceOverlay(const attnscope::Trace& trace, int block, const attnscope::HeadMap& map,
-                                      int query);
-
 class OverlayService : public QObject {
     Q_OBJECT
 public:

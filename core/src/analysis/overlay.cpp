@@ -206,7 +206,32 @@ PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& o
         out.maxPatch = std::max(out.maxPatch, out.patches[p]);
     }
     for (int t : out.grid.others) out.otherWeight += row[static_cast<std::size_t>(t)];
-    return out;
+    return options.patchesOnly ? overPatchesOnly(std::move(out)) : out;
+}
+
+PatchOverlay mapRowOverlay(const Trace& trace, int block, const HeadMap& map, int query) {
+    const auto& blocks = trace.blocks();
+    if (block < 0 || block >= static_cast<int>(blocks.size()))
+        throw Error("attention over the image: block " + std::to_string(block) + " is out of range");
+    PatchOverlay o;
+    o.grid = patchGrid(blocks[static_cast<std::size_t>(block)].keyTokens);
+    if (query < 0 || query >= map.rows)
+        throw Error("overlay: query " + std::to_string(query) + " is outside the map's " + std::to_string(map.rows) +
+                    " rows");
+    o.query = query;
+    for (int p : o.grid.positions) o.patches.push_back(map.at(query, p));
+    for (int t : o.grid.others) o.otherWeight += map.at(query, t);
+    for (double v : o.patches) o.maxPatch = std::max(o.maxPatch, v);
+    return o;
+}
+
+PatchOverlay overPatchesOnly(PatchOverlay o) {
+    const double sum = std::accumulate(o.patches.begin(), o.patches.end(), 0.0);
+    if (!(sum > 0)) return o;
+    for (double& p : o.patches) p /= sum;
+    o.maxPatch /= sum;
+    o.renormalised = true;
+    return o;
 }
 
 }  // namespace attnscope

@@ -75,5 +75,31 @@ TEST_CASE("Overlays of DeiT and DINOv2 with registers keep [DIST] and [REG i] ou
         CHECK(overlay.otherWeight == Approx(other).margin(1e-6));
         CHECK(overlay.maxPatch == Approx(maxPatch).margin(1e-6));  // the display scale: patches only
         CHECK(other > 0.01);  // the special tokens hold weight the patch scale leaves out
+
+        // Patches only: the head's [CLS] row renormalised over the patches (the reference's row
+        // divided by its patches' sum); the special tokens' weight stays as the row's own.
+        OverlayOptions head;
+        head.layer = 1;
+        head.head = 1;
+        head.patchesOnly = true;
+        const PatchOverlay only = patchOverlay(*trace, 0, head);
+        CHECK(only.renormalised);
+        double patchSum = 0, specialSum = 0, best = 0;
+        for (int p = 0; p < 16; ++p) patchSum += ref.probs[1][1][special + p];
+        for (int t = 0; t < special; ++t) specialSum += ref.probs[1][1][t];
+        for (int p = 0; p < 16; ++p) {
+            CHECK(only.patches[p] == Approx(ref.probs[1][1][special + p] / patchSum).margin(1e-6));
+            best = std::max(best, ref.probs[1][1][special + p] / patchSum);
+        }
+        CHECK(only.maxPatch == Approx(best).margin(1e-6));
+        CHECK(only.otherWeight == Approx(specialSum).margin(1e-6));
+        head.patchesOnly = false;
+        CHECK_FALSE(patchOverlay(*trace, 0, head).renormalised);
+        // A map source's row (mapRowOverlay) lays out the same way.
+        const PatchOverlay fromMap = mapRowOverlay(*trace, 0, trace->map(0, 1, 1), 0);
+        CHECK(fromMap.patches == patchOverlay(*trace, 0, head).patches);
+        CHECK(overPatchesOnly(fromMap).patches == only.patches);
+        CHECK_THROWS_WITH(mapRowOverlay(*trace, 0, trace->map(0, 1, 1), n),
+                          Catch::Contains("query " + std::to_string(n) + " is outside the map's"));
     }
 }

@@ -63,6 +63,7 @@ struct OverlayOptions {
     int query = 0;           // the token whose row is shown; 0 = [CLS] in ViT
     MapOptions map;          // the maps' temperature (and variant)
     RolloutOptions rollout;  // Rollout only
+    bool patchesOnly = false;  // the row renormalised over the patches (overPatchesOnly)
 };
 
 // One query's row over the image: patches[r * grid.cols + c] is the weight of patch (r, c);
@@ -79,6 +80,8 @@ struct PatchOverlay {
     // tokens), and each patch's window at this layer (r * grid.cols + c; empty without windows).
     double paddingWeight = 0;
     std::vector<int> windows;
+    // overPatchesOnly: patches (and maxPatch) divided by the patches' own sum.
+    bool renormalised = false;
 };
 
 // The overlay of `block` (a square self-attention block whose key labels form a patch grid; or a
@@ -87,5 +90,16 @@ struct PatchOverlay {
 // is not attention). Throws attnscope::Error for a block that is not one, an index out of range, or a ratio outside
 // [0, 1).
 PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& options);
+
+// Row `query` of a given map over `block`'s patches (a map source's: relevance, value norms),
+// laid out as patchOverlay lays out a row of the weights; the map's columns are the block's keys.
+// Throws attnscope::Error for a query outside the map or keys that form no patch grid.
+PatchOverlay mapRowOverlay(const Trace& trace, int block, const HeadMap& map, int query);
+
+// The overlay renormalised over its patches: each divided by the patches' sum, so they sum to 1
+// and what the row put on the other tokens ([CLS], registers, [DIST]) or on window padding no
+// longer sets the colours (otherWeight and paddingWeight keep the row's own values). Registers
+// in particular soak up much of a DINOv2 row. Unchanged when the patches sum to 0.
+PatchOverlay overPatchesOnly(PatchOverlay overlay);
 
 }  // namespace attnscope
