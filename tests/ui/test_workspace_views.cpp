@@ -79,8 +79,15 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
     w.model = QStringLiteral("builtin:reverse-dot");
     w.view.tab = QStringLiteral("image");
     w.modelView = {QStringLiteral("det_induction"), false, false, QStringLiteral("mean_distance")};
-    w.image = {attnscope::OverlaySource::Rollout, attnscope::HeadFusion::Min, 0.75, 35, Colormap::Viridis, true, true,
-               true, 7};
+    w.image = {attnscope::OverlaySource::Rollout,
+               attnscope::HeadFusion::Min,
+               0.75,
+               35,
+               Colormap::Viridis,
+               true,
+               true,
+               true,
+               7};
     w.views.tab = QStringLiteral("qk");
     w.views.selectedSide = QStringLiteral("key");
     w.views.selectedIndex = 4;

@@ -50,7 +50,7 @@ ImageController::ImageController(ViewState* state, Session* session, LabControll
             state_, panel_, this, &ViewState::TabSettings::image,
             [this] {
                 const State i = this->state();
-                return Workspace::ImageTab{i.source, i.fusion, i.discardRatio, i.opacity,   i.colormap,
+                return Workspace::ImageTab{i.source, i.fusion, i.discardRatio, i.opacity, i.colormap,
                                            i.smooth, i.grid,   i.patchesOnly,  i.query};
             },
             [this](const Workspace::ImageTab& t) {

@@ -304,8 +304,8 @@ TEST_CASE("Swin: each key's window, and the overlay's windows and padding share"
         std::vector<int> members(9, 0);
         for (int j = 0; j < n + pad; ++j) {
             int r = 0, col = 0;
-            REQUIRE(std::sscanf(stage.keyTokens[static_cast<std::size_t>(j)].c_str(),
-                                j < n ? "r%dc%d" : "[PAD r%dc%d]", &r, &col) == 2);
+            REQUIRE(std::sscanf(stage.keyTokens[static_cast<std::size_t>(j)].c_str(), j < n ? "r%dc%d" : "[PAD r%dc%d]",
+                                &r, &col) == 2);
             const int rr = (r - shift + padded) % padded, cc = (col - shift + padded) % padded;
             CHECK(windows[static_cast<std::size_t>(j)] == rr / w * (padded / w) + cc / w);
             ++members[static_cast<std::size_t>(windows[static_cast<std::size_t>(j)])];

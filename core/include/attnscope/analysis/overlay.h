@@ -59,10 +59,10 @@ const char* overlaySourceName(OverlaySource source);  // "head", "layer mean", "
 struct OverlayOptions {
     OverlaySource source = OverlaySource::Head;
     int layer = 0;
-    int head = 0;            // Head only
-    int query = 0;           // the token whose row is shown; 0 = [CLS] in ViT
-    MapOptions map;          // the maps' temperature (and variant)
-    RolloutOptions rollout;  // Rollout only
+    int head = 0;              // Head only
+    int query = 0;             // the token whose row is shown; 0 = [CLS] in ViT
+    MapOptions map;            // the maps' temperature (and variant)
+    RolloutOptions rollout;    // Rollout only
     bool patchesOnly = false;  // the row renormalised over the patches (overPatchesOnly)
 };
 
