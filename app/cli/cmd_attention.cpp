@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "generate_output.h"
 #include "gradient_output.h"
+#include "image_text_output.h"
 #include "common.h"
 #include "lab_output.h"
 #include "model_input.h"
@@ -381,6 +382,9 @@ int runAttention(const std::vector<std::string>& argv) {
         written.push_back((out / "router.npy").string() + " [" + std::to_string(r.layers) + ", " +
                           std::to_string(r.tokens) + ", " + std::to_string(r.experts) + "]");
     }
+    if (const ImageTextScore& it = traceImageText(*trace); it.present)  // CLIP, SigLIP
+        written.push_back((out / "contributions.npy").string() + " " +
+                          writeImageTextOutputs(it, staged.path("contributions.npy"), tokens));
     writeFileAtomically(staged.path("tokens.json"), tokens.dump(2) + "\n");
     written.push_back((out / "tokens.json").string());
     if (s.rerun) {
@@ -413,7 +417,8 @@ int runAttention(const std::vector<std::string>& argv) {
 
 Command attentionCommand() {
     return {"attention", "run a model and write its attention maps (.npy)",
-            "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE) --out DIR\n"
+            "usage: attnscope-cli attention MODEL (--ids 3,17,42 | --text STRING | --image FILE [--text STRING]) --out DIR\n"
+            "                               [--pad-text-to N]\n"
             "                               [--target-text STRING | --target-ids 0,5,9 | --max-new-tokens N]\n"
             "                               [--device cpu|cuda|auto] [--type-ids 0,0,1,1] [--attend 1,1,1,0]\n"
             "                               [--temperature T [--propagate [--layers 0,2]]] [--mask-heads L:H,L:H]\n"
@@ -437,7 +442,13 @@ Command attentionCommand() {
             "                     encoder.npy, decoder.npy, cross.npy [layers, heads, target, source];\n"
             "                     Swin: stage1.npy, stage2.npy, ... [blocks, heads, n, n] over the stage's grid,\n"
             "                     row-major, zero outside each window; the probability a row gives to window\n"
-            "                     padding is left out, so such rows sum to less than 1)\n"
+            "                     padding is left out, so such rows sum to less than 1;\n"
+            "                     CLIP, SigLIP (--image FILE --text STRING): vision.npy and text.npy, SigLIP's\n"
+            "                     probe.npy [1, heads, 1, patches] (the MAP head's probe row))\n"
+            "  DIR/contributions.npy  CLIP, SigLIP: float32 [heads, patches], each patch's direct contribution through\n"
+            "                     one attention (CLIP: the last vision layer's [CLS] row; SigLIP: the probe) to the\n"
+            "                     image-text logit; tokens.json's \"similarity\" has cosine, logit, remainder and its\n"
+            "                     parts, so that the contributions plus the remainder equal the logit\n"
             "  DIR/tokens.json    ids, tokens, the labels of each block's rows and columns, and the\n"
             "                     model's outputs: for an encoder-decoder \"source\" (one label per\n"
             "                     column), \"target\" (one per row: the start symbol <s>, then each\n"
@@ -460,6 +471,8 @@ Command attentionCommand() {
             "  target side and shifted right as Hugging Face does; without a target the model decodes greedily\n"
             "  up to --max-new-tokens (1..4096, default 32) or its end token. \"target\" then labels each\n"
             "  decoder row and \"output\" holds what each row writes (its argmax next token).\n"
+            "--pad-text-to N (SigLIP) pads the text with text_config.pad_token_id to N tokens (SigLIP was trained on\n"
+            "  64); without it the text is used as tokenized.\n"
             "--type-ids gives BERT-family models one token type per id; --attend marks padding (0) that\n"
             "  no query may attend to (1 = real token).\n"
             "--temperature T divides the attention logits by T before the softmax (display only), or with\n"

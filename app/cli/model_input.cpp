@@ -22,7 +22,8 @@ std::vector<std::uint8_t> parseAttend(const std::string& text) {
 }  // namespace
 
 std::set<std::string> withInputOptions(std::set<std::string> options) {
-    options.insert({"ids", "text", "image", "type-ids", "attend", "target-text", "target-ids", "max-new-tokens"});
+    options.insert({"ids", "text", "image", "type-ids", "attend", "target-text", "target-ids", "max-new-tokens",
+                    "pad-text-to"});
     return options;
 }
 
@@ -32,8 +33,9 @@ bool ModelInput::hasTargetOptions() const {
 }
 
 ModelInput::ModelInput(const Args& args) : args_(args) {
-    const int given = (args.value("ids") ? 1 : 0) + (args.value("text") ? 1 : 0) + (args.value("image") ? 1 : 0);
-    if (given > 1) throw UsageError("give one input: --ids, --text or --image");
+    // An image with a text (or ids) is the input of the image–text models (CLIP, SigLIP).
+    const int words = (args.value("ids") ? 1 : 0) + (args.value("text") ? 1 : 0);
+    if (words > 1) throw UsageError("give one input: --ids, --text or --image (--image with --text for clip, siglip)");
     if ((args.value("type-ids") || args.value("attend")) && args.value("image"))
         throw UsageError("--type-ids and --attend go with --ids or --text, not --image");
     if (auto ids = args.value("ids")) parseIds(*ids);  // malformed values fail before loading
@@ -47,10 +49,34 @@ ModelInput::ModelInput(const Args& args) : args_(args) {
         throw UsageError("--target-text, --target-ids and --max-new-tokens go with --ids or --text, not --image");
     if (auto target = args.value("target-ids")) parseIntegers(*target, "--target-ids", "token id");
     args.integer("max-new-tokens", 1, kMaxNewTokens);
+    args.integer("pad-text-to", 1, 1 << 20);
     if (auto image = args.value("image")) image_ = readImageFile(*image);
 }
 
 std::shared_ptr<const Trace> ModelInput::run(const Model& model, const RunOptions& options) const {
+    const ModelInfo& info = model.info();
+    const bool words = args_.value("text") || args_.value("ids");
+    if (info.imageText) {  // both towers: an image and a text, checked by the model (exit code 2)
+        if (!image_ || !words)
+            throw Error(info.family + " takes an image and a text together: --image FILE --text STRING (or --ids)");
+        if (hasTargetOptions())
+            throw UsageError("--target-text, --target-ids and --max-new-tokens need an encoder-decoder model");
+        TextInput in;
+        in.ids = inputIds(args_, model);
+        if (auto pad = args_.integer("pad-text-to", 1, 1 << 20)) {  // SigLIP's training length is 64
+            if (info.padTokenId < 0)
+                throw Error("--pad-text-to pads siglip's text; " + info.family + "'s text is used as tokenized");
+            if (static_cast<long long>(in.ids.size()) > *pad)
+                throw Error("the text has " + std::to_string(in.ids.size()) + " tokens, more than --pad-text-to " +
+                            std::to_string(*pad));
+            in.ids.resize(static_cast<std::size_t>(*pad), info.padTokenId);
+        }
+        return model.forwardImageText(*image_, in, options);
+    }
+    if (args_.value("pad-text-to")) throw UsageError("--pad-text-to goes with image-text models (siglip)");
+    if (image_ && words)
+        throw UsageError("--image with --text or --ids goes with image-text models (clip, siglip); " + info.family +
+                         " takes one input");
     if (model.info().imageInput && !image_)
         throw UsageError(model.info().family + " models take an image: --image FILE.png|.jpg");
     if (image_) return model.forwardImage(*image_, options);
@@ -75,6 +101,8 @@ std::shared_ptr<const Trace> ModelInput::run(const Model& model, const RunOption
 }
 
 GradientInput ModelInput::gradientInput(const Model& model) const {
+    if (model.info().imageText)
+        throw Error("the gradient sources are not implemented for " + model.info().family + " (two towers)");
     if (model.info().imageInput && !image_)
         throw UsageError(model.info().family + " models take an image: --image FILE.png|.jpg");
     if (hasTargetOptions())

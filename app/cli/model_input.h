@@ -1,6 +1,7 @@
 // The model input every command that runs a model takes: --ids, --text or --image, plus the
 // BERT family's --type-ids and --attend and the encoder-decoders' --target-text, --target-ids
-// (decoder input ids used exactly) and --max-new-tokens (greedy decoding's limit, default 32).
+// (decoder input ids used exactly) and --max-new-tokens (greedy decoding's limit, default 32);
+// the image-text models (CLIP, SigLIP) take --image with --text (or --ids), and SigLIP --pad-text-to N.
 // One place, so attention, metrics and export agree.
 #pragma once
 
@@ -23,7 +24,7 @@ namespace attnscope::cli {
 // The largest --max-new-tokens.
 constexpr long long kMaxNewTokens = 4096;
 
-// options plus ids, text, image, type-ids, attend, target-text, target-ids, max-new-tokens.
+// options plus ids, text, image, type-ids, attend, target-text, target-ids, max-new-tokens, pad-text-to.
 std::set<std::string> withInputOptions(std::set<std::string> options);
 
 class ModelInput {

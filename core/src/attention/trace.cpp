@@ -70,6 +70,7 @@ int Trace::finalHiddenWidth() const { return impl_->finalHiddenWidth; }
 const TokenPredictions& Trace::tokenPredictions() const { return impl_->tokenPredictions; }
 const RouterTrace& traceRouter(const Trace& trace) { return trace.impl().router; }
 const ScoreTerms& traceScoreTerms(const Trace& trace) { return trace.impl().scoreTerms; }
+const ImageTextScore& traceImageText(const Trace& trace) { return trace.impl().imageText; }
 
 const char* scoreTermName(int which) {
     static const char* const names[ScoreTerms::kTerms] = {"c2c", "c2p", "p2c"};

@@ -3,6 +3,7 @@
 
 #include "attention_ops.h"
 #include "readout.h"
+#include "attnscope/attention/image_text.h"
 #include "attnscope/attention/router_trace.h"
 #include "attnscope/attention/score_terms.h"
 #include "attnscope/attention/trace.h"
@@ -160,6 +161,8 @@ struct Trace::Impl {
     RouterTrace router;
     // DeBERTa v2/v3 with RunOptions::scoreTerms: every layer's score terms (traceScoreTerms).
     ScoreTerms scoreTerms;
+    // Image–text models (CLIP, SigLIP): the similarity and the patch contributions (traceImageText).
+    ImageTextScore imageText;
 
     // [queries, keys] probabilities on the trace's device, float32.
     at::Tensor mapTensor(int block, int layer, int head, const MapOptions& options) const;

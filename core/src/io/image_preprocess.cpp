@@ -115,10 +115,11 @@ ImagePreprocess processorDefaults(const std::string& processor) {
     ImagePreprocess p;  // ViT's: bilinear to 224², mean and std 0.5, no crop step
     if (processor == "ViT") return p;
     p.resample = 3;
+    if (processor == "Siglip") return p;  // bicubic to 224², mean and std 0.5, no crop step
     p.crop = p.cropStep = true;
     if (processor == "DeiT" || processor == "Beit") {
         p.width = p.height = 256;
-    } else if (processor == "Bit") {
+    } else if (processor == "Bit" || processor == "CLIP") {
         p.edgeSizes = true;
         p.shortestEdge = 224;
         p.mean = {0.48145466, 0.4578275, 0.40821073};  // OPENAI_CLIP_MEAN, OPENAI_CLIP_STD
@@ -136,7 +137,7 @@ std::string processorKind(const JsonConfig& c) {
     for (const char* key : {"image_processor_type", "feature_extractor_type"}) {
         if (!c.has(key) || !c.json().at(key).is_string()) continue;
         const std::string name = c.json().at(key).get<std::string>();
-        for (const char* kind : {"ViT", "DeiT", "Bit", "Beit"})
+        for (const char* kind : {"ViT", "DeiT", "Bit", "Beit", "CLIP", "Siglip"})
             for (const char* suffix : {"ImageProcessor", "ImageProcessorFast", "FeatureExtractor"})
                 if (name == std::string(kind) + suffix) return kind;
     }

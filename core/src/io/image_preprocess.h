@@ -34,8 +34,9 @@ struct ImagePreprocess {
 
 // The constructor defaults of a Hugging Face image processor class (PIL backend): "ViT" (bilinear
 // resize to 224², mean and std 0.5), "DeiT" (bicubic to 256², center crop 224², 0.5), "Bit"
-// (DINOv2's: bicubic shortest edge 224, crop 224², the OpenAI CLIP mean and std) or "Beit"
-// (bicubic to 256², crop 224², 0.5). Anything else throws.
+// (DINOv2's: bicubic shortest edge 224, crop 224², the OpenAI CLIP mean and std), "CLIP" (the
+// same as Bit's), "Beit" (bicubic to 256², crop 224², 0.5) or "Siglip" (bicubic to 224², no crop,
+// 0.5). Anything else throws.
 ImagePreprocess processorDefaults(const std::string& processor);
 
 // Reads folder/preprocessor_config.json when present ("do_resize", "size" as {"height", "width"},

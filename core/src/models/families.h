@@ -19,10 +19,12 @@ using FamilyLoader = LoadFamily*;
 
 // Encoders (bert.cpp for bert, roberta, distilbert; modernbert.cpp; deberta.cpp for deberta-v2; the image encoders on
 // vision_encoder.h: vit.cpp, deit.cpp, dinov2.cpp for dinov2 and dinov2_with_registers, beit.cpp; swin.cpp on its own
-// stages), encoder-decoders on seq2seq.h (t5.cpp, bart.cpp for bart and mbart, marian.cpp) and the built-in models
-// (builtin/models.cpp: "attnscope-seq2seq" and "attnscope-classifier").
+// stages), the image–text models on image_text.h (clip.cpp, siglip.cpp), encoder-decoders on seq2seq.h (t5.cpp,
+// bart.cpp for bart and mbart, marian.cpp) and the built-in models (builtin/models.cpp: "attnscope-seq2seq" and
+// "attnscope-classifier").
 LoadFamily loadBert, loadModernBert, loadDebertaV2, loadVit, loadDeit, loadDinov2, loadDinov2WithRegisters, loadBeit,
-        loadSwin, loadT5, loadBart, loadMbart, loadMarian, loadBuiltinSeq2seq, loadBuiltinClassifier;
+        loadSwin, loadClip, loadSiglip, loadT5, loadBart, loadMbart, loadMarian, loadBuiltinSeq2seq,
+        loadBuiltinClassifier;
 
 // Decoder-only families: the config parser of each (decoder_spec.h), one file each, loaded by
 // loadDecoderFamily<parser>. gemma.cpp holds gemma, gemma2 and gemma3_text; falcon.cpp also the

@@ -176,6 +176,7 @@ at::Tensor activate(const std::string& name, const at::Tensor& x) {
     if (name == "silu" || name == "swish") return at::silu(x);
     if (name == "gelu") return at::gelu(x);
     if (name == "relu") return at::relu(x);
+    if (name == "quick_gelu") return x * at::sigmoid(1.702 * x);  // CLIP's
     return at::gelu(x, "tanh");  // gelu_new, gelu_pytorch_tanh and gelu_fast are the tanh form
 }
 

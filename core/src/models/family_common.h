@@ -147,7 +147,8 @@ at::Tensor splitHeads(const at::Tensor& x, std::int64_t count, std::int64_t d);
 at::Tensor mergeHeads(const at::Tensor& x);
 
 // The feed-forward activations of config.json's hidden_act / activation_function: "silu" and
-// "swish", "gelu" (erf), "relu", and every other accepted name is the tanh approximation.
+// "swish", "gelu" (erf), "relu", "quick_gelu" (x·σ(1.702x), CLIP), and every other accepted name
+// is the tanh approximation.
 at::Tensor activate(const std::string& name, const at::Tensor& x);
 // Fails config key `key` unless `value` is one of `known`: "'value' is not supported (a, b, ...)".
 void requireKnown(const JsonConfig& config, const std::string& key, const std::string& value,

@@ -118,6 +118,11 @@ std::shared_ptr<const Trace> Model::runForwardImage(const RgbImage&, const RunOp
     throw Error(info().family + " model at " + info().path.string() + " takes token ids, not an image");
 }
 
+std::shared_ptr<const Trace> Model::runForwardImageText(const RgbImage&, const TextInput&, const RunOptions&) const {
+    throw Error(info().family + " model at " + info().path.string() +
+                " does not take an image and a text together (image–text models: clip, siglip)");
+}
+
 // The capture dtype for the forward's thread (runtime/capture_type.h): layers narrow their Q/K
 // as they record them and the memory check counts them so.
 std::optional<c10::ScalarType> captureTypeOf(const RunOptions& options) {
@@ -192,8 +197,16 @@ std::shared_ptr<const Trace> Model::forwardImage(const RgbImage& image, const Ru
                           [&] { return runForwardImage(image, options); });
 }
 
+std::shared_ptr<const Trace> Model::forwardImageText(const RgbImage& image, const TextInput& text,
+                                                     const RunOptions& options) const {
+    return checkedForward(*this, "an image and " + std::to_string(text.ids.size()) + " tokens", options,
+                          std::make_shared<const TextInput>(text), std::make_shared<const RgbImage>(image),
+                          [&] { return runForwardImageText(image, text, options); });
+}
+
 std::shared_ptr<const Trace> Model::rerun(const Trace& original, const RunOptions& options) const {
     const Trace::Impl& impl = original.impl();
+    if (impl.imageInput && impl.textInput) return forwardImageText(*impl.imageInput, *impl.textInput, options);
     if (impl.imageInput) return forwardImage(*impl.imageInput, options);
     if (impl.textInput) return forwardText(*impl.textInput, options);
     return forward(original.ids(), options);
@@ -245,6 +258,8 @@ const FamilyEntry kFamilies[] = {
         {"dinov2_with_registers", loadDinov2WithRegisters},
         {"beit", loadBeit},
         {"swin", loadSwin},
+        {"clip", loadClip},
+        {"siglip", loadSiglip},
         {"t5", loadT5},
         {"bart", loadBart},
         {"mbart", loadMbart},

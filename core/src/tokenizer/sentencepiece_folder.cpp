@@ -19,6 +19,10 @@
 //   XLNetTokenizer     the same preparation (do_lower_case false by default); "$A <sep> <cls>"
 //   DebertaV2Tokenizer spm.model; ids as SentencePiece's, [MASK] after the pieces unless the
 //                      model has it; do_lower_case, split_by_punct; "[CLS] $A [SEP]"
+//   SiglipTokenizer    spiece.model; non-legacy Llama's model and "▁" prefix, the text lowercased
+//                      (do_lower_case, true), then canonicalize_text: ASCII punctuation removed,
+//                      whitespace runs made one space, stripped; "$A </s>" (not twice), </s>,
+//                      <unk> and the pad token with lstrip and rstrip
 // The family is tokenizer_config.json's tokenizer_class (another class is refused rather than
 // read with the wrong layout), else config.json's model_type where it names one of these, else
 // the file's name (with model_type telling mBART's sentencepiece.bpe.model from XLM-R's). tokenizer_config.json's
@@ -44,7 +48,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Family { T5, Llama, Gemma, XlmR, MBart, MBart50, Marian, Albert, XLNet, DebertaV2 };
+enum class Family { T5, Llama, Gemma, XlmR, MBart, MBart50, Marian, Albert, XLNet, DebertaV2, Siglip };
 
 bool present(const fs::path& p) {
     std::error_code ec;
@@ -72,6 +76,7 @@ std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& con
     if (startsWith(cls, "Albert")) return Family::Albert;
     if (startsWith(cls, "XLNet")) return Family::XLNet;
     if (startsWith(cls, "DebertaV2")) return Family::DebertaV2;
+    if (startsWith(cls, "Siglip")) return Family::Siglip;
     // Another class (Pegasus, CamemBERT, ...) lays the same files out its own way.
     if (!cls.empty()) return std::nullopt;
     std::string type;
@@ -80,6 +85,7 @@ std::optional<Family> familyOf(const fs::path& folder, const nlohmann::json& con
     if (type == "albert") return Family::Albert;
     if (type == "xlnet") return Family::XLNet;
     if (type == "deberta-v2") return Family::DebertaV2;
+    if (type == "siglip") return Family::Siglip;
     if (type == "pegasus" || type == "camembert") return std::nullopt;
     const std::string name = file.filename().string();
     if (name == "source.spm" || name == "target.spm") return Family::Marian;
@@ -140,6 +146,28 @@ private:
     std::vector<std::int64_t> specials_;
 };
 
+// SiglipTokenizer's text preparation: the lowercase (do_lower_case), non-legacy Llama's "▁" prefix,
+// then canonicalize_text on what follows it: string.punctuation removed, \s+ made " ", stripped.
+class SiglipNormalizer final : public Normalizer {
+public:
+    SiglipNormalizer(bool lowercase, const std::string& origin) {
+        if (lowercase) steps_.push_back(makeNormalizer({{"type", "Lowercase"}}, Origin{origin}));
+        steps_.push_back(std::make_unique<LlamaPrefixNormalizer>());
+        steps_.push_back(makeNormalizer(
+                {{"type", "Replace"}, {"pattern", {{"Regex", "[!-/:-@\\[-`{-~]"}}}, {"content", ""}}, Origin{origin}));
+        steps_.push_back(makeNormalizer({{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}},
+                                        Origin{origin}));
+        steps_.push_back(
+                makeNormalizer({{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}}, Origin{origin}));
+    }
+    void normalize(NormalizedString& s) const override {
+        for (const auto& step : steps_) step->normalize(s);
+    }
+
+private:
+    std::vector<std::unique_ptr<Normalizer>> steps_;
+};
+
 struct Layout {
     SpmIds ids;
     std::map<std::int64_t, AddedToken> added;  // by id
@@ -148,6 +176,7 @@ struct Layout {
     std::string unkPrefix;                   // non-legacy Llama (makeSentencePieceModel)
     bool digitComma = false;                 // ALBERT, XLNet (makeSentencePieceModel)
     std::unique_ptr<Normalizer> normalizer;  // the family's text preparation
+    bool siglip = false, lowercase = false;  // with unkPrefix: SiglipNormalizer instead of the Llama prefix
     std::unique_ptr<PreTokenizer> preTokenizer;
 };
 
@@ -178,7 +207,7 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFile(const fs::path& folder, c
         throw Error(
                 configFile + ": tokenizer_class '" + config.value("tokenizer_class", std::string()) +
                 "' is not read from a SentencePiece file yet (T5, Llama, Gemma, XLMRoberta, MBart, MBart50, Marian, "
-                "Albert, XLNet, DebertaV2 are)");
+                "Albert, XLNet, DebertaV2, Siglip are)");
     auto file = std::make_shared<const SentencePieceFile>(path);
     const auto size = static_cast<std::int64_t>(file->size());
     auto token = [&](const char* key, const char* fallback) {
@@ -334,6 +363,23 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFile(const fs::path& folder, c
                         makePreTokenizer({{"type", "Punctuation"}, {"behavior", "Isolated"}}, Origin{configFile});
             break;
         }
+        case Family::Siglip: {
+            layout.ids = [](int id, const std::string&) { return std::optional<std::int64_t>(id); };
+            for (const auto& [key, fallback] : {std::pair<const char*, const char*>{"eos_token", "</s>"},
+                                                {"unk_token", "<unk>"},
+                                                {"pad_token", "</s>"}}) {
+                const std::string t = token(key, fallback);
+                if (const auto id = t.empty() ? std::nullopt : pieceId(t))
+                    layout.added[*id] = special(t, *id, true, true);
+            }
+            layout.suffix = {token("eos_token", "</s>")};
+            layout.skipRepeatedEnd = true;
+            layout.unkPrefix = token("unk_token", "<unk>");
+            if (layout.unkPrefix.empty()) throw Error(configFile + ": SiglipTokenizer needs an unk_token");
+            layout.siglip = true;
+            layout.lowercase = configBool(config, folder, "do_lower_case", true);
+            break;
+        }
         case Family::Marian: {
             // separate_vocabs: the target side's ids are target_vocab.json's (MarianTokenizer's
             // _switch_to_target_mode); otherwise both sides share vocab.json.
@@ -412,7 +458,10 @@ std::unique_ptr<Tokenizer::Impl> sentencePieceFromFile(const fs::path& folder, c
     } else {
         impl->model = makeSentencePieceModel(std::make_shared<const SentencePieceFile>(path, false), layout.ids,
                                              layout.unkPrefix);
-        impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();
+        if (layout.siglip)
+            impl->normalizer = std::make_unique<SiglipNormalizer>(layout.lowercase, configFile);
+        else
+            impl->normalizer = std::make_unique<LlamaPrefixNormalizer>();
     }
     std::vector<std::int64_t> specialIds;  // for non-legacy Llama's lone "▁"
     if (!layout.unkPrefix.empty())

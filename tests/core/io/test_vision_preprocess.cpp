@@ -62,3 +62,34 @@ TEST_CASE("Processor defaults come from the class the file names, else the famil
     writeText(dir / "preprocessor_config.json", R"({"do_center_crop": "yes"})");
     CHECK_THROWS_WITH(preprocessedPixels(dir, "Bit", image), Catch::Contains("'do_center_crop'"));
 }
+
+TEST_CASE("CLIP's and SigLIP's processors keep their classes' defaults", "[vision][preprocess][clip][siglip]") {
+    // Pillow's goldens above cover Bit's and DeiT's paths; CLIPImageProcessor's defaults are Bit's
+    // (bicubic shortest edge 224, crop 224², OpenAI's mean and std) and SiglipImageProcessor's are
+    // DeiT's resize without its crop (bicubic to 224², not keeping the aspect ratio; mean and std 0.5).
+    RgbImage image{300, 260, std::vector<std::uint8_t>(300 * 260 * 3)};
+    for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>((i * 7) % 251);
+    const auto none = freshDir("preprocess-clip-none");
+    const PixelValues clip = preprocessedPixels(none, "CLIP", image);
+    CHECK((clip.width == 224 && clip.height == 224));
+    CHECK(clip.values == preprocessedPixels(none, "Bit", image).values);
+    const auto named = freshDir("preprocess-clip-named");
+    writeText(named / "preprocessor_config.json",
+              R"({"image_processor_type": "CLIPImageProcessor", "size": 100, "crop_size": 80})");
+    const PixelValues small = preprocessedPixels(named, "ViT", image);  // the file's class wins
+    CHECK((small.width == 80 && small.height == 80));
+    writeText(named / "preprocessor_config.json",
+              R"({"image_processor_type": "BitImageProcessor", "size": {"shortest_edge": 100}, "crop_size": 80})");
+    CHECK(small.values == preprocessedPixels(named, "ViT", image).values);
+
+    const PixelValues siglip = preprocessedPixels(none, "Siglip", image);
+    CHECK((siglip.width == 224 && siglip.height == 224));
+    const auto deit = freshDir("preprocess-siglip-deit");
+    writeText(deit / "preprocessor_config.json",
+              R"({"image_processor_type": "DeiTImageProcessor", "size": 224, "do_center_crop": false})");
+    CHECK(siglip.values == preprocessedPixels(deit, "ViT", image).values);
+    writeText(deit / "preprocessor_config.json",
+              R"({"image_processor_type": "SiglipImageProcessor", "size": {"height": 30, "width": 40}})");
+    const PixelValues wide = preprocessedPixels(deit, "ViT", image);
+    CHECK((wide.width == 40 && wide.height == 30));
+}

@@ -68,8 +68,9 @@ TEST_CASE("config.json must be a JSON object with a known model_type", "[config]
     CHECK_THAT(unknown, Catch::Contains(" gemma, gemma2, gemma3_text, qwen3, olmo2, phi3,"));
     CHECK_THAT(unknown, Catch::Contains(" phi3, mixtral, qwen2_moe, olmoe, opt,"));
     CHECK_THAT(unknown,
-               Catch::Contains(" vit, deit, dinov2, dinov2_with_registers, beit, swin, t5, bart, mbart, marian, "
-                               "attnscope-seq2seq, attnscope-classifier)"));
+               Catch::Contains(
+                       " vit, deit, dinov2, dinov2_with_registers, beit, swin, clip, siglip, t5, bart, mbart, marian, "
+                       "attnscope-seq2seq, attnscope-classifier)"));
 }
 
 TEST_CASE("GPT-2 config fields are validated", "[config]") {

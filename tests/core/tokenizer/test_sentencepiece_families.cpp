@@ -320,3 +320,37 @@ TEST_CASE("Marian with separate_vocabs: target_vocab.json numbers the target sid
     CHECK_THAT(errorOf([&] { Tokenizer::fromFolder(f.dir, TokenizerSide::Target); }),
                Catch::StartsWith((f.dir / "target_vocab.json").string() + ": missing"));
 }
+
+TEST_CASE("SigLIP: spiece.model as SiglipTokenizer lays it out (lowercase, canonicalize_text, </s> once)",
+          "[tokenizer][sentencepiece][siglip]") {
+    // SiglipTokenizer encodes like non-legacy Llama (no dummy prefix, "▁" before the text) after its
+    // canonicalize_text, then appends </s>: on texts that canonicalization leaves as they are the
+    // ids are llama_nonlegacy's (golden_spm.json, made with SentencePiece) without <s>, plus </s> (2).
+    auto f = folder("siglip").copy("bpe.model", "spiece.model");
+    f.write("tokenizer_config.json", {{"tokenizer_class", "SiglipTokenizer"}});
+    const auto tok = Tokenizer::fromFolder(f.dir);
+    REQUIRE(tok);
+    std::size_t compared = 0;
+    for (const auto& row : layouts()["llama_nonlegacy"]) {
+        const std::string text = row["text"];
+        if (text != "x" && text != "\xE2\x96\x81"
+                                   "already\xE2\x96\x81"
+                                   "marked")
+            continue;
+        std::vector<std::int64_t> want = row["ids_no_special"];
+        want.push_back(2);
+        INFO(text);
+        CHECK(tok->encode(text).ids == want);
+        ++compared;
+    }
+    CHECK(compared == 2);
+    // Case, ASCII punctuation and whitespace runs are canonicalized away; </s> is not added twice.
+    const auto plain = tok->encode("hello world").ids;
+    CHECK(tok->encode("Hello,   World!!").ids == plain);
+    CHECK(tok->encode("  HELLO (world) ").ids.back() == 2);
+    CHECK(tok->encode("hello world</s>").ids == plain);
+    CHECK(tok->encode("X.").ids == tok->encode("x").ids);
+    // do_lower_case false keeps the case (and so other pieces).
+    f.write("tokenizer_config.json", {{"tokenizer_class", "SiglipTokenizer"}, {"do_lower_case", false}});
+    CHECK(Tokenizer::fromFolder(f.dir)->encode("Hello World").ids != plain);
+}

@@ -100,3 +100,22 @@ TEST_CASE("legacy folders tokenize like the tokenizer.json they stand for", "[to
         check(dir, "roberta-legacy");
     }
 }
+
+TEST_CASE("CLIP's tokenizer.json layout (lowercase, CLIP's Split, BPE with </w>) reproduces Hugging Face id for id",
+          "[tokenizer][golden][clip]") {
+    // clip.json and clip_golden.json: tests/data/tokenizers/clip.mjs.
+    const nlohmann::json expected = attnscope::testing::readGoldenFile("clip_golden.json");
+    std::ifstream in(kData / "clip.json", std::ios::binary);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto tok = Tokenizer::fromJson(text.str(), "clip.json");
+    const auto problems = compareCase(expected, *tok);
+    std::string report;
+    for (std::size_t i = 0; i < problems.size() && i < 4; ++i) report += "\n  " + problems[i];
+    INFO(problems.size() << " mismatches" << report);
+    CHECK(problems.empty());
+    // The pipeline lowercases and keeps </w> on each word's last piece.
+    const auto& hello = expected["results"][0];
+    CHECK(hello["tokens"] == nlohmann::json::array({"<|startoftext|>", "hello</w>", "world</w>", "<|endoftext|>"}));
+}

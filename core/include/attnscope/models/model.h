@@ -45,6 +45,14 @@ struct ModelInfo {
     // Image models (ViT, DeiT, DINOv2): forwardImage() takes an RGB image, preprocessed to
     // imageSize × imageSize pixels and cut into patches of patchSize; forward(ids) is an error for them.
     bool imageInput = false;
+    // Image–text models (CLIP, SigLIP; imageInput too): forwardImageText() runs the vision tower on
+    // an image and the text tower on ids (blocks "vision" and "text", SigLIP's "probe") and records
+    // their similarity (attention/image_text.h); forwardImage and forward alone are errors.
+    // maxPositions is then the text tower's.
+    bool imageText = false;
+    // The text tower's padding token for callers that pad the text (SigLIP's pad_token_id: the CLI's
+    // --pad-text-to N); -1 when the model's text is not padded (CLIP, the other families).
+    std::int64_t padTokenId = -1;
     // Encoder-decoder models (the built-in reverse models, T5, BART, mBART, Marian): blocks
     // "encoder", "decoder" and "cross"; TextInput::targetIds forces the decoder's input.
     bool encoderDecoder = false;
@@ -133,7 +141,11 @@ public:
     // Image models: one forward over an image (info().imageInput). Text models throw
     // attnscope::Error saying they take token ids.
     std::shared_ptr<const Trace> forwardImage(const RgbImage& image, const RunOptions& options = {}) const;
-    // The same input as original (ids, text with types/padding, or image) with new options:
+    // Image–text models (info().imageText): both towers, the image and the text's ids (used as
+    // given). Other models throw attnscope::Error.
+    std::shared_ptr<const Trace> forwardImageText(const RgbImage& image, const TextInput& text,
+                                                  const RunOptions& options = {}) const;
+    // The same input as original (ids, text with types/padding, image, or image and text) with new options:
     // what interventions (propagated temperature, masked heads) compare against.
     std::shared_ptr<const Trace> rerun(const Trace& original, const RunOptions& options) const;
 
@@ -146,6 +158,9 @@ protected:
     virtual std::shared_ptr<const Trace> runForwardText(const TextInput& input, const RunOptions& options) const;
     // Default: throws "this model takes token ids, not an image".
     virtual std::shared_ptr<const Trace> runForwardImage(const RgbImage& image, const RunOptions& options) const;
+    // Default: throws "FAMILY does not take an image and a text together".
+    virtual std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
+                                                             const RunOptions& options) const;
 };
 
 }  // namespace attnscope

@@ -1,0 +1,69 @@
+// What the image–text families (clip.cpp, siglip.cpp) share: a tower's config and its pre-LN
+// layers on the shared stack (layer_stack.h) under CLIP's tensor names, which SigLIP keeps; a
+// tower's forward into its own Trace block; the similarity; and the pieces of the patch
+// contributions (attention/image_text.h says what they are).
+#pragma once
+
+#include "attnscope/attention/image_text.h"
+#include "io/json_util.h"
+#include "layer_stack.h"
+
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// A tower's sizes from its sub-config; the defaults are the family's config class's.
+struct TowerConfig {
+    int hidden = 768, layers = 12, heads = 12, inner = 3072;
+    double eps = 1e-5;
+    std::string activation = "quick_gelu";
+};
+
+// config.json's object `key` ("text_config", "vision_config") as a JsonConfig whose messages
+// name "config.json (key)"; an empty object when the key is absent (the class's defaults).
+JsonConfig subConfig(const JsonConfig& config, const std::string& key);
+
+// Reads hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, layer_norm_eps and
+// hidden_act over `defaults`; fails naming the key.
+TowerConfig readTowerConfig(const JsonConfig& c, TowerConfig defaults);
+
+// CLIPEncoderLayer's (and SiglipEncoderLayer's) names under encoder.layers.N.
+extern const StackNames kClipLayerNames;
+
+struct Tower {
+    TowerConfig config;
+    StackSpec spec;
+    std::vector<StackLayer> layers;
+
+    // Runs the layers over x [n, E] (after the memory check) and records them as Trace block
+    // `name` over `labels` (queries and keys); `mask` the self-attention's (CLIP's text: causal).
+    // lastInput, when given, receives the residual entering the last layer [n, E]. Returns the
+    // last layer's output [n, E] (before any final norm).
+    at::Tensor run(const at::Tensor& x, const MaskSpec& mask, const std::string& name,
+                   const std::vector<std::string>& labels, const RunOptions& options, Trace::Impl& impl,
+                   at::Tensor* lastInput = nullptr) const;
+};
+
+// The tower's layers under `prefix` ("vision_model.encoder.layers."), step() after each.
+Tower loadTower(WeightStore& weights, const TowerConfig& config, const std::string& prefix,
+                const std::function<void()>& step);
+
+// logit_scale (and SigLIP's logit_bias): a scalar stored as [] or [1]; fails naming it otherwise.
+double loadScalar(WeightStore& weights, const std::string& name);
+
+// cosine, logit = scale·cosine + bias and the norms from the embeddings image [P] and text [P].
+void scoreSimilarity(ImageTextScore& score, const at::Tensor& image, const at::Tensor& text, double scale, double bias);
+
+// One attention's pieces for a single query row: α_hj · (v_j^h W_O^h), [H, m, E] in double on
+// the CPU, recomputed from the attention's input (query [1, E], keys [m, E], as the block read
+// them) with logits scaled by 1/√d and divided by `run`'s temperature; heads `run` masks give 0.
+at::Tensor attentionPieces(const AttentionWeights& w, const at::Tensor& query, const at::Tensor& keys,
+                           std::int64_t heads, const LayerRun& run);
+
+// x in double on the CPU; weights of a norm or a linear the same (undefined stays undefined).
+at::Tensor cpuDouble(const at::Tensor& x);
+Norm cpuDouble(const Norm& n);
+Linear cpuDouble(const Linear& l);
+
+}  // namespace attnscope
