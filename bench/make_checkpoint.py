@@ -5,7 +5,9 @@
                                    [--positions P] [--bare]
 
 FAMILY: gpt2, llama, bert, modernbert, deberta-v2, vit, deit, dinov2, dinov2_with_registers, beit, swin. Needs only
-numpy. Swin's base is swin-tiny-patch4-window7-224's shape (embed 96, depths 2,2,6,2, heads 3,6,12,24). DeiT and
+numpy. Swin's base is swin-tiny-patch4-window7-224's shape (embed 96, depths 2,2,6,2, heads 3,6,12,24); clip's base
+is clip-vit-base-patch32's (vision 12×768 in 32-px patches, text 12×512, 77 positions), siglip's
+siglip-base-patch16-224's (vision 12×768 in 16-px patches with the MAP head, text 12×768, 64 positions). DeiT and
 DINOv2 folders get the preprocessor_config.json of their released checkpoints (DINOv2: image_size
 518, patch 14, run at the processor's 224² crop, so its positions are interpolated). --size 500mb gives about 500 MB of F32 weights
 (a GPT-2-small-sized model for gpt2, a 0.13B Llama for llama). Weights are N(0, 0.02) with
@@ -55,6 +57,14 @@ SIZES["swin"] = {"small": dict(embed=16, depths=[2, 2], heads=[2, 4], window=3, 
                               labels=1000),
                  "500mb": dict(embed=192, depths=[2, 2, 18, 2], heads=[6, 12, 24, 48], window=7, image=224,
                                patch=4, labels=1000)}
+SIZES["clip"] = {"small": dict(vh=64, vi=128, vl=2, vheads=4, image=32, patch=8, th=64, ti=128, tl=2, theads=4,
+                                vocab=1000, positions=77, proj=32),
+                 "base": dict(vh=768, vi=3072, vl=12, vheads=12, image=224, patch=32, th=512, ti=2048, tl=12, theads=8,
+                              vocab=49408, positions=77, proj=512)}
+SIZES["siglip"] = {"small": dict(vh=64, vi=128, vl=2, vheads=4, image=32, patch=8, th=64, ti=128, tl=2, theads=4,
+                                  vocab=1000, positions=64),
+                   "base": dict(vh=768, vi=3072, vl=12, vheads=12, image=224, patch=16, th=768, ti=3072, tl=12,
+                                theads=12, vocab=32000, positions=64)}
 PREPROCESSORS = {
     "deit": {"image_processor_type": "DeiTImageProcessor", "size": {"height": 256, "width": 256}, "resample": 3,
              "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
@@ -64,6 +74,12 @@ PREPROCESSORS = {
                "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
 }
 PREPROCESSORS["dinov2_with_registers"] = PREPROCESSORS["dinov2"]
+PREPROCESSORS["clip"] = {"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 224}, "resample": 3,
+                         "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
+                         "image_mean": [0.48145466, 0.4578275, 0.40821073],
+                         "image_std": [0.26862954, 0.26130258, 0.27577711]}
+PREPROCESSORS["siglip"] = {"image_processor_type": "SiglipImageProcessor", "size": {"height": 224, "width": 224},
+                           "resample": 3, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 PREPROCESSORS["swin"] = {"image_processor_type": "ViTImageProcessor", "size": {"height": 224, "width": 224},
                          "resample": 3, "do_resize": True, "do_rescale": True, "do_normalize": True,
                          "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
@@ -336,6 +352,72 @@ def swin(s, rnd):
     return t, config
 
 
+def clip(s, rnd, siglip=False):
+    """CLIPModel's / SiglipModel's names and shapes (modeling_clip.py, modeling_siglip.py)."""
+    t, g = {}, s["image"] // s["patch"]
+    def lin(name, out, inp, bias=True):
+        t[name + ".weight"] = rnd(out, inp)
+        if bias:
+            t[name + ".bias"] = rnd(out)
+    def norm(name, width):
+        t[name + ".weight"], t[name + ".bias"] = rnd(width, mean=1), rnd(width)
+    def layers(prefix, count, E, I):
+        for l in range(count):
+            p = f"{prefix}encoder.layers.{l}."
+            norm(p + "layer_norm1", E)
+            for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj"):
+                lin(p + n, E, E)
+            norm(p + "layer_norm2", E)
+            lin(p + "mlp.fc1", I, E)
+            lin(p + "mlp.fc2", E, I)
+    E, T, v, x = s["vh"], s["th"], "vision_model.", "text_model."
+    if not siglip:
+        t[v + "embeddings.class_embedding"] = rnd(E)
+    t[v + "embeddings.patch_embedding.weight"] = rnd(E, 3, s["patch"], s["patch"])
+    if siglip:
+        t[v + "embeddings.patch_embedding.bias"] = rnd(E)
+    t[v + "embeddings.position_embedding.weight"] = rnd(g * g + (0 if siglip else 1), E)
+    if not siglip:
+        norm(v + "pre_layrnorm", E)
+    layers(v, s["vl"], E, s["vi"])
+    norm(v + "post_layernorm", E)
+    if siglip:
+        t[v + "head.probe"] = rnd(1, 1, E)
+        t[v + "head.attention.in_proj_weight"], t[v + "head.attention.in_proj_bias"] = rnd(3 * E, E), rnd(3 * E)
+        lin(v + "head.attention.out_proj", E, E)
+        norm(v + "head.layernorm", E)
+        lin(v + "head.mlp.fc1", s["vi"], E)
+        lin(v + "head.mlp.fc2", E, s["vi"])
+    else:
+        lin("visual_projection", s["proj"], E, bias=False)
+    t[x + "embeddings.token_embedding.weight"] = rnd(s["vocab"], T)
+    t[x + "embeddings.position_embedding.weight"] = rnd(s["positions"], T)
+    layers(x, s["tl"], T, s["ti"])
+    norm(x + "final_layer_norm", T)
+    if siglip:
+        lin(x + "head", E, T)
+        t["logit_bias"] = np.array([-10.0], dtype=np.float32)
+        t["logit_scale"] = np.array([np.log(10.0)], dtype=np.float32)
+    else:
+        lin("text_projection", s["proj"], T, bias=False)
+        t["logit_scale"] = np.array(np.log(100.0), dtype=np.float32)
+    eps = 1e-6 if siglip else 1e-5
+    vision = {"hidden_size": E, "intermediate_size": s["vi"], "num_hidden_layers": s["vl"],
+              "num_attention_heads": s["vheads"], "image_size": s["image"], "patch_size": s["patch"],
+              "num_channels": 3, "layer_norm_eps": eps,
+              "hidden_act": "gelu_pytorch_tanh" if siglip else "quick_gelu"}
+    text = {"hidden_size": T, "intermediate_size": s["ti"], "num_hidden_layers": s["tl"],
+            "num_attention_heads": s["theads"], "vocab_size": s["vocab"], "max_position_embeddings": s["positions"],
+            "layer_norm_eps": eps, "hidden_act": "gelu_pytorch_tanh" if siglip else "quick_gelu"}
+    config = {"model_type": "siglip" if siglip else "clip", "vision_config": vision, "text_config": text}
+    if siglip:
+        text["projection_size"] = E
+    else:
+        text["eos_token_id"] = 2
+        config["projection_dim"] = s["proj"]
+    return t, config
+
+
 def encode(x, dtype):
     x = np.ascontiguousarray(x, dtype=np.float32)
     if dtype == "F32":
@@ -381,7 +463,8 @@ def main():
         size["positions"] = a.positions
     size["bare"] = a.bare
     tensors, config = {"gpt2": gpt2, "llama": llama, "bert": bert, "modernbert": modernbert, "deberta-v2": deberta_v2, "vit": vit, "deit": deit,
-                       "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit, "swin": swin}[a.family](size, rnd)
+                       "dinov2": dinov2, "dinov2_with_registers": dinov2, "beit": beit, "swin": swin,
+                       "clip": clip, "siglip": lambda s, r: clip(s, r, siglip=True)}[a.family](size, rnd)
     os.makedirs(a.folder, exist_ok=True)
     with open(os.path.join(a.folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

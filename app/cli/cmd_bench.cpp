@@ -74,14 +74,18 @@ int runBench(const std::vector<std::string>& argv) {
     }
     // Checked before the ids are allocated: 10^9 tokens would take 8 GB first.
     // maxPositions 0: no position table (BLOOM's ALiBi), so no limit but memory's.
-    if (!info.imageInput && info.maxPositions > 0 && seq > info.maxPositions)
-        throw Error("--seq: " + std::to_string(seq) + " tokens but the model has only " +
+    // Image–text models (CLIP, SigLIP): the image and `seq` random ids (--seq given, else the text
+    // tower's positions) through both towers.
+    const bool withText = !info.imageInput || info.imageText;
+    const long long textLen = info.imageText && !args.value("seq") ? static_cast<long long>(info.maxPositions) : seq;
+    if (withText && info.maxPositions > 0 && textLen > info.maxPositions)
+        throw Error("--seq: " + std::to_string(textLen) + " tokens but the model has only " +
                     std::to_string(info.maxPositions) + " positions");
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     std::vector<std::int64_t> ids;
-    if (!info.imageInput) {
+    if (withText) {
         std::uniform_int_distribution<std::int64_t> pick(0, info.vocabSize - 1);
-        ids.resize(static_cast<std::size_t>(seq));
+        ids.resize(static_cast<std::size_t>(textLen));
         for (auto& id : ids) id = pick(rng);
     }
     // Encoder-decoders: a forced target of random ids (the decoder's vocabulary is assumed to be
@@ -110,9 +114,12 @@ int runBench(const std::vector<std::string>& argv) {
     for (long long r = 0; r < warmup + repeat; ++r) {
         double c = cpuNow();
         const auto t0 = std::chrono::steady_clock::now();
-        auto trace = info.imageInput ? model->forwardImage(image, run)
-                     : targetLen > 0 ? model->forwardText(forced, run)
-                                     : model->forward(ids, run);
+        TextInput text;
+        if (info.imageText) text.ids = ids;
+        auto trace = info.imageText    ? model->forwardImageText(image, text, run)
+                     : info.imageInput ? model->forwardImage(image, run)
+                     : targetLen > 0   ? model->forwardText(forced, run)
+                                       : model->forward(ids, run);
         synchronizeDevice();  // the GPU's queued work is part of the forward's time
         const auto t1 = std::chrono::steady_clock::now();
         // Adds the CPU time since the last step to `step` (timed runs only).
@@ -253,9 +260,10 @@ int runBench(const std::vector<std::string>& argv) {
     } else {
         std::cout << std::fixed << std::setprecision(1) << "forward+capture " << info.family << " " << info.layers
                   << "x" << info.heads << "x" << info.hidden << ", "
-                  << (info.imageInput ? std::to_string(info.maxPositions) + " tokens (" +
-                                                std::to_string(info.imageSpecialTokens.size()) + " special + patches)"
-                                      : std::to_string(seq) + " tokens")
+                  << (info.imageText    ? "an image and " + std::to_string(textLen) + " text tokens"
+                      : info.imageInput ? std::to_string(info.maxPositions) + " tokens (" +
+                                                  std::to_string(info.imageSpecialTokens.size()) + " special + patches)"
+                                        : std::to_string(seq) + " tokens")
                   << " on " << info.device << ": median " << median << " ms, min " << best << " ms over " << repeat
                   << " runs\n";
         std::cout << "open " << openMs << " ms; weights " << info.weights << "; RssAnon " << rssAnonKib() / 1024.0

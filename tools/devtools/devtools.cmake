@@ -17,6 +17,7 @@ add_executable(attnscope-devtools
   ${CMAKE_CURRENT_LIST_DIR}/layout_screenshots.cpp
   ${CMAKE_CURRENT_LIST_DIR}/family_screenshots.cpp
   ${CMAKE_CURRENT_LIST_DIR}/swin_screenshots.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/clip_screenshots.cpp
 )
 target_link_libraries(attnscope-devtools PRIVATE attnscope_ui_test_fixtures)
 attnscope_ui_test_target(attnscope-devtools)

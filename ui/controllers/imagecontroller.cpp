@@ -9,6 +9,7 @@
 #include "controllers/labcontroller.h"
 #include "state/viewstate.h"
 #include "controllers/sectionsync.h"
+#include "attnscope/attention/image_text.h"
 #include "controllers/viewscontroller.h"
 
 #include "attnscope/io/input.h"
@@ -138,6 +139,7 @@ void ImageController::refresh() {
                    "ViT folder (config.json with model_type vit) and an image (Ctrl+I)."));
         return;
     }
+    panel_->setSimilarityAvailable(model->info().imageText);
     const TracePtr trace = overlayTrace();
     const MapKey key = MapKey{state_->block(), state_->layer(), state_->head()};
     if (!trace || key.block < 0 || image_.isNull()) {
@@ -178,6 +180,13 @@ TracePtr ImageController::overlayTrace() const {
 
 QString ImageController::describe(const OverlayResult& r) const {
     const auto& o = r.options;
+    if (r.overlay.signedValues && r.trace) {
+        const attnscope::ImageTextScore& s = attnscope::traceImageText(*r.trace);
+        return tr("contribution to the image–text logit · %1 layer %2, its %3 heads summed")
+                .arg(QString::fromStdString(s.block))
+                .arg(s.layer)
+                .arg(s.heads);
+    }
     QString row = QStringLiteral("[CLS]");
     const auto& pos = r.overlay.grid.positions;
     if (const auto it = std::find(pos.begin(), pos.end(), o.query); it != pos.end())
@@ -224,6 +233,21 @@ void ImageController::onOverlay(const OverlayResult& r) {
         return;
     }
     shown_ = r;
+    if (r.overlay.signedValues) {  // CLIP, SigLIP: the patches' share of the logit, and the rest
+        const attnscope::ImageTextScore& s = attnscope::traceImageText(*r.trace);
+        const double patches = s.logit - r.overlay.otherWeight;
+        shown_ = r;
+        panel_->setTokenLabels(r.trace->tokens());
+        panel_->showOverlay(r.overlay, image_,
+                            describe(r) + QLatin1Char('\n') +
+                                    tr("cosine %1 · logit %2 = patches %3 + remainder %4 (earlier layers, MLPs, "
+                                       "biases) · red adds to the match, blue takes away")
+                                            .arg(s.cosine, 0, 'g', 3)
+                                            .arg(s.logit, 0, 'g', 4)
+                                            .arg(patches, 0, 'g', 4)
+                                            .arg(r.overlay.otherWeight, 0, 'g', 4));
+        return;
+    }
     // Swin: windows instead of a [CLS]; a row whose window holds padding sums to less than 1.
     const QString rest =
             r.overlay.windows.empty()
@@ -243,7 +267,8 @@ OverlayFigure ImageController::figure() const {
     f.picture = panel_->picture();
     const QString spec = session_->modelSpec();
     f.title = QFileInfo(spec).fileName() + QStringLiteral("\n") + (shown_.trace ? describe(shown_) : QString());
-    f.colorbarLabel = !shown_.source.weights() ? QString::fromUtf8(attnscope::sourceLabel(shown_.source.source))
+    f.colorbarLabel = !shown_.source.weights()      ? QString::fromUtf8(attnscope::sourceLabel(shown_.source.source))
+                      : shown_.overlay.signedValues ? tr("contribution to the logit")
                       : shown_.options.source == attnscope::OverlaySource::Rollout ? tr("rollout weight")
                                                                                    : tr("attention weight");
     return f;

@@ -46,8 +46,8 @@ Layout layoutFor(const OverlayFigure& f) {
     L.pad = pt * 0.8;
     const int lines = f.title.isEmpty() ? 0 : int(f.title.count(QLatin1Char('\n'))) + 1;
     L.titleH = lines * fm.height() * 1.15 + (lines ? pt * 0.4 : 0);
-    const std::vector<double> ticks = overlayTicks(f.picture.maxValue);
-    const double step = ticks.size() > 1 ? ticks[1] : f.picture.maxValue;
+    const std::vector<double> ticks = overlayBarTicks(f.picture), up = overlayTicks(f.picture.maxValue);
+    const double step = up.size() > 1 ? up[1] : f.picture.maxValue;
     for (double t : ticks) L.tickW = std::max(L.tickW, fm.horizontalAdvance(tickText(t, step)));
     const double right = pt * 0.6 + kBarWidthPt + pt * 0.4 + L.tickW + pt * 0.4 + fm.height();  // bar, ticks, label
     const double imageW = std::max(10.0, L.width - 2 * L.pad - right);
@@ -106,8 +106,28 @@ void paintWindows(QPainter& p, const QRectF& target, const OverlayPicture& pictu
 
 }  // namespace
 
+Colormap overlayColormap(const OverlayPicture& picture) {
+    return picture.diverging ? Colormap::RdBu : picture.colormap;
+}
+
+double overlayBarPosition(const OverlayPicture& picture, double value) {
+    if (!(picture.maxValue > 0)) return picture.diverging ? 0.5 : 0.0;
+    const double x = value / picture.maxValue;
+    return picture.diverging ? 0.5 + 0.5 * std::clamp(x, -1.0, 1.0) : std::clamp(x, 0.0, 1.0);
+}
+
+std::vector<double> overlayBarTicks(const OverlayPicture& picture) {
+    std::vector<double> ticks = overlayTicks(picture.maxValue);
+    if (!picture.diverging) return ticks;
+    std::vector<double> both;
+    for (auto t = ticks.rbegin(); t != ticks.rend(); ++t)
+        if (*t > 0) both.push_back(-*t);
+    both.insert(both.end(), ticks.begin(), ticks.end());
+    return both;
+}
+
 QColor overlayColor(const OverlayPicture& picture, double value) {
-    return colormapColor(picture.colormap, picture.maxValue > 0 ? std::clamp(value / picture.maxValue, 0.0, 1.0) : 0.0);
+    return colormapColor(overlayColormap(picture), overlayBarPosition(picture, value));
 }
 
 void paintOverlay(QPainter& p, const QRectF& target, const OverlayPicture& picture) {
@@ -200,18 +220,18 @@ void paintOverlayFigure(QPainter& p, const OverlayFigure& f) {
     if (!f.title.isEmpty())
         p.drawText(QRectF(L.pad, L.pad, L.width - 2 * L.pad, L.titleH), Qt::AlignHCenter | Qt::AlignTop, f.title);
     paintOverlay(p, L.image, f.picture);
-    // Colour bar: the colour map from 0 (bottom) to maxValue (top), at full opacity.
+    // Colour bar: the colour map from 0 (or -maxValue) at the bottom to maxValue at the top, at full opacity.
     QLinearGradient g(L.bar.bottomLeft(), L.bar.topLeft());
-    g.setStops(colormapStops(f.picture.colormap));
+    g.setStops(colormapStops(overlayColormap(f.picture)));
     p.fillRect(L.bar, g);
     p.setPen(QPen(Qt::black, 0.5));
     p.setBrush(Qt::NoBrush);
     p.drawRect(L.bar);
-    const std::vector<double> ticks = overlayTicks(f.picture.maxValue);
-    const double step = ticks.size() > 1 ? ticks[1] : f.picture.maxValue;
+    const std::vector<double> ticks = overlayBarTicks(f.picture), up = overlayTicks(f.picture.maxValue);
+    const double step = up.size() > 1 ? up[1] : f.picture.maxValue;
     const QFontMetricsF fm(QFont(f.fontFamily, int(pt)));
     for (double t : ticks) {
-        const double y = L.bar.bottom() - t / f.picture.maxValue * L.bar.height();
+        const double y = L.bar.bottom() - overlayBarPosition(f.picture, t) * L.bar.height();
         p.drawLine(QPointF(L.bar.right(), y), QPointF(L.bar.right() + pt * 0.3, y));
         p.drawText(QRectF(L.bar.right() + pt * 0.4, y - pt, L.tickW + pt, 2 * pt), Qt::AlignLeft | Qt::AlignVCenter,
                    tickText(t, step));

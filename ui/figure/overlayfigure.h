@@ -35,10 +35,19 @@ struct OverlayPicture {
     // Window attention (Swin): each patch's window at the shown layer (gridRows × gridCols; empty:
     // none). The windows' borders are drawn, and the marked patch's window outlined.
     std::vector<int> windows;
+    // Signed values (an image–text model's contributions to its logit): -maxValue .. maxValue on
+    // RdBu, 0 white, whatever the colormap says.
+    bool diverging = false;
 };
 
-// The colour of a value (clamped to [0, maxValue]) in the picture's colour map.
+// The colour of a value (clamped to [0, maxValue], or [-maxValue, maxValue] when diverging) in
+// the picture's colour map (RdBu when diverging).
 QColor overlayColor(const OverlayPicture& picture, double value);
+Colormap overlayColormap(const OverlayPicture& picture);
+// Where a value sits on the colour bar, 0 (bottom) to 1 (top), and the bar's tick values:
+// overlayTicks(maxValue), mirrored below 0 when diverging.
+double overlayBarPosition(const OverlayPicture& picture, double value);
+std::vector<double> overlayBarTicks(const OverlayPicture& picture);
 
 // The image stretched to target with the overlay (and grid, mark) on top.
 void paintOverlay(QPainter& painter, const QRectF& target, const OverlayPicture& picture);

@@ -9,8 +9,8 @@
 
 namespace {
 
-const QStringList kSources = {QStringLiteral("head"), QStringLiteral("layer_mean"),
-                              QStringLiteral("rollout")};                                             // OverlaySource
+const QStringList kSources = {QStringLiteral("head"), QStringLiteral("layer_mean"), QStringLiteral("rollout"),
+                              QStringLiteral("similarity")};                                          // OverlaySource
 const QStringList kFusions = {QStringLiteral("mean"), QStringLiteral("max"), QStringLiteral("min")};  // HeadFusion
 const QStringList kViewTabs = {QStringLiteral("lines"), QStringLiteral("neuron"), QStringLiteral("qk")};
 const QStringList kSides = {QStringLiteral("none"), QStringLiteral("query"), QStringLiteral("key")};

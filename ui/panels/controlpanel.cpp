@@ -144,10 +144,10 @@ void ControlPanel::setTokenizerAvailable(bool available) {
                                : tr("This model has no tokenizer: its input is token ids."));
 }
 
-void ControlPanel::setImageInput(bool image) {
+void ControlPanel::setImageInput(bool image, bool withText) {
     image_->setVisible(image);
-    input_->setVisible(!image);
-    ids_->setVisible(!image);
+    input_->setVisible(!image || withText);
+    ids_->setVisible(!image || withText);
     if (image) setTargetInput(false);
 }
 

@@ -60,7 +60,8 @@ public:
     // The target box's text when it is shown, else empty (= generate).
     QString targetText() const;
     // Image models take an image (the image bar) instead of text or ids.
-    void setImageInput(bool image);
+    // withText: an image–text model (CLIP, SigLIP) takes the image and the text box's text.
+    void setImageInput(bool image, bool withText = false);
     // Shows the block row only when the model has several blocks.
     void setBlocks(const QStringList& names, const QString& keep);
 

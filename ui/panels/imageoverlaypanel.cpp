@@ -3,6 +3,7 @@
 #include "views/imageoverlay.h"
 
 #include <QCheckBox>
+#include <QStandardItemModel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -28,6 +29,11 @@ ImageOverlayPanel::ImageOverlayPanel(QWidget* parent) : QWidget(parent) {
     source_->addItem(tr("Shown head"), int(OverlaySource::Head));
     source_->addItem(tr("Layer mean (all heads)"), int(OverlaySource::LayerMean));
     source_->addItem(tr("Rollout (layers 0 to the shown one)"), int(OverlaySource::Rollout));
+    source_->addItem(tr("Contribution to the text match"), int(OverlaySource::Similarity));
+    source_->setItemData(source_->count() - 1,
+                         tr("Image–text models (CLIP, SigLIP): each patch's direct contribution to the image–text "
+                            "logit through the last attention's heads (red adds, blue takes away)"),
+                         Qt::ToolTipRole);
     source_->setToolTip(
             tr("Rollout: Abnar & Zuidema's attention rollout as vit-explain computes it (heads fused, the "
                "lowest weights discarded, half identity for the residual), with every row normalised by its own sum."));
@@ -150,6 +156,15 @@ void ImageOverlayPanel::updateEnabled() {
     const bool rollout = source() == OverlaySource::Rollout;
     fusion_->setEnabled(rollout);
     discard_->setEnabled(rollout);
+    patchesOnly_->setEnabled(source() != OverlaySource::Similarity);  // signed contributions: no renormalising
+}
+
+void ImageOverlayPanel::setSimilarityAvailable(bool available) {
+    auto* model = qobject_cast<QStandardItemModel*>(source_->model());
+    const int row = source_->findData(int(OverlaySource::Similarity));
+    if (model && row >= 0) model->item(row)->setEnabled(available);
+    if (!available && source() == OverlaySource::Similarity)
+        source_->setCurrentIndex(source_->findData(int(OverlaySource::Head)));
 }
 
 OverlayPicture ImageOverlayPanel::picture() const {
@@ -167,6 +182,8 @@ OverlayPicture ImageOverlayPanel::picture() const {
     const auto it = std::find(pos.begin(), pos.end(), overlay_.query);
     p.markedPatch = it == pos.end() ? -1 : int(it - pos.begin());
     p.windows = overlay_.windows;
+    p.diverging = overlay_.signedValues;
+    if (overlay_.signedValues) p.markedPatch = -1;  // no row: the text's match
     return p;
 }
 

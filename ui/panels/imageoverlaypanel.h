@@ -40,6 +40,9 @@ public:
     QPushButton* exportButton() const { return export_; }
 
     attnscope::OverlaySource source() const;
+    // Whether the model is an image–text one (CLIP, SigLIP): only then can the overlay show each
+    // patch's contribution to the image–text logit; otherwise that choice is greyed out (and left).
+    void setSimilarityAvailable(bool available);
     attnscope::HeadFusion fusion() const;
     double discardRatio() const;
     // The token whose row is shown (0 = [CLS] until a patch is clicked).

@@ -163,6 +163,24 @@ void Session::runImage(attnscope::RgbImage image) {
             tr("Running"), tr("layer"));
 }
 
+void Session::runImageText(attnscope::RgbImage image, const QString& text, bool asIds) {
+    if (!model_) {
+        emit failed(QStringLiteral("Open a model first (File > Open Model Folder)."));
+        return;
+    }
+    lastImage_ = std::make_shared<const attnscope::RgbImage>(image);
+    startJob(
+            [model = model_, image = std::move(image), text, asIds,
+             base = recording()](const attnscope::Progress& report) {
+                attnscope::RunOptions options = base;
+                options.progress = report;
+                attnscope::TextInput input;
+                input.ids = encodeInput(*model, text, asIds);
+                return Outcome{nullptr, model->forwardImageText(image, input, options), {}, {}};
+            },
+            tr("Running"), tr("layer"));
+}
+
 bool Session::hasTokenizer() const { return model_ && model_->hasTokenizer(); }
 
 std::shared_ptr<const attnscope::Tokenizer> Session::tokenizer() const {

@@ -54,7 +54,10 @@ public:
     void openAttentionFile(const QString& npy, const QString& tokensJson = QString());
     // Image models: one forward over a decoded image (Model::forwardImage) on a worker.
     void runImage(attnscope::RgbImage image);
-    // The image of the latest runImage (the one whose trace arrives; older runs are dropped);
+    // Image–text models (CLIP, SigLIP): the image and the text (or ids) through both towers
+    // (Model::forwardImageText) on a worker.
+    void runImageText(attnscope::RgbImage image, const QString& text, bool asIds);
+    // The image of the latest runImage or runImageText (the one whose trace arrives; older runs are dropped);
     // null before the first.
     std::shared_ptr<const attnscope::RgbImage> lastImage() const { return lastImage_; }
     // Shows a trace of the current model that was made elsewhere (a generation step,

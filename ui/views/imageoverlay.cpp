@@ -104,18 +104,18 @@ void ImageOverlayView::paintEvent(QPaintEvent*) {
         p.setBrush(Qt::NoBrush);
         p.drawRect(patchRect(hovered_));
     }
-    // Colour bar, 0 at the bottom to the picture's maxValue at the top.
+    // Colour bar, 0 (-maxValue when diverging) at the bottom to the picture's maxValue at the top.
     const QRectF bar = barRect();
     QLinearGradient g(bar.bottomLeft(), bar.topLeft());
-    g.setStops(colormapStops(picture_.colormap));
+    g.setStops(colormapStops(overlayColormap(picture_)));
     p.fillRect(bar, g);
     p.setPen(pal.color(QPalette::Text));
     p.drawRect(bar);
-    const std::vector<double> ticks = overlayTicks(picture_.maxValue);
-    const double step = ticks.size() > 1 ? ticks[1] : picture_.maxValue;
+    const std::vector<double> ticks = overlayBarTicks(picture_), up = overlayTicks(picture_.maxValue);
+    const double step = up.size() > 1 ? up[1] : picture_.maxValue;
     const int decimals = std::clamp(int(std::ceil(-std::log10(step) + 1e-9)), 0, 6);
     for (double t : ticks) {
-        const double y = bar.bottom() - t / picture_.maxValue * bar.height();
+        const double y = bar.bottom() - overlayBarPosition(picture_, t) * bar.height();
         p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 4, y));
         p.drawText(QRectF(bar.right() + 6, y - fm.height() / 2.0, kBarLabels, fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, QString::number(t, 'f', decimals));

@@ -231,12 +231,13 @@ void ModelInputs::onModelLoaded(const attnscope::ModelInfo& info) {
     // token known, within its positions); otherwise put an example in.
     const bool hadIds = p_.controls->idsMode();
     p_.controls->setTokenizerAvailable(p_.session->hasTokenizer());
-    p_.controls->setImageInput(info.imageInput);
+    p_.controls->setImageInput(info.imageInput, info.imageText);
     p_.controls->setTargetInput(info.encoderDecoder);
     QLineEdit* input = p_.controls->input();
     if (!p_.workspace->applyWorkspaceInput() && (input->text() == exampleShown_ || hadIds != p_.controls->idsMode() ||
                                                  !inputFits(input->text(), p_.controls->idsMode()))) {
         exampleShown_ = exampleInput(spec, p_.session->hasTokenizer(), info.vocabSize, info.maxPositions);
+        if (info.imageText && p_.session->hasTokenizer()) exampleShown_ = QStringLiteral("a photo of a flower");
         input->setText(exampleShown_);
         p_.controls->targetInput()->clear();  // a target belongs to its source
     }
@@ -325,6 +326,12 @@ bool ModelInputs::runImageInput() {
     }
     if (p_.session->isBusy()) return false;
     p_.statusBar->showMessage(tr("Running on %1…").arg(QFileInfo(imagePath_).fileName()));
+    if (p_.session->model()->info().imageText) {  // CLIP, SigLIP: the image and the text box's text
+        const QString text = p_.controls->input()->text();
+        p_.state->setInput({text, p_.controls->idsMode(), QString(), imagePath_});
+        p_.session->runImageText(*image_, text, p_.controls->idsMode());
+        return true;
+    }
     p_.state->setInput({QString(), false, QString(), imagePath_});
     p_.session->runImage(*image_);
     return true;

@@ -4,6 +4,7 @@
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/analysis/trace_metrics.h"
+#include "attnscope/attention/image_text.h"
 #include "attnscope/attention/window_padding.h"
 #include "attnscope/runtime/error.h"
 
@@ -149,11 +150,35 @@ const char* overlaySourceName(OverlaySource source) {
         case OverlaySource::Head: return "head";
         case OverlaySource::LayerMean: return "layer mean";
         case OverlaySource::Rollout: return "rollout";
+        case OverlaySource::Similarity: return "contribution to the image–text logit";
     }
     return "?";
 }
 
+PatchOverlay similarityOverlay(const Trace& trace, int head) {
+    const ImageTextScore& score = traceImageText(trace);
+    if (!score.present)
+        throw Error("the contribution to the image–text logit needs an image–text model (CLIP, SigLIP)");
+    if (head >= score.heads)
+        throw Error("attention over the image: head " + std::to_string(head) + " is out of range (0.." +
+                    std::to_string(score.heads - 1) + ")");
+    PatchOverlay o;
+    o.grid = patchGrid(score.positions);
+    o.signedValues = true;
+    o.patches.assign(o.grid.positions.size(), 0.0);
+    for (std::size_t p = 0; p < o.patches.size(); ++p) {
+        const int column = o.grid.positions[p];
+        for (int h = head < 0 ? 0 : head; h < (head < 0 ? score.heads : head + 1); ++h)
+            o.patches[p] += score.contribution(h, column);
+        o.maxPatch = std::max(o.maxPatch, std::abs(o.patches[p]));
+    }
+    // What the patches leave of the logit: the remainder, and the other heads' share.
+    o.otherWeight = score.logit - std::accumulate(o.patches.begin(), o.patches.end(), 0.0);
+    return o;
+}
+
 PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& options) {
+    if (options.source == OverlaySource::Similarity) return similarityOverlay(trace);
     const auto& blocks = trace.blocks();
     if (block < 0 || block >= static_cast<int>(blocks.size()))
         throw Error("attention over the image: block " + std::to_string(block) + " is out of range");

@@ -50,11 +50,13 @@ struct RolloutOptions {
 std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int query, const RolloutOptions& options);
 
 enum class OverlaySource {
-    Head,       // the shown head's map
-    LayerMean,  // the mean of the layer's heads
-    Rollout,    // the rollout of layers 0..layer (the last layer: vit-explain's), fused and discarded
+    Head,        // the shown head's map
+    LayerMean,   // the mean of the layer's heads
+    Rollout,     // the rollout of layers 0..layer (the last layer: vit-explain's), fused and discarded
+    Similarity,  // image–text models: each patch's direct contribution to the logit (similarityOverlay)
 };
-const char* overlaySourceName(OverlaySource source);  // "head", "layer mean", "rollout"
+// "head", "layer mean", "rollout", "contribution to the image–text logit"
+const char* overlaySourceName(OverlaySource source);
 
 struct OverlayOptions {
     OverlaySource source = OverlaySource::Head;
@@ -82,6 +84,9 @@ struct PatchOverlay {
     std::vector<int> windows;
     // overPatchesOnly: patches (and maxPatch) divided by the patches' own sum.
     bool renormalised = false;
+    // Similarity: the values are signed contributions (maxPatch is then the largest |value|) and
+    // otherWeight is the remainder of the logit they leave (ImageTextScore::remainder()).
+    bool signedValues = false;
 };
 
 // The overlay of `block` (a square self-attention block whose key labels form a patch grid; or a
@@ -90,6 +95,13 @@ struct PatchOverlay {
 // is not attention). Throws attnscope::Error for a block that is not one, an index out of range, or a ratio outside
 // [0, 1).
 PatchOverlay patchOverlay(const Trace& trace, int block, const OverlayOptions& options);
+
+// Image–text models (CLIP, SigLIP; attention/image_text.h): each patch's direct contribution to
+// the image–text logit through the decomposed attention's heads, summed over them (head < 0) or
+// one head's; Σ patches + otherWeight is the logit. The grid is the contributions' positions.
+// Throws attnscope::Error for other models and a head out of range. patchOverlay gives it, summed
+// over the heads, for OverlaySource::Similarity (the block, layer, head and query do not apply).
+PatchOverlay similarityOverlay(const Trace& trace, int head = -1);
 
 // Row `query` of a given map over `block`'s patches (a map source's: relevance, value norms),
 // laid out as patchOverlay lays out a row of the weights; the map's columns are the block's keys.

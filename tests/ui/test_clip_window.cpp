@@ -1,0 +1,117 @@
+// CLIP in the window, through the real widgets: the model takes an image and the text box's text,
+// the two towers are the blocks "vision" and "text", and the Image tab shows each patch's
+// contribution to the image–text logit (core's similarityOverlay) on a diverging scale, with the
+// cosine, the logit and the remainder in its caption; the choice is greyed out for other models.
+#include "controllers/imagecontroller.h"
+#include "panels/imageoverlaypanel.h"
+#include "views/imageoverlay.h"
+#include "window_fixture.h"
+
+#include "family_fixtures.h"
+#include "fixtures_clip.h"
+#include "fixtures_vision.h"
+#include "png_write.h"
+
+#include "attnscope/analysis/overlay.h"
+#include "attnscope/attention/image_text.h"
+
+#include <QStandardItemModel>
+
+#include <random>
+
+using namespace uitest;
+using namespace attnscope::testing;
+
+namespace {
+
+void writePicture(const std::filesystem::path& file, int size, unsigned seed) {
+    std::vector<std::uint8_t> pixels(std::size_t(size) * size * 3);
+    std::mt19937 rng(seed);
+    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
+    writePng(file, size, size, pixels);
+}
+
+bool similarityEnabled(ImageOverlayPanel* panel) {
+    auto* model = qobject_cast<QStandardItemModel*>(panel->sourceCombo()->model());
+    const int row = panel->sourceCombo()->findData(int(attnscope::OverlaySource::Similarity));
+    return model && row >= 0 && model->item(row)->isEnabled();
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(WindowFixture, "CLIP: an image and a text, both towers, and each patch's share of the match",
+                 "[ui][image][clip]") {
+    ClipSpec spec;
+    const auto dir = freshDir("ui-clip");
+    writeCheckpoint(dir, makeClip(spec, 91));
+    writeClipTokenizer(dir);
+    writeText(dir / "preprocessor_config.json",
+              R"({"image_processor_type": "CLIPImageProcessor", "do_resize": false, "crop_size": 16})");
+    writePicture(dir / "picture.png", 16, 92);
+
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(dir));
+    REQUIRE(loaded.wait(20000));
+    CHECK(input->isVisibleTo(&window));  // the text box stays beside the image bar
+    QSignalSpy traced(session, &Session::traceReady);
+    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
+    REQUIRE(traced.wait(20000));
+    runText(QStringLiteral("the cat"));
+    const auto trace = session->trace();
+    REQUIRE(trace->blocks().size() == 2u);
+    CHECK(trace->blocks()[0].name == "vision");
+    CHECK(trace->blocks()[1].name == "text");
+    // The text's tokens: <|startoftext|> the</w> cat</w> <|endoftext|> (the tokenizer's 62 53 55 63).
+    CHECK(trace->ids() == std::vector<std::int64_t>{62, 53, 55, 63});
+    const attnscope::ImageTextScore& score = attnscope::traceImageText(*trace);
+    REQUIRE(score.present);
+
+    // The text tower's causal map is the window's map for block "text".
+    controls->blockCombo()->setCurrentIndex(1);
+    waitForMap(trace->map(1, layer->value(), head->value()));
+
+    ImageController* image = window.imageView();
+    ImageOverlayPanel* panel = image->panel();
+    ImageOverlayView* view = panel->view();
+    controls->blockCombo()->setCurrentIndex(0);
+    window.tabs()->setCurrentWidget(panel);
+    REQUIRE(QTest::qWaitFor([&] { return image->shown().trace == trace && view->hasPicture(); }, 20000));
+    REQUIRE(similarityEnabled(panel));
+    panel->sourceCombo()->setCurrentIndex(panel->sourceCombo()->findData(int(attnscope::OverlaySource::Similarity)));
+    const attnscope::PatchOverlay want = attnscope::similarityOverlay(*trace);
+    REQUIRE(QTest::qWaitFor([&] { return view->picture().values == want.patches; }, 20000));
+    CHECK(view->picture().diverging);
+    CHECK(view->picture().maxValue == want.maxPatch);
+    CHECK(view->caption().contains(QStringLiteral("contribution to the image–text logit")));
+    CHECK(view->caption().contains(QStringLiteral("cosine %1").arg(score.cosine, 0, 'g', 3)));
+    CHECK(view->caption().contains(QStringLiteral("remainder %1").arg(want.otherWeight, 0, 'g', 4)));
+    CHECK_FALSE(panel->patchesOnlyCheck()->isEnabled());
+    CHECK(image->figure().colorbarLabel == QStringLiteral("contribution to the logit"));
+
+    // On screen at full opacity: a patch's centre is its value's RdBu colour (white at 0).
+    panel->opacitySlider()->setValue(100);
+    REQUIRE(QTest::qWaitFor([&] { return view->picture().opacity == 1.0; }));
+    const QImage shot = view->grab().toImage();
+    const double ratio = shot.width() / double(view->width());
+    for (int p : {0, 5, 10, 15}) {
+        const QColor got = shot.pixelColor((view->patchRect(p).center() * ratio).toPoint());
+        const QColor wantColor = overlayColor(view->picture(), want.patches[std::size_t(p)]);
+        INFO("patch " << p);
+        CHECK(std::abs(got.red() - wantColor.red()) <= 1);
+        CHECK(std::abs(got.blue() - wantColor.blue()) <= 1);
+    }
+    CHECK(overlayColor(view->picture(), 0.0) == colormapColor(Colormap::RdBu, 0.5));
+
+    // A model without a text tower: the choice is greyed out and the overlay goes back to a head.
+    VisionModelSpec deit;
+    const auto other = freshDir("ui-clip-deit");
+    writeCheckpoint(other, makeVisionModel(deit, 93));
+    writeText(other / "preprocessor_config.json", R"({"size": 16, "crop_size": 16})");
+    QSignalSpy loadedAgain(session, &Session::modelLoaded);
+    window.openModel(qpath(other));
+    REQUIRE(loadedAgain.wait(20000));
+    REQUIRE(QTest::qWaitFor([&] { return session->trace() && session->trace() != trace; }, 20000));
+    REQUIRE(QTest::qWaitFor([&] { return !similarityEnabled(panel); }, 20000));
+    CHECK(panel->source() == attnscope::OverlaySource::Head);
+    CHECK_FALSE(input->isVisibleTo(&window));
+}
