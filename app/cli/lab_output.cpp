@@ -51,6 +51,8 @@ void printOutputChange(std::ostream& out, const OutputChange& c, const std::stri
             << "  mean " << std::setprecision(6) << c.meanCosineDistance << ", max " << c.maxCosineDistance;
         if (c.mostChangedToken >= 0) out << " at token " << c.mostChangedToken << " '" << c.mostChangedLabel << "'";
         out << "\n";
+    } else if (c.kind == "similarity") {
+        out << "  image-text logit " << std::setprecision(6) << c.originalLogit << " -> " << c.changedLogit << "\n";
     } else {
         out << "  the model has no outputs to compare\n";
     }
@@ -85,6 +87,9 @@ nlohmann::json outputChangeJson(const OutputChange& c) {
         j["most_changed_token"] = c.mostChangedToken;
         j["most_changed_label"] = c.mostChangedLabel;
         j["cosine_distances"] = c.cosineDistances;
+    } else if (c.kind == "similarity") {
+        j["original_logit"] = c.originalLogit;
+        j["changed_logit"] = c.changedLogit;
     }
     return j;
 }

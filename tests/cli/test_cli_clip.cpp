@@ -90,6 +90,18 @@ TEST_CASE("cli attention --image --text on CLIP writes both towers, the similari
     CHECK(std::abs(sum + sim["remainder"].get<double>() - ref.logit) < 1e-4);
     CHECK(sim["contributions"]["positions"][0] == "r0c0");
     CHECK(sim["remainder_parts"].size() == 5);
+
+    // --mask-heads on a tower re-runs both and reports the logit's change.
+    const auto masked = freshDir("cli-clip-masked");
+    const CliResult m = runCli({"attention", dir.string(), "--image", ppm.string(), "--text", "the cat", "--mask-heads",
+                                "vision:1:0", "--out", masked.string(), "--device", "cpu"});
+    INFO(m.err);
+    REQUIRE(m.code == 0);
+    CHECK_THAT(m.out, Catch::Contains("image-text logit"));
+    const auto change = nlohmann::json::parse(slurpFile(masked / "output_change.json"));
+    CHECK(change["kind"] == "similarity");
+    CHECK(std::abs(change["original_logit"].get<double>() - ref.logit) < 1e-4);
+    CHECK(change["changed_logit"] != change["original_logit"]);
 }
 
 TEST_CASE("cli attention on CLIP refuses a lone image or text and a text longer than its positions", "[cli][clip]") {

@@ -3,6 +3,7 @@
 
 #include "attnscope/runtime/error.h"
 #include "attnscope/analysis/metrics.h"
+#include "attnscope/attention/image_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -128,6 +129,10 @@ OutputChange compareOutputsLabelled(const Trace& a, const Trace& b, int k, const
             for (std::size_t i = 0; i < ta.size(); ++i)
                 c.meanLogProbChange += std::abs(static_cast<double>(tb[i]) - ta[i]) / static_cast<double>(ta.size());
         }
+    } else if (traceImageText(a).present && traceImageText(b).present) {  // CLIP, SigLIP
+        c.kind = "similarity";
+        c.originalLogit = traceImageText(a).logit;
+        c.changedLogit = traceImageText(b).logit;
     } else if (a.finalHiddenWidth() > 0 || b.finalHiddenWidth() > 0) {
         compareHidden(a, b, c);
     } else {
@@ -145,6 +150,7 @@ double OutputChange::magnitude() const {
         return len ? static_cast<double>(changedPositions) / len : 0.0;
     }
     if (kind == "hidden") return meanCosineDistance;
+    if (kind == "similarity") return std::abs(changedLogit - originalLogit);
     return kl;
 }
 

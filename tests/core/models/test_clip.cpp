@@ -1,6 +1,7 @@
 // CLIP's two towers, their similarity and the patch contributions against the independent
 // double-precision reference of tests/support/reference_clip.cpp.
 #include "attnscope/attention/image_text.h"
+#include "attnscope/lab/interventions.h"
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 #include "fixtures_clip.h"
@@ -174,6 +175,12 @@ TEST_CASE("CLIP's patch contributions equal the reference's and add up to the lo
     }
     CHECK(std::abs(m.logit - s.logit) > 1e-4);
     CHECK(std::abs(sum2 + m.remainder() - m.logit) < 1e-4);
+    // The interventions compare the two runs' logits.
+    const OutputChange change = compareOutputs(*trace, *trace2);
+    CHECK(change.kind == "similarity");
+    CHECK(change.originalLogit == s.logit);
+    CHECK(change.changedLogit == m.logit);
+    CHECK(change.magnitude() == Approx(std::abs(m.logit - s.logit)));
 }
 
 TEST_CASE("CLIP refuses a text longer than its positions, a lone image or text, and bad config fields", "[clip]") {

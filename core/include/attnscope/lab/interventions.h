@@ -34,7 +34,8 @@ struct TokenProbability {
 //     when no token's distance exceeds 1e-6. A zero vector has cosine 1 with another zero vector
 //     and 0 with anything else.
 struct OutputChange {
-    std::string kind;                                       // "next-token", "class", "sequence", "hidden" or "none"
+    // "next-token", "class", "sequence", "hidden", "similarity" (image–text models) or "none"
+    std::string kind;
     double kl = 0;                                          // nats
     std::vector<TokenProbability> originalTop, changedTop;  // next-token: top-k of each run
     std::vector<std::string> classLabels;
@@ -45,12 +46,14 @@ struct OutputChange {
     double meanLogProbChange = 0;
     std::vector<double> cosineDistances;  // hidden: one per token
     double meanCosineDistance = 0, maxCosineDistance = 0;
+    double originalLogit = 0, changedLogit = 0;  // similarity: the image–text logit (image_text.h) of each run
     int mostChangedToken = -1;
     std::string mostChangedLabel;
     bool sameTop = true;  // the most likely token / class / the whole sequence is unchanged
 
     // One number for ranking: kl for distributions, changedPositions / max length for sequences
-    // (meanLogProbChange on a forced target), meanCosineDistance for hidden states.
+    // (meanLogProbChange on a forced target), meanCosineDistance for hidden states, |Δ logit| for
+    // the image–text similarity.
     double magnitude() const;
 };
 
