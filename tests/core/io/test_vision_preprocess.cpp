@@ -19,7 +19,7 @@ TEST_CASE("Image processors give Pillow's golden pixel values", "[vision][prepro
             std::filesystem::path(ATTNSCOPE_TOKENIZER_DATA).parent_path() / "vision" / "preprocess_golden.json";
     nlohmann::json golden;
     std::ifstream(file) >> golden;
-    REQUIRE(golden["cases"].size() == 7);
+    REQUIRE(golden["cases"].size() == 11);
     for (const auto& c : golden["cases"]) {
         INFO(c["name"].get<std::string>());
         const auto dir = freshDir("preprocess");

@@ -7,7 +7,8 @@ for each, and the pixel values Hugging Face's slow (PIL backend) image processor
 their code (transformers >= 4.47): image_transforms.resize (PIL's Image.resize on 8-bit RGB),
 get_resize_output_image_size (shortest edge), center_crop (zero padding when the image is
 smaller), rescale (float64 product, cast to float32) and normalize (float32), channels first.
-The processors' defaults (DeiTImageProcessor, BeitImageProcessor, BitImageProcessor, ViTImageProcessor) are filled in
+The processors' defaults (DeiTImageProcessor, BeitImageProcessor, BitImageProcessor, ViTImageProcessor,
+CLIPImageProcessor, SiglipImageProcessor) are filled in
 here from their __init__ for the keys a case leaves out.
 """
 import json
@@ -28,6 +29,9 @@ DEFAULTS = {
                  mean=HALF, std=HALF, edge=False),
     "Bit": dict(size={"shortest_edge": 224}, resample=3, crop={"height": 224, "width": 224},
                 mean=CLIP_MEAN, std=CLIP_STD, edge=True),
+    "CLIP": dict(size={"shortest_edge": 224}, resample=3, crop={"height": 224, "width": 224},
+                 mean=CLIP_MEAN, std=CLIP_STD, edge=True),
+    "Siglip": dict(size={"height": 224, "width": 224}, resample=3, crop=None, mean=HALF, std=HALF, edge=False),
 }
 
 
@@ -98,6 +102,15 @@ CASES = [
     ("vit bilinear ignores crop keys", "ViT", 20, 14,
      {"image_processor_type": "ViTImageProcessor", "size": {"height": 7, "width": 7},
       "do_center_crop": True, "crop_size": 3}),
+    ("clip shortest edge, crop, openai mean", "CLIP", 14, 10,
+     {"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 8},
+      "crop_size": {"height": 8, "width": 8}}),
+    ("clip one-number sizes, portrait", "CLIP", 9, 23, {"image_processor_type": "CLIPImageProcessor", "size": 7,
+                                                         "crop_size": 6}),
+    ("siglip square resize, no crop, half mean", "Siglip", 13, 9,
+     {"image_processor_type": "SiglipImageProcessor", "size": {"height": 7, "width": 7}}),
+    ("siglip upscale", "Siglip", 5, 6, {"image_processor_type": "SiglipImageProcessor", "size": {"height": 11,
+                                                                                                 "width": 11}}),
 ]
 
 
