@@ -136,7 +136,7 @@ TEST_CASE("Workspace version 2 sections keep every field; version 1 files still 
         CHECK_THAT(parseError("\"image\": {\"discard_ratio\": 1}"),
                    Catch::Contains("image.discard_ratio: 1 is out of range (0 to 0.99)"));
         CHECK_THAT(parseError("\"image\": {\"source\": \"cls\"}"),
-                   Catch::Contains("image.source: unknown 'cls' (use head, layer_mean, rollout)"));
+                   Catch::Contains("image.source: unknown 'cls' (use head, layer_mean, rollout, similarity)"));
         CHECK_THAT(parseError("\"image\": {\"opacity\": 101}"), Catch::Contains("image.opacity: 101 is out of range"));
         CHECK_THAT(parseError("\"views\": {\"tab\": \"grid\"}"),
                    Catch::Contains("views.tab: unknown 'grid' (use lines, neuron, qk)"));

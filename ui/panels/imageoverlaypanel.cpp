@@ -156,7 +156,9 @@ void ImageOverlayPanel::updateEnabled() {
     const bool rollout = source() == OverlaySource::Rollout;
     fusion_->setEnabled(rollout);
     discard_->setEnabled(rollout);
-    patchesOnly_->setEnabled(source() != OverlaySource::Similarity);  // signed contributions: no renormalising
+    // The contributions are signed and belong to no row: no renormalising, no row to pick.
+    patchesOnly_->setEnabled(source() != OverlaySource::Similarity);
+    rowLabel_->setEnabled(source() != OverlaySource::Similarity);
 }
 
 void ImageOverlayPanel::setSimilarityAvailable(bool available) {

@@ -237,7 +237,12 @@ void ModelInputs::onModelLoaded(const attnscope::ModelInfo& info) {
     if (!p_.workspace->applyWorkspaceInput() && (input->text() == exampleShown_ || hadIds != p_.controls->idsMode() ||
                                                  !inputFits(input->text(), p_.controls->idsMode()))) {
         exampleShown_ = exampleInput(spec, p_.session->hasTokenizer(), info.vocabSize, info.maxPositions);
-        if (info.imageText && p_.session->hasTokenizer()) exampleShown_ = QStringLiteral("a photo of a flower");
+        // Image–text models: a caption to match, the longest that fits the text tower.
+        for (const QString caption : {QStringLiteral("a photo of a flower"), QStringLiteral("a flower")})
+            if (info.imageText && p_.session->hasTokenizer() && inputFits(caption, false)) {
+                exampleShown_ = caption;
+                break;
+            }
         input->setText(exampleShown_);
         p_.controls->targetInput()->clear();  // a target belongs to its source
     }

@@ -51,13 +51,13 @@ ClipConfig readClipConfig(const JsonConfig& c) {
     return k;
 }
 
-class ClipModel final : public Model {
+class ClipModel final : public ImageTextModel<ClipConfig> {
 public:
     ClipModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : cfg_(readClipConfig(config)), device_(device), words_(folder, cfg_.vocab) {
+        : ImageTextModel(readClipConfig(config), folder, device, "clip") {
         preprocess_ = readPreprocessor(folder, processorDefaults("CLIP"));
-        checkInputSize(folder);
+        checkInputSize(folder, preprocess_);
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -75,7 +75,7 @@ public:
         step();
         tokenEmbedding_ = w.get("text_model.embeddings.token_embedding.weight", {cfg_.vocab, T});
         textPositions_ = w.get("text_model.embeddings.position_embedding.weight", {cfg_.positions, T});
-        text_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
+        textTower_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
         finalNorm_ = loadNorm(w, "text_model.final_layer_norm", T);
         textProjection_ = w.get("text_projection.weight", {P, T});
         logitScale_ = std::exp(loadScalar(w, "logit_scale"));
@@ -83,29 +83,13 @@ public:
         describe(folder, w);
     }
 
-    const ModelInfo& info() const override { return info_; }
-    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
-        return words_.labels(ids);
-    }
-    std::vector<std::int64_t> encodeText(const std::string& text) const override { return words_.encode(text, info_); }
-    const Tokenizer* tokenizer() const override { return words_.tokenizer(); }
-
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>&, const RunOptions&) const override {
-        throw Error(takesBoth());
-    }
-    std::shared_ptr<const Trace> runForwardImage(const RgbImage&, const RunOptions&) const override {
-        throw Error(takesBoth());
-    }
-
     std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
                                                      const RunOptions& options) const override {
         checkText(text);
         const at::Tensor pixels = preprocessImage(image, preprocess_);
         c10::InferenceMode guard;
-        auto impl = std::make_unique<Trace::Impl>();
-        words_.label(*impl, text.ids);
-        impl->device = device_;
+        auto impl = newTrace(text.ids);
         // Vision: the [CLS] row of the last states, post_layernorm, the projection.
         at::Tensor lastInput;
         const at::Tensor states = vision_.run(layerNorm(embedImage(pixels), preNorm_, cfg_.vision.eps), {}, "vision",
@@ -118,8 +102,8 @@ protected:
                 tokenEmbedding_.index_select(0, idTensor(text.ids, device_)) + textPositions_.narrow(0, 0, n);
         MaskSpec causal;
         causal.causal = true;
-        const at::Tensor words =
-                layerNorm(text_.run(x, causal, "text", impl->displayTokens, options, *impl), finalNorm_, cfg_.text.eps);
+        const at::Tensor words = layerNorm(textTower_.run(x, causal, "text", impl->displayTokens, options, *impl),
+                                           finalNorm_, cfg_.text.eps);
         const at::Tensor textEmb = at::linear(words.narrow(0, endPosition(text.ids), 1), textProjection_);
         scoreSimilarity(impl->imageText, imageEmb, textEmb, logitScale_, 0.0);
         decompose(impl->imageText, lastInput, cls, textEmb, options);
@@ -127,23 +111,6 @@ protected:
     }
 
 private:
-    std::string takesBoth() const {
-        return "clip model at " + info_.path.string() + " takes an image and a text together (--image and --text)";
-    }
-
-    void checkText(const TextInput& text) const {
-        if (!text.typeIds.empty() || !text.attend.empty() || !text.targetIds.empty())
-            throw Error("clip takes token ids only (no token types, padding mask or target)");
-        if (text.ids.empty()) throw Error("clip needs a text of at least one token");
-        if (static_cast<std::int64_t>(text.ids.size()) > cfg_.positions)
-            throw Error("the text has " + std::to_string(text.ids.size()) + " tokens; clip's text tower has " +
-                        std::to_string(cfg_.positions) + " positions (max_position_embeddings)");
-        for (std::int64_t id : text.ids)
-            if (id < 0 || id >= cfg_.vocab)
-                throw Error("token id " + std::to_string(id) + " is outside clip's vocabulary [0, " +
-                            std::to_string(cfg_.vocab) + ")");
-    }
-
     // CLIPTextTransformer's pooled row: legacy configs (eos_token_id 2) take the largest id's
     // first position, the others the first eos_token_id (position 0 when there is none, as argmax
     // over all-false rows gives).
@@ -154,18 +121,6 @@ private:
             if (cfg_.eos != 2 && ids[i] == cfg_.eos) break;
         }
         return static_cast<std::int64_t>(at);
-    }
-
-    // The preprocessor's output must be the fixed square image_size (no interpolated positions).
-    void checkInputSize(const std::filesystem::path& folder) const {
-        const std::string file = (folder / "preprocessor_config.json").string();
-        const auto [w, h] = fixedOutputSize(preprocess_);
-        if (w == 0)
-            throw Error(file + ": 'size' is a shortest edge without a center crop, so the input size would vary "
-                               "with the image; give 'crop_size' or a fixed 'size'");
-        if (w != h || w != cfg_.imageSize)
-            throw Error(file + ": the processed image is " + std::to_string(w) + "×" + std::to_string(h) +
-                        " but config.json's vision_config image_size is " + std::to_string(cfg_.imageSize));
     }
 
     void describe(const std::filesystem::path& folder, const WeightStore& w) {
@@ -235,15 +190,11 @@ private:
                             {"norm_bias", at::matmul(P, post.bias).dot(t / t.norm()).item<double>() * k}};
     }
 
-    ClipConfig cfg_;
-    c10::Device device_;
-    FamilyText words_;
     ImagePreprocess preprocess_;
-    ModelInfo info_;
     at::Tensor classEmbedding_, patchW_, imagePositions_, visualProjection_;
     at::Tensor tokenEmbedding_, textPositions_, textProjection_;
     Norm preNorm_, postNorm_, finalNorm_;
-    Tower vision_, text_;
+    Tower vision_, textTower_;
     double logitScale_ = 1;
 };
 

@@ -108,4 +108,28 @@ at::Tensor cpuDouble(const at::Tensor& x) { return x.defined() ? x.to(at::kCPU, 
 Norm cpuDouble(const Norm& n) { return {cpuDouble(n.weight), cpuDouble(n.bias)}; }
 Linear cpuDouble(const Linear& l) { return {cpuDouble(l.weight), cpuDouble(l.bias)}; }
 
+void checkImageText(const std::string& family, const TextInput& text, std::int64_t positions, std::int64_t vocab) {
+    if (!text.typeIds.empty() || !text.attend.empty() || !text.targetIds.empty())
+        throw Error(family + " takes token ids only (no token types, padding mask or target)");
+    if (text.ids.empty()) throw Error(family + " needs a text of at least one token");
+    if (static_cast<std::int64_t>(text.ids.size()) > positions)
+        throw Error("the text has " + std::to_string(text.ids.size()) + " tokens; " + family + "'s text tower has " +
+                    std::to_string(positions) + " positions (max_position_embeddings)");
+    for (std::int64_t id : text.ids)
+        if (id < 0 || id >= vocab)
+            throw Error("token id " + std::to_string(id) + " is outside " + family + "'s vocabulary [0, " +
+                        std::to_string(vocab) + ")");
+}
+
+void checkFixedImageSize(const std::filesystem::path& folder, const ImagePreprocess& preprocess, int imageSize) {
+    const std::string file = (folder / "preprocessor_config.json").string();
+    const auto [w, h] = fixedOutputSize(preprocess);
+    if (w == 0)
+        throw Error(file + ": 'size' is a shortest edge without a center crop, so the input size would vary "
+                           "with the image; give 'crop_size' or a fixed 'size'");
+    if (w != h || w != imageSize)
+        throw Error(file + ": the processed image is " + std::to_string(w) + "×" + std::to_string(h) +
+                    " but config.json's vision_config image_size is " + std::to_string(imageSize));
+}
+
 }  // namespace attnscope

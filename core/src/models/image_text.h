@@ -5,6 +5,9 @@
 #pragma once
 
 #include "attnscope/attention/image_text.h"
+#include "attnscope/runtime/error.h"
+#include "family_common.h"
+#include "io/image_preprocess.h"
 #include "io/json_util.h"
 #include "layer_stack.h"
 
@@ -60,6 +63,44 @@ void scoreSimilarity(ImageTextScore& score, const at::Tensor& image, const at::T
 // them) with logits scaled by 1/√d and divided by `run`'s temperature; heads `run` masks give 0.
 at::Tensor attentionPieces(const AttentionWeights& w, const at::Tensor& query, const at::Tensor& keys,
                            std::int64_t heads, const LayerRun& run);
+
+// Throws unless the text is token ids only (no types, padding mask or target), 1 to `positions`
+// long and inside [0, vocab); the messages name the family.
+void checkImageText(const std::string& family, const TextInput& text, std::int64_t positions, std::int64_t vocab);
+// Throws unless the preprocessor gives a fixed imageSize × imageSize image (no interpolated
+// positions), naming the folder's preprocessor_config.json.
+void checkFixedImageSize(const std::filesystem::path& folder, const ImagePreprocess& preprocess, int imageSize);
+
+// CLIP's and SigLIP's Model base: the text side of TextFamilyModel (the folder's tokenizer and
+// labels, the info), one input alone refused, and the checks above (Config has vocab, positions
+// and imageSize).
+template <class Config>
+class ImageTextModel : public TextFamilyModel<Config> {
+protected:
+    ImageTextModel(Config config, const std::filesystem::path& folder, c10::Device device, std::string family)
+        : TextFamilyModel<Config>(std::move(config), folder, device), family_(std::move(family)) {}
+
+    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>&, const RunOptions&) const override {
+        throw Error(takesBoth());
+    }
+    std::shared_ptr<const Trace> runForwardImage(const RgbImage&, const RunOptions&) const override {
+        throw Error(takesBoth());
+    }
+    void checkText(const TextInput& text) const {
+        checkImageText(family_, text, this->cfg_.positions, this->cfg_.vocab);
+    }
+    void checkInputSize(const std::filesystem::path& folder, const ImagePreprocess& preprocess) const {
+        checkFixedImageSize(folder, preprocess, this->cfg_.imageSize);
+    }
+
+private:
+    std::string takesBoth() const {
+        return family_ + " model at " + this->info_.path.string() +
+               " takes an image and a text together (--image and --text)";
+    }
+
+    std::string family_;
+};
 
 // x in double on the CPU; weights of a norm or a linear the same (undefined stays undefined).
 at::Tensor cpuDouble(const at::Tensor& x);

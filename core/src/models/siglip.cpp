@@ -66,13 +66,13 @@ struct MapHead {
     Linear inner, out;
 };
 
-class SiglipModel final : public Model {
+class SiglipModel final : public ImageTextModel<SiglipConfig> {
 public:
     SiglipModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                 const LoadOptions& options)
-        : cfg_(readSiglipConfig(config)), device_(device), words_(folder, cfg_.vocab) {
+        : ImageTextModel(readSiglipConfig(config), folder, device, "siglip") {
         preprocess_ = readPreprocessor(folder, processorDefaults("Siglip"));
-        checkInputSize(folder);
+        checkInputSize(folder, preprocess_);
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -88,7 +88,7 @@ public:
         step();
         tokenEmbedding_ = w.get("text_model.embeddings.token_embedding.weight", {cfg_.vocab, T});
         textPositions_ = w.get("text_model.embeddings.position_embedding.weight", {cfg_.positions, T});
-        text_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
+        textTower_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
         finalNorm_ = loadNorm(w, "text_model.final_layer_norm", T);
         textHead_ = w.linear("text_model.head", cfg_.projection, T);
         logitScale_ = std::exp(loadScalar(w, "logit_scale"));
@@ -97,29 +97,13 @@ public:
         describe(folder, w);
     }
 
-    const ModelInfo& info() const override { return info_; }
-    std::vector<std::string> tokenLabels(const std::vector<std::int64_t>& ids) const override {
-        return words_.labels(ids);
-    }
-    std::vector<std::int64_t> encodeText(const std::string& text) const override { return words_.encode(text, info_); }
-    const Tokenizer* tokenizer() const override { return words_.tokenizer(); }
-
 protected:
-    std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>&, const RunOptions&) const override {
-        throw Error(takesBoth());
-    }
-    std::shared_ptr<const Trace> runForwardImage(const RgbImage&, const RunOptions&) const override {
-        throw Error(takesBoth());
-    }
-
     std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
                                                      const RunOptions& options) const override {
         checkText(text);
         const at::Tensor pixels = preprocessImage(image, preprocess_);
         c10::InferenceMode guard;
-        auto impl = std::make_unique<Trace::Impl>();
-        words_.label(*impl, text.ids);
-        impl->device = device_;
+        auto impl = newTrace(text.ids);
         const std::vector<std::string> patches = imageTokenLabels(info_);
         // Vision: the layers, post_layernorm, the MAP head's probe over the patches.
         const at::Tensor hidden = layerNorm(vision_.run(embedImage(pixels), {}, "vision", patches, options, *impl),
@@ -138,8 +122,8 @@ protected:
         const auto n = static_cast<std::int64_t>(text.ids.size());
         const at::Tensor x =
                 tokenEmbedding_.index_select(0, idTensor(text.ids, device_)) + textPositions_.narrow(0, 0, n);
-        const at::Tensor words =
-                layerNorm(text_.run(x, {}, "text", impl->displayTokens, options, *impl), finalNorm_, cfg_.text.eps);
+        const at::Tensor words = layerNorm(textTower_.run(x, {}, "text", impl->displayTokens, options, *impl),
+                                           finalNorm_, cfg_.text.eps);
         const at::Tensor textEmb = textHead_(words.narrow(0, n - 1, 1));
         scoreSimilarity(impl->imageText, imageEmb, textEmb, logitScale_, logitBias_);
         decompose(impl->imageText, hidden, textEmb, options, patches);
@@ -147,10 +131,6 @@ protected:
     }
 
 private:
-    std::string takesBoth() const {
-        return "siglip model at " + info_.path.string() + " takes an image and a text together (--image and --text)";
-    }
-
     void loadHead(WeightStore& w) {
         const std::int64_t E = cfg_.vision.hidden, I = cfg_.vision.inner;
         const std::string p = "vision_model.head.";
@@ -167,27 +147,6 @@ private:
     // The MAP head's residual branch: mlp(layernorm(x)).
     at::Tensor mlp(const at::Tensor& x) const {
         return head_.out(activate(cfg_.vision.activation, head_.inner(layerNorm(x, head_.norm, cfg_.vision.eps))));
-    }
-
-    void checkText(const TextInput& text) const {
-        if (!text.typeIds.empty() || !text.attend.empty() || !text.targetIds.empty())
-            throw Error("siglip takes token ids only (no token types, padding mask or target)");
-        if (text.ids.empty()) throw Error("siglip needs a text of at least one token");
-        if (static_cast<std::int64_t>(text.ids.size()) > cfg_.positions)
-            throw Error("the text has " + std::to_string(text.ids.size()) + " tokens; siglip's text tower has " +
-                        std::to_string(cfg_.positions) + " positions (max_position_embeddings)");
-        for (std::int64_t id : text.ids)
-            if (id < 0 || id >= cfg_.vocab)
-                throw Error("token id " + std::to_string(id) + " is outside siglip's vocabulary [0, " +
-                            std::to_string(cfg_.vocab) + ")");
-    }
-
-    void checkInputSize(const std::filesystem::path& folder) const {
-        const std::string file = (folder / "preprocessor_config.json").string();
-        const auto [w, h] = fixedOutputSize(preprocess_);
-        if (w != h || w != cfg_.imageSize)
-            throw Error(file + ": the processed image is " + std::to_string(w) + "×" + std::to_string(h) +
-                        " but config.json's vision_config image_size is " + std::to_string(cfg_.imageSize));
     }
 
     void describe(const std::filesystem::path& folder, const WeightStore& w) {
@@ -238,16 +197,12 @@ private:
                             {"logit_bias", s.logitBias}};
     }
 
-    SiglipConfig cfg_;
-    c10::Device device_;
-    FamilyText words_;
     ImagePreprocess preprocess_;
-    ModelInfo info_;
     at::Tensor patchW_, patchB_, imagePositions_, tokenEmbedding_, textPositions_;
     Norm postNorm_, finalNorm_;
     MapHead head_;
     Linear textHead_;
-    Tower vision_, text_;
+    Tower vision_, textTower_;
     double logitScale_ = 1, logitBias_ = 0;
 };
 
