@@ -4,7 +4,8 @@
   python3 tests/gpu/hf_check.py --cli build-gpu/app/attnscope-cli [--devices cpu,cuda]
 
 For every family AttnScope opens (the text decoders and encoders, the encoder-decoders with their
-encoder, decoder and cross maps, and the image encoders ViT, DeiT, DINOv2 with and without registers, BEiT) a tiny
+encoder, decoder and cross maps, the image encoders ViT, DeiT, DINOv2 with and without registers, BEiT, and Swin, CLIP
+and SigLIP in hf_check_towers.py) a tiny
 random model is built with transformers, saved with save_pretrained (real tensor names, config.json, shards for
 Llama, the image processor's preprocessor_config.json for the image models), reloaded with eager attention, and run with output_attentions=True; attnscope-cli runs the
 same folder and input, and the two [layers, heads, n, n] stacks are compared. Needs torch,
@@ -22,6 +23,8 @@ import tempfile
 import numpy as np
 import torch
 import transformers as tf
+
+import hf_check_towers
 
 TOLERANCE = {"cpu": 1e-4, "cuda": 1e-4}
 # The CLI runs, queued while the models are built and run in transformers (one at a time), then
@@ -405,7 +408,10 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as root:
         devices = a.devices.split(",")
-        for check in (check_text, check_seq2seq, check_images):
+        towers = [lambda cli, devices, root, failures, check=check: check(cli, devices, root, failures, JOBS, report,
+                                                                          randomise)
+                  for check in (hf_check_towers.check_swin, hf_check_towers.check_image_text)]
+        for check in (check_text, check_seq2seq, check_images, *towers):
             try:
                 check(a.cli, devices, root, failures)
             except Exception as e:  # report and go on with the other families
