@@ -26,27 +26,23 @@ namespace attnscope {
 namespace {
 
 // CLIPConfig with its CLIPTextConfig and CLIPVisionConfig defaults (configuration_clip.py).
-struct ClipConfig {
-    TowerConfig text{512, 12, 8, 2048, 1e-5, "quick_gelu"};
-    TowerConfig vision{768, 12, 12, 3072, 1e-5, "quick_gelu"};
-    std::int64_t vocab = 49408, eos = 49407;
-    int positions = 77, imageSize = 224, patch = 32, projection = 512;
+struct ClipConfig : ImageTextSizes {
+    ClipConfig()
+        : ImageTextSizes{{512, 12, 8, 2048, 1e-5, "quick_gelu"},
+                         {768, 12, 12, 3072, 1e-5, "quick_gelu"},
+                         49408,
+                         77,
+                         224,
+                         32} {}
+    std::int64_t eos = 49407;
+    int projection = 512;
 };
 
 ClipConfig readClipConfig(const JsonConfig& c) {
     ClipConfig k;
     const JsonConfig text = subConfig(c, "text_config"), vision = subConfig(c, "vision_config");
-    k.text = readTowerConfig(text, k.text);
-    k.vision = readTowerConfig(vision, k.vision);
-    if (text.has("vocab_size")) k.vocab = text.positiveInt("vocab_size");
-    if (text.has("max_position_embeddings")) k.positions = text.positiveInt("max_position_embeddings", 1 << 20);
+    readImageTextSizes(text, vision, k);
     k.eos = configTokenId(text, "eos_token_id", k.eos).value_or(k.eos);
-    if (vision.has("image_size")) k.imageSize = vision.positiveInt("image_size", 1 << 14);
-    if (vision.has("patch_size")) k.patch = vision.positiveInt("patch_size", 1 << 14);
-    if (vision.has("num_channels") && vision.positiveInt("num_channels") != 3) vision.fail("num_channels", "must be 3");
-    if (k.imageSize % k.patch != 0)
-        vision.fail("image_size", "(" + std::to_string(k.imageSize) + ") must be a multiple of patch_size (" +
-                                          std::to_string(k.patch) + ")");
     if (c.has("projection_dim")) k.projection = c.positiveInt("projection_dim", 1 << 20);
     return k;
 }

@@ -132,4 +132,17 @@ void checkFixedImageSize(const std::filesystem::path& folder, const ImagePreproc
                     " but config.json's vision_config image_size is " + std::to_string(imageSize));
 }
 
+void readImageTextSizes(const JsonConfig& text, const JsonConfig& vision, ImageTextSizes& k) {
+    k.text = readTowerConfig(text, k.text);
+    k.vision = readTowerConfig(vision, k.vision);
+    if (text.has("vocab_size")) k.vocab = text.positiveInt("vocab_size");
+    if (text.has("max_position_embeddings")) k.positions = text.positiveInt("max_position_embeddings", 1 << 20);
+    if (vision.has("image_size")) k.imageSize = vision.positiveInt("image_size", 1 << 14);
+    if (vision.has("patch_size")) k.patch = vision.positiveInt("patch_size", 1 << 14);
+    if (vision.has("num_channels") && vision.positiveInt("num_channels") != 3) vision.fail("num_channels", "must be 3");
+    if (k.imageSize % k.patch != 0)
+        vision.fail("image_size", "(" + std::to_string(k.imageSize) + ") must be a multiple of patch_size (" +
+                                          std::to_string(k.patch) + ")");
+}
+
 }  // namespace attnscope

@@ -31,6 +31,17 @@ JsonConfig subConfig(const JsonConfig& config, const std::string& key);
 // hidden_act over `defaults`; fails naming the key.
 TowerConfig readTowerConfig(const JsonConfig& c, TowerConfig defaults);
 
+// What CLIP's and SigLIP's configs read alike (their own defaults set by the family): both towers'
+// sizes, the text's vocab_size and max_position_embeddings, the vision's image_size and
+// patch_size (3 channels; image_size a multiple of patch_size).
+struct ImageTextSizes {
+    TowerConfig text, vision;
+    std::int64_t vocab = 0;
+    int positions = 0, imageSize = 224, patch = 16;
+};
+// Reads them over k's defaults from the text_config and vision_config objects; fails naming the key.
+void readImageTextSizes(const JsonConfig& text, const JsonConfig& vision, ImageTextSizes& k);
+
 // CLIPEncoderLayer's (and SiglipEncoderLayer's) names under encoder.layers.N.
 extern const StackNames kClipLayerNames;
 

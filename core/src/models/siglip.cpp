@@ -28,30 +28,26 @@ namespace attnscope {
 namespace {
 
 // SiglipConfig with its SiglipTextConfig and SiglipVisionConfig defaults (configuration_siglip.py).
-struct SiglipConfig {
-    TowerConfig text{768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"};
-    TowerConfig vision{768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"};
-    std::int64_t vocab = 32000, pad = 1;
-    int positions = 64, imageSize = 224, patch = 16, projection = 768;
+struct SiglipConfig : ImageTextSizes {
+    SiglipConfig()
+        : ImageTextSizes{{768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"},
+                         {768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"},
+                         32000,
+                         64,
+                         224,
+                         16} {}
+    std::int64_t pad = 1;
+    int projection = 768;
 };
 
 SiglipConfig readSiglipConfig(const JsonConfig& c) {
     SiglipConfig k;
     const JsonConfig text = subConfig(c, "text_config"), vision = subConfig(c, "vision_config");
-    k.text = readTowerConfig(text, k.text);
-    k.vision = readTowerConfig(vision, k.vision);
-    if (text.has("vocab_size")) k.vocab = text.positiveInt("vocab_size");
-    if (text.has("max_position_embeddings")) k.positions = text.positiveInt("max_position_embeddings", 1 << 20);
+    readImageTextSizes(text, vision, k);
     k.pad = configTokenId(text, "pad_token_id", k.pad).value_or(k.pad);
     k.projection = text.has("projection_size") ? text.positiveInt("projection_size", 1 << 20) : k.text.hidden;
-    if (vision.has("image_size")) k.imageSize = vision.positiveInt("image_size", 1 << 14);
-    if (vision.has("patch_size")) k.patch = vision.positiveInt("patch_size", 1 << 14);
-    if (vision.has("num_channels") && vision.positiveInt("num_channels") != 3) vision.fail("num_channels", "must be 3");
     if (!vision.boolean("vision_use_head", true))
         vision.fail("vision_use_head", "false is not supported (SiglipModel's image embedding is the MAP head's)");
-    if (k.imageSize % k.patch != 0)
-        vision.fail("image_size", "(" + std::to_string(k.imageSize) + ") must be a multiple of patch_size (" +
-                                          std::to_string(k.patch) + ")");
     if (k.projection != k.vision.hidden)
         text.fail("projection_size", "(" + std::to_string(k.projection) + ") must equal vision_config's hidden_size (" +
                                              std::to_string(k.vision.hidden) + "): the two embeddings are compared");
