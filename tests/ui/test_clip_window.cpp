@@ -115,3 +115,45 @@ TEST_CASE_METHOD(WindowFixture, "CLIP: an image and a text, both towers, and eac
     CHECK(panel->source() == attnscope::OverlaySource::Head);
     CHECK_FALSE(input->isVisibleTo(&window));
 }
+
+TEST_CASE_METHOD(WindowFixture, "SigLIP: ids and an image, the MAP head's probe block, and the text match",
+                 "[ui][image][siglip]") {
+    ClipSpec spec;
+    spec.type = "siglip";
+    spec.scalarShape = false;  // SiglipModel's logit_scale and logit_bias are [1]
+    const auto dir = freshDir("ui-siglip");
+    writeCheckpoint(dir, makeClip(spec, 94));
+    writeText(dir / "preprocessor_config.json",
+              R"({"image_processor_type": "SiglipImageProcessor", "do_resize": false, "size": 16})");
+    writePicture(dir / "picture.png", 16, 95);
+
+    QSignalSpy loaded(session, &Session::modelLoaded);
+    window.openModel(qpath(dir));
+    REQUIRE(loaded.wait(20000));
+    CHECK(controls->idsMode());  // no tokenizer in the folder: the text is ids
+    QSignalSpy traced(session, &Session::traceReady);
+    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
+    REQUIRE(traced.wait(20000));
+    const auto trace = session->trace();
+    REQUIRE(trace->blocks().size() == 3u);
+    CHECK(trace->blocks()[1].name == "probe");
+    CHECK(trace->blocks()[1].queryTokens == std::vector<std::string>{"[PROBE]"});
+    // The probe's one row over the 16 patches is the window's map for block "probe".
+    controls->blockCombo()->setCurrentIndex(1);
+    waitForMap(trace->map(1, 0, head->value()));
+
+    ImageController* image = window.imageView();
+    ImageOverlayPanel* panel = image->panel();
+    controls->blockCombo()->setCurrentIndex(0);
+    window.tabs()->setCurrentWidget(panel);
+    REQUIRE(QTest::qWaitFor([&] { return image->shown().trace == trace && panel->view()->hasPicture(); }, 20000));
+    panel->sourceCombo()->setCurrentIndex(panel->sourceCombo()->findData(int(attnscope::OverlaySource::Similarity)));
+    const attnscope::PatchOverlay want = attnscope::similarityOverlay(*trace);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->picture().values == want.patches; }, 20000));
+    CHECK(panel->view()->picture().diverging);
+    CHECK(want.grid.rows == 4);
+    const attnscope::ImageTextScore& score = attnscope::traceImageText(*trace);
+    CHECK(score.block == "probe");
+    CHECK(panel->view()->caption().contains(QStringLiteral("probe layer 0")));
+    CHECK(panel->view()->caption().contains(QStringLiteral("logit %1").arg(score.logit, 0, 'g', 4)));
+}
