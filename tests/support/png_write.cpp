@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <string>
 
 namespace attnscope::testing {
@@ -64,6 +65,13 @@ void writePng(const std::filesystem::path& file, int width, int height, const st
     chunk(png, "IEND", {});
     std::ofstream out(file, std::ios::binary);
     out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+}
+
+void writeNoisePng(const std::filesystem::path& file, int width, int height, unsigned seed) {
+    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height * 3);
+    std::mt19937 rng(seed);
+    for (auto& p : pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    writePng(file, width, height, pixels);
 }
 
 }  // namespace attnscope::testing

@@ -17,19 +17,10 @@
 
 #include <QStandardItemModel>
 
-#include <random>
-
 using namespace uitest;
 using namespace attnscope::testing;
 
 namespace {
-
-void writePicture(const std::filesystem::path& file, int size, unsigned seed) {
-    std::vector<std::uint8_t> pixels(std::size_t(size) * size * 3);
-    std::mt19937 rng(seed);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(file, size, size, pixels);
-}
 
 bool similarityEnabled(ImageOverlayPanel* panel) {
     auto* model = qobject_cast<QStandardItemModel*>(panel->sourceCombo()->model());
@@ -47,7 +38,7 @@ TEST_CASE_METHOD(WindowFixture, "CLIP: an image and a text, both towers, and eac
     writeClipTokenizer(dir);
     writeText(dir / "preprocessor_config.json",
               R"({"image_processor_type": "CLIPImageProcessor", "do_resize": false, "crop_size": 16})");
-    writePicture(dir / "picture.png", 16, 92);
+    writeNoisePng(dir / "picture.png", 16, 16, 92);
 
     QSignalSpy loaded(session, &Session::modelLoaded);
     window.openModel(qpath(dir));
@@ -125,7 +116,7 @@ TEST_CASE_METHOD(WindowFixture, "SigLIP: ids and an image, the MAP head's probe 
     writeCheckpoint(dir, makeClip(spec, 94));
     writeText(dir / "preprocessor_config.json",
               R"({"image_processor_type": "SiglipImageProcessor", "do_resize": false, "size": 16})");
-    writePicture(dir / "picture.png", 16, 95);
+    writeNoisePng(dir / "picture.png", 16, 16, 95);
 
     QSignalSpy loaded(session, &Session::modelLoaded);
     window.openModel(qpath(dir));

@@ -28,7 +28,6 @@
 #include <QSvgRenderer>
 
 #include <fstream>
-#include <random>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -49,10 +48,7 @@ VitFolder writeVitFolder(const std::string& name) {
     v.spec.patch = 8;
     v.dir = freshDir(name);
     writeCheckpoint(v.dir, makeVit(v.spec, 61));
-    std::vector<std::uint8_t> pixels(48 * 32 * 3);
-    std::mt19937 rng(5);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(v.dir / "picture.png", 48, 32, pixels);
+    writeNoisePng(v.dir / "picture.png", 48, 32, 5);
     return v;
 }
 
@@ -67,12 +63,7 @@ void moveMouse(QWidget* w, const QPointF& p) {
 TEST_CASE_METHOD(WindowFixture, "Attention over the image shows core's overlay, follows the selection and exports",
                  "[ui][image][vit]") {
     const VitFolder v = writeVitFolder("ui-image-overlay");
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(v.dir));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(v.dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
+    openWithImage(qpath(v.dir), qpath(v.dir / "picture.png"));
     const auto trace = session->trace();
 
     ImageController* image = window.imageView();
@@ -244,16 +235,8 @@ TEST_CASE_METHOD(WindowFixture, "The Image tab names a row that is not a patch b
     const auto dir = freshDir("ui-image-registers");
     writeCheckpoint(dir, makeVisionModel(spec, 23));
     std::ofstream(dir / "preprocessor_config.json") << R"({"size": 16, "crop_size": 16})";
-    std::vector<std::uint8_t> pixels(16 * 16 * 3);
-    std::mt19937 rng(6);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(dir / "picture.png", 16, 16, pixels);
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(dir));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
+    writeNoisePng(dir / "picture.png", 16, 16, 6);
+    openWithImage(qpath(dir), qpath(dir / "picture.png"));
     ImageController* image = window.imageView();
     ImageOverlayPanel* panel = image->panel();
     window.tabs()->setCurrentWidget(panel);

@@ -376,12 +376,7 @@ std::shared_ptr<const attnscope::Trace> openVit(WindowFixture& w, const fs::path
     std::vector<std::uint8_t> pixels(32 * 32 * 3);
     for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = std::uint8_t((i * 37) % 251);
     attnscope::testing::writePng(dir / "picture.png", 32, 32, pixels);
-    QSignalSpy loaded(w.session, &Session::modelLoaded);
-    w.window.openModel(qpath(dir));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(w.session, &Session::traceReady);
-    REQUIRE(w.window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
+    w.openWithImage(qpath(dir), qpath(dir / "picture.png"));
     w.window.tabs()->setCurrentWidget(w.window.imageView()->panel());
     return w.session->trace();
 }

@@ -17,7 +17,6 @@
 
 #include <QMouseEvent>
 
-#include <random>
 #include <set>
 #include <tuple>
 
@@ -34,10 +33,7 @@ std::filesystem::path writeSwinFolder(const std::string& name) {
     writeText(dir / "preprocessor_config.json",
               R"({"image_processor_type": "ViTImageProcessor", "resample": 3, "size": {"height": 28, "width": 28},)"
               R"( "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]})");
-    std::vector<std::uint8_t> pixels(28 * 28 * 3);
-    std::mt19937 rng(7);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(dir / "picture.png", 28, 28, pixels);
+    writeNoisePng(dir / "picture.png", 28, 28, 7);
     return dir;
 }
 
@@ -71,12 +67,7 @@ TEST_CASE_METHOD(WindowFixture, "Swin: the heat map outlines each layer's window
                  "[ui][image][swin]") {
     window.resize(1280, 720);
     const auto dir = writeSwinFolder("ui-swin");
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(dir));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
+    openWithImage(qpath(dir), qpath(dir / "picture.png"));
     const auto trace = session->trace();
     REQUIRE(trace->blocks().size() == 2u);  // stage1, stage2
     const int n = 49, m = 81;               // stage 1: 49 tokens, 32 padding keys

@@ -28,8 +28,6 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 
-#include <random>
-
 using namespace uitest;
 using attnscope::testing::freshDir;
 namespace fs = std::filesystem;
@@ -277,18 +275,10 @@ TEST_CASE("A workspace on a ViT opens to the same overlay: source, discard, look
     spec.imageSize = 32;
     spec.patch = 8;
     writeCheckpoint(dir / "vit", makeVit(spec, 61));
-    std::vector<std::uint8_t> pixels(48 * 32 * 3);
-    std::mt19937 rng(5);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(dir / "picture.png", 48, 32, pixels);
+    writeNoisePng(dir / "picture.png", 48, 32, 5);
 
     WindowFixture a;
-    QSignalSpy loaded(a.session, &Session::modelLoaded);
-    a.window.openModel(qpath(dir / "vit"));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(a.session, &Session::traceReady);
-    REQUIRE(a.window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
+    a.openWithImage(qpath(dir / "vit"), qpath(dir / "picture.png"));
     ImageController* image = a.window.imageView();
     ImageOverlayPanel* panel = image->panel();
     a.window.tabs()->setCurrentWidget(panel);

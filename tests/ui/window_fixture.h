@@ -98,6 +98,17 @@ struct WindowFixture {
         QTest::qWait(10);  // deliver (and drop) queued results before the window goes
     }
 
+    // Opens an image (or image–text) model and gives it `picture`: waits for the load, then for
+    // the run the image starts.
+    void openWithImage(const QString& model, const QString& picture, int timeoutMs = 20000) {
+        QSignalSpy loaded(session, &Session::modelLoaded);
+        window.openModel(model);
+        REQUIRE(loaded.wait(timeoutMs));
+        QSignalSpy traced(session, &Session::traceReady);
+        REQUIRE(window.setImageFile(picture));
+        REQUIRE(traced.wait(timeoutMs));
+    }
+
     // Opens spec and waits for the load and the example run that follows, and its map.
     void open(const QString& spec) {
         QSignalSpy loaded(session, &Session::modelLoaded);

@@ -14,7 +14,6 @@
 #include "views/imageoverlay.h"
 
 #include <cstdlib>
-#include <random>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -38,18 +37,10 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of CLIP's text match", "[.clip
     if (const char* image = std::getenv("ATTNSCOPE_SHOT_IMAGE")) {
         picture = image;
     } else {
-        std::vector<std::uint8_t> pixels(64 * 64 * 3);
-        std::mt19937 rng(9);
-        for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-        writePng(picture, 64, 64, pixels);
+        writeNoisePng(picture, 64, 64, 9);
     }
     window.resize(1366, 768);
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(model));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(picture)));
-    REQUIRE(traced.wait(20000));
+    openWithImage(qpath(model), qpath(picture));
     runText(QStringLiteral("the cat"));
     const auto trace = session->trace();
 

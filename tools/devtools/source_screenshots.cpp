@@ -212,12 +212,7 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of every source on a ViT's Ima
         }
     writePng(model / "picture.png", 64, 64, pixels);
     window.resize(1366, 768);
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(model));
-    REQUIRE(loaded.wait(30000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(model / "picture.png")));
-    REQUIRE(traced.wait(30000));
+    openWithImage(qpath(model), qpath(model / "picture.png"), 30000);
     for (attnscope::MapSource source : attnscope::kMapSources) {
         chooseSource(*this, source);
         layer->setValue(5);

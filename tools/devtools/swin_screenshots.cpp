@@ -17,7 +17,6 @@
 #include "views/windowoutline.h"
 
 #include <cstdlib>
-#include <random>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -41,18 +40,10 @@ TEST_CASE_METHOD(WindowFixture, "save screenshots of Swin's windows", "[.swin-sh
     if (const char* image = std::getenv("ATTNSCOPE_SHOT_IMAGE")) {
         picture = image;
     } else {
-        std::vector<std::uint8_t> pixels(56 * 56 * 3);
-        std::mt19937 rng(8);
-        for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-        writePng(picture, 56, 56, pixels);
+        writeNoisePng(picture, 56, 56, 8);
     }
     window.resize(1366, 768);
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(model));
-    REQUIRE(loaded.wait(20000));
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(picture)));
-    REQUIRE(traced.wait(20000));
+    openWithImage(qpath(model), qpath(picture));
     const auto trace = session->trace();
     layer->setValue(1);
     waitForMap(trace->map(0, 1, head->value()));

@@ -19,7 +19,6 @@
 #include <QTabWidget>
 
 #include <cstdlib>
-#include <random>
 
 using namespace uitest;
 using namespace attnscope::testing;
@@ -109,18 +108,8 @@ TEST_CASE_METHOD(ViewsFixture, "screenshots of the views", "[.views-shots]") {
     vit.patch = 8;
     const auto vdir = freshDir("shots-vit");
     writeCheckpoint(vdir, makeVit(vit, 61));
-    std::vector<std::uint8_t> pixels(48 * 32 * 3);
-    std::mt19937 rng(5);
-    for (auto& p : pixels) p = std::uint8_t(rng() % 256);
-    writePng(vdir / "picture.png", 48, 32, pixels);
-    {
-        QSignalSpy loaded(session, &Session::modelLoaded);
-        window.openModel(qpath(vdir));  // an image model runs once it has an image
-        REQUIRE(loaded.wait(20000));
-        QSignalSpy traced(session, &Session::traceReady);
-        REQUIRE(window.setImageFile(qpath(vdir / "picture.png")));
-        REQUIRE(traced.wait(20000));
-    }
+    writeNoisePng(vdir / "picture.png", 48, 32, 5);
+    openWithImage(qpath(vdir), qpath(vdir / "picture.png"));  // an image model runs once it has an image
     allViews(*this, out, "vit", 3);
     // A click on a patch frames its row in the heat map (patch 6 = token 7).
     window.tabs()->setCurrentWidget(window.imageView()->panel());

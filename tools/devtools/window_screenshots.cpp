@@ -169,12 +169,7 @@ TEST_CASE_METHOD(WindowFixture, "image and model view screenshots", "[.image-sho
                                 60000));
     };
     if (std::filesystem::exists(root / "vit-base")) {
-        QSignalSpy loaded(session, &Session::modelLoaded);
-        window.openModel(qpath(root / "vit-base"));
-        REQUIRE(loaded.wait(60000));
-        QSignalSpy traced(session, &Session::traceReady);
-        REQUIRE(window.setImageFile(qpath(root / "vit-base" / "photo.png")));
-        REQUIRE(traced.wait(60000));
+        openWithImage(qpath(root / "vit-base"), qpath(root / "vit-base" / "photo.png"), 60000);
         ImageOverlayPanel* panel = window.imageView()->panel();
         window.tabs()->setCurrentWidget(panel);
         layer->setValue(5);
