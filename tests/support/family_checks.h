@@ -9,6 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <random>
+
 namespace attnscope::testing {
 
 inline std::shared_ptr<const Model> loadCpu(const std::filesystem::path& dir) {
@@ -71,6 +74,28 @@ inline std::vector<double> softmax(const std::vector<double>& logits) {
     for (double v : logits) sum += p.emplace_back(std::exp(v - mx));
     for (double& v : p) v /= sum;
     return p;
+}
+
+// A size × size picture of random bytes (std::mt19937(seed), each byte rng() % 256).
+inline RgbImage noise(int size, unsigned seed) {
+    std::mt19937 rng(seed);
+    RgbImage image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size) * size * 3)};
+    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
+    return image;
+}
+
+// (x / 255 − mean[c]) / std[c], channels first: what an image processor gives for a picture it
+// keeps at its size (the references' input).
+inline std::vector<double> normalised(const RgbImage& image, const double* mean, const double* std) {
+    const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
+    std::vector<double> out(3 * plane);
+    for (std::size_t i = 0; i < plane; ++i)
+        for (int c = 0; c < 3; ++c) out[c * plane + i] = (image.pixels[i * 3 + c] / 255.0 - mean[c]) / std[c];
+    return out;
+}
+inline std::vector<double> normalised(const RgbImage& image, const std::array<double, 3>& mean,
+                                      const std::array<double, 3>& std) {
+    return normalised(image, mean.data(), std.data());
 }
 
 inline std::vector<std::int64_t> ids64(const std::vector<long long>& ids) { return {ids.begin(), ids.end()}; }

@@ -28,9 +28,7 @@ TEST_CASE("The overlay of each patch's contribution to the image–text logit", 
                           ? R"({"image_processor_type": "CLIPImageProcessor", "do_resize": false, "crop_size": 16})"
                           : R"({"image_processor_type": "SiglipImageProcessor", "do_resize": false, "size": 16})");
         auto model = loadCpu(dir);
-        std::mt19937 rng(82);
-        RgbImage image{16, 16, std::vector<std::uint8_t>(16 * 16 * 3)};
-        for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
+        const RgbImage image = noise(16, 82);
         TextInput text;
         text.ids = {62, 5, 17, 63};
         auto trace = model->forwardImageText(image, text);
@@ -39,12 +37,10 @@ TEST_CASE("The overlay of each patch's contribution to the image–text logit", 
 
         // Pixels as the processor gives them, for the reference.
         const bool clip = type == "clip";
-        const double mean[3] = {clip ? 0.48145466 : 0.5, clip ? 0.4578275 : 0.5, clip ? 0.40821073 : 0.5};
-        const double sd[3] = {clip ? 0.26862954 : 0.5, clip ? 0.26130258 : 0.5, clip ? 0.27577711 : 0.5};
-        std::vector<double> pixels(3 * 256);
-        for (int i = 0; i < 256; ++i)
-            for (int ch = 0; ch < 3; ++ch)
-                pixels[ch * 256 + i] = (image.pixels[i * 3 + ch] / 255.0 - mean[ch]) / sd[ch];
+        const double clipMean[3] = {0.48145466, 0.4578275, 0.40821073},
+                     clipStd[3] = {0.26862954, 0.26130258, 0.27577711};
+        const double half[3] = {0.5, 0.5, 0.5};
+        const std::vector<double> pixels = normalised(image, clip ? clipMean : half, clip ? clipStd : half);
         const ImageTextReference ref = referenceClip(c, spec, pixels, {62, 5, 17, 63});
 
         const PatchOverlay all = similarityOverlay(*trace);

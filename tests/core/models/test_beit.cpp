@@ -13,13 +13,6 @@ using namespace attnscope::testing;
 
 namespace {
 
-RgbImage noise(int size, unsigned seed) {
-    std::mt19937 rng(seed);
-    RgbImage image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size) * size * 3)};
-    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
-    return image;
-}
-
 // Mean and std 0.5 (BeitImageProcessor's); the preprocessor keeps a 16-pixel image as it is.
 std::vector<double> half(const RgbImage& image) {
     const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;

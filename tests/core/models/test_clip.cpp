@@ -13,23 +13,6 @@ using namespace attnscope::testing;
 
 namespace {
 
-RgbImage noise(int size, unsigned seed) {
-    std::mt19937 rng(seed);
-    RgbImage image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size) * size * 3)};
-    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
-    return image;
-}
-
-// (x / 255 - mean) / std, channels first.
-std::vector<double> normalised(const RgbImage& image, const std::array<double, 3>& mean,
-                               const std::array<double, 3>& std) {
-    const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
-    std::vector<double> out(3 * plane);
-    for (std::size_t i = 0; i < plane; ++i)
-        for (int c = 0; c < 3; ++c) out[c * plane + i] = (image.pixels[i * 3 + c] / 255.0 - mean[c]) / std[c];
-    return out;
-}
-
 const std::array<double, 3> kClipMean{0.48145466, 0.4578275, 0.40821073}, kClipStd{0.26862954, 0.26130258, 0.27577711};
 
 // The checkpoint with a CLIPImageProcessor that keeps a `size`² image as it is (no resize, the crop

@@ -13,21 +13,7 @@ using namespace attnscope::testing;
 
 namespace {
 
-RgbImage noise(int size, unsigned seed) {
-    std::mt19937 rng(seed);
-    RgbImage image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size) * size * 3)};
-    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
-    return image;
-}
-
-// (x / 255 - 0.5) / 0.5, channels first: SiglipImageProcessor's normalisation.
-std::vector<double> normalised(const RgbImage& image) {
-    const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
-    std::vector<double> out(3 * plane);
-    for (std::size_t i = 0; i < plane; ++i)
-        for (int c = 0; c < 3; ++c) out[c * plane + i] = (image.pixels[i * 3 + c] / 255.0 - 0.5) / 0.5;
-    return out;
-}
+const double kHalf[3] = {0.5, 0.5, 0.5};  // SiglipImageProcessor's mean and std
 
 ClipSpec siglipSpec() {
     ClipSpec s;
@@ -78,7 +64,7 @@ TEST_CASE("SigLIP: both towers, the probe, the cosine and the biased logit equal
     const RgbImage image = noise(16, 7);
     const std::vector<long long> ids{12, 40, 7, 1};
     auto trace = model->forwardImageText(image, textOf(ids));
-    const ImageTextReference ref = referenceClip(c, spec, normalised(image), ids);
+    const ImageTextReference ref = referenceClip(c, spec, normalised(image, kHalf, kHalf), ids);
 
     REQUIRE(trace->blocks().size() == 3);
     CHECK(trace->blocks()[0].name == "vision");
@@ -115,7 +101,7 @@ TEST_CASE("SigLIP's contributions through the probe equal the reference's and ad
     auto model = loadCpu(writeSiglip(c, "siglip-contributions"));
     const RgbImage image = noise(16, 8);
     const std::vector<long long> ids{5, 33, 21, 1, 1, 1};  // padded as --pad-text-to 6 would
-    const ImageTextReference ref = referenceClip(c, spec, normalised(image), ids);
+    const ImageTextReference ref = referenceClip(c, spec, normalised(image, kHalf, kHalf), ids);
     auto trace = model->forwardImageText(image, textOf(ids));
     const ImageTextScore& s = traceImageText(*trace);
     CHECK(s.block == "probe");

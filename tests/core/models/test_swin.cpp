@@ -23,22 +23,6 @@ namespace {
 
 const double kMean[3] = {0.485, 0.456, 0.406}, kStd[3] = {0.229, 0.224, 0.225};  // IMAGENET_DEFAULT_*
 
-RgbImage noise(int size, unsigned seed) {
-    std::mt19937 rng(seed);
-    RgbImage image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size) * size * 3)};
-    for (auto& p : image.pixels) p = static_cast<std::uint8_t>(rng() % 256);
-    return image;
-}
-
-// The preprocessor keeps an image of its own size as it is: rescale and normalise only.
-std::vector<double> normalised(const RgbImage& image) {
-    const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
-    std::vector<double> out(3 * plane);
-    for (std::size_t i = 0; i < plane; ++i)
-        for (int c = 0; c < 3; ++c) out[c * plane + i] = (image.pixels[i * 3 + c] / 255.0 - kMean[c]) / kStd[c];
-    return out;
-}
-
 // microsoft/swin-*'s preprocessor: ViT's processor, bicubic, ImageNet mean and std.
 std::filesystem::path writeSwin(const Checkpoint& c, const std::string& name, int size) {
     const auto dir = freshDir(name);
@@ -86,7 +70,7 @@ TEST_CASE("Swin: shifted windows over padded grids against the reference", "[swi
     CHECK(model->info().layers == 4);
     const RgbImage image = noise(28, 52);
     auto trace = model->forwardImage(image);
-    const SwinReference ref = referenceSwin(c, spec, normalised(image), 28);
+    const SwinReference ref = referenceSwin(c, spec, normalised(image, kMean, kStd), 28);
 
     REQUIRE(trace->blocks().size() == 2);
     const BlockInfo& s1 = trace->blocks()[0];
@@ -111,10 +95,10 @@ TEST_CASE("Swin: shifted windows over padded grids against the reference", "[swi
     // Either part left out of the reference moves the maps far past that tolerance.
     SwinReferenceOptions noMask;
     noMask.shiftMask = false;
-    CHECK(maxStageDiff(*trace, referenceSwin(c, spec, normalised(image), 28, noMask)) > 1e-2);
+    CHECK(maxStageDiff(*trace, referenceSwin(c, spec, normalised(image, kMean, kStd), 28, noMask)) > 1e-2);
     SwinReferenceOptions noPadding;
     noPadding.paddingKeys = false;
-    CHECK(maxStageDiff(*trace, referenceSwin(c, spec, normalised(image), 28, noPadding)) > 1e-2);
+    CHECK(maxStageDiff(*trace, referenceSwin(c, spec, normalised(image, kMean, kStd), 28, noPadding)) > 1e-2);
 }
 
 TEST_CASE("Swin: the stage map is block-sparse and padded windows' rows sum to less than 1", "[swin]") {
@@ -123,7 +107,7 @@ TEST_CASE("Swin: the stage map is block-sparse and padded windows' rows sum to l
     auto model = loadCpu(writeSwin(c, "swin-layout", 28));
     const RgbImage image = noise(28, 54);
     auto trace = model->forwardImage(image);
-    const SwinReference ref = referenceSwin(c, spec, normalised(image), 28);
+    const SwinReference ref = referenceSwin(c, spec, normalised(image, kMean, kStd), 28);
     const int n = 49, pad = paddingKeys(trace->blocks()[0]);
     for (int layer = 0; layer < 2; ++layer) {
         const HeadMap full = trace->map(0, layer, 1);
@@ -165,7 +149,7 @@ TEST_CASE("Swin: a grid within one window is not shifted; SwinModel's final stat
     CHECK(std::find(notes.begin(), notes.end(), "no shift on stage 2 (grid within one window)") != notes.end());
     const RgbImage image = noise(26, 56);
     auto trace = model->forwardImage(image);
-    const SwinReference ref = referenceSwin(c, spec, normalised(image), 26);
+    const SwinReference ref = referenceSwin(c, spec, normalised(image, kMean, kStd), 26);
     CHECK(paddingKeys(trace->blocks()[1]) == 0);
     CHECK(trace->blocks()[0].queryTokens.size() == 49);
     const double diff = maxStageDiff(*trace, ref);
@@ -248,7 +232,7 @@ TEST_CASE("Swin: attention over the image per stage, the rollout within a stage"
     auto model = loadCpu(writeSwin(c, "swin-overlay", 28));
     const RgbImage image = noise(28, 59);
     auto trace = model->forwardImage(image);
-    const SwinReference ref = referenceSwin(c, spec, normalised(image), 28);
+    const SwinReference ref = referenceSwin(c, spec, normalised(image, kMean, kStd), 28);
 
     OverlayOptions head;
     head.layer = 1;
@@ -291,7 +275,7 @@ TEST_CASE("Swin: each key's window, and the overlay's windows and padding share"
     const Checkpoint c = makeSwin(spec, 61);
     auto model = loadCpu(writeSwin(c, "swin-windows", 28));
     auto trace = model->forwardImage(noise(28, 62));
-    const SwinReference ref = referenceSwin(c, spec, normalised(noise(28, 62)), 28);
+    const SwinReference ref = referenceSwin(c, spec, normalised(noise(28, 62), kMean, kStd), 28);
     const BlockInfo& stage = trace->blocks()[0];
     const int n = 49, pad = paddingKeys(stage), w = 3, padded = 9;
     REQUIRE(pad == padded * padded - n);
