@@ -207,6 +207,9 @@ QString ImageController::describe(const OverlayResult& r) const {
     switch (o.source) {
         case attnscope::OverlaySource::Head: what = tr("layer %1 · head %2").arg(o.layer).arg(o.head); break;
         case attnscope::OverlaySource::LayerMean: what = tr("layer %1 · mean of the heads").arg(o.layer); break;
+        case attnscope::OverlaySource::Similarity:  // described above when it has its values
+            what = QString::fromUtf8(attnscope::overlaySourceName(o.source));
+            break;
         case attnscope::OverlaySource::Rollout:
             what = tr("rollout of layers 0–%1 · %2 fusion · discard %3")
                            .arg(o.layer)
@@ -233,20 +236,20 @@ void ImageController::onOverlay(const OverlayResult& r) {
         return;
     }
     shown_ = r;
-    if (r.overlay.signedValues) {  // CLIP, SigLIP: the patches' share of the logit, and the rest
+    panel_->setTokenLabels(r.trace ? r.trace->tokens() : std::vector<std::string>{});
+    panel_->showOverlay(r.overlay, image_, describe(r) + QLatin1Char('\n') + details(r));
+}
+
+// The caption's second line: what the numbers add up to.
+QString ImageController::details(const OverlayResult& r) const {
+    if (r.overlay.signedValues && r.trace) {  // CLIP, SigLIP: the patches' share of the logit, and the rest
         const attnscope::ImageTextScore& s = attnscope::traceImageText(*r.trace);
-        const double patches = s.logit - r.overlay.otherWeight;
-        shown_ = r;
-        panel_->setTokenLabels(r.trace->tokens());
-        panel_->showOverlay(r.overlay, image_,
-                            describe(r) + QLatin1Char('\n') +
-                                    tr("cosine %1 · logit %2 = patches %3 + remainder %4 (earlier layers, MLPs, "
-                                       "biases) · red adds to the match, blue takes away")
-                                            .arg(s.cosine, 0, 'g', 3)
-                                            .arg(s.logit, 0, 'g', 4)
-                                            .arg(patches, 0, 'g', 4)
-                                            .arg(r.overlay.otherWeight, 0, 'g', 4));
-        return;
+        return tr("cosine %1 · logit %2 = patches %3 + remainder %4 (earlier layers, MLPs, biases) · red adds to "
+                  "the match, blue takes away")
+                .arg(s.cosine, 0, 'g', 3)
+                .arg(s.logit, 0, 'g', 4)
+                .arg(s.logit - r.overlay.otherWeight, 0, 'g', 4)
+                .arg(r.overlay.otherWeight, 0, 'g', 4);
     }
     // Swin: windows instead of a [CLS]; a row whose window holds padding sums to less than 1.
     const QString rest =
@@ -254,12 +257,9 @@ void ImageController::onOverlay(const OverlayResult& r) {
                     ? tr("weight on the other tokens ([CLS]) %1").arg(r.overlay.otherWeight, 0, 'g', 3)
                     : tr("windows outlined, the row's window in red · weight on window padding %1 (left out)")
                               .arg(r.overlay.paddingWeight, 0, 'g', 3);
-    const QString caption = describe(r) + QLatin1Char('\n') +
-                            tr("largest patch weight %1 · %2 · click a patch to show its row")
-                                    .arg(r.overlay.maxPatch, 0, 'g', 3)
-                                    .arg(rest);
-    panel_->setTokenLabels(r.trace ? r.trace->tokens() : std::vector<std::string>{});
-    panel_->showOverlay(r.overlay, image_, caption);
+    return tr("largest patch weight %1 · %2 · click a patch to show its row")
+            .arg(r.overlay.maxPatch, 0, 'g', 3)
+            .arg(rest);
 }
 
 OverlayFigure ImageController::figure() const {

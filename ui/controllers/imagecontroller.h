@@ -67,6 +67,7 @@ private:
     bool shownNow() const;
     void onOverlay(const OverlayResult& r);
     QString describe(const OverlayResult& r) const;
+    QString details(const OverlayResult& r) const;
 
     ViewState* state_;
     Session* session_;

@@ -238,7 +238,7 @@ void ModelInputs::onModelLoaded(const attnscope::ModelInfo& info) {
                                                  !inputFits(input->text(), p_.controls->idsMode()))) {
         exampleShown_ = exampleInput(spec, p_.session->hasTokenizer(), info.vocabSize, info.maxPositions);
         // Image–text models: a caption to match, the longest that fits the text tower.
-        for (const QString caption : {QStringLiteral("a photo of a flower"), QStringLiteral("a flower")})
+        for (const QString& caption : {QStringLiteral("a photo of a flower"), QStringLiteral("a flower")})
             if (info.imageText && p_.session->hasTokenizer() && inputFits(caption, false)) {
                 exampleShown_ = caption;
                 break;
