@@ -3,6 +3,10 @@
 // contribution to the image–text logit (core's similarityOverlay) on a diverging scale, with the
 // cosine, the logit and the remainder in its caption; the choice is greyed out for other models.
 #include "controllers/imagecontroller.h"
+#include "controllers/labcontroller.h"
+#include "panels/outputpanel.h"
+#include "views/outputchangeview.h"
+#include "views/temperatureslider.h"
 #include "panels/imageoverlaypanel.h"
 #include "views/imageoverlay.h"
 #include "window_fixture.h"
@@ -56,6 +60,20 @@ TEST_CASE_METHOD(WindowFixture, "CLIP: an image and a text, both towers, and eac
     CHECK(trace->ids() == std::vector<std::int64_t>{62, 53, 55, 63});
     const attnscope::ImageTextScore& score = attnscope::traceImageText(*trace);
     REQUIRE(score.present);
+
+    // The output: the image–text match, and a re-run's change of the logit (the temperature
+    // inside the model).
+    CHECK(controls->outputs()->text().contains(
+            QStringLiteral("Image–text match: cosine %1").arg(score.cosine, 0, 'g', 4)));
+    LabController* lab = window.lab();
+    lab->propagateCheck()->setChecked(true);
+    slider->setValue(TemperatureSlider::positionOf(0.4));
+    REQUIRE(QTest::qWaitFor([&] { return lab->changeView()->hasChange() && lab->shownTrace() != trace; }, 20000));
+    CHECK(lab->changeView()->change().kind == "similarity");
+    CHECK(lab->changeView()->change().originalLogit == score.logit);
+    CHECK(lab->changeView()->text().contains(QStringLiteral("Image–text logit: %1 →").arg(score.logit, 0, 'g', 4)));
+    lab->propagateCheck()->setChecked(false);
+    slider->setValue(TemperatureSlider::positionOf(1.0));
 
     // The text tower's causal map is the window's map for block "text".
     controls->blockCombo()->setCurrentIndex(1);

@@ -2,6 +2,7 @@
 
 #include "views/richtextlabel.h"
 
+#include "attnscope/attention/image_text.h"
 #include "attnscope/lab/interventions.h"
 #include "attnscope/models/generation.h"
 #include "attnscope/models/model.h"
@@ -99,6 +100,15 @@ void OutputPanel::showOutputs(const attnscope::Trace& trace, const attnscope::Mo
         html = tr("Next token (top %1):<table>").arg(top.size());
         for (const auto& t : top) html += row(tokenLabel(t.id, t.label, tokenizer), t.probability);
         html += QStringLiteral("</table>");
+    } else if (const attnscope::ImageTextScore& s = attnscope::traceImageText(trace); s.present) {
+        html = tr("Image–text match: cosine <b>%1</b> · logit <b>%2</b><br><small>logit = %3 × cosine%4</small>")
+                       .arg(s.cosine, 0, 'g', 4)
+                       .arg(s.logit, 0, 'g', 4)
+                       .arg(s.logitScale, 0, 'g', 4)
+                       .arg(s.logitBias != 0 ? QStringLiteral(" %1 %2")
+                                                       .arg(s.logitBias < 0 ? QStringLiteral("−") : QStringLiteral("+"))
+                                                       .arg(std::abs(s.logitBias), 0, 'g', 4)
+                                             : QString());
     } else if (trace.finalHiddenWidth() > 0) {
         html = tr("Final hidden states: %1 tokens × %2 (no task head; interventions compare them by cosine distance)")
                        .arg(trace.finalHidden().size() / std::size_t(trace.finalHiddenWidth()))

@@ -104,6 +104,11 @@ void OutputChangeView::showChange(const attnscope::OutputChange& c, const QStrin
                         .arg(joined(c.originalOutput), joined(c.changedOutput))
                         .arg(c.changedPositions)
                         .arg(std::max(c.originalOutput.size(), c.changedOutput.size()));
+    } else if (c.kind == "similarity") {
+        html += tr("Image–text logit: %1 → %2 (<b>%3</b>)")
+                        .arg(c.originalLogit, 0, 'g', 4)
+                        .arg(c.changedLogit, 0, 'g', 4)
+                        .arg(delta(c.changedLogit - c.originalLogit));
     } else if (c.kind == "hidden") {
         html += tr("Final hidden states: mean cosine distance <b>%1</b> · max %2")
                         .arg(c.meanCosineDistance, 0, 'g', 4)
