@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "common.h"
 #include "gradient_output.h"
+#include "json_stream.h"
 #include "model_input.h"
 #include "source_blocks.h"
 #include "terms_output.h"
@@ -29,13 +30,6 @@
 namespace attnscope::cli {
 
 namespace {
-
-nlohmann::json matrixJson(const HeadMap& m) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (int i = 0; i < m.rows; ++i)
-        rows.push_back(std::vector<float>(m.values.begin() + i * m.cols, m.values.begin() + (i + 1) * m.cols));
-    return rows;
-}
 
 // NaN (a measure not defined for this head) as null.
 nlohmann::json numberJson(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
@@ -315,33 +309,47 @@ int runMetrics(const std::vector<std::string>& argv) {
         if (!klNote.empty()) j["notes"] = {klNote};
         j["heads"] = nlohmann::json::array();
         for (const HeadMetrics& m : metrics) j["heads"].push_back(headJson(m));
+        // "blocks" first (the key order nlohmann writes), its matrices streamed; then the rest.
+        JsonFileWriter file(out);
+        file.raw("{\n \"blocks\": {");
         for (int b = 0; b < static_cast<int>(trace->blocks().size()); ++b) {
             const BlockInfo& info = trace->blocks()[b];
-            nlohmann::json block;
             std::vector<HeadMetrics> ofBlock;
             for (const HeadMetrics& m : metrics)
                 if (m.block == info.name) ofBlock.push_back(m);
-            block["sink_rate"] = sinkRate(ofBlock, sinkThreshold);
-            const bool square =
-                    info.queryTokens.size() == info.keyTokens.size();  // rollout and flow need self-attention
             BlockProducts& products = all.blocks[static_cast<std::size_t>(b)];
             const auto sim = cosineFromGram(products.gram);
             const int k = info.layers * info.heads;
+            nlohmann::json similarity = nlohmann::json::array();
             for (int r = 0; r < k; ++r)
-                block["similarity"].push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
-            if (square) {
+                similarity.push_back(std::vector<double>(sim.begin() + r * k, sim.begin() + (r + 1) * k));
+            file.raw(std::string(b ? "," : "") + "\n  " + nlohmann::json(info.name).dump() + ": {");
+            // rollout and flow need self-attention
+            if (info.queryTokens.size() == info.keyTokens.size()) {
                 const HeadMap rollout = attentionRollout(products.layerMeans);
                 timer.mark("rollout");
-                block["rollout"] = matrixJson(rollout);
                 if (args.flag("flow")) {
                     if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
-                    block["flow"] = matrixJson(attentionFlow(products.layerMeans, flow));
+                    file.raw("\n   \"flow\": ");
+                    file.floatMatrix(attentionFlow(products.layerMeans, flow), 3);
+                    file.raw(",");
                 }
+                file.raw("\n   \"rollout\": ");
+                file.floatMatrix(rollout, 3);
+                file.raw(",");
             }
-            std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed while writing
-            j["blocks"][info.name] = block;
+            std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed any more
+            file.raw("\n   \"similarity\": ");
+            file.value(similarity, 3);
+            file.raw(",\n   \"sink_rate\": ");
+            file.value(sinkRate(ofBlock, sinkThreshold), 3);
+            file.raw("\n  }");
         }
-        writeFileAtomically(out, j.dump(1) + "\n");
+        file.raw("\n },");
+        const std::string rest = j.dump(1);  // "{\n \"detector_probe\": ...": its keys sort after "blocks"
+        file.raw(std::string_view(rest).substr(1));
+        file.raw("\n");
+        file.commit();
     }
     timer.mark("writing");
     if (!klNote.empty()) std::cerr << "note: " << klNote << "\n";

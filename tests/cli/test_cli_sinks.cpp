@@ -131,3 +131,41 @@ TEST_CASE("cli metrics --sink-threshold must lie in [0, 1)", "[cli][sinks]") {
     const auto j = nlohmann::json::parse(slurpFile(out / "m.json"));
     CHECK(j["sinks"]["threshold"].get<double>() == 0.0);
 }
+
+// The .json file's matrices are streamed row by row (app/cli/json_stream.h), each float32 in the
+// shortest text that reads back as itself: read back and rounded to float32 they are core's
+// blockRollout and blockFlow bit for bit, and every one is a floating-point JSON number.
+TEST_CASE("cli metrics .json: rollout and flow read back as core's float32 values", "[cli][sinks][rollout]") {
+    const auto dir = freshDir("cli-metrics-matrices");
+    writeCheckpoint(dir, makeRmsFamily(RmsFamilySpec{}, 5));
+    const auto out = freshDir("cli-metrics-matrices-out");
+    const CliResult run = runCli({"metrics", dir.string(), "--ids", kIdText, "--out", (out / "m.json").string(),
+                                  "--device", "cpu", "--flow"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    const auto model = Model::load(dir.string(), LoadOptions{DeviceChoice::Cpu, {}});
+    const auto trace = model->forward(ids64(kIds));
+    const auto j = nlohmann::json::parse(slurpFile(out / "m.json"));
+    const auto& block = j["blocks"]["self"];
+    for (const char* name : {"rollout", "flow"}) {
+        INFO(name);
+        const HeadMap core = std::string(name) == "rollout" ? blockRollout(*trace, 0) : blockFlow(*trace, 0);
+        const auto& rows = block[name];
+        REQUIRE(rows.size() == static_cast<std::size_t>(core.rows));
+        int fractional = 0;
+        for (int r = 0; r < core.rows; ++r) {
+            REQUIRE(rows[r].size() == static_cast<std::size_t>(core.cols));
+            for (int c = 0; c < core.cols; ++c) {
+                const auto& v = rows[r][c];
+                REQUIRE(v.is_number_float());
+                CHECK(static_cast<float>(v.get<double>()) == core.values[r * core.cols + c]);
+                fractional += core.values[r * core.cols + c] != 0 && core.values[r * core.cols + c] != 1;
+            }
+        }
+        CHECK(fractional > core.rows);  // the comparison above is not only of zeros and ones
+    }
+    const std::vector<double> similarity = blockSimilarity(*trace, 0);  // 3 layers × 4 heads: 12 × 12
+    REQUIRE(block["similarity"].size() == 12);
+    for (int a = 0; a < 12; ++a)
+        for (int b = 0; b < 12; ++b) CHECK(block["similarity"][a][b].get<double>() == similarity[a * 12 + b]);
+}
