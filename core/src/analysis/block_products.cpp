@@ -108,10 +108,11 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
     // Each head's reader once (its keys packed, or its whole map for the variants that have no
     // row blocks), then one of forEachRowBlock's blocks at a time, so each value is Trace::map's.
     std::vector<RowsOf> readers(static_cast<std::size_t>(k));
+    SharedKeys keys;
     translateTorchErrors("computing an attention map", [&] {
         onThreads(workers, [&](int w) {
             for (int a = w; a < k; a += workers)
-                readers[static_cast<std::size_t>(a)] = rowsOf(impl, block, a / H, a % H, options);
+                readers[static_cast<std::size_t>(a)] = rowsOf(impl, block, a / H, a % H, options, &keys);
         });
     });
     const std::int64_t rowsPer = blockedConfig().rows;

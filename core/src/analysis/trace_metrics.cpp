@@ -332,6 +332,7 @@ MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptio
         for (int l = 0; l < b.layers; ++l) plans.push_back(planHead(trace, options, bi, l));
         std::vector<std::unique_ptr<RowMeasures>> sums(static_cast<std::size_t>(k));
         std::vector<RowsOf> linear(static_cast<std::size_t>(k));
+        SharedKeys linearKeys;
         for (int a = 0; a < k; ++a) {
             const HeadPlan& p = plans[static_cast<std::size_t>(a / b.heads)];
             sums[static_cast<std::size_t>(a)] =
@@ -346,7 +347,7 @@ MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptio
             RowsOf& lin = linear[static_cast<std::size_t>(a)];
             at::Tensor q;
             if (p.compare && p.mapIsDot) {
-                if (!lin) lin = rowsOf(trace.impl(), bi, l, a % b.heads, p.linear);
+                if (!lin) lin = rowsOf(trace.impl(), bi, l, a % b.heads, p.linear, &linearKeys);
                 q = lin(r0, len, span, nullptr);
             }
             sums[static_cast<std::size_t>(a)]->addRows(static_cast<int>(r0), static_cast<int>(len), values,

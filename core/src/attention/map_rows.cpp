@@ -47,8 +47,23 @@ at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const 
 
 }  // namespace
 
+PackedKeys SharedKeys::packed(const LayerCapture& cap, int block, int layer, int group) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    PackedKeys& p = packed_[{block, layer, group}];
+    if (p.empty()) p = packKeys(cap.k[group].to(at::kCPU, at::kFloat));
+    return p;
+}
+
+at::Tensor SharedKeys::features(const LayerCapture& cap, int block, int layer, int group, FeatureMap map) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    at::Tensor& f = features_[{block, layer, group, static_cast<int>(map)}];
+    if (!f.defined()) f = featureMap(cap.k[group].to(at::kCPU, at::kFloat), map);
+    return f;
+}
+
 // How to compute rows of the map `options` asks for, per block where the variant allows it.
-RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const MapOptions& options) {
+RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const MapOptions& options,
+              SharedKeys* shared) {
     if (!(options.temperature > 0) || !std::isfinite(options.temperature))
         throw Error("temperature must be a finite number > 0, got " + std::to_string(options.temperature));
     const LayerCapture& cap = impl.blocks[block].layers[layer];
@@ -65,7 +80,7 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
         const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat),
                          k = cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat);
         const double temperature = options.temperature * cap.temperature;
-        const PackedKeys packed = packKeys(k);
+        const PackedKeys packed = shared ? shared->packed(cap, block, layer, info.kvGroup(head)) : packKeys(k);
         return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span,
                                                           at::Tensor* logs) {
             at::Tensor rows = blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start,
@@ -80,7 +95,8 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
         cap.score.plain()) {
         const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat);
-        const at::Tensor phiK = featureMap(cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat), fm);
+        const at::Tensor phiK = shared ? shared->features(cap, block, layer, info.kvGroup(head), fm)
+                                       : featureMap(cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat), fm);
         return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
             if (logs) *logs = at::Tensor();
             return linearRows(featureMap(q.narrow(0, start, len), fm), phiK, cap.mask, n, start, span).contiguous();

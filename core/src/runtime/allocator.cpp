@@ -17,6 +17,10 @@ void tuneAllocator() {
     if (const char* s = std::getenv("ATTNSCOPE_SYSTEM_MALLOC"); s && *s == '1') return;
     mallopt(M_MMAP_MAX, 0);                // no mmap per large block
     mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give back the free top only beyond 256 MiB
+    // One arena for all threads: a worker thread's arena grows by extra 64 MiB heaps, and glibc
+    // unmaps such a heap as soon as it is all free, whatever the trim threshold, so the next
+    // row block's buffers came back as fresh pages to fault in again.
+    mallopt(M_ARENA_MAX, 1);
 #endif
 }
 
