@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #if defined(__GLIBC__)
@@ -12,15 +13,18 @@
 
 namespace attnscope {
 
-void tuneAllocator() {
+void tuneAllocator(bool shortLived) {
 #if defined(__GLIBC__)
     if (const char* s = std::getenv("ATTNSCOPE_SYSTEM_MALLOC"); s && *s == '1') return;
-    mallopt(M_MMAP_MAX, 0);                // no mmap per large block
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give back the free top only beyond 256 MiB
+    mallopt(M_MMAP_MAX, 0);  // no mmap per large block
+    // Give back the free top only beyond 256 MiB; a short-lived process never (INT_MAX bytes).
+    mallopt(M_TRIM_THRESHOLD, shortLived ? std::numeric_limits<int>::max() : 256 << 20);
     // One arena for all threads: a worker thread's arena grows by extra 64 MiB heaps, and glibc
     // unmaps such a heap as soon as it is all free, whatever the trim threshold, so the next
     // row block's buffers came back as fresh pages to fault in again.
     mallopt(M_ARENA_MAX, 1);
+#else
+    (void)shortLived;
 #endif
 }
 
