@@ -134,6 +134,13 @@ void packedScores(at::Tensor& logits, const at::Tensor& qRows, const PackedKeys&
 
 }  // namespace
 
+at::Tensor packedRowProducts(const at::Tensor& qRows, const PackedKeys& packed, KeySpan span) {
+    const at::Tensor q = qRows.scalar_type() == at::kFloat && qRows.stride(1) == 1 ? qRows : qRows.to(at::kFloat).contiguous();
+    at::Tensor out = at::empty({q.size(0), span.size()}, q.options());
+    if (span.size()) packedScores(out, q, packed, span, 1.0);
+    return out;
+}
+
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
                       const PackedKeys& packed, at::Tensor* logs) {

@@ -32,6 +32,11 @@ struct PackedKeys {
 };
 PackedKeys packKeys(const at::Tensor& k);
 
+// qRows · k[span]ᵀ ([len, span.size()], float32) from packed (packKeys(k), not empty): each sum
+// over the dimensions in order. The metrics pass takes the linear map's φ(q)·φ(k) this way (its
+// 64-wide products ran at half this kernel's rate through OpenBLAS).
+at::Tensor packedRowProducts(const at::Tensor& qRows, const PackedKeys& packed, KeySpan span);
+
 // Probabilities of query rows [start, start + qRows.size(0)) of query head `head` (it picks the
 // ALiBi slope) over the keys k[span.lo, span.hi): qRows [len, d], k [m, d] (all the head's keys)
 // -> [len, span.size()], masked entries exactly 0, float32 for F16/BF16 inputs. n = all queries.

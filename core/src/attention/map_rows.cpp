@@ -25,11 +25,12 @@ void checkRange(const char* what, int value, int count) {
 }
 
 // φ(q)·φ(k) over the keys the rows may see, zero elsewhere, rows normalised: the rows of
-// linearProbs (normaliseAllowed) for one block, the mask's limits shifted to the block.
-at::Tensor linearRows(const at::Tensor& phiQRows, const at::Tensor& phiK, const MaskSpec& mask, std::int64_t n,
-                      std::int64_t start, KeySpan span) {
-    const std::int64_t m = phiK.size(0), offset = m - n;
-    at::Tensor rows = at::mm(phiQRows, phiK.narrow(0, span.lo, span.size()).t()).contiguous();
+// linearProbs (normaliseAllowed) for one block, the mask's limits shifted to the block. `rows`:
+// the products φ(q)·φ(k) over the span, [len, span.size()]; m keys.
+at::Tensor linearRows(at::Tensor rows, std::int64_t m, const MaskSpec& mask, std::int64_t n, std::int64_t start,
+                      KeySpan span) {
+    const std::int64_t offset = m - n;
+    rows = rows.contiguous();
     if (mask.keyAllowed.defined())
         rows.mul_(mask.keyAllowed.narrow(0, span.lo, span.size()).to(rows.options()).unsqueeze(0));
     if (mask.blocked.defined())
@@ -57,8 +58,16 @@ PackedKeys SharedKeys::packed(const LayerCapture& cap, int block, int layer, int
 at::Tensor SharedKeys::features(const LayerCapture& cap, int block, int layer, int group, FeatureMap map) {
     const std::lock_guard<std::mutex> lock(mutex_);
     at::Tensor& f = features_[{block, layer, group, static_cast<int>(map)}];
-    if (!f.defined()) f = featureMap(cap.k[group].to(at::kCPU, at::kFloat), map);
+    if (!f.defined()) f = featureMap(cap.k[group].to(at::kCPU, at::kFloat), map).contiguous();
     return f;
+}
+
+PackedKeys SharedKeys::packedFeatures(const LayerCapture& cap, int block, int layer, int group, FeatureMap map) {
+    const at::Tensor f = features(cap, block, layer, group, map);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    PackedKeys& p = packedFeatures_[{block, layer, group, static_cast<int>(map)}];
+    if (p.empty()) p = packKeys(f);
+    return p;
 }
 
 // How to compute rows of the map `options` asks for, per block where the variant allows it.
@@ -95,11 +104,16 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     if (blocked && cap.kind != AttentionKind::Additive && variant == MapVariant::Linear && fm != FeatureMap::Favor &&
         cap.score.plain()) {
         const at::Tensor q = cap.q[head].to(at::kCPU, at::kFloat);
-        const at::Tensor phiK = shared ? shared->features(cap, block, layer, info.kvGroup(head), fm)
-                                       : featureMap(cap.k[info.kvGroup(head)].to(at::kCPU, at::kFloat), fm);
-        return [&cap, q, phiK, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
+        const int group = info.kvGroup(head);
+        const at::Tensor phiK = shared ? shared->features(cap, block, layer, group, fm)
+                                       : featureMap(cap.k[group].to(at::kCPU, at::kFloat), fm);
+        const PackedKeys packed = shared ? shared->packedFeatures(cap, block, layer, group, fm) : packKeys(phiK);
+        return [&cap, q, phiK, packed, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
             if (logs) *logs = at::Tensor();
-            return linearRows(featureMap(q.narrow(0, start, len), fm), phiK, cap.mask, n, start, span).contiguous();
+            const at::Tensor phiQ = featureMap(q.narrow(0, start, len), fm);
+            at::Tensor products = !packed.empty() ? packedRowProducts(phiQ, packed, span)
+                                                  : at::mm(phiQ, phiK.narrow(0, span.lo, span.size()).t());
+            return linearRows(std::move(products), phiK.size(0), cap.mask, n, start, span);
         };
     }
     // FAVOR+ and additive maps: the whole map once (mapTensor also refuses what it must).

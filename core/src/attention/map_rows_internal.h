@@ -30,11 +30,13 @@ class SharedKeys {
 public:
     PackedKeys packed(const LayerCapture& cap, int block, int layer, int group);
     at::Tensor features(const LayerCapture& cap, int block, int layer, int group, FeatureMap map);
+    PackedKeys packedFeatures(const LayerCapture& cap, int block, int layer, int group, FeatureMap map);
 
 private:
     std::mutex mutex_;
     std::map<std::tuple<int, int, int>, PackedKeys> packed_;
     std::map<std::tuple<int, int, int, int>, at::Tensor> features_;
+    std::map<std::tuple<int, int, int, int>, PackedKeys> packedFeatures_;
 };
 
 // The reader of map(block, layer, head, options): keys packed once (dot maps), or the whole map
