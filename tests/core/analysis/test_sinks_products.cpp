@@ -182,7 +182,9 @@ TEST_CASE("Per-head metrics run on a soft-capped model: KL dot‖linear is NaN, 
 TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on maps longer than one block",
           "[analysis][products]") {
     std::mt19937 rng(11);
-    const int n = 600;  // row blocks of 64 (the last 24 rows); product blocks of 512 (the last 88)
+    // Row blocks of 64 (the last 24 rows); Gram products over two column chunks in most row blocks
+    // (64 · 600 cells, chunks of 32,768); the rollout's triangles halved to 300, then 150.
+    const int n = 600;
     for (const bool causal : {true, false}) {
         INFO((causal ? "causal" : "bidirectional"));
         const int L = causal ? 3 : 2, H = 2;
@@ -219,6 +221,11 @@ TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on m
         double worst = 0;
         for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(rollout.values[i] - ref[i]));
         CHECK(worst < 1e-6);
-        if (causal) CHECK(rollout.at(10, 11) == 0.0f);  // the blocked product keeps the upper triangle 0
+        if (causal) {  // the blocked product keeps the upper triangle 0
+            int nonzero = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = i + 1; j < n; ++j) nonzero += rollout.at(i, j) != 0.0f;
+            CHECK(nonzero == 0);
+        }
     }
 }
