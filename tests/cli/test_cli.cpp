@@ -15,6 +15,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+namespace test_cli {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -200,3 +202,5 @@ TEST_CASE("cli bench times forward+capture", "[cli]") {
     requireInputError(runCli({"bench", model.string(), "--seq", "25"}),
                       "25 tokens but the model has only 24 positions");
 }
+
+}  // namespace test_cli

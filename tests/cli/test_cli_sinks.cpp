@@ -15,6 +15,8 @@
 
 #include <cmath>
 
+namespace test_cli_sinks {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -131,3 +133,5 @@ TEST_CASE("cli metrics --sink-threshold must lie in [0, 1)", "[cli][sinks]") {
     const auto j = nlohmann::json::parse(slurpFile(out / "m.json"));
     CHECK(j["sinks"]["threshold"].get<double>() == 0.0);
 }
+
+}  // namespace test_cli_sinks

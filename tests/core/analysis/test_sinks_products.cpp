@@ -20,6 +20,8 @@
 #include <cmath>
 #include <random>
 
+namespace test_sinks_products {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -222,3 +224,5 @@ TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on m
         if (causal) CHECK(rollout.at(10, 11) == 0.0f);  // the blocked product keeps the upper triangle 0
     }
 }
+
+}  // namespace test_sinks_products
