@@ -1,12 +1,20 @@
-# Writes OUT (a troff man page) and OUT.gz from `CLI --help` and `CLI COMMAND --help` for every
-# command the top-level help lists. Run by cmake/Install.cmake at build time.
+# Writes OUT (a troff man page) and OUT.gz from the CLI's --help texts: `CLI --help-all` prints the
+# top-level --help, then each command's --help after a form feed and the command's name (one start
+# of the CLI, which costs about two seconds; a start per command made this two dozen). Run by
+# cmake/Install.cmake at build time.
 # --help needs no matrix products: skip the CLI's re-execution on faster OpenBLAS kernels, which
-# would double the cost of each of these two dozen starts.
+# would double the cost of the start.
 set(ENV{ATTNSCOPE_KEEP_BLAS} 1)
-execute_process(COMMAND ${CLI} --help OUTPUT_VARIABLE top RESULT_VARIABLE rc)
+execute_process(COMMAND ${CLI} --help-all OUTPUT_VARIABLE all RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "${CLI} --help failed (${rc})")
+  message(FATAL_ERROR "${CLI} --help-all failed (${rc})")
 endif()
+string(ASCII 12 ff)
+string(FIND "${all}" "${ff}" end)
+if(end LESS 0)
+  message(FATAL_ERROR "${CLI} --help-all printed no command's help")
+endif()
+string(SUBSTRING "${all}" 0 ${end} top)
 
 # Text as troff: backslashes doubled, lines starting with . or ' protected, shown verbatim.
 function(as_troff text out)
@@ -25,9 +33,16 @@ as_troff("${top}" topText)
 string(APPEND page ".PP\n.nf\n${topText}.fi\n.SH COMMANDS\n")
 foreach(line IN LISTS names)
   string(STRIP "${line}" name)
-  execute_process(COMMAND ${CLI} ${name} --help OUTPUT_VARIABLE help ERROR_VARIABLE help RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${CLI} ${name} --help failed (${rc})")
+  string(FIND "${all}" "${ff}${name}\n" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "${CLI} --help-all lacks the command ${name}")
+  endif()
+  string(LENGTH "${ff}${name}\n" skip)
+  math(EXPR at "${at} + ${skip}")
+  string(SUBSTRING "${all}" ${at} -1 help)
+  string(FIND "${help}" "${ff}" end)
+  if(end GREATER_EQUAL 0)
+    string(SUBSTRING "${help}" 0 ${end} help)
   endif()
   as_troff("${help}" helpText)
   string(APPEND page ".SS ${name}\n.nf\n${helpText}.fi\n")

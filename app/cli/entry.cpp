@@ -35,6 +35,13 @@ void printHelp(std::ostream& out) {
     out << "\nRun 'attnscope-cli COMMAND --help' for a command's options.\n";
 }
 
+// --help-all (not listed; cmake/make_manpage.cmake writes the man page from it in one start): the
+// top-level help, then for each command a form feed, its name, a newline and its --help text.
+void printAllHelp(std::ostream& out) {
+    printHelp(out);
+    for (const auto& c : commands()) out << '\f' << c.name << '\n' << c.usage;
+}
+
 }  // namespace
 
 int runCommandLine(int argc, char** argv) {
@@ -48,6 +55,10 @@ int runCommandLine(int argc, char** argv) {
     const std::string name = argv[1];
     if (name == "--help" || name == "-h" || name == "help") {
         printHelp(std::cout);
+        return 0;
+    }
+    if (name == "--help-all") {
+        printAllHelp(std::cout);
         return 0;
     }
     if (name == "--version") {

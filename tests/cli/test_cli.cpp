@@ -12,8 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
+
+namespace test_cli {
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -186,6 +189,21 @@ TEST_CASE("cli usage errors exit 1 with a hint; --help works everywhere", "[cli]
     const CliResult top = runCli({"--help"});
     CHECK(top.code == 0);
     CHECK_THAT(top.out, Catch::Contains("attention") && Catch::Contains("bench") && Catch::Contains("info"));
+
+    // Each command listed once; --help-all (the man page's source, cmake/make_manpage.cmake) is the
+    // top-level help, then each listed command's --help after a form feed and its name.
+    std::istringstream lines(top.out.substr(top.out.find("commands:\n")));
+    std::vector<std::string> listed;
+    for (std::string line; std::getline(lines, line) && !(line.empty() && !listed.empty());)
+        if (line.rfind("  ", 0) == 0) listed.push_back(line.substr(2, line.find(' ', 2) - 2));
+    CHECK(listed.size() == std::set<std::string>(listed.begin(), listed.end()).size());
+    const CliResult all = runCli({"--help-all"});
+    CHECK(all.code == 0);
+    CHECK_THAT(all.out, Catch::StartsWith(top.out));
+    CHECK(std::count(all.out.begin(), all.out.end(), '\f') == std::ptrdiff_t(listed.size()));
+    for (const auto& command : listed) CHECK_THAT(all.out, Catch::Contains("\f" + command + "\n"));
+    for (const std::string command : {"info", "compare-models"})
+        CHECK_THAT(all.out, Catch::Contains("\f" + command + "\n" + runCli({command, "--help"}).out));
 }
 
 TEST_CASE("cli bench times forward+capture", "[cli]") {
@@ -200,3 +218,5 @@ TEST_CASE("cli bench times forward+capture", "[cli]") {
     requireInputError(runCli({"bench", model.string(), "--seq", "25"}),
                       "25 tokens but the model has only 24 positions");
 }
+
+}  // namespace test_cli

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+namespace test_cli_alignment {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -139,3 +141,5 @@ TEST_CASE("cli export --figure alignment draws the cross map with source on top 
     CHECK_FALSE(std::filesystem::exists(dir / "bad.svg"));
 }
 #endif
+
+}  // namespace test_cli_alignment

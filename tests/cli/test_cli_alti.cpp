@@ -17,6 +17,8 @@
 
 #include <cmath>
 
+namespace test_cli_alti {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -213,3 +215,5 @@ TEST_CASE("cli metrics --source measures each layer's ALTI map, each head's valu
     requireCliExit(metrics(dir / "x.csv", {"--block", "self"}), 1, "--block needs --source");
     CHECK_FALSE(std::filesystem::exists(dir / "x.csv"));
 }
+
+}  // namespace test_cli_alti

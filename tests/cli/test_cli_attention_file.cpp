@@ -10,6 +10,8 @@
 
 #include <fstream>
 
+namespace test_cli_attention_file {
+
 using namespace attnscope::testing;
 
 TEST_CASE("metrics --attention-file reads the maps attention wrote", "[cli][attention-file]") {
@@ -49,3 +51,5 @@ TEST_CASE("metrics --attention-file reads the maps attention wrote", "[cli][atte
                            (dir / "x.json").string()}),
                    1, "--attention-file takes no");
 }
+
+}  // namespace test_cli_attention_file

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <regex>
 
+namespace test_cli_batch {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -161,3 +163,5 @@ TEST_CASE("cli export draws a workspace's map source and refuses it for weight g
 }
 
 #endif
+
+}  // namespace test_cli_batch

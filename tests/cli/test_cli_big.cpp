@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+namespace test_cli_big {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("cli --capture-dtype bfloat16 writes maps close to the float32 capture
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--capture-dtype 'int8' is not one of compute, float16, bfloat16"));
 }
+
+}  // namespace test_cli_big

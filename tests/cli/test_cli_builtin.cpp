@@ -15,6 +15,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+namespace test_cli_builtin {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -136,3 +138,5 @@ TEST_CASE("cli built-in errors: one line, exit 2, nothing written", "[cli][built
     const CliResult usage = runCli({"train", "--task", "reverse"});
     CHECK(usage.code == 1);
 }
+
+}  // namespace test_cli_builtin

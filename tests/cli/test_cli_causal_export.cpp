@@ -14,6 +14,8 @@
 #include <fstream>
 #include <regex>
 
+namespace test_cli_causal_export {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -153,3 +155,5 @@ TEST_CASE("cli export refuses Causal figures it cannot draw with one line", "[cl
 }
 
 #endif
+
+}  // namespace test_cli_causal_export

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_cli_clip {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -189,3 +191,5 @@ TEST_CASE("cli attention --image --ids on SigLIP writes the probe, pads with --p
     CHECK(noImage.code == 2);
     CHECK_THAT(noImage.err, Catch::Contains("siglip takes an image and a text together"));
 }
+
+}  // namespace test_cli_clip

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace test_cli_compare_models {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -80,3 +82,5 @@ TEST_CASE("cli compare-models: per-head KL, the output change, a report and a fi
           "error: the models differ in shape: block 'self' has 2 layers x 4 heads in the first and 3 x 4 in the "
           "second\n");
 }
+
+}  // namespace test_cli_compare_models

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace test_cli_corpus {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -90,3 +92,5 @@ TEST_CASE("cli corpus: a bad line exits 2 naming file and line, --skip-bad-lines
                                  (dir / "p").string(), "--analyses", "speed"}),
                          "'speed' is not one of stats, importance, pruning");
 }
+
+}  // namespace test_cli_corpus

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_cli_encoders {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -165,3 +167,5 @@ TEST_CASE("cli attention and metrics --source score-*: DeBERTa's terms as maps; 
                         "--source score-c2p needs a model with disentangled attention (DeBERTa v2/v3, model_type "
                         "deberta-v2); this is a modernbert model");
 }
+
+}  // namespace test_cli_encoders

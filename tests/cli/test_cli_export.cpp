@@ -13,6 +13,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+namespace test_cli_export {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -113,3 +115,5 @@ TEST_CASE("cli export says it is unavailable without the UI", "[cli][export]") {
 }
 
 #endif
+
+}  // namespace test_cli_export

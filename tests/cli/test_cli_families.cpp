@@ -10,6 +10,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_cli_families {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -189,3 +191,5 @@ TEST_CASE("cli metrics and export take --image like attention", "[cli][vit]") {
           1);
     CHECK(runCli({"metrics", dir.string(), "--image", ppm.string(), "--ids", "1", "--out", json.string()}).code == 1);
 }
+
+}  // namespace test_cli_families

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_cli_family_text {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -139,3 +141,5 @@ TEST_CASE("cli attention --mask-heads on a BERT folder reports the final hidden-
     CHECK_THAT(r.out, Catch::Contains("at token " + std::to_string(most) + " '" + label + "'"));
     CHECK_THAT(r.out, !Catch::Contains("no outputs to compare"));
 }
+
+}  // namespace test_cli_family_text

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+namespace test_cli_gemma_qwen3_olmo2_phi3 {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -125,3 +127,5 @@ TEST_CASE("cli refuses contradicting gemma-family configs in one line", "[cli][g
     requireCliInputError(runCli({"attention", dir.string(), "--ids", ids, "--out", out.string(), "--device", "cpu"}),
                          "65 tokens but the model has only 64 positions");
 }
+
+}  // namespace test_cli_gemma_qwen3_olmo2_phi3

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+namespace test_cli_generate {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -149,3 +151,5 @@ TEST_CASE("cli metrics --detectors adds the detector scores per head", "[cli][de
                                  (dir / "x.json").string()}),
                          "outside the vocabulary");
 }
+
+}  // namespace test_cli_generate

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_cli_gpt_neox_gptj_gpt_neo_phi {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -133,3 +135,5 @@ TEST_CASE("cli: contradictory gpt_neox, gptj, gpt_neo and phi configs exit 2 nam
     requireCliInputError(runCli({"attention", dir.string(), "--ids", ids, "--out", freshDir("cli-neox-long").string()}),
                          "65 tokens but the model has only 64 positions");
 }
+
+}  // namespace test_cli_gpt_neox_gptj_gpt_neo_phi

@@ -18,6 +18,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_cli_gradient_sources {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -303,3 +305,5 @@ TEST_CASE("cli metrics --source relevance explains a ViT class by label", "[cli]
     REQUIRE(j.at("heads").size() == 2);  // one per layer
     CHECK(j.at("heads")[1].at("head") == -1);
 }
+
+}  // namespace test_cli_gradient_sources

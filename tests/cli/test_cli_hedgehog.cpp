@@ -11,6 +11,8 @@
 
 #include <fstream>
 
+namespace test_cli_hedgehog {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -80,3 +82,5 @@ TEST_CASE("cli distil --per-head on a GPT-2 folder reads lines of ids; bad input
     requireOneLineError(distil({"--data", (dir / "ids.txt").string(), "--lr", "0"}), "--lr");
     requireOneLineError(distil({"--data", (dir / "ids.txt").string(), "--block", "cross"}), "cross");
 }
+
+}  // namespace test_cli_hedgehog

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+namespace test_cli_hub {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -168,3 +170,5 @@ TEST_CASE("cli info, attention and tokenize open a GGUF file and ollama:NAME; a 
                               (root / "manifests/registry.ollama.ai/library/tiny/latest").string() + ")\n");
     ::unsetenv("OLLAMA_MODELS");
 }
+
+}  // namespace test_cli_hub

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace test_cli_info {
+
 using namespace attnscope::testing;
 
 TEST_CASE("cli info names a Gemma-2 checkpoint's windows, soft-cap and kv groups", "[cli][info]") {
@@ -60,3 +62,5 @@ TEST_CASE("cli info and bench on BLOOM, which has no position table", "[cli][inf
     CHECK(bench.code == 0);
     CHECK_THAT(bench.out, Catch::Contains("300 tokens"));
 }
+
+}  // namespace test_cli_info

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace test_cli_io_rules {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -270,3 +272,5 @@ TEST_CASE("cli write errors: a file over the size limit is exit 2 naming the pat
     requireCliInputError(r, (dir / "m.json").string() + ": write failed (File too large)");
     CHECK(slurpFile(dir / "m.json") == "old");
 }
+
+}  // namespace test_cli_io_rules

@@ -12,6 +12,8 @@
 
 #include <fstream>
 
+namespace test_cli_kinds {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -170,3 +172,5 @@ TEST_CASE("cli distil: bad input is one line and exit 2", "[cli][kinds]") {
                         "--student-heads must divide");
     requireOneLineError(distil({"--teacher", "builtin:sentiment-dot", "--task", "nowhere.jsonl"}), "unknown task");
 }
+
+}  // namespace test_cli_kinds

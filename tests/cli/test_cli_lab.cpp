@@ -16,6 +16,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+namespace test_cli_lab {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -234,3 +236,5 @@ TEST_CASE("cli lab options reject bad values with one clear line", "[cli][lab]")
                    "must end in .json or .csv");
     CHECK_FALSE(std::filesystem::exists(out / "m.txt"));
 }
+
+}  // namespace test_cli_lab

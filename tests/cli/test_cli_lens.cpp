@@ -13,6 +13,8 @@
 
 #include <fstream>
 
+namespace test_cli_lens {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -169,3 +171,5 @@ TEST_CASE("cli attention --knockout writes the knocked maps and the output chang
             "decoder-only language models");
     CHECK(std::filesystem::is_empty(bad));
 }
+
+}  // namespace test_cli_lens

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+namespace test_cli_long_context {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -136,3 +138,5 @@ TEST_CASE("cli niah refuses bad grids with one line", "[cli][needle]") {
     CHECK(r.err == "error: --depths: 'half' is not a number\n");
     CHECK_FALSE(std::filesystem::exists(out / "niah.csv"));
 }
+
+}  // namespace test_cli_long_context

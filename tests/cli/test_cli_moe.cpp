@@ -10,6 +10,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_cli_moe {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -83,3 +85,5 @@ TEST_CASE("cli refuses a MoE config choosing more experts than it has, in one li
             runCli({"attention", dir.string(), "--ids", "1,2,3", "--out", out.string(), "--device", "cpu"}),
             "config.json: 'num_experts_per_tok' (9) exceeds num_experts (4)");
 }
+
+}  // namespace test_cli_moe

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <sstream>
 
+namespace test_cli_opt_bloom_falcon {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_CASE("cli on bad OPT, BLOOM and Falcon configs: exit 2, one line naming fil
     requireCliInputError(runCli({"attention", dir.string(), "--ids", ids, "--out", out.string(), "--device", "cpu"}),
                          "65 tokens but the model has only 64 positions");
 }
+
+}  // namespace test_cli_opt_bloom_falcon

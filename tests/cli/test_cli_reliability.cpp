@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace test_cli_reliability {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -159,3 +161,5 @@ TEST_CASE("cli: output is flushed at exit, and an unwritable stdout is an error"
     CHECK_THAT(err, Catch::StartsWith("error: could not write the output"));
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
 }
+
+}  // namespace test_cli_reliability

@@ -11,6 +11,8 @@
 
 #include <fstream>
 
+namespace test_cli_sentencepiece {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -55,3 +57,5 @@ TEST_CASE("cli tokenize exits 2 on a bad .model or a Marian vocab.json without t
     const CliResult lacks = runCli({"tokenize", marian.string(), "--text", "x"});
     requireCliExit(lacks, 2, (marian / "vocab.json").string() + ": lacks 996 of the 1000 pieces of source.spm");
 }
+
+}  // namespace test_cli_sentencepiece

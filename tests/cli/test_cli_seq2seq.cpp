@@ -11,6 +11,8 @@
 #include <cmath>
 #include <sstream>
 
+namespace test_cli_seq2seq {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -261,3 +263,5 @@ TEST_CASE("cli attention on mBART and mBART-50 with --text and --target-text thr
         requireTextTarget(dir, c, spec, sourceRow["text"], targetRow["text"], source, rows);
     }
 }
+
+}  // namespace test_cli_seq2seq

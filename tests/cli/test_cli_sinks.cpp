@@ -15,6 +15,8 @@
 
 #include <cmath>
 
+namespace test_cli_sinks {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -169,3 +171,5 @@ TEST_CASE("cli metrics .json: rollout and flow read back as core's float32 value
     for (int a = 0; a < 12; ++a)
         for (int b = 0; b < 12; ++b) CHECK(block["similarity"][a][b].get<double>() == similarity[a * 12 + b]);
 }
+
+}  // namespace test_cli_sinks

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_cli_swin {
+
 using namespace attnscope::testing;
 
 TEST_CASE("cli attention --image on Swin writes one block-sparse map file per stage", "[cli][swin]") {
@@ -74,3 +76,5 @@ TEST_CASE("cli attention --image on Swin writes one block-sparse map file per st
         if (ref.logits[i] > ref.logits[best]) best = i;
     CHECK(tokens["label"] == "class" + std::to_string(best));
 }
+
+}  // namespace test_cli_swin

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+namespace test_cli_tokenize {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -107,3 +109,5 @@ TEST_CASE("cli attention --text runs the folder's tokenizer", "[cli][tokenize]")
     writeGpt2Folder(bare, makeGpt2(Gpt2Spec{}, 5));
     requireError(runCli({"attention", bare.string(), "--text", "hi", "--out", out.string()}), 2, "has no tokenizer");
 }
+
+}  // namespace test_cli_tokenize

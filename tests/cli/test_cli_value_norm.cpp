@@ -14,6 +14,8 @@
 
 #include <cmath>
 
+namespace test_cli_value_norm {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -206,3 +208,5 @@ TEST_CASE("cli attention --source covers BERT (as core computes it) and every bl
         CHECK(std::all_of(b.values.begin(), b.values.end(), [](float v) { return std::isfinite(v) && v >= 0; }));
     }
 }
+
+}  // namespace test_cli_value_norm

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_cli_vision {
+
 using namespace attnscope::testing;
 
 namespace {
@@ -96,3 +98,5 @@ TEST_CASE("cli attention --image runs DeiT, DINOv2 with registers and BEiT", "[c
         CHECK(readNpy(grad / "attention.npy").shape == std::vector<std::int64_t>{2, 3, n, n});
     }
 }
+
+}  // namespace test_cli_vision

@@ -18,6 +18,8 @@
 #include <functional>
 #include <vector>
 
+namespace cuda_kernel_rates {
+
 using namespace attnscope;
 
 namespace {
@@ -110,3 +112,5 @@ TEST_CASE("CUDA kernel rates", "[.cuda-rates]") {
     line("causal linear attention, 12 x 4096, f 64, dv 64", medianMs([&] { linearAttention(pq, pk, v, causal); }, 5),
          4.0 * heads * len * (2.0 * f + 2.0 * dv), ceiling);
 }
+
+}  // namespace cuda_kernel_rates

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+namespace test_alibi_slopes {
+
 using namespace attnscope;
 
 TEST_CASE("ALiBi slopes for power-of-two and other head counts", "[alibi]") {
@@ -28,3 +30,5 @@ TEST_CASE("ALiBi slopes for power-of-two and other head counts", "[alibi]") {
     CHECK(many[64] == Approx(std::pow(2.0, -4.0 / 64)).epsilon(1e-7));
     CHECK(many[70] == Approx(std::pow(2.0, -4.0 * 13 / 64)).epsilon(1e-6));
 }
+
+}  // namespace test_alibi_slopes

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+namespace test_blas_threads {
+
 using namespace attnscope;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("shortenBlasSpin restarts OpenBLAS's threads with a 2^18-cycle spin an
         CHECK(std::string(std::getenv("OPENBLAS_THREAD_TIMEOUT")) == "26");
     }
 }
+
+}  // namespace test_blas_threads

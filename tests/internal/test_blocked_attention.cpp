@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+namespace test_blocked_attention {
+
 using namespace attnscope;
 using testref::maxDiff;
 using testref::referenceMap;
@@ -302,3 +304,5 @@ TEST_CASE("CUDA: the blocked forward on the GPU equals the CPU's", "[cuda]") {
         CHECK(diff < 2e-5);
     }
 }
+
+}  // namespace test_blocked_attention

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <filesystem>
 
+namespace test_distillation_kl {
+
 using namespace attnscope;
 using namespace attnscope::builtin;
 
@@ -35,7 +37,7 @@ TEST_CASE("distillation KL equals the hand-computed KL on fixed maps", "[distill
     // A student with an exact zero where the teacher has mass (a sparse kind): the floor, not infinity.
     const at::Tensor sparse = map({1.0f, 0.0f}, 1, 2);
     const at::Tensor teacher = map({0.75f, 0.25f}, 1, 2);
-    const double floored = 0.75 * std::log(0.75 / 1.0) + 0.25 * std::log(0.25 / kKlFloor);
+    const double floored = 0.75 * std::log(0.75 / 1.0) + 0.25 * std::log(0.25 / builtin::kKlFloor);
     CHECK(mapKl(teacher, sparse, at::Tensor()).item<double>() == Approx(floored).epsilon(1e-6));
     CHECK(mapKl(t, t, at::Tensor()).item<double>() == Approx(0).margin(1e-7));
 }
@@ -132,3 +134,5 @@ TEST_CASE("a teacher of another task is refused, naming what differs", "[distill
                       Catch::Contains("is an encoder-decoder") && Catch::Contains("needs a classifier"));
     std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_distillation_kl

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <vector>
 
+namespace test_dot_kernels {
+
 using namespace attnscope;
 
 namespace {
@@ -168,3 +170,5 @@ TEST_CASE("the forward's own kernels equal the definition and the BLAS path", "[
     }
     CHECK(differs);
 }
+
+}  // namespace test_dot_kernels

@@ -13,6 +13,8 @@
 
 #include <cmath>
 
+namespace test_lab_kernels {
+
 using namespace attnscope;
 
 namespace {
@@ -174,3 +176,5 @@ TEST_CASE("CUDA kernels equal the CPU path", "[cuda]") {
         CHECK(maxAbsDiff(linearAttention(pq.to(gpu), pk.to(gpu), v.to(gpu), mask), cpu) < 1e-4);
     }
 }
+
+}  // namespace test_lab_kernels

@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+namespace test_learned_features {
+
 using namespace attnscope;
 
 TEST_CASE("learned features are [softmax(Wx + b), softmax(-(Wx + b))]", "[hedgehog]") {
@@ -54,3 +56,5 @@ TEST_CASE("the fit's loss has gradients for W and b", "[hedgehog]") {
     REQUIRE(w.grad().abs().sum().item<double>() > 0);
     REQUIRE(b.grad().abs().sum().item<double>() > 0);
 }
+
+}  // namespace test_learned_features

@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <memory>
 
+namespace test_pooled_map {
+
 using namespace attnscope;
 
 namespace {
@@ -206,3 +208,5 @@ TEST_CASE("CUDA: pooled maps of a GPU trace equal the CPU trace's", "[cuda]") {
             CHECK(diff < 1e-5 * scale);
         }
 }
+
+}  // namespace test_pooled_map

@@ -15,6 +15,8 @@
 #include <random>
 #include <vector>
 
+namespace test_row_measures {
+
 using namespace attnscope;
 
 namespace {
@@ -151,3 +153,5 @@ TEST_CASE("the sparse score's top-k sum equals the sorted row's on long rows, wi
             }
         }
 }
+
+}  // namespace test_row_measures

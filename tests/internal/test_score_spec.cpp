@@ -10,6 +10,8 @@
 
 #include <vector>
 
+namespace test_score_spec {
+
 using namespace attnscope;
 
 using testref::maxDiff;
@@ -81,3 +83,5 @@ TEST_CASE("soft-capped and ALiBi logits match the definition in every path", "[a
         CHECK_THROWS(attentionProbs(q, k, {}, score, 1.0));
     }
 }
+
+}  // namespace test_score_spec

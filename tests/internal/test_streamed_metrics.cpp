@@ -19,6 +19,8 @@
 #include <memory>
 #include <mutex>
 
+namespace test_streamed_metrics {
+
 using namespace attnscope;
 
 namespace {
@@ -331,3 +333,5 @@ TEST_CASE("rollout rows equal the rows of the full rollout", "[analysis][streame
     CHECK(part.at(0, 299) < 0.9);
     CHECK_THROWS_WITH(blockRolloutRows(*trace, 0, {300}), Catch::Contains("row 300 is out of range (0..299)"));
 }
+
+}  // namespace test_streamed_metrics

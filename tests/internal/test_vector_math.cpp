@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+namespace test_vector_math {
+
 using namespace attnscope;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_CASE("the fused row softmax gives NaN rows where ATen's softmax does", "[vm
     vmath::softmaxRow(empty.data(), 3, 2, 2);  // a row that sees no key
     for (float x : empty) CHECK(std::isnan(x));
 }
+
+}  // namespace test_vector_math

@@ -25,6 +25,8 @@
 
 #include <fstream>
 
+namespace test_attention_file {
+
 using namespace uitest;
 
 namespace {
@@ -138,3 +140,5 @@ TEST_CASE_METHOD(WindowFixture, "An attention file opens in the window's views; 
     CHECK(run->isEnabled());
     CHECK(window.findChild<QDockWidget*>(QStringLiteral("labDock"))->windowTitle() == QStringLiteral("Lab"));
 }
+
+}  // namespace test_attention_file

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_capture_menu {
+
 using namespace uitest;
 
 namespace {
@@ -55,3 +57,5 @@ TEST_CASE_METHOD(WindowFixture, "File > Capture Q/K In sets how the next run kee
     runText(text);
     CHECK(maxMapDiff(*exact, *session->trace()) == 0);
 }
+
+}  // namespace test_capture_menu

@@ -27,6 +27,8 @@
 
 #include <cmath>
 
+namespace test_causal {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -381,3 +383,5 @@ TEST_CASE_METHOD(CausalFixture, "Causal figures export as PDF, SVG and PNG; Gemm
     const QImage png(qpath(out / "dla.png"));
     CHECK(png.width() == 675);
 }
+
+}  // namespace test_causal

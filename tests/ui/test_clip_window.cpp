@@ -21,6 +21,8 @@
 
 #include <QStandardItemModel>
 
+namespace test_clip_window {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -166,3 +168,5 @@ TEST_CASE_METHOD(WindowFixture, "SigLIP: ids and an image, the MAP head's probe 
     CHECK(panel->view()->caption().contains(QStringLiteral("probe layer 0")));
     CHECK(panel->view()->caption().contains(QStringLiteral("logit %1").arg(score.logit, 0, 'g', 4)));
 }
+
+}  // namespace test_clip_window

@@ -20,6 +20,8 @@
 
 #include <fstream>
 
+namespace test_corpus_panel {
+
 using namespace uitest;
 
 namespace {
@@ -209,3 +211,5 @@ TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model
         CHECK_FALSE(std::filesystem::exists(dir / "dropped" / "heads.json"));
     }
 }
+
+}  // namespace test_corpus_panel

@@ -18,6 +18,8 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 
+namespace test_dialog_rules {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -134,3 +136,5 @@ TEST_CASE_METHOD(WindowFixture, "GUI save dialogs refuse FIFOs, devices and fold
     exportDialog->close();
     fs::remove_all(dir);
 }
+
+}  // namespace test_dialog_rules

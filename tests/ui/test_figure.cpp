@@ -18,6 +18,8 @@
 #include <cmath>
 #include <set>
 
+namespace test_figure {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -194,3 +196,5 @@ TEST_CASE("mapTitle names the map", "[ui][figure]") {
           QStringLiteral("reverse-dot \u00b7 cross \u00b7 layer 1 \u00b7 head 2 \u00b7 T = 0.5"));
     CHECK(mapTitle(QString(), QString(), 0, 3, 1.0) == QStringLiteral("layer 0 \u00b7 head 3"));
 }
+
+}  // namespace test_figure

@@ -16,6 +16,8 @@
 #include <QTextBrowser>
 #include <QTextDocument>
 
+namespace test_generate {
+
 using namespace uitest;
 
 namespace {
@@ -169,3 +171,5 @@ TEST_CASE_METHOD(GenerateFixture, "Head detectors fill the Metrics table with co
                   .toString()
                   .contains(QStringLiteral("TransformerLens")));
 }
+
+}  // namespace test_generate

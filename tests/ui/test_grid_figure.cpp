@@ -15,6 +15,8 @@
 #include <QRegularExpression>
 #include <QSvgRenderer>
 
+namespace test_grid_figure {
+
 using namespace uitest;
 using attnscope::testing::freshDir;
 namespace fs = std::filesystem;
@@ -122,3 +124,5 @@ TEST_CASE("The export dialog offers the layer's heads and every layer", "[ui][fi
     dialog->close();
     fs::remove_all(dir);
 }
+
+}  // namespace test_grid_figure

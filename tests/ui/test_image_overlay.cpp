@@ -29,6 +29,8 @@
 
 #include <fstream>
 
+namespace test_image_overlay {
+
 using namespace uitest;
 using namespace attnscope::testing;
 using attnscope::OverlaySource;
@@ -308,3 +310,5 @@ TEST_CASE("Overlay figures: ticks, a size from the image's aspect, and errors th
                       Catch::Contains("g.pdf") && Catch::Contains("one value per patch"));
     CHECK_THROWS_WITH(writeOverlayFigure(f, qpath(out / "g.txt")), Catch::Contains("g.txt"));
 }
+
+}  // namespace test_image_overlay

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace test_imagefile {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -186,3 +188,5 @@ TEST_CASE("Image plugin warnings stay off the log while a file decodes", "[ui][i
     REQUIRE(CapturedMessages::messages().size() == 1);
     CHECK(CapturedMessages::messages().front() == QStringLiteral("after decoding"));
 }
+
+}  // namespace test_imagefile

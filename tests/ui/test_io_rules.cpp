@@ -16,6 +16,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace test_io_rules {
+
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
@@ -73,3 +75,5 @@ TEST_CASE("GUI Open Workspace refuses FIFOs and devices", "[ui][rules][workspace
           (dir / "w.attnscope").string() + ": not a regular file");
     CHECK(errorOf([&] { readWorkspace(QStringLiteral("/dev/null")); }) == "/dev/null: not a regular file");
 }
+
+}  // namespace test_io_rules

@@ -19,6 +19,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_kinds_panels {
+
 using namespace uitest;
 
 namespace {
@@ -208,3 +210,5 @@ TEST_CASE("The window's Compare tabs include the training curves and the kinds r
     CHECK(names.contains(QStringLiteral("Compare · training curves")));
     CHECK(names.contains(QStringLiteral("Compare · kinds")));
 }
+
+}  // namespace test_kinds_panels

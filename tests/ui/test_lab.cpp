@@ -32,6 +32,8 @@
 
 #include <cmath>
 
+namespace test_lab {
+
 using namespace uitest;
 
 TEST_CASE_METHOD(LabFixture, "Propagated temperature re-runs the model; maps and outputs are core's", "[ui][lab]") {
@@ -455,3 +457,5 @@ TEST_CASE_METHOD(LabFixture, "The lab works on Llama (grouped-query) and BERT fo
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
 }
+
+}  // namespace test_lab

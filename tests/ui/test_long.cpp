@@ -31,6 +31,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 
+namespace test_long {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -342,3 +344,5 @@ TEST_CASE_METHOD(LongFixture, "Long context tab: its settings are the state's an
     CHECK_THROWS_WITH(parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("bad.attnscope")),
                       Catch::Contains("long.kernel: 0 is out of range (1 to 101)"));
 }
+
+}  // namespace test_long

@@ -24,6 +24,8 @@
 #include <iostream>
 #include <optional>
 
+namespace test_long_map {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -184,3 +186,5 @@ TEST_CASE_METHOD(WindowFixture, "A 2,048-token input: sparse thumbnails, a level
     fs::remove_all(out);
     fs::remove_all(folder);
 }
+
+}  // namespace test_long_map

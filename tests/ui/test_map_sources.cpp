@@ -34,6 +34,8 @@
 #include <algorithm>
 #include <limits>
 
+namespace test_map_sources {
+
 using namespace uitest;
 using attnscope::MapSource;
 using attnscope::testing::freshDir;
@@ -476,3 +478,5 @@ TEST_CASE_METHOD(WindowFixture, "Show: an encoder without a head has value sourc
     waitForMap(attnscope::sourceMap(*trace, MapSource::ValueNorm, 0, 0, 0));
     fs::remove_all(dir);
 }
+
+}  // namespace test_map_sources

@@ -27,6 +27,8 @@
 
 #include <cmath>
 
+namespace test_map_sources_tabs {
+
 using namespace uitest;
 using attnscope::MapSource;
 
@@ -266,3 +268,5 @@ TEST_CASE_METHOD(WindowFixture,
     CHECK(QTest::qWaitFor([&] { return compare->view(0)->map().rows > 0 && compare->view(2)->map().rows > 0; }, 20000));
     CHECK_FALSE(note->isVisible());
 }
+
+}  // namespace test_map_sources_tabs

@@ -14,6 +14,8 @@
 
 #include <cmath>
 
+namespace test_metrics_sinks {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -59,3 +61,5 @@ TEST_CASE_METHOD(LabFixture, "Metrics tab on Gemma-2: sink scores, KL dot‖line
     for (int l = 0; l < 3; ++l)
         for (int h = 0; h < 4; ++h) CHECK(view->metricsOf(l, h)->sink == expected[std::size_t(l * 4 + h)].sink);
 }
+
+}  // namespace test_metrics_sinks

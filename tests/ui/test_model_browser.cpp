@@ -17,6 +17,8 @@
 #include <QSettings>
 #include <QTreeView>
 
+namespace test_model_browser {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -239,3 +241,5 @@ TEST_CASE("Model browser and model comparison screenshots", "[.shots]") {
     QTest::qWait(200);
     CHECK(dialog.grab().save(dir + QStringLiteral("/compare-q4_0-vs-f32.png")));
 }
+
+}  // namespace test_model_browser

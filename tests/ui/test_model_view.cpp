@@ -21,6 +21,8 @@
 #include <cmath>
 #include <numeric>
 
+namespace test_model_view {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -217,3 +219,5 @@ TEST_CASE_METHOD(WindowFixture, "The model view on a built-in encoder-decoder fo
     }
     window.modelView()->service()->waitForWorkers();
 }
+
+}  // namespace test_model_view

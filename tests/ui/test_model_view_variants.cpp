@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstdlib>
 
+namespace test_model_view_variants {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -177,3 +179,5 @@ TEST_CASE_METHOD(WindowFixture, "The model view and the overview show the lab's 
     mv->service()->waitForWorkers();
     window.lab()->shutdown();
 }
+
+}  // namespace test_model_view_variants

@@ -41,6 +41,8 @@
 #include <random>
 #include <thread>
 
+namespace test_monkey {
+
 using namespace uitest;
 
 namespace {
@@ -373,3 +375,5 @@ TEST_CASE("Monkey: a seeded random walk over the real window", "[.monkey]") {
     INFO("Qt messages about threads or timers:\n" << threadMessages.join(QLatin1Char('\n')).toStdString());
     CHECK(threadMessages.isEmpty());
 }
+
+}  // namespace test_monkey

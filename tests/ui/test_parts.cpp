@@ -13,6 +13,8 @@
 #include <atomic>
 #include <vector>
 
+namespace test_parts {
+
 TEST_CASE("JobTracker delivers only the newest job's result, on the GUI thread", "[ui][jobs]") {
     QObject context;
     std::vector<int> delivered;
@@ -100,3 +102,5 @@ TEST_CASE("Token ids parse from comma- or space-separated text", "[ui][ids]") {
     CHECK_FALSE(parseTokenIds(QStringLiteral("1 2 3"), 40, 2).ok());
     CHECK(parseTokenIds(QStringLiteral("1 2"), 40, 2).ok());
 }
+
+}  // namespace test_parts

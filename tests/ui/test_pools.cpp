@@ -11,6 +11,8 @@
 
 #include <atomic>
 
+namespace test_pools {
+
 TEST_CASE("JobTrackers share one pool; each waits only for its own jobs", "[ui][jobs]") {
     REQUIRE(modelRunPool() != mapPool());
     CHECK(modelRunPool()->maxThreadCount() == 3);
@@ -36,3 +38,5 @@ TEST_CASE("JobTrackers share one pool; each waits only for its own jobs", "[ui][
     }  // ~JobTracker of `slow` waited for its job
     CHECK(slowDone);
 }
+
+}  // namespace test_pools

@@ -7,6 +7,8 @@
 #include <QProgressBar>
 #include <QPushButton>
 
+namespace test_progress {
+
 using namespace uitest;
 
 namespace {
@@ -81,3 +83,5 @@ TEST_CASE_METHOD(WindowFixture, "Cancel mid-forward keeps the shown Trace and th
         withTime = withTime || (t.contains(QStringLiteral("of 12 · ")) && t.endsWith(QStringLiteral(" left")));
     CHECK(withTime);
 }
+
+}  // namespace test_progress

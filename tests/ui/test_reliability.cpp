@@ -20,6 +20,8 @@
 #include <fstream>
 #include <unistd.h>
 
+namespace test_reliability {
+
 using namespace uitest;
 
 TEST_CASE("A prune that finishes after a newer re-run is dropped (fault 1)", "[ui][reliability]") {
@@ -145,3 +147,5 @@ TEST_CASE("Decoding a damaged PNG writes nothing to stderr; libpng's reason is i
     CHECK_THAT(error, Catch::Contains("cut.png: cannot be read as an image (damaged PNG: "));
     CHECK(error.find('\n') == std::string::npos);
 }
+
+}  // namespace test_reliability

@@ -8,6 +8,8 @@
 #include "fixtures_moe.h"
 #include "views/routerstripview.h"
 
+namespace test_router_strip {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -83,3 +85,5 @@ TEST_CASE_METHOD(WindowFixture, "A model without routers hides the strip and exp
     CHECK(!strip->isVisible());
     CHECK(!window.currentFigure().routerStrip);
 }
+
+}  // namespace test_router_strip

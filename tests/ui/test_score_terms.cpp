@@ -17,6 +17,8 @@
 
 #include <QStandardItemModel>
 
+namespace test_score_terms {
+
 using namespace uitest;
 using namespace attnscope::testing;
 using attnscope::MapSource;
@@ -95,3 +97,5 @@ TEST_CASE_METHOD(WindowFixture, "Show: the score terms are disabled, with the re
     }
     CHECK_FALSE(session->captureTerms());
 }
+
+}  // namespace test_score_terms

@@ -20,6 +20,8 @@
 #include <set>
 #include <tuple>
 
+namespace test_swin_windows {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -165,3 +167,5 @@ TEST_CASE_METHOD(WindowFixture, "Swin: the heat map outlines each layer's window
             20000));
     CHECK(view->picture().windows[0] == 8);  // (0 - 1) mod 9 = 8: the last row and column of windows
 }
+
+}  // namespace test_swin_windows

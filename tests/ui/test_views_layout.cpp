@@ -34,6 +34,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_views_layout {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -389,3 +391,5 @@ TEST_CASE("Corpus tab: the user chooses the results folder, and skipped lines ar
     CHECK(bad[1].line == 4);
     CHECK(panel.statusLabel()->text().contains(QStringLiteral("2 bad lines skipped")));
 }
+
+}  // namespace test_views_layout

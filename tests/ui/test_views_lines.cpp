@@ -9,6 +9,8 @@
 #include <QDoubleSpinBox>
 #include <QToolButton>
 
+namespace test_views_lines {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -114,3 +116,5 @@ TEST_CASE_METHOD(ViewsFixture, "Line view on a cross block names target and sour
     CHECK(showsCoreMaps(*lines, *trace, trace->blockIndex("encoder"), layer->value(), 1.0));
     CHECK(lines->message().isEmpty());
 }
+
+}  // namespace test_views_lines

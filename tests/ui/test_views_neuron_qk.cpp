@@ -14,6 +14,8 @@
 #include <QImage>
 #include <QPainter>
 
+namespace test_views_neuron_qk {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -205,3 +207,5 @@ TEST_CASE_METHOD(ViewsFixture,
     show(views->neuron(), &ViewsController::neuronShown);
     CHECK(views->neuron()->message().contains(QStringLiteral("linear attention")));
 }
+
+}  // namespace test_views_neuron_qk

@@ -23,6 +23,8 @@
 
 #include <set>
 
+namespace test_views_variants {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -241,3 +243,5 @@ TEST_CASE_METHOD(ViewsFixture, "File > Export View writes the shown view at a ve
                        QStringLiteral("keys"));
     dialog->close();
 }
+
+}  // namespace test_views_variants

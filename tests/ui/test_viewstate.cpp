@@ -6,6 +6,8 @@
 
 #include <QSignalSpy>
 
+namespace test_viewstate {
+
 namespace {
 
 std::vector<ViewState::BlockShape> gpt2Blocks() { return {{QStringLiteral("self"), 12, 12}}; }
@@ -333,3 +335,5 @@ TEST_CASE("ViewState: a tab the file has no name for is saved as Explore", "[vie
     s.setTab(QStringLiteral("causal"));
     CHECK(s.workspace().view.tab == QStringLiteral("causal"));
 }
+
+}  // namespace test_viewstate

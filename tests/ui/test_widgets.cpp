@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_widgets {
+
 namespace {
 
 QImage white() {
@@ -160,3 +162,5 @@ TEST_CASE("ControlPanel: rows go under the temperature slider in order; the capt
     QLayout* outputLayout = panel.outputs()->parentWidget()->layout();
     CHECK(outputLayout->indexOf(under) == outputLayout->indexOf(panel.outputs()) + 1);
 }
+
+}  // namespace test_widgets

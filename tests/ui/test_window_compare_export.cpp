@@ -29,6 +29,8 @@
 #include <array>
 #include <cmath>
 
+namespace test_window_compare_export {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -320,3 +322,5 @@ TEST_CASE_METHOD(WindowFixture, "Export map data writes the shown map as .npy an
     CHECK(takeErrorDialog().contains(QStringLiteral("map.xlsx")));
     fs::remove_all(dir);
 }
+
+}  // namespace test_window_compare_export

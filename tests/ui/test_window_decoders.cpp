@@ -11,6 +11,8 @@
 
 #include <functional>
 
+namespace test_window_decoders {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -93,3 +95,5 @@ TEST_CASE_METHOD(WindowFixture, "Every new decoder family opens and shows its he
         waitForMap(session->trace()->map(0, block.layers - 1, block.heads - 1));
     }
 }
+
+}  // namespace test_window_decoders

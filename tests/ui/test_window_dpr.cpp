@@ -14,6 +14,8 @@
 
 #include <fstream>
 
+namespace test_window_dpr {
+
 using namespace uitest;
 
 TEST_CASE("At device pixel ratio 2 the window fits 1280x720 logical with every dock open, cells square",
@@ -64,3 +66,5 @@ TEST_CASE_METHOD(WindowFixture, "At DPR 2: minimum, every dock, square cells (ru
     QTest::qWait(100);
     for (int i = 0; i < 3; ++i) requireSquareCells(*window.compare()->view(i), "Compare at DPR 2");
 }
+
+}  // namespace test_window_dpr

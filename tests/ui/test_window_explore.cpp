@@ -25,6 +25,8 @@
 #include <cmath>
 #include <iostream>
 
+namespace test_window_explore {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -405,3 +407,5 @@ TEST_CASE_METHOD(WindowFixture,
     CHECK(view.contains(QStringLiteral("labPanelAction")));
     CHECK(view.contains(QStringLiteral("rawTokensAction")));
 }
+
+}  // namespace test_window_explore

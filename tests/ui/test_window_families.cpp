@@ -24,6 +24,8 @@
 #include <numeric>
 #include <random>
 
+namespace test_window_families {
+
 using namespace uitest;
 using namespace attnscope::testing;
 
@@ -274,3 +276,5 @@ TEST_CASE_METHOD(WindowFixture, "Models open on the chosen device; load errors s
     CHECK(text.contains(QStringLiteral("embed_tokens.weight")));
     CHECK(session->modelSpec() == qpath(dir));
 }
+
+}  // namespace test_window_families

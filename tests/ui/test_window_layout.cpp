@@ -29,6 +29,8 @@
 
 #include <cstdlib>
 
+namespace test_window_layout {
+
 using namespace uitest;
 namespace fs = std::filesystem;
 
@@ -388,3 +390,5 @@ TEST_CASE_METHOD(WindowFixture, "A focus ring shows around what Tab moved the fo
     controls->device()->setFocus(Qt::MouseFocusReason);  // as a click gives it
     REQUIRE(QTest::qWaitFor([&] { return !ring->isVisible(); }, 2000));
 }
+
+}  // namespace test_window_layout

@@ -18,6 +18,8 @@
 #include <QLabel>
 #include <QXmlStreamReader>
 
+namespace test_window_seq2seq {
+
 using namespace uitest;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -156,3 +158,5 @@ TEST_CASE_METHOD(WindowFixture, "export dialog: the alignment figure as SVG and 
     dialog->close();
     fs::remove_all(dir);
 }
+
+}  // namespace test_window_seq2seq

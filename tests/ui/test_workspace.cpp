@@ -20,6 +20,8 @@
 #include <QSettings>
 #include <QSvgRenderer>
 
+namespace test_workspace {
+
 using namespace uitest;
 using attnscope::testing::freshDir;
 using attnscope::testing::runCli;
@@ -294,3 +296,5 @@ TEST_CASE("The window's size and docks are kept from one start to the next", "[u
           Qt::LeftDockWidgetArea);
     QSettings().remove(QStringLiteral("window"));  // later tests start from the default layout
 }
+
+}  // namespace test_workspace

@@ -28,6 +28,8 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 
+namespace test_workspace_views {
+
 using namespace uitest;
 using attnscope::testing::freshDir;
 namespace fs = std::filesystem;
@@ -377,3 +379,5 @@ TEST_CASE("A workspace keeps the Views dock: its tab, the selected token and eac
     a.window.lab()->shutdown();
     fs::remove_all(dir);
 }
+
+}  // namespace test_workspace_views

@@ -8,6 +8,8 @@
 #include <QApplication>
 #include <QTest>
 
+namespace test_zoom {
+
 TEST_CASE("MapZoom zooms about a point, pans and fits rubber bands inside the map", "[ui][zoom]") {
     const MapZoom whole = MapZoom::whole(1000, 800);
     CHECK(whole.isWhole());
@@ -93,3 +95,5 @@ TEST_CASE("the heat map zooms into a long map and shows every token's label ther
     QTest::keyClick(&view, Qt::Key_0);
     CHECK(view.zoom().isWhole());
 }
+
+}  // namespace test_zoom

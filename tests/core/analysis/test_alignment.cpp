@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+namespace test_alignment {
+
 using namespace attnscope;
 
 namespace {
@@ -136,3 +138,5 @@ TEST_CASE("alignment: the trained built-in reverse model aligns target i with so
     bad.heads = {{2, 0}};
     REQUIRE_THROWS_WITH(alignTrace(*trace, bad), Catch::Contains("head 2:0") && Catch::Contains("layers 0-1"));
 }
+
+}  // namespace test_alignment

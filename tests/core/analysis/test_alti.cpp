@@ -13,6 +13,8 @@
 
 #include <cmath>
 
+namespace test_alti {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -290,3 +292,5 @@ TEST_CASE("ALTI refuses traces without values and the blocks of an encoder-decod
                                   "self-attention over one stream (the 'encoder' block)");
     }
 }
+
+}  // namespace test_alti

@@ -13,6 +13,8 @@
 
 #include <cmath>
 
+namespace test_builtin_sources {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -144,3 +146,5 @@ TEST_CASE("value-norm and ALTI of the built-in models (dot, additive, linear) eq
         }
     }
 }
+
+}  // namespace test_builtin_sources

@@ -22,6 +22,8 @@
 #include <memory>
 #include <numeric>
 
+namespace test_causal_references {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -350,3 +352,5 @@ TEST_CASE("a knockout equals the reference's maps with the cells removed and the
         CHECK(maxLogitDiff(k.model->forward(ids64(kClean))->nextTokenLogits(), ref.logits) > 1e-4);
     }
 }
+
+}  // namespace test_causal_references

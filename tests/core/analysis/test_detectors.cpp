@@ -13,6 +13,8 @@
 #include <cmath>
 #include <set>
 
+namespace test_detectors {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -275,3 +277,5 @@ TEST_CASE("detectors join the metric list", "[detectors]") {
     }
     CHECK(detectors == 4);
 }
+
+}  // namespace test_detectors

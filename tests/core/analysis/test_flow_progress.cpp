@@ -9,6 +9,8 @@
 #include <chrono>
 #include <random>
 
+namespace test_flow_progress {
+
 using namespace attnscope;
 
 namespace {
@@ -73,3 +75,5 @@ TEST_CASE("attention flow reports progress within a row, and stops there when ca
     CHECK(seen == 2);
     CHECK(doneAtStop < n);  // inside the first row
 }
+
+}  // namespace test_flow_progress

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_gradient_sources {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -438,3 +440,5 @@ TEST_CASE("Gradient sources: the memory estimate grows with the square of the in
     CHECK(large / small > 40);
     CHECK(small > 4.0 * 12 * 12 * 512 * 512 * 4);  // at least α, its gradient, G and the temporaries
 }
+
+}  // namespace test_gradient_sources

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <random>
 
+namespace test_head_metrics {
+
 using namespace attnscope;
 
 namespace {
@@ -216,3 +218,5 @@ TEST_CASE("attention flow equals an independent max-flow on random causal and fu
             }
     }
 }
+
+}  // namespace test_head_metrics

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_knockout {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -68,3 +70,5 @@ TEST_CASE("knockout refuses rows left with no key, positions and layers out of r
     CHECK_THROWS_WITH(writeAndLoad(makeBert(bert, 3), "knockout-bert")->forward(ids, run),
                       Catch::Contains("decoder-only language models; bert is not one"));
 }
+
+}  // namespace test_knockout

@@ -15,6 +15,8 @@
 #include <cmath>
 #include <numeric>
 
+namespace test_kv_eviction {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -221,3 +223,5 @@ TEST_CASE("KV eviction: budgets that cannot hold the forced keys and bad options
     CHECK_THROWS_WITH(evictionWhatIf(*model, ids64(kPrompt), streaming),
                       "--budget 3 cannot hold the 4 sink keys (--sinks)");
 }
+
+}  // namespace test_kv_eviction

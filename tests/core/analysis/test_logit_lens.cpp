@@ -17,6 +17,8 @@
 #include <cmath>
 #include <numeric>
 
+namespace test_logit_lens {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -293,3 +295,5 @@ TEST_CASE("DLA is complete on parallel-residual, sandwich-norm, soft-capped and 
                           Catch::Contains("post-norm"));
     }
 }
+
+}  // namespace test_logit_lens

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+namespace test_metrics {
+
 using namespace attnscope;
 
 TEST_CASE("entropy and KL of hand-made maps", "[metrics]") {
@@ -47,3 +49,5 @@ TEST_CASE("one KL for distributions and map rows: exact above the floor, finite 
     CHECK(meanRowKl(p, q) == Approx((klDivergence(row(p, 0), row(q, 0)) + klDivergence(row(p, 2), row(q, 2))) / 2));
     CHECK(meanRowKl(p, q) > 300.0);  // row 2 puts all of p where q is 0
 }
+
+}  // namespace test_metrics

@@ -15,6 +15,8 @@
 
 #include <cmath>
 
+namespace test_needle {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -111,3 +113,5 @@ TEST_CASE("NIAH: bad grids are refused with the option's name", "[needle]") {
     CHECK_THROWS_WITH(needleScan(*model, o),
                       "niah: a context of 62 ids + the question + 3 new tokens exceeds the model's 64 positions");
 }
+
+}  // namespace test_needle

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+namespace test_neuron {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -78,3 +80,5 @@ TEST_CASE("neuron view refuses layers without q·k logits", "[neuron]") {
         }
     }
 }
+
+}  // namespace test_neuron

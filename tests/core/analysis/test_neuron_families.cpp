@@ -9,6 +9,8 @@
 #include "neuron_checks.h"
 #include "seq2seq_checks.h"
 
+namespace test_neuron_families {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -81,3 +83,5 @@ TEST_CASE("neuron view with a soft-cap and windows (Gemma-2), ALiBi (BLOOM), pos
     CHECK(neuronRow(*ttrace, ttrace->blockIndex("encoder"), 0, 0, 0).scale == 1.0);
     CHECK_THAT(neuronRow(*ttrace, ttrace->blockIndex("encoder"), 0, 0, 0).extras, Catch::Contains("position bias"));
 }
+
+}  // namespace test_neuron_families

@@ -11,6 +11,8 @@
 #include <numeric>
 #include <set>
 
+namespace test_overlay {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -290,3 +292,5 @@ TEST_CASE("The head metric list reads each metric of HeadMetrics and names its u
     CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());  // ids are unique
     CHECK_THROWS_WITH(headMetric("nope"), Catch::Contains("unknown head metric 'nope'") && Catch::Contains("entropy"));
 }
+
+}  // namespace test_overlay

@@ -11,6 +11,8 @@
 
 #include <cmath>
 
+namespace test_overlay_similarity {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -83,3 +85,5 @@ TEST_CASE("The overlay of each patch's contribution to the image–text logit", 
     auto trace = loadCpu(dir)->forwardImage(image);
     CHECK_THROWS_WITH(similarityOverlay(*trace), Catch::Contains("needs an image–text model (CLIP, SigLIP)"));
 }
+
+}  // namespace test_overlay_similarity

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+namespace test_overlay_vision {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -103,3 +105,5 @@ TEST_CASE("Overlays of DeiT and DINOv2 with registers keep [DIST] and [REG i] ou
                           Catch::Contains("query " + std::to_string(n) + " is outside the map's"));
     }
 }
+
+}  // namespace test_overlay_vision

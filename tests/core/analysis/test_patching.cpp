@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_patching {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -129,3 +131,5 @@ TEST_CASE("attribution patching approaches the exact scores where the runs diffe
         CHECK(worst < 1e-2);   // first order in a 1e-3 perturbation (2e-3 seen)
     }
 }
+
+}  // namespace test_patching

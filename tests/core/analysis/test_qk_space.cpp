@@ -9,6 +9,8 @@
 #include <cmath>
 #include <numeric>
 
+namespace test_qk_space {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -172,3 +174,5 @@ TEST_CASE("query-key space with grouped-query attention gives each query head it
     CHECK(std::abs(qx3 - kx3) / n < 1e-4);
     CHECK(moved.explained[0] + moved.explained[1] <= 1.0 + 1e-9);
 }
+
+}  // namespace test_qk_space

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <random>
 
+namespace test_sinks_products {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -229,3 +231,5 @@ TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on m
         }
     }
 }
+
+}  // namespace test_sinks_products

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_token_kind {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 using K = TokenKind;
@@ -75,3 +77,5 @@ TEST_CASE("token kinds of a GPT-2 trace follow its tokenizer's raw tokens", "[an
     CHECK(sawPunct);
     CHECK_THROWS_WITH(blockTokenKinds(*trace, 3, false), Catch::Contains("block 3 is out of range"));
 }
+
+}  // namespace test_token_kind

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_training_monitors {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -165,3 +167,5 @@ TEST_CASE("collapsed and duplicated heads are flagged", "[monitors]") {
     REQUIRE(rows.size() == 5);
     CHECK(rows[1][13] == "collapsed-peaked+duplicated");
 }
+
+}  // namespace test_training_monitors

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_value_norm {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -230,3 +232,5 @@ TEST_CASE("value-norm sources refuse traces without values and name the accepted
                                       "' attention block recorded no value vectors"));
     CHECK_THROWS_WITH(valueNormMap(*plain, 0, 5, 0), Catch::Contains("layer 5 is out of range"));
 }
+
+}  // namespace test_value_norm

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <fstream>
 
+namespace test_attention_file {
+
 using namespace attnscope;
 
 namespace {
@@ -240,3 +242,5 @@ TEST_CASE("attention files numpy.save wrote from torch.stack(output_attentions) 
             CHECK(b.queryTokens.back() == "3");  // no tokens file: positions
     }
 }
+
+}  // namespace test_attention_file

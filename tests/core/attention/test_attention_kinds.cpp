@@ -14,6 +14,8 @@
 
 #include <cmath>
 
+namespace test_attention_kinds {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -231,3 +233,5 @@ TEST_CASE("sparse kinds refuse options out of range with the option's name", "[k
     t.sparse.keep = 2;
     CHECK(labMap(*f.trace, 0, 1, 1, spec).map.values == f.trace->map(0, 1, 1, t).values);
 }
+
+}  // namespace test_attention_kinds

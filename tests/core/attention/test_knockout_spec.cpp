@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_knockout_spec {
+
 using namespace attnscope;
 
 TEST_CASE("knockout specs parse into queries, keys and layer ranges and format back", "[attention][knockout]") {
@@ -33,3 +35,5 @@ TEST_CASE("malformed knockout specs are refused with the bad part named", "[atte
     CHECK_THROWS_WITH(parseKnockouts("1:-1@0"), Catch::Contains("key position"));
     CHECK_THROWS_WITH(parseKnockouts(""), Catch::Contains("no knockout given"));
 }
+
+}  // namespace test_knockout_spec

@@ -16,6 +16,8 @@
 #include <optional>
 #include <sstream>
 
+namespace test_corpus {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -436,3 +438,5 @@ TEST_CASE("corpus folder with both curves reports the order its last pruning pas
     for (std::size_t k = 0; k < byImportance.pruning.size(); ++k)
         CHECK(back.result.pruning[k].metric.mean == byImportance.pruning[k].metric.mean);
 }
+
+}  // namespace test_corpus

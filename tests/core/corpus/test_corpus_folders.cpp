@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_corpus_folders {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -190,3 +192,5 @@ TEST_CASE("corpus --out naming an existing file says so", "[corpus][rules]") {
                                 ": not a folder (--out names the run folder to create or resume)");
     CHECK(slurp(dir / "taken") == "not a folder");
 }
+
+}  // namespace test_corpus_folders

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_corpus_sinks {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -70,3 +72,5 @@ TEST_CASE("corpus statistics give each head's mean sink score and the model's si
     CHECK(back.sinkHeads == s.result.sinkHeads);
     CHECK(back.heads[1].stat("sink").spread.mean == s.result.heads[1].stat("sink").spread.mean);
 }
+
+}  // namespace test_corpus_sinks

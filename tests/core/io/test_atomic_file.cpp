@@ -13,6 +13,8 @@
 #include <set>
 #include <string>
 
+namespace test_atomic_file {
+
 using namespace attnscope;
 namespace fs = std::filesystem;
 
@@ -103,3 +105,5 @@ TEST_CASE("writing into a missing folder is a one-line error naming the file", "
     CHECK(fs::is_empty(dir));  // no folder is created on the way
     REQUIRE_THROWS_WITH(NpyWriter(target, {1}), target.string() + ": cannot write here (the folder does not exist)");
 }
+
+}  // namespace test_atomic_file

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_gguf {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -287,3 +289,5 @@ TEST_CASE("A GGUF file is recognised by its content, whatever its name", "[gguf]
     CHECK_FALSE(looksLikeGguf(dir / "other.gguf"));
     CHECK_FALSE(looksLikeGguf(dir));
 }
+
+}  // namespace test_gguf

@@ -11,6 +11,8 @@
 #include <limits>
 #include <sstream>
 
+namespace test_head_table {
+
 using namespace attnscope;
 
 TEST_CASE("a head table is block, layer, head and its columns, one line per head in order", "[io][head-table]") {
@@ -55,3 +57,5 @@ TEST_CASE("head table numbers: %g with a digit count, or the shortest exact text
     for (double v : {1.0 / 3.0, 2.0 / 7.0, 1e-300, -123.456, 5e-324})
         CHECK(std::strtod(exactNumberText(v).c_str(), nullptr) == v);
 }
+
+}  // namespace test_head_table

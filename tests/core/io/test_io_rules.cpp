@@ -21,6 +21,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace test_io_rules {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -205,3 +207,5 @@ TEST_CASE("one JSON reader: the same wording for config, tokenizer and token fil
     CHECK_THAT(config, Catch::StartsWith((dir / "model" / "config.json").string() + expected));
     for (const std::string& m : {tok, tokens, config}) CHECK(m.find("json.exception") == std::string::npos);
 }
+
+}  // namespace test_io_rules

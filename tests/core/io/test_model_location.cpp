@@ -15,6 +15,8 @@
 #include <functional>
 #include <optional>
 
+namespace test_model_location {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -211,3 +213,5 @@ TEST_CASE("Tokenizer files open the tokenizer they belong to", "[hub][tokenize]"
     CHECK_THAT(errorOf([&] { Tokenizer::fromPath(dir / "nothing.model"); }),
                Catch::Contains("nothing.model: no such file or folder"));
 }
+
+}  // namespace test_model_location

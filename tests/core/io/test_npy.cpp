@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_npy {
+
 using namespace attnscope;
 
 TEST_CASE("npy files round-trip through an independent reader", "[npy]") {
@@ -35,3 +37,5 @@ TEST_CASE("an unfinished or miscounted npy leaves no file behind", "[npy]") {
     CHECK(std::filesystem::is_empty(dir));
     REQUIRE_THROWS_WITH(NpyWriter(dir / "no" / "such" / "c.npy", {1}), Catch::Contains("cannot write here"));
 }
+
+}  // namespace test_npy

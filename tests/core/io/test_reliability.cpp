@@ -19,6 +19,8 @@
 #include <map>
 #include <string>
 
+namespace test_reliability {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -274,3 +276,5 @@ TEST_CASE("a number too large for a double is one error in every JSON file (foun
     CHECK_THAT(cfg, Catch::Contains("config.json: not valid JSON"));
     CHECK(cfg.find('\n') == std::string::npos);
 }
+
+}  // namespace test_reliability

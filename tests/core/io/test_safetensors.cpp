@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace test_safetensors {
+
 using namespace attnscope;
 using Catch::Contains;
 namespace fs = std::filesystem;
@@ -350,3 +352,5 @@ TEST_CASE("__metadata__ must map strings to strings", "[safetensors]") {
     REQUIRE_THROWS_WITH(SafetensorsFile::open(rawFile("meta-array", "{\"__metadata__\":[\"pt\"]," + w + "}", 4)),
                         Contains("__metadata__ must be an object of strings"));
 }
+
+}  // namespace test_safetensors

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_streamed_weights {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -225,3 +227,5 @@ TEST_CASE("--capture-dtype: Q and K kept in half precision give maps close to fl
         }
     }
 }
+
+}  // namespace test_streamed_weights

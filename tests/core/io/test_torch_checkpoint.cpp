@@ -15,6 +15,8 @@
 #include <cstring>
 #include <fstream>
 
+namespace test_torch_checkpoint {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 using namespace std::string_literals;
@@ -274,3 +276,5 @@ TEST_CASE("Tensors and storages that do not fit the file are refused before any 
     CHECK_THAT(error(legacyTensor(6, 0, {2, 3}, {1, 2}, 6)), Catch::Contains("is not contiguous"));
     CHECK_THAT(error(legacyTensor(-1, 0, {2}, {1}, 6)), Catch::Contains("a storage's element count is negative"));
 }
+
+}  // namespace test_torch_checkpoint

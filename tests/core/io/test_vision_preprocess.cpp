@@ -11,6 +11,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_vision_preprocess {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -93,3 +95,5 @@ TEST_CASE("CLIP's and SigLIP's processors keep their classes' defaults", "[visio
     const PixelValues wide = preprocessedPixels(deit, "ViT", image);
     CHECK((wide.width == 40 && wide.height == 30));
 }
+
+}  // namespace test_vision_preprocess

@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+namespace test_weights {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -129,3 +131,5 @@ TEST_CASE("A model that does not fit the memory limit is refused before loading"
     options.memoryLimitBytes = 1ull << 30;
     CHECK(Model::load(dir, options)->info().family == "llama");
 }
+
+}  // namespace test_weights

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace test_distillation {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -101,3 +103,5 @@ TEST_CASE("distil refuses a teacher of another task, naming the difference", "[d
     CHECK_THROWS_WITH(distilBuiltin(student(freshDir("distil-empty"), freshDir("distil-bad2"))),
                       Catch::Contains("no config.json"));
 }
+
+}  // namespace test_distillation

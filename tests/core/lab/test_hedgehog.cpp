@@ -16,6 +16,8 @@
 #include <fstream>
 #include <random>
 
+namespace test_hedgehog {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -236,3 +238,5 @@ TEST_CASE("hedgehog: bad options and files are refused with a message naming the
     writeText(dir / "feature_maps.json", R"({"block": "self", "layers": "0"})");
     REQUIRE_THROWS_WITH(readFeatureMaps(dir), Catch::Contains("\"layers\""));
 }
+
+}  // namespace test_hedgehog

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_kinds_report {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -87,3 +89,5 @@ TEST_CASE("the kinds report writes its columns from the runs it trained", "[kind
     o.kinds = {"dot", "sparse"};
     CHECK_THROWS_WITH(runKindsReport(o), Catch::Contains("unknown attention kind 'sparse'"));
 }
+
+}  // namespace test_kinds_report

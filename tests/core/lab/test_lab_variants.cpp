@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_lab_variants {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -404,3 +406,5 @@ TEST_CASE("per-head metrics of a Trace use the documented definitions", "[lab][m
     const HeadMap flow = blockFlow(*trace, 0, {}, fo);
     CHECK(flow.at(11, 0) > 0);
 }
+
+}  // namespace test_lab_variants

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_lab_views {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -246,3 +248,5 @@ TEST_CASE("on a built-in additive model the Additive variant is the layers' own 
     spec.variant = LabVariant::Hybrid;
     CHECK_THROWS_WITH(labHeadMetrics(*trace, spec, {}), Catch::Contains("additive attention"));
 }
+
+}  // namespace test_lab_views

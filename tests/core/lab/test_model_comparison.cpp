@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+namespace test_model_comparison {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -121,3 +123,5 @@ TEST_CASE("Models of different shapes or runs on different ids are refused", "[c
     const auto tb = a->forward(ids64({1, 2, 4}));
     CHECK_THROWS_WITH(compareTraces(*ta, *tb), "comparing two models needs one input: the traces ran on different ids");
 }
+
+}  // namespace test_model_comparison

@@ -4,6 +4,8 @@
 
 #include "attnscope/attention/trace.h"
 
+namespace test_bart_mbart_marian {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -180,3 +182,5 @@ TEST_CASE("mBART: the target's last label (the language code) starts the decoder
     // Marian shifts like BART: decoder_start_token_id first.
     CHECK(loadCpu(mdir)->encodeTarget("cat the") == std::vector<std::int64_t>{2, 4, 3});
 }
+
+}  // namespace test_bart_mbart_marian

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_beit {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -119,3 +121,5 @@ TEST_CASE("BEiT: bad configs and tensors name the file and the field", "[beit]")
     CHECK_THAT(loadErrorAt(dir), Catch::Contains("preprocessor_config.json: 'crop_size' 224×224 differs from "
                                                  "config.json's image_size 16"));
 }
+
+}  // namespace test_beit

@@ -2,6 +2,8 @@
 #include "attnscope/runtime/error.h"
 #include "family_checks.h"
 
+namespace test_bert {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -144,3 +146,5 @@ TEST_CASE("BERT: token labels from vocab.txt", "[bert]") {
     auto trace = loadCpu(dir)->forward({2, 7, 49});
     CHECK(trace->tokens() == std::vector<std::string>{"[CLS]", "w7", "w49"});
 }
+
+}  // namespace test_bert

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+namespace test_bert_hidden {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -154,3 +156,5 @@ TEST_CASE("BERT: pruning by output change ranks heads by the hidden-state change
     CHECK(p.change.kind == "hidden");
     CHECK(p.change.magnitude() > 0);
 }
+
+}  // namespace test_bert_hidden

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+namespace test_bloom {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -129,3 +131,5 @@ TEST_CASE("BLOOM: bad configs and checkpoints name the file and the field", "[bl
     CHECK_THAT(loadError(spec, [](Checkpoint& c) { c.config["num_hidden_layers"] = 3; }),
                Catch::Contains("h.2.input_layernorm.weight"));
 }
+
+}  // namespace test_bloom

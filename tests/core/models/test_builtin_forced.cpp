@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_builtin_forced {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -138,3 +140,5 @@ TEST_CASE("built-in reverse models: forced targets survive reruns and bad target
     REQUIRE_THROWS_WITH(model->forwardText(forced(source, std::vector<std::int64_t>(18, 1))),
                         Catch::Contains("18 ids") && Catch::Contains("17 positions"));
 }
+
+}  // namespace test_builtin_forced

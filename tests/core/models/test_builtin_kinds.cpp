@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_builtin_kinds {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -152,3 +154,5 @@ TEST_CASE("kind options out of range and relative positions without dot logits a
     CHECK_THROWS_WITH(trainBuiltin(o), Catch::Contains("relative positions"));
     CHECK_THROWS_WITH(parseAttentionKind("sparse"), Catch::Contains("local, topk, lsh or hybrid"));
 }
+
+}  // namespace test_builtin_kinds

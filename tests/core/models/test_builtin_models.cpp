@@ -18,6 +18,8 @@
 #include <fstream>
 #include <functional>
 
+namespace test_builtin_models {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -291,3 +293,5 @@ TEST_CASE("broken built-in model folders are errors that name the file and the p
         CHECK_THAT(loadError(dir), Catch::Contains("vocab.json") && Catch::Contains("id 1 must be '<cls>'"));
     }
 }
+
+}  // namespace test_builtin_models

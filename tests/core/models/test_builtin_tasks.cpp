@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+namespace test_builtin_tasks {
+
 using namespace attnscope;
 
 namespace {
@@ -172,3 +174,5 @@ TEST_CASE("built-in sentiment models classify held-out sentences and attend to s
         }
     }
 }
+
+}  // namespace test_builtin_tasks

@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+namespace test_clip {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -193,3 +195,5 @@ TEST_CASE("CLIP refuses a text longer than its positions, a lone image or text, 
     CHECK_THAT(writeAndLoadError(c, "clip-no-processor"),
                Catch::Contains("is 224×224 but config.json's vision_config image_size is 16"));
 }
+
+}  // namespace test_clip

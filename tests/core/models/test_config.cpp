@@ -10,6 +10,8 @@
 #include <fstream>
 #include <functional>
 
+namespace test_config {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -98,3 +100,5 @@ TEST_CASE("every tensor shape is checked against the config before running", "[c
             loadError(folderWithConfig("inner", [](auto& j) { j["n_inner"] = 32; })),
             Catch::Contains("tensor 'transformer.h.0.mlp.c_fc.weight' has shape [16, 64], the config needs [16, 32]"));
 }
+
+}  // namespace test_config

@@ -11,6 +11,8 @@
 
 #include <cmath>
 
+namespace test_deberta {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -246,3 +248,5 @@ TEST_CASE("DeBERTa: the score terms as map sources, against the reference", "[de
     CHECK_FALSE(bert->info().scoreTerms);
     CHECK(traceScoreTerms(*bert->forward(ids64({2, 5, 7}), options)).empty());
 }
+
+}  // namespace test_deberta

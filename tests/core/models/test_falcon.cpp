@@ -2,6 +2,8 @@
 // independent double-precision reference in tests/support (reference_alibi.cpp).
 #include "alibi_checks.h"
 
+namespace test_falcon {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -189,3 +191,5 @@ TEST_CASE("Falcon: contradicting configs and missing tensors name the file and t
     CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
                       Catch::Contains("65 tokens but the model has only 64 positions"));
 }
+
+}  // namespace test_falcon

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_gemma_qwen3_olmo2_phi3 {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -298,3 +300,5 @@ TEST_CASE("RMSNorm decoder families: bad configs name the file and the field", "
                       Catch::Contains("65 tokens but the model has only 64 positions"));
     CHECK_THROWS_WITH(model->forward({48}), Catch::Contains("48"));
 }
+
+}  // namespace test_gemma_qwen3_olmo2_phi3

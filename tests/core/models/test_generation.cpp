@@ -16,6 +16,8 @@
 #include <cmath>
 #include <numeric>
 
+namespace test_generation {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -323,3 +325,5 @@ TEST_CASE("generation refuses what it cannot do", "[generation]") {
     cancel.progress = [](long long done, long long) { return done < 1; };
     CHECK_THROWS_AS(generate(*model, {1, 2}, cancel), Cancelled);
 }
+
+}  // namespace test_generation

@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+namespace test_gguf_models {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -175,3 +177,5 @@ TEST_CASE("GGUF: another architecture, or a tensor type outside the supported on
                       Catch::Contains(q2.string() + ": tensor 'blk.1.ffn_down.weight' is Q2_K; AttnScope "
                                                     "reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K"));
 }
+
+}  // namespace test_gguf_models

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+namespace test_gpt2_forward {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -176,3 +178,5 @@ TEST_CASE("F16 and BF16 checkpoints load and run exactly on their stored values"
         requireMapsMatch(*trace, referenceGpt2(c, ids), spec.layers, spec.heads, 5);
     }
 }
+
+}  // namespace test_gpt2_forward

@@ -6,6 +6,8 @@
 
 #include <functional>
 
+namespace test_gpt_neox_gptj_gpt_neo_phi {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -301,3 +303,5 @@ TEST_CASE("Phi: bad configs name the file and field; long inputs are refused", "
     CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)),
                       Catch::Contains("65 tokens but the model has only 64 positions"));
 }
+
+}  // namespace test_gpt_neox_gptj_gpt_neo_phi

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_kv_cache {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -150,3 +152,5 @@ TEST_CASE("KV cache: options it cannot honour fall back to full forwards", "[kv_
     plain.tokens = 3;
     CHECK(withValues.generated == generate(*model, ids64(kPrompt), plain).generated);
 }
+
+}  // namespace test_kv_cache

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+namespace test_llama {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -178,3 +180,5 @@ TEST_CASE("Llama: malformed configs and checkpoints are rejected with a message"
                       Catch::Contains("llama models have no token types"));
     CHECK_THROWS_WITH(model->forwardImage(RgbImage{}), Catch::Contains("takes token ids, not an image"));
 }
+
+}  // namespace test_llama

@@ -15,6 +15,8 @@
 
 #include <fstream>
 
+namespace test_model_catalog {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -223,3 +225,5 @@ TEST_CASE("describeModel takes any model argument and never throws", "[catalog]"
     CHECK(ggufFileTypeName(15) == "Q4_K_M");
     CHECK(ggufFileTypeName(4).empty());
 }
+
+}  // namespace test_model_catalog

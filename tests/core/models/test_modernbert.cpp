@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+namespace test_modernbert {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -148,3 +150,5 @@ TEST_CASE("ModernBERT: bad configs and tensors are errors naming the file and fi
     CHECK_THROWS_WITH(model->forwardText(TextInput{{1, 2}, {}, {0, 0}}), Catch::Contains("every token is padding"));
     CHECK_THROWS_WITH(model->forward(std::vector<std::int64_t>(65, 1)), Catch::Contains("65 tokens"));
 }
+
+}  // namespace test_modernbert

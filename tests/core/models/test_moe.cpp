@@ -11,6 +11,8 @@
 #include <fstream>
 #include <functional>
 
+namespace test_moe {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -303,3 +305,5 @@ TEST_CASE("MoE decoders: bad configs and missing experts name the file and the f
     const auto dense = writeAndLoad(noExperts, "qwen2moe-dense");
     CHECK(traceRouter(*dense->forward(ids64(kIds))).empty());
 }
+
+}  // namespace test_moe

@@ -1,6 +1,8 @@
 // OPT against the independent double-precision reference in tests/support (reference_alibi.cpp).
 #include "alibi_checks.h"
 
+namespace test_opt {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -119,3 +121,5 @@ TEST_CASE("OPT: bad configs and checkpoints name the file and the field", "[opt]
                       Catch::Contains("65 tokens but the model has only 64 positions"));
     CHECK_NOTHROW(model->forward(std::vector<std::int64_t>(64, 1)));
 }
+
+}  // namespace test_opt

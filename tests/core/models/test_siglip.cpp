@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+namespace test_siglip {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -142,3 +144,5 @@ TEST_CASE("SigLIP refuses a long text, vision_use_head false and a mismatched pr
     bad.tensors.erase("logit_bias");
     CHECK_THAT(loadErrorAt(writeSiglip(bad, "siglip-no-bias")), Catch::Contains("the weights have no 'logit_bias'"));
 }
+
+}  // namespace test_siglip

@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <fstream>
 
+namespace test_swin {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -329,3 +331,5 @@ TEST_CASE("Swin: each key's window, and the overlay's windows and padding share"
     head.query = 0;  // r0c0's window holds no padding
     CHECK(patchOverlay(*trace, 0, head).paddingWeight == 0.0);
 }
+
+}  // namespace test_swin

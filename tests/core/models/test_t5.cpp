@@ -4,6 +4,8 @@
 #include "attnscope/attention/trace.h"
 #include "attnscope/lab/interventions.h"
 
+namespace test_t5 {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -199,3 +201,5 @@ TEST_CASE("T5: masking heads reports the change of the forced target's log-proba
     const PruneResult p = pruneByImportance(*model, *original, Importance::OutputChange, 1, false);
     CHECK(p.ranking.size() == static_cast<std::size_t>((2 + 3 + 3) * 3));
 }
+
+}  // namespace test_t5

@@ -12,6 +12,8 @@
 
 #include <fstream>
 
+namespace test_task_file {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -134,3 +136,5 @@ TEST_CASE("task files with a bad line are refused naming the file and the line",
     TrainOptions o = tinyFile(freshDir("missing") / "none.jsonl", AttentionKind::Dot);
     CHECK_THROWS_WITH(trainBuiltin(o), Catch::Contains("cannot open the task file"));
 }
+
+}  // namespace test_task_file

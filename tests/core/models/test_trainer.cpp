@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_trainer {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -111,3 +113,5 @@ TEST_CASE("task data: held-out examples are never drawn for training", "[builtin
         CHECK(isHeldOut(held.sentiment().text));
     }
 }
+
+}  // namespace test_trainer

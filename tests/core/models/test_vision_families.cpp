@@ -9,6 +9,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace test_vision_families {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -257,3 +259,5 @@ TEST_CASE("DeiT and DINOv2: bad configs and preprocessors name the file and the 
     auto model = loadCpu(writeVision(v, dino, 16, "dino-ids"));
     CHECK_THROWS_WITH(model->forward({1, 2}), Catch::Contains("dinov2 model at") && Catch::Contains("takes an image"));
 }
+
+}  // namespace test_vision_families

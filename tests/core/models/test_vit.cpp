@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+namespace test_vit {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -195,3 +197,5 @@ TEST_CASE("ViT: bad images, configs and inputs are errors that say so", "[vit]")
     CHECK_THROWS_WITH(loadCpu(dir)->forwardImage(randomImage(8, 8, 1)),
                       Catch::Contains("8×8 pixels but the model takes 16×16 and its preprocessor does not resize"));
 }
+
+}  // namespace test_vit

@@ -17,6 +17,8 @@
 
 #include <cstdio>
 
+namespace test_cuda {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -148,3 +150,5 @@ TEST_CASE("CUDA: device choices", "[device]") {
     CHECK_THROWS_WITH(loadOn(dir, DeviceChoice::Cuda), Catch::Contains("device 'cuda' is not available"));
     CHECK(loadOn(dir, DeviceChoice::Auto)->info().device == "cpu");
 }
+
+}  // namespace test_cuda

@@ -13,6 +13,8 @@
 
 #include <fstream>
 
+namespace test_bert_llama_folder_tokenizers {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -95,3 +97,5 @@ TEST_CASE("a Llama folder with the Llama-2 tokenizer encodes like the reference 
     auto plain = Model::load(bare, LoadOptions{DeviceChoice::Cpu, {}});
     CHECK_THROWS_WITH(plain->encodeText("hi"), Catch::Contains("has no tokenizer"));
 }
+
+}  // namespace test_bert_llama_folder_tokenizers

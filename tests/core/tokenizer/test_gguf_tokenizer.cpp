@@ -10,6 +10,8 @@
 
 #include <fstream>
 
+namespace test_gguf_tokenizer {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 namespace fs = std::filesystem;
@@ -197,3 +199,5 @@ TEST_CASE("A GGUF token type outside 0..6 is refused naming the entry (fuzz_gguf
     CHECK_THROWS_WITH(Tokenizer::fromPath(file), Catch::Contains("tokenizer.ggml.token_type[2] is 2.53139e+09") &&
                                                          Catch::Contains("(token types are whole numbers 0..6)"));
 }
+
+}  // namespace test_gguf_tokenizer

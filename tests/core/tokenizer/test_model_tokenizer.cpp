@@ -11,6 +11,8 @@
 
 #include <fstream>
 
+namespace test_model_tokenizer {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -148,3 +150,5 @@ TEST_CASE("a model without a tokenizer says so; vocab.json alone still labels", 
         CHECK(model->encodeText("ab").size() == 2);
     }
 }
+
+}  // namespace test_model_tokenizer

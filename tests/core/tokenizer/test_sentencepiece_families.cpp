@@ -17,6 +17,8 @@
 #include <cctype>
 #include <fstream>
 
+namespace test_sentencepiece_families {
+
 using namespace attnscope;
 
 namespace {
@@ -354,3 +356,5 @@ TEST_CASE("SigLIP: spiece.model as SiglipTokenizer lays it out (lowercase, canon
     f.write("tokenizer_config.json", {{"tokenizer_class", "SiglipTokenizer"}, {"do_lower_case", false}});
     CHECK(Tokenizer::fromFolder(f.dir)->encode("Hello World").ids != plain);
 }
+
+}  // namespace test_sentencepiece_families

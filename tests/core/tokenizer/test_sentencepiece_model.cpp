@@ -13,6 +13,8 @@
 
 #include <fstream>
 
+namespace test_sentencepiece_model {
+
 using namespace attnscope;
 
 namespace {
@@ -113,3 +115,5 @@ TEST_CASE("SentencePiece tokens read in the Metaspace style", "[tokenizer][sente
     CHECK(tok->displayToken(world.ids.front()) == "·H");
     CHECK_THROWS_AS(tok->displayToken(tok->vocabSize() + 5), Error);
 }
+
+}  // namespace test_sentencepiece_model

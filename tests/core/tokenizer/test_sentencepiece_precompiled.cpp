@@ -12,6 +12,8 @@
 
 #include <fstream>
 
+namespace test_sentencepiece_precompiled {
+
 using namespace attnscope;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("A damaged Precompiled charsmap is refused naming the normalizer",
               Tokenizer::fromJson(unigramJson().dump(), "u")->encode("ﬁ", false).tokens);
     }
 }
+
+}  // namespace test_sentencepiece_precompiled

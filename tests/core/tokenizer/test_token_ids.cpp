@@ -6,6 +6,8 @@
 
 #include <limits>
 
+namespace test_token_ids {
+
 using namespace attnscope;
 using Ids = std::vector<std::int64_t>;
 
@@ -56,3 +58,5 @@ TEST_CASE("token id errors name the bad entry in one line", "[ids]") {
     }
     CHECK_THROWS_AS(parseTokenIds("x"), Error);
 }
+
+}  // namespace test_token_ids

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+namespace test_tokenizer {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -278,3 +280,5 @@ TEST_CASE("random text through every committed pipeline: offsets stay on charact
         }
     }
 }
+
+}  // namespace test_tokenizer

@@ -17,6 +17,8 @@
 #include <fstream>
 #include <set>
 
+namespace test_tokenizer_families {
+
 using namespace attnscope;
 using namespace attnscope::testing;
 
@@ -265,3 +267,5 @@ TEST_CASE("added whitespace tokens read as whitespace marks; special tokens as w
     CHECK(gemma->displayToken(*gemma->tokenToId("<start_of_turn>")) == "<start_of_turn>");
     CHECK(gemma->displayToken(*gemma->tokenToId("<unused0>")) == "<unused0>");  // added, not special
 }
+
+}  // namespace test_tokenizer_families

@@ -12,6 +12,8 @@
 #include <map>
 #include <sstream>
 
+namespace test_tokenizer_golden {
+
 using namespace attnscope;
 using attnscope::testing::golden;
 
@@ -119,3 +121,5 @@ TEST_CASE("CLIP's tokenizer.json layout (lowercase, CLIP's Split, BPE with </w>)
     const auto& hello = expected["results"][0];
     CHECK(hello["tokens"] == nlohmann::json::array({"<|startoftext|>", "hello</w>", "world</w>", "<|endoftext|>"}));
 }
+
+}  // namespace test_tokenizer_golden
