@@ -34,8 +34,18 @@ void tuneAllocator(bool shortLived) {
 #endif
 #endif
 
+// Under AddressSanitizer, which replaces glibc's malloc, the re-execution would only cost a second
+// start (3.9 s of CPU instead of 2.2 per CLI start in the sanitizer build).
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNSCOPE_UNDER_ASAN 1
+#endif
+#endif
+
 void ensureHugePages(char** argv) {
-#if defined(ATTNSCOPE_MALLOC_HUGETLB)
+#if defined(ATTNSCOPE_MALLOC_HUGETLB) && !defined(ATTNSCOPE_UNDER_ASAN)
     if (const char* s = std::getenv("ATTNSCOPE_SYSTEM_MALLOC"); s && *s == '1') return;
     const char* tunables = std::getenv("GLIBC_TUNABLES");
     if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;  // set, by us or by the user

@@ -23,7 +23,7 @@ void tuneAllocator(bool shortLived = false);
 // (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc 2.35 and later), so that its large buffers fault
 // in 2 MiB at a time. `metrics --out F.json` at 4,096 tokens on the 2-core machine (issue 33):
 // page faults 562k -> 70k (docs/benchmarks.md). Not when GLIBC_TUNABLES already names
-// glibc.malloc.hugetlb or ATTNSCOPE_SYSTEM_MALLOC=1; a no-op off glibc.
+// glibc.malloc.hugetlb or ATTNSCOPE_SYSTEM_MALLOC=1; a no-op off glibc and under AddressSanitizer.
 void ensureHugePages(char** argv);
 
 }  // namespace attnscope
