@@ -46,13 +46,8 @@ TEST_CASE_METHOD(WindowFixture, "CLIP: an image and a text, both towers, and eac
               R"({"image_processor_type": "CLIPImageProcessor", "do_resize": false, "crop_size": 16})");
     writeNoisePng(dir / "picture.png", 16, 16, 92);
 
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(dir));
-    REQUIRE(loaded.wait(20000));
+    openWithImage(qpath(dir), qpath(dir / "picture.png"));
     CHECK(input->isVisibleTo(&window));  // the text box stays beside the image bar
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
     runText(QStringLiteral("the cat"));
     const auto trace = session->trace();
     REQUIRE(trace->blocks().size() == 2u);
@@ -138,13 +133,8 @@ TEST_CASE_METHOD(WindowFixture, "SigLIP: ids and an image, the MAP head's probe 
               R"({"image_processor_type": "SiglipImageProcessor", "do_resize": false, "size": 16})");
     writeNoisePng(dir / "picture.png", 16, 16, 95);
 
-    QSignalSpy loaded(session, &Session::modelLoaded);
-    window.openModel(qpath(dir));
-    REQUIRE(loaded.wait(20000));
+    openWithImage(qpath(dir), qpath(dir / "picture.png"));
     CHECK(controls->idsMode());  // no tokenizer in the folder: the text is ids
-    QSignalSpy traced(session, &Session::traceReady);
-    REQUIRE(window.setImageFile(qpath(dir / "picture.png")));
-    REQUIRE(traced.wait(20000));
     const auto trace = session->trace();
     REQUIRE(trace->blocks().size() == 3u);
     CHECK(trace->blocks()[1].name == "probe");
