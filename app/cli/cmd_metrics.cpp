@@ -277,12 +277,16 @@ int runMetrics(const std::vector<std::string>& argv) {
     timer.mark("forward");
     // The .json file's similarity and rollout come from the same pass over the maps as the metrics.
     MetricsAndProducts all;
-    if (ext == ".json")
-        all = headMetricsAndProducts(*trace, options, true);
-    else
+    if (ext == ".json") {
+        ProductsAsked asked;
+        asked.rollout = true;
+        asked.layerMeans = args.flag("flow");  // the flow's graph is built from them
+        all = headMetricsAndProducts(*trace, options, asked);
+    } else {
         all.heads = headMetrics(*trace, options);
+    }
     std::vector<HeadMetrics> metrics = std::move(all.heads);
-    timer.mark(ext == ".json" ? "per-head metrics, similarity and layer means" : "per-head metrics");
+    timer.mark(ext == ".json" ? "per-head metrics, similarity and rollout" : "per-head metrics");
     DetectorReport report;
     if (detectors) {
         report = headDetectors(*model, detect, {});
@@ -326,8 +330,6 @@ int runMetrics(const std::vector<std::string>& argv) {
             file.raw(std::string(b ? "," : "") + "\n  " + nlohmann::json(info.name).dump() + ": {");
             // rollout and flow need self-attention
             if (info.queryTokens.size() == info.keyTokens.size()) {
-                const HeadMap rollout = attentionRollout(products.layerMeans);
-                timer.mark("rollout");
                 if (args.flag("flow")) {
                     if (args.flag("progress")) flow.progress = stderrProgress("flow (" + info.name + ")", "pair");
                     file.raw("\n   \"flow\": ");
@@ -335,10 +337,11 @@ int runMetrics(const std::vector<std::string>& argv) {
                     file.raw(",");
                 }
                 file.raw("\n   \"rollout\": ");
-                file.floatMatrix(rollout, 3);
+                file.floatMatrix(products.rollout, 3);
                 file.raw(",");
             }
             std::vector<HeadMap>().swap(products.layerMeans);  // layers·n² floats, not needed any more
+            products.rollout = HeadMap{};
             file.raw("\n   \"similarity\": ");
             file.value(similarity, 3);
             file.raw(",\n   \"sink_rate\": ");

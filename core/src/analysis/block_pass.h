@@ -19,6 +19,6 @@ using HeadRowsVisit = std::function<void(int a, std::int64_t r0, std::int64_t le
                                          const float* logs)>;
 
 BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOptions& options, bool gram,
-                                    bool layerMeans, const HeadRowsVisit& visit);
+                                    const ProductsAsked& asked, const HeadRowsVisit& visit);
 
 }  // namespace attnscope

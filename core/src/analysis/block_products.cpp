@@ -8,6 +8,8 @@
 #include "attention/blocked_attention.h"
 #include "attention/map_rows_internal.h"
 #include "block_pass.h"
+#include "lower_bands.h"
+#include "attnscope/analysis/rollout.h"
 #include "attention/trace_impl.h"
 #include "runtime/torch_errors.h"
 
@@ -42,7 +44,8 @@ void gramProduct(const float* x, int k, std::int64_t width, std::int64_t ld, flo
              static_cast<int>(ld), 0.0f, p, k);
         return;
     }
-    const at::Tensor t = at::from_blob(const_cast<float*>(x), {k, width}, {ld, 1}, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor t =
+            at::from_blob(const_cast<float*>(x), {k, width}, {ld, 1}, at::TensorOptions().dtype(at::kFloat));
     at::Tensor out = at::from_blob(p, {k, k}, at::TensorOptions().dtype(at::kFloat));
     at::mm_out(out, t, t.t());
 }
@@ -73,7 +76,85 @@ void addGram(std::vector<double>& gram, const float* x, int k, std::int64_t widt
             }
 }
 
-int coreCount() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+// Whether every row block's keys end within its rows' LowerBands band (causal maps, sliding
+// windows): then each layer's mean fits the bands.
+bool fitsBands(const Trace::Impl& impl, int block, int L, int n, std::int64_t rowsPer) {
+    if (LowerBands::kRows % rowsPer != 0) return false;
+    for (std::int64_t r0 = 0; r0 < n; r0 += rowsPer)
+        for (int l = 0; l < L; ++l) {
+            const KeySpan span = keySpan(impl.blocks[static_cast<std::size_t>(block)].layers[l].mask, n, n, r0,
+                                         std::min<std::int64_t>(rowsPer, n - r0));
+            if (span.size() && span.hi > std::min<std::int64_t>(n, (r0 / LowerBands::kRows + 1) * LowerBands::kRows))
+                return false;
+        }
+    return true;
+}
+
+// Each layer's mean over its heads, added row block by row block: into dense maps (zeros where
+// no block writes), or, when only the rollout needs them and they fit (fitsBands), into
+// LowerBands, half the memory, whose rows each block writes whole.
+class LayerMeans {
+public:
+    LayerMeans(const Trace::Impl& impl, int block, int L, int n, int m, std::int64_t rowsPer,
+               const ProductsAsked& asked, int workers)
+        : L_(L), n_(n), m_(m), rollout_(asked.rollout && n == m) {
+        if (!asked.layerMeans && !rollout_) return;
+        if (!asked.layerMeans && fitsBands(impl, block, L, n, rowsPer)) {
+            for (int l = 0; l < L; ++l) bands_.emplace_back(n);
+            return;
+        }
+        dense_.resize(static_cast<std::size_t>(L));  // layers·n² floats, zeroed on every core
+        onThreads(std::min(workers, L), [&](int w) {
+            for (int l = w; l < L; l += std::min(workers, L))
+                dense_[static_cast<std::size_t>(l)] =
+                        HeadMap{n, m, std::vector<float>(static_cast<std::size_t>(n) * m, 0.0f)};
+        });
+    }
+
+    // Rows [r0, r0 + len) over keys [lo, lo + width) from the pass's buffer x ([heads of all
+    // layers, len, width]); width 0: rows that see no key.
+    void add(const float* x, std::int64_t r0, std::int64_t len, std::int64_t lo, std::int64_t width, int H,
+             int workers) {
+        if (bands_.empty() && dense_.empty()) return;
+        const std::int64_t cells = len * width;
+        onThreads(std::min(workers, L_), [&](int w) {
+            // Heads added in order in double, then divided: averageHeads's values bit for bit.
+            std::vector<double> sum(static_cast<std::size_t>(cells));
+            for (int l = w; l < L_; l += std::min(workers, L_)) {
+                std::fill(sum.begin(), sum.end(), 0.0);
+                for (int h = 0; h < H; ++h) {
+                    const float* src = x + static_cast<std::size_t>(l * H + h) * cells;
+                    for (std::int64_t c = 0; c < cells; ++c) sum[static_cast<std::size_t>(c)] += src[c];
+                }
+                for (std::int64_t r = 0; r < len; ++r) {
+                    float* dst = bands_.empty() ? dense_[static_cast<std::size_t>(l)].values.data() + (r0 + r) * m_
+                                                : bands_[static_cast<std::size_t>(l)].row(static_cast<int>(r0 + r));
+                    for (std::int64_t j = 0; j < width; ++j)
+                        dst[lo + j] = static_cast<float>(sum[static_cast<std::size_t>(r * width + j)] / H);
+                    if (bands_.empty()) continue;
+                    std::fill(dst, dst + lo, 0.0f);
+                    std::fill(dst + lo + width, dst + bands_[0].rowWidth(static_cast<int>(r0 + r)), 0.0f);
+                }
+            }
+        });
+    }
+
+    void finish(BlockProducts& out, const ProductsAsked& asked) {
+        if (!bands_.empty()) {
+            rolloutInPlace(bands_, asked.residual);
+            out.rollout = bands_.back().toHeadMap();
+            return;
+        }
+        if (rollout_) out.rollout = attentionRollout(dense_, asked.residual);
+        if (asked.layerMeans) out.layerMeans = std::move(dense_);
+    }
+
+private:
+    int L_, n_, m_;
+    bool rollout_;
+    std::vector<LowerBands> bands_;
+    std::vector<HeadMap> dense_;
+};
 
 }  // namespace
 
@@ -91,11 +172,13 @@ std::vector<double> cosineFromGram(const std::vector<double>& gram) {
 }
 
 BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& options, bool gram, bool layerMeans) {
-    return blockProductsVisiting(trace, block, options, gram, layerMeans, {});
+    ProductsAsked asked;
+    asked.layerMeans = layerMeans;
+    return blockProductsVisiting(trace, block, options, gram, asked, {});
 }
 
 BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOptions& options, bool gram,
-                                    bool layerMeans, const HeadRowsVisit& visit) {
+                                    const ProductsAsked& asked, const HeadRowsVisit& visit) {
     if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
         throw Error("block " + std::to_string(block) + " is out of range");
     const BlockInfo& info = trace.blocks()[static_cast<std::size_t>(block)];
@@ -113,14 +196,8 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
     const int n = shape.first, m = shape.second;
     const Trace::Impl& impl = trace.impl();
     const int workers = std::min(coreCount(), k);
-    if (layerMeans) {  // layers·n² floats (805 MB at 4,096 tokens): zeroed on every core
-        out.layerMeans.resize(static_cast<std::size_t>(L));
-        onThreads(std::min(workers, L), [&](int w) {
-            for (int l = w; l < L; l += std::min(workers, L))
-                out.layerMeans[static_cast<std::size_t>(l)] =
-                        HeadMap{n, m, std::vector<float>(static_cast<std::size_t>(n) * m, 0.0f)};
-        });
-    }
+    const std::int64_t rowsPer = blockedConfig().rows;
+    LayerMeans means(impl, block, L, n, m, rowsPer, asked, workers);
     // Each head's reader once (its keys packed, or its whole map for the variants that have no
     // row blocks), then one of forEachRowBlock's blocks at a time, so each value is Trace::map's.
     std::vector<RowsOf> readers(static_cast<std::size_t>(k));
@@ -131,7 +208,6 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                 readers[static_cast<std::size_t>(a)] = rowsOf(impl, block, a / H, a % H, options, &keys);
         });
     });
-    const std::int64_t rowsPer = blockedConfig().rows;
     // [k, len, width]: every head's rows [r0, r0 + len) over keys [lo, lo + width). Allocated once
     // at its largest (a vector resized as the causal span widens reallocated, zeroed and copied it
     // block after block: a tenth of the pass at 4,096 tokens, docs/benchmarks.md).
@@ -147,7 +223,10 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
             spans.push_back(keySpan(impl.blocks[static_cast<std::size_t>(block)].layers[l].mask, n, m, r0, len));
             if (spans.back().size()) lo = std::min(lo, spans.back().lo), hi = std::max(hi, spans.back().hi);
         }
-        if (hi <= lo) continue;  // no row sees a key: all zero
+        if (hi <= lo) {  // no row sees a key: all zero
+            means.add(x.get(), r0, len, 0, 0, H, workers);
+            continue;
+        }
         const std::int64_t width = hi - lo, cells = len * width;
         translateTorchErrors("computing an attention map", [&] {
             onThreads(workers, [&](int w) {
@@ -177,24 +256,9 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
             });
         });
         if (gram) translateTorchErrors("the head similarity", [&] { addGram(out.gram, x.get(), k, cells, workers); });
-        if (layerMeans)
-            onThreads(std::min(workers, L), [&](int w) {
-                // Heads added in order in double, then divided: averageHeads's values bit for bit.
-                std::vector<double> sum(static_cast<std::size_t>(cells));
-                for (int l = w; l < L; l += std::min(workers, L)) {
-                    std::fill(sum.begin(), sum.end(), 0.0);
-                    for (int h = 0; h < H; ++h) {
-                        const float* src = x.get() + static_cast<std::size_t>(l * H + h) * cells;
-                        for (std::int64_t c = 0; c < cells; ++c) sum[static_cast<std::size_t>(c)] += src[c];
-                    }
-                    float* dst = out.layerMeans[static_cast<std::size_t>(l)].values.data();
-                    for (std::int64_t r = 0; r < len; ++r)
-                        for (std::int64_t j = 0; j < width; ++j)
-                            dst[(r0 + r) * m + lo + j] =
-                                    static_cast<float>(sum[static_cast<std::size_t>(r * width + j)] / H);
-                }
-            });
+        means.add(x.get(), r0, len, lo, width, H, workers);
     }
+    means.finish(out, asked);
     return out;
 }
 

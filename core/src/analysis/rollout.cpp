@@ -1,15 +1,18 @@
 // Attention rollout and attention flow (see rollout.h). The rollout's products go to the BLAS
-// (ATen, float32); the flow is a max-flow
-// problem, solved with Dinic's algorithm on a compact arc array.
+// (ATen, float32), over the lower triangles of causal maps (lower_bands.h); the flow is a
+// max-flow problem, solved with Dinic's algorithm on a compact arc array.
 #include "attnscope/analysis/rollout.h"
 
 #include "attnscope/analysis/metrics.h"
 #include "attnscope/runtime/error.h"
 #include "attention/blocked_attention.h"
+#include "lower_bands.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
@@ -229,109 +232,114 @@ HeadMap averageHeads(const std::vector<HeadMap>& heads) {
 
 namespace {
 
-// Â of one checked layer into `out` (float32 [n, n], contiguous): each row computed in double and
-// rounded once, as residualLayer gives it; returns whether it is lower triangular (causal maps:
-// every entry above the diagonal exactly 0).
-// Rows go to the cores in chunks (at 4,096 tokens, one core took 0.5 s of the rollout's 2.5).
-bool floatLayerInto(const HeadMap& a, double residual, at::Tensor& out) {
-    const int n = a.rows, chunk = 64;
-    float* p = out.data_ptr<float>();
-    const int workers = std::min(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
-                                 (n + chunk - 1) / chunk);
-    std::vector<char> lower(static_cast<std::size_t>(workers), 1);
-    onThreads(workers, [&](int w) {
-        for (int i0 = w * chunk; i0 < n; i0 += workers * chunk)
-            residualRows(a, residual, i0, std::min(n, i0 + chunk), [&](int i, int j, double v) {
-                const float f = static_cast<float>(v);
-                p[static_cast<std::size_t>(i) * n + j] = f;
-                if (j > i && f != 0.0f) lower[static_cast<std::size_t>(w)] = 0;
-            });
+// Row i of Â from row i of a map over its first `width` columns (the rest are 0) into `out`
+// (which may be `a`): each value computed in double and rounded once, residualRows's values.
+void residualRowInto(const float* a, int width, int i, double residual, float* out) {
+    double sum = 0;
+    for (int j = 0; j < width; ++j) sum += (1 - residual) * a[j] + (i == j ? residual : 0.0);
+    for (int j = 0; j < width; ++j)
+        out[j] = static_cast<float>(sum > 0 ? ((1 - residual) * a[j] + (i == j ? residual : 0.0)) / sum
+                                            : (i == j ? 1.0 : 0.0));
+}
+
+// work(b) for every band on `workers` threads, the widest bands first (a band's product costs
+// about its width squared).
+void forBandsWidestFirst(int bands, const std::function<void(int worker, int band)>& work) {
+    std::atomic<int> next{bands - 1};
+    onThreads(std::min(coreCount(), bands), [&](int w) {
+        for (int b = next.fetch_sub(1); b >= 0; b = next.fetch_sub(1)) work(w, b);
     });
-    return std::all_of(lower.begin(), lower.end(), [](char c) { return c != 0; });
 }
 
-// The rollout's products of lower-triangular matrices (causal maps), by recursive halves so that
-// their zero upper triangles cost no multiply-adds beyond blocks of kTriangleBase: n³/3 FLOP as
-// n grows, where blocks of 512 on the diagonal cost 1.4 times that at 4,096 tokens. All
-// arguments are views into row-major float32 matrices (row stride of their own), so every
-// product is one BLAS call writing in place.
-constexpr std::int64_t kTriangleBase = 256;
-
-// c = x·t, t lower triangular.
-void denseTimesLower(const at::Tensor& x, const at::Tensor& t, at::Tensor c) {
-    const std::int64_t h = t.size(0);
-    if (h <= kTriangleBase) {
-        at::mm_out(c, x, t);
-        return;
-    }
-    const std::int64_t h1 = h / 2, h2 = h - h1;
-    at::Tensor c1 = c.narrow(1, 0, h1);
-    denseTimesLower(x.narrow(1, 0, h1), t.narrow(0, 0, h1).narrow(1, 0, h1), c1);
-    c1.addmm_(x.narrow(1, h1, h2), t.narrow(0, h1, h2).narrow(1, 0, h1));
-    denseTimesLower(x.narrow(1, h1, h2), t.narrow(0, h1, h2).narrow(1, h1, h2), c.narrow(1, h1, h2));
+bool lowerTriangular(const HeadMap& a) {
+    for (int i = 0; i < a.rows; ++i)
+        for (int j = i + 1; j < a.cols; ++j)
+            if (a.at(i, j) != 0.0f) return false;
+    return true;
 }
 
-// c += t·y, t lower triangular.
-void addLowerTimesDense(const at::Tensor& t, const at::Tensor& y, at::Tensor c) {
-    const std::int64_t h = t.size(0);
-    if (h <= kTriangleBase) {
-        c.addmm_(t, y);
-        return;
-    }
-    const std::int64_t h1 = h / 2, h2 = h - h1;
-    addLowerTimesDense(t.narrow(0, 0, h1).narrow(1, 0, h1), y.narrow(0, 0, h1), c.narrow(0, 0, h1));
-    at::Tensor c2 = c.narrow(0, h1, h2);
-    c2.addmm_(t.narrow(0, h1, h2).narrow(1, 0, h1), y.narrow(0, 0, h1));
-    addLowerTimesDense(t.narrow(0, h1, h2).narrow(1, h1, h2), y.narrow(0, h1, h2), c2);
+at::Tensor floatView(float* p, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    return at::from_blob(p, {rows, cols}, {ld, 1}, at::TensorOptions().dtype(at::kFloat));
 }
 
-// c = a·b for lower-triangular a and b; c's upper triangle above the base blocks is not written
-// (the caller keeps it 0; within them the product writes exact zeros).
-void lowerProductInto(const at::Tensor& a, const at::Tensor& b, at::Tensor c) {
-    const std::int64_t n = a.size(0);
-    if (n <= kTriangleBase) {
-        at::mm_out(c, a, b);
-        return;
-    }
-    const std::int64_t h1 = n / 2, h2 = n - h1;
-    const auto block = [](const at::Tensor& m, std::int64_t r, std::int64_t rs, std::int64_t c0, std::int64_t cs) {
-        return m.narrow(0, r, rs).narrow(1, c0, cs);
-    };
-    lowerProductInto(block(a, 0, h1, 0, h1), block(b, 0, h1, 0, h1), block(c, 0, h1, 0, h1));
-    lowerProductInto(block(a, h1, h2, h1, h2), block(b, h1, h2, h1, h2), block(c, h1, h2, h1, h2));
-    // c21 = a21·b11 + a22·b21
-    at::Tensor c21 = block(c, h1, h2, 0, h1);
-    denseTimesLower(block(a, h1, h2, 0, h1), block(b, 0, h1, 0, h1), c21);
-    addLowerTimesDense(block(a, h1, h2, h1, h2), block(b, h1, h2, 0, h1), c21);
-}
-
-}  // namespace
-
-HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual) {
-    // Every layer is checked before any product is taken.
-    checkLayers(layers, residual, "attention rollout");
+// Rollout of maps that are not all lower triangular: dense float32 BLAS products, each Â_l's
+// rows made on every core.
+HeadMap denseRollout(const std::vector<HeadMap>& layers, double residual) {
     const int n = layers[0].rows;
-    // R = Â_{L-1} · … · Â_0 as float32 BLAS products (blocked to the lower triangle for causal
-    // maps): at 4,096 tokens the double loops took minutes. The rows of R stay within ~1e-6 of
-    // double-precision products (tests/core/analysis/test_sinks_products.cpp). Three n×n buffers
-    // for the whole product (Â_l, R and the next R), so no layer allocates (or faults in) its own.
     const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat);
-    at::Tensor r = at::empty({n, n}, f32), next, al = at::empty({n, n}, f32);
-    bool lower = floatLayerInto(layers[0], residual, r);
+    at::Tensor r = at::empty({n, n}, f32), next = at::empty({n, n}, f32), al = at::empty({n, n}, f32);
+    const auto residualInto = [&](const HeadMap& a, at::Tensor& out) {
+        float* p = out.data_ptr<float>();
+        const int workers = std::min(coreCount(), n);
+        onThreads(workers, [&](int w) {
+            for (int i = w; i < n; i += workers)
+                residualRowInto(a.values.data() + static_cast<std::size_t>(i) * n, n, i, residual,
+                                p + static_cast<std::size_t>(i) * n);
+        });
+    };
+    residualInto(layers[0], r);
     for (std::size_t l = 1; l < layers.size(); ++l) {
-        const bool lowerA = floatLayerInto(layers[l], residual, al);
-        if (!next.defined()) next = lower && lowerA ? at::zeros({n, n}, f32) : at::empty({n, n}, f32);
-        if (lower && lowerA) {
-            lowerProductInto(al, r, next);  // next's upper blocks: 0 from at::zeros, or from an earlier lower product
-        } else {
-            at::mm_out(next, al, r);
-        }
-        lower = lower && lowerA;
+        residualInto(layers[l], al);
+        at::mm_out(next, al, r);
         std::swap(r, next);
     }
     HeadMap out{n, n, std::vector<float>(static_cast<std::size_t>(n) * n)};
     std::copy_n(r.data_ptr<float>(), out.values.size(), out.values.data());
     return out;
+}
+
+}  // namespace
+
+void rolloutInPlace(std::vector<LowerBands>& layers, double residual) {
+    const int bands = layers[0].bands(), S = LowerBands::kRows;
+    for (LowerBands& a : layers)
+        forBandsWidestFirst(bands, [&](int, int b) {
+            for (int i = a.firstRow(b); i < a.firstRow(b) + a.rows(b); ++i)
+                residualRowInto(a.row(i), a.width(b), i, residual, a.row(i));
+        });
+    // R_l's band b = Â_l's band b times the rows of R_{l-1} it reaches: Σ over the bands c <= b
+    // of R_{l-1}, Â_l's columns of band c times R_{l-1}'s band c (its columns up to c's end),
+    // written over Â_l's band b, which nothing else reads. No n×n matrix beyond the layers.
+    std::vector<std::vector<float>> scratch(static_cast<std::size_t>(std::min(coreCount(), bands)));
+    for (std::size_t l = 1; l < layers.size(); ++l) {
+        LowerBands &prev = layers[l - 1], &cur = layers[l];
+        forBandsWidestFirst(bands, [&](int w, int b) {
+            std::vector<float>& tmp = scratch[static_cast<std::size_t>(w)];
+            const std::int64_t rows = cur.rows(b), width = cur.width(b);
+            tmp.resize(static_cast<std::size_t>(rows * width));
+            for (int c = b; c >= 0; --c) {  // band b first: it writes every column of tmp
+                const at::Tensor a =
+                        floatView(cur.band(b) + static_cast<std::ptrdiff_t>(c) * S, rows, prev.rows(c), width);
+                const at::Tensor r = floatView(prev.band(c), prev.rows(c), prev.width(c), prev.width(c));
+                at::Tensor out = floatView(tmp.data(), rows, prev.width(c), width);
+                if (c == b)
+                    at::mm_out(out, a, r);
+                else
+                    out.addmm_(a, r);
+            }
+            std::copy(tmp.begin(), tmp.end(), cur.band(b));
+        });
+        prev = LowerBands(0);  // R_{l-1} is not needed any more
+    }
+}
+
+HeadMap attentionRollout(const std::vector<HeadMap>& layers, double residual) {
+    // Every layer is checked before any product is taken.
+    checkLayers(layers, residual, "attention rollout");
+    // Causal maps: float32 BLAS products over their lower triangles (LowerBands), n³/3 FLOP a
+    // layer; otherwise dense products. At 4,096 tokens the double loops took minutes. The rows of
+    // R stay within ~1e-6 of double-precision products (tests/core/analysis/test_sinks_products.cpp).
+    if (!std::all_of(layers.begin(), layers.end(), lowerTriangular)) return denseRollout(layers, residual);
+    const int n = layers[0].rows;
+    std::vector<LowerBands> bands;
+    for (const HeadMap& a : layers) {
+        bands.emplace_back(n);
+        for (int i = 0; i < n; ++i)
+            std::copy_n(a.values.data() + static_cast<std::size_t>(i) * n, bands.back().rowWidth(i),
+                        bands.back().row(i));
+    }
+    rolloutInPlace(bands, residual);
+    return bands.back().toHeadMap();
 }
 
 HeadMap attentionFlow(const std::vector<HeadMap>& layers, const FlowOptions& options) {

@@ -205,7 +205,7 @@ std::vector<HeadMap> layerMaps(const Trace& trace, int block, int layer, const M
 
 namespace {
 
-std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOptions& options) {
+void checkSelfAttention(const Trace& trace, int block) {
     if (block < 0 || block >= static_cast<int>(trace.blocks().size()))
         throw Error("block " + std::to_string(block) + " is out of range");
     const BlockInfo& b = trace.blocks()[block];
@@ -213,13 +213,25 @@ std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOpti
         throw Error("rollout and flow need a self-attention block; '" + b.name + "' maps " +
                     std::to_string(b.queryTokens.size()) + " queries onto " + std::to_string(b.keyTokens.size()) +
                     " keys");
+}
+
+std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOptions& options) {
+    checkSelfAttention(trace, block);
     return blockProducts(trace, block, options, false, true).layerMeans;
 }
 
 }  // namespace
 
 HeadMap blockRollout(const Trace& trace, int block, const MapOptions& options, double residual) {
-    return attentionRollout(averagedLayers(trace, block, options), residual);
+    checkSelfAttention(trace, block);
+    // attentionRollout's checks, before the pass
+    if (trace.blocks()[block].layers * trace.blocks()[block].heads == 0)
+        throw Error("attention rollout needs at least one layer");
+    if (!(residual >= 0 && residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
+    ProductsAsked asked;
+    asked.rollout = true;
+    asked.residual = residual;
+    return blockProductsVisiting(trace, block, options, false, asked, {}).rollout;
 }
 
 HeadMap blockFlow(const Trace& trace, int block, const MapOptions& options, const FlowOptions& flow) {
@@ -322,7 +334,8 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
     return out;
 }
 
-MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options, bool rolloutLayers) {
+MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options,
+                                          const ProductsAsked& asked) {
     MetricsAndProducts out;
     for (int bi = 0; bi < static_cast<int>(trace.blocks().size()); ++bi) {
         const BlockInfo& b = trace.blocks()[static_cast<std::size_t>(bi)];
@@ -354,8 +367,9 @@ MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptio
                                                        static_cast<int>(span.lo), static_cast<int>(span.hi),
                                                        q.defined() ? q.data_ptr<float>() : nullptr, logs);
         };
-        const bool square = b.queryTokens.size() == b.keyTokens.size();
-        out.blocks.push_back(blockProductsVisiting(trace, bi, options.map, true, rolloutLayers && square, visit));
+        ProductsAsked ofBlock = asked;  // rollout and flow need self-attention
+        if (b.queryTokens.size() != b.keyTokens.size()) ofBlock.layerMeans = ofBlock.rollout = false;
+        out.blocks.push_back(blockProductsVisiting(trace, bi, options.map, true, ofBlock, visit));
         for (int a = 0; a < k; ++a) {
             const int l = a / b.heads, h = a % b.heads;
             HeadMetrics r = finishHead(trace, plans[static_cast<std::size_t>(l)], *sums[static_cast<std::size_t>(a)],

@@ -185,6 +185,8 @@ at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSp
     return at::softmax(logits, -1);
 }
 
+int coreCount() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 void onThreads(int threads, const std::function<void(int)>& work) {
     if (threads <= 1) return work(0);
     // Grad mode, inference mode and the memory-reporting hooks are per thread: workers run

@@ -102,4 +102,7 @@ void stripedForEach(std::int64_t count, int threads, const std::function<void(st
 // stripedForEach is this with a fixed striping; callers that hand out work themselves use it.
 void onThreads(int threads, const std::function<void(int)>& work);
 
+// The machine's cores (std::thread::hardware_concurrency, at least 1).
+int coreCount();
+
 }  // namespace attnscope

@@ -164,7 +164,9 @@ TEST_CASE("Per-head metrics run on a soft-capped model: KL dot‖linear is NaN, 
     // One pass for the metrics, the Gram matrix and the layer means gives the separate calls' values.
     for (const auto& t : {trace, plainTrace}) {
         const std::vector<HeadMetrics> separate = headMetrics(*t);
-        const MetricsAndProducts together = headMetricsAndProducts(*t, {}, true);
+        ProductsAsked asked;
+        asked.layerMeans = true;
+        const MetricsAndProducts together = headMetricsAndProducts(*t, {}, asked);
         REQUIRE(together.heads.size() == separate.size());
         for (std::size_t i = 0; i < separate.size(); ++i)
             for (const HeadMetricInfo& info : headMetricList()) {
@@ -230,6 +232,51 @@ TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on m
             CHECK(nonzero == 0);
         }
     }
+}
+
+}  // namespace test_sinks_products
+
+namespace test_sinks_products {
+
+// blockRollout and headMetricsAndProducts keep a causal block's layer means as lower bands of
+// 256 rows and multiply those (lower_bands.h); here over two bands (300 tokens) of a Gemma-2
+// whose sliding layers leave zeros before each row's window, which the bands write themselves.
+TEST_CASE("The rollout over lower bands equals attentionRollout of the dense layer means on a sliding-window model",
+          "[analysis][products]") {
+    RmsFamilySpec spec;
+    spec.type = "gemma2";
+    spec.window = 40;
+    spec.positions = 320;
+    const auto dir = freshDir("bands-gemma2");
+    writeCheckpoint(dir, makeRmsFamily(spec, 9));
+    std::vector<long long> ids;
+    for (int i = 0; i < 300; ++i) ids.push_back((i * 7 + 3) % spec.vocab);
+    const auto trace = Model::load(dir.string(), LoadOptions{DeviceChoice::Cpu, {}})->forward(ids64(ids));
+    std::vector<HeadMap> means;
+    for (int l = 0; l < spec.layers; ++l) means.push_back(averageHeads(layerMaps(*trace, 0, l)));
+    int windowed = 0;  // layers whose last row sees no first key
+    for (const HeadMap& m : means) windowed += m.at(299, 0) == 0.0f && m.at(299, 299 - 39) != 0.0f;
+    REQUIRE(windowed > 0);
+
+    const HeadMap rollout = blockRollout(*trace, 0, {}, 0.3);
+    CHECK(rollout.values == attentionRollout(means, 0.3).values);
+    const std::vector<double> ref = referenceRollout(means, 0.3);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(rollout.values[i] - ref[i]));
+    CHECK(worst < 1e-6);
+    int above = 0;
+    for (int i = 0; i < 300; ++i)
+        for (int j = i + 1; j < 300; ++j) above += rollout.at(i, j) != 0.0f;
+    CHECK(above == 0);
+
+    ProductsAsked asked;
+    asked.rollout = true;
+    asked.residual = 0.3;
+    const MetricsAndProducts all = headMetricsAndProducts(*trace, {}, asked);
+    REQUIRE(all.blocks.size() == 1);
+    CHECK(all.blocks[0].rollout.values == rollout.values);
+    CHECK(all.blocks[0].layerMeans.empty());
+    CHECK_THROWS_WITH(blockRollout(*trace, 0, {}, 1.5), Catch::Contains("residual must be in [0, 1]"));
 }
 
 }  // namespace test_sinks_products

@@ -104,6 +104,17 @@ struct BlockProducts {
     // Per layer, the mean over its heads of the maps (averageHeads of layerMaps, bit for bit);
     // empty unless asked for.
     std::vector<HeadMap> layerMeans;
+    // attentionRollout of the layer means, bit for bit; empty unless asked for (self-attention
+    // blocks only). Causal blocks never hold their dense means for it: the pass adds them into
+    // their lower triangles and multiplies those.
+    HeadMap rollout;
+};
+
+// What headMetricsAndProducts computes per block beside the Gram matrix.
+struct ProductsAsked {
+    bool layerMeans = false;  // BlockProducts::layerMeans (attention flow needs them)
+    bool rollout = false;     // BlockProducts::rollout, with this residual
+    double residual = 0.5;
 };
 
 // One pass over every head's map of a block, block of query rows by block: the maps of all
@@ -120,13 +131,14 @@ BlockProducts blockProducts(const Trace& trace, int block, const MapOptions& opt
 
 // What `metrics --out F.json` needs in one pass over each block's maps: headMetrics (the same
 // values, onHead called per block once its heads are done; no progress) and each block's
-// blockProducts with the Gram matrix, plus the layer means of self-attention blocks when
-// rolloutLayers. Each map is computed once instead of once per analysis.
+// blockProducts with the Gram matrix, plus the layer means and the rollout of self-attention
+// blocks as asked. Each map is computed once instead of once per analysis.
 struct MetricsAndProducts {
     std::vector<HeadMetrics> heads;
     std::vector<BlockProducts> blocks;  // per block of the Trace
 };
-MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options, bool rolloutLayers);
+MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptions& options,
+                                          const ProductsAsked& asked);
 
 // Cosine similarity from a Gram matrix of k vectors: G_ab / sqrt(G_aa·G_bb), 0 where either
 // vector is all zero (what mapCosine gives).
