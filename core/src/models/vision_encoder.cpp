@@ -167,15 +167,12 @@ private:
         if (w == 0)
             throw Error(file + ": 'size' is a shortest edge without a center crop, so the input size would vary "
                                "with the image; give 'crop_size' or a fixed 'size'");
-        if (w != h)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " is not square (not supported)");
+        const std::string given = file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h);
+        if (w != h) throw Error(given + " is not square (not supported)");
         if (v_.positions == PositionFit::Exact && w != v_.sizes.imageSize)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " differs from config.json's image_size " + std::to_string(v_.sizes.imageSize));
+            throw Error(given + " differs from config.json's image_size " + std::to_string(v_.sizes.imageSize));
         if (w < v_.sizes.patch)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " is smaller than one patch (" + std::to_string(v_.sizes.patch) + ")");
+            throw Error(given + " is smaller than one patch (" + std::to_string(v_.sizes.patch) + ")");
         return w;
     }
 
