@@ -191,7 +191,7 @@ private:
 // A quantised GGUF matrix that rows() hands out without dequantising it (a streamed GGUF model's
 // embedding and output head: hundreds of millions of values that would take seconds and gigabytes
 // to convert when the file opens). The tensor is uint8 with the matrix's shape and all strides 0,
-// so it holds no numbers of its own; family_common's gatherRows, rowsMatmul and denseTable
+// so it holds no numbers of its own; family_common's gatherRows, rowsMatmul and denseRows
 // recognise it by quantisedTable() and dequantise only the rows they use.
 struct QuantisedTable {
     const GgufTensor* tensor;

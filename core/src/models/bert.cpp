@@ -66,18 +66,20 @@ BertConfig parseBertConfig(const JsonConfig& c) {
     g.type = c.string("model_type");
     g.vocab = c.positiveInt("vocab_size");
     g.positions = c.positiveInt("max_position_embeddings");
-    if (g.type == "distilbert") {
-        g.hidden = c.positiveInt("dim");
-        g.layers = c.positiveInt("n_layers");
-        g.heads = c.positiveInt("n_heads");
-        g.inner = c.positiveInt("hidden_dim");
-        g.activation = c.string("activation", "gelu");
-    } else {
-        g.hidden = c.positiveInt("hidden_size");
-        g.layers = c.positiveInt("num_hidden_layers");
-        g.heads = c.positiveInt("num_attention_heads");
-        g.inner = c.positiveInt("intermediate_size");
-        g.activation = c.string("hidden_act", "gelu");
+    // DistilBERT's keys for BERT's sizes and activation.
+    struct Keys {
+        const char *hidden, *layers, *heads, *inner, *activation;
+    };
+    const bool distil = g.type == "distilbert";
+    const Keys k =
+            distil ? Keys{"dim", "n_layers", "n_heads", "hidden_dim", "activation"}
+                   : Keys{"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act"};
+    g.hidden = c.positiveInt(k.hidden);
+    g.layers = c.positiveInt(k.layers);
+    g.heads = c.positiveInt(k.heads);
+    g.inner = c.positiveInt(k.inner);
+    g.activation = c.string(k.activation, "gelu");
+    if (!distil) {
         g.typeVocab = c.optionalPositiveInt("type_vocab_size").value_or(2);
         g.eps = c.positiveNumber("layer_norm_eps", 1e-12);
         const std::string pe = c.string("position_embedding_type", "absolute");
@@ -90,12 +92,10 @@ BertConfig parseBertConfig(const JsonConfig& c) {
         if (g.usablePositions() < 1)
             c.fail("max_position_embeddings", "leaves no positions after RoBERTa's padding offset (pad_token_id + 1)");
     }
-    const std::string heads = g.type == "distilbert" ? "n_heads" : "num_attention_heads";
     if (g.hidden % g.heads != 0)
-        c.fail(heads,
+        c.fail(k.heads,
                "(" + std::to_string(g.heads) + ") must divide the hidden size (" + std::to_string(g.hidden) + ")");
-    requireKnown(c, g.type == "distilbert" ? "activation" : "hidden_act", g.activation,
-                 {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
+    requireKnown(c, k.activation, g.activation, {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
 }
 

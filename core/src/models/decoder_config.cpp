@@ -40,25 +40,24 @@ double softcapOf(const JsonConfig& c, const std::string& key, double fallback) {
     return c.has(key) ? c.positiveNumber(key) : 0.0;
 }
 
-std::optional<std::vector<bool>> readLayerTypes(const JsonConfig& c, int layers) {
-    if (!c.has("layer_types")) return std::nullopt;
+void setLayerWindows(const JsonConfig& c, DecoderSpec& s, std::int64_t window,
+                     const std::function<bool(int)>& slidingByDefault) {
+    if (!c.has("layer_types")) {
+        for (int l = 0; l < s.layers; ++l) s.windows.push_back(slidingByDefault(l) ? window : 0);
+        return;
+    }
     const auto& list = c.json().at("layer_types");
     if (!list.is_array()) c.fail("layer_types", "must be a list, found " + list.dump());
-    if (list.size() != static_cast<std::size_t>(layers))
-        c.fail("layer_types", "has " + std::to_string(list.size()) + " entries for " + std::to_string(layers) +
+    if (list.size() != static_cast<std::size_t>(s.layers))
+        c.fail("layer_types", "has " + std::to_string(list.size()) + " entries for " + std::to_string(s.layers) +
                                       " layers (num_hidden_layers)");
-    std::vector<bool> sliding;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& e = list[i];
-        if (e == "sliding_attention")
-            sliding.push_back(true);
-        else if (e == "full_attention")
-            sliding.push_back(false);
-        else
+        if (e != "sliding_attention" && e != "full_attention")
             c.fail("layer_types",
                    "entry " + std::to_string(i) + " is " + e.dump() + " (known: full_attention, sliding_attention)");
+        s.windows.push_back(e == "sliding_attention" ? window : 0);
     }
-    return sliding;
 }
 
 void requireWindowFits(const JsonConfig& c, const std::string& key, std::int64_t window, int positions) {

@@ -1,5 +1,6 @@
 #include "decoder_readout.h"
 
+#include "attnscope/runtime/error.h"
 #include "family_common.h"
 
 #include <cmath>
@@ -28,6 +29,38 @@ LinearNorm linearised(const NormWeights& n, DecoderSpec::Norm kind, double eps, 
         out.scale = weight / std::sqrt(r.pow(2).mean().item<double>() + eps);
     }
     return out;
+}
+
+at::Tensor residualRow(const at::Tensor& x, std::int64_t position) {
+    return x.narrow(0, position, 1).reshape({-1}).to(at::kCPU, at::kDouble);
+}
+
+void checkDecomposable(const DecoderSpec& s, std::int64_t position, std::int64_t n) {
+    if (position >= n)
+        throw Error("attribution position " + std::to_string(position) + " is outside the input (0.." +
+                    std::to_string(n - 1) + ")");
+    if (s.blocks == DecoderSpec::Blocks::Post || s.residualAfterNorm)
+        throw Error(s.family + " normalises its residual stream inside the blocks (post-norm), so the final "
+                               "residual is not a sum of the blocks' outputs: direct logit attribution is "
+                               "defined for pre-norm decoders");
+}
+
+void addAttentionParts(const DecoderSpec& s, const Linear& o, const NormWeights& attnOut, const at::Tensor& context,
+                       const at::Tensor& attn, ResidualParts& parts) {
+    const std::int64_t H = s.heads, d = s.headDim, E = s.hidden, P = parts.position;
+    const at::Tensor z = residualRow(context, P).view({H, d});
+    const at::Tensor w = o.weight.to(at::kCPU, at::kDouble);
+    at::Tensor heads = s.conv1d ? at::einsum("hd,hde->he", {z, w.view({H, d, E})})
+                                : at::einsum("hd,ehd->he", {z, w.view({E, H, d})});
+    at::Tensor bias = o.bias.defined() ? o.bias.to(at::kCPU, at::kDouble)
+                                       : at::zeros({E}, at::TensorOptions().dtype(at::kDouble));
+    if (attnOut.on) {
+        const LinearNorm post = linearised(attnOut, s.norm, s.eps, residualRow(attn, P));
+        heads = post.apply(heads);
+        bias = post.apply(bias) + post.bias;
+    }
+    parts.heads.push_back(heads);
+    parts.attnBias.push_back(bias);
 }
 
 namespace {

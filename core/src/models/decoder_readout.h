@@ -26,4 +26,16 @@ LinearNorm linearised(const NormWeights& n, DecoderSpec::Norm kind, double eps, 
 std::shared_ptr<const Readout> makeDecoderReadout(NormWeights norm, DecoderSpec::Norm kind, double eps,
                                                   at::Tensor projectOut, Linear head);
 
+// Direct logit attribution (RunOptions::attributionPosition) on the decoders' forward:
+// residualRow is row `position` of x [n, width] in double on the CPU; checkDecomposable throws
+// for a position outside the n tokens or a layout whose final residual is not the sum of what
+// the blocks add (post-norm); addAttentionParts appends a layer's attention parts at
+// parts.position: each head's output through its columns of W_O and the output bias, after the
+// block's post-attention norm where there is one (linearised at the block's output there, so the
+// parts still sum to what was added), from the context [n, H·d] and the attention's output attn.
+at::Tensor residualRow(const at::Tensor& x, std::int64_t position);
+void checkDecomposable(const DecoderSpec& spec, std::int64_t position, std::int64_t n);
+void addAttentionParts(const DecoderSpec& spec, const Linear& o, const NormWeights& attnOut, const at::Tensor& context,
+                       const at::Tensor& attn, ResidualParts& parts);
+
 }  // namespace attnscope

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -159,9 +160,11 @@ int firstSize(const JsonConfig& c, const char* key, const char* other, int fallb
 std::int64_t optionalWindow(const JsonConfig& c, const std::string& key, std::int64_t fallback);
 // A soft-cap key: fallback when absent, 0 (none) when null, else a positive number.
 double softcapOf(const JsonConfig& c, const std::string& key, double fallback);
-// Per layer windows from layer_types ("full_attention" / "sliding_attention"), or nullopt when
-// the config has no layer_types; fails on an unknown entry or a list of the wrong length.
-std::optional<std::vector<bool>> readLayerTypes(const JsonConfig& c, int layers);
+// spec.windows: `window` on the layers layer_types calls "sliding_attention" (failing on an
+// unknown entry or a list of the wrong length), or without layer_types those slidingByDefault(l)
+// picks; 0 (global) on the others.
+void setLayerWindows(const JsonConfig& c, DecoderSpec& spec, std::int64_t window,
+                     const std::function<bool(int)>& slidingByDefault);
 // Fails `key` when the window is larger than the positions.
 void requireWindowFits(const JsonConfig& c, const std::string& key, std::int64_t window, int positions);
 

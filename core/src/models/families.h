@@ -36,6 +36,9 @@ ParseDecoder llamaSpec, mistralSpec, qwen2Spec, gemmaSpec, gemma2Spec, gemma3Tex
 ParseDecoder mixtralSpec, qwen2MoeSpec, olmoeSpec;
 // BLOOM's tensor names, which Falcon keeps (bloom.cpp).
 DecoderNames bloomNames();
+// GPT-2's names under "transformer." (layers h.N., ln_1, ln_2, mlp.c_fc, mlp.c_proj, ln_f; gpt2.cpp),
+// which GPT-Neo and GPT-J start from: the positions table's name (empty: none).
+DecoderNames gpt2Names(bool prefixIfPresent, std::string positions);
 // What the Llama-like configs read alike (llama.cpp): readSizes, readHeads, max_position_embeddings
 // (required unless a default is given), tie_word_embeddings (false), attention_bias, mlp_bias and
 // a SiLU hidden_act. Qwen3, OLMo-2 and Phi-3 start from it with their config classes' defaults.

@@ -1,6 +1,7 @@
 #include "family_common.h"
 
 #include "attnscope/runtime/error.h"
+#include "kv_cache.h"
 #include "runtime/device.h"
 #include "io/json_util.h"
 #include "model_text.h"
@@ -75,10 +76,6 @@ at::Tensor denseRows(const at::Tensor& table, std::int64_t begin, std::int64_t e
     at::Tensor out = at::empty({end - begin, table.size(1)}, at::kFloat);
     dequantiseTable(*q, begin, end, out.data_ptr<float>());
     return out;
-}
-
-at::Tensor denseTable(const at::Tensor& table) {
-    return quantisedTable(table) ? denseRows(table, 0, table.size(0)) : table;
 }
 
 at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
@@ -211,7 +208,9 @@ at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const 
         const at::Tensor b = extras.bias(q, k);
         used.bias = score.bias.defined() ? score.bias + b : b;
     }
-    const at::Tensor context = mergeHeads(attendDot(q, k, v, mask, used, run));
+    at::Tensor keys = k, values = v;
+    if (extras.cache) extras.cache->extend(k, v, keys, values);
+    const at::Tensor context = mergeHeads(attendDot(q, keys, values, mask, used, run));
     capture.layers.push_back(dotCapture(q, k, used, mask));
     // The value sources: what the heads read here is kv (x̃ = x for post-norm stacks such as BERT).
     if (run.captureValues) recordValues(capture.layers.back(), v, w.o.weight, true, false, run.maskedHeads);

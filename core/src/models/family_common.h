@@ -22,6 +22,7 @@
 namespace attnscope {
 
 class JsonConfig;
+struct KvLayer;
 class WeightStore;
 class WeightStream;
 
@@ -111,9 +112,6 @@ at::Tensor rowsMatmul(const at::Tensor& x, const at::Tensor& weight, const at::T
 // Rows [begin, end) of a table from rows() as a tensor of numbers: a quantised GGUF table
 // (io/weights.h's QuantisedTable) dequantised to float32, any other a view (stored dtype).
 at::Tensor denseRows(const at::Tensor& table, std::int64_t begin, std::int64_t end);
-// The whole table so (a quantised one dequantised whole: for the rare paths that need every row
-// in one tensor, such as gradients through the head).
-at::Tensor denseTable(const at::Tensor& table);
 
 // A block's description: "self" (a single-stack model, its tokens both queries and keys),
 // "encoder", "decoder" or "cross".
@@ -165,10 +163,13 @@ AttentionWeights loadAttention(WeightStore& weights, const std::string& prefix, 
                                std::int64_t hidden, std::int64_t inner, bool qkvBias = true, bool oBias = true);
 // What a layer adds inside its attention block: q and k turned by `rope`'s tables before the
 // logits (ModernBERT), as the capture records them; `bias`(q, k) [H, n, m], added to the score's
-// bias, from the layer's q [H, n, d] and k [H, m, d] (DeBERTa's disentangled terms).
+// bias, from the layer's q [H, n, d] and k [H, m, d] (DeBERTa's disentangled terms); a `cache`
+// (kv_cache.h) that the rows' keys and values are appended to and attended with (cached decoding;
+// the capture keeps the new rows').
 struct BlockExtras {
     const RopeTables* rope = nullptr;
     std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k)> bias;
+    KvLayer* cache = nullptr;
 };
 at::Tensor attentionBlock(const AttentionWeights& w, const at::Tensor& x, const at::Tensor& kv, std::int64_t heads,
                           std::int64_t d, const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run,

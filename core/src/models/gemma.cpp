@@ -43,16 +43,12 @@ void sandwich(DecoderSpec& s) {
     s.names.ffOutNorm = "post_feedforward_layernorm";
 }
 
-// Per layer windows: layer_types when the config has them, else `slidingByDefault(l)`.
-template <class Default>
-void readWindows(const JsonConfig& c, DecoderSpec& s, std::int64_t defaultWindow, Default slidingByDefault) {
+// Per layer windows of sliding_window: layer_types when the config has them, else `slidingByDefault(l)`.
+void readWindows(const JsonConfig& c, DecoderSpec& s, std::int64_t defaultWindow,
+                 const std::function<bool(int)>& slidingByDefault) {
     const std::int64_t window = optionalWindow(c, "sliding_window", defaultWindow);
     requireWindowFits(c, "sliding_window", window, s.positions);
-    const auto types = readLayerTypes(c, s.layers);
-    for (int l = 0; l < s.layers; ++l) {
-        const bool sliding = types ? (*types)[static_cast<std::size_t>(l)] : slidingByDefault(l);
-        s.windows.push_back(sliding ? window : 0);
-    }
+    setLayerWindows(c, s, window, slidingByDefault);
 }
 
 // query_pre_attn_scalar (default 256) gives the scale; soft-caps as noted.

@@ -7,6 +7,17 @@
 
 namespace attnscope {
 
+DecoderNames gpt2Names(bool prefixIfPresent, std::string positions) {
+    DecoderNames n = decoderNames("transformer.", prefixIfPresent, "wte", std::move(positions));
+    n.layer = "h.";
+    n.inNorm = "ln_1";
+    n.ffNorm = "ln_2";
+    n.up = "mlp.c_fc";
+    n.down = "mlp.c_proj";
+    n.finalNorm = "ln_f";
+    return n;
+}
+
 DecoderSpec gpt2Spec(const JsonConfig& c) {
     DecoderSpec s;
     readGpt2Sizes(c, s);
@@ -18,15 +29,9 @@ DecoderSpec gpt2Spec(const JsonConfig& c) {
     s.conv1d = true;
     s.gated = false;
     s.tiedIfNoHead = true;
-    s.names = decoderNames("transformer.", true, "wte", "wpe");
-    s.names.layer = "h.";
-    s.names.inNorm = "ln_1";
-    s.names.ffNorm = "ln_2";
+    s.names = gpt2Names(true, "wpe");
     s.names.qkv = "attn.c_attn";
     s.names.o = "attn.c_proj";
-    s.names.up = "mlp.c_fc";
-    s.names.down = "mlp.c_proj";
-    s.names.finalNorm = "ln_f";
     return s;
 }
 

@@ -79,17 +79,11 @@ DecoderSpec gptNeoSpec(const JsonConfig& c) {
     s.qkFloat = true;
     s.gated = false;
     s.oBias = s.mlpBias = true;
-    s.names = decoderNames("transformer.", false, "wte", "wpe");
-    s.names.layer = "h.";
-    s.names.inNorm = "ln_1";
-    s.names.ffNorm = "ln_2";
+    s.names = gpt2Names(false, "wpe");
     s.names.q = "attn.attention.q_proj";
     s.names.k = "attn.attention.k_proj";
     s.names.v = "attn.attention.v_proj";
     s.names.o = "attn.attention.out_proj";
-    s.names.up = "mlp.c_fc";
-    s.names.down = "mlp.c_proj";
-    s.names.finalNorm = "ln_f";
     addCommonNotes(s);  // the window's
     s.notes.insert(s.notes.begin(), "no 1/√d scaling");
     return s;

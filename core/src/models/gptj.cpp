@@ -27,9 +27,7 @@ DecoderSpec gptjSpec(const JsonConfig& c) {
     s.qkFloat = true;
     s.gated = false;
     s.mlpBias = s.headBias = true;
-    s.names = decoderNames("transformer.", false, "wte");
-    s.names.layer = "h.";
-    s.names.inNorm = "ln_1";
+    s.names = gpt2Names(false, "");
     s.names.ffNorm = "";
     s.names.q = "attn.q_proj";
     s.names.k = "attn.k_proj";
@@ -37,7 +35,6 @@ DecoderSpec gptjSpec(const JsonConfig& c) {
     s.names.o = "attn.out_proj";
     s.names.up = "mlp.fc_in";
     s.names.down = "mlp.fc_out";
-    s.names.finalNorm = "ln_f";
     s.notes = {rotaryNote(rotary, s.headDim, true), "parallel attention and MLP"};
     return s;
 }

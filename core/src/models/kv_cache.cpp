@@ -1,6 +1,7 @@
 #include "kv_cache.h"
 
 #include "attnscope/models/model.h"
+#include "decoder_model.h"
 #include "attnscope/runtime/error.h"
 #include "runtime/capture_type.h"
 #include "runtime/torch_errors.h"
@@ -116,6 +117,53 @@ std::unique_ptr<KvSession> KvSession::clone() const {
         for (at::Tensor* t : {&layer.k, &layer.v, &layer.kept})
             if (t->defined()) *t = t->clone();
     return copy;
+}
+
+// ---- the decoder-only families' cached run (decoder_model.h) ----
+
+std::string DecoderModel::cacheRefusal(const RunOptions& run, std::int64_t prompt, std::int64_t capacity) const {
+    if (!run.knockouts.empty()) return "attention knockout blocks cells of the whole sequence's map";
+    if (run.recordResiduals || run.attributionPosition >= 0) return "residuals and parts are recorded per forward";
+    if (run.captureValues) return "the value sources' inputs (values, residuals, norms) are recorded per forward";
+    if (cfg_.moe.any()) return "the routers' choices are recorded per forward";
+    for (const RopeSpec& r : cfg_.ropes)
+        if (r.frequenciesFor(prompt) != r.frequenciesFor(capacity))
+            return "the rotary frequencies (" + r.type + " scaling) change with the sequence's length";
+    return "";
+}
+
+void DecoderModel::prepareSession(KvSession& session) const {
+    if (cfg_.positions > 0 && session.capacity() > cfg_.positions)
+        throw Error("key/value cache: " + std::to_string(session.capacity()) + " positions exceed the model's " +
+                    std::to_string(cfg_.positions));
+    session.layers.assign(static_cast<std::size_t>(cfg_.layers), KvLayer{});
+    for (KvLayer& layer : session.layers) layer.capacity = session.capacity();
+    session.tables = ropeTablesFor(session.capacity());
+}
+
+// The rows of ids at positions session.length().. through every layer, each attending to the
+// cached keys and its own; the next-token logits after the last go into the session.
+void DecoderModel::runCached(KvSession& session, const std::vector<std::int64_t>& ids) const {
+    checkInput(ids, false);
+    c10::InferenceMode guard;
+    const std::int64_t start = session.length(), t = static_cast<std::int64_t>(ids.size());
+    if (start == 0) requireForwardMemory(footprint(session.capacity()), device_);
+    std::vector<RopeTables> tables = session.tables;
+    for (RopeTables& r : tables) r.cos = r.cos.narrow(0, start, t), r.sin = r.sin.narrow(0, start, t);
+    BlockCapture capture;
+    LayerHooks hooks;
+    hooks.cache = &session.layers;
+    const at::Tensor x = runLayers(embedTokens(ids, start), 0, tables, session.run(), &capture, hooks,
+                                   start == 0 ? session.run().progress : Progress{});
+    session.chunks.push_back(std::move(capture));
+    session.logits = lastLogits(x);
+}
+
+// One forward's Trace from the runs' captures: each layer's Q and K rows (and values) in order.
+std::shared_ptr<const Trace> DecoderModel::cachedTrace(const KvSession& session) const {
+    auto impl = newTrace(session.ids());
+    impl->nextTokenLogits = session.logits;
+    return finishTrace(std::move(impl), joinCaptureRows(session.chunks, true));
 }
 
 std::unique_ptr<KvSession> startKvSession(const Model& model, const RunOptions& run, std::int64_t prompt,

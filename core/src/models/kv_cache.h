@@ -1,4 +1,4 @@
-// A key/value cache for the decoder-only families (decoder_forward.cpp): the prompt runs once,
+// A key/value cache for the decoder-only families (decoder_model.h): the prompt runs once,
 // then each new position's forward computes only its own rows against the cached keys and
 // values, and the Trace of the whole sequence is assembled from the rows each run captured (the
 // maps one forward over the sequence gives). Generation (generation.cpp), the KV-eviction
@@ -74,7 +74,7 @@ public:
     const std::vector<std::int64_t>& ids() const { return ids_; }
     const RunOptions& run() const { return run_; }
 
-    // For the model's cached forward (decoder_forward.cpp).
+    // For the model's cached forward (DecoderModel::runCached, at the end of kv_cache.cpp).
     std::vector<KvLayer> layers;
     std::vector<RopeTables> tables;    // rotary tables for positions 0 .. capacity - 1
     std::vector<BlockCapture> chunks;  // each run's capture: q [H, t, d], k [G, t, d] (new rows only)

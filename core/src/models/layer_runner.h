@@ -32,6 +32,19 @@ struct LayerPatch {
     at::Tensor value;
 };
 
+// t with `patch` applied when it replaces `site` of layer l (t itself otherwise): Heads, its head's
+// columns of the context t [n, heads · headDim]; AttnOut / MlpOut, row `position` of t [n, hidden].
+inline at::Tensor patched(const LayerPatch* patch, int l, LayerPatch::Site site, at::Tensor t,
+                          std::int64_t headDim = 0) {
+    if (!patch || patch->site != site || patch->layer != l) return t;
+    t = t.clone();
+    if (site == LayerPatch::Site::Heads)
+        t.narrow(1, patch->head * headDim, headDim).copy_(patch->value);
+    else
+        t.select(0, patch->position).copy_(patch->value);
+    return t;
+}
+
 class LayerRunner {
 public:
     virtual ~LayerRunner() = default;

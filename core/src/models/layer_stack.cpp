@@ -85,21 +85,6 @@ at::Tensor sublayer(const StackSpec& s, const at::Tensor& x, const Norm& norm, c
     return stackNorm(s, x + f(x), norm);
 }
 
-// Self-attention of the new rows x against the cache and themselves (attentionBlock's capture:
-// the new rows' q and k).
-at::Tensor cachedSelfAttention(const AttentionWeights& w, const at::Tensor& x, const StackSpec& s,
-                               const ScoreSpec& score, const MaskSpec& mask, const LayerRun& run, BlockCapture& capture,
-                               KvLayer& cache) {
-    const at::Tensor q = splitHeads(w.q(x), s.heads, s.headDim), k = splitHeads(w.k(x), s.heads, s.headDim),
-                     v = splitHeads(w.v(x), s.heads, s.headDim);
-    at::Tensor keys, values;
-    cache.extend(k, v, keys, values);
-    const at::Tensor context = mergeHeads(attendDot(q, keys, values, mask, score, run));
-    capture.layers.push_back(dotCapture(q, k, score, mask));
-    if (run.captureValues) recordValues(capture.layers.back(), v, w.o.weight, true, false, run.maskedHeads);
-    return w.o(context);
-}
-
 }  // namespace
 
 at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, at::Tensor x, const StackPass& pass,
@@ -120,9 +105,8 @@ at::Tensor runStack(const StackSpec& s, const std::vector<StackLayer>& layers, a
         extras.rope = pass.rope.empty() || !pass.rope[at].cos.defined() ? nullptr : &pass.rope[at];
         if (pass.layerBias)
             extras.bias = [&](const at::Tensor& q, const at::Tensor& k) { return pass.layerBias(l, q, k); };
+        if (pass.cache) extras.cache = &(*pass.cache)[at];
         x = sublayer(s, x, L.selfNorm, [&](const at::Tensor& h) {
-            if (pass.cache)
-                return cachedSelfAttention(L.self, h, s, selfScore, selfMask, selfRun, self, (*pass.cache)[at]);
             return attentionBlock(L.self, h, h, s.heads, s.headDim, selfScore, selfMask, selfRun, self, extras);
         });
         // ALTI's inputs (trace_impl.h), for stacks without cross-attention: a decoder's blocks mix two streams.

@@ -26,11 +26,7 @@ DecoderSpec qwen3Spec(const JsonConfig& c) {
             c.fail("max_window_layers", "must be a non-negative integer, found " + v.dump());
         firstWindowed = static_cast<int>(std::min<long long>(v.get<long long>(), s.layers));
     }
-    const auto types = readLayerTypes(c, s.layers);
-    for (int l = 0; l < s.layers; ++l) {
-        const bool sliding = types ? (*types)[static_cast<std::size_t>(l)] : l >= firstWindowed;
-        s.windows.push_back(sliding ? window : 0);
-    }
+    setLayerWindows(c, s, window, [firstWindowed](int l) { return l >= firstWindowed; });
     useRope(s, readRope(c, s.headDim));
     s.notes.push_back("q/k RMSNorm");
     addCommonNotes(s);

@@ -6,9 +6,6 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include <algorithm>
-#include <cmath>
-
 namespace attnscope {
 
 VisionSizes readVisionSizes(const JsonConfig& c, VisionSizes d, bool readInner) {
@@ -34,48 +31,6 @@ VisionSizes readVisionSizes(const JsonConfig& c, VisionSizes d, bool readInner) 
                "(" + std::to_string(g.heads) + ") must divide hidden_size (" + std::to_string(g.hidden) + ")");
     requireKnown(c, "hidden_act", g.activation, {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"});
     return g;
-}
-
-namespace {
-
-// One axis of interpolatePositions as an [out, in] matrix.
-at::Tensor resampleMatrix(int in, int out, bool antialias) {
-    at::Tensor m = at::zeros({out, in}, at::kDouble);
-    auto* w = m.data_ptr<double>();
-    if (antialias) {  // torch's antialiased bicubic weights are PIL's
-        const AxisWeights a = axisWeights(in, out, 3);
-        for (int i = 0; i < out; ++i)
-            for (std::size_t t = 0; t < a.weights[i].size(); ++t) w[i * in + a.first[i] + t] += a.weights[i][t];
-        return m;
-    }
-    const double A = -0.75, scale = static_cast<double>(in) / out;
-    const auto near = [&](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };       // |x| ≤ 1
-    const auto far = [&](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
-    for (int i = 0; i < out; ++i) {
-        const double src = (i + 0.5) * scale - 0.5;
-        const double x0 = std::floor(src), t = src - x0;
-        const double coeff[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
-        for (int k = 0; k < 4; ++k) {
-            const int j = std::min(in - 1, std::max(0, static_cast<int>(x0) - 1 + k));
-            w[i * in + j] += coeff[k];
-        }
-    }
-    return m;
-}
-
-}  // namespace
-
-at::Tensor interpolatePositions(const at::Tensor& grid, int rows, int cols, bool antialias) {
-    const std::int64_t g = grid.size(0), gc = grid.size(1), E = grid.size(2);
-    const at::Tensor my = resampleMatrix(static_cast<int>(g), rows, antialias).to(grid.device());
-    const at::Tensor mx = resampleMatrix(static_cast<int>(gc), cols, antialias).to(grid.device());
-    const at::Tensor x = grid.to(at::kDouble);
-    const at::Tensor byRows = at::matmul(my, x.reshape({g, gc * E})).reshape({rows, gc, E});
-    return at::matmul(mx, byRows.transpose(0, 1).reshape({gc, rows * E}))
-            .reshape({cols, rows, E})
-            .transpose(0, 1)
-            .contiguous()
-            .to(grid.scalar_type());
 }
 
 namespace {
@@ -167,15 +122,12 @@ private:
         if (w == 0)
             throw Error(file + ": 'size' is a shortest edge without a center crop, so the input size would vary "
                                "with the image; give 'crop_size' or a fixed 'size'");
-        if (w != h)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " is not square (not supported)");
+        const std::string given = file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h);
+        if (w != h) throw Error(given + " is not square (not supported)");
         if (v_.positions == PositionFit::Exact && w != v_.sizes.imageSize)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " differs from config.json's image_size " + std::to_string(v_.sizes.imageSize));
+            throw Error(given + " differs from config.json's image_size " + std::to_string(v_.sizes.imageSize));
         if (w < v_.sizes.patch)
-            throw Error(file + ": '" + key + "' " + std::to_string(w) + "×" + std::to_string(h) +
-                        " is smaller than one patch (" + std::to_string(v_.sizes.patch) + ")");
+            throw Error(given + " is smaller than one patch (" + std::to_string(v_.sizes.patch) + ")");
         return w;
     }
 

@@ -71,7 +71,7 @@ std::shared_ptr<const Model> loadVisionEncoder(const std::filesystem::path& fold
 // The positions grid [g, g, E] resized to [rows, cols, E] as torch.nn.functional.interpolate
 // does it in mode "bicubic" with align_corners=False: without antialias Keys' cubic with
 // A = -0.75 and border clamping, with antialias PIL's (a = -0.5, widened when shrinking). In
-// double precision, returned in grid's dtype.
+// double precision, returned in grid's dtype. In dinov2.cpp: DINOv2's positions are the ones interpolated.
 at::Tensor interpolatePositions(const at::Tensor& grid, int rows, int cols, bool antialias);
 
 }  // namespace attnscope
