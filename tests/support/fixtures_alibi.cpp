@@ -5,6 +5,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_alibi {  // this file's helpers, apart from the other support files' in a unity build
 
 // name.weight [out, in] and, when `bias`, name.bias [out].
 void linear(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_t out, std::int64_t in, float scale,
@@ -18,6 +19,7 @@ void norm(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_
     c.tensors[name + ".bias"] = randomTensor({size}, rng, 0.1f);
 }
 
+}  // namespace fixtures_alibi
 }  // namespace
 
 bool AlibiFamilyRun::inLayer(int layer) const {
@@ -26,6 +28,7 @@ bool AlibiFamilyRun::inLayer(int layer) const {
 }
 
 Checkpoint makeOpt(const OptSpec& s, unsigned seed) {
+    using namespace fixtures_alibi;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.hidden, I = s.inner, P = s.projDim ? s.projDim : s.hidden;
@@ -71,6 +74,7 @@ Checkpoint makeOpt(const OptSpec& s, unsigned seed) {
 }
 
 Checkpoint makeBloom(const BloomSpec& s, unsigned seed) {
+    using namespace fixtures_alibi;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.hidden;
@@ -102,6 +106,7 @@ Checkpoint makeBloom(const BloomSpec& s, unsigned seed) {
 }
 
 Checkpoint makeFalcon(const FalconSpec& s, unsigned seed) {
+    using namespace fixtures_alibi;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.hidden, H = s.heads, d = E / H, I = s.inner ? s.inner : 4 * E;

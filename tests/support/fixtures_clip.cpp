@@ -5,6 +5,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_clip {  // this file's helpers, apart from the other support files' in a unity build
 
 struct Writer {
     Checkpoint& c;
@@ -41,9 +42,11 @@ nlohmann::json towerConfig(int hidden, int inner, int layers, int heads, const s
             {"hidden_act", act}};
 }
 
+}  // namespace fixtures_clip
 }  // namespace
 
 Checkpoint makeClip(const ClipSpec& s, unsigned seed) {
+    using namespace fixtures_clip;
     std::mt19937 rng(seed);
     Checkpoint c;
     Writer w{c, rng};

@@ -14,6 +14,7 @@ int DebertaSpec::span() const {
 }
 
 namespace {
+namespace fixtures_deberta {  // this file's helpers, apart from the other support files' in a unity build
 
 void linearInto(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_t out, std::int64_t in,
                 float scale, bool bias = true) {
@@ -65,9 +66,11 @@ nlohmann::json debertaConfig(const DebertaSpec& s) {
     return j;
 }
 
+}  // namespace fixtures_deberta
 }  // namespace
 
 Checkpoint makeDeberta(const DebertaSpec& s, unsigned seed) {
+    using namespace fixtures_deberta;
     std::mt19937 rng(seed);
     Checkpoint c;
     c.config = debertaConfig(s);

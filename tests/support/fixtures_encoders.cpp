@@ -3,6 +3,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_encoders {  // this file's helpers, apart from the other support files' in a unity build
 
 void linearInto(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_t out, std::int64_t in,
                 float scale, bool bias) {
@@ -53,9 +54,11 @@ nlohmann::json modernBertConfig(const ModernBertSpec& s) {
     return j;
 }
 
+}  // namespace fixtures_encoders
 }  // namespace
 
 Checkpoint makeModernBert(const ModernBertSpec& s, unsigned seed) {
+    using namespace fixtures_encoders;
     std::mt19937 rng(seed);
     Checkpoint c;
     c.config = modernBertConfig(s);

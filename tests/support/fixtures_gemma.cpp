@@ -3,11 +3,13 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_gemma {  // this file's helpers, apart from the other support files' in a unity build
 
 bool isGemma(const std::string& type) { return type == "gemma" || type == "gemma2" || type == "gemma3_text"; }
 
 nlohmann::json nullIfZero(double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); }
 
+}  // namespace fixtures_gemma
 }  // namespace
 
 int rmsHeadDim(const RmsFamilySpec& s) {
@@ -15,6 +17,7 @@ int rmsHeadDim(const RmsFamilySpec& s) {
 }
 
 Checkpoint makeRmsFamily(const RmsFamilySpec& s, unsigned seed) {
+    using namespace fixtures_gemma;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.hidden, I = s.inner, d = rmsHeadDim(s), H = s.heads, G = s.kvHeads;

@@ -11,6 +11,7 @@ bool moeRouted(const MoeFamilySpec& s, int l) {
 }
 
 namespace {
+namespace fixtures_moe {  // this file's helpers, apart from the other support files' in a unity build
 
 std::string moeBlock(const MoeFamilySpec& s) { return s.type == "mixtral" ? "block_sparse_moe." : "mlp."; }
 
@@ -57,9 +58,11 @@ void writeMoeConfig(const MoeFamilySpec& s, nlohmann::json& c) {
     }
 }
 
+}  // namespace fixtures_moe
 }  // namespace
 
 Checkpoint makeMoeFamily(const MoeFamilySpec& s, unsigned seed) {
+    using namespace fixtures_moe;
     std::mt19937 rng(seed);
     Checkpoint c;
     writeMoeConfig(s, c.config);
@@ -112,6 +115,7 @@ Checkpoint makeMoeFamily(const MoeFamilySpec& s, unsigned seed) {
 }
 
 Checkpoint fuseMoeExperts(const Checkpoint& in, const MoeFamilySpec& s) {
+    using namespace fixtures_moe;
     Checkpoint c = in;
     const std::int64_t E = s.hidden, I = expertInner(s), X = s.experts;
     for (int l = 0; l < s.layers; ++l) {

@@ -3,6 +3,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_neox {  // this file's helpers, apart from the other support files' in a unity build
 
 // Writes name.weight [out, in] and, when bias, name.bias [out].
 struct Writer {
@@ -18,9 +19,11 @@ struct Writer {
     }
 };
 
+}  // namespace fixtures_neox
 }  // namespace
 
 Checkpoint makeNeox(const NeoxSpec& s, unsigned seed) {
+    using namespace fixtures_neox;
     std::mt19937 rng(seed);
     Checkpoint c;
     Writer w{c, rng};
@@ -62,6 +65,7 @@ Checkpoint makeNeox(const NeoxSpec& s, unsigned seed) {
 }
 
 Checkpoint makeGptj(const GptjSpec& s, unsigned seed) {
+    using namespace fixtures_neox;
     std::mt19937 rng(seed);
     Checkpoint c;
     Writer w{c, rng};
@@ -89,6 +93,7 @@ Checkpoint makeGptj(const GptjSpec& s, unsigned seed) {
 }
 
 Checkpoint makeNeo(const NeoSpec& s, unsigned seed) {
+    using namespace fixtures_neox;
     std::mt19937 rng(seed);
     Checkpoint c;
     Writer w{c, rng};
@@ -129,6 +134,7 @@ Checkpoint makeNeo(const NeoSpec& s, unsigned seed) {
 }
 
 Checkpoint makePhi(const PhiSpec& s, unsigned seed) {
+    using namespace fixtures_neox;
     std::mt19937 rng(seed);
     Checkpoint c;
     Writer w{c, rng};

@@ -5,6 +5,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_seq2seq {  // this file's helpers, apart from the other support files' in a unity build
 
 void linear(Checkpoint& c, std::mt19937& rng, const std::string& name, std::int64_t out, std::int64_t in, float scale,
             bool bias) {
@@ -24,6 +25,7 @@ void tiedEmbedding(Checkpoint& c, const std::string& pre, const std::string& lay
     if (layout == "all") c.tensors[pre + "decoder.embed_tokens.weight"] = table;
 }
 
+}  // namespace fixtures_seq2seq
 }  // namespace
 
 std::vector<long long> Seq2seqReference::argmax() const {
@@ -75,6 +77,7 @@ void writeWordTokenizer(const std::filesystem::path& dir, const std::vector<std:
 }
 
 Checkpoint makeT5(const T5Spec& s, unsigned seed) {
+    using namespace fixtures_seq2seq;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.dModel, I = static_cast<std::int64_t>(s.heads) * s.dKv;
@@ -135,6 +138,7 @@ Checkpoint makeT5(const T5Spec& s, unsigned seed) {
 }
 
 Checkpoint makeBart(const BartSpec& s, unsigned seed) {
+    using namespace fixtures_seq2seq;
     std::mt19937 rng(seed);
     Checkpoint c;
     const std::int64_t E = s.dModel;

@@ -5,6 +5,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace fixtures_vision {  // this file's helpers, apart from the other support files' in a unity build
 
 // DeiT and BEiT keep ViT's layer names and an intermediate_size.
 bool isDeit(const VisionModelSpec& s) { return s.type == "deit" || s.type == "beit"; }
@@ -79,9 +80,11 @@ Checkpoint makeBeit(const VisionModelSpec& s, std::mt19937& rng) {
     return c;
 }
 
+}  // namespace fixtures_vision
 }  // namespace
 
 Checkpoint makeVisionModel(const VisionModelSpec& s, unsigned seed) {
+    using namespace fixtures_vision;
     std::mt19937 rng(seed);
     Checkpoint c;
     if (s.type == "beit") return makeBeit(s, rng);

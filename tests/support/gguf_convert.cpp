@@ -6,6 +6,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace gguf_convert {  // this file's helpers, apart from the other support files' in a unity build
 
 // llama-arch.cpp's tensor names for a Hugging Face name (without "model.").
 std::string ggufName(const std::string& hf, const std::string& arch) {
@@ -68,9 +69,11 @@ void metadata(GgufBuilder& g, const nlohmann::json& c, const std::string& arch) 
     g.u32("general.alignment", 32);
 }
 
+}  // namespace gguf_convert
 }  // namespace
 
 GgufBuilder ggufFromCheckpoint(const Checkpoint& c, const std::string& arch, Ggml type) {
+    using namespace gguf_convert;
     GgufBuilder g;
     metadata(g, c.config, arch);
     const int heads = c.config["num_attention_heads"], kvHeads = c.config["num_key_value_heads"];

@@ -10,6 +10,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace gguf_writer {  // this file's helpers, apart from the other support files' in a unity build
 
 void put(std::vector<std::uint8_t>& out, const void* p, std::size_t n) {
     const auto* b = static_cast<const std::uint8_t*>(p);
@@ -170,6 +171,7 @@ int kScale(const std::uint8_t* s, int j, int want) {
     return low | high << 4;
 }
 
+}  // namespace gguf_writer
 }  // namespace
 
 const char* ggmlName(Ggml t) {
@@ -198,6 +200,7 @@ int ggmlBlock(Ggml t) {
 }
 
 std::vector<std::uint8_t> quantise(const std::vector<float>& x, Ggml type) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> out;
     const std::size_t block = static_cast<std::size_t>(ggmlBlock(type));
     if (x.size() % block != 0) throw std::runtime_error("quantise: not a whole number of blocks");
@@ -218,6 +221,7 @@ std::vector<std::uint8_t> quantise(const std::vector<float>& x, Ggml type) {
 }
 
 std::vector<float> dequantisePlain(const std::vector<std::uint8_t>& bytes, Ggml type, std::size_t count) {
+    using namespace gguf_writer;
     std::vector<float> y(count);
     const std::size_t block = static_cast<std::size_t>(ggmlBlock(type));
     const auto half = [&](std::size_t at) {
@@ -268,38 +272,45 @@ std::vector<float> dequantisePlain(const std::vector<std::uint8_t>& bytes, Ggml 
 }
 
 void GgufBuilder::raw(const std::string& key, std::uint32_t type, const std::vector<std::uint8_t>& value) {
+    using namespace gguf_writer;
     putString(meta_, key);
     put(meta_, type);
     meta_.insert(meta_.end(), value.begin(), value.end());
     ++metaCount_;
 }
 void GgufBuilder::u32(const std::string& key, std::uint32_t v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put(b, v);
     raw(key, 4, b);
 }
 void GgufBuilder::i32(const std::string& key, std::int32_t v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put(b, v);
     raw(key, 5, b);
 }
 void GgufBuilder::u64(const std::string& key, std::uint64_t v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put(b, v);
     raw(key, 10, b);
 }
 void GgufBuilder::f32(const std::string& key, float v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put(b, v);
     raw(key, 6, b);
 }
 void GgufBuilder::boolean(const std::string& key, bool v) { raw(key, 7, {static_cast<std::uint8_t>(v)}); }
 void GgufBuilder::str(const std::string& key, const std::string& v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     putString(b, v);
     raw(key, 8, b);
 }
 void GgufBuilder::strings(const std::string& key, const std::vector<std::string>& v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put<std::uint32_t>(b, 8);
     put<std::uint64_t>(b, v.size());
@@ -307,6 +318,7 @@ void GgufBuilder::strings(const std::string& key, const std::vector<std::string>
     raw(key, 9, b);
 }
 void GgufBuilder::f32s(const std::string& key, const std::vector<float>& v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put<std::uint32_t>(b, 6);
     put<std::uint64_t>(b, v.size());
@@ -314,6 +326,7 @@ void GgufBuilder::f32s(const std::string& key, const std::vector<float>& v) {
     raw(key, 9, b);
 }
 void GgufBuilder::i32s(const std::string& key, const std::vector<std::int32_t>& v) {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> b;
     put<std::uint32_t>(b, 5);
     put<std::uint64_t>(b, v.size());
@@ -333,6 +346,7 @@ void GgufBuilder::rawTensor(const std::string& name, const std::vector<std::uint
 }
 
 std::vector<std::uint8_t> GgufBuilder::bytes(std::uint32_t version, std::uint64_t alignment) const {
+    using namespace gguf_writer;
     std::vector<std::uint8_t> out;
     put(out, "GGUF", 4);
     put(out, version);

@@ -18,6 +18,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace gpt2_fixture {  // this file's helpers, apart from the other support files' in a unity build
 
 std::uint32_t bitsOf(float f) {
     std::uint32_t u;
@@ -31,16 +32,19 @@ float floatOf(std::uint32_t u) {
     return f;
 }
 
+}  // namespace gpt2_fixture
 }  // namespace
 
 std::uint16_t toBFloat16(float value) {
+    using namespace gpt2_fixture;
     const std::uint32_t u = bitsOf(value);
     return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-float fromBFloat16(std::uint16_t bits) { return floatOf(static_cast<std::uint32_t>(bits) << 16); }
+float fromBFloat16(std::uint16_t bits) { return gpt2_fixture::floatOf(static_cast<std::uint32_t>(bits) << 16); }
 
 std::uint16_t toHalf(float value) {
+    using namespace gpt2_fixture;
     // Finite values of test magnitude only (|x| < 65504); subnormals are flushed through the
     // generic path below by scaling with the exact power of two.
     const std::uint32_t u = bitsOf(value);
@@ -187,6 +191,7 @@ void writeGpt2Folder(const std::filesystem::path& dir, const Gpt2Checkpoint& c) 
 }
 
 namespace {
+namespace gpt2_fixture {  // this file's helpers, apart from the other support files' in a unity build
 
 // The folders freshDir made, removed when the test process exits normally (a crash leaves them
 // for a look; ATTNSCOPE_KEEP_TEST_DIRS=1 keeps them always).
@@ -208,9 +213,11 @@ private:
     std::vector<std::filesystem::path> dirs_;
 };
 
+}  // namespace gpt2_fixture
 }  // namespace
 
 std::filesystem::path freshDir(const std::string& name) {
+    using namespace gpt2_fixture;
     static std::atomic<int> counter{0};
     static MadeDirs made;
     auto dir = std::filesystem::temp_directory_path() /

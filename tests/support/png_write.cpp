@@ -8,6 +8,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace png_write {  // this file's helpers, apart from the other support files' in a unity build
 
 std::uint32_t crc32(const std::uint8_t* data, std::size_t n, std::uint32_t crc = 0xffffffffu) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -29,9 +30,11 @@ void chunk(std::vector<std::uint8_t>& png, const char* type, const std::vector<s
     put32(png, crc32(body.data(), body.size()) ^ 0xffffffffu);
 }
 
+}  // namespace png_write
 }  // namespace
 
 void writePng(const std::filesystem::path& file, int width, int height, const std::vector<std::uint8_t>& pixels) {
+    using namespace png_write;
     std::vector<std::uint8_t> raw;  // each scanline: filter type 0, then the row
     for (int y = 0; y < height; ++y) {
         raw.push_back(0);

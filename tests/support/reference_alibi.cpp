@@ -10,6 +10,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_alibi {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Rows = std::vector<Vec>;
@@ -117,6 +118,7 @@ Vec mlp(const Checkpoint& c, const std::string& up, const std::string& down, con
     return linear(c, down, inner);
 }
 
+}  // namespace reference_alibi
 }  // namespace
 
 std::vector<double> referenceAlibiSlopes(int heads) {
@@ -132,6 +134,7 @@ std::vector<double> referenceAlibiSlopes(int heads) {
 
 Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<long long>& ids,
                        const AlibiFamilyRun& run) {
+    using namespace reference_alibi;
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const std::string pre = s.prefix ? "model.decoder." : "decoder.";
     const bool project = s.projDim && s.projDim != s.hidden;
@@ -176,6 +179,7 @@ Reference referenceOpt(const Checkpoint& c, const OptSpec& s, const std::vector<
 
 Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vector<long long>& ids,
                          const AlibiFamilyRun& run) {
+    using namespace reference_alibi;
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const std::string pre = s.prefix ? "transformer." : "";
     const double eps = 1e-5;
@@ -215,6 +219,7 @@ Reference referenceBloom(const Checkpoint& c, const BloomSpec& s, const std::vec
 
 Reference referenceFalcon(const Checkpoint& c, const FalconSpec& s, const std::vector<long long>& ids,
                           const AlibiFamilyRun& run) {
+    using namespace reference_alibi;
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const int G = s.newArch ? (s.kvHeads ? s.kvHeads : H) : (s.multiQuery ? 1 : H);
     const int norms = s.normsInParallel ? s.normsInParallel : (s.newArch ? 2 : 1);

@@ -18,6 +18,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_builtin {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Mat = std::vector<Vec>;  // rows
@@ -289,10 +290,12 @@ Mat encoder(const Net& net, const std::vector<long long>& ids, const std::string
     return layerNorm(net, "encoder.ln", x);
 }
 
+}  // namespace reference_builtin
 }  // namespace
 
 RefClassifier referenceClassifier(const std::filesystem::path& folder, const std::vector<long long>& ids,
                                   const BuiltinRefOptions& options) {
+    using namespace reference_builtin;
     const Net net = loadNet(folder);
     RefClassifier out;
     const Mat encoded = encoder(net, ids, "self", options, out.self);
@@ -305,6 +308,7 @@ RefClassifier referenceClassifier(const std::filesystem::path& folder, const std
 
 RefSeq2seq referenceSeq2seq(const std::filesystem::path& folder, const std::vector<long long>& source,
                             const std::vector<long long>& decoderInput, const BuiltinRefOptions& options) {
+    using namespace reference_builtin;
     const Net net = loadNet(folder);
     RefSeq2seq out;
     const Mat memory = encoder(net, source, "encoder", options, out.encoder);

@@ -11,6 +11,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_clip {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 
@@ -213,10 +214,12 @@ ImageTextReference referenceSiglip(const Checkpoint& c, const ClipSpec& s, const
     return ref;
 }
 
+}  // namespace reference_clip
 }  // namespace
 
 ImageTextReference referenceClip(const Checkpoint& c, const ClipSpec& s, const std::vector<double>& pixels,
                                  const std::vector<long long>& ids) {
+    using namespace reference_clip;
     if (s.type == "siglip") return referenceSiglip(c, s, pixels, ids);
     ImageTextReference ref;
     const int E = s.visionHidden, H = s.visionHeads, d = E / H;

@@ -20,6 +20,7 @@ long long debertaBucket(long long rel, int buckets, int maxPosition) {
 }
 
 namespace {
+namespace reference_deberta {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Rows = std::vector<Vec>;
@@ -186,10 +187,12 @@ Rows convolve(const Ctx& x, const Rows& input, const Rows& output, const std::ve
     return out;
 }
 
+}  // namespace reference_deberta
 }  // namespace
 
 DebertaReference referenceDeberta(const Checkpoint& c, const DebertaSpec& s, const std::vector<long long>& ids,
                                   const std::vector<long long>& typeIds, const std::vector<int>& attend) {
+    using namespace reference_deberta;
     const Ctx x{c, s, s.labels > 0 ? "deberta." : ""};
     DebertaReference ref;
     Rows rel;

@@ -8,6 +8,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_encoders {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 
@@ -91,10 +92,12 @@ std::vector<Vec> attention(const Checkpoint& c, const ModernBertSpec& s, const s
     return out;
 }
 
+}  // namespace reference_encoders
 }  // namespace
 
 ModernBertReference referenceModernBert(const Checkpoint& c, const ModernBertSpec& s, const std::vector<long long>& ids,
                                         const std::vector<int>& attend) {
+    using namespace reference_encoders;
     const int n = static_cast<int>(ids.size()), E = s.hidden, I = s.inner;
     const std::string pre = s.head == "none" ? "" : "model.";
     const Tensor& table = c.get(pre + "embeddings.tok_embeddings.weight");

@@ -9,6 +9,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_families {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 constexpr double kPi = 3.14159265358979323846;
@@ -126,6 +127,7 @@ void rotate(Vec& row, int heads, int d, int position, const Vec& inv) {
         }
 }
 
+}  // namespace reference_families
 }  // namespace
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vector<long long>& ids) {
@@ -134,6 +136,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
 
 Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vector<long long>& ids,
                          const ContextHook& contextHook) {
+    using namespace reference_families;
     const int n = static_cast<int>(ids.size()), E = s.hidden, d = llamaHeadDim(s);
     const Vec inv = inverseFrequencies(s);
     std::vector<Vec> x(n, Vec(E));
@@ -192,6 +195,7 @@ Reference referenceLlama(const Checkpoint& c, const LlamaSpec& s, const std::vec
 Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vector<long long>& ids,
                         const std::vector<long long>& typeIds, const std::vector<int>& attend_,
                         const std::vector<std::pair<int, int>>& maskHeads) {
+    using namespace reference_families;
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, d = E / H;
     const bool distil = s.type == "distilbert";
     const std::string pre = s.prefix ? s.type + "." : "";
@@ -264,6 +268,7 @@ Reference referenceBert(const Checkpoint& c, const BertSpec& s, const std::vecto
 }
 
 Reference referenceVit(const Checkpoint& c, const VitSpec& s, const std::vector<double>& pixels) {
+    using namespace reference_families;
     const int E = s.hidden, P = s.patch, g = s.imageSize / P, n = g * g + 1, H = s.heads, d = E / H, S = s.imageSize;
     const std::string pre = s.prefix ? "vit." : "";
     const double eps = 1e-12;

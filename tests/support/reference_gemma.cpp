@@ -10,6 +10,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_gemma {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 constexpr double kPi = 3.14159265358979323846;
@@ -133,10 +134,12 @@ int windowOf(const RmsFamilySpec& s, int l) {
     return sliding ? s.window : 0;
 }
 
+}  // namespace reference_gemma
 }  // namespace
 
 Reference referenceRmsFamily(const Checkpoint& c, const RmsFamilySpec& s, const std::vector<long long>& ids,
                              double temperature, const std::vector<std::pair<int, int>>& maskHeads) {
+    using namespace reference_gemma;
     const std::string& t = s.type;
     const bool gemma = t == "gemma" || t == "gemma2" || t == "gemma3_text";
     const bool sandwich = t == "gemma2" || t == "gemma3_text";

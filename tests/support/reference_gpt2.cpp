@@ -8,6 +8,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_gpt2 {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 
@@ -23,6 +24,7 @@ Vec conv1d(const Vec& x, const Tensor& w, const Tensor& b) {
     return y;
 }
 
+}  // namespace reference_gpt2
 }  // namespace
 
 std::vector<double> causalSoftmax(const std::vector<double>& scores, int n, double temperature) {
@@ -41,6 +43,7 @@ Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long
 }
 
 Gpt2Reference referenceGpt2(const Gpt2Checkpoint& c, const std::vector<long long>& ids, const ReferenceRun& run) {
+    using namespace reference_gpt2;
     const auto& s = c.spec;
     const int n = static_cast<int>(ids.size()), E = s.embd, H = s.heads, d = E / H;
     std::vector<Vec> x(n, Vec(E));

@@ -50,6 +50,7 @@ KeepMask topkKeepRef(const std::vector<double>& logits, const KeepMask& allowed,
 }
 
 namespace {
+namespace reference_kinds {  // this file's helpers, apart from the other support files' in a unity build
 
 struct Mix {  // SplitMix64 as core's rng.h documents it, and Box-Muller
     std::uint64_t state;
@@ -67,9 +68,11 @@ struct Mix {  // SplitMix64 as core's rng.h documents it, and Box-Muller
     }
 };
 
+}  // namespace reference_kinds
 }  // namespace
 
 std::vector<double> lshRotationsRef(int d, int buckets, int rounds, std::uint64_t seed) {
+    using namespace reference_kinds;
     Mix rng(seed ^ 0x4C5348ull);
     std::vector<double> r(static_cast<std::size_t>(rounds) * d * (buckets / 2));
     for (double& v : r) v = static_cast<float>(rng.normal());  // core keeps them as float32

@@ -13,6 +13,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_moe {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 
@@ -100,9 +101,11 @@ Vec moeBlockForward(const Checkpoint& c, const MoeFamilySpec& s, const std::stri
     return m;
 }
 
+}  // namespace reference_moe
 }  // namespace
 
 MoeReference referenceMoeFamily(const Checkpoint& c, const MoeFamilySpec& s, const std::vector<long long>& ids) {
+    using namespace reference_moe;
     const int n = static_cast<int>(ids.size()), E = s.hidden, H = s.heads, G = s.kvHeads, d = s.hidden / s.heads;
     const double theta = s.theta > 0 ? s.theta : (s.type == "mixtral" ? 1e6 : 10000.0);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));

@@ -10,6 +10,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_neox {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Rows = std::vector<Vec>;
@@ -115,10 +116,12 @@ Vec headLogits(const Checkpoint& c, const std::string& head, const std::string& 
     return y;
 }
 
+}  // namespace reference_neox
 }  // namespace
 
 Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vector<long long>& ids,
                         const RefOptions& o) {
+    using namespace reference_neox;
     const std::string pre = s.prefix ? "gpt_neox." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, d = s.hidden / H, r = static_cast<int>(d * s.rotaryPct);
     Rows x = embed(c, pre + "embed_in.weight", ids);
@@ -165,6 +168,7 @@ Reference referenceNeox(const Checkpoint& c, const NeoxSpec& s, const std::vecto
 
 Reference referenceGptj(const Checkpoint& c, const GptjSpec& s, const std::vector<long long>& ids,
                         const RefOptions& o) {
+    using namespace reference_neox;
     const std::string pre = s.prefix ? "transformer." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, d = s.hidden / H;
     Rows x = embed(c, pre + "wte.weight", ids);
@@ -194,6 +198,7 @@ Reference referenceGptj(const Checkpoint& c, const GptjSpec& s, const std::vecto
 }
 
 Reference referenceNeo(const Checkpoint& c, const NeoSpec& s, const std::vector<long long>& ids, const RefOptions& o) {
+    using namespace reference_neox;
     const std::string pre = s.prefix ? "transformer." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, d = s.hidden / H;
     Rows x = embed(c, pre + "wte.weight", ids);
@@ -225,6 +230,7 @@ Reference referenceNeo(const Checkpoint& c, const NeoSpec& s, const std::vector<
 }
 
 Reference referencePhi(const Checkpoint& c, const PhiSpec& s, const std::vector<long long>& ids, const RefOptions& o) {
+    using namespace reference_neox;
     const std::string pre = s.prefix ? "model." : "";
     const int n = static_cast<int>(ids.size()), H = s.heads, G = s.kvHeads, d = s.hidden / H;
     const int r = static_cast<int>(d * s.partial);

@@ -12,6 +12,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_seq2seq {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Rows = std::vector<Vec>;
@@ -140,10 +141,12 @@ int t5Bucket(long long rel, bool bidirectional, int buckets, int maxDistance) {
     return result + std::min(maxExact + static_cast<int>(large), buckets - 1);
 }
 
+}  // namespace reference_seq2seq
 }  // namespace
 
 Seq2seqReference referenceT5(const Checkpoint& c, const T5Spec& s, const std::vector<long long>& source,
                              const std::vector<long long>& target, const Seq2seqRun& run) {
+    using namespace reference_seq2seq;
     Seq2seqReference ref;
     const Tensor* table = find(c, "shared.weight");
     if (!table) table = find(c, "encoder.embed_tokens.weight");
@@ -222,6 +225,7 @@ Seq2seqReference referenceT5(const Checkpoint& c, const T5Spec& s, const std::ve
 
 Seq2seqReference referenceBart(const Checkpoint& c, const BartSpec& s, const std::vector<long long>& source,
                                const std::vector<long long>& target, const Seq2seqRun& run) {
+    using namespace reference_seq2seq;
     Seq2seqReference ref;
     const bool marian = s.type == "marian", preNorm = s.type == "mbart";
     const std::string pre = s.prefix ? "model." : "";

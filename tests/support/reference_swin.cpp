@@ -10,6 +10,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_swin {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 using Grid = std::vector<std::vector<Vec>>;  // [row][col] -> channels
@@ -185,10 +186,12 @@ Grid mergePatches(const Checkpoint& c, const std::string& p, const Grid& x) {
     return out;
 }
 
+}  // namespace reference_swin
 }  // namespace
 
 SwinReference referenceSwin(const Checkpoint& c, const SwinSpec& s, const std::vector<double>& pixels, int size,
                             const SwinReferenceOptions& o) {
+    using namespace reference_swin;
     const std::string pre = s.prefix ? "swin." : "";
     SwinReference ref;
     Grid x = embed(c, s, pre, pixels, size);

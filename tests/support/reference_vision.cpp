@@ -11,6 +11,7 @@
 namespace attnscope::testing {
 
 namespace {
+namespace reference_vision {  // this file's helpers, apart from the other support files' in a unity build
 
 using Vec = std::vector<double>;
 
@@ -178,10 +179,12 @@ Reference referenceBeit(const Checkpoint& c, const VisionModelSpec& s, const std
     return ref;
 }
 
+}  // namespace reference_vision
 }  // namespace
 
 std::vector<double> referenceBicubic(const std::vector<double>& grid, int g, int E, int rows, int cols,
                                      bool antialias) {
+    using namespace reference_vision;
     std::vector<double> out(static_cast<std::size_t>(rows) * cols * E, 0.0);
     for (int r = 0; r < rows; ++r) {
         const Vec wy = axis(g, rows, r, antialias);
@@ -199,6 +202,7 @@ std::vector<double> referenceBicubic(const std::vector<double>& grid, int g, int
 
 Reference referenceVisionModel(const Checkpoint& c, const VisionModelSpec& s, const std::vector<double>& pixels,
                                int size) {
+    using namespace reference_vision;
     if (s.type == "beit") return referenceBeit(c, s, pixels);
     const bool deit = s.type == "deit", withRegisters = s.type == "dinov2_with_registers";
     const int E = s.hidden, P = s.patch, g = s.imageSize / P, r = size / P, H = s.heads, d = E / H;
