@@ -97,7 +97,7 @@ class LayerMeans {
 public:
     LayerMeans(const Trace::Impl& impl, int block, int L, int n, int m, std::int64_t rowsPer,
                const ProductsAsked& asked, int workers)
-        : L_(L), n_(n), m_(m), rollout_(asked.rollout && n == m) {
+        : L_(L), m_(m), rollout_(asked.rollout && n == m) {
         if (!asked.layerMeans && !rollout_) return;
         if (!asked.layerMeans && fitsBands(impl, block, L, n, rowsPer)) {
             for (int l = 0; l < L; ++l) bands_.emplace_back(n);
@@ -150,7 +150,7 @@ public:
     }
 
 private:
-    int L_, n_, m_;
+    int L_, m_;
     bool rollout_;
     std::vector<LowerBands> bands_;
     std::vector<HeadMap> dense_;
