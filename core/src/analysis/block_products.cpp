@@ -194,6 +194,7 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                         std::to_string(mapShape(trace, block, l).second) + ", layer 0's " +
                         std::to_string(shape.first) + "x" + std::to_string(shape.second));
     const int n = shape.first, m = shape.second;
+    if (asked.rollout) checkRolloutResidual(asked.residual);  // before the pass, not after it
     const Trace::Impl& impl = trace.impl();
     const int workers = std::min(coreCount(), k);
     const std::int64_t rowsPer = blockedConfig().rows;

@@ -110,7 +110,7 @@ HeadMap discardLowest(const HeadMap& map, double ratio) {
 
 std::vector<double> rolloutRow(const std::vector<HeadMap>& fusedLayers, int query, const RolloutOptions& options) {
     if (fusedLayers.empty()) throw Error("attention rollout needs at least one layer");
-    if (!(options.residual >= 0 && options.residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
+    checkRolloutResidual(options.residual);
     const int n = fusedLayers[0].rows;
     if (query < 0 || query >= n)
         throw Error("attention rollout: query " + std::to_string(query) + " is out of range (0.." +

@@ -29,7 +29,7 @@ std::string shapeOf(const HeadMap& m) { return std::to_string(m.rows) + "x" + st
 // Checks that the layers are square maps of one size and the residual is in [0, 1].
 void checkLayers(const std::vector<HeadMap>& layers, double residual, const char* what) {
     if (layers.empty()) throw Error(std::string(what) + " needs at least one layer");
-    if (!(residual >= 0 && residual <= 1)) throw Error(std::string(what) + ": residual must be in [0, 1]");
+    checkRolloutResidual(residual, what);
     const int n = layers[0].rows;
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const HeadMap& a = layers[l];
@@ -215,6 +215,10 @@ private:
 };
 
 }  // namespace
+
+void checkRolloutResidual(double residual, const std::string& what) {
+    if (!(residual >= 0 && residual <= 1)) throw Error(what + ": residual must be in [0, 1]");
+}
 
 HeadMap averageHeads(const std::vector<HeadMap>& heads) {
     if (heads.empty()) throw Error("averaging heads needs at least one map");

@@ -224,10 +224,8 @@ std::vector<HeadMap> averagedLayers(const Trace& trace, int block, const MapOpti
 
 HeadMap blockRollout(const Trace& trace, int block, const MapOptions& options, double residual) {
     checkSelfAttention(trace, block);
-    // attentionRollout's checks, before the pass
-    if (trace.blocks()[block].layers * trace.blocks()[block].heads == 0)
+    if (trace.blocks()[block].layers * trace.blocks()[block].heads == 0)  // attentionRollout's check
         throw Error("attention rollout needs at least one layer");
-    if (!(residual >= 0 && residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
     ProductsAsked asked;
     asked.rollout = true;
     asked.residual = residual;
@@ -249,7 +247,7 @@ HeadMap blockRolloutRows(const Trace& trace, int block, const std::vector<int>& 
             throw Error("rollout needs a self-attention block; '" + b.name + "' maps " +
                         std::to_string(mapShape(trace, block, l).first) + " queries onto " +
                         std::to_string(mapShape(trace, block, l).second) + " keys");
-    if (!(residual >= 0 && residual <= 1)) throw Error("attention rollout: residual must be in [0, 1]");
+    checkRolloutResidual(residual);
     const int n = b.layers > 0 ? mapShape(trace, block, 0).first : 0;
     for (int r : rows)
         if (r < 0 || r >= n)

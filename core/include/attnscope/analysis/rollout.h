@@ -10,9 +10,13 @@
 #include "attnscope/runtime/progress.h"
 #include "attnscope/attention/trace.h"
 
+#include <string>
 #include <vector>
 
 namespace attnscope {
+
+// Throws attnscope::Error "<what>: residual must be in [0, 1]" unless it is (NaN is not).
+void checkRolloutResidual(double residual, const std::string& what = "attention rollout");
 
 // Entry-wise mean of maps of one shape. Throws attnscope::Error for no maps or mixed shapes.
 HeadMap averageHeads(const std::vector<HeadMap>& heads);
