@@ -25,18 +25,9 @@ struct Names {
     StackNames stack;
 };
 
-const Names kBertNames{
-        "embeddings.token_type_embeddings",
-        "encoder.layer.",
-        {"",
-         {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"},
-         "attention.output.LayerNorm",
-         "",
-         "",
-         "intermediate.dense",
-         "",
-         "output.dense",
-         "output.LayerNorm"}};
+const Names kBertNames{"embeddings.token_type_embeddings", "encoder.layer.",
+                       bertLayerNames("", {"attention.self.query", "attention.self.key", "attention.self.value",
+                                           "attention.output.dense"})};
 const Names kDistilNames{"",
                          "transformer.layer.",
                          {"",
@@ -167,17 +158,8 @@ private:
     // The ids, token types and padding mask of `in`.
     void checkInput(const TextInput& in) const override {
         checkIds(in.ids, cfg_.vocab, cfg_.usablePositions());
-        const auto n = in.ids.size();
-        if (!in.typeIds.empty()) {
-            if (in.typeIds.size() != n)
-                throw Error("token types: " + std::to_string(in.typeIds.size()) + " given for " + std::to_string(n) +
-                            " tokens");
-            if (!type_.defined()) throw Error(cfg_.type + " models have no token types; give only ids");
-            for (std::size_t i = 0; i < n; ++i)
-                if (in.typeIds[i] < 0 || in.typeIds[i] >= cfg_.typeVocab)
-                    throw Error("token type " + std::to_string(in.typeIds[i]) + " at position " + std::to_string(i) +
-                                " is outside [0, " + std::to_string(cfg_.typeVocab) + ")");
-        }
+        checkTokenTypes(in, type_.defined() ? cfg_.typeVocab : 0, false,
+                        cfg_.type + " models have no token types; give only ids");
         checkPaddingMask(in);
     }
 

@@ -51,9 +51,7 @@ class ClipModel final : public ImageTextModel<ClipConfig> {
 public:
     ClipModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
               const LoadOptions& options)
-        : ImageTextModel(readClipConfig(config), folder, device, "clip") {
-        preprocess_ = readPreprocessor(folder, processorDefaults("CLIP"));
-        checkInputSize(folder, preprocess_);
+        : ImageTextModel(readClipConfig(config), folder, device, "clip", "CLIP") {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -69,10 +67,7 @@ public:
         postNorm_ = loadNorm(w, "vision_model.post_layernorm", E);
         visualProjection_ = w.get("visual_projection.weight", {P, E});
         step();
-        tokenEmbedding_ = w.get("text_model.embeddings.token_embedding.weight", {cfg_.vocab, T});
-        textPositions_ = w.get("text_model.embeddings.position_embedding.weight", {cfg_.positions, T});
-        textTower_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
-        finalNorm_ = loadNorm(w, "text_model.final_layer_norm", T);
+        textTower_ = loadTextTower(w, cfg_, step);
         textProjection_ = w.get("text_projection.weight", {P, T});
         logitScale_ = std::exp(loadScalar(w, "logit_scale"));
         step();
@@ -80,30 +75,21 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
-                                                     const RunOptions& options) const override {
-        checkText(text);
-        const at::Tensor pixels = preprocessImage(image, preprocess_);
-        c10::InferenceMode guard;
-        auto impl = newTrace(text.ids);
+    void runTowers(const at::Tensor& pixels, const TextInput& text, const RunOptions& options,
+                   Trace::Impl& impl) const override {
         // Vision: the [CLS] row of the last states, post_layernorm, the projection.
         at::Tensor lastInput;
         const at::Tensor states = vision_.run(layerNorm(embedImage(pixels), preNorm_, cfg_.vision.eps), {}, "vision",
-                                              imageTokenLabels(info_), options, *impl, &lastInput);
+                                              imageTokenLabels(info_), options, impl, &lastInput);
         const at::Tensor cls = states.narrow(0, 0, 1);
         const at::Tensor imageEmb = at::linear(layerNorm(cls, postNorm_, cfg_.vision.eps), visualProjection_);
         // Text: causal, final_layer_norm, the end token's row, the projection.
-        const auto n = static_cast<std::int64_t>(text.ids.size());
-        const at::Tensor x =
-                tokenEmbedding_.index_select(0, idTensor(text.ids, device_)) + textPositions_.narrow(0, 0, n);
         MaskSpec causal;
         causal.causal = true;
-        const at::Tensor words = layerNorm(textTower_.run(x, causal, "text", impl->displayTokens, options, *impl),
-                                           finalNorm_, cfg_.text.eps);
+        const at::Tensor words = textTower_.run(text.ids, causal, impl.displayTokens, options, impl);
         const at::Tensor textEmb = at::linear(words.narrow(0, endPosition(text.ids), 1), textProjection_);
-        scoreSimilarity(impl->imageText, imageEmb, textEmb, logitScale_, 0.0);
-        decompose(impl->imageText, lastInput, cls, textEmb, options);
-        return std::make_shared<const Trace>(std::move(impl));
+        scoreSimilarity(impl.imageText, imageEmb, textEmb, logitScale_, 0.0);
+        decompose(impl.imageText, lastInput, cls, textEmb, options);
     }
 
 private:
@@ -186,11 +172,10 @@ private:
                             {"norm_bias", at::matmul(P, post.bias).dot(t / t.norm()).item<double>() * k}};
     }
 
-    ImagePreprocess preprocess_;
-    at::Tensor classEmbedding_, patchW_, imagePositions_, visualProjection_;
-    at::Tensor tokenEmbedding_, textPositions_, textProjection_;
-    Norm preNorm_, postNorm_, finalNorm_;
-    Tower vision_, textTower_;
+    at::Tensor classEmbedding_, patchW_, imagePositions_, visualProjection_, textProjection_;
+    Norm preNorm_, postNorm_;
+    Tower vision_;
+    TextTower textTower_;
     double logitScale_ = 1;
 };
 

@@ -24,15 +24,8 @@ namespace attnscope {
 
 namespace {
 
-const StackNames kDebertaNames{"attention.",
-                               {"self.query_proj", "self.key_proj", "self.value_proj", "output.dense"},
-                               "attention.output.LayerNorm",
-                               "",
-                               "",
-                               "intermediate.dense",
-                               "",
-                               "output.dense",
-                               "output.LayerNorm"};
+const StackNames kDebertaNames =
+        bertLayerNames("attention.", {"self.query_proj", "self.key_proj", "self.value_proj", "output.dense"});
 
 struct DebertaConfig {
     int vocab = 0, hidden = 0, layers = 0, heads = 0, headDim = 0, inner = 0, positions = 0, typeVocab = 0;
@@ -327,20 +320,8 @@ private:
 
     void checkInput(const TextInput& in) const override {
         checkIds(in.ids, cfg_.vocab, cfg_.positions);
-        const auto n = in.ids.size();
-        if (!in.typeIds.empty()) {
-            if (in.typeIds.size() != n)
-                throw Error("token types: " + std::to_string(in.typeIds.size()) + " given for " + std::to_string(n) +
-                            " tokens");
-            for (std::size_t i = 0; i < n; ++i) {
-                const bool zero = in.typeIds[i] == 0;
-                if (!type_.defined() && !zero)
-                    throw Error("this deberta-v2 model has no token types (type_vocab_size 0); give only ids");
-                if (type_.defined() && (in.typeIds[i] < 0 || in.typeIds[i] >= cfg_.typeVocab))
-                    throw Error("token type " + std::to_string(in.typeIds[i]) + " at position " + std::to_string(i) +
-                                " is outside [0, " + std::to_string(cfg_.typeVocab) + ")");
-            }
-        }
+        checkTokenTypes(in, type_.defined() ? cfg_.typeVocab : 0, true,
+                        "this deberta-v2 model has no token types (type_vocab_size 0); give only ids");
         checkPaddingMask(in);
     }
 

@@ -138,6 +138,21 @@ void requirePlainTokens(const TextInput& input, const std::string& family) {
         throw Error(family + " models take no padding mask; give only the real tokens");
 }
 
+void checkTokenTypes(const TextInput& in, std::int64_t typeVocab, bool zerosAllowed, const std::string& noTypes) {
+    const auto n = in.ids.size();
+    if (in.typeIds.empty()) return;
+    if (in.typeIds.size() != n)
+        throw Error("token types: " + std::to_string(in.typeIds.size()) + " given for " + std::to_string(n) +
+                    " tokens");
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t type = in.typeIds[i];
+        if (typeVocab == 0 && (!zerosAllowed || type != 0)) throw Error(noTypes);
+        if (typeVocab > 0 && (type < 0 || type >= typeVocab))
+            throw Error("token type " + std::to_string(type) + " at position " + std::to_string(i) +
+                        " is outside [0, " + std::to_string(typeVocab) + ")");
+    }
+}
+
 void checkPaddingMask(const TextInput& in) {
     if (in.attend.empty()) return;
     const auto n = in.ids.size();

@@ -130,6 +130,10 @@ std::optional<std::int64_t> configTokenId(const JsonConfig& config, const std::s
 // Throws unless `input` has no token types but 0 and no padding (the families without them).
 void requirePlainTokens(const TextInput& input, const std::string& family);
 
+// Throws unless `input`'s token types are absent or one per id inside [0, typeVocab); with
+// typeVocab 0 (no type table) only zeros when zerosAllowed, and `noTypes` is the message.
+void checkTokenTypes(const TextInput& input, std::int64_t typeVocab, bool zerosAllowed, const std::string& noTypes);
+
 // Throws unless `input`'s padding mask (TextInput::attend) is empty, or one 0/1 per id with at
 // least one 1 (the encoders that take one: BERT family, ModernBERT).
 void checkPaddingMask(const TextInput& input);

@@ -68,6 +68,23 @@ at::Tensor Tower::run(const at::Tensor& x, const MaskSpec& mask, const std::stri
     return out;
 }
 
+TextTower loadTextTower(WeightStore& w, const ImageTextSizes& k, const std::function<void()>& step) {
+    const std::int64_t T = k.text.hidden;
+    TextTower t;
+    t.tokens = w.get("text_model.embeddings.token_embedding.weight", {k.vocab, T});
+    t.positions = w.get("text_model.embeddings.position_embedding.weight", {k.positions, T});
+    t.tower = loadTower(w, k.text, "text_model.encoder.layers.", step);
+    t.finalNorm = loadNorm(w, "text_model.final_layer_norm", T);
+    return t;
+}
+
+at::Tensor TextTower::run(const std::vector<std::int64_t>& ids, const MaskSpec& mask,
+                          const std::vector<std::string>& labels, const RunOptions& options, Trace::Impl& impl) const {
+    const auto n = static_cast<std::int64_t>(ids.size());
+    const at::Tensor x = tokens.index_select(0, idTensor(ids, tokens.device())) + positions.narrow(0, 0, n);
+    return layerNorm(tower.run(x, mask, "text", labels, options, impl), finalNorm, tower.config.eps);
+}
+
 double loadScalar(WeightStore& w, const std::string& name) {
     const auto shape = w.shape(name);
     if (!shape) throw Error("the weights have no '" + name + "'");

@@ -11,6 +11,8 @@
 #include "io/json_util.h"
 #include "layer_stack.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <string>
 #include <vector>
 
@@ -63,6 +65,20 @@ struct Tower {
 Tower loadTower(WeightStore& weights, const TowerConfig& config, const std::string& prefix,
                 const std::function<void()>& step);
 
+// The text tower as CLIP and SigLIP load it (text_model.): token and position embeddings, the
+// layers, final_layer_norm.
+struct TextTower {
+    at::Tensor tokens, positions;
+    Tower tower;
+    Norm finalNorm;
+
+    // The final states of ids [n, T] after final_layer_norm; the layers recorded as block "text"
+    // under `mask` over `labels`.
+    at::Tensor run(const std::vector<std::int64_t>& ids, const MaskSpec& mask, const std::vector<std::string>& labels,
+                   const RunOptions& options, Trace::Impl& impl) const;
+};
+TextTower loadTextTower(WeightStore& weights, const ImageTextSizes& sizes, const std::function<void()>& step);
+
 // logit_scale (and SigLIP's logit_bias): a scalar stored as [] or [1]; fails naming it otherwise.
 double loadScalar(WeightStore& weights, const std::string& name);
 
@@ -83,13 +99,18 @@ void checkImageText(const std::string& family, const TextInput& text, std::int64
 void checkFixedImageSize(const std::filesystem::path& folder, const ImagePreprocess& preprocess, int imageSize);
 
 // CLIP's and SigLIP's Model base: the text side of TextFamilyModel (the folder's tokenizer and
-// labels, the info), one input alone refused, and the checks above (Config has vocab, positions
-// and imageSize).
+// labels, the info), the image processor (`processor`'s defaults, a fixed input size), one input
+// alone refused, and the forward's checks (Config has vocab, positions and imageSize); the family
+// runs the towers over the preprocessed pixels into a labelled Trace.
 template <class Config>
 class ImageTextModel : public TextFamilyModel<Config> {
 protected:
-    ImageTextModel(Config config, const std::filesystem::path& folder, c10::Device device, std::string family)
-        : TextFamilyModel<Config>(std::move(config), folder, device), family_(std::move(family)) {}
+    ImageTextModel(Config config, const std::filesystem::path& folder, c10::Device device, std::string family,
+                   const std::string& processor)
+        : TextFamilyModel<Config>(std::move(config), folder, device), family_(std::move(family)) {
+        preprocess_ = readPreprocessor(folder, processorDefaults(processor));
+        checkFixedImageSize(folder, preprocess_, this->cfg_.imageSize);
+    }
 
     std::shared_ptr<const Trace> runForward(const std::vector<std::int64_t>&, const RunOptions&) const override {
         throw Error(takesBoth());
@@ -97,12 +118,19 @@ protected:
     std::shared_ptr<const Trace> runForwardImage(const RgbImage&, const RunOptions&) const override {
         throw Error(takesBoth());
     }
-    void checkText(const TextInput& text) const {
+    std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
+                                                     const RunOptions& options) const override {
         checkImageText(family_, text, this->cfg_.positions, this->cfg_.vocab);
+        const at::Tensor pixels = preprocessImage(image, preprocess_);
+        c10::InferenceMode guard;
+        auto impl = this->newTrace(text.ids);
+        runTowers(pixels, text, options, *impl);
+        return std::make_shared<const Trace>(std::move(impl));
     }
-    void checkInputSize(const std::filesystem::path& folder, const ImagePreprocess& preprocess) const {
-        checkFixedImageSize(folder, preprocess, this->cfg_.imageSize);
-    }
+    virtual void runTowers(const at::Tensor& pixels, const TextInput& text, const RunOptions& options,
+                           Trace::Impl& impl) const = 0;
+
+    ImagePreprocess preprocess_;
 
 private:
     std::string takesBoth() const {

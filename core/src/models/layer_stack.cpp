@@ -22,6 +22,17 @@ StackSpec scaledStack(std::int64_t hidden, std::int64_t heads, std::int64_t ffn,
     return s;
 }
 
+StackNames bertLayerNames(std::string self, std::array<const char*, 4> attention) {
+    StackNames n;
+    n.self = std::move(self);
+    n.attention = attention;
+    n.selfNorm = "attention.output.LayerNorm";
+    n.inner = "intermediate.dense";
+    n.out = "output.dense";
+    n.ffNorm = "output.LayerNorm";
+    return n;
+}
+
 std::vector<StackLayer> loadStack(WeightStore& w, const StackSpec& s, const StackNames& names,
                                   const std::string& prefix, int count, const std::function<void()>& step) {
     const std::int64_t E = s.hidden, inner = s.heads * s.headDim;

@@ -47,6 +47,10 @@ struct StackNames {
     bool firstSelfNorm = true;  // false: layer 0 has no self-attention norm (ModernBERT's Identity)
 };
 
+// BertLayer's names (BERT, RoBERTa, DeBERTa) with the attention's own: attention.output.LayerNorm,
+// intermediate.dense, output.dense and output.LayerNorm.
+StackNames bertLayerNames(std::string self, std::array<const char*, 4> attention);
+
 // One layer; selfNorm, crossNorm, ffNorm are the norms of the three sublayers (bias undefined when rms).
 struct StackLayer {
     AttentionWeights self, cross;

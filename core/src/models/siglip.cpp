@@ -66,9 +66,7 @@ class SiglipModel final : public ImageTextModel<SiglipConfig> {
 public:
     SiglipModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
                 const LoadOptions& options)
-        : ImageTextModel(readSiglipConfig(config), folder, device, "siglip") {
-        preprocess_ = readPreprocessor(folder, processorDefaults("Siglip"));
-        checkInputSize(folder, preprocess_);
+        : ImageTextModel(readSiglipConfig(config), folder, device, "siglip", "Siglip") {
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -82,10 +80,7 @@ public:
         postNorm_ = loadNorm(w, "vision_model.post_layernorm", E);
         loadHead(w);
         step();
-        tokenEmbedding_ = w.get("text_model.embeddings.token_embedding.weight", {cfg_.vocab, T});
-        textPositions_ = w.get("text_model.embeddings.position_embedding.weight", {cfg_.positions, T});
-        textTower_ = loadTower(w, cfg_.text, "text_model.encoder.layers.", step);
-        finalNorm_ = loadNorm(w, "text_model.final_layer_norm", T);
+        textTower_ = loadTextTower(w, cfg_, step);
         textHead_ = w.linear("text_model.head", cfg_.projection, T);
         logitScale_ = std::exp(loadScalar(w, "logit_scale"));
         logitBias_ = loadScalar(w, "logit_bias");
@@ -94,15 +89,11 @@ public:
     }
 
 protected:
-    std::shared_ptr<const Trace> runForwardImageText(const RgbImage& image, const TextInput& text,
-                                                     const RunOptions& options) const override {
-        checkText(text);
-        const at::Tensor pixels = preprocessImage(image, preprocess_);
-        c10::InferenceMode guard;
-        auto impl = newTrace(text.ids);
+    void runTowers(const at::Tensor& pixels, const TextInput& text, const RunOptions& options,
+                   Trace::Impl& impl) const override {
         const std::vector<std::string> patches = imageTokenLabels(info_);
         // Vision: the layers, post_layernorm, the MAP head's probe over the patches.
-        const at::Tensor hidden = layerNorm(vision_.run(embedImage(pixels), {}, "vision", patches, options, *impl),
+        const at::Tensor hidden = layerNorm(vision_.run(embedImage(pixels), {}, "vision", patches, options, impl),
                                             postNorm_, cfg_.vision.eps);
         const std::int64_t H = cfg_.vision.heads, E = cfg_.vision.hidden;
         ScoreSpec score;
@@ -111,19 +102,14 @@ protected:
         const at::Tensor pooledAttention = attentionBlock(head_.attention, head_.probe, hidden, H, E / H, score, {},
                                                           layerRun(options, "probe", 0), probe);
         const at::Tensor imageEmb = pooledAttention + mlp(pooledAttention);
-        impl->infos.push_back(
+        impl.infos.push_back(
                 blockInfo("probe", 1, static_cast<int>(H), static_cast<int>(H), false, {"[PROBE]"}, patches));
-        impl->blocks.push_back(std::move(probe));
+        impl.blocks.push_back(std::move(probe));
         // Text: no mask, final_layer_norm, the last token, the head.
-        const auto n = static_cast<std::int64_t>(text.ids.size());
-        const at::Tensor x =
-                tokenEmbedding_.index_select(0, idTensor(text.ids, device_)) + textPositions_.narrow(0, 0, n);
-        const at::Tensor words = layerNorm(textTower_.run(x, {}, "text", impl->displayTokens, options, *impl),
-                                           finalNorm_, cfg_.text.eps);
-        const at::Tensor textEmb = textHead_(words.narrow(0, n - 1, 1));
-        scoreSimilarity(impl->imageText, imageEmb, textEmb, logitScale_, logitBias_);
-        decompose(impl->imageText, hidden, textEmb, options, patches);
-        return std::make_shared<const Trace>(std::move(impl));
+        const at::Tensor words = textTower_.run(text.ids, {}, impl.displayTokens, options, impl);
+        const at::Tensor textEmb = textHead_(words.narrow(0, words.size(0) - 1, 1));
+        scoreSimilarity(impl.imageText, imageEmb, textEmb, logitScale_, logitBias_);
+        decompose(impl.imageText, hidden, textEmb, options, patches);
     }
 
 private:
@@ -193,12 +179,12 @@ private:
                             {"logit_bias", s.logitBias}};
     }
 
-    ImagePreprocess preprocess_;
-    at::Tensor patchW_, patchB_, imagePositions_, tokenEmbedding_, textPositions_;
-    Norm postNorm_, finalNorm_;
+    at::Tensor patchW_, patchB_, imagePositions_;
+    Norm postNorm_;
     MapHead head_;
     Linear textHead_;
-    Tower vision_, textTower_;
+    Tower vision_;
+    TextTower textTower_;
     double logitScale_ = 1, logitBias_ = 0;
 };
 
