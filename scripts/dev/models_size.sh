@@ -7,7 +7,7 @@
 # Usage: scripts/dev/models_size.sh [-v]   (-v lists the counted files with their sizes)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../core/src/models"
-excluded='^(mixtral|qwen2_moe|olmoe|moe\.|deit|dinov2|beit|modernbert|gguf_model|kv_cache\.|generation\.cpp|gradient_runner\.h|layer_runner\.h|decoder_readout\.|model_catalog\.cpp|decoder_runners\.cpp|clip|siglip|swin|deberta|image_text)'
+excluded='^(mixtral|qwen2_moe|olmoe|moe\.|deit|dinov2|beit|modernbert|gguf_model|kv_cache\.|generation\.cpp|gradient_runner\.h|layer_runner\.h|decoder_readout\.|model_catalog\.cpp|decoder_runners\.cpp|encoder_gradients\.cpp|clip|siglip|swin|deberta|image_text)'
 counted=$(ls ./*.cpp ./*.h | sed 's#^\./##' | grep -Ev "$excluded")
 # shellcheck disable=SC2086
 [ "${1:-}" = -v ] && wc -l $counted | sort -n

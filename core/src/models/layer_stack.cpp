@@ -166,14 +166,6 @@ at::Tensor ClassifierHead::logits(const at::Tensor& states, const at::Tensor& ro
     return (*this)(states.narrow(0, 0, 1));
 }
 
-ClassifierHead ClassifierHead::aliased() const {
-    ClassifierHead h = *this;
-    for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
-    h.poolNorm = autogradAlias(poolNorm);
-    h.denseNorm = autogradAlias(denseNorm);
-    return h;
-}
-
 void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
                             const std::string& activation) {
     const auto shape = w.shape(out + ".weight");
@@ -206,29 +198,6 @@ at::Tensor EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPa
     impl.infos.push_back(blockInfo("self", static_cast<int>(L), static_cast<int>(s.heads), static_cast<int>(s.heads),
                                    false, tokens, tokens));
     impl.blocks.push_back(std::move(capture));
-    return out;
-}
-
-GradientRun EncoderStack::runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const {
-    at::AutoGradMode enable(true);
-    x = x.clone().requires_grad_(true);  // an ordinary tensor: autograd may not keep inference ones
-    GradientRun out;
-    pass.progress = true;
-    pass.alphas = &out.alphas;
-    std::vector<StackLayer> layers;  // the weights as autogradAlias()es (an encoder has no cross-attention)
-    for (StackLayer L : layers_) {
-        for (Linear* p : {&L.self.q, &L.self.k, &L.self.v, &L.self.o, &L.inner, &L.gate, &L.out})
-            *p = autogradAlias(*p);
-        for (Norm* n : {&L.selfNorm, &L.ffNorm}) *n = autogradAlias(*n);
-        L.selfBias = autogradAlias(L.selfBias);
-        layers.push_back(std::move(L));
-    }
-    BlockCapture capture;
-    x = runStack(spec_, layers, x, pass, options, capture);
-    out.outputs = head_.aliased()
-                          .logits(stackNorm(spec_, x, autogradAlias(final_)), pass.mask.keyAllowed)
-                          .reshape({-1})
-                          .to(at::kFloat);
     return out;
 }
 

@@ -135,6 +135,10 @@ public:
     std::string gradientRefusal() const override { return ""; }
     bool explainsClasses() const override { return true; }
     std::vector<std::string> classLabels() const override { return classNames_; }
+    // The gradient sources' forward (encoder_gradients.cpp): gradientInput's embedded input and
+    // pass through the weights' aliases; the outputs are the class logits.
+    GradientRun runGradients(const TextInput& text, const std::optional<RgbImage>& image,
+                             const RunOptions& options) const override;
 
 protected:
     // The head when the checkpoint has `out` [labels, E] (and `dense` [E, E] when named); its
@@ -146,9 +150,11 @@ protected:
     // Returns the final states [n, E] (after the final norm).
     at::Tensor runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,
                        const std::vector<std::string>& tokens) const;
-    // The forward with autograd through the weights' aliases from x (embedded under inference
-    // mode): outputs are the class logits.
-    GradientRun runWithGradients(at::Tensor x, StackPass pass, const RunOptions& options) const;
+    // The gradient sources' input, embedded under inference mode, and its pass into `pass`; throws
+    // for the other kind of input and, through requireHead, without a head.
+    virtual at::Tensor gradientInput(const TextInput& text, const std::optional<RgbImage>& image,
+                                     StackPass& pass) const = 0;
+    void requireHead(const std::string& family) const;
 
     StackSpec spec_;
     std::vector<StackLayer> layers_;
@@ -167,18 +173,18 @@ public:
         return static_cast<std::int64_t>(text.ids.size());
     }
 
-    GradientRun runGradients(const TextInput& in, const std::optional<RgbImage>& image,
-                             const RunOptions& options) const override {
-        const std::string& family = this->info().family;
-        if (image) throw Error(family + " takes token ids, not an image");
-        if (!hasOutputToExplain()) throw Error("this " + family + " model has no classification head");
+    at::Tensor gradientInput(const TextInput& in, const std::optional<RgbImage>& image,
+                             StackPass& pass) const override {
+        if (image) throw Error(this->info().family + " takes token ids, not an image");
+        requireHead(this->info().family);
         checkInput(in);
         at::Tensor x;
         {
             c10::InferenceMode guard;
             x = embed(in);
         }
-        return runWithGradients(x, stackPass(in), options);
+        pass = stackPass(in);
+        return x;
     }
 
 protected:

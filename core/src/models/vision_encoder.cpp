@@ -72,18 +72,12 @@ public:
         return static_cast<std::int64_t>(imageTokenLabels(info_).size());
     }
 
-    GradientRun runGradients(const TextInput&, const std::optional<RgbImage>& image,
-                             const RunOptions& options) const override {
+    at::Tensor gradientInput(const TextInput&, const std::optional<RgbImage>& image, StackPass& pass) const override {
         if (!image) throw Error(takesImage());
-        if (!hasOutputToExplain()) throw Error("this " + v_.family + " model has no classification head");
-        at::Tensor x;
-        {
-            c10::InferenceMode guard;
-            x = embed(preprocessImage(*image, preprocess_));
-        }
-        StackPass pass;
+        requireHead(v_.family);
         pass.bias = autogradAlias(sharedBias_);
-        return runWithGradients(x, pass, options);
+        c10::InferenceMode guard;
+        return embed(preprocessImage(*image, preprocess_));
     }
 
     std::vector<std::string> tokenLabels(const std::vector<std::int64_t>&) const override {
