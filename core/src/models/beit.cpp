@@ -52,15 +52,16 @@ std::shared_ptr<const Model> loadBeit(const std::filesystem::path& folder, const
                                           std::to_string(s.sizes.patch) + ")");
     s.leading = {{"[CLS]", "embeddings.cls_token"}};
     s.names = kVitLayerNames;
-    s.keyBias = false;
+    const bool qvBias = s.sizes.qkvBias;
+    s.sizes.qkvBias = false;  // the key projection has none; q's and v's are loaded below
     s.absolutePositions = config.boolean("use_absolute_position_embeddings", false);
-    s.relativeBias = relativePositionBias;
+    std::string layerTable, sharedTable;  // the relative position bias tables [(2g-1)² + 3, H]
     if (config.boolean("use_relative_position_bias", false)) {
-        s.layerBiasTable = "attention.relative_position_bias.relative_position_bias_table";
+        layerTable = "attention.relative_position_bias.relative_position_bias_table";
         s.notes.push_back("relative position bias per layer");
     }
     if (config.boolean("use_shared_relative_position_bias", false)) {
-        s.sharedBiasTable = "encoder.relative_position_bias.relative_position_bias_table";
+        sharedTable = "encoder.relative_position_bias.relative_position_bias_table";
         s.notes.push_back("shared relative position bias");
     }
     double scale = 0.1;  // layer_scale_init_value: > 0 gives lambda_1 and lambda_2
@@ -70,11 +71,23 @@ std::shared_ptr<const Model> loadBeit(const std::filesystem::path& folder, const
             config.fail("layer_scale_init_value", "must be a number >= 0, found " + v.dump());
         scale = v.get<double>();
     }
-    if (scale > 0) {
-        s.scale1 = "lambda_1";
-        s.scale2 = "lambda_2";
-        s.notes.push_back("layer scale");
-    }
+    if (scale > 0) s.notes.push_back("layer scale");
+    const VisionSizes z = s.sizes;
+    s.loadExtras = [=](WeightStore& w, std::vector<StackLayer>& layers, at::Tensor& shared) {
+        const std::int64_t E = z.hidden, g = z.imageSize / z.patch;
+        const std::vector<std::int64_t> table{(2 * g - 1) * (2 * g - 1) + 3, z.heads};
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+            const std::string p = "encoder.layer." + std::to_string(l) + ".attention.";
+            if (qvBias) {
+                layers[l].self.q.bias = w.get(p + "attention.query.bias", {E});
+                layers[l].self.v.bias = w.get(p + "attention.value.bias", {E});
+            }
+            if (!layerTable.empty())
+                layers[l].selfBias = relativePositionBias(w.get(p + layerTable, table), static_cast<int>(g));
+        }
+        if (!sharedTable.empty()) shared = relativePositionBias(w.get(sharedTable, table), static_cast<int>(g));
+        if (scale > 0) foldLayerScale(w, layers, "lambda_1", "lambda_2", E);
+    };
     if (config.boolean("use_mean_pooling", true)) {
         s.finalNorm = "";
         s.pool = ClassifierHead::Pool::MeanNorm;

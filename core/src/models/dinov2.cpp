@@ -57,6 +57,20 @@ at::Tensor interpolatePositions(const at::Tensor& grid, int rows, int cols, bool
             .to(grid.scalar_type());
 }
 
+void foldLayerScale(WeightStore& w, std::vector<StackLayer>& layers, const std::string& scale1,
+                    const std::string& scale2, std::int64_t E) {
+    auto fold = [](Linear& l, const at::Tensor& lambda) {
+        const at::Tensor s = lambda.to(at::kFloat);
+        l.weight = (l.weight.to(at::kFloat) * s.unsqueeze(1)).to(l.weight.scalar_type());
+        if (l.bias.defined()) l.bias = (l.bias.to(at::kFloat) * s).to(l.bias.scalar_type());
+    };
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const std::string p = "encoder.layer." + std::to_string(l) + ".";
+        fold(layers[l].self.o, w.get(p + scale1, {E}));
+        fold(layers[l].out, w.get(p + scale2, {E}));
+    }
+}
+
 namespace {
 
 const StackNames kDinov2Names{"attention.", {"attention.query", "attention.key", "attention.value", "output.dense"},
@@ -96,8 +110,9 @@ VisionSpec dinov2Spec(const JsonConfig& c, bool registers) {
     }
     s.leading = {{"[CLS]", "embeddings.cls_token"}};
     s.positions = registers ? PositionFit::BicubicAntialias : PositionFit::Bicubic;
-    s.scale1 = "layer_scale1.lambda1";
-    s.scale2 = "layer_scale2.lambda1";
+    s.loadExtras = [E = s.sizes.hidden](WeightStore& w, std::vector<StackLayer>& layers, at::Tensor&) {
+        foldLayerScale(w, layers, "layer_scale1.lambda1", "layer_scale2.lambda1", E);
+    };
     s.pool = ClassifierHead::Pool::FirstAndMean;
     s.processor = processorDefaults("Bit");
     s.notes.push_back("layer scale");

@@ -44,7 +44,7 @@ public:
         inputSize_ = checkInputSize(folder);
         spec_ = scaledStack(z.hidden, z.heads, z.inner, z.eps, z.activation);
         spec_.preNorm = true;
-        spec_.qkvBias = z.qkvBias && v_.keyBias;
+        spec_.qkvBias = z.qkvBias;
         c10::InferenceMode guard;
         WeightStore w(folder, device);
         w.requireMemory(options.memoryLimitBytes);
@@ -58,8 +58,7 @@ public:
         loadEmbeddings(w);
         step();
         layers_ = loadStack(w, spec_, v_.names, "encoder.layer.", z.layers, step);
-        loadLayerExtras(w);
-        if (!v_.scale1.empty()) foldLayerScale(w);
+        if (v_.loadExtras) v_.loadExtras(w, layers_, sharedBias_);
         if (!v_.finalNorm.empty()) final_ = loadNorm(w, v_.finalNorm, z.hidden);
         loadClassifier(w, config);
         step();
@@ -143,39 +142,6 @@ private:
                                       .reshape({rows * rows, E});
     }
 
-    // BEiT: q and v biases without a k bias; the relative position biases, per layer and shared.
-    void loadLayerExtras(WeightStore& w) {
-        const std::int64_t E = v_.sizes.hidden, H = v_.sizes.heads, g = storedGrid();
-        const std::vector<std::int64_t> table{(2 * g - 1) * (2 * g - 1) + 3, H};
-        for (std::size_t l = 0; l < layers_.size(); ++l) {
-            const std::string p = "encoder.layer." + std::to_string(l) + "." + v_.names.self;
-            if (!v_.keyBias && v_.sizes.qkvBias) {
-                layers_[l].self.q.bias = w.get(p + v_.names.attention[0] + ".bias", {E});
-                layers_[l].self.v.bias = w.get(p + v_.names.attention[2] + ".bias", {E});
-            }
-            if (!v_.layerBiasTable.empty())
-                layers_[l].selfBias = v_.relativeBias(w.get(p + v_.layerBiasTable, table), static_cast<int>(g));
-        }
-        if (!v_.sharedBiasTable.empty())
-            sharedBias_ = v_.relativeBias(w.get(v_.sharedBiasTable, table), static_cast<int>(g));
-    }
-
-    // λ ⊙ (W x + b) = (diag(λ) W) x + λ ⊙ b: the layer scale folded into the output projections,
-    // so the value captures, ALTI and patching see the scaled outputs (computed in float32).
-    void foldLayerScale(WeightStore& w) {
-        const std::int64_t E = v_.sizes.hidden;
-        auto fold = [](Linear& l, const at::Tensor& lambda) {
-            const at::Tensor s = lambda.to(at::kFloat);
-            l.weight = (l.weight.to(at::kFloat) * s.unsqueeze(1)).to(l.weight.scalar_type());
-            if (l.bias.defined()) l.bias = (l.bias.to(at::kFloat) * s).to(l.bias.scalar_type());
-        };
-        for (std::size_t l = 0; l < layers_.size(); ++l) {
-            const std::string p = "encoder.layer." + std::to_string(l) + ".";
-            fold(layers_[l].self.o, w.get(p + v_.scale1, {E}));
-            fold(layers_[l].out, w.get(p + v_.scale2, {E}));
-        }
-    }
-
     void loadClassifier(WeightStore& w, const JsonConfig& config) {
         const std::int64_t E = v_.sizes.hidden;
         std::string name = v_.classifier;
@@ -241,7 +207,7 @@ private:
     ModelInfo info_;
     std::vector<at::Tensor> leading_;  // [1, E] each
     at::Tensor registers_, leadingPositions_, patchPositions_, patchW_, patchB_;
-    at::Tensor sharedBias_;  // BEiT's shared relative position bias [H, n, n], or undefined
+    at::Tensor sharedBias_;  // the bias every layer's self-attention adds (BEiT's shared one), or undefined
 };
 
 }  // namespace

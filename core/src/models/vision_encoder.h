@@ -8,6 +8,7 @@
 #include "io/image_preprocess.h"
 #include "layer_stack.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,13 +44,11 @@ struct VisionSpec {
     int registers = 0;  // DINOv2's register tokens ([1, R, E]), after the first token, without positions
     PositionFit positions = PositionFit::Exact;
     bool absolutePositions = true;  // learned embeddings.position_embeddings (BEiT: optional)
-    bool keyBias = true;            // the key projection has a bias (BEiT's has none; q and v have)
     StackNames names;               // under encoder.layer.N.
-    std::string scale1, scale2;     // layer-scale vectors [E] after attention and the MLP; empty: none
-    // BEiT's relative position bias: a table [(2g-1)² + 3, H] made into [H, n, n] by relativeBias,
-    // per layer (layerBiasTable under encoder.layer.N.) and/or shared (sharedBiasTable).
-    at::Tensor (*relativeBias)(const at::Tensor& table, int grid) = nullptr;
-    std::string layerBiasTable, sharedBiasTable;
+    // The family's own weights after the layers (BEiT's q and v biases beside an unbiased k, its
+    // relative position biases; BEiT's and DINOv2's layer scale): into the layers, and into the
+    // self-attention bias the pass adds to every layer.
+    std::function<void(WeightStore&, std::vector<StackLayer>& layers, at::Tensor& sharedBias)> loadExtras;
     std::string finalNorm = "layernorm";  // empty: none (BEiT with mean pooling)
     ClassifierHead::Pool pool = ClassifierHead::Pool::First;
     std::string poolNorm;                   // MeanNorm's LayerNorm (BEiT's pooler.layernorm)
@@ -67,6 +66,12 @@ extern const StackNames kVitLayerNames;
 
 std::shared_ptr<const Model> loadVisionEncoder(const std::filesystem::path& folder, const JsonConfig& config,
                                                c10::Device device, const LoadOptions& options, VisionSpec spec);
+
+// λ ⊙ (W x + b) = (diag(λ) W) x + λ ⊙ b: the layer scales [E] under encoder.layer.N. (scale1 after
+// attention, scale2 after the MLP) folded into the output projections, so the value captures, ALTI
+// and patching see the scaled outputs (computed in float32). In dinov2.cpp; BEiT's too.
+void foldLayerScale(WeightStore& weights, std::vector<StackLayer>& layers, const std::string& scale1,
+                    const std::string& scale2, std::int64_t hidden);
 
 // The positions grid [g, g, E] resized to [rows, cols, E] as torch.nn.functional.interpolate
 // does it in mode "bicubic" with align_corners=False: without antialias Keys' cubic with
