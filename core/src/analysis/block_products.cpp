@@ -118,24 +118,24 @@ public:
         if (bands_.empty() && dense_.empty()) return;
         const std::int64_t cells = len * width;
         onThreads(std::min(workers, L_), [&](int w) {
-            // Heads added in order in double, then divided: averageHeads's values bit for bit.
-            std::vector<double> sum(static_cast<std::size_t>(cells));
-            for (int l = w; l < L_; l += std::min(workers, L_)) {
-                std::fill(sum.begin(), sum.end(), 0.0);
-                for (int h = 0; h < H; ++h) {
-                    const float* src = x + static_cast<std::size_t>(l * H + h) * cells;
-                    for (std::int64_t c = 0; c < cells; ++c) sum[static_cast<std::size_t>(c)] += src[c];
-                }
+            // Heads added in order in double, then divided: averageHeads's values bit for bit. One
+            // row at a time, so that the row's sums stay in L1 while the heads are added.
+            std::vector<double> sum(static_cast<std::size_t>(width));
+            for (int l = w; l < L_; l += std::min(workers, L_))
                 for (std::int64_t r = 0; r < len; ++r) {
+                    std::fill(sum.begin(), sum.end(), 0.0);
+                    for (int h = 0; h < H; ++h) {
+                        const float* src = x + static_cast<std::size_t>(l * H + h) * cells + r * width;
+                        for (std::int64_t j = 0; j < width; ++j) sum[static_cast<std::size_t>(j)] += src[j];
+                    }
                     float* dst = bands_.empty() ? dense_[static_cast<std::size_t>(l)].values.data() + (r0 + r) * m_
                                                 : bands_[static_cast<std::size_t>(l)].row(static_cast<int>(r0 + r));
                     for (std::int64_t j = 0; j < width; ++j)
-                        dst[lo + j] = static_cast<float>(sum[static_cast<std::size_t>(r * width + j)] / H);
+                        dst[lo + j] = static_cast<float>(sum[static_cast<std::size_t>(j)] / H);
                     if (bands_.empty()) continue;
                     std::fill(dst, dst + lo, 0.0f);
                     std::fill(dst + lo + width, dst + bands_[0].rowWidth(static_cast<int>(r0 + r)), 0.0f);
                 }
-            }
         });
     }
 
@@ -234,21 +234,21 @@ BlockProducts blockProductsVisiting(const Trace& trace, int block, const MapOpti
                 for (int a = w; a < k; a += workers) {
                     float* dst = x.get() + static_cast<std::size_t>(a) * cells;
                     const KeySpan span = spans[static_cast<std::size_t>(a / H)];
-                    if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come
+                    if (span.lo == lo && span.hi == hi) {  // the common case: rows as they come, in place
                         at::Tensor logs;
                         const at::Tensor rows =
-                                readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr);
+                                readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr, dst);
                         if (visit)
                             visit(a, r0, len, span, rows.data_ptr<float>(),
                                   logs.defined() ? logs.data_ptr<float>() : nullptr);
-                        std::copy_n(rows.data_ptr<float>(), cells, dst);
+                        if (rows.data_ptr<float>() != dst) std::copy_n(rows.data_ptr<float>(), cells, dst);
                         continue;
                     }
                     std::fill(dst, dst + cells, 0.0f);
                     if (!span.size()) continue;
                     at::Tensor logs;
                     const at::Tensor rows =
-                            readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr);
+                            readers[static_cast<std::size_t>(a)](r0, len, span, visit ? &logs : nullptr, nullptr);
                     const float* src = rows.data_ptr<float>();
                     if (visit) visit(a, r0, len, span, src, logs.defined() ? logs.data_ptr<float>() : nullptr);
                     for (std::int64_t r = 0; r < len; ++r)

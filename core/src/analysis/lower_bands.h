@@ -19,14 +19,12 @@ class LowerBands {
 public:
     static constexpr int kRows = 256;
 
-    // The values are not initialised: whoever fills a row writes all of its width.
+    // The values are not initialised: whoever fills a row writes all of its width. Each band is
+    // its own allocation (at most kRows·n floats), small enough for the heap to serve from the
+    // blocks a forward has freed instead of new pages (allocator.h).
     explicit LowerBands(int n) : n_(n) {
-        std::size_t total = 0;
-        for (int b = 0; b < bands(); ++b) {
-            offset_.push_back(total);
-            total += static_cast<std::size_t>(rows(b)) * static_cast<std::size_t>(width(b));
-        }
-        data_.reset(new float[total]);
+        for (int b = 0; b < bands(); ++b)
+            data_.emplace_back(new float[static_cast<std::size_t>(rows(b)) * static_cast<std::size_t>(width(b))]);
     }
 
     int size() const { return n_; }
@@ -37,8 +35,8 @@ public:
     int width(int band) const { return std::min(n_, (band + 1) * kRows); }
     int rowWidth(int i) const { return width(i / kRows); }
 
-    float* band(int b) { return data_.get() + offset_[static_cast<std::size_t>(b)]; }
-    const float* band(int b) const { return data_.get() + offset_[static_cast<std::size_t>(b)]; }
+    float* band(int b) { return data_[static_cast<std::size_t>(b)].get(); }
+    const float* band(int b) const { return data_[static_cast<std::size_t>(b)].get(); }
     float* row(int i) { return band(i / kRows) + static_cast<std::size_t>(i % kRows) * rowWidth(i); }
     const float* row(int i) const { return band(i / kRows) + static_cast<std::size_t>(i % kRows) * rowWidth(i); }
 
@@ -52,8 +50,7 @@ public:
 
 private:
     int n_;
-    std::vector<std::size_t> offset_;
-    std::unique_ptr<float[]> data_;
+    std::vector<std::unique_ptr<float[]>> data_;
 };
 
 // The rollout R = Â_{L-1}·…·Â_0 (rollout.h) in place: layers[l] holds layer l's map on entry

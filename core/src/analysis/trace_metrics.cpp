@@ -359,7 +359,7 @@ MetricsAndProducts headMetricsAndProducts(const Trace& trace, const MetricsOptio
             at::Tensor q;
             if (p.compare && p.mapIsDot) {
                 if (!lin) lin = rowsOf(trace.impl(), bi, l, a % b.heads, p.linear, &linearKeys);
-                q = lin(r0, len, span, nullptr);
+                q = lin(r0, len, span, nullptr, nullptr);
             }
             sums[static_cast<std::size_t>(a)]->addRows(static_cast<int>(r0), static_cast<int>(len), values,
                                                        static_cast<int>(span.lo), static_cast<int>(span.hi),

@@ -143,12 +143,14 @@ at::Tensor packedRowProducts(const at::Tensor& qRows, const PackedKeys& packed, 
 
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
-                      const PackedKeys& packed, at::Tensor* logs) {
+                      const PackedKeys& packed, at::Tensor* logs, float* into) {
     if (logs) *logs = at::Tensor();
     const std::int64_t len = qRows.size(0), W = span.size(), m = k.size(0);
     // The scale (and 1/T where there is no cap) rides in the product's alpha, as in attentionProbs.
     const double alpha = score.softcap > 0 ? score.scale / score.softcap : score.scale / temperature;
-    at::Tensor logits = at::empty({len, W}, qRows.options());
+    at::Tensor logits = into && qRows.scalar_type() == at::kFloat && qRows.is_cpu()
+                                ? at::from_blob(into, {len, W}, qRows.options())
+                                : at::empty({len, W}, qRows.options());
     if (!packed.empty() && qRows.scalar_type() == at::kFloat && qRows.stride(1) == 1)
         packedScores(logits, qRows, packed, span, alpha);
     else

@@ -43,9 +43,11 @@ at::Tensor packedRowProducts(const at::Tensor& qRows, const PackedKeys& packed, 
 // The scores come from `packed` (packKeys(k)) when it is not empty. `logs`, when given, is set
 // to each probability's logarithm from the softmax's terms (vmath::softmaxRowLogs) where the
 // float32 CPU softmax runs, and left undefined elsewhere (the caller takes logs itself).
+// `into`, when given for float32 CPU rows, is [len, span.size()] floats the result is written to
+// (the tensor returned is over them); elsewhere it is not used.
 at::Tensor blockProbs(const at::Tensor& qRows, const at::Tensor& k, const MaskSpec& mask, const ScoreSpec& score,
                       int head, double temperature, std::int64_t n, std::int64_t start, KeySpan span,
-                      const PackedKeys& packed = {}, at::Tensor* logs = nullptr);
+                      const PackedKeys& packed = {}, at::Tensor* logs = nullptr, float* into = nullptr);
 
 // How the blocks are shared between the cores. Blas: one block at a time, each matrix product
 // on every core through OpenBLAS's threads (softmax on one). Heads / Rows: one worker thread per

@@ -91,9 +91,9 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
         const double temperature = options.temperature * cap.temperature;
         const PackedKeys packed = shared ? shared->packed(cap, block, layer, info.kvGroup(head)) : packKeys(k);
         return [&cap, q, k, head, temperature, n, packed](std::int64_t start, std::int64_t len, KeySpan span,
-                                                          at::Tensor* logs) {
+                                                          at::Tensor* logs, float* into) {
             at::Tensor rows = blockProbs(q.narrow(0, start, len), k, cap.mask, cap.score, head, temperature, n, start,
-                                         span, packed, logs)
+                                         span, packed, logs, into)
                                       .to(at::kFloat)
                                       .contiguous();
             if (logs && logs->defined() && !(logs->scalar_type() == at::kFloat && logs->is_contiguous()))
@@ -108,7 +108,8 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
         const at::Tensor phiK = shared ? shared->features(cap, block, layer, group, fm)
                                        : featureMap(cap.k[group].to(at::kCPU, at::kFloat), fm);
         const PackedKeys packed = shared ? shared->packedFeatures(cap, block, layer, group, fm) : packKeys(phiK);
-        return [&cap, q, phiK, packed, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
+        return [&cap, q, phiK, packed, fm, n](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs,
+                                              float*) {
             if (logs) *logs = at::Tensor();
             const at::Tensor phiQ = featureMap(q.narrow(0, start, len), fm);
             at::Tensor products = !packed.empty() ? packedRowProducts(phiQ, packed, span)
@@ -118,7 +119,7 @@ RowsOf rowsOf(const Trace::Impl& impl, int block, int layer, int head, const Map
     }
     // FAVOR+ and additive maps: the whole map once (mapTensor also refuses what it must).
     const at::Tensor full = impl.mapTensor(block, layer, head, options).to(at::kCPU, at::kFloat).contiguous();
-    return [full](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs) {
+    return [full](std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs, float*) {
         if (logs) *logs = at::Tensor();
         return full.narrow(0, start, len).narrow(1, span.lo, span.size()).contiguous();
     };
@@ -174,11 +175,11 @@ void forEachRowBlock(const Trace& trace, int block, int layer, int head, const M
             out.colEnd = static_cast<int>(span.size() ? span.hi : 0);
             at::Tensor a, c, logs;
             if (span.size()) {
-                a = first(start, len, span, withLogs ? &logs : nullptr);
+                a = first(start, len, span, withLogs ? &logs : nullptr, nullptr);
                 out.values = a.data_ptr<float>() + (s - start) * span.size();
                 if (logs.defined()) out.logValues = logs.data_ptr<float>() + (s - start) * span.size();
                 if (other) {
-                    c = other(start, len, span, nullptr);
+                    c = other(start, len, span, nullptr, nullptr);
                     out.second = c.data_ptr<float>() + (s - start) * span.size();
                 }
             }

@@ -19,8 +19,11 @@ namespace attnscope {
 // `start` must be a multiple of blockedConfig().rows and len that block's length (or less at the
 // map's end), as forEachRowBlock asks: the products' rounding depends on a row's place in its block.
 // `logs`, when not null, is set to the rows' logarithms where the reader has them from a softmax's
-// own terms (dot maps, blockProbs), and left undefined otherwise.
-using RowsOf = std::function<at::Tensor(std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs)>;
+// own terms (dot maps, blockProbs), and left undefined otherwise. `into`, when not null, is
+// [len, span.size()] floats the reader may write the rows to (the dot maps' do; the tensor
+// returned is then over them): the caller copies when the tensor's data is elsewhere.
+using RowsOf = std::function<at::Tensor(std::int64_t start, std::int64_t len, KeySpan span, at::Tensor* logs,
+                                        float* into)>;
 
 // What the readers of the query heads that share a key/value head can share: its keys packed for
 // the dot rows and its keys' features for the linear rows, made once per key/value head (with
