@@ -53,8 +53,10 @@ void gramProduct(const float* x, int k, std::int64_t width, std::int64_t ld, flo
 // G (k×k, double, full) += X Xᵀ for X [k, width] float row-major: one float product per chunk of
 // kGramChunk columns, chunks on `workers` threads (each product single-threaded: OpenBLAS split
 // this shape's k×k output poorly over 2 cores, 2.4 s of 5.6 at 4,096 tokens), added into G in
-// chunk order, so the sums do not depend on the core count.
-constexpr std::int64_t kGramChunk = 1 << 15;
+// chunk order, so the sums do not depend on the core count. 8,192 columns: a causal pass's first
+// row blocks are a few chunks wide, and with chunks of 32,768 one core did their products alone
+// (the Gram's wall time 12 % over an even split at 4,096 tokens; 3 % now).
+constexpr std::int64_t kGramChunk = 1 << 13;
 void addGram(std::vector<double>& gram, const float* x, int k, std::int64_t width, int workers) {
     if (width == 0) return;
     const std::int64_t chunks = (width + kGramChunk - 1) / kGramChunk;
