@@ -90,8 +90,16 @@ std::shared_ptr<const Model> loadBeit(const std::filesystem::path& folder, const
     };
     if (config.boolean("use_mean_pooling", true)) {
         s.finalNorm = "";
-        s.pool = ClassifierHead::Pool::MeanNorm;
-        s.poolNorm = "pooler.layernorm";
+        // The classifier on pooler.layernorm of the patches' mean.
+        s.loadClassifier = [E = z.hidden, eps = z.eps](WeightStore& w, ClassifierHead& head) {
+            head.out = optionalClassifier(w, "classifier", E);
+            if (!head.out.weight.defined()) return;
+            const Norm norm = loadNorm(w, "pooler.layernorm", E);
+            head.extra = {norm.weight, norm.bias};
+            head.pool = [eps](const ClassifierHead& h, const at::Tensor& x, const at::Tensor&) {
+                return h(layerNorm(x.narrow(0, 1, x.size(0) - 1).mean(0, true), Norm{h.extra[0], h.extra[1]}, eps));
+            };
+        };
         s.notes.push_back("mean pooling");
     }
     s.processor = processorDefaults("Beit");

@@ -15,10 +15,18 @@ std::shared_ptr<const Model> loadDeit(const std::filesystem::path& folder, const
     s.sizes = readVisionSizes(config, VisionSizes{});  // DeiTConfig's defaults are ViT's
     s.leading = {{"[CLS]", "embeddings.cls_token"}, {"[DIST]", "embeddings.distillation_token"}};
     s.names = kVitLayerNames;
-    s.pool = ClassifierHead::Pool::FirstTwo;
-    s.classifier = "cls_classifier";
-    s.second = "distillation_classifier";
-    s.single = "classifier";
+    s.loadClassifier = [E = s.sizes.hidden](WeightStore& w, ClassifierHead& head) {
+        head.out = optionalClassifier(w, "cls_classifier", E);
+        if (!head.out.weight.defined()) {  // DeiTForImageClassification: one head, on [CLS]
+            head.out = optionalClassifier(w, "classifier", E);
+            return;
+        }
+        const Linear second = w.linear("distillation_classifier", head.out.weight.size(0), E);
+        head.extra = {second.weight, second.bias};
+        head.pool = [](const ClassifierHead& h, const at::Tensor& x, const at::Tensor&) {
+            return (h(x.narrow(0, 0, 1)) + Linear{h.extra[0], h.extra[1]}(x.narrow(0, 1, 1))) / 2;
+        };
+    };
     s.processor = processorDefaults("DeiT");
     s.notes = {"distillation token [DIST]"};
     return loadVisionEncoder(folder, config, device, options, std::move(s));

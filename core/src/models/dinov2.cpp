@@ -113,7 +113,13 @@ VisionSpec dinov2Spec(const JsonConfig& c, bool registers) {
     s.loadExtras = [E = s.sizes.hidden](WeightStore& w, std::vector<StackLayer>& layers, at::Tensor&) {
         foldLayerScale(w, layers, "layer_scale1.lambda1", "layer_scale2.lambda1", E);
     };
-    s.pool = ClassifierHead::Pool::FirstAndMean;
+    // The classifier reads [CLS] beside the mean of the patches (after the registers): 2E inputs.
+    s.loadClassifier = [E = s.sizes.hidden, from = 1 + s.registers](WeightStore& w, ClassifierHead& head) {
+        head.out = optionalClassifier(w, "classifier", 2 * E);
+        head.pool = [from](const ClassifierHead& h, const at::Tensor& x, const at::Tensor&) {
+            return h(at::cat({x.narrow(0, 0, 1), x.narrow(0, from, x.size(0) - from).mean(0, true)}, 1));
+        };
+    };
     s.processor = processorDefaults("Bit");
     s.notes.push_back("layer scale");
     if (s.registers > 0) s.notes.push_back(std::to_string(s.registers) + " registers");

@@ -11,8 +11,8 @@ void EncoderStack::requireHead(const std::string& family) const {
 
 ClassifierHead ClassifierHead::aliased() const {
     ClassifierHead h = *this;
-    for (Linear* l : {&h.dense, &h.out, &h.second}) *l = autogradAlias(*l);
-    h.poolNorm = autogradAlias(poolNorm);
+    for (Linear* l : {&h.dense, &h.out}) *l = autogradAlias(*l);
+    for (at::Tensor& t : h.extra) t = autogradAlias(t);
     h.denseNorm = autogradAlias(denseNorm);
     return h;
 }

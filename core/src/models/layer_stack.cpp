@@ -150,31 +150,23 @@ at::Tensor ClassifierHead::operator()(const at::Tensor& x) const {
 }
 
 at::Tensor ClassifierHead::logits(const at::Tensor& states, const at::Tensor& rows) const {
-    switch (pool) {
-        case Pool::First: break;
-        case Pool::Mean:
-            if (!rows.defined()) return (*this)(states.mean(0, true));
-            return (*this)(states.index_select(0, rows.to(states.device()).nonzero().reshape({-1})).mean(0, true));
-        case Pool::FirstTwo: return ((*this)(states.narrow(0, 0, 1)) + second(states.narrow(0, 1, 1))) / 2;
-        case Pool::MeanNorm:
-            return (*this)(
-                    layerNorm(states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true), poolNorm, poolEps));
-        case Pool::FirstAndMean:
-            return (*this)(at::cat(
-                    {states.narrow(0, 0, 1), states.narrow(0, meanFrom, states.size(0) - meanFrom).mean(0, true)}, 1));
-    }
+    if (pool) return pool(*this, states, rows);
     return (*this)(states.narrow(0, 0, 1));
+}
+
+Linear optionalClassifier(WeightStore& w, const std::string& name, std::int64_t inputs) {
+    const auto shape = w.shape(name + ".weight");
+    if (!shape || shape->size() != 2) return {};
+    return w.linear(name, shape->front(), inputs);
 }
 
 void EncoderStack::loadHead(WeightStore& w, const JsonConfig& config, const std::string& dense, const std::string& out,
                             const std::string& activation) {
-    const auto shape = w.shape(out + ".weight");
-    if (!shape || shape->size() != 2) return;
-    const std::int64_t labels = shape->front(), E = spec_.hidden;
-    if (!dense.empty()) head_.dense = w.linear(dense, E, E);
-    head_.out = w.linear(out, labels, E);
+    head_.out = optionalClassifier(w, out, spec_.hidden);
+    if (!head_.out.weight.defined()) return;
+    if (!dense.empty()) head_.dense = w.linear(dense, spec_.hidden, spec_.hidden);
     head_.activation = activation;
-    classNames_ = classNames(config, labels);
+    classNames_ = classNames(config, head_.out.weight.size(0));
 }
 
 at::Tensor EncoderStack::runInto(Trace::Impl& impl, const at::Tensor& x, StackPass pass, const RunOptions& options,

@@ -99,33 +99,29 @@ at::Tensor runStack(const StackSpec& spec, const std::vector<StackLayer>& layers
 at::Tensor stackNorm(const StackSpec& spec, const at::Tensor& x, const Norm& norm);
 
 // A sequence or image classification head, as Hugging Face's *ForSequenceClassification and
-// *ForImageClassification: out(act(dense(x))), or out(x) without dense, on what `pool` reads of
+// *ForImageClassification: out(act(dense(x))), or out(x) without dense, on the first position of
 // the final states; with denseNorm, out(norm(act(dense(x)))) (ModernBERT's prediction head).
 struct ClassifierHead {
-    enum class Pool {
-        First,         // the first position (BERT's [CLS], ViT)
-        FirstTwo,      // DeiT with its teacher's head: (out(x₀) + second(x₁)) / 2
-        FirstAndMean,  // DINOv2: out([x₀, mean of x_meanFrom..]) (out reads 2E)
-        MeanNorm,      // BEiT: out(poolNorm(mean of x_meanFrom..))
-        Mean,          // ModernBERT's "mean": the mean of the rows the padding mask keeps
-    };
     Linear dense, out;
     // The activation after dense: "tanh" (BERT's pooler, RoBERTa), "relu" (DistilBERT), or one of activate()'s
     std::string activation = "tanh";
     Norm denseNorm;  // after the activation, when its weight is defined (bias optional), with normEps
     double normEps = 1e-5;
-    Pool pool = Pool::First;
-    Linear second;              // FirstTwo's distillation head
-    std::int64_t meanFrom = 1;  // FirstAndMean, MeanNorm: the first patch (after [CLS] and any registers)
-    Norm poolNorm;              // MeanNorm's LayerNorm, with poolEps
-    double poolEps = 1e-12;
+    // A family's own pooling (DeiT's two heads, DINOv2's [CLS] and mean, BEiT's normed mean,
+    // ModernBERT's masked mean): the class logits from this head, the final states [n, E] and the
+    // rows kept; `extra` holds its own weights (aliased with the head's). Null: the first position.
+    std::function<at::Tensor(const ClassifierHead&, const at::Tensor& states, const at::Tensor& rows)> pool;
+    std::vector<at::Tensor> extra;
     at::Tensor operator()(const at::Tensor& x) const;
-    // The class logits [1, labels] of the final states [n, E]; rows: Mean's [n] bool of the rows
-    // kept (undefined: all).
+    // The class logits [1, labels] of the final states [n, E]; rows: the padding mask's [n] bool
+    // of the rows kept (undefined: all).
     at::Tensor logits(const at::Tensor& states, const at::Tensor& rows = {}) const;
     // The same head over autogradAlias()es of its weights (gradient sources).
     ClassifierHead aliased() const;
 };
+
+// The classifier `name` [labels, inputs] when the checkpoint has it (2-D), else undefined.
+Linear optionalClassifier(WeightStore& weights, const std::string& name, std::int64_t inputs);
 
 // An encoder (BERT family, the image encoders of vision_encoder.h): its layers, final norm (weight undefined: none) and
 // optional classifier head, the forward's outputs and the gradient sources' forward. The family embeds.

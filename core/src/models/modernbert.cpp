@@ -116,6 +116,12 @@ ModernBertConfig parseModernBertConfig(const JsonConfig& c) {
     return g;
 }
 
+// classifier_pooling "mean": the head on the mean of the rows the padding mask keeps.
+at::Tensor maskedMean(const ClassifierHead& head, const at::Tensor& x, const at::Tensor& rows) {
+    if (!rows.defined()) return head(x.mean(0, true));
+    return head(x.index_select(0, rows.to(x.device()).nonzero().reshape({-1})).mean(0, true));
+}
+
 class ModernBertModel final : public TextEncoder<ModernBertConfig> {
 public:
     ModernBertModel(const std::filesystem::path& folder, const JsonConfig& config, c10::Device device,
@@ -165,7 +171,7 @@ private:
         head_.normEps = cfg_.eps;
         if (classes && classes->size() == 2) {
             head_.out = w.linear("classifier", classes->front(), E);
-            head_.pool = cfg_.pooling == "mean" ? ClassifierHead::Pool::Mean : ClassifierHead::Pool::First;
+            if (cfg_.pooling == "mean") head_.pool = maskedMean;
             classNames_ = classNames(config, classes->front());
             return;
         }

@@ -143,24 +143,12 @@ private:
     }
 
     void loadClassifier(WeightStore& w, const JsonConfig& config) {
-        const std::int64_t E = v_.sizes.hidden;
-        std::string name = v_.classifier;
-        head_.pool = v_.pool;
-        if (v_.pool == ClassifierHead::Pool::FirstTwo && !w.has(name + ".weight") && !v_.single.empty()) {
-            name = v_.single;
-            head_.pool = ClassifierHead::Pool::First;
+        if (v_.loadClassifier) {
+            v_.loadClassifier(w, head_);
+        } else {
+            head_.out = optionalClassifier(w, "classifier", v_.sizes.hidden);
         }
-        const auto shape = w.shape(name + ".weight");
-        if (!shape || shape->size() != 2) return;
-        const std::int64_t labels = shape->front();
-        head_.out = w.linear(name, labels, head_.pool == ClassifierHead::Pool::FirstAndMean ? 2 * E : E);
-        if (head_.pool == ClassifierHead::Pool::FirstTwo) head_.second = w.linear(v_.second, labels, E);
-        head_.meanFrom = 1 + v_.registers;
-        if (head_.pool == ClassifierHead::Pool::MeanNorm) {
-            head_.poolNorm = loadNorm(w, v_.poolNorm, E);
-            head_.poolEps = v_.sizes.eps;
-        }
-        classNames_ = classNames(config, labels);
+        if (head_.out.weight.defined()) classNames_ = classNames(config, head_.out.weight.size(0));
     }
 
     void describe(const std::filesystem::path& folder, const WeightStore& w) {

@@ -1,7 +1,7 @@
 // The image encoders (vit.cpp, deit.cpp, dinov2.cpp) as descriptions run by one model on the
 // shared encoder stack (layer_stack.h): a VisionSpec says which tokens come before the patches,
-// how the learned positions meet another patch grid, the layer scale, the classifier's pooling
-// and the family's image processor; VisionEncoder embeds the image and runs the stack.
+// how the learned positions meet another patch grid, the family's own weights and classifier
+// and its image processor; VisionEncoder embeds the image and runs the stack.
 #pragma once
 
 #include "families.h"
@@ -50,13 +50,10 @@ struct VisionSpec {
     // self-attention bias the pass adds to every layer.
     std::function<void(WeightStore&, std::vector<StackLayer>& layers, at::Tensor& sharedBias)> loadExtras;
     std::string finalNorm = "layernorm";  // empty: none (BEiT with mean pooling)
-    ClassifierHead::Pool pool = ClassifierHead::Pool::First;
-    std::string poolNorm;                   // MeanNorm's LayerNorm (BEiT's pooler.layernorm)
-    std::string classifier = "classifier";  // the head's name (DeiT with teacher: cls_classifier)
-    std::string second;                     // FirstTwo: the distillation head's name
-    // FirstTwo: when the checkpoint has no `classifier`, this head on the first position instead
-    // (DeiTForImageClassification's "classifier").
-    std::string single;
+    // The family's own classifier (DeiT's two heads, DINOv2's [CLS] and mean, BEiT's normed mean)
+    // into the head, its `out` left undefined when the checkpoint has none. Null: "classifier" on
+    // the first position.
+    std::function<void(WeightStore&, ClassifierHead&)> loadClassifier;
     ImagePreprocess processor;  // the family's image processor defaults
     std::vector<std::string> notes;
 };
