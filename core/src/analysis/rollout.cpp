@@ -40,27 +40,24 @@ void checkLayers(const std::vector<HeadMap>& layers, double residual, const char
     }
 }
 
-// Rows [i0, i1) of Â of one checked layer, in double; `put` receives each entry (i, j, value) in
-// row order.
+// Row i of Â from row i of a map over its first `width` columns (the rest are 0):
+// ((1 - residual)·a_j + residual·[i = j]) / the row's sum, the identity's row where that sum is 0.
+// Each value in double; `put(j, value)` takes them in order and may overwrite a[j] (read before).
 template <class Out>
-void residualRows(const HeadMap& a, double residual, int i0, int i1, Out&& put) {
-    const int n = a.rows;
-    std::vector<double> row(static_cast<std::size_t>(n));
-    for (int i = i0; i < i1; ++i) {
-        double sum = 0;
-        for (int j = 0; j < n; ++j) {
-            const double v = (1 - residual) * a.at(i, j) + (i == j ? residual : 0.0);
-            row[static_cast<std::size_t>(j)] = v;
-            sum += v;
-        }
-        for (int j = 0; j < n; ++j) put(i, j, sum > 0 ? row[static_cast<std::size_t>(j)] / sum : (i == j ? 1.0 : 0.0));
-    }
+void residualRow(const float* a, int width, int i, double residual, Out&& put) {
+    const auto term = [&](int j) { return (1 - residual) * a[j] + (i == j ? residual : 0.0); };
+    double sum = 0;
+    for (int j = 0; j < width; ++j) sum += term(j);
+    for (int j = 0; j < width; ++j) put(j, sum > 0 ? term(j) / sum : (i == j ? 1.0 : 0.0));
 }
 
-// Â of one checked layer, in double, row by row.
+// Â of one checked layer, in double, row by row; `put` receives each entry (i, j, value).
 template <class Out>
 void residualLayer(const HeadMap& a, double residual, Out&& put) {
-    residualRows(a, residual, 0, a.rows, std::forward<Out>(put));
+    const int n = a.rows;
+    for (int i = 0; i < n; ++i)
+        residualRow(a.values.data() + static_cast<std::size_t>(i) * n, n, i, residual,
+                    [&](int j, double v) { put(i, j, v); });
 }
 
 // Â_l for every layer, after checking them.
@@ -236,14 +233,9 @@ HeadMap averageHeads(const std::vector<HeadMap>& heads) {
 
 namespace {
 
-// Row i of Â from row i of a map over its first `width` columns (the rest are 0) into `out`
-// (which may be `a`): each value computed in double and rounded once, residualRows's values.
+// residualRow into `out` (which may be `a`), each value rounded once to float.
 void residualRowInto(const float* a, int width, int i, double residual, float* out) {
-    double sum = 0;
-    for (int j = 0; j < width; ++j) sum += (1 - residual) * a[j] + (i == j ? residual : 0.0);
-    for (int j = 0; j < width; ++j)
-        out[j] = static_cast<float>(sum > 0 ? ((1 - residual) * a[j] + (i == j ? residual : 0.0)) / sum
-                                            : (i == j ? 1.0 : 0.0));
+    residualRow(a, width, i, residual, [&](int j, double v) { out[j] = static_cast<float>(v); });
 }
 
 // work(b) for every band on `workers` threads, the widest bands first (a band's product costs

@@ -234,10 +234,6 @@ TEST_CASE("Blocked similarity and rollout equal plain double-precision sums on m
     }
 }
 
-}  // namespace test_sinks_products
-
-namespace test_sinks_products {
-
 // blockRollout and headMetricsAndProducts keep a causal block's layer means as lower bands of
 // 256 rows and multiply those (lower_bands.h); here over two bands (300 tokens) of a Gemma-2
 // whose sliding layers leave zeros before each row's window, which the bands write themselves.
