@@ -5,6 +5,8 @@
 // its figures export; the tab's settings are the ViewState's and come back from a workspace file.
 #include "window_fixture.h"
 
+#include "layout_checks.h"
+
 #include "controllers/longcontroller.h"
 #include "figure/workspace.h"
 #include "panels/exportdialog.h"
@@ -29,7 +31,9 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
+#include <QTabWidget>
 
 namespace test_long {
 
@@ -234,6 +238,7 @@ TEST_CASE_METHOD(LongFixture, "Long context tab: the eviction what-if equals cor
         CHECK(figure.same[t] == (expected.tokensFull[t] == expected.tokensEvicted[t]));
     }
     CHECK(panel->evictionCanvas()->isVisible());
+    CHECK(panel->settingsTabs()->currentIndex() == 1);  // the figure is on the what-if's page
 
     // Layer 1 head 3 (kv head 1): the prompt's map with that kv head's kept keys.
     panel->layerSpin()->setValue(1);
@@ -343,6 +348,66 @@ TEST_CASE_METHOD(LongFixture, "Long context tab: its settings are the state's an
     o.insert(QStringLiteral("long"), QJsonObject{{QStringLiteral("kernel"), 0}});
     CHECK_THROWS_WITH(parseWorkspace(QJsonDocument(o).toJson(), QStringLiteral("bad.attnscope")),
                       Catch::Contains("long.kernel: 0 is out of range (1 to 101)"));
+}
+
+// At 1366 x 768 with every dock open the tab's stacked settings took 360 of its ~680 px: the
+// figures' titles and the map bar were cut and the long map got ~300 px. The settings are now
+// two pages of a narrow column; nothing in the tab is cut, and the long map is its largest view.
+TEST_CASE_METHOD(LongFixture, "Long context tab fits a laptop with every dock open: nothing cut, the long map largest",
+                 "[ui][long][layout]") {
+    const auto dir = freshDir("ui-long-layout");
+    writeCopyingGpt2(dir);
+    open(qpath(dir));
+    runText(QStringLiteral("0 1 2 10 11 12 13 3 4 10"));
+    window.tabs()->setCurrentWidget(panel);
+    typeGrid(QStringLiteral("12, 24"));
+    QSignalSpy scanned(controller->service(), &LongService::scanReady);
+    QTest::mouseClick(panel->scanButton(), Qt::LeftButton);
+    REQUIRE(scanned.wait(20000));
+    REQUIRE(controller->scanResult().result.runs.size() == 6);
+    showEveryDock(window);
+    window.tabs()->setCurrentWidget(panel);
+    for (const QSize size : {QSize(1280, 720), QSize(1366, 768)}) {
+        window.resize(size);
+        for (int page : {0, 1}) {
+            panel->showPage(page);
+            QTest::qWait(60);
+            INFO(size.width() << " x " << size.height() << ", settings page " << page);
+            // The page's fields fit its column (the column never scrolls sideways).
+            auto* scroll = qobject_cast<QScrollArea*>(panel->settingsTabs()->currentWidget());
+            REQUIRE(scroll);
+            INFO("page needs " << scroll->widget()->minimumSizeHint().width() << " px, has "
+                               << scroll->viewport()->width());
+            CHECK(scroll->widget()->minimumSizeHint().width() <= scroll->viewport()->width());
+            // Each shown figure's Export button lies within the tab, and its title is not cut.
+            for (int which = 0; which < 4; ++which) {
+                QPushButton* button = panel->exportButton(which);
+                if (!button->isVisible()) continue;
+                const QRect r(button->mapTo(panel, QPoint(0, 0)), button->size());
+                INFO("export button " << which << " at " << r.left() << ".." << r.right() << " of " << panel->width());
+                CHECK(r.left() >= 0);
+                CHECK(r.right() < panel->width());
+                for (QLabel* title : button->parentWidget()->findChildren<QLabel*>(Qt::FindDirectChildrenOnly)) {
+                    if (!title->text().startsWith(QStringLiteral("<b>"))) continue;
+                    INFO("title " << title->text().toStdString() << ": " << title->width() << " x " << title->height());
+                    CHECK(title->height() >= title->heightForWidth(title->width()));
+                }
+            }
+        }
+        // The long map: most of the tab's width, and larger than either of the scan's maps.
+        const auto area = [](const QWidget* w) { return w->width() * w->height(); };
+        INFO("long map " << panel->longMap()->width() << " x " << panel->longMap()->height() << " in a tab "
+                         << panel->width() << " px wide; success " << panel->successMap()->width() << " x "
+                         << panel->successMap()->height() << ", retrieval " << panel->retrievalMap()->width() << " x "
+                         << panel->retrievalMap()->height());
+        CHECK(panel->longMap()->width() * 100 >= panel->width() * 60);
+        CHECK(area(panel->longMap()) > area(panel->successMap()));
+        CHECK(area(panel->longMap()) > area(panel->retrievalMap()));
+    }
+    // Picking the what-if's map below shows the what-if's page (its settings and figure).
+    panel->showPage(0);
+    emit panel->mapWhatCombo()->activated(1);
+    CHECK(panel->settingsTabs()->currentIndex() == 1);
 }
 
 }  // namespace test_long

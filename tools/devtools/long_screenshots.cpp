@@ -16,7 +16,6 @@
 #include "needle_fixture.h"
 
 #include <QComboBox>
-#include <QDockWidget>
 #include <QGuiApplication>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -33,13 +32,8 @@ TEST_CASE_METHOD(WindowFixture, "long context screenshots", "[.long-shots]") {
     REQUIRE(size.size() == 2);
     const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
     window.resize(screen.width() * 9 / 10, screen.height() * 9 / 10);
-    window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("controlsDock")),
-                        window.findChild<QDockWidget*>(QStringLiteral("labDock"))},
-                       {220, 240}, Qt::Horizontal);
     const QString tag = size.join(QLatin1Char('x'));
-    // The tab wants the width: the right-hand docks (Lab, Views, Generate) closed; View brings them back.
-    for (QDockWidget* dock : window.findChildren<QDockWidget*>())
-        if (dock->objectName() != QLatin1String("controlsDock")) dock->hide();
+    // Every dock open: the tab fits beside them (its settings are two pages of a narrow column).
     LongController* controller = window.longContext();
     LongPanel* panel = controller->panel();
     const auto root = freshDir("long-shots");

@@ -404,6 +404,7 @@ void LongController::onEvict(const EvictJobResult& r) {
     evictionFigure_ = f;
     panel_->evictionMessage()->hide();
     panel_->evictionCanvas()->show();
+    panel_->showPage(1);  // the figure is on the what-if's page
     panel_->evictionCanvas()->update();
     panel_->evictStatus()->setText(f.notes.front() + QStringLiteral(" · ") + formatDuration(r.ms));
     const QSignalBlocker quiet(panel_->mapWhatCombo());

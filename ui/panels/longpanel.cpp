@@ -7,7 +7,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -18,6 +17,7 @@
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 namespace {
@@ -47,8 +47,9 @@ QWidget* jobRow(QPushButton* run, QPushButton* cancel, QProgressBar* bar, QLabel
     auto* row = new QHBoxLayout;
     row->addWidget(run);
     row->addWidget(cancel);
-    row->addWidget(bar, 1);
+    row->addStretch(1);
     v->addLayout(row);
+    v->addWidget(bar);  // under the buttons: the column stays narrow
     status->setWordWrap(true);
     v->addWidget(status);
     cancel->setEnabled(false);
@@ -57,6 +58,29 @@ QWidget* jobRow(QPushButton* run, QPushButton* cancel, QProgressBar* bar, QLabel
     bar->setTextVisible(false);
     bar->setMaximumHeight(12);
     return w;
+}
+
+// The settings column's width at start (the splitter moves it): the forms wrap their labels
+// above their fields when narrower than a label and a field side by side.
+constexpr int kSettingsWidth = 250;
+
+// A settings page: its form at the top, scrolled when the tab is short, never sideways.
+QScrollArea* scrolled(QWidget* page) {
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(page);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(kSettingsWidth * 4 / 5);
+    return scroll;
+}
+
+// A form whose rows put the field under its label when the column is too narrow for both.
+QFormLayout* narrowForm(QWidget* parent) {
+    auto* form = new QFormLayout(parent);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    return form;
 }
 
 // The workspace's names of the policy combo's items, in its order.
@@ -74,33 +98,30 @@ LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
     reason_->hide();
     column->addWidget(reason_);
 
-    auto* settings = new QWidget;
-    auto* left = new QVBoxLayout(settings);
-    left->setContentsMargins(0, 0, 4, 0);
-    left->addWidget(buildScanBox());
-    left->addWidget(buildEvictBox());
-    left->addStretch(1);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(settings);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setMinimumWidth(settings->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // The two analyses' settings as two pages of a narrow column (the what-if's figure on its
+    // page), so that the maps get the tab's width: at 1366 x 768 with every dock open the stacked
+    // boxes took 360 of its 680 px and cut the figures' titles.
+    settingsTabs_ = new QTabWidget;
+    settingsTabs_->setObjectName(QStringLiteral("longSettingsTabs"));
+    settingsTabs_->setDocumentMode(true);
+    settingsTabs_->addTab(scrolled(buildScanBox()), tr("Needle scan"));
+    settingsTabs_->addTab(scrolled(buildEvictBox()), tr("KV eviction"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->setObjectName(QStringLiteral("longSplit"));
-    split->addWidget(scroll);
+    split->addWidget(settingsTabs_);
     split->addWidget(buildResults());
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
     split->setChildrenCollapsible(false);
+    split->setSizes({kSettingsWidth, 3 * kSettingsWidth});
     column->addWidget(split, 1);
+    connect(mapWhat_, &QComboBox::activated, this, [this](int index) { showPage(index == 1 ? 1 : 0); });
     syncPolicyOptions();
 }
 
 QWidget* LongPanel::buildScanBox() {
-    auto* box = new QGroupBox(tr("Needle in a haystack"));
-    auto* form = new QFormLayout(box);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto* box = new QWidget;
+    auto* form = narrowForm(box);
     haystack_ = new QPlainTextEdit;
     haystack_->setObjectName(QStringLiteral("longHaystack"));
     haystack_->setPlaceholderText(tr("Filler text (or ids), at least as long as the longest context"));
@@ -154,14 +175,20 @@ QWidget* LongPanel::buildScanBox() {
 }
 
 QWidget* LongPanel::buildEvictBox() {
-    auto* box = new QGroupBox(tr("KV-eviction what-if (the main input)"));
-    auto* form = new QFormLayout(box);
+    auto* box = new QWidget;
+    auto* form = narrowForm(box);
+    auto* about = new QLabel(tr("On the main input: after its prompt each kv head keeps a budget of its keys, then "
+                                "both caches generate greedily."));
+    about->setWordWrap(true);
+    form->addRow(about);
     policy_ = new QComboBox;
     policy_->setObjectName(QStringLiteral("longPolicy"));
     policy_->addItem(tr("H2O (heavy hitters + recent)"), int(attnscope::EvictionPolicy::H2O));
     policy_->addItem(tr("SnapKV (observation window)"), int(attnscope::EvictionPolicy::SnapKV));
     policy_->addItem(tr("StreamingLLM (sinks + recent)"), int(attnscope::EvictionPolicy::Streaming));
     policy_->setToolTip(tr("How each layer's kv heads choose the prompt keys they keep"));
+    policy_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    policy_->setMinimumContentsLength(12);
     form->addRow(tr("Policy"), policy_);
     budget_ = spin(QStringLiteral("longBudget"), 1, 1 << 20, 64, tr("Prompt keys each kv head keeps (B)"));
     form->addRow(tr("Budget"), budget_);
@@ -189,6 +216,7 @@ QWidget* LongPanel::buildEvictBox() {
     evictStatus_ = new QLabel;
     evictStatus_->setObjectName(QStringLiteral("longEvictStatus"));
     form->addRow(jobRow(evict_, evictCancel_, evictProgress_, evictStatus_));
+    form->addRow(buildEvictionFigure());
     connect(policy_, &QComboBox::currentIndexChanged, this, [this] {
         syncPolicyOptions();
         emit evictSettingsChanged();
@@ -198,38 +226,38 @@ QWidget* LongPanel::buildEvictBox() {
     return box;
 }
 
-QWidget* LongPanel::buildResults() {
-    const auto exportButton = [this](int which, const QString& name) {
-        auto* b = new QPushButton(tr("Export…"));
-        b->setObjectName(name);
-        b->setToolTip(tr("Write this figure as PDF, SVG or PNG"));
-        exports_[std::size_t(which)] = b;
-        return b;
-    };
-    const auto titled = [](const QString& title, QWidget* view, QPushButton* button) {
-        auto* w = new QWidget;
-        auto* v = new QVBoxLayout(w);
-        v->setContentsMargins(0, 0, 0, 0);
-        auto* row = new QHBoxLayout;
-        auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title));
-        row->addWidget(label, 1);
-        row->addWidget(button);
-        v->addLayout(row);
-        v->addWidget(view, 1);
-        return w;
-    };
-    success_ = new HeatmapView;
-    success_->setObjectName(QStringLiteral("longSuccessMap"));
-    success_->setLevelOfDetailEnabled(false);
-    success_->setAxisNames({tr("needle depth"), tr("context length"), tr("success"), 1.0});
-    success_->poolingCombo()->hide();
-    success_->clear(tr("Scan to see where the needle is retrieved."));
-    retrieval_ = new HeadMetricMap;
-    retrieval_->setObjectName(QStringLiteral("longRetrievalMap"));
-    retrieval_->clear(tr("The retrieval heads show after a scan; click one to see its rows."));
+QPushButton* LongPanel::makeExportButton(int which, const QString& name) {
+    auto* b = new QPushButton(tr("Export…"));
+    b->setObjectName(name);
+    b->setToolTip(tr("Write this figure as PDF, SVG or PNG"));
+    exports_[std::size_t(which)] = b;
+    return b;
+}
+
+namespace {
+
+// A figure under its bold title, the title's Export button on the right; the title wraps
+// rather than being cut when the column is narrow.
+QWidget* titled(const QString& title, QWidget* view, QPushButton* button) {
+    auto* w = new QWidget;
+    auto* v = new QVBoxLayout(w);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* row = new QHBoxLayout;
+    auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title));
+    label->setWordWrap(true);
+    row->addWidget(label, 1);
+    row->addWidget(button, 0, Qt::AlignTop);
+    v->addLayout(row);
+    v->addWidget(view, 1);
+    return w;
+}
+
+}  // namespace
+
+QWidget* LongPanel::buildEvictionFigure() {
     evictionCanvas_ = new FigureCanvas;
     evictionCanvas_->setObjectName(QStringLiteral("longEvictionCanvas"));
-    evictionCanvas_->setMinimumSize(220, 160);
+    evictionCanvas_->setMinimumSize(180, 200);
     evictionMessage_ = new QLabel(tr("Run the what-if to see KL and token agreement per step."));
     evictionMessage_->setObjectName(QStringLiteral("longEvictionMessage"));
     evictionMessage_->setWordWrap(true);
@@ -240,36 +268,52 @@ QWidget* LongPanel::buildResults() {
     ev->addWidget(evictionMessage_);
     ev->addWidget(evictionCanvas_, 1);
     evictionCanvas_->hide();
+    return titled(tr("Per step: KL and agreement"), eviction,
+                  makeExportButton(Eviction, QStringLiteral("longExportEviction")));
+}
+
+QWidget* LongPanel::buildResults() {
+    success_ = new HeatmapView;
+    success_->setObjectName(QStringLiteral("longSuccessMap"));
+    success_->setLevelOfDetailEnabled(false);
+    success_->setAxisNames({tr("needle depth"), tr("context length"), tr("success"), 1.0});
+    success_->setPoolingShown(false);
+    success_->clear(tr("Scan to see where the needle is retrieved."));
+    retrieval_ = new HeadMetricMap;
+    retrieval_->setObjectName(QStringLiteral("longRetrievalMap"));
+    retrieval_->clear(tr("The retrieval heads show after a scan; click one to see its rows."));
 
     auto* top = new QSplitter(Qt::Horizontal);
-    top->addWidget(titled(tr("Success"), success_, exportButton(Success, QStringLiteral("longExportSuccess"))));
-    top->addWidget(
-            titled(tr("Retrieval heads"), retrieval_, exportButton(Retrieval, QStringLiteral("longExportRetrieval"))));
-    top->addWidget(titled(tr("Eviction"), eviction, exportButton(Eviction, QStringLiteral("longExportEviction"))));
+    top->addWidget(titled(tr("Success"), success_, makeExportButton(Success, QStringLiteral("longExportSuccess"))));
+    top->addWidget(titled(tr("Retrieval heads"), retrieval_,
+                          makeExportButton(Retrieval, QStringLiteral("longExportRetrieval"))));
     top->setChildrenCollapsible(false);
-    top->setStretchFactor(0, 2);
-    top->setStretchFactor(1, 3);
-    top->setStretchFactor(2, 4);
+    top->setStretchFactor(0, 1);
+    top->setStretchFactor(1, 1);
+    top->setSizes({1000, 1000});  // halves, whatever the messages' widths
 
     auto* mapBar = new QHBoxLayout;
     mapWhat_ = new QComboBox;
     mapWhat_->setObjectName(QStringLiteral("longMapWhat"));
-    mapWhat_->addItem(tr("Needle run: generated rows over the context"));
-    mapWhat_->addItem(tr("Eviction: the prompt's map, evicted keys shaded"));
+    mapWhat_->addItem(tr("Needle run"));
+    mapWhat_->addItem(tr("Eviction"));
+    mapWhat_->setItemData(0, tr("A needle run's generated rows over its context"), Qt::ToolTipRole);
+    mapWhat_->setItemData(1, tr("The eviction what-if's prompt map, evicted keys shaded"), Qt::ToolTipRole);
+    mapWhat_->setToolTip(tr("What the map below shows: a needle run's generated rows, or the what-if's prompt map"));
     run_ = new QComboBox;
     run_->setObjectName(QStringLiteral("longRun"));
     run_->setToolTip(tr("Which run of the scan (context length, depth) the rows are of"));
-    run_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    run_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    run_->setMinimumContentsLength(6);
     layer_ = spin(QStringLiteral("longLayer"), 0, 0, 0, tr("The head's layer"));
     head_ = spin(QStringLiteral("longHead"), 0, 0, 0, tr("The head (a click on the retrieval map picks one)"));
+    layer_->setPrefix(tr("layer "));
+    head_->setPrefix(tr("head "));
     mapBar->addWidget(mapWhat_);
-    mapBar->addWidget(run_);
-    mapBar->addWidget(new QLabel(tr("Layer")));
+    mapBar->addWidget(run_, 1);
     mapBar->addWidget(layer_);
-    mapBar->addWidget(new QLabel(tr("Head")));
     mapBar->addWidget(head_);
-    mapBar->addStretch(1);
-    mapBar->addWidget(exportButton(LongMap, QStringLiteral("longExportMap")));
+    mapBar->addWidget(makeExportButton(LongMap, QStringLiteral("longExportMap")));
     longMap_ = new HeatmapView;
     longMap_->setObjectName(QStringLiteral("longMap"));
     longMap_->clear(tr("Click a retrieval head after a scan, or run the eviction what-if."));
@@ -279,15 +323,19 @@ QWidget* LongPanel::buildResults() {
     lv->addLayout(mapBar);
     lv->addWidget(longMap_, 1);
 
+    // The long map, the one that needs the pixels, gets three fifths of the height.
     auto* split = new QSplitter(Qt::Vertical);
     split->setObjectName(QStringLiteral("longResultsSplit"));
     split->addWidget(top);
     split->addWidget(lower);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({2000, 3000});
     split->setChildrenCollapsible(false);
     return split;
 }
+
+void LongPanel::showPage(int page) { settingsTabs_->setCurrentIndex(page); }
 
 attnscope::EvictionPolicy LongPanel::policy() const {
     return attnscope::EvictionPolicy(policy_->currentData().toInt());

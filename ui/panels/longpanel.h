@@ -28,6 +28,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 
 class LongPanel : public QWidget {
     Q_OBJECT
@@ -88,6 +89,10 @@ public:
     void setScanJob(const QString& text);
     void setEvictJob(const QString& text);
     static void setJobProgress(QProgressBar* bar, int permille);
+    // Shows the settings page of the needle scan (0) or of the eviction what-if (1), whose
+    // figure is on it.
+    void showPage(int page);
+    QTabWidget* settingsTabs() const { return settingsTabs_; }
 
 signals:
     void scanSettingsChanged();   // the scan's results are out of date
@@ -97,6 +102,8 @@ private:
     QWidget* buildScanBox();
     QWidget* buildEvictBox();
     QWidget* buildResults();
+    QWidget* buildEvictionFigure();
+    QPushButton* makeExportButton(int which, const QString& name);
 
     QPlainTextEdit* haystack_ = nullptr;
     QPushButton* haystackFile_ = nullptr;
@@ -113,6 +120,7 @@ private:
     QProgressBar* evictProgress_ = nullptr;
     QLabel* evictStatus_ = nullptr;
     QLabel* reason_ = nullptr;
+    QTabWidget* settingsTabs_ = nullptr;
     HeatmapView* success_ = nullptr;
     HeadMetricMap* retrieval_ = nullptr;
     FigureCanvas* evictionCanvas_ = nullptr;

@@ -135,7 +135,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(plotHost_, 1);
     auto* below = new QHBoxLayout;
     below->addWidget(hoverLabel_, 1);
-    below->addWidget(new QLabel(tr("Pooling"), this));
+    poolingLabel_ = new QLabel(tr("Pooling"), this);
+    poolingLabel_->setBuddy(poolingCombo_);
+    below->addWidget(poolingLabel_);
     below->addWidget(poolingCombo_);
     layout->addLayout(below);
 
@@ -213,6 +215,11 @@ void HeatmapView::fillColorMap() {
 }
 
 attnscope::Pooling HeatmapView::pooling() const { return attnscope::Pooling(poolingCombo_->currentData().toInt()); }
+
+void HeatmapView::setPoolingShown(bool shown) {
+    poolingLabel_->setVisible(shown);
+    poolingCombo_->setVisible(shown);
+}
 
 void HeatmapView::setPooling(attnscope::Pooling pooling) {
     poolingCombo_->setCurrentIndex(poolingCombo_->findData(int(pooling)));

@@ -126,6 +126,8 @@ public:
     attnscope::Pooling pooling() const;
     void setPooling(attnscope::Pooling pooling);
     QComboBox* poolingCombo() const { return poolingCombo_; }
+    // The pooling combo and its label shown or not (hidden for maps never larger than their view).
+    void setPoolingShown(bool shown);
     // What the view shows, for export: the visible cells with their labels, or the
     // level-of-detail bins (labelled with each bin's first token) when bins are coarser than cells.
     struct Shown {
@@ -178,6 +180,7 @@ private:
     QLabel* title_ = nullptr;  // the map's title, or the message shown instead of a map
     QLabel* hoverLabel_ = nullptr;
     QComboBox* poolingCombo_ = nullptr;
+    QLabel* poolingLabel_ = nullptr;
     attnscope::HeadMap map_;
     attnscope::HeadMap lod_;           // the level-of-detail bins drawn now (empty: cells drawn)
     attnscope::PoolRequest lodFor_;    // the request lod_ answers
