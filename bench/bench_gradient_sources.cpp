@@ -3,6 +3,8 @@
 // (so a loaded machine slows both alike) and prints the medians of wall and CPU time and the
 // peak resident memory (VmHWM) the gradient run adds above the forward's.
 //   attnscope_bench_gradient_sources MODEL [--seq N] [--repeat R]
+#include "attnscope/runtime/allocator.h"
+#include "attnscope/runtime/blas_kernels.h"
 #include "attnscope/analysis/gradient_sources.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/models/model.h"
@@ -50,6 +52,9 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    attnscope::ensureBlasKernels(argv);  // the kernels the app runs (bench_main.cpp)
+    attnscope::shortenBlasSpin();
+    attnscope::tuneAllocator();
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s MODEL [--seq N] [--repeat R]\n", argv[0]);
         return 1;

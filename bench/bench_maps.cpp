@@ -90,4 +90,3 @@ BENCHMARK(BM_AttentionFlow)
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -70,4 +70,3 @@ BENCHMARK(BM_Gpt2EncodeCold)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -10,6 +10,7 @@
 #include "runtime/device.h"
 #include "attention/favor.h"
 #include "attention/linear_attention.h"
+#include "analysis/lower_bands.h"
 
 #include <benchmark/benchmark.h>
 
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <limits>
 
 using namespace attnscope;
@@ -165,8 +167,37 @@ void maps(benchmark::internal::Benchmark* b, std::int64_t largest) {
     b->Unit(benchmark::kMillisecond)->MinTime(0.2)->UseRealTime()->MeasureProcessCPUTime();
 }
 
+// The rollout's products over causal layer means (rolloutInPlace, the JSON of `metrics`): 12
+// layers of row-stochastic lower-triangular n×n maps, as LowerBands.
+void BM_RolloutBands(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), L = 12;
+    std::vector<std::vector<float>> rows(static_cast<std::size_t>(L));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (auto& m : rows) {
+        m.assign(static_cast<std::size_t>(n) * n, 0.0f);
+        for (int i = 0; i < n; ++i) {
+            float sum = 0;
+            for (int j = 0; j <= i; ++j) sum += m[std::size_t(i) * n + j] = u(rng);
+            for (int j = 0; j <= i; ++j) m[std::size_t(i) * n + j] /= sum;
+        }
+    }
+    for (auto _ : state) {
+        state.PauseTiming();
+        std::vector<LowerBands> layers;
+        for (const auto& m : rows) {
+            layers.emplace_back(n);
+            for (int i = 0; i < n; ++i) std::copy_n(m.data() + std::size_t(i) * n, layers.back().rowWidth(i), layers.back().row(i));
+        }
+        state.ResumeTiming();
+        rolloutInPlace(layers, 0.5);
+        benchmark::DoNotOptimize(layers.back().row(n - 1)[0]);
+    }
+}
+
 }  // namespace
 
+BENCHMARK(BM_RolloutBands)->Arg(2048)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_DotMap_Core)->Apply([](auto* b) { maps(b, 8192); });
 BENCHMARK(BM_DotMap_Plain)->Apply([](auto* b) { maps(b, 8192); });
 BENCHMARK(BM_LinearMap_Core)->Apply([](auto* b) { maps(b, 8192); });
@@ -181,4 +212,3 @@ BENCHMARK(BM_LinearOutput_Core)->Apply([](auto* b) { maps(b, 16384); });
 BENCHMARK(BM_LinearOutput_PlainCumsum)->Apply([](auto* b) { maps(b, 16384); });
 BENCHMARK(BM_LinearOutput_PlainQuadratic)->Apply([](auto* b) { maps(b, 16384); });
 
-BENCHMARK_MAIN();
