@@ -105,12 +105,19 @@ __attribute__((always_inline)) inline double laneTopSum(const float* p, int w, s
     bool anyNan = false;
     for (int l = 0; l < L; ++l) anyNan |= nan[l] != 0;
     if (anyNan) return sortedTopSum(p, w, K, top);
-    float candidates[K * L];
-    for (int i = 0; i < K; ++i)
-        for (int l = 0; l < L; ++l) candidates[i * L + l] = t[i][l];
-    std::partial_sort(candidates, candidates + K, candidates + K * L, std::greater<float>());
+    // The K largest of the 16·K candidates, kept sorted by insertion (a partial sort of them
+    // cost as much as the scan above: heap upkeep for each candidate that beats the K-th).
+    // Lane l's values come in decreasing order, so once one misses the K-th the rest of the lane do.
+    float best[K];
+    for (float& b : best) b = lowest;
+    for (int l = 0; l < L; ++l)
+        for (int i = 0; i < K && t[i][l] > best[K - 1]; ++i) {
+            int at = K - 1;
+            for (; at > 0 && best[at - 1] < t[i][l]; --at) best[at] = best[at - 1];
+            best[at] = t[i][l];
+        }
     double sum = 0;
-    for (int i = 0; i < K; ++i) sum += candidates[i];
+    for (int i = 0; i < K; ++i) sum += best[i];
     return sum;
 }
 
