@@ -43,6 +43,7 @@ private:
 
     AtomicFile file_;
     std::string buffer_;
+    std::string zeros_;  // ",0.0" repeated, for floatMatrix's trailing zeros
 };
 
 }  // namespace attnscope::cli
