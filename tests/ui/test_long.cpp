@@ -53,6 +53,15 @@ struct LongFixture : WindowFixture {
         emit edit->textEdited(text);
     }
 
+    // The hand-weighted copying GPT-2 (needle_fixture.h) in a new folder, an input run, this tab shown.
+    void openCopying(const std::string& name) {
+        const auto dir = freshDir(name);
+        writeCopyingGpt2(dir);
+        open(qpath(dir));
+        runText(QStringLiteral("0 1 2 10 11 12 13 3 4 10"));
+        window.tabs()->setCurrentWidget(panel);
+    }
+
     // The copying model's grid (core's test_needle.cpp): 40 haystack ids 0-9, needle 10 11 12 13.
     void typeGrid(const QString& lengths) {
         QStringList hay;
@@ -110,11 +119,7 @@ struct LongFixture : WindowFixture {
 
 TEST_CASE_METHOD(LongFixture, "Long context tab: a needle scan shows core's maps; a head click shows its rows",
                  "[ui][long]") {
-    const auto dir = freshDir("ui-long-copying");
-    writeCopyingGpt2(dir);
-    open(qpath(dir));
-    runText(QStringLiteral("0 1 2 10 11 12 13 3 4 10"));
-    window.tabs()->setCurrentWidget(panel);
+    openCopying("ui-long-copying");
     REQUIRE(controller->applicable());
     REQUIRE(panel->idsCheck()->isChecked());  // no tokenizer: the pieces are ids
 
@@ -355,11 +360,7 @@ TEST_CASE_METHOD(LongFixture, "Long context tab: its settings are the state's an
 // two pages of a narrow column; nothing in the tab is cut, and the long map is its largest view.
 TEST_CASE_METHOD(LongFixture, "Long context tab fits a laptop with every dock open: nothing cut, the long map largest",
                  "[ui][long][layout]") {
-    const auto dir = freshDir("ui-long-layout");
-    writeCopyingGpt2(dir);
-    open(qpath(dir));
-    runText(QStringLiteral("0 1 2 10 11 12 13 3 4 10"));
-    window.tabs()->setCurrentWidget(panel);
+    openCopying("ui-long-layout");
     typeGrid(QStringLiteral("12, 24"));
     QSignalSpy scanned(controller->service(), &LongService::scanReady);
     QTest::mouseClick(panel->scanButton(), Qt::LeftButton);
