@@ -110,8 +110,8 @@ LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
     split->setObjectName(QStringLiteral("longSplit"));
     split->addWidget(settingsTabs_);
     split->addWidget(buildResults());
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 1);  // a quarter of what the window adds, for the what-if's figure
+    split->setStretchFactor(1, 3);
     split->setChildrenCollapsible(false);
     split->setSizes({kSettingsWidth, 3 * kSettingsWidth});
     column->addWidget(split, 1);
