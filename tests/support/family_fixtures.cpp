@@ -47,6 +47,17 @@ Checkpoint makeLlama(const LlamaSpec& s, unsigned seed) {
     Checkpoint c;
     const std::int64_t E = s.hidden, I = s.inner, d = llamaHeadDim(s), H = s.heads, G = s.kvHeads;
     const bool bias = s.qkvBias || s.type == "qwen2";
+    // Seeded normal values, or (randomWeights off) a fixed pattern of the same scale, without the
+    // random draws that dominate writing a large checkpoint under the sanitizers.
+    const auto weights = [&](std::vector<std::int64_t> shape, float scale, float offset = 0.f) {
+        if (s.randomWeights) return randomTensor(std::move(shape), rng, scale, offset);
+        Tensor t{std::move(shape), {}};
+        std::int64_t n = 1;
+        for (auto size : t.shape) n *= size;
+        t.values.resize(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < t.values.size(); ++i) t.values[i] = offset + scale * float(int(i % 7) - 3) / 3.f;
+        return t;
+    };
     c.config = {{"model_type", s.type},
                 {"vocab_size", s.vocab},
                 {"hidden_size", s.hidden},
@@ -69,27 +80,27 @@ Checkpoint makeLlama(const LlamaSpec& s, unsigned seed) {
     }
     if (s.type == "mistral") c.config["sliding_window"] = s.window ? nlohmann::json(s.window) : nlohmann::json();
     if (s.type == "llama" && s.qkvBias) c.config["attention_bias"] = true;
-    c.tensors["model.embed_tokens.weight"] = randomTensor({s.vocab, E}, rng, 0.8f);
+    c.tensors["model.embed_tokens.weight"] = weights({s.vocab, E}, 0.8f);
     for (int l = 0; l < s.layers; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
-        c.tensors[p + "input_layernorm.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
-        c.tensors[p + "self_attn.q_proj.weight"] = randomTensor({H * d, E}, rng, 0.35f);
-        c.tensors[p + "self_attn.k_proj.weight"] = randomTensor({G * d, E}, rng, 0.35f);
-        c.tensors[p + "self_attn.v_proj.weight"] = randomTensor({G * d, E}, rng, 0.3f);
-        c.tensors[p + "self_attn.o_proj.weight"] = randomTensor({E, H * d}, rng, 0.2f);
+        c.tensors[p + "input_layernorm.weight"] = weights({E}, 0.1f, 1.f);
+        c.tensors[p + "self_attn.q_proj.weight"] = weights({H * d, E}, 0.35f);
+        c.tensors[p + "self_attn.k_proj.weight"] = weights({G * d, E}, 0.35f);
+        c.tensors[p + "self_attn.v_proj.weight"] = weights({G * d, E}, 0.3f);
+        c.tensors[p + "self_attn.o_proj.weight"] = weights({E, H * d}, 0.2f);
         if (bias) {
-            c.tensors[p + "self_attn.q_proj.bias"] = randomTensor({H * d}, rng, 0.3f);
-            c.tensors[p + "self_attn.k_proj.bias"] = randomTensor({G * d}, rng, 0.3f);
-            c.tensors[p + "self_attn.v_proj.bias"] = randomTensor({G * d}, rng, 0.3f);
+            c.tensors[p + "self_attn.q_proj.bias"] = weights({H * d}, 0.3f);
+            c.tensors[p + "self_attn.k_proj.bias"] = weights({G * d}, 0.3f);
+            c.tensors[p + "self_attn.v_proj.bias"] = weights({G * d}, 0.3f);
         }
-        if (s.type == "llama" && s.qkvBias) c.tensors[p + "self_attn.o_proj.bias"] = randomTensor({E}, rng, 0.1f);
-        c.tensors[p + "post_attention_layernorm.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
-        c.tensors[p + "mlp.gate_proj.weight"] = randomTensor({I, E}, rng, 0.2f);
-        c.tensors[p + "mlp.up_proj.weight"] = randomTensor({I, E}, rng, 0.2f);
-        c.tensors[p + "mlp.down_proj.weight"] = randomTensor({E, I}, rng, 0.2f);
+        if (s.type == "llama" && s.qkvBias) c.tensors[p + "self_attn.o_proj.bias"] = weights({E}, 0.1f);
+        c.tensors[p + "post_attention_layernorm.weight"] = weights({E}, 0.1f, 1.f);
+        c.tensors[p + "mlp.gate_proj.weight"] = weights({I, E}, 0.2f);
+        c.tensors[p + "mlp.up_proj.weight"] = weights({I, E}, 0.2f);
+        c.tensors[p + "mlp.down_proj.weight"] = weights({E, I}, 0.2f);
     }
-    c.tensors["model.norm.weight"] = randomTensor({E}, rng, 0.1f, 1.f);
-    if (!s.tied) c.tensors["lm_head.weight"] = randomTensor({s.vocab, E}, rng, 0.5f);
+    c.tensors["model.norm.weight"] = weights({E}, 0.1f, 1.f);
+    if (!s.tied) c.tensors["lm_head.weight"] = weights({s.vocab, E}, 0.5f);
     return c;
 }
 

@@ -42,6 +42,7 @@ struct LlamaSpec {
     bool tied = false;
     bool qkvBias = false;  // q/k/v biases (always written for qwen2)
     int window = 0;        // mistral sliding_window (0 = null)
+    bool randomWeights = true;  // false: a fixed pattern (where only the shapes matter; much quicker to make)
 };
 Checkpoint makeLlama(const LlamaSpec& spec, unsigned seed);
 int llamaHeadDim(const LlamaSpec& spec);

@@ -16,9 +16,14 @@
 #include <qcustomplot.h>
 
 #include <QProgressBar>
+#include <QScopeGuard>
 #include <QThreadPool>
 
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <memory>
+#include <mutex>
 
 namespace test_corpus_panel {
 
@@ -43,6 +48,45 @@ std::filesystem::path sentimentResult(const std::string& name) {
             attnscope::Model::load("builtin:sentiment-dot", attnscope::LoadOptions{attnscope::DeviceChoice::Cpu, {}});
     attnscope::runCorpus(*model, dir / "c.jsonl", dir / "out", {});
     return dir;
+}
+
+// The lines of a record file (one record each).
+std::size_t lineCount(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+}
+
+// Holds a corpus run on its worker at one progress tick until the test lets it go: Cancel or a
+// model change then finds the run going, with the records before that tick written and work left
+// after it, in any build and at any speed. Shared with the service's hook, which the service keeps.
+struct TickGate {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool armed = true, held = false, released = false;
+
+    bool isHeld() {
+        const std::lock_guard<std::mutex> lock(mutex);
+        return held;
+    }
+    void release() {
+        const std::lock_guard<std::mutex> lock(mutex);
+        released = true;
+        changed.notify_all();
+    }
+};
+
+// The service's hook: the first tick of `phase` at `done` waits (at most a minute) for release().
+void holdAt(CorpusService* service, const std::shared_ptr<TickGate>& gate, const QString& phase, long long done) {
+    service->setTickHook([gate, phase, done](const CorpusProgress& p) {
+        if (p.phase != phase || p.done != done) return;
+        std::unique_lock<std::mutex> lock(gate->mutex);
+        if (!gate->armed) return;
+        gate->armed = false;
+        gate->held = true;
+        gate->changed.wait_for(lock, std::chrono::minutes(1), [&] { return gate->released; });
+    });
 }
 
 }  // namespace
@@ -162,18 +206,23 @@ TEST_CASE("Corpus tab shows any statistic of the run per head: detectors as shar
 TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model change drops it",
           "[ui][corpus][jobs]") {
     const auto dir = attnscope::testing::freshDir("ui-corpus-jobs");
-    writeSentimentCorpus(dir, 2000);  // a few seconds: long enough to be caught running
+    writeSentimentCorpus(dir, 8);  // held at its fourth example (holdAt), so caught running
     WindowFixture f;
     f.open(QStringLiteral("builtin:sentiment-dot"));
     CorpusPanel* panel = f.window.corpus();
     CorpusService* service = f.window.corpusTab()->service();
+    const auto gate = std::make_shared<TickGate>();
+    holdAt(service, gate, QStringLiteral("importance"), 3);
+    const auto releaseAtEnd = qScopeGuard([gate] { gate->release(); });  // before f waits for the worker
     QPushButton* runButton = panel->findChild<QPushButton*>(QStringLiteral("corpusRunButton"));
     QSignalSpy done(panel, &CorpusPanel::finished);
     const auto startAndWaitForProgress = [&](const std::string& out) {
         REQUIRE(modelRunPool()->activeThreadCount() == 0);
         emit panel->runRequested(qpath(dir / "c.jsonl"), qpath(dir / out));
         REQUIRE(service->isRunning());
-        REQUIRE(QTest::qWaitFor([&] { return !panel->progressBar()->format().isEmpty(); }, 20000));
+        REQUIRE(QTest::qWaitFor([&] { return gate->isHeld(); }, 20000));
+        REQUIRE(QTest::qWaitFor(
+                [&] { return panel->progressBar()->format().startsWith(QStringLiteral("importance: 3/8")); }, 20000));
         CHECK(modelRunPool()->activeThreadCount() >= 1);  // the job runs on the shared pool
         REQUIRE(service->isRunning());
         CHECK(panel->cancelButton()->isEnabled());
@@ -183,6 +232,7 @@ TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model
     SECTION("Cancel stops the run; the same folder resumes it") {
         startAndWaitForProgress("cancelled");
         QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+        gate->release();  // the held tick now sees the Cancel
         REQUIRE(done.wait(20000));
         CHECK_FALSE(done.at(0).at(0).toBool());
         CHECK(panel->statusLabel()->text() == QStringLiteral("Cancelled; run again on the same folder to resume."));
@@ -190,10 +240,11 @@ TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model
         CHECK(runButton->isEnabled());
         CHECK_FALSE(panel->cancelButton()->isEnabled());
         CHECK_FALSE(std::filesystem::exists(dir / "cancelled" / "heads.json"));
+        CHECK(lineCount(dir / "cancelled" / "importance.jsonl") == 3);  // kept to resume
         emit panel->runRequested(qpath(dir / "c.jsonl"), qpath(dir / "cancelled"));
         REQUIRE(done.wait(120000));
         CHECK(done.at(1).at(0).toBool());
-        CHECK(panel->result().examples == 2000);
+        CHECK(panel->result().examples == 8);
     }
     SECTION("another model drops the old model's run") {
         startAndWaitForProgress("dropped");
@@ -203,7 +254,8 @@ TEST_CASE("Corpus tab's run is a service job: Cancel stops it resumably, a model
         CHECK(panel->statusLabel()->text().startsWith(QStringLiteral("The model changed")));
         CHECK_FALSE(service->isRunning());
         CHECK(runButton->isEnabled());
-        service->waitForWorkers();  // the old run stopped at its next tick
+        gate->release();
+        service->waitForWorkers();  // the old run stopped at the held tick
         const QString shown = panel->progressBar()->format();
         QTest::qWait(100);  // nothing of the dropped run arrives any more
         CHECK(done.count() == 1);

@@ -16,7 +16,7 @@ void CorpusService::run(std::shared_ptr<const attnscope::Model> model, const QSt
     auto stopped = std::make_shared<std::atomic<bool>>(false);
     stopped_ = stopped;
     jobs_.start(
-            [this, model, data, outDir, stopped](const JobTracker::Stop& stop) {
+            [this, model, data, outDir, stopped, hook = tickHook_](const JobTracker::Stop& stop) {
                 CorpusRunResult r{data, outDir, {}, false};
                 // The rate is per phase: each phase counts its own examples from its first report.
                 auto since = std::chrono::steady_clock::now();
@@ -31,6 +31,7 @@ void CorpusService::run(std::shared_ptr<const attnscope::Model> model, const QSt
                     const CorpusProgress report{QString::fromStdString(phase), done, total,
                                                 secs > 0 ? (done - firstDone) / secs : 0.0};
                     jobs_.post(stop, [this, report] { emit progress(report); });
+                    if (hook) hook(report);
                     return !stop.requested() && !stopped->load();
                 };
                 r.error = guardedJob([&] { attnscope::runCorpus(*model, data.toStdString(), outDir.toStdString(), o); },

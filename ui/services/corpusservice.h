@@ -12,6 +12,7 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace attnscope {
@@ -45,6 +46,10 @@ public:
     void cancelAll();  // a model change: the run stops and no signal follows
     bool isRunning() const { return jobs_.isRunning(); }
     void waitForWorkers() { jobs_.waitForDone(); }
+    // For tests: called on the worker at each progress tick, after the report is posted and
+    // before the run asks whether to stop, so that a test can hold a run at a known example and
+    // stop it there. run() takes the hook set at that time; empty: none.
+    void setTickHook(std::function<void(const CorpusProgress&)> hook) { tickHook_ = std::move(hook); }
 
 signals:
     void progress(const CorpusProgress& report);
@@ -53,4 +58,5 @@ signals:
 private:
     JobTracker jobs_{this, modelRunPool()};
     std::shared_ptr<std::atomic<bool>> stopped_;  // the current run's Cancel
+    std::function<void(const CorpusProgress&)> tickHook_;
 };
