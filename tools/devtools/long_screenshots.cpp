@@ -1,6 +1,6 @@
-// Pictures of the Long context tab for looking at by hand (not run by ctest):
-//   ATTNSCOPE_SHOT_DIR=/tmp/shots ATTNSCOPE_SHOT_SIZE=1366x768 xvfb-run -s "-screen 0 1366x768x24" \
-//       build/tools/attnscope-devtools "[.long-shots]"
+// Pictures of the Long context tab with every dock open, for looking at by hand (not run by ctest):
+//   QT_QPA_PLATFORM=xcb ATTNSCOPE_SHOT_DIR=/tmp/shots ATTNSCOPE_SHOT_SIZE=1366x768 \
+//       xvfb-run -s "-screen 0 1366x768x24" build/tools/attnscope-devtools "[.long-shots]"
 // A needle scan on the hand-weighted copying GPT-2 (tests/support/needle_fixture.h: its head 0
 // retrieves the needle's continuation) with that head's rows over a run's context, and a
 // KV-eviction what-if (H2O) on a Llama-shaped folder with small random weights and a real
