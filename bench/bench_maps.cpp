@@ -89,4 +89,3 @@ BENCHMARK(BM_AttentionFlow)
         ->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

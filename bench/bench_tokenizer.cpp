@@ -69,4 +69,3 @@ void BM_Gpt2EncodeCold(benchmark::State& state) {
 BENCHMARK(BM_Gpt2EncodeCold)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

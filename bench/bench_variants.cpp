@@ -187,7 +187,8 @@ void BM_RolloutBands(benchmark::State& state) {
         std::vector<LowerBands> layers;
         for (const auto& m : rows) {
             layers.emplace_back(n);
-            for (int i = 0; i < n; ++i) std::copy_n(m.data() + std::size_t(i) * n, layers.back().rowWidth(i), layers.back().row(i));
+            for (int i = 0; i < n; ++i)
+                std::copy_n(m.data() + std::size_t(i) * n, layers.back().rowWidth(i), layers.back().row(i));
         }
         state.ResumeTiming();
         rolloutInPlace(layers, 0.5);
@@ -211,4 +212,3 @@ BENCHMARK(BM_DotOutput_Plain)->Apply([](auto* b) { maps(b, 16384); });
 BENCHMARK(BM_LinearOutput_Core)->Apply([](auto* b) { maps(b, 16384); });
 BENCHMARK(BM_LinearOutput_PlainCumsum)->Apply([](auto* b) { maps(b, 16384); });
 BENCHMARK(BM_LinearOutput_PlainQuadratic)->Apply([](auto* b) { maps(b, 16384); });
-

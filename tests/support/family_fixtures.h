@@ -40,8 +40,8 @@ struct LlamaSpec {
     nlohmann::json ropeScaling;   // null or {"rope_type": ..., ...}
     bool ropeParameters = false;  // write theta and scaling as the newer rope_parameters object
     bool tied = false;
-    bool qkvBias = false;  // q/k/v biases (always written for qwen2)
-    int window = 0;        // mistral sliding_window (0 = null)
+    bool qkvBias = false;       // q/k/v biases (always written for qwen2)
+    int window = 0;             // mistral sliding_window (0 = null)
     bool randomWeights = true;  // false: a fixed pattern (where only the shapes matter; much quicker to make)
 };
 Checkpoint makeLlama(const LlamaSpec& spec, unsigned seed);

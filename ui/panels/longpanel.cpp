@@ -14,7 +14,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -115,7 +114,7 @@ LongPanel::LongPanel(QWidget* parent) : QWidget(parent) {
     split->setChildrenCollapsible(false);
     split->setSizes({kSettingsWidth, 3 * kSettingsWidth});
     column->addWidget(split, 1);
-    connect(mapWhat_, &QComboBox::activated, this, [this](int index) { showPage(index == 1 ? 1 : 0); });
+    connect(mapWhat_, &QComboBox::activated, this, &LongPanel::showPage);  // its items are the pages
     syncPolicyOptions();
 }
 
